@@ -1,0 +1,122 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Config is the agent's configuration. cmd/offsetagent fills it from the environment with
+// go-envconfig; tests build it directly. Validate never dials.
+type Config struct {
+	// Brokers are the bootstrap brokers (default localhost:9092).
+	Brokers []string `env:"OFFSETAGENT_BROKERS, default=localhost:9092"`
+	// RequestTopic is where request events arrive (default connect-offset-requests).
+	RequestTopic string `env:"OFFSETAGENT_REQUEST_TOPIC, default=connect-offset-requests"`
+	// ResultTopic is where result events go (default connect-offset-results).
+	ResultTopic string `env:"OFFSETAGENT_RESULT_TOPIC, default=connect-offset-results"`
+	// GroupID is the consumer group shared by all agent replicas (default offsetagent).
+	GroupID string `env:"OFFSETAGENT_GROUP_ID, default=offsetagent"`
+	// ConfigTopic is Connect's config.storage.topic (default connect-configs).
+	ConfigTopic string `env:"OFFSETAGENT_CONFIG_TOPIC, default=connect-configs"`
+	// OffsetsTopic is Connect's offset.storage.topic (default connect-offsets).
+	OffsetsTopic string `env:"OFFSETAGENT_OFFSETS_TOPIC, default=connect-offsets"`
+	// CreateConnectTopics creates Connect's internal topics with Connect's own settings when
+	// they are missing (default false: a missing topic is a startup error).
+	CreateConnectTopics bool `env:"OFFSETAGENT_CREATE_CONNECT_TOPICS, default=false"`
+	// RequestTopicPartitions is the partition count used when the agent creates its request
+	// topic (default 6). It bounds how many replicas share the work.
+	RequestTopicPartitions int `env:"OFFSETAGENT_REQUEST_TOPIC_PARTITIONS, default=6"`
+	// HTTPAddr serves /metrics, /healthz and /readyz (default :8080).
+	HTTPAddr string `env:"OFFSETAGENT_HTTP_ADDR, default=:8080"`
+	// Pprof exposes /debug/pprof on HTTPAddr (default false).
+	Pprof bool `env:"OFFSETAGENT_PPROF, default=false"`
+	// LogLevel is debug, info, warn or error (default info).
+	LogLevel string `env:"OFFSETAGENT_LOG_LEVEL, default=info"`
+	// LogFormat is json or text (default json).
+	LogFormat string `env:"OFFSETAGENT_LOG_FORMAT, default=json"`
+	// Concurrency bounds how many connectors are worked on at once (default 16). Requests for
+	// one connector always run one after another.
+	Concurrency int `env:"OFFSETAGENT_CONCURRENCY, default=16"`
+	// MaxRequestBytes bounds a request record's value (default 16 MiB).
+	MaxRequestBytes int `env:"OFFSETAGENT_MAX_REQUEST_BYTES, default=16777216"`
+	// ShutdownTimeout bounds how long in-flight requests may take to finish on SIGTERM (default 30s).
+	ShutdownTimeout time.Duration `env:"OFFSETAGENT_SHUTDOWN_TIMEOUT, default=30s"`
+	// AllowedSources, when set, lists the CloudEvent sources whose requests are accepted;
+	// others get a failed result with error_code 403.
+	AllowedSources []string `env:"OFFSETAGENT_ALLOWED_SOURCES"`
+	// AllowedOffsetsTopics is a regexp that a connector's offsets.storage.topic must match
+	// (default: only OffsetsTopic itself).
+	AllowedOffsetsTopics string `env:"OFFSETAGENT_ALLOWED_OFFSETS_TOPICS"`
+	// ConnectURL, when set, is a Connect REST URL used to validate configs (optional).
+	ConnectURL string `env:"OFFSETAGENT_CONNECT_URL"`
+	// Security configures SASL and TLS to the brokers.
+	Security Security
+}
+
+// Security holds the credentials and TLS settings for the brokers.
+type Security struct {
+	// SASLMechanism is PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; empty disables SASL.
+	SASLMechanism string `env:"OFFSETAGENT_SASL_MECHANISM"`
+	// SASLUsername and SASLPassword are the SASL credentials.
+	SASLUsername string `env:"OFFSETAGENT_SASL_USERNAME"`
+	SASLPassword string `env:"OFFSETAGENT_SASL_PASSWORD"`
+	// TLSEnabled turns on TLS; TLSCAFile, TLSCertFile and TLSKeyFile are PEM files (optional).
+	TLSEnabled  bool   `env:"OFFSETAGENT_TLS_ENABLED, default=false"`
+	TLSCAFile   string `env:"OFFSETAGENT_TLS_CA_FILE"`
+	TLSCertFile string `env:"OFFSETAGENT_TLS_CERT_FILE"`
+	TLSKeyFile  string `env:"OFFSETAGENT_TLS_KEY_FILE"`
+}
+
+// Validate reports every invalid setting at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if len(c.Brokers) == 0 {
+		errs = append(errs, errors.New("OFFSETAGENT_BROKERS: at least one broker is required"))
+	}
+	for _, f := range []struct{ name, value string }{
+		{"OFFSETAGENT_REQUEST_TOPIC", c.RequestTopic}, {"OFFSETAGENT_RESULT_TOPIC", c.ResultTopic},
+		{"OFFSETAGENT_GROUP_ID", c.GroupID}, {"OFFSETAGENT_CONFIG_TOPIC", c.ConfigTopic},
+		{"OFFSETAGENT_OFFSETS_TOPIC", c.OffsetsTopic},
+	} {
+		if strings.TrimSpace(f.value) == "" {
+			errs = append(errs, fmt.Errorf("%s: must not be empty", f.name))
+		}
+	}
+	if c.Concurrency < 1 {
+		errs = append(errs, fmt.Errorf("OFFSETAGENT_CONCURRENCY: %d, must be at least 1", c.Concurrency))
+	}
+	if c.MaxRequestBytes < 1024 {
+		errs = append(errs, fmt.Errorf("OFFSETAGENT_MAX_REQUEST_BYTES: %d, must be at least 1024", c.MaxRequestBytes))
+	}
+	if c.RequestTopicPartitions < 1 {
+		errs = append(errs, fmt.Errorf("OFFSETAGENT_REQUEST_TOPIC_PARTITIONS: %d, must be at least 1", c.RequestTopicPartitions))
+	}
+	if c.AllowedOffsetsTopics != "" {
+		if _, err := regexp.Compile(c.AllowedOffsetsTopics); err != nil {
+			errs = append(errs, fmt.Errorf("OFFSETAGENT_ALLOWED_OFFSETS_TOPICS: %w", err))
+		}
+	}
+	switch c.Security.SASLMechanism {
+	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	default:
+		errs = append(errs, fmt.Errorf("OFFSETAGENT_SASL_MECHANISM: %q, must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.Security.SASLMechanism))
+	}
+	if c.Security.SASLMechanism != "" && c.Security.SASLUsername == "" {
+		errs = append(errs, errors.New("OFFSETAGENT_SASL_USERNAME: required with OFFSETAGENT_SASL_MECHANISM"))
+	}
+	if (c.Security.TLSCertFile == "") != (c.Security.TLSKeyFile == "") {
+		errs = append(errs, errors.New("OFFSETAGENT_TLS_CERT_FILE and OFFSETAGENT_TLS_KEY_FILE: set both or neither"))
+	}
+	return errors.Join(errs...)
+}
+
+// OffsetsTopicPattern returns the compiled AllowedOffsetsTopics, defaulting to exactly OffsetsTopic.
+func (c *Config) OffsetsTopicPattern() (*regexp.Regexp, error) {
+	if c.AllowedOffsetsTopics == "" {
+		return regexp.Compile("^" + regexp.QuoteMeta(c.OffsetsTopic) + "$")
+	}
+	return regexp.Compile("^(?:" + c.AllowedOffsetsTopics + ")$")
+}
