@@ -1,0 +1,151 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+)
+
+// HiddenValue replaces secret config values in Redacted.
+const HiddenValue = "[hidden]"
+
+// Get returns the value of key and whether it is present. A null entry is present with "".
+func (c Config) Get(key string) (string, bool) {
+	for _, e := range c {
+		if e.Key == key {
+			return e.Value, true
+		}
+	}
+	return "", false
+}
+
+// Map returns the config as a map; null entries map to "" (check ConfigEntry.Null when the
+// difference matters).
+func (c Config) Map() map[string]string {
+	m := make(map[string]string, len(c))
+	for _, e := range c {
+		m[e.Key] = e.Value
+	}
+	return m
+}
+
+// Redacted returns a copy with the value of every secret-looking key replaced by HiddenValue,
+// for result events and logs. Null entries stay null: there is nothing to hide.
+func (c Config) Redacted() Config {
+	if c == nil {
+		return nil
+	}
+	out := make(Config, len(c))
+	for i, e := range c {
+		if !e.Null && IsSecretKey(e.Key) {
+			e.Value = HiddenValue
+		}
+		out[i] = e
+	}
+	return out
+}
+
+// IsSecretKey reports whether a config key looks like it holds a secret. Connect knows which
+// properties are PASSWORD-typed from each plugin's ConfigDef; the agent does not load plugins,
+// so it goes by name and errs on the side of hiding.
+func IsSecretKey(key string) bool {
+	k := strings.ToLower(key)
+	for _, s := range []string{"password", "passwd", "secret", "token", "credential", "apikey", "api_key", "private_key", "privatekey"} {
+		if strings.Contains(k, s) {
+			return true
+		}
+	}
+	// ".key" catches ssl.key, *.private.key, aws.secret.key; "sasl.jaas.config" embeds a
+	// password; "basic.auth.user.info" is Schema Registry's "user:password".
+	for _, s := range []string{".key", "sasl.jaas.config", "basic.auth.user.info"} {
+		if strings.HasSuffix(k, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// MarshalJSON writes the config as a JSON object in its order, with null for Null entries.
+func (c Config) MarshalJSON() ([]byte, error) {
+	if c == nil {
+		return []byte("null"), nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Config values are often regexes or URLs: keep <, > and & readable.
+	enc.SetEscapeHTML(false)
+	buf.WriteByte('{')
+	for i, e := range c {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if err := encodeString(enc, &buf, e.Key); err != nil {
+			return nil, err
+		}
+		buf.WriteByte(':')
+		if e.Null {
+			buf.WriteString("null")
+			continue
+		}
+		if err := encodeString(enc, &buf, e.Value); err != nil {
+			return nil, err
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// encodeString appends s as a JSON string; Encoder.Encode adds a newline, which is dropped.
+func encodeString(enc *json.Encoder, buf *bytes.Buffer, s string) error {
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1)
+	return nil
+}
+
+// UnmarshalJSON reads a JSON object (or null) with the same rules as a request's config:
+// numbers and booleans become their text, null values become Null entries, nested values are
+// an error.
+func (c *Config) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	cfg, err := decodeConfig(dec)
+	if err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("config has more data after the JSON value")
+	}
+	*c = cfg
+	return nil
+}
+
+// String lists the config as key=value pairs with secrets hidden, so that a Config passed to a
+// logger or a %v verb never prints a password.
+func (c Config) String() string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, e := range c.Redacted() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if e.Null {
+			fmt.Fprintf(&b, "%s=null", e.Key)
+		} else {
+			fmt.Fprintf(&b, "%s=%s", e.Key, e.Value)
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// LogValue makes slog print the redacted String form, including with a JSON handler, which
+// would otherwise call MarshalJSON and print secrets.
+func (c Config) LogValue() slog.Value {
+	return slog.StringValue(c.String())
+}

@@ -1,0 +1,219 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cloudevents/sdk-go/v2/binding"
+	"github.com/cloudevents/sdk-go/v2/binding/format"
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/segmentio/kafka-go"
+)
+
+// DefaultMaxBytes bounds a request record's value when DecodeRequest is given no limit.
+const DefaultMaxBytes = 16 << 20
+
+// DecodeReason is the bounded reason of a DecodeError, fit for a metric label.
+type DecodeReason string
+
+// Decode reasons. Every one is permanent: the same record fails the same way again, so the
+// caller publishes a failed result and commits.
+const (
+	// ReasonNotCloudEvent: the record is neither a binary- nor a structured-mode CloudEvent,
+	// or its structured JSON is malformed.
+	ReasonNotCloudEvent DecodeReason = "not_cloudevent"
+	// ReasonInvalidUTF8: the value or a CloudEvents header is not valid UTF-8.
+	ReasonInvalidUTF8 DecodeReason = "invalid_utf8"
+	// ReasonTooLarge: the value is larger than the limit.
+	ReasonTooLarge DecodeReason = "too_large"
+	// ReasonWrongSpecVersion: specversion is not "1.0".
+	ReasonWrongSpecVersion DecodeReason = "wrong_specversion"
+	// ReasonInvalidEvent: a CloudEvent attribute or the dryrun extension is missing or invalid.
+	ReasonInvalidEvent DecodeReason = "invalid_event"
+	// ReasonUnknownType: the event type is not TypeCreateRequest.
+	ReasonUnknownType DecodeReason = "unknown_type"
+	// ReasonInvalidData: the data is not JSON or not the shape of a create request.
+	ReasonInvalidData DecodeReason = "invalid_data"
+)
+
+// DecodeReasons lists every DecodeReason, for pre-creating metric label values.
+func DecodeReasons() []DecodeReason {
+	return []DecodeReason{
+		ReasonNotCloudEvent, ReasonInvalidUTF8, ReasonTooLarge, ReasonWrongSpecVersion,
+		ReasonInvalidEvent, ReasonUnknownType, ReasonInvalidData,
+	}
+}
+
+// DecodeError says why a record is not a valid create request.
+type DecodeError struct {
+	// Reason is bounded, for metrics and branching.
+	Reason DecodeReason
+	// Message is a human sentence naming the problem, for the failed result event.
+	Message string
+	// Err is the underlying error, if any.
+	Err error
+	// ID and Source are the request's CloudEvent id and source when decoding got that far,
+	// so that the failed result can name the request.
+	ID, Source string
+}
+
+// Error returns the message.
+func (e *DecodeError) Error() string { return e.Message }
+
+// Unwrap returns the underlying error.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+func decodeErr(reason DecodeReason, err error, format string, args ...any) *DecodeError {
+	return &DecodeError{Reason: reason, Message: fmt.Sprintf(format, args...), Err: err}
+}
+
+// DecodeRequest turns a consumed record into a Request. maxBytes bounds the record value
+// (<= 0: DefaultMaxBytes). Errors are *DecodeError.
+//
+// The request must be a CloudEvents 1.0 event of type TypeCreateRequest with an id and a
+// source, in binary or structured mode, whose data is JSON (datacontenttype empty,
+// application/json, text/json or any +json type) holding a create request
+// (ParseCreateRequest). The extension dryrun (true or "true", case-insensitive) sets DryRun.
+func DecodeRequest(msg *kafka.Message, maxBytes int) (*Request, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	if len(msg.Value) > maxBytes {
+		return nil, decodeErr(ReasonTooLarge, nil,
+			"record value is %d bytes, more than the limit of %d bytes", len(msg.Value), maxBytes)
+	}
+	if !utf8.Valid(msg.Value) {
+		return nil, decodeErr(ReasonInvalidUTF8, nil,
+			"record value is not valid UTF-8 (first bad byte at offset %d)", invalidUTF8At(msg.Value))
+	}
+	for _, h := range msg.Headers {
+		k := strings.ToLower(h.Key)
+		if (strings.HasPrefix(k, HeaderPrefix) || k == HeaderContentType) && !utf8.Valid(h.Value) {
+			return nil, decodeErr(ReasonInvalidUTF8, nil, "record header %q is not valid UTF-8", h.Key)
+		}
+	}
+	ev, derr := recordEvent(msg)
+	if derr != nil {
+		return nil, derr
+	}
+	req := &Request{ID: ev.ID(), Source: ev.Source(), Type: ev.Type()}
+	fail := func(e *DecodeError) (*Request, error) {
+		e.ID, e.Source = req.ID, req.Source
+		return nil, e
+	}
+	if err := ev.Validate(); err != nil {
+		return fail(decodeErr(ReasonInvalidEvent, err, "CloudEvent attributes are invalid: %v", err))
+	}
+	if ev.Type() != TypeCreateRequest {
+		return fail(decodeErr(ReasonUnknownType, nil,
+			"event type %q is not handled; the agent accepts only %q", ev.Type(), TypeCreateRequest))
+	}
+	dry, err := dryRun(ev)
+	if err != nil {
+		return fail(decodeErr(ReasonInvalidEvent, err, "%v", err))
+	}
+	req.DryRun = dry
+	if ct := ev.DataContentType(); !isJSONContentType(ct) {
+		return fail(decodeErr(ReasonInvalidData, nil,
+			"datacontenttype %q is not JSON; send the request body as application/json", ct))
+	}
+	data := ev.Data()
+	// Structured mode can carry data_base64, which the UTF-8 check of the value did not see.
+	if !utf8.Valid(data) {
+		return fail(decodeErr(ReasonInvalidUTF8, nil,
+			"event data is not valid UTF-8 (first bad byte at offset %d)", invalidUTF8At(data)))
+	}
+	if req.Data, err = ParseCreateRequest(data); err != nil {
+		return fail(decodeErr(ReasonInvalidData, err, "%v", err))
+	}
+	return req, nil
+}
+
+// recordEvent reads the record as a CloudEvents 1.0 event.
+func recordEvent(msg *kafka.Message) (*event.Event, *DecodeError) {
+	m := NewMessage(msg)
+	sv, hasSV := m.header(HeaderPrefix + "specversion")
+	switch m.ReadEncoding() {
+	case binding.EncodingUnknown:
+		switch {
+		case format.IsFormat(strings.ToLower(m.ContentType)):
+			return nil, decodeErr(ReasonNotCloudEvent, nil,
+				"content-type %q is not a supported event format; use %s", m.ContentType, event.ApplicationCloudEventsJSON)
+		case hasSV:
+			return nil, decodeErr(ReasonWrongSpecVersion, nil,
+				"ce_specversion is %q; only %q is supported", sv, event.CloudEventsVersionV1)
+		default:
+			return nil, decodeErr(ReasonNotCloudEvent, nil,
+				"record is not a CloudEvent: it has neither a ce_specversion header (binary mode) nor content-type %s (structured mode)",
+				event.ApplicationCloudEventsJSON)
+		}
+	case binding.EncodingBinary:
+		if sv != event.CloudEventsVersionV1 {
+			return nil, decodeErr(ReasonWrongSpecVersion, nil,
+				"ce_specversion is %q; only %q is supported", sv, event.CloudEventsVersionV1)
+		}
+	case binding.EncodingStructured:
+		if m.format != format.JSON {
+			return nil, decodeErr(ReasonNotCloudEvent, nil,
+				"content-type %q is not supported; send one event per record as %s", m.ContentType, event.ApplicationCloudEventsJSON)
+		}
+	}
+	ev, err := binding.ToEvent(context.Background(), m)
+	if err != nil {
+		var verr event.ValidationError
+		if errors.As(err, &verr) {
+			if _, ok := verr["specversion"]; ok {
+				return nil, decodeErr(ReasonWrongSpecVersion, err,
+					"structured CloudEvent has a missing or unsupported specversion (%v); only %q is supported", err, event.CloudEventsVersionV1)
+			}
+		}
+		if m.ReadEncoding() == binding.EncodingStructured {
+			return nil, decodeErr(ReasonNotCloudEvent, err, "structured CloudEvent is malformed: %v", err)
+		}
+		return nil, decodeErr(ReasonInvalidEvent, err, "CloudEvent headers are invalid: %v", err)
+	}
+	if ev.SpecVersion() != event.CloudEventsVersionV1 {
+		return nil, decodeErr(ReasonWrongSpecVersion, nil,
+			"specversion is %q; only %q is supported", ev.SpecVersion(), event.CloudEventsVersionV1)
+	}
+	return ev, nil
+}
+
+// dryRun reads the dryrun extension: a boolean in structured mode, a string in binary mode.
+// Anything else is an error rather than false, so that a request meant as a dry run is never
+// executed for real.
+func dryRun(ev *event.Event) (bool, error) {
+	v, ok := ev.Extensions()["dryrun"]
+	if !ok {
+		return false, nil
+	}
+	switch t := v.(type) {
+	case bool:
+		return t, nil
+	case string:
+		switch {
+		case strings.EqualFold(t, "true"):
+			return true, nil
+		case strings.EqualFold(t, "false"):
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("extension dryrun is %v; it must be true or false", v)
+}
+
+// isJSONContentType accepts "" (CloudEvents then means JSON), application/json, text/json
+// and any +json media type, with or without parameters.
+func isJSONContentType(ct string) bool {
+	if strings.TrimSpace(ct) == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	return mt == "application/json" || mt == "text/json" || strings.HasSuffix(mt, "+json")
+}

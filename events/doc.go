@@ -1,0 +1,13 @@
+// Package events owns everything about CloudEvents on Kafka: the request and result payload
+// types, the CloudEvents Kafka protocol binding for segmentio/kafka-go records (binary mode with
+// ce_ headers and structured mode with an application/cloudevents+json value, plus the
+// partitionkey extension to record key mapping), decoding a consumed record into a Request, and
+// building result and request records.
+//
+// The binding mirrors sdk-go's protocol/kafka_sarama/v2 on top of sdk-go's binding packages,
+// because sdk-go has no kafka-go binding.
+//
+// Decoding checks shape only: a Request that decodes may still be invalid (an empty or
+// control-character name, an unknown initial_state, offsets a connector rejects). Validating it
+// against Connect's rules, and consuming, producing and committing records, are left to callers.
+package events

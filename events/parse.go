@@ -1,0 +1,346 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// ParseCreateRequest parses the KIP-995 POST /connectors body: an object with name, config,
+// initial_state and initial_offsets. It streams through the input with json.Decoder tokens and
+// decodes each partition and offset map once, with offsetstore.DecodeValue, so a request with
+// 100,000 offsets is neither decoded twice nor held as map[string]any.
+//
+// It follows Connect's Jackson binding of CreateConnectorRequest where that matters:
+//   - an unknown top-level field is an error (Connect's ObjectMapper fails on unknown
+//     properties and CreateConnectorRequest does not ignore any);
+//   - a repeated field takes its last value; a repeated config key keeps its first position;
+//   - name and config values that are numbers or booleans become their JSON text, and a JSON
+//     null name becomes "" (Connect does the same before validating);
+//   - a config value that is null is kept as ConfigEntry{Null: true}.
+//
+// Unlike Connect, a missing name is an error here: a request without one is a malformed event,
+// not a connector to validate. Invalid UTF-8 is an error because Go's decoder would silently
+// replace it with U+FFFD and write a different name or offset than the one sent.
+func ParseCreateRequest(data []byte) (CreateRequest, error) {
+	var req CreateRequest
+	if len(bytes.TrimSpace(data)) == 0 {
+		return req, errors.New("request data is empty; expected a JSON object")
+	}
+	if !utf8.Valid(data) {
+		return req, fmt.Errorf("request data is not valid UTF-8 (first bad byte at offset %d)", invalidUTF8At(data))
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return req, jsonError("request data", err)
+	}
+	if tok != json.Delim('{') {
+		return req, fmt.Errorf("request data must be a JSON object, got %s", tokenKind(tok))
+	}
+	hasName := false
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return req, jsonError("request data", err)
+		}
+		key, _ := kt.(string) // the decoder only yields string keys inside an object
+		switch key {
+		case "name":
+			name, err := scalarText(dec, "name")
+			if err != nil {
+				return req, err
+			}
+			req.Name, hasName = name, true
+		case "config":
+			if req.Config, err = decodeConfig(dec); err != nil {
+				return req, err
+			}
+		case "initial_state":
+			if req.InitialState, err = decodeInitialState(dec); err != nil {
+				return req, err
+			}
+		case "initial_offsets":
+			if req.InitialOffsets, req.HasInitialOffsets, err = decodeInitialOffsets(dec); err != nil {
+				return req, err
+			}
+		default:
+			return req, fmt.Errorf("unknown field %q in request data; Connect accepts name, config, initial_state and initial_offsets", key)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // '}'
+		return req, jsonError("request data", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err != nil {
+			return req, jsonError("request data", err)
+		}
+		return req, errors.New("request data has more data after the JSON object")
+	}
+	if !hasName {
+		return req, errors.New(`request data has no "name" field`)
+	}
+	return req, nil
+}
+
+// scalarText reads a string, number, boolean or null and returns its text the way Jackson
+// binds it to a Java String: numbers keep their literal text, null becomes "".
+func scalarText(dec *json.Decoder, field string) (string, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", jsonError(field, err)
+	}
+	s, _, ok := scalarToken(tok)
+	if !ok {
+		return "", fmt.Errorf("%s must be a string, got %s", field, tokenKind(tok))
+	}
+	return s, nil
+}
+
+// scalarToken turns a scalar token into text; isNull reports JSON null; ok is false for the
+// start of an object or array.
+func scalarToken(tok json.Token) (text string, isNull, ok bool) {
+	switch t := tok.(type) {
+	case string:
+		return t, false, true
+	case json.Number:
+		return string(t), false, true
+	case bool:
+		if t {
+			return "true", false, true
+		}
+		return "false", false, true
+	case nil:
+		return "", true, true
+	default:
+		return "", false, false
+	}
+}
+
+// decodeConfig reads the config object (or null, giving nil). An empty object gives a non-nil
+// empty Config.
+func decodeConfig(dec *json.Decoder) (Config, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, jsonError("config", err)
+	}
+	switch tok {
+	case nil:
+		return nil, nil
+	case json.Delim('{'):
+	default:
+		return nil, fmt.Errorf("config must be an object of strings, got %s", tokenKind(tok))
+	}
+	cfg := Config{}
+	index := map[string]int{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, jsonError("config", err)
+		}
+		key, _ := kt.(string)
+		vt, err := dec.Token()
+		if err != nil {
+			return nil, jsonError(fmt.Sprintf("config value for %q", key), err)
+		}
+		text, isNull, ok := scalarToken(vt)
+		if !ok {
+			return nil, fmt.Errorf("config value for %q must be a string, got %s", key, tokenKind(vt))
+		}
+		e := ConfigEntry{Key: key, Value: text, Null: isNull}
+		// Connect fills a LinkedHashMap: a repeated key keeps its first position and takes
+		// the last value.
+		if i, dup := index[key]; dup {
+			cfg[i] = e
+			continue
+		}
+		index[key] = len(cfg)
+		cfg = append(cfg, e)
+	}
+	if _, err := dec.Token(); err != nil { // '}'
+		return nil, jsonError("config", err)
+	}
+	return cfg, nil
+}
+
+func decodeInitialState(dec *json.Decoder) (string, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", jsonError("initial_state", err)
+	}
+	switch t := tok.(type) {
+	case string:
+		return t, nil
+	case nil:
+		return "", nil
+	default:
+		return "", fmt.Errorf("initial_state must be a string (RUNNING, PAUSED or STOPPED), got %s", tokenKind(tok))
+	}
+}
+
+// decodeInitialOffsets reads initial_offsets: a bare array of entries (the KIP's example) or
+// the PATCH /offsets body {"offsets": [...]} (the PR's wording). null is the same as absent.
+func decodeInitialOffsets(dec *json.Decoder) ([]OffsetEntry, bool, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, false, jsonError("initial_offsets", err)
+	}
+	switch tok {
+	case nil:
+		return nil, false, nil
+	case json.Delim('['):
+		entries, err := decodeOffsetEntries(dec, "initial_offsets")
+		return entries, true, err
+	case json.Delim('{'):
+	default:
+		return nil, false, fmt.Errorf(`initial_offsets must be an array or an object {"offsets": [...]}, got %s`, tokenKind(tok))
+	}
+	var entries []OffsetEntry
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, false, jsonError("initial_offsets", err)
+		}
+		if key, _ := kt.(string); key != "offsets" {
+			return nil, false, fmt.Errorf(`unknown field %q in initial_offsets; expected only "offsets"`, key)
+		}
+		vt, err := dec.Token()
+		if err != nil {
+			return nil, false, jsonError("initial_offsets.offsets", err)
+		}
+		switch vt {
+		case nil:
+			entries = nil
+		case json.Delim('['):
+			if entries, err = decodeOffsetEntries(dec, "initial_offsets.offsets"); err != nil {
+				return nil, false, err
+			}
+		default:
+			return nil, false, fmt.Errorf("initial_offsets.offsets must be an array, got %s", tokenKind(vt))
+		}
+	}
+	if _, err := dec.Token(); err != nil { // '}'
+		return nil, false, jsonError("initial_offsets", err)
+	}
+	return entries, true, nil
+}
+
+// decodeOffsetEntries reads the entries of an array whose '[' has been consumed. An empty
+// array gives a non-nil empty slice.
+func decodeOffsetEntries(dec *json.Decoder, path string) ([]OffsetEntry, error) {
+	entries := []OffsetEntry{}
+	for i := 0; dec.More(); i++ {
+		e, err := decodeOffsetEntry(dec, fmt.Sprintf("%s[%d]", path, i))
+		if err != nil {
+			return nil, err
+		}
+		entries = append(entries, e)
+	}
+	if _, err := dec.Token(); err != nil { // ']'
+		return nil, jsonError(path, err)
+	}
+	return entries, nil
+}
+
+func decodeOffsetEntry(dec *json.Decoder, path string) (OffsetEntry, error) {
+	var e OffsetEntry
+	tok, err := dec.Token()
+	if err != nil {
+		return e, jsonError(path, err)
+	}
+	if tok != json.Delim('{') {
+		return e, fmt.Errorf(`%s must be an object {"partition": {...}, "offset": {...}}, got %s`, path, tokenKind(tok))
+	}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return e, jsonError(path, err)
+		}
+		key, _ := kt.(string)
+		if key != "partition" && key != "offset" {
+			// Connect's ConnectorOffset has exactly these two properties and Jackson
+			// fails on any other.
+			return e, fmt.Errorf(`unknown field %q in %s; expected "partition" and "offset"`, key, path)
+		}
+		m, err := decodeNullableMap(dec, path+"."+key)
+		if err != nil {
+			return e, err
+		}
+		if key == "partition" {
+			e.Partition = m
+		} else {
+			e.Offset = m
+		}
+	}
+	if _, err := dec.Token(); err != nil { // '}'
+		return e, jsonError(path, err)
+	}
+	return e, nil
+}
+
+func decodeNullableMap(dec *json.Decoder, path string) (offsetstore.Map, error) {
+	v, err := offsetstore.DecodeValue(dec)
+	if err != nil {
+		return nil, jsonError(path, err)
+	}
+	switch m := v.(type) {
+	case nil:
+		return nil, nil
+	case offsetstore.Map:
+		return m, nil
+	default:
+		return nil, fmt.Errorf("%s must be an object or null, got %s", path, offsetstore.KindOf(v))
+	}
+}
+
+// tokenKind names the JSON kind a token starts.
+func tokenKind(tok json.Token) string {
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '[' {
+			return "array"
+		}
+		return "object"
+	case json.Number:
+		return "number"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case nil:
+		return "null"
+	default:
+		return fmt.Sprintf("%T", tok)
+	}
+}
+
+// jsonError words a decoder error for the part of the request being read.
+func jsonError(what string, err error) error {
+	var syn *json.SyntaxError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("%s is not valid JSON at byte %d: %w", what, syn.Offset, err)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%s is not valid JSON: it ends early", what)
+	default:
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+}
+
+// invalidUTF8At returns the offset of the first byte that is not valid UTF-8, or -1.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
+}

@@ -1,0 +1,216 @@
+package events
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cloudevents/sdk-go/v2/binding"
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/google/uuid"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// ResultMessage builds the binary-mode record of a result: key and ce_subject res.Name,
+// ce_type typ, ce_source ResultSource, content-type application/json and, when dataschema is
+// not empty, ce_dataschema. The ce_id is derived from the request's source and id and typ, so
+// a result published again after a crash has the same id and consumers can deduplicate.
+//
+// A caller publishing the result of a record that did not decode far enough to have an id
+// should put something unique to the record (e.g. topic/partition/offset) in RequestSource,
+// or every such result gets the same id.
+//
+// The config in the data is redacted (Config.Redacted): result topics are read more widely
+// than Connect's config topic.
+func ResultMessage(topic, typ string, res *Result, dataschema string) (kafka.Message, error) {
+	switch typ {
+	case TypeCreateSucceeded, TypeCreateFailed, TypeCreatePlanned:
+	default:
+		return kafka.Message{}, fmt.Errorf("build result message: %q is not a result type", typ)
+	}
+	if res == nil {
+		return kafka.Message{}, errors.New("build result message: no result")
+	}
+	data := *res
+	data.Config = res.Config.Redacted()
+	if data.Stages == nil {
+		data.Stages = []StageReport{}
+	}
+	body, err := json.Marshal(&data)
+	if err != nil {
+		return kafka.Message{}, fmt.Errorf("encode result for connector %q: %w", res.Name, err)
+	}
+	ev := event.New(event.CloudEventsVersionV1)
+	ev.SetID(ResultID(res.RequestSource, res.RequestID, typ))
+	ev.SetSource(ResultSource)
+	ev.SetType(typ)
+	if res.Name != "" {
+		ev.SetSubject(res.Name)
+	}
+	if dataschema != "" {
+		ev.SetDataSchema(dataschema)
+	}
+	ev.SetDataContentType(event.ApplicationJSON)
+	ev.DataEncoded = body
+	if err := ev.Validate(); err != nil {
+		return kafka.Message{}, fmt.Errorf("build result event for connector %q: %w", res.Name, err)
+	}
+	out := kafka.Message{Topic: topic}
+	if err := WriteMessage(binding.WithForceBinary(context.Background()), binding.ToMessage(&ev), &out); err != nil {
+		return kafka.Message{}, fmt.Errorf("write result event for connector %q: %w", res.Name, err)
+	}
+	if res.Name != "" {
+		out.Key = []byte(res.Name)
+	}
+	return out, nil
+}
+
+// ResultID is the ce_id of a result: a name-based (SHA-1) UUID of the request source, the
+// request id and the result type. NUL separates them so that ("a", "bc") and ("ab", "c")
+// give different ids.
+func ResultID(requestSource, requestID, typ string) string {
+	ns := uuid.NewSHA1(uuid.NameSpaceURL, []byte("urn:offsetagent:result"))
+	return uuid.NewSHA1(ns, []byte(requestSource+"\x00"+requestID+"\x00"+typ)).String()
+}
+
+// DecodeResult reads a result record back, in either mode: its type and data.
+func DecodeResult(msg *kafka.Message) (string, *Result, error) {
+	ev, derr := recordEvent(msg)
+	if derr != nil {
+		return "", nil, fmt.Errorf("decode result: %w", derr)
+	}
+	if err := ev.Validate(); err != nil {
+		return "", nil, fmt.Errorf("decode result: %w", err)
+	}
+	switch ev.Type() {
+	case TypeCreateSucceeded, TypeCreateFailed, TypeCreatePlanned:
+	default:
+		return "", nil, fmt.Errorf("decode result: event type %q is not a result type", ev.Type())
+	}
+	if ct := ev.DataContentType(); !isJSONContentType(ct) {
+		return "", nil, fmt.Errorf("decode result: datacontenttype %q is not JSON", ct)
+	}
+	var res Result
+	if err := json.Unmarshal(ev.Data(), &res); err != nil {
+		return "", nil, fmt.Errorf("decode result data of event %q: %w", ev.ID(), err)
+	}
+	return ev.Type(), &res, nil
+}
+
+// MarshalJSON writes {"partition": ..., "offset": ...} with both maps in their order. It
+// does not rely on offsetstore.Map having JSON methods of its own.
+func (o ConnectorOffset) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"partition":`)
+	if err := appendValue(&buf, o.Partition, 0); err != nil {
+		return nil, err
+	}
+	buf.WriteString(`,"offset":`)
+	if err := appendValue(&buf, o.Offset, 0); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON reads {"partition": ..., "offset": ...}; either may be null or missing, and
+// other fields are ignored.
+func (o *ConnectorOffset) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := offsetstore.DecodeValue(dec)
+	if err != nil {
+		return fmt.Errorf("decode connector offset: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("decode connector offset: more data after the JSON value")
+	}
+	m, ok := v.(offsetstore.Map)
+	if !ok {
+		return fmt.Errorf("decode connector offset: expected an object, got %s", offsetstore.KindOf(v))
+	}
+	*o = ConnectorOffset{}
+	for _, f := range m {
+		var target *offsetstore.Map
+		switch f.Key {
+		case "partition":
+			target = &o.Partition
+		case "offset":
+			target = &o.Offset
+		default:
+			continue
+		}
+		switch t := f.Value.(type) {
+		case nil:
+			*target = nil
+		case offsetstore.Map:
+			*target = t
+		default:
+			return fmt.Errorf("decode connector offset: %s must be an object or null, got %s", f.Key, offsetstore.KindOf(f.Value))
+		}
+	}
+	return nil
+}
+
+// appendValue writes a value decoded by offsetstore.DecodeValue back as JSON, keeping the
+// member order of maps and the literal text of numbers.
+func appendValue(buf *bytes.Buffer, v any, depth int) error {
+	if depth > 64 {
+		return errors.New("encode JSON value: nested too deeply")
+	}
+	switch t := v.(type) {
+	case nil:
+		buf.WriteString("null")
+	case bool, string:
+		b, err := json.Marshal(t)
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+	case offsetstore.Number:
+		if t == "" || !(t[0] == '-' || t[0] >= '0' && t[0] <= '9') || !json.Valid([]byte(t)) {
+			return fmt.Errorf("encode JSON value: %q is not a JSON number", string(t))
+		}
+		buf.WriteString(string(t))
+	case offsetstore.Map:
+		if t == nil {
+			buf.WriteString("null")
+			return nil
+		}
+		buf.WriteByte('{')
+		for i, f := range t {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			k, err := json.Marshal(f.Key)
+			if err != nil {
+				return err
+			}
+			buf.Write(k)
+			buf.WriteByte(':')
+			if err := appendValue(buf, f.Value, depth+1); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte('}')
+	case []any:
+		buf.WriteByte('[')
+		for i, e := range t {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := appendValue(buf, e, depth+1); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+	default:
+		return fmt.Errorf("encode JSON value: unsupported type %T", v)
+	}
+	return nil
+}
