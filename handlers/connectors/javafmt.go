@@ -1,0 +1,333 @@
+package connectors
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// This file renders decoded JSON values the way Java prints the objects Jackson and Connect's
+// JsonConverter make of them, because Connect's messages embed them with String.valueOf and
+// Map.toString: integers as Integer/Long/BigInteger, other numbers as Double, objects as maps.
+
+// isIntegral reports whether a JSON number literal has neither fraction nor exponent: Jackson reads
+// only those as integers, "1.0" and "1e2" are doubles.
+func isIntegral(n offsetstore.Number) bool {
+	return !strings.ContainsAny(string(n), ".eE")
+}
+
+// bigInt returns an integral literal's value.
+func bigInt(n offsetstore.Number) (*big.Int, bool) {
+	return new(big.Int).SetString(string(n), 10)
+}
+
+// int64Of returns an integral literal's value when it fits a Java long.
+func int64Of(n offsetstore.Number) (int64, bool) {
+	if !isIntegral(n) {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(string(n), 10, 64)
+	return v, err == nil
+}
+
+// float64Of returns the double Jackson parses a literal into; out-of-range literals become
+// infinities, as Double.parseDouble makes them.
+func float64Of(n offsetstore.Number) float64 {
+	f, _ := strconv.ParseFloat(string(n), 64)
+	return f
+}
+
+// javaDouble formats f as Java's Double.toString (JDK 19+, shortest digits): plain decimal with at
+// least one fractional digit for 1e-3 <= |f| < 1e7, else d.dddE<exp>.
+func javaDouble(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case f == 0:
+		if math.Signbit(f) {
+			return "-0.0"
+		}
+		return "0.0"
+	}
+	sign := ""
+	if f < 0 {
+		sign, f = "-", -f
+	}
+	s := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±x
+	mant, expText, _ := strings.Cut(s, "e")
+	exp, _ := strconv.Atoi(expText)
+	digits := strings.Replace(mant, ".", "", 1)
+	if f >= 1e-3 && f < 1e7 {
+		var intPart, frac string
+		if exp >= 0 {
+			for len(digits) < exp+1 {
+				digits += "0"
+			}
+			intPart, frac = digits[:exp+1], digits[exp+1:]
+		} else {
+			intPart, frac = "0", strings.Repeat("0", -exp-1)+digits
+		}
+		if frac == "" {
+			frac = "0"
+		}
+		return sign + intPart + "." + frac
+	}
+	frac := digits[1:]
+	if frac == "" {
+		frac = "0"
+	}
+	return sign + digits[:1] + "." + frac + "E" + strconv.Itoa(exp)
+}
+
+// javaString prints v as String.valueOf prints the Java object Connect holds for it. hashOrder
+// selects how maps print: false for the LinkedHashMap Jackson builds from a REST body (input order),
+// true for the HashMap Connect's JsonConverter builds when it normalises offsets (Java HashMap order).
+func javaString(v any, hashOrder bool) string {
+	var b strings.Builder
+	writeJava(&b, v, hashOrder)
+	return b.String()
+}
+
+func writeJava(b *strings.Builder, v any, hashOrder bool) {
+	switch t := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(t))
+	case string:
+		b.WriteString(t)
+	case offsetstore.Number:
+		if isIntegral(t) {
+			if n, ok := bigInt(t); ok {
+				b.WriteString(n.String())
+				return
+			}
+		}
+		b.WriteString(javaDouble(float64Of(t)))
+	case offsetstore.Map:
+		if hashOrder {
+			t = javaHashOrder(t)
+		}
+		b.WriteByte('{')
+		for i, f := range t {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(f.Key)
+			b.WriteByte('=')
+			writeJava(b, f.Value, hashOrder)
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range t {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeJava(b, e, hashOrder)
+		}
+		b.WriteByte(']')
+	default:
+		b.WriteString(offsetstore.KindOf(v))
+	}
+}
+
+// javaHashOrder returns m in the iteration order of a java.util.HashMap filled in m's order with the
+// default capacity (spec connect-internals.md §3.2). It is used only to print messages the way
+// Connect's normalised maps print; encoding uses offsetstore's own ordering.
+func javaHashOrder(m offsetstore.Map) offsetstore.Map {
+	capacity := 16
+	for float64(len(m)) > 0.75*float64(capacity) {
+		capacity *= 2
+	}
+	out := append(offsetstore.Map(nil), m...)
+	sort.SliceStable(out, func(i, j int) bool {
+		return javaBucket(out[i].Key, capacity) < javaBucket(out[j].Key, capacity)
+	})
+	return out
+}
+
+// javaBucket is HashMap's bucket index of a String key: String.hashCode over UTF-16 code units,
+// spread by h ^ (h >>> 16).
+func javaBucket(key string, capacity int) int {
+	var h int32
+	for _, u := range utf16.Encode([]rune(key)) {
+		h = 31*h + int32(u)
+	}
+	spread := uint32(h) ^ (uint32(h) >> 16)
+	return int(spread & uint32(capacity-1))
+}
+
+// parseJavaInteger parses s as Integer.parseInt (bits 32) or Long.parseLong (bits 64) do: an optional
+// '+' or '-', then one or more decimal digits of any script (Character.digit), no spaces.
+func parseJavaInteger(s string, bits int) (int64, bool) {
+	rs := []rune(s)
+	if len(rs) == 0 {
+		return 0, false
+	}
+	neg := false
+	if rs[0] == '+' || rs[0] == '-' {
+		neg = rs[0] == '-'
+		rs = rs[1:]
+		if len(rs) == 0 {
+			return 0, false
+		}
+	}
+	n := new(big.Int)
+	ten := big.NewInt(10)
+	for _, r := range rs {
+		d, ok := decimalDigit(r)
+		if !ok {
+			return 0, false
+		}
+		n.Mul(n, ten).Add(n, big.NewInt(int64(d)))
+	}
+	if neg {
+		n.Neg(n)
+	}
+	lo := new(big.Int).Lsh(big.NewInt(1), uint(bits-1))
+	hi := new(big.Int).Sub(lo, big.NewInt(1))
+	lo.Neg(lo)
+	if n.Cmp(lo) < 0 || n.Cmp(hi) > 0 {
+		return 0, false
+	}
+	return n.Int64(), true
+}
+
+// decimalDigit returns the value of a Unicode decimal digit (category Nd). Every Nd range of the
+// Unicode tables is a run of whole 0-9 blocks starting at a zero, so the value is the offset from the
+// range start modulo 10.
+func decimalDigit(r rune) (int, bool) {
+	if r >= '0' && r <= '9' {
+		return int(r - '0'), true
+	}
+	if !unicode.Is(unicode.Nd, r) {
+		return 0, false
+	}
+	for _, rg := range unicode.Nd.R16 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return int(r-rune(rg.Lo)) % 10, true
+		}
+	}
+	for _, rg := range unicode.Nd.R32 {
+		if r >= rune(rg.Lo) && r <= rune(rg.Hi) {
+			return int(r-rune(rg.Lo)) % 10, true
+		}
+	}
+	return 0, false
+}
+
+// canonicalKey returns a text equal for two partitions exactly when Java's Map.equals holds for the
+// objects Jackson makes of them: key order does not matter; values compare by Java type and value, so
+// 1 and 1.0 and "1" are three different partitions.
+func canonicalKey(m offsetstore.Map) string {
+	var b strings.Builder
+	if m == nil {
+		b.WriteString("null")
+	} else {
+		writeCanonical(&b, m)
+	}
+	return b.String()
+}
+
+func writeCanonical(b *strings.Builder, v any) {
+	switch t := v.(type) {
+	case nil:
+		b.WriteString("n")
+	case bool:
+		b.WriteString(strconv.FormatBool(t))
+	case string:
+		b.WriteString(strconv.Quote(t))
+	case offsetstore.Number:
+		if n, ok := bigInt(t); ok && isIntegral(t) {
+			b.WriteString("i" + n.String())
+			return
+		}
+		// Double.equals compares the bit patterns of the doubles.
+		b.WriteString("d" + strconv.FormatUint(math.Float64bits(float64Of(t)), 16))
+	case offsetstore.Map:
+		keys := make([]string, 0, len(t))
+		seen := map[string]bool{}
+		for _, f := range t {
+			if !seen[f.Key] {
+				seen[f.Key] = true
+				keys = append(keys, f.Key)
+			}
+		}
+		sort.Strings(keys)
+		b.WriteByte('{')
+		for _, k := range keys {
+			val, _ := t.Get(k)
+			b.WriteString(strconv.Quote(k) + ":")
+			writeCanonical(b, val)
+			b.WriteByte(',')
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for _, e := range t {
+			writeCanonical(b, e)
+			b.WriteByte(',')
+		}
+		b.WriteByte(']')
+	}
+}
+
+// jsonText renders a decoded value as compact JSON in its own key order, for our own messages.
+func jsonText(v any) string {
+	var b bytes.Buffer
+	writeJSON(&b, v)
+	return b.String()
+}
+
+func writeJSON(b *bytes.Buffer, v any) {
+	switch t := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(t))
+	case string:
+		enc := json.NewEncoder(b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(t)       // a string always encodes
+		b.Truncate(b.Len() - 1) // Encode appends a newline
+	case offsetstore.Number:
+		b.WriteString(string(t))
+	case offsetstore.Map:
+		if t == nil {
+			b.WriteString("null")
+			return
+		}
+		b.WriteByte('{')
+		for i, f := range t {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSON(b, f.Key)
+			b.WriteByte(':')
+			writeJSON(b, f.Value)
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range t {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSON(b, e)
+		}
+		b.WriteByte(']')
+	}
+}
