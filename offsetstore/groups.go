@@ -1,0 +1,174 @@
+package offsetstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// ErrGroupNotEmpty means the sink connector's consumer group still has members: its tasks are
+// still running (or zombies are). Fail the request with Connect's message for that case (spec §4,
+// "either because its tasks haven't stopped completely yet ..."); do not retry blindly.
+var ErrGroupNotEmpty = errors.New("consumer group has active members")
+
+// GroupOffset is a committed offset of a sink connector's consumer group.
+type GroupOffset struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+}
+
+// GroupOffsets returns the committed offsets of group, sorted by topic and partition. An unknown
+// group has none.
+func (s *Store) GroupOffsets(ctx context.Context, group string) ([]GroupOffset, error) {
+	// Topics nil asks for every partition the group has offsets for (OffsetFetch v2+).
+	res, err := s.client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group})
+	if err == nil {
+		err = res.Error
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fetch offsets of group %q: %w", group, err)
+	}
+	var out []GroupOffset
+	for topic, parts := range res.Topics {
+		for _, p := range parts {
+			if p.Error != nil {
+				return nil, fmt.Errorf("fetch offsets of group %q topic %q partition %d: %w", group, topic, p.Partition, p.Error)
+			}
+			if p.CommittedOffset < 0 {
+				continue // no offset committed
+			}
+			out = append(out, GroupOffset{Topic: topic, Partition: int32(p.Partition), Offset: p.CommittedOffset})
+		}
+	}
+	sortGroupOffsets(out)
+	return out, nil
+}
+
+func sortGroupOffsets(o []GroupOffset) {
+	slices.SortFunc(o, func(a, b GroupOffset) int {
+		if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Partition, b.Partition)
+	})
+}
+
+// GroupMembers returns the number of members of group (0 for an unknown group).
+func (s *Store) GroupMembers(ctx context.Context, group string) (int, error) {
+	res, err := s.client.DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{group}})
+	if err != nil {
+		return 0, fmt.Errorf("describe group %q: %w", group, err)
+	}
+	for _, g := range res.Groups {
+		if g.GroupID != group {
+			continue
+		}
+		if g.Error != nil && !errors.Is(g.Error, kafka.GroupIdNotFound) {
+			return 0, fmt.Errorf("describe group %q: %w", group, g.Error)
+		}
+		return len(g.Members), nil
+	}
+	return 0, nil
+}
+
+// DeleteGroup deletes group and its offsets (Connect's sink offset reset, spec §4). A group that
+// does not exist counts as deleted; a group with members fails with ErrGroupNotEmpty.
+func (s *Store) DeleteGroup(ctx context.Context, group string) error {
+	res, err := s.client.DeleteGroups(ctx, &kafka.DeleteGroupsRequest{GroupIDs: []string{group}})
+	if err != nil {
+		return fmt.Errorf("delete group %q: %w", group, err)
+	}
+	switch err := res.Errors[group]; {
+	case err == nil, errors.Is(err, kafka.GroupIdNotFound):
+		return nil
+	case errors.Is(err, kafka.NonEmptyGroup):
+		return fmt.Errorf("delete group %q: %w: %w", group, ErrGroupNotEmpty, err)
+	default:
+		return fmt.Errorf("delete group %q: %w", group, err)
+	}
+}
+
+// CommitGroupOffsets commits offsets for group as AdminClient.alterConsumerGroupOffsets does:
+// generation -1 and no member id, which the coordinator accepts only for an empty group (a new
+// group is created empty). A group with members fails with ErrGroupNotEmpty.
+func (s *Store) CommitGroupOffsets(ctx context.Context, group string, offsets []GroupOffset) error {
+	if len(offsets) == 0 {
+		return nil
+	}
+	topics := map[string][]kafka.OffsetCommit{}
+	for _, o := range offsets {
+		if o.Offset < 0 {
+			return fmt.Errorf("commit offsets of group %q: topic %q partition %d: invalid negative offset %d", group, o.Topic, o.Partition, o.Offset)
+		}
+		topics[o.Topic] = append(topics[o.Topic], kafka.OffsetCommit{Partition: int(o.Partition), Offset: o.Offset})
+	}
+	res, err := s.client.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
+		GroupID:      group,
+		GenerationID: -1,
+		Topics:       topics,
+	})
+	if err != nil {
+		return fmt.Errorf("commit offsets of group %q: %w", group, err)
+	}
+	var errs []error
+	for topic, parts := range res.Topics {
+		for _, p := range parts {
+			if p.Error != nil {
+				errs = append(errs, fmt.Errorf("topic %q partition %d: %w", topic, p.Partition, p.Error))
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	err = errors.Join(errs...)
+	if errors.Is(err, kafka.UnknownMemberId) || errors.Is(err, kafka.IllegalGeneration) || errors.Is(err, kafka.RebalanceInProgress) {
+		// The coordinator rejects generation -1 while the group has members (Connect maps
+		// UnknownMemberIdException to its "tasks haven't stopped" message).
+		return fmt.Errorf("commit offsets of group %q: %w: %w", group, ErrGroupNotEmpty, err)
+	}
+	return fmt.Errorf("commit offsets of group %q: %w", group, err)
+}
+
+// DeleteGroupOffsets deletes the committed offsets of the given partitions of group
+// (Admin.deleteConsumerGroupOffsets, used by Connect for null entries of an alter request). A
+// group that does not exist has nothing to delete.
+func (s *Store) DeleteGroupOffsets(ctx context.Context, group string, partitions []GroupOffset) error {
+	if len(partitions) == 0 {
+		return nil
+	}
+	topics := map[string][]int{}
+	for _, p := range partitions {
+		topics[p.Topic] = append(topics[p.Topic], int(p.Partition))
+	}
+	res, err := s.client.OffsetDelete(ctx, &kafka.OffsetDeleteRequest{GroupID: group, Topics: topics})
+	if err == nil {
+		err = res.Error
+	}
+	if errors.Is(err, kafka.GroupIdNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete offsets of group %q: %w", group, err)
+	}
+	var errs []error
+	for topic, parts := range res.Topics {
+		for _, p := range parts {
+			if p.Error != nil {
+				errs = append(errs, fmt.Errorf("topic %q partition %d: %w", topic, p.Partition, p.Error))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		if errors.Is(err, kafka.GroupSubscribedToTopic) {
+			return fmt.Errorf("delete offsets of group %q: %w: %w", group, ErrGroupNotEmpty, err)
+		}
+		return fmt.Errorf("delete offsets of group %q: %w", group, err)
+	}
+	return nil
+}

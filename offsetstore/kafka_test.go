@@ -1,0 +1,71 @@
+package offsetstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+const (
+	testConfigTopic  = "connect-configs"
+	testOffsetsTopic = "connect-offsets"
+)
+
+// startKafka starts an in-process kfake broker on 127.0.0.1 and returns its address.
+func startKafka(t testing.TB) []string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()
+}
+
+// startStore starts a kfake broker with Connect's topics and a running, loaded Store on it.
+func startStore(t testing.TB) (*Store, []string) {
+	t.Helper()
+	brokers := startKafka(t)
+	createConnectTopics(t, brokers)
+	s := runStore(t, brokers)
+	return s, brokers
+}
+
+func createConnectTopics(t testing.TB, brokers []string) {
+	t.Helper()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, CheckConnectTopics(testContext(t), cl, testConfigTopic, testOffsetsTopic, true))
+}
+
+func runStore(t testing.TB, brokers []string) *Store {
+	t.Helper()
+	s, err := New(Options{Brokers: brokers, ConfigTopic: testConfigTopic, OffsetsTopic: testOffsetsTopic})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+		require.NoError(t, s.Close())
+	})
+	require.NoError(t, s.WaitReady(testContext(t)))
+	return s
+}
+
+func testContext(t testing.TB) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// writeRaw writes msgs with a bare kafka.Writer, as another Connect worker would.
+func writeRaw(t testing.TB, brokers []string, msgs ...kafka.Message) {
+	t.Helper()
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Balancer: explicitBalancer{}, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
+	defer func() { require.NoError(t, w.Close()) }()
+	require.NoError(t, w.WriteMessages(testContext(t), msgs...))
+}

@@ -1,0 +1,452 @@
+package offsetstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol"
+	"golang.org/x/sync/errgroup"
+)
+
+// Fetch tuning for Log. A fetch asks for one partition (kafka-go's Client.Fetch has no
+// multi-partition form); every partition has its own loop and, through the Transport's pool, its own
+// connection, so a long poll on one partition never delays another.
+const (
+	logFetchMaxBytes = 1 << 20
+	logFetchMaxWait  = 500 * time.Millisecond
+	logBackoffMin    = 100 * time.Millisecond
+	logBackoffMax    = 5 * time.Second
+)
+
+// errLogStopped is returned by Sync and WaitReady once Run has returned without an error.
+var errLogStopped = errors.New("log is not running")
+
+// Log is a materialised reader of a compacted topic, the Go twin of Connect's KafkaBasedLog: it
+// reads every partition from the beginning, hands each record to an apply callback and offers
+// Sync, a barrier that returns once everything written before the call has been applied.
+//
+// Log decides nothing about record contents; views built on it (the config and offsets views of
+// Store, the agent's own compacted topics) keep whatever state they need.
+type Log struct {
+	topic  string
+	client *kafka.Client
+	apply  func([]kafka.Message)
+	logger *slog.Logger
+
+	// applyMu serialises apply so views need no lock of their own against the Log.
+	applyMu sync.Mutex
+
+	mu      sync.Mutex
+	started bool
+	inited  chan struct{} // closed once next and target are set
+	next    []int64       // per partition: the offset after the last applied record
+	target  []int64       // initial end offsets; readiness is reaching them
+	ready   chan struct{} // closed once every partition reached target
+	changed chan struct{} // closed and replaced on every advance, to wake Sync
+	done    chan struct{} // closed when Run returns
+	runErr  error
+}
+
+// NewLog returns a Log over topic. It never dials. apply is called with the records of one fetch
+// of one partition, in offset order, never concurrently with itself; it must not keep the slice,
+// but it may keep each message's Key, Value and Headers, which are fresh copies. Key and Value may
+// share one backing array (both are capacity-limited, so appending to either copies). A nil Value
+// is a tombstone; an empty non-nil Value is an empty record value. Control records (transaction
+// markers) are never passed to apply.
+func NewLog(opts Options, topic string, apply func([]kafka.Message)) (*Log, error) {
+	if len(opts.Brokers) == 0 {
+		return nil, errors.New("new log: no brokers")
+	}
+	if topic == "" {
+		return nil, errors.New("new log: empty topic")
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Log{
+		topic:   topic,
+		client:  newClient(opts),
+		apply:   apply,
+		logger:  logger.With("topic", topic),
+		inited:  make(chan struct{}),
+		ready:   make(chan struct{}),
+		changed: make(chan struct{}),
+		done:    make(chan struct{}),
+	}, nil
+}
+
+// newClient builds a kafka.Client over the brokers of opts. A nil Transport must stay a nil
+// interface: a typed nil *kafka.Transport would be called and crash.
+func newClient(opts Options) *kafka.Client {
+	cl := &kafka.Client{Addr: kafka.TCP(opts.Brokers...)}
+	if opts.Transport != nil {
+		cl.Transport = opts.Transport
+	}
+	return cl
+}
+
+// Topic returns the topic the log reads.
+func (l *Log) Topic() string { return l.topic }
+
+// Run reads the topic until ctx is done. It returns nil when ctx ends it, and an error when the
+// topic cannot be described or a partition cannot be read for a non-retriable reason. Run may be
+// called once.
+func (l *Log) Run(ctx context.Context) (err error) {
+	l.mu.Lock()
+	if l.started {
+		l.mu.Unlock()
+		return fmt.Errorf("run log of topic %q: already started", l.topic)
+	}
+	l.started = true
+	l.mu.Unlock()
+	defer func() {
+		if ctx.Err() != nil {
+			err = nil
+		}
+		l.mu.Lock()
+		l.runErr = err
+		l.mu.Unlock()
+		close(l.done)
+	}()
+
+	n, err := partitionCount(ctx, l.client, l.topic)
+	if err != nil {
+		return fmt.Errorf("run log of topic %q: %w", l.topic, err)
+	}
+	first, err := listOffsets(ctx, l.client, l.topic, n, kafka.FirstOffset)
+	if err != nil {
+		return fmt.Errorf("run log of topic %q: %w", l.topic, err)
+	}
+	last, err := listOffsets(ctx, l.client, l.topic, n, kafka.LastOffset)
+	if err != nil {
+		return fmt.Errorf("run log of topic %q: %w", l.topic, err)
+	}
+	l.mu.Lock()
+	l.next, l.target = first, last
+	l.checkReadyLocked()
+	l.mu.Unlock()
+	close(l.inited)
+
+	g, gctx := errgroup.WithContext(ctx)
+	for p := range n {
+		g.Go(func() error { return l.tail(gctx, p, first[p]) })
+	}
+	return g.Wait()
+}
+
+// WaitReady blocks until the log has applied every record before the end offsets seen when Run
+// started.
+func (l *Log) WaitReady(ctx context.Context) error {
+	select {
+	case <-l.ready:
+		return nil
+	case <-l.done:
+		return l.stoppedErr()
+	case <-ctx.Done():
+		return fmt.Errorf("wait for log of topic %q: %w", l.topic, ctx.Err())
+	}
+}
+
+// Ready reports whether the initial load is complete.
+func (l *Log) Ready() bool {
+	select {
+	case <-l.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// Sync is Connect's readToEnd: it reads the current end offsets of every partition and waits
+// until the log has applied everything before them, so a caller sees writes made by anyone
+// before the call.
+func (l *Log) Sync(ctx context.Context) error {
+	select {
+	case <-l.inited:
+	case <-l.done:
+		return l.stoppedErr()
+	case <-ctx.Done():
+		return fmt.Errorf("sync log of topic %q: %w", l.topic, ctx.Err())
+	}
+	ends, err := listOffsets(ctx, l.client, l.topic, len(l.target), kafka.LastOffset)
+	if err != nil {
+		return fmt.Errorf("sync log of topic %q: %w", l.topic, err)
+	}
+	for {
+		l.mu.Lock()
+		caughtUp := true
+		for p, end := range ends {
+			if l.next[p] < end {
+				caughtUp = false
+				break
+			}
+		}
+		changed := l.changed
+		l.mu.Unlock()
+		if caughtUp {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-l.done:
+			return l.stoppedErr()
+		case <-ctx.Done():
+			return fmt.Errorf("sync log of topic %q: %w", l.topic, ctx.Err())
+		}
+	}
+}
+
+func (l *Log) stoppedErr() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.runErr != nil {
+		return l.runErr
+	}
+	return fmt.Errorf("log of topic %q: %w", l.topic, errLogStopped)
+}
+
+// advance records that partition p has been applied up to next and wakes Sync waiters.
+func (l *Log) advance(p int, next int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.next[p] = next
+	close(l.changed)
+	l.changed = make(chan struct{})
+	l.checkReadyLocked()
+}
+
+func (l *Log) checkReadyLocked() {
+	select {
+	case <-l.ready:
+		return
+	default:
+	}
+	for p, end := range l.target {
+		if l.next[p] < end {
+			return
+		}
+	}
+	close(l.ready)
+}
+
+// tail fetches partition p from offset until ctx is done. Fetch errors are retried with backoff,
+// as Connect's consumer does; they are logged, never fatal, so a broker restart only delays the
+// view.
+func (l *Log) tail(ctx context.Context, p int, offset int64) error {
+	var batch []kafka.Message
+	backoff := logBackoffMin
+	retry := func(msg string, err error) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		l.logger.Warn(msg, "partition", p, "offset", offset, "err", err)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, logBackoffMax)
+		return true
+	}
+	for {
+		res, err := l.client.Fetch(ctx, &kafka.FetchRequest{
+			Topic:     l.topic,
+			Partition: p,
+			Offset:    offset,
+			MinBytes:  1,
+			MaxBytes:  logFetchMaxBytes,
+			MaxWait:   logFetchMaxWait,
+		})
+		if err == nil && res.Error != nil {
+			err = res.Error
+			if errors.Is(err, kafka.OffsetOutOfRange) && res.LogStartOffset > offset {
+				// Retention or DeleteRecords removed the records we wanted: start at the log start,
+				// as a consumer with auto.offset.reset=earliest would.
+				offset = res.LogStartOffset
+				continue
+			}
+		}
+		if err != nil {
+			if !retry("fetch log records", err) {
+				return nil
+			}
+			continue
+		}
+		backoff = logBackoffMin
+
+		var next int64
+		batch, next, err = readRecords(res.Records, l.topic, p, offset, batch[:0])
+		if err != nil {
+			if !retry("decode log records", err) {
+				return nil
+			}
+			continue
+		}
+		if len(batch) > 0 {
+			l.applyMu.Lock()
+			l.apply(batch)
+			l.applyMu.Unlock()
+			clear(batch) // drop references to the records the view may have discarded
+		}
+		if next == offset && res.HighWatermark > offset {
+			// Nothing at or after offset below the high watermark: compaction removed the tail (e.g.
+			// an expired tombstone). Connect's consumer position would move past it the same way.
+			next = res.HighWatermark
+		}
+		if next != offset {
+			l.advance(p, next)
+			offset = next
+		}
+	}
+}
+
+// readRecords copies the records at or after offset out of rs (which holds pooled buffers) and
+// returns them and the offset after the last record seen, control records included.
+func readRecords(rs kafka.RecordReader, topic string, p int, offset int64, out []kafka.Message) ([]kafka.Message, int64, error) {
+	next := offset
+	batches := []kafka.RecordReader{rs}
+	if stream, ok := rs.(*protocol.RecordStream); ok {
+		batches = stream.Records
+	}
+	for _, b := range batches {
+		_, control := b.(*protocol.ControlBatch)
+		for {
+			r, err := b.ReadRecord()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return out, next, fmt.Errorf("read record of partition %d: %w", p, err)
+			}
+			if r.Offset < offset || control {
+				// Batches may start before the requested offset; control records only move the
+				// position.
+				closeBytes(r.Key, r.Value)
+				next = max(next, r.Offset+1)
+				continue
+			}
+			key, value, err := copyRecord(r.Key, r.Value)
+			if err != nil {
+				return out, next, fmt.Errorf("read record %d of partition %d: %w", r.Offset, p, err)
+			}
+			out = append(out, kafka.Message{
+				Topic:     topic,
+				Partition: p,
+				Offset:    r.Offset,
+				Key:       key,
+				Value:     value,
+				Headers:   r.Headers,
+				Time:      r.Time,
+			})
+			next = r.Offset + 1
+		}
+	}
+	return out, next, nil
+}
+
+// copyRecord copies key and value into one allocation (one malloc per record instead of two keeps
+// view loads fast and small) and releases the pooled pages they came from.
+func copyRecord(k, v protocol.Bytes) (key, value []byte, err error) {
+	defer closeBytes(k, v)
+	kn, vn := bytesLen(k), bytesLen(v)
+	if kn+vn == 0 {
+		if k != nil {
+			key = []byte{}
+		}
+		if v != nil {
+			value = []byte{}
+		}
+		return key, value, nil
+	}
+	buf := make([]byte, kn+vn)
+	if k != nil {
+		if _, err := io.ReadFull(k, buf[:kn]); err != nil {
+			return nil, nil, err
+		}
+		key = buf[:kn:kn]
+	}
+	if v != nil {
+		if _, err := io.ReadFull(v, buf[kn:]); err != nil {
+			return nil, nil, err
+		}
+		value = buf[kn:]
+	}
+	return key, value, nil
+}
+
+func bytesLen(b protocol.Bytes) int {
+	if b == nil {
+		return 0
+	}
+	return b.Len()
+}
+
+func closeBytes(bs ...protocol.Bytes) {
+	for _, b := range bs {
+		if b != nil {
+			_ = b.Close()
+		}
+	}
+}
+
+// partitionCount returns the number of partitions of topic, or an error wrapping
+// kafka.UnknownTopicOrPartition when it does not exist.
+func partitionCount(ctx context.Context, cl *kafka.Client, topic string) (int, error) {
+	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil {
+		return 0, fmt.Errorf("describe topic %q: %w", topic, err)
+	}
+	for _, t := range md.Topics {
+		if t.Name != topic {
+			continue
+		}
+		if t.Error != nil {
+			return 0, fmt.Errorf("describe topic %q: %w", topic, t.Error)
+		}
+		if len(t.Partitions) == 0 {
+			return 0, fmt.Errorf("describe topic %q: %w", topic, kafka.UnknownTopicOrPartition)
+		}
+		return len(t.Partitions), nil
+	}
+	return 0, fmt.Errorf("describe topic %q: %w", topic, kafka.UnknownTopicOrPartition)
+}
+
+// listOffsets returns the first (kafka.FirstOffset) or end (kafka.LastOffset) offset of every
+// partition 0..n-1 of topic.
+func listOffsets(ctx context.Context, cl *kafka.Client, topic string, n int, which int64) ([]int64, error) {
+	reqs := make([]kafka.OffsetRequest, n)
+	for p := range reqs {
+		reqs[p] = kafka.OffsetRequest{Partition: p, Timestamp: which}
+	}
+	res, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	if err != nil {
+		return nil, fmt.Errorf("list offsets of topic %q: %w", topic, err)
+	}
+	out := make([]int64, n)
+	seen := 0
+	for _, po := range res.Topics[topic] {
+		if po.Error != nil {
+			return nil, fmt.Errorf("list offsets of topic %q partition %d: %w", topic, po.Partition, po.Error)
+		}
+		if po.Partition < 0 || po.Partition >= n {
+			continue
+		}
+		if which == kafka.FirstOffset {
+			out[po.Partition] = po.FirstOffset
+		} else {
+			out[po.Partition] = po.LastOffset
+		}
+		seen++
+	}
+	if seen != n {
+		return nil, fmt.Errorf("list offsets of topic %q: got %d of %d partitions", topic, seen, n)
+	}
+	return out, nil
+}

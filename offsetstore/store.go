@@ -1,0 +1,263 @@
+package offsetstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/segmentio/kafka-go"
+	"golang.org/x/sync/errgroup"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Brokers are the bootstrap servers of the Connect cluster's Kafka cluster.
+	Brokers []string
+	// ConfigTopic is Connect's config.storage.topic.
+	ConfigTopic string
+	// OffsetsTopic is Connect's global offset.storage.topic.
+	OffsetsTopic string
+	// Transport carries SASL/TLS for clients and writers; nil means kafka.DefaultTransport.
+	Transport *kafka.Transport
+	// Dialer carries SASL/TLS for code that dials with kafka.Reader; nil means the default. The
+	// Store itself reads through Transport.
+	Dialer *kafka.Dialer
+	// Logger receives the store's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is the agent's view of one Connect cluster's internal topics plus the writes it makes to
+// them.
+type Store struct {
+	opts   Options
+	logger *slog.Logger
+	client *kafka.Client
+	writer *kafka.Writer
+
+	config    *configView
+	configLog *Log
+
+	mu      sync.Mutex
+	offsets map[string]*offsetsTopic // by topic: the global one and tracked ones
+	trackCh chan *Log                // hands tracked logs to Run
+	running bool
+	stopped chan struct{} // closed when Run returns
+}
+
+// offsetsTopic is the view and log of one offsets topic.
+type offsetsTopic struct {
+	view *offsetsView
+	log  *Log
+}
+
+// New returns a Store for opts. It never dials; Run reads the topics.
+func New(opts Options) (*Store, error) {
+	var errs []error
+	if len(opts.Brokers) == 0 {
+		errs = append(errs, errors.New("no brokers"))
+	}
+	if opts.ConfigTopic == "" {
+		errs = append(errs, errors.New("no config topic"))
+	}
+	if opts.OffsetsTopic == "" {
+		errs = append(errs, errors.New("no offsets topic"))
+	}
+	if opts.ConfigTopic != "" && opts.ConfigTopic == opts.OffsetsTopic {
+		errs = append(errs, fmt.Errorf("config and offsets topic are both %q", opts.ConfigTopic))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("new offset store: %w", err)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{
+		opts:    opts,
+		logger:  opts.Logger,
+		client:  newClient(opts),
+		writer:  newWriter(opts),
+		config:  newConfigView(opts.Logger),
+		offsets: map[string]*offsetsTopic{},
+		trackCh: make(chan *Log),
+		stopped: make(chan struct{}),
+	}
+	var err error
+	if s.configLog, err = NewLog(opts, opts.ConfigTopic, s.config.apply); err != nil {
+		return nil, fmt.Errorf("new offset store: %w", err)
+	}
+	if _, err := s.addOffsetsTopic(opts.OffsetsTopic); err != nil {
+		return nil, fmt.Errorf("new offset store: %w", err)
+	}
+	return s, nil
+}
+
+func (s *Store) addOffsetsTopic(topic string) (*offsetsTopic, error) {
+	view := newOffsetsView()
+	l, err := NewLog(s.opts, topic, view.apply)
+	if err != nil {
+		return nil, err
+	}
+	ot := &offsetsTopic{view: view, log: l}
+	s.offsets[topic] = ot
+	return ot, nil
+}
+
+// Run tails the config topic, the global offsets topic and every tracked topic until ctx is done.
+// It returns nil when ctx ends it, or the first error of a tailer. Run may be called once.
+func (s *Store) Run(ctx context.Context) error {
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return errors.New("run offset store: already started")
+	}
+	s.running = true
+	global := s.offsets[s.opts.OffsetsTopic].log
+	s.mu.Unlock()
+	defer close(s.stopped)
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.configLog.Run(gctx) })
+	g.Go(func() error { return global.Run(gctx) })
+	g.Go(func() error {
+		for {
+			select {
+			case <-gctx.Done():
+				return nil
+			case l := <-s.trackCh:
+				g.Go(func() error { return l.Run(gctx) })
+			}
+		}
+	})
+	err := g.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("run offset store: %w", err)
+	}
+	return nil
+}
+
+// Close releases the writer. Call it after Run returned and the last Write finished.
+func (s *Store) Close() error {
+	if err := s.writer.Close(); err != nil {
+		return fmt.Errorf("close offset store writer: %w", err)
+	}
+	return nil
+}
+
+// WaitReady blocks until the initial load of the config and global offsets topics reached the
+// end offsets seen when Run started.
+func (s *Store) WaitReady(ctx context.Context) error {
+	if err := s.configLog.WaitReady(ctx); err != nil {
+		return err
+	}
+	return s.globalLog().WaitReady(ctx)
+}
+
+// Ready reports whether both initial loads are complete.
+func (s *Store) Ready() bool {
+	return s.configLog.Ready() && s.globalLog().Ready()
+}
+
+func (s *Store) globalLog() *Log {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.offsets[s.opts.OffsetsTopic].log
+}
+
+// Sync is Connect's readToEnd for topic (the config topic or a read offsets topic): it reads the
+// topic's current end offsets and waits until the view has applied everything before them.
+// Requests call it before deciding, so writes by others are seen.
+func (s *Store) Sync(ctx context.Context, topic string) error {
+	if topic == s.opts.ConfigTopic {
+		return s.configLog.Sync(ctx)
+	}
+	s.mu.Lock()
+	ot := s.offsets[topic]
+	s.mu.Unlock()
+	if ot == nil {
+		return fmt.Errorf("sync topic %q: not read by the store", topic)
+	}
+	return ot.log.Sync(ctx)
+}
+
+// Track starts tailing an extra offsets topic (a connector-specific offsets.storage.topic, spec
+// §3.5) and returns after its initial load. It is idempotent, needs Run to be running, and fails
+// if the topic does not exist.
+func (s *Store) Track(ctx context.Context, topic string) error {
+	if topic == s.opts.ConfigTopic {
+		return fmt.Errorf("track topic %q: it is the config topic", topic)
+	}
+	s.mu.Lock()
+	ot, ok := s.offsets[topic]
+	s.mu.Unlock()
+	if ok {
+		if err := ot.log.WaitReady(ctx); err != nil {
+			return fmt.Errorf("track topic %q: %w", topic, err)
+		}
+		return nil
+	}
+	if _, err := partitionCount(ctx, s.client, topic); err != nil {
+		return fmt.Errorf("track topic %q: %w", topic, err)
+	}
+	s.mu.Lock()
+	ot, ok = s.offsets[topic]
+	if !ok {
+		var err error
+		if ot, err = s.addOffsetsTopic(topic); err != nil {
+			s.mu.Unlock()
+			return fmt.Errorf("track topic %q: %w", topic, err)
+		}
+	}
+	s.mu.Unlock()
+	if !ok {
+		// Only the caller that added the topic starts its log; Run picks it up.
+		select {
+		case s.trackCh <- ot.log:
+		case <-s.stopped:
+			return fmt.Errorf("track topic %q: %w", topic, errLogStopped)
+		case <-ctx.Done():
+			s.mu.Lock()
+			delete(s.offsets, topic) // not started: let a later call try again
+			s.mu.Unlock()
+			return fmt.Errorf("track topic %q: %w", topic, ctx.Err())
+		}
+	}
+	if err := ot.log.WaitReady(ctx); err != nil {
+		return fmt.Errorf("track topic %q: %w", topic, err)
+	}
+	return nil
+}
+
+// ConnectorConfig returns the stored properties of connector name and whether it exists.
+func (s *Store) ConnectorConfig(name string) (props map[string]string, exists bool) {
+	return s.config.connectorConfig(name)
+}
+
+// TargetState returns the target state of connector name ("STARTED", "PAUSED" or "STOPPED") per
+// the reader rules of spec §2.3: the stored state (even for a connector that does not exist, which
+// a future connector of that name would pick up), else STARTED for an existing connector; ok is
+// false when there is neither.
+func (s *Store) TargetState(name string) (state string, ok bool) {
+	return s.config.targetState(name)
+}
+
+// SourceOffsets returns the live keys of connector in the offsets topic, ordered by partition,
+// then key bytes. A topic the store does not read gives nil.
+func (s *Store) SourceOffsets(topic, connector string) []SourceRecord {
+	s.mu.Lock()
+	ot := s.offsets[topic]
+	s.mu.Unlock()
+	if ot == nil {
+		return nil
+	}
+	return ot.view.records(connector)
+}
+
+// Partitions returns the partition count of topic.
+func (s *Store) Partitions(ctx context.Context, topic string) (int, error) {
+	return partitionCount(ctx, s.client, topic)
+}

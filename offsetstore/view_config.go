@@ -1,0 +1,137 @@
+package offsetstore
+
+import (
+	"encoding/json"
+	"log/slog"
+	"maps"
+	"strings"
+	"sync"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// Target states as the config topic spells them (spec §2.3). REST's "RUNNING" is STARTED here.
+const (
+	TargetStarted = "STARTED"
+	TargetPaused  = "PAUSED"
+	TargetStopped = "STOPPED"
+)
+
+// Config topic key prefixes (spec §2.2). Records with other prefixes (task-, commit-, session-key,
+// ...) carry nothing the agent decides on and are skipped.
+const (
+	connectorKeyPrefix   = "connector-"
+	targetStateKeyPrefix = "target-state-"
+)
+
+// configView is the state of the config topic that creation decides on: which connectors exist
+// with which properties, and the stored target states.
+type configView struct {
+	logger *slog.Logger
+
+	mu         sync.RWMutex
+	connectors map[string]map[string]string
+	states     map[string]string
+}
+
+func newConfigView(logger *slog.Logger) *configView {
+	return &configView{
+		logger:     logger,
+		connectors: map[string]map[string]string{},
+		states:     map[string]string{},
+	}
+}
+
+// apply follows KafkaConfigBackingStore's routing: target-state before connector (a connector
+// named "state-x" has key "connector-state-x", which must not be read as a target state, and
+// "target-state-x" never starts with "connector-", so the order only mirrors Connect's).
+func (v *configView) apply(msgs []kafka.Message) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for i := range msgs {
+		m := &msgs[i]
+		key := string(m.Key)
+		switch {
+		case strings.HasPrefix(key, targetStateKeyPrefix):
+			v.applyTargetState(strings.TrimPrefix(key, targetStateKeyPrefix), m)
+		case strings.HasPrefix(key, connectorKeyPrefix):
+			v.applyConnector(strings.TrimPrefix(key, connectorKeyPrefix), m)
+		}
+	}
+}
+
+func (v *configView) applyConnector(name string, m *kafka.Message) {
+	if m.Value == nil {
+		delete(v.connectors, name)
+		return
+	}
+	var rec struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(m.Value, &rec); err != nil || rec.Properties == nil {
+		// Connect logs and skips a connector record whose value is not {"properties":{...}}.
+		v.logger.Error("skip malformed connector config record", "connector", name, "offset", m.Offset, "err", err)
+		return
+	}
+	props := make(map[string]string, len(rec.Properties))
+	for k, val := range rec.Properties {
+		var s string
+		if err := json.Unmarshal(val, &s); err != nil {
+			// Connect's REST layer only ever writes strings; a non-string is a foreign writer's
+			// record. Keep its JSON text so existence checks and diffs still see the key.
+			s = string(val)
+		}
+		props[k] = s
+	}
+	v.connectors[name] = props
+}
+
+// applyTargetState implements the reader rules of spec §2.3: prefer state.v2 when it is a
+// string, else state (V0 records only have it); an unknown value is logged and ignored, leaving
+// the previous state; a tombstone removes the state.
+func (v *configView) applyTargetState(name string, m *kafka.Message) {
+	if m.Value == nil {
+		delete(v.states, name)
+		return
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(m.Value, &rec); err != nil || rec == nil {
+		v.logger.Error("skip malformed target state record", "connector", name, "offset", m.Offset, "err", err)
+		return
+	}
+	state, ok := rec["state.v2"].(string)
+	if !ok {
+		state, ok = rec["state"].(string)
+	}
+	switch {
+	case !ok:
+		v.logger.Error("skip target state record without a state", "connector", name, "offset", m.Offset)
+	case state == TargetStarted || state == TargetPaused || state == TargetStopped:
+		v.states[name] = state
+	default:
+		v.logger.Error("skip target state record with an unknown state", "connector", name, "offset", m.Offset, "state", state)
+	}
+}
+
+func (v *configView) connectorConfig(name string) (map[string]string, bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	props, ok := v.connectors[name]
+	if !ok {
+		return nil, false
+	}
+	return maps.Clone(props), true
+}
+
+func (v *configView) targetState(name string) (string, bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if s, ok := v.states[name]; ok {
+		return s, true
+	}
+	if _, ok := v.connectors[name]; ok {
+		// A connector without a target-state record runs (spec §2.3 "Defaults").
+		return TargetStarted, true
+	}
+	return "", false
+}

@@ -1,0 +1,215 @@
+package offsetstore
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// SourceRecord is one live key of an offsets topic: its exact key bytes, latest value (never nil:
+// tombstoned keys are dropped) and the topic partition it was read from.
+type SourceRecord struct {
+	Key, Value []byte
+	Partition  int
+}
+
+// offsetsView is KafkaOffsetBackingStore's data map plus its connectorPartitions index (spec
+// §3.4): the latest value per exact key bytes, and the live keys of each connector, so a request
+// for one connector never scans the topic.
+type offsetsView struct {
+	mu sync.RWMutex
+	// keys maps exact key bytes to the latest value. The map's string keys alias the record
+	// buffers Log hands over (see apply), so each live key costs its record bytes plus map slots.
+	keys   map[string]offsetEntry
+	byConn map[string]map[string]struct{}
+}
+
+type offsetEntry struct {
+	value     []byte
+	partition int32
+}
+
+func newOffsetsView() *offsetsView {
+	return &offsetsView{keys: map[string]offsetEntry{}, byConn: map[string]map[string]struct{}{}}
+}
+
+// apply keeps the latest value per key. Keys that are not [string, object|null] are stored but
+// not indexed, as Connect does.
+func (v *offsetsView) apply(msgs []kafka.Message) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Key == nil {
+			continue // Connect never writes a null key; a foreign one cannot be looked up
+		}
+		if m.Value == nil {
+			v.remove(m.Key)
+			continue
+		}
+		// Log gives every record fresh, never-mutated bytes, so the key can be viewed as a string
+		// without a copy. Assigning to an existing map key also replaces the stored key string
+		// (Go updates string keys on overwrite), so the previous record's buffer is released.
+		key := unsafe.String(unsafe.SliceData(m.Key), len(m.Key))
+		_, existed := v.keys[key]
+		v.keys[key] = offsetEntry{value: m.Value, partition: int32(m.Partition)}
+		if existed {
+			// The index holds the key string too: point it at the new buffer as well.
+			if name, ok := keyConnector(m.Key); ok {
+				if set := v.byConn[name]; set != nil {
+					set[key] = struct{}{}
+				}
+			}
+			continue
+		}
+		name, ok := keyConnector(m.Key)
+		if !ok {
+			continue
+		}
+		set := v.byConn[name]
+		if set == nil {
+			set = map[string]struct{}{}
+			v.byConn[string([]byte(name))] = set // own copy: name may alias a buffer
+		}
+		set[key] = struct{}{}
+	}
+}
+
+func (v *offsetsView) remove(key []byte) {
+	if _, ok := v.keys[string(key)]; !ok {
+		return
+	}
+	delete(v.keys, string(key))
+	name, ok := keyConnector(key)
+	if !ok {
+		return
+	}
+	if set := v.byConn[name]; set != nil {
+		delete(set, string(key))
+		if len(set) == 0 {
+			delete(v.byConn, name)
+		}
+	}
+}
+
+// records returns the live keys of connector ordered by partition, then key bytes.
+func (v *offsetsView) records(connector string) []SourceRecord {
+	v.mu.RLock()
+	set := v.byConn[connector]
+	out := make([]SourceRecord, 0, len(set))
+	for k := range set {
+		e := v.keys[k]
+		// Copies: the view's buffers are shared, callers may change theirs.
+		out = append(out, SourceRecord{Key: []byte(k), Value: bytes.Clone(e.value), Partition: int(e.partition)})
+	}
+	v.mu.RUnlock()
+	slices.SortFunc(out, func(a, b SourceRecord) int {
+		if c := cmp.Compare(a.Partition, b.Partition); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.Key, b.Key)
+	})
+	return out
+}
+
+// keyConnector returns the connector name of an offsets key, [name, partition], following
+// OffsetUtils.processPartitionKey: a 2-element JSON array whose first element is a string and
+// whose second is an object or null. It scans the bytes without decoding them (loads call it for
+// every record), falling back to encoding/json only for a name with escapes. The returned string
+// may alias key.
+func keyConnector(key []byte) (string, bool) {
+	i := skipSpace(key, 0)
+	if i >= len(key) || key[i] != '[' {
+		return "", false
+	}
+	i = skipSpace(key, i+1)
+	if i >= len(key) || key[i] != '"' {
+		return "", false
+	}
+	end, escaped := scanString(key, i)
+	if end < 0 {
+		return "", false
+	}
+	raw := key[i : end+1]
+	i = skipSpace(key, end+1)
+	if i >= len(key) || key[i] != ',' {
+		return "", false
+	}
+	i = skipSpace(key, i+1)
+	switch {
+	case i < len(key) && key[i] == '{':
+		if i = skipObject(key, i); i < 0 {
+			return "", false
+		}
+	case bytes.HasPrefix(key[i:], []byte("null")):
+		i += len("null")
+	default:
+		return "", false
+	}
+	i = skipSpace(key, i)
+	if i >= len(key) || key[i] != ']' || skipSpace(key, i+1) != len(key) {
+		return "", false
+	}
+	if !escaped {
+		inner := raw[1 : len(raw)-1]
+		return unsafe.String(unsafe.SliceData(inner), len(inner)), true
+	}
+	var name string
+	if err := json.Unmarshal(raw, &name); err != nil {
+		return "", false
+	}
+	return name, true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scanString returns the index of the closing quote of the JSON string opening at b[i], or -1,
+// and whether the string has escapes.
+func scanString(b []byte, i int) (int, bool) {
+	escaped := false
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			return j, escaped
+		}
+	}
+	return -1, escaped
+}
+
+// skipObject returns the index after the JSON object opening at b[i] (balanced braces and
+// brackets, strings honoured), or -1. It does not validate the members: Connect's readers would
+// reject a malformed key anyway, and the agent never writes one.
+func skipObject(b []byte, i int) int {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			end, _ := scanString(b, j)
+			if end < 0 {
+				return -1
+			}
+			j = end
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		}
+	}
+	return -1
+}

@@ -1,0 +1,147 @@
+package offsetstore
+
+import (
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+)
+
+func TestKeyConnector(t *testing.T) {
+	tests := []struct {
+		name string
+		key  string
+		want string
+		ok   bool
+	}{
+		{name: "file source", key: `["file-src-1",{"filename":"test.txt"}]`, want: "file-src-1", ok: true},
+		{name: "nested quotes and braces in partition", key: `["a",{"k":"}]\"{"}]`, want: "a", ok: true},
+		{name: "null partition", key: `["a",null]`, want: "a", ok: true},
+		{name: "escaped name", key: `["a\"b\u00e9",{}]`, want: "a\"bé", ok: true},
+		{name: "raw utf8 name", key: `["é",{}]`, want: "é", ok: true},
+		{name: "spaces", key: ` [ "a" , { } ] `, want: "a", ok: true},
+		{name: "three elements", key: `["a",{},1]`},
+		{name: "partition is a string", key: `["a","b"]`},
+		{name: "name is a number", key: `[1,{}]`},
+		{name: "one element", key: `["a"]`},
+		{name: "not an array", key: `{"a":1}`},
+		{name: "unterminated", key: `["a",{"x":1]`},
+		{name: "empty", key: ``},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := keyConnector([]byte(tt.key))
+			require.Equal(t, tt.ok, ok)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestOffsetsViewApply(t *testing.T) {
+	msg := func(p int, key, value string) kafka.Message {
+		m := kafka.Message{Partition: p, Key: []byte(key)}
+		if value != "~" {
+			m.Value = []byte(value)
+		}
+		return m
+	}
+	v := newOffsetsView()
+	v.apply([]kafka.Message{
+		msg(3, `["a",{"f":"1"}]`, `{"position":1}`),
+		msg(1, `["a",{"f":"2"}]`, `{"position":2}`),
+		msg(1, `["b",{"f":"1"}]`, `{"position":3}`),
+		msg(2, `not json`, `{"position":4}`),
+		msg(3, `["a",{"f":"1"}]`, `{"position":10}`), // overwrite
+		msg(1, `["b",{"f":"1"}]`, "~"),               // tombstone
+		msg(1, `["c",{}]`, "~"),                      // tombstone of an unknown key
+		msg(0, `["a",{"f":"0"}]`, ``),                // empty, non-null value is live
+	})
+	require.Equal(t, []SourceRecord{
+		{Key: []byte(`["a",{"f":"0"}]`), Value: []byte{}, Partition: 0},
+		{Key: []byte(`["a",{"f":"2"}]`), Value: []byte(`{"position":2}`), Partition: 1},
+		{Key: []byte(`["a",{"f":"1"}]`), Value: []byte(`{"position":10}`), Partition: 3},
+	}, v.records("a"))
+	require.Empty(t, v.records("b"))
+	require.NotContains(t, v.byConn, "b")
+	require.Len(t, v.keys, 4) // the unindexed key is kept, as Connect keeps it
+
+	v.apply([]kafka.Message{msg(0, `["a",{"f":"0"}]`, "~"), msg(1, `["a",{"f":"2"}]`, "~"), msg(3, `["a",{"f":"1"}]`, "~")})
+	require.Empty(t, v.records("a"))
+	require.Empty(t, v.byConn)
+}
+
+func TestConfigViewTargetState(t *testing.T) {
+	const tomb = "~"
+	tests := []struct {
+		name      string
+		records   [][2]string // key, value (tomb = tombstone)
+		connector string
+		want      string
+		ok        bool
+	}{
+		{name: "v1 prefers state.v2", records: [][2]string{{"target-state-c", `{"state":"PAUSED","state.v2":"STOPPED"}`}}, connector: "c", want: "STOPPED", ok: true},
+		{name: "v0 fallback", records: [][2]string{{"target-state-c", `{"state":"PAUSED"}`}}, connector: "c", want: "PAUSED", ok: true},
+		{name: "state.v2 not a string falls back", records: [][2]string{{"target-state-c", `{"state":"PAUSED","state.v2":7}`}}, connector: "c", want: "PAUSED", ok: true},
+		{name: "unknown value is ignored", records: [][2]string{
+			{"target-state-c", `{"state":"PAUSED","state.v2":"PAUSED"}`},
+			{"target-state-c", `{"state":"X","state.v2":"RUNNING"}`},
+		}, connector: "c", want: "PAUSED", ok: true},
+		{name: "connector without state is started", records: [][2]string{{"connector-c", `{"properties":{"name":"c"}}`}}, connector: "c", want: "STARTED", ok: true},
+		{name: "tombstone falls back to started", records: [][2]string{
+			{"target-state-c", `{"state":"PAUSED","state.v2":"STOPPED"}`},
+			{"connector-c", `{"properties":{"name":"c"}}`},
+			{"target-state-c", tomb},
+		}, connector: "c", want: "STARTED", ok: true},
+		{name: "tombstones remove both", records: [][2]string{
+			{"connector-c", `{"properties":{"name":"c"}}`},
+			{"target-state-c", `{"state":"STARTED","state.v2":"STARTED"}`},
+			{"connector-c", tomb},
+			{"target-state-c", tomb},
+		}, connector: "c"},
+		{name: "state for a missing connector is kept", records: [][2]string{{"target-state-c", `{"state":"PAUSED","state.v2":"STOPPED"}`}}, connector: "c", want: "STOPPED", ok: true},
+		{name: "connector named state-c", records: [][2]string{{"connector-state-c", `{"properties":{}}`}}, connector: "state-c", want: "STARTED", ok: true},
+		{name: "malformed is skipped", records: [][2]string{{"target-state-c", `[`}}, connector: "c"},
+		{name: "unknown", connector: "c"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := newConfigView(slog.New(slog.DiscardHandler))
+			var msgs []kafka.Message
+			for i, r := range tt.records {
+				m := kafka.Message{Offset: int64(i), Key: []byte(r[0])}
+				if r[1] != tomb {
+					m.Value = []byte(r[1])
+				}
+				msgs = append(msgs, m)
+			}
+			v.apply(msgs)
+			got, ok := v.targetState(tt.connector)
+			require.Equal(t, tt.ok, ok)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestConfigViewConnectorConfig(t *testing.T) {
+	v := newConfigView(slog.New(slog.DiscardHandler))
+	v.apply([]kafka.Message{
+		{Key: []byte("connector-c"), Value: []byte(`{"properties":{"name":"c","tasks.max":"1","odd":5}}`)},
+		{Key: []byte("connector-d"), Value: []byte(`{"properties":{"name":"d"}}`)},
+		{Key: []byte("task-c-0"), Value: []byte(`{"properties":{"x":"y"}}`)},
+		{Key: []byte("commit-c"), Value: []byte(`{"tasks":1}`)},
+		{Key: []byte("connector-e"), Value: []byte(`{"nope":1}`)},
+		{Key: []byte("connector-d")},
+	})
+	props, ok := v.connectorConfig("c")
+	require.True(t, ok)
+	require.Equal(t, map[string]string{"name": "c", "tasks.max": "1", "odd": "5"}, props)
+	props["name"] = "changed" // a copy
+	props, _ = v.connectorConfig("c")
+	require.Equal(t, "c", props["name"])
+	for _, name := range []string{"d", "e", "c-0"} {
+		_, ok := v.connectorConfig(name)
+		require.False(t, ok, fmt.Sprintf("connector %q", name))
+	}
+}

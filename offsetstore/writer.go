@@ -1,0 +1,145 @@
+package offsetstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// Write tuning. kafka-go's Writer sends one batch at a time per partition (ordered, like
+// Connect's max.in.flight=1 producers) and the partitions in parallel. Batches are capped by
+// bytes rather than count, so a 100,000-record call goes out in ~1 MiB produce requests.
+const (
+	writeBatchSize    = 100_000
+	writeBatchBytes   = 1 << 20
+	writeBatchTimeout = time.Millisecond
+	// writeChunk bounds how many records are queued before Write looks at ctx again: kafka-go
+	// cannot withdraw queued records, so Write waits for each chunk to settle to count them.
+	writeChunk = 50_000
+)
+
+// Record is one record to write. A nil Value is a tombstone. Partition < 0 means the partition is
+// computed like Kafka's default partitioner (PartitionFor over the topic's partition count), so a
+// key always lands where Connect would put it (spec §3.3).
+type Record struct {
+	Key, Value []byte
+	Partition  int
+}
+
+// WriteError reports a Write that failed part way. Records of one partition are sent in order,
+// but partitions are independent, so the acknowledged records need not be a prefix of the call.
+type WriteError struct {
+	// Written is how many records were acknowledged by the broker.
+	Written int
+	// Failed holds the indexes (into the records passed to Write), ascending, of the records
+	// that were not acknowledged: they may or may not be in the topic.
+	Failed []int
+	// Err is the first cause.
+	Err error
+}
+
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("%d of %d records written: %v", e.Written, e.Written+len(e.Failed), e.Err)
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// explicitBalancer sends each message to its Partition field: kafka-go's Writer ignores
+// Message.Partition unless the Balancer reads it.
+type explicitBalancer struct{}
+
+func (explicitBalancer) Balance(msg kafka.Message, _ ...int) int { return msg.Partition }
+
+func newWriter(opts Options) *kafka.Writer {
+	w := &kafka.Writer{
+		Addr:         kafka.TCP(opts.Brokers...),
+		Balancer:     explicitBalancer{},
+		RequiredAcks: kafka.RequireAll,
+		BatchSize:    writeBatchSize,
+		BatchBytes:   writeBatchBytes,
+		BatchTimeout: writeBatchTimeout,
+	}
+	if opts.Transport != nil {
+		w.Transport = opts.Transport
+	}
+	return w
+}
+
+// Write writes recs to topic with acks=all, in order per partition, batched and with the
+// partitions in flight in parallel. It returns once every record is acknowledged. On failure it
+// returns a *WriteError saying which records were acknowledged, so callers can clean up precisely.
+// Cancelling ctx stops Write from queueing further records; records already queued are waited for.
+func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	n, err := partitionCount(ctx, s.client, topic)
+	if err != nil {
+		return &WriteError{Failed: indexes(0, len(recs)), Err: fmt.Errorf("write to topic %q: %w", topic, err)}
+	}
+	msgs := make([]kafka.Message, len(recs))
+	for i, r := range recs {
+		p := r.Partition
+		if p < 0 {
+			p = PartitionFor(r.Key, n)
+		}
+		if p >= n {
+			return &WriteError{Failed: indexes(0, len(recs)), Err: fmt.Errorf("write to topic %q: record %d: partition %d of %d", topic, i, p, n)}
+		}
+		msgs[i] = kafka.Message{Topic: topic, Partition: p, Key: r.Key, Value: r.Value}
+	}
+
+	var failed []int
+	var first error
+	for start := 0; start < len(msgs); start += writeChunk {
+		end := min(start+writeChunk, len(msgs))
+		if err := ctx.Err(); err != nil {
+			failed = append(failed, indexes(start, len(msgs))...)
+			first = cmpErr(first, err)
+			break
+		}
+		// WithoutCancel: once queued, kafka-go sends the records whatever ctx does; returning early
+		// would lose track of which were acknowledged.
+		err := s.writer.WriteMessages(context.WithoutCancel(ctx), msgs[start:end]...)
+		var werrs kafka.WriteErrors
+		switch {
+		case err == nil:
+		case errors.As(err, &werrs):
+			for i, e := range werrs {
+				if e != nil {
+					failed = append(failed, start+i)
+					first = cmpErr(first, e)
+				}
+			}
+		default:
+			failed = append(failed, indexes(start, end)...)
+			first = cmpErr(first, err)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return &WriteError{
+		Written: len(recs) - len(failed),
+		Failed:  failed,
+		Err:     fmt.Errorf("write to topic %q: %w", topic, first),
+	}
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+func indexes(from, to int) []int {
+	out := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
