@@ -45,8 +45,10 @@ func float64Of(n offsetstore.Number) float64 {
 	return f
 }
 
-// javaDouble formats f as Java's Double.toString (JDK 19+, shortest digits): plain decimal with at
-// least one fractional digit for 1e-3 <= |f| < 1e7, else d.dddE<exp>.
+// javaDouble formats f as Java's Double.toString: plain decimal with at least one fractional digit for
+// 1e-3 <= |f| < 1e7, else d.dddE<exp>. Digits are the shortest that round-trip, as JDK 19+ prints them;
+// older JDKs print a longer form for a few values (JDK 17: 2e23 -> 1.9999999999999998E23) and
+// Double.MIN_VALUE prints as 4.9E-324 everywhere, here as 5.0E-324. Only messages depend on it.
 func javaDouble(f float64) string {
 	switch {
 	case math.IsNaN(f):
@@ -206,14 +208,15 @@ func parseJavaInteger(s string, bits int) (int64, bool) {
 	return n.Int64(), true
 }
 
-// decimalDigit returns the value of a Unicode decimal digit (category Nd). Every Nd range of the
-// Unicode tables is a run of whole 0-9 blocks starting at a zero, so the value is the offset from the
-// range start modulo 10.
+// decimalDigit returns the value of a Unicode decimal digit (category Nd) as Character.digit(char, 10)
+// does: Java parses UTF-16 chars, so digits outside the BMP (surrogate pairs) are not digits. Every Nd
+// range of the Unicode tables is a run of whole 0-9 blocks starting at a zero, so the value is the
+// offset from the range start modulo 10.
 func decimalDigit(r rune) (int, bool) {
 	if r >= '0' && r <= '9' {
 		return int(r - '0'), true
 	}
-	if !unicode.Is(unicode.Nd, r) {
+	if r > 0xFFFF || !unicode.Is(unicode.Nd, r) {
 		return 0, false
 	}
 	for _, rg := range unicode.Nd.R16 {
