@@ -1,0 +1,203 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// Options are the agent's dependencies besides its Config.
+type Options struct {
+	Logger   *slog.Logger
+	Registry prometheus.Registerer
+	// Gatherer serves /metrics (usually the same registry as Registry).
+	Gatherer prometheus.Gatherer
+	// Version is the build's version for offsetagent_build_info.
+	Version string
+	// Fault, when not nil, is called at named points of every request (see handlers.Options).
+	Fault func(point string)
+	// Listener, when not nil, is used instead of listening on Config.HTTPAddr (tests).
+	Listener net.Listener
+	// Stages, when not nil, replaces the staged creation (benchmarks measure the request/result
+	// loop with a no-op here).
+	Stages Processor
+}
+
+// Processor turns a decoded request into an outcome. *handlers.Creator is the real one.
+type Processor interface {
+	Create(ctx context.Context, req *events.Request) *handlers.Outcome
+}
+
+// Agent is one running offsetagent replica.
+type Agent struct {
+	cfg     Config
+	opts    Options
+	log     *slog.Logger
+	metrics *Metrics
+	conns   *Connections
+	client  *kafka.Client
+	store   *offsetstore.Store
+	proc    Processor
+	results *resultLog
+	writer  *kafka.Writer
+
+	ready    atomic.Bool
+	stopping atomic.Bool
+	// joined is set once the consumer group handed this replica its first assignment.
+	joined atomic.Bool
+}
+
+// New builds an agent. It validates cfg and reads TLS files but never dials.
+func New(cfg Config, opts Options) (*Agent, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid configuration: %w", err)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Registry == nil {
+		r := prometheus.NewRegistry()
+		opts.Registry, opts.Gatherer = r, r
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	conns, err := NewConnections(cfg.Security)
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{cfg: cfg, opts: opts, log: opts.Logger, conns: conns}
+	a.metrics = NewMetrics(opts.Registry, opts.Version)
+	a.client = &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: conns.Transport, Timeout: 30 * time.Second}
+	a.store, err = offsetstore.New(offsetstore.Options{
+		Brokers: cfg.Brokers, ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,
+		Transport: conns.Transport, Dialer: conns.Dialer, Logger: opts.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	pattern, err := cfg.OffsetsTopicPattern()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Stages != nil {
+		a.proc = opts.Stages
+	} else {
+		creator, err := handlers.NewCreator(handlers.Options{
+			Store: a.store, Registry: connectors.Builtin(),
+			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,
+			AllowedOffsetsTopics: pattern,
+			OnRetry:              func(r handlers.Reason) { a.metrics.Retries.WithLabelValues(string(r)).Inc() },
+			Fault:                opts.Fault,
+			Logger:               opts.Logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		a.proc = creator
+	}
+	a.results, err = newResultLog(offsetstore.Options{
+		Brokers: cfg.Brokers, Transport: conns.Transport, Dialer: conns.Dialer, Logger: opts.Logger,
+	}, cfg.ResultTopic)
+	if err != nil {
+		return nil, err
+	}
+	a.writer = &kafka.Writer{
+		Addr:         kafka.TCP(cfg.Brokers...),
+		Topic:        cfg.ResultTopic,
+		Balancer:     &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll,
+		// Results are small and latency matters: send as soon as a batch has anything.
+		BatchTimeout: time.Millisecond,
+		BatchSize:    1000,
+		MaxAttempts:  3,
+		Transport:    conns.Transport,
+	}
+	return a, nil
+}
+
+// Store returns the agent's view of Connect's topics (for the offsets subcommand and tests).
+func (a *Agent) Store() *offsetstore.Store { return a.store }
+
+// Ready reports whether the agent serves requests: views loaded, group joined, not stopping.
+func (a *Agent) Ready() bool { return a.ready.Load() && !a.stopping.Load() }
+
+// Run runs the agent until ctx is done or a part of it fails. On ctx's end it stops fetching,
+// finishes in-flight requests within Config.ShutdownTimeout, publishes their results, commits
+// and closes its clients, in that order.
+func (a *Agent) Run(ctx context.Context) error {
+	if err := a.prepareTopics(ctx); err != nil {
+		return err
+	}
+	// work outlives ctx by the shutdown timeout so that in-flight requests can finish.
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	stopWork := context.AfterFunc(ctx, func() {
+		a.stopping.Store(true)
+		t := time.AfterFunc(a.cfg.ShutdownTimeout, cancelWork)
+		context.AfterFunc(work, func() { t.Stop() })
+	})
+	defer stopWork()
+
+	g, gctx := errgroup.WithContext(ctx)
+	srv, err := a.httpServer()
+	if err != nil {
+		return err
+	}
+	g.Go(func() error { return srv.run(gctx) })
+	g.Go(func() error { return a.store.Run(gctx) })
+	g.Go(func() error { return a.results.log.Run(gctx) })
+	g.Go(func() error {
+		if err := a.store.WaitReady(gctx); err != nil {
+			return nil
+		}
+		if err := a.results.log.WaitReady(gctx); err != nil {
+			return nil
+		}
+		a.log.Info("views loaded", "config_topic", a.cfg.ConfigTopic, "offsets_topic", a.cfg.OffsetsTopic)
+		return a.consume(gctx, work)
+	})
+	g.Go(func() error { a.lagLoop(gctx); return nil })
+	err = g.Wait()
+	cancelWork()
+	if cerr := a.writer.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close result writer: %w", cerr)
+	}
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// prepareTopics checks Connect's topics (creating them only when configured to) and creates
+// the agent's own request and result topics when they are missing.
+func (a *Agent) prepareTopics(ctx context.Context) error {
+	if err := offsetstore.CheckConnectTopics(ctx, a.client, a.cfg.ConfigTopic, a.cfg.OffsetsTopic, a.cfg.CreateConnectTopics); err != nil {
+		return fmt.Errorf("check Connect topics: %w", err)
+	}
+	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.RequestTopic, a.cfg.RequestTopicPartitions, nil); err != nil {
+		return fmt.Errorf("ensure request topic: %w", err)
+	}
+	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.ResultTopic, a.cfg.RequestTopicPartitions, nil); err != nil {
+		return fmt.Errorf("ensure result topic: %w", err)
+	}
+	return nil
+}
+
+// httpServer serves metrics and probes.
+func (a *Agent) httpServer() (*server, error) {
+	return newServer(a.cfg.HTTPAddr, a.opts.Listener, a.opts.Gatherer, a.cfg.Pprof, a.Ready, a.log)
+}

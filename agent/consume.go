@@ -1,0 +1,232 @@
+package agent
+
+import (
+	"context"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// consume is the consumer-group loop. Each generation's assignment gets one fetcher per
+// partition; records go to a fixed set of lanes by record key, so requests for one connector
+// (keyed by its name) run in order while different connectors run in parallel, Concurrency at
+// a time. A generation ends on a rebalance or shutdown: the fetchers stop, requests already
+// started finish (bounded by the shutdown timeout), the partitions' offsets are committed, and
+// only then does the group move on, so the next owner of a partition starts after the last
+// request this replica finished and nothing runs twice.
+func (a *Agent) consume(ctx, work context.Context) error {
+	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
+		ID:      a.cfg.GroupID,
+		Brokers: a.cfg.Brokers,
+		Dialer:  a.conns.Dialer,
+		Topics:  []string{a.cfg.RequestTopic},
+		// A new group begins at the earliest request: requests published while no agent
+		// ran are processed when one starts.
+		StartOffset:           kafka.FirstOffset,
+		WatchPartitionChanges: true,
+		HeartbeatInterval:     time.Second,
+		SessionTimeout:        10 * time.Second,
+		RebalanceTimeout:      a.cfg.ShutdownTimeout + 10*time.Second,
+		JoinGroupBackoff:      time.Second,
+		Timeout:               10 * time.Second,
+	})
+	if err != nil {
+		return err
+	}
+	defer cg.Close()
+
+	lanes := newLanes(a.cfg.Concurrency, a.process, work)
+	defer lanes.close()
+
+	for {
+		gen, err := cg.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			a.log.Warn("consumer group generation failed", "err", err)
+			continue
+		}
+		a.joined.Store(true)
+		a.ready.Store(true)
+		assigned := gen.Assignments[a.cfg.RequestTopic]
+		a.log.Info("partitions assigned", "generation", gen.ID, "partitions", len(assigned))
+		// A previous owner may have published results it did not commit: see them before
+		// deciding whether a redelivered request is new.
+		if err := a.results.log.Sync(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("read result topic", "err", err)
+		}
+		for _, pa := range assigned {
+			pa := pa
+			gen.Start(func(gctx context.Context) {
+				a.consumePartition(ctx, gctx, gen, lanes, pa)
+			})
+		}
+		if len(assigned) == 0 {
+			gen.Start(func(gctx context.Context) {
+				select {
+				case <-gctx.Done():
+				case <-ctx.Done():
+				}
+			})
+		}
+	}
+}
+
+// consumePartition fetches one partition for one generation and commits its finished
+// prefix. It returns when the generation or the agent ends, after draining.
+func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generation, lanes *lanes, pa kafka.PartitionAssignment) {
+	topic := a.cfg.RequestTopic
+	r := kafka.NewReader(kafka.ReaderConfig{
+		Brokers:   a.cfg.Brokers,
+		Topic:     topic,
+		Partition: pa.ID,
+		Dialer:    a.conns.Dialer,
+		MinBytes:  1,
+		MaxBytes:  a.cfg.MaxRequestBytes + 1<<20,
+		MaxWait:   250 * time.Millisecond,
+		// Keep prefetching modest: records fetched but not started are fetched again by the
+		// next owner after a rebalance.
+		QueueCapacity:  64,
+		ReadBackoffMin: 50 * time.Millisecond,
+		ReadBackoffMax: time.Second,
+	})
+	defer r.Close()
+	if err := r.SetOffset(pa.Offset); err != nil {
+		a.log.Error("set fetch offset", "topic", topic, "partition", pa.ID, "offset", pa.Offset, "err", err)
+		return
+	}
+	tr := newTracker()
+	stop, cancel := context.WithCancel(gctx)
+	defer cancel()
+	context.AfterFunc(ctx, cancel)
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // committer
+		defer wg.Done()
+		a.commitLoop(stop, gen, topic, pa.ID, tr)
+	}()
+
+	for {
+		msg, err := r.FetchMessage(stop)
+		if err != nil {
+			if stop.Err() != nil {
+				break
+			}
+			a.log.Warn("fetch request", "topic", topic, "partition", pa.ID, "err", err)
+			continue
+		}
+		a.metrics.InFlight.Inc()
+		it := tr.add(msg.Offset)
+		if !lanes.submit(stop, laneKey(&msg), job{msg: msg, item: it, received: time.Now()}) {
+			a.metrics.InFlight.Dec()
+			tr.abandon(it)
+			break
+		}
+	}
+	// Stop: requests not yet started are abandoned (the next owner fetches them again);
+	// started ones finish, bounded by the shutdown timeout, then the final commit.
+	tr.abandonQueued()
+	drained := tr.waitStarted(a.cfg.ShutdownTimeout)
+	wg.Wait()
+	if next, ok := tr.committable(); ok {
+		if err := commitWithRetry(gen, topic, pa.ID, next); err != nil {
+			a.log.Error("final commit", "topic", topic, "partition", pa.ID, "offset", next, "err", err)
+		}
+	}
+	if !drained {
+		a.log.Warn("shutdown timeout reached with requests still running", "topic", topic, "partition", pa.ID)
+	}
+}
+
+// commitLoop commits the partition's finished prefix as it grows.
+func (a *Agent) commitLoop(ctx context.Context, gen *kafka.Generation, topic string, partition int, tr *tracker) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tr.changed:
+		}
+		next, ok := tr.committable()
+		if !ok {
+			continue
+		}
+		if err := gen.CommitOffsets(map[string]map[int]int64{topic: {partition: next}}); err != nil {
+			// The final commit after the drain retries; a failed intermediate commit only
+			// means a later one covers it.
+			a.log.Warn("commit request offset", "topic", topic, "partition", partition, "offset", next, "err", err)
+			tr.uncommit()
+		}
+	}
+}
+
+func commitWithRetry(gen *kafka.Generation, topic string, partition int, next int64) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if err = gen.CommitOffsets(map[string]map[int]int64{topic: {partition: next}}); err == nil {
+			return nil
+		}
+		time.Sleep(time.Duration(100*(attempt+1)) * time.Millisecond)
+	}
+	return err
+}
+
+// laneKey picks the lane of a record: its key (the connector name), else its partition.
+func laneKey(m *kafka.Message) uint32 {
+	h := fnv.New32a()
+	if len(m.Key) > 0 {
+		_, _ = h.Write(m.Key)
+	} else {
+		_, _ = h.Write([]byte{byte(m.Partition), byte(m.Partition >> 8)})
+	}
+	return h.Sum32()
+}
+
+// job is one fetched request on its way through a lane.
+type job struct {
+	msg      kafka.Message
+	item     *item
+	received time.Time
+}
+
+// lanes are Concurrency serial workers.
+type lanes struct {
+	chans []chan job
+	wg    sync.WaitGroup
+}
+
+func newLanes(n int, process func(context.Context, job), work context.Context) *lanes {
+	l := &lanes{chans: make([]chan job, n)}
+	for i := range l.chans {
+		ch := make(chan job, 16)
+		l.chans[i] = ch
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for j := range ch {
+				process(work, j)
+			}
+		}()
+	}
+	return l
+}
+
+// submit queues j on its lane; false when ctx ended first.
+func (l *lanes) submit(ctx context.Context, key uint32, j job) bool {
+	select {
+	case l.chans[key%uint32(len(l.chans))] <- j:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (l *lanes) close() {
+	for _, ch := range l.chans {
+		close(ch)
+	}
+	l.wg.Wait()
+}

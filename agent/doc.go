@@ -1,0 +1,11 @@
+// Package agent is offsetagent's runtime: it consumes request events from the request topic
+// as one member of a consumer group, dispatches them to bounded per-connector lanes (requests
+// for one connector run in order, different connectors in parallel), runs each through
+// handlers.Creator, publishes its result event, and commits a request's offset only after the
+// broker acknowledged its result and every earlier request of the partition is done. It also
+// serves /metrics, /healthz and /readyz.
+//
+// The caller (cmd/offsetagent) owns the environment, flags, signals and process exit; New
+// takes plain values, a *slog.Logger and a prometheus.Registerer so that tests can embed the
+// agent.
+package agent

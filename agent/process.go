@@ -1,0 +1,175 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers"
+)
+
+// process runs one request record to an acknowledged result. The item is marked done (and so
+// becomes committable) only after the broker acknowledged the result; if the agent stops
+// before that, the record stays uncommitted and is fetched again.
+func (a *Agent) process(work context.Context, j job) {
+	defer a.metrics.InFlight.Dec()
+	if !j.item.start() {
+		return // abandoned: the partition was revoked before the request started
+	}
+	out, dup := a.outcome(work, &j.msg)
+	if dup {
+		a.metrics.Requests.WithLabelValues(ResultDuplicate).Inc()
+		j.item.done()
+		return
+	}
+	if err := a.publish(work, out); err != nil {
+		a.log.Error("publish result", "connector", out.Result.Name, "request_id", out.Result.RequestID, "err", err)
+		return
+	}
+	a.observe(out, time.Since(j.received))
+	j.item.done()
+}
+
+// outcome decodes and runs the request. dup is true for a request whose result is already out.
+func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers.Outcome, dup bool) {
+	req, err := events.DecodeRequest(msg, a.cfg.MaxRequestBytes)
+	if err != nil {
+		a.log.Warn("undecodable request", "topic", msg.Topic, "partition", msg.Partition, "offset", msg.Offset, "err", err)
+		return decodeFailure(msg, err), false
+	}
+	if a.results.seen(req.Source, req.ID) {
+		a.log.Info("duplicate request skipped", "connector", req.Data.Name, "request_id", req.ID)
+		return nil, true
+	}
+	if len(a.cfg.AllowedSources) > 0 && !slices.Contains(a.cfg.AllowedSources, req.Source) {
+		return refused(req), false
+	}
+	start := time.Now()
+	out = a.proc.Create(work, req)
+	a.log.Info("request finished", "connector", out.Result.Name, "request_id", req.ID,
+		"result", out.EventType, "failed_step", out.Result.FailedStep, "duration", time.Since(start))
+	return out, false
+}
+
+// publish writes the outcome's result event and waits for the broker's acknowledgement,
+// retrying until it is out or the agent's work context ends: every request ends with exactly
+// one result.
+func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
+	msg, err := events.ResultMessage(a.cfg.ResultTopic, out.EventType, &out.Result, "")
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	// The request's identity rides in headers too, so the dedupe view reads results without
+	// decoding their data.
+	msg.Headers = append(msg.Headers,
+		kafka.Header{Key: "ce_requestid", Value: []byte(out.Result.RequestID)},
+		kafka.Header{Key: "ce_requestsource", Value: []byte(out.Result.RequestSource)})
+	msg.Topic = "" // the writer names the topic
+	backoff := handlers.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second, Attempts: 1 << 30}
+	err = handlers.Retry(work, backoff, func(r handlers.Reason) { a.metrics.Retries.WithLabelValues(string(r)).Inc() },
+		func(ctx context.Context) error { return firstWriteError(a.writer.WriteMessages(ctx, msg)) })
+	if err != nil {
+		return err
+	}
+	a.results.add(out.Result.RequestSource, out.Result.RequestID)
+	return nil
+}
+
+// firstWriteError unwraps kafka-go's per-message WriteErrors so that the classifier sees
+// the broker's error.
+func firstWriteError(err error) error {
+	var werr kafka.WriteErrors
+	if errors.As(err, &werr) {
+		for _, e := range werr {
+			if e != nil {
+				return e
+			}
+		}
+	}
+	return err
+}
+
+// observe records the metrics of a finished request.
+func (a *Agent) observe(out *handlers.Outcome, d time.Duration) {
+	result := ResultSucceeded
+	switch out.EventType {
+	case events.TypeCreateFailed:
+		result = ResultFailed
+		a.metrics.StageFailures.WithLabelValues(out.Result.FailedStep).Inc()
+	case events.TypeCreatePlanned:
+		result = ResultPlanned
+	}
+	a.metrics.Requests.WithLabelValues(result).Inc()
+	for _, s := range out.Result.Stages {
+		if s.Outcome != events.OutcomeSkipped {
+			a.metrics.StageDuration.WithLabelValues(s.Stage).Observe(s.DurationSeconds)
+		}
+	}
+	if t := string(out.ConnectorType); t == "source" || t == "sink" {
+		a.metrics.OffsetsWritten.WithLabelValues(t).Add(float64(out.OffsetsWritten))
+		a.metrics.OffsetsWiped.WithLabelValues(t).Add(float64(out.OffsetsWiped))
+	}
+	a.metrics.RequestDuration.Observe(d.Seconds())
+}
+
+// skippedAfter lists the stages after decode_request as skipped.
+func skippedStages(first events.StageReport) []events.StageReport {
+	out := []events.StageReport{first}
+	for _, s := range handlers.Steps()[1:] {
+		out = append(out, events.StageReport{Stage: string(s), Outcome: events.OutcomeSkipped})
+	}
+	return out
+}
+
+// decodeFailure is the failed outcome of a record that is not a decodable request. It names
+// the record so that its producer can find it.
+func decodeFailure(msg *kafka.Message, err error) *handlers.Outcome {
+	name := ""
+	if utf8.Valid(msg.Key) {
+		name = string(msg.Key)
+	}
+	var id, source string
+	for _, h := range msg.Headers {
+		switch h.Key {
+		case "ce_id":
+			id = string(h.Value)
+		case "ce_source":
+			source = string(h.Value)
+		}
+	}
+	if !utf8.ValidString(id) {
+		id = ""
+	}
+	if !utf8.ValidString(source) {
+		source = ""
+	}
+	text := fmt.Sprintf("record %s/%d@%d is not a decodable request: %v", msg.Topic, msg.Partition, msg.Offset, err)
+	res := events.Result{
+		RequestID: id, RequestSource: source, Name: name,
+		Stages:     skippedStages(events.StageReport{Stage: string(handlers.StepDecode), Outcome: events.OutcomeFailed}),
+		FailedStep: string(handlers.StepDecode), ErrorCode: 400, Message: text,
+		Cleanup: &events.Cleanup{Summary: "nothing to undo: the request wrote nothing"},
+	}
+	return &handlers.Outcome{EventType: events.TypeCreateFailed, Result: res,
+		Failure: &handlers.Failure{Step: handlers.StepDecode, Code: 400, Message: text, Reason: handlers.ReasonPermanent}}
+}
+
+// refused is the failed outcome of a request from a source that is not allowed. It touches
+// nothing.
+func refused(req *events.Request) *handlers.Outcome {
+	text := fmt.Sprintf("requests from source %q are not allowed", req.Source)
+	res := events.Result{
+		RequestID: req.ID, RequestSource: req.Source, Name: req.Data.Name,
+		Stages:     skippedStages(events.StageReport{Stage: string(handlers.StepDecode), Outcome: events.OutcomeFailed}),
+		FailedStep: string(handlers.StepDecode), ErrorCode: 403, Message: text,
+		Cleanup: &events.Cleanup{Summary: "nothing to undo: the request wrote nothing"},
+	}
+	return &handlers.Outcome{EventType: events.TypeCreateFailed, Result: res,
+		Failure: &handlers.Failure{Step: handlers.StepDecode, Code: 403, Message: text, Reason: handlers.ReasonPermanent}}
+}

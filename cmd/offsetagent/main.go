@@ -1,0 +1,57 @@
+// Command offsetagent creates Kafka Connect connectors with initial offsets (KIP-995) from
+// CloudEvents requests, writing directly to Connect's internal topics.
+//
+// Subcommands: run, publish, offsets, demo, version. See the README.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Set at build time with -ldflags "-X main.version=... -X main.commit=...".
+var (
+	version = "dev"
+	commit  = "unknown"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+const usage = `usage: offsetagent <command> [flags]
+
+commands:
+  run [--embedded-broker]   run the agent (configuration from OFFSETAGENT_* variables)
+  publish [--wait] [--timeout D] [--mode binary|structured] [--dry-run] FILE|-
+                            publish a KIP-995 body as a create request
+  offsets NAME              print a connector's offsets in the GET /connectors/NAME/offsets shape
+  demo                      embedded broker + agent + the seed example, then exit
+  version                   print version, commit and Go version
+`
+
+// run dispatches a subcommand and returns the process exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(args[1:], stderr)
+	case "publish":
+		return cmdPublish(args[1:], stdin, stdout, stderr)
+	case "offsets":
+		return cmdOffsets(args[1:], stdout, stderr)
+	case "demo":
+		return cmdDemo(args[1:], stdout, stderr)
+	case "version":
+		return cmdVersion(stdout)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "offsetagent: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

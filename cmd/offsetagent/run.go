@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/offsetagent/offsetagent/agent"
+)
+
+// embeddedAddr is where `run --embedded-broker` and `demo` listen.
+const embeddedAddr = "127.0.0.1:9092"
+
+func cmdRun(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	embedded := fs.Bool("embedded-broker", false, "start an in-process Kafka broker on "+embeddedAddr+" holding Connect's topics")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cfg, err := loadConfig(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent: %v\n", err)
+		return 2
+	}
+	log, err := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent: %v\n", err)
+		return 2
+	}
+	if *embedded {
+		b, err := startEmbedded(embeddedAddr)
+		if err != nil {
+			log.Error("start embedded broker", "err", err)
+			return 1
+		}
+		defer b.Close()
+		cfg.Brokers = []string{b.Addr()}
+		cfg.CreateConnectTopics = true
+		log.Info("embedded broker started", "addr", b.Addr())
+	}
+	reg := newRegistry()
+	a, err := agent.New(cfg, agent.Options{Logger: log, Registry: reg, Gatherer: reg, Version: version, Fault: faultFromEnv()})
+	if err != nil {
+		log.Error("build agent", "err", err)
+		return 2
+	}
+	log.Info("starting", "version", version, "brokers", strings.Join(cfg.Brokers, ","), "request_topic", cfg.RequestTopic)
+	if err := a.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		log.Error("agent stopped", "err", err)
+		return 1
+	}
+	log.Info("stopped")
+	return 0
+}
+
+// loadConfig reads the agent's configuration from the environment.
+func loadConfig(ctx context.Context) (agent.Config, error) {
+	var cfg agent.Config
+	if err := envconfig.Process(ctx, &cfg); err != nil {
+		return cfg, fmt.Errorf("read configuration: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("invalid configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("OFFSETAGENT_LOG_LEVEL: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("OFFSETAGENT_LOG_FORMAT: %q, must be json or text", format)
+}
+
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// faultFromEnv returns a fault hook for crash tests: OFFSETAGENT_FAULT_EXIT_AT names a point
+// (e.g. "after:wipe_offsets") at which the process exits at once, as a SIGKILL would stop it.
+func faultFromEnv() func(string) {
+	at := os.Getenv("OFFSETAGENT_FAULT_EXIT_AT")
+	if at == "" {
+		return nil
+	}
+	return func(point string) {
+		if point == at {
+			os.Exit(137)
+		}
+	}
+}
+
+func cmdVersion(w io.Writer) int {
+	fmt.Fprintf(w, "offsetagent %s (commit %s, %s)\n", version, commit, runtime.Version())
+	return 0
+}

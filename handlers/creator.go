@@ -1,0 +1,289 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// Step names a stage of a request. The values are the "stage" and "failed_step" strings of
+// result events and the stage label of the metrics.
+type Step string
+
+// The steps, in execution order. StepDecode belongs to the agent: it is the step a record
+// that is not a decodable request fails at.
+const (
+	StepDecode          Step = "decode_request"
+	StepValidateConfig  Step = "validate_config"
+	StepValidateOffsets Step = "validate_offsets"
+	StepWipeOffsets     Step = "wipe_offsets"
+	StepWriteOffsets    Step = "write_offsets"
+	StepWriteConfig     Step = "write_config"
+)
+
+// Steps returns every step in execution order.
+func Steps() []Step {
+	return []Step{StepDecode, StepValidateConfig, StepValidateOffsets, StepWipeOffsets, StepWriteOffsets, StepWriteConfig}
+}
+
+// Failure is why a request failed: the step, the HTTP status Connect's REST would have
+// answered and the message (Connect's exact text wherever it has one).
+type Failure struct {
+	Step    Step
+	Code    int
+	Message string
+	// Reason classifies the underlying error (ReasonPermanent for validation failures).
+	Reason Reason
+}
+
+func (f *Failure) Error() string { return fmt.Sprintf("%s: %d %s", f.Step, f.Code, f.Message) }
+
+// badRequest, conflict and internal build stage errors with Connect's status codes.
+func badRequest(msg string) error { return &Failure{Code: 400, Message: msg, Reason: ReasonPermanent} }
+func conflict(msg string) error   { return &Failure{Code: 409, Message: msg, Reason: ReasonPermanent} }
+func internal(msg string) error   { return &Failure{Code: 500, Message: msg, Reason: ReasonPermanent} }
+
+// Store is what the stages need from Connect's internal topics. *offsetstore.Store is the
+// implementation; the interface keeps this package's view of it narrow.
+type Store interface {
+	Sync(ctx context.Context, topic string) error
+	Track(ctx context.Context, topic string) error
+	ConnectorConfig(name string) (map[string]string, bool)
+	SourceOffsets(topic, connector string) []offsetstore.SourceRecord
+	Write(ctx context.Context, topic string, recs []offsetstore.Record) error
+	GroupOffsets(ctx context.Context, group string) ([]offsetstore.GroupOffset, error)
+	GroupMembers(ctx context.Context, group string) (int, error)
+	DeleteGroup(ctx context.Context, group string) error
+	CommitGroupOffsets(ctx context.Context, group string, offsets []offsetstore.GroupOffset) error
+	Partitions(ctx context.Context, topic string) (int, error)
+}
+
+// Options configure a Creator.
+type Options struct {
+	Store    Store
+	Registry *connectors.Registry
+	// ConfigTopic and OffsetsTopic are Connect's config.storage.topic and offset.storage.topic.
+	ConfigTopic, OffsetsTopic string
+	// AllowedOffsetsTopics must match a connector's offsets.storage.topic.
+	AllowedOffsetsTopics *regexp.Regexp
+	// Backoff governs retries of transient Kafka errors; OnRetry is told each retry's reason.
+	Backoff Backoff
+	OnRetry func(Reason)
+	// Fault, when not nil, is called at named points of a request (stage boundaries and between
+	// the records of multi-record writes). Crash tests make it exit the process.
+	Fault  func(point string)
+	Logger *slog.Logger
+}
+
+// Creator runs create requests against one Connect cluster.
+type Creator struct {
+	opts Options
+}
+
+// NewCreator checks opts and returns a Creator.
+func NewCreator(opts Options) (*Creator, error) {
+	if opts.Store == nil || opts.Registry == nil {
+		return nil, errors.New("handlers: Store and Registry are required")
+	}
+	if opts.ConfigTopic == "" || opts.OffsetsTopic == "" {
+		return nil, errors.New("handlers: ConfigTopic and OffsetsTopic are required")
+	}
+	if opts.AllowedOffsetsTopics == nil {
+		opts.AllowedOffsetsTopics = regexp.MustCompile("^" + regexp.QuoteMeta(opts.OffsetsTopic) + "$")
+	}
+	if opts.Backoff.Attempts == 0 {
+		opts.Backoff = DefaultBackoff()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Creator{opts: opts}, nil
+}
+
+// Outcome is what a request came to.
+type Outcome struct {
+	// EventType is the result event's type: succeeded, failed or planned.
+	EventType string
+	Result    events.Result
+	// Failure is set when the request failed.
+	Failure *Failure
+	// ConnectorType is "source" or "sink" once validate_config decided it.
+	ConnectorType connectors.Type
+	// OffsetsWritten and OffsetsWiped count what the request did (for the metrics).
+	OffsetsWritten, OffsetsWiped int
+}
+
+// stage is one step of the pipeline.
+type stage struct {
+	step Step
+	run  func(ctx context.Context, j *job) error
+	// skip says whether the step does not apply to this request.
+	skip func(j *job) bool
+}
+
+func noOffsets(j *job) bool      { return !j.req.Data.HasInitialOffsets }
+func dryRun(j *job) bool         { return j.req.DryRun }
+func noOffsetsOrDry(j *job) bool { return noOffsets(j) || dryRun(j) }
+
+func (c *Creator) stages() []stage {
+	return []stage{
+		{step: StepValidateConfig, run: c.validateConfig},
+		{step: StepValidateOffsets, run: c.validateOffsets, skip: noOffsets},
+		{step: StepWipeOffsets, run: c.wipeOffsets, skip: noOffsetsOrDry},
+		{step: StepWriteOffsets, run: c.writeOffsets, skip: noOffsetsOrDry},
+		{step: StepWriteConfig, run: c.writeConfig, skip: dryRun},
+	}
+}
+
+// Create runs req through the stages and returns its outcome. It never returns an error: every
+// failure, including cleanup that failed, is part of the outcome. ctx bounds the whole request.
+func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
+	j := &job{req: req, name: req.Data.Name}
+	out := &Outcome{}
+	var failure *Failure
+	for _, st := range c.stages() {
+		if failure != nil || (st.skip != nil && st.skip(j)) {
+			j.reports = append(j.reports, events.StageReport{Stage: string(st.step), Outcome: events.OutcomeSkipped})
+			continue
+		}
+		c.fault("before:" + string(st.step))
+		start := time.Now()
+		err := st.run(ctx, j)
+		rep := events.StageReport{Stage: string(st.step), Outcome: events.OutcomeOK, DurationSeconds: time.Since(start).Seconds()}
+		if err != nil {
+			rep.Outcome = events.OutcomeFailed
+			failure = c.toFailure(st.step, err)
+		}
+		j.reports = append(j.reports, rep)
+		c.fault("after:" + string(st.step))
+	}
+	out.ConnectorType = j.typ
+	out.OffsetsWiped = j.wiped
+	out.OffsetsWritten = j.written
+	out.Result = events.Result{
+		RequestID:     req.ID,
+		RequestSource: req.Source,
+		Name:          j.name,
+		Stages:        j.reports,
+	}
+	if j.snapshotTaken {
+		out.Result.PreviousOffsets = j.previousOffsets()
+	}
+	switch {
+	case failure != nil:
+		out.EventType = events.TypeCreateFailed
+		out.Failure = failure
+		out.Result.FailedStep = string(failure.Step)
+		out.Result.ErrorCode = failure.Code
+		out.Result.Message = failure.Message
+		out.Result.Cleanup = c.cleanup(ctx, j, failure.Step)
+		out.OffsetsWritten = 0
+	case req.DryRun:
+		out.EventType = events.TypeCreatePlanned
+		c.fillSuccess(&out.Result, j)
+		out.Result.Plan = c.plan(ctx, j)
+	default:
+		out.EventType = events.TypeCreateSucceeded
+		c.fillSuccess(&out.Result, j)
+	}
+	return out
+}
+
+// fillSuccess sets the fields of a succeeded (or planned) result.
+func (c *Creator) fillSuccess(r *events.Result, j *job) {
+	r.Config = j.config.Redacted()
+	r.Type = string(j.typ)
+	r.InitialState = j.restState
+	written, wiped := j.written, j.wiped
+	r.OffsetsWritten, r.OffsetsWiped = &written, &wiped
+	if j.req.Data.HasInitialOffsets {
+		r.InitialOffsetsResponse = connectors.SuccessMessage(j.class)
+	}
+}
+
+// toFailure turns a stage's error into a Failure for step.
+func (c *Creator) toFailure(step Step, err error) *Failure {
+	var f *Failure
+	if errors.As(err, &f) {
+		out := *f
+		out.Step = step
+		return &out
+	}
+	reason, _ := Classify(err)
+	return &Failure{Step: step, Code: 500, Message: err.Error(), Reason: reason}
+}
+
+// retry runs op with the Creator's backoff.
+func (c *Creator) retry(ctx context.Context, op func(context.Context) error) error {
+	return Retry(ctx, c.opts.Backoff, c.opts.OnRetry, op)
+}
+
+func (c *Creator) fault(point string) {
+	if c.opts.Fault != nil {
+		c.opts.Fault(point)
+	}
+}
+
+// job is the state of one request as it moves through the stages.
+type job struct {
+	req     *events.Request
+	reports []events.StageReport
+
+	// Set by validate_config.
+	name      string
+	config    events.Config
+	props     map[string]string
+	class     *connectors.Class
+	typ       connectors.Type
+	state     string // config-topic target state: STARTED, PAUSED or STOPPED
+	restState string // REST spelling: RUNNING, PAUSED or STOPPED
+	// connectorTopic is the connector's own offsets.storage.topic when it differs from the
+	// global one ("" otherwise).
+	connectorTopic string
+	group          string // sink consumer group
+
+	// Set by validate_offsets.
+	records     []offsetstore.Record // new source offsets (non-null), partition computed per topic
+	sinkOffsets []offsetstore.GroupOffset
+
+	// Set by wipe_offsets: the snapshot of what was there.
+	snapshotTaken bool
+	prevSource    map[string][]offsetstore.SourceRecord // by topic
+	prevTopics    []string                              // the keys of prevSource, global topic first
+	prevGroup     []offsetstore.GroupOffset
+	wiped         int
+	// wipeStarted means tombstones or deletions may have reached the broker.
+	wipeStarted bool
+
+	// Set by write_offsets and write_config.
+	written      int
+	writtenTo    []string // topics write_offsets wrote to (or tried)
+	sinkWritten  bool
+	configTried  bool
+	targetStateK string
+}
+
+// sourceTopics are the offsets topics of a source connector, in wipe order: the global topic
+// first (Connect tombstones the secondary store first), then the connector's own.
+func (j *job) sourceTopics(global string) []string {
+	if j.connectorTopic != "" {
+		return []string{global, j.connectorTopic}
+	}
+	return []string{global}
+}
+
+// writeTopics are the topics new offsets go to, in Connect's order: the connector's own
+// (primary) topic first, then the global one.
+func (j *job) writeTopics(global string) []string {
+	t := j.sourceTopics(global)
+	slices.Reverse(t)
+	return t
+}

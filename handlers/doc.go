@@ -1,0 +1,11 @@
+// Package handlers holds what each request event does: the staged creation of a connector with
+// initial offsets (validate_config, validate_offsets, wipe_offsets, write_offsets, write_config,
+// in that order, as KIP-995 and our design lay them out) and, in handlers/connectors, the
+// per-connector-class offset rules.
+//
+// A Creator runs one request to its Outcome: the stage reports, the result event data and the
+// failure classification. It never publishes results or commits request offsets; the agent
+// runtime does that with the Outcome. Errors from Kafka are classified once (Classify): a
+// transient error is retried with capped exponential backoff inside the stage, a permanent one
+// fails the request.
+package handlers

@@ -1,0 +1,249 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// Connect's text for an alter request without offsets (spec §5.4 step 1).
+const msgNoOffsets = "Partitions / offsets need to be provided for an alter offsets request"
+
+// validateConfig applies Connect's POST /connectors checks in Connect's order (spec §8): the
+// name against config.name (400), a connector class (400), the aggregated ConfigDef errors
+// (400), then existence (409). It also settles the connector's type, target state and
+// offsets topics.
+func (c *Creator) validateConfig(ctx context.Context, j *job) error {
+	d := &j.req.Data
+	// ConnectorsResource trims the name; a null name is "".
+	j.name = strings.TrimSpace(d.Name)
+	if d.Config == nil {
+		// Connect answers a body without config with a NullPointerException (500); a clear
+		// message serves automation better and the status stays the same.
+		return internal("Connector config is missing: the request body must contain a \"config\" object")
+	}
+	cfg := make(events.Config, 0, len(d.Config)+1)
+	cfg = append(cfg, d.Config...)
+	if v, ok := cfg.Get("name"); ok {
+		if v != j.name {
+			return badRequest(fmt.Sprintf("Connector name configuration (%s) doesn't match connector name in the URL (%s)", v, j.name))
+		}
+	} else {
+		cfg = append(cfg, events.ConfigEntry{Key: "name", Value: j.name})
+	}
+	j.config = cfg
+	j.props = cfg.Map()
+
+	if _, ok := cfg.Get("connector.class"); !ok {
+		return badRequest(fmt.Sprintf("Connector config %s contains no connector type", javaMapString(cfg.Redacted())))
+	}
+	if errs := configErrors(j.name, cfg); len(errs) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Connector configuration is invalid and contains the following %d error(s):", len(errs))
+		for _, e := range errs {
+			b.WriteString("\n")
+			b.WriteString(e)
+		}
+		b.WriteString("\nYou can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`")
+		return badRequest(b.String())
+	}
+
+	state, rest, err := targetState(d.InitialState)
+	if err != nil {
+		return err
+	}
+	j.state, j.restState = state, rest
+
+	class := j.props["connector.class"]
+	j.class, _ = c.opts.Registry.Lookup(class)
+	j.typ = c.opts.Registry.TypeOf(j.props)
+
+	switch j.typ {
+	case connectors.Sink:
+		j.group = "connect-" + j.name
+		if g, ok := j.props["consumer.override.group.id"]; ok && g != "" {
+			j.group = g
+		}
+	case connectors.Source:
+		if t, ok := j.props["offsets.storage.topic"]; ok && strings.TrimSpace(t) != "" && t != c.opts.OffsetsTopic {
+			if !c.opts.AllowedOffsetsTopics.MatchString(t) {
+				return badRequest(fmt.Sprintf("offsets.storage.topic %q is not allowed: it must match %s", t, c.opts.AllowedOffsetsTopics))
+			}
+			j.connectorTopic = t
+		}
+	}
+
+	// The existence check reads the config topic to its end first, as Connect's leader does.
+	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, c.opts.ConfigTopic) }); err != nil {
+		return fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
+	}
+	if _, exists := c.opts.Store.ConnectorConfig(j.name); exists {
+		return conflict(fmt.Sprintf("Connector %s already exists", j.name))
+	}
+	if j.connectorTopic != "" && j.req.Data.HasInitialOffsets {
+		if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Track(ctx, j.connectorTopic) }); err != nil {
+			return fmt.Errorf("read connector offsets topic %q: %w", j.connectorTopic, err)
+		}
+	}
+	return nil
+}
+
+// configErrors returns ConfigDef's messages for the settings Connect's ConnectorConfig checks
+// itself, in definition order (name, then tasks.max), then one line per null value.
+func configErrors(name string, cfg events.Config) []string {
+	var errs []string
+	if name == "" {
+		errs = append(errs, "Invalid value  for configuration name: String may not be empty")
+	} else if codes := controlChars(name); len(codes) > 0 {
+		errs = append(errs, fmt.Sprintf("Invalid value %s for configuration name: String may not contain control sequences but had the following ASCII chars: %s", name, codes))
+	}
+	for _, e := range cfg {
+		if e.Key != "tasks.max" || e.Null {
+			continue
+		}
+		// ConfigDef parses INT with Integer.parseInt on the trimmed text.
+		n, err := strconv.ParseInt(strings.TrimSpace(e.Value), 10, 32)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Sprintf("Invalid value %s for configuration tasks.max: Not a number of type INT", e.Value))
+		case n < 1:
+			errs = append(errs, fmt.Sprintf("Invalid value %d for configuration tasks.max: Value must be at least 1", n))
+		}
+	}
+	for _, e := range cfg {
+		if e.Null {
+			errs = append(errs, "Null value can not be supplied as the configuration value.")
+		}
+	}
+	return errs
+}
+
+// controlChars lists the ISO control characters of s as Connect's validator prints them:
+// their code points joined by ", ".
+func controlChars(s string) string {
+	var codes []string
+	for _, r := range s {
+		if unicode.IsControl(r) { // Character.isISOControl: U+0000-U+001F and U+007F-U+009F
+			codes = append(codes, strconv.Itoa(int(r)))
+		}
+	}
+	return strings.Join(codes, ", ")
+}
+
+// javaMapString formats a config the way Java's AbstractMap.toString does: {k=v, k2=v2}.
+func javaMapString(cfg events.Config) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, e := range cfg {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(e.Key)
+		b.WriteByte('=')
+		if e.Null {
+			b.WriteString("null")
+		} else {
+			b.WriteString(e.Value)
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// targetState maps KIP-980's initial_state (any case) to the config topic's state and the
+// REST spelling. An absent state is written explicitly as STARTED (spec §2.4: it also
+// overrides a stale target state left behind for the name).
+func targetState(s string) (state, rest string, err error) {
+	switch strings.ToUpper(s) {
+	case "", "RUNNING":
+		return "STARTED", "RUNNING", nil
+	case "PAUSED":
+		return "PAUSED", "PAUSED", nil
+	case "STOPPED":
+		return "STOPPED", "STOPPED", nil
+	}
+	return "", "", badRequest(fmt.Sprintf("Invalid initial_state %q: must be one of RUNNING, PAUSED or STOPPED", s))
+}
+
+// validateOffsets applies the KIP-875 rules (spec §5.4 steps 1, 5 and 6) and the connector
+// class's own rules, and encodes the records the write will produce, so that nothing
+// destructive starts before every offset is known to be valid.
+func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
+	entries := j.req.Data.InitialOffsets
+	if len(entries) == 0 {
+		return badRequest(msgNoOffsets)
+	}
+	if j.typ == connectors.Sink {
+		parsed, err := connectors.ValidateSink(entries)
+		if err != nil {
+			return asFailure(err)
+		}
+		if j.class != nil && j.class.Validate != nil {
+			if err := j.class.Validate(j.props, entries); err != nil {
+				return asFailure(err)
+			}
+		}
+		// Duplicate partitions: the last one wins (ConnectorOffsets.toMap uses a HashMap).
+		type tp struct {
+			topic     string
+			partition int32
+		}
+		index := make(map[tp]int, len(parsed))
+		last := make([]connectors.SinkOffset, 0, len(parsed))
+		for _, p := range parsed {
+			k := tp{p.Topic, p.Partition}
+			if i, ok := index[k]; ok {
+				last[i] = p
+				continue
+			}
+			index[k] = len(last)
+			last = append(last, p)
+		}
+		for _, p := range last {
+			if p.Offset != nil { // a null offset resets the partition: the wipe already did
+				j.sinkOffsets = append(j.sinkOffsets, offsetstore.GroupOffset{Topic: p.Topic, Partition: p.Partition, Offset: *p.Offset})
+			}
+		}
+		return nil
+	}
+
+	if err := connectors.ValidateSource(entries); err != nil {
+		return asFailure(err)
+	}
+	entries = connectors.Dedupe(entries)
+	if j.class != nil && j.class.Validate != nil {
+		if err := j.class.Validate(j.props, entries); err != nil {
+			return asFailure(err)
+		}
+	}
+	order := offsetstore.JavaHashMapOrder
+	if j.class != nil && j.class.PartitionOrder != nil {
+		order = j.class.PartitionOrder
+	}
+	j.records = make([]offsetstore.Record, 0, len(entries))
+	for _, e := range entries {
+		if e.Offset == nil {
+			continue // a null offset resets the partition: the wipe already removed it
+		}
+		key := offsetstore.AppendKey(nil, j.name, order(e.Partition))
+		val := offsetstore.AppendJSON(nil, offsetstore.JavaHashMapOrder(e.Offset))
+		j.records = append(j.records, offsetstore.Record{Key: key, Value: val, Partition: -1})
+	}
+	return nil
+}
+
+// asFailure keeps a connectors.Error's status and text.
+func asFailure(err error) error {
+	var ce *connectors.Error
+	if errors.As(err, &ce) {
+		return &Failure{Code: ce.Code, Message: ce.Message, Reason: ReasonPermanent}
+	}
+	return badRequest(err.Error())
+}

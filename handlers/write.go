@@ -1,0 +1,155 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// Connect's text when a sink connector's group still has members (spec §4).
+const msgGroupNotEmpty = "Failed to reset consumer group offsets for connector %s either because its tasks haven't stopped completely yet or the connector was resumed before the request to alter its offsets could be successfully completed. If the connector is in a stopped state, this operation can be safely retried. If it doesn't eventually succeed, the Connect cluster may need to be restarted to get rid of the zombie sink tasks."
+
+// wipeOffsets snapshots the connector's current offsets and removes them: for a source
+// connector a tombstone for every live key in the global topic and in its own topic, reusing
+// the stored key bytes and partition (spec §3.4); for a sink connector the consumer group.
+func (c *Creator) wipeOffsets(ctx context.Context, j *job) error {
+	if j.typ == connectors.Sink {
+		members, err := c.groupMembers(ctx, j.group)
+		if err != nil {
+			return err
+		}
+		if members > 0 {
+			return internal(fmt.Sprintf(msgGroupNotEmpty, j.name))
+		}
+		var prev []offsetstore.GroupOffset
+		if err := c.retry(ctx, func(ctx context.Context) (err error) {
+			prev, err = c.opts.Store.GroupOffsets(ctx, j.group)
+			return err
+		}); err != nil {
+			return fmt.Errorf("list offsets of group %q: %w", j.group, err)
+		}
+		j.prevGroup, j.snapshotTaken = prev, true
+		if len(prev) == 0 {
+			return nil
+		}
+		j.wipeStarted = true
+		if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.DeleteGroup(ctx, j.group) }); err != nil {
+			if errors.Is(err, offsetstore.ErrGroupNotEmpty) {
+				return internal(fmt.Sprintf(msgGroupNotEmpty, j.name))
+			}
+			return fmt.Errorf("delete group %q: %w", j.group, err)
+		}
+		j.wiped = len(prev)
+		return nil
+	}
+
+	j.prevSource = make(map[string][]offsetstore.SourceRecord)
+	for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
+		if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, topic) }); err != nil {
+			return fmt.Errorf("read offsets topic %q: %w", topic, err)
+		}
+		j.prevSource[topic] = c.opts.Store.SourceOffsets(topic, j.name)
+		j.prevTopics = append(j.prevTopics, topic)
+	}
+	j.snapshotTaken = true
+	for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
+		prev := j.prevSource[topic]
+		if len(prev) == 0 {
+			continue
+		}
+		tombs := make([]offsetstore.Record, len(prev))
+		for i, r := range prev {
+			tombs[i] = offsetstore.Record{Key: r.Key, Partition: r.Partition}
+		}
+		j.wipeStarted = true
+		if err := c.write(ctx, topic, tombs); err != nil {
+			return fmt.Errorf("tombstone %d offsets in topic %q: %w", len(tombs), topic, err)
+		}
+		j.wiped += len(tombs)
+	}
+	return nil
+}
+
+// writeOffsets writes the initial offsets: source records to the connector's own topic first
+// and then the global one, as ConnectorOffsetBackingStore does; sink offsets as a commit of
+// the connector's consumer group.
+func (c *Creator) writeOffsets(ctx context.Context, j *job) error {
+	if j.typ == connectors.Sink {
+		if len(j.sinkOffsets) == 0 {
+			return nil
+		}
+		j.sinkWritten = true
+		if err := c.retry(ctx, func(ctx context.Context) error {
+			return c.opts.Store.CommitGroupOffsets(ctx, j.group, j.sinkOffsets)
+		}); err != nil {
+			return fmt.Errorf("commit offsets of group %q: %w", j.group, err)
+		}
+		j.written = len(j.sinkOffsets)
+		return nil
+	}
+	if len(j.records) == 0 {
+		return nil
+	}
+	for _, topic := range j.writeTopics(c.opts.OffsetsTopic) {
+		j.writtenTo = append(j.writtenTo, topic)
+		if err := c.write(ctx, topic, j.records); err != nil {
+			return fmt.Errorf("write %d offsets to topic %q: %w", len(j.records), topic, err)
+		}
+	}
+	j.written = len(j.records)
+	return nil
+}
+
+// writeConfig writes target-state-<name> and then connector-<name> in one ordered write to the
+// config topic's single partition. The target state goes first so that no worker starts the
+// connector before it sees PAUSED or STOPPED (KIP-980, spec §2.4).
+func (c *Creator) writeConfig(ctx context.Context, j *job) error {
+	recs := configRecords(j.name, j.state, j.config)
+	j.configTried = true
+	j.targetStateK = string(recs[0].Key)
+	if err := c.write(ctx, c.opts.ConfigTopic, recs); err != nil {
+		return fmt.Errorf("write connector %q to config topic %q: %w", j.name, c.opts.ConfigTopic, err)
+	}
+	return nil
+}
+
+// configRecords are the two config-topic records of a connector: the target state in its
+// two-field form and the config with every property as a string.
+func configRecords(name, state string, config events.Config) []offsetstore.Record {
+	v1 := state
+	if v1 == "STOPPED" {
+		v1 = "PAUSED" // pre-3.5 workers do not know STOPPED (spec §2.3)
+	}
+	ts := offsetstore.Map{{Key: "state", Value: v1}, {Key: "state.v2", Value: state}}
+	props := make(offsetstore.Map, 0, len(config))
+	for _, e := range config {
+		props = append(props, offsetstore.Field{Key: e.Key, Value: e.Value})
+	}
+	conn := offsetstore.Map{{Key: "properties", Value: props}}
+	return []offsetstore.Record{
+		{Key: []byte("target-state-" + name), Value: offsetstore.AppendJSON(nil, ts), Partition: 0},
+		{Key: []byte("connector-" + name), Value: offsetstore.AppendJSON(nil, conn), Partition: 0},
+	}
+}
+
+// write sends recs to topic with retries. Writes are idempotent here (the same bytes, or
+// tombstones), so retrying a partly acknowledged batch is safe.
+func (c *Creator) write(ctx context.Context, topic string, recs []offsetstore.Record) error {
+	return c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Write(ctx, topic, recs) })
+}
+
+func (c *Creator) groupMembers(ctx context.Context, group string) (int, error) {
+	var n int
+	err := c.retry(ctx, func(ctx context.Context) (err error) {
+		n, err = c.opts.Store.GroupMembers(ctx, group)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("describe group %q: %w", group, err)
+	}
+	return n, nil
+}
