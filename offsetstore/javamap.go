@@ -1,0 +1,300 @@
+package offsetstore
+
+import (
+	"math"
+	"slices"
+	"unicode/utf8"
+)
+
+// The constants of java.util.HashMap (OpenJDK 8 through 25 share them).
+const (
+	javaDefaultCapacity  = 16
+	javaMaximumCapacity  = 1 << 30
+	javaTreeifyThreshold = 8
+	javaMinTreeifyCap    = 64
+	// smallMapKeys bounds the maps ordered with stack buffers only; larger maps allocate.
+	smallMapKeys = 16
+)
+
+// JavaHashMapOrder returns m's members in the iteration order of a java.util.HashMap built with
+// new HashMap<>() and put() in m's order, which is what Connect's JsonConverter produces when it
+// reads a JSON object back (connect-internals.md §3.2, connector-offsets.md §1.1). Connect
+// writes offsets-topic keys in that order and tasks look their offsets up by exact key bytes,
+// so the order decides whether a task ever finds an offset we write.
+//
+// A repeated key keeps its first position and takes its last value, as put() does. Nested
+// objects (in values and arrays) are reordered the same way, because the converter turns every
+// JSON object into a new HashMap<>(). m is not modified; the result may share nested arrays
+// with m. A nil m gives nil. See JavaHashMapTreeBins for the one case the order is not exact.
+func JavaHashMapOrder(m Map) Map {
+	return javaHashMapOrder(m, -1)
+}
+
+// JavaHashMapOrderCap is JavaHashMapOrder for a map built with new HashMap<>(initialCapacity)
+// (JDBC's TimestampIncrementingOffset uses new HashMap<>(3), i.e. a table of 4): the table
+// starts at the smallest power of two >= initialCapacity (HashMap.tableSizeFor) and grows as
+// put() fills it. A negative initialCapacity, which Java rejects, is treated as 0. Nested
+// objects are reordered with the default constructor, as the JsonConverter builds them.
+func JavaHashMapOrderCap(m Map, initialCapacity int) Map {
+	return javaHashMapOrder(m, max(initialCapacity, 0))
+}
+
+// JavaHashMapTreeBins reports whether filling a new HashMap<>() with m would turn a bucket into
+// a red-black tree bin: at least nine keys whose spread hashes share the bucket of a table of 64
+// or more. Tree bins reorder their bucket (the root moves to the front, later keys go after
+// their tree parent), which JavaHashMapOrder does not model: it keeps insertion order within
+// such a bucket. Only keys crafted to collide get there; callers should reject such maps.
+func JavaHashMapTreeBins(m Map) bool {
+	ents, _ := uniqueMembers(m, nil)
+	hashes := make([]uint32, len(ents))
+	for i := range ents {
+		hashes[i] = javaSpreadHash(ents[i].Key)
+	}
+	_, tree := simulateJavaPuts(hashes, -1)
+	return tree
+}
+
+func javaHashMapOrder(m Map, initialCapacity int) Map {
+	if m == nil {
+		return nil
+	}
+	var buf [smallMapKeys]Field
+	ents, _ := uniqueMembers(m, buf[:0])
+	var hbuf [smallMapKeys]uint32
+	hashes := hbuf[:0]
+	for i := range ents {
+		hashes = append(hashes, javaSpreadHash(ents[i].Key))
+	}
+	capacity, _ := simulateJavaPuts(hashes, initialCapacity)
+	mask := uint32(capacity - 1)
+
+	out := make(Map, len(ents))
+	for i, f := range ents {
+		out[i] = Field{Key: f.Key, Value: javaNormalizeNested(f.Value)}
+	}
+	// Iteration walks the buckets in index order and each bucket's list in insertion order:
+	// appends go to the tail and a resize splits a list without reordering it. So a stable
+	// sort by final bucket reproduces the order.
+	if len(out) <= smallMapKeys {
+		for i := 1; i < len(out); i++ {
+			for j := i; j > 0 && hashes[j]&mask < hashes[j-1]&mask; j-- {
+				out[j], out[j-1] = out[j-1], out[j]
+				hashes[j], hashes[j-1] = hashes[j-1], hashes[j]
+			}
+		}
+		return out
+	}
+	idx := make([]int, len(out))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ba, bb := hashes[a]&mask, hashes[b]&mask
+		switch {
+		case ba < bb:
+			return -1
+		case ba > bb:
+			return 1
+		}
+		return 0
+	})
+	sorted := make(Map, len(out))
+	for i, j := range idx {
+		sorted[i] = out[j]
+	}
+	return sorted
+}
+
+// uniqueMembers appends m's members to dst with put() semantics: a repeated key keeps its
+// first position and takes its last value. It reports whether m had repeated keys.
+func uniqueMembers(m Map, dst []Field) ([]Field, bool) {
+	dup := false
+	if len(m) <= smallMapKeys {
+		for _, f := range m {
+			found := false
+			for i := range dst {
+				if dst[i].Key == f.Key {
+					dst[i].Value = f.Value
+					found, dup = true, true
+					break
+				}
+			}
+			if !found {
+				dst = append(dst, f)
+			}
+		}
+		return dst, dup
+	}
+	pos := make(map[string]int, len(m))
+	for _, f := range m {
+		if i, ok := pos[f.Key]; ok {
+			dst[i].Value = f.Value
+			dup = true
+			continue
+		}
+		pos[f.Key] = len(dst)
+		dst = append(dst, f)
+	}
+	return dst, dup
+}
+
+// javaNormalizeNested reorders the objects inside a value as the JsonConverter rebuilds them.
+func javaNormalizeNested(v any) any {
+	switch t := v.(type) {
+	case Map:
+		return JavaHashMapOrder(t)
+	case []any:
+		var out []any
+		for i, e := range t {
+			n := javaNormalizeNested(e)
+			if _, isMap := e.(Map); isMap || out != nil {
+				if out == nil {
+					out = make([]any, len(t))
+					copy(out, t[:i])
+				}
+				out[i] = n
+			}
+		}
+		if out == nil {
+			return t
+		}
+		return out
+	default:
+		return v
+	}
+}
+
+// javaTable is the part of a java.util.HashMap's state that decides its capacity.
+type javaTable struct {
+	capacity  int // table length; 0 before the first put
+	threshold int // resize when size exceeds it; before the first put, the initial capacity
+}
+
+// newJavaTable mirrors the constructors: initialCapacity < 0 means new HashMap<>().
+func newJavaTable(initialCapacity int) javaTable {
+	if initialCapacity < 0 {
+		return javaTable{}
+	}
+	return javaTable{threshold: javaTableSizeFor(initialCapacity)}
+}
+
+// javaTableSizeFor is HashMap.tableSizeFor: the smallest power of two >= c, at least 1.
+func javaTableSizeFor(c int) int {
+	n := 1
+	for n < c && n < javaMaximumCapacity {
+		n <<= 1
+	}
+	return n
+}
+
+// resize follows HashMap.resize: below 16 the threshold is recomputed as 0.75*capacity (in
+// float, truncated), from 16 on it doubles with the table.
+func (t *javaTable) resize() {
+	oldCap, oldThr := t.capacity, t.threshold
+	newCap, newThr := 0, 0
+	switch {
+	case oldCap > 0:
+		if oldCap >= javaMaximumCapacity {
+			t.threshold = math.MaxInt32
+			return
+		}
+		newCap = oldCap << 1
+		if newCap < javaMaximumCapacity && oldCap >= javaDefaultCapacity {
+			newThr = oldThr << 1
+		}
+	case oldThr > 0:
+		newCap = oldThr
+	default:
+		newCap, newThr = javaDefaultCapacity, javaDefaultCapacity*3/4
+	}
+	if newThr == 0 {
+		ft := float32(newCap) * 0.75
+		if newCap < javaMaximumCapacity && ft < float32(javaMaximumCapacity) {
+			newThr = int(ft)
+		} else {
+			newThr = math.MaxInt32
+		}
+	}
+	t.capacity, t.threshold = newCap, newThr
+}
+
+// simulateJavaPuts replays put() of distinct keys with the given spread hashes and returns the
+// final table length and whether a bucket became a tree bin. Besides the size threshold,
+// HashMap also resizes when a bucket reaches nine entries while the table is shorter than 64
+// (treeifyBin), so a map with many colliding keys ends up with a longer table than its size
+// alone implies.
+func simulateJavaPuts(hashes []uint32, initialCapacity int) (int, bool) {
+	t := newJavaTable(initialCapacity)
+	if len(hashes) == 0 {
+		t.resize()
+		return t.capacity, false
+	}
+	if len(hashes) <= javaTreeifyThreshold {
+		// No bucket can reach nine entries: only the size threshold matters.
+		t.resize()
+		for size := 1; size <= len(hashes); size++ {
+			if size > t.threshold {
+				t.resize()
+			}
+		}
+		return t.capacity, false
+	}
+	counts := map[uint32]int{}
+	recount := func(n int) {
+		clear(counts)
+		for _, h := range hashes[:n] {
+			counts[h&uint32(t.capacity-1)]++
+		}
+	}
+	tree := false
+	t.resize()
+	for i, h := range hashes {
+		b := h & uint32(t.capacity-1)
+		before := counts[b]
+		counts[b]++
+		if before >= javaTreeifyThreshold {
+			if t.capacity < javaMinTreeifyCap {
+				t.resize()
+				recount(i + 1)
+			} else {
+				tree = true
+			}
+		}
+		if i+1 > t.threshold {
+			t.resize()
+			recount(i + 1)
+		}
+	}
+	return t.capacity, tree
+}
+
+// javaSpreadHash is HashMap.hash(key): String.hashCode with its high half folded into the low.
+func javaSpreadHash(s string) uint32 {
+	h := uint32(javaStringHash(s))
+	return h ^ h>>16
+}
+
+// javaStringHash is Java's String.hashCode, which runs over UTF-16 code units: a character
+// outside the BMP counts as its surrogate pair. Invalid UTF-8 counts as U+FFFD, as Java's
+// UTF-8 decoder reads it.
+func javaStringHash(s string) int32 {
+	var h uint32
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			h = 31*h + uint32(c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r >= 0x10000 {
+			r -= 0x10000
+			h = 31*h + uint32(0xD800+(r>>10))
+			h = 31*h + uint32(0xDC00+(r&0x3FF))
+			continue
+		}
+		h = 31*h + uint32(r)
+	}
+	return int32(h)
+}
