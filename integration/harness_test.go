@@ -1,0 +1,345 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/offsetagent/offsetagent/agent"
+	"github.com/offsetagent/offsetagent/events"
+)
+
+// cluster is the Kafka protocol peer a test runs against: the in-process kfake broker by
+// default, an external cluster with OFFSETAGENT_TEST_BROKERS, or testcontainers' Kafka with
+// OFFSETAGENT_TEST_DOCKER=1. fake is nil unless it is kfake (fault injection needs it).
+type cluster struct {
+	brokers []string
+	fake    *kfake.Cluster
+}
+
+// topicSeq makes topic and group names unique per test so that an external cluster can be
+// shared by every test.
+var topicSeq atomic.Int64
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	if b := os.Getenv("OFFSETAGENT_TEST_BROKERS"); b != "" {
+		return &cluster{brokers: strings.Split(b, ",")}
+	}
+	if os.Getenv("OFFSETAGENT_TEST_DOCKER") == "1" {
+		return &cluster{brokers: startContainer(t)}
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return &cluster{brokers: c.ListenAddrs(), fake: c}
+}
+
+func (c *cluster) requireFake(t *testing.T) *kfake.Cluster {
+	t.Helper()
+	if c.fake == nil {
+		t.Skip("fault injection needs the embedded kfake broker")
+	}
+	return c.fake
+}
+
+// testConfig is an agent configuration with unique topic names on c.
+func testConfig(c *cluster) agent.Config {
+	n := topicSeq.Add(1)
+	suffix := fmt.Sprintf("%d-%s", n, uuid.NewString()[:8])
+	return agent.Config{
+		Brokers:                c.brokers,
+		RequestTopic:           "requests-" + suffix,
+		ResultTopic:            "results-" + suffix,
+		GroupID:                "offsetagent-" + suffix,
+		ConfigTopic:            "connect-configs-" + suffix,
+		OffsetsTopic:           "connect-offsets-" + suffix,
+		CreateConnectTopics:    true,
+		RequestTopicPartitions: 3,
+		HTTPAddr:               "127.0.0.1:0",
+		LogLevel:               "info",
+		LogFormat:              "json",
+		Concurrency:            4,
+		MaxRequestBytes:        16 << 20,
+		ShutdownTimeout:        10 * time.Second,
+	}
+}
+
+// runningAgent is an agent started in-process by a test.
+type runningAgent struct {
+	*agent.Agent
+	reg    *prometheus.Registry
+	url    string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startAgent(t *testing.T, cfg agent.Config, opts agent.Options) *runningAgent {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	reg := prometheus.NewRegistry()
+	opts.Registry, opts.Gatherer, opts.Listener = reg, reg, ln
+	if opts.Logger == nil {
+		opts.Logger = testLogger(t)
+	}
+	a, err := agent.New(cfg, opts)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runningAgent{Agent: a, reg: reg, url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- a.Run(ctx) }()
+	t.Cleanup(func() { r.stop(t) })
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-r.done:
+			r.done <- err
+			t.Fatalf("agent stopped early: %v", err)
+		default:
+		}
+		return a.Ready()
+	}, 30*time.Second, 20*time.Millisecond, "agent never became ready")
+	return r
+}
+
+// stop shuts the agent down and waits for it (idempotent).
+func (r *runningAgent) stop(t *testing.T) {
+	t.Helper()
+	r.cancel()
+	select {
+	case err, ok := <-r.done:
+		if ok {
+			require.NoError(t, err)
+			close(r.done)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("agent did not stop within 30s")
+	}
+}
+
+func (r *runningAgent) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(r.url + path)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if os.Getenv("OFFSETAGENT_TEST_LOGS") == "" {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// client is what tests use to talk to the cluster directly.
+type client struct {
+	t       *testing.T
+	cfg     agent.Config
+	kc      *kafka.Client
+	w       *kafka.Writer
+}
+
+func newClient(t *testing.T, cfg agent.Config) *client {
+	t.Helper()
+	c := &client{t: t, cfg: cfg,
+		kc: &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 10 * time.Second},
+		w:  &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, AllowAutoTopicCreation: false},
+	}
+	t.Cleanup(func() { _ = c.w.Close() })
+	return c
+}
+
+// publish sends a request body and returns its CloudEvent id.
+func (c *client) publish(body string, opts events.RequestOptions) string {
+	c.t.Helper()
+	if opts.ID == "" {
+		opts.ID = uuid.NewString()
+	}
+	if opts.Source == "" {
+		opts.Source = "/integration-test"
+	}
+	msg, err := events.RequestMessage(c.cfg.RequestTopic, []byte(body), opts)
+	require.NoError(c.t, err)
+	c.publishRaw(msg)
+	return opts.ID
+}
+
+// publishRaw sends a record as is.
+func (c *client) publishRaw(msg kafka.Message) {
+	c.t.Helper()
+	msg.Topic = c.cfg.RequestTopic
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(c.t, c.w.WriteMessages(ctx, msg))
+}
+
+// result is a decoded result event and its record.
+type result struct {
+	Type string
+	Data *events.Result
+	Msg  kafka.Message
+}
+
+// readAll returns every record of topic, in partition then offset order.
+func (c *client) readAll(topic string) []kafka.Message {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	md, err := c.kc.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	require.NoError(c.t, err)
+	require.Len(c.t, md.Topics, 1)
+	var reqs []kafka.OffsetRequest
+	for _, p := range md.Topics[0].Partitions {
+		reqs = append(reqs, kafka.LastOffsetOf(p.ID))
+	}
+	lo, err := c.kc.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	require.NoError(c.t, err)
+	ends := map[int]int64{}
+	for _, p := range lo.Topics[topic] {
+		ends[p.Partition] = p.LastOffset
+	}
+	var out []kafka.Message
+	for p := 0; p < len(md.Topics[0].Partitions); p++ {
+		if ends[p] == 0 {
+			continue
+		}
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.cfg.Brokers, Topic: topic, Partition: p, MaxWait: 50 * time.Millisecond})
+		for {
+			m, err := r.ReadMessage(ctx)
+			require.NoError(c.t, err)
+			out = append(out, m)
+			if m.Offset+1 >= ends[p] {
+				break
+			}
+		}
+		require.NoError(c.t, r.Close())
+	}
+	return out
+}
+
+// results returns every result event so far.
+func (c *client) allResults() []result {
+	c.t.Helper()
+	var out []result
+	for _, m := range c.readAll(c.cfg.ResultTopic) {
+		typ, res, err := events.DecodeResult(&m)
+		require.NoError(c.t, err)
+		out = append(out, result{Type: typ, Data: res, Msg: m})
+	}
+	return out
+}
+
+// waitResults waits until the result topic holds n results and returns them.
+func (c *client) waitResults(n int, timeout time.Duration) []result {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		rs := c.allResults()
+		if len(rs) >= n || time.Now().After(deadline) {
+			require.Len(c.t, rs, n, "results in %s", c.cfg.ResultTopic)
+			return rs
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitResult waits for the result of request id.
+func (c *client) waitResult(id string, timeout time.Duration) result {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		for _, r := range c.allResults() {
+			if r.Data.RequestID == id {
+				return r
+			}
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("no result for request %s within %s", id, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// liveRecords is a compacted topic's live state: key -> (partition, value), tombstones removed.
+type liveRecord struct {
+	Partition int
+	Value     string
+}
+
+func (c *client) live(topic string) map[string]liveRecord {
+	c.t.Helper()
+	out := map[string]liveRecord{}
+	for _, m := range c.readAll(topic) {
+		if m.Value == nil {
+			delete(out, string(m.Key))
+			continue
+		}
+		out[string(m.Key)] = liveRecord{Partition: m.Partition, Value: string(m.Value)}
+	}
+	return out
+}
+
+// groupOffsets returns a consumer group's committed offsets as "topic/partition" -> offset.
+func (c *client) groupOffsets(group string) map[string]int64 {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	of, err := c.kc.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group})
+	require.NoError(c.t, err)
+	out := map[string]int64{}
+	for topic, ps := range of.Topics {
+		for _, p := range ps {
+			if p.CommittedOffset >= 0 {
+				out[fmt.Sprintf("%s/%d", topic, p.Partition)] = p.CommittedOffset
+			}
+		}
+	}
+	return out
+}
+
+// createTopic creates a plain topic (e.g. a sink connector's source topic).
+func (c *client) createTopic(topic string, partitions int) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := c.kc.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: partitions, ReplicationFactor: 1}}})
+	require.NoError(c.t, err)
+}
+
+// produce writes records with explicit keys/values to a topic partition chosen by murmur2,
+// as a Connect worker would (used to seed existing offsets).
+func (c *client) produce(topic string, msgs ...kafka.Message) {
+	c.t.Helper()
+	w := &kafka.Writer{Addr: kafka.TCP(c.cfg.Brokers...), Balancer: kafka.Murmur2Balancer{Consistent: true}, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
+	defer w.Close()
+	for i := range msgs {
+		msgs[i].Topic = topic
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(c.t, w.WriteMessages(ctx, msgs...))
+}

@@ -1,0 +1,115 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// partitionOf is the partition Connect's default partitioner picks in a 25-partition topic.
+func partitionOf(key string) int { return offsetstore.PartitionFor([]byte(key), 25) }
+
+// offsetSet renders GET-offsets entries as sorted JSON strings, for order-free comparison.
+func offsetSet(t *testing.T, o *events.ConnectorOffsets) []string {
+	t.Helper()
+	require.NotNil(t, o)
+	var out []string
+	for _, e := range o.Offsets {
+		out = append(out, mustJSON(t, e))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// commitGroup commits offsets for an empty group, as a stopped sink connector's group has.
+func commitGroup(t *testing.T, cl *client, group string, offsets map[int]int64, topic string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var cs []kafka.OffsetCommit
+	for p, o := range offsets {
+		cs = append(cs, kafka.OffsetCommit{Partition: p, Offset: o})
+	}
+	resp, err := cl.kc.OffsetCommit(ctx, &kafka.OffsetCommitRequest{GroupID: group, GenerationID: -1, Topics: map[string][]kafka.OffsetCommit{topic: cs}})
+	require.NoError(t, err)
+	for _, ps := range resp.Topics {
+		for _, p := range ps {
+			require.NoError(t, p.Error)
+		}
+	}
+}
+
+// metric returns the value of a counter or gauge series (labels as name, value pairs).
+func (r *runningAgent) metric(t *testing.T, name string, labels ...string) float64 {
+	t.Helper()
+	m := r.find(t, name, labels...)
+	switch {
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	}
+	t.Fatalf("metric %s is neither counter nor gauge", name)
+	return 0
+}
+
+// histogramCount sums the sample counts of every series of a histogram.
+func (r *runningAgent) histogramCount(t *testing.T, name string) int {
+	t.Helper()
+	mfs, err := r.reg.Gather()
+	require.NoError(t, err)
+	n := 0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.Metric {
+			n += int(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return n
+}
+
+func (r *runningAgent) find(t *testing.T, name string, labels ...string) *dto.Metric {
+	t.Helper()
+	mfs, err := r.reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.Metric {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, lp := range m.Label {
+					if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
+						found = true
+					}
+				}
+				if !found {
+					continue next
+				}
+			}
+			return m
+		}
+	}
+	t.Fatalf("no series %s%v", name, labels)
+	return nil
+}
