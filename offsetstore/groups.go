@@ -30,6 +30,9 @@ func (s *Store) GroupOffsets(ctx context.Context, group string) ([]GroupOffset, 
 	if err == nil {
 		err = res.Error
 	}
+	if errors.Is(err, kafka.GroupIdNotFound) {
+		return nil, nil // some brokers (kfake) say so for a group without offsets
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fetch offsets of group %q: %w", group, err)
 	}

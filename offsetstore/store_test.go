@@ -1,0 +1,272 @@
+package offsetstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+)
+
+func TestStoreViewsAndSync(t *testing.T) {
+	brokers := startKafka(t)
+	createConnectTopics(t, brokers)
+	ctx := testContext(t)
+
+	// Records present before the store starts are part of its initial load.
+	key1 := []byte(`["file-src-1",{"filename":"test.txt"}]`)
+	writeRaw(t, brokers,
+		kafka.Message{Topic: testConfigTopic, Key: []byte("target-state-file-src-1"), Value: []byte(`{"state":"PAUSED","state.v2":"STOPPED"}`)},
+		kafka.Message{Topic: testConfigTopic, Key: []byte("connector-file-src-1"), Value: []byte(`{"properties":{"name":"file-src-1","file":"test.txt"}}`)},
+		kafka.Message{Topic: testOffsetsTopic, Partition: PartitionFor(key1, 25), Key: key1, Value: []byte(`{"position":1}`)},
+	)
+	s := runStore(t, brokers)
+	require.True(t, s.Ready())
+
+	props, ok := s.ConnectorConfig("file-src-1")
+	require.True(t, ok)
+	require.Equal(t, map[string]string{"name": "file-src-1", "file": "test.txt"}, props)
+	state, ok := s.TargetState("file-src-1")
+	require.True(t, ok)
+	require.Equal(t, TargetStopped, state)
+	require.Equal(t, []SourceRecord{{Key: key1, Value: []byte(`{"position":1}`), Partition: 2}}, s.SourceOffsets(testOffsetsTopic, "file-src-1"))
+
+	// Writes by another writer are seen after Sync: an overwrite, a new key, a tombstone.
+	key2 := []byte(`["file-src-1",{"filename":"other.txt"}]`)
+	writeRaw(t, brokers,
+		kafka.Message{Topic: testOffsetsTopic, Partition: PartitionFor(key1, 25), Key: key1, Value: []byte(`{"position":30}`)},
+		kafka.Message{Topic: testOffsetsTopic, Partition: PartitionFor(key2, 25), Key: key2, Value: []byte(`{"position":5}`)},
+		kafka.Message{Topic: testOffsetsTopic, Partition: 7, Key: []byte(`["other",{}]`), Value: []byte(`{}`)},
+		kafka.Message{Topic: testConfigTopic, Key: []byte("target-state-file-src-1")},
+		kafka.Message{Topic: testConfigTopic, Key: []byte("connector-x"), Value: []byte(`{"properties":{"name":"x"}}`)},
+	)
+	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
+	require.NoError(t, s.Sync(ctx, testConfigTopic))
+	got := s.SourceOffsets(testOffsetsTopic, "file-src-1")
+	require.Len(t, got, 2)
+	require.Contains(t, got, SourceRecord{Key: key1, Value: []byte(`{"position":30}`), Partition: 2})
+	require.Contains(t, got, SourceRecord{Key: key2, Value: []byte(`{"position":5}`), Partition: PartitionFor(key2, 25)})
+	state, _ = s.TargetState("file-src-1")
+	require.Equal(t, TargetStarted, state)
+	_, ok = s.ConnectorConfig("x")
+	require.True(t, ok)
+
+	require.NoError(t, s.Write(ctx, testOffsetsTopic, []Record{{Key: key1, Partition: -1}, {Key: key2, Partition: -1}}))
+	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
+	require.Empty(t, s.SourceOffsets(testOffsetsTopic, "file-src-1"))
+	require.Len(t, s.SourceOffsets(testOffsetsTopic, "other"), 1)
+	require.Nil(t, s.SourceOffsets("unknown-topic", "other"))
+	require.Error(t, s.Sync(ctx, "unknown-topic"))
+}
+
+func TestStoreWritePartitions(t *testing.T) {
+	s, brokers := startStore(t)
+	ctx := testContext(t)
+	mm2 := []byte(`["mm2-source",{"cluster":"A","partition":0,"topic":"orders"}]`)
+	recs := []Record{
+		{Key: []byte(`["file-src-1",{"filename":"test.txt"}]`), Value: []byte(`{"position":30}`), Partition: -1},
+		{Key: mm2, Value: []byte(`{"offset":7}`), Partition: -1},
+		{Key: []byte(`["explicit",{}]`), Value: []byte(`{"offset":1}`), Partition: 11},
+	}
+	require.NoError(t, s.Write(ctx, testOffsetsTopic, recs))
+
+	tests := []struct {
+		name      string
+		partition int
+		key       []byte
+	}{
+		{name: "computed file source", partition: 2, key: recs[0].Key},
+		{name: "computed mm2", partition: 19, key: mm2},
+		{name: "explicit", partition: 11, key: recs[2].Key},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: testOffsetsTopic, Partition: tt.partition, MaxWait: 100 * time.Millisecond})
+			defer func() { require.NoError(t, r.Close()) }()
+			m, err := r.FetchMessage(ctx)
+			require.NoError(t, err)
+			require.Equal(t, tt.key, m.Key)
+		})
+	}
+
+	err := s.Write(ctx, testOffsetsTopic, []Record{{Key: []byte("k"), Partition: 25}})
+	var werr *WriteError
+	require.ErrorAs(t, err, &werr)
+	require.Equal(t, 0, werr.Written)
+	require.Equal(t, []int{0}, werr.Failed)
+
+	err = s.Write(ctx, "no-such-topic", []Record{{Key: []byte("k"), Partition: -1}, {Key: []byte("l"), Partition: -1}})
+	require.ErrorAs(t, err, &werr)
+	require.Equal(t, []int{0, 1}, werr.Failed)
+	require.ErrorIs(t, err, kafka.UnknownTopicOrPartition)
+}
+
+func TestStoreWriteRoundTrip(t *testing.T) {
+	s, _ := startStore(t)
+	ctx := testContext(t)
+	const n = 10_000
+	recs := make([]Record, n)
+	for i := range recs {
+		recs[i] = Record{
+			Key:       fmt.Appendf(nil, `["bulk",{"file":"f-%05d"}]`, i),
+			Value:     fmt.Appendf(nil, `{"position":%d}`, i),
+			Partition: -1,
+		}
+	}
+	require.NoError(t, s.Write(ctx, testOffsetsTopic, recs))
+	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
+	got := s.SourceOffsets(testOffsetsTopic, "bulk")
+	require.Len(t, got, n)
+	byKey := map[string]SourceRecord{}
+	for _, r := range got {
+		byKey[string(r.Key)] = r
+	}
+	for _, r := range recs {
+		g, ok := byKey[string(r.Key)]
+		require.True(t, ok)
+		require.Equal(t, r.Value, g.Value)
+		require.Equal(t, PartitionFor(r.Key, 25), g.Partition)
+	}
+	for i := 1; i < len(got); i++ {
+		require.LessOrEqual(t, got[i-1].Partition, got[i].Partition)
+	}
+}
+
+func TestStoreTrack(t *testing.T) {
+	s, brokers := startStore(t)
+	ctx := testContext(t)
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, EnsureTopic(ctx, cl, "conn-offsets", 3, map[string]string{"cleanup.policy": "compact"}))
+	writeRaw(t, brokers, kafka.Message{Topic: "conn-offsets", Partition: 1, Key: []byte(`["c",{"a":"b"}]`), Value: []byte(`{"o":1}`)})
+
+	require.NoError(t, s.Track(ctx, "conn-offsets"))
+	require.NoError(t, s.Track(ctx, "conn-offsets")) // idempotent
+	require.Equal(t, []SourceRecord{{Key: []byte(`["c",{"a":"b"}]`), Value: []byte(`{"o":1}`), Partition: 1}}, s.SourceOffsets("conn-offsets", "c"))
+	require.Empty(t, s.SourceOffsets(testOffsetsTopic, "c"))
+
+	require.NoError(t, s.Write(ctx, "conn-offsets", []Record{{Key: []byte(`["c",{"a":"b"}]`), Partition: 1}}))
+	require.NoError(t, s.Sync(ctx, "conn-offsets"))
+	require.Empty(t, s.SourceOffsets("conn-offsets", "c"))
+
+	require.ErrorIs(t, s.Track(ctx, "missing-topic"), kafka.UnknownTopicOrPartition)
+}
+
+func TestStoreGroups(t *testing.T) {
+	s, brokers := startStore(t)
+	ctx := testContext(t)
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, EnsureTopic(ctx, cl, "orders", 3, nil))
+	const group = "connect-sink-1"
+
+	got, err := s.GroupOffsets(ctx, group)
+	require.NoError(t, err)
+	require.Empty(t, got)
+	members, err := s.GroupMembers(ctx, group)
+	require.NoError(t, err)
+	require.Zero(t, members)
+
+	want := []GroupOffset{{Topic: "orders", Partition: 0, Offset: 10}, {Topic: "orders", Partition: 2, Offset: 0}}
+	require.NoError(t, s.CommitGroupOffsets(ctx, group, []GroupOffset{want[1], want[0]}))
+	got, err = s.GroupOffsets(ctx, group)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	members, err = s.GroupMembers(ctx, group)
+	require.NoError(t, err)
+	require.Zero(t, members)
+
+	require.NoError(t, s.DeleteGroupOffsets(ctx, group, []GroupOffset{{Topic: "orders", Partition: 2}}))
+	got, err = s.GroupOffsets(ctx, group)
+	require.NoError(t, err)
+	require.Equal(t, want[:1], got)
+
+	require.NoError(t, s.DeleteGroup(ctx, group))
+	got, err = s.GroupOffsets(ctx, group)
+	require.NoError(t, err)
+	require.Empty(t, got)
+	require.NoError(t, s.DeleteGroup(ctx, group)) // not found = deleted
+	require.NoError(t, s.DeleteGroup(ctx, "never-existed"))
+
+	require.Error(t, s.CommitGroupOffsets(ctx, group, []GroupOffset{{Topic: "orders", Partition: 0, Offset: -1}}))
+}
+
+func TestStoreGroupWithMembers(t *testing.T) {
+	s, brokers := startStore(t)
+	ctx := testContext(t)
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, EnsureTopic(ctx, cl, "orders", 1, nil))
+	const group = "connect-running"
+
+	// A running sink task: a consumer-group member.
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: "orders", GroupID: group, MaxWait: 100 * time.Millisecond})
+	defer func() { require.NoError(t, r.Close()) }()
+	fetchCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _, _ = r.FetchMessage(fetchCtx) }()
+	require.Eventually(t, func() bool {
+		n, err := s.GroupMembers(ctx, group)
+		return err == nil && n == 1
+	}, 20*time.Second, 100*time.Millisecond)
+
+	require.ErrorIs(t, s.DeleteGroup(ctx, group), ErrGroupNotEmpty)
+	require.ErrorIs(t, s.CommitGroupOffsets(ctx, group, []GroupOffset{{Topic: "orders", Partition: 0, Offset: 1}}), ErrGroupNotEmpty)
+}
+
+func TestCheckConnectTopics(t *testing.T) {
+	brokers := startKafka(t)
+	ctx := testContext(t)
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	compact := map[string]string{"cleanup.policy": "compact"}
+	require.NoError(t, EnsureTopic(ctx, cl, "cfg-ok", 1, compact))
+	require.NoError(t, EnsureTopic(ctx, cl, "cfg-two", 2, compact))
+	require.NoError(t, EnsureTopic(ctx, cl, "cfg-delete", 1, map[string]string{"cleanup.policy": "delete"}))
+	require.NoError(t, EnsureTopic(ctx, cl, "off-ok", 25, compact))
+	require.NoError(t, EnsureTopic(ctx, cl, "off-both", 5, map[string]string{"cleanup.policy": "compact,delete"}))
+	require.NoError(t, EnsureTopic(ctx, cl, "off-default", 5, nil))
+
+	tests := []struct {
+		name            string
+		config, offsets string
+		create          bool
+		wantErr         string
+	}{
+		{name: "ok", config: "cfg-ok", offsets: "off-ok"},
+		{name: "missing config topic", config: "cfg-missing", offsets: "off-ok", wantErr: "Unknown Topic Or Partition"},
+		{name: "missing offsets topic", config: "cfg-ok", offsets: "off-missing", wantErr: "Unknown Topic Or Partition"},
+		{name: "two partition config topic", config: "cfg-two", offsets: "off-ok",
+			wantErr: "Topic 'cfg-two' supplied via the 'config.storage.topic' property is required to have a single partition in order to guarantee consistency of connector configurations, but found 2 partitions."},
+		{name: "config topic not compact", config: "cfg-delete", offsets: "off-ok", wantErr: `cleanup.policy="delete"`},
+		{name: "offsets topic compact and delete", config: "cfg-ok", offsets: "off-both", wantErr: `cleanup.policy="compact,delete"`},
+		{name: "offsets topic default policy", config: "cfg-ok", offsets: "off-default", wantErr: "offset.storage.topic"},
+		{name: "create", config: "cfg-new", offsets: "off-new", create: true},
+		{name: "create keeps existing", config: "cfg-two", offsets: "off-new2", create: true, wantErr: "but found 2 partitions"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckConnectTopics(ctx, cl, tt.config, tt.offsets, tt.create)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+		})
+	}
+	n, err := partitionCount(ctx, cl, "off-new")
+	require.NoError(t, err)
+	require.Equal(t, 25, n)
+}
+
+func TestLogStopped(t *testing.T) {
+	brokers := startKafka(t)
+	l, err := NewLog(Options{Brokers: brokers}, "missing", func([]kafka.Message) {})
+	require.NoError(t, err)
+	ctx := testContext(t)
+	err = l.Run(ctx)
+	require.ErrorIs(t, err, kafka.UnknownTopicOrPartition)
+	require.ErrorIs(t, l.WaitReady(ctx), kafka.UnknownTopicOrPartition)
+	require.ErrorIs(t, l.Sync(ctx), kafka.UnknownTopicOrPartition)
+	require.Error(t, l.Run(ctx)) // once only
+	require.False(t, errors.Is(l.Sync(ctx), context.Canceled))
+}
