@@ -31,5 +31,5 @@ func TestSQLServerPartitionOrder(t *testing.T) {
 	require.True(t, ok)
 	in := offsetstore.Map{{Key: "database", Value: "testDB"}, {Key: "server", Value: "server1"}}
 	require.Equal(t, offsetstore.Map{{Key: "server", Value: "server1"}, {Key: "database", Value: "testDB"}}, c.PartitionOrder(in))
-	require.Equal(t, []string{"server", "database"}, mapKeys(javaHashOrder(in)), "the explicit order is also the HashMap order")
+	require.Equal(t, []string{"server", "database"}, mapKeys(offsetstore.JavaHashMapOrder(in)), "the explicit order is also the HashMap order")
 }

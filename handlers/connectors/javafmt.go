@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf16"
 
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -120,7 +119,7 @@ func writeJava(b *strings.Builder, v any, hashOrder bool) {
 		b.WriteString(javaDouble(float64Of(t)))
 	case offsetstore.Map:
 		if hashOrder {
-			t = javaHashOrder(t)
+			t = offsetstore.JavaHashMapOrder(t)
 		}
 		b.WriteByte('{')
 		for i, f := range t {
@@ -144,32 +143,6 @@ func writeJava(b *strings.Builder, v any, hashOrder bool) {
 	default:
 		b.WriteString(offsetstore.KindOf(v))
 	}
-}
-
-// javaHashOrder returns m in the iteration order of a java.util.HashMap filled in m's order with the
-// default capacity (spec connect-internals.md §3.2). It is used only to print messages the way
-// Connect's normalised maps print; encoding uses offsetstore's own ordering.
-func javaHashOrder(m offsetstore.Map) offsetstore.Map {
-	capacity := 16
-	for float64(len(m)) > 0.75*float64(capacity) {
-		capacity *= 2
-	}
-	out := append(offsetstore.Map(nil), m...)
-	sort.SliceStable(out, func(i, j int) bool {
-		return javaBucket(out[i].Key, capacity) < javaBucket(out[j].Key, capacity)
-	})
-	return out
-}
-
-// javaBucket is HashMap's bucket index of a String key: String.hashCode over UTF-16 code units,
-// spread by h ^ (h >>> 16).
-func javaBucket(key string, capacity int) int {
-	var h int32
-	for _, u := range utf16.Encode([]rune(key)) {
-		h = 31*h + int32(u)
-	}
-	spread := uint32(h) ^ (uint32(h) >> 16)
-	return int(spread & uint32(capacity-1))
 }
 
 // parseJavaInteger parses s as Integer.parseInt (bits 32) or Long.parseLong (bits 64) do: an optional

@@ -26,30 +26,6 @@ func TestJavaDouble(t *testing.T) {
 	}
 }
 
-func TestJavaHashOrder(t *testing.T) {
-	// Orders printed by a JVM HashMap (/work/shared/tools/connect-oracle).
-	tests := []struct {
-		name string
-		in   []string
-		want []string
-	}{
-		{name: "mm2 source", in: []string{"topic", "partition", "cluster"}, want: []string{"cluster", "partition", "topic"}},
-		{name: "mm2 checkpoint", in: []string{"group", "topic", "partition"}, want: []string{"partition", "topic", "group"}},
-		{name: "mm2 heartbeat", in: []string{"targetClusterAlias", "sourceClusterAlias"}, want: []string{"sourceClusterAlias", "targetClusterAlias"}},
-		{name: "sink", in: []string{"kafka_topic", "kafka_partition"}, want: []string{"kafka_partition", "kafka_topic"}},
-		{name: "non-ascii", in: []string{"b", "a", "zz", "é", "𝟘"}, want: []string{"zz", "a", "b", "𝟘", "é"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			m := offsetstore.Map{}
-			for _, k := range tc.in {
-				m = append(m, offsetstore.Field{Key: k})
-			}
-			require.Equal(t, tc.want, mapKeys(javaHashOrder(m)))
-		})
-	}
-}
-
 func TestJavaString(t *testing.T) {
 	m := offsetstore.Map{
 		{Key: "topic", Value: "orders"}, {Key: "partition", Value: offsetstore.Number("-0")},

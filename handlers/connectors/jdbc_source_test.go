@@ -45,5 +45,5 @@ func TestJdbcSourceOffsetOrder(t *testing.T) {
 		{Key: "timestamp_nanos", Value: offsetstore.Number("729000000")},
 	}
 	// Order printed by a JVM for new HashMap<>(3) in toMap's insertion order.
-	require.Equal(t, []string{"timestamp_nanos", "incrementing", "timestamp"}, mapKeys(javaHashOrder(in)))
+	require.Equal(t, []string{"timestamp_nanos", "incrementing", "timestamp"}, mapKeys(offsetstore.JavaHashMapOrder(in)))
 }
