@@ -39,19 +39,7 @@ func AppendJSON(dst []byte, v any) []byte {
 		}
 		return append(dst, n...)
 	case Map:
-		if t == nil {
-			return append(dst, "null"...)
-		}
-		dst = append(dst, '{')
-		for i, f := range t {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, f.Key)
-			dst = append(dst, ':')
-			dst = AppendJSON(dst, f.Value)
-		}
-		return append(dst, '}')
+		return appendMap(dst, t)
 	case []any:
 		dst = append(dst, '[')
 		for i, e := range t {
@@ -86,8 +74,25 @@ func AppendKey(dst []byte, connector string, partition Map) []byte {
 	dst = append(dst, '[')
 	dst = appendJSONString(dst, connector)
 	dst = append(dst, ',')
-	dst = AppendJSON(dst, partition)
+	// appendMap rather than AppendJSON: boxing the Map into an interface would allocate.
+	dst = appendMap(dst, partition)
 	return append(dst, ']')
+}
+
+func appendMap(dst []byte, m Map) []byte {
+	if m == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '{')
+	for i, f := range m {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, f.Key)
+		dst = append(dst, ':')
+		dst = AppendJSON(dst, f.Value)
+	}
+	return append(dst, '}')
 }
 
 const hexDigits = "0123456789ABCDEF"

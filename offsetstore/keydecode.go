@@ -96,7 +96,12 @@ func (p *keyScanner) literal(lit string) bool {
 	return false
 }
 
+// value reads one element of a container at depth; like DecodeValue it refuses elements nested
+// deeper than maxDepth.
 func (p *keyScanner) value(depth int) (any, bool) {
+	if depth+1 > maxDepth {
+		return nil, false
+	}
 	switch c := p.peek(); {
 	case c == '"':
 		s, ok := p.str()
