@@ -74,38 +74,32 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	if c == nil {
 		return []byte("null"), nil
 	}
+	// encoding/json escapes <, > and & in a Marshaler's output whatever the Marshaler writes,
+	// so there is no point in writing them unescaped here.
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// Config values are often regexes or URLs: keep <, > and & readable.
-	enc.SetEscapeHTML(false)
 	buf.WriteByte('{')
 	for i, e := range c {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		if err := encodeString(enc, &buf, e.Key); err != nil {
+		k, err := json.Marshal(e.Key)
+		if err != nil {
 			return nil, err
 		}
+		buf.Write(k)
 		buf.WriteByte(':')
 		if e.Null {
 			buf.WriteString("null")
 			continue
 		}
-		if err := encodeString(enc, &buf, e.Value); err != nil {
+		v, err := json.Marshal(e.Value)
+		if err != nil {
 			return nil, err
 		}
+		buf.Write(v)
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
-}
-
-// encodeString appends s as a JSON string; Encoder.Encode adds a newline, which is dropped.
-func encodeString(enc *json.Encoder, buf *bytes.Buffer, s string) error {
-	if err := enc.Encode(s); err != nil {
-		return err
-	}
-	buf.Truncate(buf.Len() - 1)
-	return nil
 }
 
 // UnmarshalJSON reads a JSON object (or null) with the same rules as a request's config:

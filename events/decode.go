@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -68,7 +69,9 @@ func (e *DecodeError) Error() string { return e.Message }
 func (e *DecodeError) Unwrap() error { return e.Err }
 
 func decodeErr(reason DecodeReason, err error, format string, args ...any) *DecodeError {
-	return &DecodeError{Reason: reason, Message: fmt.Sprintf(format, args...), Err: err}
+	// sdk-go's ValidationError ends in a newline; a message is one line.
+	msg := strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")
+	return &DecodeError{Reason: reason, Message: msg, Err: err}
 }
 
 // DecodeRequest turns a consumed record into a Request. maxBytes bounds the record value
@@ -161,11 +164,19 @@ func recordEvent(msg *kafka.Message) (*event.Event, *DecodeError) {
 			return nil, decodeErr(ReasonNotCloudEvent, nil,
 				"content-type %q is not supported; send one event per record as %s", m.ContentType, event.ApplicationCloudEventsJSON)
 		}
+		if v := bytes.TrimLeft(m.Value, " \t\r\n"); len(v) == 0 || v[0] != '{' {
+			return nil, decodeErr(ReasonNotCloudEvent, nil, "structured CloudEvent must be a JSON object")
+		}
 	}
 	ev, err := binding.ToEvent(context.Background(), m)
 	if err != nil {
 		var verr event.ValidationError
 		if errors.As(err, &verr) {
+			// sdk-go reports a missing specversion and an unknown one under the same key;
+			// only the text tells them apart.
+			if e, ok := verr["specversion"]; ok && e.Error() == "no specversion" {
+				return nil, decodeErr(ReasonNotCloudEvent, err, "structured CloudEvent has no specversion")
+			}
 			if _, ok := verr["specversion"]; ok {
 				return nil, decodeErr(ReasonWrongSpecVersion, err,
 					"structured CloudEvent has a missing or unsupported specversion (%v); only %q is supported", err, event.CloudEventsVersionV1)

@@ -236,7 +236,7 @@ func decodeInitialOffsets(dec *json.Decoder) ([]OffsetEntry, bool, error) {
 func decodeOffsetEntries(dec *json.Decoder, path string) ([]OffsetEntry, error) {
 	entries := []OffsetEntry{}
 	for i := 0; dec.More(); i++ {
-		e, err := decodeOffsetEntry(dec, fmt.Sprintf("%s[%d]", path, i))
+		e, err := decodeOffsetEntry(dec, entryPath{path, i})
 		if err != nil {
 			return nil, err
 		}
@@ -248,11 +248,20 @@ func decodeOffsetEntries(dec *json.Decoder, path string) ([]OffsetEntry, error) 
 	return entries, nil
 }
 
-func decodeOffsetEntry(dec *json.Decoder, path string) (OffsetEntry, error) {
+// entryPath names an entry in error messages; it is formatted only when there is an error,
+// to spare a 100,000-entry request as many string allocations.
+type entryPath struct {
+	array string
+	index int
+}
+
+func (p entryPath) String() string { return fmt.Sprintf("%s[%d]", p.array, p.index) }
+
+func decodeOffsetEntry(dec *json.Decoder, path entryPath) (OffsetEntry, error) {
 	var e OffsetEntry
 	tok, err := dec.Token()
 	if err != nil {
-		return e, jsonError(path, err)
+		return e, jsonError(path.String(), err)
 	}
 	if tok != json.Delim('{') {
 		return e, fmt.Errorf(`%s must be an object {"partition": {...}, "offset": {...}}, got %s`, path, tokenKind(tok))
@@ -260,7 +269,7 @@ func decodeOffsetEntry(dec *json.Decoder, path string) (OffsetEntry, error) {
 	for dec.More() {
 		kt, err := dec.Token()
 		if err != nil {
-			return e, jsonError(path, err)
+			return e, jsonError(path.String(), err)
 		}
 		key, _ := kt.(string)
 		if key != "partition" && key != "offset" {
@@ -268,9 +277,9 @@ func decodeOffsetEntry(dec *json.Decoder, path string) (OffsetEntry, error) {
 			// fails on any other.
 			return e, fmt.Errorf(`unknown field %q in %s; expected "partition" and "offset"`, key, path)
 		}
-		m, err := decodeNullableMap(dec, path+"."+key)
+		m, err := decodeNullableMap(dec)
 		if err != nil {
-			return e, err
+			return e, fmt.Errorf("%s.%s %w", path, key, err)
 		}
 		if key == "partition" {
 			e.Partition = m
@@ -279,15 +288,16 @@ func decodeOffsetEntry(dec *json.Decoder, path string) (OffsetEntry, error) {
 		}
 	}
 	if _, err := dec.Token(); err != nil { // '}'
-		return e, jsonError(path, err)
+		return e, jsonError(path.String(), err)
 	}
 	return e, nil
 }
 
-func decodeNullableMap(dec *json.Decoder, path string) (offsetstore.Map, error) {
+// decodeNullableMap reads an object or null. Its errors read well after the value's path.
+func decodeNullableMap(dec *json.Decoder) (offsetstore.Map, error) {
 	v, err := offsetstore.DecodeValue(dec)
 	if err != nil {
-		return nil, jsonError(path, err)
+		return nil, jsonError("", err)
 	}
 	switch m := v.(type) {
 	case nil:
@@ -295,7 +305,7 @@ func decodeNullableMap(dec *json.Decoder, path string) (offsetstore.Map, error) 
 	case offsetstore.Map:
 		return m, nil
 	default:
-		return nil, fmt.Errorf("%s must be an object or null, got %s", path, offsetstore.KindOf(v))
+		return nil, fmt.Errorf("must be an object or null, got %s", offsetstore.KindOf(v))
 	}
 }
 
@@ -320,17 +330,27 @@ func tokenKind(tok json.Token) string {
 	}
 }
 
-// jsonError words a decoder error for the part of the request being read.
+// jsonError words a decoder error for the part of the request being read; with what empty it
+// words it to follow a path ("initial_offsets[3].offset is not valid JSON...").
 func jsonError(what string, err error) error {
 	var syn *json.SyntaxError
 	switch {
 	case errors.As(err, &syn):
-		return fmt.Errorf("%s is not valid JSON at byte %d: %w", what, syn.Offset, err)
+		return fmt.Errorf("%sis not valid JSON at byte %d: %w", subject(what), syn.Offset, err)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%s is not valid JSON: it ends early", what)
+		return fmt.Errorf("%sis not valid JSON: it ends early", subject(what))
+	case what == "":
+		return fmt.Errorf("is not valid: %w", err)
 	default:
 		return fmt.Errorf("read %s: %w", what, err)
 	}
+}
+
+func subject(what string) string {
+	if what == "" {
+		return ""
+	}
+	return what + " "
 }
 
 // invalidUTF8At returns the offset of the first byte that is not valid UTF-8, or -1.
