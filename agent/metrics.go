@@ -26,6 +26,9 @@ type Metrics struct {
 	BuildInfo       *prometheus.GaugeVec
 }
 
+// retryReasons are the transient reasons handlers.Classify returns (the retries label).
+var retryReasons = []string{"timeout", "network", "not_leader", "not_enough_replicas", "coordinator", "broker_transient"}
+
 // Result label values of offsetagent_requests_total.
 const (
 	ResultSucceeded = "succeeded"
@@ -70,7 +73,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		}),
 		RequestLag: f.NewGauge(prometheus.GaugeOpts{
 			Name: "offsetagent_request_lag",
-			Help: "Records in the request topic not yet consumed by this agent, summed over its assigned partitions.",
+			Help: "Records in the request topic not yet committed by the agents' consumer group, summed over all partitions (every replica reports the group's lag: aggregate with max).",
 		}),
 		Retries: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "offsetagent_retries_total",
@@ -91,6 +94,9 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 	for _, t := range []string{"source", "sink"} {
 		m.OffsetsWritten.WithLabelValues(t)
 		m.OffsetsWiped.WithLabelValues(t)
+	}
+	for _, r := range retryReasons {
+		m.Retries.WithLabelValues(r)
 	}
 	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	return m

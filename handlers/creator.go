@@ -66,6 +66,17 @@ type Store interface {
 	Partitions(ctx context.Context, topic string) (int, error)
 }
 
+// ConfigValidator asks a Connect cluster's REST API about a connector (spec §8).
+type ConfigValidator interface {
+	// Exists reports whether the cluster already has the connector (GET /connectors/{name}).
+	Exists(ctx context.Context, name string) (bool, error)
+	// Validate runs PUT /connector-plugins/{class}/config/validate. It returns the connector
+	// type Connect reports ("source", "sink" or "unknown"); a config with errors is a *Failure
+	// (400) carrying Connect's aggregated message; an unreachable cluster is an error that
+	// Classify calls transient.
+	Validate(ctx context.Context, class string, config map[string]string) (typ string, err error)
+}
+
 // Options configure a Creator.
 type Options struct {
 	Store    Store
@@ -77,6 +88,8 @@ type Options struct {
 	// Backoff governs retries of transient Kafka errors; OnRetry is told each retry's reason.
 	Backoff Backoff
 	OnRetry func(Reason)
+	// Validator, when not nil, is a Connect cluster's REST API asked during validate_config.
+	Validator ConfigValidator
 	// Fault, when not nil, is called at named points of a request (stage boundaries and between
 	// the records of multi-record writes). Crash tests make it exit the process.
 	Fault  func(point string)

@@ -64,6 +64,11 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 	class := j.props["connector.class"]
 	j.class, _ = c.opts.Registry.Lookup(class)
 	j.typ = c.opts.Registry.TypeOf(j.props)
+	if c.opts.Validator != nil {
+		if err := c.validateWithConnect(ctx, j); err != nil {
+			return err
+		}
+	}
 
 	switch j.typ {
 	case connectors.Sink:
@@ -185,6 +190,11 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 		if err != nil {
 			return asFailure(err)
 		}
+		// Connect rejects negative offsets only when it commits them; refuse them before
+		// anything is wiped.
+		if err := connectors.CheckSinkOffsets(j.name, parsed); err != nil {
+			return asFailure(err)
+		}
 		if j.class != nil && j.class.Validate != nil {
 			if err := j.class.Validate(j.props, entries); err != nil {
 				return asFailure(err)
@@ -246,4 +256,36 @@ func asFailure(err error) error {
 		return &Failure{Code: ce.Code, Message: ce.Message, Reason: ReasonPermanent}
 	}
 	return badRequest(err.Error())
+}
+
+// validateWithConnect asks the Connect cluster (spec §8): an existing connector is a 409, a
+// config with errors fails with Connect's aggregated message, and the reported type settles
+// source or sink for classes the registry does not know. An unreachable cluster is retried as
+// a transient error and then fails the request: it is never a pass.
+func (c *Creator) validateWithConnect(ctx context.Context, j *job) error {
+	var exists bool
+	if err := c.retry(ctx, func(ctx context.Context) (err error) {
+		exists, err = c.opts.Validator.Exists(ctx, j.name)
+		return err
+	}); err != nil {
+		return fmt.Errorf("ask Connect whether connector %q exists: %w", j.name, err)
+	}
+	if exists {
+		return conflict(fmt.Sprintf("Connector %s already exists", j.name))
+	}
+	var typ string
+	if err := c.retry(ctx, func(ctx context.Context) (err error) {
+		typ, err = c.opts.Validator.Validate(ctx, j.props["connector.class"], j.props)
+		return err
+	}); err != nil {
+		var f *Failure
+		if errors.As(err, &f) {
+			return f
+		}
+		return fmt.Errorf("validate config with Connect: %w", err)
+	}
+	if j.class == nil && (typ == string(connectors.Source) || typ == string(connectors.Sink)) {
+		j.typ = connectors.Type(typ)
+	}
+	return nil
 }
