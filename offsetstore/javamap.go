@@ -25,7 +25,8 @@ const (
 // A repeated key keeps its first position and takes its last value, as put() does. Nested
 // objects (in values and arrays) are reordered the same way, because the converter turns every
 // JSON object into a new HashMap<>(). m is not modified; the result may share nested arrays
-// with m. A nil m gives nil. See JavaHashMapTreeBins for the one case the order is not exact.
+// with m. A nil m gives nil. Keys crafted to collide (nine or more in one bucket of a table of
+// 64 or more) turn a bucket into a tree bin with its own order; that is reproduced too.
 func JavaHashMapOrder(m Map) Map {
 	return javaHashMapOrder(m, -1)
 }
@@ -39,21 +40,6 @@ func JavaHashMapOrderCap(m Map, initialCapacity int) Map {
 	return javaHashMapOrder(m, max(initialCapacity, 0))
 }
 
-// JavaHashMapTreeBins reports whether filling a new HashMap<>() with m would turn a bucket into
-// a red-black tree bin: at least nine keys whose spread hashes share the bucket of a table of 64
-// or more. Tree bins reorder their bucket (the root moves to the front, later keys go after
-// their tree parent), which JavaHashMapOrder does not model: it keeps insertion order within
-// such a bucket. Only keys crafted to collide get there; callers should reject such maps.
-func JavaHashMapTreeBins(m Map) bool {
-	ents, _ := uniqueMembers(m, nil)
-	hashes := make([]uint32, len(ents))
-	for i := range ents {
-		hashes[i] = javaSpreadHash(ents[i].Key)
-	}
-	_, tree := simulateJavaPuts(hashes, -1)
-	return tree
-}
-
 func javaHashMapOrder(m Map, initialCapacity int) Map {
 	if m == nil {
 		return nil
@@ -65,10 +51,20 @@ func javaHashMapOrder(m Map, initialCapacity int) Map {
 	for i := range ents {
 		hashes = append(hashes, javaSpreadHash(ents[i].Key))
 	}
-	capacity, _ := simulateJavaPuts(hashes, initialCapacity)
+	capacity, tree := simulateJavaPuts(hashes, initialCapacity)
 	mask := uint32(capacity - 1)
 
 	out := make(Map, len(ents))
+	if tree {
+		keys := make([]string, len(ents))
+		for i, f := range ents {
+			keys[i] = f.Key
+		}
+		for i, j := range javaHashMapTreeOrder(keys, initialCapacity) {
+			out[i] = Field{Key: ents[j].Key, Value: javaNormalizeNested(ents[j].Value)}
+		}
+		return out
+	}
 	for i, f := range ents {
 		out[i] = Field{Key: f.Key, Value: javaNormalizeNested(f.Value)}
 	}

@@ -228,3 +228,63 @@ func BenchmarkJavaHashMapOrderWide(b *testing.B) {
 		_ = JavaHashMapOrder(m)
 	}
 }
+
+func TestJavaCompareStrings(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b string
+		sign int
+	}{
+		{name: "equal", a: "abc", b: "abc", sign: 0},
+		{name: "ascii", a: "abc", b: "abd", sign: -1},
+		{name: "prefix is smaller", a: "ab", b: "abc", sign: -1},
+		{name: "longer is bigger", a: "abc", b: "ab", sign: 1},
+		// UTF-16 order: U+1F600 is D83D DE00, which sorts before U+E000 (UTF-8 says after).
+		{name: "surrogates before private use", a: "😀", b: "\uE000", sign: -1},
+		{name: "same high surrogate", a: "😀", b: "😁", sign: -1},
+		{name: "bmp", a: "é", b: "z", sign: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := javaCompareStrings(tt.a, tt.b)
+			switch tt.sign {
+			case 0:
+				require.Zero(t, got)
+			case -1:
+				require.Negative(t, got)
+			default:
+				require.Positive(t, got)
+			}
+		})
+	}
+}
+
+// TestJavaHashMapOrderTreeBins covers tree bins with an initial capacity (the oracle only
+// builds new HashMap<>(); the default-capacity tree cases are in the oracle goldens): sixteen
+// keys with one String.hashCode ("Aa" and "BB" collide) land in one bucket whatever the
+// table, so they end in a tree ordered by compareTo with its root first.
+func TestJavaHashMapOrderTreeBins(t *testing.T) {
+	var keys []string
+	for _, a := range []string{"Aa", "BB"} {
+		for _, b := range []string{"Aa", "BB"} {
+			for _, c := range []string{"Aa", "BB"} {
+				for _, d := range []string{"Aa", "BB"} {
+					keys = append(keys, a+b+c+d)
+				}
+			}
+		}
+	}
+	// From the oracle golden: new HashMap<>() with these keys in this order.
+	want := []string{"AaAaBBBB", "AaAaAaAa", "AaAaAaBB", "AaAaBBAa", "AaBBAaAa", "AaBBAaBB", "AaBBBBAa", "AaBBBBBB",
+		"BBAaAaAa", "BBAaAaBB", "BBAaBBAa", "BBAaBBBB", "BBBBAaAa", "BBBBAaBB", "BBBBBBAa", "BBBBBBBB"}
+	require.Equal(t, want, mapKeys(JavaHashMapOrder(keysMap(keys...))))
+	// With a table of 64 from the start the ninth key already treeifies; jshell (OpenJDK
+	// 17.0.15) prints the same order for new HashMap<>(64).
+	require.Equal(t, want, mapKeys(JavaHashMapOrderCap(keysMap(keys...), 64)))
+	// new HashMap<>(3) grows 4, 8, 16, then treeifyBin resizes to 32 and 64 (jshell output).
+	collide := []string{"k0", "k70", "k81", "k92", "k719", "k609", "k818", "k708", "k917", "k807", "k1", "k2"}
+	require.Equal(t, []string{"k70", "k92", "k609", "k708", "k807", "k0", "k81", "k719", "k818", "k917", "k1", "k2"},
+		mapKeys(JavaHashMapOrderCap(keysMap(collide...), 3)))
+	// A huge initial capacity must not allocate a huge table.
+	require.Len(t, JavaHashMapOrderCap(keysMap(keys...), 1<<30), len(keys))
+}

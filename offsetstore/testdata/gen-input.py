@@ -68,6 +68,17 @@ def jh(s):
         x=(31*x+((b[i]<<8)|b[i+1]))&0xffffffff
     return x^(x>>16)
 tree=[f"k{i}" for i in range(100000) if jh(f"k{i}")&127==37][:12]
+# Tree bins: "Aa" and "BB" have the same String.hashCode, so all 16 strings of four such blocks
+# share one hash and are ordered in their tree by String.compareTo.
+import itertools
+same_hash=["".join(p) for p in itertools.product(["Aa","BB"],repeat=4)]
+# Keys sharing bucket 37 of 64, split by bit 6 when the table grows to 128 (49+ keys):
+lo=[f"s{i}" for i in range(200000) if jh(f"s{i}")&127==37]
+hi=[f"s{i}" for i in range(200000) if jh(f"s{i}")&127==101]
+filler=[f"f{i}" for i in range(1000) if jh(f"f{i}")&63!=37]
+split77=[x for pair in zip(lo[:7],hi[:7]) for x in pair]+filler[:36]
+split95=lo[:9]+hi[:5]+filler[:36]
+split_grow=lo[:5]+hi[:8]+filler[:60]
 e("9 keys in one bucket of 16: treeifyBin resizes to 32","collide9",'{"server":"s"}',c({k:i for i,k in enumerate(t9)}))
 e("10 keys in one bucket of 32: treeifyBin resizes to 64","collide10",'{"server":"s"}',c({k:i for i,k in enumerate(t10)}))
 e("colliding keys plus others","collide-mix",c({k:i for i,k in enumerate(['a','b']+t9+['z'])}),'{"offset":5}')
@@ -92,6 +103,11 @@ orders=[
  c({k:0 for k in t10}),
  c({k:0 for k in reversed(t10)}),
  c({k:0 for k in tree}),
+ c({k:0 for k in same_hash}),
+ c({k:0 for k in reversed(same_hash)}),
+ c({k:0 for k in split77}),
+ c({k:0 for k in split95}),
+ c({k:0 for k in split_grow}),
 ]
 doc={"partitions":25,"murmur2":["21","foobar","abc","","a","ab","abcd","abcde","😀","日本語","\u0000\u00ff"],"entries":E,"orders":orders}
 open(os.path.join(os.path.dirname(os.path.abspath(__file__)),'oracle-input.json'),'w').write(json.dumps(doc,indent=1,ensure_ascii=False)+"\n")
