@@ -52,6 +52,7 @@ type Agent struct {
 	store   *offsetstore.Store
 	proc    Processor
 	results *resultLog
+	intents *intentLog
 	writer  *kafka.Writer
 
 	ready    atomic.Bool
@@ -93,6 +94,13 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	logOpts := offsetstore.Options{Brokers: cfg.Brokers, Transport: conns.Transport, Dialer: conns.Dialer, Logger: opts.Logger}
+	if a.results, err = newResultLog(logOpts, cfg.ResultTopic); err != nil {
+		return nil, err
+	}
+	if a.intents, err = newIntentLog(logOpts, cfg.IntentTopic); err != nil {
+		return nil, err
+	}
 	if opts.Stages != nil {
 		a.proc = opts.Stages
 	} else {
@@ -101,6 +109,8 @@ func New(cfg Config, opts Options) (*Agent, error) {
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,
 			AllowedOffsetsTopics: pattern,
 			OnRetry:              func(r handlers.Reason) { a.metrics.Retries.WithLabelValues(string(r)).Inc() },
+			Intents:              a.intents,
+			ResultOut:            a.results.seen,
 			Fault:                opts.Fault,
 			Logger:               opts.Logger,
 		})
@@ -108,12 +118,6 @@ func New(cfg Config, opts Options) (*Agent, error) {
 			return nil, err
 		}
 		a.proc = creator
-	}
-	a.results, err = newResultLog(offsetstore.Options{
-		Brokers: cfg.Brokers, Transport: conns.Transport, Dialer: conns.Dialer, Logger: opts.Logger,
-	}, cfg.ResultTopic)
-	if err != nil {
-		return nil, err
 	}
 	a.writer = &kafka.Writer{
 		Addr:         kafka.TCP(cfg.Brokers...),
@@ -160,11 +164,15 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { return srv.run(gctx) })
 	g.Go(func() error { return a.store.Run(gctx) })
 	g.Go(func() error { return a.results.log.Run(gctx) })
+	g.Go(func() error { return a.intents.log.Run(gctx) })
 	g.Go(func() error {
 		if err := a.store.WaitReady(gctx); err != nil {
 			return nil
 		}
 		if err := a.results.log.WaitReady(gctx); err != nil {
+			return nil
+		}
+		if err := a.intents.log.WaitReady(gctx); err != nil {
 			return nil
 		}
 		a.log.Info("views loaded", "config_topic", a.cfg.ConfigTopic, "offsets_topic", a.cfg.OffsetsTopic)
@@ -173,6 +181,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { a.lagLoop(gctx); return nil })
 	err = g.Wait()
 	cancelWork()
+	_ = a.intents.w.Close()
 	if cerr := a.writer.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("close result writer: %w", cerr)
 	}
@@ -193,6 +202,11 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 	}
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.ResultTopic, a.cfg.RequestTopicPartitions, nil); err != nil {
 		return fmt.Errorf("ensure result topic: %w", err)
+	}
+	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.IntentTopic, 1, map[string]string{
+		"cleanup.policy": "compact", "max.message.bytes": fmt.Sprint(intentMaxBytes),
+	}); err != nil {
+		return fmt.Errorf("ensure intent topic: %w", err)
 	}
 	return nil
 }

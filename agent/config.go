@@ -19,6 +19,9 @@ type Config struct {
 	ResultTopic string `env:"OFFSETAGENT_RESULT_TOPIC, default=connect-offset-results"`
 	// GroupID is the consumer group shared by all agent replicas (default offsetagent).
 	GroupID string `env:"OFFSETAGENT_GROUP_ID, default=offsetagent"`
+	// IntentTopic is the agent's own compacted topic of in-flight requests, used to roll back
+	// a request interrupted by a crash (default connect-offset-intents).
+	IntentTopic string `env:"OFFSETAGENT_INTENT_TOPIC, default=connect-offset-intents"`
 	// ConfigTopic is Connect's config.storage.topic (default connect-configs).
 	ConfigTopic string `env:"OFFSETAGENT_CONFIG_TOPIC, default=connect-configs"`
 	// OffsetsTopic is Connect's offset.storage.topic (default connect-offsets).
@@ -79,7 +82,7 @@ func (c *Config) Validate() error {
 	for _, f := range []struct{ name, value string }{
 		{"OFFSETAGENT_REQUEST_TOPIC", c.RequestTopic}, {"OFFSETAGENT_RESULT_TOPIC", c.ResultTopic},
 		{"OFFSETAGENT_GROUP_ID", c.GroupID}, {"OFFSETAGENT_CONFIG_TOPIC", c.ConfigTopic},
-		{"OFFSETAGENT_OFFSETS_TOPIC", c.OffsetsTopic},
+		{"OFFSETAGENT_OFFSETS_TOPIC", c.OffsetsTopic}, {"OFFSETAGENT_INTENT_TOPIC", c.IntentTopic},
 	} {
 		if strings.TrimSpace(f.value) == "" {
 			errs = append(errs, fmt.Errorf("%s: must not be empty", f.name))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -31,6 +32,11 @@ func (a *Agent) process(work context.Context, j job) {
 	if err := a.publish(work, out); err != nil {
 		a.log.Error("publish result", "connector", out.Result.Name, "request_id", out.Result.RequestID, "err", err)
 		return
+	}
+	// The result is out: the request's intent is no longer needed. If this fails, the intent
+	// is recognised as stale later (its result is in the result topic).
+	if err := a.intents.finish(work, strings.TrimSpace(out.Result.Name), out.Result.RequestSource, out.Result.RequestID); err != nil {
+		a.log.Warn("remove intent", "connector", out.Result.Name, "request_id", out.Result.RequestID, "err", err)
 	}
 	a.observe(out, time.Since(j.received))
 	j.item.done()
@@ -143,8 +149,10 @@ func decodeFailure(msg *kafka.Message, err error) *handlers.Outcome {
 			source = string(h.Value)
 		}
 	}
-	if !utf8.ValidString(id) {
-		id = ""
+	if !utf8.ValidString(id) || id == "" {
+		// Without a CloudEvent id, the record itself identifies the request: the result gets a
+		// unique id and a redelivered record is recognised as a duplicate.
+		id = fmt.Sprintf("%s/%d@%d", msg.Topic, msg.Partition, msg.Offset)
 	}
 	if !utf8.ValidString(source) {
 		source = ""

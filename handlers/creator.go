@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/offsetagent/offsetagent/events"
@@ -90,6 +91,11 @@ type Options struct {
 	OnRetry func(Reason)
 	// Validator, when not nil, is a Connect cluster's REST API asked during validate_config.
 	Validator ConfigValidator
+	// Intents, when not nil, records each request before its first destructive step so that an
+	// interrupted request is rolled back when its connector is next worked on.
+	Intents IntentStore
+	// ResultOut tells whether a request already has its result published (stale intents).
+	ResultOut func(source, id string) bool
 	// Fault, when not nil, is called at named points of a request (stage boundaries and between
 	// the records of multi-record writes). Crash tests make it exit the process.
 	Fault  func(point string)
@@ -140,6 +146,8 @@ type stage struct {
 	run  func(ctx context.Context, j *job) error
 	// skip says whether the step does not apply to this request.
 	skip func(j *job) bool
+	// destructive steps change Connect's state: the intent is written before the first one.
+	destructive bool
 }
 
 func noOffsets(j *job) bool      { return !j.req.Data.HasInitialOffsets }
@@ -150,9 +158,9 @@ func (c *Creator) stages() []stage {
 	return []stage{
 		{step: StepValidateConfig, run: c.validateConfig},
 		{step: StepValidateOffsets, run: c.validateOffsets, skip: noOffsets},
-		{step: StepWipeOffsets, run: c.wipeOffsets, skip: noOffsetsOrDry},
-		{step: StepWriteOffsets, run: c.writeOffsets, skip: noOffsetsOrDry},
-		{step: StepWriteConfig, run: c.writeConfig, skip: dryRun},
+		{step: StepWipeOffsets, run: c.wipeOffsets, skip: noOffsetsOrDry, destructive: true},
+		{step: StepWriteOffsets, run: c.writeOffsets, skip: noOffsetsOrDry, destructive: true},
+		{step: StepWriteConfig, run: c.writeConfig, skip: dryRun, destructive: true},
 	}
 }
 
@@ -162,6 +170,11 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 	j := &job{req: req, name: req.Data.Name}
 	out := &Outcome{}
 	var failure *Failure
+	if err := c.recoverInterrupted(ctx, strings.TrimSpace(req.Data.Name)); err != nil {
+		failure = &Failure{Step: StepValidateConfig, Code: 500, Message: err.Error()}
+		failure.Reason, _ = Classify(err)
+	}
+	intentWritten := false
 	for _, st := range c.stages() {
 		if failure != nil || (st.skip != nil && st.skip(j)) {
 			j.reports = append(j.reports, events.StageReport{Stage: string(st.step), Outcome: events.OutcomeSkipped})
@@ -169,7 +182,14 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 		}
 		c.fault("before:" + string(st.step))
 		start := time.Now()
-		err := st.run(ctx, j)
+		var err error
+		if st.destructive && !intentWritten && c.opts.Intents != nil {
+			err = c.writeIntent(ctx, j)
+			intentWritten = err == nil
+		}
+		if err == nil {
+			err = st.run(ctx, j)
+		}
 		rep := events.StageReport{Stage: string(st.step), Outcome: events.OutcomeOK, DurationSeconds: time.Since(start).Seconds()}
 		if err != nil {
 			rep.Outcome = events.OutcomeFailed
@@ -208,6 +228,33 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 		c.fillSuccess(&out.Result, j)
 	}
 	return out
+}
+
+// recoverInterrupted rolls back an interrupted earlier request for the connector, if any.
+func (c *Creator) recoverInterrupted(ctx context.Context, name string) error {
+	if c.opts.Intents == nil || name == "" {
+		return nil
+	}
+	in, ok := c.opts.Intents.Get(name)
+	if !ok {
+		return nil
+	}
+	if err := c.recoverIntent(ctx, in); err != nil {
+		return fmt.Errorf("roll back interrupted request %s for connector %q: %w", in.RequestID, name, err)
+	}
+	return nil
+}
+
+// writeIntent snapshots the connector and records the intent before the first write.
+func (c *Creator) writeIntent(ctx context.Context, j *job) error {
+	if err := c.takeSnapshot(ctx, j); err != nil {
+		return err
+	}
+	in := c.intentFor(j)
+	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Intents.Put(ctx, in) }); err != nil {
+		return fmt.Errorf("record intent for connector %q: %w", j.name, err)
+	}
+	return nil
 }
 
 // fillSuccess sets the fields of a succeeded (or planned) result.

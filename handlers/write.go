@@ -25,14 +25,10 @@ func (c *Creator) wipeOffsets(ctx context.Context, j *job) error {
 		if members > 0 {
 			return internal(fmt.Sprintf(msgGroupNotEmpty, j.name))
 		}
-		var prev []offsetstore.GroupOffset
-		if err := c.retry(ctx, func(ctx context.Context) (err error) {
-			prev, err = c.opts.Store.GroupOffsets(ctx, j.group)
+		if err := c.takeSnapshot(ctx, j); err != nil {
 			return err
-		}); err != nil {
-			return fmt.Errorf("list offsets of group %q: %w", j.group, err)
 		}
-		j.prevGroup, j.snapshotTaken = prev, true
+		prev := j.prevGroup
 		if len(prev) == 0 {
 			return nil
 		}
@@ -47,15 +43,9 @@ func (c *Creator) wipeOffsets(ctx context.Context, j *job) error {
 		return nil
 	}
 
-	j.prevSource = make(map[string][]offsetstore.SourceRecord)
-	for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
-		if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, topic) }); err != nil {
-			return fmt.Errorf("read offsets topic %q: %w", topic, err)
-		}
-		j.prevSource[topic] = c.opts.Store.SourceOffsets(topic, j.name)
-		j.prevTopics = append(j.prevTopics, topic)
+	if err := c.takeSnapshot(ctx, j); err != nil {
+		return err
 	}
-	j.snapshotTaken = true
 	for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
 		prev := j.prevSource[topic]
 		if len(prev) == 0 {

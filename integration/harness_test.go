@@ -69,6 +69,7 @@ func testConfig(c *cluster) agent.Config {
 		GroupID:                "offsetagent-" + suffix,
 		ConfigTopic:            "connect-configs-" + suffix,
 		OffsetsTopic:           "connect-offsets-" + suffix,
+		IntentTopic:            "intents-" + suffix,
 		CreateConnectTopics:    true,
 		RequestTopicPartitions: 3,
 		HTTPAddr:               "127.0.0.1:0",
@@ -157,10 +158,10 @@ func testLogger(t *testing.T) *slog.Logger {
 
 // client is what tests use to talk to the cluster directly.
 type client struct {
-	t       *testing.T
-	cfg     agent.Config
-	kc      *kafka.Client
-	w       *kafka.Writer
+	t   *testing.T
+	cfg agent.Config
+	kc  *kafka.Client
+	w   *kafka.Writer
 }
 
 func newClient(t *testing.T, cfg agent.Config) *client {

@@ -1,0 +1,105 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// intentMaxBytes is the largest intent record (max.message.bytes of the intent topic): an
+// intent carries the connector's previous offsets, which can be large for a big MirrorMaker 2
+// connector.
+const intentMaxBytes = 64 << 20
+
+// intentLog is the agent's compacted intent topic (key: connector name), shared by every
+// replica: handlers.IntentStore on top of a materialised view.
+type intentLog struct {
+	log *offsetstore.Log
+	w   *kafka.Writer
+
+	mu      sync.Mutex
+	intents map[string]*handlers.Intent
+}
+
+func newIntentLog(opts offsetstore.Options, topic string) (*intentLog, error) {
+	il := &intentLog{intents: map[string]*handlers.Intent{}}
+	l, err := offsetstore.NewLog(opts, topic, il.apply)
+	if err != nil {
+		return nil, err
+	}
+	il.log = l
+	il.w = &kafka.Writer{
+		Addr: kafka.TCP(opts.Brokers...), Topic: topic, Balancer: &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchBytes: intentMaxBytes,
+		Transport: opts.Transport,
+	}
+	return il, nil
+}
+
+func (il *intentLog) apply(msgs []kafka.Message) {
+	il.mu.Lock()
+	defer il.mu.Unlock()
+	for i := range msgs {
+		name := string(msgs[i].Key)
+		if msgs[i].Value == nil {
+			delete(il.intents, name)
+			continue
+		}
+		var in handlers.Intent
+		if err := json.Unmarshal(msgs[i].Value, &in); err != nil {
+			continue // not ours to judge; an unreadable intent cannot be acted on
+		}
+		il.intents[name] = &in
+	}
+}
+
+// Get implements handlers.IntentStore.
+func (il *intentLog) Get(name string) (*handlers.Intent, bool) {
+	il.mu.Lock()
+	defer il.mu.Unlock()
+	in, ok := il.intents[name]
+	return in, ok
+}
+
+// Put implements handlers.IntentStore: the intent is acknowledged by the broker before the
+// request's first destructive write.
+func (il *intentLog) Put(ctx context.Context, in *handlers.Intent) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("encode intent: %w", err)
+	}
+	if err := firstWriteError(il.w.WriteMessages(ctx, kafka.Message{Key: []byte(in.Name), Value: b})); err != nil {
+		return err
+	}
+	il.mu.Lock()
+	il.intents[in.Name] = in
+	il.mu.Unlock()
+	return nil
+}
+
+// Delete implements handlers.IntentStore.
+func (il *intentLog) Delete(ctx context.Context, name string) error {
+	if err := firstWriteError(il.w.WriteMessages(ctx, kafka.Message{Key: []byte(name)})); err != nil {
+		return err
+	}
+	il.mu.Lock()
+	delete(il.intents, name)
+	il.mu.Unlock()
+	return nil
+}
+
+// finish removes the intent of a request whose result is out.
+func (il *intentLog) finish(ctx context.Context, name, source, id string) error {
+	in, ok := il.Get(name)
+	if !ok || in.RequestID != id || in.RequestSource != source {
+		return nil
+	}
+	return il.Delete(ctx, name)
+}

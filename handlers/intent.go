@@ -1,0 +1,146 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// Intent is written before a request's first destructive step and removed once its result is
+// out. It holds what is needed to put the connector back exactly as it was: if the agent dies
+// mid-request, the redelivered request (or the next one for the connector) finds the intent,
+// rolls the interrupted attempt back and runs from a clean state. No connector is ever left
+// half-created and no initial offsets of an unfinished request survive.
+type Intent struct {
+	Name          string `json:"name"`
+	RequestID     string `json:"request_id"`
+	RequestSource string `json:"request_source"`
+	Type          string `json:"type"`
+	// Topics are the offsets topics the request touches (global first); Group the sink group.
+	Topics []string `json:"topics,omitempty"`
+	Group  string   `json:"group,omitempty"`
+	// Snapshot is the connector's source records before the wipe; GroupSnapshot its group offsets.
+	Snapshot      []SnapshotRecord          `json:"snapshot,omitempty"`
+	GroupSnapshot []offsetstore.GroupOffset `json:"group_snapshot,omitempty"`
+}
+
+// SnapshotRecord is one live offsets-topic record as it was found.
+type SnapshotRecord struct {
+	Topic     string `json:"topic"`
+	Partition int    `json:"partition"`
+	Key       []byte `json:"key"`
+	Value     []byte `json:"value"`
+}
+
+// IntentStore keeps intents durably (the agent keeps them in a compacted topic of its own).
+type IntentStore interface {
+	// Get returns the intent recorded for a connector name.
+	Get(name string) (*Intent, bool)
+	Put(ctx context.Context, in *Intent) error
+	Delete(ctx context.Context, name string) error
+}
+
+// intentFor builds the intent of j after its snapshot was taken.
+func (c *Creator) intentFor(j *job) *Intent {
+	in := &Intent{Name: j.name, RequestID: j.req.ID, RequestSource: j.req.Source, Type: string(j.typ), Group: j.group}
+	if j.typ == connectors.Source {
+		in.Topics = j.sourceTopics(c.opts.OffsetsTopic)
+		for _, t := range j.prevTopics {
+			for _, r := range j.prevSource[t] {
+				in.Snapshot = append(in.Snapshot, SnapshotRecord{Topic: t, Partition: r.Partition, Key: r.Key, Value: r.Value})
+			}
+		}
+	}
+	in.GroupSnapshot = j.prevGroup
+	return in
+}
+
+// takeSnapshot reads what the connector has now, without changing anything.
+func (c *Creator) takeSnapshot(ctx context.Context, j *job) error {
+	if j.snapshotTaken {
+		return nil
+	}
+	if j.typ == connectors.Sink {
+		if !j.req.Data.HasInitialOffsets {
+			j.snapshotTaken = true
+			return nil
+		}
+		var prev []offsetstore.GroupOffset
+		if err := c.retry(ctx, func(ctx context.Context) (err error) {
+			prev, err = c.opts.Store.GroupOffsets(ctx, j.group)
+			return err
+		}); err != nil {
+			return fmt.Errorf("list offsets of group %q: %w", j.group, err)
+		}
+		j.prevGroup, j.snapshotTaken = prev, true
+		return nil
+	}
+	j.prevSource = make(map[string][]offsetstore.SourceRecord)
+	j.prevTopics = nil
+	if j.req.Data.HasInitialOffsets {
+		for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
+			if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, topic) }); err != nil {
+				return fmt.Errorf("read offsets topic %q: %w", topic, err)
+			}
+			j.prevSource[topic] = c.opts.Store.SourceOffsets(topic, j.name)
+			j.prevTopics = append(j.prevTopics, topic)
+		}
+	}
+	j.snapshotTaken = true
+	return nil
+}
+
+// recoverIntent rolls back an interrupted request recorded by in: it tombstones the
+// connector's config records, removes every offset the connector has now and restores the
+// snapshot. An intent whose request already has a result out is stale (the agent died between
+// publishing the result and removing the intent): it is only removed.
+func (c *Creator) recoverIntent(ctx context.Context, in *Intent) error {
+	if c.opts.ResultOut != nil && c.opts.ResultOut(in.RequestSource, in.RequestID) {
+		return c.opts.Intents.Delete(ctx, in.Name)
+	}
+	c.opts.Logger.Warn("rolling back interrupted request", "connector", in.Name, "request_id", in.RequestID)
+	keys := []offsetstore.Record{{Key: []byte("target-state-" + in.Name), Partition: 0}, {Key: []byte("connector-" + in.Name), Partition: 0}}
+	if err := c.write(ctx, c.opts.ConfigTopic, keys); err != nil {
+		return fmt.Errorf("tombstone config records of %q: %w", in.Name, err)
+	}
+	if in.Type == string(connectors.Sink) {
+		if in.Group != "" {
+			if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.DeleteGroup(ctx, in.Group) }); err != nil {
+				return fmt.Errorf("delete group %q: %w", in.Group, err)
+			}
+			if len(in.GroupSnapshot) > 0 {
+				if err := c.retry(ctx, func(ctx context.Context) error {
+					return c.opts.Store.CommitGroupOffsets(ctx, in.Group, in.GroupSnapshot)
+				}); err != nil {
+					return fmt.Errorf("restore offsets of group %q: %w", in.Group, err)
+				}
+			}
+		}
+	} else {
+		for _, topic := range in.Topics {
+			if topic != c.opts.OffsetsTopic {
+				if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Track(ctx, topic) }); err != nil {
+					return fmt.Errorf("read offsets topic %q: %w", topic, err)
+				}
+			}
+			if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, topic) }); err != nil {
+				return fmt.Errorf("read offsets topic %q: %w", topic, err)
+			}
+			var recs []offsetstore.Record
+			for _, r := range c.opts.Store.SourceOffsets(topic, in.Name) {
+				recs = append(recs, offsetstore.Record{Key: r.Key, Partition: r.Partition})
+			}
+			for _, s := range in.Snapshot {
+				if s.Topic == topic {
+					recs = append(recs, offsetstore.Record{Key: s.Key, Value: s.Value, Partition: s.Partition})
+				}
+			}
+			if err := c.write(ctx, topic, recs); err != nil {
+				return fmt.Errorf("restore offsets in topic %q: %w", topic, err)
+			}
+		}
+	}
+	return c.opts.Intents.Delete(ctx, in.Name)
+}
