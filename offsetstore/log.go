@@ -22,6 +22,9 @@ const (
 	logFetchMaxWait  = 500 * time.Millisecond
 	logBackoffMin    = 100 * time.Millisecond
 	logBackoffMax    = 5 * time.Second
+	// logApplyChunk bounds the messages handed to apply at once, so a 1 MiB fetch of small records
+	// does not grow a large []kafka.Message per partition.
+	logApplyChunk = 256
 )
 
 // errLogStopped is returned by Sync and WaitReady once Run has returned without an error.
@@ -282,19 +285,16 @@ func (l *Log) tail(ctx context.Context, p int, offset int64) error {
 		backoff = logBackoffMin
 
 		var next int64
-		batch, next, err = readRecords(res.Records, l.topic, p, offset, batch[:0])
+		batch, next, err = readRecords(res.Records, l.topic, p, offset, batch[:0], l.applyBatch)
 		if err != nil {
+			// Records applied before the error are applied again after the retry: harmless for a
+			// latest-value-per-key view.
 			if !retry("decode log records", err) {
 				return nil
 			}
 			continue
 		}
-		if len(batch) > 0 {
-			l.applyMu.Lock()
-			l.apply(batch)
-			l.applyMu.Unlock()
-			clear(batch) // drop references to the records the view may have discarded
-		}
+		l.applyBatch(batch)
 		if next == offset && res.HighWatermark > offset {
 			// Nothing at or after offset below the high watermark: compaction removed the tail (e.g.
 			// an expired tombstone). Connect's consumer position would move past it the same way.
@@ -307,9 +307,20 @@ func (l *Log) tail(ctx context.Context, p int, offset int64) error {
 	}
 }
 
-// readRecords copies the records at or after offset out of rs (which holds pooled buffers) and
-// returns them and the offset after the last record seen, control records included.
-func readRecords(rs kafka.RecordReader, topic string, p int, offset int64, out []kafka.Message) ([]kafka.Message, int64, error) {
+func (l *Log) applyBatch(batch []kafka.Message) {
+	if len(batch) == 0 {
+		return
+	}
+	l.applyMu.Lock()
+	l.apply(batch)
+	l.applyMu.Unlock()
+	clear(batch) // drop references to records the view may have discarded
+}
+
+// readRecords copies the records at or after offset out of rs (which holds pooled buffers),
+// passing every logApplyChunk of them to flush, and returns the rest and the offset after the
+// last record seen, control records included.
+func readRecords(rs kafka.RecordReader, topic string, p int, offset int64, out []kafka.Message, flush func([]kafka.Message)) ([]kafka.Message, int64, error) {
 	next := offset
 	batches := []kafka.RecordReader{rs}
 	if stream, ok := rs.(*protocol.RecordStream); ok {
@@ -346,6 +357,10 @@ func readRecords(rs kafka.RecordReader, topic string, p int, offset int64, out [
 				Time:      r.Time,
 			})
 			next = r.Offset + 1
+			if len(out) == logApplyChunk {
+				flush(out)
+				out = out[:0]
+			}
 		}
 	}
 	return out, next, nil

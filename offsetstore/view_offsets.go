@@ -56,17 +56,7 @@ func (v *offsetsView) apply(msgs []kafka.Message) {
 		// without a copy. Assigning to an existing map key also replaces the stored key string
 		// (Go updates string keys on overwrite), so the previous record's buffer is released.
 		key := unsafe.String(unsafe.SliceData(m.Key), len(m.Key))
-		_, existed := v.keys[key]
 		v.keys[key] = offsetEntry{value: m.Value, partition: int32(m.Partition)}
-		if existed {
-			// The index holds the key string too: point it at the new buffer as well.
-			if name, ok := keyConnector(m.Key); ok {
-				if set := v.byConn[name]; set != nil {
-					set[key] = struct{}{}
-				}
-			}
-			continue
-		}
 		name, ok := keyConnector(m.Key)
 		if !ok {
 			continue
@@ -76,6 +66,7 @@ func (v *offsetsView) apply(msgs []kafka.Message) {
 			set = map[string]struct{}{}
 			v.byConn[string([]byte(name))] = set // own copy: name may alias a buffer
 		}
+		// For a key already present this also points the set's key at the new buffer.
 		set[key] = struct{}{}
 	}
 }

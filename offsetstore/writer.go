@@ -10,10 +10,10 @@ import (
 )
 
 // Write tuning. kafka-go's Writer sends one batch at a time per partition (ordered, like
-// Connect's max.in.flight=1 producers) and the partitions in parallel. Batches are capped by
-// bytes rather than count, so a 100,000-record call goes out in ~1 MiB produce requests.
+// Connect's max.in.flight=1 producers) and the partitions in parallel. kafka-go preallocates
+// BatchSize messages per batch, so the count stays moderate: 2,000 offsets records are ~200 KiB.
 const (
-	writeBatchSize    = 100_000
+	writeBatchSize    = 2_000
 	writeBatchBytes   = 1 << 20
 	writeBatchTimeout = time.Millisecond
 	// writeChunk bounds how many records are queued before Write looks at ctx again: kafka-go

@@ -1,0 +1,163 @@
+package offsetstore
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+)
+
+// benchRecords returns n offsets records spread over 1,000 connectors, shaped like FileStream's.
+func benchRecords(n, salt int) []Record {
+	recs := make([]Record, n)
+	for i := range recs {
+		recs[i] = Record{
+			Key:       fmt.Appendf(nil, `["conn-%03d",{"filename":"/var/data/input-%07d.txt"}]`, i%1000, i),
+			Value:     fmt.Appendf(nil, `{"position":%d}`, i*salt+1),
+			Partition: -1,
+		}
+	}
+	return recs
+}
+
+// BenchmarkViewLoad compares loading the offsets view of a 200,000-record topic with consuming the
+// same topic with bare per-partition kafka.Readers and with bare kafka.Client.Fetch loops (the
+// raw consume rates).
+func BenchmarkViewLoad(b *testing.B) {
+	const n = 200_000
+	brokers := startKafka(b)
+	createConnectTopics(b, brokers)
+	s, err := New(Options{Brokers: brokers, ConfigTopic: testConfigTopic, OffsetsTopic: testOffsetsTopic})
+	require.NoError(b, err)
+	defer func() { require.NoError(b, s.Close()) }()
+	recs := benchRecords(n, 1)
+	require.NoError(b, s.Write(testContext(b), testOffsetsTopic, recs))
+	var payload int
+	for _, r := range recs {
+		payload += len(r.Key) + len(r.Value)
+	}
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	ends, err := listOffsets(testContext(b), cl, testOffsetsTopic, 25, kafka.LastOffset)
+	require.NoError(b, err)
+
+	b.Run("raw-reader", func(b *testing.B) {
+		for range b.N {
+			var wg sync.WaitGroup
+			for p, end := range ends {
+				wg.Go(func() {
+					r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: testOffsetsTopic, Partition: p, MaxBytes: logFetchMaxBytes, MaxWait: logFetchMaxWait})
+					defer r.Close()
+					for off := int64(0); off < end; {
+						m, err := r.FetchMessage(context.Background())
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						off = m.Offset + 1
+					}
+				})
+			}
+			wg.Wait()
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	})
+
+	// raw-fetch is the same protocol path as Log without copying or applying anything.
+	b.Run("raw-fetch", func(b *testing.B) {
+		for range b.N {
+			var wg sync.WaitGroup
+			for p, end := range ends {
+				wg.Go(func() {
+					for off := int64(0); off < end; {
+						res, err := cl.Fetch(context.Background(), &kafka.FetchRequest{Topic: testOffsetsTopic, Partition: p, Offset: off, MinBytes: 1, MaxBytes: logFetchMaxBytes, MaxWait: logFetchMaxWait})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						for {
+							r, err := res.Records.ReadRecord()
+							if err != nil {
+								break
+							}
+							off = r.Offset + 1
+						}
+					}
+				})
+			}
+			wg.Wait()
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	})
+
+	b.Run("view", func(b *testing.B) {
+		var bytesPerKey float64
+		for range b.N {
+			runtime.GC()
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			view := newOffsetsView()
+			l, err := NewLog(Options{Brokers: brokers}, testOffsetsTopic, view.apply)
+			require.NoError(b, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- l.Run(ctx) }()
+			require.NoError(b, l.WaitReady(testContext(b)))
+			b.StopTimer()
+			cancel()
+			require.NoError(b, <-done)
+			runtime.GC()
+			var after runtime.MemStats
+			runtime.ReadMemStats(&after)
+			require.Len(b, view.keys, n)
+			bytesPerKey = (float64(after.HeapAlloc) - float64(before.HeapAlloc) - float64(payload)) / n
+			runtime.KeepAlive(view)
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		b.ReportMetric(bytesPerKey, "overhead-B/key")
+	})
+}
+
+// BenchmarkWrite compares Store.Write of 100,000 records with a bare kafka.Writer writing the same
+// messages to the same partitions, with kafka-go's defaults and with a 1 ms batch timeout.
+func BenchmarkWrite(b *testing.B) {
+	const n = 100_000
+	brokers := startKafka(b)
+	createConnectTopics(b, brokers)
+	s, err := New(Options{Brokers: brokers, ConfigTopic: testConfigTopic, OffsetsTopic: testOffsetsTopic})
+	require.NoError(b, err)
+	defer func() { require.NoError(b, s.Close()) }()
+	recs := benchRecords(n, 3)
+	msgs := make([]kafka.Message, n)
+	for i, r := range recs {
+		msgs[i] = kafka.Message{Topic: testOffsetsTopic, Partition: PartitionFor(r.Key, 25), Key: r.Key, Value: r.Value}
+	}
+	report := func(b *testing.B) {
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+	}
+
+	b.Run("store", func(b *testing.B) {
+		for range b.N {
+			require.NoError(b, s.Write(context.Background(), testOffsetsTopic, recs))
+		}
+		report(b)
+	})
+	for _, bare := range []struct {
+		name    string
+		timeout time.Duration
+	}{{name: "bare-writer-defaults"}, {name: "bare-writer-1ms", timeout: time.Millisecond}} {
+		b.Run(bare.name, func(b *testing.B) {
+			w := &kafka.Writer{Addr: kafka.TCP(brokers...), Balancer: explicitBalancer{}, RequiredAcks: kafka.RequireAll, BatchTimeout: bare.timeout}
+			defer w.Close()
+			for range b.N {
+				require.NoError(b, w.WriteMessages(context.Background(), msgs...))
+			}
+			report(b)
+		})
+	}
+}
