@@ -3,6 +3,7 @@ package offsetstore
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"unicode/utf8"
 )
@@ -10,7 +11,8 @@ import (
 // AppendJSON appends v as Jackson's default ObjectMapper (the one behind Connect's internal
 // JsonConverter) writes it: compact, Map members in the Map's order, numbers through
 // NormalizeNumber. v is nil, bool, string, Number, Map or []any; int, int64 and float64 are
-// written as a Java long and double would be, and any other type through encoding/json.
+// written as a Java long and double would be (NaN and infinities quoted, as Jackson does), and
+// any other type through encoding/json.
 //
 // Callers validate numbers first: a Number that NormalizeNumber rejects is written as its
 // literal text, which may not be what Connect would write. A nil Map is written as null.
@@ -54,6 +56,10 @@ func AppendJSON(dst []byte, v any) []byte {
 	case int64:
 		return strconv.AppendInt(dst, t, 10)
 	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			// Jackson quotes non-finite doubles (QUOTE_NON_NUMERIC_NUMBERS).
+			return appendJSONString(dst, string(appendJavaDouble(nil, t)))
+		}
 		return appendJavaDouble(dst, t)
 	case json.Number:
 		return AppendJSON(dst, Number(t))

@@ -3,6 +3,7 @@ package offsetstore
 import (
 	"encoding/base64"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -130,6 +131,8 @@ func TestCodecAppendJSON(t *testing.T) {
 		{name: "go int", v: 42, want: `42`},
 		{name: "go int64", v: int64(-7), want: `-7`},
 		{name: "go float64 as java double", v: 0.0001, want: `1.0E-4`},
+		{name: "go NaN quoted like Jackson", v: math.NaN(), want: `"NaN"`},
+		{name: "go -Inf quoted like Jackson", v: math.Inf(-1), want: `"-Infinity"`},
 		{name: "json.Number", v: json.Number("30.0"), want: `30.0`},
 		{name: "other types via encoding/json", v: []string{"a"}, want: `["a"]`},
 	}

@@ -235,30 +235,51 @@ func simulateJavaPuts(hashes []uint32, initialCapacity int) (int, bool) {
 		}
 		return t.capacity, false
 	}
-	counts := map[uint32]int{}
-	recount := func(n int) {
-		clear(counts)
+	// A bucket holds exactly the keys put so far whose hash falls in it at the current table
+	// length, so its size can be counted afresh after any resize. Small maps count by scanning
+	// (no allocation); large ones keep a map of counts, rebuilt on resize.
+	var counts map[uint32]int
+	if len(hashes) > 64 {
+		counts = map[uint32]int{}
+	}
+	binCount := func(n int, b uint32) int {
+		if counts != nil {
+			return counts[b]
+		}
+		c := 0
 		for _, h := range hashes[:n] {
-			counts[h&uint32(t.capacity-1)]++
+			if h&uint32(t.capacity-1) == b {
+				c++
+			}
+		}
+		return c
+	}
+	resize := func(n int) {
+		t.resize()
+		if counts != nil {
+			clear(counts)
+			for _, h := range hashes[:n] {
+				counts[h&uint32(t.capacity-1)]++
+			}
 		}
 	}
 	tree := false
 	t.resize()
 	for i, h := range hashes {
 		b := h & uint32(t.capacity-1)
-		before := counts[b]
-		counts[b]++
+		before := binCount(i, b)
+		if counts != nil {
+			counts[b]++
+		}
 		if before >= javaTreeifyThreshold {
 			if t.capacity < javaMinTreeifyCap {
-				t.resize()
-				recount(i + 1)
+				resize(i + 1)
 			} else {
 				tree = true
 			}
 		}
 		if i+1 > t.threshold {
-			t.resize()
-			recount(i + 1)
+			resize(i + 1)
 		}
 	}
 	return t.capacity, tree
