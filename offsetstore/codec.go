@@ -103,8 +103,23 @@ func appendMap(dst []byte, m Map) []byte {
 
 const hexDigits = "0123456789ABCDEF"
 
-// jsonShortEscapes holds the two-character escapes Jackson uses; zero means \u00XX.
-var jsonShortEscapes = [0x20]byte{'\b': 'b', '\t': 't', '\n': 'n', '\f': 'f', '\r': 'r'}
+// jsonShortEscape returns the letter of the two-character escape Jackson uses for control
+// character c, or 0 when Jackson writes \u00XX.
+func jsonShortEscape(c byte) byte {
+	switch c {
+	case '\b':
+		return 'b'
+	case '\t':
+		return 't'
+	case '\n':
+		return 'n'
+	case '\f':
+		return 'f'
+	case '\r':
+		return 'r'
+	}
+	return 0
+}
 
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
@@ -138,8 +153,8 @@ func appendJSONString(dst []byte, s string) []byte {
 		switch {
 		case c == '"' || c == '\\':
 			dst = append(dst, '\\', c)
-		case jsonShortEscapes[c] != 0:
-			dst = append(dst, '\\', jsonShortEscapes[c])
+		case jsonShortEscape(c) != 0:
+			dst = append(dst, '\\', jsonShortEscape(c))
 		default:
 			dst = appendUnicodeEscape(dst, rune(c))
 		}
