@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// maxMessageBytes is the broker's message.max.bytes: above the agent's 16 MiB request limit
+// (kfake's default, like Kafka's, is about 1 MiB), as a cluster serving MM2-sized requests
+// must be configured.
+const maxMessageBytes = 20 << 20
+
+// serveBroker is the child process: it starts kfake on a free loopback port, prints the
+// address on stdout and serves until stdin closes (the parent exited or closed the pipe).
+func serveBroker(stdin io.Reader, stdout, stderr io.Writer) int {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }),
+		kfake.BrokerConfigs(map[string]string{"message.max.bytes": fmt.Sprint(maxMessageBytes)}))
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent-bench: start embedded broker: %v\n", err)
+		return 1
+	}
+	defer c.Close()
+	fmt.Fprintln(stdout, c.ListenAddrs()[0])
+	_, _ = io.Copy(io.Discard, stdin)
+	return 0
+}
+
+// brokerProc is the embedded broker running in a child process of this binary.
+type brokerProc struct {
+	addr  string
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+}
+
+// startBroker runs this binary with -broker and reads the broker's address.
+func startBroker(ctx context.Context) (*brokerProc, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable: %w", err)
+	}
+	cmd := exec.Command(exe, "-broker")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("broker stdin: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("broker stdout: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start broker process: %w", err)
+	}
+	b := &brokerProc{cmd: cmd, stdin: stdin}
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(stdout).ReadString('\n')
+		line <- strings.TrimSpace(s)
+	}()
+	select {
+	case b.addr = <-line:
+	case <-time.After(30 * time.Second):
+	case <-ctx.Done():
+	}
+	if b.addr == "" {
+		b.close()
+		return nil, fmt.Errorf("broker process printed no address")
+	}
+	return b, nil
+}
+
+// close ends the child by closing its stdin and waits for it.
+func (b *brokerProc) close() {
+	_ = b.stdin.Close()
+	done := make(chan struct{})
+	go func() { _ = b.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = b.cmd.Process.Kill()
+		<-done
+	}
+}

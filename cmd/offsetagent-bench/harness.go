@@ -1,0 +1,329 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/agent"
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers"
+)
+
+// env is what every scenario shares: the broker and the run's options.
+type env struct {
+	brokers []string
+	opts    options
+	stderr  io.Writer
+	seq     atomic.Int64
+}
+
+func (e *env) progress(format string, args ...any) {
+	if e.opts.verbose {
+		fmt.Fprintf(e.stderr, "%s  %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+	}
+}
+
+// scaled is n times BENCH_SCALE, at least floor.
+func (e *env) scaled(n, floor int) int {
+	return max(floor, int(math.Round(float64(n)*e.opts.scale)))
+}
+
+// config is the agent's default configuration with topics and group unique to tag.
+func (e *env) config(tag string) agent.Config {
+	s := fmt.Sprintf("%s-%d", tag, e.seq.Add(1))
+	return agent.Config{
+		Brokers:                e.brokers,
+		RequestTopic:           "requests-" + s,
+		ResultTopic:            "results-" + s,
+		GroupID:                "offsetagent-" + s,
+		ConfigTopic:            "connect-configs-" + s,
+		OffsetsTopic:           "connect-offsets-" + s,
+		IntentTopic:            "intents-" + s,
+		CreateConnectTopics:    true,
+		RequestTopicPartitions: 6,
+		HTTPAddr:               "127.0.0.1:0",
+		LogLevel:               "warn",
+		LogFormat:              "json",
+		Concurrency:            16,
+		MaxRequestBytes:        16 << 20,
+		ShutdownTimeout:        10 * time.Second,
+	}
+}
+
+// runningAgent is an in-process agent with the times its start took.
+type runningAgent struct {
+	*agent.Agent
+	cfg    agent.Config
+	cancel context.CancelFunc
+	done   chan error
+	// viewReady is the time from Run to the views being loaded, ready to Ready().
+	viewReady, ready time.Duration
+	watcher          *resultWatcher
+}
+
+// startAgent runs an agent and waits until it is ready (bounded by two minutes). stages
+// replaces the staged creation when not nil.
+func (e *env) startAgent(ctx context.Context, cfg agent.Config, stages agent.Processor) (*runningAgent, error) {
+	a, err := agent.New(cfg, agent.Options{Stages: stages, Version: "bench"})
+	if err != nil {
+		return nil, fmt.Errorf("build agent: %w", err)
+	}
+	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r := &runningAgent{Agent: a, cfg: cfg, cancel: cancel, done: make(chan error, 1)}
+	start := time.Now()
+	go func() { r.done <- a.Run(actx) }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !a.Ready() {
+		if r.viewReady == 0 && a.Store().Ready() {
+			r.viewReady = time.Since(start)
+		}
+		select {
+		case err := <-r.done:
+			cancel()
+			return nil, fmt.Errorf("agent stopped before it was ready: %w", err)
+		case <-ctx.Done():
+			r.stop()
+			return nil, ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			r.stop()
+			return nil, errors.New("agent not ready within 2m")
+		}
+	}
+	r.ready = time.Since(start)
+	if r.viewReady == 0 {
+		r.viewReady = r.ready
+	}
+	r.watcher, err = watchResults(ctx, e.brokers, cfg.ResultTopic, cfg.RequestTopicPartitions)
+	if err != nil {
+		r.stop()
+		return nil, err
+	}
+	return r, nil
+}
+
+// stop shuts the agent and its result watcher down.
+func (r *runningAgent) stop() {
+	if r.watcher != nil {
+		r.watcher.close()
+	}
+	r.cancel()
+	select {
+	case <-r.done:
+	case <-time.After(30 * time.Second):
+	}
+}
+
+// resultInfo is what the driver keeps of one result record.
+type resultInfo struct {
+	at      time.Time
+	typ     string
+	message string // the failure's data, only for failed results
+}
+
+// resultWatcher reads the result topic from its start with one plain reader per partition and
+// notes when each request's result arrived, by the ce_requestid header the agent adds.
+type resultWatcher struct {
+	readers []*kafka.Reader
+	wg      sync.WaitGroup
+	cancel  context.CancelFunc
+
+	mu      sync.Mutex
+	got     map[string]resultInfo
+	changed chan struct{}
+}
+
+func watchResults(ctx context.Context, brokers []string, topic string, partitions int) (*resultWatcher, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	w := &resultWatcher{cancel: cancel, got: map[string]resultInfo{}, changed: make(chan struct{}, 1)}
+	for p := range partitions {
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p,
+			MinBytes: 1, MaxWait: 100 * time.Millisecond, MaxBytes: 1 << 20})
+		w.readers = append(w.readers, r)
+		w.wg.Go(func() {
+			for {
+				m, err := r.ReadMessage(wctx)
+				if err != nil {
+					if wctx.Err() != nil {
+						return
+					}
+					continue
+				}
+				w.note(&m)
+			}
+		})
+	}
+	return w, nil
+}
+
+func (w *resultWatcher) note(m *kafka.Message) {
+	at := time.Now()
+	info := resultInfo{at: at}
+	var id string
+	for _, h := range m.Headers {
+		switch h.Key {
+		case "ce_requestid":
+			id = string(h.Value)
+		case "ce_type":
+			info.typ = string(h.Value)
+		}
+	}
+	if info.typ == events.TypeCreateFailed {
+		info.message = string(m.Value)
+	}
+	w.mu.Lock()
+	w.got[id] = info
+	w.mu.Unlock()
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns the results of ids once all arrived or when timeout passed (then only those
+// that did).
+func (w *resultWatcher) wait(ctx context.Context, ids []string, timeout time.Duration) map[string]resultInfo {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		w.mu.Lock()
+		out := make(map[string]resultInfo, len(ids))
+		for _, id := range ids {
+			if r, ok := w.got[id]; ok {
+				out[id] = r
+			}
+		}
+		w.mu.Unlock()
+		if len(out) == len(ids) {
+			return out
+		}
+		select {
+		case <-w.changed:
+		case <-deadline.C:
+			return out
+		case <-ctx.Done():
+			return out
+		}
+	}
+}
+
+func (w *resultWatcher) close() {
+	w.cancel()
+	for _, r := range w.readers {
+		_ = r.Close()
+	}
+	w.wg.Wait()
+}
+
+// freshTransport is a kafka-go Transport of one client. The shared kafka.DefaultTransport
+// caches metadata (MetadataTTL, 6 s), so a writer using it reports "Unknown Topic Or
+// Partition" for a topic created after the cache was filled, as every scenario's topics are.
+func freshTransport() *kafka.Transport {
+	return &kafka.Transport{MetadataTTL: time.Second}
+}
+
+// newPublisher is the client that publishes requests: acks=all, no batching delay, room for a
+// request of the broker's maximum size.
+func newPublisher(brokers []string, topic string) *kafka.Writer {
+	return &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: topic, Balancer: &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 10_000,
+		BatchBytes: maxMessageBytes, WriteTimeout: time.Minute, Transport: freshTransport()}
+}
+
+// checkResults counts results that are not succeeded and describes the first.
+func checkResults(got map[string]resultInfo, want int) error {
+	if len(got) < want {
+		return fmt.Errorf("only %d of %d results arrived in time", len(got), want)
+	}
+	for _, r := range got {
+		if r.typ != events.TypeCreateSucceeded {
+			return fmt.Errorf("a request ended %s: %.400s", r.typ, r.message)
+		}
+	}
+	return nil
+}
+
+// noopStages answers every request succeeded at once: the request/result loop's floor.
+type noopStages struct{}
+
+func (noopStages) Create(_ context.Context, req *events.Request) *handlers.Outcome {
+	stages := make([]events.StageReport, 0, len(handlers.Steps()))
+	for _, s := range handlers.Steps() {
+		stages = append(stages, events.StageReport{Stage: string(s), Outcome: events.OutcomeOK})
+	}
+	zero := 0
+	return &handlers.Outcome{EventType: events.TypeCreateSucceeded, Result: events.Result{
+		RequestID: req.ID, RequestSource: req.Source, Name: req.Data.Name, Stages: stages,
+		Type: "source", OffsetsWritten: &zero, OffsetsWiped: &zero,
+	}}
+}
+
+// percentile is the nearest-rank p-quantile (0 < p <= 1) of ds.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(math.Ceil(p*float64(len(s)))) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// heapInUse is the bytes of heap objects, live or not yet swept.
+func heapInUse() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// liveHeap collects garbage and returns the live heap.
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	return heapInUse()
+}
+
+// peakSampler records the largest heapInUse seen every few milliseconds until stopped.
+type peakSampler struct {
+	peak atomic.Uint64
+	stop chan struct{}
+	done chan struct{}
+}
+
+func samplePeak() *peakSampler {
+	p := &peakSampler{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if h := heapInUse(); h > p.peak.Load() {
+				p.peak.Store(h)
+			}
+			select {
+			case <-p.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *peakSampler) finish() uint64 {
+	close(p.stop)
+	<-p.done
+	return p.peak.Load()
+}

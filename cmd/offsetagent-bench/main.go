@@ -1,0 +1,161 @@
+// Command offsetagent-bench runs the load scenarios of issue 6 ("near the broker's limit for
+// big requests, flat cost as Connect's topics grow") and prints one table: each figure, the
+// baseline measured in the same run, their ratio, the target and whether it was met.
+//
+// The broker is franz-go's kfake, started in a child process of this binary on 127.0.0.1 so
+// that the agent's heap and CPU profile hold only the agent (and this driver), not the broker's
+// copy of the data. The agent runs in-process. BENCH_SCALE (default 1) scales every count.
+//
+//	BENCH_SCALE=0.05 go run ./cmd/offsetagent-bench
+//	go run ./cmd/offsetagent-bench -out docs/benchmarks.md -cpuprofile /tmp/bulk.pprof
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// options are the driver's settings from its flags and BENCH_SCALE.
+type options struct {
+	scale      float64
+	out        string
+	cpuProfile string
+	scenarios  map[string]bool
+	timeout    time.Duration
+	verbose    bool
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("offsetagent-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "", "also write the table, date and machine to this Markdown file")
+	cpu := fs.String("cpuprofile", "", "write a CPU profile of the bulk scenario's agent phase to this file")
+	only := fs.String("scenarios", "bulk,latency,many,flat", "comma-separated scenarios to run")
+	scaleFlag := fs.String("scale", "", "scale every count by this factor (default $BENCH_SCALE, else 1)")
+	timeout := fs.Duration("timeout", 9*time.Minute, "give up on the whole run after this long")
+	verbose := fs.Bool("v", false, "print progress to stderr")
+	broker := fs.Bool("broker", false, "internal: serve the embedded broker until stdin closes")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *broker {
+		return serveBroker(stdin, stdout, stderr)
+	}
+	scaleText := *scaleFlag
+	if scaleText == "" {
+		scaleText = os.Getenv("BENCH_SCALE")
+	}
+	scale, err := parseScale(scaleText)
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent-bench: %v\n", err)
+		return 2
+	}
+	o := options{scale: scale, out: *out, cpuProfile: *cpu, scenarios: map[string]bool{}, timeout: *timeout, verbose: *verbose}
+	for _, s := range strings.Split(*only, ",") {
+		s = strings.TrimSpace(s)
+		if scenarioByName(s) == nil {
+			fmt.Fprintf(stderr, "offsetagent-bench: unknown scenario %q (known: bulk, latency, many, flat)\n", s)
+			return 2
+		}
+		o.scenarios[s] = true
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	if err := bench(ctx, o, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "offsetagent-bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// parseScale reads BENCH_SCALE: a positive float, default 1.
+func parseScale(s string) (float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return 1, nil
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return 0, fmt.Errorf("parse BENCH_SCALE %q: %w", s, err)
+	}
+	if f <= 0 || f > 10 {
+		return 0, fmt.Errorf("parse BENCH_SCALE %q: must be in (0, 10]", s)
+	}
+	return f, nil
+}
+
+// scenario is one of issue 6's four measurements.
+type scenario struct {
+	name string
+	run  func(context.Context, *env) ([]row, error)
+}
+
+// scenarios lists the scenarios in the order they run.
+func scenarios() []scenario {
+	return []scenario{
+		{"bulk", bulkScenario},
+		{"latency", latencyScenario},
+		{"many", manyScenario},
+		{"flat", flatScenario},
+	}
+}
+
+func scenarioByName(name string) *scenario {
+	for _, s := range scenarios() {
+		if s.name == name {
+			return &s
+		}
+	}
+	return nil
+}
+
+func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
+	started := time.Now()
+	b, err := startBroker(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	e := &env{brokers: []string{b.addr}, opts: o, stderr: stderr}
+	var rows []row
+	var failed []error
+	for _, sc := range scenarios() {
+		name := sc.name
+		if !o.scenarios[name] {
+			continue
+		}
+		e.progress("scenario %s", name)
+		t := time.Now()
+		rs, err := sc.run(ctx, e)
+		rows = append(rows, rs...)
+		if err != nil {
+			failed = append(failed, fmt.Errorf("scenario %s: %w", name, err))
+			fmt.Fprintf(stderr, "scenario %s failed: %v\n", name, err)
+		}
+		e.progress("scenario %s took %s", name, time.Since(t).Round(time.Millisecond))
+	}
+	elapsed := time.Since(started)
+	if err := printTable(stdout, rows, o.scale, elapsed); err != nil {
+		return err
+	}
+	if o.out != "" && len(failed) == 0 {
+		if err := writeMarkdown(o.out, rows, o.scale, elapsed); err != nil {
+			return err
+		}
+	}
+	return errors.Join(failed...)
+}

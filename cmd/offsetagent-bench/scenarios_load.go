@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// manyRun publishes n requests for distinct connectors (10 offsets each) in one write to an
+// agent with the given concurrency and request-topic partitions, and returns the results'
+// rate and publish->result latencies. Results missing after budget are left out.
+func (e *env) manyRun(ctx context.Context, tag string, n, concurrency, partitions int, budget time.Duration) (float64, []time.Duration, error) {
+	cfg := e.config(tag)
+	cfg.Concurrency, cfg.RequestTopicPartitions = concurrency, partitions
+	a, err := e.startAgent(ctx, cfg, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer a.stop()
+	pub := newPublisher(e.brokers, cfg.RequestTopic)
+	defer pub.Close()
+	if _, err := roundTrip(ctx, a, pub, mm2Body(tag+"-warmup", 1), tag+"-warmup", 30*time.Second); err != nil {
+		return 0, nil, fmt.Errorf("warm-up: %w", err)
+	}
+	msgs := make([]kafka.Message, n)
+	ids := make([]string, n)
+	for i := range msgs {
+		ids[i] = fmt.Sprintf("%s-%d", tag, i)
+		if msgs[i], err = requestMsg(mm2Body(ids[i], 10), ids[i]); err != nil {
+			return 0, nil, err
+		}
+	}
+	t0 := time.Now()
+	if err := pub.WriteMessages(ctx, msgs...); err != nil {
+		return 0, nil, fmt.Errorf("publish %d requests: %w", n, err)
+	}
+	got := a.watcher.wait(ctx, ids, budget)
+	if len(got) == 0 {
+		return 0, nil, fmt.Errorf("no result within %s", budget)
+	}
+	for id, r := range got {
+		if err := checkResults(map[string]resultInfo{id: r}, 1); err != nil {
+			return 0, nil, err
+		}
+	}
+	lat := make([]time.Duration, 0, len(got))
+	var last time.Time
+	for _, r := range got {
+		lat = append(lat, r.at.Sub(t0))
+		if r.at.After(last) {
+			last = r.at
+		}
+	}
+	return float64(len(got)) / last.Sub(t0).Seconds(), lat, nil
+}
+
+// manyScenario is issue 6's third target: 2,000 connectors at once against one at a time.
+func manyScenario(ctx context.Context, e *env) ([]row, error) {
+	const sc = "3 many"
+	n := e.scaled(2000, 40)
+	rate, lat, err := e.manyRun(ctx, "many", n, 16, 6, 3*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	e.progress("many: %d of %d results, %.0f req/s", len(lat), n, rate)
+	if len(lat) < n {
+		return nil, fmt.Errorf("only %d of %d results within the budget", len(lat), n)
+	}
+	baseRate, baseLat, err := e.manyRun(ctx, "serial", n, 1, 1, 2*time.Minute)
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	e.progress("serial: %d of %d results, %.0f req/s", len(baseLat), n, baseRate)
+	return []row{
+		ratioRow(sc, fmt.Sprintf("%d connectors x 10 offsets (requests/s)", n), rate, baseRate, "%.1f", ">=", 5),
+		ratioRow(sc, "p50 publish->result (ms)", ms(percentile(lat, 0.5)), ms(percentile(baseLat, 0.5)), "%.0f", "", 0),
+		ratioRow(sc, "p99 publish->result (ms)", ms(percentile(lat, 0.99)), ms(percentile(baseLat, 0.99)), "%.0f", "", 0),
+	}, nil
+}
+
+// foreignRecord is the i-th record of another connector in a pre-filled offsets topic: 1,000
+// connectors, half MM2-shaped and half FileStream-shaped.
+func foreignRecord(i int) (key, value []byte) {
+	c := i % 1000
+	if c%2 == 0 {
+		return fmt.Appendf(nil, `["other-%04d",{"cluster":"src","partition":%d,"topic":"t-%d"}]`, c, i%100, i),
+			fmt.Appendf(nil, `{"offset":%d}`, i)
+	}
+	return fmt.Appendf(nil, `["other-%04d",{"filename":"/data/file-%08d.txt"}]`, c, i),
+		fmt.Appendf(nil, `{"position":%d}`, i)
+}
+
+// fill writes n records to the 25-partition offsets topic in blocks of ten: nine new keys,
+// then a tombstone for the block's first key. It returns the live keys and their average
+// key+value size.
+func (e *env) fill(ctx context.Context, topic string, n int) (live int, avgKV float64, err error) {
+	w := bareWriter(e.brokers, topic)
+	defer w.Close()
+	const chunk = 50_000
+	var liveBytes int
+	batch := make([]kafka.Message, 0, chunk)
+	for i := 0; i < n; i++ {
+		block, j := i/10, i%10
+		var m kafka.Message
+		if j == 9 {
+			m.Key, _ = foreignRecord(block * 9) // the block's first key: tombstoned
+		} else {
+			m.Key, m.Value = foreignRecord(block*9 + j)
+			if j > 0 {
+				live++
+				liveBytes += len(m.Key) + len(m.Value)
+			}
+		}
+		if j == 0 && i+9 >= n { // the block's tombstone will not be written: the key stays live
+			live++
+			liveBytes += len(m.Key) + len(m.Value)
+		}
+		m.Partition = offsetstore.PartitionFor(m.Key, 25)
+		batch = append(batch, m)
+		if len(batch) == chunk || i == n-1 {
+			if err := w.WriteMessages(ctx, batch...); err != nil {
+				return 0, 0, fmt.Errorf("fill %q: %w", topic, err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if live == 0 {
+		return 0, 0, nil
+	}
+	return live, float64(liveBytes) / float64(live), nil
+}
+
+// rawConsume times 25 plain kafka-go Readers reading the whole topic in parallel.
+func (e *env) rawConsume(ctx context.Context, topic string) (time.Duration, int, error) {
+	cl := &kafka.Client{Addr: kafka.TCP(e.brokers...), Timeout: 30 * time.Second}
+	reqs := make([]kafka.OffsetRequest, 25)
+	for p := range reqs {
+		reqs[p] = kafka.LastOffsetOf(p)
+	}
+	lo, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	if err != nil {
+		return 0, 0, fmt.Errorf("list offsets of %q: %w", topic, err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	total := 0
+	t0 := time.Now()
+	for _, po := range lo.Topics[topic] {
+		end := po.LastOffset
+		if end <= 0 {
+			continue
+		}
+		total += int(end)
+		wg.Go(func() {
+			r := kafka.NewReader(kafka.ReaderConfig{Brokers: e.brokers, Topic: topic, Partition: po.Partition,
+				MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 100 * time.Millisecond})
+			defer r.Close()
+			for {
+				m, err := r.FetchMessage(ctx)
+				if err != nil {
+					mu.Lock()
+					firstErr = cmpErr(firstErr, err)
+					mu.Unlock()
+					return
+				}
+				if m.Offset+1 >= end {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return 0, 0, fmt.Errorf("raw consume %q: %w", topic, firstErr)
+	}
+	return time.Since(t0), total, nil
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// flatScenario is issue 6's fourth target: the cost of a request and of start-up with an
+// offsets topic full of other connectors' records.
+func flatScenario(ctx context.Context, e *env) ([]row, error) {
+	const sc = "4 flat"
+	n := e.scaled(1_000_000, 2000)
+	samples := e.scaled(200, 20)
+
+	empty, err := e.startAgent(ctx, e.config("flat-empty"), nil)
+	if err != nil {
+		return nil, err
+	}
+	emptyLat, err := singleLatencies(ctx, empty, "flat-empty", samples, 60*time.Second)
+	h0 := liveHeap()
+	empty.stop()
+	if err != nil {
+		return nil, fmt.Errorf("empty topic: %w", err)
+	}
+
+	cfg := e.config("flat-full")
+	cl := &kafka.Client{Addr: kafka.TCP(e.brokers...), Timeout: 30 * time.Second}
+	if err := offsetstore.CheckConnectTopics(ctx, cl, cfg.ConfigTopic, cfg.OffsetsTopic, true); err != nil {
+		return nil, fmt.Errorf("create Connect topics: %w", err)
+	}
+	t := time.Now()
+	live, avgKV, err := e.fill(ctx, cfg.OffsetsTopic, n)
+	if err != nil {
+		return nil, err
+	}
+	e.progress("filled %d records (%d live keys, %.0f B each) in %s", n, live, avgKV, time.Since(t))
+	raw, total, err := e.rawConsume(ctx, cfg.OffsetsTopic)
+	if err != nil {
+		return nil, err
+	}
+	e.progress("raw consume of %d records: %s", total, raw)
+
+	full, err := e.startAgent(ctx, cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer full.stop()
+	e.progress("agent on the full topic: views loaded after %s, ready after %s", full.viewReady, full.ready)
+	fullLat, err := singleLatencies(ctx, full, "flat-full", samples, 60*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("full topic: %w", err)
+	}
+	h1 := liveHeap()
+	perKey := (float64(h1) - float64(h0)) / float64(max(live, 1))
+	overhead := perKey - avgKV
+	ok := overhead <= 200
+	return []row{
+		ratioRow(sc, fmt.Sprintf("p50 single request, %d records vs empty (ms)", n),
+			ms(percentile(fullLat, 0.5)), ms(percentile(emptyLat, 0.5)), "%.2f", "<=", 1.5),
+		ratioRow(sc, "view start-up load vs raw readers (records/s)",
+			float64(total)/full.viewReady.Seconds(), float64(total)/raw.Seconds(), "%.0f", ">=", 0.7),
+		ratioRow(sc, "agent start->Ready vs raw read time (s)", full.ready.Seconds(), raw.Seconds(), "%.2f", "", 0),
+		{scenario: sc, figure: fmt.Sprintf("heap per live key above key+value, %d keys (B)", live),
+			value: fmt.Sprintf("%.0f", overhead), baseline: fmt.Sprintf("%.0f (key+value)", avgKV),
+			ratio: nanRatio(), target: "<= 200 B", pass: &ok},
+	}, nil
+}
