@@ -1,0 +1,317 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// recorded is a Connect answer: a status and a body file of integration/testdata/connect
+// (responses written from Connect's REST entities) or a literal body.
+type recorded struct {
+	status int
+	file   string
+	body   string
+	delay  time.Duration
+}
+
+// seenRequest is what the fake Connect server received.
+type seenRequest struct {
+	Method, URI, Body, ContentType string
+}
+
+// fakeConnect serves recorded answers by "METHOD request-URI" and records every request.
+type fakeConnect struct {
+	t       *testing.T
+	answers map[string]recorded
+	mu      sync.Mutex
+	seen    []seenRequest
+}
+
+func startFakeConnect(t *testing.T, answers map[string]recorded) (*fakeConnect, *httptest.Server) {
+	t.Helper()
+	f := &fakeConnect{t: t, answers: answers}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv
+}
+
+func (f *fakeConnect) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	key := r.Method + " " + r.RequestURI
+	f.mu.Lock()
+	f.seen = append(f.seen, seenRequest{Method: r.Method, URI: r.RequestURI, Body: string(body), ContentType: r.Header.Get("Content-Type")})
+	a, ok := f.answers[key]
+	f.mu.Unlock()
+	if !ok {
+		w.WriteHeader(http.StatusTeapot)
+		_, _ = io.WriteString(w, "unexpected request "+key)
+		return
+	}
+	if a.delay > 0 {
+		select {
+		case <-time.After(a.delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	out := []byte(a.body)
+	if a.file != "" {
+		b, err := os.ReadFile(filepath.Join("..", "integration", "testdata", "connect", a.file))
+		if err != nil {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		out = b
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(a.status)
+	_, _ = w.Write(out)
+}
+
+func (f *fakeConnect) requests() []seenRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]seenRequest(nil), f.seen...)
+}
+
+// closedURL is the URL of a listener that no longer accepts connections.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return "http://" + addr
+}
+
+func TestNewConnectClient(t *testing.T) {
+	tests := []struct {
+		name, url, wantBase, wantErr string
+	}{
+		{name: "plain", url: "http://connect:8083", wantBase: "http://connect:8083"},
+		{name: "trailing slash and path prefix", url: "https://proxy/connect/", wantBase: "https://proxy/connect"},
+		{name: "credentials kept for basic auth", url: "http://u:p@connect:8083", wantBase: "http://u:p@connect:8083"},
+		{name: "no scheme", url: "connect:8083", wantErr: "want http(s)://host[:port][/path]"},
+		{name: "no host", url: "http:///x", wantErr: "want http(s)://host[:port][/path]"},
+		{name: "query", url: "http://connect:8083/?a=b", wantErr: "a query or fragment is not allowed"},
+		{name: "password redacted", url: "ftp://u:secret@connect", wantErr: `"ftp://u:xxxxx@connect"`},
+		{name: "unparsable", url: "http://[::1", wantErr: "parse Connect URL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := NewConnectClient(tc.url, nil)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				require.NotContains(t, err.Error(), "secret")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.wantBase, c.base)
+			require.Equal(t, 30*time.Second, c.hc.Timeout)
+		})
+	}
+}
+
+func TestConnectClientExists(t *testing.T) {
+	tests := []struct {
+		name, connector, wantURI string
+		answer                   recorded
+		want                     bool
+		wantFailure              *Failure
+		wantTransient            bool
+	}{
+		{name: "existing connector", connector: "file-sink-1", wantURI: "/connectors/file-sink-1",
+			answer: recorded{status: 200, file: "connector-exists.json"}, want: true},
+		{name: "unknown connector", connector: "file-sink-1", wantURI: "/connectors/file-sink-1",
+			answer: recorded{status: 404, file: "connector-not-found.json"}, want: false},
+		{name: "name escaped", connector: "my sink/1?x#y", wantURI: "/connectors/my%20sink%2F1%3Fx%23y",
+			answer: recorded{status: 404, file: "connector-not-found.json"}, want: false},
+		{name: "connect error body", connector: "c", wantURI: "/connectors/c",
+			answer:      recorded{status: 500, file: "plugin-not-found.json"},
+			wantFailure: &Failure{Code: 500, Reason: ReasonPermanent}},
+		{name: "rebalance 409 is transient", connector: "c", wantURI: "/connectors/c",
+			answer:        recorded{status: 409, body: `{"error_code":409,"message":"Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."}`},
+			wantTransient: true},
+		{name: "gateway 503 is transient", connector: "c", wantURI: "/connectors/c",
+			answer: recorded{status: 503, body: "<html>503 Service Unavailable</html>"}, wantTransient: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, srv := startFakeConnect(t, map[string]recorded{"GET " + tc.wantURI: tc.answer})
+			c, err := NewConnectClient(srv.URL, srv.Client())
+			require.NoError(t, err)
+			got, err := c.Exists(t.Context(), tc.connector)
+			require.Len(t, f.requests(), 1)
+			require.Equal(t, tc.wantURI, f.requests()[0].URI)
+			switch {
+			case tc.wantFailure != nil:
+				var fl *Failure
+				require.ErrorAs(t, err, &fl)
+				require.Equal(t, tc.wantFailure.Code, fl.Code)
+				require.Equal(t, tc.wantFailure.Reason, fl.Reason)
+				require.Contains(t, fl.Message, "Failed to find any class that implements Connector")
+			case tc.wantTransient:
+				_, transient := Classify(err)
+				require.True(t, transient, "%v", err)
+			default:
+				require.NoError(t, err)
+				require.Equal(t, tc.want, got)
+			}
+		})
+	}
+}
+
+const msgTwoErrors = "Connector configuration is invalid and contains the following 2 error(s):\n" +
+	"Invalid value soon for configuration errors.retry.timeout: Not a number of type LONG\n" +
+	"Invalid value some for configuration errors.tolerance: String must be one of: none, all\n" +
+	"You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`"
+
+func TestConnectClientValidate(t *testing.T) {
+	plugins := recorded{status: 200, file: "connector-plugins.json"}
+	const pluginsURI = "/connector-plugins?connectorsOnly=true"
+	tests := []struct {
+		name, class, validateURI string
+		answer                   recorded
+		noPlugins                bool
+		wantType                 string
+		wantFailure              *Failure
+		wantReason               Reason // for errors that are not Failures
+	}{
+		{name: "valid, type from the plugin list", class: "com.example.MySinkConnector",
+			validateURI: "/connector-plugins/com.example.MySinkConnector/config/validate",
+			answer:      recorded{status: 200, file: "validate-ok.json"}, wantType: "sink"},
+		{name: "alias without Connector", class: "FileStreamSource",
+			validateURI: "/connector-plugins/FileStreamSource/config/validate",
+			answer:      recorded{status: 200, file: "validate-ok.json"}, wantType: "source"},
+		{name: "simple name", class: "MirrorSourceConnector",
+			validateURI: "/connector-plugins/MirrorSourceConnector/config/validate",
+			answer:      recorded{status: 200, file: "validate-ok.json"}, wantType: "source"},
+		{name: "class not listed", class: "com.example.Other",
+			validateURI: "/connector-plugins/com.example.Other/config/validate",
+			answer:      recorded{status: 200, file: "validate-ok.json"}, wantType: "unknown"},
+		{name: "two errors aggregated as POST /connectors would", class: "FileStreamSink",
+			validateURI: "/connector-plugins/FileStreamSink/config/validate",
+			answer:      recorded{status: 200, file: "validate-errors.json"}, noPlugins: true,
+			wantFailure: &Failure{Code: 400, Message: msgTwoErrors, Reason: ReasonPermanent}},
+		{name: "plugin not found", class: "com.example.Missing",
+			validateURI: "/connector-plugins/com.example.Missing/config/validate",
+			answer:      recorded{status: 500, file: "plugin-not-found.json"}, noPlugins: true,
+			wantFailure: &Failure{Code: 500, Reason: ReasonPermanent}},
+		{name: "class escaped", class: "a/b c",
+			validateURI: "/connector-plugins/a%2Fb%20c/config/validate",
+			answer:      recorded{status: 200, file: "validate-ok.json"}, wantType: "unknown"},
+		{name: "connect request timeout is transient", class: "FileStreamSink",
+			validateURI: "/connector-plugins/FileStreamSink/config/validate",
+			answer:      recorded{status: 500, file: "request-timed-out.json"}, noPlugins: true, wantReason: ReasonTimeout},
+		{name: "bad gateway is transient", class: "FileStreamSink",
+			validateURI: "/connector-plugins/FileStreamSink/config/validate",
+			answer:      recorded{status: 502, body: "Bad Gateway"}, noPlugins: true, wantReason: ReasonTimeout},
+		{name: "unauthorized proxy is permanent", class: "FileStreamSink",
+			validateURI: "/connector-plugins/FileStreamSink/config/validate",
+			answer:      recorded{status: 401, body: "Unauthorized"}, noPlugins: true, wantReason: ReasonPermanent},
+		{name: "client timeout is transient", class: "FileStreamSink",
+			validateURI: "/connector-plugins/FileStreamSink/config/validate",
+			answer:      recorded{status: 200, file: "validate-ok.json", delay: 2 * time.Second}, noPlugins: true, wantReason: ReasonTimeout},
+		{name: "undecodable answer is permanent", class: "FileStreamSink",
+			validateURI: "/connector-plugins/FileStreamSink/config/validate",
+			answer:      recorded{status: 200, body: "{"}, noPlugins: true, wantReason: ReasonPermanent},
+	}
+	config := map[string]string{"connector.class": "x", "name": "n", "tasks.max": "1"}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, srv := startFakeConnect(t, map[string]recorded{"PUT " + tc.validateURI: tc.answer, "GET " + pluginsURI: plugins})
+			hc := srv.Client()
+			hc.Timeout = 500 * time.Millisecond
+			c, err := NewConnectClient(srv.URL, hc)
+			require.NoError(t, err)
+			typ, err := c.Validate(t.Context(), tc.class, config)
+
+			seen := f.requests()
+			require.NotEmpty(t, seen)
+			require.Equal(t, seenRequest{Method: "PUT", URI: tc.validateURI, Body: `{"connector.class":"x","name":"n","tasks.max":"1"}`, ContentType: "application/json"}, seen[0])
+			if tc.noPlugins {
+				require.Len(t, seen, 1, "no plugin lookup after a failed validation")
+			}
+			switch {
+			case tc.wantFailure != nil:
+				var fl *Failure
+				require.ErrorAs(t, err, &fl)
+				require.Equal(t, tc.wantFailure.Code, fl.Code)
+				require.Equal(t, tc.wantFailure.Reason, fl.Reason)
+				if tc.wantFailure.Message != "" {
+					require.Equal(t, tc.wantFailure.Message, fl.Message)
+				}
+			case tc.wantReason != "":
+				require.Error(t, err)
+				require.NotErrorAs(t, err, new(*Failure))
+				reason, _ := Classify(err)
+				require.Equal(t, tc.wantReason, reason, "%v", err)
+			default:
+				require.NoError(t, err)
+				require.Equal(t, tc.wantType, typ)
+				require.Len(t, seen, 2)
+				require.Equal(t, "GET "+pluginsURI, seen[1].Method+" "+seen[1].URI)
+			}
+		})
+	}
+}
+
+func TestConnectClientAmbiguousAlias(t *testing.T) {
+	_, srv := startFakeConnect(t, map[string]recorded{
+		"PUT /connector-plugins/Dup/config/validate": {status: 200, file: "validate-ok.json"},
+		"GET /connector-plugins?connectorsOnly=true": {status: 200, body: `[{"class":"a.DupConnector","type":"sink","version":"1"},{"class":"b.DupConnector","type":"source","version":"1"}]`},
+	})
+	c, err := NewConnectClient(srv.URL, srv.Client())
+	require.NoError(t, err)
+	typ, err := c.Validate(t.Context(), "Dup", map[string]string{})
+	require.NoError(t, err)
+	require.Equal(t, "unknown", typ, "an alias two plugins share resolves to neither")
+}
+
+func TestConnectClientPathPrefix(t *testing.T) {
+	f, srv := startFakeConnect(t, map[string]recorded{"GET /connect/connectors/c": {status: 200, file: "connector-exists.json"}})
+	c, err := NewConnectClient(srv.URL+"/connect/", srv.Client())
+	require.NoError(t, err)
+	ok, err := c.Exists(t.Context(), "c")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "/connect/connectors/c", f.requests()[0].URI)
+}
+
+func TestConnectClientUnreachable(t *testing.T) {
+	c, err := NewConnectClient(closedURL(t), &http.Client{Timeout: time.Second})
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		call func(ctx context.Context) error
+	}{
+		{name: "exists", call: func(ctx context.Context) error { _, err := c.Exists(ctx, "c"); return err }},
+		{name: "validate", call: func(ctx context.Context) error { _, err := c.Validate(ctx, "c", nil); return err }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call(t.Context())
+			reason, transient := Classify(err)
+			require.True(t, transient, "%v", err)
+			require.Equal(t, ReasonNetwork, reason)
+
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			err = tc.call(ctx)
+			require.True(t, errors.Is(err, context.Canceled), "%v", err)
+			_, transient = Classify(err)
+			require.False(t, transient, "a canceled call is not retried")
+		})
+	}
+}
