@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -104,6 +105,12 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	if opts.Stages != nil {
 		a.proc = opts.Stages
 	} else {
+		var validator handlers.ConfigValidator
+		if cfg.ConnectURL != "" {
+			if validator, err = handlers.NewConnectClient(cfg.ConnectURL, &http.Client{Timeout: 30 * time.Second}); err != nil {
+				return nil, fmt.Errorf("OFFSETAGENT_CONNECT_URL: %w", err)
+			}
+		}
 		creator, err := handlers.NewCreator(handlers.Options{
 			Store: a.store, Registry: connectors.Builtin(),
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,
@@ -111,6 +118,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 			OnRetry:              func(r handlers.Reason) { a.metrics.Retries.WithLabelValues(string(r)).Inc() },
 			Intents:              a.intents,
 			ResultOut:            a.results.seen,
+			Validator:            validator,
 			Fault:                opts.Fault,
 			Logger:               opts.Logger,
 		})
