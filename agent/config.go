@@ -47,6 +47,9 @@ type Config struct {
 	MaxRequestBytes int `env:"OFFSETAGENT_MAX_REQUEST_BYTES, default=16777216"`
 	// ShutdownTimeout bounds how long in-flight requests may take to finish on SIGTERM (default 30s).
 	ShutdownTimeout time.Duration `env:"OFFSETAGENT_SHUTDOWN_TIMEOUT, default=30s"`
+	// SessionTimeout is the consumer group session timeout: how long a replica that died is
+	// waited for before its partitions move (default 10s).
+	SessionTimeout time.Duration `env:"OFFSETAGENT_SESSION_TIMEOUT, default=10s"`
 	// AllowedSources, when set, lists the CloudEvent sources whose requests are accepted;
 	// others get a failed result with error_code 403.
 	AllowedSources []string `env:"OFFSETAGENT_ALLOWED_SOURCES"`
@@ -93,6 +96,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxRequestBytes < 1024 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_MAX_REQUEST_BYTES: %d, must be at least 1024", c.MaxRequestBytes))
+	}
+	if c.SessionTimeout < 0 {
+		errs = append(errs, fmt.Errorf("OFFSETAGENT_SESSION_TIMEOUT: %s, must not be negative", c.SessionTimeout))
 	}
 	if c.RequestTopicPartitions < 1 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_REQUEST_TOPIC_PARTITIONS: %d, must be at least 1", c.RequestTopicPartitions))

@@ -17,6 +17,11 @@ import (
 // only then does the group move on, so the next owner of a partition starts after the last
 // request this replica finished and nothing runs twice.
 func (a *Agent) consume(ctx, work context.Context) error {
+	session := a.cfg.SessionTimeout
+	if session == 0 {
+		session = 10 * time.Second
+	}
+	heartbeat := min(time.Second, session/3)
 	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID:      a.cfg.GroupID,
 		Brokers: a.cfg.Brokers,
@@ -26,8 +31,8 @@ func (a *Agent) consume(ctx, work context.Context) error {
 		// ran are processed when one starts.
 		StartOffset:           kafka.FirstOffset,
 		WatchPartitionChanges: true,
-		HeartbeatInterval:     time.Second,
-		SessionTimeout:        10 * time.Second,
+		HeartbeatInterval:     heartbeat,
+		SessionTimeout:        session,
 		RebalanceTimeout:      a.cfg.ShutdownTimeout + 10*time.Second,
 		JoinGroupBackoff:      time.Second,
 		Timeout:               10 * time.Second,
@@ -35,10 +40,13 @@ func (a *Agent) consume(ctx, work context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer cg.Close()
-
 	lanes := newLanes(a.cfg.Concurrency, a.process, work)
-	defer lanes.close()
+	// Close the group first: that waits for the generation's fetchers to drain, and only then
+	// may the lanes stop.
+	defer func() {
+		_ = cg.Close()
+		lanes.close()
+	}()
 
 	for {
 		gen, err := cg.Next(ctx)

@@ -56,7 +56,7 @@ func (c *Creator) wipeOffsets(ctx context.Context, j *job) error {
 			tombs[i] = offsetstore.Record{Key: r.Key, Partition: r.Partition}
 		}
 		j.wipeStarted = true
-		if err := c.write(ctx, topic, tombs); err != nil {
+		if err := c.stepWrite(ctx, StepWipeOffsets, topic, tombs); err != nil {
 			return fmt.Errorf("tombstone %d offsets in topic %q: %w", len(tombs), topic, err)
 		}
 		j.wiped += len(tombs)
@@ -86,7 +86,7 @@ func (c *Creator) writeOffsets(ctx context.Context, j *job) error {
 	}
 	for _, topic := range j.writeTopics(c.opts.OffsetsTopic) {
 		j.writtenTo = append(j.writtenTo, topic)
-		if err := c.write(ctx, topic, j.records); err != nil {
+		if err := c.stepWrite(ctx, StepWriteOffsets, topic, j.records); err != nil {
 			return fmt.Errorf("write %d offsets to topic %q: %w", len(j.records), topic, err)
 		}
 	}
@@ -101,7 +101,7 @@ func (c *Creator) writeConfig(ctx context.Context, j *job) error {
 	recs := configRecords(j.name, j.state, j.config)
 	j.configTried = true
 	j.targetStateK = string(recs[0].Key)
-	if err := c.write(ctx, c.opts.ConfigTopic, recs); err != nil {
+	if err := c.stepWrite(ctx, StepWriteConfig, c.opts.ConfigTopic, recs); err != nil {
 		return fmt.Errorf("write connector %q to config topic %q: %w", j.name, c.opts.ConfigTopic, err)
 	}
 	return nil
@@ -130,6 +130,21 @@ func configRecords(name, state string, config events.Config) []offsetstore.Recor
 // tombstones), so retrying a partly acknowledged batch is safe.
 func (c *Creator) write(ctx context.Context, topic string, recs []offsetstore.Record) error {
 	return c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Write(ctx, topic, recs) })
+}
+
+// stepWrite is write for a stage's multi-record writes. With a fault hook installed (crash
+// tests only) it writes in two halves with the point "mid:<step>" between them, so a test can
+// stop the process in the middle of a multi-record write.
+func (c *Creator) stepWrite(ctx context.Context, step Step, topic string, recs []offsetstore.Record) error {
+	if c.opts.Fault == nil || len(recs) < 2 {
+		return c.write(ctx, topic, recs)
+	}
+	half := len(recs) / 2
+	if err := c.write(ctx, topic, recs[:half]); err != nil {
+		return err
+	}
+	c.fault("mid:" + string(step))
+	return c.write(ctx, topic, recs[half:])
 }
 
 func (c *Creator) groupMembers(ctx context.Context, group string) (int, error) {

@@ -1,0 +1,184 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/offsetagent/offsetagent/agent"
+	"github.com/offsetagent/offsetagent/events"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// agentBinary builds cmd/offsetagent once per test run.
+func agentBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "offsetagent-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "offsetagent")
+		out, err := exec.Command("go", "build", "-race", "-o", binPath, "../cmd/offsetagent").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
+	return binPath
+}
+
+// agentProcess is the real binary running `offsetagent run` against the test's broker.
+type agentProcess struct {
+	cmd *exec.Cmd
+	out *bytes.Buffer
+}
+
+func processEnv(cfg agent.Config, fault string) []string {
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"OFFSETAGENT_BROKERS=" + strings.Join(cfg.Brokers, ","),
+		"OFFSETAGENT_REQUEST_TOPIC=" + cfg.RequestTopic,
+		"OFFSETAGENT_RESULT_TOPIC=" + cfg.ResultTopic,
+		"OFFSETAGENT_INTENT_TOPIC=" + cfg.IntentTopic,
+		"OFFSETAGENT_GROUP_ID=" + cfg.GroupID,
+		"OFFSETAGENT_CONFIG_TOPIC=" + cfg.ConfigTopic,
+		"OFFSETAGENT_OFFSETS_TOPIC=" + cfg.OffsetsTopic,
+		"OFFSETAGENT_CREATE_CONNECT_TOPICS=true",
+		"OFFSETAGENT_HTTP_ADDR=127.0.0.1:0",
+		"OFFSETAGENT_SESSION_TIMEOUT=1s",
+		"OFFSETAGENT_SHUTDOWN_TIMEOUT=5s",
+		"OFFSETAGENT_LOG_FORMAT=text",
+	}
+	if fault != "" {
+		env = append(env, "OFFSETAGENT_FAULT_EXIT_AT="+fault)
+	}
+	return env
+}
+
+func startProcess(t *testing.T, cfg agent.Config, fault string) *agentProcess {
+	t.Helper()
+	cmd := exec.Command(agentBinary(t), "run")
+	cmd.Env = processEnv(cfg, fault)
+	p := &agentProcess{cmd: cmd, out: &bytes.Buffer{}}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return p
+}
+
+// wait waits for the process to exit and returns its exit code.
+func (p *agentProcess) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case <-done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(timeout):
+		_ = p.cmd.Process.Kill()
+		t.Fatalf("agent did not exit within %s; output:\n%s", timeout, p.out)
+		return -1
+	}
+}
+
+func crashCluster(t *testing.T) *cluster {
+	t.Helper()
+	if os.Getenv("OFFSETAGENT_TEST_BROKERS") != "" || os.Getenv("OFFSETAGENT_TEST_DOCKER") == "1" {
+		return startCluster(t)
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.GroupMinSessionTimeout(100*time.Millisecond),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return &cluster{brokers: c.ListenAddrs(), fake: c}
+}
+
+// The process exits at every stage boundary and in the middle of multi-record writes (as a
+// SIGKILL would stop it), is restarted, and the request still ends with exactly one result,
+// no half-created connector, and the offsets the request asked for — with the previous ones
+// gone exactly once.
+func TestCrashAtEveryPoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	points := []string{
+		"before:validate_config", "after:validate_offsets", "before:wipe_offsets", "mid:wipe_offsets",
+		"after:wipe_offsets", "mid:write_offsets", "after:write_offsets", "mid:write_config", "after:write_config",
+	}
+	c := crashCluster(t)
+	for _, point := range points {
+		t.Run(point, func(t *testing.T) {
+			cfg := testConfig(c)
+			cl := newClient(t, cfg)
+			cl.createTopic(cfg.RequestTopic, 1)
+			// Two previous offsets of the name, so the wipe and the write are multi-record.
+			seedConnectTopics(t, cl, cfg)
+			cl.produce(cfg.OffsetsTopic,
+				kafka.Message{Key: []byte(`["mm2",{"cluster":"A","partition":0,"topic":"t"}]`), Value: []byte(`{"offset":1}`)},
+				kafka.Message{Key: []byte(`["mm2",{"cluster":"A","partition":9,"topic":"t"}]`), Value: []byte(`{"offset":2}`)},
+			)
+			body := `{"name":"mm2","config":{"connector.class":"MirrorSourceConnector","source.cluster.alias":"A"},
+			  "initial_offsets":[{"partition":{"cluster":"A","topic":"t","partition":0},"offset":{"offset":100}},
+			                     {"partition":{"cluster":"A","topic":"t","partition":1},"offset":{"offset":101}}]}`
+			id := cl.publish(body, events.RequestOptions{})
+
+			p := startProcess(t, cfg, point)
+			code := p.wait(t, 60*time.Second)
+			require.Equal(t, 137, code, "the fault hook should have stopped the process; output:\n%s", p.out)
+
+			q := startProcess(t, cfg, "")
+			res := cl.waitResult(id, 60*time.Second)
+			require.NoError(t, q.cmd.Process.Signal(syscall.SIGTERM))
+			require.Equal(t, 0, q.wait(t, 30*time.Second), "graceful shutdown; output:\n%s", q.out)
+
+			require.Equal(t, events.TypeCreateSucceeded, res.Type, res.Data.Message)
+			require.Len(t, cl.allResults(), 1, "exactly one result")
+			// The interrupted attempt was rolled back first, so the result's audit record is the
+			// state before the request, not whatever the crash left.
+			require.Equal(t, []string{
+				`{"partition":{"cluster":"A","partition":0,"topic":"t"},"offset":{"offset":1}}`,
+				`{"partition":{"cluster":"A","partition":9,"topic":"t"},"offset":{"offset":2}}`,
+			}, offsetSet(t, res.Data.PreviousOffsets))
+			require.Equal(t, map[string]liveRecord{
+				`["mm2",{"cluster":"A","partition":0,"topic":"t"}]`: {Partition: partitionOf(`["mm2",{"cluster":"A","partition":0,"topic":"t"}]`), Value: `{"offset":100}`},
+				`["mm2",{"cluster":"A","partition":1,"topic":"t"}]`: {Partition: partitionOf(`["mm2",{"cluster":"A","partition":1,"topic":"t"}]`), Value: `{"offset":101}`},
+			}, cl.live(cfg.OffsetsTopic))
+			live := cl.live(cfg.ConfigTopic)
+			require.Contains(t, live, "connector-mm2")
+			require.Equal(t, `{"state":"STARTED","state.v2":"STARTED"}`, live["target-state-mm2"].Value)
+			require.Empty(t, cl.live(cfg.IntentTopic), "no intent left behind")
+		})
+	}
+}
+
+// seedConnectTopics creates Connect's topics as Connect would, before any agent runs.
+func seedConnectTopics(t *testing.T, cl *client, cfg agent.Config) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := cl.kc.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
+		{Topic: cfg.ConfigTopic, NumPartitions: 1, ReplicationFactor: 1, ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact"}}},
+		{Topic: cfg.OffsetsTopic, NumPartitions: 25, ReplicationFactor: 1, ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact"}}},
+	}})
+	require.NoError(t, err)
+}
