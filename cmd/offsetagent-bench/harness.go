@@ -106,7 +106,7 @@ func (e *env) startAgent(ctx context.Context, cfg agent.Config, stages agent.Pro
 	if r.viewReady == 0 {
 		r.viewReady = r.ready
 	}
-	r.watcher, err = watchResults(ctx, e.brokers, cfg.ResultTopic, cfg.RequestTopicPartitions)
+	r.watcher, err = watchResults(ctx, e.brokers, cfg.ResultTopic, cfg.RequestTopicPartitions, e.opts.verbose)
 	if err != nil {
 		r.stop()
 		return nil, err
@@ -131,12 +131,15 @@ type resultInfo struct {
 	at      time.Time
 	typ     string
 	message string // the failure's data, only for failed results
+	// stages are the result's stage reports (decoded only in verbose runs).
+	stages []events.StageReport
 }
 
 // resultWatcher reads the result topic from its start with one plain reader per partition and
 // notes when each request's result arrived, by the ce_requestid header the agent adds.
 type resultWatcher struct {
 	readers []*kafka.Reader
+	decode  bool
 	wg      sync.WaitGroup
 	cancel  context.CancelFunc
 
@@ -145,9 +148,9 @@ type resultWatcher struct {
 	changed chan struct{}
 }
 
-func watchResults(ctx context.Context, brokers []string, topic string, partitions int) (*resultWatcher, error) {
+func watchResults(ctx context.Context, brokers []string, topic string, partitions int, decode bool) (*resultWatcher, error) {
 	wctx, cancel := context.WithCancel(ctx)
-	w := &resultWatcher{cancel: cancel, got: map[string]resultInfo{}, changed: make(chan struct{}, 1)}
+	w := &resultWatcher{cancel: cancel, decode: decode, got: map[string]resultInfo{}, changed: make(chan struct{}, 1)}
 	for p := range partitions {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p,
 			MinBytes: 1, MaxWait: 100 * time.Millisecond, MaxBytes: 1 << 20})
@@ -182,6 +185,11 @@ func (w *resultWatcher) note(m *kafka.Message) {
 	}
 	if info.typ == events.TypeCreateFailed {
 		info.message = string(m.Value)
+	}
+	if w.decode {
+		if _, res, err := events.DecodeResult(m); err == nil {
+			info.stages = res.Stages
+		}
 	}
 	w.mu.Lock()
 	w.got[id] = info
@@ -326,4 +334,23 @@ func (p *peakSampler) finish() uint64 {
 	close(p.stop)
 	<-p.done
 	return p.peak.Load()
+}
+
+// stageMeans averages the stage durations of results (verbose runs only), for the progress log.
+func stageMeans(rs []resultInfo) string {
+	sum := map[string]float64{}
+	var order []string
+	for _, r := range rs {
+		for _, s := range r.stages {
+			if _, ok := sum[s.Stage]; !ok {
+				order = append(order, s.Stage)
+			}
+			sum[s.Stage] += s.DurationSeconds
+		}
+	}
+	var b []byte
+	for _, st := range order {
+		b = fmt.Appendf(b, " %s=%.2fms", st, 1000*sum[st]/float64(len(rs)))
+	}
+	return string(b)
 }

@@ -33,16 +33,19 @@ type options struct {
 	scale      float64
 	out        string
 	cpuProfile string
-	scenarios  map[string]bool
-	timeout    time.Duration
-	verbose    bool
+	// profiled is the scenario whose measured phase -cpuprofile covers.
+	profiled  string
+	scenarios map[string]bool
+	timeout   time.Duration
+	verbose   bool
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("offsetagent-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "also write the table, date and machine to this Markdown file")
-	cpu := fs.String("cpuprofile", "", "write a CPU profile of the bulk scenario's agent phase to this file")
+	cpu := fs.String("cpuprofile", "", "write a CPU profile of one scenario's measured phase to this file")
+	profiled := fs.String("profile", "bulk", "the scenario -cpuprofile covers: bulk or many")
 	only := fs.String("scenarios", "bulk,latency,many,flat", "comma-separated scenarios to run")
 	scaleFlag := fs.String("scale", "", "scale every count by this factor (default $BENCH_SCALE, else 1)")
 	timeout := fs.Duration("timeout", 9*time.Minute, "give up on the whole run after this long")
@@ -63,7 +66,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "offsetagent-bench: %v\n", err)
 		return 2
 	}
-	o := options{scale: scale, out: *out, cpuProfile: *cpu, scenarios: map[string]bool{}, timeout: *timeout, verbose: *verbose}
+	o := options{scale: scale, out: *out, cpuProfile: *cpu, profiled: *profiled, scenarios: map[string]bool{}, timeout: *timeout, verbose: *verbose}
 	for _, s := range strings.Split(*only, ",") {
 		s = strings.TrimSpace(s)
 		if scenarioByName(s) == nil {

@@ -118,7 +118,7 @@ func bulkScenario(ctx context.Context, e *env) ([]row, error) {
 		return nil, fmt.Errorf("the request is %d bytes, above the %d-byte limit", size, cfg.MaxRequestBytes)
 	}
 	idle := liveHeap()
-	stopProfile, err := e.startProfile()
+	stopProfile, err := e.startProfile("bulk")
 	if err != nil {
 		return nil, err
 	}
@@ -147,9 +147,10 @@ func bulkScenario(ctx context.Context, e *env) ([]row, error) {
 	}, nil
 }
 
-// startProfile starts the CPU profile of -cpuprofile; the returned func stops it.
-func (e *env) startProfile() (func(), error) {
-	if e.opts.cpuProfile == "" {
+// startProfile starts the CPU profile of -cpuprofile when scenario is the one to profile; the
+// returned func stops it.
+func (e *env) startProfile(scenario string) (func(), error) {
+	if e.opts.cpuProfile == "" || e.opts.profiled != scenario {
 		return func() {}, nil
 	}
 	f, err := os.Create(e.opts.cpuProfile)
@@ -204,7 +205,7 @@ func (e *env) createTopic(ctx context.Context, topic string, partitions int) err
 
 // singleLatencies sends n single-offset requests one at a time (after a few warm-ups), within
 // budget, and returns their publish->result latencies.
-func singleLatencies(ctx context.Context, a *runningAgent, prefix string, n int, budget time.Duration) ([]time.Duration, error) {
+func (e *env) singleLatencies(ctx context.Context, a *runningAgent, prefix string, n int, budget time.Duration) ([]time.Duration, error) {
 	pub := newPublisher(a.cfg.Brokers, a.cfg.RequestTopic)
 	defer pub.Close()
 	for i := range 3 {
@@ -215,6 +216,7 @@ func singleLatencies(ctx context.Context, a *runningAgent, prefix string, n int,
 	}
 	deadline := time.Now().Add(budget)
 	lat := make([]time.Duration, 0, n)
+	ids := make([]string, 0, n)
 	for i := 0; i < n && time.Now().Before(deadline); i++ {
 		name := fmt.Sprintf("%s-%d", prefix, i)
 		d, err := roundTrip(ctx, a, pub, mm2Body(name, 1), name, 30*time.Second)
@@ -222,6 +224,15 @@ func singleLatencies(ctx context.Context, a *runningAgent, prefix string, n int,
 			return nil, err
 		}
 		lat = append(lat, d)
+		ids = append(ids, name)
+	}
+	if a.watcher.decode {
+		got := a.watcher.wait(ctx, ids, time.Second)
+		rs := make([]resultInfo, 0, len(got))
+		for _, r := range got {
+			rs = append(rs, r)
+		}
+		e.progress("%s: mean stage durations:%s", prefix, stageMeans(rs))
 	}
 	return lat, nil
 }
@@ -237,7 +248,7 @@ func latencyScenario(ctx context.Context, e *env) ([]row, error) {
 			return nil, err
 		}
 		defer a.stop()
-		return singleLatencies(ctx, a, tag, n, 90*time.Second)
+		return e.singleLatencies(ctx, a, tag, n, 90*time.Second)
 	}
 	floor, err := measure("floor", noopStages{})
 	if err != nil {

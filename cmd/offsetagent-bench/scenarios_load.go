@@ -35,11 +35,21 @@ func (e *env) manyRun(ctx context.Context, tag string, n, concurrency, partition
 			return 0, nil, err
 		}
 	}
+	profiled := "none"
+	if concurrency > 1 {
+		profiled = "many"
+	}
+	stopProfile, err := e.startProfile(profiled)
+	if err != nil {
+		return 0, nil, err
+	}
 	t0 := time.Now()
 	if err := pub.WriteMessages(ctx, msgs...); err != nil {
+		stopProfile()
 		return 0, nil, fmt.Errorf("publish %d requests: %w", n, err)
 	}
 	got := a.watcher.wait(ctx, ids, budget)
+	stopProfile()
 	if len(got) == 0 {
 		return 0, nil, fmt.Errorf("no result within %s", budget)
 	}
@@ -200,7 +210,7 @@ func flatScenario(ctx context.Context, e *env) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
-	emptyLat, err := singleLatencies(ctx, empty, "flat-empty", samples, 60*time.Second)
+	emptyLat, err := e.singleLatencies(ctx, empty, "flat-empty", samples, 60*time.Second)
 	h0 := liveHeap()
 	empty.stop()
 	if err != nil {
@@ -230,7 +240,7 @@ func flatScenario(ctx context.Context, e *env) ([]row, error) {
 	}
 	defer full.stop()
 	e.progress("agent on the full topic: views loaded after %s, ready after %s", full.viewReady, full.ready)
-	fullLat, err := singleLatencies(ctx, full, "flat-full", samples, 60*time.Second)
+	fullLat, err := e.singleLatencies(ctx, full, "flat-full", samples, 60*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("full topic: %w", err)
 	}
