@@ -135,8 +135,9 @@ func New(cfg Config, opts Options) (*Agent, error) {
 		// Results are small and latency matters: send as soon as a batch has anything.
 		BatchTimeout: time.Millisecond,
 		BatchSize:    1000,
-		MaxAttempts:  3,
-		Transport:    conns.Transport,
+		// One attempt: publish retries through handlers.Retry with the shared classifier.
+		MaxAttempts: 1,
+		Transport:   conns.Transport,
 	}
 	return a, nil
 }

@@ -39,6 +39,15 @@ func Classify(err error) (reason Reason, transient bool) {
 	if errors.Is(err, context.Canceled) {
 		return ReasonCanceled, false
 	}
+	// kafka-go reports per-message errors of a write as WriteErrors: judge the first.
+	var werrs kafka.WriteErrors
+	if errors.As(err, &werrs) {
+		for _, e := range werrs {
+			if e != nil {
+				return Classify(e)
+			}
+		}
+	}
 	var kerr kafka.Error
 	if errors.As(err, &kerr) {
 		switch kerr {
@@ -84,9 +93,9 @@ type Backoff struct {
 	Attempts  int
 }
 
-// DefaultBackoff retries for roughly half a minute before giving up.
+// DefaultBackoff retries for roughly a minute before giving up.
 func DefaultBackoff() Backoff {
-	return Backoff{Base: 50 * time.Millisecond, Max: 5 * time.Second, Attempts: 10}
+	return Backoff{Base: 50 * time.Millisecond, Max: 5 * time.Second, Attempts: 16}
 }
 
 // delay returns the jittered delay before retry number n (1-based).

@@ -61,6 +61,9 @@ func newWriter(opts Options) *kafka.Writer {
 		BatchSize:    writeBatchSize,
 		BatchBytes:   writeBatchBytes,
 		BatchTimeout: writeBatchTimeout,
+		// One attempt: handlers.Retry retries, so that one classifier decides what is
+		// transient and every retry is counted (offsetagent_retries_total).
+		MaxAttempts: 1,
 	}
 	if opts.Transport != nil {
 		w.Transport = opts.Transport
