@@ -30,7 +30,7 @@ fuzz: ## Fuzz the request decoder briefly
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) ./events/
 
 chaos: ## The chaos test at a larger size
-	CHAOS_REQUESTS=600 $(GO) test -race -count=1 -run TestChaos -v -timeout 20m ./integration/
+	CHAOS_REQUESTS=150 $(GO) test -race -count=1 -run TestChaos -v -timeout 20m ./integration/
 
 lint: ## go vet and gofmt check
 	$(GO) vet ./...

@@ -1,0 +1,133 @@
+package integration
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/events"
+)
+
+// TestChaos publishes requests (valid and invalid, several per connector) while agent
+// processes are killed at random points of random requests and restarted, then checks that
+// every request got exactly one result and Connect's topics hold exactly what the first valid
+// request of each connector asked for. CHAOS_REQUESTS sets the size (make chaos: 150).
+func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	n := 24
+	if s := os.Getenv("CHAOS_REQUESTS"); s != "" {
+		v, err := strconv.Atoi(s)
+		require.NoError(t, err)
+		n = v
+	}
+	rng := rand.New(rand.NewPCG(42, uint64(n)))
+	c := crashCluster(t)
+	cfg := testConfig(c)
+	cl := newClient(t, cfg)
+	cl.createTopic(cfg.RequestTopic, 3)
+	seedConnectTopics(t, cl, cfg)
+
+	connectors := max(1, n/3)
+	type want struct{ offset int }
+	expected := map[string]want{} // connector -> offset of its first valid request
+	ids := make([]string, 0, n)
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("conn-%d", rng.IntN(connectors))
+		pos := i + 1
+		if rng.IntN(4) == 0 {
+			pos = -1 // invalid: FileStream positions are non-negative
+		}
+		body := fmt.Sprintf(`{"name":%q,"config":{"connector.class":"FileStreamSource","file":"f","topic":"t"},
+		  "initial_offsets":[{"partition":{"filename":"f"},"offset":{"position":%d}},{"partition":{"filename":"g"},"offset":{"position":%d}}]}`, name, pos, pos)
+		if _, ok := expected[name]; !ok && pos >= 0 {
+			expected[name] = want{offset: pos}
+		}
+		ids = append(ids, cl.publish(body, events.RequestOptions{}))
+	}
+
+	points := []string{"after:validate_offsets", "mid:wipe_offsets", "after:wipe_offsets", "mid:write_offsets",
+		"after:write_offsets", "mid:write_config", "after:write_config"}
+	deadline := time.Now().Add(4 * time.Minute)
+	kills := 0
+	for round := 0; round < n/4+2 && time.Now().Before(deadline); round++ {
+		p := startProcess(t, cfg, points[rng.IntN(len(points))])
+		done := make(chan int, 1)
+		go func() { done <- p.wait(t, 2*time.Minute) }()
+		select {
+		case <-done:
+			kills++
+		case <-time.After(8 * time.Second):
+			_ = p.cmd.Process.Kill() // SIGKILL while it works
+			<-done
+			kills++
+		}
+		if len(cl.allResults()) >= n {
+			break
+		}
+	}
+	final := startProcess(t, cfg, "")
+	results := cl.waitResults(n, 3*time.Minute)
+	_ = final.cmd.Process.Kill()
+
+	perID := map[string]int{}
+	for _, r := range results {
+		perID[r.Data.RequestID]++
+	}
+	duplicates, lost := 0, 0
+	for _, id := range ids {
+		switch perID[id] {
+		case 0:
+			lost++
+		case 1:
+		default:
+			duplicates += perID[id] - 1
+		}
+	}
+	configs := cl.live(cfg.ConfigTopic)
+	offsets := cl.live(cfg.OffsetsTopic)
+	halfCreated, differing := 0, 0
+	for name, w := range expected {
+		if _, ok := configs["connector-"+name]; !ok {
+			halfCreated++
+			continue
+		}
+		for _, file := range []string{"f", "g"} {
+			key := fmt.Sprintf(`[%q,{"filename":%q}]`, name, file)
+			if offsets[key].Value != fmt.Sprintf(`{"position":%d}`, w.offset) {
+				differing++
+			}
+		}
+	}
+	for key := range configs {
+		if name, ok := strings.CutPrefix(key, "connector-"); ok {
+			if _, want := expected[name]; !want {
+				halfCreated++ // a connector no valid request asked for
+			}
+		}
+	}
+	if len(offsets) != 2*len(expected) {
+		differing += abs(len(offsets) - 2*len(expected))
+	}
+	t.Logf("\n| requests | results | duplicate results | lost requests | half-created connectors | offsets differing | agent kills |\n|---|---|---|---|---|---|---|\n| %d | %d | %d | %d | %d | %d | %d |",
+		n, len(results), duplicates, lost, halfCreated, differing, kills)
+	require.Equal(t, n, len(results))
+	require.Zero(t, duplicates)
+	require.Zero(t, lost)
+	require.Zero(t, halfCreated)
+	require.Zero(t, differing)
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
