@@ -140,7 +140,7 @@ const methodNotes = `
 4. **flat**: an offsets topic pre-filled with other connectors' records (10% tombstones);
    single-request p50 against the same with an empty topic; the view's start-up load rate (agent
    start until its views are loaded) against 25 plain kafka-go Readers (MaxBytes 1 MiB, as the
-   view's fetches) consuming the same topic; memory per live key = live heap delta of the agent
+   view's fetches) consuming the same topic, best of three interleaved tries each; memory per live key = live heap delta of the agent
    over the empty-topic agent / live keys, less the average key+value size.
 `
 

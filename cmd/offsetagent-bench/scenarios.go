@@ -169,10 +169,12 @@ type partitionField struct{}
 
 func (partitionField) Balance(m kafka.Message, _ ...int) int { return m.Partition }
 
-// bareWriter is the baseline producer: acks=all and offsetstore's batch settings.
+// bareWriter is the baseline producer: acks=all and offsetstore's batch settings (2,000
+// records, 1 MiB, 1 ms). BatchSize stays moderate because kafka-go preallocates BatchSize
+// messages (about 150 bytes each) for every partition batch it opens.
 func bareWriter(brokers []string, topic string) *kafka.Writer {
 	return &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: topic, Balancer: partitionField{},
-		RequiredAcks: kafka.RequireAll, BatchSize: 100_000, BatchBytes: 1 << 20, BatchTimeout: time.Millisecond,
+		RequiredAcks: kafka.RequireAll, BatchSize: 2_000, BatchBytes: 1 << 20, BatchTimeout: time.Millisecond,
 		Transport: freshTransport()}
 }
 

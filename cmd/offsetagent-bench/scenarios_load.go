@@ -228,18 +228,37 @@ func flatScenario(ctx context.Context, e *env) ([]row, error) {
 		return nil, err
 	}
 	e.progress("filled %d records (%d live keys, %.0f B each) in %s", n, live, avgKV, time.Since(t))
-	raw, total, err := e.rawConsume(ctx, cfg.OffsetsTopic)
-	if err != nil {
-		return nil, err
-	}
-	e.progress("raw consume of %d records: %s", total, raw)
-
-	full, err := e.startAgent(ctx, cfg, nil)
-	if err != nil {
-		return nil, err
+	// The machine is shared: both loads are timed three times, interleaved, and the best of
+	// each is compared.
+	const tries = 3
+	var raw, viewReady time.Duration
+	var total int
+	var full *runningAgent
+	for i := range tries {
+		d, n, err := e.rawConsume(ctx, cfg.OffsetsTopic)
+		if err != nil {
+			return nil, err
+		}
+		if raw == 0 || d < raw {
+			raw, total = d, n
+		}
+		c := cfg
+		c.GroupID = fmt.Sprintf("%s-%d", cfg.GroupID, i)
+		a, err := e.startAgent(ctx, c, nil)
+		if err != nil {
+			return nil, err
+		}
+		e.progress("raw consume of %d records: %s; agent views loaded after %s, ready after %s", n, d, a.viewReady, a.ready)
+		if viewReady == 0 || a.viewReady < viewReady {
+			viewReady = a.viewReady
+		}
+		if i < tries-1 {
+			a.stop()
+			continue
+		}
+		full = a
 	}
 	defer full.stop()
-	e.progress("agent on the full topic: views loaded after %s, ready after %s", full.viewReady, full.ready)
 	fullLat, err := e.singleLatencies(ctx, full, "flat-full", samples, 60*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("full topic: %w", err)
@@ -252,8 +271,8 @@ func flatScenario(ctx context.Context, e *env) ([]row, error) {
 		ratioRow(sc, fmt.Sprintf("p50 single request, %d records vs empty (ms)", n),
 			ms(percentile(fullLat, 0.5)), ms(percentile(emptyLat, 0.5)), "%.2f", "<=", 1.5),
 		ratioRow(sc, "view start-up load vs raw readers (records/s)",
-			float64(total)/full.viewReady.Seconds(), float64(total)/raw.Seconds(), "%.0f", ">=", 0.7),
-		ratioRow(sc, "agent start->Ready vs raw read time (s)", full.ready.Seconds(), raw.Seconds(), "%.2f", "", 0),
+			float64(total)/viewReady.Seconds(), float64(total)/raw.Seconds(), "%.0f", ">=", 0.7),
+		ratioRow(sc, "agent start->Ready vs raw read time, last try (s)", full.ready.Seconds(), raw.Seconds(), "%.2f", "", 0),
 		{scenario: sc, figure: fmt.Sprintf("heap per live key above key+value, %d keys (B)", live),
 			value: fmt.Sprintf("%.0f", overhead), baseline: fmt.Sprintf("%.0f (key+value)", avgKV),
 			ratio: nanRatio(), target: "<= 200 B", pass: &ok},
