@@ -204,6 +204,13 @@ func (a *Agent) Run(ctx context.Context) error {
 // the agent's own request and result topics when they are missing.
 func (a *Agent) prepareTopics(ctx context.Context) error {
 	if err := offsetstore.CheckConnectTopics(ctx, a.client, a.cfg.ConfigTopic, a.cfg.OffsetsTopic, a.cfg.CreateConnectTopics); err != nil {
+		// Brokers that reject SASL credentials often just close the connection: say what
+		// was being attempted instead of a bare EOF.
+		if s := a.cfg.Security; s.SASLMechanism != "" {
+			if reason, _ := handlers.Classify(err); reason == handlers.ReasonNetwork {
+				return fmt.Errorf("authenticate to brokers with SASL %s as %q (wrong credentials?): %w", s.SASLMechanism, s.SASLUsername, err)
+			}
+		}
 		return fmt.Errorf("check Connect topics: %w", err)
 	}
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.RequestTopic, a.cfg.RequestTopicPartitions, nil); err != nil {

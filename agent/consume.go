@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/handlers"
 )
 
 // consume is the consumer-group loop. Each generation's assignment gets one fetcher per
@@ -152,6 +154,7 @@ func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generatio
 
 // commitLoop commits the partition's finished prefix as it grows.
 func (a *Agent) commitLoop(ctx context.Context, gen *kafka.Generation, topic string, partition int, tr *tracker) {
+	failures := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -163,11 +166,17 @@ func (a *Agent) commitLoop(ctx context.Context, gen *kafka.Generation, topic str
 			continue
 		}
 		if err := gen.CommitOffsets(map[string]map[int]int64{topic: {partition: next}}); err != nil {
-			// The final commit after the drain retries; a failed intermediate commit only
-			// means a later one covers it.
+			// Try again shortly even if no other request of the partition finishes: an
+			// idle partition must not stay behind its last finished request.
 			a.log.Warn("commit request offset", "topic", topic, "partition", partition, "offset", next, "err", err)
+			reason, _ := handlers.Classify(err)
+			a.metrics.Retries.WithLabelValues(string(reason)).Inc()
 			tr.uncommit()
+			failures++
+			time.AfterFunc(min(time.Duration(failures)*200*time.Millisecond, 5*time.Second), tr.signal)
+			continue
 		}
+		failures = 0
 	}
 }
 

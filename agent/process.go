@@ -77,14 +77,45 @@ func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
 		kafka.Header{Key: "ce_requestid", Value: []byte(out.Result.RequestID)},
 		kafka.Header{Key: "ce_requestsource", Value: []byte(out.Result.RequestSource)})
 	msg.Topic = "" // the writer names the topic
-	backoff := handlers.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second, Attempts: 1 << 30}
-	err = handlers.Retry(work, backoff, func(r handlers.Reason) { a.metrics.Retries.WithLabelValues(string(r)).Inc() },
-		func(ctx context.Context) error { return firstWriteError(a.writer.WriteMessages(ctx, msg)) })
-	if err != nil {
-		return err
+	// Every error is retried while the agent works: a request must end with its result, and
+	// a permission being fixed or a long outage only delays it. After an ambiguous error (a
+	// timeout or a dropped connection: the broker may have appended the record) the result log
+	// is read to its end first, so a result that did land is not written twice.
+	backoff := handlers.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second, Attempts: 1}
+	for attempt := 1; ; attempt++ {
+		err := firstWriteError(a.writer.WriteMessages(work, msg))
+		if err == nil {
+			break
+		}
+		if work.Err() != nil {
+			return err
+		}
+		reason, _ := handlers.Classify(err)
+		a.metrics.Retries.WithLabelValues(string(reason)).Inc()
+		a.log.Warn("publish result, retrying", "connector", out.Result.Name, "request_id", out.Result.RequestID, "reason", reason, "err", err)
+		if !sleepCtx(work, backoff.Delay(attempt)) {
+			return work.Err()
+		}
+		if reason == handlers.ReasonTimeout || reason == handlers.ReasonNetwork {
+			if err := a.results.log.Sync(work); err == nil && a.results.seen(out.Result.RequestSource, out.Result.RequestID) {
+				break
+			}
+		}
 	}
 	a.results.add(out.Result.RequestSource, out.Result.RequestID)
 	return nil
+}
+
+// sleepCtx sleeps d unless ctx ends first (false then).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // firstWriteError unwraps kafka-go's per-message WriteErrors so that the classifier sees

@@ -98,8 +98,8 @@ func DefaultBackoff() Backoff {
 	return Backoff{Base: 50 * time.Millisecond, Max: 5 * time.Second, Attempts: 16}
 }
 
-// delay returns the jittered delay before retry number n (1-based).
-func (b Backoff) delay(n int) time.Duration {
+// Delay returns the jittered delay before retry number n (1-based).
+func (b Backoff) Delay(n int) time.Duration {
 	d := b.Base << min(n-1, 20)
 	if d <= 0 || d > b.Max {
 		d = b.Max
@@ -120,7 +120,7 @@ func Retry(ctx context.Context, b Backoff, onRetry func(Reason), op func(context
 		if onRetry != nil {
 			onRetry(reason)
 		}
-		t := time.NewTimer(b.delay(attempt))
+		t := time.NewTimer(b.Delay(attempt))
 		select {
 		case <-ctx.Done():
 			t.Stop()
