@@ -85,13 +85,13 @@ func TestRequestCommitFaultExactlyOnce(t *testing.T) {
 	require.Equal(t, 0.0, b.metric(t, "offsetagent_requests_total", "result", "succeeded"), "nothing ran twice")
 }
 
-// KNOWN BUG (left failing on purpose). After a failed commit, agent.commitLoop (agent/consume.go)
+// Regression test (was a bug, fixed). After a failed commit, agent.commitLoop (agent/consume.go)
 // calls tr.uncommit() and waits for tr.changed again, but nothing signals it: the finished
 // prefix is committed again only when another request of the partition finishes or the
 // generation ends. With no further traffic the committed offset stays behind the request
-// indefinitely (lag alerts fire, and a crash now redelivers it). Suggested fix: after
+// indefinitely (lag alerts fire, and a crash now redelivers it). Fix: after
 // tr.uncommit(), re-arm the loop with a backoff timer (or tr.signal() after a delay).
-func TestBug_RequestCommitNotRetriedWhileRunning(t *testing.T) {
+func TestRequestCommitRetriedOnIdlePartition(t *testing.T) {
 	r := newFaultRig(t)
 	r.start(t, "", nil)
 	r.install(commitFault(r.cfg.GroupID, kerr.CoordinatorNotAvailable, 1))
@@ -100,15 +100,15 @@ func TestBug_RequestCommitNotRetriedWhileRunning(t *testing.T) {
 	r.waitCommitted(t, 1, 20*time.Second)
 }
 
-// KNOWN BUG (left failing on purpose). agent.publish (agent/process.go) retries the result
+// Regression test (was a bug, fixed). agent.publish (agent/process.go) retries the result
 // write only while handlers.Classify calls the error transient; a permanent answer (here
 // TOPIC_AUTHORIZATION_FAILED twice, e.g. while an ACL is being fixed) makes process() log
 // and return without marking the item done. The request never gets a result from this
 // replica, its partition's committed offset stops there until a rebalance or restart, and a
 // graceful stop then waits the whole ShutdownTimeout for the item that never finishes.
-// Suggested fix: retry the publish on every error while the work context lives (capped
+// Fix: retry the publish on every error while the work context lives (capped
 // backoff, counted), or hand the item back so it is redelivered.
-func TestBug_ResultPublishGivesUpOnPermanentError(t *testing.T) {
+func TestResultPublishRetriedOnPermanentError(t *testing.T) {
 	r := newFaultRig(t)
 	r.start(t, "", nil)
 	r.install(produceFault(r.cfg.ResultTopic, kerr.TopicAuthorizationFailed, 2))
@@ -121,12 +121,12 @@ func TestBug_ResultPublishGivesUpOnPermanentError(t *testing.T) {
 	r.waitCommitted(t, 1, resultWait)
 }
 
-// KNOWN BUG (left failing on purpose). REQUEST_TIMED_OUT on produce is answered after the
+// Regression test (was a bug, fixed). REQUEST_TIMED_OUT on produce is answered after the
 // broker appended the records. agent.publish's retry (agent/process.go) then writes the result
-// again, so one request has two result events. Suggested fix: before re-sending after an
+// again, so one request has two result events. Fix: before re-sending after an
 // ambiguous error (timeout, network), Sync the result log and skip the write when
 // results.seen(source, id) already holds.
-func TestBug_ResultPublishTimeoutDuplicatesResult(t *testing.T) {
+func TestResultPublishTimeoutWritesOneResult(t *testing.T) {
 	r := newFaultRig(t)
 	r.start(t, "", nil)
 	r.install(produceFault(r.cfg.ResultTopic, kerr.RequestTimedOut, 1))

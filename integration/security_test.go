@@ -282,14 +282,14 @@ func TestSecureBrokerStartupErrors(t *testing.T) {
 	})
 }
 
-// KNOWN BUG (left failing on purpose, low severity). A broker that closes the connection on a
+// Regression test (was a bug, fixed). A broker that closes the connection on a
 // failed SASL authentication (kfake here; also SaslHandshake v0 brokers and some proxies) makes
 // agent.Run fail fast but with only "kafka.(*Client).Metadata: unexpected EOF" (from
 // Agent.prepareTopics via offsetstore.CheckConnectTopics): nothing says SASL or names the
-// mechanism and user. Suggested fix: in prepareTopics (agent/agent.go), when
+// mechanism and user. Fix: in prepareTopics (agent/agent.go), when
 // Security.SASLMechanism is set and the first broker call fails with io.EOF/ECONNRESET, wrap the
 // error as "authenticate to brokers with SASL %s as %q (wrong credentials?): %w".
-func TestBug_StartupErrorOnDroppedSASLConnectionUnclear(t *testing.T) {
+func TestStartupErrorOnDroppedSASLConnectionNamesSASL(t *testing.T) {
 	sasl := []string{"sasl", "authentic", "credential"}
 	runStartupErrorCases(t, []startupErrorCase{
 		{name: "SCRAM-SHA-256 wrong password",
