@@ -16,7 +16,30 @@ func BenchmarkMirrorSourceValidate(b *testing.B) {
 	if !ok {
 		b.Fatal("MirrorSourceConnector is not registered")
 	}
-	entries := make([]events.OffsetEntry, 100_000)
+	entries := mm2Entries(100_000)
+	config := map[string]string{"connector.class": "MirrorSourceConnector", "source.cluster.alias": "src"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := class.Validate(config, entries); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDedupe is the last-one-wins merge of the bulk request's 100,000 partitions.
+func BenchmarkDedupe(b *testing.B) {
+	entries := mm2Entries(100_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := Dedupe(entries); len(out) != len(entries) {
+			b.Fatalf("Dedupe kept %d of %d distinct partitions", len(out), len(entries))
+		}
+	}
+}
+
+// mm2Entries are n distinct MirrorSourceConnector offsets.
+func mm2Entries(n int) []events.OffsetEntry {
+	entries := make([]events.OffsetEntry, n)
 	for i := range entries {
 		entries[i] = events.OffsetEntry{
 			Partition: offsetstore.Map{
@@ -27,11 +50,5 @@ func BenchmarkMirrorSourceValidate(b *testing.B) {
 			Offset: offsetstore.Map{{Key: "offset", Value: offsetstore.Number(strconv.Itoa(1000 + 7*i))}},
 		}
 	}
-	config := map[string]string{"connector.class": "MirrorSourceConnector", "source.cluster.alias": "src"}
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := class.Validate(config, entries); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return entries
 }
