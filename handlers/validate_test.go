@@ -1,0 +1,79 @@
+package handlers
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/events"
+)
+
+// Connect's ConfigDef messages for the settings ConnectorConfig checks (spec §8).
+func TestConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		conn string
+		cfg  events.Config
+		want []string
+	}{
+		{name: "valid", conn: "c", cfg: events.Config{{Key: "tasks.max", Value: " 3 "}}},
+		{name: "empty name", conn: "", want: []string{"Invalid value  for configuration name: String may not be empty"}},
+		{name: "control characters", conn: "a\tb\u0085",
+			want: []string{"Invalid value a\tb\u0085 for configuration name: String may not contain control sequences but had the following ASCII chars: 9, 133"}},
+		{name: "tasks.max zero", conn: "c", cfg: events.Config{{Key: "tasks.max", Value: "0"}},
+			want: []string{"Invalid value 0 for configuration tasks.max: Value must be at least 1"}},
+		{name: "tasks.max not a number", conn: "c", cfg: events.Config{{Key: "tasks.max", Value: "two"}},
+			want: []string{"Invalid value two for configuration tasks.max: Not a number of type INT"}},
+		{name: "tasks.max beyond int", conn: "c", cfg: events.Config{{Key: "tasks.max", Value: "3000000000"}},
+			want: []string{"Invalid value 3000000000 for configuration tasks.max: Not a number of type INT"}},
+		{name: "null value", conn: "c", cfg: events.Config{{Key: "topic", Null: true}},
+			want: []string{"Null value can not be supplied as the configuration value."}},
+		{name: "all at once in definition order", conn: "", cfg: events.Config{{Key: "x", Null: true}, {Key: "tasks.max", Value: "-1"}},
+			want: []string{
+				"Invalid value  for configuration name: String may not be empty",
+				"Invalid value -1 for configuration tasks.max: Value must be at least 1",
+				"Null value can not be supplied as the configuration value.",
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, configErrors(tc.conn, tc.cfg))
+		})
+	}
+}
+
+func TestJavaMapString(t *testing.T) {
+	require.Equal(t, "{tasks.max=1, topic=null, name=x}",
+		javaMapString(events.Config{{Key: "tasks.max", Value: "1"}, {Key: "topic", Null: true}, {Key: "name", Value: "x"}}))
+	require.Equal(t, "{}", javaMapString(nil))
+}
+
+// KIP-980: any case, RUNNING is STARTED in the config topic, absent means STARTED written
+// explicitly.
+func TestTargetState(t *testing.T) {
+	tests := []struct{ in, state, rest string }{
+		{"", "STARTED", "RUNNING"}, {"running", "STARTED", "RUNNING"}, {"Paused", "PAUSED", "PAUSED"}, {"STOPPED", "STOPPED", "STOPPED"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			state, rest, err := targetState(tc.in)
+			require.NoError(t, err)
+			require.Equal(t, tc.state, state)
+			require.Equal(t, tc.rest, rest)
+		})
+	}
+	_, _, err := targetState("STARTED")
+	require.Error(t, err, "the config topic's spelling is not a REST state")
+}
+
+// The target-state record's two-field form (spec §2.3) and the connector record.
+func TestConfigRecords(t *testing.T) {
+	recs := configRecords("c", "STOPPED", events.Config{{Key: "connector.class", Value: "X"}, {Key: "name", Value: "c"}})
+	require.Len(t, recs, 2)
+	require.Equal(t, "target-state-c", string(recs[0].Key))
+	require.Equal(t, `{"state":"PAUSED","state.v2":"STOPPED"}`, string(recs[0].Value))
+	require.Equal(t, "connector-c", string(recs[1].Key))
+	require.Equal(t, `{"properties":{"connector.class":"X","name":"c"}}`, string(recs[1].Value))
+	require.Equal(t, `{"state":"PAUSED","state.v2":"PAUSED"}`, string(configRecords("c", "PAUSED", nil)[0].Value))
+	require.Equal(t, `{"state":"STARTED","state.v2":"STARTED"}`, string(configRecords("c", "STARTED", nil)[0].Value))
+}
