@@ -67,7 +67,7 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 // retrying until it is out or the agent's work context ends: every request ends with exactly
 // one result.
 func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
-	msg, err := events.ResultMessage(a.cfg.ResultTopic, out.EventType, &out.Result, "")
+	msg, err := events.ResultMessage(a.cfg.ResultTopic, out.EventType, &out.Result, events.SchemaURI(out.EventType))
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
