@@ -213,7 +213,9 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 		}
 		return fmt.Errorf("check Connect topics: %w", err)
 	}
-	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.RequestTopic, a.cfg.RequestTopicPartitions, nil); err != nil {
+	// Requests may be as large as MaxRequestBytes: the broker's 1 MiB default would refuse them.
+	reqConfigs := map[string]string{"max.message.bytes": fmt.Sprint(a.cfg.MaxRequestBytes + 1<<20)}
+	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.RequestTopic, a.cfg.RequestTopicPartitions, reqConfigs); err != nil {
 		return fmt.Errorf("ensure request topic: %w", err)
 	}
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.ResultTopic, a.cfg.RequestTopicPartitions, nil); err != nil {

@@ -44,7 +44,13 @@ type IntentStore interface {
 
 // intentFor builds the intent of j after its snapshot was taken.
 func (c *Creator) intentFor(j *job) *Intent {
-	in := &Intent{Name: j.name, RequestID: j.req.ID, RequestSource: j.req.Source, Type: string(j.typ), Group: j.group}
+	in := &Intent{Name: j.name, RequestID: j.req.ID, RequestSource: j.req.Source, Type: string(j.typ)}
+	if !j.req.Data.HasInitialOffsets {
+		// Without initial offsets the request leaves the connector's offsets alone (KIP-995:
+		// today's behaviour), so a rollback must not touch them either: no topics, no group.
+		return in
+	}
+	in.Group = j.group
 	if j.typ == connectors.Source {
 		in.Topics = j.sourceTopics(c.opts.OffsetsTopic)
 		for _, t := range j.prevTopics {
@@ -59,14 +65,10 @@ func (c *Creator) intentFor(j *job) *Intent {
 
 // takeSnapshot reads what the connector has now, without changing anything.
 func (c *Creator) takeSnapshot(ctx context.Context, j *job) error {
-	if j.snapshotTaken {
-		return nil
+	if j.snapshotTaken || !j.req.Data.HasInitialOffsets {
+		return nil // nothing of the connector's offsets will change
 	}
 	if j.typ == connectors.Sink {
-		if !j.req.Data.HasInitialOffsets {
-			j.snapshotTaken = true
-			return nil
-		}
 		var prev []offsetstore.GroupOffset
 		if err := c.retry(ctx, func(ctx context.Context) (err error) {
 			prev, err = c.opts.Store.GroupOffsets(ctx, j.group)
@@ -79,14 +81,12 @@ func (c *Creator) takeSnapshot(ctx context.Context, j *job) error {
 	}
 	j.prevSource = make(map[string][]offsetstore.SourceRecord)
 	j.prevTopics = nil
-	if j.req.Data.HasInitialOffsets {
-		for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
-			if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, topic) }); err != nil {
-				return fmt.Errorf("read offsets topic %q: %w", topic, err)
-			}
-			j.prevSource[topic] = c.opts.Store.SourceOffsets(topic, j.name)
-			j.prevTopics = append(j.prevTopics, topic)
+	for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
+		if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, topic) }); err != nil {
+			return fmt.Errorf("read offsets topic %q: %w", topic, err)
 		}
+		j.prevSource[topic] = c.opts.Store.SourceOffsets(topic, j.name)
+		j.prevTopics = append(j.prevTopics, topic)
 	}
 	j.snapshotTaken = true
 	return nil

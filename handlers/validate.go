@@ -258,21 +258,12 @@ func asFailure(err error) error {
 	return badRequest(err.Error())
 }
 
-// validateWithConnect asks the Connect cluster (spec §8): an existing connector is a 409, a
-// config with errors fails with Connect's aggregated message, and the reported type settles
-// source or sink for classes the registry does not know. An unreachable cluster is retried as
-// a transient error and then fails the request: it is never a pass.
+// validateWithConnect asks the Connect cluster (spec §8), in Connect's order: a config with
+// errors fails with Connect's aggregated message (400), then an existing connector is a 409.
+// The reported type settles source or sink for classes the registry does not know. An
+// unreachable cluster is retried as a transient error and then fails the request: it is
+// never a pass.
 func (c *Creator) validateWithConnect(ctx context.Context, j *job) error {
-	var exists bool
-	if err := c.retry(ctx, func(ctx context.Context) (err error) {
-		exists, err = c.opts.Validator.Exists(ctx, j.name)
-		return err
-	}); err != nil {
-		return fmt.Errorf("ask Connect whether connector %q exists: %w", j.name, err)
-	}
-	if exists {
-		return conflict(fmt.Sprintf("Connector %s already exists", j.name))
-	}
 	var typ string
 	if err := c.retry(ctx, func(ctx context.Context) (err error) {
 		typ, err = c.opts.Validator.Validate(ctx, j.props["connector.class"], j.props)
@@ -283,6 +274,16 @@ func (c *Creator) validateWithConnect(ctx context.Context, j *job) error {
 			return f
 		}
 		return fmt.Errorf("validate config with Connect: %w", err)
+	}
+	var exists bool
+	if err := c.retry(ctx, func(ctx context.Context) (err error) {
+		exists, err = c.opts.Validator.Exists(ctx, j.name)
+		return err
+	}); err != nil {
+		return fmt.Errorf("ask Connect whether connector %q exists: %w", j.name, err)
+	}
+	if exists {
+		return conflict(fmt.Sprintf("Connector %s already exists", j.name))
 	}
 	if j.class == nil && (typ == string(connectors.Source) || typ == string(connectors.Sink)) {
 		j.typ = connectors.Type(typ)
