@@ -7,18 +7,27 @@ package deploy_test
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/offsetagent/offsetagent/agent"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/offsetagent/offsetagent/agent"
 )
 
 // Paths are relative to deploy/, the directory go test runs this package in.
@@ -52,17 +61,16 @@ func (e exported) hasLabel(name, label string) bool {
 	return false
 }
 
-// exportedMetricNames returns the series the agent exports. For now it gathers a fresh
-// registry holding agent.NewMetrics and the Go and process collectors, which is what the
-// agent's /metrics serves; it is the one place to switch to scraping a running agent.
+// exportedMetricNames returns the series a running agent exports: it starts an in-process
+// kfake broker and an agent on it, registered as cmd/offsetagent registers it (the agent's
+// metrics plus the Go and process collectors), waits until the agent is ready and parses what
+// its /metrics endpoint serves. Both are stopped when the test ends.
 func exportedMetricNames(t *testing.T) exported {
 	t.Helper()
-	reg := prometheus.NewRegistry()
-	agent.NewMetrics(reg, "test")
-	require.NoError(t, reg.Register(collectors.NewGoCollector()))
-	require.NoError(t, reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})))
-	families, err := reg.Gather()
-	require.NoError(t, err)
+	body := scrapeRunningAgent(t)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	require.NoError(t, err, "parse the agent's /metrics")
 
 	names := exported{}
 	for _, mf := range families {
@@ -85,8 +93,93 @@ func exportedMetricNames(t *testing.T) exported {
 			names[s] = pairs
 		}
 	}
-	require.NotEmpty(t, names["offsetagent_requests_total"], "agent metrics missing from the gathered registry")
+	require.NotEmpty(t, names["offsetagent_requests_total"], "agent metrics missing from the agent's /metrics")
+	for _, name := range []string{"offsetagent_request_lag", "go_goroutines", "process_cpu_seconds_total"} {
+		require.Contains(t, names, name, "the agent's /metrics lacks %s", name)
+	}
 	return names
+}
+
+// scrapeRunningAgent starts a kfake broker and an agent on it and returns the body of the
+// agent's /metrics in the Prometheus text format.
+func scrapeRunningAgent(t *testing.T) []byte {
+	t.Helper()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }))
+	require.NoError(t, err)
+	t.Cleanup(cluster.Close)
+
+	// Unique names, so that tests calling this in parallel never share a topic or group.
+	suffix := strings.ReplaceAll(t.Name(), "/", "-") + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	cfg := agent.Config{
+		Brokers:                cluster.ListenAddrs(),
+		RequestTopic:           "requests-" + suffix,
+		ResultTopic:            "results-" + suffix,
+		GroupID:                "offsetagent-" + suffix,
+		ConfigTopic:            "connect-configs-" + suffix,
+		OffsetsTopic:           "connect-offsets-" + suffix,
+		IntentTopic:            "intents-" + suffix,
+		CreateConnectTopics:    true,
+		RequestTopicPartitions: 1,
+		HTTPAddr:               "127.0.0.1:0",
+		LogLevel:               "info",
+		LogFormat:              "json",
+		Concurrency:            1,
+		MaxRequestBytes:        16 << 20,
+		ShutdownTimeout:        5 * time.Second,
+	}
+	reg := prometheus.NewRegistry()
+	require.NoError(t, reg.Register(collectors.NewGoCollector()))
+	require.NoError(t, reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	a, err := agent.New(cfg, agent.Options{Registry: reg, Gatherer: reg, Listener: ln})
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	// Registered after the broker's Close, so it runs first: the agent stops before its broker.
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err, "agent run")
+		case <-time.After(30 * time.Second):
+			t.Error("agent did not stop within 30s")
+		}
+	})
+	// The condition runs on another goroutine, where the test must not fail: it only reports
+	// that waiting is over, and the test looks at why afterwards.
+	stopped := func() (bool, error) {
+		select {
+		case err := <-done:
+			done <- err // for the cleanup
+			return true, err
+		default:
+			return false, nil
+		}
+	}
+	require.Eventually(t, func() bool {
+		ok, _ := stopped()
+		return ok || a.Ready()
+	}, 30*time.Second, 20*time.Millisecond, "agent never became ready")
+	if ok, err := stopped(); ok {
+		require.Failf(t, "agent stopped before it was ready", "%v", err)
+	}
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+ln.Addr().String()+metricsPath, nil)
+	require.NoError(t, err)
+	// Ask for the classic text format: without it promhttp may negotiate OpenMetrics or
+	// protobuf, which the text parser does not read.
+	req.Header.Set("Accept", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return body
 }
 
 // readFile returns the contents of a file under deploy/ (or relative to it).
