@@ -155,7 +155,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.prepareTopics(ctx); err != nil {
 		return err
 	}
-	// work outlives ctx by the shutdown timeout so that in-flight requests can finish.
+	// work outlives ctx by at most the shutdown timeout so that in-flight requests can finish;
+	// it ends as soon as the consumer has drained.
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	stopWork := context.AfterFunc(ctx, func() {
@@ -171,10 +172,14 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	g.Go(func() error { return srv.run(gctx) })
-	g.Go(func() error { return a.store.Run(gctx) })
-	g.Go(func() error { return a.results.log.Run(gctx) })
-	g.Go(func() error { return a.intents.log.Run(gctx) })
+	// The views run on the work context: requests that are finishing during a shutdown still
+	// read and write Connect's topics and see the result and intent topics. They stop once the
+	// consumer has drained (or the shutdown timeout cut it off).
+	g.Go(func() error { return a.store.Run(work) })
+	g.Go(func() error { return a.results.log.Run(work) })
+	g.Go(func() error { return a.intents.log.Run(work) })
 	g.Go(func() error {
+		defer cancelWork()
 		if err := a.store.WaitReady(gctx); err != nil {
 			return nil
 		}

@@ -29,6 +29,12 @@ func (a *Agent) process(work context.Context, j job) {
 		j.item.done()
 		return
 	}
+	if work.Err() != nil || (out.Failure != nil && out.Failure.Reason == handlers.ReasonCanceled) {
+		// Cut off by the shutdown timeout: no result, no commit. The request is fetched again
+		// by the next owner of its partition, whose intent check rolls back what was done.
+		a.log.Warn("request interrupted by shutdown, left for redelivery", "connector", out.Result.Name, "request_id", out.Result.RequestID)
+		return
+	}
 	if err := a.publish(work, out); err != nil {
 		a.log.Error("publish result", "connector", out.Result.Name, "request_id", out.Result.RequestID, "err", err)
 		return

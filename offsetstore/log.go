@@ -54,6 +54,11 @@ type Log struct {
 	changed chan struct{} // closed and replaced on every advance, to wake Sync
 	done    chan struct{} // closed when Run returns
 	runErr  error
+
+	// endMu guards the shared end-offset reads of Sync (endOffsets).
+	endMu       sync.Mutex
+	endInflight *endCall
+	endNext     *endCall
 }
 
 // NewLog returns a Log over topic. It never dials. apply is called with the records of one fetch
@@ -178,7 +183,7 @@ func (l *Log) Sync(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("sync log of topic %q: %w", l.topic, ctx.Err())
 	}
-	ends, err := listOffsets(ctx, l.client, l.topic, len(l.target), kafka.LastOffset)
+	ends, err := l.endOffsets(ctx)
 	if err != nil {
 		return fmt.Errorf("sync log of topic %q: %w", l.topic, err)
 	}
@@ -204,6 +209,54 @@ func (l *Log) Sync(ctx context.Context) error {
 			return fmt.Errorf("sync log of topic %q: %w", l.topic, ctx.Err())
 		}
 	}
+}
+
+// endCall is one ListOffsets of the log's end offsets shared by concurrent Sync callers.
+type endCall struct {
+	done chan struct{}
+	ends []int64
+	err  error
+}
+
+// endOffsets returns end offsets read by a ListOffsets request sent after this call began, so
+// the barrier holds; concurrent callers share requests: a caller that finds one in flight
+// waits for it and then shares the next one. Under load, Syncs cost one round trip per
+// batch of callers instead of one each.
+func (l *Log) endOffsets(ctx context.Context) ([]int64, error) {
+	l.endMu.Lock()
+	if l.endNext == nil {
+		l.endNext = &endCall{done: make(chan struct{})}
+	}
+	call := l.endNext
+	if l.endInflight == nil {
+		l.startEndCallLocked()
+	}
+	l.endMu.Unlock()
+	select {
+	case <-call.done:
+		return call.ends, call.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// startEndCallLocked sends the pending call; when it finishes, the next pending one (callers
+// that arrived while it was in flight) is sent.
+func (l *Log) startEndCallLocked() {
+	call := l.endNext
+	l.endNext, l.endInflight = nil, call
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		call.ends, call.err = listOffsets(ctx, l.client, l.topic, len(l.target), kafka.LastOffset)
+		cancel()
+		close(call.done)
+		l.endMu.Lock()
+		l.endInflight = nil
+		if l.endNext != nil {
+			l.startEndCallLocked()
+		}
+		l.endMu.Unlock()
+	}()
 }
 
 func (l *Log) stoppedErr() error {

@@ -13,9 +13,12 @@ import (
 // Connect's max.in.flight=1 producers) and the partitions in parallel. kafka-go preallocates
 // BatchSize messages per batch, so the count stays moderate: 2,000 offsets records are ~200 KiB.
 const (
-	writeBatchSize    = 2_000
-	writeBatchBytes   = 1 << 20
-	writeBatchTimeout = time.Millisecond
+	writeBatchSize  = 2_000
+	writeBatchBytes = 1 << 20
+	// writeBatchTimeout is how long kafka-go waits for more records before sending a batch
+	// that is not full; large writes fill batches by size, small ones (config records,
+	// single offsets) should not wait.
+	writeBatchTimeout = 50 * time.Microsecond
 	// writeChunk bounds how many records are queued before Write looks at ctx again: kafka-go
 	// cannot withdraw queued records, so Write waits for each chunk to settle to count them.
 	writeChunk = 50_000
