@@ -1,0 +1,428 @@
+package offsetstore
+
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// scanner reads JSON from s; every method reports false on malformed input. It is shared by
+// DecodeKey (lenient like Connect's reader: leadingZeros) and Scanner/ScanValue (strict RFC
+// 8259, the same values and errors as DecodeValue).
+//
+// It is built for requests with 100,000 small objects, where allocation is the whole cost:
+//   - unescaped strings are substrings of s;
+//   - objects are collected on a reusable stack (scratch) and then copied, at their exact
+//     length, into a shared slab of Fields, so that thousands of small Maps cost one allocation
+//     (each carved Map has cap == len, so an append to one never writes into its neighbour);
+//   - boxing a string or Number into an interface allocates, so the boxes of short, repeated
+//     scalars (a cluster alias, a topic name, a partition number) are shared through a small
+//     cache once a scan has boxed enough values for the cache to pay for itself.
+type scanner struct {
+	s            string
+	i            int
+	leadingZeros bool // accept 007 as Connect's Jackson reader does (DecodeKey only)
+	tooDeep      bool // the failure was the nesting limit, not a syntax error
+	scratch      []Field
+	slab         []Field
+	boxed        int
+	cache        *boxCache
+}
+
+const (
+	// maxSlabFields bounds a slab (32 KiB) so that one long-lived Map pins little memory.
+	maxSlabFields = 1024
+	// cacheAfter is the number of boxed scalars after which the box cache is allocated: small
+	// keys and values never pay for it.
+	cacheAfter = 64
+	// cacheMaxLen bounds the strings that are looked up in the box cache.
+	cacheMaxLen = 32
+)
+
+// boxCache is a direct-mapped cache of boxed strings and Numbers.
+type boxCache [256]struct {
+	text   string
+	number bool
+	box    any
+}
+
+func (p *scanner) space() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *scanner) peek() byte {
+	if p.i < len(p.s) {
+		return p.s[p.i]
+	}
+	return 0
+}
+
+func (p *scanner) eat(c byte) bool {
+	if p.i < len(p.s) && p.s[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *scanner) literal(lit string) bool {
+	if len(p.s)-p.i >= len(lit) && p.s[p.i:p.i+len(lit)] == lit {
+		p.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// value reads one value nested at depth (0 for a top-level value); like DecodeValue it refuses
+// values nested deeper than maxDepth.
+func (p *scanner) value(depth int) (any, bool) {
+	if depth > maxDepth {
+		p.tooDeep = true
+		return nil, false
+	}
+	switch c := p.peek(); {
+	case c == '"':
+		s, ok := p.str()
+		if !ok {
+			return nil, false
+		}
+		return p.box(s, false), true
+	case c == '{':
+		m, ok := p.object(depth)
+		if !ok {
+			return nil, false
+		}
+		return m, true
+	case c == '[':
+		return p.array(depth)
+	case c == '-' || (c >= '0' && c <= '9'):
+		n, ok := p.number()
+		if !ok {
+			return nil, false
+		}
+		return p.box(string(n), true), true
+	case p.literal("true"):
+		return true, true
+	case p.literal("false"):
+		return false, true
+	case p.literal("null"):
+		return nil, true
+	}
+	return nil, false
+}
+
+// box returns s (number: as a Number) in an interface, sharing the box of an equal short value
+// boxed before when the cache is on. Boxes are immutable, so sharing them is invisible.
+func (p *scanner) box(s string, number bool) any {
+	if p.cache == nil {
+		if p.boxed++; p.boxed < cacheAfter || p.leadingZeros {
+			return boxed(s, number)
+		}
+		p.cache = new(boxCache)
+	}
+	if len(s) > cacheMaxLen {
+		return boxed(s, number)
+	}
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	e := &p.cache[(h^h>>8)&0xff]
+	if e.box != nil && e.number == number && e.text == s {
+		return e.box
+	}
+	e.text, e.number, e.box = s, number, boxed(s, number)
+	return e.box
+}
+
+func boxed(s string, number bool) any {
+	if number {
+		return Number(s)
+	}
+	return s
+}
+
+// object reads an object nested at depth; its members are at depth+1.
+func (p *scanner) object(depth int) (Map, bool) {
+	if depth > maxDepth {
+		p.tooDeep = true
+		return nil, false
+	}
+	if !p.eat('{') {
+		return nil, false
+	}
+	base := len(p.scratch)
+	ok := p.members(depth)
+	var m Map
+	if ok {
+		m = p.carve(p.scratch[base:])
+	}
+	clear(p.scratch[base:]) // drop references so the scratch stack pins nothing
+	p.scratch = p.scratch[:base]
+	return m, ok
+}
+
+// members reads an object's members after its '{' onto the scratch stack from its current
+// length on. A repeated key keeps its first position and takes its last value.
+func (p *scanner) members(depth int) bool {
+	base := len(p.scratch)
+	p.space()
+	if p.eat('}') {
+		return true
+	}
+	for {
+		p.space()
+		k, ok := p.str()
+		if !ok {
+			return false
+		}
+		p.space()
+		if !p.eat(':') {
+			return false
+		}
+		p.space()
+		v, ok := p.value(depth + 1)
+		if !ok {
+			return false
+		}
+		dup := false
+		for i := base; i < len(p.scratch); i++ {
+			if p.scratch[i].Key == k {
+				p.scratch[i].Value, dup = v, true
+				break
+			}
+		}
+		if !dup {
+			p.scratch = append(p.scratch, Field{Key: k, Value: v})
+		}
+		p.space()
+		if p.eat('}') {
+			return true
+		}
+		if !p.eat(',') {
+			return false
+		}
+	}
+}
+
+// carve copies fields into the slab and returns them as a Map with cap == len. An empty object
+// is a non-nil Map of length 0.
+func (p *scanner) carve(fields []Field) Map {
+	n := len(fields)
+	if n == 0 {
+		return Map{}
+	}
+	if cap(p.slab)-len(p.slab) < n {
+		// The first slab is exact, so that a single small object (an offsets-topic key) pins
+		// no spare capacity; later ones double up to maxSlabFields.
+		size := min(max(2*cap(p.slab), n), maxSlabFields)
+		p.slab = make([]Field, 0, max(size, n))
+	}
+	start := len(p.slab)
+	p.slab = append(p.slab, fields...)
+	return Map(p.slab[start : start+n : start+n])
+}
+
+// array reads an array nested at depth; its elements are at depth+1.
+func (p *scanner) array(depth int) ([]any, bool) {
+	if depth > maxDepth {
+		p.tooDeep = true
+		return nil, false
+	}
+	if !p.eat('[') {
+		return nil, false
+	}
+	arr := []any{}
+	p.space()
+	if p.eat(']') {
+		return arr, true
+	}
+	for {
+		p.space()
+		v, ok := p.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		arr = append(arr, v)
+		p.space()
+		if p.eat(']') {
+			return arr, true
+		}
+		if !p.eat(',') {
+			return nil, false
+		}
+	}
+}
+
+// number scans -?int(.digits)?([eE][+-]?digits)?, where int is 0 or starts with 1-9 (RFC 8259),
+// or any run of digits with leadingZeros.
+func (p *scanner) number() (Number, bool) {
+	start := p.i
+	p.eat('-')
+	if !p.leadingZeros && p.eat('0') {
+		// RFC 8259: a zero integer part is a lone 0.
+	} else if !p.digits() {
+		return "", false
+	}
+	if p.eat('.') && !p.digits() {
+		return "", false
+	}
+	if p.eat('e') || p.eat('E') {
+		if !p.eat('+') {
+			p.eat('-')
+		}
+		if !p.digits() {
+			return "", false
+		}
+	}
+	return Number(p.s[start:p.i]), true
+}
+
+func (p *scanner) digits() bool {
+	start := p.i
+	for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+		p.i++
+	}
+	return p.i > start
+}
+
+// str reads a string; without escapes it is a substring of s (no allocation). Unescaped control
+// characters and invalid UTF-8 are errors.
+func (p *scanner) str() (string, bool) {
+	if !p.eat('"') {
+		return "", false
+	}
+	start := p.i
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return p.s[start : p.i-1], true
+		case c == '\\':
+			return p.escapedStr(start)
+		case c < 0x20:
+			return "", false // RFC 8259 and Jackson reject unescaped control characters
+		case c >= utf8.RuneSelf:
+			if !p.rune() {
+				return "", false
+			}
+			continue
+		}
+		p.i++
+	}
+	return "", false
+}
+
+// rune steps over one multi-byte UTF-8 sequence; it reports false if it is not valid.
+func (p *scanner) rune() bool {
+	r, size := utf8.DecodeRuneInString(p.s[p.i:])
+	if r == utf8.RuneError && size <= 1 {
+		return false
+	}
+	p.i += size
+	return true
+}
+
+// escapedStr finishes a string that contains escapes, from its first escape on.
+func (p *scanner) escapedStr(start int) (string, bool) {
+	buf := make([]byte, 0, p.i-start+16)
+	buf = append(buf, p.s[start:p.i]...)
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return string(buf), true
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			from := p.i
+			if !p.rune() {
+				return "", false
+			}
+			buf = append(buf, p.s[from:p.i]...)
+			continue
+		case c != '\\':
+			buf = append(buf, c)
+			p.i++
+			continue
+		}
+		p.i++ // backslash
+		if p.i >= len(p.s) {
+			return "", false
+		}
+		e := p.s[p.i]
+		p.i++
+		switch e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := p.hex4()
+			if !ok {
+				return "", false
+			}
+			if utf16.IsSurrogate(r) {
+				r = p.lowSurrogate(r)
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// lowSurrogate combines high surrogate r with a following \uDC00-\uDFFF escape; without one
+// the result is U+FFFD and the input after r is left for the caller. Java keeps a lone
+// surrogate, which a Go string cannot; encoding/json makes it U+FFFD too.
+func (p *scanner) lowSurrogate(r rune) rune {
+	if r < 0xDC00 && len(p.s)-p.i >= 6 && p.s[p.i] == '\\' && p.s[p.i+1] == 'u' {
+		save := p.i
+		p.i += 2
+		if r2, ok := p.hex4(); ok {
+			if c := utf16.DecodeRune(r, r2); c != utf8.RuneError {
+				return c
+			}
+		}
+		p.i = save
+	}
+	return utf8.RuneError
+}
+
+func (p *scanner) hex4() (rune, bool) {
+	if len(p.s)-p.i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(p.s[p.i : p.i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	p.i += 4
+	return r, true
+}
