@@ -271,7 +271,17 @@ func (c *Creator) validateWithConnect(ctx context.Context, j *job) error {
 	}); err != nil {
 		var f *Failure
 		if errors.As(err, &f) {
-			return f
+			// Results carry 400, 409 or 500 only: Connect's other statuses keep their
+			// class (bad input or internal) and their message.
+			out := *f
+			switch {
+			case out.Code == 409:
+			case out.Code >= 400 && out.Code < 500:
+				out.Code = 400
+			default:
+				out.Code = 500
+			}
+			return &out
 		}
 		return fmt.Errorf("validate config with Connect: %w", err)
 	}

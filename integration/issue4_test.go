@@ -237,7 +237,7 @@ func TestDryRunLeavesEverythingUnchanged(t *testing.T) {
 		p := decodePlan(t, res)
 		require.Equal(t, "connect-jdbc-sink", p.Group)
 		require.True(t, p.GroupDeleted)
-		require.Equal(t, `[{"Topic":"orders","Partition":0,"Offset":5},{"Topic":"orders","Partition":1,"Offset":6}]`, mustJSON(t, p.GroupOffsets))
+		require.Equal(t, `[{"topic":"orders","partition":0,"offset":5},{"topic":"orders","partition":1,"offset":6}]`, mustJSON(t, p.GroupOffsets))
 		require.Empty(t, p.Tombstones)
 		require.Empty(t, p.Records)
 		require.Len(t, p.ConfigRecords, 2)

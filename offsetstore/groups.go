@@ -17,9 +17,9 @@ var ErrGroupNotEmpty = errors.New("consumer group has active members")
 
 // GroupOffset is a committed offset of a sink connector's consumer group.
 type GroupOffset struct {
-	Topic     string
-	Partition int32
-	Offset    int64
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Offset    int64  `json:"offset"`
 }
 
 // GroupOffsets returns the committed offsets of group, sorted by topic and partition. An unknown
