@@ -70,7 +70,7 @@ func TestResultGolden(t *testing.T) {
 		res        *Result
 		dataschema string
 	}{
-		{name: "succeeded", golden: "result-succeeded.json", typ: TypeCreateSucceeded, res: succeededResult(), dataschema: "https://offsetagent.dev/schemas/result/v1"},
+		{name: "succeeded", golden: "result-succeeded.json", typ: TypeCreateSucceeded, res: succeededResult(), dataschema: SchemaURI(TypeCreateSucceeded)},
 		{name: "failed", golden: "result-failed.json", typ: TypeCreateFailed, res: failedResult()},
 	}
 	for _, tt := range tests {
