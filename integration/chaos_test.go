@@ -10,12 +10,15 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/offsetagent/offsetagent/events"
 )
 
 // TestChaos publishes requests (valid and invalid, several per connector) while agent
-// processes are killed at random points of random requests and restarted, then checks that
+// processes are killed at random points of random requests and restarted and transient
+// broker faults hit every kind of write, then checks that
 // every request got exactly one result and Connect's topics hold exactly what the first valid
 // request of each connector asked for. CHAOS_REQUESTS sets the size (make chaos: 150).
 func TestChaos(t *testing.T) {
@@ -57,7 +60,21 @@ func TestChaos(t *testing.T) {
 		"after:write_offsets", "mid:write_config", "after:write_config"}
 	deadline := time.Now().Add(4 * time.Minute)
 	kills := 0
+	faults := 0
 	for round := 0; round < n/4+2 && time.Now().Before(deadline); round++ {
+		if c.fake != nil {
+			// Transient broker faults on every kind of write, a few each round: the agent
+			// must retry through them.
+			fs := []kfake.Fault{
+				produceFault(cfg.OffsetsTopic, kerr.NotLeaderForPartition, 1+rng.IntN(3)),
+				produceFault(cfg.ConfigTopic, kerr.NotEnoughReplicas, 1+rng.IntN(2)),
+				produceFault(cfg.ResultTopic, kerr.NotLeaderForPartition, 1+rng.IntN(2)),
+				produceFault(cfg.IntentTopic, kerr.NotEnoughReplicas, 1),
+				commitFault(cfg.GroupID, kerr.CoordinatorNotAvailable, 1),
+			}
+			c.fake.Fault(fs...)
+			faults += len(fs)
+		}
 		p := startProcess(t, cfg, points[rng.IntN(len(points))])
 		done := make(chan int, 1)
 		go func() { done <- p.wait(t, 2*time.Minute) }()
@@ -116,8 +133,8 @@ func TestChaos(t *testing.T) {
 	if len(offsets) != 2*len(expected) {
 		differing += abs(len(offsets) - 2*len(expected))
 	}
-	t.Logf("\n| requests | results | duplicate results | lost requests | half-created connectors | offsets differing | agent kills |\n|---|---|---|---|---|---|---|\n| %d | %d | %d | %d | %d | %d | %d |",
-		n, len(results), duplicates, lost, halfCreated, differing, kills)
+	t.Logf("\n| requests | results | duplicate results | lost requests | half-created connectors | offsets differing | agent kills | broker fault rules |\n|---|---|---|---|---|---|---|---|\n| %d | %d | %d | %d | %d | %d | %d | %d |",
+		n, len(results), duplicates, lost, halfCreated, differing, kills, faults)
 	require.Equal(t, n, len(results))
 	require.Zero(t, duplicates)
 	require.Zero(t, lost)
