@@ -309,6 +309,9 @@ type job struct {
 	// global one ("" otherwise).
 	connectorTopic string
 	group          string // sink consumer group
+	// globalSynced, when not nil, delivers the result of a Sync of the global offsets topic
+	// started by validate_config.
+	globalSynced chan error
 
 	// Set by validate_offsets.
 	records     []offsetstore.Record // new source offsets (non-null), partition computed per topic

@@ -82,7 +82,14 @@ func (c *Creator) takeSnapshot(ctx context.Context, j *job) error {
 	j.prevSource = make(map[string][]offsetstore.SourceRecord)
 	j.prevTopics = nil
 	for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
-		if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, topic) }); err != nil {
+		var err error
+		if topic == c.opts.OffsetsTopic && j.globalSynced != nil {
+			err = <-j.globalSynced
+			j.globalSynced = nil
+		} else {
+			err = c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, topic) })
+		}
+		if err != nil {
 			return fmt.Errorf("read offsets topic %q: %w", topic, err)
 		}
 		j.prevSource[topic] = c.opts.Store.SourceOffsets(topic, j.name)

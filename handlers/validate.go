@@ -85,6 +85,17 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 		}
 	}
 
+	// The wipe will read the global offsets topic to its end: start that now, alongside the
+	// config topic's, so the two round trips overlap. The barrier still covers every write made
+	// before the request arrived.
+	if j.typ == connectors.Source && j.req.Data.HasInitialOffsets {
+		synced := make(chan error, 1)
+		go func() {
+			synced <- c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, c.opts.OffsetsTopic) })
+		}()
+		j.globalSynced = synced
+	}
+
 	// The existence check reads the config topic to its end first, as Connect's leader does.
 	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, c.opts.ConfigTopic) }); err != nil {
 		return fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
