@@ -12,9 +12,10 @@ import (
 )
 
 // ParseCreateRequest parses the KIP-995 POST /connectors body: an object with name, config,
-// initial_state and initial_offsets. It streams through the input with json.Decoder tokens and
-// decodes each partition and offset map once, with offsetstore.DecodeValue, so a request with
-// 100,000 offsets is neither decoded twice nor held as map[string]any.
+// initial_state and initial_offsets. It walks the input once with offsetstore.Scanner and
+// decodes each partition and offset map straight into an offsetstore.Map, so a request with
+// 100,000 offsets is neither decoded twice nor held as map[string]any. Malformed input is read
+// again with encoding/json's tokenizer, whose errors name the byte and the problem.
 //
 // It follows Connect's Jackson binding of CreateConnectorRequest where that matters:
 //   - an unknown top-level field is an error (Connect's ObjectMapper fails on unknown
@@ -27,7 +28,18 @@ import (
 // Unlike Connect, a missing name is an error here: a request without one is a malformed event,
 // not a connector to validate. Invalid UTF-8 is an error because Go's decoder would silently
 // replace it with U+FFFD and write a different name or offset than the one sent.
+//
+// Strings in the result may share data's memory, so data must not be modified afterwards.
 func ParseCreateRequest(data []byte) (CreateRequest, error) {
+	if req, ok := parseFast(data); ok {
+		return req, nil
+	}
+	return parseTokens(data)
+}
+
+// parseTokens is ParseCreateRequest with encoding/json's tokenizer: slow, but the source of
+// every error message. parseFast hands it every input it does not accept.
+func parseTokens(data []byte) (CreateRequest, error) {
 	var req CreateRequest
 	if len(bytes.TrimSpace(data)) == 0 {
 		return req, errors.New("request data is empty; expected a JSON object")
