@@ -208,57 +208,67 @@ func decimalDigit(r rune) (int, bool) {
 // canonicalKey returns a text equal for two partitions exactly when Java's Map.equals holds for the
 // objects Jackson makes of them: key order does not matter; values compare by Java type and value, so
 // 1 and 1.0 and "1" are three different partitions.
+//
+// Dedupe calls it for every entry of a request, so it builds the text in a stack buffer and
+// allocates only the returned string for a typical partition.
 func canonicalKey(m offsetstore.Map) string {
-	var b strings.Builder
+	var buf [256]byte
 	if m == nil {
-		b.WriteString("null")
-	} else {
-		writeCanonical(&b, m)
+		return "null"
 	}
-	return b.String()
+	return string(appendCanonical(buf[:0], m))
 }
 
-func writeCanonical(b *strings.Builder, v any) {
+func appendCanonical(b []byte, v any) []byte {
 	switch t := v.(type) {
 	case nil:
-		b.WriteString("n")
+		return append(b, 'n')
 	case bool:
-		b.WriteString(strconv.FormatBool(t))
+		return strconv.AppendBool(b, t)
 	case string:
-		b.WriteString(strconv.Quote(t))
+		return strconv.AppendQuote(b, t)
 	case offsetstore.Number:
+		if n, ok := int64Of(t); ok {
+			return strconv.AppendInt(append(b, 'i'), n, 10)
+		}
 		if n, ok := bigInt(t); ok && isIntegral(t) {
-			b.WriteString("i" + n.String())
-			return
+			return n.Append(append(b, 'i'), 10)
 		}
 		// Double.equals compares the bit patterns of the doubles.
-		b.WriteString("d" + strconv.FormatUint(math.Float64bits(float64Of(t)), 16))
+		return strconv.AppendUint(append(b, 'd'), math.Float64bits(float64Of(t)), 16)
 	case offsetstore.Map:
-		keys := make([]string, 0, len(t))
-		seen := map[string]bool{}
-		for _, f := range t {
-			if !seen[f.Key] {
-				seen[f.Key] = true
-				keys = append(keys, f.Key)
-			}
-		}
-		sort.Strings(keys)
-		b.WriteByte('{')
+		var kbuf [16]string
+		keys := sortedKeys(kbuf[:0], t)
+		b = append(b, '{')
 		for _, k := range keys {
 			val, _ := t.Get(k)
-			b.WriteString(strconv.Quote(k) + ":")
-			writeCanonical(b, val)
-			b.WriteByte(',')
+			b = append(strconv.AppendQuote(b, k), ':')
+			b = append(appendCanonical(b, val), ',')
 		}
-		b.WriteByte('}')
+		return append(b, '}')
 	case []any:
-		b.WriteByte('[')
+		b = append(b, '[')
 		for _, e := range t {
-			writeCanonical(b, e)
-			b.WriteByte(',')
+			b = append(appendCanonical(b, e), ',')
 		}
-		b.WriteByte(']')
+		return append(b, ']')
 	}
+	return b
+}
+
+// sortedKeys appends m's distinct keys to keys in sorted order (insertion sort: partitions have a
+// handful of keys, and keys' stack array then spares an allocation).
+func sortedKeys(keys []string, m offsetstore.Map) []string {
+	for _, f := range m {
+		i := sort.SearchStrings(keys, f.Key)
+		if i < len(keys) && keys[i] == f.Key {
+			continue
+		}
+		keys = append(keys, "")
+		copy(keys[i+1:], keys[i:])
+		keys[i] = f.Key
+	}
+	return keys
 }
 
 // jsonText renders a decoded value as compact JSON in its own key order, for our own messages.

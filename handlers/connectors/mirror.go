@@ -100,24 +100,28 @@ func mirrorPartitionPartition(p offsetstore.Map) error {
 	return nil
 }
 
-// mirrorOffset is MirrorUtils.validateSourceOffset for a non-null offset.
+// mirrorOffset is MirrorUtils.validateSourceOffset for a non-null offset. The messages' prefix prints
+// both maps, so it is built only on failure: a valid offset costs no allocation.
 func mirrorOffset(p, o offsetstore.Map, onlyZero bool) error {
-	prefix := "Source offset " + javaString(o, true) + " for source partition " + javaString(p, true)
 	v, ok := o.Get("offset")
 	if !ok {
-		return connectFailure(prefix + " is missing the 'offset' key, which is required")
+		return connectFailure(mirrorOffsetPrefix(p, o) + " is missing the 'offset' key, which is required")
 	}
 	long, isLong := javaLong(v)
 	if !isLong {
-		return connectFailure(prefix + " has an invalid value " + javaString(v, true) + " for the 'offset' key, which must be an integer")
+		return connectFailure(mirrorOffsetPrefix(p, o) + " has an invalid value " + javaString(v, true) + " for the 'offset' key, which must be an integer")
 	}
 	if onlyZero && long != 0 {
-		return connectFailure(prefix + " has an invalid value " + javaString(v, true) + " for the 'offset' key; the only accepted value is 0")
+		return connectFailure(mirrorOffsetPrefix(p, o) + " has an invalid value " + javaString(v, true) + " for the 'offset' key; the only accepted value is 0")
 	}
 	if !onlyZero && long < 0 {
-		return connectFailure(prefix + " has an invalid value " + javaString(v, true) + " for the 'offset' key, which cannot be negative")
+		return connectFailure(mirrorOffsetPrefix(p, o) + " has an invalid value " + javaString(v, true) + " for the 'offset' key, which cannot be negative")
 	}
 	return nil
+}
+
+func mirrorOffsetPrefix(p, o offsetstore.Map) string {
+	return "Source offset " + javaString(o, true) + " for source partition " + javaString(p, true)
 }
 
 // javaLong reports whether v is what Connect's JsonConverter reads back as a Long (a JSON integer; the
