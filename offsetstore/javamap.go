@@ -25,7 +25,9 @@ const (
 // A repeated key keeps its first position and takes its last value, as put() does. Nested
 // objects (in values and arrays) are reordered the same way, because the converter turns every
 // JSON object into a new HashMap<>(). m is not modified; the result may share nested arrays
-// with m. A nil m gives nil. Keys crafted to collide (nine or more in one bucket of a table of
+// and objects with m, and is m itself when m is already in that order (as any map of at most
+// one key is), which spares the hot path an allocation: callers must not modify the result.
+// A nil m gives nil. Keys crafted to collide (nine or more in one bucket of a table of
 // 64 or more) turn a bucket into a tree bin with its own order; that is reproduced too.
 func JavaHashMapOrder(m Map) Map {
 	return javaHashMapOrder(m, -1)
@@ -45,7 +47,7 @@ func javaHashMapOrder(m Map, initialCapacity int) Map {
 		return nil
 	}
 	var buf [smallMapKeys]Field
-	ents, _ := uniqueMembers(m, buf[:0])
+	ents, dup := uniqueMembers(m, buf[:0])
 	var hbuf [smallMapKeys]uint32
 	hashes := hbuf[:0]
 	for i := range ents {
@@ -53,6 +55,9 @@ func javaHashMapOrder(m Map, initialCapacity int) Map {
 	}
 	capacity, tree := simulateJavaPuts(hashes, initialCapacity)
 	mask := uint32(capacity - 1)
+	if !dup && !tree && inBucketOrder(hashes, mask) && nestedInOrder(m) {
+		return m
+	}
 
 	out := make(Map, len(ents))
 	if tree {
@@ -134,7 +139,47 @@ func uniqueMembers(m Map, dst []Field) ([]Field, bool) {
 	return dst, dup
 }
 
+// inBucketOrder reports whether hashes are already sorted by their bucket under mask.
+func inBucketOrder(hashes []uint32, mask uint32) bool {
+	for i := 1; i < len(hashes); i++ {
+		if hashes[i]&mask < hashes[i-1]&mask {
+			return false
+		}
+	}
+	return true
+}
+
+// nestedInOrder reports whether every object nested in m's values is already in Java HashMap
+// order, so that m needs no copy.
+func nestedInOrder(m Map) bool {
+	for _, f := range m {
+		switch f.Value.(type) {
+		case Map, []any:
+			if !sameValue(javaNormalizeNested(f.Value), f.Value) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameValue reports whether a, the normalised form of b, is b itself: the same scalar, or a
+// Map or array sharing b's backing array.
+func sameValue(a, b any) bool {
+	switch at := a.(type) {
+	case Map:
+		bt, ok := b.(Map)
+		return ok && len(at) == len(bt) && (len(at) == 0 || &at[0] == &bt[0])
+	case []any:
+		bt, ok := b.([]any)
+		return ok && len(at) == len(bt) && (len(at) == 0 || &at[0] == &bt[0])
+	default:
+		return true // javaNormalizeNested returns scalars as they are
+	}
+}
+
 // javaNormalizeNested reorders the objects inside a value as the JsonConverter rebuilds them.
+// A value that needs no reordering is returned as it is.
 func javaNormalizeNested(v any) any {
 	switch t := v.(type) {
 	case Map:
@@ -143,11 +188,11 @@ func javaNormalizeNested(v any) any {
 		var out []any
 		for i, e := range t {
 			n := javaNormalizeNested(e)
-			if _, isMap := e.(Map); isMap || out != nil {
-				if out == nil {
-					out = make([]any, len(t))
-					copy(out, t[:i])
-				}
+			if out == nil && !sameValue(n, e) {
+				out = make([]any, len(t))
+				copy(out, t[:i])
+			}
+			if out != nil {
 				out[i] = n
 			}
 		}

@@ -1,6 +1,7 @@
 package offsetstore
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -287,4 +288,44 @@ func TestJavaHashMapOrderTreeBins(t *testing.T) {
 		mapKeys(JavaHashMapOrderCap(keysMap(collide...), 3)))
 	// A huge initial capacity must not allocate a huge table.
 	require.Len(t, JavaHashMapOrderCap(keysMap(keys...), 1<<30), len(keys))
+}
+
+func TestJavaHashMapOrderReturnsMapInOrder(t *testing.T) {
+	mm2 := JavaHashMapOrder(Map{{Key: "topic", Value: "t"}, {Key: "partition", Value: Number("0")}, {Key: "cluster", Value: "A"}})
+	nestedOut := Map{{Key: "o", Value: []any{Number("1"), Map{{Key: "topic", Value: "t"}, {Key: "cluster", Value: "A"}, {Key: "partition", Value: Number("0")}}}}}
+	tests := []struct {
+		name string
+		m    Map
+		same bool
+	}{
+		{name: "one key", m: Map{{Key: "offset", Value: Number("5")}}, same: true},
+		{name: "empty", m: Map{}, same: true},
+		{name: "already in order", m: mm2, same: true},
+		{name: "nested already in order", m: Map{{Key: "a", Value: []any{Number("1"), mm2}}, {Key: "b", Value: mm2}}, same: true},
+		{name: "repeated key", m: Map{{Key: "a", Value: Number("1")}, {Key: "a", Value: Number("2")}}, same: false},
+		{name: "nested out of order", m: nestedOut, same: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := fmt.Sprint(tt.m)
+			got := JavaHashMapOrder(tt.m)
+			require.Equal(t, before, fmt.Sprint(tt.m), "m was modified")
+			if tt.same {
+				require.True(t, len(got) == 0 || &got[0] == &tt.m[0], "expected m itself, got a copy")
+				return
+			}
+			require.False(t, len(got) > 0 && &got[0] == &tt.m[0], "expected a copy, got m itself")
+		})
+	}
+	require.Equal(t, Map{{Key: "o", Value: []any{Number("1"), mm2}}}, JavaHashMapOrder(nestedOut))
+}
+
+func BenchmarkJavaHashMapOrderInOrder(b *testing.B) {
+	m := JavaHashMapOrder(Map{{Key: "topic", Value: "orders"}, {Key: "partition", Value: Number("0")}, {Key: "cluster", Value: "A"}})
+	o := Map{{Key: "offset", Value: Number("42")}}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = JavaHashMapOrder(m)
+		_ = JavaHashMapOrder(o)
+	}
 }
