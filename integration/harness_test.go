@@ -166,11 +166,14 @@ type client struct {
 
 func newClient(t *testing.T, cfg agent.Config) *client {
 	t.Helper()
+	// An own transport with a short metadata TTL: kafka-go's shared default caches metadata for
+	// 6 s and would not see topics the agent creates after the test's first call.
+	tr := &kafka.Transport{MetadataTTL: 100 * time.Millisecond}
 	c := &client{t: t, cfg: cfg,
-		kc: &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 10 * time.Second},
-		w:  &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, AllowAutoTopicCreation: false},
+		kc: &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 10 * time.Second, Transport: tr},
+		w:  &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, Transport: tr},
 	}
-	t.Cleanup(func() { _ = c.w.Close() })
+	t.Cleanup(func() { _ = c.w.Close(); tr.CloseIdleConnections() })
 	return c
 }
 
@@ -210,9 +213,20 @@ func (c *client) readAll(topic string) []kafka.Message {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	md, err := c.kc.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
-	require.NoError(c.t, err)
-	require.Len(c.t, md.Topics, 1)
+	// A topic that does not exist (yet) is an error, never an empty topic: a test must not pass
+	// by reading nothing.
+	var md *kafka.MetadataResponse
+	var err error
+	for attempt := 0; ; attempt++ {
+		md, err = c.kc.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+		require.NoError(c.t, err)
+		require.Len(c.t, md.Topics, 1)
+		if md.Topics[0].Error == nil || attempt >= 50 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.NoError(c.t, md.Topics[0].Error, "topic %s", topic)
 	var reqs []kafka.OffsetRequest
 	for _, p := range md.Topics[0].Partitions {
 		reqs = append(reqs, kafka.LastOffsetOf(p.ID))
@@ -335,7 +349,8 @@ func (c *client) createTopic(topic string, partitions int) {
 // as a Connect worker would (used to seed existing offsets).
 func (c *client) produce(topic string, msgs ...kafka.Message) {
 	c.t.Helper()
-	w := &kafka.Writer{Addr: kafka.TCP(c.cfg.Brokers...), Balancer: kafka.Murmur2Balancer{Consistent: true}, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
+	w := &kafka.Writer{Addr: kafka.TCP(c.cfg.Brokers...), Balancer: kafka.Murmur2Balancer{Consistent: true}, RequiredAcks: kafka.RequireAll,
+		BatchTimeout: time.Millisecond, Transport: c.kc.Transport}
 	defer w.Close()
 	for i := range msgs {
 		msgs[i].Topic = topic
