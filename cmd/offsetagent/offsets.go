@@ -25,12 +25,7 @@ func cmdOffsets(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg, err := loadConfig(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent: %v\n", err)
-		return 2
-	}
-	conns, err := agent.NewConnections(cfg.Security)
+	cfg, conns, err := clientConfig(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent: %v\n", err)
 		return 2

@@ -81,6 +81,17 @@ func loadConfig(ctx context.Context) (agent.Config, error) {
 	return cfg, nil
 }
 
+// clientConfig is the configuration and connections of the client subcommands (publish,
+// offsets): the same environment as the agent's.
+func clientConfig(ctx context.Context) (agent.Config, *agent.Connections, error) {
+	cfg, err := loadConfig(ctx)
+	if err != nil {
+		return cfg, nil, err
+	}
+	conns, err := agent.NewConnections(cfg.Security)
+	return cfg, conns, err
+}
+
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
