@@ -134,7 +134,8 @@ func New(cfg Config, opts Options) (*Agent, error) {
 		RequiredAcks: kafka.RequireAll,
 		// Results are small and latency matters: send as soon as a batch has anything.
 		BatchTimeout: time.Millisecond,
-		BatchSize:    1000,
+		// kafka-go allocates BatchSize messages for every batch: keep it near what one flush holds.
+		BatchSize: 64,
 		// One attempt: publish retries through handlers.Retry with the shared classifier.
 		MaxAttempts: 1,
 		Transport:   conns.Transport,

@@ -34,7 +34,8 @@ type Store struct {
 	opts   Options
 	logger *slog.Logger
 	client *kafka.Client
-	writer *kafka.Writer
+	writer *kafka.Writer // for large writes
+	small  *kafka.Writer // for writes of up to smallWrite records
 
 	config    *configView
 	configLog *Log
@@ -77,7 +78,8 @@ func New(opts Options) (*Store, error) {
 		opts:    opts,
 		logger:  opts.Logger,
 		client:  newClient(opts),
-		writer:  newWriter(opts),
+		writer:  newWriter(opts, writeBatchSize),
+		small:   newWriter(opts, smallWrite),
 		config:  newConfigView(opts.Logger),
 		offsets: map[string]*offsetsTopic{},
 		trackCh: make(chan *Log),
@@ -142,7 +144,7 @@ func (s *Store) Run(ctx context.Context) error {
 
 // Close releases the writer. Call it after Run returned and the last Write finished.
 func (s *Store) Close() error {
-	if err := s.writer.Close(); err != nil {
+	if err := errors.Join(s.writer.Close(), s.small.Close()); err != nil {
 		return fmt.Errorf("close offset store writer: %w", err)
 	}
 	return nil

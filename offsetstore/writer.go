@@ -56,12 +56,12 @@ type explicitBalancer struct{}
 
 func (explicitBalancer) Balance(msg kafka.Message, _ ...int) int { return msg.Partition }
 
-func newWriter(opts Options) *kafka.Writer {
+func newWriter(opts Options, batchSize int) *kafka.Writer {
 	w := &kafka.Writer{
 		Addr:         kafka.TCP(opts.Brokers...),
 		Balancer:     explicitBalancer{},
 		RequiredAcks: kafka.RequireAll,
-		BatchSize:    writeBatchSize,
+		BatchSize:    batchSize,
 		BatchBytes:   writeBatchBytes,
 		BatchTimeout: writeBatchTimeout,
 		// One attempt: handlers.Retry retries, so that one classifier decides what is
@@ -72,6 +72,19 @@ func newWriter(opts Options) *kafka.Writer {
 		w.Transport = opts.Transport
 	}
 	return w
+}
+
+// smallWrite is the size up to which Write uses the small-batch writer. kafka-go allocates a
+// batch's full capacity (BatchSize messages) for every batch it starts, so a writer sized for
+// 100,000-record writes makes every two-record config write allocate and clear ~300 KB.
+const smallWrite = 64
+
+// writerFor picks the writer whose batch size suits a write of n records.
+func (s *Store) writerFor(n int) *kafka.Writer {
+	if n <= smallWrite {
+		return s.small
+	}
+	return s.writer
 }
 
 // Write writes recs to topic with acks=all, in order per partition, batched and with the
@@ -109,7 +122,7 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 		}
 		// WithoutCancel: once queued, kafka-go sends the records whatever ctx does; returning early
 		// would lose track of which were acknowledged.
-		err := s.writer.WriteMessages(context.WithoutCancel(ctx), msgs[start:end]...)
+		err := s.writerFor(len(msgs)).WriteMessages(context.WithoutCancel(ctx), msgs[start:end]...)
 		var werrs kafka.WriteErrors
 		switch {
 		case err == nil:
