@@ -99,7 +99,7 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 	if err != nil {
 		return &WriteError{Failed: indexes(0, len(recs)), Err: fmt.Errorf("write to topic %q: %w", topic, err)}
 	}
-	msgs := make([]kafka.Message, len(recs))
+	parts := make([]int32, len(recs))
 	for i, r := range recs {
 		p := r.Partition
 		if p < 0 {
@@ -108,21 +108,30 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 		if p >= n {
 			return &WriteError{Failed: indexes(0, len(recs)), Err: fmt.Errorf("write to topic %q: record %d: partition %d of %d", topic, i, p, n)}
 		}
-		msgs[i] = kafka.Message{Topic: topic, Partition: p, Key: r.Key, Value: r.Value}
+		parts[i] = int32(p)
 	}
 
+	// kafka-go's Message is ~150 bytes: build them one chunk at a time in a reused buffer, so a
+	// 100,000-record write does not hold 100,000 of them at once.
+	w := s.writerFor(len(recs))
+	msgs := make([]kafka.Message, min(len(recs), writeChunk))
 	var failed []int
 	var first error
-	for start := 0; start < len(msgs); start += writeChunk {
-		end := min(start+writeChunk, len(msgs))
+	for start := 0; start < len(recs); start += writeChunk {
+		end := min(start+writeChunk, len(recs))
 		if err := ctx.Err(); err != nil {
-			failed = append(failed, indexes(start, len(msgs))...)
+			failed = append(failed, indexes(start, len(recs))...)
 			first = cmpErr(first, err)
 			break
 		}
+		chunk := msgs[:end-start]
+		for i := range chunk {
+			r := &recs[start+i]
+			chunk[i] = kafka.Message{Topic: topic, Partition: int(parts[start+i]), Key: r.Key, Value: r.Value}
+		}
 		// WithoutCancel: once queued, kafka-go sends the records whatever ctx does; returning early
 		// would lose track of which were acknowledged.
-		err := s.writerFor(len(msgs)).WriteMessages(context.WithoutCancel(ctx), msgs[start:end]...)
+		err := w.WriteMessages(context.WithoutCancel(ctx), chunk...)
 		var werrs kafka.WriteErrors
 		switch {
 		case err == nil:
