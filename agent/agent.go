@@ -96,7 +96,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 		return nil, err
 	}
 	logOpts := offsetstore.Options{Brokers: cfg.Brokers, Transport: conns.Transport, Dialer: conns.Dialer, Logger: opts.Logger}
-	if a.results, err = newResultLog(logOpts, cfg.ResultTopic); err != nil {
+	if a.results, err = newResultLog(logOpts, cfg.ResultTopic, cfg.DedupeWindow, cfg.DedupeMaxEntries); err != nil {
 		return nil, err
 	}
 	if a.intents, err = newIntentLog(logOpts, cfg.IntentTopic); err != nil {

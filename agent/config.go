@@ -50,6 +50,11 @@ type Config struct {
 	// SessionTimeout is the consumer group session timeout: how long a replica that died is
 	// waited for before its partitions move (default 10s).
 	SessionTimeout time.Duration `env:"OFFSETAGENT_SESSION_TIMEOUT, default=10s"`
+	// DedupeWindow is how long a request's result is remembered, so that a redelivered request
+	// is not run again (default 168h). The result topic's retention should be at least as long.
+	DedupeWindow time.Duration `env:"OFFSETAGENT_DEDUPE_WINDOW, default=168h"`
+	// DedupeMaxEntries bounds the same memory by count (default 1000000, about 100 MB at most).
+	DedupeMaxEntries int `env:"OFFSETAGENT_DEDUPE_MAX_ENTRIES, default=1000000"`
 	// AllowedSources, when set, lists the CloudEvent sources whose requests are accepted;
 	// others get a failed result with error_code 403.
 	AllowedSources []string `env:"OFFSETAGENT_ALLOWED_SOURCES"`
@@ -99,6 +104,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SessionTimeout < 0 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_SESSION_TIMEOUT: %s, must not be negative", c.SessionTimeout))
+	}
+	if c.DedupeWindow < 0 || c.DedupeMaxEntries < 0 {
+		errs = append(errs, errors.New("OFFSETAGENT_DEDUPE_WINDOW and OFFSETAGENT_DEDUPE_MAX_ENTRIES must not be negative"))
 	}
 	if c.RequestTopicPartitions < 1 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_REQUEST_TOPIC_PARTITIONS: %d, must be at least 1", c.RequestTopicPartitions))

@@ -67,6 +67,8 @@ func (a *Agent) consume(ctx, work context.Context) error {
 		// deciding whether a redelivered request is new.
 		if err := a.results.log.Sync(ctx); err != nil && ctx.Err() == nil {
 			a.log.Warn("read result topic", "err", err)
+		} else if err := a.intents.sweep(ctx, a.results.seen); err != nil && ctx.Err() == nil {
+			a.log.Warn("remove stale intents", "err", err)
 		}
 		for _, pa := range assigned {
 			pa := pa

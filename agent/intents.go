@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -93,6 +94,26 @@ func (il *intentLog) Delete(ctx context.Context, name string) error {
 	delete(il.intents, name)
 	il.mu.Unlock()
 	return nil
+}
+
+// sweep removes the intents whose request already has its result out: an agent died between
+// publishing a result and removing the intent. Done at every new assignment, soon after such a
+// crash, so a stale intent never outlives the dedupe window and is never mistaken for an
+// interrupted request.
+func (il *intentLog) sweep(ctx context.Context, resultOut func(source, id string) bool) error {
+	il.mu.Lock()
+	var stale []string
+	for name, in := range il.intents {
+		if resultOut(in.RequestSource, in.RequestID) {
+			stale = append(stale, name)
+		}
+	}
+	il.mu.Unlock()
+	var errs []error
+	for _, name := range stale {
+		errs = append(errs, il.Delete(ctx, name))
+	}
+	return errors.Join(errs...)
 }
 
 // finish removes the intent of a request whose result is out.

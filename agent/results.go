@@ -2,14 +2,12 @@ package agent
 
 import (
 	"sync"
+	"time"
 
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
-
-// maxRemembered bounds the dedupe memory: the request identities of the newest results.
-const maxRemembered = 1_000_000
 
 // resultLog remembers which requests already have a result out, rebuilt from the result topic
 // itself, so the memory survives restarts and is shared by every replica: a redelivered
@@ -18,15 +16,25 @@ const maxRemembered = 1_000_000
 type resultLog struct {
 	log *offsetstore.Log
 
+	// window and max bound the memory: results older than window (by record time) and all but
+	// the newest max are forgotten.
+	window time.Duration
+	max    int
+
 	mu    sync.Mutex
 	seenM map[requestKey]struct{}
-	order []requestKey // FIFO for eviction
+	order []remembered // FIFO for eviction
 }
 
 type requestKey struct{ source, id string }
 
-func newResultLog(opts offsetstore.Options, topic string) (*resultLog, error) {
-	r := &resultLog{seenM: make(map[requestKey]struct{})}
+type remembered struct {
+	key requestKey
+	at  time.Time
+}
+
+func newResultLog(opts offsetstore.Options, topic string, window time.Duration, max int) (*resultLog, error) {
+	r := &resultLog{seenM: make(map[requestKey]struct{}), window: window, max: max}
 	l, err := offsetstore.NewLog(opts, topic, r.apply)
 	if err != nil {
 		return nil, err
@@ -47,22 +55,28 @@ func (r *resultLog) apply(msgs []kafka.Message) {
 			}
 		}
 		if k.id != "" {
-			r.add(k.source, k.id)
+			r.addAt(k.source, k.id, msgs[i].Time)
 		}
 	}
 }
 
-func (r *resultLog) add(source, id string) {
+// add remembers a result published now.
+func (r *resultLog) add(source, id string) { r.addAt(source, id, time.Now()) }
+
+// addAt remembers a result published at t, unless it is already outside the window.
+func (r *resultLog) addAt(source, id string, t time.Time) {
 	k := requestKey{source, id}
+	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.seenM[k]; ok {
+	if _, ok := r.seenM[k]; ok || (r.window > 0 && !t.IsZero() && now.Sub(t) > r.window) {
 		return
 	}
 	r.seenM[k] = struct{}{}
-	r.order = append(r.order, k)
-	if len(r.order) > maxRemembered {
-		delete(r.seenM, r.order[0])
+	r.order = append(r.order, remembered{key: k, at: t})
+	for len(r.order) > 0 && ((r.max > 0 && len(r.order) > r.max) || (r.window > 0 && now.Sub(r.order[0].at) > r.window)) {
+		delete(r.seenM, r.order[0].key)
+		r.order[0] = remembered{}
 		r.order = r.order[1:]
 	}
 }

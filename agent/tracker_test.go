@@ -45,3 +45,18 @@ func TestTrackerWaitStarted(t *testing.T) {
 	go func() { time.Sleep(20 * time.Millisecond); it.done() }()
 	require.True(t, tr.waitStarted(5*time.Second))
 }
+
+// The dedupe memory forgets results outside its window and beyond its size.
+func TestResultLogWindow(t *testing.T) {
+	r := &resultLog{seenM: map[requestKey]struct{}{}, window: time.Hour, max: 2}
+	r.addAt("/s", "old", time.Now().Add(-2*time.Hour))
+	require.False(t, r.seen("/s", "old"), "a result older than the window is not remembered")
+	r.add("/s", "a")
+	r.add("/s", "b")
+	require.True(t, r.seen("/s", "a"))
+	r.add("/s", "c")
+	require.False(t, r.seen("/s", "a"), "the oldest is forgotten beyond max entries")
+	require.True(t, r.seen("/s", "b"))
+	require.True(t, r.seen("/s", "c"))
+	require.False(t, r.seen("/other", "c"), "identity is source and id")
+}
