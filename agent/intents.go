@@ -38,7 +38,7 @@ func newIntentLog(opts offsetstore.Options, topic string) (*intentLog, error) {
 	il.log = l
 	il.w = &kafka.Writer{
 		Addr: kafka.TCP(opts.Brokers...), Topic: topic, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchBytes: intentMaxBytes,
+		RequiredAcks: kafka.RequireAll, BatchTimeout: 50 * time.Microsecond, BatchBytes: intentMaxBytes,
 		Transport: opts.Transport,
 	}
 	return il, nil
