@@ -71,7 +71,6 @@ func (a *Agent) consume(ctx, work context.Context) error {
 			a.log.Warn("remove stale intents", "err", err)
 		}
 		for _, pa := range assigned {
-			pa := pa
 			gen.Start(func(gctx context.Context) {
 				a.consumePartition(ctx, gctx, gen, lanes, pa)
 			})

@@ -116,7 +116,11 @@ func NewCreator(opts Options) (*Creator, error) {
 		return nil, errors.New("handlers: ConfigTopic and OffsetsTopic are required")
 	}
 	if opts.AllowedOffsetsTopics == nil {
-		opts.AllowedOffsetsTopics = regexp.MustCompile("^" + regexp.QuoteMeta(opts.OffsetsTopic) + "$")
+		re, err := regexp.Compile("^" + regexp.QuoteMeta(opts.OffsetsTopic) + "$")
+		if err != nil {
+			return nil, fmt.Errorf("handlers: offsets topic pattern: %w", err)
+		}
+		opts.AllowedOffsetsTopics = re
 	}
 	if opts.Backoff.Attempts == 0 {
 		opts.Backoff = DefaultBackoff()
