@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/offsetagent/offsetagent/events"
@@ -174,10 +173,6 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 	j := &job{req: req, name: req.Data.Name}
 	out := &Outcome{}
 	var failure *Failure
-	if err := c.recoverInterrupted(ctx, strings.TrimSpace(req.Data.Name)); err != nil {
-		failure = &Failure{Step: StepValidateConfig, Code: 500, Message: err.Error()}
-		failure.Reason, _ = Classify(err)
-	}
 	intentWritten := false
 	for _, st := range c.stages() {
 		if failure != nil || (st.skip != nil && st.skip(j)) {

@@ -24,6 +24,14 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 	d := &j.req.Data
 	// ConnectorsResource trims the name; a null name is "".
 	j.name = strings.TrimSpace(d.Name)
+	// An earlier request for this connector that was interrupted (the agent died mid-way) is
+	// rolled back first, so this one starts from the state before it. A dry run writes
+	// nothing, not even that.
+	if !j.req.DryRun {
+		if err := c.recoverInterrupted(ctx, j.name); err != nil {
+			return err
+		}
+	}
 	if d.Config == nil {
 		// Connect answers a body without config with a NullPointerException (500); a clear
 		// message serves automation better and the status stays the same.
