@@ -5,8 +5,11 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/agent"
 )
 
 func TestCommandLine(t *testing.T) {
@@ -55,4 +58,65 @@ func TestDemo(t *testing.T) {
 	require.Contains(t, s, "partition 0 offset 0\n  key:   target-state-file-src-1\n  value: {\"state\":\"STARTED\",\"state.v2\":\"STARTED\"}\n")
 	require.Contains(t, s, "partition 0 offset 1\n  key:   connector-file-src-1\n  value: {\"properties\":{\"connector.class\":\"org.apache.kafka.connect.file.FileStreamSourceConnector\",\"file\":\"test.txt\",\"topic\":\"test-topic\",\"tasks.max\":\"1\",\"name\":\"file-src-1\"}}\n")
 	require.Contains(t, s, "partition 2 offset 0\n  key:   [\"file-src-1\",{\"filename\":\"test.txt\"}]\n  value: {\"position\":30}\n")
+}
+
+// publish --wait prints the result and exits non-zero for a failed one; offsets prints the
+// connector's offsets in the GET /connectors/{name}/offsets shape. Both against the embedded
+// broker and an agent running in-process.
+func TestPublishAndOffsets(t *testing.T) {
+	b, err := startEmbedded("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	t.Setenv("OFFSETAGENT_BROKERS", b.Addr())
+	t.Setenv("OFFSETAGENT_CREATE_CONNECT_TOPICS", "true")
+	t.Setenv("OFFSETAGENT_HTTP_ADDR", "127.0.0.1:0")
+	t.Setenv("OFFSETAGENT_LOG_LEVEL", "error")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- runAgentForTest(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	publishBody := func(body string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		// The agent creates the request topic when it starts; retry until it exists.
+		for attempt := 0; ; attempt++ {
+			out.Reset()
+			errOut.Reset()
+			code := run([]string{"publish", "--wait", "--timeout", "30s", "-"}, strings.NewReader(body), &out, &errOut)
+			if code != 1 || out.Len() > 0 || attempt >= 50 {
+				return code, out.String(), errOut.String()
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	code, out, errOut := publishBody(demoRequest)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, `"type": "offsetagent.connector.create.succeeded"`)
+	require.Contains(t, out, `"initial_offsets_response": "The offsets for this connector have been altered successfully"`)
+
+	code, out, _ = publishBody(demoInvalidRequest)
+	require.Equal(t, 1, code, "a failed result exits non-zero")
+	require.Contains(t, out, `"failed_step": "validate_offsets"`)
+
+	var offs, errBuf bytes.Buffer
+	require.Equal(t, 0, run([]string{"offsets", "file-src-1"}, strings.NewReader(""), &offs, &errBuf), errBuf.String())
+	require.JSONEq(t, `{"offsets":[{"partition":{"filename":"test.txt"},"offset":{"position":30}}]}`, offs.String())
+}
+
+// runAgentForTest runs `offsetagent run` until ctx ends.
+func runAgentForTest(ctx context.Context) int {
+	cfg, err := loadConfig(ctx)
+	if err != nil {
+		return 2
+	}
+	reg := newRegistry()
+	a, err := agent.New(cfg, agent.Options{Registry: reg, Gatherer: reg})
+	if err != nil {
+		return 2
+	}
+	if err := a.Run(ctx); err != nil {
+		return 1
+	}
+	return 0
 }
