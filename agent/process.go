@@ -55,6 +55,9 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 		a.log.Warn("undecodable request", "topic", msg.Topic, "partition", msg.Partition, "offset", msg.Offset, "err", err)
 		return decodeFailure(msg, err), false
 	}
+	// The decoded request holds what it needs; the stages let go of it piece by piece, so the
+	// record's value (up to MaxRequestBytes) must not be kept alive here.
+	msg.Value = nil
 	if a.results.seen(req.Source, req.ID) {
 		a.log.Info("duplicate request skipped", "connector", req.Data.Name, "request_id", req.ID)
 		return nil, true
