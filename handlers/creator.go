@@ -217,7 +217,9 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 		out.Result.ErrorCode = failure.Code
 		out.Result.Message = failure.Message
 		out.Result.Cleanup = c.cleanup(ctx, j, failure.Step)
-		out.OffsetsWritten = 0
+		// The cleanup put back what was wiped and removed what was written: the metrics
+		// count only the effects of successful requests.
+		out.OffsetsWritten, out.OffsetsWiped = 0, 0
 	case req.DryRun:
 		out.EventType = events.TypeCreatePlanned
 		c.fillSuccess(&out.Result, j)
