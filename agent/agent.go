@@ -227,7 +227,7 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.ResultTopic, a.cfg.RequestTopicPartitions, nil); err != nil {
 		return fmt.Errorf("ensure result topic: %w", err)
 	}
-	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.IntentTopic, 1, map[string]string{
+	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.IntentTopic, a.cfg.RequestTopicPartitions, map[string]string{
 		"cleanup.policy": "compact", "max.message.bytes": fmt.Sprint(intentMaxBytes),
 	}); err != nil {
 		return fmt.Errorf("ensure intent topic: %w", err)
