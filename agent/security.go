@@ -31,7 +31,9 @@ func NewConnections(s Security) (*Connections, error) {
 		return nil, err
 	}
 	return &Connections{
-		Transport: &kafka.Transport{SASL: mech, TLS: tlsCfg, DialTimeout: 10 * time.Second, ClientID: "offsetagent"},
+		// Metadata refreshes every second: topics created just before a request (a sink's
+		// topic, a connector's own offsets topic) are seen quickly.
+		Transport: &kafka.Transport{SASL: mech, TLS: tlsCfg, DialTimeout: 10 * time.Second, ClientID: "offsetagent", MetadataTTL: time.Second},
 		Dialer: &kafka.Dialer{
 			SASLMechanism: mech, TLS: tlsCfg, Timeout: 10 * time.Second, DualStack: true, ClientID: "offsetagent",
 		},

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
+
+	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
@@ -220,6 +223,9 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 		if err := connectors.CheckSinkOffsets(j.name, parsed); err != nil {
 			return asFailure(err)
 		}
+		if err := c.checkSinkPartitions(ctx, parsed); err != nil {
+			return err
+		}
 		if j.class != nil && j.class.Validate != nil {
 			if err := j.class.Validate(j.props, entries); err != nil {
 				return asFailure(err)
@@ -285,6 +291,67 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 	// The decoded offsets (and the request record they may share memory with) are not needed
 	// any more: let them go before the writes.
 	j.req.Data.InitialOffsets = nil
+	return nil
+}
+
+// missingTopicAttempts × 300 ms outlasts the agent transport's metadata refresh interval.
+const missingTopicAttempts = 6
+
+// sleep waits d unless ctx ends first (false then).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// checkSinkPartitions refuses offsets for topics or partitions that do not exist. Connect
+// does not check them up front; the broker refuses the commit, which our classifier would
+// retry for a minute before failing with 500. A clear 400 before anything is wiped is better.
+func (c *Creator) checkSinkPartitions(ctx context.Context, offsets []connectors.SinkOffset) error {
+	counts := map[string]int{}
+	for _, o := range offsets {
+		if o.Offset == nil {
+			continue // a reset needs nothing to exist
+		}
+		n, ok := counts[o.Topic]
+		if !ok {
+			// A missing topic is an answer, not a transient error; but a topic created just
+			// before the request may not be in the client's metadata yet (kafka-go caches it;
+			// the agent's transport refreshes every second), so ask again for a short while.
+			missing := false
+			for attempt := 0; ; attempt++ {
+				err := c.retry(ctx, func(ctx context.Context) (err error) {
+					n, err = c.opts.Store.Partitions(ctx, o.Topic)
+					var kerr kafka.Error
+					if missing = errors.As(err, &kerr) && kerr == kafka.UnknownTopicOrPartition; missing {
+						err = nil
+					}
+					return err
+				})
+				if err != nil {
+					return fmt.Errorf("describe topic %q: %w", o.Topic, err)
+				}
+				if !missing || attempt >= missingTopicAttempts {
+					break
+				}
+				if !sleep(ctx, 300*time.Millisecond) {
+					return ctx.Err()
+				}
+			}
+			if missing {
+				return badRequest(fmt.Sprintf("Topic %s of the sink connector's initial offsets does not exist", o.Topic))
+			}
+			counts[o.Topic] = n
+		}
+		if int(o.Partition) >= n {
+			return badRequest(fmt.Sprintf("Partition %d of topic %s does not exist: the topic has %d partitions", o.Partition, o.Topic, n))
+		}
+	}
 	return nil
 }
 

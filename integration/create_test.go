@@ -202,6 +202,8 @@ func TestFailedRequests(t *testing.T) {
 		{"filestream without file", `{"name":"x8","config":{"connector.class":"FileStreamSource"},"initial_offsets":[{"partition":{"filename":"a"},"offset":{"position":1}}]}`, "validate_offsets",
 			"Offsets cannot be modified if the 'file' configuration is unspecified. This is because stdin is used for input and offsets are not tracked.", 500},
 		{"bad initial state", `{"name":"x9","config":{"connector.class":"FileStreamSource"},"initial_state":"RUNNING_FAST"}`, "validate_config", "", 400},
+		{"sink topic missing", `{"name":"x10","config":{"connector.class":"FileStreamSink","topics":"nope"},"initial_offsets":[{"partition":{"kafka_topic":"nope","kafka_partition":0},"offset":{"kafka_offset":1}}]}`,
+			"validate_offsets", "Topic nope of the sink connector's initial offsets does not exist", 400},
 		{"not json", `{"name":`, "decode_request", "", 400},
 		{"json array", `[1,2]`, "decode_request", "", 400},
 	}
