@@ -23,10 +23,14 @@ type SourceRecord struct {
 // for one connector never scans the topic.
 type offsetsView struct {
 	mu sync.RWMutex
-	// keys maps exact key bytes to the latest value. The map's string keys alias the record
-	// buffers Log hands over (see apply), so each live key costs its record bytes plus map slots.
-	keys   map[string]offsetEntry
-	byConn map[string]map[string]struct{}
+	// byConn maps a connector name to its live keys (exact key bytes) and their latest values:
+	// one map insert per record, and a request reads only its connector's keys. The map's
+	// string keys alias the record buffers Log hands over (see apply), so each live key costs
+	// its record bytes plus one map slot.
+	byConn map[string]map[string]offsetEntry
+	// other holds live keys that are not [string, object|null]: kept, as Connect keeps them,
+	// but never listed for a connector.
+	other map[string]offsetEntry
 }
 
 type offsetEntry struct {
@@ -35,7 +39,7 @@ type offsetEntry struct {
 }
 
 func newOffsetsView() *offsetsView {
-	return &offsetsView{keys: map[string]offsetEntry{}, byConn: map[string]map[string]struct{}{}}
+	return &offsetsView{byConn: map[string]map[string]offsetEntry{}, other: map[string]offsetEntry{}}
 }
 
 // apply keeps the latest value per key. Keys that are not [string, object|null] are stored but
@@ -56,28 +60,25 @@ func (v *offsetsView) apply(msgs []kafka.Message) {
 		// without a copy. Assigning to an existing map key also replaces the stored key string
 		// (Go updates string keys on overwrite), so the previous record's buffer is released.
 		key := unsafe.String(unsafe.SliceData(m.Key), len(m.Key))
-		v.keys[key] = offsetEntry{value: m.Value, partition: int32(m.Partition)}
+		e := offsetEntry{value: m.Value, partition: int32(m.Partition)}
 		name, ok := keyConnector(m.Key)
 		if !ok {
+			v.other[key] = e
 			continue
 		}
 		set := v.byConn[name]
 		if set == nil {
-			set = map[string]struct{}{}
+			set = map[string]offsetEntry{}
 			v.byConn[string([]byte(name))] = set // own copy: name may alias a buffer
 		}
-		// For a key already present this also points the set's key at the new buffer.
-		set[key] = struct{}{}
+		set[key] = e
 	}
 }
 
 func (v *offsetsView) remove(key []byte) {
-	if _, ok := v.keys[string(key)]; !ok {
-		return
-	}
-	delete(v.keys, string(key))
 	name, ok := keyConnector(key)
 	if !ok {
+		delete(v.other, string(key))
 		return
 	}
 	if set := v.byConn[name]; set != nil {
@@ -88,13 +89,11 @@ func (v *offsetsView) remove(key []byte) {
 	}
 }
 
-// records returns the live keys of connector ordered by partition, then key bytes.
 func (v *offsetsView) records(connector string) []SourceRecord {
 	v.mu.RLock()
 	set := v.byConn[connector]
 	out := make([]SourceRecord, 0, len(set))
-	for k := range set {
-		e := v.keys[k]
+	for k, e := range set {
 		// Copies: the view's buffers are shared, callers may change theirs.
 		out = append(out, SourceRecord{Key: []byte(k), Value: bytes.Clone(e.value), Partition: int(e.partition)})
 	}
