@@ -42,6 +42,9 @@ type Message struct {
 
 	format  format.Format
 	version spec.Version
+	// skipData leaves the binary-mode data out of ReadBinary: DecodeRequest reads it straight
+	// from the record value instead of a copy sdk-go would make.
+	skipData bool
 }
 
 var (
@@ -120,7 +123,7 @@ func (m *Message) ReadBinary(_ context.Context, encoder binding.BinaryWriter) er
 			return err
 		}
 	}
-	if m.Value != nil {
+	if m.Value != nil && !m.skipData {
 		return encoder.SetData(bytes.NewBuffer(m.Value))
 	}
 	return nil

@@ -99,7 +99,7 @@ func DecodeRequest(msg *kafka.Message, maxBytes int) (*Request, error) {
 			return nil, decodeErr(ReasonInvalidUTF8, nil, "record header %q is not valid UTF-8", h.Key)
 		}
 	}
-	ev, derr := recordEvent(msg)
+	ev, binary, derr := recordEvent(msg, false)
 	if derr != nil {
 		return nil, derr
 	}
@@ -125,6 +125,11 @@ func DecodeRequest(msg *kafka.Message, maxBytes int) (*Request, error) {
 			"datacontenttype %q is not JSON; send the request body as application/json", ct))
 	}
 	data := ev.Data()
+	if binary {
+		// The data is the record value itself (already checked as UTF-8): no copy of what
+		// may be megabytes of offsets.
+		data = msg.Value
+	}
 	// Structured mode can carry data_base64, which the UTF-8 check of the value did not see.
 	if !utf8.Valid(data) {
 		return fail(decodeErr(ReasonInvalidUTF8, nil,
@@ -136,36 +141,39 @@ func DecodeRequest(msg *kafka.Message, maxBytes int) (*Request, error) {
 	return req, nil
 }
 
-// recordEvent reads the record as a CloudEvents 1.0 event.
-func recordEvent(msg *kafka.Message) (*event.Event, *DecodeError) {
+// recordEvent reads the record as a CloudEvents 1.0 event. With withData false, a binary-mode
+// event (binary true) carries no data: the caller reads it from the record value.
+func recordEvent(msg *kafka.Message, withData bool) (ev *event.Event, binary bool, derr *DecodeError) {
 	m := NewMessage(msg)
+	m.skipData = !withData
+	binary = m.ReadEncoding() == binding.EncodingBinary
 	sv, hasSV := m.header(HeaderPrefix + "specversion")
 	switch m.ReadEncoding() {
 	case binding.EncodingUnknown:
 		switch {
 		case format.IsFormat(strings.ToLower(m.ContentType)):
-			return nil, decodeErr(ReasonNotCloudEvent, nil,
+			return nil, false, decodeErr(ReasonNotCloudEvent, nil,
 				"content-type %q is not a supported event format; use %s", m.ContentType, event.ApplicationCloudEventsJSON)
 		case hasSV:
-			return nil, decodeErr(ReasonWrongSpecVersion, nil,
+			return nil, false, decodeErr(ReasonWrongSpecVersion, nil,
 				"ce_specversion is %q; only %q is supported", sv, event.CloudEventsVersionV1)
 		default:
-			return nil, decodeErr(ReasonNotCloudEvent, nil,
+			return nil, false, decodeErr(ReasonNotCloudEvent, nil,
 				"record is not a CloudEvent: it has neither a ce_specversion header (binary mode) nor content-type %s (structured mode)",
 				event.ApplicationCloudEventsJSON)
 		}
 	case binding.EncodingBinary:
 		if sv != event.CloudEventsVersionV1 {
-			return nil, decodeErr(ReasonWrongSpecVersion, nil,
+			return nil, false, decodeErr(ReasonWrongSpecVersion, nil,
 				"ce_specversion is %q; only %q is supported", sv, event.CloudEventsVersionV1)
 		}
 	case binding.EncodingStructured:
 		if m.format != format.JSON {
-			return nil, decodeErr(ReasonNotCloudEvent, nil,
+			return nil, false, decodeErr(ReasonNotCloudEvent, nil,
 				"content-type %q is not supported; send one event per record as %s", m.ContentType, event.ApplicationCloudEventsJSON)
 		}
 		if v := bytes.TrimLeft(m.Value, " \t\r\n"); len(v) == 0 || v[0] != '{' {
-			return nil, decodeErr(ReasonNotCloudEvent, nil, "structured CloudEvent must be a JSON object")
+			return nil, false, decodeErr(ReasonNotCloudEvent, nil, "structured CloudEvent must be a JSON object")
 		}
 	}
 	ev, err := binding.ToEvent(context.Background(), m)
@@ -175,23 +183,23 @@ func recordEvent(msg *kafka.Message) (*event.Event, *DecodeError) {
 			// sdk-go reports a missing specversion and an unknown one under the same key;
 			// only the text tells them apart.
 			if e, ok := verr["specversion"]; ok && e.Error() == "no specversion" {
-				return nil, decodeErr(ReasonNotCloudEvent, err, "structured CloudEvent has no specversion")
+				return nil, false, decodeErr(ReasonNotCloudEvent, err, "structured CloudEvent has no specversion")
 			}
 			if _, ok := verr["specversion"]; ok {
-				return nil, decodeErr(ReasonWrongSpecVersion, err,
+				return nil, false, decodeErr(ReasonWrongSpecVersion, err,
 					"structured CloudEvent has a missing or unsupported specversion (%v); only %q is supported", err, event.CloudEventsVersionV1)
 			}
 		}
 		if m.ReadEncoding() == binding.EncodingStructured {
-			return nil, decodeErr(ReasonNotCloudEvent, err, "structured CloudEvent is malformed: %v", err)
+			return nil, false, decodeErr(ReasonNotCloudEvent, err, "structured CloudEvent is malformed: %v", err)
 		}
-		return nil, decodeErr(ReasonInvalidEvent, err, "CloudEvent headers are invalid: %v", err)
+		return nil, false, decodeErr(ReasonInvalidEvent, err, "CloudEvent headers are invalid: %v", err)
 	}
 	if ev.SpecVersion() != event.CloudEventsVersionV1 {
-		return nil, decodeErr(ReasonWrongSpecVersion, nil,
+		return nil, false, decodeErr(ReasonWrongSpecVersion, nil,
 			"specversion is %q; only %q is supported", ev.SpecVersion(), event.CloudEventsVersionV1)
 	}
-	return ev, nil
+	return ev, binary, nil
 }
 
 // dryRun reads the dryrun extension: a boolean in structured mode, a string in binary mode.

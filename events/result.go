@@ -80,7 +80,7 @@ func ResultID(requestSource, requestID, typ string) string {
 
 // DecodeResult reads a result record back, in either mode: its type and data.
 func DecodeResult(msg *kafka.Message) (string, *Result, error) {
-	ev, derr := recordEvent(msg)
+	ev, _, derr := recordEvent(msg, true)
 	if derr != nil {
 		return "", nil, fmt.Errorf("decode result: %w", derr)
 	}

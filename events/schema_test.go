@@ -298,7 +298,7 @@ func TestResultMessageDataschema(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, []string{SchemaURI(typ)}, headerValues(msg, "ce_dataschema"))
 
-			ev, derr := recordEvent(&msg)
+			ev, _, derr := recordEvent(&msg, true)
 			require.Nil(t, derr)
 			require.Equal(t, SchemaURI(typ), ev.DataSchema())
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -111,6 +113,10 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 		parts[i] = int32(p)
 	}
 
+	if len(recs) > smallWrite {
+		return s.produce(ctx, topic, recs, parts)
+	}
+
 	// kafka-go's Message is ~150 bytes: build them one chunk at a time in a reused buffer, so a
 	// 100,000-record write does not hold 100,000 of them at once.
 	w := s.writerFor(len(recs))
@@ -171,3 +177,83 @@ func indexes(from, to int) []int {
 	}
 	return out
 }
+
+// Large writes bypass kafka.Writer, which looks the topic's metadata up once per message (a
+// cached round trip that still allocates ~450 bytes) and preallocates BatchSize messages per
+// batch: they go straight to Produce requests, one partition at a time in order (one request in
+// flight per partition, like Connect's max.in.flight=1 producer) and the partitions in parallel.
+const (
+	produceBatchRecords = 4_000
+	produceBatchBytes   = 1 << 20
+)
+
+// produce writes recs (more than smallWrite of them) to their partitions parts.
+func (s *Store) produce(ctx context.Context, topic string, recs []Record, parts []int32) error {
+	byPart := map[int32][]int{}
+	for i, p := range parts {
+		byPart[p] = append(byPart[p], i)
+	}
+	var (
+		mu     sync.Mutex
+		failed []int
+		first  error
+	)
+	fail := func(idx []int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failed = append(failed, idx...)
+		first = cmpErr(first, err)
+	}
+	var wg sync.WaitGroup
+	for p, idx := range byPart {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for start := 0; start < len(idx); {
+				end, size := start, 0
+				for end < len(idx) && end-start < produceBatchRecords && (end == start || size+recordSize(recs[idx[end]]) <= produceBatchBytes) {
+					size += recordSize(recs[idx[end]])
+					end++
+				}
+				if err := ctx.Err(); err != nil {
+					fail(idx[start:], err)
+					return
+				}
+				batch := make([]kafka.Record, end-start)
+				for i, ri := range idx[start:end] {
+					r := &recs[ri]
+					batch[i].Key = kafka.NewBytes(r.Key)
+					if r.Value != nil {
+						batch[i].Value = kafka.NewBytes(r.Value)
+					}
+				}
+				res, err := s.client.Produce(ctx, &kafka.ProduceRequest{
+					Topic: topic, Partition: int(p), RequiredAcks: kafka.RequireAll,
+					Records: kafka.NewRecordReader(batch...),
+				})
+				if err == nil {
+					err = res.Error
+				}
+				if err != nil {
+					// Later records of the partition are not sent: they must not overtake these.
+					fail(idx[start:], err)
+					return
+				}
+				start = end
+			}
+		}()
+	}
+	wg.Wait()
+	if len(failed) == 0 {
+		return nil
+	}
+	slices.Sort(failed)
+	return &WriteError{
+		Written: len(recs) - len(failed),
+		Failed:  failed,
+		Err:     fmt.Errorf("write to topic %q: %w", topic, first),
+	}
+}
+
+// recordSize approximates a record's size in a produce request.
+func recordSize(r Record) int { return len(r.Key) + len(r.Value) + 24 }

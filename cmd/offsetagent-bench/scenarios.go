@@ -161,7 +161,15 @@ func (e *env) startProfile(scenario string) (func(), error) {
 		_ = f.Close()
 		return nil, fmt.Errorf("start CPU profile: %w", err)
 	}
-	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+		// Beside the CPU profile, the allocations so far (go tool pprof -sample_index=alloc_space).
+		if hf, err := os.Create(e.opts.cpuProfile + ".allocs"); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(hf, 0)
+			_ = hf.Close()
+		}
+	}, nil
 }
 
 // partitionField is a balancer that sends each message to its Partition field.
