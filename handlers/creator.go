@@ -197,6 +197,7 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 		j.reports = append(j.reports, rep)
 		c.fault("after:" + string(st.step))
 	}
+	j.settleOptimisticIntent()
 	out.ConnectorType = j.typ
 	out.OffsetsWiped = j.wiped
 	out.OffsetsWritten = j.written
@@ -250,6 +251,12 @@ func (c *Creator) recoverInterrupted(ctx context.Context, name string) error {
 func (c *Creator) writeIntent(ctx context.Context, j *job) error {
 	if err := c.takeSnapshot(ctx, j); err != nil {
 		return err
+	}
+	if o := j.optimistic; o != nil {
+		j.optimistic = nil
+		if err := <-o.done; err == nil && sameRecords(o.snap, j.prevSource[c.opts.OffsetsTopic]) {
+			return nil // the intent written during the barriers holds this snapshot
+		}
 	}
 	in := c.intentFor(j)
 	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Intents.Put(ctx, in) }); err != nil {
@@ -313,6 +320,8 @@ type job struct {
 	// globalSynced, when not nil, delivers the result of a Sync of the global offsets topic
 	// started by validate_config.
 	globalSynced chan error
+	// optimistic, when not nil, is the intent written during validate_config.
+	optimistic *optimisticIntent
 
 	// Set by validate_offsets.
 	records     []offsetstore.Record // new source offsets (non-null), partition computed per topic

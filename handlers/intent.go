@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -44,6 +45,11 @@ type IntentStore interface {
 
 // intentFor builds the intent of j after its snapshot was taken.
 func (c *Creator) intentFor(j *job) *Intent {
+	return c.newIntent(j, j.prevTopics, j.prevSource, j.prevGroup)
+}
+
+// newIntent builds j's intent for the given snapshot.
+func (c *Creator) newIntent(j *job, topics []string, source map[string][]offsetstore.SourceRecord, group []offsetstore.GroupOffset) *Intent {
 	in := &Intent{Name: j.name, RequestID: j.req.ID, RequestSource: j.req.Source, Type: string(j.typ)}
 	if !j.req.Data.HasInitialOffsets {
 		// Without initial offsets the request leaves the connector's offsets alone (KIP-995:
@@ -53,14 +59,68 @@ func (c *Creator) intentFor(j *job) *Intent {
 	in.Group = j.group
 	if j.typ == connectors.Source {
 		in.Topics = j.sourceTopics(c.opts.OffsetsTopic)
-		for _, t := range j.prevTopics {
-			for _, r := range j.prevSource[t] {
+		for _, t := range topics {
+			for _, r := range source[t] {
 				in.Snapshot = append(in.Snapshot, SnapshotRecord{Topic: t, Partition: r.Partition, Key: r.Key, Value: r.Value})
 			}
 		}
 	}
-	in.GroupSnapshot = j.prevGroup
+	in.GroupSnapshot = group
 	return in
+}
+
+// optimisticIntent is an intent written while the read-to-end barriers run, from the view as
+// it was before them. It is kept if the snapshot after the barrier is the same (the usual
+// case: nobody else writes a connector's offsets while it is being created), which takes the
+// intent's round trip off the request's path; otherwise the intent is written again.
+type optimisticIntent struct {
+	done chan error
+	// snap is the global offsets topic's records the intent holds (nil without offsets).
+	snap []offsetstore.SourceRecord
+}
+
+// startOptimisticIntent writes j's intent in the background from the current view. It
+// applies to source connectors without their own offsets topic and to requests without
+// initial offsets, whose snapshot the view holds (a sink's lives in its group).
+func (c *Creator) startOptimisticIntent(ctx context.Context, j *job) {
+	if c.opts.Intents == nil || j.req.DryRun || j.connectorTopic != "" ||
+		(j.typ == connectors.Sink && j.req.Data.HasInitialOffsets) {
+		return
+	}
+	o := &optimisticIntent{done: make(chan error, 1)}
+	var topics []string
+	var source map[string][]offsetstore.SourceRecord
+	if j.req.Data.HasInitialOffsets {
+		o.snap = c.opts.Store.SourceOffsets(c.opts.OffsetsTopic, j.name)
+		topics = []string{c.opts.OffsetsTopic}
+		source = map[string][]offsetstore.SourceRecord{c.opts.OffsetsTopic: o.snap}
+	}
+	in := c.newIntent(j, topics, source, nil)
+	go func() { o.done <- c.retry(ctx, func(ctx context.Context) error { return c.opts.Intents.Put(ctx, in) }) }()
+	j.optimistic = o
+}
+
+// settleOptimisticIntent waits for a background intent write that was not used, so that the
+// agent's removal of the intent after the result cannot overtake it.
+func (j *job) settleOptimisticIntent() {
+	if j.optimistic != nil {
+		<-j.optimistic.done
+		j.optimistic = nil
+	}
+}
+
+// sameRecords reports whether two snapshots hold the same records (both in the view's stable
+// order).
+func sameRecords(a, b []offsetstore.SourceRecord) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Partition != b[i].Partition || !bytes.Equal(a[i].Key, b[i].Key) || !bytes.Equal(a[i].Value, b[i].Value) {
+			return false
+		}
+	}
+	return true
 }
 
 // takeSnapshot reads what the connector has now, without changing anything.

@@ -102,6 +102,10 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 		}
 	}
 
+	// The intent record goes out now too, from the view as it is, overlapping the barriers;
+	// the wipe checks it against the snapshot taken after them.
+	c.startOptimisticIntent(ctx, j)
+
 	// The wipe will read the global offsets topic to its end: start that now, alongside the
 	// config topic's, so the two round trips overlap. The barrier still covers every write made
 	// before the request arrived.
