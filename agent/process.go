@@ -102,7 +102,7 @@ func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
 		reason, _ := handlers.Classify(err)
 		a.metrics.Retries.WithLabelValues(string(reason)).Inc()
 		a.log.Warn("publish result, retrying", "connector", out.Result.Name, "request_id", out.Result.RequestID, "reason", reason, "err", err)
-		if !sleepCtx(work, backoff.Delay(attempt)) {
+		if !handlers.Sleep(work, backoff.Delay(attempt)) {
 			return work.Err()
 		}
 		if reason == handlers.ReasonTimeout || reason == handlers.ReasonNetwork {
@@ -113,18 +113,6 @@ func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
 	}
 	a.results.add(out.Result.RequestSource, out.Result.RequestID)
 	return nil
-}
-
-// sleepCtx sleeps d unless ctx ends first (false then).
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // firstWriteError unwraps kafka-go's per-message WriteErrors so that the classifier sees

@@ -120,12 +120,20 @@ func Retry(ctx context.Context, b Backoff, onRetry func(Reason), op func(context
 		if onRetry != nil {
 			onRetry(reason)
 		}
-		t := time.NewTimer(b.Delay(attempt))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !Sleep(ctx, b.Delay(attempt)) {
 			return errors.Join(err, ctx.Err())
-		case <-t.C:
 		}
+	}
+}
+
+// Sleep waits d unless ctx ends first; it reports whether the whole wait passed.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }

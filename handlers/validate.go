@@ -301,18 +301,6 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 // missingTopicAttempts × 300 ms outlasts the agent transport's metadata refresh interval.
 const missingTopicAttempts = 6
 
-// sleep waits d unless ctx ends first (false then).
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // checkSinkPartitions refuses offsets for topics or partitions that do not exist. Connect
 // does not check them up front; the broker refuses the commit, which our classifier would
 // retry for a minute before failing with 500. A clear 400 before anything is wiped is better.
@@ -343,7 +331,7 @@ func (c *Creator) checkSinkPartitions(ctx context.Context, offsets []connectors.
 				if !missing || attempt >= missingTopicAttempts {
 					break
 				}
-				if !sleep(ctx, 300*time.Millisecond) {
+				if !Sleep(ctx, 300*time.Millisecond) {
 					return ctx.Err()
 				}
 			}
