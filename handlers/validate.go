@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/chunks"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -268,35 +270,65 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 			return asFailure(err)
 		}
 	}
-	order := offsetstore.JavaHashMapOrder
+	var order func(offsetstore.Map) offsetstore.Map // nil: Java HashMap order
 	if j.class != nil && j.class.PartitionOrder != nil {
 		order = j.class.PartitionOrder
 	}
-	// Keys and values are encoded back to back into shared arenas instead of two allocations
-	// per offset: a 100,000-offset request makes a few large allocations, not 200,000 small
-	// ones. A full arena is left to the records that point into it and a new one started.
-	j.records = make([]offsetstore.Record, 0, len(entries))
-	const arenaSize = 256 << 10
-	var arena []byte
-	for _, e := range entries {
-		if e.Offset == nil {
-			continue // a null offset resets the partition: the wipe already removed it
-		}
-		if cap(arena)-len(arena) < 4<<10 {
-			arena = make([]byte, 0, arenaSize)
-		}
-		start := len(arena)
-		arena = offsetstore.AppendKey(arena, j.name, order(e.Partition))
-		mid := len(arena)
-		arena = offsetstore.AppendJSON(arena, offsetstore.JavaHashMapOrder(e.Offset))
-		end := len(arena)
-		j.records = append(j.records, offsetstore.Record{Key: arena[start:mid:mid], Value: arena[mid:end:end], Partition: -1})
-	}
+	j.records = encodeOffsets(j.name, entries, order)
 	// The decoded offsets (and the request record they may share memory with) are not needed
 	// any more: let them go before the writes.
 	j.req.Data.InitialOffsets = nil
 	return nil
 }
+
+// encodeOffsets encodes the non-null offsets of entries into records for connector name, with
+// partition maps in order's key order (Java HashMap order when order is nil) and offset maps in
+// Java HashMap order.
+//
+// Keys and values are encoded back to back into shared arenas instead of two allocations per
+// offset: a 100,000-offset request makes a few large allocations, not 200,000 small ones. A
+// full arena is left to the records that point into it and a new one started. Large requests
+// are encoded in parallel ranges, each with its own arenas, and joined in order.
+func encodeOffsets(name string, entries []events.OffsetEntry, order func(offsetstore.Map) offsetstore.Map) []offsetstore.Record {
+	const arenaSize = 256 << 10
+	parts := make([][]offsetstore.Record, chunks.Count(len(entries), encodeParallelMin))
+	chunks.Each(len(entries), encodeParallelMin, func(i, lo, hi int) {
+		recs := make([]offsetstore.Record, 0, hi-lo)
+		var arena []byte
+		var pbuf, obuf [smallMap]offsetstore.Field
+		for _, e := range entries[lo:hi] {
+			if e.Offset == nil {
+				continue // a null offset resets the partition: the wipe already removed it
+			}
+			if cap(arena)-len(arena) < 4<<10 {
+				arena = make([]byte, 0, arenaSize)
+			}
+			partition := e.Partition
+			if order != nil {
+				partition = order(partition)
+			} else {
+				partition = offsetstore.JavaHashMapOrderInto(pbuf[:0], partition)
+			}
+			start := len(arena)
+			arena = offsetstore.AppendKey(arena, name, partition)
+			mid := len(arena)
+			arena = offsetstore.AppendMapJSON(arena, offsetstore.JavaHashMapOrderInto(obuf[:0], e.Offset))
+			end := len(arena)
+			recs = append(recs, offsetstore.Record{Key: arena[start:mid:mid], Value: arena[mid:end:end], Partition: -1})
+		}
+		parts[i] = recs
+	})
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return slices.Concat(parts...)
+}
+
+// smallMap is the size of the scratch maps that spare encodeOffsets an allocation per map.
+const smallMap = 8
+
+// encodeParallelMin is the least number of offsets worth an encoding goroutine of their own.
+const encodeParallelMin = 8192
 
 // missingTopicAttempts × 300 ms outlasts the agent transport's metadata refresh interval.
 const missingTopicAttempts = 6

@@ -85,6 +85,10 @@ func AppendKey(dst []byte, connector string, partition Map) []byte {
 	return append(dst, ']')
 }
 
+// AppendMapJSON is AppendJSON for a map (null for nil), without boxing it into an interface,
+// which would allocate.
+func AppendMapJSON(dst []byte, m Map) []byte { return appendMap(dst, m) }
+
 func appendMap(dst []byte, m Map) []byte {
 	if m == nil {
 		return append(dst, "null"...)

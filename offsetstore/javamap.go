@@ -30,7 +30,14 @@ const (
 // A nil m gives nil. Keys crafted to collide (nine or more in one bucket of a table of
 // 64 or more) turn a bucket into a tree bin with its own order; that is reproduced too.
 func JavaHashMapOrder(m Map) Map {
-	return javaHashMapOrder(m, -1)
+	return javaHashMapOrder(nil, m, -1)
+}
+
+// JavaHashMapOrderInto is JavaHashMapOrder that builds a reordered map of up to 16 keys in
+// dst's array when it is large enough, sparing an allocation per map in encoding loops. The
+// result may share dst's array (or be m itself) and is valid until dst is used again.
+func JavaHashMapOrderInto(dst, m Map) Map {
+	return javaHashMapOrder(dst, m, -1)
 }
 
 // JavaHashMapOrderCap is JavaHashMapOrder for a map built with new HashMap<>(initialCapacity)
@@ -39,10 +46,10 @@ func JavaHashMapOrder(m Map) Map {
 // put() fills it. A negative initialCapacity, which Java rejects, is treated as 0. Nested
 // objects are reordered with the default constructor, as the JsonConverter builds them.
 func JavaHashMapOrderCap(m Map, initialCapacity int) Map {
-	return javaHashMapOrder(m, max(initialCapacity, 0))
+	return javaHashMapOrder(nil, m, max(initialCapacity, 0))
 }
 
-func javaHashMapOrder(m Map, initialCapacity int) Map {
+func javaHashMapOrder(dst, m Map, initialCapacity int) Map {
 	if m == nil {
 		return nil
 	}
@@ -59,7 +66,12 @@ func javaHashMapOrder(m Map, initialCapacity int) Map {
 		return m
 	}
 
-	out := make(Map, len(ents))
+	var out Map
+	if len(ents) <= smallMapKeys && cap(dst) >= len(ents) {
+		out = dst[:len(ents)]
+	} else {
+		out = make(Map, len(ents))
+	}
 	if tree {
 		keys := make([]string, len(ents))
 		for i, f := range ents {

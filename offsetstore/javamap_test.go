@@ -329,3 +329,22 @@ func BenchmarkJavaHashMapOrderInOrder(b *testing.B) {
 		_ = JavaHashMapOrder(o)
 	}
 }
+
+// JavaHashMapOrderInto orders as JavaHashMapOrder, building small maps in the scratch array it
+// is given, which the next call may reuse.
+func TestJavaHashMapOrderInto(t *testing.T) {
+	maps := []Map{
+		keysMap("cluster", "topic", "partition"),
+		keysMap("b", "a"),
+		keysMap("a", "b", "a"), // repeated key: first position, last value
+		keysMap("offset"),
+		keysMap("k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9", "k10", "k11", "k12", "k13", "k14", "k15", "k16", "k17"),
+		nil,
+	}
+	var scratch [4]Field
+	for _, m := range maps {
+		want := JavaHashMapOrder(m)
+		got := JavaHashMapOrderInto(scratch[:0], m)
+		require.Equal(t, want, got)
+	}
+}

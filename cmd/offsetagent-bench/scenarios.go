@@ -138,7 +138,8 @@ func bulkScenario(ctx context.Context, e *env) ([]row, error) {
 		return nil, err
 	}
 	took := got["bulk-1"].at.Sub(t0)
-	e.progress("agent: %d offsets in %s, peak heap %d above idle %d", n, took, peak-idle, idle)
+	e.progress("agent: %d offsets in %s, peak heap %d above idle %d;%s", n, took, peak-idle, idle,
+		stageMeans([]resultInfo{got["bulk-1"]}))
 	const mib = 1 << 20
 	return []row{
 		ratioRow(sc, fmt.Sprintf("%d offsets, publish->result (records/s)", n),

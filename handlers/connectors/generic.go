@@ -1,9 +1,11 @@
 package connectors
 
 import (
+	"hash/maphash"
 	"math"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/chunks"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -113,17 +115,33 @@ func CheckSinkOffsets(connector string, offsets []SinkOffset) error {
 //
 // A null partition passes, as in Connect: it is written as ["<name>",null], which no task reads.
 // Connectors whose rules need a partition reject it in their Validate.
+//
+// Large requests are checked in parallel ranges; the first failing range's first failure is the
+// one reported, as in a check in order.
 func ValidateSource(offsets []events.OffsetEntry) error {
-	for _, e := range offsets {
-		if err := validateFormat(e.Partition); err != nil {
-			return err
+	errs := make([]error, chunks.Count(len(offsets), parallelMin))
+	chunks.Each(len(offsets), parallelMin, func(i, lo, hi int) {
+		for _, e := range offsets[lo:hi] {
+			if err := validateFormat(e.Partition); err != nil {
+				errs[i] = err
+				return
+			}
+			if err := validateFormat(e.Offset); err != nil {
+				errs[i] = err
+				return
+			}
 		}
-		if err := validateFormat(e.Offset); err != nil {
+	})
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// parallelMin is the least number of offsets worth a goroutine of their own.
+const parallelMin = 8192
 
 func validateFormat(m offsetstore.Map) error {
 	const prefix = "Offsets may only contain primitive types as values, but field "
@@ -151,17 +169,55 @@ func validateFormat(m offsetstore.Map) error {
 // entries with equal partitions (Java Map.equals: same keys and values, in any key order) collapse
 // into one that keeps the first entry's position and partition and takes the last entry's offset, as
 // HashMap.put keeps the original key object. Null partitions are equal to each other.
+//
+// Partitions are compared by their canonical texts (canonicalKey). The texts' 64-bit hashes are
+// computed in parallel ranges and indexed in order; only partitions whose hashes are equal have
+// their texts compared, so no text is kept.
 func Dedupe(offsets []events.OffsetEntry) []events.OffsetEntry {
+	seed := maphash.MakeSeed()
+	hashes := make([]uint64, len(offsets))
+	chunks.Each(len(offsets), parallelMin, func(_, lo, hi int) {
+		var buf [256]byte
+		for i := lo; i < hi; i++ {
+			hashes[i] = partitionHash(seed, appendCanonicalKey(buf[:0], offsets[i].Partition))
+		}
+	})
 	out := make([]events.OffsetEntry, 0, len(offsets))
-	index := make(map[string]int, len(offsets))
-	for _, e := range offsets {
-		k := canonicalKey(e.Partition)
-		if i, ok := index[k]; ok {
-			out[i].Offset = e.Offset
+	// index maps a hash to the position in out of the first partition with it; partitions that
+	// share a hash but differ are in more.
+	index := make(map[uint64]int32, len(offsets))
+	var more map[uint64][]int32
+	for n, e := range offsets {
+		h := hashes[n]
+		i, ok := index[h]
+		if !ok {
+			index[h] = int32(len(out))
+			out = append(out, e)
 			continue
 		}
-		index[k] = len(out)
+		if at, found := sameOf(out, append([]int32{i}, more[h]...), e.Partition); found {
+			out[at].Offset = e.Offset
+			continue
+		}
+		if more == nil {
+			more = map[uint64][]int32{}
+		}
+		more[h] = append(more[h], int32(len(out)))
 		out = append(out, e)
 	}
 	return out
+}
+
+// partitionHash hashes a canonical partition text; tests replace it to force collisions.
+var partitionHash = maphash.Bytes
+
+// sameOf returns the position among candidates (positions in out) of the partition equal to p.
+func sameOf(out []events.OffsetEntry, candidates []int32, p offsetstore.Map) (int32, bool) {
+	want := canonicalKey(p)
+	for _, c := range candidates {
+		if canonicalKey(out[c].Partition) == want {
+			return c, true
+		}
+	}
+	return 0, false
 }

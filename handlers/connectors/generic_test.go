@@ -1,9 +1,15 @@
 package connectors
 
 import (
+	"hash/maphash"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 func i64(v int64) *int64 { return &v }
@@ -181,6 +187,16 @@ func TestDedupe(t *testing.T) {
 			want:    `[{"partition":{"a":1},"offset":{"o":1}},{"partition":{"a":1.0},"offset":{"o":2}},{"partition":{"a":"1"},"offset":{"o":3}}]`,
 		},
 		{
+			name:    "keys and strings do not run into each other; true is not \"t\"",
+			offsets: `[{"partition":{"a":"bc"},"offset":{"o":1}},{"partition":{"ab":"c"},"offset":{"o":2}},{"partition":{"a":true},"offset":{"o":3}},{"partition":{"a":"t"},"offset":{"o":4}}]`,
+			want:    `[{"partition":{"a":"bc"},"offset":{"o":1}},{"partition":{"ab":"c"},"offset":{"o":2}},{"partition":{"a":true},"offset":{"o":3}},{"partition":{"a":"t"},"offset":{"o":4}}]`,
+		},
+		{
+			name:    "1e2 and 100.0 are the same double",
+			offsets: `[{"partition":{"a":1e2},"offset":{"o":1}},{"partition":{"a":100.0},"offset":{"o":2}}]`,
+			want:    `[{"partition":{"a":1e2},"offset":{"o":2}}]`,
+		},
+		{
 			name:    "null partitions collapse",
 			offsets: `[{"partition":null,"offset":{"o":1}},{"offset":{"o":2}}]`,
 			want:    `[{"partition":null,"offset":{"o":2}}]`,
@@ -191,4 +207,29 @@ func TestDedupe(t *testing.T) {
 			require.Equal(t, entries(t, tc.want), Dedupe(entries(t, tc.offsets)))
 		})
 	}
+	// Every partition's hash equal: the texts alone must tell partitions apart.
+	partitionHash = func(maphash.Seed, []byte) uint64 { return 7 }
+	defer func() { partitionHash = maphash.Bytes }()
+	for _, tc := range tests {
+		t.Run("colliding hashes/"+tc.name, func(t *testing.T) {
+			require.Equal(t, entries(t, tc.want), Dedupe(entries(t, tc.offsets)))
+		})
+	}
+}
+
+// Large requests are checked in parallel ranges: the failure reported is still the first in
+// order, even when a later range fails too (and finishes first).
+func TestValidateSourceParallelFirstFailure(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	offsets := make([]events.OffsetEntry, 4*parallelMin)
+	for i := range offsets {
+		offsets[i] = events.OffsetEntry{
+			Partition: offsetstore.Map{{Key: "p", Value: offsetstore.Number(strconv.Itoa(i))}},
+			Offset:    offsetstore.Map{{Key: "o", Value: offsetstore.Number("1")}},
+		}
+	}
+	requireErr(t, ValidateSource(offsets), 0, "")
+	offsets[3*parallelMin+5].Partition = offsetstore.Map{{Key: "late", Value: offsetstore.Map{}}}
+	offsets[parallelMin+7].Offset = offsetstore.Map{{Key: "early", Value: []any{}}}
+	requireErr(t, ValidateSource(offsets), 400, "Offsets may only contain primitive types as values, but field early contains ARRAY")
 }

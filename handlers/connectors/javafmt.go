@@ -2,6 +2,7 @@ package connectors
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"math/big"
@@ -20,7 +21,12 @@ import (
 // isIntegral reports whether a JSON number literal has neither fraction nor exponent: Jackson reads
 // only those as integers, "1.0" and "1e2" are doubles.
 func isIntegral(n offsetstore.Number) bool {
-	return !strings.ContainsAny(string(n), ".eE")
+	for i := 0; i < len(n); i++ {
+		if c := n[i]; c == '.' || c == 'e' || c == 'E' {
+			return false
+		}
+	}
+	return true
 }
 
 // bigInt returns an integral literal's value.
@@ -213,26 +219,36 @@ func decimalDigit(r rune) (int, bool) {
 // allocates only the returned string for a typical partition.
 func canonicalKey(m offsetstore.Map) string {
 	var buf [256]byte
+	return string(appendCanonicalKey(buf[:0], m))
+}
+
+// appendCanonicalKey appends canonicalKey(m) to b.
+func appendCanonicalKey(b []byte, m offsetstore.Map) []byte {
 	if m == nil {
-		return "null"
+		return append(b, 'n')
 	}
-	return string(appendCanonical(buf[:0], m))
+	return appendCanonical(b, m)
 }
 
 func appendCanonical(b []byte, v any) []byte {
+	// Every value starts with a type byte and strings carry their length, so the text is
+	// unambiguous without quoting (strconv.AppendQuote was a quarter of Dedupe's time).
 	switch t := v.(type) {
 	case nil:
 		return append(b, 'n')
 	case bool:
-		return strconv.AppendBool(b, t)
+		if t {
+			return append(b, 't')
+		}
+		return append(b, 'f')
 	case string:
-		return strconv.AppendQuote(b, t)
+		return appendCanonicalString(append(b, 's'), t)
 	case offsetstore.Number:
 		if n, ok := int64Of(t); ok {
 			return strconv.AppendInt(append(b, 'i'), n, 10)
 		}
 		if n, ok := bigInt(t); ok && isIntegral(t) {
-			return n.Append(append(b, 'i'), 10)
+			return n.Append(append(b, 'I'), 10)
 		}
 		// Double.equals compares the bit patterns of the doubles.
 		return strconv.AppendUint(append(b, 'd'), math.Float64bits(float64Of(t)), 16)
@@ -242,18 +258,22 @@ func appendCanonical(b []byte, v any) []byte {
 		b = append(b, '{')
 		for _, k := range keys {
 			val, _ := t.Get(k)
-			b = append(strconv.AppendQuote(b, k), ':')
-			b = append(appendCanonical(b, val), ',')
+			b = appendCanonical(appendCanonicalString(b, k), val)
 		}
 		return append(b, '}')
 	case []any:
 		b = append(b, '[')
 		for _, e := range t {
-			b = append(appendCanonical(b, e), ',')
+			b = appendCanonical(b, e)
 		}
 		return append(b, ']')
 	}
 	return b
+}
+
+// appendCanonicalString appends s's length and then its bytes.
+func appendCanonicalString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
 // sortedKeys appends m's distinct keys to keys in sorted order (insertion sort: partitions have a

@@ -1,0 +1,57 @@
+package handlers
+
+import (
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// encodeOffsets splits large requests into ranges encoded in parallel: the records must be those
+// of encoding each entry on its own, in request order, without the null offsets.
+func TestEncodeOffsetsParallel(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	entries := make([]events.OffsetEntry, 3*encodeParallelMin+11)
+	for i := range entries {
+		entries[i].Partition = offsetstore.Map{
+			{Key: "topic", Value: "t" + strconv.Itoa(i%37)},
+			{Key: "partition", Value: offsetstore.Number(strconv.Itoa(i))},
+			{Key: "cluster", Value: "src"},
+		}
+		if i%5 != 0 {
+			entries[i].Offset = offsetstore.Map{{Key: "offset", Value: offsetstore.Number(strconv.Itoa(7 * i))}, {Key: "a", Value: true}}
+		}
+	}
+	var want []offsetstore.Record
+	for _, e := range entries {
+		if e.Offset == nil {
+			continue
+		}
+		want = append(want, offsetstore.Record{
+			Key:       offsetstore.AppendKey(nil, "conn", offsetstore.JavaHashMapOrder(e.Partition)),
+			Value:     offsetstore.AppendJSON(nil, offsetstore.JavaHashMapOrder(e.Offset)),
+			Partition: -1,
+		})
+	}
+	got := encodeOffsets("conn", entries, nil)
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.Equal(t, string(want[i].Key), string(got[i].Key), "record %d", i)
+		require.Equal(t, string(want[i].Value), string(got[i].Value), "record %d", i)
+		require.Equal(t, -1, got[i].Partition)
+	}
+	// A connector's own partition order is used as it is.
+	reverse := func(m offsetstore.Map) offsetstore.Map {
+		out := make(offsetstore.Map, 0, len(m))
+		for i := len(m) - 1; i >= 0; i-- {
+			out = append(out, m[i])
+		}
+		return out
+	}
+	got = encodeOffsets("conn", entries[:3], reverse)
+	require.Equal(t, `["conn",{"cluster":"src","partition":1,"topic":"t1"}]`, string(got[0].Key))
+}
