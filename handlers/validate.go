@@ -296,12 +296,14 @@ func encodeOffsets(name string, entries []events.OffsetEntry, order func(offsets
 		recs := make([]offsetstore.Record, 0, hi-lo)
 		var arena []byte
 		var pbuf, obuf [smallMap]offsetstore.Field
-		for _, e := range entries[lo:hi] {
+		for i, e := range entries[lo:hi] {
 			if e.Offset == nil {
 				continue // a null offset resets the partition: the wipe already removed it
 			}
 			if cap(arena)-len(arena) < 4<<10 {
-				arena = make([]byte, 0, arenaSize)
+				// Small requests get a small arena: a full one for ten offsets was most of
+				// what the many-connectors load allocated.
+				arena = make([]byte, 0, min(arenaSize, (hi-lo-i)*recordGuess+8<<10))
 			}
 			partition := e.Partition
 			if order != nil {
@@ -323,6 +325,9 @@ func encodeOffsets(name string, entries []events.OffsetEntry, order func(offsets
 	}
 	return slices.Concat(parts...)
 }
+
+// recordGuess is a typical offsets record's key and value size in bytes, for sizing arenas.
+const recordGuess = 160
 
 // smallMap is the size of the scratch maps that spare encodeOffsets an allocation per map.
 const smallMap = 8

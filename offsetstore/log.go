@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/protocol"
+	fetchapi "github.com/segmentio/kafka-go/protocol/fetch"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -247,7 +250,7 @@ func (l *Log) startEndCallLocked() {
 	l.endNext, l.endInflight = nil, call
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		call.ends, call.err = listOffsets(ctx, l.client, l.topic, len(l.target), kafka.LastOffset)
+		call.ends, call.err = l.highWatermarks(ctx)
 		cancel()
 		close(call.done)
 		l.endMu.Lock()
@@ -257,6 +260,85 @@ func (l *Log) startEndCallLocked() {
 		}
 		l.endMu.Unlock()
 	}()
+}
+
+// highWatermarks reads every partition's high watermark: the end offset Connect's readToEnd
+// waits for (ListOffsets LATEST answers the same for read_uncommitted). It asks with one Fetch
+// per partition leader that returns at once (MaxWait 0, MinBytes 0) with a byte of records per
+// partition (a broker still sends the first non-empty partition's first batch), as kafka-go's ListOffsets sends one request per partition: 25 round
+// trips for an offsets topic of 25 partitions, on every barrier.
+func (l *Log) highWatermarks(ctx context.Context) ([]int64, error) {
+	leaders, err := partitionLeaders(ctx, l.client, l.topic)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	n := len(l.next)
+	from := slices.Clone(l.next)
+	l.mu.Unlock()
+	if len(leaders) < n {
+		return nil, fmt.Errorf("high watermarks of topic %q: %d partitions, was %d", l.topic, len(leaders), n)
+	}
+	byLeader := map[int][]fetchapi.RequestPartition{}
+	for p := range n {
+		byLeader[leaders[p]] = append(byLeader[leaders[p]], fetchapi.RequestPartition{Partition: int32(p),
+			CurrentLeaderEpoch: -1, FetchOffset: from[p], LogStartOffset: -1, PartitionMaxBytes: 1})
+	}
+	ends := make([]int64, n)
+	seen := make([]bool, n)
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	for _, parts := range byLeader {
+		g.Go(func() error {
+			// The response-wide limit stays high: a broker may leave out the partitions after it.
+			msg, err := l.transport().RoundTrip(gctx, l.client.Addr, &fetchapi.Request{ReplicaID: -1,
+				MaxBytes: math.MaxInt32, SessionID: -1, SessionEpoch: -1,
+				Topics: []fetchapi.RequestTopic{{Topic: l.topic, Partitions: parts}}})
+			if err != nil {
+				return fmt.Errorf("high watermarks of topic %q: %w", l.topic, err)
+			}
+			res, ok := msg.(*fetchapi.Response)
+			if !ok {
+				return fmt.Errorf("high watermarks of topic %q: unexpected response %T", l.topic, msg)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, t := range res.Topics {
+				if t.Topic != l.topic {
+					continue
+				}
+				for _, rp := range t.Partitions {
+					if rp.RecordSet.Records != nil {
+						discardRecords(rp.RecordSet.Records)
+					}
+					if rp.ErrorCode != 0 {
+						return fmt.Errorf("high watermarks of topic %q partition %d: %w", l.topic, rp.Partition, kafka.Error(rp.ErrorCode))
+					}
+					if p := int(rp.Partition); p >= 0 && p < n {
+						ends[p], seen[p] = rp.HighWatermark, true
+					}
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for p, ok := range seen {
+		if !ok {
+			return nil, fmt.Errorf("high watermarks of topic %q: no answer for partition %d", l.topic, p)
+		}
+	}
+	return ends, nil
+}
+
+// transport is the RoundTripper of the log's client.
+func (l *Log) transport() kafka.RoundTripper {
+	if l.client.Transport != nil {
+		return l.client.Transport
+	}
+	return kafka.DefaultTransport
 }
 
 func (l *Log) stoppedErr() error {
@@ -456,6 +538,17 @@ func bytesLen(b protocol.Bytes) int {
 	return b.Len()
 }
 
+// discardRecords reads rs to its end, releasing each record's pooled buffers.
+func discardRecords(rs kafka.RecordReader) {
+	for {
+		r, err := rs.ReadRecord()
+		if err != nil {
+			return
+		}
+		closeBytes(r.Key, r.Value)
+	}
+}
+
 func closeBytes(bs ...protocol.Bytes) {
 	for _, b := range bs {
 		if b != nil {
@@ -467,23 +560,38 @@ func closeBytes(bs ...protocol.Bytes) {
 // partitionCount returns the number of partitions of topic, or an error wrapping
 // kafka.UnknownTopicOrPartition when it does not exist.
 func partitionCount(ctx context.Context, cl *kafka.Client, topic string) (int, error) {
+	leaders, err := partitionLeaders(ctx, cl, topic)
+	return len(leaders), err
+}
+
+// partitionLeaders returns the leader's broker ID of every partition of topic, indexed by
+// partition, or an error wrapping kafka.UnknownTopicOrPartition when it does not exist. The
+// client's Transport answers from its metadata cache.
+func partitionLeaders(ctx context.Context, cl *kafka.Client, topic string) ([]int, error) {
 	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
-		return 0, fmt.Errorf("describe topic %q: %w", topic, err)
+		return nil, fmt.Errorf("describe topic %q: %w", topic, err)
 	}
 	for _, t := range md.Topics {
 		if t.Name != topic {
 			continue
 		}
 		if t.Error != nil {
-			return 0, fmt.Errorf("describe topic %q: %w", topic, t.Error)
+			return nil, fmt.Errorf("describe topic %q: %w", topic, t.Error)
 		}
 		if len(t.Partitions) == 0 {
-			return 0, fmt.Errorf("describe topic %q: %w", topic, kafka.UnknownTopicOrPartition)
+			return nil, fmt.Errorf("describe topic %q: %w", topic, kafka.UnknownTopicOrPartition)
 		}
-		return len(t.Partitions), nil
+		leaders := make([]int, len(t.Partitions))
+		for _, p := range t.Partitions {
+			if p.ID < 0 || p.ID >= len(leaders) {
+				return nil, fmt.Errorf("describe topic %q: partition %d of %d", topic, p.ID, len(leaders))
+			}
+			leaders[p.ID] = p.Leader.ID
+		}
+		return leaders, nil
 	}
-	return 0, fmt.Errorf("describe topic %q: %w", topic, kafka.UnknownTopicOrPartition)
+	return nil, fmt.Errorf("describe topic %q: %w", topic, kafka.UnknownTopicOrPartition)
 }
 
 // listOffsets returns the first (kafka.FirstOffset) or end (kafka.LastOffset) offset of every

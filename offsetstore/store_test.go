@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func TestStoreViewsAndSync(t *testing.T) {
@@ -269,4 +273,73 @@ func TestLogStopped(t *testing.T) {
 	require.ErrorIs(t, l.Sync(ctx), kafka.UnknownTopicOrPartition)
 	require.Error(t, l.Run(ctx)) // once only
 	require.False(t, errors.Is(l.Sync(ctx), context.Canceled))
+}
+
+// A write to many partitions is one Produce request per leader, and a partition the broker
+// refuses fails only its own records.
+func TestStoreWriteGroupedProduce(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	createConnectTopics(t, brokers)
+	s := runStore(t, brokers)
+	ctx := testContext(t)
+
+	seen := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: testOffsetsTopic, Observe: true, Count: -1})
+	recs := make([]Record, 10)
+	for i := range recs {
+		recs[i] = Record{Key: fmt.Appendf(nil, `["grouped",{"p":%d}]`, i), Value: []byte(`{"o":1}`), Partition: i}
+	}
+	require.NoError(t, s.Write(ctx, testOffsetsTopic, recs))
+	require.Equal(t, 1, seen.Hits(), "Produce requests for 10 partitions")
+	seen.Remove()
+
+	refused := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: testOffsetsTopic, Partitions: []int32{7}, Err: kerr.PolicyViolation, Count: -1})
+	recs = []Record{
+		{Key: []byte(`["mixed",{"p":"a"}]`), Value: []byte(`{"o":1}`), Partition: 7},
+		{Key: []byte(`["mixed",{"p":"b"}]`), Value: []byte(`{"o":1}`), Partition: 8},
+		{Key: []byte(`["mixed",{"p":"c"}]`), Value: []byte(`{"o":1}`), Partition: 7},
+		{Key: []byte(`["mixed",{"p":"d"}]`), Value: []byte(`{"o":1}`), Partition: 9},
+	}
+	err = s.Write(ctx, testOffsetsTopic, recs)
+	var werr *WriteError
+	require.ErrorAs(t, err, &werr)
+	require.Equal(t, []int{0, 2}, werr.Failed)
+	require.Equal(t, 2, werr.Written)
+	require.ErrorIs(t, err, kafka.PolicyViolation)
+	refused.Remove()
+
+	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
+	var keys []string
+	for _, r := range s.SourceOffsets(testOffsetsTopic, "mixed") {
+		keys = append(keys, string(r.Key))
+	}
+	require.ElementsMatch(t, []string{`["mixed",{"p":"b"}]`, `["mixed",{"p":"d"}]`}, keys)
+}
+
+// Sync reads the end offsets of all partitions with one request per leader (kafka-go's
+// ListOffsets sends one per partition), and still waits for records on any partition.
+func TestSyncOneRequest(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	createConnectTopics(t, brokers)
+	s := runStore(t, brokers)
+	ctx := testContext(t)
+
+	for _, p := range []int{0, 13, 24} {
+		key := fmt.Appendf(nil, `["sync",{"p":%d}]`, p)
+		writeRaw(t, brokers, kafka.Message{Topic: testOffsetsTopic, Partition: p, Key: key, Value: []byte(`{"o":1}`)})
+		fetches := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Observe: true, Count: -1,
+			When: func(r kmsg.Request) bool { return r.(*kmsg.FetchRequest).MaxWaitMillis == 0 }})
+		lists := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.ListOffsets}, Observe: true, Count: -1})
+		require.NoError(t, s.Sync(ctx, testOffsetsTopic))
+		require.Len(t, s.SourceOffsets(testOffsetsTopic, "sync"), slices.Index([]int{0, 13, 24}, p)+1)
+		require.Equal(t, 1, fetches.Hits(), "end-offset fetches for 25 partitions")
+		require.Equal(t, 0, lists.Hits(), "ListOffsets requests")
+		fetches.Remove()
+		lists.Remove()
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol"
+	produceapi "github.com/segmentio/kafka-go/protocol/produce"
 )
 
 // Write tuning. kafka-go's Writer sends one batch at a time per partition (ordered, like
@@ -97,7 +99,8 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	n, err := partitionCount(ctx, s.client, topic)
+	leaders, err := partitionLeaders(ctx, s.client, topic)
+	n := len(leaders)
 	if err != nil {
 		return &WriteError{Failed: indexes(0, len(recs)), Err: fmt.Errorf("write to topic %q: %w", topic, err)}
 	}
@@ -113,8 +116,8 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 		parts[i] = int32(p)
 	}
 
-	if len(recs) > smallWrite {
-		return s.produce(ctx, topic, recs, parts)
+	if len(recs) > smallWrite || !onePartition(parts) {
+		return s.produce(ctx, topic, recs, parts, leaders)
 	}
 
 	// kafka-go's Message is ~150 bytes: build them one chunk at a time in a reused buffer, so a
@@ -163,6 +166,16 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 	}
 }
 
+// onePartition reports whether every record goes to the same partition.
+func onePartition(parts []int32) bool {
+	for _, p := range parts {
+		if p != parts[0] {
+			return false
+		}
+	}
+	return true
+}
+
 func cmpErr(first, err error) error {
 	if first != nil {
 		return first
@@ -178,20 +191,32 @@ func indexes(from, to int) []int {
 	return out
 }
 
-// Large writes bypass kafka.Writer, which looks the topic's metadata up once per message (a
-// cached round trip that still allocates ~450 bytes) and preallocates BatchSize messages per
-// batch: they go straight to Produce requests, one partition at a time in order (one request in
-// flight per partition, like Connect's max.in.flight=1 producer) and the partitions in parallel.
+// Writes of more than one partition bypass kafka.Writer, which sends one Produce request per
+// partition, looks the topic's metadata up once per message (a cached round trip that still
+// allocates ~450 bytes) and preallocates BatchSize messages per batch. They go as Produce
+// requests that each carry many partitions, one request per partition leader and round, the way
+// Connect's producer batches per broker: ten offsets on ten partitions are one round trip, not
+// ten. A partition's records go in order, at most produceBatchRecords / produceBatchBytes of them
+// per request and one request in flight per partition (Connect's max.in.flight=1 producer); a
+// leader's partitions are split over parallel requests of at most produceRequestBytes.
 const (
 	produceBatchRecords = 4_000
 	produceBatchBytes   = 1 << 20
+	produceRequestBytes = 4 << 20
+	// produceTimeoutMs is how long the broker may wait for the in-sync replicas (acks=all).
+	produceTimeoutMs = 30_000
 )
 
-// produce writes recs (more than smallWrite of them) to their partitions parts.
-func (s *Store) produce(ctx context.Context, topic string, recs []Record, parts []int32) error {
-	byPart := map[int32][]int{}
+// produce writes recs to their partitions parts, whose leaders (broker IDs) are leaders.
+func (s *Store) produce(ctx context.Context, topic string, recs []Record, parts []int32, leaders []int) error {
+	// Per leader, per partition: the indexes of its records, in order.
+	byLeader := map[int]map[int32][]int{}
 	for i, p := range parts {
-		byPart[p] = append(byPart[p], i)
+		l := leaders[p]
+		if byLeader[l] == nil {
+			byLeader[l] = map[int32][]int{}
+		}
+		byLeader[l][p] = append(byLeader[l][p], i)
 	}
 	var (
 		mu     sync.Mutex
@@ -205,43 +230,8 @@ func (s *Store) produce(ctx context.Context, topic string, recs []Record, parts 
 		first = cmpErr(first, err)
 	}
 	var wg sync.WaitGroup
-	for p, idx := range byPart {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for start := 0; start < len(idx); {
-				end, size := start, 0
-				for end < len(idx) && end-start < produceBatchRecords && (end == start || size+recordSize(recs[idx[end]]) <= produceBatchBytes) {
-					size += recordSize(recs[idx[end]])
-					end++
-				}
-				if err := ctx.Err(); err != nil {
-					fail(idx[start:], err)
-					return
-				}
-				batch := make([]kafka.Record, end-start)
-				for i, ri := range idx[start:end] {
-					r := &recs[ri]
-					batch[i].Key = kafka.NewBytes(r.Key)
-					if r.Value != nil {
-						batch[i].Value = kafka.NewBytes(r.Value)
-					}
-				}
-				res, err := s.client.Produce(ctx, &kafka.ProduceRequest{
-					Topic: topic, Partition: int(p), RequiredAcks: kafka.RequireAll,
-					Records: kafka.NewRecordReader(batch...),
-				})
-				if err == nil {
-					err = res.Error
-				}
-				if err != nil {
-					// Later records of the partition are not sent: they must not overtake these.
-					fail(idx[start:], err)
-					return
-				}
-				start = end
-			}
-		}()
+	for _, pending := range byLeader {
+		wg.Go(func() { s.produceRounds(ctx, topic, recs, pending, fail) })
 	}
 	wg.Wait()
 	if len(failed) == 0 {
@@ -253,6 +243,137 @@ func (s *Store) produce(ctx context.Context, topic string, recs []Record, parts 
 		Failed:  failed,
 		Err:     fmt.Errorf("write to topic %q: %w", topic, first),
 	}
+}
+
+// produceChunk is the next records of one partition in a Produce request.
+type produceChunk struct {
+	partition int32
+	idx       []int // indexes into recs
+	size      int
+}
+
+// produceRounds sends one leader's pending records (per partition, record indexes in order):
+// each round takes every partition's next chunk, packs the chunks into requests of at most
+// produceRequestBytes and sends those in parallel. A partition that fails stops there: its
+// later records must not overtake the failed ones, and fail gets them all.
+func (s *Store) produceRounds(ctx context.Context, topic string, recs []Record, pending map[int32][]int, fail func([]int, error)) {
+	for len(pending) > 0 {
+		if err := ctx.Err(); err != nil {
+			for _, idx := range pending {
+				fail(idx, err)
+			}
+			return
+		}
+		var requests [][]produceChunk
+		var cur []produceChunk
+		curSize := 0
+		for p, idx := range pending {
+			end, size := 0, 0
+			for end < len(idx) && end < produceBatchRecords && (end == 0 || size+recordSize(recs[idx[end]]) <= produceBatchBytes) {
+				size += recordSize(recs[idx[end]])
+				end++
+			}
+			if len(cur) > 0 && curSize+size > produceRequestBytes {
+				requests = append(requests, cur)
+				cur, curSize = nil, 0
+			}
+			cur = append(cur, produceChunk{partition: p, idx: idx[:end], size: size})
+			curSize += size
+		}
+		requests = append(requests, cur)
+
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, chunks := range requests {
+			wg.Go(func() {
+				errs := s.produceRequest(ctx, topic, recs, chunks)
+				mu.Lock()
+				defer mu.Unlock()
+				for i, c := range chunks {
+					rest := pending[c.partition][len(c.idx):]
+					if errs[i] != nil {
+						fail(pending[c.partition], errs[i])
+						delete(pending, c.partition)
+					} else if len(rest) == 0 {
+						delete(pending, c.partition)
+					} else {
+						pending[c.partition] = rest
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+}
+
+// produceRequest sends chunks (partitions of one leader) in one Produce request with acks=all and
+// returns each chunk's error.
+func (s *Store) produceRequest(ctx context.Context, topic string, recs []Record, chunks []produceChunk) []error {
+	req := &produceapi.Request{Acks: int16(kafka.RequireAll), Timeout: produceTimeoutMs,
+		Topics: []produceapi.RequestTopic{{Topic: topic, Partitions: make([]produceapi.RequestPartition, len(chunks))}}}
+	for i, c := range chunks {
+		batch := make([]kafka.Record, len(c.idx))
+		for k, ri := range c.idx {
+			r := &recs[ri]
+			batch[k].Key = kafka.NewBytes(r.Key)
+			if r.Value != nil {
+				batch[k].Value = kafka.NewBytes(r.Value)
+			}
+		}
+		req.Topics[0].Partitions[i] = produceapi.RequestPartition{Partition: c.partition,
+			RecordSet: protocol.RecordSet{Records: kafka.NewRecordReader(batch...)}}
+	}
+	errs := make([]error, len(chunks))
+	setAll := func(err error) []error {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	msg, err := s.transport().RoundTrip(ctx, s.client.Addr, req)
+	if err != nil {
+		return setAll(err)
+	}
+	res, ok := msg.(*produceapi.Response)
+	if !ok {
+		return setAll(fmt.Errorf("produce: unexpected response %T", msg))
+	}
+	byPartition := map[int32]*produceapi.ResponsePartition{}
+	for t := range res.Topics {
+		if res.Topics[t].Topic != topic {
+			continue
+		}
+		for p := range res.Topics[t].Partitions {
+			rp := &res.Topics[t].Partitions[p]
+			byPartition[rp.Partition] = rp
+		}
+	}
+	for i, c := range chunks {
+		switch rp, ok := byPartition[c.partition]; {
+		case !ok:
+			errs[i] = fmt.Errorf("produce: no response for partition %d", c.partition)
+		case rp.ErrorCode != 0:
+			errs[i] = partitionError(rp.ErrorCode, rp.ErrorMessage)
+		}
+	}
+	return errs
+}
+
+// partitionError is a broker's error code for one partition, with its message when it sent one.
+func partitionError(code int16, message string) error {
+	err := kafka.Error(code)
+	if message == "" {
+		return err
+	}
+	return fmt.Errorf("%w: %s", err, message)
+}
+
+// transport is the RoundTripper of the store's client.
+func (s *Store) transport() kafka.RoundTripper {
+	if s.client.Transport != nil {
+		return s.client.Transport
+	}
+	return kafka.DefaultTransport
 }
 
 // recordSize approximates a record's size in a produce request.

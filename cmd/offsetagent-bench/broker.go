@@ -8,10 +8,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // maxMessageBytes is the broker's message.max.bytes: above the agent's 16 MiB request limit
@@ -30,6 +33,35 @@ func serveBroker(stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer c.Close()
+	// OFFSETAGENT_BENCH_BROKER_PROFILE names a CPU profile of the broker process's whole life,
+	// to see where the broker's share of the machine goes.
+	if path := os.Getenv("OFFSETAGENT_BENCH_BROKER_PROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "offsetagent-bench: broker profile: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "offsetagent-bench: broker profile: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+		// And the number of requests of each kind the broker handled.
+		var mu sync.Mutex
+		counts := map[string]int{}
+		c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+			mu.Lock()
+			counts[kmsg.NameForKey(req.Key())]++
+			mu.Unlock()
+			return nil, nil, false
+		})
+		defer func() {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(stderr, "offsetagent-bench: broker requests: %v\n", counts)
+		}()
+	}
 	fmt.Fprintln(stdout, c.ListenAddrs()[0])
 	_, _ = io.Copy(io.Discard, stdin)
 	return 0

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -201,20 +202,24 @@ func (w *resultWatcher) note(m *kafka.Message) {
 }
 
 // wait returns the results of ids once all arrived or when timeout passed (then only those
-// that did).
+// that did). Each wake-up looks only at the ids still missing, so waiting for thousands of
+// results does not take the CPU the agent and broker are measured on.
 func (w *resultWatcher) wait(ctx context.Context, ids []string, timeout time.Duration) map[string]resultInfo {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
+	out := make(map[string]resultInfo, len(ids))
+	missing := slices.Clone(ids)
 	for {
 		w.mu.Lock()
-		out := make(map[string]resultInfo, len(ids))
-		for _, id := range ids {
-			if r, ok := w.got[id]; ok {
+		missing = slices.DeleteFunc(missing, func(id string) bool {
+			r, ok := w.got[id]
+			if ok {
 				out[id] = r
 			}
-		}
+			return ok
+		})
 		w.mu.Unlock()
-		if len(out) == len(ids) {
+		if len(missing) == 0 {
 			return out
 		}
 		select {
@@ -251,13 +256,27 @@ func newPublisher(brokers []string, topic string) *kafka.Writer {
 }
 
 // checkResults counts results that are not succeeded and describes the first.
+// failureText is the failed step, error and cleanup of a failed result's data, or the data
+// itself when it does not decode.
+func failureText(data string) string {
+	var f events.Result
+	if err := json.Unmarshal([]byte(data), &f); err != nil || f.FailedStep == "" {
+		return fmt.Sprintf("%.600s", data)
+	}
+	cleanup := ""
+	if f.Cleanup != nil {
+		cleanup = f.Cleanup.Summary
+	}
+	return fmt.Sprintf("%s failed at %s: %d %s (cleanup: %s)", f.Name, f.FailedStep, f.ErrorCode, f.Message, cleanup)
+}
+
 func checkResults(got map[string]resultInfo, want int) error {
 	if len(got) < want {
 		return fmt.Errorf("only %d of %d results arrived in time", len(got), want)
 	}
 	for _, r := range got {
 		if r.typ != events.TypeCreateSucceeded {
-			return fmt.Errorf("a request ended %s: %.400s", r.typ, r.message)
+			return fmt.Errorf("a request ended %s: %s", r.typ, failureText(r.message))
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"time"
 
@@ -140,12 +141,66 @@ func bulkScenario(ctx context.Context, e *env) ([]row, error) {
 	took := got["bulk-1"].at.Sub(t0)
 	e.progress("agent: %d offsets in %s, peak heap %d above idle %d;%s", n, took, peak-idle, idle,
 		stageMeans([]resultInfo{got["bulk-1"]}))
+	transit, err := e.requestTransit(ctx, msg)
+	if err != nil {
+		return nil, err
+	}
+	e.progress("request transit alone: %s", transit)
 	const mib = 1 << 20
 	return []row{
 		ratioRow(sc, fmt.Sprintf("%d offsets, publish->result (records/s)", n),
 			float64(n)/took.Seconds(), float64(n)/base.Seconds(), "%.0f", ">=", 0.8),
 		ratioRow(sc, "peak heap above idle agent (MiB) vs request size", float64(peak-idle)/mib, float64(size)/mib, "%.1f", "<=", 5),
+		ratioRow(sc, "the request record alone, publish->fetched vs bare write (ms)",
+			ms(transit), ms(base), "%.0f", "", 0),
+		ratioRow(sc, "publish->result less the request's transit (records/s)",
+			float64(n)/max(took-transit, time.Millisecond).Seconds(), float64(n)/base.Seconds(), "%.0f", "", 0),
 	}, nil
+}
+
+// requestTransit is the time the bulk request record alone takes from publish to a waiting
+// plain reader of a fresh topic (the agent's fetch settings), median of three: the part of the
+// agent's publish->result that is the broker moving the request, before the agent can start.
+func (e *env) requestTransit(ctx context.Context, msg kafka.Message) (time.Duration, error) {
+	topic := fmt.Sprintf("transit-%d", e.seq.Add(1))
+	cl := &kafka.Client{Addr: kafka.TCP(e.brokers...), Timeout: 30 * time.Second}
+	if err := offsetstore.EnsureTopic(ctx, cl, topic, 1, map[string]string{"max.message.bytes": fmt.Sprint(maxMessageBytes)}); err != nil {
+		return 0, fmt.Errorf("create topic %q: %w", topic, err)
+	}
+	pub := newPublisher(e.brokers, topic)
+	defer pub.Close()
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: e.brokers, Topic: topic, Partition: 0,
+		MinBytes: 1, MaxBytes: maxMessageBytes, MaxWait: 250 * time.Millisecond})
+	defer r.Close()
+	if err := pub.WriteMessages(ctx, kafka.Message{Value: []byte("warm-up")}); err != nil {
+		return 0, fmt.Errorf("warm up %q: %w", topic, err)
+	}
+	if _, err := r.FetchMessage(ctx); err != nil {
+		return 0, fmt.Errorf("warm up %q: %w", topic, err)
+	}
+	var tries []time.Duration
+	for range 3 {
+		fetched := make(chan error, 1)
+		go func() {
+			_, err := r.FetchMessage(ctx)
+			fetched <- err
+		}()
+		t0 := time.Now()
+		if err := pub.WriteMessages(ctx, msg); err != nil {
+			return 0, fmt.Errorf("publish to %q: %w", topic, err)
+		}
+		select {
+		case err := <-fetched:
+			if err != nil {
+				return 0, fmt.Errorf("fetch from %q: %w", topic, err)
+			}
+		case <-time.After(time.Minute):
+			return 0, fmt.Errorf("fetch from %q: no record in a minute", topic)
+		}
+		tries = append(tries, time.Since(t0))
+	}
+	slices.Sort(tries)
+	return tries[1], nil
 }
 
 // startProfile starts the CPU profile of -cpuprofile when scenario is the one to profile; the
