@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,12 +18,14 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Fetch tuning for Log. A fetch asks for one partition (kafka-go's Client.Fetch has no
-// multi-partition form); every partition has its own loop and, through the Transport's pool, its own
-// connection, so a long poll on one partition never delays another.
+// Fetch tuning for Log. One fetch asks for all the partitions a broker leads (kafka-go's
+// Client.Fetch has one partition per request; the Fetch request itself has many), up to
+// logFetchMaxBytes of each and logFetchRequestBytes in all: a write of ten records to ten
+// partitions wakes one fetch, not ten.
 const (
-	logFetchMaxBytes = 1 << 20
-	logFetchMaxWait  = 500 * time.Millisecond
+	logFetchMaxBytes     = 1 << 20
+	logFetchRequestBytes = 16 << 20
+	logFetchMaxWait      = 500 * time.Millisecond
 	logBackoffMin    = 100 * time.Millisecond
 	logBackoffMax    = 5 * time.Second
 	// logApplyChunk bounds the messages handed to apply at once, so a 1 MiB fetch of small records
@@ -145,12 +148,68 @@ func (l *Log) Run(ctx context.Context) (err error) {
 	l.mu.Unlock()
 	close(l.inited)
 
-	g, gctx := errgroup.WithContext(ctx)
-	for p := range n {
-		g.Go(func() error { return l.tail(gctx, p, first[p]) })
+	// The initial load runs a fetch loop per partition, so that the broker builds one
+	// partition's response while the view applies another's. Then, and whenever a partition's
+	// leadership moves (a broker answers "not leader", or kafka-go's routing finds the
+	// partitions of one request led by two brokers), every loop stops and the partitions are
+	// grouped again from fresh metadata: one loop per leader.
+	backoff := logBackoffMin
+	for {
+		leaders, err := partitionLeaders(ctx, l.client, l.topic)
+		if err == nil && len(leaders) < n {
+			err = fmt.Errorf("topic has %d partitions, was %d", len(leaders), n)
+		}
+		if err == nil {
+			loading := !l.Ready()
+			groups := map[int][]int{}
+			for p := range n {
+				if loading {
+					groups[p] = []int{p}
+				} else {
+					groups[leaders[p]] = append(groups[leaders[p]], p)
+				}
+			}
+			g, gctx := errgroup.WithContext(ctx)
+			for _, parts := range groups {
+				g.Go(func() error { return l.tail(gctx, parts) })
+			}
+			if loading {
+				g.Go(func() error {
+					select {
+					case <-l.ready:
+						return errLoaded
+					case <-gctx.Done():
+						return nil
+					}
+				})
+			}
+			err = g.Wait()
+			if ctx.Err() != nil {
+				return nil
+			}
+			if errors.Is(err, errLoaded) {
+				continue
+			}
+			if !errors.Is(err, errRegroup) {
+				return err
+			}
+		}
+		l.logger.Warn("regroup log partitions by leader", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, logBackoffMax)
 	}
-	return g.Wait()
 }
+
+// errRegroup and errLoaded stop the fetch loops of Run so that partitions are grouped by
+// leader again.
+var (
+	errRegroup = errors.New("partition leadership changed")
+	errLoaded  = errors.New("initial load done")
+)
 
 // WaitReady blocks until the log has applied every record before the end offsets seen when Run
 // started.
@@ -374,17 +433,24 @@ func (l *Log) checkReadyLocked() {
 	close(l.ready)
 }
 
-// tail fetches partition p from offset until ctx is done. Fetch errors are retried with backoff,
-// as Connect's consumer does; they are logged, never fatal, so a broker restart only delays the
-// view.
-func (l *Log) tail(ctx context.Context, p int, offset int64) error {
+// tail fetches partitions (all led by one broker) from l.next until ctx is done, with one
+// Fetch request for all of them per round. Fetch errors are retried with backoff, as Connect's
+// consumer does; they are logged, never fatal, so a broker restart only delays the view. A
+// leadership error returns errRegroup.
+func (l *Log) tail(ctx context.Context, parts []int) error {
+	offsets := make(map[int]int64, len(parts))
+	l.mu.Lock()
+	for _, p := range parts {
+		offsets[p] = l.next[p]
+	}
+	l.mu.Unlock()
 	var batch []kafka.Message
 	backoff := logBackoffMin
 	retry := func(msg string, err error) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		l.logger.Warn(msg, "partition", p, "offset", offset, "err", err)
+		l.logger.Warn(msg, "partitions", parts, "err", err)
 		select {
 		case <-ctx.Done():
 			return false
@@ -393,53 +459,117 @@ func (l *Log) tail(ctx context.Context, p int, offset int64) error {
 		backoff = min(2*backoff, logBackoffMax)
 		return true
 	}
-	for {
-		res, err := l.client.Fetch(ctx, &kafka.FetchRequest{
-			Topic:     l.topic,
-			Partition: p,
-			Offset:    offset,
-			MinBytes:  1,
-			MaxBytes:  logFetchMaxBytes,
-			MaxWait:   logFetchMaxWait,
-		})
-		if err == nil && res.Error != nil {
-			err = res.Error
-			if errors.Is(err, kafka.OffsetOutOfRange) && res.LogStartOffset > offset {
-				// Retention or DeleteRecords removed the records we wanted: start at the log start,
-				// as a consumer with auto.offset.reset=earliest would.
-				offset = res.LogStartOffset
-				continue
-			}
+	req := &fetchapi.Request{ReplicaID: -1, MinBytes: 1, MaxBytes: logFetchRequestBytes,
+		MaxWaitTime: int32(logFetchMaxWait / time.Millisecond), SessionID: -1, SessionEpoch: -1,
+		Topics: []fetchapi.RequestTopic{{Topic: l.topic, Partitions: make([]fetchapi.RequestPartition, len(parts))}}}
+	for round := 0; ; round++ {
+		// A broker fills the response in request order up to MaxBytes: rotate the order so
+		// that no partition waits behind busy ones for long.
+		for i := range parts {
+			p := parts[(i+round)%len(parts)]
+			req.Topics[0].Partitions[i] = fetchapi.RequestPartition{Partition: int32(p), CurrentLeaderEpoch: -1,
+				FetchOffset: offsets[p], LogStartOffset: -1, PartitionMaxBytes: logFetchMaxBytes}
 		}
+		msg, err := l.transport().RoundTrip(ctx, l.client.Addr, req)
 		if err != nil {
+			if isLeadershipError(err) {
+				return fmt.Errorf("fetch log records: %w: %w", errRegroup, err)
+			}
 			if !retry("fetch log records", err) {
 				return nil
 			}
 			continue
 		}
-		backoff = logBackoffMin
-
-		var next int64
-		batch, next, err = readRecords(res.Records, l.topic, p, offset, batch[:0], l.applyBatch)
-		if err != nil {
-			// Records applied before the error are applied again after the retry: harmless for a
-			// latest-value-per-key view.
-			if !retry("decode log records", err) {
+		res, ok := msg.(*fetchapi.Response)
+		if !ok {
+			if !retry("fetch log records", fmt.Errorf("unexpected response %T", msg)) {
 				return nil
 			}
 			continue
 		}
-		l.applyBatch(batch)
-		if next == offset && res.HighWatermark > offset {
-			// Nothing at or after offset below the high watermark: compaction removed the tail (e.g.
-			// an expired tombstone). Connect's consumer position would move past it the same way.
-			next = res.HighWatermark
+		var failed error
+		for _, t := range res.Topics {
+			if t.Topic != l.topic {
+				continue
+			}
+			for i := range t.Partitions {
+				rp := &t.Partitions[i]
+				p := int(rp.Partition)
+				offset, mine := offsets[p]
+				if !mine {
+					discard(rp)
+					continue
+				}
+				if rp.ErrorCode != 0 {
+					discard(rp)
+					perr := kafka.Error(rp.ErrorCode)
+					if errors.Is(perr, kafka.OffsetOutOfRange) && rp.LogStartOffset > offset {
+						// Retention or DeleteRecords removed the records we wanted: start at the
+						// log start, as a consumer with auto.offset.reset=earliest would.
+						offsets[p] = rp.LogStartOffset
+						continue
+					}
+					if isLeadershipError(perr) {
+						return fmt.Errorf("fetch log records of partition %d: %w: %w", p, errRegroup, perr)
+					}
+					failed = cmpErr(failed, fmt.Errorf("partition %d: %w", p, perr))
+					continue
+				}
+				var next int64
+				if rp.RecordSet.Records != nil {
+					batch, next, err = readRecords(rp.RecordSet.Records, l.topic, p, offset, batch[:0], l.applyBatch)
+					if err != nil {
+						// Records applied before the error are applied again after the retry:
+						// harmless for a latest-value-per-key view.
+						discard(rp)
+						failed = cmpErr(failed, err)
+						continue
+					}
+					l.applyBatch(batch)
+				} else {
+					next = offset
+				}
+				if next == offset && rp.HighWatermark > offset {
+					// Nothing at or after offset below the high watermark: compaction removed the
+					// tail (e.g. an expired tombstone). Connect's consumer position would move
+					// past it the same way.
+					next = rp.HighWatermark
+				}
+				if next != offset {
+					l.advance(p, next)
+					offsets[p] = next
+				}
+			}
 		}
-		if next != offset {
-			l.advance(p, next)
-			offset = next
+		if failed != nil {
+			if !retry("fetch log records", failed) {
+				return nil
+			}
+			continue
+		}
+		backoff = logBackoffMin
+	}
+}
+
+// discard releases a fetched partition's records unread.
+func discard(rp *fetchapi.ResponsePartition) {
+	if rp.RecordSet.Records != nil {
+		discardRecords(rp.RecordSet.Records)
+	}
+}
+
+// isLeadershipError reports whether err means a request went to a broker that does not lead
+// one of its partitions (or does not know it yet), so partitions must be grouped again.
+func isLeadershipError(err error) bool {
+	for _, e := range []error{kafka.NotLeaderForPartition, kafka.LeaderNotAvailable, kafka.ReplicaNotAvailable,
+		kafka.UnknownTopicOrPartition, kafka.FencedLeaderEpoch, kafka.UnknownLeaderEpoch,
+		protocol.ErrNoLeader, protocol.ErrNoPartition, protocol.ErrNoTopic} {
+		if errors.Is(err, e) {
+			return true
 		}
 	}
+	// kafka-go's routing of a request whose partitions its metadata shows led by two brokers.
+	return strings.Contains(err.Error(), "mismatching leaders")
 }
 
 func (l *Log) applyBatch(batch []kafka.Message) {

@@ -343,3 +343,45 @@ func TestSyncOneRequest(t *testing.T) {
 		lists.Remove()
 	}
 }
+
+// After the initial load the offsets view fetches all partitions of a leader in one request:
+// a write to ten partitions wakes a fetch or two, not ten. A partition whose broker says it
+// is not the leader makes the view group its partitions again, and it goes on reading.
+func TestLogFetchGrouping(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	createConnectTopics(t, brokers)
+	s := runStore(t, brokers)
+	ctx := testContext(t)
+	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
+	time.Sleep(100 * time.Millisecond) // let the loops regroup after the load
+
+	longPoll := func(r kmsg.Request) bool {
+		f := r.(*kmsg.FetchRequest)
+		return f.MaxWaitMillis > 0 && len(f.Topics) == 1 && f.Topics[0].Topic == testOffsetsTopic
+	}
+	fetches := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Observe: true, Count: -1, When: longPoll})
+	recs := make([]Record, 10)
+	for i := range recs {
+		recs[i] = Record{Key: fmt.Appendf(nil, `["grouped",{"p":%d}]`, i), Value: []byte(`{"o":1}`), Partition: 2 * i}
+	}
+	require.NoError(t, s.Write(ctx, testOffsetsTopic, recs))
+	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
+	require.Len(t, s.SourceOffsets(testOffsetsTopic, "grouped"), 10)
+	require.LessOrEqual(t, fetches.Hits(), 3, "long-poll fetches to read 10 partitions")
+	fetches.Remove()
+
+	// The next long poll of partition 5 is refused twice as if leadership had moved.
+	refused := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: testOffsetsTopic, Partitions: []int32{5},
+		Err: kerr.NotLeaderForPartition, Count: 2, When: longPoll})
+	// A write to partition 6 first ends the long poll already waiting (the fault only sees
+	// requests that arrive after it).
+	require.NoError(t, s.Write(ctx, testOffsetsTopic, []Record{{Key: []byte(`["moved",{"p":6}]`), Value: []byte(`{"o":6}`), Partition: 6}}))
+	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
+	require.NoError(t, s.Write(ctx, testOffsetsTopic, []Record{{Key: []byte(`["moved",{"p":5}]`), Value: []byte(`{"o":5}`), Partition: 5}}))
+	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
+	require.Len(t, s.SourceOffsets(testOffsetsTopic, "moved"), 2)
+	require.Positive(t, refused.Hits())
+}
