@@ -26,8 +26,8 @@ const (
 	logFetchMaxBytes     = 1 << 20
 	logFetchRequestBytes = 16 << 20
 	logFetchMaxWait      = 500 * time.Millisecond
-	logBackoffMin    = 100 * time.Millisecond
-	logBackoffMax    = 5 * time.Second
+	logBackoffMin        = 100 * time.Millisecond
+	logBackoffMax        = 5 * time.Second
 	// logApplyChunk bounds the messages handed to apply at once, so a 1 MiB fetch of small records
 	// does not grow a large []kafka.Message per partition.
 	logApplyChunk = 256
