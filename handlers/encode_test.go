@@ -15,17 +15,7 @@ import (
 // of encoding each entry on its own, in request order, without the null offsets.
 func TestEncodeOffsetsParallel(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	entries := make([]events.OffsetEntry, 3*encodeParallelMin+11)
-	for i := range entries {
-		entries[i].Partition = offsetstore.Map{
-			{Key: "topic", Value: "t" + strconv.Itoa(i%37)},
-			{Key: "partition", Value: offsetstore.Number(strconv.Itoa(i))},
-			{Key: "cluster", Value: "src"},
-		}
-		if i%5 != 0 {
-			entries[i].Offset = offsetstore.Map{{Key: "offset", Value: offsetstore.Number(strconv.Itoa(7 * i))}, {Key: "a", Value: true}}
-		}
-	}
+	entries := testEntries(3*encodeParallelMin + 11)
 	var want []offsetstore.Record
 	for _, e := range entries {
 		if e.Offset == nil {
@@ -38,6 +28,7 @@ func TestEncodeOffsetsParallel(t *testing.T) {
 		})
 	}
 	got := encodeOffsets("conn", entries, nil)
+	require.Equal(t, make([]events.OffsetEntry, len(entries)), entries, "entries are released as they are encoded")
 	require.Len(t, got, len(want))
 	for i := range want {
 		require.Equal(t, string(want[i].Key), string(got[i].Key), "record %d", i)
@@ -52,6 +43,22 @@ func TestEncodeOffsetsParallel(t *testing.T) {
 		}
 		return out
 	}
-	got = encodeOffsets("conn", entries[:3], reverse)
+	got = encodeOffsets("conn", testEntries(3), reverse)
 	require.Equal(t, `["conn",{"cluster":"src","partition":1,"topic":"t1"}]`, string(got[0].Key))
+}
+
+// testEntries are n MM2-like offsets, every fifth with a null offset.
+func testEntries(n int) []events.OffsetEntry {
+	entries := make([]events.OffsetEntry, n)
+	for i := range entries {
+		entries[i].Partition = offsetstore.Map{
+			{Key: "topic", Value: "t" + strconv.Itoa(i%37)},
+			{Key: "partition", Value: offsetstore.Number(strconv.Itoa(i))},
+			{Key: "cluster", Value: "src"},
+		}
+		if i%5 != 0 {
+			entries[i].Offset = offsetstore.Map{{Key: "offset", Value: offsetstore.Number(strconv.Itoa(7 * i))}, {Key: "a", Value: true}}
+		}
+	}
+	return entries
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -283,27 +282,42 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 
 // encodeOffsets encodes the non-null offsets of entries into records for connector name, with
 // partition maps in order's key order (Java HashMap order when order is nil) and offset maps in
-// Java HashMap order.
+// Java HashMap order. It consumes entries: each is cleared once encoded, so that the decoded
+// maps of a large request can be collected while the rest is encoded.
 //
 // Keys and values are encoded back to back into shared arenas instead of two allocations per
 // offset: a 100,000-offset request makes a few large allocations, not 200,000 small ones. A
 // full arena is left to the records that point into it and a new one started. Large requests
-// are encoded in parallel ranges, each with its own arenas, and joined in order.
+// are encoded in parallel ranges, each with its own arenas, into one slice of records.
 func encodeOffsets(name string, entries []events.OffsetEntry, order func(offsetstore.Map) offsetstore.Map) []offsetstore.Record {
 	const arenaSize = 256 << 10
-	parts := make([][]offsetstore.Record, chunks.Count(len(entries), encodeParallelMin))
-	chunks.Each(len(entries), encodeParallelMin, func(i, lo, hi int) {
-		recs := make([]offsetstore.Record, 0, hi-lo)
+	ranges := chunks.Split(len(entries), encodeParallelMin)
+	// Where each range's records start: null offsets make no record.
+	starts := make([]int, len(ranges)+1)
+	for i, r := range ranges {
+		n := 0
+		for _, e := range entries[r.Lo:r.Hi] {
+			if e.Offset != nil {
+				n++
+			}
+		}
+		starts[i+1] = starts[i] + n
+	}
+	records := make([]offsetstore.Record, starts[len(ranges)])
+	chunks.Run(ranges, func(i int, r chunks.Range) {
+		recs := records[starts[i]:starts[i]:starts[i+1]]
 		var arena []byte
 		var pbuf, obuf [smallMap]offsetstore.Field
-		for i, e := range entries[lo:hi] {
+		for k := r.Lo; k < r.Hi; k++ {
+			e := entries[k]
+			entries[k] = events.OffsetEntry{}
 			if e.Offset == nil {
 				continue // a null offset resets the partition: the wipe already removed it
 			}
 			if cap(arena)-len(arena) < 4<<10 {
 				// Small requests get a small arena: a full one for ten offsets was most of
 				// what the many-connectors load allocated.
-				arena = make([]byte, 0, min(arenaSize, (hi-lo-i)*recordGuess+8<<10))
+				arena = make([]byte, 0, min(arenaSize, (r.Hi-k)*recordGuess+8<<10))
 			}
 			partition := e.Partition
 			if order != nil {
@@ -318,12 +332,8 @@ func encodeOffsets(name string, entries []events.OffsetEntry, order func(offsets
 			end := len(arena)
 			recs = append(recs, offsetstore.Record{Key: arena[start:mid:mid], Value: arena[mid:end:end], Partition: -1})
 		}
-		parts[i] = recs
 	})
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return slices.Concat(parts...)
+	return records
 }
 
 // recordGuess is a typical offsets record's key and value size in bytes, for sizing arenas.

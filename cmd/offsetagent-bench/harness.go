@@ -146,12 +146,12 @@ type resultWatcher struct {
 
 	mu      sync.Mutex
 	got     map[string]resultInfo
-	changed chan struct{}
+	waiters []*waiter
 }
 
 func watchResults(ctx context.Context, brokers []string, topic string, partitions int, decode bool) (*resultWatcher, error) {
 	wctx, cancel := context.WithCancel(ctx)
-	w := &resultWatcher{cancel: cancel, decode: decode, got: map[string]resultInfo{}, changed: make(chan struct{}, 1)}
+	w := &resultWatcher{cancel: cancel, decode: decode, got: map[string]resultInfo{}}
 	for p := range partitions {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p,
 			MinBytes: 1, MaxWait: 100 * time.Millisecond, MaxBytes: 1 << 20})
@@ -193,43 +193,62 @@ func (w *resultWatcher) note(m *kafka.Message) {
 		}
 	}
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, dup := w.got[id]; dup {
+		return
+	}
 	w.got[id] = info
-	w.mu.Unlock()
-	select {
-	case w.changed <- struct{}{}:
-	default:
+	for _, wt := range w.waiters {
+		if _, ok := wt.want[id]; ok {
+			if wt.left--; wt.left == 0 {
+				close(wt.done)
+			}
+		}
 	}
 }
 
 // wait returns the results of ids once all arrived or when timeout passed (then only those
-// that did). Each wake-up looks only at the ids still missing, so waiting for thousands of
-// results does not take the CPU the agent and broker are measured on.
+// that did). The watcher counts arrivals for it, so waiting for thousands of results costs
+// nothing per result beyond a map lookup (the agent and broker are measured on this CPU).
 func (w *resultWatcher) wait(ctx context.Context, ids []string, timeout time.Duration) map[string]resultInfo {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	out := make(map[string]resultInfo, len(ids))
-	missing := slices.Clone(ids)
-	for {
-		w.mu.Lock()
-		missing = slices.DeleteFunc(missing, func(id string) bool {
-			r, ok := w.got[id]
-			if ok {
-				out[id] = r
-			}
-			return ok
-		})
-		w.mu.Unlock()
-		if len(missing) == 0 {
-			return out
-		}
-		select {
-		case <-w.changed:
-		case <-deadline.C:
-			return out
-		case <-ctx.Done():
-			return out
+	wt := &waiter{want: make(map[string]struct{}, len(ids)), done: make(chan struct{})}
+	w.mu.Lock()
+	for _, id := range ids {
+		if _, ok := w.got[id]; !ok {
+			wt.want[id] = struct{}{}
 		}
 	}
+	wt.left = len(wt.want)
+	if wt.left > 0 {
+		w.waiters = append(w.waiters, wt)
+	}
+	w.mu.Unlock()
+	if wt.left > 0 {
+		deadline := time.NewTimer(timeout)
+		select {
+		case <-wt.done:
+		case <-deadline.C:
+		case <-ctx.Done():
+		}
+		deadline.Stop()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.waiters = slices.DeleteFunc(w.waiters, func(o *waiter) bool { return o == wt })
+	out := make(map[string]resultInfo, len(ids))
+	for _, id := range ids {
+		if r, ok := w.got[id]; ok {
+			out[id] = r
+		}
+	}
+	return out
+}
+
+// waiter is one wait call's count of the results it still misses.
+type waiter struct {
+	want map[string]struct{}
+	left int
+	done chan struct{}
 }
 
 func (w *resultWatcher) close() {

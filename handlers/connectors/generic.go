@@ -168,7 +168,8 @@ func validateFormat(m offsetstore.Map) error {
 // Dedupe applies "duplicate partitions: the last one wins" (ConnectorOffsets.toMap fills a HashMap):
 // entries with equal partitions (Java Map.equals: same keys and values, in any key order) collapse
 // into one that keeps the first entry's position and partition and takes the last entry's offset, as
-// HashMap.put keeps the original key object. Null partitions are equal to each other.
+// HashMap.put keeps the original key object. Null partitions are equal to each other. Without
+// duplicates it returns offsets itself.
 //
 // Partitions are compared by their canonical texts (canonicalKey). The texts' 64-bit hashes are
 // computed in parallel ranges and indexed in order; only partitions whose hashes are equal have
@@ -182,13 +183,37 @@ func Dedupe(offsets []events.OffsetEntry) []events.OffsetEntry {
 			hashes[i] = partitionHash(seed, appendCanonicalKey(buf[:0], offsets[i].Partition))
 		}
 	})
-	out := make([]events.OffsetEntry, 0, len(offsets))
-	// index maps a hash to the position in out of the first partition with it; partitions that
-	// share a hash but differ are in more.
+	// index maps a hash to the position of the first partition with it; partitions that share
+	// a hash but differ are in more. Until the first duplicate, positions in offsets are those
+	// of the result, and a request without duplicates (the usual one) is returned as it is.
 	index := make(map[uint64]int32, len(offsets))
 	var more map[uint64][]int32
-	for n, e := range offsets {
+	add := func(h uint64, at int) {
+		if more == nil {
+			more = map[uint64][]int32{}
+		}
+		more[h] = append(more[h], int32(at))
+	}
+	dup := -1
+	for n := range offsets {
 		h := hashes[n]
+		i, ok := index[h]
+		if !ok {
+			index[h] = int32(n)
+			continue
+		}
+		if _, found := sameOf(offsets, append([]int32{i}, more[h]...), offsets[n].Partition); found {
+			dup = n
+			break
+		}
+		add(h, n)
+	}
+	if dup < 0 {
+		return offsets
+	}
+	out := append(make([]events.OffsetEntry, 0, len(offsets)), offsets[:dup]...)
+	for n := dup; n < len(offsets); n++ {
+		e, h := offsets[n], hashes[n]
 		i, ok := index[h]
 		if !ok {
 			index[h] = int32(len(out))
@@ -199,10 +224,7 @@ func Dedupe(offsets []events.OffsetEntry) []events.OffsetEntry {
 			out[at].Offset = e.Offset
 			continue
 		}
-		if more == nil {
-			more = map[uint64][]int32{}
-		}
-		more[h] = append(more[h], int32(len(out)))
+		add(h, len(out))
 		out = append(out, e)
 	}
 	return out

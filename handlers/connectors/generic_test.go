@@ -197,6 +197,16 @@ func TestDedupe(t *testing.T) {
 			want:    `[{"partition":{"a":1e2},"offset":{"o":2}}]`,
 		},
 		{
+			name:    "duplicates of several partitions, after distinct ones",
+			offsets: `[{"partition":{"a":1},"offset":{"o":1}},{"partition":{"a":2},"offset":{"o":2}},{"partition":{"a":2},"offset":{"o":3}},{"partition":{"a":1},"offset":{"o":4}},{"partition":{"a":3},"offset":{"o":5}}]`,
+			want:    `[{"partition":{"a":1},"offset":{"o":4}},{"partition":{"a":2},"offset":{"o":3}},{"partition":{"a":3},"offset":{"o":5}}]`,
+		},
+		{
+			name:    "no duplicates",
+			offsets: `[{"partition":{"a":1},"offset":{"o":1}},{"partition":{"a":2},"offset":{"o":2}}]`,
+			want:    `[{"partition":{"a":1},"offset":{"o":1}},{"partition":{"a":2},"offset":{"o":2}}]`,
+		},
+		{
 			name:    "null partitions collapse",
 			offsets: `[{"partition":null,"offset":{"o":1}},{"offset":{"o":2}}]`,
 			want:    `[{"partition":null,"offset":{"o":2}}]`,
@@ -204,7 +214,9 @@ func TestDedupe(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, entries(t, tc.want), Dedupe(entries(t, tc.offsets)))
+			in := entries(t, tc.offsets)
+			require.Equal(t, entries(t, tc.want), Dedupe(in))
+			require.Equal(t, entries(t, tc.offsets), in, "Dedupe changed its input")
 		})
 	}
 	// Every partition's hash equal: the texts alone must tell partitions apart.
