@@ -54,7 +54,6 @@ type Agent struct {
 	proc    Processor
 	results *resultLog
 	intents *intentLog
-	writer  *kafka.Writer
 
 	ready    atomic.Bool
 	stopping atomic.Bool
@@ -99,7 +98,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	if a.results, err = newResultLog(logOpts, cfg.ResultTopic, cfg.DedupeWindow, cfg.DedupeMaxEntries); err != nil {
 		return nil, err
 	}
-	if a.intents, err = newIntentLog(logOpts, cfg.IntentTopic); err != nil {
+	if a.intents, err = newIntentLog(logOpts, cfg.IntentTopic, a.store.Producer()); err != nil {
 		return nil, err
 	}
 	if opts.Stages != nil {
@@ -126,19 +125,6 @@ func New(cfg Config, opts Options) (*Agent, error) {
 			return nil, err
 		}
 		a.proc = creator
-	}
-	a.writer = &kafka.Writer{
-		Addr:         kafka.TCP(cfg.Brokers...),
-		Topic:        cfg.ResultTopic,
-		Balancer:     &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll,
-		// Results are small and latency matters: send as soon as a batch has anything.
-		BatchTimeout: time.Millisecond,
-		// kafka-go allocates BatchSize messages for every batch: keep it near what one flush holds.
-		BatchSize: 64,
-		// One attempt: publish retries through handlers.Retry with the shared classifier.
-		MaxAttempts: 1,
-		Transport:   conns.Transport,
 	}
 	return a, nil
 }
@@ -196,10 +182,6 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { a.lagLoop(gctx); return nil })
 	err = g.Wait()
 	cancelWork()
-	_ = a.intents.w.Close()
-	if cerr := a.writer.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("close result writer: %w", cerr)
-	}
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}

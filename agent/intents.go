@@ -23,24 +23,21 @@ const intentMaxBytes = 64 << 20
 // replica: handlers.IntentStore on top of a materialised view.
 type intentLog struct {
 	log *offsetstore.Log
-	w   *kafka.Writer
+	// producer writes intents, batched with the other writes of concurrent requests.
+	producer *offsetstore.Producer
+	topic    string
 
 	mu      sync.Mutex
 	intents map[string]*handlers.Intent
 }
 
-func newIntentLog(opts offsetstore.Options, topic string) (*intentLog, error) {
-	il := &intentLog{intents: map[string]*handlers.Intent{}}
+func newIntentLog(opts offsetstore.Options, topic string, producer *offsetstore.Producer) (*intentLog, error) {
+	il := &intentLog{intents: map[string]*handlers.Intent{}, producer: producer, topic: topic}
 	l, err := offsetstore.NewLog(opts, topic, il.apply)
 	if err != nil {
 		return nil, err
 	}
 	il.log = l
-	il.w = &kafka.Writer{
-		Addr: kafka.TCP(opts.Brokers...), Topic: topic, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: 50 * time.Microsecond, BatchBytes: intentMaxBytes,
-		Transport: opts.Transport,
-	}
 	return il, nil
 }
 
@@ -76,7 +73,7 @@ func (il *intentLog) Put(ctx context.Context, in *handlers.Intent) error {
 	if err != nil {
 		return fmt.Errorf("encode intent: %w", err)
 	}
-	if err := firstWriteError(il.w.WriteMessages(ctx, kafka.Message{Key: []byte(in.Name), Value: b})); err != nil {
+	if err := il.write(ctx, kafka.Message{Key: []byte(in.Name), Value: b}); err != nil {
 		return err
 	}
 	il.mu.Lock()
@@ -85,9 +82,18 @@ func (il *intentLog) Put(ctx context.Context, in *handlers.Intent) error {
 	return nil
 }
 
+// write writes m to the intent topic, to the partition kafka.Hash picks for its key.
+func (il *intentLog) write(ctx context.Context, m kafka.Message) error {
+	m.Topic, m.Partition = il.topic, -1
+	if errs := il.producer.Produce(ctx, []kafka.Message{m}); errs != nil {
+		return errs[0]
+	}
+	return nil
+}
+
 // Delete implements handlers.IntentStore.
 func (il *intentLog) Delete(ctx context.Context, name string) error {
-	if err := firstWriteError(il.w.WriteMessages(ctx, kafka.Message{Key: []byte(name)})); err != nil {
+	if err := il.write(ctx, kafka.Message{Key: []byte(name)}); err != nil {
 		return err
 	}
 	il.mu.Lock()
@@ -111,7 +117,7 @@ func (il *intentLog) sweep(ctx context.Context, resultOut func(source, id string
 	il.mu.Unlock()
 	var errs []error
 	for _, name := range stale {
-		errs = append(errs, il.Delete(ctx, name))
+		errs = append(errs, il.deleteRetrying(ctx, name))
 	}
 	return errors.Join(errs...)
 }
@@ -122,5 +128,12 @@ func (il *intentLog) finish(ctx context.Context, name, source, id string) error 
 	if !ok || in.RequestID != id || in.RequestSource != source {
 		return nil
 	}
-	return il.Delete(ctx, name)
+	return il.deleteRetrying(ctx, name)
+}
+
+// deleteRetrying is Delete with a few retries of transient errors, for the removals the agent
+// makes outside a request's stages (those retry through the Creator's classifier).
+func (il *intentLog) deleteRetrying(ctx context.Context, name string) error {
+	b := handlers.Backoff{Base: 50 * time.Millisecond, Max: time.Second, Attempts: 5}
+	return handlers.Retry(ctx, b, nil, func(ctx context.Context) error { return il.Delete(ctx, name) })
 }

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -85,14 +84,17 @@ func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
 	msg.Headers = append(msg.Headers,
 		kafka.Header{Key: "ce_requestid", Value: []byte(out.Result.RequestID)},
 		kafka.Header{Key: "ce_requestsource", Value: []byte(out.Result.RequestSource)})
-	msg.Topic = "" // the writer names the topic
+	msg.Partition = -1 // kafka.Hash of the key
 	// Every error is retried while the agent works: a request must end with its result, and
 	// a permission being fixed or a long outage only delays it. After an ambiguous error (a
 	// timeout or a dropped connection: the broker may have appended the record) the result log
 	// is read to its end first, so a result that did land is not written twice.
 	backoff := handlers.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second, Attempts: 1}
 	for attempt := 1; ; attempt++ {
-		err := firstWriteError(a.writer.WriteMessages(work, msg))
+		var err error
+		if errs := a.store.Producer().Produce(work, []kafka.Message{msg}); errs != nil {
+			err = errs[0]
+		}
 		if err == nil {
 			break
 		}
@@ -113,20 +115,6 @@ func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
 	}
 	a.results.add(out.Result.RequestSource, out.Result.RequestID)
 	return nil
-}
-
-// firstWriteError unwraps kafka-go's per-message WriteErrors so that the classifier sees
-// the broker's error.
-func firstWriteError(err error) error {
-	var werr kafka.WriteErrors
-	if errors.As(err, &werr) {
-		for _, e := range werr {
-			if e != nil {
-				return e
-			}
-		}
-	}
-	return err
 }
 
 // observe records the metrics of a finished request.

@@ -164,8 +164,11 @@ func (c *Creator) takeSnapshot(ctx context.Context, j *job) error {
 // snapshot. An intent whose request already has a result out is stale (the agent died between
 // publishing the result and removing the intent): it is only removed.
 func (c *Creator) recoverIntent(ctx context.Context, in *Intent) error {
+	deleteIntent := func() error {
+		return c.retry(ctx, func(ctx context.Context) error { return c.opts.Intents.Delete(ctx, in.Name) })
+	}
 	if c.opts.ResultOut != nil && c.opts.ResultOut(in.RequestSource, in.RequestID) {
-		return c.opts.Intents.Delete(ctx, in.Name)
+		return deleteIntent()
 	}
 	c.opts.Logger.Warn("rolling back interrupted request", "connector", in.Name, "request_id", in.RequestID)
 	keys := []offsetstore.Record{{Key: []byte("target-state-" + in.Name), Partition: 0}, {Key: []byte("connector-" + in.Name), Partition: 0}}
@@ -209,5 +212,5 @@ func (c *Creator) recoverIntent(ctx context.Context, in *Intent) error {
 			}
 		}
 	}
-	return c.opts.Intents.Delete(ctx, in.Name)
+	return deleteIntent()
 }

@@ -69,3 +69,9 @@ func writeRaw(t testing.TB, brokers []string, msgs ...kafka.Message) {
 	defer func() { require.NoError(t, w.Close()) }()
 	require.NoError(t, w.WriteMessages(testContext(t), msgs...))
 }
+
+// explicitBalancer sends each message to its Partition field: kafka-go's Writer ignores
+// Message.Partition unless the Balancer reads it.
+type explicitBalancer struct{}
+
+func (explicitBalancer) Balance(msg kafka.Message, _ ...int) int { return msg.Partition }

@@ -350,7 +350,7 @@ func (l *Log) highWatermarks(ctx context.Context) ([]int64, error) {
 	for _, parts := range byLeader {
 		g.Go(func() error {
 			// The response-wide limit stays high: a broker may leave out the partitions after it.
-			msg, err := l.transport().RoundTrip(gctx, l.client.Addr, &fetchapi.Request{ReplicaID: -1,
+			msg, err := transportOf(l.client).RoundTrip(gctx, l.client.Addr, &fetchapi.Request{ReplicaID: -1,
 				MaxBytes: math.MaxInt32, SessionID: -1, SessionEpoch: -1,
 				Topics: []fetchapi.RequestTopic{{Topic: l.topic, Partitions: parts}}})
 			if err != nil {
@@ -390,14 +390,6 @@ func (l *Log) highWatermarks(ctx context.Context) ([]int64, error) {
 		}
 	}
 	return ends, nil
-}
-
-// transport is the RoundTripper of the log's client.
-func (l *Log) transport() kafka.RoundTripper {
-	if l.client.Transport != nil {
-		return l.client.Transport
-	}
-	return kafka.DefaultTransport
 }
 
 func (l *Log) stoppedErr() error {
@@ -470,7 +462,7 @@ func (l *Log) tail(ctx context.Context, parts []int) error {
 			req.Topics[0].Partitions[i] = fetchapi.RequestPartition{Partition: int32(p), CurrentLeaderEpoch: -1,
 				FetchOffset: offsets[p], LogStartOffset: -1, PartitionMaxBytes: logFetchMaxBytes}
 		}
-		msg, err := l.transport().RoundTrip(ctx, l.client.Addr, req)
+		msg, err := transportOf(l.client).RoundTrip(ctx, l.client.Addr, req)
 		if err != nil {
 			if isLeadershipError(err) {
 				return fmt.Errorf("fetch log records: %w: %w", errRegroup, err)

@@ -34,8 +34,9 @@ type Store struct {
 	opts   Options
 	logger *slog.Logger
 	client *kafka.Client
-	writer *kafka.Writer // for large writes
-	small  *kafka.Writer // for writes of up to smallWrite records
+	// producer sends small writes, batched with concurrent ones (large ones go straight to
+	// Produce requests, see produce).
+	producer *Producer
 
 	config    *configView
 	configLog *Log
@@ -75,15 +76,14 @@ func New(opts Options) (*Store, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{
-		opts:    opts,
-		logger:  opts.Logger,
-		client:  newClient(opts),
-		writer:  newWriter(opts, writeBatchSize),
-		small:   newWriter(opts, smallWrite),
-		config:  newConfigView(opts.Logger),
-		offsets: map[string]*offsetsTopic{},
-		trackCh: make(chan *Log),
-		stopped: make(chan struct{}),
+		opts:     opts,
+		logger:   opts.Logger,
+		client:   newClient(opts),
+		producer: NewProducer(opts),
+		config:   newConfigView(opts.Logger),
+		offsets:  map[string]*offsetsTopic{},
+		trackCh:  make(chan *Log),
+		stopped:  make(chan struct{}),
 	}
 	var err error
 	if s.configLog, err = NewLog(opts, opts.ConfigTopic, s.config.apply); err != nil {
@@ -142,13 +142,13 @@ func (s *Store) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the writer. Call it after Run returned and the last Write finished.
-func (s *Store) Close() error {
-	if err := errors.Join(s.writer.Close(), s.small.Close()); err != nil {
-		return fmt.Errorf("close offset store writer: %w", err)
-	}
-	return nil
-}
+// Close releases the store's resources. Call it after Run returned and the last Write
+// finished. The Producer needs no closing: it has no goroutine while nothing is in flight.
+func (s *Store) Close() error { return nil }
+
+// Producer is the store's Producer, which the agent shares for its own topics, so that
+// concurrent requests' intents and results travel with their config and offsets records.
+func (s *Store) Producer() *Producer { return s.producer }
 
 // WaitReady blocks until the initial load of the config and global offsets topics reached the
 // end offsets seen when Run started.

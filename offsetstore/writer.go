@@ -2,30 +2,13 @@ package offsetstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/protocol"
 	produceapi "github.com/segmentio/kafka-go/protocol/produce"
-)
-
-// Write tuning. kafka-go's Writer sends one batch at a time per partition (ordered, like
-// Connect's max.in.flight=1 producers) and the partitions in parallel. kafka-go preallocates
-// BatchSize messages per batch, so the count stays moderate: 2,000 offsets records are ~200 KiB.
-const (
-	writeBatchSize  = 2_000
-	writeBatchBytes = 1 << 20
-	// writeBatchTimeout is how long kafka-go waits for more records before sending a batch
-	// that is not full; large writes fill batches by size, small ones (config records,
-	// single offsets) should not wait.
-	writeBatchTimeout = 50 * time.Microsecond
-	// writeChunk bounds how many records are queued before Write looks at ctx again: kafka-go
-	// cannot withdraw queued records, so Write waits for each chunk to settle to count them.
-	writeChunk = 50_000
 )
 
 // Record is one record to write. A nil Value is a tombstone. Partition < 0 means the partition is
@@ -54,45 +37,12 @@ func (e *WriteError) Error() string {
 
 func (e *WriteError) Unwrap() error { return e.Err }
 
-// explicitBalancer sends each message to its Partition field: kafka-go's Writer ignores
-// Message.Partition unless the Balancer reads it.
-type explicitBalancer struct{}
-
-func (explicitBalancer) Balance(msg kafka.Message, _ ...int) int { return msg.Partition }
-
-func newWriter(opts Options, batchSize int) *kafka.Writer {
-	w := &kafka.Writer{
-		Addr:         kafka.TCP(opts.Brokers...),
-		Balancer:     explicitBalancer{},
-		RequiredAcks: kafka.RequireAll,
-		BatchSize:    batchSize,
-		BatchBytes:   writeBatchBytes,
-		BatchTimeout: writeBatchTimeout,
-		// One attempt: handlers.Retry retries, so that one classifier decides what is
-		// transient and every retry is counted (offsetagent_retries_total).
-		MaxAttempts: 1,
-	}
-	if opts.Transport != nil {
-		w.Transport = opts.Transport
-	}
-	return w
-}
-
-// smallWrite is the size up to which Write uses the small-batch writer. kafka-go allocates a
-// batch's full capacity (BatchSize messages) for every batch it starts, so a writer sized for
-// 100,000-record writes makes every two-record config write allocate and clear ~300 KB.
+// smallWrite is the size up to which Write sends through the shared Producer; larger writes
+// go straight to Produce requests of their own (produce).
 const smallWrite = 64
 
-// writerFor picks the writer whose batch size suits a write of n records.
-func (s *Store) writerFor(n int) *kafka.Writer {
-	if n <= smallWrite {
-		return s.small
-	}
-	return s.writer
-}
-
 // Write writes recs to topic with acks=all, in order per partition, batched and with the
-// partitions in flight in parallel. It returns once every record is acknowledged. On failure it
+// partition leaders in flight in parallel. It returns once every record is acknowledged. On failure it
 // returns a *WriteError saying which records were acknowledged, so callers can clean up precisely.
 // Cancelling ctx stops Write from queueing further records; records already queued are waited for.
 func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
@@ -116,64 +66,31 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 		parts[i] = int32(p)
 	}
 
-	if len(recs) > smallWrite || !onePartition(parts) {
+	if len(recs) > smallWrite {
 		return s.produce(ctx, topic, recs, parts, leaders)
 	}
 
-	// kafka-go's Message is ~150 bytes: build them one chunk at a time in a reused buffer, so a
-	// 100,000-record write does not hold 100,000 of them at once.
-	w := s.writerFor(len(recs))
-	msgs := make([]kafka.Message, min(len(recs), writeChunk))
-	var failed []int
-	var first error
-	for start := 0; start < len(recs); start += writeChunk {
-		end := min(start+writeChunk, len(recs))
-		if err := ctx.Err(); err != nil {
-			failed = append(failed, indexes(start, len(recs))...)
-			first = cmpErr(first, err)
-			break
-		}
-		chunk := msgs[:end-start]
-		for i := range chunk {
-			r := &recs[start+i]
-			chunk[i] = kafka.Message{Topic: topic, Partition: int(parts[start+i]), Key: r.Key, Value: r.Value}
-		}
-		// WithoutCancel: once queued, kafka-go sends the records whatever ctx does; returning early
-		// would lose track of which were acknowledged.
-		err := w.WriteMessages(context.WithoutCancel(ctx), chunk...)
-		var werrs kafka.WriteErrors
-		switch {
-		case err == nil:
-		case errors.As(err, &werrs):
-			for i, e := range werrs {
-				if e != nil {
-					failed = append(failed, start+i)
-					first = cmpErr(first, e)
-				}
-			}
-		default:
-			failed = append(failed, indexes(start, end)...)
-			first = cmpErr(first, err)
-		}
+	// Small writes (a connector's config records, a few offsets) go through the shared
+	// Producer, together with what concurrent requests write meanwhile.
+	msgs := make([]kafka.Message, len(recs))
+	for i := range recs {
+		msgs[i] = kafka.Message{Topic: topic, Partition: int(parts[i]), Key: recs[i].Key, Value: recs[i].Value}
 	}
-	if len(failed) == 0 {
+	// WithoutCancel: once queued, the records are sent whatever ctx does; returning early
+	// would lose track of which were acknowledged.
+	errs := s.producer.Produce(context.WithoutCancel(ctx), msgs)
+	if errs == nil {
 		return nil
 	}
-	return &WriteError{
-		Written: len(recs) - len(failed),
-		Failed:  failed,
-		Err:     fmt.Errorf("write to topic %q: %w", topic, first),
-	}
-}
-
-// onePartition reports whether every record goes to the same partition.
-func onePartition(parts []int32) bool {
-	for _, p := range parts {
-		if p != parts[0] {
-			return false
+	var failed []int
+	var first error
+	for i, e := range errs {
+		if e != nil {
+			failed = append(failed, i)
+			first = cmpErr(first, e)
 		}
 	}
-	return true
+	return &WriteError{Written: len(recs) - len(failed), Failed: failed, Err: first}
 }
 
 func cmpErr(first, err error) error {
@@ -330,7 +247,7 @@ func (s *Store) produceRequest(ctx context.Context, topic string, recs []Record,
 		}
 		return errs
 	}
-	msg, err := s.transport().RoundTrip(ctx, s.client.Addr, req)
+	msg, err := transportOf(s.client).RoundTrip(ctx, s.client.Addr, req)
 	if err != nil {
 		return setAll(err)
 	}
@@ -366,14 +283,6 @@ func partitionError(code int16, message string) error {
 		return err
 	}
 	return fmt.Errorf("%w: %s", err, message)
-}
-
-// transport is the RoundTripper of the store's client.
-func (s *Store) transport() kafka.RoundTripper {
-	if s.client.Transport != nil {
-		return s.client.Transport
-	}
-	return kafka.DefaultTransport
 }
 
 // recordSize approximates a record's size in a produce request.

@@ -51,8 +51,19 @@ func serveBroker(stdin io.Reader, stdout, stderr io.Writer) int {
 		var mu sync.Mutex
 		counts := map[string]int{}
 		c.Control(func(req kmsg.Request) (kmsg.Response, error, bool) {
+			name := kmsg.NameForKey(req.Key())
+			switch r := req.(type) {
+			case *kmsg.ProduceRequest:
+				if len(r.Topics) > 0 {
+					name += ":" + r.Topics[0].Topic
+				}
+			case *kmsg.FetchRequest:
+				if len(r.Topics) > 0 {
+					name += ":" + r.Topics[0].Topic
+				}
+			}
 			mu.Lock()
-			counts[kmsg.NameForKey(req.Key())]++
+			counts[name]++
 			mu.Unlock()
 			return nil, nil, false
 		})

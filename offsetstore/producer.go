@@ -1,0 +1,291 @@
+package offsetstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol"
+	produceapi "github.com/segmentio/kafka-go/protocol/produce"
+)
+
+// Producer sends the small writes of concurrent callers together, the way Kafka's own producer
+// does with linger.ms=0: each partition leader has one Produce request in flight at a time,
+// and the writes that arrive meanwhile, whatever their topics and partitions, go together in
+// the next one. An idle producer sends a write at once; under load, a hundred requests'
+// intents, config records and results cost a few Produce requests instead of hundreds. A
+// write returns once the broker acknowledged its own records (acks=all).
+//
+// One request in flight per leader also keeps every partition's writes in the order they
+// were made.
+type Producer struct {
+	client *kafka.Client
+
+	mu     sync.Mutex
+	queues map[int]*leaderQueue // by leader broker ID
+}
+
+type leaderQueue struct {
+	items []*produceItem
+	busy  bool // a sender goroutine runs for the queue
+}
+
+// produceItem is one caller's records for one partition.
+type produceItem struct {
+	topic     string
+	partition int32
+	recs      []kafka.Record
+	size      int
+
+	err  error
+	done chan struct{}
+}
+
+const (
+	// producerBatchBytes bounds the records merged into one partition's batch (brokers refuse
+	// a batch above the topic's max.message.bytes, 1 MiB by default); a larger write goes
+	// alone. producerRequestBytes bounds a whole request.
+	producerBatchBytes   = 512 << 10
+	producerRequestBytes = 8 << 20
+	// producerTimeout bounds one Produce round trip; the broker's own wait for replicas is
+	// the request's Timeout.
+	producerTimeout   = 15 * time.Second
+	producerTimeoutMs = 10_000
+)
+
+// NewProducer returns a Producer on the brokers and transport of opts. It never dials.
+func NewProducer(opts Options) *Producer {
+	return &Producer{client: newClient(opts), queues: map[int]*leaderQueue{}}
+}
+
+// Produce writes msgs (Topic, Key, Value and Headers), each to its Partition or, when that is
+// negative, to the partition kafka-go's Hash balancer picks for its key (FNV-1a, as a
+// kafka.Writer with Balancer &kafka.Hash{} does). It returns one error per message, nil when
+// every message was acknowledged. A message whose context ends before its acknowledgement
+// gets ctx.Err(); it may still be written.
+func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
+	errs := make([]error, len(msgs))
+	failed := false
+	fail := func(i int, err error) {
+		errs[i], failed = err, true
+	}
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	leadersOf := map[string][]int{}
+	items := map[tp]*produceItem{}
+	var order []*produceItem
+	owner := make([]*produceItem, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		leaders, ok := leadersOf[m.Topic]
+		if !ok {
+			var err error
+			if leaders, err = partitionLeaders(ctx, p.client, m.Topic); err != nil {
+				leaders = nil
+				errs[i] = err
+			}
+			leadersOf[m.Topic] = leaders
+		}
+		if leaders == nil {
+			fail(i, fmt.Errorf("write to topic %q: %w", m.Topic, cmpErr(errs[i], kafka.UnknownTopicOrPartition)))
+			continue
+		}
+		part := m.Partition
+		if part < 0 {
+			parts := make([]int, len(leaders))
+			for k := range parts {
+				parts[k] = k
+			}
+			part = (&kafka.Hash{}).Balance(*m, parts...)
+		}
+		if part >= len(leaders) {
+			fail(i, fmt.Errorf("write to topic %q: partition %d of %d", m.Topic, part, len(leaders)))
+			continue
+		}
+		k := tp{m.Topic, int32(part)}
+		it := items[k]
+		if it == nil {
+			it = &produceItem{topic: m.Topic, partition: int32(part), done: make(chan struct{})}
+			items[k] = it
+			order = append(order, it)
+		}
+		r := kafka.Record{Key: bytesOrNil(m.Key), Value: bytesOrNil(m.Value), Headers: m.Headers}
+		it.recs = append(it.recs, r)
+		it.size += len(m.Key) + len(m.Value) + 24
+		for _, h := range m.Headers {
+			it.size += len(h.Key) + len(h.Value) + 8
+		}
+		owner[i] = it
+	}
+	for _, it := range order {
+		p.enqueue(leadersOf[it.topic][it.partition], it)
+	}
+	for _, it := range order {
+		select {
+		case <-it.done:
+		case <-ctx.Done():
+		}
+	}
+	for i, it := range owner {
+		if it == nil {
+			continue
+		}
+		select {
+		case <-it.done:
+			if it.err != nil {
+				fail(i, fmt.Errorf("write to topic %q: %w", it.topic, it.err))
+			}
+		default:
+			fail(i, ctx.Err())
+		}
+	}
+	if !failed {
+		return nil
+	}
+	return errs
+}
+
+func bytesOrNil(b []byte) kafka.Bytes {
+	if b == nil {
+		return nil
+	}
+	return kafka.NewBytes(b)
+}
+
+// enqueue adds it to its leader's queue and starts the queue's sender when it is idle.
+func (p *Producer) enqueue(leader int, it *produceItem) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	q := p.queues[leader]
+	if q == nil {
+		q = &leaderQueue{}
+		p.queues[leader] = q
+	}
+	q.items = append(q.items, it)
+	if !q.busy {
+		q.busy = true
+		go p.send(q)
+	}
+}
+
+// send sends q's items, as many as fit in one request at a time, until q is empty.
+func (p *Producer) send(q *leaderQueue) {
+	for {
+		p.mu.Lock()
+		batch := takeBatch(q)
+		if len(batch) == 0 {
+			q.busy = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		p.roundTrip(batch)
+	}
+}
+
+// takeBatch removes from q the longest prefix of its items that fits in one request: no more
+// than producerRequestBytes in all, and no partition's merged records above
+// producerBatchBytes (an item larger than that goes alone). It always takes at least one.
+func takeBatch(q *leaderQueue) []*produceItem {
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	sizes := map[tp]int{}
+	total, n := 0, 0
+	for _, it := range q.items {
+		k := tp{it.topic, it.partition}
+		s, seen := sizes[k]
+		if n > 0 && (total+it.size > producerRequestBytes || (seen && s+it.size > producerBatchBytes)) {
+			break
+		}
+		sizes[k] = s + it.size
+		total += it.size
+		n++
+	}
+	batch := q.items[:n:n]
+	q.items = q.items[n:]
+	if len(q.items) == 0 {
+		q.items = nil // let the backing array go
+	}
+	return batch
+}
+
+// roundTrip sends batch in one Produce request and completes its items.
+func (p *Producer) roundTrip(batch []*produceItem) {
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	req := &produceapi.Request{Acks: int16(kafka.RequireAll), Timeout: producerTimeoutMs}
+	topicAt := map[string]int{}
+	byPartition := map[tp][]*produceItem{}
+	var parts []tp
+	for _, it := range batch {
+		k := tp{it.topic, it.partition}
+		if _, ok := byPartition[k]; !ok {
+			parts = append(parts, k)
+		}
+		byPartition[k] = append(byPartition[k], it)
+	}
+	for _, k := range parts {
+		var recs []kafka.Record
+		for _, it := range byPartition[k] {
+			recs = append(recs, it.recs...)
+		}
+		ti, ok := topicAt[k.topic]
+		if !ok {
+			ti = len(req.Topics)
+			topicAt[k.topic] = ti
+			req.Topics = append(req.Topics, produceapi.RequestTopic{Topic: k.topic})
+		}
+		req.Topics[ti].Partitions = append(req.Topics[ti].Partitions, produceapi.RequestPartition{
+			Partition: k.partition, RecordSet: protocol.RecordSet{Records: kafka.NewRecordReader(recs...)}})
+	}
+	finish := func(k tp, err error) {
+		for _, it := range byPartition[k] {
+			it.err = err
+			close(it.done)
+		}
+		delete(byPartition, k)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), producerTimeout)
+	defer cancel()
+	msg, err := transportOf(p.client).RoundTrip(ctx, p.client.Addr, req)
+	if err == nil {
+		if res, ok := msg.(*produceapi.Response); ok {
+			for _, t := range res.Topics {
+				for _, rp := range t.Partitions {
+					k := tp{t.Topic, rp.Partition}
+					if _, mine := byPartition[k]; !mine {
+						continue
+					}
+					var perr error
+					if rp.ErrorCode != 0 {
+						perr = partitionError(rp.ErrorCode, rp.ErrorMessage)
+					}
+					finish(k, perr)
+				}
+			}
+			err = errors.New("produce: no response for the partition")
+		} else {
+			err = fmt.Errorf("produce: unexpected response %T", msg)
+		}
+	}
+	for k := range byPartition {
+		finish(k, err)
+	}
+}
+
+// transportOf is the RoundTripper of cl.
+func transportOf(cl *kafka.Client) kafka.RoundTripper {
+	if cl.Transport != nil {
+		return cl.Transport
+	}
+	return kafka.DefaultTransport
+}

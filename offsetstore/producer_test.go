@@ -1,0 +1,150 @@
+package offsetstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func startProducerCluster(t *testing.T, topics ...string) (*kfake.Cluster, []string, *Producer) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(3, topics...))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	return c, brokers, NewProducer(Options{Brokers: brokers, Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}})
+}
+
+// Concurrent writes to several topics and partitions travel together: fifty writes made while
+// a request is in flight cost a handful of Produce requests, and each write returns once its
+// own records are acknowledged.
+func TestProducerBatchesConcurrentWrites(t *testing.T) {
+	c, brokers, p := startProducerCluster(t, "a", "b")
+	ctx := testContext(t)
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "a", Partition: 0, Value: []byte("warm-up")}}))
+
+	seen := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Observe: true, Count: -1})
+	const writers = 50
+	var wg sync.WaitGroup
+	errs := make([][]error, writers)
+	for i := range writers {
+		wg.Go(func() {
+			topic := []string{"a", "b"}[i%2]
+			errs[i] = p.Produce(ctx, []kafka.Message{
+				{Topic: topic, Partition: i % 3, Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i)},
+				{Topic: topic, Partition: (i + 1) % 3, Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "w%d", i)},
+			})
+		})
+	}
+	wg.Wait()
+	for i, e := range errs {
+		require.Nil(t, e, "writer %d", i)
+	}
+	require.Less(t, seen.Hits(), writers/2, "Produce requests for %d concurrent writes", writers)
+
+	// Every record is there, in each partition in the order each writer wrote it.
+	got := map[string][]string{}
+	for _, topic := range []string{"a", "b"} {
+		for part := range 3 {
+			r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: part, MaxWait: 50 * time.Millisecond})
+			lag, err := r.ReadLag(ctx)
+			require.NoError(t, err)
+			for range lag {
+				m, err := r.ReadMessage(ctx)
+				require.NoError(t, err)
+				got[string(m.Key)] = append(got[string(m.Key)], string(m.Value))
+			}
+			require.NoError(t, r.Close())
+		}
+	}
+	for i := range writers {
+		require.ElementsMatch(t, []string{fmt.Sprintf("v%d", i), fmt.Sprintf("w%d", i)}, got[fmt.Sprintf("k%d", i)])
+	}
+}
+
+// A partition the broker refuses fails only the messages written to it.
+func TestProducerPartitionErrors(t *testing.T) {
+	c, _, p := startProducerCluster(t, "a", "b")
+	ctx := testContext(t)
+	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "b", Partitions: []int32{1}, Err: kerr.NotEnoughReplicas, Count: -1})
+	errs := p.Produce(ctx, []kafka.Message{
+		{Topic: "a", Partition: 1, Value: []byte("1")},
+		{Topic: "b", Partition: 1, Value: []byte("2")},
+		{Topic: "b", Partition: 2, Value: []byte("3")},
+		{Topic: "b", Partition: 1, Value: []byte("4")},
+		{Topic: "b", Partition: 3, Value: []byte("out of range")},
+		{Topic: "missing", Partition: 0, Value: []byte("5")},
+	})
+	require.Len(t, errs, 6)
+	require.NoError(t, errs[0])
+	require.ErrorIs(t, errs[1], kafka.NotEnoughReplicas)
+	require.NoError(t, errs[2])
+	require.ErrorIs(t, errs[3], kafka.NotEnoughReplicas)
+	require.ErrorContains(t, errs[4], "partition 3 of 3")
+	require.ErrorIs(t, errs[5], kafka.UnknownTopicOrPartition)
+}
+
+// Messages without a partition go where a kafka.Writer with the Hash balancer puts them, the
+// way the agent's intents and results were written before: a compacted key keeps its partition.
+func TestProducerHashPartition(t *testing.T) {
+	_, brokers, p := startProducerCluster(t, "a", "b")
+	ctx := testContext(t)
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: "a", Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll,
+		BatchTimeout: time.Millisecond, Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}}
+	defer w.Close()
+	for i := range 12 {
+		key := fmt.Appendf(nil, "connector-%d", i)
+		require.NoError(t, w.WriteMessages(ctx, kafka.Message{Key: key, Value: []byte("writer")}))
+		require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "a", Partition: -1, Key: key, Value: []byte("producer")}}))
+	}
+	for part := range 3 {
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: "a", Partition: part, MaxWait: 50 * time.Millisecond})
+		lag, err := r.ReadLag(ctx)
+		require.NoError(t, err)
+		require.Zero(t, lag%2)
+		for range lag / 2 {
+			a, err := r.ReadMessage(ctx)
+			require.NoError(t, err)
+			b, err := r.ReadMessage(ctx)
+			require.NoError(t, err)
+			require.Equal(t, string(a.Key), string(b.Key), "partition %d", part)
+		}
+		require.NoError(t, r.Close())
+	}
+}
+
+// Two large writes to one partition are not merged into a batch above the broker's limit.
+func TestProducerLargeWritesGoAlone(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(1, "big"),
+		kfake.BrokerConfigs(map[string]string{"message.max.bytes": "1000000"}))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	p := NewProducer(Options{Brokers: c.ListenAddrs()})
+	ctx := testContext(t)
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "big", Partition: 0, Value: []byte("warm-up")}}))
+	// Hold the first request so that the others queue behind it.
+	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Observe: true, Count: 1, When: func(kmsg.Request) bool {
+		time.Sleep(50 * time.Millisecond)
+		return true
+	}})
+	var wg sync.WaitGroup
+	errs := make([][]error, 3)
+	for i := range errs {
+		wg.Go(func() {
+			errs[i] = p.Produce(context.Background(), []kafka.Message{{Topic: "big", Partition: 0, Value: bytes.Repeat([]byte{'x'}, 600_000)}})
+		})
+	}
+	wg.Wait()
+	for i, e := range errs {
+		require.Nil(t, e, "write %d", i)
+	}
+}
