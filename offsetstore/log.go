@@ -43,10 +43,11 @@ var errLogStopped = errors.New("log is not running")
 // Log decides nothing about record contents; views built on it (the config and offsets views of
 // Store, the agent's own compacted topics) keep whatever state they need.
 type Log struct {
-	topic  string
-	client *kafka.Client
-	apply  func([]kafka.Message)
-	logger *slog.Logger
+	topic   string
+	client  *kafka.Client
+	leaders *leaderCache
+	apply   func([]kafka.Message)
+	logger  *slog.Logger
 
 	// applyMu serialises apply so views need no lock of their own against the Log.
 	applyMu sync.Mutex
@@ -84,9 +85,11 @@ func NewLog(opts Options, topic string, apply func([]kafka.Message)) (*Log, erro
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	cl := newClient(opts)
 	return &Log{
 		topic:   topic,
-		client:  newClient(opts),
+		client:  cl,
+		leaders: newLeaderCache(cl),
 		apply:   apply,
 		logger:  logger.With("topic", topic),
 		inited:  make(chan struct{}),
@@ -327,7 +330,7 @@ func (l *Log) startEndCallLocked() {
 // partition (a broker still sends the first non-empty partition's first batch), as kafka-go's ListOffsets sends one request per partition: 25 round
 // trips for an offsets topic of 25 partitions, on every barrier.
 func (l *Log) highWatermarks(ctx context.Context) ([]int64, error) {
-	leaders, err := partitionLeaders(ctx, l.client, l.topic)
+	leaders, err := l.leaders.get(ctx, l.topic)
 	if err != nil {
 		return nil, err
 	}
@@ -382,6 +385,7 @@ func (l *Log) highWatermarks(ctx context.Context) ([]int64, error) {
 		})
 	}
 	if err := g.Wait(); err != nil {
+		l.leaders.forget(l.topic)
 		return nil, err
 	}
 	for p, ok := range seen {

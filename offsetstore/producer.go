@@ -22,7 +22,8 @@ import (
 // One request in flight per leader also keeps every partition's writes in the order they
 // were made.
 type Producer struct {
-	client *kafka.Client
+	client  *kafka.Client
+	leaders *leaderCache
 
 	mu     sync.Mutex
 	queues map[int]*leaderQueue // by leader broker ID
@@ -58,7 +59,8 @@ const (
 
 // NewProducer returns a Producer on the brokers and transport of opts. It never dials.
 func NewProducer(opts Options) *Producer {
-	return &Producer{client: newClient(opts), queues: map[int]*leaderQueue{}}
+	cl := newClient(opts)
+	return &Producer{client: cl, leaders: newLeaderCache(cl), queues: map[int]*leaderQueue{}}
 }
 
 // Produce writes msgs (Topic, Key, Value and Headers), each to its Partition or, when that is
@@ -85,7 +87,7 @@ func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 		leaders, ok := leadersOf[m.Topic]
 		if !ok {
 			var err error
-			if leaders, err = partitionLeaders(ctx, p.client, m.Topic); err != nil {
+			if leaders, err = p.leaders.get(ctx, m.Topic); err != nil {
 				leaders = nil
 				errs[i] = err
 			}
@@ -138,6 +140,7 @@ func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 		select {
 		case <-it.done:
 			if it.err != nil {
+				p.leaders.forget(it.topic)
 				fail(i, fmt.Errorf("write to topic %q: %w", it.topic, it.err))
 			}
 		default:

@@ -49,7 +49,7 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	leaders, err := partitionLeaders(ctx, s.client, topic)
+	leaders, err := s.producer.leaders.get(ctx, topic)
 	n := len(leaders)
 	if err != nil {
 		return &WriteError{Failed: indexes(0, len(recs)), Err: fmt.Errorf("write to topic %q: %w", topic, err)}
@@ -154,6 +154,7 @@ func (s *Store) produce(ctx context.Context, topic string, recs []Record, parts 
 	if len(failed) == 0 {
 		return nil
 	}
+	s.producer.leaders.forget(topic)
 	slices.Sort(failed)
 	return &WriteError{
 		Written: len(recs) - len(failed),
