@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
@@ -54,6 +55,9 @@ type Agent struct {
 	proc    Processor
 	results *resultLog
 	intents *intentLog
+	// inflight holds the bytes of the request records being worked on (MaxInflightBytes).
+	inflight    *semaphore.Weighted
+	inflightMax int64
 
 	ready    atomic.Bool
 	stopping atomic.Bool
@@ -82,6 +86,11 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, opts: opts, log: opts.Logger, conns: conns}
 	a.metrics = NewMetrics(opts.Registry, opts.Version)
+	a.inflightMax = cfg.MaxInflightBytes
+	if a.inflightMax == 0 {
+		a.inflightMax = defaultMaxInflightBytes
+	}
+	a.inflight = semaphore.NewWeighted(a.inflightMax)
 	a.client = &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: conns.Transport, Timeout: 30 * time.Second}
 	a.store, err = offsetstore.New(offsetstore.Options{
 		Brokers: cfg.Brokers, ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,

@@ -40,11 +40,16 @@ type Config struct {
 	LogLevel string `env:"OFFSETAGENT_LOG_LEVEL, default=info"`
 	// LogFormat is json or text (default json).
 	LogFormat string `env:"OFFSETAGENT_LOG_FORMAT, default=json"`
-	// Concurrency bounds how many connectors are worked on at once (default 16). Requests for
+	// Concurrency bounds how many connectors are worked on at once (default 64). Requests for
 	// one connector always run one after another.
-	Concurrency int `env:"OFFSETAGENT_CONCURRENCY, default=16"`
+	Concurrency int `env:"OFFSETAGENT_CONCURRENCY, default=64"`
 	// MaxRequestBytes bounds a request record's value (default 16 MiB).
 	MaxRequestBytes int `env:"OFFSETAGENT_MAX_REQUEST_BYTES, default=16777216"`
+	// MaxInflightBytes bounds the request records worked on at once, by size (default 32 MiB,
+	// two of the largest requests): a large request costs memory several times its size while
+	// it is decoded and encoded, so large requests wait for each other while small ones run up
+	// to Concurrency. A request larger than the bound runs alone. Zero means the default.
+	MaxInflightBytes int64 `env:"OFFSETAGENT_MAX_INFLIGHT_BYTES, default=33554432"`
 	// ShutdownTimeout bounds how long in-flight requests may take to finish on SIGTERM (default 30s).
 	ShutdownTimeout time.Duration `env:"OFFSETAGENT_SHUTDOWN_TIMEOUT, default=30s"`
 	// SessionTimeout is the consumer group session timeout: how long a replica that died is
@@ -81,6 +86,9 @@ type Security struct {
 	TLSKeyFile  string `env:"OFFSETAGENT_TLS_KEY_FILE"`
 }
 
+// defaultMaxInflightBytes is MaxInflightBytes when it is zero.
+const defaultMaxInflightBytes = 32 << 20
+
 // Validate reports every invalid setting at once.
 func (c *Config) Validate() error {
 	var errs []error
@@ -101,6 +109,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxRequestBytes < 1024 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_MAX_REQUEST_BYTES: %d, must be at least 1024", c.MaxRequestBytes))
+	}
+	if c.MaxInflightBytes != 0 && c.MaxInflightBytes < 1024 {
+		errs = append(errs, fmt.Errorf("OFFSETAGENT_MAX_INFLIGHT_BYTES: %d, must be at least 1024", c.MaxInflightBytes))
 	}
 	if c.SessionTimeout < 0 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_SESSION_TIMEOUT: %s, must not be negative", c.SessionTimeout))

@@ -22,6 +22,13 @@ func (a *Agent) process(work context.Context, j job) {
 	if !j.item.start() {
 		return // abandoned: the partition was revoked before the request started
 	}
+	// Large requests wait for each other (MaxInflightBytes); one larger than the bound runs
+	// alone. Stopping while waiting leaves the request for redelivery, like a cut-off one.
+	weight := min(int64(len(j.msg.Value)), a.inflightMax)
+	if err := a.inflight.Acquire(work, weight); err != nil {
+		return
+	}
+	defer a.inflight.Release(weight)
 	out, dup := a.outcome(work, &j.msg)
 	if dup {
 		a.metrics.Requests.WithLabelValues(ResultDuplicate).Inc()

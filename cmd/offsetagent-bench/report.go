@@ -128,13 +128,17 @@ const methodNotes = `
 1. **bulk**: one MirrorSourceConnector request with N source offsets
    (` + "`{\"cluster\",\"partition\",\"topic\"}` -> `{\"offset\":N}`" + `), from publish to the acknowledged
    result, as offsets per second. Baseline: a bare kafka-go Writer (acks=all, explicit murmur2
-   partitions, the batch settings of offsetstore's writer) producing the same N pre-encoded
-   offsets-topic records to a fresh 25-partition topic. Peak memory: the largest heap in use
-   (runtime/metrics, sampled every 2 ms) above the live heap of the idle agent, against the
-   request record's size; it includes the driver's own copy of the record while publishing.
+   partitions, BatchSize 2,000, BatchBytes 1 MiB, BatchTimeout 1 ms) producing the same N
+   pre-encoded offsets-topic records to a fresh 25-partition topic. Peak memory: the largest
+   heap in use (runtime/metrics /memory/classes/heap/objects, collected or not, sampled every
+   2 ms) above the live heap of the idle agent, against the request record's size; it includes
+   the driver's own copy of the record while publishing. Two information rows: the request
+   record alone from publish to a waiting plain reader (median of three, after the agent's
+   run), and the agent's rate with that transit taken out.
 2. **latency**: single-offset requests, one at a time, publish to result; the floor is the same
    agent with its stages replaced by a processor that answers succeeded at once.
-3. **many**: N requests for distinct connectors (10 offsets each) published in one write; the
+3. **many**: N requests for distinct connectors (10 offsets each) published in one write to the
+   agent as shipped (its default OFFSETAGENT_CONCURRENCY and request-topic partitions); the
    baseline is the same agent with Concurrency=1 and a 1-partition request topic. Latencies are
    from the publish to each result.
 4. **flat**: an offsets topic pre-filled with other connectors' records (10% tombstones);

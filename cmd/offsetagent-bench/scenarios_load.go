@@ -7,9 +7,21 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/offsetagent/offsetagent/agent"
 
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
+
+// agentDefaults is the agent's configuration with nothing set: its shipped defaults.
+func agentDefaults(ctx context.Context) (agent.Config, error) {
+	var cfg agent.Config
+	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &cfg, Lookuper: envconfig.MapLookuper(nil)}); err != nil {
+		return cfg, fmt.Errorf("agent defaults: %w", err)
+	}
+	return cfg, nil
+}
 
 // manyRun publishes n requests for distinct connectors (10 offsets each) in one write to an
 // agent with the given concurrency and request-topic partitions, and returns the results'
@@ -73,7 +85,13 @@ func (e *env) manyRun(ctx context.Context, tag string, n, concurrency, partition
 func manyScenario(ctx context.Context, e *env) ([]row, error) {
 	const sc = "3 many"
 	n := e.scaled(2000, 40)
-	rate, lat, err := e.manyRun(ctx, "many", n, 16, 6, 3*time.Minute)
+	// The agent as shipped: its default concurrency (OFFSETAGENT_CONCURRENCY) and request
+	// topic partitions.
+	defaults, err := agentDefaults(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rate, lat, err := e.manyRun(ctx, "many", n, defaults.Concurrency, defaults.RequestTopicPartitions, 3*time.Minute)
 	if err != nil {
 		return nil, err
 	}
