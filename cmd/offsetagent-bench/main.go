@@ -4,7 +4,9 @@
 //
 // The broker is franz-go's kfake, started in a child process of this binary on 127.0.0.1 so
 // that the agent's heap and CPU profile hold only the agent (and this driver), not the broker's
-// copy of the data. The agent runs in-process. BENCH_SCALE (default 1) scales every count.
+// copy of the data. The agent runs in-process, except in the bulk scenario, which runs it in a
+// child process of its own so that the memory figure is the agent's heap alone (agentproc.go).
+// BENCH_SCALE (default 1) scales every count.
 //
 //	BENCH_SCALE=0.05 go run ./cmd/offsetagent-bench
 //	go run ./cmd/offsetagent-bench -out docs/benchmarks.md -cpuprofile /tmp/bulk.pprof
@@ -51,11 +53,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 9*time.Minute, "give up on the whole run after this long")
 	verbose := fs.Bool("v", false, "print progress to stderr")
 	broker := fs.Bool("broker", false, "internal: serve the embedded broker until stdin closes")
+	agentChild := fs.Bool("agent", false, "internal: run one agent for the driver (see agentproc.go)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *broker {
 		return serveBroker(stdin, stdout, stderr)
+	}
+	if *agentChild {
+		return serveAgent(stdin, stdout, stderr, *cpu)
 	}
 	scaleText := *scaleFlag
 	if scaleText == "" {

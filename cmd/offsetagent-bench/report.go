@@ -89,7 +89,7 @@ func writeMarkdown(path string, rows []row, scale float64, elapsed time.Duration
 	fmt.Fprintf(&b, "- Date: %s\n", time.Now().UTC().Format("Mon Jan _2 15:04:05 UTC 2006"))
 	fmt.Fprintf(&b, "- Machine: %s\n", machine())
 	fmt.Fprintf(&b, "- BENCH_SCALE=%g, run time %s\n", scale, elapsed.Round(time.Second))
-	b.WriteString("- Broker: embedded kfake in a child process on 127.0.0.1 (message.max.bytes 20 MiB); agent in-process\n\n")
+	b.WriteString("- Broker: embedded kfake in a child process on 127.0.0.1 (message.max.bytes 20 MiB); agent in-process (bulk: in a child process)\n\n")
 	fmt.Fprintf(&b, "| %s |\n", strings.Join(header(), " | "))
 	fmt.Fprintf(&b, "|%s\n", strings.Repeat("---|", len(header())))
 	for _, r := range rows {
@@ -130,9 +130,8 @@ const methodNotes = `
    result, as offsets per second. Baseline: a bare kafka-go Writer (acks=all, explicit murmur2
    partitions, BatchSize 2,000, BatchBytes 1 MiB, BatchTimeout 1 ms) producing the same N
    pre-encoded offsets-topic records to a fresh 25-partition topic. Peak memory: the largest
-   heap in use (runtime/metrics /memory/classes/heap/objects, collected or not, sampled every
-   2 ms) above the live heap of the idle agent, against the request record's size; it includes
-   the driver's own copy of the record while publishing. Two information rows: the request
+   heap in use of the agent's process (runtime/metrics /memory/classes/heap/objects, collected
+   or not, sampled every 2 ms) above its live heap when idle, against the request record's size. Two information rows: the request
    record alone from publish to a waiting plain reader (median of three, after the agent's
    run), and the agent's rate with that transit taken out.
 2. **latency**: single-offset requests, one at a time, publish to result; the floor is the same

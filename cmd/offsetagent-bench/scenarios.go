@@ -72,7 +72,7 @@ func requestMsg(body []byte, id string) (kafka.Message, error) {
 }
 
 // roundTrip publishes one request and waits for its result; the latency is publish to result.
-func roundTrip(ctx context.Context, a *runningAgent, pub *kafka.Writer, body []byte, id string, timeout time.Duration) (time.Duration, error) {
+func roundTrip(ctx context.Context, w *resultWatcher, pub *kafka.Writer, body []byte, id string, timeout time.Duration) (time.Duration, error) {
 	msg, err := requestMsg(body, id)
 	if err != nil {
 		return 0, err
@@ -81,7 +81,7 @@ func roundTrip(ctx context.Context, a *runningAgent, pub *kafka.Writer, body []b
 	if err := pub.WriteMessages(ctx, msg); err != nil {
 		return 0, fmt.Errorf("publish request %q: %w", id, err)
 	}
-	got := a.watcher.wait(ctx, []string{id}, timeout)
+	got := w.wait(ctx, []string{id}, timeout)
 	if err := checkResults(got, 1); err != nil {
 		return 0, fmt.Errorf("request %q: %w", id, err)
 	}
@@ -99,15 +99,20 @@ func bulkScenario(ctx context.Context, e *env) ([]row, error) {
 	}
 	e.progress("bare writer: %d records in %s", n, base)
 
+	// The agent runs in a child process: its heap is then the agent's alone.
 	cfg := e.config("bulk")
-	a, err := e.startAgent(ctx, cfg, nil)
+	profile := ""
+	if e.opts.profiled == "bulk" {
+		profile = e.opts.cpuProfile
+	}
+	a, err := e.startAgentProcess(ctx, cfg, profile)
 	if err != nil {
 		return nil, err
 	}
 	defer a.stop()
 	pub := newPublisher(e.brokers, cfg.RequestTopic)
 	defer pub.Close()
-	if _, err := roundTrip(ctx, a, pub, mm2Body("mm2-warmup", 1), "bulk-warmup", 30*time.Second); err != nil {
+	if _, err := roundTrip(ctx, a.watcher, pub, mm2Body("mm2-warmup", 1), "bulk-warmup", 30*time.Second); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
 	msg, err := requestMsg(mm2Body(name, n), "bulk-1")
@@ -118,22 +123,22 @@ func bulkScenario(ctx context.Context, e *env) ([]row, error) {
 	if size > cfg.MaxRequestBytes {
 		return nil, fmt.Errorf("the request is %d bytes, above the %d-byte limit", size, cfg.MaxRequestBytes)
 	}
-	idle := liveHeap()
-	stopProfile, err := e.startProfile("bulk")
+	idle, err := a.mark(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sampler := samplePeak()
 	t0 := time.Now()
 	err = pub.WriteMessages(ctx, msg)
 	var got map[string]resultInfo
 	if err == nil {
 		got = a.watcher.wait(ctx, []string{"bulk-1"}, 4*time.Minute)
 	}
-	peak := sampler.finish()
-	stopProfile()
+	peak, perr := a.peak(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("publish the bulk request: %w", err)
+	}
+	if perr != nil {
+		return nil, perr
 	}
 	if err := checkResults(got, 1); err != nil {
 		return nil, err
@@ -150,7 +155,7 @@ func bulkScenario(ctx context.Context, e *env) ([]row, error) {
 	return []row{
 		ratioRow(sc, fmt.Sprintf("%d offsets, publish->result (records/s)", n),
 			float64(n)/took.Seconds(), float64(n)/base.Seconds(), "%.0f", ">=", 0.8),
-		ratioRow(sc, "peak heap above idle agent (MiB) vs request size", float64(peak-idle)/mib, float64(size)/mib, "%.1f", "<=", 5),
+		ratioRow(sc, "agent's peak heap above idle (MiB) vs request size", float64(peak-idle)/mib, float64(size)/mib, "%.1f", "<=", 5),
 		ratioRow(sc, "the request record alone, publish->fetched vs bare write (ms)",
 			ms(transit), ms(base), "%.0f", "", 0),
 		ratioRow(sc, "publish->result less the request's transit (records/s)",
@@ -276,7 +281,7 @@ func (e *env) singleLatencies(ctx context.Context, a *runningAgent, prefix strin
 	defer pub.Close()
 	for i := range 3 {
 		name := fmt.Sprintf("%s-warmup-%d", prefix, i)
-		if _, err := roundTrip(ctx, a, pub, mm2Body(name, 1), name, 30*time.Second); err != nil {
+		if _, err := roundTrip(ctx, a.watcher, pub, mm2Body(name, 1), name, 30*time.Second); err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
@@ -285,7 +290,7 @@ func (e *env) singleLatencies(ctx context.Context, a *runningAgent, prefix strin
 	ids := make([]string, 0, n)
 	for i := 0; i < n && time.Now().Before(deadline); i++ {
 		name := fmt.Sprintf("%s-%d", prefix, i)
-		d, err := roundTrip(ctx, a, pub, mm2Body(name, 1), name, 30*time.Second)
+		d, err := roundTrip(ctx, a.watcher, pub, mm2Body(name, 1), name, 30*time.Second)
 		if err != nil {
 			return nil, err
 		}

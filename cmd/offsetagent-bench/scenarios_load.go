@@ -36,7 +36,7 @@ func (e *env) manyRun(ctx context.Context, tag string, n, concurrency, partition
 	defer a.stop()
 	pub := newPublisher(e.brokers, cfg.RequestTopic)
 	defer pub.Close()
-	if _, err := roundTrip(ctx, a, pub, mm2Body(tag+"-warmup", 1), tag+"-warmup", 30*time.Second); err != nil {
+	if _, err := roundTrip(ctx, a.watcher, pub, mm2Body(tag+"-warmup", 1), tag+"-warmup", 30*time.Second); err != nil {
 		return 0, nil, fmt.Errorf("warm-up: %w", err)
 	}
 	msgs := make([]kafka.Message, n)

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/offsetagent/offsetagent/agent"
+)
+
+// The bulk scenario runs the agent in a child process of this binary, so that its memory
+// figure is the agent's heap alone: the driver's copy of a 9.4 MiB request (and its producer
+// buffers) would otherwise sit in the same heap and raise the garbage collector's goal.
+//
+// The child reads the agent's configuration as one JSON line on stdin, prints "ready" once the
+// agent is, and then answers commands, one per line:
+//
+//	mark  collect garbage, note the live heap, start sampling the peak (and the CPU profile);
+//	      prints "idle <bytes>"
+//	peak  stop sampling; prints "peak <bytes>"
+//
+// Closing stdin stops the agent and the child.
+
+// serveAgent is the child's side.
+func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string) int {
+	in := bufio.NewReader(stdin)
+	line, err := in.ReadString('\n')
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent-bench agent: read config: %v\n", err)
+		return 1
+	}
+	var cfg agent.Config
+	if err := json.Unmarshal([]byte(line), &cfg); err != nil {
+		fmt.Fprintf(stderr, "offsetagent-bench agent: config: %v\n", err)
+		return 1
+	}
+	a, err := agent.New(cfg, agent.Options{Version: "bench"})
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent-bench agent: %v\n", err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !a.Ready() {
+		select {
+		case err := <-done:
+			fmt.Fprintf(stderr, "offsetagent-bench agent: stopped before it was ready: %v\n", err)
+			return 1
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintln(stderr, "offsetagent-bench agent: not ready within 2m")
+			return 1
+		}
+	}
+	fmt.Fprintln(stdout, "ready")
+
+	var sampler *peakSampler
+	var profile *os.File
+	for {
+		cmd, err := in.ReadString('\n')
+		if err != nil {
+			break // stdin closed: stop
+		}
+		switch strings.TrimSpace(cmd) {
+		case "mark":
+			idle := liveHeap()
+			if cpuProfile != "" {
+				if profile, err = os.Create(cpuProfile); err == nil {
+					err = pprof.StartCPUProfile(profile)
+				}
+				if err != nil {
+					fmt.Fprintf(stderr, "offsetagent-bench agent: CPU profile: %v\n", err)
+				}
+			}
+			sampler = samplePeak()
+			fmt.Fprintf(stdout, "idle %d\n", idle)
+		case "peak":
+			var peak uint64
+			if sampler != nil {
+				peak = sampler.finish()
+				sampler = nil
+			}
+			if profile != nil {
+				pprof.StopCPUProfile()
+				_ = profile.Close()
+				profile = nil
+			}
+			fmt.Fprintf(stdout, "peak %d\n", peak)
+		}
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+	}
+	return 0
+}
+
+// agentProc is the driver's handle on an agent child process.
+type agentProc struct {
+	cfg     agent.Config
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	out     *bufio.Reader
+	watcher *resultWatcher
+}
+
+// startAgentProcess starts an agent child with cfg (and a CPU profile of its marked phase when
+// cpuProfile is set) and waits until it is ready, then watches its result topic.
+func (e *env) startAgentProcess(ctx context.Context, cfg agent.Config, cpuProfile string) (*agentProc, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable: %w", err)
+	}
+	args := []string{"-agent"}
+	if cpuProfile != "" {
+		args = append(args, "-cpuprofile", cpuProfile)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("agent stdin: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("agent stdout: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start agent process: %w", err)
+	}
+	p := &agentProc{cfg: cfg, cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout)}
+	b, err := json.Marshal(cfg)
+	if err == nil {
+		_, err = fmt.Fprintf(stdin, "%s\n", b)
+	}
+	if err == nil {
+		err = p.expect(ctx, "ready", nil)
+	}
+	if err == nil {
+		p.watcher, err = watchResults(ctx, e.brokers, cfg.ResultTopic, cfg.RequestTopicPartitions, e.opts.verbose)
+	}
+	if err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// expect reads the child's next line, which must start with word; n gets the number after it.
+func (p *agentProc) expect(ctx context.Context, word string, n *uint64) error {
+	type answer struct {
+		line string
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		line, err := p.out.ReadString('\n')
+		got <- answer{line, err}
+	}()
+	select {
+	case a := <-got:
+		if a.err != nil {
+			return fmt.Errorf("agent process: %w", a.err)
+		}
+		fields := strings.Fields(a.line)
+		if len(fields) == 0 || fields[0] != word {
+			return fmt.Errorf("agent process: want %q, got %q", word, a.line)
+		}
+		if n != nil {
+			if len(fields) < 2 {
+				return fmt.Errorf("agent process: %q without a number", a.line)
+			}
+			v, err := strconv.ParseUint(fields[1], 10, 64)
+			if err != nil {
+				return fmt.Errorf("agent process: %q: %w", a.line, err)
+			}
+			*n = v
+		}
+		return nil
+	case <-time.After(3 * time.Minute):
+		return errors.New("agent process: no answer in 3m")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// mark starts the child's peak sampling and returns its idle live heap.
+func (p *agentProc) mark(ctx context.Context) (uint64, error) {
+	var idle uint64
+	if _, err := io.WriteString(p.stdin, "mark\n"); err != nil {
+		return 0, fmt.Errorf("agent process: %w", err)
+	}
+	return idle, p.expect(ctx, "idle", &idle)
+}
+
+// peak stops the child's sampling and returns the largest heap it saw since mark.
+func (p *agentProc) peak(ctx context.Context) (uint64, error) {
+	var peak uint64
+	if _, err := io.WriteString(p.stdin, "peak\n"); err != nil {
+		return 0, fmt.Errorf("agent process: %w", err)
+	}
+	return peak, p.expect(ctx, "peak", &peak)
+}
+
+// stop closes the watcher and the child's stdin and waits for it (killing it after 30 s).
+func (p *agentProc) stop() {
+	if p.watcher != nil {
+		p.watcher.close()
+	}
+	_ = p.stdin.Close()
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+}
