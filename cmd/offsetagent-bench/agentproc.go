@@ -26,7 +26,8 @@ import (
 //
 //	mark  collect garbage, note the live heap, start sampling the peak (and the CPU profile);
 //	      prints "idle <bytes>"
-//	peak  stop sampling; prints "peak <bytes>"
+//	peak  stop sampling; prints "peak <bytes> <live bytes>": the largest heap in use and the
+//	      largest heap a garbage collection found reachable
 //
 // Closing stdin stops the agent and the child.
 
@@ -88,9 +89,10 @@ func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string) in
 			sampler = samplePeak()
 			fmt.Fprintf(stdout, "idle %d\n", idle)
 		case "peak":
-			var peak uint64
+			var peak, live uint64
 			if sampler != nil {
 				peak = sampler.finish()
+				live = sampler.live.Load()
 				sampler = nil
 			}
 			if profile != nil {
@@ -98,7 +100,7 @@ func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string) in
 				_ = profile.Close()
 				profile = nil
 			}
-			fmt.Fprintf(stdout, "peak %d\n", peak)
+			fmt.Fprintf(stdout, "peak %d %d\n", peak, live)
 		}
 	}
 	cancel()
@@ -148,7 +150,7 @@ func (e *env) startAgentProcess(ctx context.Context, cfg agent.Config, cpuProfil
 		_, err = fmt.Fprintf(stdin, "%s\n", b)
 	}
 	if err == nil {
-		err = p.expect(ctx, "ready", nil)
+		err = p.expect(ctx, "ready")
 	}
 	if err == nil {
 		p.watcher, err = watchResults(ctx, e.brokers, cfg.ResultTopic, cfg.RequestTopicPartitions, e.opts.verbose)
@@ -160,8 +162,8 @@ func (e *env) startAgentProcess(ctx context.Context, cfg agent.Config, cpuProfil
 	return p, nil
 }
 
-// expect reads the child's next line, which must start with word; n gets the number after it.
-func (p *agentProc) expect(ctx context.Context, word string, n *uint64) error {
+// expect reads the child's next line, which must start with word; ns get the numbers after it.
+func (p *agentProc) expect(ctx context.Context, word string, ns ...*uint64) error {
 	type answer struct {
 		line string
 		err  error
@@ -180,11 +182,11 @@ func (p *agentProc) expect(ctx context.Context, word string, n *uint64) error {
 		if len(fields) == 0 || fields[0] != word {
 			return fmt.Errorf("agent process: want %q, got %q", word, a.line)
 		}
-		if n != nil {
-			if len(fields) < 2 {
-				return fmt.Errorf("agent process: %q without a number", a.line)
-			}
-			v, err := strconv.ParseUint(fields[1], 10, 64)
+		if len(fields) < 1+len(ns) {
+			return fmt.Errorf("agent process: %q: want %d numbers", a.line, len(ns))
+		}
+		for i, n := range ns {
+			v, err := strconv.ParseUint(fields[1+i], 10, 64)
 			if err != nil {
 				return fmt.Errorf("agent process: %q: %w", a.line, err)
 			}
@@ -207,13 +209,14 @@ func (p *agentProc) mark(ctx context.Context) (uint64, error) {
 	return idle, p.expect(ctx, "idle", &idle)
 }
 
-// peak stops the child's sampling and returns the largest heap it saw since mark.
-func (p *agentProc) peak(ctx context.Context) (uint64, error) {
-	var peak uint64
+// peak stops the child's sampling and returns the largest heap in use it saw since mark and
+// the largest heap a collection found reachable.
+func (p *agentProc) peak(ctx context.Context) (heap, live uint64, err error) {
 	if _, err := io.WriteString(p.stdin, "peak\n"); err != nil {
-		return 0, fmt.Errorf("agent process: %w", err)
+		return 0, 0, fmt.Errorf("agent process: %w", err)
 	}
-	return peak, p.expect(ctx, "peak", &peak)
+	err = p.expect(ctx, "peak", &heap, &live)
+	return heap, live, err
 }
 
 // stop closes the watcher and the child's stdin and waits for it (killing it after 30 s).

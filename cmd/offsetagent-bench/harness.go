@@ -334,6 +334,13 @@ func heapInUse() uint64 {
 	return s[0].Value.Uint64()
 }
 
+// markedLive is the heap the last garbage collection found reachable.
+func markedLive() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
 // liveHeap collects garbage and returns the live heap.
 func liveHeap() uint64 {
 	runtime.GC()
@@ -344,6 +351,8 @@ func liveHeap() uint64 {
 // peakSampler records the largest heapInUse seen every few milliseconds until stopped.
 type peakSampler struct {
 	peak atomic.Uint64
+	// live is the largest heap a collection found reachable meanwhile.
+	live atomic.Uint64
 	stop chan struct{}
 	done chan struct{}
 }
@@ -357,6 +366,9 @@ func samplePeak() *peakSampler {
 		for {
 			if h := heapInUse(); h > p.peak.Load() {
 				p.peak.Store(h)
+			}
+			if l := markedLive(); l > p.live.Load() {
+				p.live.Store(l)
 			}
 			select {
 			case <-p.stop:

@@ -133,7 +133,7 @@ func bulkScenario(ctx context.Context, e *env) ([]row, error) {
 	if err == nil {
 		got = a.watcher.wait(ctx, []string{"bulk-1"}, 4*time.Minute)
 	}
-	peak, perr := a.peak(ctx)
+	peak, live, perr := a.peak(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("publish the bulk request: %w", err)
 	}
@@ -156,6 +156,7 @@ func bulkScenario(ctx context.Context, e *env) ([]row, error) {
 		ratioRow(sc, fmt.Sprintf("%d offsets, publish->result (records/s)", n),
 			float64(n)/took.Seconds(), float64(n)/base.Seconds(), "%.0f", ">=", 0.8),
 		ratioRow(sc, "agent's peak heap above idle (MiB) vs request size", float64(peak-idle)/mib, float64(size)/mib, "%.1f", "<=", 5),
+		ratioRow(sc, "agent's peak reachable heap (GC-marked) above idle (MiB)", float64(live-min(idle, live))/mib, float64(size)/mib, "%.1f", "", 0),
 		ratioRow(sc, "the request record alone, publish->fetched vs bare write (ms)",
 			ms(transit), ms(base), "%.0f", "", 0),
 		ratioRow(sc, "publish->result less the request's transit (records/s)",
