@@ -79,6 +79,7 @@ func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 		partition int32
 	}
 	leadersOf := map[string][]int{}
+	topicErr := map[string]error{}
 	items := map[tp]*produceItem{}
 	var order []*produceItem
 	owner := make([]*produceItem, len(msgs))
@@ -88,13 +89,12 @@ func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 		if !ok {
 			var err error
 			if leaders, err = p.leaders.get(ctx, m.Topic); err != nil {
-				leaders = nil
-				errs[i] = err
+				topicErr[m.Topic] = err
 			}
 			leadersOf[m.Topic] = leaders
 		}
-		if leaders == nil {
-			fail(i, fmt.Errorf("write to topic %q: %w", m.Topic, cmpErr(errs[i], kafka.UnknownTopicOrPartition)))
+		if err := topicErr[m.Topic]; err != nil {
+			fail(i, fmt.Errorf("write to topic %q: %w", m.Topic, err))
 			continue
 		}
 		part := m.Partition
