@@ -79,6 +79,9 @@ func printTable(w io.Writer, rows []row, scale float64, elapsed time.Duration) e
 	return err
 }
 
+// readingHeading starts the hand-written part of the Markdown file, which writeMarkdown keeps.
+const readingHeading = "## Reading these numbers"
+
 // writeMarkdown writes the table with the date and machine to path.
 func writeMarkdown(path string, rows []row, scale float64, elapsed time.Duration) error {
 	var b strings.Builder
@@ -96,6 +99,13 @@ func writeMarkdown(path string, rows []row, scale float64, elapsed time.Duration
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(r.cells(), " | "))
 	}
 	b.WriteString(methodNotes)
+	// The hand-written reading of the numbers, after the generated part, is kept.
+	if old, err := os.ReadFile(path); err == nil {
+		if i := strings.Index(string(old), readingHeading); i >= 0 {
+			b.WriteString("\n")
+			b.WriteString(string(old[i:]))
+		}
+	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("write %q: %w", path, err)
 	}
