@@ -186,6 +186,7 @@ func (l *Log) Run(ctx context.Context) (err error) {
 					}
 				})
 			}
+			started := time.Now()
 			err = g.Wait()
 			if ctx.Err() != nil {
 				return nil
@@ -195,6 +196,9 @@ func (l *Log) Run(ctx context.Context) (err error) {
 			}
 			if !errors.Is(err, errRegroup) {
 				return err
+			}
+			if time.Since(started) > logBackoffMax {
+				backoff = logBackoffMin // the loops ran a while: a new change, not the same one
 			}
 		}
 		l.logger.Warn("regroup log partitions by leader", "err", err)
