@@ -47,7 +47,12 @@ type container struct {
 		ContainerPort int    `yaml:"containerPort"`
 	} `yaml:"ports"`
 	Env []struct {
-		Name string `yaml:"name"`
+		Name      string `yaml:"name"`
+		ValueFrom struct {
+			ResourceFieldRef struct {
+				Resource string `yaml:"resource"`
+			} `yaml:"resourceFieldRef"`
+		} `yaml:"valueFrom"`
 	} `yaml:"env"`
 	EnvFrom []struct {
 		ConfigMapRef *struct {
@@ -301,6 +306,16 @@ func TestKubernetesDeployment(t *testing.T) {
 				require.False(t, isCredential(e.Name), "%s is a credential: set it in the Secret", e.Name)
 			}
 		}},
+		{"the Go heap's soft limit is the container's memory limit", func(t *testing.T) {
+			var found bool
+			for _, e := range c.Env {
+				if e.Name == "GOMEMLIMIT" {
+					found = true
+					require.Equal(t, "limits.memory", e.ValueFrom.ResourceFieldRef.Resource)
+				}
+			}
+			require.True(t, found, "GOMEMLIMIT is not set")
+		}},
 		{"grace period outlasts the shutdown timeout", func(t *testing.T) {
 			timeout, err := time.ParseDuration(m.configMap.Data[envPrefix+"SHUTDOWN_TIMEOUT"])
 			require.NoError(t, err)
@@ -347,12 +362,19 @@ func TestKubernetesServiceAndMonitoring(t *testing.T) {
 	require.Less(t, m.pdb.Spec.MinAvailable, m.deployment.Spec.Replicas, "the PDB must allow a node drain")
 }
 
-// kubernetesEnvNames returns every environment variable name the Kubernetes base sets.
+// goRuntimeEnv are the variables the manifests may set for the Go runtime itself.
+var goRuntimeEnv = map[string]bool{"GOMEMLIMIT": true}
+
+// kubernetesEnvNames returns every environment variable name the Kubernetes base sets for the
+// agent (those for the Go runtime aside).
 func kubernetesEnvNames(t *testing.T) []string {
 	t.Helper()
 	m := loadManifests(t)
 	names := append(m.configMap.keys(), m.secret.keys()...)
 	for _, e := range m.agentContainer(t).Env {
+		if goRuntimeEnv[e.Name] {
+			continue // read by the Go runtime, not by agent.Config
+		}
 		names = append(names, e.Name)
 	}
 	for _, n := range names {
