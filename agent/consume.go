@@ -98,9 +98,10 @@ func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generatio
 		MinBytes:  1,
 		MaxBytes:  a.cfg.MaxRequestBytes + 1<<20,
 		MaxWait:   250 * time.Millisecond,
-		// Keep prefetching modest: records fetched but not started are fetched again by the
-		// next owner after a rebalance.
-		QueueCapacity:  64,
+		// Keep prefetching small: records fetched but not started are fetched again by the next
+		// owner after a rebalance, and these are not counted in MaxInflightBytes (up to
+		// QueueCapacity+1 records of up to MaxRequestBytes per partition).
+		QueueCapacity:  4,
 		ReadBackoffMin: 50 * time.Millisecond,
 		ReadBackoffMax: time.Second,
 	})
@@ -130,10 +131,18 @@ func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generatio
 			a.log.Warn("fetch request", "topic", topic, "partition", pa.ID, "err", err)
 			continue
 		}
+		// Requests hold their share of MaxInflightBytes from here until processed: records
+		// queued for a lane count, so a backlog of large requests waits in the broker, not in
+		// memory. Stopping while waiting leaves the record for the next owner.
+		weight := min(int64(len(msg.Value)), a.inflightMax)
+		if err := a.inflight.Acquire(stop, weight); err != nil {
+			break
+		}
 		a.metrics.InFlight.Inc()
 		it := tr.add(msg.Offset)
-		if !lanes.submit(stop, laneKey(&msg), job{msg: msg, item: it, received: time.Now()}) {
+		if !lanes.submit(stop, laneKey(&msg), job{msg: msg, item: it, received: time.Now(), weight: weight}) {
 			a.metrics.InFlight.Dec()
+			a.inflight.Release(weight)
 			tr.abandon(it)
 			break
 		}
@@ -208,6 +217,8 @@ type job struct {
 	msg      kafka.Message
 	item     *item
 	received time.Time
+	// weight is the job's share of MaxInflightBytes, released when it is processed.
+	weight int64
 }
 
 // lanes are Concurrency serial workers.

@@ -19,16 +19,10 @@ import (
 // before that, the record stays uncommitted and is fetched again.
 func (a *Agent) process(work context.Context, j job) {
 	defer a.metrics.InFlight.Dec()
+	defer a.inflight.Release(j.weight) // acquired by the fetcher (MaxInflightBytes)
 	if !j.item.start() {
 		return // abandoned: the partition was revoked before the request started
 	}
-	// Large requests wait for each other (MaxInflightBytes); one larger than the bound runs
-	// alone. Stopping while waiting leaves the request for redelivery, like a cut-off one.
-	weight := min(int64(len(j.msg.Value)), a.inflightMax)
-	if err := a.inflight.Acquire(work, weight); err != nil {
-		return
-	}
-	defer a.inflight.Release(weight)
 	out, dup := a.outcome(work, &j.msg)
 	if dup {
 		a.metrics.Requests.WithLabelValues(ResultDuplicate).Inc()

@@ -37,8 +37,11 @@ func mm2Body(name string, n int) []byte {
 // kafka-go's default 1 MiB).
 func publishLarge(t *testing.T, cfg agent.Config, msg kafka.Message) {
 	t.Helper()
+	// A Transport of its own: kafka.DefaultTransport may cache metadata from before the agent
+	// created the request topic and refuse the write as "Unknown Topic Or Partition".
 	w := &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.RequestTopic, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchBytes: 32 << 20}
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchBytes: 32 << 20,
+		Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}}
 	defer w.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

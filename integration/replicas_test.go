@@ -195,7 +195,7 @@ func TestTwoReplicasRebalanceMidway(t *testing.T) {
 func publishAll(t *testing.T, cl *client, msgs []kafka.Message) {
 	t.Helper()
 	w := &kafka.Writer{Addr: kafka.TCP(cl.cfg.Brokers...), Topic: cl.cfg.RequestTopic, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: len(msgs)}
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: len(msgs), Transport: cl.kc.Transport}
 	defer w.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
