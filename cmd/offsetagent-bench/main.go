@@ -134,12 +134,6 @@ func scenarioByName(name string) *scenario {
 
 func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	started := time.Now()
-	b, err := startBroker(ctx)
-	if err != nil {
-		return err
-	}
-	defer b.close()
-	e := &env{brokers: []string{b.addr}, opts: o, stderr: stderr}
 	var rows []row
 	var failed []error
 	for _, sc := range scenarios() {
@@ -147,9 +141,17 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		if !o.scenarios[name] {
 			continue
 		}
+		// Every scenario gets a broker of its own, so that none is measured on the data and
+		// connections the ones before it left behind (kfake keeps every record in its heap).
+		b, err := startBroker(ctx)
+		if err != nil {
+			return err
+		}
+		e := &env{brokers: []string{b.addr}, opts: o, stderr: stderr}
 		e.progress("scenario %s", name)
 		t := time.Now()
 		rs, err := sc.run(ctx, e)
+		b.close()
 		rows = append(rows, rs...)
 		if err != nil {
 			failed = append(failed, fmt.Errorf("scenario %s: %w", name, err))

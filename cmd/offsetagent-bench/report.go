@@ -92,7 +92,7 @@ func writeMarkdown(path string, rows []row, scale float64, elapsed time.Duration
 	fmt.Fprintf(&b, "- Date: %s\n", time.Now().UTC().Format("Mon Jan _2 15:04:05 UTC 2006"))
 	fmt.Fprintf(&b, "- Machine: %s\n", machine())
 	fmt.Fprintf(&b, "- BENCH_SCALE=%g, run time %s\n", scale, elapsed.Round(time.Second))
-	b.WriteString("- Broker: embedded kfake in a child process on 127.0.0.1 (message.max.bytes 20 MiB); agent in-process (bulk: in a child process)\n\n")
+	b.WriteString("- Broker: embedded kfake in a child process on 127.0.0.1 (message.max.bytes 20 MiB), a fresh one per scenario; agent in-process (bulk: in a child process)\n\n")
 	fmt.Fprintf(&b, "| %s |\n", strings.Join(header(), " | "))
 	fmt.Fprintf(&b, "|%s\n", strings.Repeat("---|", len(header())))
 	for _, r := range rows {
