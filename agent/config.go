@@ -40,9 +40,9 @@ type Config struct {
 	LogLevel string `env:"OFFSETAGENT_LOG_LEVEL, default=info"`
 	// LogFormat is json or text (default json).
 	LogFormat string `env:"OFFSETAGENT_LOG_FORMAT, default=json"`
-	// Concurrency bounds how many connectors are worked on at once (default 64). Requests for
+	// Concurrency bounds how many connectors are worked on at once (default 128). Requests for
 	// one connector always run one after another.
-	Concurrency int `env:"OFFSETAGENT_CONCURRENCY, default=64"`
+	Concurrency int `env:"OFFSETAGENT_CONCURRENCY, default=128"`
 	// MaxRequestBytes bounds a request record's value (default 16 MiB).
 	MaxRequestBytes int `env:"OFFSETAGENT_MAX_REQUEST_BYTES, default=16777216"`
 	// MaxInflightBytes bounds the request records worked on at once, by size (default 32 MiB,

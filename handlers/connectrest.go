@@ -22,7 +22,13 @@ const maxConnectBody = 16 << 20
 type ConnectClient struct {
 	base string // scheme://[userinfo@]host[/path], no trailing slash
 	hc   *http.Client
+	// calls holds a slot per call in progress: a worker's REST API is not sized for the
+	// agent's concurrency, so at most connectMaxCalls calls run at once.
+	calls chan struct{}
 }
+
+// connectMaxCalls bounds the Connect REST calls one agent makes at once.
+const connectMaxCalls = 8
 
 // NewConnectClient returns a client for the Connect REST API at baseURL (e.g.
 // http://connect:8083). hc bounds each call with its Timeout; nil means a client with a 30 s
@@ -42,7 +48,7 @@ func NewConnectClient(baseURL string, hc *http.Client) (*ConnectClient, error) {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
 	u.Path, u.RawPath = strings.TrimRight(u.Path, "/"), ""
-	return &ConnectClient{base: u.String(), hc: hc}, nil
+	return &ConnectClient{base: u.String(), hc: hc, calls: make(chan struct{}, connectMaxCalls)}, nil
 }
 
 // Exists reports whether the cluster has the connector: GET /connectors/{name} answers 200 for
@@ -107,6 +113,12 @@ func (c *ConnectClient) pluginType(ctx context.Context, class string) (string, e
 // responseError; a transport error is returned as net/http reports it (a *url.Error wrapping
 // the network error, which Classify calls transient).
 func (c *ConnectClient) do(ctx context.Context, method, path string, body []byte, out any, also ...int) (int, error) {
+	select {
+	case c.calls <- struct{}{}:
+		defer func() { <-c.calls }()
+	case <-ctx.Done():
+		return 0, fmt.Errorf("Connect request %s %s: %w", method, path, ctx.Err())
+	}
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -314,4 +315,37 @@ func TestConnectClientUnreachable(t *testing.T) {
 			require.False(t, transient, "a canceled call is not retried")
 		})
 	}
+}
+
+// A worker's REST API sees at most connectMaxCalls calls of one agent at once, however many
+// requests the agent works on.
+func TestConnectClientBoundsConcurrentCalls(t *testing.T) {
+	var mu sync.Mutex
+	running, most := 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		running++
+		most = max(most, running)
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error_code":404,"message":"Connector c not found"}`)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := NewConnectClient(srv.URL, nil)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for range 4 * connectMaxCalls {
+		wg.Go(func() {
+			ok, err := c.Exists(context.Background(), "c")
+			assert.NoError(t, err)
+			assert.False(t, ok)
+		})
+	}
+	wg.Wait()
+	require.LessOrEqual(t, most, connectMaxCalls)
+	require.Greater(t, most, 1, "calls do run side by side")
 }
