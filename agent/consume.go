@@ -139,9 +139,11 @@ func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generatio
 			break
 		}
 		a.metrics.InFlight.Inc()
+		a.metrics.InFlightBytes.Add(float64(weight))
 		it := tr.add(msg.Offset)
 		if !lanes.submit(stop, laneKey(&msg), job{msg: msg, item: it, received: time.Now(), weight: weight}) {
 			a.metrics.InFlight.Dec()
+			a.metrics.InFlightBytes.Sub(float64(weight))
 			a.inflight.Release(weight)
 			tr.abandon(it)
 			break

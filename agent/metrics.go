@@ -21,6 +21,7 @@ type Metrics struct {
 	OffsetsWiped    *prometheus.CounterVec   // type
 	RequestDuration prometheus.Histogram
 	InFlight        prometheus.Gauge
+	InFlightBytes   prometheus.Gauge
 	RequestLag      prometheus.Gauge
 	Retries         *prometheus.CounterVec // reason
 	BuildInfo       *prometheus.GaugeVec
@@ -70,6 +71,10 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		InFlight: f.NewGauge(prometheus.GaugeOpts{
 			Name: "offsetagent_requests_in_flight",
 			Help: "Requests received and not yet finished.",
+		}),
+		InFlightBytes: f.NewGauge(prometheus.GaugeOpts{
+			Name: "offsetagent_requests_in_flight_bytes",
+			Help: "Size of the request records received and not yet finished, counted against OFFSETAGENT_MAX_INFLIGHT_BYTES (a record larger than that counts as the bound).",
 		}),
 		RequestLag: f.NewGauge(prometheus.GaugeOpts{
 			Name: "offsetagent_request_lag",

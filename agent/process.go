@@ -19,7 +19,10 @@ import (
 // before that, the record stays uncommitted and is fetched again.
 func (a *Agent) process(work context.Context, j job) {
 	defer a.metrics.InFlight.Dec()
-	defer a.inflight.Release(j.weight) // acquired by the fetcher (MaxInflightBytes)
+	defer func() { // acquired by the fetcher (MaxInflightBytes)
+		a.metrics.InFlightBytes.Sub(float64(j.weight))
+		a.inflight.Release(j.weight)
+	}()
 	if !j.item.start() {
 		return // abandoned: the partition was revoked before the request started
 	}

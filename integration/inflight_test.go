@@ -20,12 +20,18 @@ type overlapStages struct {
 	mu        sync.Mutex
 	running   int
 	maxAtOnce int
+	// gauge reads offsetagent_requests_in_flight_bytes; maxBytes is its largest reading.
+	gauge    func() float64
+	maxBytes float64
 }
 
 func (s *overlapStages) Create(ctx context.Context, req *events.Request) *handlers.Outcome {
 	s.mu.Lock()
 	s.running++
 	s.maxAtOnce = max(s.maxAtOnce, s.running)
+	if s.gauge != nil {
+		s.maxBytes = max(s.maxBytes, s.gauge())
+	}
 	s.mu.Unlock()
 	time.Sleep(40 * time.Millisecond)
 	s.mu.Lock()
@@ -51,7 +57,24 @@ func TestInflightBytesBound(t *testing.T) {
 	cfg := testConfig(c)
 	cfg.Concurrency, cfg.MaxInflightBytes = 8, 6000
 	stages := &overlapStages{}
-	startAgent(t, cfg, agent.Options{Stages: stages})
+	r := startAgent(t, cfg, agent.Options{Stages: stages})
+	// inflightBytes is -1 when the gauge cannot be read (it also runs on the agent's goroutines,
+	// where a test must not fail).
+	inflightBytes := func() float64 {
+		mfs, err := r.reg.Gather()
+		if err != nil {
+			return -1
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "offsetagent_requests_in_flight_bytes" && len(mf.Metric) == 1 {
+				return mf.Metric[0].GetGauge().GetValue()
+			}
+		}
+		return -1
+	}
+	stages.mu.Lock()
+	stages.gauge = inflightBytes
+	stages.mu.Unlock()
 	cl := newClient(t, cfg)
 
 	run := func(prefix string, n, pad int) {
@@ -70,4 +93,8 @@ func TestInflightBytesBound(t *testing.T) {
 	require.Greater(t, stages.reset(), 1, "small requests at once")
 	run("huge", 1, 9000) // above the bound: runs alone
 	require.Equal(t, 1, stages.reset())
+	// The gauge counted the requests while they ran, never above the bound, and let them go.
+	require.Positive(t, stages.maxBytes)
+	require.LessOrEqual(t, stages.maxBytes, float64(cfg.MaxInflightBytes))
+	require.Eventually(t, func() bool { return inflightBytes() == 0 }, 5*time.Second, 10*time.Millisecond)
 }
