@@ -445,50 +445,75 @@ func (l *Log) tail(ctx context.Context, parts []int) error {
 	}
 	l.mu.Unlock()
 	var batch []kafka.Message
+	// A request that fails as a whole is retried after backoff. A partition that fails on its
+	// own (or whose records do not decode) sits out of the requests for its own backoff, so the
+	// other partitions of the broker keep being read.
 	backoff := logBackoffMin
-	retry := func(msg string, err error) bool {
-		if ctx.Err() != nil {
-			return false
+	paused := map[int]pause{}
+	pauseFor := func(p int, err error) {
+		d := logBackoffMin
+		if prev, ok := paused[p]; ok {
+			d = min(2*prev.backoff, logBackoffMax)
 		}
-		l.logger.Warn(msg, "partitions", parts, "err", err)
+		paused[p] = pause{until: time.Now().Add(d), backoff: d}
+		l.logger.Warn("fetch log records", "partition", p, "offset", offsets[p], "retry_in", d, "err", err)
+	}
+	sleep := func(d time.Duration) bool {
 		select {
 		case <-ctx.Done():
 			return false
-		case <-time.After(backoff):
+		case <-time.After(d):
+			return true
 		}
-		backoff = min(2*backoff, logBackoffMax)
-		return true
 	}
 	req := &fetchapi.Request{ReplicaID: -1, MinBytes: 1, MaxBytes: logFetchRequestBytes,
 		MaxWaitTime: int32(logFetchMaxWait / time.Millisecond), SessionID: -1, SessionEpoch: -1,
-		Topics: []fetchapi.RequestTopic{{Topic: l.topic, Partitions: make([]fetchapi.RequestPartition, len(parts))}}}
+		Topics: []fetchapi.RequestTopic{{Topic: l.topic}}}
 	for round := 0; ; round++ {
 		// A broker fills the response in request order up to MaxBytes: rotate the order so
 		// that no partition waits behind busy ones for long.
+		now := time.Now()
+		next := time.Time{}
+		req.Topics[0].Partitions = req.Topics[0].Partitions[:0]
 		for i := range parts {
 			p := parts[(i+round)%len(parts)]
-			req.Topics[0].Partitions[i] = fetchapi.RequestPartition{Partition: int32(p), CurrentLeaderEpoch: -1,
-				FetchOffset: offsets[p], LogStartOffset: -1, PartitionMaxBytes: logFetchMaxBytes}
+			if pz, ok := paused[p]; ok && now.Before(pz.until) {
+				if next.IsZero() || pz.until.Before(next) {
+					next = pz.until
+				}
+				continue
+			}
+			req.Topics[0].Partitions = append(req.Topics[0].Partitions, fetchapi.RequestPartition{Partition: int32(p),
+				CurrentLeaderEpoch: -1, FetchOffset: offsets[p], LogStartOffset: -1, PartitionMaxBytes: logFetchMaxBytes})
+		}
+		if len(req.Topics[0].Partitions) == 0 {
+			if !sleep(time.Until(next)) {
+				return nil
+			}
+			continue
 		}
 		msg, err := transportOf(l.client).RoundTrip(ctx, l.client.Addr, req)
+		if err == nil {
+			if _, ok := msg.(*fetchapi.Response); !ok {
+				err = fmt.Errorf("unexpected response %T", msg)
+			}
+		}
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
 			if isLeadershipError(err) {
 				return fmt.Errorf("fetch log records: %w: %w", errRegroup, err)
 			}
-			if !retry("fetch log records", err) {
+			l.logger.Warn("fetch log records", "partitions", parts, "err", err)
+			if !sleep(backoff) {
 				return nil
 			}
+			backoff = min(2*backoff, logBackoffMax)
 			continue
 		}
-		res, ok := msg.(*fetchapi.Response)
-		if !ok {
-			if !retry("fetch log records", fmt.Errorf("unexpected response %T", msg)) {
-				return nil
-			}
-			continue
-		}
-		var failed error
-		for _, t := range res.Topics {
+		backoff = logBackoffMin
+		for _, t := range msg.(*fetchapi.Response).Topics {
 			if t.Topic != l.topic {
 				continue
 			}
@@ -512,7 +537,7 @@ func (l *Log) tail(ctx context.Context, parts []int) error {
 					if isLeadershipError(perr) {
 						return fmt.Errorf("fetch log records of partition %d: %w: %w", p, errRegroup, perr)
 					}
-					failed = cmpErr(failed, fmt.Errorf("partition %d: %w", p, perr))
+					pauseFor(p, perr)
 					continue
 				}
 				var next int64
@@ -522,13 +547,14 @@ func (l *Log) tail(ctx context.Context, parts []int) error {
 						// Records applied before the error are applied again after the retry:
 						// harmless for a latest-value-per-key view.
 						discard(rp)
-						failed = cmpErr(failed, err)
+						pauseFor(p, err)
 						continue
 					}
 					l.applyBatch(batch)
 				} else {
 					next = offset
 				}
+				delete(paused, p)
 				if next == offset && rp.HighWatermark > offset {
 					// Nothing at or after offset below the high watermark: compaction removed the
 					// tail (e.g. an expired tombstone). Connect's consumer position would move
@@ -541,14 +567,13 @@ func (l *Log) tail(ctx context.Context, parts []int) error {
 				}
 			}
 		}
-		if failed != nil {
-			if !retry("fetch log records", failed) {
-				return nil
-			}
-			continue
-		}
-		backoff = logBackoffMin
 	}
+}
+
+// pause is how long a partition sits out of its loop's fetches after an error of its own.
+type pause struct {
+	until   time.Time
+	backoff time.Duration
 }
 
 // discard releases a fetched partition's records unread.

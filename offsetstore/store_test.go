@@ -385,3 +385,37 @@ func TestLogFetchGrouping(t *testing.T) {
 	require.Len(t, s.SourceOffsets(testOffsetsTopic, "moved"), 2)
 	require.Positive(t, refused.Hits())
 }
+
+// A partition whose fetches keep failing (for a reason other than leadership) sits out on its
+// own backoff: the other partitions of its broker are read as before, and it catches up once
+// the broker answers again.
+func TestLogPartitionErrorIsolated(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	createConnectTopics(t, brokers)
+	s := runStore(t, brokers)
+	ctx := testContext(t)
+	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
+	time.Sleep(100 * time.Millisecond) // let the loops regroup after the load
+
+	longPoll := func(r kmsg.Request) bool { return r.(*kmsg.FetchRequest).MaxWaitMillis > 0 }
+	broken := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: testOffsetsTopic, Partitions: []int32{5},
+		Err: kerr.UnknownServerError, Count: -1, When: longPoll})
+	// End the long poll already waiting, so that the next ones meet the fault.
+	require.NoError(t, s.Write(ctx, testOffsetsTopic, []Record{{Key: []byte(`["iso",{"p":"first"}]`), Value: []byte(`{"o":0}`), Partition: 7}}))
+	require.Eventually(t, func() bool { return len(s.SourceOffsets(testOffsetsTopic, "iso")) == 1 }, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, s.Write(ctx, testOffsetsTopic, []Record{{Key: []byte(`["iso",{"p":5}]`), Value: []byte(`{"o":5}`), Partition: 5}}))
+	require.Eventually(t, func() bool { return broken.Hits() >= 4 }, 10*time.Second, 5*time.Millisecond) // its backoff is now 800 ms
+
+	// Partition 6 is read within a long poll although partition 5 keeps failing.
+	start := time.Now()
+	require.NoError(t, s.Write(ctx, testOffsetsTopic, []Record{{Key: []byte(`["iso",{"p":6}]`), Value: []byte(`{"o":6}`), Partition: 6}}))
+	require.Eventually(t, func() bool { return len(s.SourceOffsets(testOffsetsTopic, "iso")) == 2 }, 5*time.Second, 5*time.Millisecond)
+	require.Less(t, time.Since(start), logFetchMaxWait, "partition 6 waited for partition 5's backoff")
+
+	broken.Remove()
+	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
+	require.Len(t, s.SourceOffsets(testOffsetsTopic, "iso"), 3)
+}
