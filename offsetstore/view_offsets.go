@@ -47,6 +47,9 @@ func newOffsetsView() *offsetsView {
 func (v *offsetsView) apply(msgs []kafka.Message) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	// Records of one fetch mostly belong to a few connectors: remember the last one's set.
+	var lastName string
+	var lastSet map[string]offsetEntry
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Key == nil {
@@ -54,6 +57,7 @@ func (v *offsetsView) apply(msgs []kafka.Message) {
 		}
 		if m.Value == nil {
 			v.remove(m.Key)
+			lastSet = nil // remove may have dropped the connector's set
 			continue
 		}
 		// Log gives every record fresh, never-mutated bytes, so the key can be viewed as a string
@@ -66,10 +70,13 @@ func (v *offsetsView) apply(msgs []kafka.Message) {
 			v.other[key] = e
 			continue
 		}
-		set := v.byConn[name]
-		if set == nil {
-			set = map[string]offsetEntry{}
-			v.byConn[string([]byte(name))] = set // own copy: name may alias a buffer
+		set := lastSet
+		if set == nil || name != lastName {
+			if set = v.byConn[name]; set == nil {
+				set = map[string]offsetEntry{}
+				v.byConn[string([]byte(name))] = set // own copy: name may alias a buffer
+			}
+			lastName, lastSet = name, set
 		}
 		set[key] = e
 	}

@@ -71,6 +71,10 @@ func TestOffsetsViewApply(t *testing.T) {
 	v.apply([]kafka.Message{msg(0, `["a",{"f":"0"}]`, "~"), msg(1, `["a",{"f":"2"}]`, "~"), msg(3, `["a",{"f":"1"}]`, "~")})
 	require.Empty(t, v.records("a"))
 	require.Empty(t, v.byConn)
+
+	// In one batch: a connector's last key removed (its set goes), then a new key for it.
+	v.apply([]kafka.Message{msg(1, `["d",{"f":"1"}]`, `{"o":1}`), msg(1, `["d",{"f":"1"}]`, "~"), msg(2, `["d",{"f":"2"}]`, `{"o":2}`)})
+	require.Equal(t, []SourceRecord{{Key: []byte(`["d",{"f":"2"}]`), Value: []byte(`{"o":2}`), Partition: 2}}, v.records("d"))
 }
 
 func TestConfigViewTargetState(t *testing.T) {
