@@ -24,6 +24,17 @@ func startKafka(t testing.TB) []string {
 	return c.ListenAddrs()
 }
 
+// startFakeStore is startStore that also returns the broker, for tests that inject faults.
+func startFakeStore(t testing.TB) (*kfake.Cluster, []string, *Store) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	createConnectTopics(t, brokers)
+	return c, brokers, runStore(t, brokers)
+}
+
 // startStore starts a kfake broker with Connect's topics and a running, loaded Store on it.
 func startStore(t testing.TB) (*Store, []string) {
 	t.Helper()

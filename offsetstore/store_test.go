@@ -278,12 +278,7 @@ func TestLogStopped(t *testing.T) {
 // A write to many partitions is one Produce request per leader, and a partition the broker
 // refuses fails only its own records.
 func TestStoreWriteGroupedProduce(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	brokers := c.ListenAddrs()
-	createConnectTopics(t, brokers)
-	s := runStore(t, brokers)
+	c, _, s := startFakeStore(t)
 	ctx := testContext(t)
 
 	seen := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: testOffsetsTopic, Observe: true, Count: -1})
@@ -302,7 +297,7 @@ func TestStoreWriteGroupedProduce(t *testing.T) {
 		{Key: []byte(`["mixed",{"p":"c"}]`), Value: []byte(`{"o":1}`), Partition: 7},
 		{Key: []byte(`["mixed",{"p":"d"}]`), Value: []byte(`{"o":1}`), Partition: 9},
 	}
-	err = s.Write(ctx, testOffsetsTopic, recs)
+	err := s.Write(ctx, testOffsetsTopic, recs)
 	var werr *WriteError
 	require.ErrorAs(t, err, &werr)
 	require.Equal(t, []int{0, 2}, werr.Failed)
@@ -321,12 +316,7 @@ func TestStoreWriteGroupedProduce(t *testing.T) {
 // Sync reads the end offsets of all partitions with one request per leader (kafka-go's
 // ListOffsets sends one per partition), and still waits for records on any partition.
 func TestSyncOneRequest(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	brokers := c.ListenAddrs()
-	createConnectTopics(t, brokers)
-	s := runStore(t, brokers)
+	c, brokers, s := startFakeStore(t)
 	ctx := testContext(t)
 
 	for _, p := range []int{0, 13, 24} {
@@ -348,12 +338,7 @@ func TestSyncOneRequest(t *testing.T) {
 // a write to ten partitions wakes a fetch or two, not ten. A partition whose broker says it
 // is not the leader makes the view group its partitions again, and it goes on reading.
 func TestLogFetchGrouping(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	brokers := c.ListenAddrs()
-	createConnectTopics(t, brokers)
-	s := runStore(t, brokers)
+	c, _, s := startFakeStore(t)
 	ctx := testContext(t)
 	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
 	time.Sleep(100 * time.Millisecond) // let the loops regroup after the load
@@ -390,12 +375,7 @@ func TestLogFetchGrouping(t *testing.T) {
 // own backoff: the other partitions of its broker are read as before, and it catches up once
 // the broker answers again.
 func TestLogPartitionErrorIsolated(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	brokers := c.ListenAddrs()
-	createConnectTopics(t, brokers)
-	s := runStore(t, brokers)
+	c, _, s := startFakeStore(t)
 	ctx := testContext(t)
 	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
 	time.Sleep(100 * time.Millisecond) // let the loops regroup after the load
