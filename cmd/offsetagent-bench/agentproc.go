@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -113,41 +112,26 @@ func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string) in
 
 // agentProc is the driver's handle on an agent child process.
 type agentProc struct {
+	*child
 	cfg     agent.Config
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	out     *bufio.Reader
 	watcher *resultWatcher
 }
 
 // startAgentProcess starts an agent child with cfg (and a CPU profile of its marked phase when
 // cpuProfile is set) and waits until it is ready, then watches its result topic.
 func (e *env) startAgentProcess(ctx context.Context, cfg agent.Config, cpuProfile string) (*agentProc, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find own executable: %w", err)
-	}
 	args := []string{"-agent"}
 	if cpuProfile != "" {
 		args = append(args, "-cpuprofile", cpuProfile)
 	}
-	cmd := exec.Command(exe, args...)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
+	c, err := startChild("agent", args...)
 	if err != nil {
-		return nil, fmt.Errorf("agent stdin: %w", err)
+		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("agent stdout: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start agent process: %w", err)
-	}
-	p := &agentProc{cfg: cfg, cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout)}
+	p := &agentProc{child: c, cfg: cfg}
 	b, err := json.Marshal(cfg)
 	if err == nil {
-		_, err = fmt.Fprintf(stdin, "%s\n", b)
+		_, err = fmt.Fprintf(p.stdin, "%s\n", b)
 	}
 	if err == nil {
 		err = p.expect(ctx, "ready")
@@ -224,13 +208,5 @@ func (p *agentProc) stop() {
 	if p.watcher != nil {
 		p.watcher.close()
 	}
-	_ = p.stdin.Close()
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
+	p.child.stop(30 * time.Second)
 }

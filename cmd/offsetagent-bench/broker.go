@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -80,34 +78,20 @@ func serveBroker(stdin io.Reader, stdout, stderr io.Writer) int {
 
 // brokerProc is the embedded broker running in a child process of this binary.
 type brokerProc struct {
-	addr  string
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	*child
+	addr string
 }
 
 // startBroker runs this binary with -broker and reads the broker's address.
 func startBroker(ctx context.Context) (*brokerProc, error) {
-	exe, err := os.Executable()
+	c, err := startChild("broker", "-broker")
 	if err != nil {
-		return nil, fmt.Errorf("find own executable: %w", err)
+		return nil, err
 	}
-	cmd := exec.Command(exe, "-broker")
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, fmt.Errorf("broker stdin: %w", err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("broker stdout: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start broker process: %w", err)
-	}
-	b := &brokerProc{cmd: cmd, stdin: stdin}
+	b := &brokerProc{child: c}
 	line := make(chan string, 1)
 	go func() {
-		s, _ := bufio.NewReader(stdout).ReadString('\n')
+		s, _ := c.out.ReadString('\n')
 		line <- strings.TrimSpace(s)
 	}()
 	select {
@@ -122,15 +106,5 @@ func startBroker(ctx context.Context) (*brokerProc, error) {
 	return b, nil
 }
 
-// close ends the child by closing its stdin and waits for it.
-func (b *brokerProc) close() {
-	_ = b.stdin.Close()
-	done := make(chan struct{})
-	go func() { _ = b.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = b.cmd.Process.Kill()
-		<-done
-	}
-}
+// close ends the broker by closing its stdin and waits for it.
+func (b *brokerProc) close() { b.stop(10 * time.Second) }
