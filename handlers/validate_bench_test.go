@@ -1,14 +1,13 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
-	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // BenchmarkValidateSourceOffsets is validate_offsets of the bulk scenario: 100,000
@@ -18,19 +17,22 @@ func BenchmarkValidateSourceOffsets(b *testing.B) {
 	if !ok {
 		b.Fatal("MirrorSourceConnector is not registered")
 	}
-	build := func() []events.OffsetEntry {
-		entries := make([]events.OffsetEntry, 100_000)
-		for i := range entries {
-			entries[i] = events.OffsetEntry{
-				Partition: offsetstore.Map{
-					{Key: "cluster", Value: "src"},
-					{Key: "topic", Value: fmt.Sprintf("mirrored-%05d", i/100)},
-					{Key: "partition", Value: offsetstore.Number(strconv.Itoa(i % 100))},
-				},
-				Offset: offsetstore.Map{{Key: "offset", Value: offsetstore.Number(strconv.Itoa(1000 + 7*i))}},
-			}
+	// The offsets as the request decoder makes them (shared boxes, strings in the body).
+	var body bytes.Buffer
+	body.WriteString(`{"name":"mm2-bulk","config":{},"initial_offsets":[`)
+	for i := range 100_000 {
+		if i > 0 {
+			body.WriteByte(',')
 		}
-		return entries
+		fmt.Fprintf(&body, `{"partition":{"cluster":"src","topic":"mirrored-%05d","partition":%d},"offset":{"offset":%d}}`, i/100, i%100, 1000+7*i)
+	}
+	body.WriteString(`]}`)
+	build := func() []events.OffsetEntry {
+		req, err := events.ParseCreateRequest(body.Bytes())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return req.InitialOffsets
 	}
 	props := map[string]string{"connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector", "source.cluster.alias": "src"}
 	c := &Creator{}
