@@ -96,7 +96,7 @@ func (c *Creator) cleanup(ctx context.Context, j *job, failed Step) *events.Clea
 			}
 			recs := make([]offsetstore.Record, len(prev))
 			for i, r := range prev {
-				recs[i] = offsetstore.Record{Key: r.Key, Value: r.Value, Partition: r.Partition}
+				recs[i] = offsetstore.Record(r)
 			}
 			if err := c.write(ctx, topic, recs); err != nil {
 				fail(fmt.Sprintf("%d previous offsets in topic %s were not restored (see previous_offsets)", len(prev), topic),

@@ -117,7 +117,7 @@ func (c *ConnectClient) do(ctx context.Context, method, path string, body []byte
 	case c.calls <- struct{}{}:
 		defer func() { <-c.calls }()
 	case <-ctx.Done():
-		return 0, fmt.Errorf("Connect request %s %s: %w", method, path, ctx.Err())
+		return 0, fmt.Errorf("wait to call Connect %s %s: %w", method, path, ctx.Err())
 	}
 	var rd io.Reader
 	if body != nil {
