@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"runtime"
 	"strconv"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -61,4 +63,19 @@ func testEntries(n int) []events.OffsetEntry {
 		}
 	}
 	return entries
+}
+
+// validate_offsets asks for a garbage collection after encoding a large request, and only then.
+func TestValidateOffsetsCollectsAfterLargeRequests(t *testing.T) {
+	calls := 0
+	collect = func() { calls++ }
+	defer func() { collect = runtime.GC }()
+	c := &Creator{}
+	for _, tc := range []struct{ n, want int }{{10, 0}, {collectAfterOffsets - 1, 0}, {collectAfterOffsets, 1}} {
+		calls = 0
+		j := &job{req: &events.Request{Data: events.CreateRequest{InitialOffsets: testEntries(tc.n)}}, name: "conn", typ: connectors.Source}
+		require.NoError(t, c.validateOffsets(context.Background(), j))
+		require.Equal(t, tc.want, calls, "%d offsets", tc.n)
+		require.Nil(t, j.req.Data.InitialOffsets)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -277,8 +278,23 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 	// The decoded offsets (and the request record they may share memory with) are not needed
 	// any more: let them go before the writes.
 	j.req.Data.InitialOffsets = nil
+	if len(entries) >= collectAfterOffsets {
+		// A large request's decoded offsets are now garbage, several times the request's size.
+		// Collect them before the writes, in which the view takes its own copy of the new
+		// offsets: left to the pacer, the heap would grow to twice what was reachable while
+		// decoding (a 100,000-offset request: ~7.5x its size at the peak, ~5x with this; one
+		// collection costs ~10-20 ms of CPU).
+		collect()
+	}
 	return nil
 }
+
+// collectAfterOffsets is the number of offsets (about 1 MB of request) from which
+// validate_offsets asks for a garbage collection once they are encoded.
+const collectAfterOffsets = 10_000
+
+// collect runs a garbage collection; tests count the calls.
+var collect = runtime.GC
 
 // encodeOffsets encodes the non-null offsets of entries into records for connector name, with
 // partition maps in order's key order (Java HashMap order when order is nil) and offset maps in
