@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	"github.com/segmentio/kafka-go/protocol"
 	produceapi "github.com/segmentio/kafka-go/protocol/produce"
+	"github.com/segmentio/kafka-go/protocol/rawproduce"
 )
 
 // Producer sends the small writes of concurrent callers together, the way Kafka's own producer
@@ -38,7 +38,7 @@ type leaderQueue struct {
 type produceItem struct {
 	topic     string
 	partition int32
-	recs      []kafka.Record
+	recs      []kafka.Message // Key, Value and Headers
 	size      int
 
 	err  error
@@ -116,8 +116,7 @@ func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 			items[k] = it
 			order = append(order, it)
 		}
-		r := kafka.Record{Key: bytesOrNil(m.Key), Value: bytesOrNil(m.Value), Headers: m.Headers}
-		it.recs = append(it.recs, r)
+		it.recs = append(it.recs, kafka.Message{Key: m.Key, Value: m.Value, Headers: m.Headers})
 		it.size += len(m.Key) + len(m.Value) + 24
 		for _, h := range m.Headers {
 			it.size += len(h.Key) + len(h.Value) + 8
@@ -151,13 +150,6 @@ func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 		return nil
 	}
 	return errs
-}
-
-func bytesOrNil(b []byte) kafka.Bytes {
-	if b == nil {
-		return nil
-	}
-	return kafka.NewBytes(b)
 }
 
 // enqueue adds it to its leader's queue and starts the queue's sender when it is idle.
@@ -225,7 +217,7 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 		topic     string
 		partition int32
 	}
-	req := &produceapi.Request{Acks: int16(kafka.RequireAll), Timeout: producerTimeoutMs}
+	req := &rawproduce.Request{Acks: int16(kafka.RequireAll), Timeout: producerTimeoutMs}
 	topicAt := map[string]int{}
 	byPartition := map[tp][]*produceItem{}
 	var parts []tp
@@ -236,19 +228,26 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 		}
 		byPartition[k] = append(byPartition[k], it)
 	}
+	size := 0
+	for _, it := range batch {
+		size += it.size + 4 + batchHeaderSize
+	}
+	b := batchBuilder{buf: make([]byte, 0, size)}
 	for _, k := range parts {
-		var recs []kafka.Record
+		from := len(b.buf)
+		b.begin()
 		for _, it := range byPartition[k] {
-			recs = append(recs, it.recs...)
+			for _, m := range it.recs {
+				b.add(m.Key, m.Value, m.Headers)
+			}
 		}
 		ti, ok := topicAt[k.topic]
 		if !ok {
 			ti = len(req.Topics)
 			topicAt[k.topic] = ti
-			req.Topics = append(req.Topics, produceapi.RequestTopic{Topic: k.topic})
+			req.Topics = append(req.Topics, rawproduce.RequestTopic{Topic: k.topic})
 		}
-		req.Topics[ti].Partitions = append(req.Topics[ti].Partitions, produceapi.RequestPartition{
-			Partition: k.partition, RecordSet: protocol.RecordSet{Records: kafka.NewRecordReader(recs...)}})
+		req.Topics[ti].Partitions = append(req.Topics[ti].Partitions, rawPartition(k.partition, b.finish()[from:]))
 	}
 	finish := func(k tp, err error) {
 		for _, it := range byPartition[k] {

@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/segmentio/kafka-go"
-	"github.com/segmentio/kafka-go/protocol"
 	produceapi "github.com/segmentio/kafka-go/protocol/produce"
+	"github.com/segmentio/kafka-go/protocol/rawproduce"
 )
 
 // Record is one record to write. A nil Value is a tombstone. Partition < 0 means the partition is
@@ -227,19 +227,23 @@ func (s *Store) produceRounds(ctx context.Context, topic string, recs []Record, 
 // produceRequest sends chunks (partitions of one leader) in one Produce request with acks=all and
 // returns each chunk's error.
 func (s *Store) produceRequest(ctx context.Context, topic string, recs []Record, chunks []produceChunk) []error {
-	req := &produceapi.Request{Acks: int16(kafka.RequireAll), Timeout: produceTimeoutMs,
-		Topics: []produceapi.RequestTopic{{Topic: topic, Partitions: make([]produceapi.RequestPartition, len(chunks))}}}
-	for i, c := range chunks {
-		batch := make([]kafka.Record, len(c.idx))
-		for k, ri := range c.idx {
-			r := &recs[ri]
-			batch[k].Key = kafka.NewBytes(r.Key)
-			if r.Value != nil {
-				batch[k].Value = kafka.NewBytes(r.Value)
-			}
+	req := &rawproduce.Request{Acks: int16(kafka.RequireAll), Timeout: produceTimeoutMs,
+		Topics: []rawproduce.RequestTopic{{Topic: topic, Partitions: make([]rawproduce.RequestPartition, len(chunks))}}}
+	size := 0
+	for _, c := range chunks {
+		size += 4 + batchHeaderSize + 16*len(c.idx)
+		for _, ri := range c.idx {
+			size += len(recs[ri].Key) + len(recs[ri].Value)
 		}
-		req.Topics[0].Partitions[i] = produceapi.RequestPartition{Partition: c.partition,
-			RecordSet: protocol.RecordSet{Records: kafka.NewRecordReader(batch...)}}
+	}
+	b := batchBuilder{buf: make([]byte, 0, size)}
+	for i, c := range chunks {
+		from := len(b.buf)
+		b.begin()
+		for _, ri := range c.idx {
+			b.add(recs[ri].Key, recs[ri].Value, nil)
+		}
+		req.Topics[0].Partitions[i] = rawPartition(c.partition, b.finish()[from:])
 	}
 	errs := make([]error, len(chunks))
 	setAll := func(err error) []error {
