@@ -1,7 +1,11 @@
 package events
 
 import (
+	"bytes"
+	"fmt"
 	"testing"
+
+	"github.com/offsetagent/offsetagent/offsetstore"
 
 	"github.com/stretchr/testify/require"
 )
@@ -57,17 +61,122 @@ func TestParseFastAgreesWithTokens(t *testing.T) {
 }
 
 // requireSameParse checks that parseFast accepts exactly what parseTokens accepts, with the
-// same result (were it to reject more, ParseCreateRequest would still be right, only slower).
+// same result (were it to reject more, ParseCreateRequest would still be right, only slower),
+// both in one pass and with every initial_offsets array cut into parallel runs.
 func requireSameParse(t *testing.T, data []byte) {
 	t.Helper()
 	want, wantErr := parseTokens(data)
-	got, ok := parseFast(data)
-	if wantErr != nil {
-		require.False(t, ok, "parseFast accepted %q, which parseTokens rejects: %v", data, wantErr)
-		return
+	for _, parts := range []int{1, 3} {
+		got, ok := parseFastWith(t, data, parts)
+		if wantErr != nil {
+			require.False(t, ok, "parseFast (%d runs) accepted %q, which parseTokens rejects: %v", parts, data, wantErr)
+			continue
+		}
+		require.True(t, ok, "parseFast (%d runs) rejected %q, which parseTokens accepts", parts, data)
+		require.Equal(t, want, got, "%d runs: %q", parts, data)
 	}
-	require.True(t, ok, "parseFast rejected %q, which parseTokens accepts", data)
-	require.Equal(t, want, got, "%q", data)
+}
+
+// parseFastWith is parseFast cutting arrays of any size into parts runs.
+func parseFastWith(t *testing.T, data []byte, parts int) (CreateRequest, bool) {
+	t.Helper()
+	size, par, own := parallelScanBytes, scanParallelism, copyStringsBytes
+	t.Cleanup(func() { parallelScanBytes, scanParallelism, copyStringsBytes = size, par, own })
+	parallelScanBytes, scanParallelism = 0, func() int { return parts }
+	if parts > 1 {
+		copyStringsBytes = 0 // and the strings copied
+	}
+	return parseFast(data)
+}
+
+// TestLargeRequestDoesNotAliasData checks that a large request's parsed values own their
+// strings: the request record can be released (here: overwritten) while they are in use.
+func TestLargeRequestDoesNotAliasData(t *testing.T) {
+	data := []byte(`{"name":"mm2","config":{"connector.class":"org.apache.kafka.connect.mirror.MirrorSourceConnector","k":"v\u00e9"},` +
+		`"initial_offsets":[{"partition":{"cluster":"a-longer-cluster-alias-than-thirty-two-bytes","topic":"t","partition":0},"offset":{"offset":5,"meta":["x",{"y":"z"}]}},` +
+		string(mm2Request(2000)[len(`{"name":"mm2","config":{"connector.class":"org.apache.kafka.connect.mirror.MirrorSourceConnector","source.cluster.alias":"primary"},"initial_offsets":[`):]))
+	want, err := parseTokens(bytes.Clone(data))
+	require.NoError(t, err)
+	for _, parts := range []int{1, 3} {
+		in := bytes.Clone(data)
+		size, par, own := parallelScanBytes, scanParallelism, copyStringsBytes
+		parallelScanBytes, scanParallelism, copyStringsBytes = 0, func() int { return parts }, 0
+		got, ok := parseFast(in)
+		parallelScanBytes, scanParallelism, copyStringsBytes = size, par, own
+		require.True(t, ok)
+		for i := range in {
+			in[i] = ' '
+		}
+		require.Equal(t, want, got, "%d runs", parts)
+	}
+}
+
+// TestParallelScanCuts checks the parallel parse of initial_offsets: runs cut between entries
+// parse into the same entries as one pass; cuts guessed inside a string or a nested array are
+// found out and the array is parsed again in one pass; a bad entry in any run is an error.
+func TestParallelScanCuts(t *testing.T) {
+	valid := mm2Request(2000)
+	sc := offsetstore.NewScanner(valid)
+	require.True(t, sc.Consume('{'))
+	var start int
+	for {
+		key, ok := sc.ReadString()
+		require.True(t, ok)
+		require.True(t, sc.Consume(':'))
+		if key == "initial_offsets" {
+			start = sc.Pos()
+			break
+		}
+		_, err := sc.Value()
+		require.NoError(t, err)
+		require.True(t, sc.Consume(','))
+	}
+	cuts := sc.GuessCuts(4)
+	require.Len(t, cuts, 3)
+	for i, c := range cuts {
+		require.Equal(t, byte(','), valid[c], "cut %d", i)
+		require.Equal(t, byte('{'), valid[c+1])
+	}
+	sc.Seek(start)
+	parallel, ok := scanRuns(sc, start, cuts)
+	require.True(t, ok)
+	end := sc.Pos()
+	sc.Seek(start)
+	seq, ok := scanEntryRun(sc, true)
+	require.True(t, ok)
+	require.Equal(t, end, sc.Pos(), "both end after the array")
+	require.Len(t, parallel, 2000)
+	require.Equal(t, seq, parallel)
+
+	// Entries whose strings and nested arrays look like cuts: the guesses land inside them.
+	var tricky bytes.Buffer
+	tricky.WriteString(`{"name":"c","initial_offsets":[`)
+	for i := range 600 {
+		if i > 0 {
+			tricky.WriteString(" , ")
+		}
+		fmt.Fprintf(&tricky, `{"partition":{"k":"},{%d},{","a":[{"x":1} ,{"y":2}]},"offset":{"o":%d}}`, i, i)
+	}
+	tricky.WriteString(`]}`)
+	for _, parts := range []int{2, 3, 7} {
+		req, ok := parseFastWith(t, tricky.Bytes(), parts)
+		require.True(t, ok)
+		require.Len(t, req.InitialOffsets, 600)
+		require.Equal(t, offsetstore.Number("599"), req.InitialOffsets[599].Offset[0].Value)
+	}
+	requireSameParse(t, tricky.Bytes())
+
+	// A bad entry early, in the middle or last: every run's error counts.
+	for _, at := range []int{3, 1000, 1998} {
+		bad := bytes.Replace(valid, fmt.Appendf(nil, `"offset":{"offset":%d}`, 10*at), []byte(`"offset":{"offset":01}`), 1)
+		require.NotEqual(t, valid, bad)
+		requireSameParse(t, bad)
+		_, ok := parseFastWith(t, bad, 4)
+		require.False(t, ok, "bad entry %d", at)
+	}
+	// A trailing comma before the closing bracket, and a missing one between entries.
+	requireSameParse(t, bytes.Replace(valid, []byte(`}]}`), []byte(`},]}`), 1))
+	requireSameParse(t, bytes.Replace(valid, []byte(`}},{"partition"`), []byte(`}}{"partition"`), 1))
 }
 
 // FuzzParseCreateRequest holds parseFast to parseTokens: whatever the fast path accepts, the

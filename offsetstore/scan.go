@@ -3,6 +3,7 @@ package offsetstore
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 )
 
@@ -47,6 +48,86 @@ func NewScanner(data []byte) *Scanner {
 
 // Pos returns the byte offset of the next unread byte.
 func (s *Scanner) Pos() int { return s.p.i }
+
+// Seek moves the scanner to byte offset pos, where scanning goes on; a position from Pos
+// rewinds it.
+func (s *Scanner) Seek(pos int) { s.p.i = min(max(pos, 0), len(s.p.s)) }
+
+// Sub returns a new Scanner over the bytes from from to to (byte offsets of this scanner's
+// document), sharing its memory: values read from it alias the same data.
+func (s *Scanner) Sub(from, to int) *Scanner {
+	return &Scanner{p: scanner{s: s.p.s[from:to], own: s.p.own}}
+}
+
+// CopyStrings makes the values read from here on independent of data: their strings are copied
+// (short ones that repeat are shared), so data can be released while they are in use. It
+// suits a large document whose values are kept long after it is read.
+func (s *Scanner) CopyStrings() { s.p.own = true }
+
+// GuessCuts guesses where the JSON array of objects starting at the scanner's position ('['
+// after optional whitespace) can be cut into parts runs of elements of about equal length, for
+// parsing the runs in parallel. It returns the byte offsets of up to parts-1 cut commas, in
+// increasing order, and does not move the scanner.
+//
+// A guess is a comma between a '}' and a '{' (whitespace aside) found from an evenly spaced
+// starting point: between two elements, or inside a string or a nested array, where it is not a
+// cut at all. The guesses are cheap (no pass over the whole array) and the caller checks them:
+// a run that is not a complete sequence of elements fails to parse, and the caller then parses
+// the array from the start in one pass. If every run parses, the cuts were between elements,
+// since each run is a complete sequence of values on its own.
+func (s *Scanner) GuessCuts(parts int) []int {
+	s.p.space()
+	start := s.p.i
+	text := s.p.s
+	if parts < 2 || start >= len(text) || text[start] != '[' {
+		return nil
+	}
+	span := len(text) - start
+	var cuts []int
+	from := start + 1
+	for j := 1; j < parts; j++ {
+		at := max(from, start+span*j/parts)
+		c := nextObjectComma(text, at)
+		if c < 0 {
+			break
+		}
+		cuts = append(cuts, c)
+		from = c + 1
+	}
+	return cuts
+}
+
+// nextObjectComma is the offset of the first comma at or after from that follows a '}' and is
+// followed by a '{', whitespace aside; -1 if there is none.
+func nextObjectComma(text string, from int) int {
+	for i := from; i < len(text); {
+		k := strings.IndexByte(text[i:], '}')
+		if k < 0 {
+			return -1
+		}
+		j := i + k + 1
+		for j < len(text) && isSpace(text[j]) {
+			j++
+		}
+		if j < len(text) && text[j] == ',' {
+			c := j
+			j++
+			for j < len(text) && isSpace(text[j]) {
+				j++
+			}
+			if j < len(text) && text[j] == '{' {
+				return c
+			}
+		}
+		i = i + k + 1
+	}
+	return -1
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// Remaining returns the number of bytes not yet read.
+func (s *Scanner) Remaining() int { return len(s.p.s) - s.p.i }
 
 // NextByte returns the next byte that is not whitespace without consuming it, or 0 at the end.
 func (s *Scanner) NextByte() byte {

@@ -3,6 +3,7 @@ package offsetstore
 import (
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // scanner reads JSON from s; every method reports false on malformed input. It is shared by
@@ -26,6 +27,11 @@ type scanner struct {
 	slab         []Field
 	boxed        int
 	cache        *boxCache
+	// own: strings read are copied out of s (into arena; short ones shared through interned),
+	// so that the values do not keep s alive.
+	own      bool
+	arena    []byte
+	interned *[256]string
 }
 
 const (
@@ -106,7 +112,7 @@ func (p *scanner) value(depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		return p.box(string(n), true), true
+		return p.box(p.keep(string(n)), true), true
 	case p.literal("true"):
 		return true, true
 	case p.literal("false"):
@@ -140,6 +146,42 @@ func (p *scanner) box(s string, number bool) any {
 	e.text, e.number, e.box = s, number, boxed(s, number)
 	return e.box
 }
+
+// keep returns s, a substring of the scanned text, as it is or, when the scanner owns its
+// strings, as a copy: short strings are shared through a small cache (keys such as "topic"
+// repeat in every entry of a large request), longer ones are appended to an arena.
+func (p *scanner) keep(s string) string {
+	if !p.own || len(s) == 0 {
+		return s
+	}
+	var slot *string
+	if len(s) <= cacheMaxLen {
+		if p.interned == nil {
+			p.interned = new([256]string)
+		}
+		h := uint32(2166136261) // FNV-1a
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint32(s[i])) * 16777619
+		}
+		slot = &p.interned[(h^h>>8)&0xff]
+		if *slot == s {
+			return *slot
+		}
+	}
+	if cap(p.arena)-len(p.arena) < len(s) {
+		p.arena = make([]byte, 0, max(arenaBytes, len(s)))
+	}
+	start := len(p.arena)
+	p.arena = append(p.arena, s...)
+	c := unsafe.String(&p.arena[start], len(s))
+	if slot != nil {
+		*slot = c
+	}
+	return c
+}
+
+// arenaBytes is the size of the arenas an owning scanner copies strings into.
+const arenaBytes = 32 << 10
 
 func boxed(s string, number bool) any {
 	if number {
@@ -304,7 +346,7 @@ func (p *scanner) str() (string, bool) {
 		switch {
 		case c == '"':
 			p.i++
-			return p.s[start : p.i-1], true
+			return p.keep(p.s[start : p.i-1]), true
 		case c == '\\':
 			return p.escapedStr(start)
 		case c < 0x20:
