@@ -65,17 +65,23 @@ func testEntries(n int) []events.OffsetEntry {
 	return entries
 }
 
-// validate_offsets asks for a garbage collection after encoding a large request, and only then.
-func TestValidateOffsetsCollectsAfterLargeRequests(t *testing.T) {
-	calls := 0
-	collect = func() { calls++ }
+// validate_offsets asks for a garbage collection before validating a large request (the request
+// record is garbage by then: its values were copied out) and after encoding it (the decoded
+// offsets are), and for none on a small request.
+func TestValidateOffsetsCollectsAroundLargeRequests(t *testing.T) {
+	var j *job
+	var encoded []bool // at each collection: were the records encoded yet?
+	collect = func() { encoded = append(encoded, j.records != nil) }
 	defer func() { collect = runtime.GC }()
 	c := &Creator{}
-	for _, tc := range []struct{ n, want int }{{10, 0}, {collectAfterOffsets - 1, 0}, {collectAfterOffsets, 1}} {
-		calls = 0
-		j := &job{req: &events.Request{Data: events.CreateRequest{InitialOffsets: testEntries(tc.n)}}, name: "conn", typ: connectors.Source}
+	for _, tc := range []struct {
+		n    int
+		want []bool
+	}{{10, nil}, {collectAfterOffsets - 1, nil}, {collectAfterOffsets, []bool{false, true}}} {
+		encoded = nil
+		j = &job{req: &events.Request{Data: events.CreateRequest{InitialOffsets: testEntries(tc.n)}}, name: "conn", typ: connectors.Source}
 		require.NoError(t, c.validateOffsets(context.Background(), j))
-		require.Equal(t, tc.want, calls, "%d offsets", tc.n)
+		require.Equal(t, tc.want, encoded, "%d offsets", tc.n)
 		require.Nil(t, j.req.Data.InitialOffsets)
 	}
 }
