@@ -97,7 +97,13 @@ func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generatio
 		Dialer:    a.conns.Dialer,
 		MinBytes:  1,
 		MaxBytes:  a.cfg.MaxRequestBytes + 1<<20,
-		MaxWait:   250 * time.Millisecond,
+		// kafka-go gives the broker MaxWait less a margin of min(MaxWait/4, 1 s) for its long
+		// poll, and drops the connection if the answer has not started by MaxWait. At 250 ms
+		// (62 ms of margin) a broker busy for a moment, as it is taking in a 10 MB request,
+		// timed every request reader out: each reconnected, backed off and fetched again. At
+		// 1.5 s the poll is 500 ms and the margin 1 s. A reader's Close waits for its poll,
+		// so a rebalance or shutdown waits up to 500 ms more.
+		MaxWait: 1500 * time.Millisecond,
 		// Keep prefetching small: records fetched but not started are fetched again by the next
 		// owner after a rebalance, and these are not counted in MaxInflightBytes (up to
 		// QueueCapacity+1 records of up to MaxRequestBytes per partition).

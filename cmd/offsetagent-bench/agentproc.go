@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -28,10 +29,14 @@ import (
 //	peak  stop sampling; prints "peak <bytes> <live bytes>": the largest heap in use and the
 //	      largest heap a garbage collection found reachable
 //
-// Closing stdin stops the agent and the child.
+// Closing stdin stops the agent and the child. With a CPU profile, the child also writes the
+// allocations of its marked phase (sampled every 32 KiB) to the profile's name with ".mem".
 
 // serveAgent is the child's side.
 func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string) int {
+	if cpuProfile != "" {
+		runtime.MemProfileRate = 32 << 10
+	}
 	in := bufio.NewReader(stdin)
 	line, err := in.ReadString('\n')
 	if err != nil {
@@ -95,6 +100,10 @@ func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string) in
 				sampler = nil
 			}
 			if profile != nil {
+				if f, err := os.Create(cpuProfile + ".mem"); err == nil {
+					_ = pprof.Lookup("allocs").WriteTo(f, 0)
+					f.Close()
+				}
 				pprof.StopCPUProfile()
 				_ = profile.Close()
 				profile = nil

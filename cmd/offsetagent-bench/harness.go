@@ -154,7 +154,7 @@ func watchResults(ctx context.Context, brokers []string, topic string, partition
 	w := &resultWatcher{cancel: cancel, decode: decode, got: map[string]resultInfo{}}
 	for p := range partitions {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p,
-			MinBytes: 1, MaxWait: 100 * time.Millisecond, MaxBytes: 1 << 20})
+			MinBytes: 1, MaxWait: 1500 * time.Millisecond, MaxBytes: 1 << 20})
 		w.readers = append(w.readers, r)
 		w.wg.Go(func() {
 			for {

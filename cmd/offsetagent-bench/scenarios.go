@@ -176,7 +176,7 @@ func (e *env) requestTransit(ctx context.Context, msg kafka.Message) (time.Durat
 	pub := newPublisher(e.brokers, topic)
 	defer pub.Close()
 	r := kafka.NewReader(kafka.ReaderConfig{Brokers: e.brokers, Topic: topic, Partition: 0,
-		MinBytes: 1, MaxBytes: maxMessageBytes, MaxWait: 250 * time.Millisecond})
+		MinBytes: 1, MaxBytes: maxMessageBytes, MaxWait: 1500 * time.Millisecond})
 	defer r.Close()
 	if err := pub.WriteMessages(ctx, kafka.Message{Value: []byte("warm-up")}); err != nil {
 		return 0, fmt.Errorf("warm up %q: %w", topic, err)
