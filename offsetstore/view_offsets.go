@@ -33,8 +33,10 @@ type offsetsView struct {
 	other map[string]offsetEntry
 }
 
+// offsetEntry is a live key's latest value (aliasing its record buffer, as the key does: a
+// string, not a slice, is 8 bytes less in each of the view's map slots) and partition.
 type offsetEntry struct {
-	value     []byte
+	value     string
 	partition int32
 }
 
@@ -64,7 +66,7 @@ func (v *offsetsView) apply(msgs []kafka.Message) {
 		// without a copy. Assigning to an existing map key also replaces the stored key string
 		// (Go updates string keys on overwrite), so the previous record's buffer is released.
 		key := unsafe.String(unsafe.SliceData(m.Key), len(m.Key))
-		e := offsetEntry{value: m.Value, partition: int32(m.Partition)}
+		e := offsetEntry{value: unsafe.String(unsafe.SliceData(m.Value), len(m.Value)), partition: int32(m.Partition)}
 		name, ok := keyConnector(m.Key)
 		if !ok {
 			v.other[key] = e
@@ -102,7 +104,7 @@ func (v *offsetsView) records(connector string) []SourceRecord {
 	out := make([]SourceRecord, 0, len(set))
 	for k, e := range set {
 		// Copies: the view's buffers are shared, callers may change theirs.
-		out = append(out, SourceRecord{Key: []byte(k), Value: bytes.Clone(e.value), Partition: int(e.partition)})
+		out = append(out, SourceRecord{Key: []byte(k), Value: []byte(e.value), Partition: int(e.partition)})
 	}
 	v.mu.RUnlock()
 	slices.SortFunc(out, func(a, b SourceRecord) int {

@@ -262,7 +262,14 @@ func flatScenario(ctx context.Context, e *env) ([]row, error) {
 		}
 		c := cfg
 		c.GroupID = fmt.Sprintf("%s-%d", cfg.GroupID, i)
+		stopProfile := func() {}
+		if i == 0 {
+			if stopProfile, err = e.startProfile("flat"); err != nil {
+				return nil, err
+			}
+		}
 		a, err := e.startAgent(ctx, c, nil)
+		stopProfile()
 		if err != nil {
 			return nil, err
 		}
