@@ -131,7 +131,7 @@ func DecodeRequest(msg *kafka.Message, maxBytes int) (*Request, error) {
 		data = msg.Value
 	}
 	// Structured mode can carry data_base64, which the UTF-8 check of the value did not see.
-	if !utf8.Valid(data) {
+	if !binary && !utf8.Valid(data) {
 		return fail(decodeErr(ReasonInvalidUTF8, nil,
 			"event data is not valid UTF-8 (first bad byte at offset %d)", invalidUTF8At(data)))
 	}
