@@ -27,6 +27,15 @@ type env struct {
 	opts    options
 	stderr  io.Writer
 	seq     atomic.Int64
+	// run prefixes every topic and group name on an external cluster, which keeps what earlier
+	// runs wrote; empty on the run's own kfake.
+	run string
+}
+
+// name is a topic or group name for tag, unique in this run (and across runs on an external
+// cluster).
+func (e *env) name(tag string) string {
+	return fmt.Sprintf("%s%s-%d", e.run, tag, e.seq.Add(1))
 }
 
 func (e *env) progress(format string, args ...any) {
@@ -42,7 +51,7 @@ func (e *env) scaled(n, floor int) int {
 
 // config is the agent's default configuration with topics and group unique to tag.
 func (e *env) config(tag string) agent.Config {
-	s := fmt.Sprintf("%s-%d", tag, e.seq.Add(1))
+	s := e.name(tag)
 	return agent.Config{
 		Brokers:                e.brokers,
 		RequestTopic:           "requests-" + s,

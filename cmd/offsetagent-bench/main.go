@@ -6,7 +6,9 @@
 // that the agent's heap and CPU profile hold only the agent (and this driver), not the broker's
 // copy of the data. The agent runs in-process, except in the bulk scenario, which runs it in a
 // child process of its own so that the memory figure is the agent's heap alone (agentproc.go).
-// BENCH_SCALE (default 1) scales every count.
+// BENCH_SCALE (default 1) scales every count. OFFSETAGENT_BENCH_BROKERS (host:port,...) runs
+// every scenario on that cluster instead, with topic names unique to the run; it must allow
+// 20 MiB messages (message.max.bytes) and auto-create nothing the scenarios do not create.
 //
 //	BENCH_SCALE=0.05 go run ./cmd/offsetagent-bench
 //	go run ./cmd/offsetagent-bench -out docs/benchmarks.md -cpuprofile /tmp/bulk.pprof
@@ -40,6 +42,10 @@ type options struct {
 	scenarios map[string]bool
 	timeout   time.Duration
 	verbose   bool
+	// brokers is OFFSETAGENT_BENCH_BROKERS: an external cluster instead of kfake; brokerText
+	// says which broker the table came from.
+	brokers    []string
+	brokerText string
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -73,6 +79,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o := options{scale: scale, out: *out, cpuProfile: *cpu, profiled: *profiled, scenarios: map[string]bool{}, timeout: *timeout, verbose: *verbose}
+	o.brokerText = "embedded kfake in a child process on 127.0.0.1 (message.max.bytes 20 MiB), a fresh one per scenario"
+	if v := os.Getenv("OFFSETAGENT_BENCH_BROKERS"); v != "" {
+		o.brokers = strings.Split(v, ",")
+		o.brokerText = fmt.Sprintf("external cluster at %s (OFFSETAGENT_BENCH_BROKERS), topics unique to the run", v)
+	}
 	for _, s := range strings.Split(*only, ",") {
 		s = strings.TrimSpace(s)
 		if scenarioByName(s) == nil {
@@ -141,17 +152,21 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		if !o.scenarios[name] {
 			continue
 		}
-		// Every scenario gets a broker of its own, so that none is measured on the data and
-		// connections the ones before it left behind (kfake keeps every record in its heap).
-		b, err := startBroker(ctx)
-		if err != nil {
-			return err
+		e := &env{brokers: o.brokers, opts: o, stderr: stderr, run: fmt.Sprintf("b%d-", started.Unix())}
+		closeBroker := func() {}
+		if len(o.brokers) == 0 {
+			// Every scenario gets a broker of its own, so that none is measured on the data and
+			// connections the ones before it left behind (kfake keeps every record in its heap).
+			b, err := startBroker(ctx)
+			if err != nil {
+				return err
+			}
+			e.brokers, e.run, closeBroker = []string{b.addr}, "", b.close
 		}
-		e := &env{brokers: []string{b.addr}, opts: o, stderr: stderr}
 		e.progress("scenario %s", name)
 		t := time.Now()
 		rs, err := sc.run(ctx, e)
-		b.close()
+		closeBroker()
 		rows = append(rows, rs...)
 		if err != nil {
 			failed = append(failed, fmt.Errorf("scenario %s: %w", name, err))
@@ -164,7 +179,7 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.out != "" && len(failed) == 0 {
-		if err := writeMarkdown(o.out, rows, o.scale, elapsed); err != nil {
+		if err := writeMarkdown(o.out, rows, o.scale, elapsed, o.brokerText); err != nil {
 			return err
 		}
 	}

@@ -168,7 +168,7 @@ func bulkScenario(ctx context.Context, e *env) ([]row, error) {
 // plain reader of a fresh topic (the agent's fetch settings), median of three: the part of the
 // agent's publish->result that is the broker moving the request, before the agent can start.
 func (e *env) requestTransit(ctx context.Context, msg kafka.Message) (time.Duration, error) {
-	topic := fmt.Sprintf("transit-%d", e.seq.Add(1))
+	topic := e.name("transit")
 	cl := &kafka.Client{Addr: kafka.TCP(e.brokers...), Timeout: 30 * time.Second}
 	if err := offsetstore.EnsureTopic(ctx, cl, topic, 1, map[string]string{"max.message.bytes": fmt.Sprint(maxMessageBytes)}); err != nil {
 		return 0, fmt.Errorf("create topic %q: %w", topic, err)
@@ -251,7 +251,7 @@ func bareWriter(brokers []string, topic string) *kafka.Writer {
 // bareWrite creates a fresh 25-partition topic and times a bare kafka-go Writer producing msgs
 // to it (after one warm-up record, so that both sides start with metadata and connections).
 func (e *env) bareWrite(ctx context.Context, msgs []kafka.Message) (time.Duration, error) {
-	topic := fmt.Sprintf("bare-%d", e.seq.Add(1))
+	topic := e.name("bare")
 	if err := e.createTopic(ctx, topic, 25); err != nil {
 		return 0, err
 	}
