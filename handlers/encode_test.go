@@ -4,7 +4,10 @@ import (
 	"context"
 	"runtime"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -84,4 +87,39 @@ func TestValidateOffsetsCollectsAroundLargeRequests(t *testing.T) {
 		require.Equal(t, tc.want, encoded, "%d offsets", tc.n)
 		require.Nil(t, j.req.Data.InitialOffsets)
 	}
+}
+
+// Large requests at once share a collection instead of queueing one each.
+func TestCollectionsAreShared(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	defer free()
+	var calls atomic.Int32
+	collect = func() {
+		calls.Add(1)
+		<-release
+	}
+	defer func() { collect = runtime.GC }()
+	var wg sync.WaitGroup
+	wg.Go(collectUnlessRunning)
+	require.Eventually(t, func() bool { return calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+	for range 10 {
+		done := make(chan struct{})
+		go func() {
+			collectUnlessRunning()
+			close(done)
+		}()
+		select {
+		case <-done: // at once: one is running
+		case <-time.After(5 * time.Second):
+			t.Fatal("a collection waited for the running one")
+		}
+	}
+	free()
+	wg.Wait()
+	require.Equal(t, int32(1), calls.Load())
+	collect = func() { calls.Add(1) }
+	collectUnlessRunning() // none running now
+	require.Equal(t, int32(2), calls.Load())
 }

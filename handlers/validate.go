@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -265,7 +266,7 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 		// The request record is garbage now (a large request's values are copied out of it:
 		// events.ParseCreateRequest), but the heap's goal was set while it was live. Collected,
 		// the goal follows what the validation and encoding below actually keep.
-		collect()
+		collectUnlessRunning()
 	}
 	if err := connectors.ValidateSource(entries); err != nil {
 		return asFailure(err)
@@ -290,7 +291,7 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 		// offsets: left to the pacer, the heap would grow to twice what was reachable while
 		// encoding. With both collections a 100,000-offset request peaks at ~4x its size
 		// (~7.5x with neither); each costs ~10-20 ms of CPU.
-		collect()
+		collectUnlessRunning()
 	}
 	return nil
 }
@@ -302,6 +303,20 @@ const collectAfterOffsets = 10_000
 
 // collect runs a garbage collection; tests count the calls.
 var collect = runtime.GC
+
+// collecting is set while collectUnlessRunning's collection runs.
+var collecting atomic.Bool
+
+// collectUnlessRunning collects unless a collection asked for here is already running: many
+// large requests at once then do not queue collections one after another. A request that finds
+// one running goes on; what that collection does not free of its garbage, the pacer will.
+func collectUnlessRunning() {
+	if !collecting.CompareAndSwap(false, true) {
+		return
+	}
+	defer collecting.Store(false)
+	collect()
+}
 
 // encodeOffsets encodes the non-null offsets of entries into records for connector name, with
 // partition maps in order's key order (Java HashMap order when order is nil) and offset maps in
