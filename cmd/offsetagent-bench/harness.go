@@ -262,9 +262,11 @@ type waiter struct {
 
 func (w *resultWatcher) close() {
 	w.cancel()
+	var closing sync.WaitGroup
 	for _, r := range w.readers {
-		_ = r.Close()
+		closing.Go(func() { _ = r.Close() }) // each waits for its long poll
 	}
+	closing.Wait()
 	w.wg.Wait()
 }
 
