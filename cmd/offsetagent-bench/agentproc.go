@@ -33,7 +33,7 @@ import (
 // allocations of its marked phase (sampled every 32 KiB) to the profile's name with ".mem".
 
 // serveAgent is the child's side.
-func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string) int {
+func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string, noop bool) int {
 	if cpuProfile != "" {
 		runtime.MemProfileRate = 32 << 10
 	}
@@ -48,7 +48,11 @@ func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string) in
 		fmt.Fprintf(stderr, "offsetagent-bench agent: config: %v\n", err)
 		return 1
 	}
-	a, err := agent.New(cfg, agent.Options{Version: "bench"})
+	opts := agent.Options{Version: "bench"}
+	if noop {
+		opts.Stages = noopStages{}
+	}
+	a, err := agent.New(cfg, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent-bench agent: %v\n", err)
 		return 1
@@ -127,9 +131,13 @@ type agentProc struct {
 }
 
 // startAgentProcess starts an agent child with cfg (and a CPU profile of its marked phase when
-// cpuProfile is set) and waits until it is ready, then watches its result topic.
-func (e *env) startAgentProcess(ctx context.Context, cfg agent.Config, cpuProfile string) (*agentProc, error) {
+// cpuProfile is set; with noop, stages that answer at once) and waits until it is ready, then
+// watches its result topic.
+func (e *env) startAgentProcess(ctx context.Context, cfg agent.Config, cpuProfile string, noop bool) (*agentProc, error) {
 	args := []string{"-agent"}
+	if noop {
+		args = append(args, "-noop")
+	}
 	if cpuProfile != "" {
 		args = append(args, "-cpuprofile", cpuProfile)
 	}

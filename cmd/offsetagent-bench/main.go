@@ -60,6 +60,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "print progress to stderr")
 	broker := fs.Bool("broker", false, "internal: serve the embedded broker until stdin closes")
 	agentChild := fs.Bool("agent", false, "internal: run one agent for the driver (see agentproc.go)")
+	noop := fs.Bool("noop", false, "internal: with -agent, stages that answer succeeded at once")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -67,7 +68,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return serveBroker(stdin, stdout, stderr)
 	}
 	if *agentChild {
-		return serveAgent(stdin, stdout, stderr, *cpu)
+		return serveAgent(stdin, stdout, stderr, *cpu, *noop)
 	}
 	scaleText := *scaleFlag
 	if scaleText == "" {

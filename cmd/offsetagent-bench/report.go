@@ -141,9 +141,11 @@ const methodNotes = `
    partitions, BatchSize 2,000, BatchBytes 1 MiB, BatchTimeout 1 ms) producing the same N
    pre-encoded offsets-topic records to a fresh 25-partition topic. Peak memory: the largest
    heap in use of the agent's process (runtime/metrics /memory/classes/heap/objects, collected
-   or not, sampled every 2 ms) above its live heap when idle, against the request record's size. Two information rows: the request
-   record alone from publish to a waiting plain reader (median of three, after the agent's
-   run), and the agent's rate with that transit taken out.
+   or not, sampled every 2 ms) above its live heap when idle, against the request record's
+   size. Two information rows: the ceiling, the same request sent to an agent process whose
+   stages answer succeeded at once (the latency floor's processor: the request's transit, its
+   decoding and the result, nothing validated or written), on a fresh broker of its own so that
+   it runs as cold as the real one; and the agent's rate against that ceiling.
 2. **latency**: single-offset requests, one at a time, publish to result; the floor is the same
    agent with its stages replaced by a processor that answers succeeded at once.
 3. **many**: N requests for distinct connectors (10 offsets each) published in one write to the
