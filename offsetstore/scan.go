@@ -67,7 +67,7 @@ func (s *Scanner) CopyStrings() { s.p.own = true }
 // GuessCuts guesses where the JSON array of objects starting at the scanner's position ('['
 // after optional whitespace) can be cut into parts runs of elements of about equal length, for
 // parsing the runs in parallel. It returns the byte offsets of up to parts-1 cut commas, in
-// increasing order, and does not move the scanner.
+// increasing order, and moves the scanner only past whitespace.
 //
 // A guess is a comma between a '}' and a '{' (whitespace aside) found from an evenly spaced
 // starting point: between two elements, or inside a string or a nested array, where it is not a
