@@ -105,26 +105,15 @@ func nextObjectComma(text string, from int) int {
 		if k < 0 {
 			return -1
 		}
-		j := i + k + 1
-		for j < len(text) && isSpace(text[j]) {
-			j++
-		}
-		if j < len(text) && text[j] == ',' {
-			c := j
-			j++
-			for j < len(text) && isSpace(text[j]) {
-				j++
-			}
-			if j < len(text) && text[j] == '{' {
+		i += k + 1
+		if c := skipSpace(text, i); c < len(text) && text[c] == ',' {
+			if j := skipSpace(text, c+1); j < len(text) && text[j] == '{' {
 				return c
 			}
 		}
-		i = i + k + 1
 	}
 	return -1
 }
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // Remaining returns the number of bytes not yet read.
 func (s *Scanner) Remaining() int { return len(s.p.s) - s.p.i }

@@ -165,7 +165,8 @@ func keyConnector(key []byte) (string, bool) {
 	return name, true
 }
 
-func skipSpace(b []byte, i int) int {
+// skipSpace returns the index of the first byte at or after i that is not JSON whitespace.
+func skipSpace[T string | []byte](b T, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
