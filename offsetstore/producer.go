@@ -123,9 +123,11 @@ func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 		}
 		owner[i] = it
 	}
-	for _, it := range order {
-		p.enqueue(leadersOf[it.topic][it.partition], it)
+	leaderOf := make([]int, len(order))
+	for i, it := range order {
+		leaderOf[i] = leadersOf[it.topic][it.partition]
 	}
+	p.enqueue(order, leaderOf)
 	for _, it := range order {
 		select {
 		case <-it.done:
@@ -152,18 +154,26 @@ func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 	return errs
 }
 
-// enqueue adds it to its leader's queue and starts the queue's sender when it is idle.
-func (p *Producer) enqueue(leader int, it *produceItem) {
+// enqueue adds items (each to the queue of its leader in leaders) and starts the senders of
+// idle queues. All of a call's items are queued at once, so that a sender started by the
+// first cannot take it alone into a Produce of its own.
+func (p *Producer) enqueue(items []*produceItem, leaders []int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	q := p.queues[leader]
-	if q == nil {
-		q = &leaderQueue{}
-		p.queues[leader] = q
+	var start []*leaderQueue
+	for i, it := range items {
+		q := p.queues[leaders[i]]
+		if q == nil {
+			q = &leaderQueue{}
+			p.queues[leaders[i]] = q
+		}
+		q.items = append(q.items, it)
+		if !q.busy {
+			q.busy = true
+			start = append(start, q)
+		}
 	}
-	q.items = append(q.items, it)
-	if !q.busy {
-		q.busy = true
+	for _, q := range start {
 		go p.send(q)
 	}
 }
