@@ -167,8 +167,11 @@ type client struct {
 func newClient(t *testing.T, cfg agent.Config) *client {
 	t.Helper()
 	// An own transport with a short metadata TTL: kafka-go's shared default caches metadata for
-	// 6 s and would not see topics the agent creates after the test's first call.
-	tr := &kafka.Transport{MetadataTTL: 100 * time.Millisecond}
+	// 6 s and would not see topics the agent creates after the test's first call. Not shorter:
+	// kafka-go also gives each metadata refresh the TTL as its timeout, and when the first one
+	// times out (a busy machine: 100 ms did) the transport answers every request with that
+	// error until a refresh succeeds.
+	tr := &kafka.Transport{MetadataTTL: time.Second}
 	c := &client{t: t, cfg: cfg,
 		kc: &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 10 * time.Second, Transport: tr},
 		w:  &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, Transport: tr},
@@ -218,14 +221,16 @@ func (c *client) readAll(topic string) []kafka.Message {
 	var md *kafka.MetadataResponse
 	var err error
 	for attempt := 0; ; attempt++ {
+		// A failed or stale answer (the transport's refresh timed out, the topic is not in its
+		// cache yet) is asked again.
 		md, err = c.kc.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
-		require.NoError(c.t, err)
-		require.Len(c.t, md.Topics, 1)
-		if md.Topics[0].Error == nil || attempt >= 50 {
+		if err == nil && len(md.Topics) == 1 && md.Topics[0].Error == nil || attempt >= 50 {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	require.NoError(c.t, err)
+	require.Len(c.t, md.Topics, 1)
 	require.NoError(c.t, md.Topics[0].Error, "topic %s", topic)
 	var reqs []kafka.OffsetRequest
 	for _, p := range md.Topics[0].Partitions {
