@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -148,7 +149,22 @@ func (a *Agent) Ready() bool { return a.ready.Load() && !a.stopping.Load() }
 // finishes in-flight requests within Config.ShutdownTimeout, publishes their results, commits
 // and closes its clients, in that order.
 func (a *Agent) Run(ctx context.Context) error {
-	if err := a.prepareTopics(ctx); err != nil {
+	// The HTTP server comes first, so that /healthz answers (and /readyz says not ready) while
+	// start-up waits for slow brokers: a liveness probe must not restart a replica for that.
+	srv, err := a.httpServer()
+	if err != nil {
+		return err
+	}
+	sctx, stopServer := context.WithCancel(ctx)
+	defer stopServer()
+	g, gctx := errgroup.WithContext(sctx)
+	g.Go(func() error { return srv.run(gctx) })
+	if err := a.prepareTopicsRetrying(ctx); err != nil {
+		stopServer()
+		_ = g.Wait()
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return nil // stopped while starting
+		}
 		return err
 	}
 	// work outlives ctx by at most the shutdown timeout so that in-flight requests can finish;
@@ -162,12 +178,6 @@ func (a *Agent) Run(ctx context.Context) error {
 	})
 	defer stopWork()
 
-	g, gctx := errgroup.WithContext(ctx)
-	srv, err := a.httpServer()
-	if err != nil {
-		return err
-	}
-	g.Go(func() error { return srv.run(gctx) })
 	// The views run on the work context: requests that are finishing during a shutdown still
 	// read and write Connect's topics and see the result and intent topics. They stop once the
 	// consumer has drained (or the shutdown timeout cut it off).
@@ -195,6 +205,44 @@ func (a *Agent) Run(ctx context.Context) error {
 		err = nil
 	}
 	return err
+}
+
+// startupRetryFor bounds how long start-up waits out brokers that are slow or not there yet.
+const startupRetryFor = 2 * time.Minute
+
+// prepareTopicsRetrying is prepareTopics, tried again for up to startupRetryFor after an error
+// that only means the brokers are slow or busy: a timeout (kafka-go hands a timed-out first
+// metadata refresh to every request until a later one succeeds), a refused connection, or a
+// retriable Kafka error. Anything else ends the start-up at once, as do dropped connections,
+// which are how brokers answer wrong SASL credentials or an untrusted certificate.
+func (a *Agent) prepareTopicsRetrying(ctx context.Context) error {
+	deadline := time.Now().Add(startupRetryFor)
+	b := handlers.Backoff{Base: 200 * time.Millisecond, Max: 5 * time.Second}
+	for attempt := 1; ; attempt++ {
+		err := a.prepareTopics(ctx)
+		if err == nil || !startupTransient(err) || time.Now().After(deadline) {
+			return err
+		}
+		d := b.Delay(attempt)
+		a.log.Warn("brokers not ready; start-up tries again", "err", err, "attempt", attempt, "retry_in", d)
+		if !handlers.Sleep(ctx, d) {
+			return errors.Join(err, ctx.Err())
+		}
+	}
+}
+
+// startupTransient reports whether a start-up error is worth another try (see
+// prepareTopicsRetrying).
+func startupTransient(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	switch reason, transient := handlers.Classify(err); reason {
+	case handlers.ReasonNetwork, handlers.ReasonCanceled:
+		return false
+	default:
+		return transient
+	}
 }
 
 // prepareTopics checks Connect's topics (creating them only when configured to) and creates
