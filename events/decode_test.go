@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
-
-	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 func TestRequestRoundTrip(t *testing.T) {
@@ -73,11 +72,11 @@ func wantCreateRequest() CreateRequest {
 		InitialState: "STOPPED",
 		InitialOffsets: []OffsetEntry{
 			{
-				Partition: offsetstore.Map{{Key: "cluster", Value: "primary"}, {Key: "partition", Value: offsetstore.Number("0")}, {Key: "topic", Value: "orders.eu"}},
-				Offset:    offsetstore.Map{{Key: "offset", Value: offsetstore.Number("1042")}},
+				Partition: jsonvalue.Map{{Key: "cluster", Value: "primary"}, {Key: "partition", Value: jsonvalue.Number("0")}, {Key: "topic", Value: "orders.eu"}},
+				Offset:    jsonvalue.Map{{Key: "offset", Value: jsonvalue.Number("1042")}},
 			},
 			{
-				Partition: offsetstore.Map{{Key: "cluster", Value: "primary"}, {Key: "partition", Value: offsetstore.Number("1")}, {Key: "topic", Value: "orders.eu"}},
+				Partition: jsonvalue.Map{{Key: "cluster", Value: "primary"}, {Key: "partition", Value: jsonvalue.Number("1")}, {Key: "topic", Value: "orders.eu"}},
 			},
 		},
 		HasInitialOffsets: true,
@@ -229,8 +228,8 @@ func TestDecodeRequestLargeAndOdd(t *testing.T) {
 			check: func(t *testing.T, req *Request) {
 				require.Len(t, req.Data.InitialOffsets, 100_000)
 				last := req.Data.InitialOffsets[99_999]
-				require.Equal(t, offsetstore.Map{{Key: "cluster", Value: "primary"}, {Key: "partition", Value: offsetstore.Number("99")}, {Key: "topic", Value: "topic-999"}}, last.Partition)
-				require.Equal(t, offsetstore.Map{{Key: "offset", Value: offsetstore.Number("9007199254740993")}}, last.Offset)
+				require.Equal(t, jsonvalue.Map{{Key: "cluster", Value: "primary"}, {Key: "partition", Value: jsonvalue.Number("99")}, {Key: "topic", Value: "topic-999"}}, last.Partition)
+				require.Equal(t, jsonvalue.Map{{Key: "offset", Value: jsonvalue.Number("9007199254740993")}}, last.Offset)
 			},
 		},
 		{

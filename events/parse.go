@@ -8,12 +8,12 @@ import (
 	"io"
 	"unicode/utf8"
 
-	"github.com/offsetagent/offsetagent/offsetstore"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // ParseCreateRequest parses the KIP-995 POST /connectors body: an object with name, config,
-// initial_state and initial_offsets. It walks the input once with offsetstore.Scanner and
-// decodes each partition and offset map straight into an offsetstore.Map, so a request with
+// initial_state and initial_offsets. It walks the input once with jsonvalue.Scanner and
+// decodes each partition and offset map straight into an jsonvalue.Map, so a request with
 // 100,000 offsets is neither decoded twice nor held as map[string]any. Malformed input is read
 // again with encoding/json's tokenizer, whose errors name the byte and the problem.
 //
@@ -306,18 +306,18 @@ func decodeOffsetEntry(dec *json.Decoder, path entryPath) (OffsetEntry, error) {
 }
 
 // decodeNullableMap reads an object or null. Its errors read well after the value's path.
-func decodeNullableMap(dec *json.Decoder) (offsetstore.Map, error) {
-	v, err := offsetstore.DecodeValue(dec)
+func decodeNullableMap(dec *json.Decoder) (jsonvalue.Map, error) {
+	v, err := jsonvalue.DecodeValue(dec)
 	if err != nil {
 		return nil, jsonError("", err)
 	}
 	switch m := v.(type) {
 	case nil:
 		return nil, nil
-	case offsetstore.Map:
+	case jsonvalue.Map:
 		return m, nil
 	default:
-		return nil, fmt.Errorf("must be an object or null, got %s", offsetstore.KindOf(v))
+		return nil, fmt.Errorf("must be an object or null, got %s", jsonvalue.KindOf(v))
 	}
 }
 

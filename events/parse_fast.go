@@ -5,16 +5,16 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/offsetagent/offsetagent/offsetstore"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
-// parseFast is ParseCreateRequest for well-formed requests, on offsetstore.Scanner: one pass,
+// parseFast is ParseCreateRequest for well-formed requests, on jsonvalue.Scanner: one pass,
 // no tokens, each partition and offset read straight into a slab-allocated Map. It follows
 // parseTokens rule for rule on every input it accepts; on anything else ok is false and the
 // caller runs parseTokens, which words the error. FuzzParseCreateRequest holds the two
 // together.
 func parseFast(data []byte) (req CreateRequest, ok bool) {
-	sc := offsetstore.NewScanner(data)
+	sc := jsonvalue.NewScanner(data)
 	if len(data) >= copyStringsBytes {
 		// A large request's values are kept through the request's stages; copied, they do not
 		// keep the whole request record alive (9.4 MiB for 100,000 MM2 offsets, whose copied
@@ -65,7 +65,7 @@ func parseFast(data []byte) (req CreateRequest, ok bool) {
 
 // scanInitialState is decodeInitialState: a string or null, where name and config values may
 // also be numbers and booleans.
-func scanInitialState(sc *offsetstore.Scanner) (string, bool) {
+func scanInitialState(sc *jsonvalue.Scanner) (string, bool) {
 	if sc.NextByte() == '"' {
 		return sc.ReadString()
 	}
@@ -74,7 +74,7 @@ func scanInitialState(sc *offsetstore.Scanner) (string, bool) {
 }
 
 // scanScalar reads a string, number, boolean or null as scalarToken words it.
-func scanScalar(sc *offsetstore.Scanner) (text string, isNull, ok bool) {
+func scanScalar(sc *jsonvalue.Scanner) (text string, isNull, ok bool) {
 	switch sc.NextByte() {
 	case '{', '[':
 		return "", false, false
@@ -86,7 +86,7 @@ func scanScalar(sc *offsetstore.Scanner) (text string, isNull, ok bool) {
 	switch t := v.(type) {
 	case string:
 		return t, false, true
-	case offsetstore.Number:
+	case jsonvalue.Number:
 		return string(t), false, true
 	case bool:
 		if t {
@@ -99,7 +99,7 @@ func scanScalar(sc *offsetstore.Scanner) (text string, isNull, ok bool) {
 }
 
 // scanConfig is decodeConfig.
-func scanConfig(sc *offsetstore.Scanner) (Config, bool) {
+func scanConfig(sc *jsonvalue.Scanner) (Config, bool) {
 	if sc.NextByte() != '{' {
 		_, isNull, ok := scanScalar(sc)
 		return nil, ok && isNull
@@ -157,7 +157,7 @@ func scanConfig(sc *offsetstore.Scanner) (Config, bool) {
 }
 
 // scanInitialOffsets is decodeInitialOffsets.
-func scanInitialOffsets(sc *offsetstore.Scanner) ([]OffsetEntry, bool, bool) {
+func scanInitialOffsets(sc *jsonvalue.Scanner) ([]OffsetEntry, bool, bool) {
 	switch sc.NextByte() {
 	case '[':
 		entries, ok := scanOffsetEntries(sc)
@@ -214,7 +214,7 @@ var scanParallelism = func() int { return min(runtime.GOMAXPROCS(0), 8) }
 // scanOffsetEntries is decodeOffsetEntries. A large array is cut into runs parsed in parallel
 // (see Scanner.GuessCuts); if a guessed cut turns out not to be between two entries, the array
 // is parsed again from its start in one pass.
-func scanOffsetEntries(sc *offsetstore.Scanner) ([]OffsetEntry, bool) {
+func scanOffsetEntries(sc *jsonvalue.Scanner) ([]OffsetEntry, bool) {
 	if sc.NextByte() != '[' {
 		return nil, false
 	}
@@ -232,7 +232,7 @@ func scanOffsetEntries(sc *offsetstore.Scanner) ([]OffsetEntry, bool) {
 
 // scanRuns parses the array at start in len(cuts)+1 runs at once: every run but the last on a
 // Scanner of its own, the last on sc, which ends after the array.
-func scanRuns(sc *offsetstore.Scanner, start int, cuts []int) ([]OffsetEntry, bool) {
+func scanRuns(sc *jsonvalue.Scanner, start int, cuts []int) ([]OffsetEntry, bool) {
 	runs := make([][][]OffsetEntry, len(cuts)+1)
 	oks := make([]bool, len(cuts))
 	var wg sync.WaitGroup
@@ -257,7 +257,7 @@ func scanRuns(sc *offsetstore.Scanner, start int, cuts []int) ([]OffsetEntry, bo
 // scanEntryRun reads entries separated by commas: with bracketed, an array from its '[' to its
 // ']' (or, after a cut, from the first entry to the ']'); without, a run of one or more entries
 // that must fill the scanner.
-func scanEntryRun(sc *offsetstore.Scanner, bracketed bool) ([]OffsetEntry, bool) {
+func scanEntryRun(sc *jsonvalue.Scanner, bracketed bool) ([]OffsetEntry, bool) {
 	chunks, ok := scanEntryChunks(sc, bracketed)
 	if !ok {
 		return nil, false
@@ -268,7 +268,7 @@ func scanEntryRun(sc *offsetstore.Scanner, bracketed bool) ([]OffsetEntry, bool)
 // scanEntryChunks is scanEntryRun with the entries in chunks of up to entryChunk, to be copied
 // once into a slice of the exact length (joinChunks): growing one slice by append would
 // allocate about five times the final size for 100,000 entries.
-func scanEntryChunks(sc *offsetstore.Scanner, bracketed bool) ([][]OffsetEntry, bool) {
+func scanEntryChunks(sc *jsonvalue.Scanner, bracketed bool) ([][]OffsetEntry, bool) {
 	if bracketed && sc.NextByte() == '[' {
 		sc.Consume('[')
 		if sc.Consume(']') {
@@ -318,7 +318,7 @@ func joinChunks(chunks [][]OffsetEntry) []OffsetEntry {
 }
 
 // scanOffsetEntry is decodeOffsetEntry.
-func scanOffsetEntry(sc *offsetstore.Scanner) (OffsetEntry, bool) {
+func scanOffsetEntry(sc *jsonvalue.Scanner) (OffsetEntry, bool) {
 	var e OffsetEntry
 	if !sc.Consume('{') {
 		return e, false
@@ -350,7 +350,7 @@ func scanOffsetEntry(sc *offsetstore.Scanner) (OffsetEntry, bool) {
 }
 
 // scanNullableMap is decodeNullableMap.
-func scanNullableMap(sc *offsetstore.Scanner) (offsetstore.Map, bool) {
+func scanNullableMap(sc *jsonvalue.Scanner) (jsonvalue.Map, bool) {
 	if sc.NextByte() == '{' {
 		m, err := sc.Object()
 		return m, err == nil

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/offsetagent/offsetagent/offsetstore"
-
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/stretchr/testify/require"
 )
 
@@ -116,7 +115,7 @@ func TestLargeRequestDoesNotAliasData(t *testing.T) {
 // found out and the array is parsed again in one pass; a bad entry in any run is an error.
 func TestParallelScanCuts(t *testing.T) {
 	valid := mm2Request(2000)
-	sc := offsetstore.NewScanner(valid)
+	sc := jsonvalue.NewScanner(valid)
 	require.True(t, sc.Consume('{'))
 	var start int
 	for {
@@ -162,7 +161,7 @@ func TestParallelScanCuts(t *testing.T) {
 		req, ok := parseFastWith(t, tricky.Bytes(), parts)
 		require.True(t, ok)
 		require.Len(t, req.InitialOffsets, 600)
-		require.Equal(t, offsetstore.Number("599"), req.InitialOffsets[599].Offset[0].Value)
+		require.Equal(t, jsonvalue.Number("599"), req.InitialOffsets[599].Offset[0].Value)
 	}
 	requireSameParse(t, tricky.Bytes())
 

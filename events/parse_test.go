@@ -3,9 +3,8 @@ package events
 import (
 	"testing"
 
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/stretchr/testify/require"
-
-	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 func TestParseCreateRequest(t *testing.T) {
@@ -52,10 +51,10 @@ func TestParseCreateRequest(t *testing.T) {
 			data: `{"name":"c","initial_offsets":{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":5}},{"partition":{"kafka_topic":"t","kafka_partition":1},"offset":null},{}]}}`,
 			want: CreateRequest{Name: "c", HasInitialOffsets: true, InitialOffsets: []OffsetEntry{
 				{
-					Partition: offsetstore.Map{{Key: "kafka_topic", Value: "t"}, {Key: "kafka_partition", Value: offsetstore.Number("0")}},
-					Offset:    offsetstore.Map{{Key: "kafka_offset", Value: offsetstore.Number("5")}},
+					Partition: jsonvalue.Map{{Key: "kafka_topic", Value: "t"}, {Key: "kafka_partition", Value: jsonvalue.Number("0")}},
+					Offset:    jsonvalue.Map{{Key: "kafka_offset", Value: jsonvalue.Number("5")}},
 				},
-				{Partition: offsetstore.Map{{Key: "kafka_topic", Value: "t"}, {Key: "kafka_partition", Value: offsetstore.Number("1")}}},
+				{Partition: jsonvalue.Map{{Key: "kafka_topic", Value: "t"}, {Key: "kafka_partition", Value: jsonvalue.Number("1")}}},
 				{},
 			}},
 		},
@@ -67,7 +66,7 @@ func TestParseCreateRequest(t *testing.T) {
 		{
 			name: "empty partition and offset objects stay non-nil",
 			data: `{"name":"c","initial_offsets":[{"partition":{},"offset":{}}]}`,
-			want: CreateRequest{Name: "c", HasInitialOffsets: true, InitialOffsets: []OffsetEntry{{Partition: offsetstore.Map{}, Offset: offsetstore.Map{}}}},
+			want: CreateRequest{Name: "c", HasInitialOffsets: true, InitialOffsets: []OffsetEntry{{Partition: jsonvalue.Map{}, Offset: jsonvalue.Map{}}}},
 		},
 		{
 			name: "escapes and unicode",

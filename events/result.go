@@ -11,9 +11,8 @@ import (
 	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/google/uuid"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/segmentio/kafka-go"
-
-	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // ResultMessage builds the binary-mode record of a result: key and ce_subject res.Name,
@@ -102,41 +101,25 @@ func DecodeResult(msg *kafka.Message) (string, *Result, error) {
 	return ev.Type(), &res, nil
 }
 
-// MarshalJSON writes {"partition": ..., "offset": ...} with both maps in their order. It
-// does not rely on offsetstore.Map having JSON methods of its own.
-func (o ConnectorOffset) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteString(`{"partition":`)
-	if err := appendValue(&buf, o.Partition, 0); err != nil {
-		return nil, err
-	}
-	buf.WriteString(`,"offset":`)
-	if err := appendValue(&buf, o.Offset, 0); err != nil {
-		return nil, err
-	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
-}
-
 // UnmarshalJSON reads {"partition": ..., "offset": ...}; either may be null or missing, and
 // other fields are ignored.
 func (o *ConnectorOffset) UnmarshalJSON(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := offsetstore.DecodeValue(dec)
+	v, err := jsonvalue.DecodeValue(dec)
 	if err != nil {
 		return fmt.Errorf("decode connector offset: %w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("decode connector offset: more data after the JSON value")
 	}
-	m, ok := v.(offsetstore.Map)
+	m, ok := v.(jsonvalue.Map)
 	if !ok {
-		return fmt.Errorf("decode connector offset: expected an object, got %s", offsetstore.KindOf(v))
+		return fmt.Errorf("decode connector offset: expected an object, got %s", jsonvalue.KindOf(v))
 	}
 	*o = ConnectorOffset{}
 	for _, f := range m {
-		var target *offsetstore.Map
+		var target *jsonvalue.Map
 		switch f.Key {
 		case "partition":
 			target = &o.Partition
@@ -148,69 +131,11 @@ func (o *ConnectorOffset) UnmarshalJSON(data []byte) error {
 		switch t := f.Value.(type) {
 		case nil:
 			*target = nil
-		case offsetstore.Map:
+		case jsonvalue.Map:
 			*target = t
 		default:
-			return fmt.Errorf("decode connector offset: %s must be an object or null, got %s", f.Key, offsetstore.KindOf(f.Value))
+			return fmt.Errorf("decode connector offset: %s must be an object or null, got %s", f.Key, jsonvalue.KindOf(f.Value))
 		}
-	}
-	return nil
-}
-
-// appendValue writes a value decoded by offsetstore.DecodeValue back as JSON, keeping the
-// member order of maps and the literal text of numbers.
-func appendValue(buf *bytes.Buffer, v any, depth int) error {
-	if depth > 64 {
-		return errors.New("encode JSON value: nested too deeply")
-	}
-	switch t := v.(type) {
-	case nil:
-		buf.WriteString("null")
-	case bool, string:
-		b, err := json.Marshal(t)
-		if err != nil {
-			return err
-		}
-		buf.Write(b)
-	case offsetstore.Number:
-		if t == "" || !(t[0] == '-' || t[0] >= '0' && t[0] <= '9') || !json.Valid([]byte(t)) {
-			return fmt.Errorf("encode JSON value: %q is not a JSON number", string(t))
-		}
-		buf.WriteString(string(t))
-	case offsetstore.Map:
-		if t == nil {
-			buf.WriteString("null")
-			return nil
-		}
-		buf.WriteByte('{')
-		for i, f := range t {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			k, err := json.Marshal(f.Key)
-			if err != nil {
-				return err
-			}
-			buf.Write(k)
-			buf.WriteByte(':')
-			if err := appendValue(buf, f.Value, depth+1); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte('}')
-	case []any:
-		buf.WriteByte('[')
-		for i, e := range t {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := appendValue(buf, e, depth+1); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte(']')
-	default:
-		return fmt.Errorf("encode JSON value: unsupported type %T", v)
 	}
 	return nil
 }

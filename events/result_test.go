@@ -6,10 +6,9 @@ import (
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/binding"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
-
-	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 func intPtr(n int) *int { return &n }
@@ -37,8 +36,8 @@ func succeededResult() *Result {
 		OffsetsWritten:         intPtr(2),
 		OffsetsWiped:           intPtr(1),
 		PreviousOffsets: &ConnectorOffsets{Offsets: []ConnectorOffset{{
-			Partition: offsetstore.Map{{Key: "cluster", Value: "primary"}, {Key: "partition", Value: offsetstore.Number("0")}, {Key: "topic", Value: "orders.eu"}},
-			Offset:    offsetstore.Map{{Key: "offset", Value: offsetstore.Number("9007199254740993")}},
+			Partition: jsonvalue.Map{{Key: "cluster", Value: "primary"}, {Key: "partition", Value: jsonvalue.Number("0")}, {Key: "topic", Value: "orders.eu"}},
+			Offset:    jsonvalue.Map{{Key: "offset", Value: jsonvalue.Number("9007199254740993")}},
 		}}},
 	}
 }

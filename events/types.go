@@ -1,8 +1,6 @@
 package events
 
-import (
-	"github.com/offsetagent/offsetagent/offsetstore"
-)
+import "github.com/offsetagent/offsetagent/internal/jsonvalue"
 
 // CloudEvent types. Automation matches on these strings: never change them.
 const (
@@ -32,9 +30,9 @@ type Config []ConfigEntry
 // OffsetEntry is one KIP-875 {"partition": ..., "offset": ...} element.
 type OffsetEntry struct {
 	// Partition is nil when the partition is null or missing.
-	Partition offsetstore.Map
+	Partition jsonvalue.Map
 	// Offset is nil when the offset is null or missing: reset that partition.
-	Offset offsetstore.Map
+	Offset jsonvalue.Map
 }
 
 // CreateRequest is the data of a create request: the KIP-995 POST /connectors body.
@@ -80,8 +78,8 @@ type StageReport struct {
 
 // ConnectorOffset is one element of the GET /connectors/{name}/offsets shape.
 type ConnectorOffset struct {
-	Partition offsetstore.Map `json:"partition"`
-	Offset    offsetstore.Map `json:"offset"`
+	Partition jsonvalue.Map `json:"partition"`
+	Offset    jsonvalue.Map `json:"offset"`
 }
 
 // ConnectorOffsets is the GET /connectors/{name}/offsets body.

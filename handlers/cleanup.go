@@ -8,6 +8,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -172,11 +173,11 @@ func unionSourceOffsets(lists ...[]offsetstore.SourceRecord) []events.ConnectorO
 // Connect's REST view prints them (HashMap order: kafka_partition, kafka_topic).
 func SinkOffset(g offsetstore.GroupOffset) events.ConnectorOffset {
 	return events.ConnectorOffset{
-		Partition: offsetstore.Map{
-			{Key: "kafka_partition", Value: offsetstore.Number(fmt.Sprint(g.Partition))},
+		Partition: jsonvalue.Map{
+			{Key: "kafka_partition", Value: jsonvalue.Number(fmt.Sprint(g.Partition))},
 			{Key: "kafka_topic", Value: g.Topic},
 		},
-		Offset: offsetstore.Map{{Key: "kafka_offset", Value: offsetstore.Number(fmt.Sprint(g.Offset))}},
+		Offset: jsonvalue.Map{{Key: "kafka_offset", Value: jsonvalue.Number(fmt.Sprint(g.Offset))}},
 	}
 }
 
@@ -187,7 +188,7 @@ func SourceOffset(r offsetstore.SourceRecord) (events.ConnectorOffset, bool) {
 	if !ok || partition == nil {
 		return events.ConnectorOffset{}, false
 	}
-	offset, err := offsetstore.DecodeMap(r.Value)
+	offset, err := jsonvalue.DecodeMap(r.Value)
 	if err != nil {
 		return events.ConnectorOffset{}, false
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -41,8 +42,8 @@ func TestEncodeOffsetsParallel(t *testing.T) {
 		require.Equal(t, -1, got[i].Partition)
 	}
 	// A connector's own partition order is used as it is.
-	reverse := func(m offsetstore.Map) offsetstore.Map {
-		out := make(offsetstore.Map, 0, len(m))
+	reverse := func(m jsonvalue.Map) jsonvalue.Map {
+		out := make(jsonvalue.Map, 0, len(m))
 		for i := len(m) - 1; i >= 0; i-- {
 			out = append(out, m[i])
 		}
@@ -56,13 +57,13 @@ func TestEncodeOffsetsParallel(t *testing.T) {
 func testEntries(n int) []events.OffsetEntry {
 	entries := make([]events.OffsetEntry, n)
 	for i := range entries {
-		entries[i].Partition = offsetstore.Map{
+		entries[i].Partition = jsonvalue.Map{
 			{Key: "topic", Value: "t" + strconv.Itoa(i%37)},
-			{Key: "partition", Value: offsetstore.Number(strconv.Itoa(i))},
+			{Key: "partition", Value: jsonvalue.Number(strconv.Itoa(i))},
 			{Key: "cluster", Value: "src"},
 		}
 		if i%5 != 0 {
-			entries[i].Offset = offsetstore.Map{{Key: "offset", Value: offsetstore.Number(strconv.Itoa(7 * i))}, {Key: "a", Value: true}}
+			entries[i].Offset = jsonvalue.Map{{Key: "offset", Value: jsonvalue.Number(strconv.Itoa(7 * i))}, {Key: "a", Value: true}}
 		}
 	}
 	return entries

@@ -9,6 +9,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -88,8 +89,8 @@ func TestOptimisticIntent(t *testing.T) {
 				Config:            events.Config{{Key: "connector.class", Value: "FileStreamSource"}, {Key: "file", Value: "f"}},
 				HasInitialOffsets: true,
 				InitialOffsets: []events.OffsetEntry{{
-					Partition: offsetstore.Map{{Key: "filename", Value: "f"}},
-					Offset:    offsetstore.Map{{Key: "position", Value: offsetstore.Number("30")}},
+					Partition: jsonvalue.Map{{Key: "filename", Value: "f"}},
+					Offset:    jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("30")}},
 				}},
 			}}
 			out := c.Create(context.Background(), req)

@@ -16,6 +16,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/chunks"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -179,22 +180,14 @@ func controlChars(s string) string {
 
 // javaMapString formats a config the way Java's AbstractMap.toString does: {k=v, k2=v2}.
 func javaMapString(cfg events.Config) string {
-	var b strings.Builder
-	b.WriteByte('{')
+	m := make(jsonvalue.Map, len(cfg))
 	for i, e := range cfg {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(e.Key)
-		b.WriteByte('=')
-		if e.Null {
-			b.WriteString("null")
-		} else {
-			b.WriteString(e.Value)
+		m[i] = jsonvalue.Field{Key: e.Key}
+		if !e.Null {
+			m[i].Value = e.Value
 		}
 	}
-	b.WriteByte('}')
-	return b.String()
+	return offsetstore.JavaString(m, false)
 }
 
 // targetState maps KIP-980's initial_state (any case) to the config topic's state and the
@@ -277,7 +270,7 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 			return asFailure(err)
 		}
 	}
-	var order func(offsetstore.Map) offsetstore.Map // nil: Java HashMap order
+	var order func(jsonvalue.Map) jsonvalue.Map // nil: Java HashMap order
 	if j.class != nil && j.class.PartitionOrder != nil {
 		order = j.class.PartitionOrder
 	}
@@ -327,7 +320,7 @@ func collectUnlessRunning() {
 // offset: a 100,000-offset request makes a few large allocations, not 200,000 small ones. A
 // full arena is left to the records that point into it and a new one started. Large requests
 // are encoded in parallel ranges, each with its own arenas, into one slice of records.
-func encodeOffsets(name string, entries []events.OffsetEntry, order func(offsetstore.Map) offsetstore.Map) []offsetstore.Record {
+func encodeOffsets(name string, entries []events.OffsetEntry, order func(jsonvalue.Map) jsonvalue.Map) []offsetstore.Record {
 	const arenaSize = 256 << 10
 	ranges := chunks.Split(len(entries), encodeParallelMin)
 	// Where each range's records start: null offsets make no record.
@@ -345,7 +338,7 @@ func encodeOffsets(name string, entries []events.OffsetEntry, order func(offsets
 	chunks.Run(ranges, func(i int, r chunks.Range) {
 		recs := records[starts[i]:starts[i]:starts[i+1]]
 		var arena []byte
-		var pbuf, obuf [smallMap]offsetstore.Field
+		var pbuf, obuf [smallMap]jsonvalue.Field
 		for k := r.Lo; k < r.Hi; k++ {
 			e := entries[k]
 			entries[k] = events.OffsetEntry{}

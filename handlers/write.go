@@ -7,6 +7,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -114,12 +115,12 @@ func configRecords(name, state string, config events.Config) []offsetstore.Recor
 	if v1 == "STOPPED" {
 		v1 = "PAUSED" // pre-3.5 workers do not know STOPPED (spec §2.3)
 	}
-	ts := offsetstore.Map{{Key: "state", Value: v1}, {Key: "state.v2", Value: state}}
-	props := make(offsetstore.Map, 0, len(config))
+	ts := jsonvalue.Map{{Key: "state", Value: v1}, {Key: "state.v2", Value: state}}
+	props := make(jsonvalue.Map, 0, len(config))
 	for _, e := range config {
-		props = append(props, offsetstore.Field{Key: e.Key, Value: e.Value})
+		props = append(props, jsonvalue.Field{Key: e.Key, Value: e.Value})
 	}
-	conn := offsetstore.Map{{Key: "properties", Value: props}}
+	conn := jsonvalue.Map{{Key: "properties", Value: props}}
 	return []offsetstore.Record{
 		{Key: []byte("target-state-" + name), Value: offsetstore.AppendJSON(nil, ts), Partition: 0},
 		{Key: []byte("connector-" + name), Value: offsetstore.AppendJSON(nil, conn), Partition: 0},

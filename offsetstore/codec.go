@@ -2,10 +2,11 @@ package offsetstore
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // AppendJSON appends v as Jackson's default ObjectMapper (the one behind Connect's internal
@@ -34,13 +35,13 @@ func AppendJSON(dst []byte, v any) []byte {
 		return append(dst, "false"...)
 	case string:
 		return appendJSONString(dst, t)
-	case Number:
+	case jsonvalue.Number:
 		n, err := NormalizeNumber(t)
 		if err != nil {
 			n = t
 		}
 		return append(dst, n...)
-	case Map:
+	case jsonvalue.Map:
 		return appendMap(dst, t)
 	case []any:
 		dst = append(dst, '[')
@@ -58,11 +59,11 @@ func AppendJSON(dst []byte, v any) []byte {
 	case float64:
 		if math.IsNaN(t) || math.IsInf(t, 0) {
 			// Jackson quotes non-finite doubles (QUOTE_NON_NUMERIC_NUMBERS).
-			return appendJSONString(dst, string(appendJavaDouble(nil, t)))
+			return appendJSONString(dst, string(AppendJavaDouble(nil, t)))
 		}
-		return appendJavaDouble(dst, t)
+		return AppendJavaDouble(dst, t)
 	case json.Number:
-		return AppendJSON(dst, Number(t))
+		return AppendJSON(dst, jsonvalue.Number(t))
 	default:
 		b, err := json.Marshal(t)
 		if err != nil {
@@ -76,7 +77,7 @@ func AppendJSON(dst []byte, v any) []byte {
 // encoding of the List [connector, partition]. The partition is written in its given order, so
 // callers put it in Connect's order first (JavaHashMapOrder): tasks look offsets up by these
 // exact bytes. A nil partition is written as null (a valid key that Connect never lists).
-func AppendKey(dst []byte, connector string, partition Map) []byte {
+func AppendKey(dst []byte, connector string, partition jsonvalue.Map) []byte {
 	dst = append(dst, '[')
 	dst = appendJSONString(dst, connector)
 	dst = append(dst, ',')
@@ -87,9 +88,9 @@ func AppendKey(dst []byte, connector string, partition Map) []byte {
 
 // AppendMapJSON is AppendJSON for a map (null for nil), without boxing it into an interface,
 // which would allocate.
-func AppendMapJSON(dst []byte, m Map) []byte { return appendMap(dst, m) }
+func AppendMapJSON(dst []byte, m jsonvalue.Map) []byte { return appendMap(dst, m) }
 
-func appendMap(dst []byte, m Map) []byte {
+func appendMap(dst []byte, m jsonvalue.Map) []byte {
 	if m == nil {
 		return append(dst, "null"...)
 	}
@@ -171,24 +172,4 @@ func appendJSONString(dst []byte, s string) []byte {
 
 func appendUnicodeEscape(dst []byte, r rune) []byte {
 	return append(dst, '\\', 'u', hexDigits[r>>12&0xF], hexDigits[r>>8&0xF], hexDigits[r>>4&0xF], hexDigits[r&0xF])
-}
-
-// MarshalJSON encodes m as an ordered JSON object with AppendJSON, so result events show a
-// partition or offset in the order it is (or would be) stored.
-func (m Map) MarshalJSON() ([]byte, error) {
-	return AppendJSON(nil, m), nil
-}
-
-// UnmarshalJSON decodes a JSON object into m in input order (DecodeMap). A JSON null leaves m
-// unchanged, as encoding/json expects of an Unmarshaler.
-func (m *Map) UnmarshalJSON(data []byte) error {
-	if string(data) == "null" {
-		return nil
-	}
-	v, err := DecodeMap(data)
-	if err != nil {
-		return fmt.Errorf("decode map: %w", err)
-	}
-	*m = v
-	return nil
 }

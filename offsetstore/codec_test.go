@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/stretchr/testify/require"
 )
 
@@ -69,7 +70,7 @@ func TestGoldenOracle(t *testing.T) {
 	for i, e := range in.Entries {
 		want := golden.Entries[i]
 		t.Run(e.Note, func(t *testing.T) {
-			partition, err := DecodeMap([]byte(e.Partition))
+			partition, err := jsonvalue.DecodeMap([]byte(e.Partition))
 			require.NoError(t, err)
 			key := AppendKey(nil, e.Name, JavaHashMapOrder(partition))
 			require.Equal(t, string(decodeB64(t, want.Key)), string(key), "key bytes")
@@ -80,7 +81,7 @@ func TestGoldenOracle(t *testing.T) {
 				require.Nil(t, want.Value, "tombstone")
 				return
 			}
-			offset, err := DecodeMap([]byte(*e.Offset))
+			offset, err := jsonvalue.DecodeMap([]byte(*e.Offset))
 			require.NoError(t, err)
 			require.NotNil(t, want.Value)
 			value := AppendJSON(nil, JavaHashMapOrder(offset))
@@ -97,7 +98,7 @@ func TestGoldenOracle(t *testing.T) {
 	for i, o := range in.Orders {
 		want := golden.Orders[i]
 		t.Run("order "+o, func(t *testing.T) {
-			m, err := DecodeMap([]byte(o))
+			m, err := jsonvalue.DecodeMap([]byte(o))
 			require.NoError(t, err)
 			require.Equal(t, want, mapKeys(JavaHashMapOrder(m)))
 		})
@@ -111,11 +112,11 @@ func TestCodecAppendJSON(t *testing.T) {
 		want string
 	}{
 		{name: "null", v: nil, want: `null`},
-		{name: "nil map is null", v: Map(nil), want: `null`},
-		{name: "empty map", v: Map{}, want: `{}`},
+		{name: "nil map is null", v: jsonvalue.Map(nil), want: `null`},
+		{name: "empty map", v: jsonvalue.Map{}, want: `{}`},
 		{name: "booleans", v: []any{true, false}, want: `[true,false]`},
 		{name: "empty array", v: []any{}, want: `[]`},
-		{name: "map keeps its order", v: Map{{Key: "b", Value: Number("1")}, {Key: "a", Value: "x"}}, want: `{"b":1,"a":"x"}`},
+		{name: "map keeps its order", v: jsonvalue.Map{{Key: "b", Value: jsonvalue.Number("1")}, {Key: "a", Value: "x"}}, want: `{"b":1,"a":"x"}`},
 		{name: "short escapes", v: "\b\t\n\f\r", want: `"\b\t\n\f\r"`},
 		{name: "other controls upper-case hex", v: "\x00\x01\x0b\x1f", want: `"\u0000\u0001\u000B\u001F"`},
 		{name: "quote and backslash", v: `"\`, want: `"\"\\"`},
@@ -125,9 +126,9 @@ func TestCodecAppendJSON(t *testing.T) {
 		{name: "bmp raw", v: "é日本\uFFFD\uFFFF", want: "\"é日本\uFFFD\uFFFF\""},
 		{name: "non-bmp as escaped surrogates", v: "a😀b𝄞", want: `"a\uD83D\uDE00b\uD834\uDD1E"`},
 		{name: "invalid utf-8 as U+FFFD", v: "a\xffb", want: "\"a\uFFFDb\""},
-		{name: "integer normalized", v: Number("-0"), want: `0`},
-		{name: "float normalized", v: Number("1e10"), want: `1.0E10`},
-		{name: "invalid number written as is", v: Number("99999999999999999999"), want: `99999999999999999999`},
+		{name: "integer normalized", v: jsonvalue.Number("-0"), want: `0`},
+		{name: "float normalized", v: jsonvalue.Number("1e10"), want: `1.0E10`},
+		{name: "invalid number written as is", v: jsonvalue.Number("99999999999999999999"), want: `99999999999999999999`},
 		{name: "go int", v: 42, want: `42`},
 		{name: "go int64", v: int64(-7), want: `-7`},
 		{name: "go float64 as java double", v: 0.0001, want: `1.0E-4`},
@@ -147,18 +148,18 @@ func TestCodecAppendKey(t *testing.T) {
 	tests := []struct {
 		name      string
 		connector string
-		partition Map
+		partition jsonvalue.Map
 		want      string
 	}{
-		{name: "file source", connector: "file-src-1", partition: Map{{Key: "filename", Value: "test.txt"}}, want: `["file-src-1",{"filename":"test.txt"}]`},
+		{name: "file source", connector: "file-src-1", partition: jsonvalue.Map{{Key: "filename", Value: "test.txt"}}, want: `["file-src-1",{"filename":"test.txt"}]`},
 		{
 			name:      "mm2 in given order",
 			connector: "mm2-source",
-			partition: JavaHashMapOrder(Map{{Key: "topic", Value: "orders"}, {Key: "partition", Value: Number("0")}, {Key: "cluster", Value: "A"}}),
+			partition: JavaHashMapOrder(jsonvalue.Map{{Key: "topic", Value: "orders"}, {Key: "partition", Value: jsonvalue.Number("0")}, {Key: "cluster", Value: "A"}}),
 			want:      `["mm2-source",{"cluster":"A","partition":0,"topic":"orders"}]`,
 		},
 		{name: "nil partition", connector: "c", partition: nil, want: `["c",null]`},
-		{name: "escaped name", connector: "a\"b\n😀", partition: Map{}, want: `["a\"b\n\uD83D\uDE00",{}]`},
+		{name: "escaped name", connector: "a\"b\n😀", partition: jsonvalue.Map{}, want: `["a\"b\n\uD83D\uDE00",{}]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,12 +172,12 @@ func TestCodecAppendKey(t *testing.T) {
 
 func TestCodecMapJSON(t *testing.T) {
 	type event struct {
-		Partition Map `json:"partition"`
-		Offset    Map `json:"offset"`
+		Partition jsonvalue.Map `json:"partition"`
+		Offset    jsonvalue.Map `json:"offset"`
 	}
 	in := event{
-		Partition: Map{{Key: "topic", Value: "<t>"}, {Key: "partition", Value: Number("3")}},
-		Offset:    Map{{Key: "z", Value: Number("9007199254740993")}, {Key: "a", Value: []any{true, nil, Map{}}}},
+		Partition: jsonvalue.Map{{Key: "topic", Value: "<t>"}, {Key: "partition", Value: jsonvalue.Number("3")}},
+		Offset:    jsonvalue.Map{{Key: "z", Value: jsonvalue.Number("9007199254740993")}, {Key: "a", Value: []any{true, nil, jsonvalue.Map{}}}},
 	}
 	data, err := json.Marshal(in)
 	require.NoError(t, err)
@@ -191,18 +192,18 @@ func TestCodecMapJSON(t *testing.T) {
 	require.Equal(t, in, out)
 
 	t.Run("null leaves the map unchanged", func(t *testing.T) {
-		m := Map{{Key: "a", Value: nil}}
+		m := jsonvalue.Map{{Key: "a", Value: nil}}
 		require.NoError(t, json.Unmarshal([]byte(`null`), &m))
-		require.Equal(t, Map{{Key: "a", Value: nil}}, m)
+		require.Equal(t, jsonvalue.Map{{Key: "a", Value: nil}}, m)
 	})
 	t.Run("not an object", func(t *testing.T) {
-		var m Map
+		var m jsonvalue.Map
 		require.Error(t, json.Unmarshal([]byte(`[1]`), &m))
 	})
 }
 
 func BenchmarkAppendKey(b *testing.B) {
-	partition := JavaHashMapOrder(Map{{Key: "topic", Value: "orders"}, {Key: "partition", Value: Number("0")}, {Key: "cluster", Value: "A"}})
+	partition := JavaHashMapOrder(jsonvalue.Map{{Key: "topic", Value: "orders"}, {Key: "partition", Value: jsonvalue.Number("0")}, {Key: "cluster", Value: "A"}})
 	dst := make([]byte, 0, 128)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // errIntegerRange is returned for an integral literal outside int64: Connect would read it as a
@@ -28,7 +30,7 @@ var errDoubleRange = errors.New("number outside the range of a Java double")
 // The double form follows the JDK 19+ Double.toString (shortest digits that round-trip). The
 // reference oracle runs JDK 17, whose older algorithm sometimes prints a longer neighbour
 // (1e23 -> "9.999999999999999E22" on 17, "1.0E23" on 19+); see javadouble_test.go.
-func NormalizeNumber(n Number) (Number, error) {
+func NormalizeNumber(n jsonvalue.Number) (jsonvalue.Number, error) {
 	s := string(n)
 	integral, ok := scanJSONNumber(s)
 	if !ok {
@@ -45,13 +47,13 @@ func NormalizeNumber(n Number) (Number, error) {
 		if err != nil {
 			return "", fmt.Errorf("normalize number %q: %w", s, errIntegerRange)
 		}
-		return Number(strconv.FormatInt(v, 10)), nil
+		return jsonvalue.Number(strconv.FormatInt(v, 10)), nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(f, 0) {
 		return "", fmt.Errorf("normalize number %q: %w", s, errDoubleRange)
 	}
-	return Number(appendJavaDouble(nil, f)), nil
+	return jsonvalue.Number(AppendJavaDouble(nil, f)), nil
 }
 
 // scanJSONNumber reports whether s is exactly one JSON number and whether it is integral in
@@ -98,13 +100,13 @@ func scanJSONNumber(s string) (integral, ok bool) {
 	return integral, i == len(s)
 }
 
-// appendJavaDouble appends f as Java's Double.toString (JDK 19+, Raffaello Giulietti's
+// AppendJavaDouble appends f as Java's Double.toString (JDK 19+, Raffaello Giulietti's
 // algorithm) prints it: the shortest decimal that rounds back to f, except that a one-digit
 // result is replaced by the closest two-digit one when that also rounds back (so
 // Double.MIN_VALUE is "4.9E-324", not "5.0E-324"). Plain notation for 1e-3 <= |f| < 1e7 with at
 // least one fractional digit ("100.0", "0.001"), otherwise "d.dddE<exp>" ("1.0E10",
 // "1.234E-5"; no '+').
-func appendJavaDouble(dst []byte, f float64) []byte {
+func AppendJavaDouble(dst []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):
 		return append(dst, "NaN"...)

@@ -4,14 +4,15 @@ import (
 	"math"
 	"testing"
 
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/stretchr/testify/require"
 )
 
 func TestNormalizeNumber(t *testing.T) {
 	tests := []struct {
 		name    string
-		in      Number
-		want    Number
+		in      jsonvalue.Number
+		want    jsonvalue.Number
 		wantErr error
 	}{
 		{name: "small int unchanged", in: "30", want: "30"},
@@ -59,7 +60,7 @@ func TestNormalizeNumber(t *testing.T) {
 }
 
 func TestNormalizeNumberRejectsNonNumbers(t *testing.T) {
-	for _, in := range []Number{"", "-", "+1", "1.", ".5", "1e", "1e+", "0x10", "NaN", "Infinity", "1 ", " 1", "1.2.3", "--1", "true"} {
+	for _, in := range []jsonvalue.Number{"", "-", "+1", "1.", ".5", "1e", "1e+", "0x10", "NaN", "Infinity", "1 ", " 1", "1.2.3", "--1", "true"} {
 		t.Run(string(in), func(t *testing.T) {
 			_, err := NormalizeNumber(in)
 			require.Error(t, err)
@@ -90,7 +91,7 @@ func TestJavaDoubleKnownJDK17Differences(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(appendJavaDouble(nil, math.Float64frombits(tt.bits)))
+			got := string(AppendJavaDouble(nil, math.Float64frombits(tt.bits)))
 			require.Equal(t, tt.want, got, "JDK 17 prints %s (%s)", tt.jdk17, tt.reason)
 			require.NotEqual(t, tt.jdk17, got)
 		})
@@ -119,7 +120,7 @@ func TestJavaDoubleFormat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, string(appendJavaDouble(nil, tt.f)))
+			require.Equal(t, tt.want, string(AppendJavaDouble(nil, tt.f)))
 		})
 	}
 }

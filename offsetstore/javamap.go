@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"unicode/utf8"
+
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // The constants of java.util.HashMap (OpenJDK 8 through 25 share them).
@@ -29,14 +31,14 @@ const (
 // one key is), which spares the hot path an allocation: callers must not modify the result.
 // A nil m gives nil. Keys crafted to collide (nine or more in one bucket of a table of
 // 64 or more) turn a bucket into a tree bin with its own order; that is reproduced too.
-func JavaHashMapOrder(m Map) Map {
+func JavaHashMapOrder(m jsonvalue.Map) jsonvalue.Map {
 	return javaHashMapOrder(nil, m, -1)
 }
 
 // JavaHashMapOrderInto is JavaHashMapOrder that builds a reordered map of up to 16 keys in
 // dst's array when it is large enough, sparing an allocation per map in encoding loops. The
 // result may share dst's array (or be m itself) and is valid until dst is used again.
-func JavaHashMapOrderInto(dst, m Map) Map {
+func JavaHashMapOrderInto(dst, m jsonvalue.Map) jsonvalue.Map {
 	return javaHashMapOrder(dst, m, -1)
 }
 
@@ -45,15 +47,15 @@ func JavaHashMapOrderInto(dst, m Map) Map {
 // starts at the smallest power of two >= initialCapacity (HashMap.tableSizeFor) and grows as
 // put() fills it. A negative initialCapacity, which Java rejects, is treated as 0. Nested
 // objects are reordered with the default constructor, as the JsonConverter builds them.
-func JavaHashMapOrderCap(m Map, initialCapacity int) Map {
+func JavaHashMapOrderCap(m jsonvalue.Map, initialCapacity int) jsonvalue.Map {
 	return javaHashMapOrder(nil, m, max(initialCapacity, 0))
 }
 
-func javaHashMapOrder(dst, m Map, initialCapacity int) Map {
+func javaHashMapOrder(dst, m jsonvalue.Map, initialCapacity int) jsonvalue.Map {
 	if m == nil {
 		return nil
 	}
-	var buf [smallMapKeys]Field
+	var buf [smallMapKeys]jsonvalue.Field
 	ents, dup := uniqueMembers(m, buf[:0])
 	var hbuf [smallMapKeys]uint32
 	hashes := hbuf[:0]
@@ -66,11 +68,11 @@ func javaHashMapOrder(dst, m Map, initialCapacity int) Map {
 		return m
 	}
 
-	var out Map
+	var out jsonvalue.Map
 	if len(ents) <= smallMapKeys && cap(dst) >= len(ents) {
 		out = dst[:len(ents)]
 	} else {
-		out = make(Map, len(ents))
+		out = make(jsonvalue.Map, len(ents))
 	}
 	if tree {
 		keys := make([]string, len(ents))
@@ -78,12 +80,12 @@ func javaHashMapOrder(dst, m Map, initialCapacity int) Map {
 			keys[i] = f.Key
 		}
 		for i, j := range javaHashMapTreeOrder(keys, initialCapacity) {
-			out[i] = Field{Key: ents[j].Key, Value: javaNormalizeNested(ents[j].Value)}
+			out[i] = jsonvalue.Field{Key: ents[j].Key, Value: javaNormalizeNested(ents[j].Value)}
 		}
 		return out
 	}
 	for i, f := range ents {
-		out[i] = Field{Key: f.Key, Value: javaNormalizeNested(f.Value)}
+		out[i] = jsonvalue.Field{Key: f.Key, Value: javaNormalizeNested(f.Value)}
 	}
 	// Iteration walks the buckets in index order and each bucket's list in insertion order:
 	// appends go to the tail and a resize splits a list without reordering it. So a stable
@@ -111,7 +113,7 @@ func javaHashMapOrder(dst, m Map, initialCapacity int) Map {
 		}
 		return 0
 	})
-	sorted := make(Map, len(out))
+	sorted := make(jsonvalue.Map, len(out))
 	for i, j := range idx {
 		sorted[i] = out[j]
 	}
@@ -120,7 +122,7 @@ func javaHashMapOrder(dst, m Map, initialCapacity int) Map {
 
 // uniqueMembers appends m's members to dst with put() semantics: a repeated key keeps its
 // first position and takes its last value. It reports whether m had repeated keys.
-func uniqueMembers(m Map, dst []Field) ([]Field, bool) {
+func uniqueMembers(m jsonvalue.Map, dst []jsonvalue.Field) ([]jsonvalue.Field, bool) {
 	dup := false
 	if len(m) <= smallMapKeys {
 		for _, f := range m {
@@ -163,10 +165,10 @@ func inBucketOrder(hashes []uint32, mask uint32) bool {
 
 // nestedInOrder reports whether every object nested in m's values is already in Java HashMap
 // order, so that m needs no copy.
-func nestedInOrder(m Map) bool {
+func nestedInOrder(m jsonvalue.Map) bool {
 	for _, f := range m {
 		switch f.Value.(type) {
-		case Map, []any:
+		case jsonvalue.Map, []any:
 			if !sameValue(javaNormalizeNested(f.Value), f.Value) {
 				return false
 			}
@@ -179,8 +181,8 @@ func nestedInOrder(m Map) bool {
 // Map or array sharing b's backing array.
 func sameValue(a, b any) bool {
 	switch at := a.(type) {
-	case Map:
-		bt, ok := b.(Map)
+	case jsonvalue.Map:
+		bt, ok := b.(jsonvalue.Map)
 		return ok && len(at) == len(bt) && (len(at) == 0 || &at[0] == &bt[0])
 	case []any:
 		bt, ok := b.([]any)
@@ -194,7 +196,7 @@ func sameValue(a, b any) bool {
 // A value that needs no reordering is returned as it is.
 func javaNormalizeNested(v any) any {
 	switch t := v.(type) {
-	case Map:
+	case jsonvalue.Map:
 		return JavaHashMapOrder(t)
 	case []any:
 		var out []any

@@ -4,19 +4,20 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/stretchr/testify/require"
 )
 
 // keysMap builds a Map with the given keys (in that insertion order) and values 0..n-1.
-func keysMap(keys ...string) Map {
-	m := make(Map, len(keys))
+func keysMap(keys ...string) jsonvalue.Map {
+	m := make(jsonvalue.Map, len(keys))
 	for i, k := range keys {
-		m[i] = Field{Key: k, Value: Number(string(rune('0' + i%10)))}
+		m[i] = jsonvalue.Field{Key: k, Value: jsonvalue.Number(string(rune('0' + i%10)))}
 	}
 	return m
 }
 
-func mapKeys(m Map) []string {
+func mapKeys(m jsonvalue.Map) []string {
 	keys := make([]string, len(m))
 	for i, f := range m {
 		keys[i] = f.Key
@@ -73,7 +74,7 @@ func TestJavaHashMapOrderSpec(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got Map
+			var got jsonvalue.Map
 			if tt.capacity == 0 {
 				got = JavaHashMapOrder(keysMap(tt.inserted...))
 			} else {
@@ -142,32 +143,32 @@ func TestJavaStringHash(t *testing.T) {
 
 func TestJavaHashMapOrderSemantics(t *testing.T) {
 	t.Run("does not mutate its input", func(t *testing.T) {
-		in := Map{{Key: "topic", Value: "t"}, {Key: "partition", Value: Number("1")}, {Key: "cluster", Value: "c"}}
-		before := append(Map(nil), in...)
+		in := jsonvalue.Map{{Key: "topic", Value: "t"}, {Key: "partition", Value: jsonvalue.Number("1")}, {Key: "cluster", Value: "c"}}
+		before := append(jsonvalue.Map(nil), in...)
 		out := JavaHashMapOrder(in)
 		require.Equal(t, before, in)
 		require.Equal(t, []string{"cluster", "partition", "topic"}, mapKeys(out))
 	})
 	t.Run("repeated key keeps first position and last value", func(t *testing.T) {
-		in := Map{{Key: "b", Value: Number("1")}, {Key: "a", Value: Number("2")}, {Key: "b", Value: Number("3")}}
-		require.Equal(t, Map{{Key: "a", Value: Number("2")}, {Key: "b", Value: Number("3")}}, JavaHashMapOrder(in))
+		in := jsonvalue.Map{{Key: "b", Value: jsonvalue.Number("1")}, {Key: "a", Value: jsonvalue.Number("2")}, {Key: "b", Value: jsonvalue.Number("3")}}
+		require.Equal(t, jsonvalue.Map{{Key: "a", Value: jsonvalue.Number("2")}, {Key: "b", Value: jsonvalue.Number("3")}}, JavaHashMapOrder(in))
 	})
 	t.Run("nil stays nil", func(t *testing.T) {
 		require.Nil(t, JavaHashMapOrder(nil))
 	})
 	t.Run("empty stays empty and non-nil", func(t *testing.T) {
-		out := JavaHashMapOrder(Map{})
+		out := JavaHashMapOrder(jsonvalue.Map{})
 		require.NotNil(t, out)
 		require.Empty(t, out)
 	})
 	t.Run("nested maps are reordered, arrays copied", func(t *testing.T) {
-		inner := Map{{Key: "topic", Value: "t"}, {Key: "cluster", Value: "c"}}
-		arr := []any{Number("1"), inner}
-		out := JavaHashMapOrder(Map{{Key: "x", Value: inner}, {Key: "y", Value: arr}})
+		inner := jsonvalue.Map{{Key: "topic", Value: "t"}, {Key: "cluster", Value: "c"}}
+		arr := []any{jsonvalue.Number("1"), inner}
+		out := JavaHashMapOrder(jsonvalue.Map{{Key: "x", Value: inner}, {Key: "y", Value: arr}})
 		x, _ := out.Get("x")
-		require.Equal(t, []string{"cluster", "topic"}, mapKeys(x.(Map)))
+		require.Equal(t, []string{"cluster", "topic"}, mapKeys(x.(jsonvalue.Map)))
 		y, _ := out.Get("y")
-		require.Equal(t, []string{"cluster", "topic"}, mapKeys(y.([]any)[1].(Map)))
+		require.Equal(t, []string{"cluster", "topic"}, mapKeys(y.([]any)[1].(jsonvalue.Map)))
 		require.Equal(t, []string{"topic", "cluster"}, mapKeys(inner), "input untouched")
 	})
 	t.Run("capacity zero and one grow like Java", func(t *testing.T) {
@@ -213,7 +214,7 @@ func TestJavaHashMapTableGrowth(t *testing.T) {
 }
 
 func BenchmarkJavaHashMapOrder(b *testing.B) {
-	m := Map{{Key: "topic", Value: "orders"}, {Key: "partition", Value: Number("0")}, {Key: "cluster", Value: "A"}}
+	m := jsonvalue.Map{{Key: "topic", Value: "orders"}, {Key: "partition", Value: jsonvalue.Number("0")}, {Key: "cluster", Value: "A"}}
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = JavaHashMapOrder(m)
@@ -291,18 +292,18 @@ func TestJavaHashMapOrderTreeBins(t *testing.T) {
 }
 
 func TestJavaHashMapOrderReturnsMapInOrder(t *testing.T) {
-	mm2 := JavaHashMapOrder(Map{{Key: "topic", Value: "t"}, {Key: "partition", Value: Number("0")}, {Key: "cluster", Value: "A"}})
-	nestedOut := Map{{Key: "o", Value: []any{Number("1"), Map{{Key: "topic", Value: "t"}, {Key: "cluster", Value: "A"}, {Key: "partition", Value: Number("0")}}}}}
+	mm2 := JavaHashMapOrder(jsonvalue.Map{{Key: "topic", Value: "t"}, {Key: "partition", Value: jsonvalue.Number("0")}, {Key: "cluster", Value: "A"}})
+	nestedOut := jsonvalue.Map{{Key: "o", Value: []any{jsonvalue.Number("1"), jsonvalue.Map{{Key: "topic", Value: "t"}, {Key: "cluster", Value: "A"}, {Key: "partition", Value: jsonvalue.Number("0")}}}}}
 	tests := []struct {
 		name string
-		m    Map
+		m    jsonvalue.Map
 		same bool
 	}{
-		{name: "one key", m: Map{{Key: "offset", Value: Number("5")}}, same: true},
-		{name: "empty", m: Map{}, same: true},
+		{name: "one key", m: jsonvalue.Map{{Key: "offset", Value: jsonvalue.Number("5")}}, same: true},
+		{name: "empty", m: jsonvalue.Map{}, same: true},
 		{name: "already in order", m: mm2, same: true},
-		{name: "nested already in order", m: Map{{Key: "a", Value: []any{Number("1"), mm2}}, {Key: "b", Value: mm2}}, same: true},
-		{name: "repeated key", m: Map{{Key: "a", Value: Number("1")}, {Key: "a", Value: Number("2")}}, same: false},
+		{name: "nested already in order", m: jsonvalue.Map{{Key: "a", Value: []any{jsonvalue.Number("1"), mm2}}, {Key: "b", Value: mm2}}, same: true},
+		{name: "repeated key", m: jsonvalue.Map{{Key: "a", Value: jsonvalue.Number("1")}, {Key: "a", Value: jsonvalue.Number("2")}}, same: false},
 		{name: "nested out of order", m: nestedOut, same: false},
 	}
 	for _, tt := range tests {
@@ -317,12 +318,12 @@ func TestJavaHashMapOrderReturnsMapInOrder(t *testing.T) {
 			require.False(t, len(got) > 0 && &got[0] == &tt.m[0], "expected a copy, got m itself")
 		})
 	}
-	require.Equal(t, Map{{Key: "o", Value: []any{Number("1"), mm2}}}, JavaHashMapOrder(nestedOut))
+	require.Equal(t, jsonvalue.Map{{Key: "o", Value: []any{jsonvalue.Number("1"), mm2}}}, JavaHashMapOrder(nestedOut))
 }
 
 func BenchmarkJavaHashMapOrderInOrder(b *testing.B) {
-	m := JavaHashMapOrder(Map{{Key: "topic", Value: "orders"}, {Key: "partition", Value: Number("0")}, {Key: "cluster", Value: "A"}})
-	o := Map{{Key: "offset", Value: Number("42")}}
+	m := JavaHashMapOrder(jsonvalue.Map{{Key: "topic", Value: "orders"}, {Key: "partition", Value: jsonvalue.Number("0")}, {Key: "cluster", Value: "A"}})
+	o := jsonvalue.Map{{Key: "offset", Value: jsonvalue.Number("42")}}
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = JavaHashMapOrder(m)
@@ -333,7 +334,7 @@ func BenchmarkJavaHashMapOrderInOrder(b *testing.B) {
 // JavaHashMapOrderInto orders as JavaHashMapOrder, building small maps in the scratch array it
 // is given, which the next call may reuse.
 func TestJavaHashMapOrderInto(t *testing.T) {
-	maps := []Map{
+	maps := []jsonvalue.Map{
 		keysMap("cluster", "topic", "partition"),
 		keysMap("b", "a"),
 		keysMap("a", "b", "a"), // repeated key: first position, last value
@@ -341,7 +342,7 @@ func TestJavaHashMapOrderInto(t *testing.T) {
 		keysMap("k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9", "k10", "k11", "k12", "k13", "k14", "k15", "k16", "k17"),
 		nil,
 	}
-	var scratch [4]Field
+	var scratch [4]jsonvalue.Field
 	for _, m := range maps {
 		want := JavaHashMapOrder(m)
 		got := JavaHashMapOrderInto(scratch[:0], m)

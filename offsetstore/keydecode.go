@@ -1,6 +1,10 @@
 package offsetstore
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+)
 
 // DecodeKey parses an offsets-topic key the way Connect's KafkaOffsetBackingStore lists
 // partitions (OffsetUtils.processPartitionKey): ok is false unless the key is a JSON array of
@@ -16,38 +20,34 @@ import "unicode/utf8"
 // It is on the view's hot path (every record of the offsets topic), hence a hand-rolled
 // scanner: one allocation for the key text, which all unescaped strings share, one for the
 // Map and one per boxed string or number value.
-func DecodeKey(key []byte) (connector string, partition Map, ok bool) {
+func DecodeKey(key []byte) (connector string, partition jsonvalue.Map, ok bool) {
 	if !utf8.Valid(key) {
 		return "", nil, false
 	}
-	p := scanner{s: string(key), leadingZeros: true}
-	p.space()
-	if !p.eat('[') {
+	sc := jsonvalue.NewStringScanner(string(key))
+	sc.AllowLeadingZeros()
+	if !sc.Consume('[') {
 		return "", nil, false
 	}
-	p.space()
-	connector, ok = p.str()
-	if !ok {
+	connector, ok = sc.ReadString()
+	if !ok || !sc.Consume(',') {
 		return "", nil, false
 	}
-	p.space()
-	if !p.eat(',') {
-		return "", nil, false
-	}
-	p.space()
-	switch {
-	case p.peek() == '{':
-		partition, ok = p.object(1)
-	case p.literal("null"):
-		partition, ok = nil, true
+	switch sc.NextByte() {
+	case '{':
+		m, err := sc.Object()
+		if err != nil {
+			return "", nil, false
+		}
+		partition = m
+	case 'n':
+		if v, err := sc.Value(); err != nil || v != nil {
+			return "", nil, false
+		}
 	default:
-		ok = false
-	}
-	if !ok {
 		return "", nil, false
 	}
-	p.space()
-	if !p.eat(']') {
+	if !sc.Consume(']') {
 		return "", nil, false
 	}
 	return connector, partition, true

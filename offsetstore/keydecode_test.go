@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,25 +17,25 @@ func TestDecodeKey(t *testing.T) {
 		key       string
 		ok        bool
 		connector string
-		partition Map
+		partition jsonvalue.Map
 	}{
-		{name: "file source", key: `["file-src-1",{"filename":"test.txt"}]`, ok: true, connector: "file-src-1", partition: Map{{Key: "filename", Value: "test.txt"}}},
+		{name: "file source", key: `["file-src-1",{"filename":"test.txt"}]`, ok: true, connector: "file-src-1", partition: jsonvalue.Map{{Key: "filename", Value: "test.txt"}}},
 		{
 			name: "stored order and literals kept", key: `["mm2",{"topic":"t","partition":007,"x":1.50,"b":true,"n":null}]`, ok: true, connector: "mm2",
-			partition: Map{{Key: "topic", Value: "t"}, {Key: "partition", Value: Number("007")}, {Key: "x", Value: Number("1.50")}, {Key: "b", Value: true}, {Key: "n", Value: nil}},
+			partition: jsonvalue.Map{{Key: "topic", Value: "t"}, {Key: "partition", Value: jsonvalue.Number("007")}, {Key: "x", Value: jsonvalue.Number("1.50")}, {Key: "b", Value: true}, {Key: "n", Value: nil}},
 		},
 		{name: "null partition", key: `["c",null]`, ok: true, connector: "c", partition: nil},
-		{name: "empty partition", key: `["c",{}]`, ok: true, connector: "c", partition: Map{}},
-		{name: "whitespace", key: " [ \"c\" ,\n{ \"a\" : [ 1 , { } ] } ]\t", ok: true, connector: "c", partition: Map{{Key: "a", Value: []any{Number("1"), Map{}}}}},
-		{name: "trailing data ignored like Jackson readTree", key: `["c",{}]]garbage`, ok: true, connector: "c", partition: Map{}},
-		{name: "duplicate member keeps first position and last value", key: `["c",{"a":1,"b":2,"a":3}]`, ok: true, connector: "c", partition: Map{{Key: "a", Value: Number("3")}, {Key: "b", Value: Number("2")}}},
+		{name: "empty partition", key: `["c",{}]`, ok: true, connector: "c", partition: jsonvalue.Map{}},
+		{name: "whitespace", key: " [ \"c\" ,\n{ \"a\" : [ 1 , { } ] } ]\t", ok: true, connector: "c", partition: jsonvalue.Map{{Key: "a", Value: []any{jsonvalue.Number("1"), jsonvalue.Map{}}}}},
+		{name: "trailing data ignored like Jackson readTree", key: `["c",{}]]garbage`, ok: true, connector: "c", partition: jsonvalue.Map{}},
+		{name: "duplicate member keeps first position and last value", key: `["c",{"a":1,"b":2,"a":3}]`, ok: true, connector: "c", partition: jsonvalue.Map{{Key: "a", Value: jsonvalue.Number("3")}, {Key: "b", Value: jsonvalue.Number("2")}}},
 		{
 			name: "escapes", key: `["a\"\\\/\b\f\n\r\t\u00e9\uD83D\uDE00",{"\ud834\udd1e":"\u0000"}]`, ok: true, connector: "a\"\\/\b\f\n\r\té😀",
-			partition: Map{{Key: "𝄞", Value: "\x00"}},
+			partition: jsonvalue.Map{{Key: "𝄞", Value: "\x00"}},
 		},
-		{name: "lone surrogate becomes U+FFFD", key: `["\ud800x",{}]`, ok: true, connector: "\uFFFDx", partition: Map{}},
-		{name: "high surrogate then non-surrogate escape", key: `["\ud800\u0041",{}]`, ok: true, connector: "\uFFFDA", partition: Map{}},
-		{name: "raw utf-8", key: `["日本😀",{"é":"ü"}]`, ok: true, connector: "日本😀", partition: Map{{Key: "é", Value: "ü"}}},
+		{name: "lone surrogate becomes U+FFFD", key: `["\ud800x",{}]`, ok: true, connector: "\uFFFDx", partition: jsonvalue.Map{}},
+		{name: "high surrogate then non-surrogate escape", key: `["\ud800\u0041",{}]`, ok: true, connector: "\uFFFDA", partition: jsonvalue.Map{}},
+		{name: "raw utf-8", key: `["日本😀",{"é":"ü"}]`, ok: true, connector: "日本😀", partition: jsonvalue.Map{{Key: "é", Value: "ü"}}},
 		{name: "one element", key: `["c"]`},
 		{name: "three elements", key: `["c",{},1]`},
 		{name: "name not a string", key: `[1,{}]`},
@@ -100,15 +101,15 @@ func FuzzDecodeKey(f *testing.F) {
 		if utf8.Valid(key) && json.Valid(key) {
 			dec := json.NewDecoder(bytes.NewReader(key))
 			dec.UseNumber()
-			v, err := DecodeValue(dec)
+			v, err := jsonvalue.DecodeValue(dec)
 			arr, isArr := v.([]any)
 			want := err == nil && isArr && len(arr) == 2
 			if want {
 				_, isStr := arr[0].(string)
-				_, isMap := arr[1].(Map)
+				_, isMap := arr[1].(jsonvalue.Map)
 				want = isStr && (isMap || arr[1] == nil)
 			}
-			require.Equal(t, want, ok, "DecodeValue agrees")
+			require.Equal(t, want, ok, "jsonvalue.DecodeValue agrees")
 			if ok {
 				require.Equal(t, arr[0], connector)
 				if arr[1] == nil {
@@ -149,7 +150,7 @@ func BenchmarkDecodeKeyJSONDecoder(b *testing.B) {
 	for b.Loop() {
 		dec := json.NewDecoder(bytes.NewReader(key))
 		dec.UseNumber()
-		if _, err := DecodeValue(dec); err != nil {
+		if _, err := jsonvalue.DecodeValue(dec); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -122,11 +123,11 @@ func (v *offsetsView) records(connector string) []SourceRecord {
 // every record), falling back to encoding/json only for a name with escapes. The returned string
 // may alias key.
 func keyConnector(key []byte) (string, bool) {
-	i := skipSpace(key, 0)
+	i := jsonvalue.SkipSpace(key, 0)
 	if i >= len(key) || key[i] != '[' {
 		return "", false
 	}
-	i = skipSpace(key, i+1)
+	i = jsonvalue.SkipSpace(key, i+1)
 	if i >= len(key) || key[i] != '"' {
 		return "", false
 	}
@@ -135,11 +136,11 @@ func keyConnector(key []byte) (string, bool) {
 		return "", false
 	}
 	raw := key[i : end+1]
-	i = skipSpace(key, end+1)
+	i = jsonvalue.SkipSpace(key, end+1)
 	if i >= len(key) || key[i] != ',' {
 		return "", false
 	}
-	i = skipSpace(key, i+1)
+	i = jsonvalue.SkipSpace(key, i+1)
 	switch {
 	case i < len(key) && key[i] == '{':
 		if i = skipObject(key, i); i < 0 {
@@ -150,8 +151,8 @@ func keyConnector(key []byte) (string, bool) {
 	default:
 		return "", false
 	}
-	i = skipSpace(key, i)
-	if i >= len(key) || key[i] != ']' || skipSpace(key, i+1) != len(key) {
+	i = jsonvalue.SkipSpace(key, i)
+	if i >= len(key) || key[i] != ']' || jsonvalue.SkipSpace(key, i+1) != len(key) {
 		return "", false
 	}
 	if !escaped {
@@ -163,14 +164,6 @@ func keyConnector(key []byte) (string, bool) {
 		return "", false
 	}
 	return name, true
-}
-
-// skipSpace returns the index of the first byte at or after i that is not JSON whitespace.
-func skipSpace[T string | []byte](b T, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // scanString returns the index of the closing quote of the JSON string opening at b[i], or -1,

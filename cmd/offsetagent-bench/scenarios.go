@@ -13,6 +13,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -48,9 +49,9 @@ func mm2Records(topic, name string, n int) []kafka.Message {
 	var key []byte
 	for i := range msgs {
 		t, p := mm2Partition(i)
-		part := offsetstore.JavaHashMapOrder(offsetstore.Map{
+		part := offsetstore.JavaHashMapOrder(jsonvalue.Map{
 			{Key: "cluster", Value: "src"}, {Key: "topic", Value: t},
-			{Key: "partition", Value: offsetstore.Number(strconv.Itoa(p))},
+			{Key: "partition", Value: jsonvalue.Number(strconv.Itoa(p))},
 		})
 		key = offsetstore.AppendKey(key[:0], name, part)
 		k := bytes.Clone(key)

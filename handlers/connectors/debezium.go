@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -30,9 +31,9 @@ type dbzConnector struct {
 	// legacyNameConfig is the 1.x config holding the logical name when topic.prefix is unset.
 	legacyNameConfig string
 	// partition adds connector-specific partition rules; may be nil.
-	partition func(config map[string]string, i int, p offsetstore.Map) error
+	partition func(config map[string]string, i int, p jsonvalue.Map) error
 	// offset checks a non-null offset map.
-	offset func(i int, p, o offsetstore.Map) error
+	offset func(i int, p, o jsonvalue.Map) error
 }
 
 // validate is the Class.Validate of a Debezium connector.
@@ -81,7 +82,7 @@ func (d dbzConnector) validate(config map[string]string, offsets []events.Offset
 
 // dbzCommonOffset checks the keys every Debezium offset may carry: the snapshot marker, transaction
 // metadata and the incremental-snapshot context.
-func dbzCommonOffset(i int, p, o offsetstore.Map) error {
+func dbzCommonOffset(i int, p, o jsonvalue.Map) error {
 	if v, ok := o.Get("snapshot"); ok && v != nil {
 		// ≤3.0.1 writes true; ≥3.0.2 writes the SnapshotType name and casts any other value to String
 		// (so false throws ClassCastException) and runs SnapshotType.valueOf on it.
@@ -108,26 +109,26 @@ func dbzCommonOffset(i int, p, o offsetstore.Map) error {
 
 // dbzLong is OffsetUtils.longOffsetValue: null or absent reads as 0, any number is accepted, anything
 // else must parse with Long.parseLong.
-func dbzLong(o offsetstore.Map, key string) (int64, error) {
+func dbzLong(o jsonvalue.Map, key string) (int64, error) {
 	return dbzInteger(o, key, 64, "a long")
 }
 
 // dbzInteger is longOffsetValue (bits 64) or the MongoDB loader's intOffsetValue (bits 32).
-func dbzInteger(o offsetstore.Map, key string, bits int, what string) (int64, error) {
+func dbzInteger(o jsonvalue.Map, key string, bits int, what string) (int64, error) {
 	v, _ := o.Get(key)
 	switch t := v.(type) {
 	case nil:
 		return 0, nil
-	case offsetstore.Number:
+	case jsonvalue.Number:
 		if n, ok := int64Of(t); ok {
 			if bits == 32 {
 				return int64(int32(n)), nil // Number.intValue truncates
 			}
 			return n, nil
 		}
-		return int64(clampFloat(float64Of(t))), nil
+		return int64(clampFloat(offsetstore.Float64Of(t))), nil
 	}
-	text := javaString(v, true)
+	text := offsetstore.JavaString(v, true)
 	n, ok := parseJavaInteger(text, bits)
 	if !ok {
 		return 0, badRequest("Source offset '" + key + "' parameter value " + text + " could not be converted to " + what)
@@ -149,7 +150,7 @@ func clampFloat(f float64) float64 {
 }
 
 // stringOrNull requires key, when present and non-null, to be a string: the loaders cast it.
-func stringOrNull(i int, p, o offsetstore.Map, key string) error {
+func stringOrNull(i int, p, o jsonvalue.Map, key string) error {
 	if v, ok := o.Get(key); ok && v != nil {
 		if _, isString := v.(string); !isString {
 			return entryError(i, p, fmt.Sprintf("the offset's '%s' must be a string or null, found %s", key, found(v)))
@@ -160,9 +161,9 @@ func stringOrNull(i int, p, o offsetstore.Map, key string) error {
 
 // numberOrNull requires key, when present and non-null, to be a JSON number: the loader casts it to
 // Number.
-func numberOrNull(i int, p, o offsetstore.Map, key string) error {
+func numberOrNull(i int, p, o jsonvalue.Map, key string) error {
 	if v, ok := o.Get(key); ok && v != nil {
-		if _, isNumber := v.(offsetstore.Number); !isNumber {
+		if _, isNumber := v.(jsonvalue.Number); !isNumber {
 			return entryError(i, p, fmt.Sprintf("the offset's '%s' must be a number or null, found %s", key, found(v)))
 		}
 	}
@@ -171,7 +172,7 @@ func numberOrNull(i int, p, o offsetstore.Map, key string) error {
 
 // integerOrNull requires key, when present and non-null, to be a JSON integer: the loader casts it to
 // Long.
-func integerOrNull(i int, p, o offsetstore.Map, key string) error {
+func integerOrNull(i int, p, o jsonvalue.Map, key string) error {
 	if v, ok := o.Get(key); ok && v != nil {
 		if _, isLong := javaLong(v); !isLong {
 			return entryError(i, p, fmt.Sprintf("the offset's '%s' must be an integer or null, found %s", key, found(v)))
@@ -181,8 +182,8 @@ func integerOrNull(i int, p, o offsetstore.Map, key string) error {
 }
 
 // entryError is our own 400 for offset entry i.
-func entryError(i int, p offsetstore.Map, detail string) *Error {
-	return badRequest(fmt.Sprintf("Offset entry %d (partition %s): %s", i, jsonText(p), detail))
+func entryError(i int, p jsonvalue.Map, detail string) *Error {
+	return badRequest(fmt.Sprintf("Offset entry %d (partition %s): %s", i, jsonvalue.String(p), detail))
 }
 
 // found describes a value for a message: its JSON kind and text.
@@ -190,10 +191,10 @@ func found(v any) string {
 	if v == nil {
 		return "null"
 	}
-	return offsetstore.KindOf(v) + " " + jsonText(v)
+	return jsonvalue.KindOf(v) + " " + jsonvalue.String(v)
 }
 
-func hasKeySet(p offsetstore.Map, sets [][]string) bool {
+func hasKeySet(p jsonvalue.Map, sets [][]string) bool {
 	got := mapKeys(p)
 	sort.Strings(got)
 	for _, set := range sets {
@@ -206,7 +207,7 @@ func hasKeySet(p offsetstore.Map, sets [][]string) bool {
 	return false
 }
 
-func mapKeys(m offsetstore.Map) []string {
+func mapKeys(m jsonvalue.Map) []string {
 	keys := make([]string, len(m))
 	for i, f := range m {
 		keys[i] = f.Key

@@ -1,8 +1,6 @@
 package connectors
 
-import (
-	"github.com/offsetagent/offsetagent/offsetstore"
-)
+import "github.com/offsetagent/offsetagent/internal/jsonvalue"
 
 // Debezium MongoDB.
 // Source: debezium/debezium debezium-connector-mongodb/.../MongoDbPartition.java, MongoDbOffsetContext.java
@@ -27,7 +25,7 @@ func mongoClasses() []Class {
 	}}
 }
 
-func mongoOffset(i int, p, o offsetstore.Map) error {
+func mongoOffset(i int, p, o jsonvalue.Map) error {
 	for _, key := range []string{"sec", "ord"} {
 		if _, err := dbzInteger(o, key, 32, "an integer"); err != nil {
 			return err

@@ -3,7 +3,7 @@ package connectors
 import (
 	"fmt"
 
-	"github.com/offsetagent/offsetagent/offsetstore"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // Debezium MySQL and MariaDB (MariaDB is its own connector since 2.7.0 with the same loader).
@@ -36,7 +36,7 @@ func mysqlClasses() []Class {
 
 // binlogOffset is the binlog connectors' Loader.load: (String) file, required; longOffsetValue of pos,
 // event and row (row then narrowed to int); (String) gtids.
-func binlogOffset(i int, p, o offsetstore.Map) error {
+func binlogOffset(i int, p, o jsonvalue.Map) error {
 	file, _ := o.Get("file")
 	if file == nil {
 		return badRequest("Source offset 'file' parameter is missing")

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/offsetagent/offsetagent/offsetstore"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // Debezium Oracle.
@@ -33,7 +33,7 @@ func oracleClasses() []Class {
 	}}
 }
 
-func oracleOffset(i int, p, o offsetstore.Map) error {
+func oracleOffset(i int, p, o jsonvalue.Map) error {
 	// scn and snapshot_scn: a decimal string, or the legacy JSON integer form.
 	for _, key := range []string{"scn", "snapshot_scn"} {
 		v, ok := o.Get(key)

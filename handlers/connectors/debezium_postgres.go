@@ -1,8 +1,6 @@
 package connectors
 
-import (
-	"github.com/offsetagent/offsetagent/offsetstore"
-)
+import "github.com/offsetagent/offsetagent/internal/jsonvalue"
 
 // Debezium PostgreSQL.
 // Source: debezium/debezium debezium-connector-postgres/.../PostgresOffsetContext.java (Loader.load:
@@ -29,7 +27,7 @@ func postgresClasses() []Class {
 	}}
 }
 
-func postgresOffset(i int, p, o offsetstore.Map) error {
+func postgresOffset(i int, p, o jsonvalue.Map) error {
 	for _, key := range []string{"lsn", "lsn_proc", "lsn_commit", "txId", "lsn_events_processed"} {
 		if err := numberOrNull(i, p, o, key); err != nil {
 			return err

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/offsetagent/offsetagent/offsetstore"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // Debezium SQL Server.
@@ -41,7 +41,7 @@ func sqlServerClasses() []Class {
 // sqlServerPartition ties the partition to the config: with database.names set, every partition names
 // one of those databases (SQL Server compares names case-insensitively, and the connector replaces the
 // configured spelling with the server's); the server-only form belongs to 1.x single-database mode.
-func sqlServerPartition(config map[string]string, i int, p offsetstore.Map) error {
+func sqlServerPartition(config map[string]string, i int, p jsonvalue.Map) error {
 	names := strings.TrimSpace(config["database.names"])
 	db, hasDB := p.Get("database")
 	if !hasDB {
@@ -61,7 +61,7 @@ func sqlServerPartition(config map[string]string, i int, p offsetstore.Map) erro
 	return entryError(i, p, fmt.Sprintf("the partition's 'database' %q is not one of database.names (%s), so no task reads this offset", db, names))
 }
 
-func sqlServerOffset(i int, p, o offsetstore.Map) error {
+func sqlServerOffset(i int, p, o jsonvalue.Map) error {
 	for _, key := range []string{"commit_lsn", "change_lsn"} {
 		v, ok := o.Get(key)
 		if !ok || v == nil {
@@ -80,9 +80,9 @@ func sqlServerOffset(i int, p, o offsetstore.Map) error {
 
 // fixedOrder returns an ordering that puts keys first, in that order, and the other members after them
 // in their current order.
-func fixedOrder(keys ...string) func(offsetstore.Map) offsetstore.Map {
-	return func(m offsetstore.Map) offsetstore.Map {
-		out := make(offsetstore.Map, 0, len(m))
+func fixedOrder(keys ...string) func(jsonvalue.Map) jsonvalue.Map {
+	return func(m jsonvalue.Map) jsonvalue.Map {
+		out := make(jsonvalue.Map, 0, len(m))
 		for _, k := range keys {
 			for _, f := range m {
 				if f.Key == k {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -29,7 +30,7 @@ func TestDebeziumSQLServer(t *testing.T) {
 func TestSQLServerPartitionOrder(t *testing.T) {
 	c, ok := Builtin().Lookup("io.debezium.connector.sqlserver.SqlServerConnector")
 	require.True(t, ok)
-	in := offsetstore.Map{{Key: "database", Value: "testDB"}, {Key: "server", Value: "server1"}}
-	require.Equal(t, offsetstore.Map{{Key: "server", Value: "server1"}, {Key: "database", Value: "testDB"}}, c.PartitionOrder(in))
+	in := jsonvalue.Map{{Key: "database", Value: "testDB"}, {Key: "server", Value: "server1"}}
+	require.Equal(t, jsonvalue.Map{{Key: "server", Value: "server1"}, {Key: "database", Value: "testDB"}}, c.PartitionOrder(in))
 	require.Equal(t, []string{"server", "database"}, mapKeys(offsetstore.JavaHashMapOrder(in)), "the explicit order is also the HashMap order")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/chunks"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -58,8 +59,8 @@ func ValidateSink(offsets []events.OffsetEntry) ([]SinkOffset, error) {
 		if partitionValue == nil {
 			return nil, badRequest("Kafka partitions must be valid numbers and may not be null")
 		}
-		topic := javaString(topicValue, false)
-		partitionText := javaString(partitionValue, false)
+		topic := offsetstore.JavaString(topicValue, false)
+		partitionText := offsetstore.JavaString(partitionValue, false)
 		partition, ok := parseJavaInteger(partitionText, 32)
 		if !ok {
 			return nil, badRequest("Failed to parse the following Kafka partition value in the provided offsets: '" +
@@ -71,7 +72,7 @@ func ValidateSink(offsets []events.OffsetEntry) ([]SinkOffset, error) {
 			if !has {
 				return nil, badRequest("The offset for a sink connector should either be null or contain the key 'kafka_offset'")
 			}
-			offsetText := javaString(offsetValue, false)
+			offsetText := offsetstore.JavaString(offsetValue, false)
 			offset, ok := parseJavaInteger(offsetText, 64)
 			if !ok {
 				return nil, badRequest("Failed to parse the following Kafka offset value in the provided offsets: '" +
@@ -143,20 +144,20 @@ func ValidateSource(offsets []events.OffsetEntry) error {
 // parallelMin is the least number of offsets worth a goroutine of their own.
 const parallelMin = 8192
 
-func validateFormat(m offsetstore.Map) error {
+func validateFormat(m jsonvalue.Map) error {
 	const prefix = "Offsets may only contain primitive types as values, but field "
 	for _, f := range m {
 		switch v := f.Value.(type) {
-		case offsetstore.Map:
+		case jsonvalue.Map:
 			return badRequest(prefix + f.Key + " contains MAP")
 		case []any:
 			return badRequest(prefix + f.Key + " contains ARRAY")
-		case offsetstore.Number:
-			if isIntegral(v) {
+		case jsonvalue.Number:
+			if offsetstore.IsIntegral(v) {
 				if _, ok := int64Of(v); !ok {
 					return badRequest(prefix + f.Key + " contains class java.math.BigInteger")
 				}
-			} else if math.IsInf(float64Of(v), 0) {
+			} else if math.IsInf(offsetstore.Float64Of(v), 0) {
 				return badRequest("Offsets may only contain finite numbers, but field " + f.Key + " contains " +
 					string(v) + ", which is too large for a double")
 			}
@@ -234,7 +235,7 @@ func Dedupe(offsets []events.OffsetEntry) []events.OffsetEntry {
 var partitionHash = maphash.Bytes
 
 // sameOf returns the position among candidates (positions in out) of the partition equal to p.
-func sameOf(out []events.OffsetEntry, candidates []int32, p offsetstore.Map) (int32, bool) {
+func sameOf(out []events.OffsetEntry, candidates []int32, p jsonvalue.Map) (int32, bool) {
 	want := canonicalKey(p)
 	for _, c := range candidates {
 		if canonicalKey(out[c].Partition) == want {

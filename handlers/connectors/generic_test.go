@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
-	"github.com/offsetagent/offsetagent/offsetstore"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 func i64(v int64) *int64 { return &v }
@@ -236,12 +236,12 @@ func TestValidateSourceParallelFirstFailure(t *testing.T) {
 	offsets := make([]events.OffsetEntry, 4*parallelMin)
 	for i := range offsets {
 		offsets[i] = events.OffsetEntry{
-			Partition: offsetstore.Map{{Key: "p", Value: offsetstore.Number(strconv.Itoa(i))}},
-			Offset:    offsetstore.Map{{Key: "o", Value: offsetstore.Number("1")}},
+			Partition: jsonvalue.Map{{Key: "p", Value: jsonvalue.Number(strconv.Itoa(i))}},
+			Offset:    jsonvalue.Map{{Key: "o", Value: jsonvalue.Number("1")}},
 		}
 	}
 	requireErr(t, ValidateSource(offsets), 0, "")
-	offsets[3*parallelMin+5].Partition = offsetstore.Map{{Key: "late", Value: offsetstore.Map{}}}
-	offsets[parallelMin+7].Offset = offsetstore.Map{{Key: "early", Value: []any{}}}
+	offsets[3*parallelMin+5].Partition = jsonvalue.Map{{Key: "late", Value: jsonvalue.Map{}}}
+	offsets[parallelMin+7].Offset = jsonvalue.Map{{Key: "early", Value: []any{}}}
 	requireErr(t, ValidateSource(offsets), 400, "Offsets may only contain primitive types as values, but field early contains ARRAY")
 }

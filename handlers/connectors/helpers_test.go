@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
-	"github.com/offsetagent/offsetagent/offsetstore"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // entries decodes a KIP-875 offsets array as the request decoder does: a null or missing partition
@@ -17,17 +17,17 @@ func entries(t *testing.T, js string) []events.OffsetEntry {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(js))
 	dec.UseNumber()
-	v, err := offsetstore.DecodeValue(dec)
+	v, err := jsonvalue.DecodeValue(dec)
 	require.NoError(t, err)
 	var out []events.OffsetEntry
 	for _, el := range v.([]any) {
-		m := el.(offsetstore.Map)
+		m := el.(jsonvalue.Map)
 		var e events.OffsetEntry
 		if p, _ := m.Get("partition"); p != nil {
-			e.Partition = p.(offsetstore.Map)
+			e.Partition = p.(jsonvalue.Map)
 		}
 		if o, _ := m.Get("offset"); o != nil {
-			e.Offset = o.(offsetstore.Map)
+			e.Offset = o.(jsonvalue.Map)
 		}
 		out = append(out, e)
 	}

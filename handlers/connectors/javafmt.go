@@ -1,16 +1,14 @@
 package connectors
 
 import (
-	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"math"
 	"math/big"
 	"sort"
 	"strconv"
-	"strings"
 	"unicode"
 
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -18,137 +16,18 @@ import (
 // JsonConverter make of them, because Connect's messages embed them with String.valueOf and
 // Map.toString: integers as Integer/Long/BigInteger, other numbers as Double, objects as maps.
 
-// isIntegral reports whether a JSON number literal has neither fraction nor exponent: Jackson reads
-// only those as integers, "1.0" and "1e2" are doubles.
-func isIntegral(n offsetstore.Number) bool {
-	for i := 0; i < len(n); i++ {
-		if c := n[i]; c == '.' || c == 'e' || c == 'E' {
-			return false
-		}
-	}
-	return true
-}
-
 // bigInt returns an integral literal's value.
-func bigInt(n offsetstore.Number) (*big.Int, bool) {
+func bigInt(n jsonvalue.Number) (*big.Int, bool) {
 	return new(big.Int).SetString(string(n), 10)
 }
 
 // int64Of returns an integral literal's value when it fits a Java long.
-func int64Of(n offsetstore.Number) (int64, bool) {
-	if !isIntegral(n) {
+func int64Of(n jsonvalue.Number) (int64, bool) {
+	if !offsetstore.IsIntegral(n) {
 		return 0, false
 	}
 	v, err := strconv.ParseInt(string(n), 10, 64)
 	return v, err == nil
-}
-
-// float64Of returns the double Jackson parses a literal into; out-of-range literals become
-// infinities, as Double.parseDouble makes them.
-func float64Of(n offsetstore.Number) float64 {
-	f, _ := strconv.ParseFloat(string(n), 64)
-	return f
-}
-
-// javaDouble formats f as Java's Double.toString: plain decimal with at least one fractional digit for
-// 1e-3 <= |f| < 1e7, else d.dddE<exp>. Digits are the shortest that round-trip, as JDK 19+ prints them;
-// older JDKs print a longer form for a few values (JDK 17: 2e23 -> 1.9999999999999998E23) and
-// Double.MIN_VALUE prints as 4.9E-324 everywhere, here as 5.0E-324. Only messages depend on it.
-func javaDouble(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case f == 0:
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	sign := ""
-	if f < 0 {
-		sign, f = "-", -f
-	}
-	s := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±x
-	mant, expText, _ := strings.Cut(s, "e")
-	exp, _ := strconv.Atoi(expText)
-	digits := strings.Replace(mant, ".", "", 1)
-	if f >= 1e-3 && f < 1e7 {
-		var intPart, frac string
-		if exp >= 0 {
-			for len(digits) < exp+1 {
-				digits += "0"
-			}
-			intPart, frac = digits[:exp+1], digits[exp+1:]
-		} else {
-			intPart, frac = "0", strings.Repeat("0", -exp-1)+digits
-		}
-		if frac == "" {
-			frac = "0"
-		}
-		return sign + intPart + "." + frac
-	}
-	frac := digits[1:]
-	if frac == "" {
-		frac = "0"
-	}
-	return sign + digits[:1] + "." + frac + "E" + strconv.Itoa(exp)
-}
-
-// javaString prints v as String.valueOf prints the Java object Connect holds for it. hashOrder
-// selects how maps print: false for the LinkedHashMap Jackson builds from a REST body (input order),
-// true for the HashMap Connect's JsonConverter builds when it normalises offsets (Java HashMap order).
-func javaString(v any, hashOrder bool) string {
-	var b strings.Builder
-	writeJava(&b, v, hashOrder)
-	return b.String()
-}
-
-func writeJava(b *strings.Builder, v any, hashOrder bool) {
-	switch t := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(t))
-	case string:
-		b.WriteString(t)
-	case offsetstore.Number:
-		if isIntegral(t) {
-			if n, ok := bigInt(t); ok {
-				b.WriteString(n.String())
-				return
-			}
-		}
-		b.WriteString(javaDouble(float64Of(t)))
-	case offsetstore.Map:
-		if hashOrder {
-			t = offsetstore.JavaHashMapOrder(t)
-		}
-		b.WriteByte('{')
-		for i, f := range t {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(f.Key)
-			b.WriteByte('=')
-			writeJava(b, f.Value, hashOrder)
-		}
-		b.WriteByte('}')
-	case []any:
-		b.WriteByte('[')
-		for i, e := range t {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeJava(b, e, hashOrder)
-		}
-		b.WriteByte(']')
-	default:
-		b.WriteString(offsetstore.KindOf(v))
-	}
 }
 
 // parseJavaInteger parses s as Integer.parseInt (bits 32) or Long.parseLong (bits 64) do: an optional
@@ -217,13 +96,13 @@ func decimalDigit(r rune) (int, bool) {
 //
 // Dedupe calls it for every entry of a request, so it builds the text in a stack buffer and
 // allocates only the returned string for a typical partition.
-func canonicalKey(m offsetstore.Map) string {
+func canonicalKey(m jsonvalue.Map) string {
 	var buf [256]byte
 	return string(appendCanonicalKey(buf[:0], m))
 }
 
 // appendCanonicalKey appends canonicalKey(m) to b.
-func appendCanonicalKey(b []byte, m offsetstore.Map) []byte {
+func appendCanonicalKey(b []byte, m jsonvalue.Map) []byte {
 	if m == nil {
 		return append(b, 'n')
 	}
@@ -243,16 +122,16 @@ func appendCanonical(b []byte, v any) []byte {
 		return append(b, 'f')
 	case string:
 		return appendCanonicalString(append(b, 's'), t)
-	case offsetstore.Number:
+	case jsonvalue.Number:
 		if n, ok := int64Of(t); ok {
 			return strconv.AppendInt(append(b, 'i'), n, 10)
 		}
-		if n, ok := bigInt(t); ok && isIntegral(t) {
+		if n, ok := bigInt(t); ok && offsetstore.IsIntegral(t) {
 			return n.Append(append(b, 'I'), 10)
 		}
 		// Double.equals compares the bit patterns of the doubles.
-		return strconv.AppendUint(append(b, 'd'), math.Float64bits(float64Of(t)), 16)
-	case offsetstore.Map:
+		return strconv.AppendUint(append(b, 'd'), math.Float64bits(offsetstore.Float64Of(t)), 16)
+	case jsonvalue.Map:
 		var kbuf [16]string
 		keys := sortedKeys(kbuf[:0], t)
 		b = append(b, '{')
@@ -278,7 +157,7 @@ func appendCanonicalString(b []byte, s string) []byte {
 
 // sortedKeys appends m's distinct keys to keys in sorted order (insertion sort: partitions have a
 // handful of keys, and keys' stack array then spares an allocation).
-func sortedKeys(keys []string, m offsetstore.Map) []string {
+func sortedKeys(keys []string, m jsonvalue.Map) []string {
 	for _, f := range m {
 		i := sort.SearchStrings(keys, f.Key)
 		if i < len(keys) && keys[i] == f.Key {
@@ -289,51 +168,4 @@ func sortedKeys(keys []string, m offsetstore.Map) []string {
 		keys[i] = f.Key
 	}
 	return keys
-}
-
-// jsonText renders a decoded value as compact JSON in its own key order, for our own messages.
-func jsonText(v any) string {
-	var b bytes.Buffer
-	writeJSON(&b, v)
-	return b.String()
-}
-
-func writeJSON(b *bytes.Buffer, v any) {
-	switch t := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(t))
-	case string:
-		enc := json.NewEncoder(b)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(t)       // a string always encodes
-		b.Truncate(b.Len() - 1) // Encode appends a newline
-	case offsetstore.Number:
-		b.WriteString(string(t))
-	case offsetstore.Map:
-		if t == nil {
-			b.WriteString("null")
-			return
-		}
-		b.WriteByte('{')
-		for i, f := range t {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeJSON(b, f.Key)
-			b.WriteByte(':')
-			writeJSON(b, f.Value)
-		}
-		b.WriteByte('}')
-	case []any:
-		b.WriteByte('[')
-		for i, e := range t {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeJSON(b, e)
-		}
-		b.WriteByte(']')
-	}
 }

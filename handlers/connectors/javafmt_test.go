@@ -3,9 +3,9 @@ package connectors
 import (
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
+	"github.com/stretchr/testify/require"
 )
 
 func TestJavaDouble(t *testing.T) {
@@ -21,19 +21,19 @@ func TestJavaDouble(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			require.Equal(t, tc.want, javaDouble(float64Of(offsetstore.Number(tc.in))))
+			require.Equal(t, tc.want, string(offsetstore.AppendJavaDouble(nil, offsetstore.Float64Of(jsonvalue.Number(tc.in)))))
 		})
 	}
 }
 
 func TestJavaString(t *testing.T) {
-	m := offsetstore.Map{
-		{Key: "topic", Value: "orders"}, {Key: "partition", Value: offsetstore.Number("-0")},
-		{Key: "cluster", Value: nil}, {Key: "x", Value: offsetstore.Number("2.50")},
+	m := jsonvalue.Map{
+		{Key: "topic", Value: "orders"}, {Key: "partition", Value: jsonvalue.Number("-0")},
+		{Key: "cluster", Value: nil}, {Key: "x", Value: jsonvalue.Number("2.50")},
 	}
-	require.Equal(t, "{topic=orders, partition=0, cluster=null, x=2.5}", javaString(m, false))
-	require.Equal(t, "{cluster=null, partition=0, x=2.5, topic=orders}", javaString(m, true))
-	require.Equal(t, "[1, true, {}]", javaString([]any{offsetstore.Number("1"), true, offsetstore.Map{}}, false))
+	require.Equal(t, "{topic=orders, partition=0, cluster=null, x=2.5}", offsetstore.JavaString(m, false))
+	require.Equal(t, "{cluster=null, partition=0, x=2.5, topic=orders}", offsetstore.JavaString(m, true))
+	require.Equal(t, "[1, true, {}]", offsetstore.JavaString([]any{jsonvalue.Number("1"), true, jsonvalue.Map{}}, false))
 }
 
 func TestParseJavaInteger(t *testing.T) {
@@ -60,7 +60,7 @@ func TestParseJavaInteger(t *testing.T) {
 }
 
 func TestJSONText(t *testing.T) {
-	m := offsetstore.Map{{Key: "a<b", Value: "x&y"}, {Key: "n", Value: offsetstore.Number("1.0")}, {Key: "l", Value: []any{nil, false}}}
-	require.Equal(t, `{"a<b":"x&y","n":1.0,"l":[null,false]}`, jsonText(m))
-	require.Equal(t, "null", jsonText(offsetstore.Map(nil)))
+	m := jsonvalue.Map{{Key: "a<b", Value: "x&y"}, {Key: "n", Value: jsonvalue.Number("1.0")}, {Key: "l", Value: []any{nil, false}}}
+	require.Equal(t, `{"a<b":"x&y","n":1.0,"l":[null,false]}`, jsonvalue.String(m))
+	require.Equal(t, "null", jsonvalue.String(jsonvalue.Map(nil)))
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/offsetagent/offsetagent/events"
-	"github.com/offsetagent/offsetagent/offsetstore"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // Confluent JDBC source.
@@ -61,7 +61,7 @@ func validateJdbcSource(config map[string]string, offsets []events.OffsetEntry) 
 	return nil
 }
 
-func jdbcPartition(i int, p offsetstore.Map, queryMode bool) error {
+func jdbcPartition(i int, p jsonvalue.Map, queryMode bool) error {
 	if queryMode {
 		if v, _ := p.Get("query"); len(p) != 1 || v != "query" {
 			return entryError(i, p, "with 'query' set the partition must be exactly {\"query\":\"query\"}")
@@ -82,7 +82,7 @@ func jdbcPartition(i int, p offsetstore.Map, queryMode bool) error {
 	return nil
 }
 
-func jdbcOffset(i int, p, o offsetstore.Map, mode string) error {
+func jdbcOffset(i int, p, o jsonvalue.Map, mode string) error {
 	allowed, known := jdbcOffsetKeys[mode]
 	if !known {
 		allowed = jdbcOffsetKeys["timestamp+incrementing"]

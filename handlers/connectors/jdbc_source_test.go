@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -39,10 +40,10 @@ func TestJdbcSourceOffsetOrder(t *testing.T) {
 	require.True(t, ok)
 	require.Nil(t, c.PartitionOrder, "V1 partitions are HashMaps")
 	require.Nil(t, c.OffsetOrder, "capacity 4 and 16 order these keys alike")
-	in := offsetstore.Map{
-		{Key: "incrementing", Value: offsetstore.Number("3")},
-		{Key: "timestamp", Value: offsetstore.Number("1790818723729")},
-		{Key: "timestamp_nanos", Value: offsetstore.Number("729000000")},
+	in := jsonvalue.Map{
+		{Key: "incrementing", Value: jsonvalue.Number("3")},
+		{Key: "timestamp", Value: jsonvalue.Number("1790818723729")},
+		{Key: "timestamp_nanos", Value: jsonvalue.Number("729000000")},
 	}
 	// Order printed by a JVM for new HashMap<>(3) in toMap's insertion order.
 	require.Equal(t, []string{"timestamp_nanos", "incrementing", "timestamp"}, mapKeys(offsetstore.JavaHashMapOrder(in)))

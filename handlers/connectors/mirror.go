@@ -2,6 +2,7 @@ package connectors
 
 import (
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -67,14 +68,14 @@ func mirrorValidator(onlyZero bool, stringKeys ...string) func(map[string]string
 }
 
 // mirrorPartitionString is MirrorUtils.validateSourcePartitionString.
-func mirrorPartitionString(p offsetstore.Map, key string) error {
+func mirrorPartitionString(p jsonvalue.Map, key string) error {
 	v, ok := p.Get(key)
 	if !ok {
-		return connectFailure("Source partition " + javaString(p, true) + " is missing the '" + key + "' key, which is required")
+		return connectFailure("Source partition " + offsetstore.JavaString(p, true) + " is missing the '" + key + "' key, which is required")
 	}
 	if _, isString := v.(string); !isString {
-		return connectFailure("Source partition " + javaString(p, true) + " has an invalid value " +
-			javaString(v, true) + " for the '" + key + "' key, which must be a string")
+		return connectFailure("Source partition " + offsetstore.JavaString(p, true) + " has an invalid value " +
+			offsetstore.JavaString(v, true) + " for the '" + key + "' key, which must be a string")
 	}
 	return nil
 }
@@ -83,51 +84,51 @@ func mirrorPartitionString(p offsetstore.Map, key string) error {
 // ((Number) value).intValue() < 0 on a Long: the value is truncated to 32 bits first, so a Long below
 // Integer.MIN_VALUE can pass (e.g. -4294967296 truncates to 0). We reproduce that, so the answer is
 // Connect's.
-func mirrorPartitionPartition(p offsetstore.Map) error {
+func mirrorPartitionPartition(p jsonvalue.Map) error {
 	v, ok := p.Get("partition")
 	if !ok {
-		return connectFailure("Source partition " + javaString(p, true) + " is missing the 'partition' key, which is required")
+		return connectFailure("Source partition " + offsetstore.JavaString(p, true) + " is missing the 'partition' key, which is required")
 	}
 	long, isLong := javaLong(v)
 	if !isLong || long > 1<<31-1 {
-		return connectFailure("Source partition " + javaString(p, true) + " has an invalid value " +
-			javaString(v, true) + " for the 'partition' key, which must be an integer")
+		return connectFailure("Source partition " + offsetstore.JavaString(p, true) + " has an invalid value " +
+			offsetstore.JavaString(v, true) + " for the 'partition' key, which must be an integer")
 	}
 	if int32(long) < 0 {
-		return connectFailure("Source partition " + javaString(p, true) + " has an invalid value " +
-			javaString(v, true) + " for the 'partition' key, which cannot be negative")
+		return connectFailure("Source partition " + offsetstore.JavaString(p, true) + " has an invalid value " +
+			offsetstore.JavaString(v, true) + " for the 'partition' key, which cannot be negative")
 	}
 	return nil
 }
 
 // mirrorOffset is MirrorUtils.validateSourceOffset for a non-null offset. The messages' prefix prints
 // both maps, so it is built only on failure: a valid offset costs no allocation.
-func mirrorOffset(p, o offsetstore.Map, onlyZero bool) error {
+func mirrorOffset(p, o jsonvalue.Map, onlyZero bool) error {
 	v, ok := o.Get("offset")
 	if !ok {
 		return connectFailure(mirrorOffsetPrefix(p, o) + " is missing the 'offset' key, which is required")
 	}
 	long, isLong := javaLong(v)
 	if !isLong {
-		return connectFailure(mirrorOffsetPrefix(p, o) + " has an invalid value " + javaString(v, true) + " for the 'offset' key, which must be an integer")
+		return connectFailure(mirrorOffsetPrefix(p, o) + " has an invalid value " + offsetstore.JavaString(v, true) + " for the 'offset' key, which must be an integer")
 	}
 	if onlyZero && long != 0 {
-		return connectFailure(mirrorOffsetPrefix(p, o) + " has an invalid value " + javaString(v, true) + " for the 'offset' key; the only accepted value is 0")
+		return connectFailure(mirrorOffsetPrefix(p, o) + " has an invalid value " + offsetstore.JavaString(v, true) + " for the 'offset' key; the only accepted value is 0")
 	}
 	if !onlyZero && long < 0 {
-		return connectFailure(mirrorOffsetPrefix(p, o) + " has an invalid value " + javaString(v, true) + " for the 'offset' key, which cannot be negative")
+		return connectFailure(mirrorOffsetPrefix(p, o) + " has an invalid value " + offsetstore.JavaString(v, true) + " for the 'offset' key, which cannot be negative")
 	}
 	return nil
 }
 
-func mirrorOffsetPrefix(p, o offsetstore.Map) string {
-	return "Source offset " + javaString(o, true) + " for source partition " + javaString(p, true)
+func mirrorOffsetPrefix(p, o jsonvalue.Map) string {
+	return "Source offset " + offsetstore.JavaString(o, true) + " for source partition " + offsetstore.JavaString(p, true)
 }
 
 // javaLong reports whether v is what Connect's JsonConverter reads back as a Long (a JSON integer; the
 // generic checks already rejected integers outside a long) and returns it.
 func javaLong(v any) (int64, bool) {
-	n, ok := v.(offsetstore.Number)
+	n, ok := v.(jsonvalue.Number)
 	if !ok {
 		return 0, false
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/offsetagent/offsetagent/events"
-	"github.com/offsetagent/offsetagent/offsetstore"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // BenchmarkMirrorSourceValidate is the offset validation of the bulk scenario: 100,000
@@ -42,12 +42,12 @@ func mm2Entries(n int) []events.OffsetEntry {
 	entries := make([]events.OffsetEntry, n)
 	for i := range entries {
 		entries[i] = events.OffsetEntry{
-			Partition: offsetstore.Map{
+			Partition: jsonvalue.Map{
 				{Key: "cluster", Value: "src"},
 				{Key: "topic", Value: fmt.Sprintf("mirrored-%05d", i/100)},
-				{Key: "partition", Value: offsetstore.Number(strconv.Itoa(i % 100))},
+				{Key: "partition", Value: jsonvalue.Number(strconv.Itoa(i % 100))},
 			},
-			Offset: offsetstore.Map{{Key: "offset", Value: offsetstore.Number(strconv.Itoa(1000 + 7*i))}},
+			Offset: jsonvalue.Map{{Key: "offset", Value: jsonvalue.Number(strconv.Itoa(1000 + 7*i))}},
 		}
 	}
 	return entries

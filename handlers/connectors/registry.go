@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/offsetagent/offsetagent/events"
-	"github.com/offsetagent/offsetagent/offsetstore"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // Type is a connector's type as Connect reports it in ConnectorInfo.
@@ -52,11 +52,11 @@ type Class struct {
 	Validate func(config map[string]string, offsets []events.OffsetEntry) error
 	// PartitionOrder orders a partition map as the connector's tasks build it, because a task looks its
 	// offset up by the exact key bytes. Nil means Java HashMap order (offsetstore.JavaHashMapOrder).
-	PartitionOrder func(offsetstore.Map) offsetstore.Map
+	PartitionOrder func(jsonvalue.Map) jsonvalue.Map
 	// OffsetOrder orders an offset map as the connector's tasks write it. Lookups never depend on it
 	// (the value is parsed); it only makes our record byte-equal to the task's. Nil means Java HashMap
 	// order with the default capacity.
-	OffsetOrder func(offsetstore.Map) offsetstore.Map
+	OffsetOrder func(jsonvalue.Map) jsonvalue.Map
 	// Source cites where the rules come from (repository, file, version).
 	Source string
 }

@@ -1,4 +1,4 @@
-package offsetstore
+package jsonvalue
 
 import (
 	"unicode/utf16"
@@ -21,7 +21,7 @@ import (
 type scanner struct {
 	s            string
 	i            int
-	leadingZeros bool // accept 007 as Connect's Jackson reader does (DecodeKey only)
+	leadingZeros bool // accept 007 as Connect's Jackson reader does (offsets-topic keys)
 	tooDeep      bool // the failure was the nesting limit, not a syntax error
 	scratch      []Field
 	slab         []Field

@@ -1,4 +1,4 @@
-package offsetstore
+package jsonvalue
 
 import (
 	"errors"
@@ -45,6 +45,15 @@ func NewScanner(data []byte) *Scanner {
 	// request that can be megabytes long.
 	return &Scanner{p: scanner{s: unsafe.String(unsafe.SliceData(data), len(data))}}
 }
+
+// NewStringScanner returns a Scanner over s; values read from it share s's memory.
+func NewStringScanner(s string) *Scanner {
+	return &Scanner{p: scanner{s: s}}
+}
+
+// AllowLeadingZeros makes the scanner accept numbers such as 007, as Jackson does with
+// ALLOW_LEADING_ZEROS_FOR_NUMBERS (Connect's reader of offsets-topic keys).
+func (s *Scanner) AllowLeadingZeros() { s.p.leadingZeros = true }
 
 // Pos returns the byte offset of the next unread byte.
 func (s *Scanner) Pos() int { return s.p.i }
@@ -106,8 +115,8 @@ func nextObjectComma(text string, from int) int {
 			return -1
 		}
 		i += k + 1
-		if c := skipSpace(text, i); c < len(text) && text[c] == ',' {
-			if j := skipSpace(text, c+1); j < len(text) && text[j] == '{' {
+		if c := SkipSpace(text, i); c < len(text) && text[c] == ',' {
+			if j := SkipSpace(text, c+1); j < len(text) && text[j] == '{' {
 				return c
 			}
 		}

@@ -1,4 +1,4 @@
-package offsetstore
+package jsonvalue
 
 import (
 	"bytes"

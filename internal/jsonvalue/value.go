@@ -1,4 +1,4 @@
-package offsetstore
+package jsonvalue
 
 import (
 	"bytes"
@@ -160,4 +160,12 @@ func KindOf(v any) string {
 	default:
 		return fmt.Sprintf("%T", v)
 	}
+}
+
+// SkipSpace returns the index of the first byte at or after i that is not JSON whitespace.
+func SkipSpace[T string | []byte](b T, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }
