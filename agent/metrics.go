@@ -3,13 +3,10 @@ package agent
 import (
 	"runtime"
 
+	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
-
-// Stage names, in execution order. They are label values of the stage metrics and the
-// "stage"/"failed_step" fields of result events.
-var stageNames = []string{"decode_request", "validate_config", "validate_offsets", "wipe_offsets", "write_offsets", "write_config"}
 
 // Metrics are the agent's Prometheus series. Every label combination is created up front so
 // that dashboards and alerts see zeros instead of missing series.
@@ -26,9 +23,6 @@ type Metrics struct {
 	Retries         *prometheus.CounterVec // reason
 	BuildInfo       *prometheus.GaugeVec
 }
-
-// retryReasons are the transient reasons handlers.Classify returns (the retries label).
-var retryReasons = []string{"timeout", "network", "not_leader", "not_enough_replicas", "coordinator", "broker_transient"}
 
 // Result label values of offsetagent_requests_total.
 const (
@@ -92,7 +86,9 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 	for _, r := range []string{ResultSucceeded, ResultFailed, ResultPlanned, ResultDuplicate} {
 		m.Requests.WithLabelValues(r)
 	}
-	for _, s := range stageNames {
+	// The stage label values are the steps of a request, the reason values the transient
+	// reasons of the error classifier.
+	for _, s := range handlers.StepNames() {
 		m.StageDuration.WithLabelValues(s)
 		m.StageFailures.WithLabelValues(s)
 	}
@@ -100,8 +96,8 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		m.OffsetsWritten.WithLabelValues(t)
 		m.OffsetsWiped.WithLabelValues(t)
 	}
-	for _, r := range retryReasons {
-		m.Retries.WithLabelValues(r)
+	for _, r := range handlers.TransientReasons() {
+		m.Retries.WithLabelValues(string(r))
 	}
 	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	return m

@@ -85,9 +85,7 @@ func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
 	}
 	// The request's identity rides in headers too, so the dedupe view reads results without
 	// decoding their data.
-	msg.Headers = append(msg.Headers,
-		kafka.Header{Key: "ce_requestid", Value: []byte(out.Result.RequestID)},
-		kafka.Header{Key: "ce_requestsource", Value: []byte(out.Result.RequestSource)})
+	events.AddRequestHeaders(&msg, &out.Result)
 	msg.Partition = -1 // kafka.Hash of the key
 	// Every error is retried while the agent works: a request must end with its result, and
 	// a permission being fixed or a long outage only delays it. After an ambiguous error (a
@@ -144,15 +142,6 @@ func (a *Agent) observe(out *handlers.Outcome, d time.Duration) {
 	a.metrics.RequestDuration.Observe(d.Seconds())
 }
 
-// skippedAfter lists the stages after decode_request as skipped.
-func skippedStages(first events.StageReport) []events.StageReport {
-	out := []events.StageReport{first}
-	for _, s := range handlers.Steps()[1:] {
-		out = append(out, events.StageReport{Stage: string(s), Outcome: events.OutcomeSkipped})
-	}
-	return out
-}
-
 // decodeFailure is the failed outcome of a record that is not a decodable request. It names
 // the record so that its producer can find it.
 func decodeFailure(msg *kafka.Message, err error) *handlers.Outcome {
@@ -160,15 +149,8 @@ func decodeFailure(msg *kafka.Message, err error) *handlers.Outcome {
 	if utf8.Valid(msg.Key) {
 		name = string(msg.Key)
 	}
-	var id, source string
-	for _, h := range msg.Headers {
-		switch h.Key {
-		case "ce_id":
-			id = string(h.Value)
-		case "ce_source":
-			source = string(h.Value)
-		}
-	}
+	id, _ := events.Header(msg, events.HeaderID)
+	source, _ := events.Header(msg, events.HeaderSource)
 	if !utf8.ValidString(id) || id == "" {
 		// Without a CloudEvent id, the record itself identifies the request: the result gets a
 		// unique id and a redelivered record is recognised as a duplicate.
@@ -178,26 +160,12 @@ func decodeFailure(msg *kafka.Message, err error) *handlers.Outcome {
 		source = ""
 	}
 	text := fmt.Sprintf("record %s/%d@%d is not a decodable request: %v", msg.Topic, msg.Partition, msg.Offset, err)
-	res := events.Result{
-		RequestID: id, RequestSource: source, Name: name,
-		Stages:     skippedStages(events.StageReport{Stage: string(handlers.StepDecode), Outcome: events.OutcomeFailed}),
-		FailedStep: string(handlers.StepDecode), ErrorCode: 400, Message: text,
-		Cleanup: &events.Cleanup{Summary: "nothing to undo: the request wrote nothing"},
-	}
-	return &handlers.Outcome{EventType: events.TypeCreateFailed, Result: res,
-		Failure: &handlers.Failure{Step: handlers.StepDecode, Code: 400, Message: text, Reason: handlers.ReasonPermanent}}
+	return handlers.Rejected(id, source, name, 400, text)
 }
 
 // refused is the failed outcome of a request from a source that is not allowed. It touches
 // nothing.
 func refused(req *events.Request) *handlers.Outcome {
 	text := fmt.Sprintf("requests from source %q are not allowed", req.Source)
-	res := events.Result{
-		RequestID: req.ID, RequestSource: req.Source, Name: req.Data.Name,
-		Stages:     skippedStages(events.StageReport{Stage: string(handlers.StepDecode), Outcome: events.OutcomeFailed}),
-		FailedStep: string(handlers.StepDecode), ErrorCode: 403, Message: text,
-		Cleanup: &events.Cleanup{Summary: "nothing to undo: the request wrote nothing"},
-	}
-	return &handlers.Outcome{EventType: events.TypeCreateFailed, Result: res,
-		Failure: &handlers.Failure{Step: handlers.StepDecode, Code: 403, Message: text, Reason: handlers.ReasonPermanent}}
+	return handlers.Rejected(req.ID, req.Source, req.Data.Name, 403, text)
 }

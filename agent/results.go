@@ -6,6 +6,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -46,14 +47,7 @@ func newResultLog(opts offsetstore.Options, topic string, window time.Duration, 
 func (r *resultLog) apply(msgs []kafka.Message) {
 	for i := range msgs {
 		var k requestKey
-		for _, h := range msgs[i].Headers {
-			switch h.Key {
-			case "ce_requestid":
-				k.id = string(h.Value)
-			case "ce_requestsource":
-				k.source = string(h.Value)
-			}
-		}
+		k.id, k.source = events.RequestIdentity(&msgs[i])
 		if k.id != "" {
 			r.addAt(k.source, k.id, msgs[i].Time)
 		}

@@ -126,5 +126,5 @@ type Result struct {
 	// PreviousOffsets is the connector's offsets before the request wiped them.
 	PreviousOffsets *ConnectorOffsets `json:"previous_offsets,omitempty"`
 	// Plan is set on planned (dry-run) results.
-	Plan any `json:"plan,omitempty"`
+	Plan *Plan `json:"plan,omitempty"`
 }

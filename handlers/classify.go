@@ -29,6 +29,12 @@ const (
 	ReasonPermanent   Reason = "permanent"
 )
 
+// TransientReasons lists the reasons Classify returns for errors worth retrying, in a fixed
+// order: the label values of retry metrics.
+func TransientReasons() []Reason {
+	return []Reason{ReasonTimeout, ReasonNetwork, ReasonNotLeader, ReasonReplicas, ReasonCoordinator, ReasonBroker}
+}
+
 // Classify decides whether err is worth retrying. The same answer feeds the retry loop, the
 // retries metric and, when retries run out, the failed result. Context cancellation is not
 // transient: the agent is shutting down.

@@ -24,7 +24,7 @@ const cleanupTimeout = 60 * time.Second
 func (c *Creator) cleanup(ctx context.Context, j *job, failed Step) *events.Cleanup {
 	out := &events.Cleanup{}
 	if !j.wipeStarted && !j.sinkWritten && len(j.writtenTo) == 0 && !j.configTried {
-		out.Summary = "nothing to undo: the request wrote nothing"
+		out.Summary = events.NothingUndone
 		return out
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)

@@ -34,6 +34,28 @@ func Steps() []Step {
 	return []Step{StepDecode, StepValidateConfig, StepValidateOffsets, StepWipeOffsets, StepWriteOffsets, StepWriteConfig}
 }
 
+// StepNames returns the names of every step in execution order: the stage label values of
+// the metrics.
+func StepNames() []string {
+	steps := Steps()
+	names := make([]string, len(steps))
+	for i, s := range steps {
+		names[i] = string(s)
+	}
+	return names
+}
+
+// Rejected is the outcome of a request turned away before its first stage (a record that is
+// not a decodable request, a source that is not allowed): a permanent failure at
+// decode_request that wrote nothing.
+func Rejected(id, source, name string, code int, message string) *Outcome {
+	return &Outcome{
+		EventType: events.TypeCreateFailed,
+		Result:    events.RejectedResult(id, source, name, StepNames(), code, message),
+		Failure:   &Failure{Step: StepDecode, Code: code, Message: message, Reason: ReasonPermanent},
+	}
+}
+
 // Failure is why a request failed: the step, the HTTP status Connect's REST would have
 // answered and the message (Connect's exact text wherever it has one).
 type Failure struct {
@@ -214,10 +236,7 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 	case failure != nil:
 		out.EventType = events.TypeCreateFailed
 		out.Failure = failure
-		out.Result.FailedStep = string(failure.Step)
-		out.Result.ErrorCode = failure.Code
-		out.Result.Message = failure.Message
-		out.Result.Cleanup = c.cleanup(ctx, j, failure.Step)
+		out.Result.SetFailure(string(failure.Step), failure.Code, failure.Message, c.cleanup(ctx, j, failure.Step))
 		// The cleanup put back what was wiped and removed what was written: the metrics
 		// count only the effects of successful requests.
 		out.OffsetsWritten, out.OffsetsWiped = 0, 0

@@ -169,9 +169,9 @@ func TestConnectRESTUnreachable(t *testing.T) {
 }
 
 // decodePlan reads a planned result's plan.
-func decodePlan(t *testing.T, res result) handlers.Plan {
+func decodePlan(t *testing.T, res result) events.Plan {
 	t.Helper()
-	var p handlers.Plan
+	var p events.Plan
 	require.NoError(t, json.Unmarshal([]byte(mustJSON(t, res.Data.Plan)), &p))
 	return p
 }
@@ -210,18 +210,18 @@ func TestDryRunLeavesEverythingUnchanged(t *testing.T) {
 
 		p := decodePlan(t, res)
 		sort.Slice(p.Tombstones, func(i, j int) bool { return p.Tombstones[i].Key < p.Tombstones[j].Key })
-		require.Equal(t, []handlers.PlannedRecord{
+		require.Equal(t, []events.PlannedRecord{
 			{Topic: cfg.OffsetsTopic, Partition: partitionOf(old[1]), Key: old[1]},
 			{Topic: cfg.OffsetsTopic, Partition: partitionOf(old[0]), Key: old[0]},
 		}, p.Tombstones)
-		require.Equal(t, []handlers.PlannedRecord{
+		require.Equal(t, []events.PlannedRecord{
 			{Topic: cfg.OffsetsTopic, Partition: 2, Key: old[0], Value: strPtr(`{"position":30}`)},
 		}, p.Records)
 		var golden struct{ Config []goldenRecord }
 		require.NoError(t, json.Unmarshal([]byte(readFile(t, "testdata/file-src-1.records.golden.json")), &golden))
 		require.Len(t, p.ConfigRecords, len(golden.Config))
 		for i, g := range golden.Config {
-			require.Equal(t, handlers.PlannedRecord{Topic: cfg.ConfigTopic, Partition: g.Partition, Key: g.Key, Value: g.Value}, p.ConfigRecords[i])
+			require.Equal(t, events.PlannedRecord{Topic: cfg.ConfigTopic, Partition: g.Partition, Key: g.Key, Value: g.Value}, p.ConfigRecords[i])
 		}
 		require.Empty(t, p.Error)
 	})

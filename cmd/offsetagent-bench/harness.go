@@ -184,15 +184,8 @@ func watchResults(ctx context.Context, brokers []string, topic string, partition
 func (w *resultWatcher) note(m *kafka.Message) {
 	at := time.Now()
 	info := resultInfo{at: at}
-	var id string
-	for _, h := range m.Headers {
-		switch h.Key {
-		case "ce_requestid":
-			id = string(h.Value)
-		case "ce_type":
-			info.typ = string(h.Value)
-		}
-	}
+	id, _ := events.Header(m, events.HeaderRequestID)
+	info.typ, _ = events.Header(m, events.HeaderType)
 	if info.typ == events.TypeCreateFailed {
 		info.message = string(m.Value)
 	}

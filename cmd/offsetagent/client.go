@@ -58,15 +58,13 @@ func waitResult(ctx context.Context, cfg agent.Config, conns *agent.Connections,
 				if err != nil {
 					return
 				}
-				for _, h := range m.Headers {
-					if h.Key == "ce_requestid" && string(h.Value) == requestID {
-						select {
-						case found <- m:
-						default:
-						}
-						cancel()
-						return
+				if id, _ := events.Header(&m, events.HeaderRequestID); id == requestID {
+					select {
+					case found <- m:
+					default:
 					}
+					cancel()
+					return
 				}
 			}
 		}()
