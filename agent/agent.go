@@ -19,6 +19,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -124,7 +125,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 			Store: a.store, Registry: connectors.Builtin(),
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,
 			AllowedOffsetsTopics: pattern,
-			OnRetry:              func(r handlers.Reason) { a.metrics.Retries.WithLabelValues(string(r)).Inc() },
+			OnRetry:              func(r kafkaio.Reason) { a.metrics.Retries.WithLabelValues(string(r)).Inc() },
 			Intents:              a.intents,
 			ResultOut:            a.results.seen,
 			Validator:            validator,
@@ -217,7 +218,7 @@ const startupRetryFor = 2 * time.Minute
 // which are how brokers answer wrong SASL credentials or an untrusted certificate.
 func (a *Agent) prepareTopicsRetrying(ctx context.Context) error {
 	deadline := time.Now().Add(startupRetryFor)
-	b := handlers.Backoff{Base: 200 * time.Millisecond, Max: 5 * time.Second}
+	b := kafkaio.Backoff{Base: 200 * time.Millisecond, Max: 5 * time.Second}
 	for attempt := 1; ; attempt++ {
 		err := a.prepareTopics(ctx)
 		if err == nil || !startupTransient(err) || time.Now().After(deadline) {
@@ -225,7 +226,7 @@ func (a *Agent) prepareTopicsRetrying(ctx context.Context) error {
 		}
 		d := b.Delay(attempt)
 		a.log.Warn("brokers not ready; start-up tries again", "err", err, "attempt", attempt, "retry_in", d)
-		if !handlers.Sleep(ctx, d) {
+		if !kafkaio.Sleep(ctx, d) {
 			return errors.Join(err, ctx.Err())
 		}
 	}
@@ -237,8 +238,8 @@ func startupTransient(err error) bool {
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		return true
 	}
-	switch reason, transient := handlers.Classify(err); reason {
-	case handlers.ReasonNetwork, handlers.ReasonCanceled:
+	switch reason, transient := kafkaio.Classify(err); reason {
+	case kafkaio.ReasonNetwork, kafkaio.ReasonCanceled:
 		return false
 	default:
 		return transient
@@ -252,7 +253,7 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 		// Brokers that reject SASL credentials often just close the connection: say what
 		// was being attempted instead of a bare EOF.
 		if s := a.cfg.Security; s.SASLMechanism != "" {
-			if reason, _ := handlers.Classify(err); reason == handlers.ReasonNetwork {
+			if reason, _ := kafkaio.Classify(err); reason == kafkaio.ReasonNetwork {
 				return fmt.Errorf("authenticate to brokers with SASL %s as %q (wrong credentials?): %w", s.SASLMechanism, s.SASLUsername, err)
 			}
 		}

@@ -6,9 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/segmentio/kafka-go"
-
-	"github.com/offsetagent/offsetagent/handlers"
 )
 
 // consume is the consumer-group loop. Each generation's assignment gets one fetcher per
@@ -187,7 +186,7 @@ func (a *Agent) commitLoop(ctx context.Context, gen *kafka.Generation, topic str
 			// Try again shortly even if no other request of the partition finishes: an
 			// idle partition must not stay behind its last finished request.
 			a.log.Warn("commit request offset", "topic", topic, "partition", partition, "offset", next, "err", err)
-			reason, _ := handlers.Classify(err)
+			reason, _ := kafkaio.Classify(err)
 			a.metrics.Retries.WithLabelValues(string(reason)).Inc()
 			tr.uncommit()
 			failures++

@@ -11,6 +11,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -22,18 +23,18 @@ const intentMaxBytes = 64 << 20
 // intentLog is the agent's compacted intent topic (key: connector name), shared by every
 // replica: handlers.IntentStore on top of a materialised view.
 type intentLog struct {
-	log *offsetstore.Log
+	log *kafkaio.Log
 	// producer writes intents, batched with the other writes of concurrent requests.
-	producer *offsetstore.Producer
+	producer *kafkaio.Producer
 	topic    string
 
 	mu      sync.Mutex
 	intents map[string]*handlers.Intent
 }
 
-func newIntentLog(opts offsetstore.Options, topic string, producer *offsetstore.Producer) (*intentLog, error) {
+func newIntentLog(opts offsetstore.Options, topic string, producer *kafkaio.Producer) (*intentLog, error) {
 	il := &intentLog{intents: map[string]*handlers.Intent{}, producer: producer, topic: topic}
-	l, err := offsetstore.NewLog(opts, topic, il.apply)
+	l, err := kafkaio.NewLog(opts.Cluster(), topic, il.apply)
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +135,6 @@ func (il *intentLog) finish(ctx context.Context, name, source, id string) error 
 // deleteRetrying is Delete with a few retries of transient errors, for the removals the agent
 // makes outside a request's stages (those retry through the Creator's classifier).
 func (il *intentLog) deleteRetrying(ctx context.Context, name string) error {
-	b := handlers.Backoff{Base: 50 * time.Millisecond, Max: time.Second, Attempts: 5}
-	return handlers.Retry(ctx, b, nil, func(ctx context.Context) error { return il.Delete(ctx, name) })
+	b := kafkaio.Backoff{Base: 50 * time.Millisecond, Max: time.Second, Attempts: 5}
+	return kafkaio.Retry(ctx, b, nil, func(ctx context.Context) error { return il.Delete(ctx, name) })
 }

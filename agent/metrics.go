@@ -4,6 +4,7 @@ import (
 	"runtime"
 
 	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
@@ -96,7 +97,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		m.OffsetsWritten.WithLabelValues(t)
 		m.OffsetsWiped.WithLabelValues(t)
 	}
-	for _, r := range handlers.TransientReasons() {
+	for _, r := range kafkaio.TransientReasons() {
 		m.Retries.WithLabelValues(string(r))
 	}
 	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // The stage and reason label values are pre-created from the definitions they label: every
@@ -30,11 +31,11 @@ func TestMetricsLabelsFollowDefinitions(t *testing.T) {
 	}
 	require.Equal(t, len(stages), testutil.CollectAndCount(m.StageFailures), "no stage outside the steps")
 
-	reasons := handlers.TransientReasons()
+	reasons := kafkaio.TransientReasons()
 	require.Equal(t, len(reasons), testutil.CollectAndCount(m.Retries))
 	for _, err := range []error{kafka.RequestTimedOut, io.EOF, kafka.NotLeaderForPartition, kafka.NotEnoughReplicas,
 		kafka.GroupCoordinatorNotAvailable, kafka.KafkaStorageError} {
-		r, transient := handlers.Classify(err)
+		r, transient := kafkaio.Classify(err)
 		require.True(t, transient, err)
 		require.Contains(t, reasons, r, "a transient reason has a pre-created retries series")
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // process runs one request record to an acknowledged result. The item is marked done (and so
@@ -32,7 +33,7 @@ func (a *Agent) process(work context.Context, j job) {
 		j.item.done()
 		return
 	}
-	if work.Err() != nil || (out.Failure != nil && out.Failure.Reason == handlers.ReasonCanceled) {
+	if work.Err() != nil || (out.Failure != nil && out.Failure.Reason == kafkaio.ReasonCanceled) {
 		// Cut off by the shutdown timeout: no result, no commit. The request is fetched again
 		// by the next owner of its partition, whose intent check rolls back what was done.
 		a.log.Warn("request interrupted by shutdown, left for redelivery", "connector", out.Result.Name, "request_id", out.Result.RequestID)
@@ -91,7 +92,7 @@ func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
 	// a permission being fixed or a long outage only delays it. After an ambiguous error (a
 	// timeout or a dropped connection: the broker may have appended the record) the result log
 	// is read to its end first, so a result that did land is not written twice.
-	backoff := handlers.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second, Attempts: 1}
+	backoff := kafkaio.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second, Attempts: 1}
 	for attempt := 1; ; attempt++ {
 		var err error
 		if errs := a.store.Producer().Produce(work, []kafka.Message{msg}); errs != nil {
@@ -103,13 +104,13 @@ func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
 		if work.Err() != nil {
 			return err
 		}
-		reason, _ := handlers.Classify(err)
+		reason, _ := kafkaio.Classify(err)
 		a.metrics.Retries.WithLabelValues(string(reason)).Inc()
 		a.log.Warn("publish result, retrying", "connector", out.Result.Name, "request_id", out.Result.RequestID, "reason", reason, "err", err)
-		if !handlers.Sleep(work, backoff.Delay(attempt)) {
+		if !kafkaio.Sleep(work, backoff.Delay(attempt)) {
 			return work.Err()
 		}
-		if reason == handlers.ReasonTimeout || reason == handlers.ReasonNetwork {
+		if reason == kafkaio.ReasonTimeout || reason == kafkaio.ReasonNetwork {
 			if err := a.results.log.Sync(work); err == nil && a.results.seen(out.Result.RequestSource, out.Result.RequestID) {
 				break
 			}

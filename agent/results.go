@@ -7,6 +7,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -15,7 +16,7 @@ import (
 // request (after a crash, a rebalance or a producer retry) whose result is in the topic is
 // not run again.
 type resultLog struct {
-	log *offsetstore.Log
+	log *kafkaio.Log
 
 	// window and max bound the memory: results older than window (by record time) and all but
 	// the newest max are forgotten.
@@ -36,7 +37,7 @@ type remembered struct {
 
 func newResultLog(opts offsetstore.Options, topic string, window time.Duration, max int) (*resultLog, error) {
 	r := &resultLog{seenM: make(map[requestKey]struct{}), window: window, max: max}
-	l, err := offsetstore.NewLog(opts, topic, r.apply)
+	l, err := kafkaio.NewLog(opts.Cluster(), topic, r.apply)
 	if err != nil {
 		return nil, err
 	}

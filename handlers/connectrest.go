@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // maxConnectBody bounds a Connect REST response. A validate response of a large plugin (every
@@ -77,7 +79,7 @@ func (c *ConnectClient) Validate(ctx context.Context, class string, config map[s
 		return "", err
 	}
 	if infos.ErrorCount > 0 {
-		return "", &Failure{Code: http.StatusBadRequest, Message: infos.message(), Reason: ReasonPermanent}
+		return "", &Failure{Code: http.StatusBadRequest, Message: infos.message(), Reason: kafkaio.ReasonPermanent}
 	}
 	return c.pluginType(ctx, class)
 }
@@ -186,7 +188,7 @@ func responseError(method, path string, status int, body []byte) error {
 		if code == 0 {
 			code = status
 		}
-		return &Failure{Code: code, Message: ce.Message, Reason: ReasonPermanent}
+		return &Failure{Code: code, Message: ce.Message, Reason: kafkaio.ReasonPermanent}
 	}
 	text := strings.TrimSpace(string(body))
 	if len(text) > 200 {

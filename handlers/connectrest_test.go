@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -140,7 +141,7 @@ func TestConnectClientExists(t *testing.T) {
 			answer: recorded{status: 404, file: "connector-not-found.json"}, want: false},
 		{name: "connect error body", connector: "c", wantURI: "/connectors/c",
 			answer:      recorded{status: 500, file: "plugin-not-found.json"},
-			wantFailure: &Failure{Code: 500, Reason: ReasonPermanent}},
+			wantFailure: &Failure{Code: 500, Reason: kafkaio.ReasonPermanent}},
 		{name: "rebalance 409 is transient", connector: "c", wantURI: "/connectors/c",
 			answer:        recorded{status: 409, body: `{"error_code":409,"message":"Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."}`},
 			wantTransient: true},
@@ -163,7 +164,7 @@ func TestConnectClientExists(t *testing.T) {
 				require.Equal(t, tc.wantFailure.Reason, fl.Reason)
 				require.Contains(t, fl.Message, "Failed to find any class that implements Connector")
 			case tc.wantTransient:
-				_, transient := Classify(err)
+				_, transient := kafkaio.Classify(err)
 				require.True(t, transient, "%v", err)
 			default:
 				require.NoError(t, err)
@@ -187,7 +188,7 @@ func TestConnectClientValidate(t *testing.T) {
 		noPlugins                bool
 		wantType                 string
 		wantFailure              *Failure
-		wantReason               Reason // for errors that are not Failures
+		wantReason               kafkaio.Reason // for errors that are not Failures
 	}{
 		{name: "valid, type from the plugin list", class: "com.example.MySinkConnector",
 			validateURI: "/connector-plugins/com.example.MySinkConnector/config/validate",
@@ -204,29 +205,29 @@ func TestConnectClientValidate(t *testing.T) {
 		{name: "two errors aggregated as POST /connectors would", class: "FileStreamSink",
 			validateURI: "/connector-plugins/FileStreamSink/config/validate",
 			answer:      recorded{status: 200, file: "validate-errors.json"}, noPlugins: true,
-			wantFailure: &Failure{Code: 400, Message: msgTwoErrors, Reason: ReasonPermanent}},
+			wantFailure: &Failure{Code: 400, Message: msgTwoErrors, Reason: kafkaio.ReasonPermanent}},
 		{name: "plugin not found", class: "com.example.Missing",
 			validateURI: "/connector-plugins/com.example.Missing/config/validate",
 			answer:      recorded{status: 500, file: "plugin-not-found.json"}, noPlugins: true,
-			wantFailure: &Failure{Code: 500, Reason: ReasonPermanent}},
+			wantFailure: &Failure{Code: 500, Reason: kafkaio.ReasonPermanent}},
 		{name: "class escaped", class: "a/b c",
 			validateURI: "/connector-plugins/a%2Fb%20c/config/validate",
 			answer:      recorded{status: 200, file: "validate-ok.json"}, wantType: "unknown"},
 		{name: "connect request timeout is transient", class: "FileStreamSink",
 			validateURI: "/connector-plugins/FileStreamSink/config/validate",
-			answer:      recorded{status: 500, file: "request-timed-out.json"}, noPlugins: true, wantReason: ReasonTimeout},
+			answer:      recorded{status: 500, file: "request-timed-out.json"}, noPlugins: true, wantReason: kafkaio.ReasonTimeout},
 		{name: "bad gateway is transient", class: "FileStreamSink",
 			validateURI: "/connector-plugins/FileStreamSink/config/validate",
-			answer:      recorded{status: 502, body: "Bad Gateway"}, noPlugins: true, wantReason: ReasonTimeout},
+			answer:      recorded{status: 502, body: "Bad Gateway"}, noPlugins: true, wantReason: kafkaio.ReasonTimeout},
 		{name: "unauthorized proxy is permanent", class: "FileStreamSink",
 			validateURI: "/connector-plugins/FileStreamSink/config/validate",
-			answer:      recorded{status: 401, body: "Unauthorized"}, noPlugins: true, wantReason: ReasonPermanent},
+			answer:      recorded{status: 401, body: "Unauthorized"}, noPlugins: true, wantReason: kafkaio.ReasonPermanent},
 		{name: "client timeout is transient", class: "FileStreamSink",
 			validateURI: "/connector-plugins/FileStreamSink/config/validate",
-			answer:      recorded{status: 200, file: "validate-ok.json", delay: 2 * time.Second}, noPlugins: true, wantReason: ReasonTimeout},
+			answer:      recorded{status: 200, file: "validate-ok.json", delay: 2 * time.Second}, noPlugins: true, wantReason: kafkaio.ReasonTimeout},
 		{name: "undecodable answer is permanent", class: "FileStreamSink",
 			validateURI: "/connector-plugins/FileStreamSink/config/validate",
-			answer:      recorded{status: 200, body: "{"}, noPlugins: true, wantReason: ReasonPermanent},
+			answer:      recorded{status: 200, body: "{"}, noPlugins: true, wantReason: kafkaio.ReasonPermanent},
 	}
 	config := map[string]string{"connector.class": "x", "name": "n", "tasks.max": "1"}
 	for _, tc := range tests {
@@ -256,7 +257,7 @@ func TestConnectClientValidate(t *testing.T) {
 			case tc.wantReason != "":
 				require.Error(t, err)
 				require.NotErrorAs(t, err, new(*Failure))
-				reason, _ := Classify(err)
+				reason, _ := kafkaio.Classify(err)
 				require.Equal(t, tc.wantReason, reason, "%v", err)
 			default:
 				require.NoError(t, err)
@@ -303,15 +304,15 @@ func TestConnectClientUnreachable(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call(t.Context())
-			reason, transient := Classify(err)
+			reason, transient := kafkaio.Classify(err)
 			require.True(t, transient, "%v", err)
-			require.Equal(t, ReasonNetwork, reason)
+			require.Equal(t, kafkaio.ReasonNetwork, reason)
 
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
 			err = tc.call(ctx)
 			require.True(t, errors.Is(err, context.Canceled), "%v", err)
-			_, transient = Classify(err)
+			_, transient = kafkaio.Classify(err)
 			require.False(t, transient, "a canceled call is not retried")
 		})
 	}

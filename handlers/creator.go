@@ -11,6 +11,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -52,7 +53,7 @@ func Rejected(id, source, name string, code int, message string) *Outcome {
 	return &Outcome{
 		EventType: events.TypeCreateFailed,
 		Result:    events.RejectedResult(id, source, name, StepNames(), code, message),
-		Failure:   &Failure{Step: StepDecode, Code: code, Message: message, Reason: ReasonPermanent},
+		Failure:   &Failure{Step: StepDecode, Code: code, Message: message, Reason: kafkaio.ReasonPermanent},
 	}
 }
 
@@ -63,15 +64,21 @@ type Failure struct {
 	Code    int
 	Message string
 	// Reason classifies the underlying error (ReasonPermanent for validation failures).
-	Reason Reason
+	Reason kafkaio.Reason
 }
 
 func (f *Failure) Error() string { return fmt.Sprintf("%s: %d %s", f.Step, f.Code, f.Message) }
 
 // badRequest, conflict and internal build stage errors with Connect's status codes.
-func badRequest(msg string) error { return &Failure{Code: 400, Message: msg, Reason: ReasonPermanent} }
-func conflict(msg string) error   { return &Failure{Code: 409, Message: msg, Reason: ReasonPermanent} }
-func internal(msg string) error   { return &Failure{Code: 500, Message: msg, Reason: ReasonPermanent} }
+func badRequest(msg string) error {
+	return &Failure{Code: 400, Message: msg, Reason: kafkaio.ReasonPermanent}
+}
+func conflict(msg string) error {
+	return &Failure{Code: 409, Message: msg, Reason: kafkaio.ReasonPermanent}
+}
+func internal(msg string) error {
+	return &Failure{Code: 500, Message: msg, Reason: kafkaio.ReasonPermanent}
+}
 
 // Store is what the stages need from Connect's internal topics. *offsetstore.Store is the
 // implementation; the interface keeps this package's view of it narrow.
@@ -108,8 +115,8 @@ type Options struct {
 	// AllowedOffsetsTopics must match a connector's offsets.storage.topic.
 	AllowedOffsetsTopics *regexp.Regexp
 	// Backoff governs retries of transient Kafka errors; OnRetry is told each retry's reason.
-	Backoff Backoff
-	OnRetry func(Reason)
+	Backoff kafkaio.Backoff
+	OnRetry func(kafkaio.Reason)
 	// Validator, when not nil, is a Connect cluster's REST API asked during validate_config.
 	Validator ConfigValidator
 	// Intents, when not nil, records each request before its first destructive step so that an
@@ -144,7 +151,7 @@ func NewCreator(opts Options) (*Creator, error) {
 		opts.AllowedOffsetsTopics = re
 	}
 	if opts.Backoff.Attempts == 0 {
-		opts.Backoff = DefaultBackoff()
+		opts.Backoff = kafkaio.DefaultBackoff()
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -304,13 +311,13 @@ func (c *Creator) toFailure(step Step, err error) *Failure {
 		out.Step = step
 		return &out
 	}
-	reason, _ := Classify(err)
+	reason, _ := kafkaio.Classify(err)
 	return &Failure{Step: step, Code: 500, Message: err.Error(), Reason: reason}
 }
 
 // retry runs op with the Creator's backoff.
 func (c *Creator) retry(ctx context.Context, op func(context.Context) error) error {
-	return Retry(ctx, c.opts.Backoff, c.opts.OnRetry, op)
+	return kafkaio.Retry(ctx, c.opts.Backoff, c.opts.OnRetry, op)
 }
 
 func (c *Creator) fault(point string) {

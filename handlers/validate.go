@@ -17,6 +17,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/chunks"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -409,7 +410,7 @@ func (c *Creator) checkSinkPartitions(ctx context.Context, offsets []connectors.
 				if !missing || attempt >= missingTopicAttempts {
 					break
 				}
-				if !Sleep(ctx, 300*time.Millisecond) {
+				if !kafkaio.Sleep(ctx, 300*time.Millisecond) {
 					return ctx.Err()
 				}
 			}
@@ -429,7 +430,7 @@ func (c *Creator) checkSinkPartitions(ctx context.Context, offsets []connectors.
 func asFailure(err error) error {
 	var ce *connectors.Error
 	if errors.As(err, &ce) {
-		return &Failure{Code: ce.Code, Message: ce.Message, Reason: ReasonPermanent}
+		return &Failure{Code: ce.Code, Message: ce.Message, Reason: kafkaio.ReasonPermanent}
 	}
 	return badRequest(err.Error())
 }

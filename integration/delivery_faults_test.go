@@ -101,7 +101,7 @@ func TestRequestCommitRetriedOnIdlePartition(t *testing.T) {
 }
 
 // Regression test (was a bug, fixed). agent.publish (agent/process.go) retries the result
-// write only while handlers.Classify calls the error transient; a permanent answer (here
+// write only while kafkaio.Classify calls the error transient; a permanent answer (here
 // TOPIC_AUTHORIZATION_FAILED twice, e.g. while an ACL is being fixed) makes process() log
 // and return without marking the item done. The request never gets a result from this
 // replica, its partition's committed offset stops there until a rebalance or restart, and a

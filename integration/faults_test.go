@@ -240,7 +240,7 @@ func TestBrokerFaultCleanupFailureReported(t *testing.T) {
 	require.NotContains(t, r.cl.live(r.cfg.ConfigTopic), "connector-file-src-1")
 }
 
-// Transient broker errors on a few writes are retried by handlers.Retry (kafka-go's writers
+// Transient broker errors on a few writes are retried by kafkaio.Retry (kafka-go's writers
 // make one attempt each), counted under the classifier's reason, and the request succeeds
 // with the records a fault-free run writes.
 func TestBrokerFaultTransientRetried(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
-	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // fakeConnect answers the Connect REST calls of validate_config with the recorded responses of
@@ -162,7 +162,7 @@ func TestConnectRESTUnreachable(t *testing.T) {
 	require.Equal(t, "validate_config", res.Data.FailedStep)
 	require.Equal(t, 500, res.Data.ErrorCode)
 	require.Contains(t, res.Data.Message, "connection refused")
-	require.GreaterOrEqual(t, a.metric(t, "offsetagent_retries_total", "reason", "network"), float64(handlers.DefaultBackoff().Attempts-1),
+	require.GreaterOrEqual(t, a.metric(t, "offsetagent_retries_total", "reason", "network"), float64(kafkaio.DefaultBackoff().Attempts-1),
 		"every attempt but the last was retried")
 	require.Empty(t, cl.readAll(cfg.ConfigTopic))
 	require.Empty(t, cl.readAll(cfg.OffsetsTopic))

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 )
@@ -42,7 +43,7 @@ func BenchmarkViewLoad(b *testing.B) {
 		payload += len(r.Key) + len(r.Value)
 	}
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-	ends, err := listOffsets(testContext(b), cl, testOffsetsTopic, 25, kafka.LastOffset)
+	ends, err := kafkaio.ListOffsets(testContext(b), cl, testOffsetsTopic, 25, kafka.LastOffset)
 	require.NoError(b, err)
 
 	b.Run("raw-reader", func(b *testing.B) {
@@ -50,7 +51,7 @@ func BenchmarkViewLoad(b *testing.B) {
 			var wg sync.WaitGroup
 			for p, end := range ends {
 				wg.Go(func() {
-					r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: testOffsetsTopic, Partition: p, MaxBytes: logFetchMaxBytes, MaxWait: logFetchMaxWait})
+					r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: testOffsetsTopic, Partition: p, MaxBytes: 1 << 20, MaxWait: 500 * time.Millisecond})
 					defer r.Close()
 					for off := int64(0); off < end; {
 						m, err := r.FetchMessage(context.Background())
@@ -74,7 +75,7 @@ func BenchmarkViewLoad(b *testing.B) {
 			for p, end := range ends {
 				wg.Go(func() {
 					for off := int64(0); off < end; {
-						res, err := cl.Fetch(context.Background(), &kafka.FetchRequest{Topic: testOffsetsTopic, Partition: p, Offset: off, MinBytes: 1, MaxBytes: logFetchMaxBytes, MaxWait: logFetchMaxWait})
+						res, err := cl.Fetch(context.Background(), &kafka.FetchRequest{Topic: testOffsetsTopic, Partition: p, Offset: off, MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 500 * time.Millisecond})
 						if err != nil {
 							b.Error(err)
 							return
@@ -101,7 +102,7 @@ func BenchmarkViewLoad(b *testing.B) {
 			var before runtime.MemStats
 			runtime.ReadMemStats(&before)
 			view := newOffsetsView()
-			l, err := NewLog(Options{Brokers: brokers}, testOffsetsTopic, view.apply)
+			l, err := kafkaio.NewLog(kafkaio.Options{Brokers: brokers}, testOffsetsTopic, view.apply)
 			require.NoError(b, err)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/segmentio/kafka-go"
 	"golang.org/x/sync/errgroup"
 )
@@ -28,6 +29,11 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// Cluster returns the options of the Kafka cluster that holds the topics, for kafkaio.
+func (o Options) Cluster() kafkaio.Options {
+	return kafkaio.Options{Brokers: o.Brokers, Transport: o.Transport, Logger: o.Logger}
+}
+
 // Store is the agent's view of one Connect cluster's internal topics plus the writes it makes to
 // them.
 type Store struct {
@@ -36,14 +42,14 @@ type Store struct {
 	client *kafka.Client
 	// producer sends small writes, batched with concurrent ones (large ones go straight to
 	// Produce requests, see produce).
-	producer *Producer
+	producer *kafkaio.Producer
 
 	config    *configView
-	configLog *Log
+	configLog *kafkaio.Log
 
 	mu      sync.Mutex
 	offsets map[string]*offsetsTopic // by topic: the global one and tracked ones
-	trackCh chan *Log                // hands tracked logs to Run
+	trackCh chan *kafkaio.Log        // hands tracked logs to Run
 	running bool
 	stopped chan struct{} // closed when Run returns
 }
@@ -51,7 +57,7 @@ type Store struct {
 // offsetsTopic is the view and log of one offsets topic.
 type offsetsTopic struct {
 	view *offsetsView
-	log  *Log
+	log  *kafkaio.Log
 }
 
 // New returns a Store for opts. It never dials; Run reads the topics.
@@ -78,15 +84,15 @@ func New(opts Options) (*Store, error) {
 	s := &Store{
 		opts:     opts,
 		logger:   opts.Logger,
-		client:   newClient(opts),
-		producer: NewProducer(opts),
+		client:   kafkaio.NewClient(opts.Cluster()),
+		producer: kafkaio.NewProducer(opts.Cluster()),
 		config:   newConfigView(opts.Logger),
 		offsets:  map[string]*offsetsTopic{},
-		trackCh:  make(chan *Log),
+		trackCh:  make(chan *kafkaio.Log),
 		stopped:  make(chan struct{}),
 	}
 	var err error
-	if s.configLog, err = NewLog(opts, opts.ConfigTopic, s.config.apply); err != nil {
+	if s.configLog, err = kafkaio.NewLog(opts.Cluster(), opts.ConfigTopic, s.config.apply); err != nil {
 		return nil, fmt.Errorf("new offset store: %w", err)
 	}
 	if _, err := s.addOffsetsTopic(opts.OffsetsTopic); err != nil {
@@ -97,7 +103,7 @@ func New(opts Options) (*Store, error) {
 
 func (s *Store) addOffsetsTopic(topic string) (*offsetsTopic, error) {
 	view := newOffsetsView()
-	l, err := NewLog(s.opts, topic, view.apply)
+	l, err := kafkaio.NewLog(s.opts.Cluster(), topic, view.apply)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +154,7 @@ func (s *Store) Close() error { return nil }
 
 // Producer is the store's Producer, which the agent shares for its own topics, so that
 // concurrent requests' intents and results travel with their config and offsets records.
-func (s *Store) Producer() *Producer { return s.producer }
+func (s *Store) Producer() *kafkaio.Producer { return s.producer }
 
 // WaitReady blocks until the initial load of the config and global offsets topics reached the
 // end offsets seen when Run started.
@@ -164,7 +170,7 @@ func (s *Store) Ready() bool {
 	return s.configLog.Ready() && s.globalLog().Ready()
 }
 
-func (s *Store) globalLog() *Log {
+func (s *Store) globalLog() *kafkaio.Log {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.offsets[s.opts.OffsetsTopic].log
@@ -202,7 +208,7 @@ func (s *Store) Track(ctx context.Context, topic string) error {
 		}
 		return nil
 	}
-	if _, err := partitionCount(ctx, s.client, topic); err != nil {
+	if _, err := kafkaio.PartitionCount(ctx, s.client, topic); err != nil {
 		return fmt.Errorf("track topic %q: %w", topic, err)
 	}
 	s.mu.Lock()
@@ -220,7 +226,7 @@ func (s *Store) Track(ctx context.Context, topic string) error {
 		select {
 		case s.trackCh <- ot.log:
 		case <-s.stopped:
-			return fmt.Errorf("track topic %q: %w", topic, errLogStopped)
+			return fmt.Errorf("track topic %q: %w", topic, kafkaio.ErrLogStopped)
 		case <-ctx.Done():
 			s.mu.Lock()
 			delete(s.offsets, topic) // not started: let a later call try again
@@ -261,5 +267,5 @@ func (s *Store) SourceOffsets(topic, connector string) []SourceRecord {
 
 // Partitions returns the partition count of topic.
 func (s *Store) Partitions(ctx context.Context, topic string) (int, error) {
-	return partitionCount(ctx, s.client, topic)
+	return kafkaio.PartitionCount(ctx, s.client, topic)
 }

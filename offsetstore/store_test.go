@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -97,7 +98,7 @@ func TestStoreWritePartitions(t *testing.T) {
 	}
 
 	err := s.Write(ctx, testOffsetsTopic, []Record{{Key: []byte("k"), Partition: 25}})
-	var werr *WriteError
+	var werr *kafkaio.WriteError
 	require.ErrorAs(t, err, &werr)
 	require.Equal(t, 0, werr.Written)
 	require.Equal(t, []int{0}, werr.Failed)
@@ -257,14 +258,14 @@ func TestCheckConnectTopics(t *testing.T) {
 			require.NoError(t, err)
 		})
 	}
-	n, err := partitionCount(ctx, cl, "off-new")
+	n, err := kafkaio.PartitionCount(ctx, cl, "off-new")
 	require.NoError(t, err)
 	require.Equal(t, 25, n)
 }
 
 func TestLogStopped(t *testing.T) {
 	brokers := startKafka(t)
-	l, err := NewLog(Options{Brokers: brokers}, "missing", func([]kafka.Message) {})
+	l, err := kafkaio.NewLog(kafkaio.Options{Brokers: brokers}, "missing", func([]kafka.Message) {})
 	require.NoError(t, err)
 	ctx := testContext(t)
 	err = l.Run(ctx)
@@ -298,7 +299,7 @@ func TestStoreWriteGroupedProduce(t *testing.T) {
 		{Key: []byte(`["mixed",{"p":"d"}]`), Value: []byte(`{"o":1}`), Partition: 9},
 	}
 	err := s.Write(ctx, testOffsetsTopic, recs)
-	var werr *WriteError
+	var werr *kafkaio.WriteError
 	require.ErrorAs(t, err, &werr)
 	require.Equal(t, []int{0, 2}, werr.Failed)
 	require.Equal(t, 2, werr.Written)
@@ -393,7 +394,8 @@ func TestLogPartitionErrorIsolated(t *testing.T) {
 	start := time.Now()
 	require.NoError(t, s.Write(ctx, testOffsetsTopic, []Record{{Key: []byte(`["iso",{"p":6}]`), Value: []byte(`{"o":6}`), Partition: 6}}))
 	require.Eventually(t, func() bool { return len(s.SourceOffsets(testOffsetsTopic, "iso")) == 2 }, 5*time.Second, 5*time.Millisecond)
-	require.Less(t, time.Since(start), logFetchMaxWait, "partition 6 waited for partition 5's backoff")
+	require.Less(t, time.Since(start), 500*time.Millisecond, // the Log's long-poll wait
+		"partition 6 waited for partition 5's backoff")
 
 	broken.Remove()
 	require.NoError(t, s.Sync(ctx, testOffsetsTopic))

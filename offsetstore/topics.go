@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -37,7 +38,7 @@ func CheckConnectTopics(ctx context.Context, cl *kafka.Client, configTopic, offs
 			return err
 		}
 	}
-	n, err := partitionCount(ctx, cl, configTopic)
+	n, err := kafkaio.PartitionCount(ctx, cl, configTopic)
 	if err != nil {
 		return fmt.Errorf("check config topic: %w", err)
 	}
@@ -49,7 +50,7 @@ func CheckConnectTopics(ctx context.Context, cl *kafka.Client, configTopic, offs
 	if err := checkCompact(ctx, cl, configTopic, configStorageTopicProperty); err != nil {
 		return err
 	}
-	if _, err := partitionCount(ctx, cl, offsetsTopic); err != nil {
+	if _, err := kafkaio.PartitionCount(ctx, cl, offsetsTopic); err != nil {
 		return fmt.Errorf("check offsets topic: %w", err)
 	}
 	return checkCompact(ctx, cl, offsetsTopic, offsetStorageTopicProperty)

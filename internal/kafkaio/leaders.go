@@ -1,4 +1,4 @@
-package offsetstore
+package kafkaio
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func (c *leaderCache) get(ctx context.Context, topic string) ([]int, error) {
 	if ok && time.Since(e.at) < leaderCacheTTL {
 		return e.leaders, nil
 	}
-	leaders, err := partitionLeaders(ctx, c.client, topic)
+	leaders, err := PartitionLeaders(ctx, c.client, topic)
 	if err != nil {
 		return nil, err
 	}

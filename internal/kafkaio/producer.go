@@ -1,15 +1,12 @@
-package offsetstore
+package kafkaio
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	produceapi "github.com/segmentio/kafka-go/protocol/produce"
-	"github.com/segmentio/kafka-go/protocol/rawproduce"
 )
 
 // Producer sends the small writes of concurrent callers together, the way Kafka's own producer
@@ -45,21 +42,23 @@ type produceItem struct {
 	done chan struct{}
 }
 
+// Limits of one Produce request, shared by queued (Produce) and ordered (Write) writes.
 const (
-	// producerBatchBytes bounds the records merged into one partition's batch (brokers refuse
-	// a batch above the topic's max.message.bytes, 1 MiB by default); a larger write goes
-	// alone. producerRequestBytes bounds a whole request.
-	producerBatchBytes   = 512 << 10
-	producerRequestBytes = 8 << 20
-	// producerTimeout bounds one Produce round trip; the broker's own wait for replicas is
-	// the request's Timeout.
-	producerTimeout   = 15 * time.Second
-	producerTimeoutMs = 10_000
+	// batchBytes bounds the records of one partition in one request (brokers refuse a batch
+	// above the topic's max.message.bytes, 1 MiB by default); a single larger write goes
+	// alone. batchRecords bounds their count. requestBytes bounds a whole request.
+	batchBytes   = 512 << 10
+	batchRecords = 4_000
+	requestBytes = 4 << 20
+	// produceTimeoutMs is how long the broker may wait for the in-sync replicas (acks=all);
+	// roundTripTimeout bounds a whole round trip, a little longer.
+	produceTimeoutMs = 30_000
+	roundTripTimeout = 35 * time.Second
 )
 
 // NewProducer returns a Producer on the brokers and transport of opts. It never dials.
 func NewProducer(opts Options) *Producer {
-	cl := newClient(opts)
+	cl := NewClient(opts)
 	return &Producer{client: cl, leaders: newLeaderCache(cl), queues: map[int]*leaderQueue{}}
 }
 
@@ -74,13 +73,9 @@ func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 	fail := func(i int, err error) {
 		errs[i], failed = err, true
 	}
-	type tp struct {
-		topic     string
-		partition int32
-	}
 	leadersOf := map[string][]int{}
 	topicErr := map[string]error{}
-	items := map[tp]*produceItem{}
+	items := map[topicPartition]*produceItem{}
 	var order []*produceItem
 	owner := make([]*produceItem, len(msgs))
 	for i := range msgs {
@@ -109,7 +104,7 @@ func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 			fail(i, fmt.Errorf("write to topic %q: partition %d of %d", m.Topic, part, len(leaders)))
 			continue
 		}
-		k := tp{m.Topic, int32(part)}
+		k := topicPartition{m.Topic, int32(part)}
 		it := items[k]
 		if it == nil {
 			it = &produceItem{topic: m.Topic, partition: int32(part), done: make(chan struct{})}
@@ -194,19 +189,15 @@ func (p *Producer) send(q *leaderQueue) {
 }
 
 // takeBatch removes from q the longest prefix of its items that fits in one request: no more
-// than producerRequestBytes in all, and no partition's merged records above
-// producerBatchBytes (an item larger than that goes alone). It always takes at least one.
+// than requestBytes in all, and no partition's merged records above
+// batchBytes (an item larger than that goes alone). It always takes at least one.
 func takeBatch(q *leaderQueue) []*produceItem {
-	type tp struct {
-		topic     string
-		partition int32
-	}
-	sizes := map[tp]int{}
+	sizes := map[topicPartition]int{}
 	total, n := 0, 0
 	for _, it := range q.items {
-		k := tp{it.topic, it.partition}
+		k := topicPartition{it.topic, it.partition}
 		s, seen := sizes[k]
-		if n > 0 && (total+it.size > producerRequestBytes || (seen && s+it.size > producerBatchBytes)) {
+		if n > 0 && (total+it.size > requestBytes || (seen && s+it.size > batchBytes)) {
 			break
 		}
 		sizes[k] = s + it.size
@@ -223,81 +214,24 @@ func takeBatch(q *leaderQueue) []*produceItem {
 
 // roundTrip sends batch in one Produce request and completes its items.
 func (p *Producer) roundTrip(batch []*produceItem) {
-	type tp struct {
-		topic     string
-		partition int32
-	}
-	req := &rawproduce.Request{Acks: int16(kafka.RequireAll), Timeout: producerTimeoutMs}
-	topicAt := map[string]int{}
-	byPartition := map[tp][]*produceItem{}
-	var parts []tp
+	var parts []partitionRecords
+	at := map[topicPartition]int{}
 	for _, it := range batch {
-		k := tp{it.topic, it.partition}
-		if _, ok := byPartition[k]; !ok {
-			parts = append(parts, k)
-		}
-		byPartition[k] = append(byPartition[k], it)
-	}
-	size := 0
-	for _, it := range batch {
-		size += it.size + 4 + batchHeaderSize
-	}
-	b := batchBuilder{buf: make([]byte, 0, size)}
-	for _, k := range parts {
-		from := len(b.buf)
-		b.begin()
-		for _, it := range byPartition[k] {
-			for _, m := range it.recs {
-				b.add(m.Key, m.Value, m.Headers)
-			}
-		}
-		ti, ok := topicAt[k.topic]
+		k := topicPartition{it.topic, it.partition}
+		i, ok := at[k]
 		if !ok {
-			ti = len(req.Topics)
-			topicAt[k.topic] = ti
-			req.Topics = append(req.Topics, rawproduce.RequestTopic{Topic: k.topic})
+			i = len(parts)
+			at[k] = i
+			parts = append(parts, partitionRecords{topicPartition: k})
 		}
-		req.Topics[ti].Partitions = append(req.Topics[ti].Partitions, rawPartition(k.partition, b.finish()[from:]))
+		parts[i].items = append(parts[i].items, it)
+		parts[i].size += it.size
 	}
-	finish := func(k tp, err error) {
-		for _, it := range byPartition[k] {
-			it.err = err
+	errs := produceOnce(context.Background(), p.client, parts)
+	for i, pr := range parts {
+		for _, it := range pr.items {
+			it.err = errs[i]
 			close(it.done)
 		}
-		delete(byPartition, k)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), producerTimeout)
-	defer cancel()
-	msg, err := transportOf(p.client).RoundTrip(ctx, p.client.Addr, req)
-	if err == nil {
-		if res, ok := msg.(*produceapi.Response); ok {
-			for _, t := range res.Topics {
-				for _, rp := range t.Partitions {
-					k := tp{t.Topic, rp.Partition}
-					if _, mine := byPartition[k]; !mine {
-						continue
-					}
-					var perr error
-					if rp.ErrorCode != 0 {
-						perr = partitionError(rp.ErrorCode, rp.ErrorMessage)
-					}
-					finish(k, perr)
-				}
-			}
-			err = errors.New("produce: no response for the partition")
-		} else {
-			err = fmt.Errorf("produce: unexpected response %T", msg)
-		}
-	}
-	for k := range byPartition {
-		finish(k, err)
-	}
-}
-
-// transportOf is the RoundTripper of cl.
-func transportOf(cl *kafka.Client) kafka.RoundTripper {
-	if cl.Transport != nil {
-		return cl.Transport
-	}
-	return kafka.DefaultTransport
 }

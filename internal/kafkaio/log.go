@@ -1,4 +1,4 @@
-package offsetstore
+package kafkaio
 
 import (
 	"context"
@@ -33,8 +33,9 @@ const (
 	logApplyChunk = 256
 )
 
-// errLogStopped is returned by Sync and WaitReady once Run has returned without an error.
-var errLogStopped = errors.New("log is not running")
+// ErrLogStopped is returned by Sync and WaitReady once Run has returned without an error: the
+// reader is gone, and callers give up rather than retry.
+var ErrLogStopped = errors.New("log is not running")
 
 // Log is a materialised reader of a compacted topic, the Go twin of Connect's KafkaBasedLog: it
 // reads every partition from the beginning, hands each record to an apply callback and offers
@@ -85,7 +86,7 @@ func NewLog(opts Options, topic string, apply func([]kafka.Message)) (*Log, erro
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	cl := newClient(opts)
+	cl := NewClient(opts)
 	return &Log{
 		topic:   topic,
 		client:  cl,
@@ -97,16 +98,6 @@ func NewLog(opts Options, topic string, apply func([]kafka.Message)) (*Log, erro
 		changed: make(chan struct{}),
 		done:    make(chan struct{}),
 	}, nil
-}
-
-// newClient builds a kafka.Client over the brokers of opts. A nil Transport must stay a nil
-// interface: a typed nil *kafka.Transport would be called and crash.
-func newClient(opts Options) *kafka.Client {
-	cl := &kafka.Client{Addr: kafka.TCP(opts.Brokers...)}
-	if opts.Transport != nil {
-		cl.Transport = opts.Transport
-	}
-	return cl
 }
 
 // Topic returns the topic the log reads.
@@ -133,15 +124,15 @@ func (l *Log) Run(ctx context.Context) (err error) {
 		close(l.done)
 	}()
 
-	n, err := partitionCount(ctx, l.client, l.topic)
+	n, err := PartitionCount(ctx, l.client, l.topic)
 	if err != nil {
 		return fmt.Errorf("run log of topic %q: %w", l.topic, err)
 	}
-	first, err := listOffsets(ctx, l.client, l.topic, n, kafka.FirstOffset)
+	first, err := ListOffsets(ctx, l.client, l.topic, n, kafka.FirstOffset)
 	if err != nil {
 		return fmt.Errorf("run log of topic %q: %w", l.topic, err)
 	}
-	last, err := listOffsets(ctx, l.client, l.topic, n, kafka.LastOffset)
+	last, err := ListOffsets(ctx, l.client, l.topic, n, kafka.LastOffset)
 	if err != nil {
 		return fmt.Errorf("run log of topic %q: %w", l.topic, err)
 	}
@@ -158,7 +149,7 @@ func (l *Log) Run(ctx context.Context) (err error) {
 	// grouped again from fresh metadata: one loop per leader.
 	backoff := logBackoffMin
 	for {
-		leaders, err := partitionLeaders(ctx, l.client, l.topic)
+		leaders, err := PartitionLeaders(ctx, l.client, l.topic)
 		if err == nil && len(leaders) < n {
 			err = fmt.Errorf("topic has %d partitions, was %d", len(leaders), n)
 		}
@@ -406,7 +397,7 @@ func (l *Log) stoppedErr() error {
 	if l.runErr != nil {
 		return l.runErr
 	}
-	return fmt.Errorf("log of topic %q: %w", l.topic, errLogStopped)
+	return fmt.Errorf("log of topic %q: %w", l.topic, ErrLogStopped)
 }
 
 // advance records that partition p has been applied up to next and wakes Sync waiters.
@@ -710,74 +701,4 @@ func closeBytes(bs ...protocol.Bytes) {
 			_ = b.Close()
 		}
 	}
-}
-
-// partitionCount returns the number of partitions of topic, or an error wrapping
-// kafka.UnknownTopicOrPartition when it does not exist.
-func partitionCount(ctx context.Context, cl *kafka.Client, topic string) (int, error) {
-	leaders, err := partitionLeaders(ctx, cl, topic)
-	return len(leaders), err
-}
-
-// partitionLeaders returns the leader's broker ID of every partition of topic, indexed by
-// partition, or an error wrapping kafka.UnknownTopicOrPartition when it does not exist. The
-// client's Transport answers from its metadata cache.
-func partitionLeaders(ctx context.Context, cl *kafka.Client, topic string) ([]int, error) {
-	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
-	if err != nil {
-		return nil, fmt.Errorf("describe topic %q: %w", topic, err)
-	}
-	for _, t := range md.Topics {
-		if t.Name != topic {
-			continue
-		}
-		if t.Error != nil {
-			return nil, fmt.Errorf("describe topic %q: %w", topic, t.Error)
-		}
-		if len(t.Partitions) == 0 {
-			return nil, fmt.Errorf("describe topic %q: %w", topic, kafka.UnknownTopicOrPartition)
-		}
-		leaders := make([]int, len(t.Partitions))
-		for _, p := range t.Partitions {
-			if p.ID < 0 || p.ID >= len(leaders) {
-				return nil, fmt.Errorf("describe topic %q: partition %d of %d", topic, p.ID, len(leaders))
-			}
-			leaders[p.ID] = p.Leader.ID
-		}
-		return leaders, nil
-	}
-	return nil, fmt.Errorf("describe topic %q: %w", topic, kafka.UnknownTopicOrPartition)
-}
-
-// listOffsets returns the first (kafka.FirstOffset) or end (kafka.LastOffset) offset of every
-// partition 0..n-1 of topic.
-func listOffsets(ctx context.Context, cl *kafka.Client, topic string, n int, which int64) ([]int64, error) {
-	reqs := make([]kafka.OffsetRequest, n)
-	for p := range reqs {
-		reqs[p] = kafka.OffsetRequest{Partition: p, Timestamp: which}
-	}
-	res, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
-	if err != nil {
-		return nil, fmt.Errorf("list offsets of topic %q: %w", topic, err)
-	}
-	out := make([]int64, n)
-	seen := 0
-	for _, po := range res.Topics[topic] {
-		if po.Error != nil {
-			return nil, fmt.Errorf("list offsets of topic %q partition %d: %w", topic, po.Partition, po.Error)
-		}
-		if po.Partition < 0 || po.Partition >= n {
-			continue
-		}
-		if which == kafka.FirstOffset {
-			out[po.Partition] = po.FirstOffset
-		} else {
-			out[po.Partition] = po.LastOffset
-		}
-		seen++
-	}
-	if seen != n {
-		return nil, fmt.Errorf("list offsets of topic %q: got %d of %d partitions", topic, seen, n)
-	}
-	return out, nil
 }

@@ -1,4 +1,4 @@
-package offsetstore
+package kafkaio
 
 import (
 	"bytes"

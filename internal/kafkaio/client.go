@@ -1,0 +1,109 @@
+package kafkaio
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// Options say how to reach one Kafka cluster. Every reader and writer of this package is built
+// from its own Options, so a process can work with several clusters at once.
+type Options struct {
+	// Brokers are the cluster's bootstrap servers.
+	Brokers []string
+	// Transport carries SASL/TLS; nil means kafka.DefaultTransport.
+	Transport *kafka.Transport
+	// Logger receives the logs of readers; nil discards them.
+	Logger *slog.Logger
+}
+
+// NewClient builds a kafka.Client over the brokers of opts. It never dials.
+func NewClient(opts Options) *kafka.Client {
+	cl := &kafka.Client{Addr: kafka.TCP(opts.Brokers...)}
+	// A nil Transport must stay a nil interface: a typed nil *kafka.Transport would be called
+	// and crash.
+	if opts.Transport != nil {
+		cl.Transport = opts.Transport
+	}
+	return cl
+}
+
+// transportOf is the RoundTripper of cl.
+func transportOf(cl *kafka.Client) kafka.RoundTripper {
+	if cl.Transport != nil {
+		return cl.Transport
+	}
+	return kafka.DefaultTransport
+}
+
+// PartitionCount returns the number of partitions of topic, or an error wrapping
+// kafka.UnknownTopicOrPartition when it does not exist.
+func PartitionCount(ctx context.Context, cl *kafka.Client, topic string) (int, error) {
+	leaders, err := PartitionLeaders(ctx, cl, topic)
+	return len(leaders), err
+}
+
+// PartitionLeaders returns the leader's broker ID of every partition of topic, indexed by
+// partition, or an error wrapping kafka.UnknownTopicOrPartition when it does not exist. The
+// client's Transport answers from its metadata cache.
+func PartitionLeaders(ctx context.Context, cl *kafka.Client, topic string) ([]int, error) {
+	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil {
+		return nil, fmt.Errorf("describe topic %q: %w", topic, err)
+	}
+	for _, t := range md.Topics {
+		if t.Name != topic {
+			continue
+		}
+		if t.Error != nil {
+			return nil, fmt.Errorf("describe topic %q: %w", topic, t.Error)
+		}
+		if len(t.Partitions) == 0 {
+			return nil, fmt.Errorf("describe topic %q: %w", topic, kafka.UnknownTopicOrPartition)
+		}
+		leaders := make([]int, len(t.Partitions))
+		for _, p := range t.Partitions {
+			if p.ID < 0 || p.ID >= len(leaders) {
+				return nil, fmt.Errorf("describe topic %q: partition %d of %d", topic, p.ID, len(leaders))
+			}
+			leaders[p.ID] = p.Leader.ID
+		}
+		return leaders, nil
+	}
+	return nil, fmt.Errorf("describe topic %q: %w", topic, kafka.UnknownTopicOrPartition)
+}
+
+// ListOffsets returns the first (kafka.FirstOffset) or end (kafka.LastOffset) offset of every
+// partition 0..n-1 of topic.
+func ListOffsets(ctx context.Context, cl *kafka.Client, topic string, n int, which int64) ([]int64, error) {
+	reqs := make([]kafka.OffsetRequest, n)
+	for p := range reqs {
+		reqs[p] = kafka.OffsetRequest{Partition: p, Timestamp: which}
+	}
+	res, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	if err != nil {
+		return nil, fmt.Errorf("list offsets of topic %q: %w", topic, err)
+	}
+	out := make([]int64, n)
+	seen := 0
+	for _, po := range res.Topics[topic] {
+		if po.Error != nil {
+			return nil, fmt.Errorf("list offsets of topic %q partition %d: %w", topic, po.Partition, po.Error)
+		}
+		if po.Partition < 0 || po.Partition >= n {
+			continue
+		}
+		if which == kafka.FirstOffset {
+			out[po.Partition] = po.FirstOffset
+		} else {
+			out[po.Partition] = po.LastOffset
+		}
+		seen++
+	}
+	if seen != n {
+		return nil, fmt.Errorf("list offsets of topic %q: got %d of %d partitions", topic, seen, n)
+	}
+	return out, nil
+}

@@ -1,0 +1,204 @@
+package kafkaio
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// Record is one record to write. A nil Value is a tombstone. Partition < 0 asks the writer's
+// caller to choose the partition (offsetstore computes Kafka's default partitioner).
+type Record struct {
+	Key, Value []byte
+	Partition  int
+}
+
+// recordSize approximates a record's size in a produce request.
+func recordSize(r Record) int { return len(r.Key) + len(r.Value) + 24 }
+
+// WriteError reports a Write that failed part way. Records of one partition are sent in order,
+// but partitions are independent, so the acknowledged records need not be a prefix of the call.
+type WriteError struct {
+	// Written is how many records were acknowledged by the broker.
+	Written int
+	// Failed holds the indexes (into the records passed to Write), ascending, of the records
+	// that were not acknowledged: they may or may not be in the topic.
+	Failed []int
+	// Err is the first cause.
+	Err error
+}
+
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("%d of %d records written: %v", e.Written, e.Written+len(e.Failed), e.Err)
+}
+
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// smallWrite is the size up to which Write queues its records with those of concurrent
+// callers (Produce); larger writes go in Produce requests of their own.
+const smallWrite = 64
+
+// Leaders returns the leader broker ID of every partition of topic, indexed by partition;
+// the answer is reused for a moment (see leaderCache). The slice must not be changed.
+func (p *Producer) Leaders(ctx context.Context, topic string) ([]int, error) {
+	return p.leaders.get(ctx, topic)
+}
+
+// Write writes recs to topic, recs[i] to partition parts[i], with acks=all, in order per
+// partition. It returns once every record is acknowledged. On failure it returns a
+// *WriteError saying which records were acknowledged, so callers can clean up precisely.
+// Cancelling ctx stops Write from sending further records; records already sent are waited for.
+//
+// Up to smallWrite records go through Produce, together with what concurrent callers write
+// meanwhile. Larger writes are sent leader by leader in rounds: each round sends every
+// partition's next batch, packed into requests of at most requestBytes sent in parallel, so
+// that ten offsets on ten partitions are one round trip, not ten, and a partition has one
+// request in flight at a time (Connect's max.in.flight=1 producer).
+func (p *Producer) Write(ctx context.Context, topic string, recs []Record, parts []int32) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	if len(recs) > smallWrite {
+		return p.writeRounds(ctx, topic, recs, parts)
+	}
+	msgs := make([]kafka.Message, len(recs))
+	for i := range recs {
+		msgs[i] = kafka.Message{Topic: topic, Partition: int(parts[i]), Key: recs[i].Key, Value: recs[i].Value}
+	}
+	// WithoutCancel: once queued, the records are sent whatever ctx does; returning early
+	// would lose track of which were acknowledged.
+	errs := p.Produce(context.WithoutCancel(ctx), msgs)
+	if errs == nil {
+		return nil
+	}
+	var failed []int
+	var first error
+	for i, e := range errs {
+		if e != nil {
+			failed = append(failed, i)
+			first = cmpErr(first, e)
+		}
+	}
+	return &WriteError{Written: len(recs) - len(failed), Failed: failed, Err: first}
+}
+
+// writeRounds is Write for many records.
+func (p *Producer) writeRounds(ctx context.Context, topic string, recs []Record, parts []int32) error {
+	leaders, err := p.leaders.get(ctx, topic)
+	if err != nil {
+		return &WriteError{Failed: indexes(0, len(recs)), Err: fmt.Errorf("write to topic %q: %w", topic, err)}
+	}
+	// Per leader, per partition: the indexes of its records, in order.
+	byLeader := map[int]map[int32][]int{}
+	for i, part := range parts {
+		if int(part) >= len(leaders) {
+			return &WriteError{Failed: indexes(0, len(recs)), Err: fmt.Errorf("write to topic %q: record %d: partition %d of %d", topic, i, part, len(leaders))}
+		}
+		l := leaders[part]
+		if byLeader[l] == nil {
+			byLeader[l] = map[int32][]int{}
+		}
+		byLeader[l][part] = append(byLeader[l][part], i)
+	}
+	var (
+		mu     sync.Mutex
+		failed []int
+		first  error
+	)
+	fail := func(idx []int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		failed = append(failed, idx...)
+		first = cmpErr(first, err)
+	}
+	var wg sync.WaitGroup
+	for _, pending := range byLeader {
+		wg.Go(func() { p.leaderRounds(ctx, topic, recs, pending, fail) })
+	}
+	wg.Wait()
+	if len(failed) == 0 {
+		return nil
+	}
+	p.leaders.forget(topic)
+	slices.Sort(failed)
+	return &WriteError{
+		Written: len(recs) - len(failed),
+		Failed:  failed,
+		Err:     fmt.Errorf("write to topic %q: %w", topic, first),
+	}
+}
+
+// leaderRounds sends one leader's pending records (per partition, record indexes in order)
+// in rounds. A partition that fails stops there: its later records must not overtake the
+// failed ones, and fail gets them all.
+func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record, pending map[int32][]int, fail func([]int, error)) {
+	for len(pending) > 0 {
+		if err := ctx.Err(); err != nil {
+			for _, idx := range pending {
+				fail(idx, err)
+			}
+			return
+		}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, parts := range nextRound(topic, recs, pending) {
+			wg.Go(func() {
+				errs := produceOnce(ctx, p.client, parts)
+				mu.Lock()
+				defer mu.Unlock()
+				for i, pr := range parts {
+					rest := pending[pr.partition][len(pr.idx):]
+					if errs[i] != nil {
+						fail(pending[pr.partition], errs[i])
+						delete(pending, pr.partition)
+					} else if len(rest) == 0 {
+						delete(pending, pr.partition)
+					} else {
+						pending[pr.partition] = rest
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+}
+
+// nextRound takes every pending partition's next batch (up to batchRecords records and
+// batchBytes) and packs the batches into requests of at most requestBytes.
+func nextRound(topic string, recs []Record, pending map[int32][]int) [][]partitionRecords {
+	var requests [][]partitionRecords
+	var cur []partitionRecords
+	curSize := 0
+	for part, idx := range pending {
+		end, size := 0, 0
+		for end < len(idx) && end < batchRecords && (end == 0 || size+recordSize(recs[idx[end]]) <= batchBytes) {
+			size += recordSize(recs[idx[end]])
+			end++
+		}
+		if len(cur) > 0 && curSize+size > requestBytes {
+			requests = append(requests, cur)
+			cur, curSize = nil, 0
+		}
+		cur = append(cur, partitionRecords{topicPartition: topicPartition{topic, part}, recs: recs, idx: idx[:end], size: size})
+		curSize += size
+	}
+	return append(requests, cur)
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+func indexes(from, to int) []int {
+	out := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
