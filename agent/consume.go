@@ -89,27 +89,7 @@ func (a *Agent) consume(ctx, work context.Context) error {
 // prefix. It returns when the generation or the agent ends, after draining.
 func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generation, lanes *lanes, pa kafka.PartitionAssignment) {
 	topic := a.cfg.RequestTopic
-	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers:   a.cfg.Brokers,
-		Topic:     topic,
-		Partition: pa.ID,
-		Dialer:    a.conns.Dialer,
-		MinBytes:  1,
-		MaxBytes:  a.cfg.MaxRequestBytes + 1<<20,
-		// kafka-go gives the broker MaxWait less a margin of min(MaxWait/4, 1 s) for its long
-		// poll, and drops the connection if the answer has not started by MaxWait. At 250 ms
-		// (62 ms of margin) a broker busy for a moment, as it is taking in a 10 MB request,
-		// timed every request reader out: each reconnected, backed off and fetched again. At
-		// 1.5 s the poll is 500 ms and the margin 1 s. A reader's Close waits for its poll,
-		// so a rebalance or shutdown waits up to 500 ms more.
-		MaxWait: 1500 * time.Millisecond,
-		// Keep prefetching small: records fetched but not started are fetched again by the next
-		// owner after a rebalance, and these are not counted in MaxInflightBytes (up to
-		// QueueCapacity+1 records of up to MaxRequestBytes per partition).
-		QueueCapacity:  4,
-		ReadBackoffMin: 50 * time.Millisecond,
-		ReadBackoffMax: time.Second,
-	})
+	r := a.requestReader(pa.ID)
 	defer r.Close()
 	if err := r.SetOffset(pa.Offset); err != nil {
 		a.log.Error("set fetch offset", "topic", topic, "partition", pa.ID, "offset", pa.Offset, "err", err)
@@ -121,19 +101,57 @@ func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generatio
 	context.AfterFunc(ctx, cancel)
 
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // committer
-		defer wg.Done()
-		a.commitLoop(stop, gen, topic, pa.ID, tr)
-	}()
+	wg.Go(func() { a.commitLoop(stop, gen, topic, pa.ID, tr) })
+	a.fetchRequests(stop, r, tr, lanes)
 
+	// Stop: requests not yet started are abandoned (the next owner fetches them again);
+	// started ones finish, bounded by the shutdown timeout, then the final commit.
+	tr.abandonQueued()
+	drained := tr.waitStarted(a.cfg.ShutdownTimeout)
+	wg.Wait()
+	if next, ok := tr.committable(); ok {
+		if err := commitFinal(gen, topic, pa.ID, next); err != nil {
+			a.log.Error("final commit", "topic", topic, "partition", pa.ID, "offset", next, "err", err)
+		}
+	}
+	if !drained {
+		a.log.Warn("shutdown timeout reached with requests still running", "topic", topic, "partition", pa.ID)
+	}
+}
+
+// requestReader returns a reader of one partition of the request topic.
+func (a *Agent) requestReader(partition int) *kafka.Reader {
+	return kafka.NewReader(kafka.ReaderConfig{
+		Brokers:   a.cfg.Brokers,
+		Topic:     a.cfg.RequestTopic,
+		Partition: partition,
+		Dialer:    a.conns.Dialer,
+		MinBytes:  1,
+		MaxBytes:  a.cfg.MaxRequestBytes + 1<<20,
+		// kafka-go gives the broker MaxWait less a margin of min(MaxWait/4, 1 s) for its long
+		// poll, and drops the connection if the answer has not started by MaxWait. 1.5 s makes
+		// the poll 500 ms and the margin 1 s, enough for a broker busy taking in a 10 MB
+		// request; a smaller margin times readers out, and each reconnects and fetches again.
+		// A reader's Close waits for its poll, so a rebalance or shutdown waits up to 500 ms more.
+		MaxWait: 1500 * time.Millisecond,
+		// Keep prefetching small: records fetched but not started are fetched again by the next
+		// owner after a rebalance, and these are not counted in MaxInflightBytes (up to
+		// QueueCapacity+1 records of up to MaxRequestBytes per partition).
+		QueueCapacity:  4,
+		ReadBackoffMin: 50 * time.Millisecond,
+		ReadBackoffMax: time.Second,
+	})
+}
+
+// fetchRequests hands the partition's records to the lanes until stop ends.
+func (a *Agent) fetchRequests(stop context.Context, r *kafka.Reader, tr *tracker, lanes *lanes) {
 	for {
 		msg, err := r.FetchMessage(stop)
 		if err != nil {
 			if stop.Err() != nil {
-				break
+				return
 			}
-			a.log.Warn("fetch request", "topic", topic, "partition", pa.ID, "err", err)
+			a.log.Warn("fetch request", "topic", a.cfg.RequestTopic, "partition", r.Config().Partition, "err", err)
 			continue
 		}
 		// Requests hold their share of MaxInflightBytes from here until processed: records
@@ -141,7 +159,7 @@ func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generatio
 		// memory. Stopping while waiting leaves the record for the next owner.
 		weight := min(int64(len(msg.Value)), a.inflightMax)
 		if err := a.inflight.Acquire(stop, weight); err != nil {
-			break
+			return
 		}
 		a.metrics.InFlight.Inc()
 		a.metrics.InFlightBytes.Add(float64(weight))
@@ -151,21 +169,8 @@ func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generatio
 			a.metrics.InFlightBytes.Sub(float64(weight))
 			a.inflight.Release(weight)
 			tr.abandon(it)
-			break
+			return
 		}
-	}
-	// Stop: requests not yet started are abandoned (the next owner fetches them again);
-	// started ones finish, bounded by the shutdown timeout, then the final commit.
-	tr.abandonQueued()
-	drained := tr.waitStarted(a.cfg.ShutdownTimeout)
-	wg.Wait()
-	if next, ok := tr.committable(); ok {
-		if err := commitWithRetry(gen, topic, pa.ID, next); err != nil {
-			a.log.Error("final commit", "topic", topic, "partition", pa.ID, "offset", next, "err", err)
-		}
-	}
-	if !drained {
-		a.log.Warn("shutdown timeout reached with requests still running", "topic", topic, "partition", pa.ID)
 	}
 }
 
@@ -190,22 +195,27 @@ func (a *Agent) commitLoop(ctx context.Context, gen *kafka.Generation, topic str
 			a.metrics.Retries.WithLabelValues(string(reason)).Inc()
 			tr.uncommit()
 			failures++
-			time.AfterFunc(min(time.Duration(failures)*200*time.Millisecond, 5*time.Second), tr.signal)
+			time.AfterFunc(commitRetryDelay(failures), tr.signal)
 			continue
 		}
 		failures = 0
 	}
 }
 
-func commitWithRetry(gen *kafka.Generation, topic string, partition int, next int64) error {
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		if err = gen.CommitOffsets(map[string]map[int]int64{topic: {partition: next}}); err == nil {
-			return nil
-		}
-		time.Sleep(time.Duration(100*(attempt+1)) * time.Millisecond)
-	}
-	return err
+// commitRetryDelay is the wait before committing again after failures failed commits.
+func commitRetryDelay(failures int) time.Duration {
+	return kafkaio.Backoff{Base: 200 * time.Millisecond, Max: 5 * time.Second}.Delay(failures)
+}
+
+// commitFinal commits a partition's last finished prefix when the agent stops owning it,
+// retrying transient errors for a few seconds at most.
+func commitFinal(gen *kafka.Generation, topic string, partition int, next int64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return kafkaio.Retry(ctx, kafkaio.Backoff{Base: 100 * time.Millisecond, Max: time.Second, Attempts: 5}, nil,
+		func(context.Context) error {
+			return gen.CommitOffsets(map[string]map[int]int64{topic: {partition: next}})
+		})
 }
 
 // laneKey picks the lane of a record: its key (the connector name), else its partition.

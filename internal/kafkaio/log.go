@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	"github.com/segmentio/kafka-go/protocol"
 	fetchapi "github.com/segmentio/kafka-go/protocol/fetch"
 	"golang.org/x/sync/errgroup"
 )
@@ -26,8 +23,6 @@ const (
 	logFetchMaxBytes     = 1 << 20
 	logFetchRequestBytes = 16 << 20
 	logFetchMaxWait      = 500 * time.Millisecond
-	logBackoffMin        = 100 * time.Millisecond
-	logBackoffMax        = 5 * time.Second
 	// logApplyChunk bounds the messages handed to apply at once, so a 1 MiB fetch of small records
 	// does not grow a large []kafka.Message per partition.
 	logApplyChunk = 256
@@ -49,6 +44,8 @@ type Log struct {
 	leaders *leaderCache
 	apply   func([]kafka.Message)
 	logger  *slog.Logger
+	// backoff spaces the retries of failed fetches and metadata lookups.
+	backoff Backoff
 
 	// applyMu serialises apply so views need no lock of their own against the Log.
 	applyMu sync.Mutex
@@ -93,6 +90,7 @@ func NewLog(opts Options, topic string, apply func([]kafka.Message)) (*Log, erro
 		leaders: newLeaderCache(cl),
 		apply:   apply,
 		logger:  logger.With("topic", topic),
+		backoff: Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second},
 		inited:  make(chan struct{}),
 		ready:   make(chan struct{}),
 		changed: make(chan struct{}),
@@ -124,89 +122,101 @@ func (l *Log) Run(ctx context.Context) (err error) {
 		close(l.done)
 	}()
 
+	n, err := l.start(ctx)
+	if err != nil {
+		return err
+	}
+	// The initial load runs a fetch loop per partition, so that the broker builds one
+	// partition's response while the view applies another's. Then, and whenever a partition's
+	// leadership moves (a broker answers "not leader", or kafka-go's routing finds the
+	// partitions of one request led by two brokers), every loop stops and the partitions are
+	// grouped again from fresh metadata: one loop per leader.
+	for attempt := 1; ; attempt++ {
+		started := time.Now()
+		err := l.tailGroups(ctx, n)
+		switch {
+		case ctx.Err() != nil, err == nil:
+			return nil
+		case errors.Is(err, errLoaded):
+			continue
+		case errors.Is(err, errRegroup) && time.Since(started) > l.backoff.Max:
+			attempt = 1 // the loops ran a while: a new change, not the same one
+		case err != nil && !errors.Is(err, errRegroup) && !errors.Is(err, errMetadata):
+			return err
+		}
+		l.logger.Warn("regroup log partitions by leader", "err", err)
+		if !Sleep(ctx, l.backoff.Delay(attempt)) {
+			return nil
+		}
+	}
+}
+
+// start reads the partition count and the first and end offsets of the topic: where reading
+// starts and where the log becomes ready.
+func (l *Log) start(ctx context.Context) (int, error) {
 	n, err := PartitionCount(ctx, l.client, l.topic)
 	if err != nil {
-		return fmt.Errorf("run log of topic %q: %w", l.topic, err)
+		return 0, fmt.Errorf("run log of topic %q: %w", l.topic, err)
 	}
 	first, err := ListOffsets(ctx, l.client, l.topic, n, kafka.FirstOffset)
 	if err != nil {
-		return fmt.Errorf("run log of topic %q: %w", l.topic, err)
+		return 0, fmt.Errorf("run log of topic %q: %w", l.topic, err)
 	}
 	last, err := ListOffsets(ctx, l.client, l.topic, n, kafka.LastOffset)
 	if err != nil {
-		return fmt.Errorf("run log of topic %q: %w", l.topic, err)
+		return 0, fmt.Errorf("run log of topic %q: %w", l.topic, err)
 	}
 	l.mu.Lock()
 	l.next, l.target = first, last
 	l.checkReadyLocked()
 	l.mu.Unlock()
 	close(l.inited)
+	return n, nil
+}
 
-	// The initial load runs a fetch loop per partition, so that the broker builds one
-	// partition's response while the view applies another's. Then, and whenever a partition's
-	// leadership moves (a broker answers "not leader", or kafka-go's routing finds the
-	// partitions of one request led by two brokers), every loop stops and the partitions are
-	// grouped again from fresh metadata: one loop per leader.
-	backoff := logBackoffMin
-	for {
-		leaders, err := PartitionLeaders(ctx, l.client, l.topic)
-		if err == nil && len(leaders) < n {
-			err = fmt.Errorf("topic has %d partitions, was %d", len(leaders), n)
+// tailGroups runs the fetch loops of the n partitions, one per partition while loading and one
+// per leader afterwards, until one of them fails or asks for a regroup (errRegroup), or the
+// load completes (errLoaded). A failed metadata lookup is an errMetadata.
+func (l *Log) tailGroups(ctx context.Context, n int) error {
+	leaders, err := PartitionLeaders(ctx, l.client, l.topic)
+	if err == nil && len(leaders) < n {
+		err = fmt.Errorf("topic has %d partitions, was %d", len(leaders), n)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", errMetadata, err)
+	}
+	loading := !l.Ready()
+	groups := map[int][]int{}
+	for p := range n {
+		if loading {
+			groups[p] = []int{p}
+		} else {
+			groups[leaders[p]] = append(groups[leaders[p]], p)
 		}
-		if err == nil {
-			loading := !l.Ready()
-			groups := map[int][]int{}
-			for p := range n {
-				if loading {
-					groups[p] = []int{p}
-				} else {
-					groups[leaders[p]] = append(groups[leaders[p]], p)
-				}
-			}
-			g, gctx := errgroup.WithContext(ctx)
-			for _, parts := range groups {
-				g.Go(func() error { return l.tail(gctx, parts) })
-			}
-			if loading {
-				g.Go(func() error {
-					select {
-					case <-l.ready:
-						return errLoaded
-					case <-gctx.Done():
-						return nil
-					}
-				})
-			}
-			started := time.Now()
-			err = g.Wait()
-			if ctx.Err() != nil {
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, parts := range groups {
+		g.Go(func() error { return l.tail(gctx, parts) })
+	}
+	if loading {
+		g.Go(func() error {
+			select {
+			case <-l.ready:
+				return errLoaded
+			case <-gctx.Done():
 				return nil
 			}
-			if errors.Is(err, errLoaded) {
-				continue
-			}
-			if !errors.Is(err, errRegroup) {
-				return err
-			}
-			if time.Since(started) > logBackoffMax {
-				backoff = logBackoffMin // the loops ran a while: a new change, not the same one
-			}
-		}
-		l.logger.Warn("regroup log partitions by leader", "err", err)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, logBackoffMax)
+		})
 	}
+	return g.Wait()
 }
 
 // errRegroup and errLoaded stop the fetch loops of Run so that partitions are grouped by
 // leader again.
 var (
-	errRegroup = errors.New("partition leadership changed")
-	errLoaded  = errors.New("initial load done")
+	errRegroup  = errors.New("partition leadership changed")
+	errLoaded   = errors.New("initial load done")
+	errMetadata = errors.New("look up partition leaders")
 )
 
 // WaitReady blocks until the log has applied every record before the end offsets seen when Run
@@ -422,283 +432,4 @@ func (l *Log) checkReadyLocked() {
 		}
 	}
 	close(l.ready)
-}
-
-// tail fetches partitions (all led by one broker) from l.next until ctx is done, with one
-// Fetch request for all of them per round. Fetch errors are retried with backoff, as Connect's
-// consumer does; they are logged, never fatal, so a broker restart only delays the view. A
-// leadership error returns errRegroup.
-func (l *Log) tail(ctx context.Context, parts []int) error {
-	offsets := make(map[int]int64, len(parts))
-	l.mu.Lock()
-	for _, p := range parts {
-		offsets[p] = l.next[p]
-	}
-	l.mu.Unlock()
-	var batch []kafka.Message
-	// A request that fails as a whole is retried after backoff. A partition that fails on its
-	// own (or whose records do not decode) sits out of the requests for its own backoff, so the
-	// other partitions of the broker keep being read.
-	backoff := logBackoffMin
-	paused := map[int]pause{}
-	pauseFor := func(p int, err error) {
-		d := logBackoffMin
-		if prev, ok := paused[p]; ok {
-			d = min(2*prev.backoff, logBackoffMax)
-		}
-		paused[p] = pause{until: time.Now().Add(d), backoff: d}
-		l.logger.Warn("fetch log records", "partition", p, "offset", offsets[p], "retry_in", d, "err", err)
-	}
-	sleep := func(d time.Duration) bool {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(d):
-			return true
-		}
-	}
-	req := &fetchapi.Request{ReplicaID: -1, MinBytes: 1, MaxBytes: logFetchRequestBytes,
-		MaxWaitTime: int32(logFetchMaxWait / time.Millisecond), SessionID: -1, SessionEpoch: -1,
-		Topics: []fetchapi.RequestTopic{{Topic: l.topic}}}
-	for round := 0; ; round++ {
-		// A broker fills the response in request order up to MaxBytes: rotate the order so
-		// that no partition waits behind busy ones for long.
-		now := time.Now()
-		next := time.Time{}
-		req.Topics[0].Partitions = req.Topics[0].Partitions[:0]
-		for i := range parts {
-			p := parts[(i+round)%len(parts)]
-			if pz, ok := paused[p]; ok && now.Before(pz.until) {
-				if next.IsZero() || pz.until.Before(next) {
-					next = pz.until
-				}
-				continue
-			}
-			req.Topics[0].Partitions = append(req.Topics[0].Partitions, fetchapi.RequestPartition{Partition: int32(p),
-				CurrentLeaderEpoch: -1, FetchOffset: offsets[p], LogStartOffset: -1, PartitionMaxBytes: logFetchMaxBytes})
-		}
-		if len(req.Topics[0].Partitions) == 0 {
-			if !sleep(time.Until(next)) {
-				return nil
-			}
-			continue
-		}
-		msg, err := transportOf(l.client).RoundTrip(ctx, l.client.Addr, req)
-		if err == nil {
-			if _, ok := msg.(*fetchapi.Response); !ok {
-				err = fmt.Errorf("unexpected response %T", msg)
-			}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if isLeadershipError(err) {
-				return fmt.Errorf("fetch log records: %w: %w", errRegroup, err)
-			}
-			l.logger.Warn("fetch log records", "partitions", parts, "err", err)
-			if !sleep(backoff) {
-				return nil
-			}
-			backoff = min(2*backoff, logBackoffMax)
-			continue
-		}
-		backoff = logBackoffMin
-		for _, t := range msg.(*fetchapi.Response).Topics {
-			if t.Topic != l.topic {
-				continue
-			}
-			for i := range t.Partitions {
-				rp := &t.Partitions[i]
-				p := int(rp.Partition)
-				offset, mine := offsets[p]
-				if !mine {
-					discard(rp)
-					continue
-				}
-				if rp.ErrorCode != 0 {
-					discard(rp)
-					perr := kafka.Error(rp.ErrorCode)
-					if errors.Is(perr, kafka.OffsetOutOfRange) && rp.LogStartOffset > offset {
-						// Retention or DeleteRecords removed the records we wanted: start at the
-						// log start, as a consumer with auto.offset.reset=earliest would.
-						offsets[p] = rp.LogStartOffset
-						continue
-					}
-					if isLeadershipError(perr) {
-						return fmt.Errorf("fetch log records of partition %d: %w: %w", p, errRegroup, perr)
-					}
-					pauseFor(p, perr)
-					continue
-				}
-				var next int64
-				if rp.RecordSet.Records != nil {
-					batch, next, err = readRecords(rp.RecordSet.Records, l.topic, p, offset, batch[:0], l.applyBatch)
-					if err != nil {
-						// Records applied before the error are applied again after the retry:
-						// harmless for a latest-value-per-key view.
-						discard(rp)
-						pauseFor(p, err)
-						continue
-					}
-					l.applyBatch(batch)
-				} else {
-					next = offset
-				}
-				delete(paused, p)
-				if next == offset && rp.HighWatermark > offset {
-					// Nothing at or after offset below the high watermark: compaction removed the
-					// tail (e.g. an expired tombstone). Connect's consumer position would move
-					// past it the same way.
-					next = rp.HighWatermark
-				}
-				if next != offset {
-					l.advance(p, next)
-					offsets[p] = next
-				}
-			}
-		}
-	}
-}
-
-// pause is how long a partition sits out of its loop's fetches after an error of its own.
-type pause struct {
-	until   time.Time
-	backoff time.Duration
-}
-
-// discard releases a fetched partition's records unread.
-func discard(rp *fetchapi.ResponsePartition) {
-	if rp.RecordSet.Records != nil {
-		discardRecords(rp.RecordSet.Records)
-	}
-}
-
-// isLeadershipError reports whether err means a request went to a broker that does not lead
-// one of its partitions (or does not know it yet), so partitions must be grouped again.
-func isLeadershipError(err error) bool {
-	for _, e := range []error{kafka.NotLeaderForPartition, kafka.LeaderNotAvailable, kafka.ReplicaNotAvailable,
-		kafka.UnknownTopicOrPartition, kafka.FencedLeaderEpoch, kafka.UnknownLeaderEpoch,
-		protocol.ErrNoLeader, protocol.ErrNoPartition, protocol.ErrNoTopic} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	// kafka-go's routing of a request whose partitions its metadata shows led by two brokers.
-	return strings.Contains(err.Error(), "mismatching leaders")
-}
-
-func (l *Log) applyBatch(batch []kafka.Message) {
-	if len(batch) == 0 {
-		return
-	}
-	l.applyMu.Lock()
-	l.apply(batch)
-	l.applyMu.Unlock()
-	clear(batch) // drop references to records the view may have discarded
-}
-
-// readRecords copies the records at or after offset out of rs (which holds pooled buffers),
-// passing every logApplyChunk of them to flush, and returns the rest and the offset after the
-// last record seen, control records included.
-func readRecords(rs kafka.RecordReader, topic string, p int, offset int64, out []kafka.Message, flush func([]kafka.Message)) ([]kafka.Message, int64, error) {
-	next := offset
-	batches := []kafka.RecordReader{rs}
-	if stream, ok := rs.(*protocol.RecordStream); ok {
-		batches = stream.Records
-	}
-	for _, b := range batches {
-		_, control := b.(*protocol.ControlBatch)
-		for {
-			r, err := b.ReadRecord()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return out, next, fmt.Errorf("read record of partition %d: %w", p, err)
-			}
-			if r.Offset < offset || control {
-				// Batches may start before the requested offset; control records only move the
-				// position.
-				closeBytes(r.Key, r.Value)
-				next = max(next, r.Offset+1)
-				continue
-			}
-			key, value, err := copyRecord(r.Key, r.Value)
-			if err != nil {
-				return out, next, fmt.Errorf("read record %d of partition %d: %w", r.Offset, p, err)
-			}
-			out = append(out, kafka.Message{
-				Topic:     topic,
-				Partition: p,
-				Offset:    r.Offset,
-				Key:       key,
-				Value:     value,
-				Headers:   r.Headers,
-				Time:      r.Time,
-			})
-			next = r.Offset + 1
-			if len(out) == logApplyChunk {
-				flush(out)
-				out = out[:0]
-			}
-		}
-	}
-	return out, next, nil
-}
-
-// copyRecord copies key and value into one allocation (one malloc per record instead of two keeps
-// view loads fast and small) and releases the pooled pages they came from.
-func copyRecord(k, v protocol.Bytes) (key, value []byte, err error) {
-	defer closeBytes(k, v)
-	kn, vn := bytesLen(k), bytesLen(v)
-	if kn+vn == 0 {
-		if k != nil {
-			key = []byte{}
-		}
-		if v != nil {
-			value = []byte{}
-		}
-		return key, value, nil
-	}
-	buf := make([]byte, kn+vn)
-	if k != nil {
-		if _, err := io.ReadFull(k, buf[:kn]); err != nil {
-			return nil, nil, err
-		}
-		key = buf[:kn:kn]
-	}
-	if v != nil {
-		if _, err := io.ReadFull(v, buf[kn:]); err != nil {
-			return nil, nil, err
-		}
-		value = buf[kn:]
-	}
-	return key, value, nil
-}
-
-func bytesLen(b protocol.Bytes) int {
-	if b == nil {
-		return 0
-	}
-	return b.Len()
-}
-
-// discardRecords reads rs to its end, releasing each record's pooled buffers.
-func discardRecords(rs kafka.RecordReader) {
-	for {
-		r, err := rs.ReadRecord()
-		if err != nil {
-			return
-		}
-		closeBytes(r.Key, r.Value)
-	}
-}
-
-func closeBytes(bs ...protocol.Bytes) {
-	for _, b := range bs {
-		if b != nil {
-			_ = b.Close()
-		}
-	}
 }
