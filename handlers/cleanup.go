@@ -17,103 +17,150 @@ import (
 const cleanupTimeout = 60 * time.Second
 
 // cleanup undoes what a request failed at failed had done, so that the connector's offsets end
-// exactly as they were before the request and no config record of it remains: it removes the
-// initial offsets written so far, restores the snapshot taken before the wipe and tombstones
-// the config records write_config may have written. A cleanup that fails says so, with what is
-// left, instead of hiding it.
+// exactly as they were before the request and no config record of it remains. Each stage that
+// writes has an undo (stage.undo); they run in reverse stage order: tombstone the config
+// records write_config may have written, remove the initial offsets written so far, restore
+// the snapshot taken before the wipe. A cleanup that fails says so, with what is left, instead
+// of hiding it.
 func (c *Creator) cleanup(ctx context.Context, j *job, failed Step) *events.Cleanup {
-	out := &events.Cleanup{}
+	u := &undo{out: &events.Cleanup{}}
 	if !j.wipeStarted && !j.sinkWritten && len(j.writtenTo) == 0 && !j.configTried {
-		out.Summary = events.NothingUndone
-		return out
+		u.out.Summary = events.NothingUndone
+		return u.out
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	var done, left []string
-	fail := func(what string, err error) {
-		if out.Error == "" {
-			out.Error = err.Error()
-		} else {
-			out.Error += "; " + err.Error()
-		}
-		left = append(left, what)
-	}
-
-	if j.configTried {
-		keys := []string{"target-state-" + j.name, "connector-" + j.name}
-		recs := []offsetstore.Record{{Key: []byte(keys[0]), Partition: 0}, {Key: []byte(keys[1]), Partition: 0}}
-		if err := c.write(ctx, c.opts.ConfigTopic, recs); err != nil {
-			fail(fmt.Sprintf("config records %s may remain", strings.Join(keys, ", ")), fmt.Errorf("tombstone config records: %w", err))
-		} else {
-			out.ConfigRecordsRemoved = keys
-			done = append(done, "tombstoned "+strings.Join(keys, " and "))
+	stages := c.stages()
+	for i := len(stages) - 1; i >= 0 && !u.stop; i-- {
+		if stages[i].undo != nil {
+			stages[i].undo(ctx, j, u)
 		}
 	}
+	return u.finish()
+}
 
+// undo collects what a cleanup did and what it left.
+type undo struct {
+	out        *events.Cleanup
+	done, left []string
+	// stop ends the cleanup: a later undo would make things worse (e.g. restoring a group
+	// that could not be emptied).
+	stop bool
+}
+
+// fail records that what remains because of err.
+func (u *undo) fail(what string, err error) {
+	if u.out.Error == "" {
+		u.out.Error = err.Error()
+	} else {
+		u.out.Error += "; " + err.Error()
+	}
+	u.left = append(u.left, what)
+}
+
+// undoWriteConfig tombstones the config records write_config may have written.
+func (c *Creator) undoWriteConfig(ctx context.Context, j *job, u *undo) {
+	if !j.configTried {
+		return
+	}
+	keys := []string{"target-state-" + j.name, "connector-" + j.name}
+	recs := []offsetstore.Record{{Key: []byte(keys[0]), Partition: 0}, {Key: []byte(keys[1]), Partition: 0}}
+	if err := c.write(ctx, c.opts.ConfigTopic, recs); err != nil {
+		u.fail(fmt.Sprintf("config records %s may remain", strings.Join(keys, ", ")), fmt.Errorf("tombstone config records: %w", err))
+		return
+	}
+	u.out.ConfigRecordsRemoved = keys
+	u.done = append(u.done, "tombstoned "+strings.Join(keys, " and "))
+}
+
+// undoWriteOffsets removes the initial offsets written so far: a sink connector's group is
+// deleted, a source connector's records are tombstoned in every topic written to.
+func (c *Creator) undoWriteOffsets(ctx context.Context, j *job, u *undo) {
 	if j.typ == connectors.Sink {
-		if j.sinkWritten || j.wipeStarted {
-			if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.DeleteGroup(ctx, j.group) }); err != nil {
-				fail(fmt.Sprintf("group %q may hold initial offsets", j.group), fmt.Errorf("delete group %q: %w", j.group, err))
-				return finish(out, done, left)
-			}
-			if j.sinkWritten {
-				out.OffsetsRemoved = len(j.sinkOffsets)
-				done = append(done, fmt.Sprintf("removed %d initial offsets of group %s", len(j.sinkOffsets), j.group))
-			}
-			if len(j.prevGroup) > 0 {
-				if err := c.retry(ctx, func(ctx context.Context) error {
-					return c.opts.Store.CommitGroupOffsets(ctx, j.group, j.prevGroup)
-				}); err != nil {
-					fail(fmt.Sprintf("%d previous offsets of group %q were not restored (see previous_offsets)", len(j.prevGroup), j.group),
-						fmt.Errorf("restore offsets of group %q: %w", j.group, err))
-					return finish(out, done, left)
-				}
-				out.OffsetsRestored = len(j.prevGroup)
-				done = append(done, fmt.Sprintf("restored %d previous offsets", len(j.prevGroup)))
-			}
+		if !j.sinkWritten {
+			return
 		}
-		return finish(out, done, left)
+		if !c.deleteGroup(ctx, j, u) {
+			return
+		}
+		u.out.OffsetsRemoved = len(j.sinkOffsets)
+		u.done = append(u.done, fmt.Sprintf("removed %d initial offsets of group %s", len(j.sinkOffsets), j.group))
+		return
 	}
-
 	for _, topic := range j.writtenTo {
 		tombs := make([]offsetstore.Record, len(j.records))
 		for i, r := range j.records {
 			tombs[i] = offsetstore.Record{Key: r.Key, Partition: -1}
 		}
 		if err := c.write(ctx, topic, tombs); err != nil {
-			fail(fmt.Sprintf("initial offsets may remain in topic %s", topic), fmt.Errorf("tombstone initial offsets in topic %q: %w", topic, err))
+			u.fail(fmt.Sprintf("initial offsets may remain in topic %s", topic), fmt.Errorf("tombstone initial offsets in topic %q: %w", topic, err))
 			continue
 		}
-		out.OffsetsRemoved += len(tombs)
+		u.out.OffsetsRemoved += len(tombs)
 	}
-	if out.OffsetsRemoved > 0 {
-		done = append(done, fmt.Sprintf("removed %d initial offsets", out.OffsetsRemoved))
+	if u.out.OffsetsRemoved > 0 {
+		u.done = append(u.done, fmt.Sprintf("removed %d initial offsets", u.out.OffsetsRemoved))
 	}
-	if j.wipeStarted {
-		for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
-			prev := j.prevSource[topic]
-			if len(prev) == 0 {
-				continue
-			}
-			recs := make([]offsetstore.Record, len(prev))
-			for i, r := range prev {
-				recs[i] = offsetstore.Record(r)
-			}
-			if err := c.write(ctx, topic, recs); err != nil {
-				fail(fmt.Sprintf("%d previous offsets in topic %s were not restored (see previous_offsets)", len(prev), topic),
-					fmt.Errorf("restore offsets in topic %q: %w", topic, err))
-				continue
-			}
-			out.OffsetsRestored += len(prev)
-		}
-		if out.OffsetsRestored > 0 {
-			done = append(done, fmt.Sprintf("restored %d previous offsets", out.OffsetsRestored))
-		}
-	}
-	return finish(out, done, left)
 }
 
-func finish(out *events.Cleanup, done, left []string) *events.Cleanup {
+// undoWipe writes back the snapshot taken before the wipe. A sink connector's group is
+// emptied first unless undoWriteOffsets already did, since the wipe may have stopped part way.
+func (c *Creator) undoWipe(ctx context.Context, j *job, u *undo) {
+	if !j.wipeStarted {
+		return
+	}
+	if j.typ == connectors.Sink {
+		if !j.sinkWritten && !c.deleteGroup(ctx, j, u) {
+			return
+		}
+		if len(j.prevGroup) == 0 {
+			return
+		}
+		if err := c.retry(ctx, func(ctx context.Context) error {
+			return c.opts.Store.CommitGroupOffsets(ctx, j.group, j.prevGroup)
+		}); err != nil {
+			u.fail(fmt.Sprintf("%d previous offsets of group %q were not restored (see previous_offsets)", len(j.prevGroup), j.group),
+				fmt.Errorf("restore offsets of group %q: %w", j.group, err))
+			return
+		}
+		u.out.OffsetsRestored = len(j.prevGroup)
+		u.done = append(u.done, fmt.Sprintf("restored %d previous offsets", len(j.prevGroup)))
+		return
+	}
+	for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
+		prev := j.prevSource[topic]
+		if len(prev) == 0 {
+			continue
+		}
+		recs := make([]offsetstore.Record, len(prev))
+		for i, r := range prev {
+			recs[i] = offsetstore.Record(r)
+		}
+		if err := c.write(ctx, topic, recs); err != nil {
+			u.fail(fmt.Sprintf("%d previous offsets in topic %s were not restored (see previous_offsets)", len(prev), topic),
+				fmt.Errorf("restore offsets in topic %q: %w", topic, err))
+			continue
+		}
+		u.out.OffsetsRestored += len(prev)
+	}
+	if u.out.OffsetsRestored > 0 {
+		u.done = append(u.done, fmt.Sprintf("restored %d previous offsets", u.out.OffsetsRestored))
+	}
+}
+
+// deleteGroup deletes the sink connector's group; on failure the cleanup stops there.
+func (c *Creator) deleteGroup(ctx context.Context, j *job, u *undo) bool {
+	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.DeleteGroup(ctx, j.group) }); err != nil {
+		u.fail(fmt.Sprintf("group %q may hold initial offsets", j.group), fmt.Errorf("delete group %q: %w", j.group, err))
+		u.stop = true
+		return false
+	}
+	return true
+}
+
+// finish writes the summary of what was done and left.
+func (u *undo) finish() *events.Cleanup {
+	out, done, left := u.out, u.done, u.left
 	switch {
 	case len(done) == 0 && len(left) == 0:
 		out.Summary = "nothing to undo"

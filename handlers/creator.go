@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"runtime"
 	"slices"
 	"time"
 
@@ -133,6 +134,7 @@ type Options struct {
 // Creator runs create requests against one Connect cluster.
 type Creator struct {
 	opts Options
+	gc   *collector
 }
 
 // NewCreator checks opts and returns a Creator.
@@ -156,7 +158,7 @@ func NewCreator(opts Options) (*Creator, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Creator{opts: opts}, nil
+	return &Creator{opts: opts, gc: &collector{collect: runtime.GC}}, nil
 }
 
 // Outcome is what a request came to.
@@ -180,6 +182,8 @@ type stage struct {
 	skip func(j *job) bool
 	// destructive steps change Connect's state: the intent is written before the first one.
 	destructive bool
+	// undo reverts what run wrote, as far as the job records it, when a request fails.
+	undo func(ctx context.Context, j *job, u *undo)
 }
 
 func noOffsets(j *job) bool      { return !j.req.Data.HasInitialOffsets }
@@ -190,9 +194,9 @@ func (c *Creator) stages() []stage {
 	return []stage{
 		{step: StepValidateConfig, run: c.validateConfig},
 		{step: StepValidateOffsets, run: c.validateOffsets, skip: noOffsets},
-		{step: StepWipeOffsets, run: c.wipeOffsets, skip: noOffsetsOrDry, destructive: true},
-		{step: StepWriteOffsets, run: c.writeOffsets, skip: noOffsetsOrDry, destructive: true},
-		{step: StepWriteConfig, run: c.writeConfig, skip: dryRun, destructive: true},
+		{step: StepWipeOffsets, run: c.wipeOffsets, skip: noOffsetsOrDry, destructive: true, undo: c.undoWipe},
+		{step: StepWriteOffsets, run: c.writeOffsets, skip: noOffsetsOrDry, destructive: true, undo: c.undoWriteOffsets},
+		{step: StepWriteConfig, run: c.writeConfig, skip: dryRun, destructive: true, undo: c.undoWriteConfig},
 	}
 }
 

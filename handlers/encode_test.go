@@ -17,11 +17,11 @@ import (
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
-// encodeOffsets splits large requests into ranges encoded in parallel: the records must be those
+// EncodeOffsets splits large requests into ranges encoded in parallel: the records must be those
 // of encoding each entry on its own, in request order, without the null offsets.
 func TestEncodeOffsetsParallel(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	entries := testEntries(3*encodeParallelMin + 11)
+	entries := testEntries(3*8192 + 11) // several ranges of encoding
 	var want []offsetstore.Record
 	for _, e := range entries {
 		if e.Offset == nil {
@@ -33,7 +33,7 @@ func TestEncodeOffsetsParallel(t *testing.T) {
 			Partition: -1,
 		})
 	}
-	got := encodeOffsets("conn", entries, nil)
+	got := offsetstore.EncodeOffsets("conn", offsetEntries(entries), nil)
 	require.Equal(t, make([]events.OffsetEntry, len(entries)), entries, "entries are released as they are encoded")
 	require.Len(t, got, len(want))
 	for i := range want {
@@ -49,7 +49,7 @@ func TestEncodeOffsetsParallel(t *testing.T) {
 		}
 		return out
 	}
-	got = encodeOffsets("conn", testEntries(3), reverse)
+	got = offsetstore.EncodeOffsets("conn", offsetEntries(testEntries(3)), reverse)
 	require.Equal(t, `["conn",{"cluster":"src","partition":1,"topic":"t1"}]`, string(got[0].Key))
 }
 
@@ -75,9 +75,7 @@ func testEntries(n int) []events.OffsetEntry {
 func TestValidateOffsetsCollectsAroundLargeRequests(t *testing.T) {
 	var j *job
 	var encoded []bool // at each collection: were the records encoded yet?
-	collect = func() { encoded = append(encoded, j.records != nil) }
-	defer func() { collect = runtime.GC }()
-	c := &Creator{}
+	c := &Creator{gc: &collector{collect: func() { encoded = append(encoded, j.records != nil) }}}
 	for _, tc := range []struct {
 		n    int
 		want []bool
@@ -97,18 +95,17 @@ func TestCollectionsAreShared(t *testing.T) {
 	free := func() { once.Do(func() { close(release) }) }
 	defer free()
 	var calls atomic.Int32
-	collect = func() {
+	g := &collector{collect: func() {
 		calls.Add(1)
 		<-release
-	}
-	defer func() { collect = runtime.GC }()
+	}}
 	var wg sync.WaitGroup
-	wg.Go(collectUnlessRunning)
+	wg.Go(g.collectUnlessRunning)
 	require.Eventually(t, func() bool { return calls.Load() == 1 }, 5*time.Second, time.Millisecond)
 	for range 10 {
 		done := make(chan struct{})
 		go func() {
-			collectUnlessRunning()
+			g.collectUnlessRunning()
 			close(done)
 		}()
 		select {
@@ -120,7 +117,7 @@ func TestCollectionsAreShared(t *testing.T) {
 	free()
 	wg.Wait()
 	require.Equal(t, int32(1), calls.Load())
-	collect = func() { calls.Add(1) }
-	collectUnlessRunning() // none running now
+	g.collect = func() { calls.Add(1) }
+	g.collectUnlessRunning() // none running now
 	require.Equal(t, int32(2), calls.Load())
 }

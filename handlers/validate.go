@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
-	"github.com/offsetagent/offsetagent/internal/chunks"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
@@ -29,9 +27,8 @@ const msgNoOffsets = "Partitions / offsets need to be provided for an alter offs
 // (400), then existence (409). It also settles the connector's type, target state and
 // offsets topics.
 func (c *Creator) validateConfig(ctx context.Context, j *job) error {
-	d := &j.req.Data
 	// ConnectorsResource trims the name; a null name is "".
-	j.name = strings.TrimSpace(d.Name)
+	j.name = strings.TrimSpace(j.req.Data.Name)
 	// An earlier request for this connector that was interrupted (the agent died mid-way) is
 	// rolled back first, so this one starts from the state before it. A dry run writes
 	// nothing, not even that.
@@ -40,6 +37,29 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 			return err
 		}
 	}
+	if err := c.checkConfig(j); err != nil {
+		return err
+	}
+	j.class, _ = c.opts.Registry.Lookup(j.props["connector.class"])
+	j.typ = c.opts.Registry.TypeOf(j.props)
+	if c.opts.Validator != nil {
+		if err := c.validateWithConnect(ctx, j); err != nil {
+			return err
+		}
+	}
+	if err := c.settleTopics(j); err != nil {
+		return err
+	}
+	// The intent record goes out now too, from the view as it is, overlapping the barriers;
+	// the wipe checks it against the snapshot taken after them.
+	c.startOptimisticIntent(ctx, j)
+	return c.checkNotExists(ctx, j)
+}
+
+// checkConfig takes the request's config into the job and runs Connect's checks on it that
+// need no cluster: the name, the class, ConfigDef's errors and the initial state.
+func (c *Creator) checkConfig(j *job) error {
+	d := &j.req.Data
 	if d.Config == nil {
 		// Connect answers a body without config with a NullPointerException (500); a clear
 		// message serves automation better and the status stays the same.
@@ -76,22 +96,17 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 		b.WriteString("\nYou can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`")
 		return badRequest(b.String())
 	}
-
 	state, rest, err := targetState(d.InitialState)
 	if err != nil {
 		return err
 	}
 	j.state, j.restState = state, rest
+	return nil
+}
 
-	class := j.props["connector.class"]
-	j.class, _ = c.opts.Registry.Lookup(class)
-	j.typ = c.opts.Registry.TypeOf(j.props)
-	if c.opts.Validator != nil {
-		if err := c.validateWithConnect(ctx, j); err != nil {
-			return err
-		}
-	}
-
+// settleTopics sets where the connector's offsets live: a sink connector's consumer group, a
+// source connector's own offsets topic when it has an allowed one.
+func (c *Creator) settleTopics(j *job) error {
 	switch j.typ {
 	case connectors.Sink:
 		j.group = "connect-" + j.name
@@ -106,11 +121,12 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 			j.connectorTopic = t
 		}
 	}
+	return nil
+}
 
-	// The intent record goes out now too, from the view as it is, overlapping the barriers;
-	// the wipe checks it against the snapshot taken after them.
-	c.startOptimisticIntent(ctx, j)
-
+// checkNotExists reads the config topic to its end, as Connect's leader does, and fails with
+// 409 when the connector exists. It starts reading the offsets topics the later stages need.
+func (c *Creator) checkNotExists(ctx context.Context, j *job) error {
 	// The wipe will read the global offsets topic to its end: start that now, alongside the
 	// config topic's, so the two round trips overlap. The barrier still covers every write made
 	// before the request arrived.
@@ -121,8 +137,6 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 		}()
 		j.globalSynced = synced
 	}
-
-	// The existence check reads the config topic to its end first, as Connect's leader does.
 	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, c.opts.ConfigTopic) }); err != nil {
 		return fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
 	}
@@ -260,7 +274,7 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 		// The request record is garbage now (a large request's values are copied out of it:
 		// events.ParseCreateRequest), but the heap's goal was set while it was live. Collected,
 		// the goal follows what the validation and encoding below actually keep.
-		collectUnlessRunning()
+		c.gc.collectUnlessRunning()
 	}
 	if err := connectors.ValidateSource(entries); err != nil {
 		return asFailure(err)
@@ -275,7 +289,7 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 	if j.class != nil && j.class.PartitionOrder != nil {
 		order = j.class.PartitionOrder
 	}
-	j.records = encodeOffsets(j.name, entries, order)
+	j.records = offsetstore.EncodeOffsets(j.name, offsetEntries(entries), order)
 	// The decoded offsets (and the request record they may share memory with) are not needed
 	// any more: let them go before the writes.
 	j.req.Data.InitialOffsets = nil
@@ -285,7 +299,7 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 		// offsets: left to the pacer, the heap would grow to twice what was reachable while
 		// encoding. With both collections a 100,000-offset request peaks at ~4x its size
 		// (~7.5x with neither); each costs ~10-20 ms of CPU.
-		collectUnlessRunning()
+		c.gc.collectUnlessRunning()
 	}
 	return nil
 }
@@ -295,87 +309,35 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 // encoded.
 const collectAfterOffsets = 10_000
 
-// collect runs a garbage collection; tests count the calls.
-var collect = runtime.GC
-
-// collecting is set while collectUnlessRunning's collection runs.
-var collecting atomic.Bool
+// collector runs the garbage collections validate_offsets asks for around large requests.
+type collector struct {
+	// collect runs a collection (runtime.GC).
+	collect func()
+	// running is set while a collection asked for here runs.
+	running atomic.Bool
+}
 
 // collectUnlessRunning collects unless a collection asked for here is already running: many
 // large requests at once then do not queue collections one after another. A request that finds
 // one running goes on; what that collection does not free of its garbage, the pacer will.
-func collectUnlessRunning() {
-	if !collecting.CompareAndSwap(false, true) {
+func (g *collector) collectUnlessRunning() {
+	if !g.running.CompareAndSwap(false, true) {
 		return
 	}
-	defer collecting.Store(false)
-	collect()
+	defer g.running.Store(false)
+	g.collect()
 }
 
-// encodeOffsets encodes the non-null offsets of entries into records for connector name, with
-// partition maps in order's key order (Java HashMap order when order is nil) and offset maps in
-// Java HashMap order. It consumes entries: each is cleared once encoded, so that the decoded
-// maps of a large request can be collected while the rest is encoded.
-//
-// Keys and values are encoded back to back into shared arenas instead of two allocations per
-// offset: a 100,000-offset request makes a few large allocations, not 200,000 small ones. A
-// full arena is left to the records that point into it and a new one started. Large requests
-// are encoded in parallel ranges, each with its own arenas, into one slice of records.
-func encodeOffsets(name string, entries []events.OffsetEntry, order func(jsonvalue.Map) jsonvalue.Map) []offsetstore.Record {
-	const arenaSize = 256 << 10
-	ranges := chunks.Split(len(entries), encodeParallelMin)
-	// Where each range's records start: null offsets make no record.
-	starts := make([]int, len(ranges)+1)
-	for i, r := range ranges {
-		n := 0
-		for _, e := range entries[r.Lo:r.Hi] {
-			if e.Offset != nil {
-				n++
-			}
-		}
-		starts[i+1] = starts[i] + n
-	}
-	records := make([]offsetstore.Record, starts[len(ranges)])
-	chunks.Run(ranges, func(i int, r chunks.Range) {
-		recs := records[starts[i]:starts[i]:starts[i+1]]
-		var arena []byte
-		var pbuf, obuf [smallMap]jsonvalue.Field
-		for k := r.Lo; k < r.Hi; k++ {
-			e := entries[k]
-			entries[k] = events.OffsetEntry{}
-			if e.Offset == nil {
-				continue // a null offset resets the partition: the wipe already removed it
-			}
-			if cap(arena)-len(arena) < 4<<10 {
-				// Small requests get a small arena: a full one for ten offsets was most of
-				// what the many-connectors load allocated.
-				arena = make([]byte, 0, min(arenaSize, (r.Hi-k)*recordGuess+8<<10))
-			}
-			partition := e.Partition
-			if order != nil {
-				partition = order(partition)
-			} else {
-				partition = offsetstore.JavaHashMapOrderInto(pbuf[:0], partition)
-			}
-			start := len(arena)
-			arena = offsetstore.AppendKey(arena, name, partition)
-			mid := len(arena)
-			arena = offsetstore.AppendMapJSON(arena, offsetstore.JavaHashMapOrderInto(obuf[:0], e.Offset))
-			end := len(arena)
-			recs = append(recs, offsetstore.Record{Key: arena[start:mid:mid], Value: arena[mid:end:end], Partition: -1})
-		}
-	})
-	return records
+// offsetEntries lets offsetstore.EncodeOffsets read and release a request's offsets.
+type offsetEntries []events.OffsetEntry
+
+func (e offsetEntries) Len() int             { return len(e) }
+func (e offsetEntries) HasOffset(i int) bool { return e[i].Offset != nil }
+func (e offsetEntries) Take(i int) (partition, offset jsonvalue.Map) {
+	en := e[i]
+	e[i] = events.OffsetEntry{}
+	return en.Partition, en.Offset
 }
-
-// recordGuess is a typical offsets record's key and value size in bytes, for sizing arenas.
-const recordGuess = 160
-
-// smallMap is the size of the scratch maps that spare encodeOffsets an allocation per map.
-const smallMap = 8
-
-// encodeParallelMin is the least number of offsets worth an encoding goroutine of their own.
-const encodeParallelMin = 8192
 
 // missingTopicAttempts × 300 ms outlasts the agent transport's metadata refresh interval.
 const missingTopicAttempts = 6
