@@ -73,56 +73,8 @@ func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 	fail := func(i int, err error) {
 		errs[i], failed = err, true
 	}
-	leadersOf := map[string][]int{}
-	topicErr := map[string]error{}
-	items := map[topicPartition]*produceItem{}
-	var order []*produceItem
-	owner := make([]*produceItem, len(msgs))
-	for i := range msgs {
-		m := &msgs[i]
-		leaders, ok := leadersOf[m.Topic]
-		if !ok {
-			var err error
-			if leaders, err = p.leaders.get(ctx, m.Topic); err != nil {
-				topicErr[m.Topic] = err
-			}
-			leadersOf[m.Topic] = leaders
-		}
-		if err := topicErr[m.Topic]; err != nil {
-			fail(i, fmt.Errorf("write to topic %q: %w", m.Topic, err))
-			continue
-		}
-		part := m.Partition
-		if part < 0 {
-			parts := make([]int, len(leaders))
-			for k := range parts {
-				parts[k] = k
-			}
-			part = (&kafka.Hash{}).Balance(*m, parts...)
-		}
-		if part >= len(leaders) {
-			fail(i, fmt.Errorf("write to topic %q: partition %d of %d", m.Topic, part, len(leaders)))
-			continue
-		}
-		k := topicPartition{m.Topic, int32(part)}
-		it := items[k]
-		if it == nil {
-			it = &produceItem{topic: m.Topic, partition: int32(part), done: make(chan struct{})}
-			items[k] = it
-			order = append(order, it)
-		}
-		it.recs = append(it.recs, kafka.Message{Key: m.Key, Value: m.Value, Headers: m.Headers})
-		it.size += len(m.Key) + len(m.Value) + 24
-		for _, h := range m.Headers {
-			it.size += len(h.Key) + len(h.Value) + 8
-		}
-		owner[i] = it
-	}
-	leaderOf := make([]int, len(order))
-	for i, it := range order {
-		leaderOf[i] = leadersOf[it.topic][it.partition]
-	}
-	p.enqueue(order, leaderOf)
+	owner, order, leaders := p.route(ctx, msgs, fail)
+	p.enqueue(order, leaders)
 	for _, it := range order {
 		select {
 		case <-it.done:
@@ -147,6 +99,58 @@ func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 		return nil
 	}
 	return errs
+}
+
+// route groups msgs into one item per partition: owner[i] is msgs[i]'s item (nil when fail
+// was told why it cannot be written), order the items in first-seen order and leaders the
+// leader of each item's partition.
+func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(int, error)) (owner, order []*produceItem, leaders []int) {
+	leadersOf := map[string][]int{}
+	topicErr := map[string]error{}
+	items := map[topicPartition]*produceItem{}
+	owner = make([]*produceItem, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		ls, ok := leadersOf[m.Topic]
+		if !ok {
+			var err error
+			if ls, err = p.leaders.get(ctx, m.Topic); err != nil {
+				topicErr[m.Topic] = err
+			}
+			leadersOf[m.Topic] = ls
+		}
+		if err := topicErr[m.Topic]; err != nil {
+			fail(i, fmt.Errorf("write to topic %q: %w", m.Topic, err))
+			continue
+		}
+		part := m.Partition
+		if part < 0 {
+			parts := make([]int, len(ls))
+			for k := range parts {
+				parts[k] = k
+			}
+			part = (&kafka.Hash{}).Balance(*m, parts...)
+		}
+		if part >= len(ls) {
+			fail(i, fmt.Errorf("write to topic %q: partition %d of %d", m.Topic, part, len(ls)))
+			continue
+		}
+		k := topicPartition{m.Topic, int32(part)}
+		it := items[k]
+		if it == nil {
+			it = &produceItem{topic: m.Topic, partition: int32(part), done: make(chan struct{})}
+			items[k] = it
+			order = append(order, it)
+			leaders = append(leaders, ls[part])
+		}
+		it.recs = append(it.recs, kafka.Message{Key: m.Key, Value: m.Value, Headers: m.Headers})
+		it.size += len(m.Key) + len(m.Value) + 24
+		for _, h := range m.Headers {
+			it.size += len(h.Key) + len(h.Value) + 8
+		}
+		owner[i] = it
+	}
+	return owner, order, leaders
 }
 
 // enqueue adds items (each to the queue of its leader in leaders) and starts the senders of
