@@ -154,35 +154,25 @@ func (m *Message) GetExtension(name string) interface{} {
 // Finish does nothing: a Kafka record needs no acknowledgement here; the caller commits.
 func (m *Message) Finish(error) error { return nil }
 
-type skipKeyMappingKey struct{}
-
-// WithSkipKeyMapping makes WriteMessage leave the record key alone even when the event has a
-// partitionkey extension.
-func WithSkipKeyMapping(ctx context.Context) context.Context {
-	return context.WithValue(ctx, skipKeyMappingKey{}, true)
-}
-
 // WriteMessage fills out with m: binary mode by default, structured mode when ctx says so
 // (binding.WithForceStructured). It replaces out's value and headers and keeps its topic.
-// Unless ctx has WithSkipKeyMapping, a non-empty partitionkey extension becomes the record key,
+// A non-empty partitionkey extension becomes the record key,
 // as the CloudEvents Kafka binding specifies; without one out.Key is left as it was.
 func WriteMessage(ctx context.Context, m binding.Message, out *kafka.Message, transformers ...binding.Transformer) error {
 	var key string
-	if skip, _ := ctx.Value(skipKeyMappingKey{}).(bool); !skip {
-		transformers = append(transformers, binding.TransformerFunc(
-			func(r binding.MessageMetadataReader, _ binding.MessageMetadataWriter) error {
-				ext := r.GetExtension(ExtensionPartitionKey)
-				if types.IsZero(ext) {
-					return nil
-				}
-				s, err := types.Format(ext)
-				if err != nil {
-					return err
-				}
-				key = s
+	transformers = append(transformers, binding.TransformerFunc(
+		func(r binding.MessageMetadataReader, _ binding.MessageMetadataWriter) error {
+			ext := r.GetExtension(ExtensionPartitionKey)
+			if types.IsZero(ext) {
 				return nil
-			}))
-	}
+			}
+			s, err := types.Format(ext)
+			if err != nil {
+				return err
+			}
+			key = s
+			return nil
+		}))
 	w := (*messageWriter)(out)
 	if _, err := binding.Write(ctx, m, w, w, transformers...); err != nil {
 		return err

@@ -67,17 +67,6 @@ func TestWriteMessageHeaders(t *testing.T) {
 			},
 			value: `{"a":1}`,
 		},
-		{
-			name:    "key mapping skipped",
-			ctx:     WithSkipKeyMapping(context.Background()),
-			ext:     map[string]any{"partitionkey": "pk"},
-			wantKey: "",
-			headers: []string{
-				"ce_specversion", "1.0", "ce_id", "id-1", "ce_source", "/src", "ce_type", "com.example.test",
-				"content-type", "application/json", "ce_time", "2025-03-04T05:06:07Z", "ce_partitionkey", "pk",
-			},
-			value: `{"a":1}`,
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

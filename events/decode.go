@@ -41,14 +41,6 @@ const (
 	ReasonInvalidData DecodeReason = "invalid_data"
 )
 
-// DecodeReasons lists every DecodeReason, for pre-creating metric label values.
-func DecodeReasons() []DecodeReason {
-	return []DecodeReason{
-		ReasonNotCloudEvent, ReasonInvalidUTF8, ReasonTooLarge, ReasonWrongSpecVersion,
-		ReasonInvalidEvent, ReasonUnknownType, ReasonInvalidData,
-	}
-}
-
 // DecodeError says why a record is not a valid create request.
 type DecodeError struct {
 	// Reason is bounded, for metrics and branching.

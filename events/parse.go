@@ -31,7 +31,7 @@ import (
 //
 // Strings in the result may share data's memory, so data must not be modified afterwards.
 func ParseCreateRequest(data []byte) (CreateRequest, error) {
-	if req, ok := parseFast(data); ok {
+	if req, ok := parseFast(data, defaultTuning()); ok {
 		return req, nil
 	}
 	return parseTokens(data)

@@ -13,9 +13,9 @@ import (
 // parseTokens rule for rule on every input it accepts; on anything else ok is false and the
 // caller runs parseTokens, which words the error. FuzzParseCreateRequest holds the two
 // together.
-func parseFast(data []byte) (req CreateRequest, ok bool) {
+func parseFast(data []byte, tune scanTuning) (req CreateRequest, ok bool) {
 	sc := jsonvalue.NewScanner(data)
-	if len(data) >= copyStringsBytes {
+	if len(data) >= tune.copyStringsBytes {
 		// A large request's values are kept through the request's stages; copied, they do not
 		// keep the whole request record alive (9.4 MiB for 100,000 MM2 offsets, whose copied
 		// strings take about 2 MiB).
@@ -46,7 +46,7 @@ func parseFast(data []byte) (req CreateRequest, ok bool) {
 					return req, false
 				}
 			case "initial_offsets":
-				if req.InitialOffsets, req.HasInitialOffsets, ok = scanInitialOffsets(sc); !ok {
+				if req.InitialOffsets, req.HasInitialOffsets, ok = scanInitialOffsets(sc, tune); !ok {
 					return req, false
 				}
 			default:
@@ -157,10 +157,10 @@ func scanConfig(sc *jsonvalue.Scanner) (Config, bool) {
 }
 
 // scanInitialOffsets is decodeInitialOffsets.
-func scanInitialOffsets(sc *jsonvalue.Scanner) ([]OffsetEntry, bool, bool) {
+func scanInitialOffsets(sc *jsonvalue.Scanner, tune scanTuning) ([]OffsetEntry, bool, bool) {
 	switch sc.NextByte() {
 	case '[':
-		entries, ok := scanOffsetEntries(sc)
+		entries, ok := scanOffsetEntries(sc, tune)
 		return entries, true, ok
 	case '{':
 	default:
@@ -178,7 +178,7 @@ func scanInitialOffsets(sc *jsonvalue.Scanner) ([]OffsetEntry, bool, bool) {
 			return nil, false, false
 		}
 		if sc.NextByte() == '[' {
-			if entries, ok = scanOffsetEntries(sc); !ok {
+			if entries, ok = scanOffsetEntries(sc, tune); !ok {
 				return nil, false, false
 			}
 		} else {
@@ -199,27 +199,33 @@ func scanInitialOffsets(sc *jsonvalue.Scanner) ([]OffsetEntry, bool, bool) {
 // entryChunk is the number of entries collected per chunk before the exact-size copy.
 const entryChunk = 1024
 
-// copyStringsBytes is the request size from which the parsed values do not share the request's
-// memory. (A variable for tests.)
-var copyStringsBytes = 64 << 10
+// scanTuning sets the sizes at which parseFast changes strategy.
+type scanTuning struct {
+	// copyStringsBytes is the request size from which the parsed values do not share the
+	// request's memory.
+	copyStringsBytes int
+	// parallelBytes is the size from which an initial_offsets array is parsed in parallel
+	// runs: below it, a single pass costs less than starting goroutines.
+	parallelBytes int
+	// parallelism is the number of runs a large array is cut into.
+	parallelism int
+}
 
-// parallelScanBytes is the size from which an initial_offsets array is parsed in parallel runs:
-// below it, a single pass costs less than starting goroutines. (A variable for tests.)
-var parallelScanBytes = 256 << 10
-
-// scanParallelism is the number of runs a large array is cut into, at most 8 (more runs than
-// CPUs only cost memory). (A variable for tests.)
-var scanParallelism = func() int { return min(runtime.GOMAXPROCS(0), 8) }
+// defaultTuning is the tuning of ParseCreateRequest: at most 8 runs (more runs than CPUs only
+// cost memory).
+func defaultTuning() scanTuning {
+	return scanTuning{copyStringsBytes: 64 << 10, parallelBytes: 256 << 10, parallelism: min(runtime.GOMAXPROCS(0), 8)}
+}
 
 // scanOffsetEntries is decodeOffsetEntries. A large array is cut into runs parsed in parallel
 // (see Scanner.GuessCuts); if a guessed cut turns out not to be between two entries, the array
 // is parsed again from its start in one pass.
-func scanOffsetEntries(sc *jsonvalue.Scanner) ([]OffsetEntry, bool) {
+func scanOffsetEntries(sc *jsonvalue.Scanner, tune scanTuning) ([]OffsetEntry, bool) {
 	if sc.NextByte() != '[' {
 		return nil, false
 	}
 	start := sc.Pos()
-	if parts := scanParallelism(); parts > 1 && sc.Remaining() >= parallelScanBytes {
+	if parts := tune.parallelism; parts > 1 && sc.Remaining() >= tune.parallelBytes {
 		if cuts := sc.GuessCuts(parts); len(cuts) > 0 {
 			if entries, ok := scanRuns(sc, start, cuts); ok {
 				return entries, true

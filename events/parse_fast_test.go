@@ -79,13 +79,12 @@ func requireSameParse(t *testing.T, data []byte) {
 // parseFastWith is parseFast cutting arrays of any size into parts runs.
 func parseFastWith(t *testing.T, data []byte, parts int) (CreateRequest, bool) {
 	t.Helper()
-	size, par, own := parallelScanBytes, scanParallelism, copyStringsBytes
-	t.Cleanup(func() { parallelScanBytes, scanParallelism, copyStringsBytes = size, par, own })
-	parallelScanBytes, scanParallelism = 0, func() int { return parts }
+	tune := defaultTuning()
+	tune.parallelBytes, tune.parallelism = 0, parts
 	if parts > 1 {
-		copyStringsBytes = 0 // and the strings copied
+		tune.copyStringsBytes = 0 // and the strings copied
 	}
-	return parseFast(data)
+	return parseFast(data, tune)
 }
 
 // TestLargeRequestDoesNotAliasData checks that a large request's parsed values own their
@@ -98,10 +97,7 @@ func TestLargeRequestDoesNotAliasData(t *testing.T) {
 	require.NoError(t, err)
 	for _, parts := range []int{1, 3} {
 		in := bytes.Clone(data)
-		size, par, own := parallelScanBytes, scanParallelism, copyStringsBytes
-		parallelScanBytes, scanParallelism, copyStringsBytes = 0, func() int { return parts }, 0
-		got, ok := parseFast(in)
-		parallelScanBytes, scanParallelism, copyStringsBytes = size, par, own
+		got, ok := parseFast(in, scanTuning{copyStringsBytes: 0, parallelBytes: 0, parallelism: parts})
 		require.True(t, ok)
 		for i := range in {
 			in[i] = ' '

@@ -245,14 +245,6 @@ func (s *Store) ConnectorConfig(name string) (props map[string]string, exists bo
 	return s.config.connectorConfig(name)
 }
 
-// TargetState returns the target state of connector name ("STARTED", "PAUSED" or "STOPPED") per
-// the reader rules of spec §2.3: the stored state (even for a connector that does not exist, which
-// a future connector of that name would pick up), else STARTED for an existing connector; ok is
-// false when there is neither.
-func (s *Store) TargetState(name string) (state string, ok bool) {
-	return s.config.targetState(name)
-}
-
 // SourceOffsets returns the live keys of connector in the offsets topic, ordered by partition,
 // then key bytes. A topic the store does not read gives nil.
 func (s *Store) SourceOffsets(topic, connector string) []SourceRecord {

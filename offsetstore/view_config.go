@@ -123,6 +123,10 @@ func (v *configView) connectorConfig(name string) (map[string]string, bool) {
 	return maps.Clone(props), true
 }
 
+// targetState returns the target state of connector name ("STARTED", "PAUSED" or "STOPPED") per
+// Connect's reader rules (spec §2.3): the stored state (even for a connector that does not
+// exist, which a future connector of that name would pick up), else STARTED for an existing
+// connector; ok is false when there is neither.
 func (v *configView) targetState(name string) (string, bool) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()

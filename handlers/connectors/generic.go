@@ -176,6 +176,11 @@ func validateFormat(m jsonvalue.Map) error {
 // computed in parallel ranges and indexed in order; only partitions whose hashes are equal have
 // their texts compared, so no text is kept.
 func Dedupe(offsets []events.OffsetEntry) []events.OffsetEntry {
+	return dedupe(offsets, maphash.Bytes)
+}
+
+// dedupe is Dedupe with partitionHash computing the hashes of the canonical partition texts.
+func dedupe(offsets []events.OffsetEntry, partitionHash func(maphash.Seed, []byte) uint64) []events.OffsetEntry {
 	seed := maphash.MakeSeed()
 	hashes := make([]uint64, len(offsets))
 	chunks.Each(len(offsets), parallelMin, func(_, lo, hi int) {
@@ -230,9 +235,6 @@ func Dedupe(offsets []events.OffsetEntry) []events.OffsetEntry {
 	}
 	return out
 }
-
-// partitionHash hashes a canonical partition text; tests replace it to force collisions.
-var partitionHash = maphash.Bytes
 
 // sameOf returns the position among candidates (positions in out) of the partition equal to p.
 func sameOf(out []events.OffsetEntry, candidates []int32, p jsonvalue.Map) (int32, bool) {

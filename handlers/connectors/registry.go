@@ -93,15 +93,6 @@ func Builtin() *Registry {
 	return r
 }
 
-// New returns a registry of classes, or an error naming the first class name given twice.
-func New(classes []Class) (*Registry, error) {
-	r, dups := build(classes)
-	if len(dups) > 0 {
-		return nil, &Error{Code: 500, Message: "connector class " + dups[0] + " is registered twice"}
-	}
-	return r, nil
-}
-
 // build indexes classes by name and alias. A repeated class name keeps the first class and is
 // reported; an alias claimed by two classes, or equal to another class's name, is dropped, as
 // Connect's PluginUtils only keeps unique aliases.

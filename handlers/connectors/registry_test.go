@@ -62,13 +62,19 @@ func TestBuiltinClasses(t *testing.T) {
 	}
 }
 
-func TestNew(t *testing.T) {
-	_, err := New([]Class{{Name: "a.B"}, {Name: "a.B"}})
-	requireErr(t, err, 500, "connector class a.B is registered twice")
+func TestBuild(t *testing.T) {
+	_, dups := build([]Class{{Name: "a.B"}, {Name: "a.B"}})
+	require.Equal(t, []string{"a.B"}, dups)
+	var all []Class
+	for _, family := range builtinFamilies() {
+		all = append(all, family...)
+	}
+	_, dups = build(all)
+	require.Empty(t, dups, "a built-in class is registered twice")
 
 	classes := []Class{{Name: "a.FooConnector", Aliases: simpleAliases("a.FooConnector"), Type: Sink}}
-	r, err := New(classes)
-	require.NoError(t, err)
+	r, dups := build(classes)
+	require.Empty(t, dups)
 	classes[0].Aliases[0] = "changed" // the registry keeps its own copy
 	c, ok := r.Lookup("FooConnector")
 	require.True(t, ok)
