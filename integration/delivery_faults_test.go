@@ -85,12 +85,9 @@ func TestRequestCommitFaultExactlyOnce(t *testing.T) {
 	require.Equal(t, 0.0, b.metric(t, "offsetagent_requests_total", "result", "succeeded"), "nothing ran twice")
 }
 
-// Regression test (was a bug, fixed). After a failed commit, agent.commitLoop (agent/consume.go)
-// calls tr.uncommit() and waits for tr.changed again, but nothing signals it: the finished
-// prefix is committed again only when another request of the partition finishes or the
-// generation ends. With no further traffic the committed offset stays behind the request
-// indefinitely (lag alerts fire, and a crash now redelivers it). Fix: after
-// tr.uncommit(), re-arm the loop with a backoff timer (or tr.signal() after a delay).
+// A failed request commit is retried after a backoff even when no other request of the
+// partition finishes (agent.commitLoop re-arms itself), so an idle partition's committed
+// offset does not stay behind its last finished request.
 func TestRequestCommitRetriedOnIdlePartition(t *testing.T) {
 	r := newFaultRig(t)
 	r.start(t, "", nil)
@@ -100,14 +97,9 @@ func TestRequestCommitRetriedOnIdlePartition(t *testing.T) {
 	r.waitCommitted(t, 1, 20*time.Second)
 }
 
-// Regression test (was a bug, fixed). agent.publish (agent/process.go) retries the result
-// write only while kafkaio.Classify calls the error transient; a permanent answer (here
-// TOPIC_AUTHORIZATION_FAILED twice, e.g. while an ACL is being fixed) makes process() log
-// and return without marking the item done. The request never gets a result from this
-// replica, its partition's committed offset stops there until a rebalance or restart, and a
-// graceful stop then waits the whole ShutdownTimeout for the item that never finishes.
-// Fix: retry the publish on every error while the work context lives (capped
-// backoff, counted), or hand the item back so it is redelivered.
+// agent.publish retries a result write on every error while the agent works, permanent ones
+// too (TOPIC_AUTHORIZATION_FAILED while an ACL is being fixed): every request ends with exactly
+// one result and its partition's offset is committed.
 func TestResultPublishRetriedOnPermanentError(t *testing.T) {
 	r := newFaultRig(t)
 	r.start(t, "", nil)
@@ -121,11 +113,9 @@ func TestResultPublishRetriedOnPermanentError(t *testing.T) {
 	r.waitCommitted(t, 1, resultWait)
 }
 
-// Regression test (was a bug, fixed). REQUEST_TIMED_OUT on produce is answered after the
-// broker appended the records. agent.publish's retry (agent/process.go) then writes the result
-// again, so one request has two result events. Fix: before re-sending after an
-// ambiguous error (timeout, network), Sync the result log and skip the write when
-// results.seen(source, id) already holds.
+// A result write answered with REQUEST_TIMED_OUT may have been appended. Before writing again
+// after such an ambiguous error (timeout, network), agent.publish reads the result log to its end
+// and skips the write when the result is there: one request, one result event.
 func TestResultPublishTimeoutWritesOneResult(t *testing.T) {
 	r := newFaultRig(t)
 	r.start(t, "", nil)

@@ -282,13 +282,10 @@ func TestSecureBrokerStartupErrors(t *testing.T) {
 	})
 }
 
-// Regression test (was a bug, fixed). A broker that closes the connection on a
-// failed SASL authentication (kfake here; also SaslHandshake v0 brokers and some proxies) makes
-// agent.Run fail fast but with only "kafka.(*Client).Metadata: unexpected EOF" (from
-// Agent.prepareTopics via offsetstore.CheckConnectTopics): nothing says SASL or names the
-// mechanism and user. Fix: in prepareTopics (agent/agent.go), when
-// Security.SASLMechanism is set and the first broker call fails with io.EOF/ECONNRESET, wrap the
-// error as "authenticate to brokers with SASL %s as %q (wrong credentials?): %w".
+// A broker that closes the connection on a failed SASL authentication (kfake here; also
+// SaslHandshake v0 brokers and some proxies) makes agent.Run fail fast with an error that names
+// SASL, the mechanism and the user ("authenticate to brokers with SASL %s as %q (wrong
+// credentials?)"), not only the "unexpected EOF" of the first broker call.
 func TestStartupErrorOnDroppedSASLConnectionNamesSASL(t *testing.T) {
 	sasl := []string{"sasl", "authentic", "credential"}
 	runStartupErrorCases(t, []startupErrorCase{

@@ -185,15 +185,11 @@ func newFreshClient(t *testing.T, cfg agent.Config) *client {
 	return cl
 }
 
-// Regression test (was a harness bug, fixed): readAll ignored the topic error of its
-// Metadata answer. kafka.Client without a Transport uses kafka.DefaultTransport, which serves
-// Metadata from a cache refreshed every 6s; a topic created since the client's last refresh
-// (e.g. the result topic the agent creates after the test called createTopic) comes back as
-// UNKNOWN_TOPIC_OR_PARTITION with no partitions, and readAll returns no records. So
-// allResults/live can be silently empty for up to 6s: require.Empty/Len checks pass vacuously
-// and waitResult/waitResults lose seconds. Suggested fix: in readAll, retry (bounded) while
-// md.Topics[0].Error is set and require.NoError it after, and give newClient its own
-// kafka.Transport{MetadataTTL: 100 * time.Millisecond} as newFreshClient does.
+// The test client's readAll sees a topic created after the client's last metadata refresh:
+// kafka.DefaultTransport serves Metadata from a cache refreshed every 6 s, in which a new topic
+// (e.g. the result topic the agent creates) has no partitions. readAll asks again while the
+// answer carries a topic error, and the client's transport refreshes every 100 ms, so checks
+// such as require.Empty on the results cannot pass vacuously.
 func TestReadAllSeesNewTopics(t *testing.T) {
 	c := startCluster(t)
 	cfg := testConfig(c)

@@ -50,8 +50,8 @@ func EncodeOffsets(name string, entries OffsetEntries, order func(jsonvalue.Map)
 				continue // a null offset resets the partition: the wipe already removed it
 			}
 			if cap(arena)-len(arena) < 4<<10 {
-				// Small requests get a small arena: a full one for ten offsets was most of
-				// what the many-connectors load allocated.
+				// Small requests get a small arena: a full one for ten offsets would be most of
+				// what a load of many small requests allocates.
 				arena = make([]byte, 0, min(arenaSize, (r.Hi-k)*recordGuess+8<<10))
 			}
 			if order != nil {

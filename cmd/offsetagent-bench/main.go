@@ -1,5 +1,5 @@
-// Command offsetagent-bench runs the load scenarios of issue 6 ("near the broker's limit for
-// big requests, flat cost as Connect's topics grow") and prints one table: each figure, the
+// Command offsetagent-bench runs the load scenarios (big requests near the broker's limit,
+// many connectors at once, single-request latency, flat cost as Connect's topics grow) and prints one table: each figure, the
 // baseline measured in the same run, their ratio, the target and whether it was met.
 //
 // The broker is franz-go's kfake, started in a child process of this binary on 127.0.0.1 so
@@ -119,7 +119,7 @@ func parseScale(s string) (float64, error) {
 	return f, nil
 }
 
-// scenario is one of issue 6's four measurements.
+// scenario is one of the four load measurements.
 type scenario struct {
 	name string
 	run  func(context.Context, *env) ([]row, error)

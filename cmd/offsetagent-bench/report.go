@@ -87,7 +87,7 @@ func writeMarkdown(path string, rows []row, scale float64, elapsed time.Duration
 	var b strings.Builder
 	b.WriteString("# Benchmarks\n\n")
 	b.WriteString("Output of `make bench` (`go run ./cmd/offsetagent-bench -out docs/benchmarks.md`): the load\n")
-	b.WriteString("scenarios of issue 6, each against a baseline measured in the same run. See\n")
+	b.WriteString("scenarios, each against a baseline measured in the same run. See\n")
 	b.WriteString("`cmd/offsetagent-bench` for what each figure measures.\n\n")
 	fmt.Fprintf(&b, "- Date: %s\n", time.Now().UTC().Format("Mon Jan _2 15:04:05 UTC 2006"))
 	fmt.Fprintf(&b, "- Machine: %s\n", machine())

@@ -81,7 +81,7 @@ func (e *env) manyRun(ctx context.Context, tag string, n, concurrency, partition
 	return float64(len(got)) / last.Sub(t0).Seconds(), lat, nil
 }
 
-// manyScenario is issue 6's third target: 2,000 connectors at once against one at a time.
+// manyScenario measures 2,000 connectors at once against one at a time.
 func manyScenario(ctx context.Context, e *env) ([]row, error) {
 	const sc = "3 many"
 	n := e.scaled(2000, 40)
@@ -217,7 +217,7 @@ func cmpErr(first, err error) error {
 	return err
 }
 
-// flatScenario is issue 6's fourth target: the cost of a request and of start-up with an
+// flatScenario measures the cost of a request and of start-up with an
 // offsets topic full of other connectors' records.
 func flatScenario(ctx context.Context, e *env) ([]row, error) {
 	const sc = "4 flat"

@@ -32,10 +32,20 @@ func TestCommandLine(t *testing.T) {
 			var out, errOut bytes.Buffer
 			code := run(tc.args, strings.NewReader(""), &out, &errOut)
 			require.Equal(t, tc.code, code, errOut.String())
-			require.Contains(t, out.String(), tc.stdout)
-			require.Contains(t, errOut.String(), tc.stderr)
+			requireOutput(t, "stdout", out.String(), tc.stdout)
+			requireOutput(t, "stderr", errOut.String(), tc.stderr)
 		})
 	}
+}
+
+// requireOutput checks that got contains want, or is empty when want is.
+func requireOutput(t *testing.T, stream, got, want string) {
+	t.Helper()
+	if want == "" {
+		require.Empty(t, got, stream)
+		return
+	}
+	require.Contains(t, got, want, stream)
 }
 
 func TestInvalidConfigurationIsAClearError(t *testing.T) {

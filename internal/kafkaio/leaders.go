@@ -10,7 +10,7 @@ import (
 
 // leaderCacheTTL is how long partition leaders are reused. kafka-go's Transport answers
 // metadata from its own cache, but copying the whole cluster's metadata for every write and
-// barrier was a tenth of the agent's CPU under load. A leader that moved meanwhile answers
+// barrier costs about a tenth of the agent's CPU under load. A leader that moved meanwhile answers
 // "not leader", the caller retries, and the failed topic is looked up afresh.
 const leaderCacheTTL = 500 * time.Millisecond
 
