@@ -18,7 +18,7 @@ import (
 // ConfigDef key with its documentation) is a few hundred KiB; this leaves ample room.
 const maxConnectBody = 16 << 20
 
-// ConnectClient is a ConfigValidator that asks a Kafka Connect cluster's REST API (spec §8).
+// ConnectClient is a ConfigValidator that asks a Kafka Connect cluster's REST API (docs/connect-internals.md §8).
 // It is safe for concurrent use. Credentials for a Connect cluster behind basic auth go in the
 // base URL's userinfo; net/http sends them and strips them from its error messages.
 type ConnectClient struct {
@@ -164,7 +164,7 @@ type connectError struct {
 	Message   string `json:"message"`
 }
 
-// Connect's texts for answers that say "try again" (spec §5.1): its request timeout and the
+// Connect's texts for answers that say "try again" (docs/connect-internals.md §5.1): its request timeout and the
 // 409s of a worker that cannot forward to the leader during a rebalance.
 var connectRetryable = []string{
 	"Request timed out",

@@ -96,7 +96,7 @@ type Store interface {
 	Partitions(ctx context.Context, topic string) (int, error)
 }
 
-// ConfigValidator asks a Connect cluster's REST API about a connector (spec §8).
+// ConfigValidator asks a Connect cluster's REST API about a connector (docs/connect-internals.md §8).
 type ConfigValidator interface {
 	// Exists reports whether the cluster already has the connector (GET /connectors/{name}).
 	Exists(ctx context.Context, name string) (bool, error)

@@ -11,7 +11,7 @@ import (
 )
 
 // ErrGroupNotEmpty means the sink connector's consumer group still has members: its tasks are
-// still running (or zombies are). Fail the request with Connect's message for that case (spec §4,
+// still running (or zombies are). Fail the request with Connect's message for that case (docs/connect-internals.md §4,
 // "either because its tasks haven't stopped completely yet ..."); do not retry blindly.
 var ErrGroupNotEmpty = errors.New("consumer group has active members")
 
@@ -79,7 +79,7 @@ func (s *Store) GroupMembers(ctx context.Context, group string) (int, error) {
 	return 0, nil
 }
 
-// DeleteGroup deletes group and its offsets (Connect's sink offset reset, spec §4). A group that
+// DeleteGroup deletes group and its offsets (Connect's sink offset reset, docs/connect-internals.md §4). A group that
 // does not exist counts as deleted; a group with members fails with ErrGroupNotEmpty.
 func (s *Store) DeleteGroup(ctx context.Context, group string) error {
 	res, err := s.client.DeleteGroups(ctx, &kafka.DeleteGroupsRequest{GroupIDs: []string{group}})

@@ -25,8 +25,8 @@ func mapKeys(m jsonvalue.Map) []string {
 	return keys
 }
 
-// TestJavaHashMapOrderSpec checks the orders that connect-internals.md §3.2 and
-// connector-offsets.md §1.4 report from a real JVM.
+// TestJavaHashMapOrderSpec checks the orders that docs/connect-internals.md §3.2
+// describes, as a real JVM reports them.
 func TestJavaHashMapOrderSpec(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -68,7 +68,7 @@ func TestJavaHashMapOrderSpec(t *testing.T) {
 			want:     []string{"timestamp_nanos", "incrementing", "timestamp"},
 		},
 		{name: "jdbc timestamp only capacity 4", inserted: []string{"timestamp", "timestamp_nanos"}, capacity: 3, want: []string{"timestamp_nanos", "timestamp"}},
-		// connector-offsets.md §1.1: new HashMap<>(3-entry map) pre-sizes differently by JDK.
+		// new HashMap<>(3-entry map) pre-sizes differently by JDK.
 		{name: "aiven copy jdk 17 capacity 8", inserted: []string{"objectKey", "partition", "bucket"}, capacity: 8, want: []string{"bucket", "partition", "objectKey"}},
 		{name: "aiven copy jdk 25 capacity 4", inserted: []string{"objectKey", "partition", "bucket"}, capacity: 4, want: []string{"bucket", "objectKey", "partition"}},
 	}
@@ -86,7 +86,7 @@ func TestJavaHashMapOrderSpec(t *testing.T) {
 }
 
 // TestJavaHashMapBuckets checks the spread hash against the bucket table of
-// connector-offsets.md §1.4 (bucket at capacity 16 and 32).
+// (the bucket at capacity 16 and 32, docs/connect-internals.md §3.2).
 func TestJavaHashMapBuckets(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -192,7 +192,7 @@ func (s *Store) Sync(ctx context.Context, topic string) error {
 	return ot.log.Sync(ctx)
 }
 
-// Track starts tailing an extra offsets topic (a connector-specific offsets.storage.topic, spec
+// Track starts tailing an extra offsets topic (a connector-specific offsets.storage.topic, docs/connect-internals.md
 // §3.5) and returns after its initial load. It is idempotent, needs Run to be running, and fails
 // if the topic does not exist.
 func (s *Store) Track(ctx context.Context, topic string) error {

@@ -19,7 +19,7 @@ type SourceRecord struct {
 	Partition  int
 }
 
-// offsetsView is KafkaOffsetBackingStore's data map plus its connectorPartitions index (spec
+// offsetsView is KafkaOffsetBackingStore's data map plus its connectorPartitions index (docs/connect-internals.md
 // §3.4): the latest value per exact key bytes, and the live keys of each connector, so a request
 // for one connector never scans the topic.
 type offsetsView struct {

@@ -20,7 +20,7 @@ import (
 // Sources: debezium/debezium debezium-connector-common/.../connector/common/OffsetUtils.java
 // (longOffsetValue, stringOffsetValue), .../pipeline/spi/OffsetContext.java (Loader.loadSnapshot),
 // .../pipeline/txmetadata/TransactionContext.java, .../snapshot/incremental/AbstractIncrementalSnapshotContext.java,
-// .../config/CommonConnectorConfig.java (logical name); spec connector-offsets.md §2.
+// .../config/CommonConnectorConfig.java (logical name)
 
 // dbzConnector describes one Debezium connector's partition and offset.
 type dbzConnector struct {

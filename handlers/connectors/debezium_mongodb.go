@@ -6,7 +6,7 @@ import "github.com/offsetagent/offsetagent/internal/jsonvalue"
 // Source: debezium/debezium debezium-connector-mongodb/.../MongoDbPartition.java, MongoDbOffsetContext.java
 // (Loader: intOffsetValue of sec and ord, longOffsetValue of txnNumber, (String) resume_token and lsid),
 // MongoDbConnectorTask.java (getPreviousOffsets: 2.6+ falls back to the ≤2.5 {rs, server_id} keys),
-// v1.9.7.Final MongoDbConnectorConfig.java (logical name mongodb.name); spec connector-offsets.md §6.
+// v1.9.7.Final MongoDbConnectorConfig.java (logical name mongodb.name)
 // Partition {"server_id"} (2.6+) or {"rs", "server_id"} (≤2.5, still read as a fallback).
 
 func mongoClasses() []Class {
@@ -21,7 +21,7 @@ func mongoClasses() []Class {
 		Aliases:  simpleAliases("io.debezium.connector.mongodb.MongoDbConnector"),
 		Type:     Source,
 		Validate: d.validate,
-		Source:   "debezium/debezium MongoDbPartition, MongoDbOffsetContext.Loader (1.x-3.x); spec connector-offsets.md §6",
+		Source:   "debezium/debezium MongoDbPartition, MongoDbOffsetContext.Loader (1.x-3.x)",
 	}}
 }
 

@@ -9,7 +9,7 @@ import (
 // Debezium MySQL and MariaDB (MariaDB is its own connector since 2.7.0 with the same loader).
 // Source: debezium/debezium debezium-connector-mysql/.../MySqlOffsetContext.java (Loader.load),
 // debezium-connector-mariadb/.../MariaDbOffsetContext.java, debezium-connector-binlog/.../BinlogPartition.java
-// (2.7+), v1.9.7.Final .../mysql/MySqlOffsetContext.java; spec connector-offsets.md §3.
+// (2.7+), v1.9.7.Final .../mysql/MySqlOffsetContext.java
 // Partition {"server": <logical name>}; the offset's 'file' is required.
 
 func mysqlClasses() []Class {
@@ -25,7 +25,7 @@ func mysqlClasses() []Class {
 			Aliases:  simpleAliases(name),
 			Type:     Source,
 			Validate: d.validate,
-			Source:   "debezium/debezium MySqlOffsetContext.Loader / MariaDbOffsetContext.Loader (1.x-3.x); spec connector-offsets.md §3",
+			Source:   "debezium/debezium MySqlOffsetContext.Loader / MariaDbOffsetContext.Loader (1.x-3.x)",
 		}
 	}
 	return []Class{

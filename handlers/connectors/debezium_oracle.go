@@ -10,7 +10,7 @@ import (
 // Debezium Oracle.
 // Source: debezium/debezium debezium-connector-oracle/.../OraclePartition.java, OracleOffsetContext.java,
 // Scn.java (Scn.valueOf: new BigInteger(text)), logminer/buffered/BufferedLogMinerOracleOffsetContextLoader.java
-// and the unbuffered, XStream and OpenLogReplicator loaders; spec connector-offsets.md §7.
+// and the unbuffered, XStream and OpenLogReplicator loaders
 // Partition {"server": <logical name>}. snapshot_pending_tx, txId, txSeq and window_advance_enabled are
 // read only when they have the right type, so they cannot fail.
 
@@ -29,7 +29,7 @@ func oracleClasses() []Class {
 		Aliases:  simpleAliases("io.debezium.connector.oracle.OracleConnector"),
 		Type:     Source,
 		Validate: d.validate,
-		Source:   "debezium/debezium OraclePartition, Oracle offset context loaders (1.x-3.x); spec connector-offsets.md §7",
+		Source:   "debezium/debezium OraclePartition, Oracle offset context loaders (1.x-3.x)",
 	}}
 }
 

@@ -6,7 +6,7 @@ import "github.com/offsetagent/offsetagent/internal/jsonvalue"
 // Source: debezium/debezium debezium-connector-postgres/.../PostgresOffsetContext.java (Loader.load:
 // readOptionalLong casts lsn, lsn_proc, lsn_commit, txId to Number; (Long) ts_usec; Operation.valueOf of
 // messageType; (boolean) last_snapshot_record), PostgresPartition.java, connection/ReplicationMessage.java;
-// spec connector-offsets.md §4. Partition {"server": <logical name>}; no offset key is required.
+// Partition {"server": <logical name>}; no offset key is required.
 
 // postgresOperations are the names of ReplicationMessage.Operation, which messageType must be.
 var postgresOperations = []string{"INSERT", "UPDATE", "DELETE", "TRUNCATE", "MESSAGE", "BEGIN", "COMMIT", "NOOP", "ORIGIN"}
@@ -23,7 +23,7 @@ func postgresClasses() []Class {
 		Aliases:  simpleAliases("io.debezium.connector.postgresql.PostgresConnector"),
 		Type:     Source,
 		Validate: d.validate,
-		Source:   "debezium/debezium PostgresOffsetContext.Loader (1.x-3.x); spec connector-offsets.md §4",
+		Source:   "debezium/debezium PostgresOffsetContext.Loader (1.x-3.x)",
 	}}
 }
 

@@ -12,7 +12,7 @@ import (
 // Source: debezium/debezium debezium-connector-sqlserver/.../SqlServerPartition.java (HashMap: server, then
 // database), SqlServerOffsetContext.java (Loader: (String) commit_lsn and change_lsn through Lsn.valueOf,
 // (Long) event_serial_no), SqlServerConnector.java (database.names spread over tasks), Lsn.java;
-// spec connector-offsets.md §5. Partition {"server", "database"} (2.0+; 1.x single-database mode
+// Partition {"server", "database"} (2.0+; 1.x single-database mode
 // database.dbname: {"server"} only).
 
 // sqlServerLsn is the text form Lsn.valueOf reads: 4, 4 and 2 bytes in hex, or the literal NULL.
@@ -34,7 +34,7 @@ func sqlServerClasses() []Class {
 		// server before database is also the HashMap order (buckets 1 and 2); spelled out because a
 		// task that does not find these exact bytes starts from scratch.
 		PartitionOrder: fixedOrder("server", "database"),
-		Source:         "debezium/debezium SqlServerPartition, SqlServerOffsetContext.Loader (1.x-3.x); spec connector-offsets.md §5",
+		Source:         "debezium/debezium SqlServerPartition, SqlServerOffsetContext.Loader (1.x-3.x)",
 	}}
 }
 

@@ -12,7 +12,7 @@ import (
 // Source: confluentinc/kafka-connect-jdbc branch 10.9.x, src/main/java/io/confluent/connect/jdbc/source/
 // OffsetProtocols.java, JdbcSourceConnectorConstants.java, JdbcSourceTask.java (start: V1 then V0 partition
 // lookups, only in incrementing/timestamp modes), TimestampIncrementingOffset.java (toMap: new HashMap<>(3);
-// fromMap casts every value to Long, setNanos on timestamp_nanos); spec connector-offsets.md §9.
+// fromMap casts every value to Long, setNanos on timestamp_nanos)
 // Partitions: table mode {"protocol": "1", "table": <fqn>} (V1, written since 5.0.0) or {"table": <name>}
 // (V0, still read); query mode {"query": "query"}. The connector has no alterOffsets.
 
@@ -33,7 +33,7 @@ func jdbcSourceClasses() []Class {
 		// these three keys both capacities give the same order (timestamp_nanos, incrementing,
 		// timestamp; checked on a JVM with the connect-oracle tool), so the default order is
 		// byte-equal to the task's records and OffsetOrder stays nil.
-		Source: "confluentinc/kafka-connect-jdbc 10.9.x JdbcSourceTask, TimestampIncrementingOffset; spec connector-offsets.md §9",
+		Source: "confluentinc/kafka-connect-jdbc 10.9.x JdbcSourceTask, TimestampIncrementingOffset",
 	}}
 }
 

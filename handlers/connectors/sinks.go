@@ -3,7 +3,7 @@ package connectors
 // Common sink connectors. Connect keeps sink progress only in the consumer group; none of these
 // overrides alterOffsets as far as checked, so only the generic rules (ValidateSink) apply and Connect
 // answers with the framework-managed success text.
-// Sources: spec connector-offsets.md §11: confluentinc/kafka-connect-storage-cloud
+// Sources: confluentinc/kafka-connect-storage-cloud
 // kafka-connect-s3/.../S3SinkTask.java @007cd958; confluentinc/kafka-connect-hdfs (WAL recovery, PR #556);
 // confluentinc/kafka-connect-jdbc JdbcSinkTask.java; apache/iceberg kafka-connect/.../IcebergSinkTask.java,
 // channel/Coordinator.java; snowflakedb/snowflake-kafka-connector .../streaming/TopicPartitionChannel.java.
@@ -22,7 +22,7 @@ func commonSinkClasses() []Class {
 	}
 	out := make([]Class, len(sinks))
 	for i, s := range sinks {
-		out[i] = Class{Name: s.name, Aliases: simpleAliases(s.name), Type: Sink, Source: s.source + "; spec connector-offsets.md §11"}
+		out[i] = Class{Name: s.name, Aliases: simpleAliases(s.name), Type: Sink, Source: s.source + ""}
 	}
 	return out
 }
