@@ -2,7 +2,10 @@
 // types, the CloudEvents Kafka protocol binding for segmentio/kafka-go records (binary mode with
 // ce_ headers and structured mode with an application/cloudevents+json value, plus the
 // partitionkey extension to record key mapping), decoding a consumed record into a Request, and
-// building result and request records.
+// building result and request records. It is the wire contract of the service: the header
+// names (HeaderRequestID, ...), the Result and Plan types and the builders of failed results
+// (Result.SetFailure, RejectedResult) live here, and it depends on nothing of the service but
+// the JSON value model (internal/jsonvalue).
 //
 // The binding mirrors sdk-go's protocol/kafka_sarama/v2 on top of sdk-go's binding packages,
 // because sdk-go has no kafka-go binding.

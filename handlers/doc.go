@@ -5,7 +5,8 @@
 //
 // A Creator runs one request to its Outcome: the stage reports, the result event data and the
 // failure classification. It never publishes results or commits request offsets; the agent
-// runtime does that with the Outcome. Errors from Kafka are classified once (Classify): a
+// runtime does that with the Outcome. Errors from Kafka are classified once (kafkaio.Classify): a
 // transient error is retried with capped exponential backoff inside the stage, a permanent one
-// fails the request.
+// fails the request. A failed request is cleaned up by the undo of each stage that wrote,
+// in reverse order.
 package handlers

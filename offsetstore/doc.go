@@ -4,6 +4,7 @@
 // materialised view of the offsets and config topics, wiping, writing, snapshotting and
 // restoring a connector's offsets, and the consumer-group offsets of sink connectors.
 //
+// Reading and writing Kafka is package kafkaio's; the JSON value model is package jsonvalue's.
 // Results are values with per-partition detail. Deciding which offsets a connector accepts,
 // and in which order the creation stages run, is left to callers (package handlers).
 package offsetstore

@@ -1,0 +1,11 @@
+// Package kafkaio owns generic Kafka I/O on segmentio/kafka-go: the tailing reader of a
+// compacted topic (Log, the twin of Connect's KafkaBasedLog), the Producer with its two ways of
+// writing (queued small writes shared by concurrent callers, ordered large writes in rounds),
+// both built on one Produce request builder, record-batch encoding, a short-lived cache of
+// partition leaders, topic metadata helpers, and the one error classifier (Classify) with its
+// capped, jittered Backoff and Retry.
+//
+// Everything is built from Options naming one cluster; there is no package state, so a process
+// can read one cluster and write another. What records mean is left to callers: Connect's
+// formats to offsetstore, the agent's own topics to agent.
+package kafkaio
