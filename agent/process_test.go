@@ -1,0 +1,180 @@
+package agent
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// fakeProcessor answers every request with a succeeded outcome and remembers the requests.
+type fakeProcessor struct {
+	requests []*events.Request
+}
+
+func (p *fakeProcessor) Create(_ context.Context, req *events.Request) *handlers.Outcome {
+	p.requests = append(p.requests, req)
+	written, wiped := 2, 1
+	return &handlers.Outcome{
+		EventType: events.TypeCreateSucceeded,
+		Result: events.Result{RequestID: req.ID, RequestSource: req.Source, Name: req.Data.Name, Type: "source",
+			Stages:         []events.StageReport{{Stage: string(handlers.StepValidateConfig), Outcome: events.OutcomeOK, DurationSeconds: 0.001}},
+			OffsetsWritten: &written, OffsetsWiped: &wiped},
+		ConnectorType:  "source",
+		OffsetsWritten: written,
+		OffsetsWiped:   wiped,
+	}
+}
+
+// testAgent is an agent on an in-process kfake broker with its topics created, not running:
+// tests call its processing and commit steps directly.
+func testAgent(t *testing.T, proc Processor, allowed ...string) (*Agent, *prometheus.Registry) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	cfg := Config{
+		Brokers: c.ListenAddrs(), RequestTopic: "requests", ResultTopic: "results", GroupID: "offsetagent",
+		ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets", IntentTopic: "intents",
+		RequestTopicPartitions: 1, HTTPAddr: "127.0.0.1:0", LogLevel: "info", LogFormat: "json",
+		Concurrency: 2, MaxRequestBytes: 1 << 20, ShutdownTimeout: 5 * time.Second, SessionTimeout: 10 * time.Second,
+		DedupeWindow: time.Hour, DedupeMaxEntries: 1000, AllowedSources: allowed,
+	}
+	reg := prometheus.NewRegistry()
+	a, err := New(cfg, Options{Registry: reg, Gatherer: reg, Stages: proc})
+	require.NoError(t, err)
+	cl := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...)}
+	for _, topic := range []string{cfg.RequestTopic, cfg.ResultTopic, cfg.IntentTopic} {
+		require.NoError(t, offsetstore.EnsureTopic(testContext(t), cl, topic, 1, nil))
+	}
+	return a, reg
+}
+
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// requestRecord is a binary-mode create request for connector name.
+func requestRecord(t *testing.T, id, source, name string) kafka.Message {
+	t.Helper()
+	msg, err := events.RequestMessage("requests", []byte(`{"name":"`+name+`","config":{"connector.class":"x"}}`),
+		events.RequestOptions{ID: id, Source: source})
+	require.NoError(t, err)
+	return msg
+}
+
+// readResults returns the records of the result topic.
+func readResults(t *testing.T, a *Agent, want int) []kafka.Message {
+	t.Helper()
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: a.cfg.Brokers, Topic: a.cfg.ResultTopic, Partition: 0, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	var out []kafka.Message
+	ctx, cancel := context.WithTimeout(testContext(t), 10*time.Second)
+	defer cancel()
+	for len(out) < want {
+		m, err := r.ReadMessage(ctx)
+		require.NoError(t, err)
+		out = append(out, m)
+	}
+	return out
+}
+
+// runJob processes msg as the fetch loop would hand it over and returns its tracker item.
+func runJob(t *testing.T, a *Agent, msg kafka.Message) *item {
+	t.Helper()
+	tr := newTracker()
+	weight := int64(len(msg.Value))
+	require.NoError(t, a.inflight.Acquire(testContext(t), weight))
+	a.metrics.InFlight.Inc()
+	a.metrics.InFlightBytes.Add(float64(weight))
+	it := tr.add(msg.Offset)
+	a.process(testContext(t), job{msg: msg, item: it, received: time.Now(), weight: weight})
+	return it
+}
+
+func TestProcess(t *testing.T) {
+	tests := []struct {
+		name      string
+		allowed   []string
+		msg       func(t *testing.T) kafka.Message
+		wantType  string
+		wantCode  int
+		wantRuns  int
+		resultLbl string
+	}{
+		{name: "request runs", msg: func(t *testing.T) kafka.Message { return requestRecord(t, "id-1", "/src", "conn-a") },
+			wantType: events.TypeCreateSucceeded, wantRuns: 1, resultLbl: ResultSucceeded},
+		{name: "undecodable record", msg: func(*testing.T) kafka.Message {
+			return kafka.Message{Topic: "requests", Offset: 7, Key: []byte("conn-b"), Value: []byte("not a cloudevent"),
+				Headers: []kafka.Header{{Key: events.HeaderID, Value: []byte("id-2")}}}
+		}, wantType: events.TypeCreateFailed, wantCode: 400, resultLbl: ResultFailed},
+		{name: "source not allowed", allowed: []string{"/other"},
+			msg:      func(t *testing.T) kafka.Message { return requestRecord(t, "id-3", "/src", "conn-c") },
+			wantType: events.TypeCreateFailed, wantCode: 403, resultLbl: ResultFailed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			proc := &fakeProcessor{}
+			a, _ := testAgent(t, proc, tc.allowed...)
+			it := runJob(t, a, tc.msg(t))
+
+			require.Equal(t, stateDone, it.state.Load(), "the item is done once its result is acknowledged")
+			require.Len(t, proc.requests, tc.wantRuns)
+			recs := readResults(t, a, 1)
+			typ, res, err := events.DecodeResult(&recs[0])
+			require.NoError(t, err)
+			require.Equal(t, tc.wantType, typ)
+			require.Equal(t, tc.wantCode, res.ErrorCode)
+			id, source := events.RequestIdentity(&recs[0])
+			require.Equal(t, res.RequestID, id)
+			require.Equal(t, res.RequestSource, source)
+			if tc.wantType == events.TypeCreateFailed {
+				require.Equal(t, string(handlers.StepDecode), res.FailedStep)
+				require.Equal(t, handlers.StepNames(), stageNamesOf(res.Stages))
+				require.Equal(t, events.OutcomeFailed, res.Stages[0].Outcome)
+				require.Equal(t, events.NothingUndone, res.Cleanup.Summary)
+				require.Equal(t, 1.0, testutil.ToFloat64(a.metrics.StageFailures.WithLabelValues(string(handlers.StepDecode))))
+			} else {
+				require.Equal(t, 2.0, testutil.ToFloat64(a.metrics.OffsetsWritten.WithLabelValues("source")))
+				require.Equal(t, 1.0, testutil.ToFloat64(a.metrics.OffsetsWiped.WithLabelValues("source")))
+			}
+			require.Equal(t, 1.0, testutil.ToFloat64(a.metrics.Requests.WithLabelValues(tc.resultLbl)))
+			require.Zero(t, testutil.ToFloat64(a.metrics.InFlight))
+			require.Zero(t, testutil.ToFloat64(a.metrics.InFlightBytes))
+			require.True(t, a.results.seen(res.RequestSource, res.RequestID), "the dedupe view knows the result")
+		})
+	}
+}
+
+// A request whose result is already out is not run again and gets no second result.
+func TestProcessDuplicate(t *testing.T) {
+	proc := &fakeProcessor{}
+	a, _ := testAgent(t, proc)
+	msg := requestRecord(t, "id-1", "/src", "conn-a")
+	runJob(t, a, msg)
+	it := runJob(t, a, msg)
+	require.Equal(t, stateDone, it.state.Load())
+	require.Len(t, proc.requests, 1)
+	require.Equal(t, 1.0, testutil.ToFloat64(a.metrics.Requests.WithLabelValues(ResultDuplicate)))
+	require.Equal(t, 1.0, testutil.ToFloat64(a.metrics.Requests.WithLabelValues(ResultSucceeded)))
+}
+
+func stageNamesOf(reports []events.StageReport) []string {
+	out := make([]string, len(reports))
+	for i, r := range reports {
+		out[i] = r.Stage
+	}
+	return out
+}
