@@ -178,3 +178,62 @@ func stageNamesOf(reports []events.StageReport) []string {
 	}
 	return out
 }
+
+// joinGeneration joins the agent's consumer group on the request topic and returns its
+// generation, as the consume loop gets it.
+func joinGeneration(t *testing.T, a *Agent) *kafka.Generation {
+	t.Helper()
+	g, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{ID: a.cfg.GroupID, Brokers: a.cfg.Brokers,
+		Topics: []string{a.cfg.RequestTopic}, HeartbeatInterval: 100 * time.Millisecond, RebalanceTimeout: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	gen, err := g.Next(testContext(t))
+	require.NoError(t, err)
+	return gen
+}
+
+// committed returns the group's committed offset of the request topic's partition 0.
+func committed(t *testing.T, a *Agent) int64 {
+	t.Helper()
+	cl := &kafka.Client{Addr: kafka.TCP(a.cfg.Brokers...)}
+	res, err := cl.OffsetFetch(testContext(t), &kafka.OffsetFetchRequest{GroupID: a.cfg.GroupID,
+		Topics: map[string][]int{a.cfg.RequestTopic: {0}}})
+	require.NoError(t, err)
+	return res.Topics[a.cfg.RequestTopic][0].CommittedOffset
+}
+
+// The commit loop commits the finished prefix of a partition as it grows: never past a request
+// whose result is not acknowledged, and up to the last one once every earlier one is done.
+func TestCommitLoopCommitsFinishedPrefix(t *testing.T) {
+	a, _ := testAgent(t, &fakeProcessor{})
+	gen := joinGeneration(t, a)
+	tr := newTracker()
+	ctx, cancel := context.WithCancel(testContext(t))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		a.commitLoop(ctx, gen, a.cfg.RequestTopic, 0, tr)
+	}()
+	items := []*item{tr.add(0), tr.add(1), tr.add(2)}
+	for _, it := range items {
+		require.True(t, it.start())
+	}
+	items[1].done()
+	time.Sleep(200 * time.Millisecond)
+	require.Equal(t, int64(-1), committed(t, a), "offset 0 is not done: nothing is committed")
+	items[0].done()
+	require.Eventually(t, func() bool { return committed(t, a) == 2 }, 5*time.Second, 20*time.Millisecond)
+	items[2].done()
+	require.Eventually(t, func() bool { return committed(t, a) == 3 }, 5*time.Second, 20*time.Millisecond)
+	cancel()
+	<-done
+
+	// The final commit of a partition the agent stops owning.
+	it := tr.add(3)
+	require.True(t, it.start())
+	it.done()
+	next, ok := tr.committable()
+	require.True(t, ok)
+	require.NoError(t, commitFinal(gen, a.cfg.RequestTopic, 0, next))
+	require.Equal(t, int64(4), committed(t, a))
+}
