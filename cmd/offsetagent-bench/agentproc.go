@@ -33,6 +33,24 @@ import (
 // allocations of its marked phase (sampled every 32 KiB) to the profile's name with ".mem".
 
 // serveAgent is the child's side.
+// waitReady waits up to 2 minutes for a to be ready; false if it stopped or did not get there.
+func waitReady(a *agent.Agent, done <-chan error, stderr io.Writer) bool {
+	deadline := time.Now().Add(2 * time.Minute)
+	for !a.Ready() {
+		select {
+		case err := <-done:
+			fmt.Fprintf(stderr, "offsetagent-bench agent: stopped before it was ready: %v\n", err)
+			return false
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			fmt.Fprintln(stderr, "offsetagent-bench agent: not ready within 2m")
+			return false
+		}
+	}
+	return true
+}
+
 func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string, noop bool) int {
 	if cpuProfile != "" {
 		runtime.MemProfileRate = 32 << 10
@@ -61,18 +79,8 @@ func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string, no
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !a.Ready() {
-		select {
-		case err := <-done:
-			fmt.Fprintf(stderr, "offsetagent-bench agent: stopped before it was ready: %v\n", err)
-			return 1
-		case <-time.After(time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			fmt.Fprintln(stderr, "offsetagent-bench agent: not ready within 2m")
-			return 1
-		}
+	if !waitReady(a, done, stderr) {
+		return 1
 	}
 	fmt.Fprintln(stdout, "ready")
 
