@@ -16,13 +16,13 @@ import (
 // the request's, so a shutdown does not leave a half-undone connector behind.
 const cleanupTimeout = 60 * time.Second
 
-// cleanup undoes what a request failed at failed had done, so that the connector's offsets end
+// cleanup undoes what a failed request had done, so that the connector's offsets end
 // exactly as they were before the request and no config record of it remains. Each stage that
 // writes has an undo (stage.undo); they run in reverse stage order: tombstone the config
 // records write_config may have written, remove the initial offsets written so far, restore
 // the snapshot taken before the wipe. A cleanup that fails says so, with what is left, instead
 // of hiding it.
-func (c *Creator) cleanup(ctx context.Context, j *job, failed Step) *events.Cleanup {
+func (c *Creator) cleanup(ctx context.Context, j *job) *events.Cleanup {
 	u := &undo{out: &events.Cleanup{}}
 	if !j.wipeStarted && !j.sinkWritten && len(j.writtenTo) == 0 && !j.configTried {
 		u.out.Summary = events.NothingUndone

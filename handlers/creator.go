@@ -247,7 +247,7 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 	case failure != nil:
 		out.EventType = events.TypeCreateFailed
 		out.Failure = failure
-		out.Result.SetFailure(string(failure.Step), failure.Code, failure.Message, c.cleanup(ctx, j, failure.Step))
+		out.Result.SetFailure(string(failure.Step), failure.Code, failure.Message, c.cleanup(ctx, j))
 		// The cleanup put back what was wiped and removed what was written: the metrics
 		// count only the effects of successful requests.
 		out.OffsetsWritten, out.OffsetsWiped = 0, 0
