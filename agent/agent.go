@@ -60,6 +60,8 @@ type Agent struct {
 	// inflight holds the bytes of the request records being worked on (MaxInflightBytes).
 	inflight    *semaphore.Weighted
 	inflightMax int64
+	// running holds the start time of every request being worked on.
+	running *running
 
 	ready    atomic.Bool
 	stopping atomic.Bool
@@ -93,6 +95,8 @@ func New(cfg Config, opts Options) (*Agent, error) {
 		a.inflightMax = defaultMaxInflightBytes
 	}
 	a.inflight = semaphore.NewWeighted(a.inflightMax)
+	a.metrics.MaxInflightBytes.Set(float64(a.inflightMax))
+	a.running = newRunning()
 	a.client = &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: conns.Transport, Timeout: 30 * time.Second}
 	a.store, err = offsetstore.New(offsetstore.Options{
 		Brokers: cfg.Brokers, ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,
@@ -109,6 +113,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	if a.results, err = newResultLog(logOpts, cfg.ResultTopic, cfg.DedupeWindow, cfg.DedupeMaxEntries); err != nil {
 		return nil, err
 	}
+	stateGauges(opts.Registry, a.Ready, a.running.oldest, a.results.size)
 	if a.intents, err = newIntentLog(logOpts, cfg.IntentTopic, a.store.Producer()); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"runtime"
+	"time"
 
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
@@ -23,6 +24,11 @@ type Metrics struct {
 	RequestLag      prometheus.Gauge
 	Retries         *prometheus.CounterVec // reason
 	BuildInfo       *prometheus.GaugeVec
+	// MaxInflightBytes is the configured bound of InFlightBytes, for panels that compare them.
+	MaxInflightBytes prometheus.Gauge
+	// ResultsUnpublished counts requests that finished but whose result the agent gave up
+	// publishing (shutdown cut it off, or it could not be encoded).
+	ResultsUnpublished prometheus.Counter
 }
 
 // Result label values of offsetagent_requests_total.
@@ -101,5 +107,36 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		m.Retries.WithLabelValues(string(r))
 	}
 	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+	m.MaxInflightBytes = f.NewGauge(prometheus.GaugeOpts{
+		Name: "offsetagent_max_inflight_bytes",
+		Help: "The configured OFFSETAGENT_MAX_INFLIGHT_BYTES: the bound of offsetagent_requests_in_flight_bytes.",
+	})
+	m.ResultsUnpublished = f.NewCounter(prometheus.CounterOpts{
+		Name: "offsetagent_results_unpublished_total",
+		Help: "Requests whose result the agent gave up publishing (cut off by shutdown, or not encodable); they stay uncommitted and are redelivered.",
+	})
 	return m
+}
+
+// stateGauges registers the gauges read from the agent's state at scrape time: readiness,
+// the age of the oldest request being worked on and the size of the dedupe memory.
+func stateGauges(reg prometheus.Registerer, ready func() bool, oldestRequest func() time.Duration, dedupeEntries func() int) {
+	f := promauto.With(reg)
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "offsetagent_ready",
+		Help: "1 while /readyz answers 200 (views loaded, group joined, not shutting down), else 0.",
+	}, func() float64 {
+		if ready() {
+			return 1
+		}
+		return 0
+	})
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "offsetagent_oldest_request_age_seconds",
+		Help: "How long the longest-running request has been worked on (0 when none is): a lane stuck on one request shows here.",
+	}, func() float64 { return oldestRequest().Seconds() })
+	f.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "offsetagent_dedupe_entries",
+		Help: "Requests remembered as answered (OFFSETAGENT_DEDUPE_WINDOW, OFFSETAGENT_DEDUPE_MAX_ENTRIES), so a redelivery is not run again.",
+	}, func() float64 { return float64(dedupeEntries()) })
 }

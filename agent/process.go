@@ -27,6 +27,8 @@ func (a *Agent) process(work context.Context, j job) {
 	if !j.item.start() {
 		return // abandoned: the partition was revoked before the request started
 	}
+	a.running.begin(j.item)
+	defer a.running.end(j.item)
 	out, dup := a.outcome(work, &j.msg)
 	if dup {
 		a.metrics.Requests.WithLabelValues(ResultDuplicate).Inc()
@@ -36,10 +38,12 @@ func (a *Agent) process(work context.Context, j job) {
 	if work.Err() != nil || (out.Failure != nil && out.Failure.Reason == kafkaio.ReasonCanceled) {
 		// Cut off by the shutdown timeout: no result, no commit. The request is fetched again
 		// by the next owner of its partition, whose intent check rolls back what was done.
+		a.metrics.ResultsUnpublished.Inc()
 		a.log.Warn("request interrupted by shutdown, left for redelivery", "connector", out.Result.Name, "request_id", out.Result.RequestID)
 		return
 	}
 	if err := a.publish(work, out); err != nil {
+		a.metrics.ResultsUnpublished.Inc()
 		a.log.Error("publish result", "connector", out.Result.Name, "request_id", out.Result.RequestID, "err", err)
 		return
 	}

@@ -76,6 +76,13 @@ func (r *resultLog) addAt(source, id string, t time.Time) {
 	}
 }
 
+// size is how many requests are remembered.
+func (r *resultLog) size() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.seenM)
+}
+
 func (r *resultLog) seen(source, id string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -148,8 +148,13 @@ func TestShutdownTimeoutLeavesRequestToNextAgent(t *testing.T) {
 	a := startAgent(t, cfg, agent.Options{Fault: hold.hook})
 	id := cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{})
 	hold.waitEntered(t)
+	require.Equal(t, 1.0, a.metric(t, "offsetagent_ready"))
+	time.Sleep(200 * time.Millisecond)
+	require.Greater(t, a.metric(t, "offsetagent_oldest_request_age_seconds"), 0.1, "the held request shows as the oldest")
 
 	a.cancel()
+	require.Eventually(t, func() bool { return a.metric(t, "offsetagent_ready") == 0 }, 5*time.Second, 10*time.Millisecond,
+		"not ready from the start of shutdown")
 	time.Sleep(cfg.ShutdownTimeout + 500*time.Millisecond)
 	// The final commit has been decided by now: it must not pass the running request.
 	require.Zero(t, cl.groupOffsets(cfg.GroupID)[cfg.RequestTopic+"/0"], "the unfinished request is not committed")
@@ -159,12 +164,17 @@ func TestShutdownTimeoutLeavesRequestToNextAgent(t *testing.T) {
 	_, err := a.waitRun(t, 20*time.Second)
 	require.NoError(t, err)
 	require.Empty(t, cl.allResults(), "a request cut off by the shutdown timeout publishes no result")
+	require.Equal(t, 1.0, a.metric(t, "offsetagent_results_unpublished_total"))
+	require.Zero(t, a.metric(t, "offsetagent_oldest_request_age_seconds"), "nothing runs any more")
 	require.Zero(t, cl.groupOffsets(cfg.GroupID)[cfg.RequestTopic+"/0"])
 
 	b := startAgent(t, cfg, agent.Options{})
 	res := cl.waitResult(id, resultWait)
 	require.Equal(t, events.TypeCreateSucceeded, res.Type, res.Data.Message)
 	require.Equal(t, 1.0, b.metric(t, "offsetagent_requests_total", "result", "succeeded"))
+	require.Zero(t, b.metric(t, "offsetagent_results_unpublished_total"))
+	require.Equal(t, 1.0, b.metric(t, "offsetagent_dedupe_entries"), "the answered request is remembered")
+	require.Equal(t, float64(32<<20), b.metric(t, "offsetagent_max_inflight_bytes"), "the default bound")
 	b.stop(t)
 	require.Len(t, cl.allResults(), 1, "exactly one result")
 	require.Equal(t, int64(1), cl.groupOffsets(cfg.GroupID)[cfg.RequestTopic+"/0"])
