@@ -28,7 +28,8 @@ var (
 	buildErr  error
 )
 
-// agentBinary builds cmd/offsetagent once per test run.
+// agentBinary builds cmd/offsetagent once per test run, with the fault hook
+// (OFFSETAGENT_FAULT_EXIT_AT) that production builds lack.
 func agentBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -38,7 +39,7 @@ func agentBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "offsetagent")
-		out, err := exec.Command("go", "build", "-race", "-o", binPath, "../cmd/offsetagent").CombinedOutput()
+		out, err := exec.Command("go", "build", "-race", "-tags", "faultinject", "-o", binPath, "../cmd/offsetagent").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

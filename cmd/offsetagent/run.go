@@ -113,20 +113,6 @@ func newRegistry() *prometheus.Registry {
 	return reg
 }
 
-// faultFromEnv returns a fault hook for crash tests: OFFSETAGENT_FAULT_EXIT_AT names a point
-// (e.g. "after:wipe_offsets") at which the process exits at once, as a SIGKILL would stop it.
-func faultFromEnv() func(string) {
-	at := os.Getenv("OFFSETAGENT_FAULT_EXIT_AT")
-	if at == "" {
-		return nil
-	}
-	return func(point string) {
-		if point == at {
-			os.Exit(137)
-		}
-	}
-}
-
 func cmdVersion(w io.Writer) int {
 	fmt.Fprintf(w, "offsetagent %s (commit %s, %s)\n", version, commit, runtime.Version())
 	return 0
