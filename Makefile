@@ -6,6 +6,8 @@ LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 BENCH_SCALE ?= 1
 FUZZTIME  ?= 15s
 IMAGE     ?= offsetagent:$(VERSION)
+# promtool, pinned as a Go tool dependency in a module of its own (tools/promtool/go.mod).
+PROMTOOL  := $(GO) -C tools/promtool tool promtool
 
 .DEFAULT_GOAL := help
 .PHONY: help build test bench demo lint fmt tidy docker up fuzz chaos
@@ -32,9 +34,11 @@ fuzz: ## Fuzz the request decoder briefly
 chaos: ## The chaos test at a larger size
 	CHAOS_REQUESTS=150 $(GO) test -race -count=1 -run TestChaos -v -timeout 20m ./integration/
 
-lint: ## go vet and gofmt check
+lint: ## go vet, gofmt check, and the alert rules: promtool check and unit tests
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(PROMTOOL) check rules $(abspath deploy/prometheus/alerts.yaml)
+	$(PROMTOOL) test rules $(abspath $(wildcard deploy/prometheus/tests/*.yml))
 
 fmt: ## Format the code
 	gofmt -w $$(git ls-files '*.go')

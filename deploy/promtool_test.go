@@ -1,0 +1,100 @@
+package deploy_test
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	alertTestsGlob = "prometheus/tests/*.yml"
+	// promtoolModule pins promtool as a Go tool dependency, in a module of its own so that the
+	// agent's go.mod does not carry promtool's dependencies.
+	promtoolModule = "../tools/promtool"
+)
+
+var (
+	promtoolOnce sync.Once
+	promtoolPath string
+	promtoolErr  error
+)
+
+// promtool returns the path of the pinned promtool, built (or found in Go's build cache) once
+// per test run.
+func promtool(t *testing.T) string {
+	t.Helper()
+	promtoolOnce.Do(func() {
+		out, err := exec.Command("go", "-C", promtoolModule, "tool", "-n", "promtool").Output()
+		if err != nil {
+			if ee, ok := err.(*exec.ExitError); ok {
+				out = append(out, ee.Stderr...)
+			}
+			promtoolErr = err
+			promtoolPath = string(out)
+			return
+		}
+		promtoolPath = strings.TrimSpace(string(out))
+	})
+	require.NoError(t, promtoolErr, "build promtool: %s", promtoolPath)
+	return promtoolPath
+}
+
+// alertRuleTests is one promtool rule-test file, as far as this test reads it.
+type alertRuleTests struct {
+	RuleFiles []string `yaml:"rule_files"`
+	Tests     []struct {
+		Name           string `yaml:"name"`
+		AlertRuleTests []struct {
+			AlertName string `yaml:"alertname"`
+			ExpAlerts []any  `yaml:"exp_alerts"`
+		} `yaml:"alert_rule_test"`
+	} `yaml:"tests"`
+}
+
+// TestAlertRuleUnitTests runs promtool on the alerts: `check rules`, then the unit tests in
+// prometheus/tests, and checks that these cover every alert with a case where it fires and one
+// where it must not.
+func TestAlertRuleUnitTests(t *testing.T) {
+	bin := promtool(t)
+	alerts, err := filepath.Abs(alertsPath)
+	require.NoError(t, err)
+	out, err := exec.Command(bin, "check", "rules", alerts).CombinedOutput()
+	require.NoError(t, err, "promtool check rules:\n%s", out)
+
+	files, err := filepath.Glob(alertTestsGlob)
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	fires, quiet := map[string]bool{}, map[string]bool{}
+	for _, f := range files {
+		var rt alertRuleTests
+		decodeYAML(t, f, &rt, false)
+		require.Equal(t, []string{"../alerts.yaml"}, rt.RuleFiles, "%s tests the shipped rules", f)
+		for _, tc := range rt.Tests {
+			for _, a := range tc.AlertRuleTests {
+				if len(a.ExpAlerts) > 0 {
+					fires[a.AlertName] = true
+				} else {
+					quiet[a.AlertName] = true
+				}
+			}
+		}
+	}
+	var plain ruleFile
+	decodeYAML(t, alertsPath, &plain, true)
+	for _, g := range plain.Groups {
+		for _, r := range g.Rules {
+			require.True(t, fires[r.Alert], "no rule test in which %s fires", r.Alert)
+			require.True(t, quiet[r.Alert], "no rule test in which %s must stay quiet", r.Alert)
+		}
+	}
+
+	args := append([]string{"test", "rules"}, files...)
+	cmd := exec.Command(bin, args...)
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, "promtool test rules:\n%s", out)
+	require.Contains(t, string(out), "SUCCESS")
+}
