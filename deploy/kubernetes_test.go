@@ -1,202 +1,137 @@
 package deploy_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
-type objectMeta struct {
-	Name   string            `yaml:"name"`
-	Labels map[string]string `yaml:"labels"`
-}
+var update = flag.Bool("update", false, "rewrite generated files (the PrometheusRule) instead of comparing them")
 
-type labelSelector struct {
-	MatchLabels map[string]string `yaml:"matchLabels"`
-}
+const (
+	operatorComponent  = kubernetesDir + "/components/prometheus-operator"
+	prometheusRulePath = operatorComponent + "/prometheusrule.yaml"
+	secretEnvExample   = "secret.env.example"
+)
 
-type kustomization struct {
-	Kind      string   `yaml:"kind"`
-	Resources []string `yaml:"resources"`
-	Images    []struct {
-		Name    string `yaml:"name"`
-		NewName string `yaml:"newName"`
-		NewTag  string `yaml:"newTag"`
-	} `yaml:"images"`
-}
-
-type probe struct {
-	HTTPGet *struct {
-		Path string `yaml:"path"`
-		Port string `yaml:"port"` // a number or a port name; yaml decodes either as a string
-	} `yaml:"httpGet"`
-}
-
-type container struct {
-	Name  string   `yaml:"name"`
-	Image string   `yaml:"image"`
-	Args  []string `yaml:"args"`
-	Ports []struct {
-		Name          string `yaml:"name"`
-		ContainerPort int    `yaml:"containerPort"`
-	} `yaml:"ports"`
-	Env []struct {
-		Name      string `yaml:"name"`
-		ValueFrom struct {
-			ResourceFieldRef struct {
-				Resource string `yaml:"resource"`
-			} `yaml:"resourceFieldRef"`
-		} `yaml:"valueFrom"`
-	} `yaml:"env"`
-	EnvFrom []struct {
-		ConfigMapRef *struct {
-			Name string `yaml:"name"`
-		} `yaml:"configMapRef"`
-		SecretRef *struct {
-			Name string `yaml:"name"`
-		} `yaml:"secretRef"`
-	} `yaml:"envFrom"`
-	LivenessProbe  *probe `yaml:"livenessProbe"`
-	ReadinessProbe *probe `yaml:"readinessProbe"`
-	Resources      struct {
-		Requests map[string]string `yaml:"requests"`
-		Limits   map[string]string `yaml:"limits"`
-	} `yaml:"resources"`
-	SecurityContext struct {
-		AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
-		ReadOnlyRootFilesystem   *bool `yaml:"readOnlyRootFilesystem"`
-		RunAsNonRoot             *bool `yaml:"runAsNonRoot"`
-		Capabilities             struct {
-			Drop []string `yaml:"drop"`
-		} `yaml:"capabilities"`
-	} `yaml:"securityContext"`
-}
-
-type deploymentManifest struct {
-	Kind     string     `yaml:"kind"`
-	Metadata objectMeta `yaml:"metadata"`
-	Spec     struct {
-		Replicas int           `yaml:"replicas"`
-		Selector labelSelector `yaml:"selector"`
-		Template struct {
-			Metadata objectMeta `yaml:"metadata"`
-			Spec     struct {
-				TerminationGracePeriodSeconds int `yaml:"terminationGracePeriodSeconds"`
-				SecurityContext               struct {
-					RunAsNonRoot *bool `yaml:"runAsNonRoot"`
-					RunAsUser    *int  `yaml:"runAsUser"`
-				} `yaml:"securityContext"`
-				Containers []container `yaml:"containers"`
-			} `yaml:"spec"`
-		} `yaml:"template"`
-	} `yaml:"spec"`
-}
-
-type serviceManifest struct {
-	Kind     string     `yaml:"kind"`
-	Metadata objectMeta `yaml:"metadata"`
-	Spec     struct {
-		Selector map[string]string `yaml:"selector"`
-		Ports    []struct {
-			Name       string `yaml:"name"`
-			Port       int    `yaml:"port"`
-			TargetPort string `yaml:"targetPort"`
-		} `yaml:"ports"`
-	} `yaml:"spec"`
-}
-
-type serviceMonitorManifest struct {
-	Kind     string     `yaml:"kind"`
-	Metadata objectMeta `yaml:"metadata"`
-	Spec     struct {
-		JobLabel  string        `yaml:"jobLabel"`
-		Selector  labelSelector `yaml:"selector"`
-		Endpoints []struct {
-			Port string `yaml:"port"`
-			Path string `yaml:"path"`
-		} `yaml:"endpoints"`
-	} `yaml:"spec"`
-}
-
-type pdbManifest struct {
-	Kind     string     `yaml:"kind"`
-	Metadata objectMeta `yaml:"metadata"`
-	Spec     struct {
-		MinAvailable int           `yaml:"minAvailable"`
-		Selector     labelSelector `yaml:"selector"`
-	} `yaml:"spec"`
-}
-
-// envSource is a ConfigMap or Secret whose keys become the container's environment.
-type envSource struct {
-	Kind       string            `yaml:"kind"`
-	Metadata   objectMeta        `yaml:"metadata"`
-	Data       map[string]string `yaml:"data"`
-	StringData map[string]string `yaml:"stringData"`
-}
-
-// keys returns the variable names a ConfigMap or Secret provides.
-func (s envSource) keys() []string {
-	var keys []string
-	for k := range s.Data {
-		keys = append(keys, k)
-	}
-	for k := range s.StringData {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// manifests is the decoded Kubernetes base.
+// manifests is the decoded output of `kustomize build`: every object strictly decoded into
+// its Kubernetes API type (unknown or misspelt fields are errors).
 type manifests struct {
-	kustomization  kustomization
-	deployment     deploymentManifest
-	service        serviceManifest
-	serviceMonitor serviceMonitorManifest
-	pdb            pdbManifest
-	configMap      envSource
-	secret         envSource
+	deployment      *appsv1.Deployment
+	service         *corev1.Service
+	configMap       *corev1.ConfigMap
+	secret          *corev1.Secret
+	pdb             *policyv1.PodDisruptionBudget
+	networkPolicy   *networkingv1.NetworkPolicy
+	serviceMonitor  *monitoringv1.ServiceMonitor
+	prometheusRule  *monitoringv1.PrometheusRule
+	kinds           []string
+	imageOfTheAgent string
 }
 
-func loadManifests(t *testing.T) manifests {
+// kustomizeBuild runs `kustomize build` in-process on the base, as an overlay would use it
+// (with the component when withOperator is set), on an in-memory copy of deploy/kubernetes in
+// which secret.env is the committed example (the real one is git-ignored).
+func kustomizeBuild(t *testing.T, withOperator bool) manifests {
 	t.Helper()
+	mem := filesys.MakeFsInMemory()
+	root := "/repo/deploy/kubernetes"
+	err := filepath.WalkDir(kubernetesDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "secret.env" {
+			return err
+		}
+		rel, err := filepath.Rel(kubernetesDir, p)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return mem.WriteFile(path.Join(root, filepath.ToSlash(rel)), b)
+	})
+	require.NoError(t, err)
+	require.NoError(t, mem.WriteFile(root+"/secret.env", readFile(t, kubernetesDir+"/"+secretEnvExample)))
+
+	overlay := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: offsetagent-test\nresources:\n  - ../deploy/kubernetes\n"
+	if withOperator {
+		overlay += "components:\n  - ../deploy/kubernetes/components/prometheus-operator\n"
+	}
+	require.NoError(t, mem.WriteFile("/repo/overlay/kustomization.yaml", []byte(overlay)))
+
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, "/repo/overlay")
+	require.NoError(t, err, "kustomize build")
+
 	var m manifests
-	dir := kubernetesDir + "/"
-	decodeYAML(t, dir+"kustomization.yaml", &m.kustomization, false)
-	decodeYAML(t, dir+"deployment.yaml", &m.deployment, false)
-	decodeYAML(t, dir+"service.yaml", &m.service, false)
-	decodeYAML(t, dir+"servicemonitor.yaml", &m.serviceMonitor, false)
-	decodeYAML(t, dir+"pdb.yaml", &m.pdb, false)
-	decodeYAML(t, dir+"configmap.yaml", &m.configMap, false)
-	decodeYAML(t, dir+"secret.yaml", &m.secret, false)
+	for _, r := range resMap.Resources() {
+		b, err := r.MarshalJSON()
+		require.NoError(t, err)
+		kind := r.GetKind()
+		m.kinds = append(m.kinds, kind)
+		var into any
+		switch kind {
+		case "Deployment":
+			m.deployment = &appsv1.Deployment{}
+			into = m.deployment
+		case "Service":
+			m.service = &corev1.Service{}
+			into = m.service
+		case "ConfigMap":
+			m.configMap = &corev1.ConfigMap{}
+			into = m.configMap
+		case "Secret":
+			m.secret = &corev1.Secret{}
+			into = m.secret
+		case "PodDisruptionBudget":
+			m.pdb = &policyv1.PodDisruptionBudget{}
+			into = m.pdb
+		case "NetworkPolicy":
+			m.networkPolicy = &networkingv1.NetworkPolicy{}
+			into = m.networkPolicy
+		case "ServiceMonitor":
+			m.serviceMonitor = &monitoringv1.ServiceMonitor{}
+			into = m.serviceMonitor
+		case "PrometheusRule":
+			m.prometheusRule = &monitoringv1.PrometheusRule{}
+			into = m.prometheusRule
+		default:
+			require.Failf(t, "unexpected kind", "kustomize build yields a %s", kind)
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(into), "strict decoding of %s %s", kind, r.GetName())
+	}
+	slices.Sort(m.kinds)
 	return m
 }
 
 // agentContainer returns the Deployment's offsetagent container.
-func (m manifests) agentContainer(t *testing.T) container {
+func (m manifests) agentContainer(t *testing.T) corev1.Container {
 	t.Helper()
+	require.NotNil(t, m.deployment)
 	cs := m.deployment.Spec.Template.Spec.Containers
 	require.Len(t, cs, 1)
 	return cs[0]
-}
-
-// containerPort resolves a probe or Service port (a number or a port name) to a number.
-func containerPort(t *testing.T, c container, port string) int {
-	t.Helper()
-	for _, p := range c.Ports {
-		if p.Name == port || strconv.Itoa(p.ContainerPort) == port {
-			return p.ContainerPort
-		}
-	}
-	require.Failf(t, "unknown port", "container %s has no port %q", c.Name, port)
-	return 0
 }
 
 // requireSubset checks that every label of sub is in super, as a selector must be.
@@ -208,9 +143,34 @@ func requireSubset(t *testing.T, super, sub map[string]string, what string) {
 	}
 }
 
-func TestKubernetesKustomization(t *testing.T) {
-	m := loadManifests(t)
-	require.Equal(t, "Kustomization", m.kustomization.Kind)
+func TestKustomizeBuild(t *testing.T) {
+	tests := []struct {
+		name         string
+		withOperator bool
+		kinds        []string
+	}{
+		{name: "base", kinds: []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "Secret", "Service"}},
+		{name: "with the Prometheus Operator component", withOperator: true,
+			kinds: []string{"ConfigMap", "Deployment", "NetworkPolicy", "PodDisruptionBudget", "PrometheusRule", "Secret", "Service", "ServiceMonitor"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := kustomizeBuild(t, tt.withOperator)
+			require.Equal(t, tt.kinds, m.kinds)
+			// The generated Secret's name carries a content hash; the Deployment must follow it.
+			require.True(t, strings.HasPrefix(m.secret.Name, "offsetagent-"), m.secret.Name)
+			var refs []string
+			for _, ef := range m.agentContainer(t).EnvFrom {
+				if ef.SecretRef != nil {
+					refs = append(refs, ef.SecretRef.Name)
+				}
+			}
+			require.Equal(t, []string{m.secret.Name}, refs)
+		})
+	}
+}
+
+func TestKubernetesBaseFiles(t *testing.T) {
 	entries, err := os.ReadDir(kubernetesDir)
 	require.NoError(t, err)
 	var files []string
@@ -219,68 +179,110 @@ func TestKubernetesKustomization(t *testing.T) {
 			files = append(files, e.Name())
 		}
 	}
-	resources := append([]string(nil), m.kustomization.Resources...)
-	sort.Strings(resources)
+	var k struct {
+		Resources []string `yaml:"resources"`
+	}
+	decodeYAML(t, kubernetesDir+"/kustomization.yaml", &k, false)
+	resources := slices.Clone(k.Resources)
+	slices.Sort(resources)
 	require.Equal(t, files, resources, "kustomization.yaml must list every manifest in the directory")
 
-	c := m.agentContainer(t)
-	var images []string
-	for _, img := range m.kustomization.Images {
-		images = append(images, img.Name)
-	}
-	require.Contains(t, images, c.Image, "kustomization images must set the agent's image")
+	gitignore := string(readFile(t, "../.gitignore"))
+	require.Contains(t, strings.Split(gitignore, "\n"), "deploy/kubernetes/secret.env", "the real secret.env must never be committed")
 }
 
 func TestKubernetesDeployment(t *testing.T) {
-	m := loadManifests(t)
+	m := kustomizeBuild(t, false)
 	d := m.deployment
 	pod := d.Spec.Template.Spec
 	c := m.agentContainer(t)
 	httpPort := portOf(t, m.configMap.Data[httpAddrEnvName])
+	portNumber := func(p intstr.IntOrString) string {
+		if p.Type == intstr.Int {
+			return p.String()
+		}
+		for _, cp := range c.Ports {
+			if cp.Name == p.StrVal {
+				return strconv.Itoa(int(cp.ContainerPort))
+			}
+		}
+		require.Failf(t, "unknown port", "container %s has no port %q", c.Name, p.StrVal)
+		return ""
+	}
 
 	tests := []struct {
 		name  string
 		check func(t *testing.T)
 	}{
-		{"two replicas", func(t *testing.T) { require.Equal(t, 2, d.Spec.Replicas) }},
+		{"two replicas", func(t *testing.T) { require.Equal(t, int32(2), *d.Spec.Replicas) }},
 		{"selector matches pods", func(t *testing.T) {
-			requireSubset(t, d.Spec.Template.Metadata.Labels, d.Spec.Selector.MatchLabels, "deployment")
+			requireSubset(t, d.Spec.Template.Labels, d.Spec.Selector.MatchLabels, "deployment")
 		}},
 		{"runs offsetagent run", func(t *testing.T) { require.Equal(t, []string{"run"}, c.Args) }},
+		{"image by version, default pull policy", func(t *testing.T) {
+			name, tag, ok := strings.Cut(c.Image[strings.LastIndex(c.Image, "/")+1:], ":")
+			require.True(t, ok, "image %q has no tag", c.Image)
+			require.Equal(t, "offsetagent", name)
+			require.Regexp(t, `^v\d+\.\d+\.\d+$`, tag, "a released version, not latest")
+			require.Empty(t, c.ImagePullPolicy, "left to Kubernetes' default")
+		}},
 		{"liveness on /healthz", func(t *testing.T) {
 			require.NotNil(t, c.LivenessProbe)
 			require.NotNil(t, c.LivenessProbe.HTTPGet)
 			require.Equal(t, healthzPath, c.LivenessProbe.HTTPGet.Path)
-			require.Equal(t, httpPort, strconv.Itoa(containerPort(t, c, c.LivenessProbe.HTTPGet.Port)))
+			require.Equal(t, httpPort, portNumber(c.LivenessProbe.HTTPGet.Port))
 		}},
 		{"readiness on /readyz", func(t *testing.T) {
 			require.NotNil(t, c.ReadinessProbe)
 			require.NotNil(t, c.ReadinessProbe.HTTPGet)
 			require.Equal(t, readyzPath, c.ReadinessProbe.HTTPGet.Path)
-			require.Equal(t, httpPort, strconv.Itoa(containerPort(t, c, c.ReadinessProbe.HTTPGet.Port)))
+			require.Equal(t, httpPort, portNumber(c.ReadinessProbe.HTTPGet.Port))
 		}},
 		{"resources", func(t *testing.T) {
-			require.NotEmpty(t, c.Resources.Requests["cpu"])
-			require.NotEmpty(t, c.Resources.Requests["memory"])
-			require.NotEmpty(t, c.Resources.Limits["memory"])
+			require.False(t, c.Resources.Requests.Cpu().IsZero())
+			require.False(t, c.Resources.Requests.Memory().IsZero())
+			require.False(t, c.Resources.Limits.Memory().IsZero())
+			require.LessOrEqual(t, c.Resources.Requests.Memory().Cmp(*c.Resources.Limits.Memory()), 0)
 		}},
-		{"non-root", func(t *testing.T) {
-			require.NotNil(t, pod.SecurityContext.RunAsNonRoot)
-			require.True(t, *pod.SecurityContext.RunAsNonRoot)
-			require.NotNil(t, pod.SecurityContext.RunAsUser)
-			require.NotZero(t, *pod.SecurityContext.RunAsUser)
-			if c.SecurityContext.RunAsNonRoot != nil {
-				require.True(t, *c.SecurityContext.RunAsNonRoot)
+		{"GOMEMLIMIT at about 90% of the memory limit", func(t *testing.T) {
+			var value string
+			for _, e := range c.Env {
+				if e.Name == "GOMEMLIMIT" {
+					value = e.Value
+				}
 			}
+			require.NotEmpty(t, value, "GOMEMLIMIT is not set")
+			// Go's syntax (460MiB) is Kubernetes' (460Mi) with a B.
+			soft, err := resource.ParseQuantity(strings.TrimSuffix(value, "B"))
+			require.NoError(t, err, "GOMEMLIMIT %q", value)
+			ratio := float64(soft.Value()) / float64(c.Resources.Limits.Memory().Value())
+			require.InDelta(t, 0.9, ratio, 0.02, "GOMEMLIMIT %s against the limit %s", value, c.Resources.Limits.Memory())
 		}},
-		{"read-only root filesystem", func(t *testing.T) {
-			require.NotNil(t, c.SecurityContext.ReadOnlyRootFilesystem)
-			require.True(t, *c.SecurityContext.ReadOnlyRootFilesystem)
+		{"pod security", func(t *testing.T) {
+			sc := pod.SecurityContext
+			require.NotNil(t, sc)
+			require.True(t, *sc.RunAsNonRoot)
+			require.NotZero(t, *sc.RunAsUser)
+			require.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, sc.SeccompProfile.Type)
+			require.False(t, *pod.AutomountServiceAccountToken)
 		}},
-		{"no privilege escalation", func(t *testing.T) {
-			require.NotNil(t, c.SecurityContext.AllowPrivilegeEscalation)
-			require.False(t, *c.SecurityContext.AllowPrivilegeEscalation)
-			require.Equal(t, []string{"ALL"}, c.SecurityContext.Capabilities.Drop)
+		{"container security", func(t *testing.T) {
+			sc := c.SecurityContext
+			require.NotNil(t, sc)
+			require.True(t, *sc.RunAsNonRoot)
+			require.True(t, *sc.ReadOnlyRootFilesystem)
+			require.False(t, *sc.AllowPrivilegeEscalation)
+			require.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
+			require.Empty(t, sc.Capabilities.Add)
+			require.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, sc.SeccompProfile.Type)
+		}},
+		{"spread across zones and nodes", func(t *testing.T) {
+			var keys []string
+			for _, tsc := range pod.TopologySpreadConstraints {
+				keys = append(keys, tsc.TopologyKey)
+				requireSubset(t, d.Spec.Template.Labels, tsc.LabelSelector.MatchLabels, "topology spread")
+			}
+			require.Equal(t, []string{"topology.kubernetes.io/zone", "kubernetes.io/hostname"}, keys)
 		}},
 		{"config from the ConfigMap, credentials from the Secret", func(t *testing.T) {
 			var configMaps, secrets []string
@@ -292,34 +294,23 @@ func TestKubernetesDeployment(t *testing.T) {
 					secrets = append(secrets, ef.SecretRef.Name)
 				}
 			}
-			require.Equal(t, []string{m.configMap.Metadata.Name}, configMaps)
-			require.Equal(t, []string{m.secret.Metadata.Name}, secrets)
-			require.Equal(t, "ConfigMap", m.configMap.Kind)
-			require.Equal(t, "Secret", m.secret.Kind)
-			for _, k := range m.configMap.keys() {
+			require.Equal(t, []string{m.configMap.Name}, configMaps)
+			require.Equal(t, []string{m.secret.Name}, secrets)
+			for k := range m.configMap.Data {
 				require.False(t, isCredential(k), "%s is a credential: move it to the Secret", k)
 			}
-			for _, k := range m.secret.keys() {
+			require.NotEmpty(t, m.secret.Data)
+			for k := range m.secret.Data {
 				require.True(t, isCredential(k), "%s is not a credential: move it to the ConfigMap", k)
 			}
 			for _, e := range c.Env {
 				require.False(t, isCredential(e.Name), "%s is a credential: set it in the Secret", e.Name)
 			}
 		}},
-		{"the Go heap's soft limit is the container's memory limit", func(t *testing.T) {
-			var found bool
-			for _, e := range c.Env {
-				if e.Name == "GOMEMLIMIT" {
-					found = true
-					require.Equal(t, "limits.memory", e.ValueFrom.ResourceFieldRef.Resource)
-				}
-			}
-			require.True(t, found, "GOMEMLIMIT is not set")
-		}},
 		{"grace period outlasts the shutdown timeout", func(t *testing.T) {
 			timeout, err := time.ParseDuration(m.configMap.Data[envPrefix+"SHUTDOWN_TIMEOUT"])
 			require.NoError(t, err)
-			grace := time.Duration(pod.TerminationGracePeriodSeconds) * time.Second
+			grace := time.Duration(*pod.TerminationGracePeriodSeconds) * time.Second
 			require.Greater(t, grace, timeout+5*time.Second)
 		}},
 	}
@@ -328,38 +319,127 @@ func TestKubernetesDeployment(t *testing.T) {
 	}
 }
 
-func TestKubernetesServiceAndMonitoring(t *testing.T) {
-	m := loadManifests(t)
+func TestKubernetesServiceAndPolicies(t *testing.T) {
+	m := kustomizeBuild(t, true)
 	c := m.agentContainer(t)
-	podLabels := m.deployment.Spec.Template.Metadata.Labels
-	httpPort, err := strconv.Atoi(portOf(t, m.configMap.Data[httpAddrEnvName]))
-	require.NoError(t, err)
+	podLabels := m.deployment.Spec.Template.Labels
+	httpPort := portOf(t, m.configMap.Data[httpAddrEnvName])
+	var httpName string
+	for _, p := range c.Ports {
+		if strconv.Itoa(int(p.ContainerPort)) == httpPort {
+			httpName = p.Name
+		}
+	}
+	require.NotEmpty(t, httpName, "the container does not expose %s", httpAddrEnvName)
 
-	require.Equal(t, "Service", m.service.Kind)
 	requireSubset(t, podLabels, m.service.Spec.Selector, "service")
 	servicePorts := map[string]bool{}
 	for _, p := range m.service.Spec.Ports {
 		servicePorts[p.Name] = true
-		require.Equal(t, httpPort, containerPort(t, c, p.TargetPort), "service port %s", p.Name)
+		require.Equal(t, httpName, p.TargetPort.String(), "service port %s", p.Name)
 	}
 
-	sm := m.serviceMonitor
-	require.Equal(t, "ServiceMonitor", sm.Kind)
-	requireSubset(t, m.service.Metadata.Labels, sm.Spec.Selector.MatchLabels, "servicemonitor")
-	require.NotEmpty(t, sm.Spec.Endpoints)
-	for _, e := range sm.Spec.Endpoints {
-		require.True(t, servicePorts[e.Port], "servicemonitor scrapes unknown service port %q", e.Port)
-		require.Equal(t, metricsPath, e.Path)
-	}
-	// Without jobLabel the Prometheus Operator sets job to the Service's name, and the alerts
-	// select job="offsetagent".
-	require.Empty(t, sm.Spec.JobLabel)
-	require.Equal(t, scrapeJob, m.service.Metadata.Name)
+	t.Run("servicemonitor", func(t *testing.T) {
+		sm := m.serviceMonitor
+		requireSubset(t, m.service.Labels, sm.Spec.Selector.MatchLabels, "servicemonitor")
+		require.NotEmpty(t, sm.Spec.Endpoints)
+		for _, e := range sm.Spec.Endpoints {
+			require.True(t, servicePorts[e.Port], "servicemonitor scrapes unknown service port %q", e.Port)
+			require.Equal(t, metricsPath, e.Path)
+		}
+		// Without jobLabel the Prometheus Operator sets job to the Service's name, and the
+		// alerts select job="offsetagent".
+		require.Empty(t, sm.Spec.JobLabel)
+		require.Equal(t, scrapeJob, m.service.Name)
+	})
 
-	require.Equal(t, "PodDisruptionBudget", m.pdb.Kind)
-	requireSubset(t, podLabels, m.pdb.Spec.Selector.MatchLabels, "pdb")
-	require.Positive(t, m.pdb.Spec.MinAvailable)
-	require.Less(t, m.pdb.Spec.MinAvailable, m.deployment.Spec.Replicas, "the PDB must allow a node drain")
+	t.Run("prometheusrule carries alerts.yaml", func(t *testing.T) {
+		var plain ruleFile
+		decodeYAML(t, alertsPath, &plain, true)
+		var alerts []string
+		for _, g := range plain.Groups {
+			for _, r := range g.Rules {
+				alerts = append(alerts, r.Alert)
+			}
+		}
+		var got []string
+		for _, g := range m.prometheusRule.Spec.Groups {
+			for _, r := range g.Rules {
+				got = append(got, r.Alert)
+			}
+		}
+		require.Equal(t, alerts, got)
+	})
+
+	t.Run("pdb", func(t *testing.T) {
+		requireSubset(t, podLabels, m.pdb.Spec.Selector.MatchLabels, "pdb")
+		require.Nil(t, m.pdb.Spec.MinAvailable)
+		require.Equal(t, intstr.FromInt32(1), *m.pdb.Spec.MaxUnavailable)
+	})
+
+	t.Run("networkpolicy", func(t *testing.T) {
+		np := m.networkPolicy
+		requireSubset(t, podLabels, np.Spec.PodSelector.MatchLabels, "networkpolicy")
+		require.ElementsMatch(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}, np.Spec.PolicyTypes)
+		require.Len(t, np.Spec.Ingress, 1)
+		var in []string
+		for _, p := range np.Spec.Ingress[0].Ports {
+			in = append(in, p.Port.String())
+		}
+		require.Equal(t, []string{httpName}, in, "ingress only to the metrics port")
+		out := map[string]bool{}
+		for _, rule := range np.Spec.Egress {
+			for _, p := range rule.Ports {
+				out[string(*p.Protocol)+"/"+p.Port.String()] = true
+			}
+		}
+		_, brokerPort, ok := strings.Cut(m.configMap.Data[envPrefix+"BROKERS"], ":")
+		require.True(t, ok)
+		for _, want := range []string{"UDP/53", "TCP/53", "TCP/" + brokerPort, "TCP/8083"} {
+			require.True(t, out[want], "egress lacks %s", want)
+		}
+	})
+}
+
+// TestPrometheusRuleFromAlerts checks that the component's PrometheusRule is generated from
+// alerts.yaml; -update rewrites it.
+func TestPrometheusRuleFromAlerts(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`# GENERATED from deploy/prometheus/alerts.yaml: do not edit; regenerate with
+# go test ./deploy/ -run TestPrometheusRuleFromAlerts -update
+# The release label is the one kube-prometheus-stack's default ruleSelector matches; change it
+# in your overlay to what your Prometheus selects.
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata:
+  name: offsetagent
+  labels:
+    app.kubernetes.io/name: offsetagent
+    app.kubernetes.io/component: agent
+    release: kube-prometheus-stack
+spec:
+`)
+	for _, line := range strings.SplitAfter(string(readFile(t, alertsPath)), "\n") {
+		switch {
+		case strings.HasPrefix(line, "#"):
+		case line == "\n" || line == "":
+			b.WriteString(line)
+		default:
+			b.WriteString("  " + line)
+		}
+	}
+	want := strings.TrimLeft(b.String(), "\n")
+	if *update {
+		require.NoError(t, os.WriteFile(prometheusRulePath, []byte(want), 0o644))
+	}
+	require.Equal(t, want, string(readFile(t, prometheusRulePath)),
+		"%s is stale: go test ./deploy/ -run TestPrometheusRuleFromAlerts -update", prometheusRulePath)
+
+	var plain ruleFile
+	decodeYAML(t, alertsPath, &plain, true)
+	var operator prometheusRule
+	decodeYAML(t, prometheusRulePath, &operator, true)
+	require.Equal(t, plain, operator.Spec)
 }
 
 // goRuntimeEnv are the variables the manifests may set for the Go runtime itself.
@@ -369,8 +449,14 @@ var goRuntimeEnv = map[string]bool{"GOMEMLIMIT": true}
 // agent (those for the Go runtime aside).
 func kubernetesEnvNames(t *testing.T) []string {
 	t.Helper()
-	m := loadManifests(t)
-	names := append(m.configMap.keys(), m.secret.keys()...)
+	m := kustomizeBuild(t, false)
+	var names []string
+	for k := range m.configMap.Data {
+		names = append(names, k)
+	}
+	for k := range m.secret.Data {
+		names = append(names, k)
+	}
 	for _, e := range m.agentContainer(t).Env {
 		if goRuntimeEnv[e.Name] {
 			continue // read by the Go runtime, not by agent.Config
