@@ -89,6 +89,12 @@ func exportedMetricNames(t *testing.T) exported {
 				for _, lp := range m.GetLabel() {
 					pairs[lp.GetName()+"="+lp.GetValue()] = true
 				}
+				if strings.HasSuffix(s, "_bucket") { // the bucket bounds are the le label
+					for _, b := range m.GetHistogram().GetBucket() {
+						pairs["le="+strconv.FormatFloat(b.GetUpperBound(), 'g', -1, 64)] = true
+					}
+					pairs["le=+Inf"] = true
+				}
 			}
 			names[s] = pairs
 		}

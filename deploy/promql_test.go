@@ -16,8 +16,9 @@ import (
 // export them, yet alerts and panels may use them.
 var prometheusSeries = map[string]bool{"up": true}
 
-// targetLabels are attached by Prometheus at scrape time, so the agent's own series lack them.
-var targetLabels = map[string]bool{"job": true, "instance": true}
+// targetLabels are attached by Prometheus at scrape time, so the agent's own series lack them
+// (namespace by the Prometheus Operator's ServiceMonitor scrapes).
+var targetLabels = map[string]bool{"job": true, "instance": true, "namespace": true}
 
 var (
 	// Grafana's interval variables stand where PromQL needs a duration.
@@ -34,44 +35,79 @@ func promQLOf(expr string) string {
 	return grafanaVar.ReplaceAllString(expr, "x")
 }
 
-// checkPromQL parses expr with Prometheus's own parser and checks that every series it selects
-// is exported by the agent and that every label it matches for equality exists with that value.
-// It returns the values of the job matchers, for checks against the scrape configuration.
+// checkPromQL parses expr with Prometheus's own parser and checks it against the agent's
+// registry: every series it selects is exported; every label it matches on exists on that
+// series (with that value, for an equality matcher); every label it aggregates by or matches
+// vectors on exists on a series the expression selects. It returns the values of the job
+// matchers, for checks against the scrape configuration.
 func checkPromQL(t *testing.T, names exported, expr string) (jobs []string) {
 	t.Helper()
 	parsed, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
 	require.NoError(t, err, "parse %q", expr)
 	selectors := 0
-	parser.Inspect(parsed, func(node parser.Node, _ []parser.Node) error {
-		vs, ok := node.(*parser.VectorSelector)
-		if !ok {
-			return nil
+	// hasLabel reports whether a series selected somewhere under node carries label.
+	hasLabel := func(node parser.Node, label string) bool {
+		if targetLabels[label] {
+			return true
 		}
-		selectors++
-		name := vs.Name
-		for _, m := range vs.LabelMatchers {
-			if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
-				name = m.Value
+		found := false
+		parser.Inspect(node, func(n parser.Node, _ []parser.Node) error {
+			if vs, ok := n.(*parser.VectorSelector); ok && names.hasLabel(selectedName(vs), label) {
+				found = true
 			}
-		}
-		if prometheusSeries[name] {
 			return nil
-		}
-		require.Contains(t, names, name, "%q selects a series the agent does not export", expr)
-		for _, m := range vs.LabelMatchers {
-			switch {
-			case m.Name == "job" && m.Type == labels.MatchEqual:
-				jobs = append(jobs, m.Value)
-			case m.Name == labels.MetricName || targetLabels[m.Name] || m.Type != labels.MatchEqual:
-			default:
-				require.True(t, names[name][m.Name+"="+m.Value],
-					"%q matches %s=%q, which no exported %s series has", expr, m.Name, m.Value, name)
+		})
+		return found
+	}
+	parser.Inspect(parsed, func(node parser.Node, _ []parser.Node) error {
+		switch n := node.(type) {
+		case *parser.AggregateExpr:
+			for _, l := range n.Grouping {
+				require.True(t, hasLabel(n.Expr, l), "%q aggregates by %s, which no series it selects has", expr, l)
+			}
+		case *parser.BinaryExpr:
+			if n.VectorMatching != nil {
+				for _, l := range n.VectorMatching.MatchingLabels {
+					require.True(t, hasLabel(n.LHS, l) && hasLabel(n.RHS, l), "%q matches on %s, which a side lacks", expr, l)
+				}
+			}
+		case *parser.VectorSelector:
+			selectors++
+			name := selectedName(n)
+			if prometheusSeries[name] {
+				for _, m := range n.LabelMatchers {
+					require.True(t, m.Name == labels.MetricName || targetLabels[m.Name], "%q: %s has no label %s", expr, name, m.Name)
+				}
+				return nil
+			}
+			require.Contains(t, names, name, "%q selects a series the agent does not export", expr)
+			for _, m := range n.LabelMatchers {
+				switch {
+				case m.Name == "job" && m.Type == labels.MatchEqual:
+					jobs = append(jobs, m.Value)
+				case m.Name == labels.MetricName || targetLabels[m.Name]:
+				case m.Type == labels.MatchEqual:
+					require.True(t, names[name][m.Name+"="+m.Value],
+						"%q matches %s=%q, which no exported %s series has", expr, m.Name, m.Value, name)
+				default:
+					require.True(t, names.hasLabel(name, m.Name), "%q matches on %s, which %s lacks", expr, m.Name, name)
+				}
 			}
 		}
 		return nil
 	})
 	require.Positive(t, selectors, "%q selects no series", expr)
 	return jobs
+}
+
+// selectedName is the metric name a vector selector selects.
+func selectedName(vs *parser.VectorSelector) string {
+	for _, m := range vs.LabelMatchers {
+		if m.Name == labels.MetricName && m.Type == labels.MatchEqual {
+			return m.Value
+		}
+	}
+	return vs.Name
 }
 
 type datasourceRef struct {
@@ -147,7 +183,7 @@ func TestDashboard(t *testing.T) {
 	require.Contains(t, vars, "datasource")
 	require.Equal(t, "datasource", vars["datasource"].Type)
 	require.JSONEq(t, `"prometheus"`, string(vars["datasource"].Query))
-	for _, name := range []string{"job", "instance"} {
+	for _, name := range []string{"namespace", "job", "instance"} {
 		require.Contains(t, vars, name)
 	}
 
@@ -193,7 +229,16 @@ func TestDashboard(t *testing.T) {
 				if target.Datasource != nil {
 					require.Equal(t, "${datasource}", target.Datasource.UID)
 				}
-				require.Contains(t, target.Expr, `job=~"$job"`, "every query is limited to the selected jobs")
+				for _, v := range []string{"namespace", "job", "instance"} {
+					require.Contains(t, target.Expr, v+`=~"$`+v+`"`, "every query is limited to the selected %ss", v)
+				}
+				if p.Type == "heatmap" {
+					// Windows as long as the step count each observation once; $__rate_interval
+					// (4 scrapes) counted each about 4 times.
+					require.Contains(t, target.Expr, "increase(")
+					require.Contains(t, target.Expr, "[$__interval]")
+					require.Contains(t, target.Expr, "sum by (le)")
+				}
 				checkPromQL(t, names, promQLOf(target.Expr))
 				for _, metric := range panelMetrics {
 					if strings.Contains(target.Expr, metric) {
@@ -215,6 +260,9 @@ var panelMetrics = []string{
 	"offsetagent_stage_duration_seconds_bucket", "offsetagent_request_duration_seconds_bucket",
 	"offsetagent_offsets_written_total", "offsetagent_offsets_wiped_total",
 	"offsetagent_requests_in_flight", "offsetagent_request_lag", "offsetagent_build_info",
+	"offsetagent_retries_total", "offsetagent_requests_in_flight_bytes", "offsetagent_max_inflight_bytes",
+	"offsetagent_results_unpublished_total", "offsetagent_dedupe_entries", "offsetagent_ready",
+	"offsetagent_oldest_request_age_seconds", "process_cpu_seconds_total", "process_resident_memory_bytes",
 }
 
 // ruleFile is a Prometheus rules file; it models the whole schema so that strict decoding
