@@ -1,7 +1,7 @@
 // Command offsetagent creates Kafka Connect connectors with initial offsets (KIP-995) from
 // CloudEvents requests, writing directly to Connect's internal topics.
 //
-// Subcommands: run, publish, offsets, demo, version. See the README.
+// Subcommands: run, publish, offsets, demo, version, healthcheck. See the README.
 package main
 
 import (
@@ -29,6 +29,7 @@ commands:
   offsets NAME              print a connector's offsets in the GET /connectors/NAME/offsets shape
   demo                      embedded broker + agent + the seed example, then exit
   version                   print version, commit and Go version
+  healthcheck               exit 0 if the agent on OFFSETAGENT_HTTP_ADDR is ready (for container healthchecks)
 `
 
 // run dispatches a subcommand and returns the process exit code.
@@ -48,6 +49,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdDemo(args[1:], stdout, stderr)
 	case "version":
 		return cmdVersion(stdout)
+	case "healthcheck":
+		return cmdHealthcheck(stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
