@@ -50,4 +50,4 @@ docker: ## Build the container image
 	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) -t $(IMAGE) .
 
 up: ## Start Kafka, Connect, offsetagent, Prometheus and Grafana with compose
-	docker compose -f deploy/compose/docker-compose.yml up --build
+	VERSION=$(VERSION) COMMIT=$(COMMIT) docker compose -f deploy/compose/docker-compose.yml up --build

@@ -3,6 +3,7 @@ package deploy_test
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -21,9 +22,13 @@ const composeDir = "compose"
 type composeService struct {
 	Image string `yaml:"image"`
 	Build *struct {
-		Context    string `yaml:"context"`
-		Dockerfile string `yaml:"dockerfile"`
+		Context    string            `yaml:"context"`
+		Dockerfile string            `yaml:"dockerfile"`
+		Args       map[string]string `yaml:"args"`
 	} `yaml:"build"`
+	Healthcheck *struct {
+		Test []string `yaml:"test"`
+	} `yaml:"healthcheck"`
 	Command     []string          `yaml:"command"`
 	Entrypoint  []string          `yaml:"entrypoint"`
 	Environment map[string]string `yaml:"environment"`
@@ -85,10 +90,11 @@ func loadProperties(t *testing.T, path string) map[string]string {
 type topicSpec struct {
 	partitions int
 	policy     string
+	configs    string // further topic configs, space-separated key=value
 }
 
 // createTopicLine is a call of the create function of compose/kafka/create-topics.sh.
-var createTopicLine = regexp.MustCompile(`^create (\S+) (\d+) (compact|delete)$`)
+var createTopicLine = regexp.MustCompile(`^create (\S+) (\d+) (compact|delete)((?: \S+=\S+)*)$`)
 
 // composeTopics returns the topics kafka-init creates.
 func composeTopics(t *testing.T) map[string]topicSpec {
@@ -101,7 +107,7 @@ func composeTopics(t *testing.T) map[string]topicSpec {
 		}
 		n, err := strconv.Atoi(m[2])
 		require.NoError(t, err)
-		topics[m[1]] = topicSpec{partitions: n, policy: m[3]}
+		topics[m[1]] = topicSpec{partitions: n, policy: m[3], configs: strings.TrimSpace(m[4])}
 	}
 	require.NotEmpty(t, topics)
 	return topics
@@ -140,6 +146,8 @@ func TestComposeWiring(t *testing.T) {
 		_, err := os.Stat(filepath.Join(composeDir, filepath.FromSlash(agent.Build.Context), "go.mod"))
 		require.NoError(t, err, "build context must be the repository root")
 		require.Equal(t, "Dockerfile", agent.Build.Dockerfile)
+		require.Equal(t, map[string]string{"VERSION": "${VERSION:-dev}", "COMMIT": "${COMMIT:-unknown}"}, agent.Build.Args,
+			"the version and commit reach the image")
 		require.Equal(t, []string{"run"}, agent.Command)
 		require.True(t, agent.ReadOnly)
 		require.Contains(t, agent.containerPorts(), portOf(t, env[httpAddrEnvName]))
@@ -198,6 +206,37 @@ func TestComposeWiring(t *testing.T) {
 			topic := env[envPrefix+name]
 			require.Contains(t, topics, topic, "kafka-init does not create %s", topic)
 			require.Equal(t, "delete", topics[topic].policy)
+		}
+		// As the agent creates its request topic: room for the largest request plus 1 MiB.
+		maxRequest, err := strconv.Atoi(env[envPrefix+"MAX_REQUEST_BYTES"])
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("max.message.bytes=%d", maxRequest+1<<20), topics[env[envPrefix+"REQUEST_TOPIC"]].configs)
+	})
+
+	t.Run("healthchecks and start order", func(t *testing.T) {
+		for name, s := range c.Services {
+			if name == "kafka-init" { // one-shot: the others wait for it to complete
+				require.Nil(t, s.Healthcheck)
+			} else {
+				require.NotNil(t, s.Healthcheck, "%s has no healthcheck", name)
+				require.NotEmpty(t, s.Healthcheck.Test, name)
+			}
+			for dep, cond := range s.DependsOn {
+				want := "service_healthy"
+				if dep == "kafka-init" {
+					want = "service_completed_successfully"
+				}
+				require.Equal(t, want, cond.Condition, "%s waits for %s", name, dep)
+			}
+		}
+		require.Equal(t, []string{"CMD", "/offsetagent", "healthcheck"}, agent.Healthcheck.Test, "the image has no shell")
+	})
+
+	t.Run("ports only on the loopback interface", func(t *testing.T) {
+		for name, s := range c.Services {
+			for _, p := range s.Ports {
+				require.True(t, strings.HasPrefix(p, "127.0.0.1:"), "%s publishes %s beyond this machine", name, p)
+			}
 		}
 	})
 }
@@ -272,6 +311,14 @@ func TestComposeMonitoring(t *testing.T) {
 		require.Equal(t, providers.Providers[0].Options.Path, path.Dir(dashboardTarget))
 		require.Equal(t, dashboardTarget, grafana.Environment["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"])
 	})
+
+	t.Run("grafana has no anonymous admin", func(t *testing.T) {
+		if grafana.Environment["GF_AUTH_ANONYMOUS_ENABLED"] == "true" {
+			require.Equal(t, "Viewer", grafana.Environment["GF_AUTH_ANONYMOUS_ORG_ROLE"])
+		}
+		require.NotEqual(t, "true", grafana.Environment["GF_AUTH_DISABLE_LOGIN_FORM"], "the admin must be able to log in")
+		require.NotEmpty(t, grafana.Environment["GF_SECURITY_ADMIN_PASSWORD"])
+	})
 }
 
 // composeEnvNames returns the agent variables the compose file sets.
@@ -283,4 +330,35 @@ func composeEnvNames(t *testing.T) []string {
 		names = append(names, name)
 	}
 	return names
+}
+
+// TestDockerImage checks the Dockerfile against the binary and the build context: the
+// version and commit reach both `offsetagent version` (cmd/offsetagent's main.version and
+// main.commit) and the OCI labels, and .dockerignore keeps the repository's history, build
+// outputs and credentials out of the context.
+func TestDockerImage(t *testing.T) {
+	dockerfile := string(readFile(t, "../Dockerfile"))
+	stages := strings.Split(dockerfile, "\nFROM ")
+	require.Len(t, stages, 3, "comments, a build stage and a runtime stage")
+	build, runtime := stages[1], stages[2]
+	require.Contains(t, build, "ARG VERSION")
+	require.Contains(t, build, "ARG COMMIT")
+	require.Contains(t, build, "-X main.version=${VERSION} -X main.commit=${COMMIT}")
+	require.Contains(t, string(readFile(t, "../Makefile")), "-X main.version=$(VERSION) -X main.commit=$(COMMIT)")
+	for _, label := range []string{
+		`org.opencontainers.image.source="https://github.com/offsetagent/offsetagent"`,
+		`org.opencontainers.image.version="${VERSION}"`,
+		`org.opencontainers.image.revision="${COMMIT}"`,
+	} {
+		require.Contains(t, runtime, label)
+	}
+	// An ARG is scoped to its stage: the runtime stage must declare its own for the labels.
+	require.Contains(t, runtime, "ARG VERSION")
+	require.Contains(t, runtime, "ARG COMMIT")
+	require.Contains(t, runtime, "USER 65532:65532")
+
+	ignored := strings.Split(string(readFile(t, "../.dockerignore")), "\n")
+	for _, want := range []string{".git", "bin/", "deploy/kubernetes/secret.env"} {
+		require.Contains(t, ignored, want)
+	}
 }
