@@ -153,6 +153,9 @@ func TestProcess(t *testing.T) {
 			require.Equal(t, 1.0, testutil.ToFloat64(a.metrics.Requests.WithLabelValues(tc.resultLbl)))
 			require.Zero(t, testutil.ToFloat64(a.metrics.InFlight))
 			require.Zero(t, testutil.ToFloat64(a.metrics.InFlightBytes))
+			require.Zero(t, testutil.ToFloat64(a.metrics.ResultsUnpublished), "the result is out")
+			require.Zero(t, a.running.oldest(), "nothing runs once the result is out")
+			require.Equal(t, float64(a.inflightMax), testutil.ToFloat64(a.metrics.MaxInflightBytes))
 			require.True(t, a.results.seen(res.RequestSource, res.RequestID), "the dedupe view knows the result")
 		})
 	}
