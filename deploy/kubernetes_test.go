@@ -37,16 +37,15 @@ const (
 // manifests is the decoded output of `kustomize build`: every object strictly decoded into
 // its Kubernetes API type (unknown or misspelt fields are errors).
 type manifests struct {
-	deployment      *appsv1.Deployment
-	service         *corev1.Service
-	configMap       *corev1.ConfigMap
-	secret          *corev1.Secret
-	pdb             *policyv1.PodDisruptionBudget
-	networkPolicy   *networkingv1.NetworkPolicy
-	serviceMonitor  *monitoringv1.ServiceMonitor
-	prometheusRule  *monitoringv1.PrometheusRule
-	kinds           []string
-	imageOfTheAgent string
+	deployment     *appsv1.Deployment
+	service        *corev1.Service
+	configMap      *corev1.ConfigMap
+	secret         *corev1.Secret
+	pdb            *policyv1.PodDisruptionBudget
+	networkPolicy  *networkingv1.NetworkPolicy
+	serviceMonitor *monitoringv1.ServiceMonitor
+	prometheusRule *monitoringv1.PrometheusRule
+	kinds          []string
 }
 
 // kustomizeBuild runs `kustomize build` in-process on the base, as an overlay would use it
@@ -83,40 +82,19 @@ func kustomizeBuild(t *testing.T, withOperator bool) manifests {
 	require.NoError(t, err, "kustomize build")
 
 	var m manifests
+	// Each kind decodes into its API type; the decoder allocates the object.
+	types := map[string]any{
+		"Deployment": &m.deployment, "Service": &m.service, "ConfigMap": &m.configMap, "Secret": &m.secret,
+		"PodDisruptionBudget": &m.pdb, "NetworkPolicy": &m.networkPolicy,
+		"ServiceMonitor": &m.serviceMonitor, "PrometheusRule": &m.prometheusRule,
+	}
 	for _, r := range resMap.Resources() {
 		b, err := r.MarshalJSON()
 		require.NoError(t, err)
 		kind := r.GetKind()
 		m.kinds = append(m.kinds, kind)
-		var into any
-		switch kind {
-		case "Deployment":
-			m.deployment = &appsv1.Deployment{}
-			into = m.deployment
-		case "Service":
-			m.service = &corev1.Service{}
-			into = m.service
-		case "ConfigMap":
-			m.configMap = &corev1.ConfigMap{}
-			into = m.configMap
-		case "Secret":
-			m.secret = &corev1.Secret{}
-			into = m.secret
-		case "PodDisruptionBudget":
-			m.pdb = &policyv1.PodDisruptionBudget{}
-			into = m.pdb
-		case "NetworkPolicy":
-			m.networkPolicy = &networkingv1.NetworkPolicy{}
-			into = m.networkPolicy
-		case "ServiceMonitor":
-			m.serviceMonitor = &monitoringv1.ServiceMonitor{}
-			into = m.serviceMonitor
-		case "PrometheusRule":
-			m.prometheusRule = &monitoringv1.PrometheusRule{}
-			into = m.prometheusRule
-		default:
-			require.Failf(t, "unexpected kind", "kustomize build yields a %s", kind)
-		}
+		into, ok := types[kind]
+		require.True(t, ok, "kustomize build yields a %s", kind)
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		require.NoError(t, dec.Decode(into), "strict decoding of %s %s", kind, r.GetName())
