@@ -109,6 +109,10 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	groups, err := cfg.GroupsPattern()
+	if err != nil {
+		return nil, err
+	}
 	logOpts := offsetstore.Options{Brokers: cfg.Brokers, Transport: conns.Transport, Dialer: conns.Dialer, Logger: opts.Logger}
 	if a.results, err = newResultLog(logOpts, cfg.ResultTopic, cfg.DedupeWindow, cfg.DedupeMaxEntries); err != nil {
 		return nil, err
@@ -130,6 +134,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 			Store: a.store, Registry: connectors.Builtin(),
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,
 			AllowedOffsetsTopics: pattern,
+			AllowedGroups:        groups,
 			OnRetry:              func(r kafkaio.Reason) { a.metrics.Retries.WithLabelValues(string(r)).Inc() },
 			Intents:              a.intents,
 			ResultOut:            a.results.seen,

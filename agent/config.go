@@ -66,6 +66,10 @@ type Config struct {
 	// AllowedOffsetsTopics is a regexp that a connector's offsets.storage.topic must match
 	// (default: only OffsetsTopic itself).
 	AllowedOffsetsTopics string `env:"OFFSETAGENT_ALLOWED_OFFSETS_TOPICS"`
+	// AllowedGroups lists Go regexps, each matched against a whole consumer group id: a sink
+	// request may only wipe and rewrite a group one of them matches (default connect-.*,
+	// Connect's own sink groups). It bounds what consumer.override.group.id can reach.
+	AllowedGroups []string `env:"OFFSETAGENT_ALLOWED_GROUPS, default=connect-.*"`
 	// ConnectURL, when set, is a Connect REST URL used to validate configs (optional).
 	ConnectURL string `env:"OFFSETAGENT_CONNECT_URL"`
 	// Security configures SASL and TLS to the brokers.
@@ -127,6 +131,9 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("OFFSETAGENT_ALLOWED_OFFSETS_TOPICS: %w", err))
 		}
 	}
+	if _, err := c.GroupsPattern(); err != nil {
+		errs = append(errs, err)
+	}
 	switch c.Security.SASLMechanism {
 	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
 	default:
@@ -147,4 +154,28 @@ func (c *Config) OffsetsTopicPattern() (*regexp.Regexp, error) {
 		return regexp.Compile("^" + regexp.QuoteMeta(c.OffsetsTopic) + "$")
 	}
 	return regexp.Compile("^(?:" + c.AllowedOffsetsTopics + ")$")
+}
+
+// DefaultAllowedGroups is AllowedGroups when it is empty: the groups Connect gives sink
+// connectors (connect-<name>).
+const DefaultAllowedGroups = "connect-.*"
+
+// GroupsPattern returns AllowedGroups as one regexp that matches a whole group id when one of
+// the patterns does (default DefaultAllowedGroups). Blank entries are ignored.
+func (c *Config) GroupsPattern() (*regexp.Regexp, error) {
+	var alts []string
+	for _, p := range c.AllowedGroups {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if _, err := regexp.Compile(p); err != nil {
+			return nil, fmt.Errorf("OFFSETAGENT_ALLOWED_GROUPS: %w", err)
+		}
+		alts = append(alts, "(?:"+p+")")
+	}
+	if len(alts) == 0 {
+		alts = []string{DefaultAllowedGroups}
+	}
+	return regexp.Compile("^(?:" + strings.Join(alts, "|") + ")$")
 }

@@ -115,6 +115,10 @@ type Options struct {
 	ConfigTopic, OffsetsTopic string
 	// AllowedOffsetsTopics must match a connector's offsets.storage.topic.
 	AllowedOffsetsTopics *regexp.Regexp
+	// AllowedGroups must match a sink connector's whole consumer group id (connect-<name> or
+	// consumer.override.group.id); nil means connect-.*. The agent fills it from
+	// OFFSETAGENT_ALLOWED_GROUPS.
+	AllowedGroups *regexp.Regexp
 	// Backoff governs retries of transient Kafka errors; OnRetry is told each retry's reason.
 	Backoff kafkaio.Backoff
 	OnRetry func(kafkaio.Reason)
@@ -151,6 +155,9 @@ func NewCreator(opts Options) (*Creator, error) {
 			return nil, fmt.Errorf("handlers: offsets topic pattern: %w", err)
 		}
 		opts.AllowedOffsetsTopics = re
+	}
+	if opts.AllowedGroups == nil {
+		opts.AllowedGroups = regexp.MustCompile(`^(?:connect-.*)$`)
 	}
 	if opts.Backoff.Attempts == 0 {
 		opts.Backoff = kafkaio.DefaultBackoff()

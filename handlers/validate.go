@@ -113,6 +113,12 @@ func (c *Creator) settleTopics(j *job) error {
 		if g, ok := j.props["consumer.override.group.id"]; ok && g != "" {
 			j.group = g
 		}
+		// A sink request deletes its group's offsets and commits new ones: without a bound,
+		// consumer.override.group.id would reach any idle group of the cluster. The message
+		// names the agent's setting, since that is what an operator changes.
+		if !c.opts.AllowedGroups.MatchString(j.group) {
+			return badRequest(fmt.Sprintf("consumer group %q is not allowed: sink connectors may only use groups matching %s (OFFSETAGENT_ALLOWED_GROUPS)", j.group, c.opts.AllowedGroups))
+		}
 	case connectors.Source:
 		if t, ok := j.props["offsets.storage.topic"]; ok && strings.TrimSpace(t) != "" && t != c.opts.OffsetsTopic {
 			if !c.opts.AllowedOffsetsTopics.MatchString(t) {
