@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -156,6 +157,12 @@ func decodeFailure(msg *kafka.Message, err error) *handlers.Outcome {
 	}
 	id, _ := events.Header(msg, events.HeaderID)
 	source, _ := events.Header(msg, events.HeaderSource)
+	var derr *events.DecodeError
+	if errors.As(err, &derr) && derr.ID != "" {
+		// Decoding got as far as the event's attributes (a structured-mode envelope has no
+		// headers to read them from).
+		id, source = derr.ID, derr.Source
+	}
 	if !utf8.ValidString(id) || id == "" {
 		// Without a CloudEvent id, the record itself identifies the request: the result gets a
 		// unique id and a redelivered record is recognised as a duplicate.

@@ -183,7 +183,7 @@ func recordEvent(msg *kafka.Message, withData bool) (ev *event.Event, binary boo
 			}
 		}
 		if m.ReadEncoding() == binding.EncodingStructured {
-			return nil, false, decodeErr(ReasonNotCloudEvent, err, "structured CloudEvent is malformed: %v", err)
+			return nil, false, structuredFailure(m.Value, err)
 		}
 		return nil, false, decodeErr(ReasonInvalidEvent, err, "CloudEvent headers are invalid: %v", err)
 	}

@@ -348,7 +348,9 @@ func jsonError(what string, err error) error {
 	var syn *json.SyntaxError
 	switch {
 	case errors.As(err, &syn):
-		return fmt.Errorf("%sis not valid JSON at byte %d: %w", subject(what), syn.Offset, err)
+		// Not the decoder's own text: it quotes the offending byte, which may belong to a
+		// password.
+		return fmt.Errorf("%sis not valid JSON at byte %d: %s", subject(what), syn.Offset, syntaxText(syn))
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%sis not valid JSON: it ends early", subject(what))
 	case what == "":

@@ -109,6 +109,15 @@ func TestPublishAndOffsets(t *testing.T) {
 	require.Equal(t, 1, code, "a failed result exits non-zero")
 	require.Contains(t, out, `"failed_step": "validate_offsets"`)
 
+	// A structured-mode request whose data is not JSON (it goes in data_base64) is answered with
+	// its own id, so --wait finds the result instead of timing out; the result does not quote it.
+	var sout, serr bytes.Buffer
+	code = run([]string{"publish", "--wait", "--timeout", "20s", "--mode", "structured", "-"},
+		strings.NewReader(`{"name":"x","config":{"p":"pw-Zq8" "q":1}}`), &sout, &serr)
+	require.Equal(t, 1, code, serr.String())
+	require.Contains(t, sout.String(), `"failed_step": "decode_request"`)
+	require.NotContains(t, sout.String(), "Zq8")
+
 	var offs, errBuf bytes.Buffer
 	require.Equal(t, 0, run([]string{"offsets", "file-src-1"}, strings.NewReader(""), &offs, &errBuf), errBuf.String())
 	require.JSONEq(t, `{"offsets":[{"partition":{"filename":"test.txt"},"offset":{"position":30}}]}`, offs.String())
