@@ -10,9 +10,6 @@ import (
 	"strings"
 )
 
-// HiddenValue replaces secret config values in Redacted.
-const HiddenValue = "[hidden]"
-
 // Get returns the value of key and whether it is present. A null entry is present with "".
 func (c Config) Get(key string) (string, bool) {
 	for _, e := range c {
@@ -31,42 +28,6 @@ func (c Config) Map() map[string]string {
 		m[e.Key] = e.Value
 	}
 	return m
-}
-
-// Redacted returns a copy with the value of every secret-looking key replaced by HiddenValue,
-// for result events and logs. Null entries stay null: there is nothing to hide.
-func (c Config) Redacted() Config {
-	if c == nil {
-		return nil
-	}
-	out := make(Config, len(c))
-	for i, e := range c {
-		if !e.Null && IsSecretKey(e.Key) {
-			e.Value = HiddenValue
-		}
-		out[i] = e
-	}
-	return out
-}
-
-// IsSecretKey reports whether a config key looks like it holds a secret. Connect knows which
-// properties are PASSWORD-typed from each plugin's ConfigDef; the agent does not load plugins,
-// so it goes by name and errs on the side of hiding.
-func IsSecretKey(key string) bool {
-	k := strings.ToLower(key)
-	for _, s := range []string{"password", "passwd", "secret", "token", "credential", "apikey", "api_key", "private_key", "privatekey"} {
-		if strings.Contains(k, s) {
-			return true
-		}
-	}
-	// ".key" catches ssl.key, *.private.key, aws.secret.key; "sasl.jaas.config" embeds a
-	// password; "basic.auth.user.info" is Schema Registry's "user:password".
-	for _, s := range []string{".key", "sasl.jaas.config", "basic.auth.user.info"} {
-		if strings.HasSuffix(k, s) {
-			return true
-		}
-	}
-	return false
 }
 
 // MarshalJSON writes the config as a JSON object in its order, with null for Null entries.

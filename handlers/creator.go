@@ -254,6 +254,7 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 	case failure != nil:
 		out.EventType = events.TypeCreateFailed
 		out.Failure = failure
+		failure.Message = c.scrub(j, failure.Message)
 		out.Result.SetFailure(string(failure.Step), failure.Code, failure.Message, c.cleanup(ctx, j))
 		// The cleanup put back what was wiped and removed what was written: the metrics
 		// count only the effects of successful requests.
@@ -304,7 +305,7 @@ func (c *Creator) writeIntent(ctx context.Context, j *job) error {
 
 // fillSuccess sets the fields of a succeeded (or planned) result.
 func (c *Creator) fillSuccess(r *events.Result, j *job) {
-	r.Config = j.config.Redacted()
+	r.Config = c.redactedConfig(j)
 	r.Type = string(j.typ)
 	r.InitialState = j.restState
 	written, wiped := j.written, j.wiped

@@ -21,6 +21,7 @@ func mongoClasses() []Class {
 		Aliases:  simpleAliases("io.debezium.connector.mongodb.MongoDbConnector"),
 		Type:     Source,
 		Validate: d.validate,
+		Secrets:  mongoSecrets,
 		Source:   "debezium/debezium MongoDbPartition, MongoDbOffsetContext.Loader (1.x-3.x)",
 	}}
 }

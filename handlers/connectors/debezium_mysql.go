@@ -25,6 +25,7 @@ func mysqlClasses() []Class {
 			Aliases:  simpleAliases(name),
 			Type:     Source,
 			Validate: d.validate,
+			Secrets:  debeziumSecrets,
 			Source:   "debezium/debezium MySqlOffsetContext.Loader / MariaDbOffsetContext.Loader (1.x-3.x)",
 		}
 	}

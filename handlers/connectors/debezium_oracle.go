@@ -29,6 +29,7 @@ func oracleClasses() []Class {
 		Aliases:  simpleAliases("io.debezium.connector.oracle.OracleConnector"),
 		Type:     Source,
 		Validate: d.validate,
+		Secrets:  debeziumSecrets,
 		Source:   "debezium/debezium OraclePartition, Oracle offset context loaders (1.x-3.x)",
 	}}
 }

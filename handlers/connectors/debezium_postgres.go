@@ -23,6 +23,7 @@ func postgresClasses() []Class {
 		Aliases:  simpleAliases("io.debezium.connector.postgresql.PostgresConnector"),
 		Type:     Source,
 		Validate: d.validate,
+		Secrets:  postgresSecrets,
 		Source:   "debezium/debezium PostgresOffsetContext.Loader (1.x-3.x)",
 	}}
 }

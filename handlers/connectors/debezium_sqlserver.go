@@ -31,6 +31,7 @@ func sqlServerClasses() []Class {
 		Aliases:  simpleAliases("io.debezium.connector.sqlserver.SqlServerConnector"),
 		Type:     Source,
 		Validate: d.validate,
+		Secrets:  debeziumSecrets,
 		// server before database is also the HashMap order (buckets 1 and 2); spelled out because a
 		// task that does not find these exact bytes starts from scratch.
 		PartitionOrder: fixedOrder("server", "database"),

@@ -29,6 +29,7 @@ func jdbcSourceClasses() []Class {
 		Aliases:  simpleAliases("io.confluent.connect.jdbc.JdbcSourceConnector"),
 		Type:     Source,
 		Validate: validateJdbcSource,
+		Secrets:  jdbcSecrets,
 		// TimestampIncrementingOffset.toMap fills new HashMap<>(3), whose capacity is 4, not 16. For
 		// these three keys both capacities give the same order (timestamp_nanos, incrementing,
 		// timestamp; checked on a JVM with the connect-oracle tool), so the default order is

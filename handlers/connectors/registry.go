@@ -59,6 +59,10 @@ type Class struct {
 	OffsetOrder func(jsonvalue.Map) jsonvalue.Map
 	// Source cites where the rules come from (repository, file, version).
 	Source string
+	// Secrets are the config keys the connector's ConfigDef types as PASSWORD (or that carry
+	// credentials anyway, like a connection string), hidden in results, plans and logs. The
+	// Kafka client's PASSWORD keys apply to every class and are not listed (IsSecret).
+	Secrets []string
 }
 
 // Registry maps class names and aliases to classes. It is immutable after construction and safe for
