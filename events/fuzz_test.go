@@ -14,6 +14,8 @@ import (
 func FuzzDecodeRequest(f *testing.F) {
 	f.Add("ce_specversion:1.0\nce_id:1\nce_source:/s\nce_type:"+TypeCreateRequest, []byte(`{"name":"c","config":{"a":1},"initial_offsets":[{"partition":{"p":0},"offset":null}]}`))
 	f.Add("content-type:application/cloudevents+json", []byte(`{"specversion":"1.0","id":"1","source":"/s","type":"`+TypeCreateRequest+`","data":{"name":"c"}}`))
+	f.Add("ce_specversion:1.0\nce_id:1\nce_source:/s\nce_type:"+TypeCreateRequest, []byte(`{"name":"c\ud800","config":{"k\udc00":"\ud83d\ude00"},"initial_offsets":{"offsets":[{"partition":{"p":["\ud800"]},"offset":null}]}}`))
+	f.Add("content-type:application/cloudevents+json", []byte(`{"data":{"name":"c","config":{"p":"x" "q":1}},"specversion":"1.0","id":"1","source":"/s","type":"`+TypeCreateRequest+`"}`))
 	f.Fuzz(func(t *testing.T, headers string, value []byte) {
 		msg := &kafka.Message{Value: value}
 		for _, line := range strings.Split(headers, "\n") {

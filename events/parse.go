@@ -27,14 +27,23 @@ import (
 //
 // Unlike Connect, a missing name is an error here: a request without one is a malformed event,
 // not a connector to validate. Invalid UTF-8 is an error because Go's decoder would silently
-// replace it with U+FFFD and write a different name or offset than the one sent.
+// replace it with U+FFFD and write a different name or offset than the one sent. A lone UTF-16
+// surrogate escape is valid JSON, so it decodes (as U+FFFD) and is listed in LoneSurrogates for
+// validation to refuse with Connect's status for bad input.
 //
 // Strings in the result may share data's memory, so data must not be modified afterwards.
 func ParseCreateRequest(data []byte) (CreateRequest, error) {
-	if req, ok := parseFast(data, defaultTuning()); ok {
-		return req, nil
+	req, ok := parseFast(data, defaultTuning())
+	if !ok {
+		var err error
+		if req, err = parseTokens(data); err != nil {
+			return req, err
+		}
 	}
-	return parseTokens(data)
+	if hasSurrogateEscape(data) {
+		req.LoneSurrogates = loneSurrogates(data)
+	}
+	return req, nil
 }
 
 // parseTokens is ParseCreateRequest with encoding/json's tokenizer: slow, but the source of

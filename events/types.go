@@ -47,6 +47,10 @@ type CreateRequest struct {
 	// {"offsets": [...]}. HasInitialOffsets tells an absent field from an empty list.
 	InitialOffsets    []OffsetEntry
 	HasInitialOffsets bool
+	// LoneSurrogates names the fields whose JSON strings held a lone UTF-16 surrogate escape
+	// ("\ud800"), in document order: decoding replaced each with U+FFFD, so they must not be
+	// written. Validation refuses the request, naming them.
+	LoneSurrogates []string
 }
 
 // Request is a decoded request event: its CloudEvent attributes and data.

@@ -29,6 +29,9 @@ const msgNoOffsets = "Partitions / offsets need to be provided for an alter offs
 func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 	// ConnectorsResource trims the name; a null name is "".
 	j.name = strings.TrimSpace(j.req.Data.Name)
+	if err := refuseLoneSurrogates(j.req.Data.LoneSurrogates, false); err != nil {
+		return err
+	}
 	// An earlier request for this connector that was interrupted (the agent died mid-way) is
 	// rolled back first, so this one starts from the state before it. A dry run writes
 	// nothing, not even that.
@@ -231,6 +234,9 @@ func targetState(s string) (state, rest string, err error) {
 // destructive starts before every offset is known to be valid.
 func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 	entries := j.req.Data.InitialOffsets
+	if err := refuseLoneSurrogates(j.req.Data.LoneSurrogates, true); err != nil {
+		return err
+	}
 	if len(entries) == 0 {
 		return badRequest(msgNoOffsets)
 	}
