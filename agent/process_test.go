@@ -113,6 +113,7 @@ func TestProcess(t *testing.T) {
 		wantCode  int
 		wantRuns  int
 		resultLbl string
+		wantID    string // the result's request_id, when the case names one
 	}{
 		{name: "request runs", msg: func(t *testing.T) kafka.Message { return requestRecord(t, "id-1", "/src", "conn-a") },
 			wantType: events.TypeCreateSucceeded, wantRuns: 1, resultLbl: ResultSucceeded},
@@ -120,6 +121,12 @@ func TestProcess(t *testing.T) {
 			return kafka.Message{Topic: "requests", Offset: 7, Key: []byte("conn-b"), Value: []byte("not a cloudevent"),
 				Headers: []kafka.Header{{Key: events.HeaderID, Value: []byte("id-2")}}}
 		}, wantType: events.TypeCreateFailed, wantCode: 400, resultLbl: ResultFailed},
+		{name: "structured event with undecodable data", msg: func(*testing.T) kafka.Message {
+			return kafka.Message{Topic: "requests", Offset: 8, Key: []byte("conn-d"),
+				Value: []byte(`{"specversion":"1.0","id":"id-4","source":"/src","type":"` + events.TypeCreateRequest +
+					`","data":{"name":"conn-d","config":{"p":"pw-Zq8" "q":1}}}`),
+				Headers: []kafka.Header{{Key: "content-type", Value: []byte("application/cloudevents+json")}}}
+		}, wantType: events.TypeCreateFailed, wantCode: 400, resultLbl: ResultFailed, wantID: "id-4"},
 		{name: "source not allowed", allowed: []string{"/other"},
 			msg:      func(t *testing.T) kafka.Message { return requestRecord(t, "id-3", "/src", "conn-c") },
 			wantType: events.TypeCreateFailed, wantCode: 403, resultLbl: ResultFailed},
@@ -137,6 +144,10 @@ func TestProcess(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.wantType, typ)
 			require.Equal(t, tc.wantCode, res.ErrorCode)
+			if tc.wantID != "" {
+				require.Equal(t, tc.wantID, res.RequestID)
+				require.NotContains(t, string(recs[0].Value), "Zq8", "the result quotes the request")
+			}
 			id, source := events.RequestIdentity(&recs[0])
 			require.Equal(t, res.RequestID, id)
 			require.Equal(t, res.RequestSource, source)
