@@ -1,0 +1,223 @@
+package mm2
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// PolicyKind names a MirrorMaker 2 replication policy (replication.policy.class).
+type PolicyKind string
+
+// The replication policies MirrorMaker 2 ships.
+const (
+	// PolicyDefault is DefaultReplicationPolicy: A's "orders" is "<alias><sep>orders" on B.
+	PolicyDefault PolicyKind = "default"
+	// PolicyIdentity is IdentityReplicationPolicy: A's "orders" stays "orders" on B.
+	PolicyIdentity PolicyKind = "identity"
+)
+
+// DefaultSeparator is replication.policy.separator's default.
+const DefaultSeparator = "."
+
+// heartbeatsTopic is MM2's heartbeats topic; the identity policy still prefixes its copies
+// (IdentityReplicationPolicy.looksLikeHeartbeat).
+const heartbeatsTopic = "heartbeats"
+
+// Policy is how MirrorMaker 2 names the source cluster's topics on the target cluster (spec
+// §3.3), and its internal topics (§1.1, §2.1).
+type Policy struct {
+	// Kind is the replication policy; "" means PolicyDefault.
+	Kind PolicyKind
+	// SourceAlias is the source cluster's alias in MM2's configuration (A).
+	SourceAlias string
+	// TargetAlias is the target cluster's alias (B). Optional: when set, a topic that came from
+	// the target originally ("B.orders" on A) goes back to its original name, as MM2 does.
+	TargetAlias string
+	// Separator is replication.policy.separator; "" means DefaultSeparator.
+	Separator string
+	// InternalSeparatorDisabled is replication.policy.internal.topic.separator.enabled=false:
+	// internal topic names then use "." whatever the separator.
+	InternalSeparatorDisabled bool
+}
+
+// Validate checks the policy without dialing.
+func (p Policy) Validate() error {
+	var errs []error
+	if p.kind() != PolicyDefault && p.kind() != PolicyIdentity {
+		errs = append(errs, fmt.Errorf("unknown replication policy %q (want %q or %q)", p.Kind, PolicyDefault, PolicyIdentity))
+	}
+	if p.SourceAlias == "" {
+		errs = append(errs, errors.New("no source cluster alias"))
+	}
+	if p.SourceAlias != "" && strings.Contains(p.SourceAlias, p.sep()) {
+		errs = append(errs, fmt.Errorf("source alias %q contains the separator %q", p.SourceAlias, p.sep()))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("replication policy: %w", err)
+	}
+	return nil
+}
+
+func (p Policy) kind() PolicyKind {
+	if p.Kind == "" {
+		return PolicyDefault
+	}
+	return p.Kind
+}
+
+func (p Policy) sep() string {
+	if p.Separator == "" {
+		return DefaultSeparator
+	}
+	return p.Separator
+}
+
+func (p Policy) internalSep() string {
+	if p.InternalSeparatorDisabled {
+		return "."
+	}
+	return p.sep()
+}
+
+// CheckpointsTopic is the checkpoints topic on the target: "<alias>.checkpoints.internal" with
+// the internal separator (DefaultReplicationPolicy.checkpointsTopic; the identity policy does
+// not override it).
+func (p Policy) CheckpointsTopic() string {
+	s := p.internalSep()
+	return p.SourceAlias + s + "checkpoints" + s + "internal"
+}
+
+// OffsetSyncsTopic is "mm2-offset-syncs<sep><otherAlias><sep>internal": with MM2's default
+// offset-syncs.topic.location=source it is on the source cluster and otherAlias is the target's
+// alias; with location=target it is on the target and otherAlias is the source's (spec §2.1).
+func (p Policy) OffsetSyncsTopic(otherAlias string) string {
+	s := p.internalSep()
+	return "mm2-offset-syncs" + s + otherAlias + s + "internal"
+}
+
+// RemoteTopic is the name of the source cluster's topic on the target cluster
+// (MirrorCheckpointTask.renameTopicPartition).
+func (p Policy) RemoteTopic(topic string) string {
+	if p.TargetAlias != "" && p.topicSource(topic) == p.TargetAlias {
+		return p.originalTopic(topic)
+	}
+	return p.formatRemote(topic)
+}
+
+func (p Policy) formatRemote(topic string) string {
+	if p.kind() == PolicyIdentity && !strings.HasSuffix(topic, heartbeatsTopic) {
+		return topic
+	}
+	return p.SourceAlias + p.sep() + topic
+}
+
+// topicSource is the alias a topic name says it came from ("" for none).
+func (p Policy) topicSource(topic string) string {
+	if p.kind() == PolicyIdentity {
+		// IdentityReplicationPolicy.topicSource answers source.cluster.alias for every topic
+		// (heartbeats aside), which is never the target: renaming never goes back.
+		if strings.HasSuffix(topic, heartbeatsTopic) {
+			return p.defaultTopicSource(topic)
+		}
+		return p.SourceAlias
+	}
+	return p.defaultTopicSource(topic)
+}
+
+func (p Policy) defaultTopicSource(topic string) string {
+	parts := strings.Split(topic, p.sep())
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[0]
+}
+
+// originalTopic strips every "<alias><sep>" prefix (DefaultReplicationPolicy.originalTopic).
+func (p Policy) originalTopic(topic string) string {
+	for {
+		src := p.defaultTopicSource(topic)
+		if src == "" {
+			return topic
+		}
+		topic = topic[len(src)+len(p.sep()):]
+	}
+}
+
+// Config keys a topic rename touches (SinkConnectorConfig).
+const (
+	topicsKey      = "topics"
+	topicsRegexKey = "topics.regex"
+)
+
+// ConfigRewrite says what RewriteConfig changed in a sink connector's config.
+type ConfigRewrite struct {
+	// Topics maps each topic of `topics` to its name on the target.
+	Topics map[string]string `json:"topics,omitempty"`
+	// RegexFrom and RegexTo are `topics.regex` before and after; RegexTo is "" when the regex
+	// was left as it was.
+	RegexFrom string `json:"topics_regex_from,omitempty"`
+	RegexTo   string `json:"topics_regex_to,omitempty"`
+	// RegexNote flags a rewritten or unchanged `topics.regex`: a regex is checked against the
+	// renamed topics by nobody but the operator.
+	RegexNote string `json:"topics_regex_note,omitempty"`
+}
+
+// RewriteConfig returns a copy of a sink connector's config with `topics` renamed name by name
+// and `topics.regex` rewritten to match the renamed topics (the regex is Java's: it is wrapped,
+// never compiled here). Everything else, the dead letter
+// queue topic (errors.deadletterqueue.topic.name) included, stays as it is: the DLQ is written
+// on the target and is no mirrored topic.
+func (p Policy) RewriteConfig(cfg map[string]string) (map[string]string, ConfigRewrite) {
+	out := make(map[string]string, len(cfg))
+	for k, v := range cfg {
+		out[k] = v
+	}
+	var rw ConfigRewrite
+	if topics, ok := cfg[topicsKey]; ok {
+		// ConfigDef.Type.LIST: trimmed, split on commas with the spaces around them.
+		var renamed []string
+		for _, t := range splitList(topics) {
+			r := p.RemoteTopic(t)
+			if rw.Topics == nil {
+				rw.Topics = map[string]string{}
+			}
+			rw.Topics[t] = r
+			renamed = append(renamed, r)
+		}
+		out[topicsKey] = strings.Join(renamed, ",")
+	}
+	if re, ok := cfg[topicsRegexKey]; ok && re != "" {
+		rw.RegexFrom = re
+		switch {
+		case p.kind() == PolicyIdentity:
+			rw.RegexNote = "topics.regex kept: the identity policy keeps topic names (its heartbeats topic aside)"
+		default:
+			// Java's Pattern.matcher(topic).matches() is a whole-name match, so the prefix plus a
+			// non-capturing group matches exactly the renamed topics of the old regex. QuoteMeta's
+			// escapes are valid in Java regexes too.
+			rw.RegexTo = regexp.QuoteMeta(p.SourceAlias+p.sep()) + "(?:" + re + ")"
+			rw.RegexNote = "topics.regex rewritten to match the topics renamed by the " + string(p.kind()) + " policy; check it"
+			if p.TargetAlias != "" {
+				rw.RegexNote += "; topics that came from " + p.TargetAlias + " keep their original names on it and are not matched"
+			}
+			out[topicsRegexKey] = rw.RegexTo
+		}
+	}
+	return out, rw
+}
+
+// splitList splits a Connect LIST value: trimmed, then split on commas with any spaces around
+// them; an empty value is an empty list.
+func splitList(s string) []string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil
+	}
+	parts := strings.Split(s, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}

@@ -1,0 +1,134 @@
+package mm2
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRemoteTopic(t *testing.T) {
+	tests := []struct {
+		name   string
+		policy Policy
+		topic  string
+		want   string
+	}{
+		{name: "default", policy: Policy{SourceAlias: "A"}, topic: "orders", want: "A.orders"},
+		{name: "default explicit", policy: Policy{Kind: PolicyDefault, SourceAlias: "A"}, topic: "orders", want: "A.orders"},
+		{name: "default with separator", policy: Policy{SourceAlias: "A", Separator: "_"}, topic: "orders", want: "A_orders"},
+		{name: "default dotted topic", policy: Policy{SourceAlias: "A"}, topic: "shop.orders", want: "A.shop.orders"},
+		{name: "default topic from the target goes home", policy: Policy{SourceAlias: "A", TargetAlias: "B"}, topic: "B.orders", want: "orders"},
+		{name: "default topic from the target twice removed", policy: Policy{SourceAlias: "A", TargetAlias: "B"}, topic: "B.C.orders", want: "orders"},
+		{name: "default topic of a third cluster", policy: Policy{SourceAlias: "A", TargetAlias: "B"}, topic: "C.orders", want: "A.C.orders"},
+		{name: "default without target alias", policy: Policy{SourceAlias: "A"}, topic: "B.orders", want: "A.B.orders"},
+		{name: "identity", policy: Policy{Kind: PolicyIdentity, SourceAlias: "A"}, topic: "orders", want: "orders"},
+		{name: "identity dotted", policy: Policy{Kind: PolicyIdentity, SourceAlias: "A", TargetAlias: "B"}, topic: "B.orders", want: "B.orders"},
+		{name: "identity heartbeats", policy: Policy{Kind: PolicyIdentity, SourceAlias: "A"}, topic: "heartbeats", want: "A.heartbeats"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.NoError(t, tt.policy.Validate())
+			require.Equal(t, tt.want, tt.policy.RemoteTopic(tt.topic))
+		})
+	}
+}
+
+func TestInternalTopics(t *testing.T) {
+	tests := []struct {
+		name        string
+		policy      Policy
+		checkpoints string
+		syncs       string
+	}{
+		{name: "default", policy: Policy{SourceAlias: "A"}, checkpoints: "A.checkpoints.internal", syncs: "mm2-offset-syncs.B.internal"},
+		{name: "identity", policy: Policy{Kind: PolicyIdentity, SourceAlias: "A"}, checkpoints: "A.checkpoints.internal", syncs: "mm2-offset-syncs.B.internal"},
+		{name: "separator", policy: Policy{SourceAlias: "A", Separator: "_"}, checkpoints: "A_checkpoints_internal", syncs: "mm2-offset-syncs_B_internal"},
+		{name: "internal separator disabled", policy: Policy{SourceAlias: "A", Separator: "_", InternalSeparatorDisabled: true},
+			checkpoints: "A.checkpoints.internal", syncs: "mm2-offset-syncs.B.internal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.checkpoints, tt.policy.CheckpointsTopic())
+			require.Equal(t, tt.syncs, tt.policy.OffsetSyncsTopic("B"))
+		})
+	}
+}
+
+func TestPolicyValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		policy Policy
+		errs   []string
+	}{
+		{name: "no alias", policy: Policy{}, errs: []string{"no source cluster alias"}},
+		{name: "unknown kind", policy: Policy{Kind: "prefix", SourceAlias: "A"}, errs: []string{`unknown replication policy "prefix"`}},
+		{name: "alias with separator", policy: Policy{SourceAlias: "A.x"}, errs: []string{`contains the separator`}},
+		{name: "both", policy: Policy{Kind: "x"}, errs: []string{"unknown replication policy", "no source cluster alias"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.policy.Validate()
+			require.Error(t, err)
+			for _, e := range tt.errs {
+				require.ErrorContains(t, err, e)
+			}
+		})
+	}
+}
+
+func TestRewriteConfig(t *testing.T) {
+	const dlq = "errors.deadletterqueue.topic.name"
+	tests := []struct {
+		name       string
+		policy     Policy
+		cfg        map[string]string
+		want       map[string]string
+		topics     map[string]string
+		regexTo    string
+		regexNote  bool
+		matches    []string // topics the rewritten regex must match (whole name)
+		mismatches []string
+	}{
+		{name: "default topics name by name, DLQ untouched", policy: Policy{SourceAlias: "A"},
+			cfg:    map[string]string{"topics": " orders , payments,shop.refunds ", dlq: "dlq-orders", "tasks.max": "2"},
+			want:   map[string]string{"topics": "A.orders,A.payments,A.shop.refunds", dlq: "dlq-orders", "tasks.max": "2"},
+			topics: map[string]string{"orders": "A.orders", "payments": "A.payments", "shop.refunds": "A.shop.refunds"}},
+		{name: "identity topics kept", policy: Policy{Kind: PolicyIdentity, SourceAlias: "A"},
+			cfg:    map[string]string{"topics": "orders,payments", dlq: "dlq"},
+			want:   map[string]string{"topics": "orders,payments", dlq: "dlq"},
+			topics: map[string]string{"orders": "orders", "payments": "payments"}},
+		{name: "default separator", policy: Policy{SourceAlias: "east", Separator: "__"},
+			cfg:    map[string]string{"topics": "orders"},
+			want:   map[string]string{"topics": "east__orders"},
+			topics: map[string]string{"orders": "east__orders"}},
+		{name: "default regex", policy: Policy{SourceAlias: "A"},
+			cfg:     map[string]string{"topics.regex": "orders-.*|payments", dlq: "orders-dlq"},
+			want:    map[string]string{"topics.regex": `A\.(?:orders-.*|payments)`, dlq: "orders-dlq"},
+			regexTo: `A\.(?:orders-.*|payments)`, regexNote: true,
+			matches:    []string{"A.orders-eu", "A.payments"},
+			mismatches: []string{"orders-eu", "A.paymentsX", "B.orders-eu", "AXorders-eu"}},
+		{name: "identity regex kept", policy: Policy{Kind: PolicyIdentity, SourceAlias: "A"},
+			cfg:       map[string]string{"topics.regex": "orders-.*"},
+			want:      map[string]string{"topics.regex": "orders-.*"},
+			regexNote: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, rw := tt.policy.RewriteConfig(tt.cfg)
+			require.Equal(t, tt.want, got)
+			require.Equal(t, tt.topics, rw.Topics)
+			require.Equal(t, tt.regexTo, rw.RegexTo)
+			require.Equal(t, tt.regexNote, rw.RegexNote != "")
+			if tt.regexTo != "" {
+				re := regexp.MustCompile("^(?:" + tt.regexTo + ")$")
+				for _, m := range tt.matches {
+					require.True(t, re.MatchString(m), m)
+				}
+				for _, m := range tt.mismatches {
+					require.False(t, re.MatchString(m), m)
+				}
+			}
+		})
+	}
+}
