@@ -1,0 +1,130 @@
+package mm2
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// ErrNoCheckpointsTopic means the checkpoints topic does not exist on the target cluster: MM2's
+// checkpoint connector never ran for this source alias, or the alias or separator is wrong.
+// Callers should stop and report it: no partition of any group can be translated.
+var ErrNoCheckpointsTopic = errors.New("checkpoints topic does not exist")
+
+// checkpointKey identifies a checkpoint: group, downstream topic, partition.
+type checkpointKey struct {
+	group     string
+	topic     string
+	partition int32
+}
+
+// refusal is a checkpoint record that was read but not used.
+type refusal struct {
+	offset int64 // of the record in the checkpoints topic
+	err    error
+}
+
+// checkpointStore is the materialised checkpoints topic: the last valid checkpoint per (group,
+// downstream topic, partition), as MirrorClient keeps it (spec §1.5), plus what was refused.
+type checkpointStore struct {
+	// readMu serialises reads of the topic.
+	readMu sync.Mutex
+	tail   logTail
+
+	mu    sync.Mutex
+	valid map[checkpointKey]Checkpoint
+	// refused holds the last refused record per key; a valid record wins over it.
+	refused map[checkpointKey]refusal
+	// groups counts the records attributed to each group, valid or refused.
+	groups map[string]int
+	// unattributed counts records whose key cannot be read even after unwrapping, and keeps the
+	// last one's error.
+	unattributed     int
+	lastUnattributed refusal
+}
+
+func newCheckpointStore(b Cluster, topic string) *checkpointStore {
+	return &checkpointStore{
+		tail:    logTail{cl: b.client(), topic: topic},
+		valid:   map[checkpointKey]Checkpoint{},
+		refused: map[checkpointKey]refusal{},
+		groups:  map[string]int{},
+	}
+}
+
+// read applies everything written to the topic since the last read. A missing topic is
+// ErrNoCheckpointsTopic.
+func (s *checkpointStore) read(ctx context.Context) error {
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	err := s.tail.readToEnd(ctx, s.apply)
+	if errors.Is(err, kafka.UnknownTopicOrPartition) {
+		return fmt.Errorf("read checkpoints topic %q: %w", s.tail.topic, ErrNoCheckpointsTopic)
+	}
+	if err != nil {
+		return fmt.Errorf("read checkpoints topic %q: %w", s.tail.topic, err)
+	}
+	return nil
+}
+
+func (s *checkpointStore) apply(r record) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := DecodeCheckpoint(r.Key, r.Value)
+	if err == nil {
+		k := checkpointKey{c.Group, c.Topic, c.Partition}
+		s.valid[k] = c
+		s.groups[c.Group]++
+		return
+	}
+	// Attribute a refused record to its key when the key can be read, unwrapping a converter's
+	// JSON if need be, so that the partition's report says why it has no checkpoint.
+	key := r.Key
+	if raw, ok := unwrapConverted(key); ok {
+		key = raw
+	}
+	group, topic, partition, kerr := DecodeCheckpointKey(key)
+	if kerr != nil {
+		s.unattributed++
+		s.lastUnattributed = refusal{offset: r.Offset, err: err}
+		return
+	}
+	k := checkpointKey{group, topic, partition}
+	s.groups[group]++
+	if r.Value == nil {
+		// A tombstone deletes the key, as compaction would. MM2 never writes one (spec §1.5).
+		delete(s.valid, k)
+		delete(s.refused, k)
+		return
+	}
+	s.refused[k] = refusal{offset: r.Offset, err: err}
+}
+
+// lookup returns the checkpoint for k, if valid, and the last refused record for k, if any.
+func (s *checkpointStore) lookup(k checkpointKey) (c Checkpoint, ok bool, ref *refusal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok = s.valid[k]
+	if r, found := s.refused[k]; found {
+		ref = &r
+	}
+	return c, ok, ref
+}
+
+// groupStats returns the records attributed to group, the number of other groups with records,
+// and the records no group could be named for.
+func (s *checkpointStore) groupStats(group string) (mine, otherGroups, unattributed int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for g, n := range s.groups {
+		if g == group {
+			mine = n
+		} else if n > 0 {
+			otherGroups++
+		}
+	}
+	return mine, otherGroups, s.unattributed
+}
