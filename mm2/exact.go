@@ -66,7 +66,10 @@ func (t *Translator) refine(ctx context.Context, src, dst TopicPartition, g, d i
 				return scan, nil
 			}
 		}
-		if f.next >= f.hw || (f.next == next && next >= f.hw) {
+		if scan.Scanned == t.cfg.ScanLimit {
+			break
+		}
+		if f.next >= f.hw {
 			scan.Note = fmt.Sprintf("no matching record in %s from offset %d to its end", dst, max(d-1, 0))
 			return scan, nil
 		}

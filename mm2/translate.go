@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -53,7 +54,9 @@ type Config struct {
 	Policy Policy
 	// Wait is --checkpoint-wait: how long TranslateGroup waits while a needed checkpoint is
 	// missing, stale or changed between two reads. Nothing is waited for when all are present
-	// and still. 0 reads twice and never waits.
+	// and still. The wait is counted from the Translator's first read of the checkpoints
+	// topic, so that a run translating many groups waits at most Wait for MM2 in all, not Wait
+	// per group. 0 reads twice and never waits.
 	Wait time.Duration
 	// PollInterval is the pause between reads while waiting; 0 means DefaultPollInterval.
 	PollInterval time.Duration
@@ -74,10 +77,13 @@ type Config struct {
 // checkpoints. It is safe for concurrent use; the checkpoints topic is read once for all groups
 // and then only what was written since.
 type Translator struct {
-	cfg         Config
-	logger      *slog.Logger
-	checkpoints *checkpointStore
-	syncs       *syncStore // nil without Config.OffsetSyncs
+	cfg    Config
+	logger *slog.Logger
+	// deadline ends every wait: Config.Wait after the first read.
+	deadlineOnce sync.Once
+	deadline     time.Time
+	checkpoints  *checkpointStore
+	syncs        *syncStore // nil without Config.OffsetSyncs
 }
 
 // NewTranslator checks cfg and returns a Translator. It never dials.

@@ -221,7 +221,7 @@ func TestTranslateGroups(t *testing.T) {
 					want:     map[TopicPartition]int64{},
 					report:   Report{Partitions: 1, Missing: 1, ReplayBound: i64(0), MissingPartitions: []string{b0.String()}},
 					reasons:  map[TopicPartition]string{o0: "groups.exclude (console-consumer-.*, connect-.*, __.*)"},
-					trap:     true},
+					trap:     true, waits: true},
 				{name: "stale checkpoint above g refused", group: "connect-stale", offsets: map[TopicPartition]int64{o0: 20}, exact: true,
 					verdicts: map[TopicPartition]Verdict{o0: VerdictMissing},
 					want:     map[TopicPartition]int64{},

@@ -7,39 +7,36 @@ import (
 )
 
 // await reads the checkpoints topic until every checkpoint parts need is present, not stale,
-// and unchanged between two consecutive reads, or until Config.Wait has passed since the first
-// read. The first two reads follow each other at once, so nothing is waited for when all
-// checkpoints are present and still. A group MM2 does not checkpoint at all while it does
-// checkpoint others (the group filter trap) is not waited for: MM2 discovers groups only every
-// refresh.groups.interval.seconds (default 10 minutes), far longer than a sensible wait.
+// and unchanged between two consecutive reads, or until the wait deadline (Config.Wait after the
+// Translator's first read). The first two reads follow each other at once, so nothing is waited
+// for when all checkpoints are present and still. A group with no checkpoint at all is waited
+// for too: MM2 may not have discovered it yet (refresh.groups.interval.seconds).
 func (t *Translator) await(ctx context.Context, group string, parts []PartitionTranslation) (time.Duration, error) {
 	start := time.Now()
+	t.deadlineOnce.Do(func() { t.deadline = start.Add(t.cfg.Wait) })
 	if err := t.checkpoints.read(ctx); err != nil {
 		return 0, err
 	}
 	prev := t.snapshot(group, parts)
 	logged := false
 	for {
-		if mine, others, _ := t.checkpoints.groupStats(group); mine == 0 && others > 0 {
-			return time.Since(start), nil
-		}
 		if err := t.checkpoints.read(ctx); err != nil {
 			return time.Since(start), err
 		}
 		cur := t.snapshot(group, parts)
 		pending := pendingCheckpoints(parts, prev, cur)
-		elapsed := time.Since(start)
-		if pending == 0 || elapsed >= t.cfg.Wait {
-			return elapsed, nil
+		left := time.Until(t.deadline)
+		if pending == 0 || left <= 0 {
+			return time.Since(start), nil
 		}
 		if !logged {
-			t.logger.Info("wait for mm2 checkpoints", "group", group, "pending", pending, "wait", t.cfg.Wait)
+			t.logger.Info("wait for mm2 checkpoints", "group", group, "pending", pending, "left", left)
 			logged = true
 		}
 		select {
 		case <-ctx.Done():
 			return time.Since(start), fmt.Errorf("wait for checkpoints: %w", ctx.Err())
-		case <-time.After(min(t.cfg.PollInterval, t.cfg.Wait-elapsed)):
+		case <-time.After(min(t.cfg.PollInterval, left)):
 		}
 		prev = cur
 	}
