@@ -147,8 +147,8 @@ func (p Policy) originalTopic(topic string) string {
 
 // Config keys a topic rename touches (SinkConnectorConfig).
 const (
-	topicsKey      = "topics"
-	topicsRegexKey = "topics.regex"
+	TopicsKey      = "topics"
+	TopicsRegexKey = "topics.regex"
 )
 
 // ConfigRewrite says what RewriteConfig changed in a sink connector's config.
@@ -165,47 +165,62 @@ type ConfigRewrite struct {
 }
 
 // RewriteConfig returns a copy of a sink connector's config with `topics` renamed name by name
-// and `topics.regex` rewritten to match the renamed topics (the regex is Java's: it is wrapped,
-// never compiled here). Everything else, the dead letter
-// queue topic (errors.deadletterqueue.topic.name) included, stays as it is: the DLQ is written
-// on the target and is no mirrored topic.
+// (RewriteTopics) and `topics.regex` rewritten to match the renamed topics (RewriteTopicsRegex).
+// Everything else, the dead letter queue topic (errors.deadletterqueue.topic.name) included,
+// stays as it is: the DLQ is written on the target and is no mirrored topic. A caller holding
+// the config in order calls the two functions on its entries instead.
 func (p Policy) RewriteConfig(cfg map[string]string) (map[string]string, ConfigRewrite) {
 	out := make(map[string]string, len(cfg))
 	for k, v := range cfg {
 		out[k] = v
 	}
 	var rw ConfigRewrite
-	if topics, ok := cfg[topicsKey]; ok {
-		// ConfigDef.Type.LIST: trimmed, split on commas with the spaces around them.
-		var renamed []string
-		for _, t := range splitList(topics) {
-			r := p.RemoteTopic(t)
-			if rw.Topics == nil {
-				rw.Topics = map[string]string{}
-			}
-			rw.Topics[t] = r
-			renamed = append(renamed, r)
-		}
-		out[topicsKey] = strings.Join(renamed, ",")
+	if topics, ok := cfg[TopicsKey]; ok {
+		out[TopicsKey], rw.Topics = p.RewriteTopics(topics)
 	}
-	if re, ok := cfg[topicsRegexKey]; ok && re != "" {
+	if re, ok := cfg[TopicsRegexKey]; ok && re != "" {
 		rw.RegexFrom = re
-		switch {
-		case p.kind() == PolicyIdentity:
-			rw.RegexNote = "topics.regex kept: the identity policy keeps topic names (its heartbeats topic aside)"
-		default:
-			// Java's Pattern.matcher(topic).matches() is a whole-name match, so the prefix plus a
-			// non-capturing group matches exactly the renamed topics of the old regex. QuoteMeta's
-			// escapes are valid in Java regexes too.
-			rw.RegexTo = regexp.QuoteMeta(p.SourceAlias+p.sep()) + "(?:" + re + ")"
-			rw.RegexNote = "topics.regex rewritten to match the topics renamed by the " + string(p.kind()) + " policy; check it"
-			if p.TargetAlias != "" {
-				rw.RegexNote += "; topics that came from " + p.TargetAlias + " keep their original names on it and are not matched"
-			}
-			out[topicsRegexKey] = rw.RegexTo
+		var rewritten string
+		rewritten, rw.RegexNote = p.RewriteTopicsRegex(re)
+		if rewritten != re {
+			rw.RegexTo, out[TopicsRegexKey] = rewritten, rewritten
 		}
 	}
 	return out, rw
+}
+
+// RewriteTopics renames every topic of a `topics` value (Connect's LIST: trimmed, split on
+// commas with the spaces around them) and returns the new value and the renames.
+func (p Policy) RewriteTopics(value string) (string, map[string]string) {
+	var renamed []string
+	var renames map[string]string
+	for _, t := range splitList(value) {
+		r := p.RemoteTopic(t)
+		if renames == nil {
+			renames = map[string]string{}
+		}
+		renames[t] = r
+		renamed = append(renamed, r)
+	}
+	return strings.Join(renamed, ","), renames
+}
+
+// RewriteTopicsRegex returns a `topics.regex` that matches the renamed topics of the ones re
+// matches, and a note for the report: a rewritten regex is checked by nobody but the operator.
+// The regex is Java's: it is wrapped, never compiled here.
+func (p Policy) RewriteTopicsRegex(re string) (string, string) {
+	if p.kind() == PolicyIdentity {
+		return re, "topics.regex kept: the identity policy keeps topic names (its heartbeats topic aside)"
+	}
+	// Java's Pattern.matcher(topic).matches() is a whole-name match, so the prefix plus a
+	// non-capturing group matches exactly the renamed topics of the old regex. QuoteMeta's
+	// escapes are valid in Java regexes too.
+	out := regexp.QuoteMeta(p.SourceAlias+p.sep()) + "(?:" + re + ")"
+	note := "topics.regex rewritten to match the topics renamed by the " + string(p.kind()) + " policy; check it"
+	if p.TargetAlias != "" {
+		note += "; topics that came from " + p.TargetAlias + " keep their original names on it and are not matched"
+	}
+	return out, note
 }
 
 // splitList splits a Connect LIST value: trimmed, then split on commas with any spaces around
