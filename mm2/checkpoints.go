@@ -114,17 +114,25 @@ func (s *checkpointStore) lookup(k checkpointKey) (c Checkpoint, ok bool, ref *r
 	return c, ok, ref
 }
 
-// groupStats returns the records attributed to group, the number of other groups with records,
-// and the records no group could be named for.
-func (s *checkpointStore) groupStats(group string) (mine, otherGroups, unattributed int) {
+// groupStats is what the store holds about one group and the others.
+type groupStats struct {
+	// mine counts the records attributed to the group; otherGroups the other groups with records.
+	mine, otherGroups int
+	// unattributed counts the records no group could be named for; last is the latest of them.
+	unattributed int
+	last         refusal
+}
+
+func (s *checkpointStore) stats(group string) groupStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	st := groupStats{unattributed: s.unattributed, last: s.lastUnattributed}
 	for g, n := range s.groups {
 		if g == group {
-			mine = n
+			st.mine = n
 		} else if n > 0 {
-			otherGroups++
+			st.otherGroups++
 		}
 	}
-	return mine, otherGroups, s.unattributed
+	return st
 }

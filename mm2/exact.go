@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/segmentio/kafka-go"
+	"golang.org/x/sync/errgroup"
 )
 
 // ExactScan is what --exact found for one partition (spec §3.6 step 4).
@@ -19,13 +20,45 @@ type ExactScan struct {
 	Note string `json:"note,omitempty"`
 }
 
+// refineParallel bounds the partitions of a group refined at once.
+const refineParallel = 8
+
+// refineAll runs refine on every partition with a checkpoint and a consumed record, a few at a
+// time, and makes the found ones exact. A partition whose scan fails keeps its verdict, with
+// the failure in its scan note; only the end of ctx is an error.
+func (t *Translator) refineAll(ctx context.Context, parts []PartitionTranslation) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(refineParallel)
+	for i := range parts {
+		p := &parts[i]
+		if p.Verdict == VerdictMissing || p.Committed <= 0 {
+			continue
+		}
+		g.Go(func() error {
+			scan, err := t.refine(gctx, p.Source, p.Target, p.Committed, p.Offset)
+			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				scan.Note = err.Error()
+			}
+			p.Scan = &scan
+			if scan.Found {
+				p.Verdict, p.Offset, p.ReplayBound, p.Reason = VerdictExact, scan.At+1, ptr(int64(0)), ""
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
 // refine looks for A's record at g-1 (the last one the sink consumed) in B's partition, from
 // d-1 forward, comparing timestamp, key, value and headers, which MM2 copies. The first match
 // is safe: an identical earlier record only yields a position at or before the exact one. The
 // scan stops after Config.ScanLimit records or at the end of the partition.
 func (t *Translator) refine(ctx context.Context, src, dst TopicPartition, g, d int64) (ExactScan, error) {
 	var scan ExactScan
-	f, err := fetch(ctx, t.cfg.Source.client(), src.Topic, int(src.Partition), g-1)
+	f, err := fetch(ctx, t.source, src.Topic, int(src.Partition), g-1)
 	if errors.Is(err, kafka.OffsetOutOfRange) {
 		f, err = fetched{}, nil // retention removed it: no record to match
 	}
@@ -37,7 +70,7 @@ func (t *Translator) refine(ctx context.Context, src, dst TopicPartition, g, d i
 		return scan, nil
 	}
 	want := f.records[0]
-	b := t.cfg.Target.client()
+	b := t.target
 	next := max(d-1, 0)
 	restarted := false
 	for scan.Scanned < t.cfg.ScanLimit {

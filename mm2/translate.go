@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/segmentio/kafka-go"
 )
 
 // Defaults of Config.
@@ -84,6 +86,8 @@ type Translator struct {
 	deadline     time.Time
 	checkpoints  *checkpointStore
 	syncs        *syncStore // nil without Config.OffsetSyncs
+	// source and target read single records and scan partitions for --exact.
+	source, target *kafka.Client
 }
 
 // NewTranslator checks cfg and returns a Translator. It never dials.
@@ -117,7 +121,8 @@ func NewTranslator(cfg Config) (*Translator, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	t := &Translator{cfg: cfg, logger: logger, checkpoints: newCheckpointStore(cfg.Target, cfg.Policy.CheckpointsTopic())}
+	t := &Translator{cfg: cfg, logger: logger, checkpoints: newCheckpointStore(cfg.Target, cfg.Policy.CheckpointsTopic()),
+		source: cfg.Source.client(), target: cfg.Target.client()}
 	if cfg.OffsetSyncs != nil {
 		t.syncs = newSyncStore(*cfg.OffsetSyncs)
 	}
@@ -212,27 +217,16 @@ func (t *Translator) TranslateGroup(ctx context.Context, group string, offsets m
 			return Translation{}, fmt.Errorf("translate group %q: %w", group, err)
 		}
 	}
-	mine, others, unattributed := t.checkpoints.groupStats(group)
-	if mine == 0 && others > 0 {
-		tr.GroupFilterTrap = groupFilterTrap(group, t.cfg.Policy.CheckpointsTopic(), others)
+	st := t.checkpoints.stats(group)
+	if st.mine == 0 && st.otherGroups > 0 {
+		tr.GroupFilterTrap = groupFilterTrap(group, t.cfg.Policy.CheckpointsTopic(), st.otherGroups)
 	}
 	for i := range tr.Partitions {
-		t.judge(&tr.Partitions[i], group, tr.GroupFilterTrap, unattributed)
+		t.judge(&tr.Partitions[i], group, tr.GroupFilterTrap, st)
 	}
 	if t.cfg.Exact {
-		for i := range tr.Partitions {
-			p := &tr.Partitions[i]
-			if p.Verdict == VerdictMissing || p.Committed <= 0 {
-				continue
-			}
-			scan, err := t.refine(ctx, p.Source, p.Target, p.Committed, p.Offset)
-			if err != nil {
-				return Translation{}, fmt.Errorf("translate group %q: %w", group, err)
-			}
-			p.Scan = &scan
-			if scan.Found {
-				p.Verdict, p.Offset, p.ReplayBound, p.Reason = VerdictExact, scan.At+1, ptr(int64(0)), ""
-			}
+		if err := t.refineAll(ctx, tr.Partitions); err != nil {
+			return Translation{}, fmt.Errorf("translate group %q: %w", group, err)
 		}
 	}
 	tr.Report = report(t.cfg.Policy.kind(), tr.Partitions)
@@ -240,7 +234,7 @@ func (t *Translator) TranslateGroup(ctx context.Context, group string, offsets m
 }
 
 // judge gives p its verdict from the checkpoint store (and the offset syncs, when read).
-func (t *Translator) judge(p *PartitionTranslation, group, trap string, unattributed int) {
+func (t *Translator) judge(p *PartitionTranslation, group, trap string, st groupStats) {
 	g := p.Committed
 	c, ok, ref := t.checkpoints.lookup(checkpointKey{group, p.Target.Topic, p.Target.Partition})
 	if !ok {
@@ -254,10 +248,9 @@ func (t *Translator) judge(p *PartitionTranslation, group, trap string, unattrib
 			p.Reason = "no checkpoint for this partition (MM2 has no offset sync for it yet, filters its topic out, " +
 				"or the group is behind the oldest sync MM2 keeps)"
 		}
-		if unattributed > 0 && ref == nil {
-			last := t.checkpoints.lastUnattributed
+		if st.unattributed > 0 && ref == nil {
 			p.Reason += fmt.Sprintf("; %d records of %s could not be read at all, the last at offset %d: %v",
-				unattributed, t.cfg.Policy.CheckpointsTopic(), last.offset, last.err)
+				st.unattributed, t.cfg.Policy.CheckpointsTopic(), st.last.offset, st.last.err)
 		}
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -283,4 +284,50 @@ func TestTranslateGroups(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTranslateConcurrentGroups: one Translator serves several groups at once (run with -race),
+// and a failed --exact scan leaves the checkpoint's verdict with the failure noted.
+func TestTranslateConcurrentGroups(t *testing.T) {
+	policy := Policy{SourceAlias: "A"}
+	c := newTwoClusters(t, policy)
+	produce(t, c.b, checkpointRecord(t, policy.CheckpointsTopic(),
+		Checkpoint{Group: "connect-unmirrored", Topic: "A.refunds", Partition: 0, UpstreamOffset: 5, Offset: 5}))
+	tr := c.translator(t, func(cfg *Config) {
+		cfg.Exact = true
+		cfg.OffsetSyncs = &OffsetSyncsLocation{Cluster: Cluster{Brokers: c.a}, Topic: policy.OffsetSyncsTopic("B")}
+	})
+	tests := []struct {
+		name    string
+		group   string
+		offsets map[TopicPartition]int64
+		want    map[TopicPartition]int64
+	}{
+		{name: "exact", group: "connect-exact", offsets: map[TopicPartition]int64{{"orders", 0}: 40, {"orders", 1}: 30},
+			want: map[TopicPartition]int64{{"A.orders", 0}: 35, {"A.orders", 1}: 35}},
+		{name: "lagging", group: "connect-lagging", offsets: map[TopicPartition]int64{{"orders", 0}: 45, {"orders", 1}: 18},
+			want: map[TopicPartition]int64{{"A.orders", 0}: 40, {"A.orders", 1}: 18}},
+		{name: "partial", group: "connect-partial", offsets: map[TopicPartition]int64{{"payments", 0}: 29},
+			want: map[TopicPartition]int64{{"A.payments", 0}: 29}},
+		{name: "unmirrored", group: "connect-unmirrored", offsets: map[TopicPartition]int64{{"refunds", 0}: 5},
+			want: map[TopicPartition]int64{{"A.refunds", 0}: 5}},
+	}
+	results := make([]Translation, len(tests))
+	errs := make([]error, len(tests))
+	var wg sync.WaitGroup
+	for i, tt := range tests {
+		wg.Go(func() { results[i], errs[i] = tr.TranslateGroup(testContext(t), tt.group, tt.offsets) })
+	}
+	wg.Wait()
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.NoError(t, errs[i])
+			require.Equal(t, tt.want, results[i].Offsets())
+			require.True(t, results[i].AllExact())
+		})
+	}
+	scan := results[3].Partitions[0].Scan
+	require.NotNil(t, scan)
+	require.False(t, scan.Found)
+	require.Contains(t, scan.Note, `"refunds"`)
 }
