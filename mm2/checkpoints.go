@@ -81,12 +81,13 @@ func (s *checkpointStore) apply(r record) {
 		return
 	}
 	// Attribute a refused record to its key when the key can be read, unwrapping a converter's
-	// JSON if need be, so that the partition's report says why it has no checkpoint.
+	// JSON and ignoring trailing bytes if need be, so that the partition's report says why it
+	// has no checkpoint.
 	key := r.Key
 	if raw, ok := unwrapConverted(key); ok {
 		key = raw
 	}
-	group, topic, partition, kerr := DecodeCheckpointKey(key)
+	group, topic, partition, kerr := decodeCheckpointKey(key, false)
 	if kerr != nil {
 		s.unattributed++
 		s.lastUnattributed = refusal{offset: r.Offset, err: err}

@@ -133,12 +133,20 @@ func (s OffsetSync) Value() ([]byte, error) {
 // DecodeCheckpointKey decodes a checkpoint key strictly: trailing bytes are refused. Errors are
 // *FormatError.
 func DecodeCheckpointKey(key []byte) (group, topic string, partition int32, err error) {
+	return decodeCheckpointKey(key, true)
+}
+
+// decodeCheckpointKey decodes a key; strict refuses trailing bytes, as the Go reader does, and
+// lenient ignores them, as Java does (only to name the group of a refused record).
+func decodeCheckpointKey(key []byte, strict bool) (group, topic string, partition int32, err error) {
 	r := reader{record: "checkpoint", part: "key", b: key}
 	r.notWrappedOrNull()
 	group = r.str("group")
 	topic = r.str("topic")
 	partition = r.int32("partition")
-	r.end()
+	if strict {
+		r.end()
+	}
 	return group, topic, partition, r.errOrNil()
 }
 

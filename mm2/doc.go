@@ -1,3 +1,41 @@
 // Package mm2 translates a sink connector's consumer-group offsets from Kafka cluster A to
-// cluster B across MirrorMaker 2.
+// cluster B across MirrorMaker 2, and says per partition how exact the result is. It owns:
+//
+//   - the byte layouts of MM2's internal topics: checkpoints (Checkpoint, DecodeCheckpoint)
+//     and offset syncs (OffsetSync, DecodeOffsetSync), big-endian Kafka protocol types with
+//     no version header except the checkpoint value's INT16 0. Keys are read strictly
+//     (trailing bytes refused); values tolerate trailing bytes, as Java's Schema.read does;
+//     a checkpoint value with a version other than 0 and a record a Connect converter
+//     wrapped (first byte '{' or '"') are refused. Errors are *FormatError with a Reason;
+//   - the replication policies (Policy): the name of A's topics on B (default:
+//     "<alias><sep><topic>", identity: unchanged), the checkpoints and offset-syncs topic
+//     names, and the rewrite of a sink's `topics` and `topics.regex` (its DLQ is left alone);
+//   - the translation (Translator): reading B's `<alias>.checkpoints.internal`, waiting for
+//     checkpoints that are missing or moving, a verdict per partition, the group-filter trap,
+//     replay bounds from the offset syncs, and the --exact refinement.
+//
+// A migration command calls it like this, once per run and then once per sink connector:
+//
+//	tr, err := mm2.NewTranslator(mm2.Config{
+//		Target: mm2.Cluster{Brokers: toBrokers},                   // --to-brokers
+//		Source: mm2.Cluster{Brokers: fromBrokers},                 // --from-brokers, for --exact
+//		Policy: mm2.Policy{Kind: policy, SourceAlias: alias, Separator: sep},
+//		Wait:   checkpointWait,                                    // --checkpoint-wait
+//		Exact:  exact,                                             // --exact
+//	})
+//	tr2, err := tr.TranslateGroup(ctx, group, map[mm2.TopicPartition]int64{{Topic: "orders", Partition: 3}: 1000})
+//	// tr2.Offsets(): the offsets to write on B, by renamed partition (missing ones left out);
+//	// tr2.Report: the report's "translation" object; tr2.AllExact(): no replay, none missing;
+//	// tr2.GroupFilterTrap: MM2 does not checkpoint this group, and how to change that.
+//	config, rewrite := policy.RewriteConfig(cfg) // or RewriteTopics / RewriteTopicsRegex per entry
+//
+// Verdicts (see docs/mm2.md): exact when the checkpoint's upstreamOffset equals the committed
+// offset g (and, when the offset syncs are read, they show no replay) or --exact found A's
+// record g-1 on B; replay when the checkpoint is older, with the most records delivered again
+// when the offset syncs allow computing it; missing when no checkpoint is usable (none, stale
+// with upstreamOffset > g, refused, or past what the syncs allow), with the reason.
+//
+// Left to callers: reading A's groups and connectors, deciding that replay or missing fails a
+// connector (--allow-replay), building KIP-995 bodies, and writing anything to either cluster:
+// this package only reads.
 package mm2

@@ -152,6 +152,8 @@ func newTwoClusters(t *testing.T, policy Policy) twoClusters {
 			return r
 		}(),
 		wrapped, trailing,
+		// A record no group can be named for.
+		&kgo.Record{Topic: cp, Partition: 0, Key: []byte{0, 5, 'a'}, Value: []byte{1}},
 		checkpointRecord(t, cp, Checkpoint{Group: "billing-app", Topic: payments, Partition: 0, UpstreamOffset: 3, Offset: 3}),
 	)
 	return twoClusters{a: a, b: b, policy: policy}
@@ -233,13 +235,21 @@ func TestTranslateGroups(t *testing.T) {
 					verdicts: map[TopicPartition]Verdict{o0: VerdictMissing, p0: VerdictExact},
 					want:     map[TopicPartition]int64{bp: 29},
 					report:   Report{Partitions: 2, Exact: 1, Missing: 1, ReplayBound: i64(0), MissingPartitions: []string{b0.String()}},
-					reasons:  map[TopicPartition]string{o0: "no checkpoint for this partition"},
-					waits:    true},
+					reasons: map[TopicPartition]string{o0: "no checkpoint for this partition (MM2 has no offset sync for it yet, " +
+						"filters its topic out, or the group is behind the oldest sync MM2 keeps); 1 records of " + policy.CheckpointsTopic() +
+						" could not be read at all, the last at offset 10: checkpoint key field group: oversized_length: length 5, 1 bytes left"},
+					waits: true},
 				{name: "converter-wrapped checkpoint", group: "connect-wrapped", offsets: map[TopicPartition]int64{o0: 40},
 					verdicts: map[TopicPartition]Verdict{o0: VerdictMissing},
 					want:     map[TopicPartition]int64{},
 					report:   Report{Partitions: 1, Missing: 1, ReplayBound: i64(0), MissingPartitions: []string{b0.String()}},
 					reasons:  map[TopicPartition]string{o0: "converter_wrapped"},
+					waits:    true},
+				{name: "checkpoint key with trailing bytes", group: "connect-trailing", offsets: map[TopicPartition]int64{o0: 1},
+					verdicts: map[TopicPartition]Verdict{o0: VerdictMissing},
+					want:     map[TopicPartition]int64{},
+					report:   Report{Partitions: 1, Missing: 1, ReplayBound: i64(0), MissingPartitions: []string{b0.String()}},
+					reasons:  map[TopicPartition]string{o0: "checkpoint record at offset 9 of A.checkpoints.internal refused: checkpoint key: trailing_bytes"},
 					waits:    true},
 				{name: "version 1 checkpoint", group: "connect-version", offsets: map[TopicPartition]int64{o0: 10},
 					verdicts: map[TopicPartition]Verdict{o0: VerdictMissing},
