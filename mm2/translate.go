@@ -88,6 +88,9 @@ type Translator struct {
 	syncs        *syncStore // nil without Config.OffsetSyncs
 	// source and target read single records and scan partitions for --exact.
 	source, target *kafka.Client
+	// afterRead, when set, runs after every read of the checkpoints topic (tests use it to
+	// write between two reads).
+	afterRead func()
 }
 
 // NewTranslator checks cfg and returns a Translator. It never dials.
@@ -207,8 +210,8 @@ func (t *Translator) TranslateGroup(ctx context.Context, group string, offsets m
 	})
 	tr := Translation{Group: group, Partitions: parts}
 
-	waited, err := t.await(ctx, group, parts)
-	tr.Waited = waited
+	rs, err := t.await(ctx, group, parts)
+	tr.Waited = rs.waited
 	if err != nil {
 		return Translation{}, fmt.Errorf("translate group %q: %w", group, err)
 	}
@@ -222,7 +225,7 @@ func (t *Translator) TranslateGroup(ctx context.Context, group string, offsets m
 		tr.GroupFilterTrap = groupFilterTrap(group, t.cfg.Policy.CheckpointsTopic(), st.otherGroups)
 	}
 	for i := range tr.Partitions {
-		t.judge(&tr.Partitions[i], group, tr.GroupFilterTrap, st)
+		t.judge(&tr.Partitions[i], group, rs.checkpoints[i], rs.moving[i], tr.GroupFilterTrap, st)
 	}
 	if t.cfg.Exact {
 		if err := t.refineAll(ctx, tr.Partitions); err != nil {
@@ -233,11 +236,13 @@ func (t *Translator) TranslateGroup(ctx context.Context, group string, offsets m
 	return tr, nil
 }
 
-// judge gives p its verdict from the checkpoint store (and the offset syncs, when read).
-func (t *Translator) judge(p *PartitionTranslation, group, trap string, st groupStats) {
+// judge gives p its verdict from its checkpoint cp as await last read it (nil when none), the
+// store's refusals and the offset syncs, when read. A checkpoint still moving when the wait
+// ended is used, as the lower bound it is, but never called exact.
+func (t *Translator) judge(p *PartitionTranslation, group string, cp *Checkpoint, moving bool, trap string, st groupStats) {
 	g := p.Committed
-	c, ok, ref := t.checkpoints.lookup(checkpointKey{group, p.Target.Topic, p.Target.Partition})
-	if !ok {
+	_, _, ref := t.checkpoints.lookup(checkpointKey{group, p.Target.Topic, p.Target.Partition})
+	if cp == nil {
 		p.Verdict = VerdictMissing
 		switch {
 		case ref != nil:
@@ -254,6 +259,7 @@ func (t *Translator) judge(p *PartitionTranslation, group, trap string, st group
 		}
 		return
 	}
+	c := *cp
 	p.Checkpoint = &c
 	switch {
 	case c.UpstreamOffset > g:
@@ -276,22 +282,22 @@ func (t *Translator) judge(p *PartitionTranslation, group, trap string, st group
 		p.Verdict = VerdictMissing
 		p.Reason = fmt.Sprintf("checkpoint refused: its offset %d is past where offset sync (upstream %d, downstream %d) puts "+
 			"the next record; the sink would skip records (MM2 before 3.4.1/3.5.0 extrapolated)", c.Offset, b.sync.UpstreamOffset, b.sync.Offset)
-	case c.UpstreamOffset == g && (!b.known || b.replay == 0):
+	case c.UpstreamOffset == g && !moving && (!b.known || b.replay == 0):
 		// Without offset syncs this is the rule: MM2 checkpointed the group's current
 		// commit. MM2's offset is still a lower bound (spec §3.1); --exact or the syncs prove it.
 		p.Verdict, p.ReplayBound = VerdictExact, ptr(int64(0))
-		if !b.known {
-			p.ReplayBound = nil
-		}
 	default:
 		p.Verdict = VerdictReplay
 		if b.known {
 			p.ReplayBound = ptr(b.replay)
 		}
-		if c.UpstreamOffset == g {
+		switch {
+		case moving:
+			p.Reason = "checkpoint still moving when the wait ended: MM2 is catching up; its offset is a lower bound"
+		case c.UpstreamOffset == g:
 			p.Reason = fmt.Sprintf("checkpoint is current but MM2's nearest offset sync (upstream %d) is %d records back",
 				b.sync.UpstreamOffset, g-b.sync.UpstreamOffset)
-		} else {
+		default:
 			p.Reason = fmt.Sprintf("checkpoint lags: upstreamOffset %d, committed offset %d", c.UpstreamOffset, g)
 		}
 	}

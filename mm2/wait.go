@@ -11,23 +11,27 @@ import (
 // Translator's first read). The first two reads follow each other at once, so nothing is waited
 // for when all checkpoints are present and still. A group with no checkpoint at all is waited
 // for too: MM2 may not have discovered it yet (refresh.groups.interval.seconds).
-func (t *Translator) await(ctx context.Context, group string, parts []PartitionTranslation) (time.Duration, error) {
+func (t *Translator) await(ctx context.Context, group string, parts []PartitionTranslation) (readState, error) {
 	start := time.Now()
 	t.deadlineOnce.Do(func() { t.deadline = start.Add(t.cfg.Wait) })
-	if err := t.checkpoints.read(ctx); err != nil {
-		return 0, err
+	if err := t.read(ctx); err != nil {
+		return readState{}, err
 	}
 	prev := t.snapshot(group, parts)
 	logged := false
 	for {
-		if err := t.checkpoints.read(ctx); err != nil {
-			return time.Since(start), err
+		if err := t.read(ctx); err != nil {
+			return readState{}, err
 		}
 		cur := t.snapshot(group, parts)
 		pending := pendingCheckpoints(parts, prev, cur)
 		left := time.Until(t.deadline)
 		if pending == 0 || left <= 0 {
-			return time.Since(start), nil
+			st := readState{waited: time.Since(start), checkpoints: cur, moving: make([]bool, len(parts))}
+			for i := range parts {
+				st.moving[i] = !sameCheckpoint(prev[i], cur[i])
+			}
+			return st, nil
 		}
 		if !logged {
 			t.logger.Info("wait for mm2 checkpoints", "group", group, "pending", pending, "left", left)
@@ -35,11 +39,32 @@ func (t *Translator) await(ctx context.Context, group string, parts []PartitionT
 		}
 		select {
 		case <-ctx.Done():
-			return time.Since(start), fmt.Errorf("wait for checkpoints: %w", ctx.Err())
+			return readState{}, fmt.Errorf("wait for checkpoints: %w", ctx.Err())
 		case <-time.After(min(t.cfg.PollInterval, left)):
 		}
 		prev = cur
 	}
+}
+
+// read reads the checkpoints written since the last read.
+func (t *Translator) read(ctx context.Context) error {
+	err := t.checkpoints.read(ctx)
+	if t.afterRead != nil {
+		t.afterRead()
+	}
+	return err
+}
+
+// readState is what await saw: how long it waited, and per partition the checkpoint of the
+// last read (nil when none) and whether it differed from the read before.
+type readState struct {
+	waited      time.Duration
+	checkpoints []*Checkpoint
+	moving      []bool
+}
+
+func sameCheckpoint(a, b *Checkpoint) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
 // snapshot returns the current checkpoint of each partition (nil when there is none).
@@ -61,7 +86,7 @@ func pendingCheckpoints(parts []PartitionTranslation, prev, cur []*Checkpoint) i
 	for i, p := range parts {
 		c := cur[i]
 		switch {
-		case c == nil, c.UpstreamOffset > p.Committed, prev[i] == nil, *prev[i] != *c:
+		case c == nil, c.UpstreamOffset > p.Committed, !sameCheckpoint(prev[i], c):
 			n++
 		}
 	}

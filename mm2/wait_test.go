@@ -2,7 +2,6 @@ package mm2
 
 import (
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,34 +9,30 @@ import (
 )
 
 // TestTranslateWaitsForCheckpoints: a checkpoint that appears, then moves, during the wait is
-// waited for until two reads agree; the wait ends well before Config.Wait. Reads come at about
-// 0 s, 0 s, 1 s, 2 s and 3 s; the writes at 0.3 s and 1.3 s, between them.
+// waited for until two reads agree; the wait ends well before Config.Wait.
 func TestTranslateWaitsForCheckpoints(t *testing.T) {
 	policy := Policy{SourceAlias: "A"}
 	cp := policy.CheckpointsTopic()
-	a := startCluster(t, map[string]int32{"orders": 1})
 	b := startCluster(t, map[string]int32{"A.orders": 1, cp: 1})
 	produce(t, b, checkpointRecord(t, cp, Checkpoint{Group: "billing-app", Topic: "A.orders", UpstreamOffset: 1, Offset: 1}))
-	tr, err := NewTranslator(Config{Target: Cluster{Brokers: b}, Source: Cluster{Brokers: a}, Policy: policy,
-		Wait: 20 * time.Second, PollInterval: time.Second})
+	tr, err := NewTranslator(Config{Target: Cluster{Brokers: b}, Policy: policy, Wait: 20 * time.Second, PollInterval: 100 * time.Millisecond})
 	require.NoError(t, err)
-
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		time.Sleep(300 * time.Millisecond)
-		// First a lagging checkpoint, then the current one: MM2 catching up with the group.
-		produce(t, b, checkpointRecord(t, cp, Checkpoint{Group: "connect-late", Topic: "A.orders", UpstreamOffset: 5, Offset: 4}))
-		time.Sleep(time.Second)
-		produce(t, b, checkpointRecord(t, cp, Checkpoint{Group: "connect-late", Topic: "A.orders", UpstreamOffset: 7, Offset: 6}))
-	}()
+	reads := 0
+	tr.afterRead = func() {
+		reads++
+		switch reads {
+		case 2: // the first two reads found nothing; MM2 then checkpoints an older commit
+			produce(t, b, checkpointRecord(t, cp, Checkpoint{Group: "connect-late", Topic: "A.orders", UpstreamOffset: 5, Offset: 4}))
+		case 3: // and then the current one
+			produce(t, b, checkpointRecord(t, cp, Checkpoint{Group: "connect-late", Topic: "A.orders", UpstreamOffset: 7, Offset: 6}))
+		}
+	}
 	got, err := tr.TranslateGroup(testContext(t), "connect-late", map[TopicPartition]int64{{"orders", 0}: 7})
-	wg.Wait()
 	require.NoError(t, err)
 	require.Equal(t, map[TopicPartition]int64{{"A.orders", 0}: 6}, got.Offsets())
 	require.Equal(t, VerdictExact, got.Partitions[0].Verdict)
-	require.GreaterOrEqual(t, got.Waited, 2*time.Second)
+	require.Equal(t, 5, reads, "reads: nothing, nothing, older, current, current again")
+	require.GreaterOrEqual(t, got.Waited, 300*time.Millisecond)
 	require.Less(t, got.Waited, 10*time.Second)
 }
 
@@ -167,4 +162,29 @@ func TestWaitDeadlineIsShared(t *testing.T) {
 			require.Less(t, got.Waited, 500*time.Millisecond)
 		}
 	}
+}
+
+// TestCheckpointStillMovingAtDeadline: a checkpoint that keeps changing until the wait ends is
+// used as the lower bound it is, but not called exact.
+func TestCheckpointStillMovingAtDeadline(t *testing.T) {
+	policy := Policy{SourceAlias: "A"}
+	cp := policy.CheckpointsTopic()
+	b := startCluster(t, map[string]int32{"A.orders": 1, cp: 1})
+	produce(t, b, checkpointRecord(t, cp, Checkpoint{Group: "connect-busy", Topic: "A.orders", UpstreamOffset: 100, Offset: 1}))
+	tr, err := NewTranslator(Config{Target: Cluster{Brokers: b}, Policy: policy, Wait: 800 * time.Millisecond, PollInterval: 100 * time.Millisecond})
+	require.NoError(t, err)
+	// MM2 catching up: between any two reads the translated offset grows, upstreamOffset stays g.
+	d := int64(1)
+	tr.afterRead = func() {
+		d++
+		produce(t, b, checkpointRecord(t, cp, Checkpoint{Group: "connect-busy", Topic: "A.orders", UpstreamOffset: 100, Offset: d}))
+	}
+	got, err := tr.TranslateGroup(testContext(t), "connect-busy", map[TopicPartition]int64{{"orders", 0}: 100})
+	require.NoError(t, err)
+	p := got.Partitions[0]
+	require.Equal(t, VerdictReplay, p.Verdict)
+	require.Nil(t, p.ReplayBound)
+	require.Contains(t, p.Reason, "still moving when the wait ended")
+	require.Greater(t, p.Offset, int64(1))
+	require.GreaterOrEqual(t, got.Waited, 800*time.Millisecond)
 }
