@@ -28,8 +28,10 @@ bench: ## Run the Go benchmarks and the load scenarios (BENCH_SCALE=0.1 for a qu
 demo: ## Embedded broker + agent + the seed example, printing the results and Connect's records
 	$(GO) run ./cmd/offsetagent demo
 
-fuzz: ## Fuzz the request decoder briefly
+fuzz: ## Fuzz the request decoder and the MirrorMaker 2 record decoders briefly
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) ./events/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeCheckpoint -fuzztime $(FUZZTIME) ./mm2/
+	$(GO) test -run '^$$' -fuzz FuzzDecodeOffsetSync -fuzztime $(FUZZTIME) ./mm2/
 
 chaos: ## The chaos test at a larger size
 	CHAOS_REQUESTS=150 $(GO) test -race -count=1 -run TestChaos -v -timeout 20m ./integration/
