@@ -23,8 +23,10 @@
 //		Wait:   checkpointWait,                                    // --checkpoint-wait
 //		Exact:  exact,                                             // --exact
 //	})
-//	tr2, err := tr.TranslateGroup(ctx, group, map[mm2.TopicPartition]int64{{Topic: "orders", Partition: 3}: 1000})
-//	// tr2.Offsets(): the offsets to write on B, by renamed partition (missing ones left out);
+//	committed, err := mm2.SinkPartitions(c.Offsets)              // A's sink offsets, KIP-875 shape
+//	tr2, err := tr.TranslateGroup(ctx, c.Group, committed)
+//	// tr2.ConnectorOffsets(): the initial_offsets for B (KIP-875 shape, missing ones left out);
+//	// tr2.Offsets(): the same by renamed partition;
 //	// tr2.Report: the report's "translation" object; tr2.AllExact(): no replay, none missing;
 //	// tr2.GroupFilterTrap: MM2 does not checkpoint this group, and how to change that.
 //	config, rewrite := policy.RewriteConfig(cfg) // or RewriteTopics / RewriteTopicsRegex per entry
