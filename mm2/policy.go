@@ -51,9 +51,6 @@ func (p Policy) Validate() error {
 	if p.SourceAlias == "" {
 		errs = append(errs, errors.New("no source cluster alias"))
 	}
-	if p.SourceAlias != "" && strings.Contains(p.SourceAlias, p.sep()) {
-		errs = append(errs, fmt.Errorf("source alias %q contains the separator %q", p.SourceAlias, p.sep()))
-	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("replication policy: %w", err)
 	}

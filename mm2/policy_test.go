@@ -18,6 +18,7 @@ func TestRemoteTopic(t *testing.T) {
 		{name: "default explicit", policy: Policy{Kind: PolicyDefault, SourceAlias: "A"}, topic: "orders", want: "A.orders"},
 		{name: "default with separator", policy: Policy{SourceAlias: "A", Separator: "_"}, topic: "orders", want: "A_orders"},
 		{name: "default dotted topic", policy: Policy{SourceAlias: "A"}, topic: "shop.orders", want: "A.shop.orders"},
+		{name: "default dotted alias", policy: Policy{SourceAlias: "us.east"}, topic: "orders", want: "us.east.orders"},
 		{name: "default topic from the target goes home", policy: Policy{SourceAlias: "A", TargetAlias: "B"}, topic: "B.orders", want: "orders"},
 		{name: "default topic from the target twice removed", policy: Policy{SourceAlias: "A", TargetAlias: "B"}, topic: "B.C.orders", want: "orders"},
 		{name: "default topic of a third cluster", policy: Policy{SourceAlias: "A", TargetAlias: "B"}, topic: "C.orders", want: "A.C.orders"},
@@ -63,7 +64,6 @@ func TestPolicyValidate(t *testing.T) {
 	}{
 		{name: "no alias", policy: Policy{}, errs: []string{"no source cluster alias"}},
 		{name: "unknown kind", policy: Policy{Kind: "prefix", SourceAlias: "A"}, errs: []string{`unknown replication policy "prefix"`}},
-		{name: "alias with separator", policy: Policy{SourceAlias: "A.x"}, errs: []string{`contains the separator`}},
 		{name: "both", policy: Policy{Kind: "x"}, errs: []string{"unknown replication policy", "no source cluster alias"}},
 	}
 	for _, tt := range tests {
