@@ -70,7 +70,7 @@ type fetched struct {
 
 // fetch reads records of topic/partition from offset with one Fetch request that waits for
 // nothing.
-func fetch(ctx context.Context, cl *kafka.Client, topic string, partition int, offset int64) (fetched, error) {
+func fetch(ctx context.Context, cl *kafka.Client, topic string, partition int, offset int64) (_ fetched, err error) {
 	res, err := cl.Fetch(ctx, &kafka.FetchRequest{Topic: topic, Partition: partition, Offset: offset,
 		MinBytes: 0, MaxBytes: fetchMaxBytes, MaxWait: time.Millisecond})
 	if err == nil {
@@ -87,6 +87,13 @@ func fetch(ctx context.Context, cl *kafka.Client, topic string, partition int, o
 	if stream, ok := res.Records.(*protocol.RecordStream); ok {
 		batches = stream.Records
 	}
+	defer func() {
+		if err != nil { // release the pooled buffers of the records not read
+			for _, b := range batches {
+				discardRecords(b)
+			}
+		}
+	}()
 	for _, b := range batches {
 		_, control := b.(*protocol.ControlBatch)
 		for {
