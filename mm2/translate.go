@@ -140,7 +140,7 @@ type PartitionTranslation struct {
 	// Committed is the group's committed offset on A (g).
 	Committed int64   `json:"committed"`
 	Verdict   Verdict `json:"verdict"`
-	// Offset is the offset to commit on B; meaningless when Verdict is missing.
+	// Offset is the offset to commit on B; -1 when Verdict is missing.
 	Offset int64 `json:"offset"`
 	// ReplayBound is the most records delivered again from Offset; nil when unknown.
 	ReplayBound *int64 `json:"replay_bound"`
@@ -241,6 +241,7 @@ func (t *Translator) TranslateGroup(ctx context.Context, group string, offsets m
 // ended is used, as the lower bound it is, but never called exact.
 func (t *Translator) judge(p *PartitionTranslation, group string, cp *Checkpoint, moving bool, trap string, st groupStats) {
 	g := p.Committed
+	p.Offset = -1
 	_, _, ref := t.checkpoints.lookup(checkpointKey{group, p.Target.Topic, p.Target.Partition})
 	if cp == nil {
 		p.Verdict = VerdictMissing

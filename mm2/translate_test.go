@@ -272,6 +272,9 @@ func TestTranslateGroups(t *testing.T) {
 					verdicts := map[TopicPartition]Verdict{}
 					for _, p := range got.Partitions {
 						verdicts[p.Source] = p.Verdict
+						if p.Verdict == VerdictMissing {
+							require.Equal(t, int64(-1), p.Offset)
+						}
 						require.Equal(t, policy.RemoteTopic(p.Source.Topic), p.Target.Topic)
 						if want, ok := tt.reasons[p.Source]; ok {
 							require.Contains(t, p.Reason, want)
