@@ -15,7 +15,8 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
-// Defaults of Config.
+// Defaults: DefaultWait is --checkpoint-wait's (Config.Wait 0 means no wait, not this);
+// DefaultPollInterval and DefaultScanLimit are what Config's zero values mean.
 const (
 	DefaultWait         = 2 * time.Minute
 	DefaultPollInterval = 5 * time.Second
