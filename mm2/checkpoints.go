@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // ErrNoCheckpointsTopic means the checkpoints topic does not exist on the target cluster: MM2's
@@ -46,9 +48,9 @@ type checkpointStore struct {
 	lastUnattributed refusal
 }
 
-func newCheckpointStore(b Cluster, topic string) *checkpointStore {
+func newCheckpointStore(b kafkaio.Options, topic string) *checkpointStore {
 	return &checkpointStore{
-		tail:    logTail{cl: b.client(), topic: topic},
+		tail:    logTail{cl: kafkaio.NewClient(b), topic: topic},
 		valid:   map[checkpointKey]Checkpoint{},
 		refused: map[checkpointKey]refusal{},
 		groups:  map[string]int{},

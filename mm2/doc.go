@@ -17,11 +17,11 @@
 // A migration command calls it like this, once per run and then once per sink connector:
 //
 //	tr, err := mm2.NewTranslator(mm2.Config{
-//		Target: mm2.Cluster{Brokers: toBrokers},                   // --to-brokers
-//		Source: mm2.Cluster{Brokers: fromBrokers},                 // --from-brokers, for --exact
+//		Target: kafkaio.Options{Brokers: toBrokers},   // --to-brokers
+//		Source: kafkaio.Options{Brokers: fromBrokers}, // --from-brokers, for --exact
 //		Policy: mm2.Policy{Kind: policy, SourceAlias: alias, Separator: sep},
-//		Wait:   checkpointWait,                                    // --checkpoint-wait
-//		Exact:  exact,                                             // --exact
+//		Wait:   checkpointWait, // --checkpoint-wait
+//		Exact:  exact,          // --exact
 //	})
 //	committed, err := mm2.SinkPartitions(c.Offsets)              // A's sink offsets, KIP-875 shape
 //	tr2, err := tr.TranslateGroup(ctx, c.Group, committed)

@@ -12,23 +12,6 @@ import (
 	"github.com/segmentio/kafka-go/protocol"
 )
 
-// Cluster is how to reach one Kafka cluster.
-type Cluster struct {
-	// Brokers are the bootstrap servers.
-	Brokers []string
-	// Transport carries SASL/TLS; nil means kafka.DefaultTransport.
-	Transport *kafka.Transport
-}
-
-func (c Cluster) client() *kafka.Client {
-	cl := &kafka.Client{Addr: kafka.TCP(c.Brokers...)}
-	if c.Transport != nil {
-		// A typed nil *kafka.Transport in the interface would be called and crash.
-		cl.Transport = c.Transport
-	}
-	return cl
-}
-
 // fetchMaxBytes bounds one fetch of one partition; a broker still returns a larger first batch.
 const fetchMaxBytes = 1 << 20
 

@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/offsetagent/offsetagent/events"
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/events"
 )
 
 func TestSinkPartitions(t *testing.T) {

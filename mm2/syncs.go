@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // maxSyncsPerPartition bounds the offset syncs kept per source partition (the uncompacted tail
@@ -15,7 +17,7 @@ const maxSyncsPerPartition = 10000
 // (offset-syncs.topic.location=source, topic Policy.OffsetSyncsTopic(targetAlias)), or on the
 // target (location=target, Policy.OffsetSyncsTopic(sourceAlias)).
 type OffsetSyncsLocation struct {
-	Cluster Cluster
+	Cluster kafkaio.Options
 	Topic   string
 }
 
@@ -31,7 +33,7 @@ type syncStore struct {
 }
 
 func newSyncStore(loc OffsetSyncsLocation) *syncStore {
-	return &syncStore{tail: logTail{cl: loc.Cluster.client(), topic: loc.Topic}, syncs: map[TopicPartition][]OffsetSync{}}
+	return &syncStore{tail: logTail{cl: kafkaio.NewClient(loc.Cluster), topic: loc.Topic}, syncs: map[TopicPartition][]OffsetSync{}}
 }
 
 func (s *syncStore) read(ctx context.Context) error {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // Defaults: DefaultWait is --checkpoint-wait's (Config.Wait 0 means no wait, not this);
@@ -52,7 +54,7 @@ const (
 // Config configures a Translator.
 type Config struct {
 	// Target is cluster B: it holds the checkpoints topic and the mirrored topics.
-	Target Cluster
+	Target kafkaio.Options
 	// Policy is MM2's replication policy, with the source alias (A) and separator.
 	Policy Policy
 	// Wait is --checkpoint-wait: how long TranslateGroup waits while a needed checkpoint is
@@ -66,7 +68,7 @@ type Config struct {
 	// Exact is --exact: refine each offset by matching the last consumed record (spec §3.6 step 4).
 	Exact bool
 	// Source is cluster A, read for --exact only.
-	Source Cluster
+	Source kafkaio.Options
 	// ScanLimit bounds the target records --exact scans per partition; 0 means DefaultScanLimit.
 	ScanLimit int
 	// OffsetSyncs, when set, is where MM2's offset syncs are read to bound each replay; without
@@ -126,7 +128,7 @@ func NewTranslator(cfg Config) (*Translator, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	t := &Translator{cfg: cfg, logger: logger, checkpoints: newCheckpointStore(cfg.Target, cfg.Policy.CheckpointsTopic()),
-		source: cfg.Source.client(), target: cfg.Target.client()}
+		source: kafkaio.NewClient(cfg.Source), target: kafkaio.NewClient(cfg.Target)}
 	if cfg.OffsetSyncs != nil {
 		t.syncs = newSyncStore(*cfg.OffsetSyncs)
 	}

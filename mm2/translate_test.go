@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // startCluster starts an in-process kfake broker on 127.0.0.1 holding topics (name ->
@@ -161,7 +163,7 @@ func newTwoClusters(t *testing.T, policy Policy) twoClusters {
 
 func (c twoClusters) translator(t *testing.T, mod func(*Config)) *Translator {
 	t.Helper()
-	cfg := Config{Target: Cluster{Brokers: c.b}, Source: Cluster{Brokers: c.a}, Policy: c.policy,
+	cfg := Config{Target: kafkaio.Options{Brokers: c.b}, Source: kafkaio.Options{Brokers: c.a}, Policy: c.policy,
 		Wait: 1500 * time.Millisecond, PollInterval: 100 * time.Millisecond}
 	if mod != nil {
 		mod(&cfg)
@@ -263,7 +265,7 @@ func TestTranslateGroups(t *testing.T) {
 					tr := c.translator(t, func(cfg *Config) {
 						cfg.Exact = tt.exact
 						if withSyncs {
-							cfg.OffsetSyncs = &OffsetSyncsLocation{Cluster: Cluster{Brokers: c.a}, Topic: policy.OffsetSyncsTopic("B")}
+							cfg.OffsetSyncs = &OffsetSyncsLocation{Cluster: kafkaio.Options{Brokers: c.a}, Topic: policy.OffsetSyncsTopic("B")}
 						}
 					})
 					got, err := tr.TranslateGroup(testContext(t), tt.group, tt.offsets)
@@ -308,7 +310,7 @@ func TestTranslateConcurrentGroups(t *testing.T) {
 		Checkpoint{Group: "connect-unmirrored", Topic: "A.refunds", Partition: 0, UpstreamOffset: 5, Offset: 5}))
 	tr := c.translator(t, func(cfg *Config) {
 		cfg.Exact = true
-		cfg.OffsetSyncs = &OffsetSyncsLocation{Cluster: Cluster{Brokers: c.a}, Topic: policy.OffsetSyncsTopic("B")}
+		cfg.OffsetSyncs = &OffsetSyncsLocation{Cluster: kafkaio.Options{Brokers: c.a}, Topic: policy.OffsetSyncsTopic("B")}
 	})
 	tests := []struct {
 		name    string

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // TestTranslateWaitsForCheckpoints: a checkpoint that appears, then moves, during the wait is
@@ -15,7 +17,7 @@ func TestTranslateWaitsForCheckpoints(t *testing.T) {
 	cp := policy.CheckpointsTopic()
 	b := startCluster(t, map[string]int32{"A.orders": 1, cp: 1})
 	produce(t, b, checkpointRecord(t, cp, Checkpoint{Group: "billing-app", Topic: "A.orders", UpstreamOffset: 1, Offset: 1}))
-	tr, err := NewTranslator(Config{Target: Cluster{Brokers: b}, Policy: policy, Wait: 20 * time.Second, PollInterval: 100 * time.Millisecond})
+	tr, err := NewTranslator(Config{Target: kafkaio.Options{Brokers: b}, Policy: policy, Wait: 20 * time.Second, PollInterval: 100 * time.Millisecond})
 	require.NoError(t, err)
 	reads := 0
 	tr.afterRead = func() {
@@ -38,7 +40,7 @@ func TestTranslateWaitsForCheckpoints(t *testing.T) {
 
 func TestTranslateWithoutCheckpointsTopic(t *testing.T) {
 	b := startCluster(t, map[string]int32{"A.orders": 1})
-	tr, err := NewTranslator(Config{Target: Cluster{Brokers: b}, Policy: Policy{SourceAlias: "A"}})
+	tr, err := NewTranslator(Config{Target: kafkaio.Options{Brokers: b}, Policy: Policy{SourceAlias: "A"}})
 	require.NoError(t, err)
 	_, err = tr.TranslateGroup(testContext(t), "connect-x", map[TopicPartition]int64{{"orders", 0}: 7})
 	require.True(t, errors.Is(err, ErrNoCheckpointsTopic), "%v", err)
@@ -149,7 +151,7 @@ func mustValue(t testing.TB, s OffsetSync) []byte {
 func TestWaitDeadlineIsShared(t *testing.T) {
 	policy := Policy{SourceAlias: "A"}
 	b := startCluster(t, map[string]int32{"A.orders": 1, policy.CheckpointsTopic(): 1})
-	tr, err := NewTranslator(Config{Target: Cluster{Brokers: b}, Policy: policy, Wait: time.Second, PollInterval: 100 * time.Millisecond})
+	tr, err := NewTranslator(Config{Target: kafkaio.Options{Brokers: b}, Policy: policy, Wait: time.Second, PollInterval: 100 * time.Millisecond})
 	require.NoError(t, err)
 	for i, group := range []string{"connect-a", "connect-b"} {
 		got, err := tr.TranslateGroup(testContext(t), group, map[TopicPartition]int64{{"orders", 0}: 7})
@@ -171,7 +173,7 @@ func TestCheckpointStillMovingAtDeadline(t *testing.T) {
 	cp := policy.CheckpointsTopic()
 	b := startCluster(t, map[string]int32{"A.orders": 1, cp: 1})
 	produce(t, b, checkpointRecord(t, cp, Checkpoint{Group: "connect-busy", Topic: "A.orders", UpstreamOffset: 100, Offset: 1}))
-	tr, err := NewTranslator(Config{Target: Cluster{Brokers: b}, Policy: policy, Wait: 800 * time.Millisecond, PollInterval: 100 * time.Millisecond})
+	tr, err := NewTranslator(Config{Target: kafkaio.Options{Brokers: b}, Policy: policy, Wait: 800 * time.Millisecond, PollInterval: 100 * time.Millisecond})
 	require.NoError(t, err)
 	// MM2 catching up: between any two reads the translated offset grows, upstreamOffset stays g.
 	d := int64(1)
