@@ -287,7 +287,7 @@ func (t *Translator) judge(p *PartitionTranslation, group string, cp *Checkpoint
 		p.Reason = fmt.Sprintf("checkpoint refused: its offset %d is past where offset sync (upstream %d, downstream %d) puts "+
 			"the next record; the sink would skip records (MM2 before 3.4.1/3.5.0 extrapolated)", c.Offset, b.sync.UpstreamOffset, b.sync.Offset)
 	case c.UpstreamOffset == g && !moving && (!b.known || b.replay == 0):
-		// Without offset syncs this is the issue's rule: MM2 checkpointed the group's current
+		// Without offset syncs this is issue 16's definition: MM2 checkpointed the group's current
 		// commit. MM2's offset is still a lower bound (spec §3.1); --exact or the syncs prove it.
 		p.Verdict, p.ReplayBound = VerdictExact, ptr(int64(0))
 	default:
