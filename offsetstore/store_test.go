@@ -401,3 +401,27 @@ func TestLogPartitionErrorIsolated(t *testing.T) {
 	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
 	require.Len(t, s.SourceOffsets(testOffsetsTopic, "iso"), 3)
 }
+
+// A topic whose partitions answer "not leader" for a while, as Apache Kafka's do right after the
+// topic is created, is loaded once they have leaders.
+func TestLogWaitsForLeaders(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	ctx := testContext(t)
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, EnsureTopic(ctx, cl, "fresh", 3, nil))
+	notLeader := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.ListOffsets}, Topic: "fresh", Partitions: []int32{1},
+		Err: kerr.NotLeaderForPartition, Count: 3})
+
+	l, err := kafkaio.NewLog(kafkaio.Options{Brokers: brokers}, "fresh", func([]kafka.Message) {})
+	require.NoError(t, err)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- l.Run(runCtx) }()
+	require.NoError(t, l.WaitReady(ctx))
+	require.Equal(t, 3, notLeader.Hits())
+	cancel()
+	require.NoError(t, <-done)
+}

@@ -158,11 +158,7 @@ func (l *Log) start(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("run log of topic %q: %w", l.topic, err)
 	}
-	first, err := ListOffsets(ctx, l.client, l.topic, n, kafka.FirstOffset)
-	if err != nil {
-		return 0, fmt.Errorf("run log of topic %q: %w", l.topic, err)
-	}
-	last, err := ListOffsets(ctx, l.client, l.topic, n, kafka.LastOffset)
+	first, last, err := l.initialOffsets(ctx, n)
 	if err != nil {
 		return 0, fmt.Errorf("run log of topic %q: %w", l.topic, err)
 	}
@@ -172,6 +168,32 @@ func (l *Log) start(ctx context.Context) (int, error) {
 	l.mu.Unlock()
 	close(l.inited)
 	return n, nil
+}
+
+// leaderWait is how long the initial load waits for the partitions of a topic to get their
+// leaders.
+const leaderWait = 30 * time.Second
+
+// initialOffsets returns the first and end offsets of the n partitions. A topic created a moment
+// before (the agent's own topics, on its first start) can answer "not leader" until its
+// partitions' leaders are in place: Apache Kafka 4.3 does, kfake does not. Such errors are retried
+// for up to leaderWait.
+func (l *Log) initialOffsets(ctx context.Context, n int) (first, last []int64, err error) {
+	deadline := time.Now().Add(leaderWait)
+	for attempt := 1; ; attempt++ {
+		first, err = ListOffsets(ctx, l.client, l.topic, n, kafka.FirstOffset)
+		if err == nil {
+			last, err = ListOffsets(ctx, l.client, l.topic, n, kafka.LastOffset)
+		}
+		delay := l.backoff.Delay(attempt)
+		if err == nil || !isLeadershipError(err) || time.Now().Add(delay).After(deadline) {
+			return first, last, err
+		}
+		l.logger.Debug("log waits for partition leaders", "err", err)
+		if !Sleep(ctx, delay) {
+			return nil, nil, ctx.Err()
+		}
+	}
 }
 
 // tailGroups runs the fetch loops of the n partitions, one per partition while loading and one
