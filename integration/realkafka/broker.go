@@ -1,0 +1,132 @@
+package realkafka
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// MaxMessageBytes is the largest record batch the broker accepts: the load scenarios send 20 MiB
+// requests.
+const MaxMessageBytes = 20 << 20
+
+// BrokerConfig says how to start a broker.
+type BrokerConfig struct {
+	// Lib is the jar folder from Jars.
+	Lib string
+	// Dir holds the broker's data, config and log; it must exist.
+	Dir string
+	// StartTimeout bounds formatting and start-up; zero means 2 minutes.
+	StartTimeout time.Duration
+}
+
+// Broker is a running single-node KRaft broker (combined broker and controller) on loopback.
+type Broker struct {
+	// Addr is the bootstrap address, 127.0.0.1:port.
+	Addr string
+	proc *jvm
+}
+
+// StartBroker formats a fresh storage folder with Kafka's StorageTool, starts kafka.Kafka in
+// combined mode and returns once the broker answers metadata requests.
+func StartBroker(ctx context.Context, cfg BrokerConfig) (*Broker, error) {
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = 2 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	controller := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	props := strings.Join([]string{
+		"process.roles=broker,controller",
+		"node.id=1",
+		"controller.quorum.bootstrap.servers=" + controller,
+		"listeners=PLAINTEXT://" + addr + ",CONTROLLER://" + controller,
+		"advertised.listeners=PLAINTEXT://" + addr,
+		"controller.listener.names=CONTROLLER",
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"inter.broker.listener.name=PLAINTEXT",
+		"log.dirs=" + filepath.Join(cfg.Dir, "data"),
+		"num.partitions=1",
+		"offsets.topic.replication.factor=1",
+		"offsets.topic.num.partitions=5",
+		"transaction.state.log.replication.factor=1",
+		"transaction.state.log.min.isr=1",
+		"share.coordinator.state.topic.replication.factor=1",
+		"share.coordinator.state.topic.min.isr=1",
+		"group.initial.rebalance.delay.ms=0",
+		fmt.Sprintf("message.max.bytes=%d", MaxMessageBytes),
+		fmt.Sprintf("replica.fetch.max.bytes=%d", MaxMessageBytes),
+		"log.segment.bytes=67108864",
+		"log.cleaner.dedupe.buffer.size=8388608",
+	}, "\n") + "\n"
+	propsPath := filepath.Join(cfg.Dir, "server.properties")
+	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
+		return nil, fmt.Errorf("write the broker config: %w", err)
+	}
+	if err := formatStorage(ctx, cfg, propsPath); err != nil {
+		return nil, err
+	}
+	p, err := startJVM(cfg.Dir, cfg.Lib, "broker", "kafka.Kafka", propsPath)
+	if err != nil {
+		return nil, err
+	}
+	b := &Broker{Addr: addr, proc: p}
+	cl := &kafka.Client{Addr: kafka.TCP(addr), Timeout: 2 * time.Second}
+	err = p.waitFor(ctx, "the broker", func(ctx context.Context) error {
+		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{})
+		if err != nil {
+			return err
+		}
+		if len(md.Brokers) == 0 || md.Controller.ID != 1 {
+			return fmt.Errorf("no controller yet")
+		}
+		return nil
+	})
+	if err != nil {
+		p.stop()
+		return nil, err
+	}
+	return b, nil
+}
+
+// formatStorage runs `kafka-storage.sh format --standalone` for a new cluster id.
+func formatStorage(ctx context.Context, cfg BrokerConfig, propsPath string) error {
+	java, err := Java()
+	if err != nil {
+		return err
+	}
+	id := make([]byte, 16)
+	_, _ = rand.Read(id)
+	clusterID := base64.RawURLEncoding.EncodeToString(id)
+	args := append(append([]string{}, jvmOptions...),
+		"-Dlog4j2.configurationFile="+filepath.Join(cfg.Dir, "log4j2.properties"),
+		"-cp", filepath.Join(cfg.Lib, "*"), "kafka.tools.StorageTool",
+		"format", "-t", clusterID, "-c", propsPath, "--standalone")
+	if err := os.WriteFile(filepath.Join(cfg.Dir, "log4j2.properties"), []byte(log4j2Config), 0o644); err != nil {
+		return fmt.Errorf("write the log4j2 config: %w", err)
+	}
+	out, err := exec.CommandContext(ctx, java, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("format the broker storage: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Stop stops the broker (SIGTERM, then SIGKILL after 20 s). It is idempotent.
+func (b *Broker) Stop() { b.proc.stop() }
+
+// Log is the path of the broker's log file.
+func (b *Broker) Log() string { return b.proc.log }

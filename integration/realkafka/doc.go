@@ -1,0 +1,17 @@
+// Package realkafka runs Apache Kafka and Kafka Connect as the tests' peers: a single-node KRaft
+// broker (combined mode) and Kafka Connect distributed workers, started as JVM processes on
+// loopback with free ports and temporary directories, from jars that the pinned Maven project in
+// this folder resolves once into a cache folder outside the repository.
+//
+// The package's tests are offsetagent's proof against the system it writes for: the agent binary
+// writes a connector born at chosen offsets, and the real worker's own REST API shows the
+// connector in the asked state at the asked offsets; the records Connect's own
+// PATCH /connectors/NAME/offsets writes are compared byte for byte with the agent's, and the
+// messages of its validation rules with the agent's failed results.
+//
+// The fixture takes plain values; the test's TestMain and cmd/realkafka read the environment:
+// OFFSETAGENT_KAFKA_VERSION (the Kafka version, default DefaultVersion), OFFSETAGENT_KAFKA_CACHE
+// (the jar cache folder), OFFSETAGENT_TEST_BROKERS (an external cluster instead of the JVM broker),
+// OFFSETAGENT_TEST_DOCKER=1 (testcontainers' Kafka instead of the JVM broker) and
+// OFFSETAGENT_REQUIRE_REAL_KAFKA=1 (a missing java or mvn fails the tests instead of skipping them).
+package realkafka

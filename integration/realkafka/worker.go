@@ -1,0 +1,178 @@
+package realkafka
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// WorkerConfig says how to start a Kafka Connect distributed worker.
+type WorkerConfig struct {
+	// Lib is the jar folder from Jars; its FileStream, MirrorMaker 2 and test connectors are on
+	// the worker's classpath.
+	Lib string
+	// Dir holds the worker's config and log; it must exist.
+	Dir string
+	// Brokers are the bootstrap servers.
+	Brokers []string
+	// GroupID, ConfigTopic, OffsetsTopic and StatusTopic name the Connect cluster; empty means
+	// Connect's example names connect-cluster, connect-configs, connect-offsets, connect-status.
+	GroupID, ConfigTopic, OffsetsTopic, StatusTopic string
+	// Extra worker properties, added last.
+	Extra map[string]string
+	// StartTimeout bounds start-up; zero means 3 minutes.
+	StartTimeout time.Duration
+}
+
+// Worker is a running Connect distributed worker.
+type Worker struct {
+	// URL is the REST base URL, http://127.0.0.1:port.
+	URL  string
+	proc *jvm
+	http *http.Client
+}
+
+// StartWorker starts org.apache.kafka.connect.cli.ConnectDistributed with JSON converters without
+// schemas and the internal topics as a deployment sets them (config: 1 partition, offsets: 25,
+// status: 5, all compacted, replication factor 1), and returns once GET /health is healthy.
+func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = 3 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+	ports, err := freePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	props := map[string]string{
+		"bootstrap.servers":                 strings.Join(cfg.Brokers, ","),
+		"group.id":                          or(cfg.GroupID, "connect-cluster"),
+		"key.converter":                     "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter":                   "org.apache.kafka.connect.json.JsonConverter",
+		"key.converter.schemas.enable":      "false",
+		"value.converter.schemas.enable":    "false",
+		"config.storage.topic":              or(cfg.ConfigTopic, "connect-configs"),
+		"config.storage.replication.factor": "1",
+		"offset.storage.topic":              or(cfg.OffsetsTopic, "connect-offsets"),
+		"offset.storage.replication.factor": "1",
+		"offset.storage.partitions":         "25",
+		"status.storage.topic":              or(cfg.StatusTopic, "connect-status"),
+		"status.storage.replication.factor": "1",
+		"status.storage.partitions":         "5",
+		"offset.flush.interval.ms":          "1000",
+		"listeners":                         fmt.Sprintf("http://127.0.0.1:%d", ports[0]),
+		"rest.advertised.host.name":         "127.0.0.1",
+		"rest.advertised.port":              fmt.Sprint(ports[0]),
+		"plugin.discovery":                  "only_scan",
+		"scheduled.rebalance.max.delay.ms":  "0",
+	}
+	for k, v := range cfg.Extra {
+		props[k] = v
+	}
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
+	}
+	propsPath := filepath.Join(cfg.Dir, "worker.properties")
+	if err := os.WriteFile(propsPath, []byte(b.String()), 0o644); err != nil {
+		return nil, fmt.Errorf("write the worker config: %w", err)
+	}
+	p, err := startJVM(cfg.Dir, cfg.Lib, "worker", "org.apache.kafka.connect.cli.ConnectDistributed", propsPath)
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{URL: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), proc: p, http: &http.Client{Timeout: 100 * time.Second}}
+	err = p.waitFor(ctx, "the Connect worker", func(ctx context.Context) error {
+		status, body, err := w.call(ctx, http.MethodGet, "/health", nil)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK {
+			return fmt.Errorf("GET /health: %d %s", status, body)
+		}
+		return nil
+	})
+	if err != nil {
+		p.stop()
+		return nil, err
+	}
+	return w, nil
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// Stop stops the worker (SIGTERM, then SIGKILL after 20 s). It is idempotent.
+func (w *Worker) Stop() { w.proc.stop() }
+
+// Log is the path of the worker's log file.
+func (w *Worker) Log() string { return w.proc.log }
+
+// Do calls the worker's REST API with body (marshalled to JSON unless nil, a string or []byte)
+// and returns the status and the response body. A 409 during a rebalance (Connect's "Cannot
+// complete request momentarily...") is retried for up to 60 s, as an operator would.
+func (w *Worker) Do(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		status, resp, err := w.call(ctx, method, path, body)
+		if err != nil || status != http.StatusConflict || time.Now().After(deadline) ||
+			!bytes.Contains(resp, []byte("rebalance")) {
+			return status, resp, err
+		}
+		select {
+		case <-ctx.Done():
+			return status, resp, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func (w *Worker) call(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			return 0, nil, fmt.Errorf("encode the %s %s body: %w", method, path, err)
+		}
+		r = bytes.NewReader(j)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, w.URL+path, r)
+	if err != nil {
+		return 0, nil, err
+	}
+	if r != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := w.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, err
+}
