@@ -156,4 +156,3 @@ func freePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
-
