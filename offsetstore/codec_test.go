@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
@@ -63,6 +64,14 @@ func decodeB64(t testing.TB, s string) []byte {
 	return b
 }
 
+// oracleCorrections are the oracle entries where a real Connect worker writes other bytes than
+// the oracle, which serializes with plain Jackson: {old, new} replaces the oracle's value text.
+// Checked by integration/realkafka TestOffsetsRecordsByteParity against Apache Kafka 4.3.1.
+var oracleCorrections = map[string][2]string{
+	// Connect's JsonDeserializer reads floats as BigDecimal, which has no negative zero.
+	"negative numbers": {`"c":-0.0`, `"c":0.0`},
+}
+
 // TestGoldenOracle replays every oracle entry: the key and value bytes, murmur2 hash and
 // partition that a JVM with Jackson computes must come out of our codec byte for byte.
 func TestGoldenOracle(t *testing.T) {
@@ -85,7 +94,11 @@ func TestGoldenOracle(t *testing.T) {
 			require.NoError(t, err)
 			require.NotNil(t, want.Value)
 			value := AppendJSON(nil, JavaHashMapOrder(offset))
-			require.Equal(t, string(decodeB64(t, *want.Value)), string(value), "value bytes")
+			wantValue := string(decodeB64(t, *want.Value))
+			if c, ok := oracleCorrections[e.Note]; ok {
+				wantValue = strings.Replace(wantValue, c[0], c[1], 1)
+			}
+			require.Equal(t, wantValue, string(value), "value bytes")
 		})
 	}
 	for i, s := range in.Murmur2 {

@@ -21,7 +21,8 @@ var errDoubleRange = errors.New("number outside the range of a Java double")
 
 // NormalizeNumber returns n as Connect's JsonConverter round trip writes it. Jackson reads a
 // literal without '.', 'e' or 'E' as an integer (Connect keeps it as Long) and writes its
-// decimal text ("-0" becomes "0"); any other literal becomes a Java double written with
+// decimal text ("-0" becomes "0"); any other literal becomes a Java double, read through a
+// BigDecimal as Connect's JsonDeserializer does ("-0.0" becomes "0.0"), written with
 // Double.toString ("30.0", "1e2" -> "100.0", "1e10" -> "1.0E10", "0.0001" -> "1.0E-4").
 // Leading zeros are dropped ("007" -> "7"), as Connect's reader allows them. An integral
 // literal outside int64, a literal beyond float64 and text that is not a number are errors:
@@ -52,6 +53,12 @@ func NormalizeNumber(n jsonvalue.Number) (jsonvalue.Number, error) {
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsInf(f, 0) {
 		return "", fmt.Errorf("normalize number %q: %w", s, errDoubleRange)
+	}
+	if f == 0 {
+		// Connect's REST layer reads the literal as a double, and its JsonDeserializer reads the
+		// double's text back as a BigDecimal (USE_BIG_DECIMAL_FOR_FLOATS), which has no negative
+		// zero: "-0.0", and "-1e-400" (a double -0.0), come back as 0.0.
+		f = 0
 	}
 	return jsonvalue.Number(AppendJavaDouble(nil, f)), nil
 }

@@ -36,7 +36,11 @@ func TestNormalizeNumber(t *testing.T) {
 		{name: "123456789.0", in: "123456789.0", want: "1.23456789E8"},
 		{name: "9999999.0 is plain", in: "9999999.0", want: "9999999.0"},
 		{name: "1e7 is scientific", in: "10000000.0", want: "1.0E7"},
-		{name: "negative zero double", in: "-0.0", want: "-0.0"},
+		// Connect's JsonDeserializer reads floats as BigDecimal, which has no negative zero
+		// (Apache Kafka 4.3.1 writes 0.0 for a PATCHed -0.0 and -1e-400).
+		{name: "negative zero double", in: "-0.0", want: "0.0"},
+		{name: "negative zero exponent", in: "-0e5", want: "0.0"},
+		{name: "negative underflow", in: "-1e-400", want: "0.0"},
 		{name: "fraction", in: "-1.5", want: "-1.5"},
 		{name: "1.234e-5", in: "1.234e-5", want: "1.234E-5"},
 		{name: "max double", in: "1.7976931348623157e308", want: "1.7976931348623157E308"},
