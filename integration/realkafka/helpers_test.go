@@ -302,3 +302,20 @@ func mustJSON(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// groupOffsets returns the committed offsets of group on topic, as "offset metadata=<m>" by partition.
+func groupOffsets(t *testing.T, group, topic string) map[int]string {
+	t.Helper()
+	res, err := kafkaClient().OffsetFetch(context.Background(), &kafka.OffsetFetchRequest{GroupID: group,
+		Topics: map[string][]int{topic: {0, 1, 2}}})
+	require.NoError(t, err)
+	require.NoError(t, res.Error)
+	out := map[int]string{}
+	for _, p := range res.Topics[topic] {
+		require.NoError(t, p.Error)
+		if p.CommittedOffset >= 0 {
+			out[p.Partition] = fmt.Sprintf("%d metadata=%q", p.CommittedOffset, p.Metadata)
+		}
+	}
+	return out
+}

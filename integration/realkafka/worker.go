@@ -127,14 +127,15 @@ func (w *Worker) Stop() { w.proc.stop() }
 func (w *Worker) Log() string { return w.proc.log }
 
 // Do calls the worker's REST API with body (marshalled to JSON unless nil, a string or []byte)
-// and returns the status and the response body. A 409 during a rebalance (Connect's "Cannot
-// complete request momentarily...") is retried for up to 60 s, as an operator would.
+// and returns the status and the response body. A 409 other than "already exists" (a rebalance
+// or a config change in progress: "Cannot complete request momentarily...") is retried for up to
+// 60 s, as an operator would.
 func (w *Worker) Do(ctx context.Context, method, path string, body any) (int, []byte, error) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		status, resp, err := w.call(ctx, method, path, body)
 		if err != nil || status != http.StatusConflict || time.Now().After(deadline) ||
-			!bytes.Contains(resp, []byte("rebalance")) {
+			bytes.Contains(resp, []byte("already exists")) {
 			return status, resp, err
 		}
 		select {
