@@ -177,7 +177,10 @@ func configErrors(name string, cfg events.Config) []string {
 		n, err := strconv.ParseInt(strings.TrimSpace(e.Value), 10, 32)
 		switch {
 		case err != nil:
-			errs = append(errs, fmt.Sprintf("Invalid value %s for configuration tasks.max: Not a number of type INT", e.Value))
+			// The value that failed to parse is null to the validator, which says so too
+			// (Apache Kafka 4.3.1 POST /connectors answers both lines).
+			errs = append(errs, fmt.Sprintf("Invalid value %s for configuration tasks.max: Not a number of type INT", e.Value),
+				"Invalid value null for configuration tasks.max: Value must be non-null")
 		case n < 1:
 			errs = append(errs, fmt.Sprintf("Invalid value %d for configuration tasks.max: Value must be at least 1", n))
 		}
