@@ -1,0 +1,164 @@
+package realkafka_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestWipeExistingOffsets: offsets that outlived a deleted connector are wiped by the request
+// that creates a connector of the same name: the worker sees only the new ones.
+func TestWipeExistingOffsets(t *testing.T) {
+	requirePeers(t)
+	s := newFileSource(t, "wipe")
+	cfg := s.request("STOPPED")["config"]
+	restOK(t, peers.worker, http.MethodPost, "/connectors", map[string]any{"name": s.name, "config": cfg, "initial_state": "STOPPED"})
+	restOK(t, peers.worker, http.MethodPatch, "/connectors/"+s.name+"/offsets", map[string]any{"offsets": []any{
+		map[string]any{"partition": map[string]any{"filename": s.file}, "offset": map[string]any{"position": 3}},
+		map[string]any{"partition": map[string]any{"filename": "/old/other.txt"}, "offset": map[string]any{"position": 99}},
+	}})
+	restOK(t, peers.worker, http.MethodDelete, "/connectors/"+s.name, nil)
+	require.Eventually(t, func() bool {
+		status, _ := rest(t, peers.worker, http.MethodGet, "/connectors/"+s.name, nil)
+		return status == http.StatusNotFound
+	}, 30*time.Second, 100*time.Millisecond)
+
+	res := peers.agent.create(t, s.request("RUNNING"))
+	require.Equal(t, 2, *res.Data.OffsetsWiped)
+	require.Equal(t, 1, *res.Data.OffsetsWritten)
+	s.requireBorn(t, peers.worker, "RUNNING")
+}
+
+// TestFileStreamSinkInitialOffsets: a FileStream sink born at topic offsets writes the records
+// from those offsets on into its file.
+func TestFileStreamSinkInitialOffsets(t *testing.T) {
+	requirePeers(t)
+	name := unique("sink")
+	topic := name + "-in"
+	createTopic(t, topic, 1, false)
+	var values []string
+	for i := range 10 {
+		values = append(values, jsonString(fmt.Sprintf("m-%02d", i)))
+	}
+	produce(t, topic, values...)
+	out := writeFile(t, name+".out", "")
+	res := peers.agent.create(t, map[string]any{"name": name,
+		"config": map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+			"topics": topic, "file": out, "tasks.max": "1"},
+		"initial_offsets": []any{map[string]any{"partition": map[string]any{"kafka_topic": topic, "kafka_partition": 0},
+			"offset": map[string]any{"kafka_offset": 6}}}})
+	require.Equal(t, "The offsets for this connector have been altered successfully", res.Data.InitialOffsetsResponse)
+	waitState(t, peers.worker, name, "RUNNING")
+	var got string
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		got = string(b)
+		return strings.Count(got, "\n") >= 4
+	}, 90*time.Second, 250*time.Millisecond, "sink output: %q", got)
+	require.Equal(t, "m-06\nm-07\nm-08\nm-09\n", got)
+}
+
+// TestConnectorSpecificOffsetsTopic: a source connector with its own offsets.storage.topic gets
+// its initial offsets in that topic, and the worker reads them there.
+func TestConnectorSpecificOffsetsTopic(t *testing.T) {
+	requirePeers(t)
+	s := newFileSource(t, "own")
+	own := unique("own-offsets")
+	createTopic(t, own, 5, true)
+	req := s.request("RUNNING")
+	req["config"].(map[string]string)["offsets.storage.topic"] = own
+	peers.agent.create(t, req)
+	// As Connect's ConnectorOffsetBackingStore.set: the connector's topic is the primary store,
+	// the worker's topic gets a copy (spec connect-internals.md §3.5).
+	require.Len(t, offsetRecords(t, own, s.name), 1, "the record in the connector's own offsets topic")
+	require.Len(t, offsetRecords(t, connectNames("main").offsets, s.name), 1, "the copy in the worker's offsets topic")
+	s.requireBorn(t, peers.worker, "RUNNING")
+}
+
+// TestMirrorSourceInitialOffsets: a MirrorMaker 2 MirrorSourceConnector born at an upstream
+// offset mirrors the records after it (its offset is the last replicated record's).
+func TestMirrorSourceInitialOffsets(t *testing.T) {
+	requirePeers(t)
+	name := unique("mm2")
+	upstream := name + "-orders"
+	createTopic(t, upstream, 1, false)
+	var values []string
+	for i := range 10 {
+		values = append(values, fmt.Sprintf("r-%d", i))
+	}
+	produce(t, upstream, values...)
+	brokers := strings.Join(peers.brokers, ",")
+	res := peers.agent.create(t, map[string]any{"name": name,
+		"config": map[string]string{
+			"connector.class":      "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+			"source.cluster.alias": "src", "target.cluster.alias": "tgt",
+			"source.cluster.bootstrap.servers": brokers, "target.cluster.bootstrap.servers": brokers,
+			"topics": upstream, "tasks.max": "1",
+			"key.converter":      "org.apache.kafka.connect.converters.ByteArrayConverter",
+			"value.converter":    "org.apache.kafka.connect.converters.ByteArrayConverter",
+			"replication.factor": "1", "offset-syncs.topic.replication.factor": "1",
+			"sync.topic.acls.enabled": "false", "sync.topic.configs.enabled": "false",
+			"refresh.topics.interval.seconds": "1",
+		},
+		"initial_offsets": []any{map[string]any{"partition": map[string]any{"cluster": "src", "topic": upstream, "partition": 0},
+			"offset": map[string]any{"offset": 5}}}})
+	require.Equal(t, "The offsets for this connector have been altered successfully", res.Data.InitialOffsetsResponse)
+	waitState(t, peers.worker, name, "RUNNING")
+	got := waitValues(t, "src."+upstream, 4)
+	require.Equal(t, []string{"r-6", "r-7", "r-8", "r-9"}, got)
+}
+
+// TestConnectURLValidation: with OFFSETAGENT_CONNECT_URL the agent validates configs with the
+// real worker and refuses what the worker's POST /connectors refuses, with the worker's status
+// and text; a valid config passes (every other test of the main agent).
+func TestConnectURLValidation(t *testing.T) {
+	requirePeers(t)
+	tests := []struct {
+		name   string
+		config map[string]string
+	}{
+		{name: "missing required config", config: map[string]string{
+			"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": "/tmp/x"}},
+		{name: "invalid value", config: map[string]string{
+			"connector.class": "FileStreamSource", "topic": "t", "file": "/tmp/x", "tasks.max": "many"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			name := unique("rest")
+			status, body := rest(t, peers.worker, http.MethodPost, "/connectors", map[string]any{"name": name, "config": tc.config})
+			var connect struct {
+				ErrorCode int    `json:"error_code"`
+				Message   string `json:"message"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(body), &connect), body)
+			require.NotEqual(t, 2, status/100, "the worker accepted it: %s", body)
+			res := peers.agent.publish(t, map[string]any{"name": name + "-agent", "config": tc.config})
+			require.Equal(t, typeFailed, res.Type)
+			require.Equal(t, "validate_config", res.Data.FailedStep)
+			require.Equal(t, strings.ReplaceAll(connect.Message, name, name+"-agent"), res.Data.Message)
+			require.Equal(t, status, res.Data.ErrorCode)
+		})
+	}
+	// An unknown class: Connect's answers differ by path (POST /connectors: 400, the validate
+	// endpoint the agent calls: 500, each with its own exception prefixes); the agent passes the
+	// validate endpoint's on. The text after the prefixes is the same.
+	t.Run("unknown class", func(t *testing.T) {
+		const text = "Failed to find any class that implements Connector and which name matches com.example.NoSuchConnector"
+		cfg := map[string]string{"connector.class": "com.example.NoSuchConnector", "topic": "t"}
+		name := unique("rest")
+		status, body := rest(t, peers.worker, http.MethodPost, "/connectors", map[string]any{"name": name, "config": cfg})
+		require.Equal(t, http.StatusBadRequest, status, body)
+		require.Contains(t, body, text)
+		res := peers.agent.publish(t, map[string]any{"name": name + "-agent", "config": cfg})
+		require.Equal(t, typeFailed, res.Type)
+		require.Equal(t, "validate_config", res.Data.FailedStep)
+		require.Contains(t, res.Data.Message, text)
+	})
+}
