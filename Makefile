@@ -10,23 +10,37 @@ IMAGE     ?= offsetagent:$(VERSION)
 PROMTOOL  := $(GO) -C tools/promtool tool promtool
 
 .DEFAULT_GOAL := help
-.PHONY: help build test bench demo lint fmt tidy docker up fuzz chaos
+.PHONY: help build test test-real bench bench-real demo demo-real lint fmt tidy docker up fuzz chaos
 
 help: ## Show this help
-	@grep -hE '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 build: ## Build bin/offsetagent
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/offsetagent ./cmd/offsetagent
 
-test: ## Run every test with the race detector (embedded broker; no services needed)
+# The real Kafka tier (integration/realkafka) runs JVM processes: java, and mvn for the first
+# download of the jars. Without them its tests skip, unless OFFSETAGENT_REQUIRE_REAL_KAFKA=1.
+REAL_KAFKA_SKIP = $(if $(shell command -v java),$(if $(shell command -v mvn),,mvn is not on the PATH (needed for the first jar download)),java is not on the PATH)
+
+test: ## Run every test with the race detector (embedded broker; real Kafka and Connect too when java and mvn are on the PATH)
+	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka): Apache Kafka and a Connect worker as JVM processes")
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+test-real: ## Run only the real Kafka tier, verbosely (Apache Kafka broker + Connect worker as JVM processes)
+	$(GO) test -race -count=1 -v -timeout 10m ./integration/realkafka/
 
 bench: ## Run the Go benchmarks and the load scenarios (BENCH_SCALE=0.1 for a quick look)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x ./offsetstore/ ./events/ ./handlers/...
 	BENCH_SCALE=$(BENCH_SCALE) $(GO) run ./cmd/offsetagent-bench
 
+bench-real: ## The load scenarios against a real Apache Kafka broker (started as a JVM process)
+	$(GO) run ./integration/realkafka/cmd/realkafka exec -no-worker -- env BENCH_SCALE=$(BENCH_SCALE) $(GO) run ./cmd/offsetagent-bench
+
 demo: ## Embedded broker + agent + the seed example, printing the results and Connect's records
 	$(GO) run ./cmd/offsetagent demo
+
+demo-real: ## Apache Kafka + a Connect worker + the agent: the seed example in Connect's own REST answers
+	$(GO) run ./integration/realkafka/cmd/realkafka demo
 
 fuzz: ## Fuzz the request decoder and the MirrorMaker 2 record decoders briefly
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) ./events/
