@@ -142,8 +142,12 @@ func (r record) String() string {
 	return fmt.Sprintf("p%d key=%s value=%s", r.Partition, r.Key, v)
 }
 
+// transport refreshes metadata every second: kafka-go's shared default caches it for 6 s and
+// would not see the topics the agents and the worker create meanwhile.
+var transport = &kafka.Transport{MetadataTTL: time.Second}
+
 func kafkaClient() *kafka.Client {
-	return &kafka.Client{Addr: kafka.TCP(peers.brokers...), Timeout: 10 * time.Second}
+	return &kafka.Client{Addr: kafka.TCP(peers.brokers...), Timeout: 10 * time.Second, Transport: transport}
 }
 
 // readTopic returns every record of every partition of topic up to its current end.
@@ -152,6 +156,7 @@ func readTopic(t *testing.T, topic string) []record {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cl := kafkaClient()
+	require.Eventually(t, func() bool { return exists(t, topic) }, 30*time.Second, 100*time.Millisecond, "topic %s", topic)
 	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	require.NoError(t, err)
 	require.Len(t, md.Topics, 1)
@@ -227,7 +232,9 @@ func waitValues(t *testing.T, topic string, n int) []string {
 func exists(t *testing.T, topic string) bool {
 	t.Helper()
 	md, err := kafkaClient().Metadata(context.Background(), &kafka.MetadataRequest{Topics: []string{topic}})
-	require.NoError(t, err)
+	if err != nil {
+		return false
+	}
 	return len(md.Topics) == 1 && md.Topics[0].Error == nil && len(md.Topics[0].Partitions) > 0
 }
 
@@ -250,7 +257,7 @@ func createTopic(t *testing.T, topic string, partitions int, compact bool) {
 func produce(t *testing.T, topic string, values ...string) {
 	t.Helper()
 	w := &kafka.Writer{Addr: kafka.TCP(peers.brokers...), Topic: topic, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, Transport: transport}
 	defer w.Close()
 	msgs := make([]kafka.Message, len(values))
 	for i, v := range values {
