@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/events"
 )
 
 // agentProc is an `offsetagent run` process.
@@ -110,25 +112,16 @@ func (a *agentProc) stop() {
 	}
 }
 
-// result is the part of a result event the tests read (`offsetagent publish --wait` prints it).
+// result is a result event as `offsetagent publish --wait` prints it.
 type result struct {
-	Type    string `json:"type"`
-	Subject string `json:"subject"`
-	Data    struct {
-		Name                   string `json:"name"`
-		InitialState           string `json:"initial_state"`
-		InitialOffsetsResponse string `json:"initial_offsets_response"`
-		OffsetsWritten         *int   `json:"offsets_written"`
-		OffsetsWiped           *int   `json:"offsets_wiped"`
-		FailedStep             string `json:"failed_step"`
-		ErrorCode              int    `json:"error_code"`
-		Message                string `json:"message"`
-	} `json:"data"`
+	Type    string        `json:"type"`
+	Subject string        `json:"subject"`
+	Data    events.Result `json:"data"`
 }
 
 const (
-	typeSucceeded = "offsetagent.connector.create.succeeded"
-	typeFailed    = "offsetagent.connector.create.failed"
+	typeSucceeded = events.TypeCreateSucceeded
+	typeFailed    = events.TypeCreateFailed
 )
 
 // publish sends a request through `offsetagent publish --wait` and returns its result.

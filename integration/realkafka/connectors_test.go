@@ -2,7 +2,6 @@ package realkafka_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -42,11 +41,7 @@ func TestFileStreamSinkInitialOffsets(t *testing.T) {
 	name := unique("sink")
 	topic := name + "-in"
 	createTopic(t, topic, 1, false)
-	var values []string
-	for i := range 10 {
-		values = append(values, jsonString(fmt.Sprintf("m-%02d", i)))
-	}
-	produce(t, topic, values...)
+	produce(t, topic, numbered(`"m-%02d"`, 10)...) // JSON strings: the sink's converter is JSON
 	out := writeFile(t, name+".out", "")
 	res := peers.agent.create(t, map[string]any{"name": name,
 		"config": map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
@@ -89,11 +84,7 @@ func TestMirrorSourceInitialOffsets(t *testing.T) {
 	name := unique("mm2")
 	upstream := name + "-orders"
 	createTopic(t, upstream, 1, false)
-	var values []string
-	for i := range 10 {
-		values = append(values, fmt.Sprintf("r-%d", i))
-	}
-	produce(t, upstream, values...)
+	produce(t, upstream, numbered("r-%d", 10)...)
 	brokers := strings.Join(peers.brokers, ",")
 	res := peers.agent.create(t, map[string]any{"name": name,
 		"config": map[string]string{

@@ -268,6 +268,15 @@ func produce(t *testing.T, topic string, values ...string) {
 	require.NoError(t, w.WriteMessages(ctx, msgs...))
 }
 
+// numbered returns format applied to 0..n-1.
+func numbered(format string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf(format, i)
+	}
+	return out
+}
+
 // lines returns n lines "<prefix>-<i>" from first, and their byte length with newlines.
 func lines(prefix string, first, n int) (string, int) {
 	var b strings.Builder
