@@ -67,6 +67,9 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (*Broker, error) {
 		"share.coordinator.state.topic.replication.factor=1",
 		"share.coordinator.state.topic.min.isr=1",
 		"group.initial.rebalance.delay.ms=0",
+		// The crash and chaos tests of package integration run agents with a 1 s session
+		// timeout, below Kafka's default minimum of 6 s.
+		"group.min.session.timeout.ms=500",
 		fmt.Sprintf("message.max.bytes=%d", MaxMessageBytes),
 		fmt.Sprintf("replica.fetch.max.bytes=%d", MaxMessageBytes),
 		"log.segment.bytes=67108864",
