@@ -10,7 +10,7 @@ IMAGE     ?= offsetagent:$(VERSION)
 PROMTOOL  := $(GO) -C tools/promtool tool promtool
 
 .DEFAULT_GOAL := help
-.PHONY: help build test test-real bench bench-real demo demo-real lint fmt tidy docker up fuzz chaos
+.PHONY: help build test test-real test-integration-real bench bench-real demo demo-real lint fmt tidy docker up fuzz chaos
 
 help: ## Show this help
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -32,6 +32,9 @@ test-real: ## Run only the real Kafka tier, verbosely (Apache Kafka broker + Con
 bench: ## Run the Go benchmarks and the load scenarios (BENCH_SCALE=0.1 for a quick look)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x ./offsetstore/ ./events/ ./handlers/...
 	BENCH_SCALE=$(BENCH_SCALE) $(GO) run ./cmd/offsetagent-bench
+
+test-integration-real: ## Run package integration against a real Apache Kafka broker (fault-injection tests skip)
+	$(GO) run ./integration/realkafka/cmd/realkafka exec -no-worker -- $(GO) test -race -count=1 -timeout 15m ./integration/
 
 bench-real: ## The load scenarios against a real Apache Kafka broker (started as a JVM process)
 	$(GO) run ./integration/realkafka/cmd/realkafka exec -no-worker -- env BENCH_SCALE=$(BENCH_SCALE) $(GO) run ./cmd/offsetagent-bench
