@@ -13,7 +13,7 @@ PROMTOOL  := $(GO) -C tools/promtool tool promtool
 .PHONY: help build test test-real test-integration-real bench bench-real demo demo-real lint fmt tidy docker up fuzz chaos
 
 help: ## Show this help
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
 
 build: ## Build bin/offsetagent
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/offsetagent ./cmd/offsetagent
