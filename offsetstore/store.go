@@ -245,6 +245,25 @@ func (s *Store) ConnectorConfig(name string) (props map[string]string, exists bo
 	return s.config.connectorConfig(name)
 }
 
+// ConnectorNames returns the names of the connectors in the config topic, sorted: those with a
+// live config, and those whose only or latest connector record is malformed (see
+// ConnectorProblem). Deleted (tombstoned) connectors are not listed.
+func (s *Store) ConnectorNames() []string { return s.config.names() }
+
+// ConnectorProblem says why connector name's config-topic state cannot be taken as is: its
+// latest connector record is malformed (Connect logged and skipped it), or task-config records
+// were written after its last commit record (an update Connect has not applied yet). It is ""
+// when there is none. ConnectorConfig keeps returning the last good config either way.
+func (s *Store) ConnectorProblem(name string) string { return s.config.problem(name) }
+
+// TargetState returns the target state of connector name ("STARTED", "PAUSED" or "STOPPED") per
+// the reader rules of spec §2.3: the stored state (even for a connector that does not exist, which
+// a future connector of that name would pick up), else STARTED for an existing connector; ok is
+// false when there is neither.
+func (s *Store) TargetState(name string) (state string, ok bool) {
+	return s.config.targetState(name)
+}
+
 // SourceOffsets returns the live keys of connector in the offsets topic, ordered by partition,
 // then key bytes. A topic the store does not read gives nil.
 func (s *Store) SourceOffsets(topic, connector string) []SourceRecord {

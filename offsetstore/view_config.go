@@ -2,8 +2,10 @@ package offsetstore
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -22,6 +24,8 @@ const (
 const (
 	connectorKeyPrefix   = "connector-"
 	targetStateKeyPrefix = "target-state-"
+	taskKeyPrefix        = "task-"
+	commitKeyPrefix      = "commit-"
 )
 
 // configView is the state of the config topic that creation decides on: which connectors exist
@@ -32,13 +36,22 @@ type configView struct {
 	mu         sync.RWMutex
 	connectors map[string]map[string]string
 	states     map[string]string
+	// malformed holds, per connector, why its latest connector record could not be read (the
+	// previous config, if any, stays in connectors as Connect keeps it). A valid record or a
+	// tombstone clears it.
+	malformed map[string]string
+	// pendingTasks counts, per connector, task-<name>-<n> records seen since its last
+	// commit-<name> record: a task-config update the leader has not committed yet.
+	pendingTasks map[string]int
 }
 
 func newConfigView(logger *slog.Logger) *configView {
 	return &configView{
-		logger:     logger,
-		connectors: map[string]map[string]string{},
-		states:     map[string]string{},
+		logger:       logger,
+		connectors:   map[string]map[string]string{},
+		states:       map[string]string{},
+		malformed:    map[string]string{},
+		pendingTasks: map[string]int{},
 	}
 }
 
@@ -56,6 +69,13 @@ func (v *configView) apply(msgs []kafka.Message) {
 			v.applyTargetState(strings.TrimPrefix(key, targetStateKeyPrefix), m)
 		case strings.HasPrefix(key, connectorKeyPrefix):
 			v.applyConnector(strings.TrimPrefix(key, connectorKeyPrefix), m)
+		case strings.HasPrefix(key, taskKeyPrefix):
+			// task-<name>-<n>: the name may contain '-', the task number is after the last one.
+			if i := strings.LastIndexByte(key, '-'); i > len(taskKeyPrefix) && m.Value != nil {
+				v.pendingTasks[key[len(taskKeyPrefix):i]]++
+			}
+		case strings.HasPrefix(key, commitKeyPrefix):
+			delete(v.pendingTasks, strings.TrimPrefix(key, commitKeyPrefix))
 		}
 	}
 }
@@ -63,6 +83,8 @@ func (v *configView) apply(msgs []kafka.Message) {
 func (v *configView) applyConnector(name string, m *kafka.Message) {
 	if m.Value == nil {
 		delete(v.connectors, name)
+		delete(v.malformed, name)
+		delete(v.pendingTasks, name) // processConnectorRemoval drops deferred task updates
 		return
 	}
 	var rec struct {
@@ -71,8 +93,14 @@ func (v *configView) applyConnector(name string, m *kafka.Message) {
 	if err := json.Unmarshal(m.Value, &rec); err != nil || rec.Properties == nil {
 		// Connect logs and skips a connector record whose value is not {"properties":{...}}.
 		v.logger.Error("skip malformed connector config record", "connector", name, "offset", m.Offset, "err", err)
+		reason := "not a {\"properties\":{...}} object"
+		if err != nil {
+			reason = err.Error()
+		}
+		v.malformed[name] = fmt.Sprintf("connector record at offset %d is malformed: %s", m.Offset, reason)
 		return
 	}
+	delete(v.malformed, name)
 	props := make(map[string]string, len(rec.Properties))
 	for k, val := range rec.Properties {
 		var s string
@@ -138,4 +166,33 @@ func (v *configView) targetState(name string) (string, bool) {
 		return TargetStarted, true
 	}
 	return "", false
+}
+
+// names returns the connectors that exist or whose latest record is malformed, sorted.
+func (v *configView) names() []string {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	out := make([]string, 0, len(v.connectors)+len(v.malformed))
+	for n := range v.connectors {
+		out = append(out, n)
+	}
+	for n := range v.malformed {
+		if _, ok := v.connectors[n]; !ok {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (v *configView) problem(name string) string {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if p, ok := v.malformed[name]; ok {
+		return p
+	}
+	if n := v.pendingTasks[name]; n > 0 {
+		return fmt.Sprintf("%d task config record(s) are not committed yet (a task-config update is pending)", n)
+	}
+	return ""
 }

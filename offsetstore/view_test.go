@@ -150,3 +150,62 @@ func TestConfigViewConnectorConfig(t *testing.T) {
 		require.False(t, ok, fmt.Sprintf("connector %q", name))
 	}
 }
+
+func TestConfigViewNamesAndProblems(t *testing.T) {
+	const tomb = "~"
+	tests := []struct {
+		name      string
+		records   [][2]string
+		wantNames []string
+		problems  map[string]string // connector -> substring of its problem ("" = none)
+	}{
+		{name: "committed tasks are no problem", records: [][2]string{
+			{"connector-my-conn", `{"properties":{"name":"my-conn"}}`},
+			{"task-my-conn-0", `{"properties":{}}`},
+			{"commit-my-conn", `{"tasks":1}`},
+		}, wantNames: []string{"my-conn"}, problems: map[string]string{"my-conn": ""}},
+		{name: "task records after the commit are pending", records: [][2]string{
+			{"connector-my-conn", `{"properties":{"name":"my-conn"}}`},
+			{"commit-my-conn", `{"tasks":0}`},
+			{"task-my-conn-0", `{"properties":{}}`},
+			{"task-my-conn-1", `{"properties":{}}`},
+		}, wantNames: []string{"my-conn"}, problems: map[string]string{"my-conn": "2 task config record(s) are not committed"}},
+		{name: "malformed latest record is listed with its reason", records: [][2]string{
+			{"connector-a", `{"properties":{"name":"a"}}`},
+			{"connector-a", `{"props":1}`},
+			{"connector-b", `[`},
+		}, wantNames: []string{"a", "b"}, problems: map[string]string{"a": "offset 1 is malformed", "b": "offset 2 is malformed"}},
+		{name: "a good record clears the problem", records: [][2]string{
+			{"connector-a", `[`},
+			{"connector-a", `{"properties":{"name":"a"}}`},
+		}, wantNames: []string{"a"}, problems: map[string]string{"a": ""}},
+		{name: "tombstoned connector is not listed", records: [][2]string{
+			{"connector-a", `{"properties":{"name":"a"}}`},
+			{"task-a-0", `{"properties":{}}`},
+			{"connector-a", tomb},
+			{"connector-z", `{"properties":{"name":"z"}}`},
+		}, wantNames: []string{"z"}, problems: map[string]string{"a": ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := newConfigView(slog.New(slog.DiscardHandler))
+			var msgs []kafka.Message
+			for i, r := range tt.records {
+				m := kafka.Message{Offset: int64(i), Key: []byte(r[0])}
+				if r[1] != tomb {
+					m.Value = []byte(r[1])
+				}
+				msgs = append(msgs, m)
+			}
+			v.apply(msgs)
+			require.Equal(t, tt.wantNames, v.names())
+			for c, want := range tt.problems {
+				if want == "" {
+					require.Empty(t, v.problem(c), c)
+				} else {
+					require.Contains(t, v.problem(c), want, c)
+				}
+			}
+		})
+	}
+}
