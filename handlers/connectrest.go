@@ -110,6 +110,14 @@ func (c *ConnectClient) pluginType(ctx context.Context, class string) (string, e
 	return typ, nil
 }
 
+// Call sends one request to the Connect REST API at path (e.g. "/connectors?expand=info") and
+// decodes a 2xx answer into out (when not nil); a status listed in also is returned without
+// error and without decoding. It shares the client's bound on calls in progress. Connect's own
+// error answers are a *Failure with its status and text.
+func (c *ConnectClient) Call(ctx context.Context, method, path string, body []byte, out any, also ...int) (int, error) {
+	return c.do(ctx, method, path, body, out, also...)
+}
+
 // do sends one request and decodes a 2xx answer into out (when not nil). A status listed in
 // also is returned without error and without decoding. Any other answer is an error from
 // responseError; a transport error is returned as net/http reports it (a *url.Error wrapping

@@ -1,0 +1,84 @@
+package migrate
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+)
+
+// Body is a KIP-995 create body: POST /connectors with initial_state (KIP-980) and
+// initial_offsets in the KIP-875 shape.
+type Body struct {
+	Name         string
+	Config       events.Config
+	InitialState string
+	// InitialOffsets are written when HasOffsets; an absent field leaves B's offsets alone.
+	InitialOffsets []events.ConnectorOffset
+	HasOffsets     bool
+}
+
+// MarshalJSON writes {"name", "config", "initial_state", "initial_offsets"} in that order, the
+// config in its order and numbers as their literal text.
+func (b Body) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	name, err := json.Marshal(b.Name)
+	if err != nil {
+		return nil, err
+	}
+	buf.WriteString(`{"name":`)
+	buf.Write(name)
+	cfg, err := b.Config.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encode config of connector %q: %w", b.Name, err)
+	}
+	buf.WriteString(`,"config":`)
+	buf.Write(cfg)
+	if b.InitialState != "" {
+		fmt.Fprintf(&buf, `,"initial_state":%q`, b.InitialState)
+	}
+	if b.HasOffsets {
+		offs := b.InitialOffsets
+		if offs == nil {
+			offs = []events.ConnectorOffset{}
+		}
+		o, err := json.Marshal(offs)
+		if err != nil {
+			return nil, fmt.Errorf("encode offsets of connector %q: %w", b.Name, err)
+		}
+		buf.WriteString(`,"initial_offsets":`)
+		buf.Write(o)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// SinkOffsetsMode says what happens to a sink connector's offsets.
+type SinkOffsetsMode string
+
+// Sink offset modes.
+const (
+	// SinkOffsetsCopy carries sink offsets as they are: right when A and B share a Kafka
+	// cluster or an offset-preserving link.
+	SinkOffsetsCopy SinkOffsetsMode = "copy"
+	// SinkOffsetsNone creates sinks without initial_offsets.
+	SinkOffsetsNone SinkOffsetsMode = "none"
+)
+
+// buildBody is the body for connector c on B under the selection and options.
+func buildBody(c *Connector, target string, sel Selection, initialState string, sinkOffsets []events.ConnectorOffset, sinkMode SinkOffsetsMode) Body {
+	b := Body{Name: target, Config: sel.EditConfig(c.Config, target), InitialState: c.State}
+	if initialState != "" {
+		b.InitialState = initialState
+	}
+	switch {
+	case c.Type != connectors.Sink:
+		b.InitialOffsets, b.HasOffsets = c.Offsets, true
+	case sinkMode == SinkOffsetsNone:
+	default:
+		b.InitialOffsets, b.HasOffsets = sinkOffsets, true
+	}
+	return b
+}

@@ -1,0 +1,285 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+)
+
+// ErrPrecheck marks a refusal before anything was stopped on A or published to B: bad flags,
+// an unreachable cluster, a failed precheck. The caller should exit without retrying (status 2).
+var ErrPrecheck = errors.New("precheck failed")
+
+func precheckf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrPrecheck, fmt.Sprintf(format, args...))
+}
+
+// SinkTranslator computes a sink connector's offsets on B from its offsets on A (the seam for
+// translating them through MirrorMaker 2 checkpoints). An error fails that connector.
+type SinkTranslator interface {
+	TranslateSink(ctx context.Context, c *Connector, target string) ([]events.ConnectorOffset, error)
+}
+
+// Options configure Export and the export half of Migrate.
+type Options struct {
+	// Topics is where A's Connect topics are; nil reads A through ConnectURL only.
+	Topics *TopicsSource
+	// ConnectURL is A's Connect REST API ("" for none). With Topics it is used to stop
+	// connectors and to cross-check the listing.
+	ConnectURL string
+	// HTTPClient calls the Connect REST APIs; nil means a client with a 30 s timeout.
+	HTTPClient *http.Client
+	Selection  Selection
+	// InitialState overrides the state carried over from A ("" keeps it).
+	InitialState string
+	// SinkOffsets is copy (default) or none; SinkTranslator, when set, replaces copy.
+	SinkOffsets    SinkOffsetsMode
+	SinkTranslator SinkTranslator
+	// StopSource stops each selected connector on A first (needs ConnectURL) and waits for a
+	// real stop barrier before reading its offsets.
+	StopSource bool
+	// StopTimeout bounds the stop barrier of one connector (default 2 minutes); StablePause is
+	// the pause between the two offset reads that must agree (default 1 s); StopPoll the
+	// status polling interval (default 250 ms).
+	StopTimeout, StablePause, StopPoll time.Duration
+	// Registry knows connector classes; nil means connectors.Builtin().
+	Registry *connectors.Registry
+	// Logger receives warnings; nil discards them.
+	Logger *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.Registry == nil {
+		o.Registry = connectors.Builtin()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.SinkOffsets == "" {
+		o.SinkOffsets = SinkOffsetsCopy
+	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = 2 * time.Minute
+	}
+	if o.StablePause <= 0 {
+		o.StablePause = time.Second
+	}
+	if o.StopPoll <= 0 {
+		o.StopPoll = 250 * time.Millisecond
+	}
+}
+
+func (o *Options) validate() error {
+	var errs []string
+	if o.Topics == nil && o.ConnectURL == "" {
+		errs = append(errs, "A is read from --from-brokers or --from-connect-url: give at least one")
+	}
+	if o.StopSource && o.ConnectURL == "" {
+		errs = append(errs, "--stop-source needs --from-connect-url")
+	}
+	switch o.InitialState {
+	case "", StateRunning, StatePaused, StateStopped:
+	default:
+		errs = append(errs, fmt.Sprintf("--initial-state %q: want RUNNING, PAUSED or STOPPED", o.InitialState))
+	}
+	switch o.SinkOffsets {
+	case SinkOffsetsCopy, SinkOffsetsNone:
+	default:
+		errs = append(errs, fmt.Sprintf("--sink-offsets %q: want copy or none", o.SinkOffsets))
+	}
+	if len(errs) > 0 {
+		return precheckf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// source is an open connection to A.
+type source struct {
+	opts   Options
+	topics *topicsReader
+	rest   *restReader
+}
+
+// openSource checks opts and connects to A (reading its topics to the end).
+func openSource(ctx context.Context, opts Options) (*source, error) {
+	opts.defaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	s := &source{opts: opts}
+	if opts.ConnectURL != "" {
+		r, err := newRESTReader(opts.ConnectURL, opts.HTTPClient, opts.Registry)
+		if err != nil {
+			return nil, precheckf("--from-connect-url: %v", err)
+		}
+		if _, err := r.root(ctx); err != nil {
+			return nil, precheckf("A's Connect REST API is unreachable: %v", err)
+		}
+		s.rest = r
+	}
+	if opts.Topics != nil {
+		t, err := openTopics(ctx, *opts.Topics, opts.Registry, opts.Logger)
+		if err != nil {
+			return nil, precheckf("A's Kafka cluster: %v", err)
+		}
+		s.topics = t
+	}
+	return s, nil
+}
+
+func (s *source) close() {
+	if s.topics != nil {
+		s.topics.close()
+	}
+}
+
+// describe names A for the report.
+func (s *source) describe() string {
+	var parts []string
+	if s.opts.Topics != nil {
+		parts = append(parts, strings.Join(s.opts.Topics.Brokers, ","))
+	}
+	if s.opts.ConnectURL != "" {
+		parts = append(parts, redactURL(s.opts.ConnectURL))
+	}
+	return strings.Join(parts, " ")
+}
+
+// clusterID is A's Kafka cluster id, from its brokers or its Connect REST API.
+func (s *source) clusterID(ctx context.Context) (string, error) {
+	if s.topics != nil {
+		return s.topics.clusterID(ctx)
+	}
+	ri, err := s.rest.root(ctx)
+	return ri.KafkaClusterID, err
+}
+
+// list reads every connector of A: from the topics when they are read (the REST listing is
+// then only cross-checked), else from the REST API.
+func (s *source) list(ctx context.Context) ([]*Connector, error) {
+	if s.topics == nil {
+		cs, err := s.rest.list(ctx)
+		if err != nil {
+			return nil, precheckf("read A's connectors: %v", err)
+		}
+		return cs, nil
+	}
+	cs, err := s.topics.list(ctx)
+	if err != nil {
+		return nil, precheckf("read A's connectors: %v", err)
+	}
+	if s.rest != nil {
+		var names []string
+		if _, err := s.rest.c.Call(ctx, http.MethodGet, "/connectors", nil, &names); err != nil {
+			return nil, precheckf("list A's connectors: %v", err)
+		}
+		known := map[string]bool{}
+		for _, c := range cs {
+			known[c.Name] = true
+		}
+		for _, n := range names {
+			if !known[n] {
+				s.opts.Logger.Warn("connector listed by A's REST API is not in its config topic", "connector", n)
+			}
+		}
+	}
+	return cs, nil
+}
+
+// collect lists A's connectors, selects them, stops them with StopSource, and builds their
+// bodies. Connectors that cannot be exported are entries with OutcomeSkipped and no body.
+func (s *source) collect(ctx context.Context) ([]*Entry, error) {
+	all, err := s.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sel := s.opts.Selection
+	var entries []*Entry
+	byTarget := map[string]string{}
+	for _, c := range all {
+		if !sel.Selected(c.Name) {
+			continue
+		}
+		e := &Entry{Name: c.Name, TargetName: sel.TargetName(c.Name), Type: string(c.Type), connector: c}
+		if prev, dup := byTarget[e.TargetName]; dup {
+			return nil, precheckf("--rename maps both %q and %q to %q", prev, c.Name, e.TargetName)
+		}
+		byTarget[e.TargetName] = c.Name
+		if e.TargetName == "" {
+			return nil, precheckf("--rename maps %q to an empty name", c.Name)
+		}
+		entries = append(entries, e)
+	}
+	if s.opts.StopSource {
+		s.stopAll(ctx, entries)
+	}
+	for _, e := range entries {
+		c := e.connector
+		if c.Problem != "" {
+			e.skip(c.Problem)
+			continue
+		}
+		var sinkOffs []events.ConnectorOffset
+		if c.Type == connectors.Sink {
+			sinkOffs = c.Offsets
+			if s.opts.SinkTranslator != nil {
+				if sinkOffs, err = s.opts.SinkTranslator.TranslateSink(ctx, c, e.TargetName); err != nil {
+					e.Outcome, e.FailedStep, e.Message = OutcomeFailed, "translate_sink_offsets", err.Error()
+					continue
+				}
+			}
+		}
+		b := buildBody(c, e.TargetName, sel, s.opts.InitialState, sinkOffs, s.opts.SinkOffsets)
+		e.Body = &b
+		e.Offsets = len(b.InitialOffsets)
+		e.Outcome = OutcomePlanned
+	}
+	return entries, nil
+}
+
+// Export reads A and builds one body per selected connector. Per-connector problems are in
+// the report's entries; an error (wrapping ErrPrecheck when nothing could be read) means no
+// report.
+func Export(ctx context.Context, opts Options) (*Report, error) {
+	started := time.Now().UTC()
+	src, err := openSource(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer src.close()
+	entries, err := src.collect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.Outcome == OutcomeSkipped {
+			src.opts.Logger.Warn("skip connector", "connector", e.Name, "err", e.Message)
+		}
+	}
+	return &Report{From: src.describe(), Started: started, Finished: time.Now().UTC(), Connectors: entries}, nil
+}
+
+// WriteBodies writes the body of every planned entry as one JSON line.
+func WriteBodies(w io.Writer, r *Report) error {
+	for _, e := range r.Connectors {
+		if e.Body == nil {
+			continue
+		}
+		b, err := e.Body.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(append(b, '\n')); err != nil {
+			return fmt.Errorf("write body of connector %q: %w", e.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+package migrate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// Target says where B is: its brokers, the agents' request and result topics and B's Connect
+// topics (checked before anything is published).
+type Target struct {
+	Brokers      []string
+	RequestTopic string
+	ResultTopic  string
+	ConfigTopic  string
+	OffsetsTopic string
+	// Transport and Dialer carry SASL/TLS; nil means none.
+	Transport *kafka.Transport
+	Dialer    *kafka.Dialer
+	// ConnectURL is B's Connect REST API, optional: used by the prechecks only.
+	ConnectURL string
+}
+
+// MigrateOptions configure Migrate.
+type MigrateOptions struct {
+	Options
+	To Target
+	// MigrationID names the migration; "" derives one from A's cluster id and the selection
+	// flags, so the same command run again continues the same migration.
+	MigrationID string
+	// SelectionKey is the text the derived id hashes besides A's cluster id (the selection
+	// and edit flags as given).
+	SelectionKey string
+	// Concurrency bounds the requests in flight (default 16).
+	Concurrency int
+	// Timeout bounds the whole run (0: none); connectors without a result by then fail.
+	Timeout time.Duration
+	// DryRun publishes dry-run requests: B's agents plan and change nothing.
+	DryRun bool
+	// Progress is told about each connector as its outcome is known; nil for none.
+	Progress Progress
+}
+
+// RequestSourcePrefix is the CloudEvent source of migration requests, followed by the
+// migration id.
+const RequestSourcePrefix = "/offsetagent/migrate/"
+
+// Migrate exports the selected connectors of A and creates them on B through B's agents, then
+// returns the report. An error wrapping ErrPrecheck means nothing was stopped or published.
+func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
+	started := time.Now().UTC()
+	if err := opts.validateTarget(); err != nil {
+		return nil, err
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = 16
+	}
+	src, err := openSource(ctx, opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	defer src.close()
+	opts.Options = src.opts // with defaults
+	clusterA, err := src.clusterID(ctx)
+	if err != nil {
+		return nil, precheckf("A's cluster id: %v", err)
+	}
+	restB, err := precheckTarget(ctx, src, clusterA, opts.To)
+	if err != nil {
+		return nil, err
+	}
+	if opts.MigrationID == "" {
+		opts.MigrationID = DeriveMigrationID(clusterA, opts.SelectionKey)
+	}
+	results, err := openResults(ctx, opts.To, RequestSourcePrefix+opts.MigrationID, opts.Logger)
+	if err != nil {
+		return nil, precheckf("read B's result topic %q: %v", opts.To.ResultTopic, err)
+	}
+	defer results.close()
+
+	runCtx := ctx
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	entries, err := src.collect(runCtx)
+	if err != nil {
+		return nil, err
+	}
+	if restB != nil {
+		warnPlugins(ctx, restB, entries, opts.Logger)
+	}
+	rep := &Report{MigrationID: opts.MigrationID, From: src.describe(), To: strings.Join(opts.To.Brokers, ","),
+		Started: started, Connectors: entries}
+	p := &publisher{opts: opts, results: results}
+	p.run(runCtx, entries)
+	rep.Finished = time.Now().UTC()
+	return rep, nil
+}
+
+func (o *MigrateOptions) validateTarget() error {
+	var errs []string
+	if len(o.To.Brokers) == 0 {
+		errs = append(errs, "--to-brokers is required")
+	}
+	if o.To.RequestTopic == "" || o.To.ResultTopic == "" {
+		errs = append(errs, "the request and result topics must be set")
+	}
+	if o.To.ConfigTopic == "" || o.To.OffsetsTopic == "" {
+		errs = append(errs, "B's Connect config and offsets topics must be set")
+	}
+	if strings.ContainsAny(o.MigrationID, "/ \t\n") {
+		errs = append(errs, fmt.Sprintf("--migration-id %q: no '/' or spaces", o.MigrationID))
+	}
+	if len(errs) > 0 {
+		return precheckf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// DeriveMigrationID is the default migration id: a hash of A's cluster id and the selection
+// flags, so the same command run again continues the same migration.
+func DeriveMigrationID(clusterA, selectionKey string) string {
+	h := sha256.Sum256([]byte(clusterA + "\x00" + selectionKey))
+	return "m-" + hex.EncodeToString(h[:8])
+}
+
+// requestID is the id of attempt n (from 1) of the request creating target.
+func requestID(migrationID, target string, attempt int) string {
+	return fmt.Sprintf("%s/%s/%d", migrationID, target, attempt)
+}
+
+// attemptOf parses the attempt number of a request id made by requestID (0 if it is not one).
+func attemptOf(id string) int {
+	i := strings.LastIndexByte(id, '/')
+	if i < 0 {
+		return 0
+	}
+	var n int
+	if _, err := fmt.Sscanf(id[i+1:], "%d", &n); err != nil || fmt.Sprint(n) != id[i+1:] {
+		return 0
+	}
+	return n
+}
+
+// precheckTarget runs the checks of B before anything is stopped or published: B reachable,
+// B's Connect topics and the agents' topics exist with Connect's settings, A and B not the
+// same Connect cluster, and (with both REST URLs) B has the plugins the selection uses.
+func precheckTarget(ctx context.Context, src *source, clusterA string, to Target) (*restReader, error) {
+	cl := &kafka.Client{Addr: kafka.TCP(to.Brokers...), Timeout: 30 * time.Second}
+	if to.Transport != nil {
+		cl.Transport = to.Transport
+	}
+	clusterB, err := kafkaClusterID(ctx, cl)
+	if err != nil {
+		return nil, precheckf("B's Kafka cluster is unreachable: %v", err)
+	}
+	if err := offsetstore.CheckConnectTopics(ctx, cl, to.ConfigTopic, to.OffsetsTopic, false); err != nil {
+		return nil, precheckf("B's Connect topics: %v", err)
+	}
+	for _, t := range []string{to.RequestTopic, to.ResultTopic} {
+		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{t}})
+		if err == nil && (len(md.Topics) == 0 || md.Topics[0].Error != nil) {
+			err = fmt.Errorf("topic %q not found: is an agent running on B?", t)
+		}
+		if err != nil {
+			return nil, precheckf("B's agent topics: %v", err)
+		}
+	}
+	if src.opts.Topics != nil && clusterA == clusterB && src.opts.Topics.ConfigTopic == to.ConfigTopic {
+		return nil, precheckf("A and B are the same Connect cluster (Kafka cluster %q, config topic %q)", clusterA, to.ConfigTopic)
+	}
+	if src.rest == nil || to.ConnectURL == "" {
+		return nil, nil
+	}
+	restB, err := newRESTReader(to.ConnectURL, src.opts.HTTPClient, src.opts.Registry)
+	if err != nil {
+		return nil, precheckf("--to-connect-url: %v", err)
+	}
+	rootA, err := src.rest.root(ctx)
+	if err != nil {
+		return nil, precheckf("GET / on A: %v", err)
+	}
+	rootB, err := restB.root(ctx)
+	if err != nil {
+		return nil, precheckf("GET / on B: %v", err)
+	}
+	if strings.TrimRight(to.ConnectURL, "/") == strings.TrimRight(src.opts.ConnectURL, "/") ||
+		(rootA.KafkaClusterID == rootB.KafkaClusterID && src.opts.Topics != nil && src.opts.Topics.ConfigTopic == to.ConfigTopic) {
+		return nil, precheckf("A and B are the same Connect cluster (%s, Kafka cluster %q)", redactURL(to.ConnectURL), rootB.KafkaClusterID)
+	}
+	return restB, nil
+}
+
+// warnPlugins warns about each connector class a selected connector uses that B's Connect
+// cluster does not list (the class may be given by its simple name or alias).
+func warnPlugins(ctx context.Context, restB *restReader, entries []*Entry, logger *slog.Logger) {
+	plugins, err := restB.plugins(ctx)
+	if err != nil {
+		logger.Warn("cannot list B's connector plugins", "err", err)
+		return
+	}
+	warned := map[string]bool{}
+	for _, e := range entries {
+		if e.Body == nil {
+			continue
+		}
+		class, _ := e.Body.Config.Get("connector.class")
+		if class == "" || warned[class] || slices.ContainsFunc(plugins, func(p string) bool {
+			return p == class || strings.HasSuffix(p, "."+class) || strings.HasSuffix(p, "."+class+"Connector")
+		}) {
+			continue
+		}
+		warned[class] = true
+		logger.Warn("B lacks a connector plugin that a selected connector uses", "connector", e.Name, "class", class)
+	}
+}

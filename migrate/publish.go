@@ -1,0 +1,137 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/events"
+)
+
+// Progress hears about each connector once its outcome is known.
+type Progress interface {
+	// Start is called once with the number of selected connectors.
+	Start(total int)
+	// Done is called once per selected connector, from one goroutine.
+	Done(e *Entry)
+	// Finish is called once at the end.
+	Finish()
+}
+
+type noProgress struct{}
+
+func (noProgress) Start(int)   {}
+func (noProgress) Done(*Entry) {}
+func (noProgress) Finish()     {}
+
+// publisher publishes the requests of one migration and collects their results.
+type publisher struct {
+	opts    MigrateOptions
+	results *resultsLog
+}
+
+// run publishes a request for every entry with a body, at most opts.Concurrency in flight, and
+// fills in each entry's outcome; when ctx ends first, the rest fail.
+func (p *publisher) run(ctx context.Context, entries []*Entry) {
+	prog := p.opts.Progress
+	if prog == nil {
+		prog = noProgress{}
+	}
+	prog.Start(len(entries))
+	defer prog.Finish()
+	source := RequestSourcePrefix + p.opts.MigrationID
+	var queue []*Entry
+	for _, e := range entries {
+		if e.Body == nil {
+			prog.Done(e) // skipped on A, or its sink offsets could not be computed
+			continue
+		}
+		attempt := 1
+		if prev, ok := p.results.latestFor(e.TargetName); ok {
+			if prev.typ == events.TypeCreateSucceeded {
+				// Done by an earlier run: never written twice.
+				e.Outcome, e.RequestID = OutcomeSucceeded, prev.id
+				prog.Done(e)
+				continue
+			}
+			attempt = attemptOf(prev.id) + 1
+		}
+		e.RequestID = requestID(p.opts.MigrationID, e.TargetName, attempt)
+		if p.opts.DryRun {
+			e.RequestID = fmt.Sprintf("%s/%s/dry-run-%d", p.opts.MigrationID, e.TargetName, time.Now().UnixNano())
+		}
+		queue = append(queue, e)
+	}
+	w := &kafka.Writer{Addr: kafka.TCP(p.opts.To.Brokers...), Topic: p.opts.To.RequestTopic, Balancer: &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 1000}
+	if p.opts.To.Transport != nil {
+		w.Transport = p.opts.To.Transport
+	}
+	defer w.Close()
+	inflight := map[string]*Entry{}
+	finish := func(e *Entry, outcome Outcome, step, msg string) {
+		e.Outcome, e.FailedStep, e.Message = outcome, step, msg
+		prog.Done(e)
+	}
+	for len(queue) > 0 || len(inflight) > 0 {
+		if n := min(p.opts.Concurrency-len(inflight), len(queue)); n > 0 && ctx.Err() == nil {
+			batch := queue[:n]
+			queue = queue[n:]
+			msgs := make([]kafka.Message, 0, n)
+			for _, e := range batch {
+				body, err := e.Body.MarshalJSON()
+				var m kafka.Message
+				if err == nil {
+					m, err = events.RequestMessage("", body, events.RequestOptions{ID: e.RequestID, Source: source,
+						DryRun: p.opts.DryRun, Key: e.TargetName})
+				}
+				if err != nil {
+					finish(e, OutcomeFailed, "publish_request", err.Error())
+					continue
+				}
+				msgs = append(msgs, m)
+				inflight[e.RequestID] = e
+			}
+			if err := w.WriteMessages(ctx, msgs...); err != nil {
+				for _, e := range batch {
+					if inflight[e.RequestID] == e {
+						delete(inflight, e.RequestID)
+						finish(e, OutcomeFailed, "publish_request", fmt.Sprintf("publish to %q: %v", p.opts.To.RequestTopic, err))
+					}
+				}
+			}
+			continue
+		}
+		got, changed := p.results.take(inflight)
+		for id, r := range got {
+			e := inflight[id]
+			delete(inflight, id)
+			switch r.typ {
+			case events.TypeCreateSucceeded:
+				finish(e, OutcomeSucceeded, "", "")
+			case events.TypeCreatePlanned:
+				finish(e, OutcomePlanned, "", "")
+			default:
+				finish(e, OutcomeFailed, r.res.FailedStep, r.res.Message)
+			}
+		}
+		if len(got) > 0 {
+			continue
+		}
+		if ctx.Err() != nil {
+			for _, e := range inflight {
+				finish(e, OutcomeFailed, "await_result", "no result before the run's timeout")
+			}
+			for _, e := range queue {
+				finish(e, OutcomeFailed, "publish_request", "not published before the run's timeout")
+			}
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package migrate
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Outcome is what happened to one selected connector.
+type Outcome string
+
+// Outcomes of the report.
+const (
+	OutcomeSucceeded Outcome = "succeeded"
+	OutcomeFailed    Outcome = "failed"
+	// OutcomePlanned: a body was exported, or a dry-run request was planned by B's agent.
+	OutcomePlanned Outcome = "planned"
+	// OutcomeSkipped: bad input on A (or a stop barrier not reached): no body, no request.
+	OutcomeSkipped Outcome = "skipped"
+)
+
+// Entry is one selected connector in the report.
+type Entry struct {
+	Name       string  `json:"name"`
+	TargetName string  `json:"target_name"`
+	Type       string  `json:"type"`
+	Offsets    int     `json:"offsets"`
+	Outcome    Outcome `json:"outcome"`
+	FailedStep string  `json:"failed_step"`
+	Message    string  `json:"message"`
+	RequestID  string  `json:"request_id"`
+
+	// Body is the KIP-995 body (nil when skipped). It holds secrets verbatim: never log it.
+	Body *Body `json:"-"`
+
+	connector *Connector
+}
+
+func (e *Entry) skip(reason string) {
+	e.Outcome, e.Message, e.Body = OutcomeSkipped, reason, nil
+}
+
+// Report is the outcome of an export or a migration.
+type Report struct {
+	MigrationID string    `json:"migration_id"`
+	From        string    `json:"from"`
+	To          string    `json:"to"`
+	Started     time.Time `json:"started"`
+	Finished    time.Time `json:"finished"`
+	Connectors  []*Entry  `json:"connectors"`
+}
+
+// OK reports whether every selected connector succeeded or was planned (exit status 0).
+func (r *Report) OK() bool {
+	for _, e := range r.Connectors {
+		if e.Outcome != OutcomeSucceeded && e.Outcome != OutcomePlanned {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	if r.Connectors == nil {
+		r.Connectors = []*Entry{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the summary table: connector, name on B, type, offsets, outcome, failing
+// step, message.
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONNECTOR\tNAME ON B\tTYPE\tOFFSETS\tOUTCOME\tFAILED STEP\tMESSAGE")
+	counts := map[Outcome]int{}
+	for _, e := range r.Connectors {
+		counts[e.Outcome]++
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.Name, e.TargetName, dash(e.Type), e.Offsets, e.Outcome,
+			dash(e.FailedStep), dash(oneLine(e.Message, 100)))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%d connectors: %d succeeded, %d planned, %d failed, %d skipped\n", len(r.Connectors),
+		counts[OutcomeSucceeded], counts[OutcomePlanned], counts[OutcomeFailed], counts[OutcomeSkipped])
+	return err
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// oneLine keeps a message on one table line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// redactURL hides a URL's password.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "[unparsable URL]"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,124 @@
+package migrate
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
+)
+
+// result is one result of this migration's requests.
+type result struct {
+	id  string
+	typ string
+	res *events.Result
+}
+
+// resultsLog reads B's result topic from its start and keeps following it, remembering the
+// results of one request source: by request id, and the latest per connector name.
+type resultsLog struct {
+	source string
+	log    *kafkaio.Log
+	cancel context.CancelFunc
+	done   chan error
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	byID    map[string]result
+	latest  map[string]result // by connector name on B
+	changed chan struct{}     // closed and replaced when a result arrives
+}
+
+// openResults starts reading to's result topic and returns once the results present when it
+// started are loaded.
+func openResults(ctx context.Context, to Target, source string, logger *slog.Logger) (*resultsLog, error) {
+	r := &resultsLog{source: source, logger: logger, byID: map[string]result{}, latest: map[string]result{},
+		changed: make(chan struct{}), done: make(chan error, 1)}
+	l, err := kafkaio.NewLog(kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Logger: logger},
+		to.ResultTopic, r.apply)
+	if err != nil {
+		return nil, err
+	}
+	r.log = l
+	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancel = cancel
+	go func() { r.done <- l.Run(lctx) }()
+	ready := make(chan error, 1)
+	go func() { ready <- l.WaitReady(ctx) }()
+	select {
+	case err = <-ready:
+	case err = <-r.done:
+		r.done <- err
+		if err == nil {
+			err = ctx.Err()
+		}
+	}
+	if err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *resultsLog) close() {
+	r.cancel()
+	<-r.done
+}
+
+func (r *resultsLog) apply(msgs []kafka.Message) {
+	for i := range msgs {
+		m := &msgs[i]
+		var id, src string
+		for _, h := range m.Headers {
+			switch h.Key {
+			case events.HeaderRequestID:
+				id = string(h.Value)
+			case events.HeaderRequestSource:
+				src = string(h.Value)
+			}
+		}
+		if src != r.source || id == "" {
+			continue
+		}
+		typ, res, err := events.DecodeResult(m)
+		if err != nil {
+			r.logger.Warn("skip undecodable result", "request_id", id, "offset", m.Offset, "err", err)
+			continue
+		}
+		r.mu.Lock()
+		rr := result{id: id, typ: typ, res: res}
+		r.byID[id] = rr
+		if typ != events.TypeCreatePlanned {
+			r.latest[res.Name] = rr
+		}
+		close(r.changed)
+		r.changed = make(chan struct{})
+		r.mu.Unlock()
+	}
+}
+
+// latestFor is the latest succeeded or failed result for connector name on B.
+func (r *resultsLog) latestFor(name string) (result, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res, ok := r.latest[name]
+	return res, ok
+}
+
+// take returns the results among ids that have arrived, and a channel closed when another
+// one arrives.
+func (r *resultsLog) take(ids map[string]*Entry) (map[string]result, <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]result{}
+	for id := range ids {
+		if res, ok := r.byID[id]; ok {
+			out[id] = res
+		}
+	}
+	return out, r.changed
+}

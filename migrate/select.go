@@ -1,0 +1,148 @@
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/offsetagent/offsetagent/events"
+)
+
+// Selection picks connectors by name and edits them on their way to B.
+type Selection struct {
+	include, exclude []*regexp.Regexp
+	renames          []rename
+	set              []events.ConfigEntry
+	unset            []string
+}
+
+type rename struct {
+	re   *regexp.Regexp
+	repl string
+}
+
+// SelectionFlags are the selection flags as given (each repeatable).
+type SelectionFlags struct {
+	// Include and Exclude are Go regexps that must match a whole connector name.
+	Include, Exclude []string
+	// Rename holds RE=REPL pairs: RE matches a whole name, REPL is a regexp replacement
+	// ($1, ${name}). The first matching pair renames.
+	Rename []string
+	// Set holds KEY=VALUE config edits (split at the first '='); Unset holds keys to remove.
+	Set, Unset []string
+}
+
+// NewSelection compiles f. All problems are returned at once, in flag order.
+func NewSelection(f SelectionFlags) (Selection, error) {
+	var s Selection
+	var errs []error
+	compile := func(flag, expr string) *regexp.Regexp {
+		re, err := regexp.Compile(`^(?:` + expr + `)$`)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--%s %q: %w", flag, expr, err))
+		}
+		return re
+	}
+	for _, e := range f.Include {
+		s.include = append(s.include, compile("include", e))
+	}
+	for _, e := range f.Exclude {
+		s.exclude = append(s.exclude, compile("exclude", e))
+	}
+	for _, r := range f.Rename {
+		expr, repl, ok := strings.Cut(r, "=")
+		if !ok || expr == "" || repl == "" {
+			errs = append(errs, fmt.Errorf("--rename %q: want RE=REPLACEMENT", r))
+			continue
+		}
+		s.renames = append(s.renames, rename{re: compile("rename", expr), repl: repl})
+	}
+	for _, kv := range f.Set {
+		k, v, ok := strings.Cut(kv, "=")
+		switch {
+		case !ok || k == "":
+			errs = append(errs, fmt.Errorf("--set %q: want KEY=VALUE", kv))
+		case k == "name":
+			errs = append(errs, fmt.Errorf("--set %q: the name is changed with --rename", kv))
+		default:
+			s.set = append(s.set, events.ConfigEntry{Key: k, Value: v})
+		}
+	}
+	for _, k := range f.Unset {
+		switch {
+		case k == "" || strings.Contains(k, "="):
+			errs = append(errs, fmt.Errorf("--unset %q: want a config key", k))
+		case k == "name" || k == "connector.class":
+			errs = append(errs, fmt.Errorf("--unset %q: a connector cannot be created without it", k))
+		default:
+			s.unset = append(s.unset, k)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Selection{}, err
+	}
+	return s, nil
+}
+
+// Selected reports whether name is selected: it matches an --include (or there is none) and
+// no --exclude.
+func (s Selection) Selected(name string) bool {
+	in := len(s.include) == 0
+	for _, re := range s.include {
+		if re.MatchString(name) {
+			in = true
+			break
+		}
+	}
+	if !in {
+		return false
+	}
+	for _, re := range s.exclude {
+		if re.MatchString(name) {
+			return false
+		}
+	}
+	return true
+}
+
+// TargetName is name on B: the first matching --rename applied, else name itself.
+func (s Selection) TargetName(name string) string {
+	for _, r := range s.renames {
+		if r.re.MatchString(name) {
+			return r.re.ReplaceAllString(name, r.repl)
+		}
+	}
+	return name
+}
+
+// EditConfig returns a copy of cfg with --unset keys removed, --set values applied (replacing
+// in place, new keys appended) and "name" set to target.
+func (s Selection) EditConfig(cfg events.Config, target string) events.Config {
+	out := make(events.Config, 0, len(cfg)+len(s.set)+1)
+	for _, e := range cfg {
+		drop := false
+		for _, k := range s.unset {
+			if e.Key == k {
+				drop = true
+				break
+			}
+		}
+		if !drop {
+			out = append(out, e)
+		}
+	}
+	for _, kv := range append(s.set, events.ConfigEntry{Key: "name", Value: target}) {
+		replaced := false
+		for i := range out {
+			if out[i].Key == kv.Key {
+				out[i] = kv
+				replaced = true
+			}
+		}
+		if !replaced {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

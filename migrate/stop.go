@@ -1,0 +1,108 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+)
+
+// stopConcurrency bounds the connectors stopped on A at once.
+const stopConcurrency = 8
+
+// stopAll stops every selected, readable connector on A and waits for its stop barrier. A
+// connector whose barrier is not reached gets a Problem and is skipped.
+func (s *source) stopAll(ctx context.Context, entries []*Entry) {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(stopConcurrency)
+	for _, e := range entries {
+		c := e.connector
+		if c.Problem != "" {
+			continue
+		}
+		g.Go(func() error {
+			if err := s.stopOne(gctx, c); err != nil {
+				c.Problem = fmt.Sprintf("stop on A: %v", err)
+				s.opts.Logger.Warn("stop on A", "connector", c.Name, "err", err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// stopOne is the stop barrier of spec migration-landscape §3.2: PUT /stop (answered before the
+// tasks stop and commit), then wait until the status is STOPPED with no tasks and, for a sink,
+// its group on A has no members, then read the offsets until two reads StablePause apart agree.
+// c.State keeps the state A had before the stop; c.Offsets gets the settled offsets.
+func (s *source) stopOne(ctx context.Context, c *Connector) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.StopTimeout)
+	defer cancel()
+	if err := s.rest.stop(ctx, c.Name); err != nil {
+		return err
+	}
+	tick := time.NewTicker(s.opts.StopPoll)
+	defer tick.Stop()
+	wait := func(what string, done func() (bool, error)) error {
+		for {
+			ok, err := done()
+			if err != nil {
+				return err
+			}
+			if ok {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("wait until %s: %w", what, ctx.Err())
+			case <-tick.C:
+			}
+		}
+	}
+	err := wait("the status is STOPPED with no tasks", func() (bool, error) {
+		state, tasks, err := s.rest.status(ctx, c.Name)
+		return err == nil && state == StateStopped && tasks == 0, nil
+	})
+	if err != nil {
+		return err
+	}
+	if c.Type == connectors.Sink && s.topics != nil {
+		err := wait(fmt.Sprintf("group %q has no members", c.Group), func() (bool, error) {
+			n, err := s.topics.groupMembers(ctx, c.Group)
+			return err == nil && n == 0, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	read := func() ([]events.ConnectorOffset, error) {
+		if s.topics != nil {
+			return s.topics.offsets(ctx, c)
+		}
+		return s.rest.offsets(ctx, c)
+	}
+	prev, err := read()
+	if err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait until two reads of the offsets agree: %w", ctx.Err())
+		case <-time.After(s.opts.StablePause):
+		}
+		cur, err := read()
+		if err != nil {
+			return err
+		}
+		if sameOffsets(prev, cur) {
+			c.Offsets = cur
+			return nil
+		}
+		prev = cur
+	}
+}
