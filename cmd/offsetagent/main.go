@@ -1,7 +1,7 @@
 // Command offsetagent creates Kafka Connect connectors with initial offsets (KIP-995) from
 // CloudEvents requests, writing directly to Connect's internal topics.
 //
-// Subcommands: run, publish, offsets, demo, version, healthcheck. See the README.
+// Subcommands: run, publish, offsets, export, migrate, demo, version, healthcheck. See the README.
 package main
 
 import (
@@ -27,6 +27,8 @@ commands:
   publish [--wait] [--timeout D] [--mode binary|structured] [--dry-run] FILE|-
                             publish a KIP-995 body as a create request
   offsets NAME              print a connector's offsets in the GET /connectors/NAME/offsets shape
+  export [flags]            write one KIP-995 body per connector of Connect cluster A (JSON lines)
+  migrate [flags]           export + create each connector on B through B's agents; a report
   demo                      embedded broker + agent + the seed example, then exit
   version                   print version, commit and Go version
   healthcheck               exit 0 if the agent on OFFSETAGENT_HTTP_ADDR is ready (for container healthchecks)
@@ -45,6 +47,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdPublish(args[1:], stdin, stdout, stderr)
 	case "offsets":
 		return cmdOffsets(args[1:], stdout, stderr)
+	case "export":
+		return cmdExport(args[1:], stdout, stderr)
+	case "migrate":
+		return cmdMigrate(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
 	case "version":

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/offsetagent/offsetagent/migrate"
+)
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// fleetFlags are the flags export and migrate share.
+type fleetFlags struct {
+	fromBrokers, fromConfigTopic, fromOffsetsTopic, fromConnectURL string
+	include, exclude, rename, set, unset                           listFlag
+	initialState, sinkOffsets, toBrokers, report                   string
+	stopSource                                                     bool
+}
+
+func (f *fleetFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.fromBrokers, "from-brokers", "", "A's bootstrap brokers: read A's Connect topics and sink groups")
+	fs.StringVar(&f.fromConfigTopic, "from-config-topic", "connect-configs", "A's config topic")
+	fs.StringVar(&f.fromOffsetsTopic, "from-offsets-topic", "connect-offsets", "A's offsets topic")
+	fs.StringVar(&f.fromConnectURL, "from-connect-url", "", "A's Connect REST API")
+	fs.Var(&f.include, "include", "select connectors whose whole name matches this Go regexp (repeatable)")
+	fs.Var(&f.exclude, "exclude", "leave out connectors whose whole name matches this Go regexp (repeatable)")
+	fs.Var(&f.rename, "rename", "RE=REPL: rename on B (RE matches the whole name; REPL may use $1) (repeatable)")
+	fs.Var(&f.set, "set", "KEY=VALUE config edit for every selected connector (repeatable)")
+	fs.Var(&f.unset, "unset", "config key removed from every selected connector (repeatable)")
+	fs.StringVar(&f.initialState, "initial-state", "", "RUNNING, PAUSED or STOPPED: overrides the state carried over from A")
+	fs.StringVar(&f.sinkOffsets, "sink-offsets", "copy", "copy or none: what happens to sink offsets")
+	fs.BoolVar(&f.stopSource, "stop-source", false, "stop each selected connector on A first and wait for its final commit (needs --from-connect-url)")
+	fs.StringVar(&f.toBrokers, "to-brokers", "", "B's bootstrap brokers")
+	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
+}
+
+// options turns the flags into migrate.Options; the environment supplies SASL/TLS.
+func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
+	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: f.include, Exclude: f.exclude, Rename: f.rename, Set: f.set, Unset: f.unset})
+	if err != nil {
+		return migrate.Options{}, err
+	}
+	o := migrate.Options{
+		ConnectURL: f.fromConnectURL, Selection: sel, InitialState: strings.ToUpper(f.initialState),
+		SinkOffsets: migrate.SinkOffsetsMode(f.sinkOffsets), StopSource: f.stopSource,
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if f.fromBrokers != "" {
+		o.Topics = &migrate.TopicsSource{Brokers: splitList(f.fromBrokers), ConfigTopic: f.fromConfigTopic, OffsetsTopic: f.fromOffsetsTopic}
+	}
+	return o, nil
+}
+
+// selectionKey is the text a derived migration id hashes: every flag that changes what is
+// created on B.
+func (f *fleetFlags) selectionKey() string {
+	return strings.Join([]string{f.fromConfigTopic, f.fromOffsetsTopic, f.include.String(), f.exclude.String(), f.rename.String(),
+		f.set.String(), f.unset.String(), f.initialState, f.sinkOffsets}, "\x00")
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func cmdExport(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f fleetFlags
+	f.register(fs)
+	out := fs.String("o", "", "write the bodies to this file instead of stdout")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "offsetagent export: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts, err := f.options(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+		return 2
+	}
+	_, conns, err := clientConfig(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+		return 2
+	}
+	if opts.Topics != nil {
+		opts.Topics.Transport, opts.Topics.Dialer = conns.Transport, conns.Dialer
+	}
+	rep, err := migrate.Export(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+		return 2
+	}
+	w := stdout
+	if *out != "" {
+		file, err := os.Create(*out)
+		if err != nil {
+			fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+			return 2
+		}
+		defer file.Close()
+		w = file
+	}
+	if err := migrate.WriteBodies(w, rep); err != nil {
+		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+		return 1
+	}
+	return finishReport(rep, f.report, stderr, stderr)
+}
+
+func cmdMigrate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f fleetFlags
+	f.register(fs)
+	requestTopic := fs.String("request-topic", "", "B's request topic (default: OFFSETAGENT_REQUEST_TOPIC or the agent's default)")
+	resultTopic := fs.String("result-topic", "", "B's result topic (default: OFFSETAGENT_RESULT_TOPIC or the agent's default)")
+	migrationID := fs.String("migration-id", "", "the migration's id (default: derived from A's cluster id and the selection)")
+	concurrency := fs.Int("concurrency", 16, "requests in flight")
+	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the whole run")
+	dry := fs.Bool("dry-run", false, "publish dry-run requests: print the plans, change nothing on B")
+	toConnectURL := fs.String("to-connect-url", "", "B's Connect REST API (optional, for the prechecks)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "offsetagent migrate: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts, err := f.options(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+		return 2
+	}
+	cfg, conns, err := clientConfig(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+		return 2
+	}
+	if opts.Topics != nil {
+		opts.Topics.Transport, opts.Topics.Dialer = conns.Transport, conns.Dialer
+	}
+	mo := migrate.MigrateOptions{
+		Options: opts,
+		To: migrate.Target{Brokers: splitList(f.toBrokers), RequestTopic: cfg.RequestTopic, ResultTopic: cfg.ResultTopic,
+			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic, Transport: conns.Transport, Dialer: conns.Dialer,
+			ConnectURL: *toConnectURL},
+		MigrationID: *migrationID, SelectionKey: f.selectionKey(), Concurrency: *concurrency, Timeout: *timeout, DryRun: *dry,
+		Progress: progressFor(stderr),
+	}
+	if *requestTopic != "" {
+		mo.To.RequestTopic = *requestTopic
+	}
+	if *resultTopic != "" {
+		mo.To.ResultTopic = *resultTopic
+	}
+	rep, err := migrate.Migrate(ctx, mo)
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+		return 2
+	}
+	return finishReport(rep, f.report, stdout, stderr)
+}
+
+// progressFor draws a bar when w is a terminal, else one line per connector.
+func progressFor(w io.Writer) migrate.Progress {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return migrate.BarProgress(w)
+	}
+	return migrate.LineProgress(w)
+}
+
+// finishReport writes the summary table to table, the JSON report to path (when given) and
+// returns the exit status: 0 when every connector succeeded or was planned, else 1.
+func finishReport(rep *migrate.Report, path string, table, stderr io.Writer) int {
+	_ = rep.WriteTable(table)
+	if path != "" {
+		file, err := os.Create(path)
+		if err == nil {
+			err = errors.Join(rep.WriteJSON(file), file.Close())
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "offsetagent: write report: %v\n", err)
+			return 1
+		}
+	}
+	if !rep.OK() {
+		return 1
+	}
+	return 0
+}
