@@ -1,0 +1,230 @@
+package migrate
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fakeConnect is a Connect REST stand-in: PUT /stop answers 204 at once while the status
+// stays RUNNING (with its task) for stopLag more status reads, and the offsets change once
+// after the status turned STOPPED, like a task's final commit landing late.
+type fakeConnect struct {
+	t       *testing.T
+	stopLag int
+
+	mu         sync.Mutex
+	connectors map[string]*fakeConnector
+	noStatus   map[string]bool // left out of the expanded listing (no status yet)
+	stops      []string
+}
+
+type fakeConnector struct {
+	config       map[string]string
+	typ, state   string
+	offsets      []string // JSON offset entries
+	finalOffsets []string // what the offsets become after the stop
+	stopAt       int      // status reads left before STOPPED; -1 when not stopping
+	readsStopped int      // offset reads since the status turned STOPPED
+}
+
+func (f *fakeConnect) serve(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(f.handle))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func (f *fakeConnect) status(c *fakeConnector) map[string]any {
+	tasks := []any{map[string]any{"id": 0, "state": c.state, "worker_id": "w:8083"}}
+	if c.state == StateStopped {
+		tasks = []any{}
+	}
+	return map[string]any{"connector": map[string]any{"state": c.state, "worker_id": "w:8083"}, "tasks": tasks, "type": c.typ}
+}
+
+func (f *fakeConnect) handle(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	reply := func(code int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		if v != nil {
+			require.NoError(f.t, json.NewEncoder(w).Encode(v))
+		}
+	}
+	notFound := func(name string) {
+		reply(404, map[string]any{"error_code": 404, "message": "Connector " + name + " not found"})
+	}
+	path := strings.TrimPrefix(r.URL.Path, "/connectors")
+	switch {
+	case r.URL.Path == "/":
+		reply(200, map[string]string{"version": "3.9.0", "commit": "abc", "kafka_cluster_id": "cluster-A"})
+	case path == "" && r.URL.Query().Has("expand"):
+		out := map[string]any{}
+		for n, c := range f.connectors {
+			if f.noStatus[n] {
+				continue
+			}
+			out[n] = map[string]any{
+				"info":   map[string]any{"name": n, "config": c.config, "tasks": []any{}, "type": c.typ},
+				"status": f.status(c),
+			}
+		}
+		reply(200, out)
+	case path == "":
+		names := []string{}
+		for n := range f.connectors {
+			names = append(names, n)
+		}
+		reply(200, names)
+	default:
+		parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+		c, ok := f.connectors[parts[0]]
+		if !ok {
+			notFound(parts[0])
+			return
+		}
+		switch {
+		case len(parts) == 1:
+			reply(200, map[string]any{"name": parts[0], "config": c.config, "tasks": []any{}, "type": c.typ})
+		case parts[1] == "status" && f.noStatus[parts[0]]:
+			notFound(parts[0])
+		case parts[1] == "status":
+			if c.stopAt > 0 {
+				c.stopAt--
+			} else if c.stopAt == 0 {
+				c.state, c.stopAt = StateStopped, -1
+			}
+			reply(200, f.status(c))
+		case parts[1] == "stop" && r.Method == http.MethodPut:
+			f.stops = append(f.stops, parts[0])
+			delete(f.noStatus, parts[0]) // assigned by now
+			if c.state != StateStopped {
+				c.stopAt = f.stopLag
+			}
+			reply(204, nil)
+		case parts[1] == "offsets":
+			if c.state == StateStopped && c.finalOffsets != nil {
+				if c.readsStopped++; c.readsStopped > 1 {
+					c.offsets = c.finalOffsets
+				}
+			}
+			reply(200, json.RawMessage(`{"offsets":[`+strings.Join(c.offsets, ",")+`]}`))
+		default:
+			reply(404, map[string]any{"error_code": 404, "message": "HTTP 404 Not Found"})
+		}
+	}
+}
+
+func TestRESTReaderAndStopBarrier(t *testing.T) {
+	fc := &fakeConnect{t: t, stopLag: 3, noStatus: map[string]bool{"fresh": true}, connectors: map[string]*fakeConnector{
+		"file-src": {typ: "source", state: StateRunning, stopAt: -1,
+			config:       map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in.txt", "topic": "t", "name": "file-src"},
+			offsets:      []string{`{"partition":{"filename":"in.txt"},"offset":{"position":100}}`},
+			finalOffsets: []string{`{"partition":{"filename":"in.txt"},"offset":{"position":160}}`}},
+		"file-sink": {typ: "sink", state: StatePaused, stopAt: -1,
+			config:       map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": "out.txt", "topics": "t", "name": "file-sink"},
+			offsets:      []string{`{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":7}}`},
+			finalOffsets: []string{`{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":9}}`}},
+		"stopped": {typ: "source", state: StateStopped, stopAt: -1,
+			config:  map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "s.txt", "topic": "t", "name": "stopped"},
+			offsets: []string{`{"partition":{"filename":"s.txt"},"offset":{"position":5}}`}},
+		"fresh": {typ: "source", state: StateRunning, stopAt: -1,
+			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "f.txt", "topic": "t", "name": "fresh"}},
+		"other": {typ: "source", state: StateRunning, stopAt: -1,
+			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "o.txt", "topic": "t", "name": "other"}},
+	}}
+	url := fc.serve(t)
+	sel, err := NewSelection(SelectionFlags{Exclude: []string{"other"}})
+	require.NoError(t, err)
+
+	tests := []struct {
+		name string
+		stop bool
+		want map[string]string // name -> body
+	}{
+		{name: "read only", want: map[string]string{
+			"file-src":  `{"name":"file-src","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"in.txt","name":"file-src","topic":"t"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"filename":"in.txt"},"offset":{"position":100}}]}`,
+			"file-sink": `{"name":"file-sink","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","file":"out.txt","name":"file-sink","topics":"t"},"initial_state":"PAUSED","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":7}}]}`,
+			"stopped":   `{"name":"stopped","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"s.txt","name":"stopped","topic":"t"},"initial_state":"STOPPED","initial_offsets":[{"partition":{"filename":"s.txt"},"offset":{"position":5}}]}`,
+			"fresh":     `{"name":"fresh","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"f.txt","name":"fresh","topic":"t"},"initial_state":"RUNNING","initial_offsets":[]}`,
+		}},
+		{name: "stop source waits for STOPPED and for two equal reads", stop: true, want: map[string]string{
+			// The state A had before the stop; the offsets of the final commit.
+			"file-src":  `{"name":"file-src","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"in.txt","name":"file-src","topic":"t"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"filename":"in.txt"},"offset":{"position":160}}]}`,
+			"file-sink": `{"name":"file-sink","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","file":"out.txt","name":"file-sink","topics":"t"},"initial_state":"PAUSED","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":9}}]}`,
+			"stopped":   `{"name":"stopped","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"s.txt","name":"stopped","topic":"t"},"initial_state":"STOPPED","initial_offsets":[{"partition":{"filename":"s.txt"},"offset":{"position":5}}]}`,
+			"fresh":     `{"name":"fresh","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"f.txt","name":"fresh","topic":"t"},"initial_state":"RUNNING","initial_offsets":[]}`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			rep, err := Export(ctx, Options{ConnectURL: url, Selection: sel, StopSource: tt.stop,
+				StablePause: 50 * time.Millisecond, StopPoll: 10 * time.Millisecond, StopTimeout: 5 * time.Second})
+			require.NoError(t, err)
+			got := map[string]string{}
+			for _, e := range rep.Connectors {
+				require.Equal(t, OutcomePlanned, e.Outcome, e.Name+": "+e.Message)
+				b, err := e.Body.MarshalJSON()
+				require.NoError(t, err)
+				got[e.Name] = string(b)
+			}
+			require.Equal(t, tt.want, got)
+			fc.mu.Lock()
+			defer fc.mu.Unlock()
+			if tt.stop {
+				require.ElementsMatch(t, []string{"file-src", "file-sink", "stopped", "fresh"}, fc.stops, "every selected connector, and only those, is stopped")
+				require.Equal(t, StateStopped, fc.connectors["file-src"].state)
+			} else {
+				require.Empty(t, fc.stops)
+			}
+		})
+	}
+}
+
+func TestStopBarrierTimesOut(t *testing.T) {
+	fc := &fakeConnect{t: t, stopLag: 1 << 30, connectors: map[string]*fakeConnector{
+		"stuck": {typ: "source", state: StateRunning, stopAt: -1,
+			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in.txt", "topic": "t", "name": "stuck"}},
+	}}
+	url := fc.serve(t)
+	rep, err := Export(context.Background(), Options{ConnectURL: url, StopSource: true,
+		StopPoll: 10 * time.Millisecond, StopTimeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	require.Len(t, rep.Connectors, 1)
+	e := rep.Connectors[0]
+	require.Equal(t, OutcomeSkipped, e.Outcome)
+	require.Nil(t, e.Body)
+	require.Contains(t, e.Message, "stop on A: wait until the status is STOPPED with no tasks")
+	require.False(t, rep.OK())
+}
+
+func TestExportFlagErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{name: "no source", opts: Options{}, want: "give at least one"},
+		{name: "stop needs REST", opts: Options{Topics: &TopicsSource{Brokers: []string{"127.0.0.1:1"}}, StopSource: true}, want: "--stop-source needs --from-connect-url"},
+		{name: "bad state", opts: Options{ConnectURL: "http://127.0.0.1:1", InitialState: "GO"}, want: `--initial-state "GO"`},
+		{name: "bad sink mode", opts: Options{ConnectURL: "http://127.0.0.1:1", SinkOffsets: "translate"}, want: `--sink-offsets "translate"`},
+		{name: "unreachable REST", opts: Options{ConnectURL: "http://127.0.0.1:1"}, want: "A's Connect REST API is unreachable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Export(context.Background(), tt.opts)
+			require.ErrorIs(t, err, ErrPrecheck)
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+}
