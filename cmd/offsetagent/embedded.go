@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/google/uuid"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -26,6 +27,9 @@ func startEmbedded(addr string) (*embeddedBroker, error) {
 	}
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
+		// A cluster id of its own, as a freshly formatted Kafka cluster has (kfake's default is
+		// the same for every cluster, which would make two embedded brokers look like one).
+		kfake.ClusterID(uuid.NewString()),
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
 			return net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
 		}),

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestExportAndMigrateFlagErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{name: "export without a source", args: []string{"export"}, stderr: "give at least one"},
+		{name: "export with an argument", args: []string{"export", "x"}, stderr: `unexpected argument "x"`},
+		{name: "bad set", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--set", "=x"}, stderr: `--set "=x": want KEY=VALUE`},
+		{name: "stop without REST", args: []string{"migrate", "--from-brokers", "127.0.0.1:1", "--to-brokers", "127.0.0.1:1", "--stop-source"}, stderr: "--stop-source needs --from-connect-url"},
+		{name: "migrate without B", args: []string{"migrate", "--from-brokers", "127.0.0.1:1"}, stderr: "--to-brokers is required"},
+		{name: "unknown flag", args: []string{"migrate", "--frobnicate"}, stderr: "flag provided but not defined"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			require.Equal(t, 2, run(tc.args, strings.NewReader(""), &out, &errOut), errOut.String())
+			require.Contains(t, errOut.String(), tc.stderr)
+		})
+	}
+}
+
+// export and migrate end to end: A and B are two embedded brokers, an agent seeds A and one
+// runs on B.
+func TestExportAndMigrateCommands(t *testing.T) {
+	a, err := startEmbedded("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(a.Close)
+	b, err := startEmbedded("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	t.Setenv("OFFSETAGENT_CREATE_CONNECT_TOPICS", "true")
+	t.Setenv("OFFSETAGENT_HTTP_ADDR", "127.0.0.1:0")
+	t.Setenv("OFFSETAGENT_LOG_LEVEL", "error")
+	startAgent := func(brokers string) func() {
+		t.Setenv("OFFSETAGENT_BROKERS", brokers)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan int, 1)
+		go func() { done <- runAgentForTest(ctx) }()
+		return func() { cancel(); <-done }
+	}
+	stopA := startAgent(a.Addr())
+	var errOut bytes.Buffer
+	for attempt := 0; ; attempt++ { // the agent creates its topics as it starts
+		errOut.Reset()
+		code := run([]string{"publish", "--wait", "--timeout", "30s", "-"}, strings.NewReader(demoRequest), &bytes.Buffer{}, &errOut)
+		if code == 0 || attempt >= 50 {
+			require.Equal(t, 0, code, errOut.String())
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	stopA()
+	t.Cleanup(startAgent(b.Addr()))
+
+	dir := t.TempDir()
+	cmd := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run(args, strings.NewReader(""), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	code, out, stderr := cmd("export", "--from-brokers", a.Addr(), "-o", filepath.Join(dir, "bodies.jsonl"), "--report", filepath.Join(dir, "export.json"))
+	require.Equal(t, 0, code, stderr)
+	require.Empty(t, out)
+	require.Contains(t, stderr, "1 connectors: 0 succeeded, 1 planned, 0 failed, 0 skipped")
+	bodies, err := os.ReadFile(filepath.Join(dir, "bodies.jsonl"))
+	require.NoError(t, err)
+	require.Equal(t, `{"name":"file-src-1","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"test.txt","name":"file-src-1","tasks.max":"1","topic":"test-topic"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"filename":"test.txt"},"offset":{"position":30}}]}`+"\n", string(bodies))
+
+	// Waiting for B's agent to have created its topics.
+	migrateArgs := []string{"migrate", "--from-brokers", a.Addr(), "--to-brokers", b.Addr(), "--rename", "file-src-(.*)=b-$1", "--report", filepath.Join(dir, "migrate.json")}
+	for attempt := 0; ; attempt++ {
+		code, out, stderr = cmd(migrateArgs...)
+		if code != 2 || attempt >= 50 {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `file-src-1\s+b-1\s+source\s+1\s+succeeded\s+-\s+-`, out)
+	require.Contains(t, stderr, "[1/1] file-src-1 -> b-1: succeeded")
+	var rep struct {
+		MigrationID string `json:"migration_id"`
+		Connectors  []map[string]any
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "migrate.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &rep))
+	require.Equal(t, []map[string]any{{"name": "file-src-1", "target_name": "b-1", "type": "source", "offsets": 1.0,
+		"outcome": "succeeded", "failed_step": "", "message": "", "request_id": rep.MigrationID + "/b-1/1"}}, rep.Connectors)
+
+	// Again: nothing to do, still 0. A dry run of another rename plans and exits 0.
+	code, out, stderr = cmd(migrateArgs...)
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `file-src-1\s+b-1\s+source\s+1\s+succeeded`, out)
+	code, out, stderr = cmd("migrate", "--from-brokers", a.Addr(), "--to-brokers", b.Addr(), "--rename", "file-src-(.*)=c-$1", "--dry-run")
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `file-src-1\s+c-1\s+source\s+1\s+planned`, out)
+
+	// Refused prechecks exit 2 before anything is published: A and B the same Connect cluster.
+	code, _, stderr = cmd("migrate", "--from-brokers", b.Addr(), "--to-brokers", b.Addr())
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "A and B are the same Connect cluster")
+	t.Setenv("OFFSETAGENT_BROKERS", b.Addr())
+	var offs bytes.Buffer
+	require.Equal(t, 0, run([]string{"offsets", "c-1"}, strings.NewReader(""), &offs, &bytes.Buffer{}))
+	require.JSONEq(t, `{"offsets":[]}`, offs.String(), "the dry run changed nothing on B")
+}
