@@ -64,6 +64,11 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 16
 	}
+	if opts.To.Transport == nil {
+		// Not kafka-go's shared default: it caches metadata for 6 s and would not see topics
+		// an agent created just before.
+		opts.To.Transport = &kafka.Transport{MetadataTTL: time.Second}
+	}
 	src, err := openSource(ctx, opts.Options)
 	if err != nil {
 		return nil, err
@@ -103,7 +108,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	rep := &Report{MigrationID: opts.MigrationID, From: src.describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
 	p := &publisher{opts: opts, results: results}
-	p.run(runCtx, entries)
+	rep.Publishing = p.run(runCtx, entries)
 	rep.Finished = time.Now().UTC()
 	return rep, nil
 }

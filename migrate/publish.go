@@ -34,7 +34,7 @@ type publisher struct {
 
 // run publishes a request for every entry with a body, at most opts.Concurrency in flight, and
 // fills in each entry's outcome; when ctx ends first, the rest fail.
-func (p *publisher) run(ctx context.Context, entries []*Entry) {
+func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.Time) {
 	prog := p.opts.Progress
 	if prog == nil {
 		prog = noProgress{}
@@ -94,6 +94,9 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) {
 				msgs = append(msgs, m)
 				inflight[e.RequestID] = e
 			}
+			if publishing.IsZero() {
+				publishing = time.Now().UTC()
+			}
 			if err := w.WriteMessages(ctx, msgs...); err != nil {
 				for _, e := range batch {
 					if inflight[e.RequestID] == e {
@@ -114,7 +117,7 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) {
 			case events.TypeCreatePlanned:
 				finish(e, OutcomePlanned, "", "")
 			default:
-				finish(e, OutcomeFailed, r.res.FailedStep, r.res.Message)
+				finish(e, OutcomeFailed, r.failedStep, r.message)
 			}
 		}
 		if len(got) > 0 {
@@ -127,11 +130,12 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) {
 			for _, e := range queue {
 				finish(e, OutcomeFailed, "publish_request", "not published before the run's timeout")
 			}
-			return
+			return publishing
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
 		}
 	}
+	return publishing
 }

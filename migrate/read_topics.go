@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/segmentio/kafka-go"
 
@@ -39,6 +40,9 @@ type topicsReader struct {
 // openTopics starts reading src and returns once the initial load of the config and offsets
 // topics is complete.
 func openTopics(ctx context.Context, src TopicsSource, reg *connectors.Registry, logger *slog.Logger) (*topicsReader, error) {
+	if src.Transport == nil {
+		src.Transport = &kafka.Transport{MetadataTTL: time.Second} // see Migrate
+	}
 	store, err := offsetstore.New(offsetstore.Options{
 		Brokers: src.Brokers, ConfigTopic: src.ConfigTopic, OffsetsTopic: src.OffsetsTopic,
 		Transport: src.Transport, Dialer: src.Dialer, Logger: logger,

@@ -52,6 +52,10 @@ type Report struct {
 	Started     time.Time `json:"started"`
 	Finished    time.Time `json:"finished"`
 	Connectors  []*Entry  `json:"connectors"`
+
+	// Publishing is when the first request was published (zero when none was): the time
+	// before it went to reading A and the prechecks.
+	Publishing time.Time `json:"-"`
 }
 
 // OK reports whether every selected connector succeeded or was planned (exit status 0).

@@ -11,11 +11,14 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
+// headerSubject is the binary-mode ce_subject attribute: a result's connector name.
+const headerSubject = events.HeaderPrefix + "subject"
+
 // result is one result of this migration's requests.
 type result struct {
-	id  string
-	typ string
-	res *events.Result
+	id, typ, name string
+	// failedStep and message are set for failed results only.
+	failedStep, message string
 }
 
 // resultsLog reads B's result topic from its start and keeps following it, remembering the
@@ -70,35 +73,51 @@ func (r *resultsLog) close() {
 }
 
 func (r *resultsLog) apply(msgs []kafka.Message) {
+	var got []result
 	for i := range msgs {
 		m := &msgs[i]
-		var id, src string
+		var id, src, typ, subject string
 		for _, h := range m.Headers {
 			switch h.Key {
 			case events.HeaderRequestID:
 				id = string(h.Value)
 			case events.HeaderRequestSource:
 				src = string(h.Value)
+			case events.HeaderType:
+				typ = string(h.Value)
+			case headerSubject:
+				subject = string(h.Value)
 			}
 		}
 		if src != r.source || id == "" {
 			continue
 		}
-		typ, res, err := events.DecodeResult(m)
-		if err != nil {
-			r.logger.Warn("skip undecodable result", "request_id", id, "offset", m.Offset, "err", err)
-			continue
+		rr := result{id: id, typ: typ, name: subject}
+		// Only a failure's data says more than the headers (its step and message): the data of
+		// the others is not decoded, which keeps a large migration's reader cheap.
+		if typ != events.TypeCreateSucceeded && typ != events.TypeCreatePlanned {
+			t, res, err := events.DecodeResult(m)
+			if err != nil {
+				r.logger.Warn("skip undecodable result", "request_id", id, "offset", m.Offset, "err", err)
+				continue
+			}
+			rr.typ, rr.name, rr.failedStep, rr.message = t, res.Name, res.FailedStep, res.Message
 		}
-		r.mu.Lock()
-		rr := result{id: id, typ: typ, res: res}
-		r.byID[id] = rr
-		if typ != events.TypeCreatePlanned {
-			r.latest[res.Name] = rr
-		}
-		close(r.changed)
-		r.changed = make(chan struct{})
-		r.mu.Unlock()
+		got = append(got, rr)
 	}
+	if len(got) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rr := range got {
+		r.byID[rr.id] = rr
+		if rr.typ != events.TypeCreatePlanned {
+			r.latest[rr.name] = rr
+		}
+	}
+	close(r.changed)
+	r.changed = make(chan struct{})
 }
 
 // latestFor is the latest succeeded or failed result for connector name on B.
