@@ -54,7 +54,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "also write the table, date and machine to this Markdown file")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile of one scenario's measured phase to this file")
 	profiled := fs.String("profile", "bulk", "the scenario -cpuprofile covers: bulk, many or flat (the first agent start-up on the full topic)")
-	only := fs.String("scenarios", "bulk,latency,many,flat", "comma-separated scenarios to run")
+	only := fs.String("scenarios", "bulk,latency,many,flat,migrate", "comma-separated scenarios to run")
 	scaleFlag := fs.String("scale", "", "scale every count by this factor (default $BENCH_SCALE, else 1)")
 	timeout := fs.Duration("timeout", 9*time.Minute, "give up on the whole run after this long")
 	verbose := fs.Bool("v", false, "print progress to stderr")
@@ -88,7 +88,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, s := range strings.Split(*only, ",") {
 		s = strings.TrimSpace(s)
 		if scenarioByName(s) == nil {
-			fmt.Fprintf(stderr, "offsetagent-bench: unknown scenario %q (known: bulk, latency, many, flat)\n", s)
+			fmt.Fprintf(stderr, "offsetagent-bench: unknown scenario %q (known: bulk, latency, many, flat, migrate)\n", s)
 			return 2
 		}
 		o.scenarios[s] = true
@@ -132,6 +132,7 @@ func scenarios() []scenario {
 		{"latency", latencyScenario},
 		{"many", manyScenario},
 		{"flat", flatScenario},
+		{"migrate", migrateScenario},
 	}
 }
 
