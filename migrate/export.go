@@ -23,10 +23,18 @@ func precheckf(format string, args ...any) error {
 }
 
 // SinkTranslator computes a sink connector's offsets on B from its offsets on A (the seam for
-// translating them through MirrorMaker 2 checkpoints). An error fails that connector.
+// translating them through MirrorMaker 2 checkpoints).
 type SinkTranslator interface {
-	TranslateSink(ctx context.Context, c *Connector, target string) ([]events.ConnectorOffset, error)
+	// TranslateSink returns the offsets for sink c, created on B as target, and a detail for
+	// the report entry's "translation" (nil for none). It may rewrite c.Config (renamed
+	// topics) before the body is built. An error fails the connector at step
+	// StepTranslateSinkOffsets; a non-nil detail is reported with it.
+	TranslateSink(ctx context.Context, c *Connector, target string) (offsets []events.ConnectorOffset, detail any, err error)
 }
+
+// StepTranslateSinkOffsets is the failed_step of a connector whose sink offsets could not be
+// translated.
+const StepTranslateSinkOffsets = "translate_sink_offsets"
 
 // Options configure Export and the export half of Migrate.
 type Options struct {
@@ -224,15 +232,16 @@ func (s *source) collect(ctx context.Context) ([]*Entry, error) {
 	for _, e := range entries {
 		c := e.connector
 		if c.Problem != "" {
-			e.skip(c.Problem)
+			e.skip(redactSecrets(c.Problem, c.Config))
 			continue
 		}
 		var sinkOffs []events.ConnectorOffset
 		if c.Type == connectors.Sink {
 			sinkOffs = c.Offsets
 			if s.opts.SinkTranslator != nil {
-				if sinkOffs, err = s.opts.SinkTranslator.TranslateSink(ctx, c, e.TargetName); err != nil {
-					e.Outcome, e.FailedStep, e.Message = OutcomeFailed, "translate_sink_offsets", err.Error()
+				sinkOffs, e.Translation, err = s.opts.SinkTranslator.TranslateSink(ctx, c, e.TargetName)
+				if err != nil {
+					e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepTranslateSinkOffsets, redactSecrets(err.Error(), c.Config)
 					continue
 				}
 			}

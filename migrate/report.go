@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/offsetagent/offsetagent/events"
 )
 
 // Outcome is what happened to one selected connector.
@@ -33,6 +35,8 @@ type Entry struct {
 	FailedStep string  `json:"failed_step"`
 	Message    string  `json:"message"`
 	RequestID  string  `json:"request_id"`
+	// Translation is the SinkTranslator's detail for a sink (absent without one).
+	Translation any `json:"translation,omitempty"`
 
 	// Body is the KIP-995 body (nil when skipped). It holds secrets verbatim: never log it.
 	Body *Body `json:"-"`
@@ -111,6 +115,18 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// redactSecrets replaces in msg the value of every secret-looking key of cfg (the keys result
+// events hide, events.IsSecretKey) with events.HiddenValue: Connect's messages may quote a
+// config value.
+func redactSecrets(msg string, cfg events.Config) string {
+	for _, e := range cfg {
+		if !e.Null && len(e.Value) >= 4 && events.IsSecretKey(e.Key) {
+			msg = strings.ReplaceAll(msg, e.Value, events.HiddenValue)
+		}
+	}
+	return msg
 }
 
 // redactURL hides a URL's password.

@@ -1,8 +1,10 @@
 package migrate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +13,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // fakeConnect is a Connect REST stand-in: PUT /stop answers 204 at once while the status
@@ -227,4 +233,46 @@ func TestExportFlagErrors(t *testing.T) {
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
+}
+
+// translator is a SinkTranslator stand-in: it shifts offsets by 100 and renames the topic.
+type translator struct{ fail string }
+
+func (tr translator) TranslateSink(_ context.Context, c *Connector, target string) ([]events.ConnectorOffset, any, error) {
+	if c.Name == tr.fail {
+		return nil, map[string]int{"missing": 1}, errors.New("no checkpoint for t-0; the secret is pw-123456")
+	}
+	for i := range c.Config {
+		if c.Config[i].Key == "topics" {
+			c.Config[i].Value = "A." + c.Config[i].Value
+		}
+	}
+	return []events.ConnectorOffset{handlers.SinkOffset(offsetstore.GroupOffset{Topic: "A.t", Partition: 0, Offset: 107})},
+		map[string]string{"policy": "default", "target": target}, nil
+}
+
+func TestSinkTranslatorSeam(t *testing.T) {
+	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
+		"sink-ok": {typ: "sink", state: StateRunning, stopAt: -1,
+			config:  map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "t", "name": "sink-ok"},
+			offsets: []string{`{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":7}}`}},
+		"sink-bad": {typ: "sink", state: StateRunning, stopAt: -1,
+			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "t", "name": "sink-bad",
+				"db.password": "pw-123456"}},
+		"src": {typ: "source", state: StateRunning, stopAt: -1,
+			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "f", "topic": "t", "name": "src"}},
+	}}
+	rep, err := Export(context.Background(), Options{ConnectURL: fc.serve(t), SinkTranslator: translator{fail: "sink-bad"}})
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, rep.WriteJSON(&buf))
+	require.JSONEq(t, `{"migration_id":"","from":"`+redactURL(rep.From)+`","to":"","started":"`+rep.Started.Format(time.RFC3339Nano)+`","finished":"`+rep.Finished.Format(time.RFC3339Nano)+`","connectors":[
+		{"name":"sink-bad","target_name":"sink-bad","type":"sink","offsets":0,"outcome":"failed","failed_step":"translate_sink_offsets","message":"no checkpoint for t-0; the secret is [hidden]","request_id":"","translation":{"missing":1}},
+		{"name":"sink-ok","target_name":"sink-ok","type":"sink","offsets":1,"outcome":"planned","failed_step":"","message":"","request_id":"","translation":{"policy":"default","target":"sink-ok"}},
+		{"name":"src","target_name":"src","type":"source","offsets":0,"outcome":"planned","failed_step":"","message":"","request_id":""}]}`, buf.String())
+	var bodies bytes.Buffer
+	require.NoError(t, WriteBodies(&bodies, rep))
+	require.Equal(t, `{"name":"sink-ok","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","name":"sink-ok","topics":"A.t"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"A.t"},"offset":{"kafka_offset":107}}]}
+{"name":"src","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"f","name":"src","topic":"t"},"initial_state":"RUNNING","initial_offsets":[]}
+`, bodies.String())
 }
