@@ -310,3 +310,56 @@ func sortedKeys(m map[string]string) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// Refused prechecks return ErrPrecheck before anything is published.
+func TestMigratePrechecks(t *testing.T) {
+	a, b := startCluster(t), startCluster(t)
+	cfgA, cfgB := testConfig(a), testConfig(b)
+	clA, clB := newClient(t, cfgA), newClient(t, cfgB)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clA.kc, cfgA.ConfigTopic, cfgA.OffsetsTopic, true))
+	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clB.kc, cfgB.ConfigTopic, cfgB.OffsetsTopic, true))
+	clB.createTopic("two-partitions-"+cfgB.ConfigTopic, 2)
+	sel, err := migrate.NewSelection(migrate.SelectionFlags{})
+	require.NoError(t, err)
+	base := migrate.MigrateOptions{
+		Options: migrate.Options{
+			Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
+			Selection: sel,
+		},
+		To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
+			ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic},
+	}
+	tests := []struct {
+		name string
+		edit func(o *migrate.MigrateOptions)
+		want string
+	}{
+		{name: "B unreachable", edit: func(o *migrate.MigrateOptions) { o.To.Brokers = []string{"127.0.0.1:1"} }, want: "B's Kafka cluster is unreachable"},
+		{name: "B without Connect topics", edit: func(o *migrate.MigrateOptions) { o.To.ConfigTopic = "missing-" + cfgB.ConfigTopic }, want: "B's Connect topics: check config topic"},
+		{name: "B's config topic has two partitions", edit: func(o *migrate.MigrateOptions) { o.To.ConfigTopic = "two-partitions-" + cfgB.ConfigTopic },
+			want: "is required to have a single partition in order to guarantee consistency of connector configurations, but found 2 partitions."},
+		{name: "no agent on B", edit: func(o *migrate.MigrateOptions) {}, want: "is an agent running on B?"},
+		{name: "A is B", edit: func(o *migrate.MigrateOptions) {
+			o.To.Brokers, o.To.ConfigTopic, o.To.OffsetsTopic = cfgA.Brokers, cfgA.ConfigTopic, cfgA.OffsetsTopic
+			o.To.RequestTopic, o.To.ResultTopic = cfgA.ConfigTopic, cfgA.OffsetsTopic // exist: the check after them refuses
+		}, want: "A and B are the same Connect cluster"},
+		{name: "A unreachable", edit: func(o *migrate.MigrateOptions) { o.Topics.Brokers = []string{"127.0.0.1:1"} }, want: "A's Kafka cluster"},
+		{name: "bad migration id", edit: func(o *migrate.MigrateOptions) { o.MigrationID = "a/b" }, want: `--migration-id "a/b"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := base
+			topics := *base.Topics
+			o.Topics = &topics
+			tt.edit(&o)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			rep, err := migrate.Migrate(ctx, o)
+			require.ErrorIs(t, err, migrate.ErrPrecheck)
+			require.ErrorContains(t, err, tt.want)
+			require.Nil(t, rep)
+		})
+	}
+}
