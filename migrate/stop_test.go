@@ -1,0 +1,112 @@
+package migrate
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+func startKfake(t *testing.T) []string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()
+}
+
+// With A's topics and its REST API, a sink's stop barrier also waits until its consumer group
+// on A has no members (a zombie task still consuming), then reads the group's offsets.
+func TestStopBarrierWaitsForSinkGroupMembers(t *testing.T) {
+	brokers := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tr := &kafka.Transport{MetadataTTL: time.Second}
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: tr}
+	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	_, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: "orders", NumPartitions: 1, ReplicationFactor: 1}}})
+	require.NoError(t, err)
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Transport: tr, BatchTimeout: time.Millisecond}
+	defer w.Close()
+	require.NoError(t, w.WriteMessages(ctx,
+		kafka.Message{Topic: "connect-configs", Key: []byte("connector-sink"),
+			Value: []byte(`{"properties":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","topics":"orders","name":"sink"}}`)},
+		kafka.Message{Topic: "orders", Value: []byte("a")}, kafka.Message{Topic: "orders", Value: []byte("b")}))
+
+	// A "task" of the sink that keeps its group membership after the REST stop: it has read and
+	// committed the first record and commits the second only when it leaves.
+	member := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, GroupID: "connect-sink", Topic: "orders",
+		MaxWait: 100 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond, SessionTimeout: 6 * time.Second})
+	m, err := member.FetchMessage(ctx)
+	require.NoError(t, err)
+	require.NoError(t, member.CommitMessages(ctx, m))
+	last, err := member.FetchMessage(ctx)
+	require.NoError(t, err)
+	left := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(2 * time.Second)
+		_ = member.CommitMessages(ctx, last)
+		_ = member.Close()
+		left <- time.Now()
+	}()
+
+	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
+		"sink": {typ: "sink", state: StateRunning, stopAt: -1,
+			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "orders", "name": "sink"}},
+	}}
+	rep, err := Export(ctx, Options{
+		Topics:     &TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
+		ConnectURL: fc.serve(t), StopSource: true, StablePause: 100 * time.Millisecond, StopPoll: 20 * time.Millisecond,
+		StopTimeout: 30 * time.Second,
+	})
+	require.NoError(t, err)
+	done := time.Now()
+	require.Len(t, rep.Connectors, 1)
+	e := rep.Connectors[0]
+	require.Equal(t, OutcomePlanned, e.Outcome, e.Message)
+	require.True(t, done.After(<-left), "the barrier ended before the group's last member left")
+	require.Equal(t, []events.ConnectorOffset{{
+		Partition: jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number("0")}, {Key: "kafka_topic", Value: "orders"}},
+		Offset:    jsonvalue.Map{{Key: "kafka_offset", Value: jsonvalue.Number("2")}},
+	}}, e.Body.InitialOffsets, "the offsets of the final commit")
+}
+
+func TestWarnPlugins(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		require.Equal(t, "/connector-plugins", r.URL.Path)
+		fmt.Fprint(w, `[{"class":"org.apache.kafka.connect.file.FileStreamSourceConnector","type":"source","version":"3.9.0"},
+			{"class":"org.apache.kafka.connect.mirror.MirrorSourceConnector","type":"source","version":"3.9.0"}]`)
+	}))
+	defer srv.Close()
+	restB, err := newRESTReader(srv.URL, nil, nil)
+	require.NoError(t, err)
+	entry := func(name, class string) *Entry {
+		return &Entry{Name: name, Body: &Body{Config: events.Config{{Key: "connector.class", Value: class}}}}
+	}
+	entries := []*Entry{
+		entry("a", "org.apache.kafka.connect.file.FileStreamSourceConnector"),
+		entry("b", "FileStreamSource"),      // an alias of a listed class
+		entry("c", "MirrorSourceConnector"), // a simple name
+		entry("d", "io.debezium.connector.mysql.MySqlConnector"),
+		entry("e", "io.debezium.connector.mysql.MySqlConnector"), // warned once
+		{Name: "skipped"},
+	}
+	var logs bytes.Buffer
+	warnPlugins(context.Background(), restB, entries, slog.New(slog.NewTextHandler(&logs, nil)))
+	require.Equal(t, 1, bytes.Count(logs.Bytes(), []byte("\n")), logs.String())
+	require.Contains(t, logs.String(), `msg="B lacks a connector plugin that a selected connector uses" connector=d class=io.debezium.connector.mysql.MySqlConnector`)
+}
