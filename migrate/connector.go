@@ -71,3 +71,13 @@ func sortedConfig(props map[string]string) events.Config {
 	}
 	return out
 }
+
+// setOffsets records the result of reading c's offsets: the offsets, or the error as its
+// Problem.
+func (c *Connector) setOffsets(offs []events.ConnectorOffset, err error) {
+	if err != nil {
+		c.Problem = err.Error()
+		return
+	}
+	c.Offsets = offs
+}

@@ -116,12 +116,7 @@ func (r *restReader) list(ctx context.Context) ([]*Connector, error) {
 		if c.Type == connectors.Sink {
 			c.Group = sinkGroup(name, props)
 		}
-		offs, err := r.offsets(ctx, c)
-		if err != nil {
-			c.Problem = err.Error()
-			continue
-		}
-		c.Offsets = offs
+		c.setOffsets(r.offsets(ctx, c))
 	}
 	return out, nil
 }

@@ -119,12 +119,7 @@ func (r *topicsReader) list(ctx context.Context) ([]*Connector, error) {
 		if c.Problem != "" {
 			continue
 		}
-		offs, err := r.offsets(ctx, c)
-		if err != nil {
-			c.Problem = err.Error()
-			continue
-		}
-		c.Offsets = offs
+		c.setOffsets(r.offsets(ctx, c))
 	}
 	return out, nil
 }

@@ -113,15 +113,7 @@ func TestConfigViewTargetState(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := newConfigView(slog.New(slog.DiscardHandler))
-			var msgs []kafka.Message
-			for i, r := range tt.records {
-				m := kafka.Message{Offset: int64(i), Key: []byte(r[0])}
-				if r[1] != tomb {
-					m.Value = []byte(r[1])
-				}
-				msgs = append(msgs, m)
-			}
-			v.apply(msgs)
+			v.apply(configRecords(tt.records, tomb))
 			got, ok := v.targetState(tt.connector)
 			require.Equal(t, tt.ok, ok)
 			require.Equal(t, tt.want, got)
@@ -189,15 +181,7 @@ func TestConfigViewNamesAndProblems(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v := newConfigView(slog.New(slog.DiscardHandler))
-			var msgs []kafka.Message
-			for i, r := range tt.records {
-				m := kafka.Message{Offset: int64(i), Key: []byte(r[0])}
-				if r[1] != tomb {
-					m.Value = []byte(r[1])
-				}
-				msgs = append(msgs, m)
-			}
-			v.apply(msgs)
+			v.apply(configRecords(tt.records, tomb))
 			require.Equal(t, tt.wantNames, v.names())
 			for c, want := range tt.problems {
 				if want == "" {
@@ -208,4 +192,18 @@ func TestConfigViewNamesAndProblems(t *testing.T) {
 			}
 		})
 	}
+}
+
+// configRecords turns (key, value) pairs into config-topic records at offsets 0, 1, ...; a
+// value equal to tomb is a tombstone.
+func configRecords(records [][2]string, tomb string) []kafka.Message {
+	var msgs []kafka.Message
+	for i, r := range records {
+		m := kafka.Message{Offset: int64(i), Key: []byte(r[0])}
+		if r[1] != tomb {
+			m.Value = []byte(r[1])
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
 }

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/migrate"
 )
 
@@ -83,33 +84,50 @@ func splitList(s string) []string {
 	return out
 }
 
+// parseFleet parses args into fs and refuses positional arguments.
+func parseFleet(fs *flag.FlagSet, args []string, stderr io.Writer) bool {
+	if err := fs.Parse(args); err != nil {
+		return false
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "offsetagent %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return false
+	}
+	return true
+}
+
+// setup builds the options of the flags, with SASL/TLS (for A and B) and B's topics from the
+// agent's environment variables.
+func (f *fleetFlags) setup(ctx context.Context, stderr io.Writer) (migrate.Options, agent.Config, *agent.Connections, error) {
+	opts, err := f.options(stderr)
+	if err != nil {
+		return opts, agent.Config{}, nil, err
+	}
+	cfg, conns, err := clientConfig(ctx)
+	if err != nil {
+		return opts, cfg, nil, err
+	}
+	if opts.Topics != nil {
+		opts.Topics.Transport, opts.Topics.Dialer = conns.Transport, conns.Dialer
+	}
+	return opts, cfg, conns, nil
+}
+
 func cmdExport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f fleetFlags
 	f.register(fs)
 	out := fs.String("o", "", "write the bodies to this file instead of stdout")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "offsetagent export: unexpected argument %q\n", fs.Arg(0))
+	if !parseFleet(fs, args, stderr) {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts, err := f.options(stderr)
+	opts, _, _, err := f.setup(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
 		return 2
-	}
-	_, conns, err := clientConfig(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
-		return 2
-	}
-	if opts.Topics != nil {
-		opts.Topics.Transport, opts.Topics.Dialer = conns.Transport, conns.Dialer
 	}
 	rep, err := migrate.Export(ctx, opts)
 	if err != nil {
@@ -145,27 +163,15 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the whole run")
 	dry := fs.Bool("dry-run", false, "publish dry-run requests: print the plans, change nothing on B")
 	toConnectURL := fs.String("to-connect-url", "", "B's Connect REST API (optional, for the prechecks)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "offsetagent migrate: unexpected argument %q\n", fs.Arg(0))
+	if !parseFleet(fs, args, stderr) {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts, err := f.options(stderr)
+	opts, cfg, conns, err := f.setup(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
 		return 2
-	}
-	cfg, conns, err := clientConfig(ctx)
-	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
-		return 2
-	}
-	if opts.Topics != nil {
-		opts.Topics.Transport, opts.Topics.Dialer = conns.Transport, conns.Dialer
 	}
 	mo := migrate.MigrateOptions{
 		Options: opts,
