@@ -69,6 +69,13 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		// an agent created just before.
 		opts.To.Transport = &kafka.Transport{MetadataTTL: time.Second}
 	}
+	if opts.DryRun && opts.StopSource {
+		// A dry run changes nothing: not on B, and not on A either.
+		opts.StopSource = false
+		if opts.Logger != nil {
+			opts.Logger.Warn("--dry-run: connectors on A are not stopped; their offsets are read as they are now")
+		}
+	}
 	src, err := openSource(ctx, opts.Options)
 	if err != nil {
 		return nil, err

@@ -115,6 +115,7 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 			case events.TypeCreateSucceeded:
 				finish(e, OutcomeSucceeded, "", "")
 			case events.TypeCreatePlanned:
+				e.Plan = r.plan
 				finish(e, OutcomePlanned, "", "")
 			default:
 				finish(e, OutcomeFailed, r.failedStep, r.message)

@@ -37,6 +37,9 @@ type Entry struct {
 	RequestID  string  `json:"request_id"`
 	// Translation is the SinkTranslator's detail for a sink (absent without one).
 	Translation any `json:"translation,omitempty"`
+	// Plan is what B's agent would write, from a dry run's planned result (secret values
+	// hidden).
+	Plan any `json:"plan,omitempty"`
 
 	// Body is the KIP-995 body (nil when skipped). It holds secrets verbatim: never log it.
 	Body *Body `json:"-"`
@@ -80,6 +83,25 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
+}
+
+// WritePlans writes the plan of every entry that has one as a JSON line: {"name",
+// "target_name", "plan"}.
+func (r *Report) WritePlans(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	for _, e := range r.Connectors {
+		if e.Plan == nil {
+			continue
+		}
+		if err := enc.Encode(struct {
+			Name       string `json:"name"`
+			TargetName string `json:"target_name"`
+			Plan       any    `json:"plan"`
+		}{e.Name, e.TargetName, e.Plan}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WriteTable writes the summary table: connector, name on B, type, offsets, outcome, failing

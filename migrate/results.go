@@ -19,6 +19,8 @@ type result struct {
 	id, typ, name string
 	// failedStep and message are set for failed results only.
 	failedStep, message string
+	// plan is a planned result's plan.
+	plan any
 }
 
 // resultsLog reads B's result topic from its start and keeps following it, remembering the
@@ -93,15 +95,15 @@ func (r *resultsLog) apply(msgs []kafka.Message) {
 			continue
 		}
 		rr := result{id: id, typ: typ, name: subject}
-		// Only a failure's data says more than the headers (its step and message): the data of
-		// the others is not decoded, which keeps a large migration's reader cheap.
-		if typ != events.TypeCreateSucceeded && typ != events.TypeCreatePlanned {
+		// A success's data says nothing the headers do not: it is not decoded, which keeps a
+		// large migration's reader cheap. A failure has its step and message, a plan the plan.
+		if typ != events.TypeCreateSucceeded {
 			t, res, err := events.DecodeResult(m)
 			if err != nil {
 				r.logger.Warn("skip undecodable result", "request_id", id, "offset", m.Offset, "err", err)
 				continue
 			}
-			rr.typ, rr.name, rr.failedStep, rr.message = t, res.Name, res.FailedStep, res.Message
+			rr.typ, rr.name, rr.failedStep, rr.message, rr.plan = t, res.Name, res.FailedStep, res.Message, res.Plan
 		}
 		got = append(got, rr)
 	}

@@ -192,6 +192,12 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
 		return 2
 	}
+	if *dry {
+		if err := rep.WritePlans(stdout); err != nil {
+			fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+			return 1
+		}
+	}
 	return finishReport(rep, f.report, stdout, stderr)
 }
 
