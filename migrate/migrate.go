@@ -43,6 +43,7 @@ type MigrateOptions struct {
 	// Concurrency bounds the requests in flight (default 16).
 	Concurrency int
 	// Timeout bounds the whole run (0: none); connectors without a result by then fail.
+	// (Cancelling ctx does the same.)
 	Timeout time.Duration
 	// DryRun publishes dry-run requests: B's agents plan and change nothing.
 	DryRun bool
@@ -63,6 +64,11 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 16
+	}
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
 	}
 	if opts.To.Transport == nil {
 		// Not kafka-go's shared default: it caches metadata for 6 s and would not see topics
@@ -99,13 +105,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	}
 	defer results.close()
 
-	runCtx := ctx
-	if opts.Timeout > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, opts.Timeout)
-		defer cancel()
-	}
-	entries, err := src.collect(runCtx)
+	entries, err := src.collect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	rep := &Report{MigrationID: opts.MigrationID, From: src.describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
 	p := &publisher{opts: opts, results: results}
-	rep.Publishing = p.run(runCtx, entries)
+	rep.Publishing = p.run(ctx, entries)
 	rep.Finished = time.Now().UTC()
 	return rep, nil
 }
