@@ -39,7 +39,7 @@ type Entry struct {
 	Translation any `json:"translation,omitempty"`
 	// Plan is what B's agent would write, from a dry run's planned result (secret values
 	// hidden).
-	Plan any `json:"plan,omitempty"`
+	Plan *events.Plan `json:"plan,omitempty"`
 
 	// Body is the KIP-995 body (nil when skipped). It holds secrets verbatim: never log it.
 	Body *Body `json:"-"`
@@ -94,9 +94,9 @@ func (r *Report) WritePlans(w io.Writer) error {
 			continue
 		}
 		if err := enc.Encode(struct {
-			Name       string `json:"name"`
-			TargetName string `json:"target_name"`
-			Plan       any    `json:"plan"`
+			Name       string       `json:"name"`
+			TargetName string       `json:"target_name"`
+			Plan       *events.Plan `json:"plan"`
 		}{e.Name, e.TargetName, e.Plan}); err != nil {
 			return err
 		}

@@ -20,7 +20,7 @@ type result struct {
 	// failedStep and message are set for failed results only.
 	failedStep, message string
 	// plan is a planned result's plan.
-	plan any
+	plan *events.Plan
 }
 
 // resultsLog reads B's result topic from its start and keeps following it, remembering the

@@ -112,7 +112,7 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `file-src-1\s+c-1\s+source\s+1\s+planned`, out)
 	require.Contains(t, out, `{"name":"file-src-1","target_name":"c-1","plan":{`)
-	require.Contains(t, out, `"records":[{"key":"[\"c-1\",{\"filename\":\"test.txt\"}]","partition":13,"topic":"connect-offsets","value":"{\"position\":30}"}]`)
+	require.Contains(t, out, `"records":[{"topic":"connect-offsets","partition":13,"key":"[\"c-1\",{\"filename\":\"test.txt\"}]","value":"{\"position\":30}"}]`)
 
 	// Refused prechecks exit 2 before anything is published: A and B the same Connect cluster.
 	code, _, stderr = cmd("migrate", "--from-brokers", b.Addr(), "--to-brokers", b.Addr())
