@@ -37,6 +37,7 @@ func newFleet(t *testing.T) *fleet {
 	a, b := startCluster(t), startCluster(t)
 	f := &fleet{cfgA: testConfig(a), cfgB: testConfig(b)}
 	f.cfgA.AllowedOffsetsTopics, f.cfgB.AllowedOffsetsTopics = ".*", ".*"
+	f.cfgA.AllowedGroups, f.cfgB.AllowedGroups = []string{"connect-.*", "custom-group-.*"}, []string{"connect-.*", "custom-group-.*"}
 	suffix := strings.TrimPrefix(f.cfgA.ConfigTopic, "connect-configs-")
 	f.own, f.orders, f.late, f.group = "own-offsets-"+suffix, "orders-"+suffix, "late-"+suffix, "custom-group-"+suffix
 	f.clA, f.clB = newClient(t, f.cfgA), newClient(t, f.cfgB)

@@ -232,7 +232,7 @@ func (s *source) collect(ctx context.Context) ([]*Entry, error) {
 	for _, e := range entries {
 		c := e.connector
 		if c.Problem != "" {
-			e.skip(redactSecrets(c.Problem, c.Config))
+			e.skip(scrub(s.opts.Registry, c.Config, c.Problem))
 			continue
 		}
 		var sinkOffs []events.ConnectorOffset
@@ -241,7 +241,7 @@ func (s *source) collect(ctx context.Context) ([]*Entry, error) {
 			if s.opts.SinkTranslator != nil {
 				sinkOffs, e.Translation, err = s.opts.SinkTranslator.TranslateSink(ctx, c, e.TargetName)
 				if err != nil {
-					e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepTranslateSinkOffsets, redactSecrets(err.Error(), c.Config)
+					e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepTranslateSinkOffsets, scrub(s.opts.Registry, c.Config, err.Error())
 					continue
 				}
 			}

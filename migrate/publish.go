@@ -72,7 +72,7 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 	defer w.Close()
 	inflight := map[string]*Entry{}
 	finish := func(e *Entry, outcome Outcome, step, msg string) {
-		e.Outcome, e.FailedStep, e.Message = outcome, step, redactSecrets(msg, e.Body.Config)
+		e.Outcome, e.FailedStep, e.Message = outcome, step, scrub(p.opts.Registry, e.Body.Config, msg)
 		prog.Done(e)
 	}
 	for len(queue) > 0 || len(inflight) > 0 {

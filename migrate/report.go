@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
 )
 
 // Outcome is what happened to one selected connector.
@@ -139,16 +140,15 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// redactSecrets replaces in msg the value of every secret-looking key of cfg (the keys result
-// events hide, events.IsSecretKey) with events.HiddenValue: Connect's messages may quote a
-// config value.
-func redactSecrets(msg string, cfg events.Config) string {
-	for _, e := range cfg {
-		if !e.Null && len(e.Value) >= 4 && events.IsSecretKey(e.Key) {
-			msg = strings.ReplaceAll(msg, e.Value, events.HiddenValue)
-		}
+// scrub hides the secrets of cfg that msg quotes, as result events do: events.Config.Scrub
+// with the connector family's PASSWORD keys where reg knows the class. Connect's and the
+// connectors' messages may quote a config value.
+func scrub(reg *connectors.Registry, cfg events.Config, msg string) string {
+	var class *connectors.Class
+	if name, ok := cfg.Get("connector.class"); ok {
+		class, _ = reg.Lookup(name)
 	}
-	return msg
+	return cfg.Scrub(msg, class.IsSecret)
 }
 
 // redactURL hides a URL's password.
