@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"runtime/metrics"
 	"slices"
@@ -27,6 +28,9 @@ type env struct {
 	opts    options
 	stderr  io.Writer
 	seq     atomic.Int64
+	// brokerPID is the embedded broker's process, whose CPU time the bulk scenario counts; 0 on
+	// an external cluster.
+	brokerPID int
 	// run prefixes every topic and group name on an external cluster, which keeps what earlier
 	// runs wrote; empty on the run's own kfake.
 	run string
@@ -37,6 +41,10 @@ type env struct {
 func (e *env) name(tag string) string {
 	return fmt.Sprintf("%s%s-%d", e.run, tag, e.seq.Add(1))
 }
+
+// pids are the local processes every measurement counts the CPU time of: this driver and the
+// embedded broker.
+func (e *env) pids() []int { return []int{os.Getpid(), e.brokerPID} }
 
 func (e *env) progress(format string, args ...any) {
 	if e.opts.verbose {

@@ -5,7 +5,8 @@
 // The broker is franz-go's kfake, started in a child process of this binary on 127.0.0.1 so
 // that the agent's heap and CPU profile hold only the agent (and this driver), not the broker's
 // copy of the data. The agent runs in-process, except in the bulk scenario, which runs it in a
-// child process of its own so that the memory figure is the agent's heap alone (agentproc.go).
+// child process of its own so that the memory figure is the agent's heap alone (agentproc.go),
+// in interleaved rounds against its baseline and floors (bulk.go, transit.go).
 // BENCH_SCALE (default 1) scales every count. OFFSETAGENT_BENCH_BROKERS (host:port,...) runs
 // every scenario on that cluster instead, with topic names unique to the run; it must allow
 // 20 MiB messages (message.max.bytes) and auto-create nothing the scenarios do not create.
@@ -42,6 +43,8 @@ type options struct {
 	scenarios map[string]bool
 	timeout   time.Duration
 	verbose   bool
+	// rounds is how many interleaved rounds the bulk scenario runs.
+	rounds int
 	// brokers is OFFSETAGENT_BENCH_BROKERS: an external cluster instead of kfake; brokerText
 	// says which broker the table came from.
 	brokers    []string
@@ -56,16 +59,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	profiled := fs.String("profile", "bulk", "the scenario -cpuprofile covers: bulk, many or flat (the first agent start-up on the full topic)")
 	only := fs.String("scenarios", "bulk,latency,many,flat,migrate", "comma-separated scenarios to run")
 	scaleFlag := fs.String("scale", "", "scale every count by this factor (default $BENCH_SCALE, else 1)")
-	timeout := fs.Duration("timeout", 9*time.Minute, "give up on the whole run after this long")
+	timeout := fs.Duration("timeout", 20*time.Minute, "give up on the whole run after this long")
 	verbose := fs.Bool("v", false, "print progress to stderr")
 	broker := fs.Bool("broker", false, "internal: serve the embedded broker until stdin closes")
 	agentChild := fs.Bool("agent", false, "internal: run one agent for the driver (see agentproc.go)")
 	noop := fs.Bool("noop", false, "internal: with -agent, stages that answer succeeded at once")
+	transit := fs.Bool("transit", false, "internal: answer requests without an agent (the bulk scenario's transit floors, transit.go)")
+	rounds := fs.Int("rounds", 5, "interleaved rounds of the bulk scenario (median and range)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *broker {
 		return serveBroker(stdin, stdout, stderr)
+	}
+	if *transit {
+		return serveTransit(stdin, stdout, stderr)
 	}
 	if *agentChild {
 		return serveAgent(stdin, stdout, stderr, *cpu, *noop)
@@ -79,7 +87,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "offsetagent-bench: %v\n", err)
 		return 2
 	}
-	o := options{scale: scale, out: *out, cpuProfile: *cpu, profiled: *profiled, scenarios: map[string]bool{}, timeout: *timeout, verbose: *verbose}
+	o := options{scale: scale, out: *out, cpuProfile: *cpu, profiled: *profiled, scenarios: map[string]bool{}, timeout: *timeout, verbose: *verbose, rounds: max(1, *rounds)}
 	o.brokerText = "embedded kfake in a child process on 127.0.0.1 (message.max.bytes 20 MiB), a fresh one per scenario"
 	if v := os.Getenv("OFFSETAGENT_BENCH_BROKERS"); v != "" {
 		o.brokers = strings.Split(v, ",")
@@ -163,7 +171,7 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			e.brokers, e.run, closeBroker = []string{b.addr}, "", b.close
+			e.brokers, e.run, e.brokerPID, closeBroker = []string{b.addr}, "", b.cmd.Process.Pid, b.close
 		}
 		e.progress("scenario %s", name)
 		t := time.Now()

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,9 +17,13 @@ import (
 type row struct {
 	scenario, figure string
 	value, baseline  string
-	// ratio is value/baseline; NaN when the row has none.
-	ratio  float64
-	target string
+	// ratio is value/baseline (over rounds: the median of the rounds' ratios, between ratioLo
+	// and ratioHi); NaN when the row has none.
+	ratio, ratioLo, ratioHi float64
+	// cpu is the ratio of CPU times, baseline's over the value's, all processes counted (the
+	// median of the rounds, between cpuLo and cpuHi); NaN when not measured.
+	cpu, cpuLo, cpuHi float64
+	target            string
 	// pass is nil for information rows.
 	pass *bool
 }
@@ -27,7 +32,8 @@ type row struct {
 // makes an information row.
 func ratioRow(scenario, figure string, value, baseline float64, format, want string, limit float64) row {
 	r := row{scenario: scenario, figure: figure, value: fmt.Sprintf(format, value),
-		baseline: fmt.Sprintf(format, baseline), ratio: math.NaN()}
+		baseline: fmt.Sprintf(format, baseline), ratio: math.NaN(), ratioLo: math.NaN(), ratioHi: math.NaN(),
+		cpu: math.NaN(), cpuLo: math.NaN(), cpuHi: math.NaN()}
 	if baseline > 0 {
 		r.ratio = value / baseline
 	}
@@ -43,10 +49,8 @@ func ratioRow(scenario, figure string, value, baseline float64, format, want str
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func (r row) cells() []string {
-	ratio := "-"
-	if !math.IsNaN(r.ratio) {
-		ratio = fmt.Sprintf("%.2fx", r.ratio)
-	}
+	ratio := ratioText(r.ratio, r.ratioLo, r.ratioHi)
+	cpu := ratioText(r.cpu, r.cpuLo, r.cpuHi)
 	result := "info"
 	if r.pass != nil {
 		result = "FAIL"
@@ -58,12 +62,24 @@ func (r row) cells() []string {
 	if target == "" {
 		target = "-"
 	}
-	return []string{r.scenario, r.figure, r.value, r.baseline, ratio, target, result}
+	return []string{r.scenario, r.figure, r.value, r.baseline, ratio, cpu, target, result}
+}
+
+// ratioText is a ratio with its range when it has one, "-" for none.
+func ratioText(x, lo, hi float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "-"
+	case math.IsNaN(lo) || lo == hi:
+		return fmt.Sprintf("%.2fx", x)
+	default:
+		return fmt.Sprintf("%.2fx (%.2f-%.2f)", x, lo, hi)
+	}
 }
 
 // header names the table's columns.
 func header() []string {
-	return []string{"scenario", "figure", "value", "baseline", "ratio", "target", "result"}
+	return []string{"scenario", "figure", "value", "baseline", "ratio", "CPU ratio", "target", "result"}
 }
 
 func printTable(w io.Writer, rows []row, scale float64, elapsed time.Duration) error {
@@ -135,17 +151,24 @@ func cpuModel() string {
 const methodNotes = `
 ## What is measured
 
-1. **bulk**: one MirrorSourceConnector request with N source offsets
-   (` + "`{\"cluster\",\"partition\",\"topic\"}` -> `{\"offset\":N}`" + `), from publish to the acknowledged
-   result, as offsets per second. Baseline: a bare kafka-go Writer (acks=all, explicit murmur2
+1. **bulk**: requests of N source offsets each, from publish to the acknowledged result, as
+   offsets per second, for three families: MirrorMaker 2 (` + "`{\"cluster\",\"topic\",\"partition\"}` -> `{\"offset\":N}`" + `),
+   FileStream (` + "`{\"filename\"}` -> `{\"position\":N}`" + `) and Debezium SQL Server (` + "`{\"server\",\"database\"}`" + ` ->
+   LSNs and a serial number). Baseline: a bare kafka-go Writer (acks=all, explicit murmur2
    partitions, BatchSize 2,000, BatchBytes 1 MiB, BatchTimeout 1 ms) producing the same N
-   pre-encoded offsets-topic records to a fresh 25-partition topic. Peak memory: the largest
-   heap in use of the agent's process (runtime/metrics /memory/classes/heap/objects, collected
-   or not, sampled every 2 ms) above its live heap when idle, against the request record's
-   size. Two information rows: the ceiling, the same request sent to an agent process whose
-   stages answer succeeded at once (the latency floor's processor: the request's transit, its
-   decoding and the result, nothing validated or written), on a fresh broker of its own so that
-   it runs as cold as the real one; and the agent's rate against that ceiling.
+   pre-encoded offsets-topic records to a fresh 25-partition topic. The scenario runs in
+   interleaved rounds (-rounds, default 5): each round runs every measurement once, each on a
+   fresh broker with no other agent alive, in an order rotated by the round; the table shows
+   the medians and, in brackets, the range of the per-round ratios. CPU ratio: the CPU time of
+   every local process (this driver, the broker and the agent or floor, summed from
+   /proc/PID/task/*/schedstat) during the baseline over that during the measured request, so
+   that above 1x means cheaper, like the wall ratio. A second MirrorMaker 2 request is sent as
+   soon as the first's result arrives. Peak memory: the largest heap in use of the agent's
+   process (runtime/metrics /memory/classes/heap/objects, sampled every 2 ms) during the first
+   request, above its live heap when idle, against the request record's size. Floors, each
+   timed like the agent: request transit only (a child process that reads the request record
+   and publishes a result, decoding nothing), transit plus Store.Write of the pre-encoded
+   records, and the agent with stages that answer at once (transit plus decoding).
 2. **latency**: single-offset requests, one at a time, publish to result; the floor is the same
    agent with its stages replaced by a processor that answers succeeded at once.
 3. **many**: N requests for distinct connectors (10 offsets each) published in one write to the
@@ -161,3 +184,71 @@ const methodNotes = `
 
 // nanRatio marks a row without a ratio.
 func nanRatio() float64 { return math.NaN() }
+
+// rateRow compares the rate of n records in samples with that of baseline, round by round:
+// the ratio of wall times and the ratio of CPU times (baseline's over the sample's, so that
+// above 1 is faster or cheaper), with their medians and ranges. The target, when limit > 0,
+// holds for both medians.
+func rateRow(scenario, figure string, n int, samples, baseline []bulkSample, want string, limit float64) row {
+	vals, bases := make([]float64, len(samples)), make([]float64, len(samples))
+	cpus := make([]float64, len(samples))
+	for i := range samples {
+		vals[i] = float64(n) / samples[i].wall.Seconds()
+		bases[i] = float64(n) / baseline[i].wall.Seconds()
+		cpus[i] = math.NaN()
+		if samples[i].cpu > 0 && baseline[i].cpu > 0 {
+			cpus[i] = baseline[i].cpu.Seconds() / samples[i].cpu.Seconds()
+		}
+	}
+	r := roundsRow(scenario, figure, vals, bases, "%.0f", want, limit)
+	r.cpu, r.cpuLo, r.cpuHi = medianRange(cpus)
+	if r.pass != nil && !math.IsNaN(r.cpu) {
+		ok := *r.pass && ((want == ">=" && r.cpu >= limit) || (want == "<=" && r.cpu <= limit))
+		r.pass = &ok
+	}
+	return r
+}
+
+// roundsRow is ratioRow over rounds: the medians of values and baselines, and the median and
+// range of the per-round ratios.
+func roundsRow(scenario, figure string, values, baselines []float64, format, want string, limit float64) row {
+	ratios := make([]float64, len(values))
+	for i := range values {
+		ratios[i] = math.NaN()
+		if baselines[i] > 0 {
+			ratios[i] = values[i] / baselines[i]
+		}
+	}
+	v, _, _ := medianRange(values)
+	b, _, _ := medianRange(baselines)
+	r := ratioRow(scenario, figure, v, b, format, want, limit)
+	r.ratio, r.ratioLo, r.ratioHi = medianRange(ratios)
+	if r.pass != nil {
+		ok := !math.IsNaN(r.ratio) && ((want == ">=" && r.ratio >= limit) || (want == "<=" && r.ratio <= limit))
+		r.pass = &ok
+	}
+	if len(values) > 1 {
+		r.figure += fmt.Sprintf(", median of %d rounds", len(values))
+	}
+	return r
+}
+
+// medianRange is the median, least and greatest of the values that are not NaN (all NaN when
+// none is). The median of an even count is the mean of the middle two.
+func medianRange(xs []float64) (median, lo, hi float64) {
+	s := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			s = append(s, x)
+		}
+	}
+	if len(s) == 0 {
+		return math.NaN(), math.NaN(), math.NaN()
+	}
+	slices.Sort(s)
+	median = s[len(s)/2]
+	if len(s)%2 == 0 {
+		median = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return median, s[0], s[len(s)-1]
+}

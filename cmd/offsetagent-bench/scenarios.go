@@ -1,65 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"runtime/pprof"
-	"strconv"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
-	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
-
-// mm2Class is the connector of every benchmark request: MirrorMaker 2's source, whose
-// partitions are {"cluster","topic","partition"} and offsets {"offset": N}.
-const mm2Class = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
-
-// mm2Partition is the i-th upstream topic-partition: 100 partitions per topic.
-func mm2Partition(i int) (topic string, partition int) {
-	return fmt.Sprintf("mirrored-%05d", i/100), i % 100
-}
-
-// mm2Body is a create request for connector name with n MM2 source offsets.
-func mm2Body(name string, n int) []byte {
-	var b bytes.Buffer
-	b.Grow(200 + 80*n)
-	fmt.Fprintf(&b, `{"name":%q,"config":{"connector.class":%q,"source.cluster.alias":"src","target.cluster.alias":"dst","topics":".*","tasks.max":"4"},"initial_offsets":[`, name, mm2Class)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		topic, p := mm2Partition(i)
-		fmt.Fprintf(&b, `{"partition":{"cluster":"src","topic":%q,"partition":%d},"offset":{"offset":%d}}`, topic, p, 1000+7*i)
-	}
-	b.WriteString("]}")
-	return b.Bytes()
-}
-
-// mm2Records are the offsets-topic records Connect would hold for mm2Body(name, n): the key in
-// HashMap order, the value, and the murmur2 partition of a 25-partition topic.
-func mm2Records(topic, name string, n int) []kafka.Message {
-	msgs := make([]kafka.Message, n)
-	var key []byte
-	for i := range msgs {
-		t, p := mm2Partition(i)
-		part := offsetstore.JavaHashMapOrder(jsonvalue.Map{
-			{Key: "cluster", Value: "src"}, {Key: "topic", Value: t},
-			{Key: "partition", Value: jsonvalue.Number(strconv.Itoa(p))},
-		})
-		key = offsetstore.AppendKey(key[:0], name, part)
-		k := bytes.Clone(key)
-		msgs[i] = kafka.Message{Topic: topic, Key: k, Value: fmt.Appendf(nil, `{"offset":%d}`, 1000+7*i),
-			Partition: offsetstore.PartitionFor(k, 25)}
-	}
-	return msgs
-}
 
 // requestMsg is a binary-mode request record for body with the given id.
 func requestMsg(body []byte, id string) (kafka.Message, error) {
@@ -86,110 +39,6 @@ func roundTrip(ctx context.Context, w *resultWatcher, pub *kafka.Writer, body []
 		return 0, fmt.Errorf("request %q: %w", id, err)
 	}
 	return got[id].at.Sub(t0), nil
-}
-
-// bulkScenario measures one request with 100,000 MM2 offsets.
-func bulkScenario(ctx context.Context, e *env) ([]row, error) {
-	const sc = "1 bulk"
-	n := e.scaled(100_000, 100)
-	name := "mm2-bulk"
-	base, err := e.bareWrite(ctx, mm2Records("", name, n))
-	if err != nil {
-		return nil, err
-	}
-	e.progress("bare writer: %d records in %s", n, base)
-
-	// The agent runs in a child process: its heap is then the agent's alone.
-	cfg := e.config("bulk")
-	profile := ""
-	if e.opts.profiled == "bulk" {
-		profile = e.opts.cpuProfile
-	}
-	a, err := e.startAgentProcess(ctx, cfg, profile, false)
-	if err != nil {
-		return nil, err
-	}
-	defer a.stop()
-	pub := newPublisher(e.brokers, cfg.RequestTopic)
-	defer pub.Close()
-	if _, err := roundTrip(ctx, a.watcher, pub, mm2Body("mm2-warmup", 1), "bulk-warmup", 30*time.Second); err != nil {
-		return nil, fmt.Errorf("warm-up: %w", err)
-	}
-	msg, err := requestMsg(mm2Body(name, n), "bulk-1")
-	if err != nil {
-		return nil, err
-	}
-	size := len(msg.Value)
-	if size > cfg.MaxRequestBytes {
-		return nil, fmt.Errorf("the request is %d bytes, above the %d-byte limit", size, cfg.MaxRequestBytes)
-	}
-	idle, err := a.mark(ctx)
-	if err != nil {
-		return nil, err
-	}
-	t0 := time.Now()
-	err = pub.WriteMessages(ctx, msg)
-	var got map[string]resultInfo
-	if err == nil {
-		got = a.watcher.wait(ctx, []string{"bulk-1"}, 4*time.Minute)
-	}
-	peak, live, perr := a.peak(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("publish the bulk request: %w", err)
-	}
-	if perr != nil {
-		return nil, perr
-	}
-	if err := checkResults(got, 1); err != nil {
-		return nil, err
-	}
-	took := got["bulk-1"].at.Sub(t0)
-	e.progress("agent: %d offsets in %s, peak heap %d above idle %d;%s", n, took, peak-idle, idle,
-		stageMeans([]resultInfo{got["bulk-1"]}))
-	floor, err := e.bulkFloor(ctx, msg.Value)
-	if err != nil {
-		return nil, err
-	}
-	e.progress("the same request to an agent with no-op stages: %s", floor)
-	const mib = 1 << 20
-	return []row{
-		ratioRow(sc, fmt.Sprintf("%d offsets, publish->result (records/s)", n),
-			float64(n)/took.Seconds(), float64(n)/base.Seconds(), "%.0f", ">=", 0.8),
-		ratioRow(sc, "agent's peak heap above idle (MiB) vs request size", float64(peak-idle)/mib, float64(size)/mib, "%.1f", "<=", 5),
-		ratioRow(sc, "agent's peak reachable heap (GC-marked) above idle (MiB)", float64(live-min(idle, live))/mib, float64(size)/mib, "%.1f", "", 0),
-		ratioRow(sc, "the same request, agent with no-op stages, fresh broker (records/s)",
-			float64(n)/floor.Seconds(), float64(n)/base.Seconds(), "%.0f", "", 0),
-		ratioRow(sc, "the agent against that no-op agent (records/s)",
-			float64(n)/took.Seconds(), float64(n)/floor.Seconds(), "%.0f", "", 0),
-	}, nil
-}
-
-// bulkFloor is publish->result for a request with body on a broker of its own, sent to an
-// agent process whose stages answer at once (the latency scenario's floor): the request's
-// transit, its decoding and the result, with nothing validated or written, on the same cold
-// broker and process as the real run. It bounds what any agent could reach here.
-func (e *env) bulkFloor(ctx context.Context, body []byte) (time.Duration, error) {
-	fe := e
-	if len(e.opts.brokers) == 0 {
-		b, err := startBroker(ctx)
-		if err != nil {
-			return 0, err
-		}
-		defer b.close()
-		fe = &env{brokers: []string{b.addr}, opts: e.opts, stderr: e.stderr}
-	}
-	cfg := fe.config("bulk-floor")
-	a, err := fe.startAgentProcess(ctx, cfg, "", true)
-	if err != nil {
-		return 0, err
-	}
-	defer a.stop()
-	pub := newPublisher(fe.brokers, cfg.RequestTopic)
-	defer pub.Close()
-	if _, err := roundTrip(ctx, a.watcher, pub, mm2Body("mm2-warmup", 1), "floor-warmup", 30*time.Second); err != nil {
-		return 0, fmt.Errorf("floor warm-up: %w", err)
-	}
-	return roundTrip(ctx, a.watcher, pub, body, "bulk-floor", 4*time.Minute)
 }
 
 // startProfile starts the CPU profile of -cpuprofile when scenario is the one to profile; the
@@ -232,22 +81,24 @@ func bareWriter(brokers []string, topic string) *kafka.Writer {
 }
 
 // bareWrite creates a fresh 25-partition topic and times a bare kafka-go Writer producing msgs
-// to it (after one warm-up record, so that both sides start with metadata and connections).
-func (e *env) bareWrite(ctx context.Context, msgs []kafka.Message) (time.Duration, error) {
+// to it (after one warm-up record, so that both sides start with metadata and connections),
+// with the CPU time of this process and the broker's meanwhile.
+func (e *env) bareWrite(ctx context.Context, msgs []kafka.Message) (bulkSample, error) {
 	topic := e.name("bare")
 	if err := e.createTopic(ctx, topic, 25); err != nil {
-		return 0, err
+		return bulkSample{}, err
 	}
 	w := bareWriter(e.brokers, topic)
 	defer w.Close()
 	if err := w.WriteMessages(ctx, kafka.Message{Key: []byte("warm-up"), Value: []byte("{}")}); err != nil {
-		return 0, fmt.Errorf("warm up the bare writer: %w", err)
+		return bulkSample{}, fmt.Errorf("warm up the bare writer: %w", err)
 	}
+	cpu := startCPU(e.pids()...)
 	t0 := time.Now()
 	if err := w.WriteMessages(ctx, msgs...); err != nil {
-		return 0, fmt.Errorf("bare write to %q: %w", topic, err)
+		return bulkSample{}, fmt.Errorf("bare write to %q: %w", topic, err)
 	}
-	return time.Since(t0), nil
+	return bulkSample{wall: time.Since(t0), cpu: cpu.elapsed()}, nil
 }
 
 func (e *env) createTopic(ctx context.Context, topic string, partitions int) error {
