@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -79,6 +80,15 @@ func writeRaw(t testing.TB, brokers []string, msgs ...kafka.Message) {
 	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Balancer: explicitBalancer{}, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
 	defer func() { require.NoError(t, w.Close()) }()
 	require.NoError(t, w.WriteMessages(testContext(t), msgs...))
+}
+
+// writeOther writes msgs in one Produce request through a producer of its own: another
+// worker's writes, which the store must fetch (its own it applies as it writes them).
+func writeOther(t testing.TB, brokers []string, msgs ...kafka.Message) {
+	t.Helper()
+	for _, err := range kafkaio.NewProducer(kafkaio.Options{Brokers: brokers}).Produce(testContext(t), msgs) {
+		require.NoError(t, err)
+	}
 }
 
 // explicitBalancer sends each message to its Partition field: kafka-go's Writer ignores

@@ -339,7 +339,7 @@ func TestSyncOneRequest(t *testing.T) {
 // a write to ten partitions wakes a fetch or two, not ten. A partition whose broker says it
 // is not the leader makes the view group its partitions again, and it goes on reading.
 func TestLogFetchGrouping(t *testing.T) {
-	c, _, s := startFakeStore(t)
+	c, brokers, s := startFakeStore(t)
 	ctx := testContext(t)
 	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
 	time.Sleep(100 * time.Millisecond) // let the loops regroup after the load
@@ -349,11 +349,12 @@ func TestLogFetchGrouping(t *testing.T) {
 		return f.MaxWaitMillis > 0 && len(f.Topics) == 1 && f.Topics[0].Topic == testOffsetsTopic
 	}
 	fetches := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Observe: true, Count: -1, When: longPoll})
-	recs := make([]Record, 10)
-	for i := range recs {
-		recs[i] = Record{Key: fmt.Appendf(nil, `["grouped",{"p":%d}]`, i), Value: []byte(`{"o":1}`), Partition: 2 * i}
+	// Another worker's records (the store's own are applied without a fetch).
+	msgs := make([]kafka.Message, 10)
+	for i := range msgs {
+		msgs[i] = kafka.Message{Topic: testOffsetsTopic, Key: fmt.Appendf(nil, `["grouped",{"p":%d}]`, i), Value: []byte(`{"o":1}`), Partition: 2 * i}
 	}
-	require.NoError(t, s.Write(ctx, testOffsetsTopic, recs))
+	writeOther(t, brokers, msgs...)
 	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
 	require.Len(t, s.SourceOffsets(testOffsetsTopic, "grouped"), 10)
 	require.LessOrEqual(t, fetches.Hits(), 3, "long-poll fetches to read 10 partitions")
@@ -364,9 +365,9 @@ func TestLogFetchGrouping(t *testing.T) {
 		Err: kerr.NotLeaderForPartition, Count: 2, When: longPoll})
 	// A write to partition 6 first ends the long poll already waiting (the fault only sees
 	// requests that arrive after it).
-	require.NoError(t, s.Write(ctx, testOffsetsTopic, []Record{{Key: []byte(`["moved",{"p":6}]`), Value: []byte(`{"o":6}`), Partition: 6}}))
+	writeOther(t, brokers, kafka.Message{Topic: testOffsetsTopic, Key: []byte(`["moved",{"p":6}]`), Value: []byte(`{"o":6}`), Partition: 6})
 	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
-	require.NoError(t, s.Write(ctx, testOffsetsTopic, []Record{{Key: []byte(`["moved",{"p":5}]`), Value: []byte(`{"o":5}`), Partition: 5}}))
+	writeOther(t, brokers, kafka.Message{Topic: testOffsetsTopic, Key: []byte(`["moved",{"p":5}]`), Value: []byte(`{"o":5}`), Partition: 5})
 	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
 	require.Len(t, s.SourceOffsets(testOffsetsTopic, "moved"), 2)
 	require.Positive(t, refused.Hits())
@@ -374,9 +375,10 @@ func TestLogFetchGrouping(t *testing.T) {
 
 // A partition whose fetches keep failing (for a reason other than leadership) sits out on its
 // own backoff: the other partitions of its broker are read as before, and it catches up once
-// the broker answers again.
+// the broker answers again. The records come from another writer: the store's own writes are
+// applied without a fetch.
 func TestLogPartitionErrorIsolated(t *testing.T) {
-	c, _, s := startFakeStore(t)
+	c, brokers, s := startFakeStore(t)
 	ctx := testContext(t)
 	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
 	time.Sleep(100 * time.Millisecond) // let the loops regroup after the load
@@ -385,14 +387,14 @@ func TestLogPartitionErrorIsolated(t *testing.T) {
 	broken := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: testOffsetsTopic, Partitions: []int32{5},
 		Err: kerr.UnknownServerError, Count: -1, When: longPoll})
 	// End the long poll already waiting, so that the next ones meet the fault.
-	require.NoError(t, s.Write(ctx, testOffsetsTopic, []Record{{Key: []byte(`["iso",{"p":"first"}]`), Value: []byte(`{"o":0}`), Partition: 7}}))
+	writeOther(t, brokers, kafka.Message{Topic: testOffsetsTopic, Key: []byte(`["iso",{"p":"first"}]`), Value: []byte(`{"o":0}`), Partition: 7})
 	require.Eventually(t, func() bool { return len(s.SourceOffsets(testOffsetsTopic, "iso")) == 1 }, 5*time.Second, 5*time.Millisecond)
-	require.NoError(t, s.Write(ctx, testOffsetsTopic, []Record{{Key: []byte(`["iso",{"p":5}]`), Value: []byte(`{"o":5}`), Partition: 5}}))
+	writeOther(t, brokers, kafka.Message{Topic: testOffsetsTopic, Key: []byte(`["iso",{"p":5}]`), Value: []byte(`{"o":5}`), Partition: 5})
 	require.Eventually(t, func() bool { return broken.Hits() >= 4 }, 10*time.Second, 5*time.Millisecond) // its backoff is now 800 ms
 
 	// Partition 6 is read within a long poll although partition 5 keeps failing.
 	start := time.Now()
-	require.NoError(t, s.Write(ctx, testOffsetsTopic, []Record{{Key: []byte(`["iso",{"p":6}]`), Value: []byte(`{"o":6}`), Partition: 6}}))
+	writeOther(t, brokers, kafka.Message{Topic: testOffsetsTopic, Key: []byte(`["iso",{"p":6}]`), Value: []byte(`{"o":6}`), Partition: 6})
 	require.Eventually(t, func() bool { return len(s.SourceOffsets(testOffsetsTopic, "iso")) == 2 }, 5*time.Second, 5*time.Millisecond)
 	require.Less(t, time.Since(start), 500*time.Millisecond, // the Log's long-poll wait
 		"partition 6 waited for partition 5's backoff")

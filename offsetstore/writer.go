@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/segmentio/kafka-go"
 )
 
 // Record is one record to write. A nil Value is a tombstone. Partition < 0 means the partition is
@@ -17,6 +18,10 @@ type Record = kafkaio.Record
 // failure it returns a *kafkaio.WriteError saying which records were acknowledged, so callers
 // can clean up precisely. Cancelling ctx stops Write from queueing further records; records
 // already queued are waited for.
+//
+// When the store reads topic, the acknowledged records are applied to its view from recs, at
+// their offsets, instead of being fetched and decoded again (kafkaio.Log.Written): the bytes of
+// recs are kept by the view and must not be changed after the call.
 func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -37,7 +42,36 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 		}
 		parts[i] = int32(p)
 	}
-	return s.producer.Write(ctx, topic, recs, parts)
+	l := s.logOf(topic)
+	if l == nil {
+		return s.producer.Write(ctx, topic, recs, parts, nil)
+	}
+	if len(recs) > kafkaio.SmallWrite {
+		// Keep the view's fetches off the partitions while the records land: it gets them
+		// from here.
+		release := l.Hold(parts)
+		defer release()
+	}
+	return s.producer.Write(ctx, topic, recs, parts, func(a kafkaio.Acked) {
+		msgs := make([]kafka.Message, len(a.Idx))
+		for k, i := range a.Idx {
+			msgs[k] = kafka.Message{Key: recs[i].Key, Value: recs[i].Value}
+		}
+		l.Written(int(a.Partition), a.Base, msgs)
+	})
+}
+
+// logOf is the log of topic when the store reads it, else nil.
+func (s *Store) logOf(topic string) *kafkaio.Log {
+	if topic == s.opts.ConfigTopic {
+		return s.configLog
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ot := s.offsets[topic]; ot != nil {
+		return ot.log
+	}
+	return nil
 }
 
 func allIndexes(n int) []int {

@@ -59,6 +59,13 @@ type Log struct {
 	changed chan struct{} // closed and replaced on every advance, to wake Sync
 	done    chan struct{} // closed when Run returns
 	runErr  error
+	// Own writes (log_own.go), set with next: per partition, a lock that serialises applying
+	// its records (fetch loop or Written), the runs of own records waiting for the fetch loop
+	// and the number of holds; holdChanged is closed and replaced on every release.
+	pmu         []sync.Mutex
+	own         [][]ownRun
+	held        []int
+	holdChanged chan struct{}
 
 	// endMu guards the shared end-offset reads of Sync (endOffsets).
 	endMu       sync.Mutex
@@ -164,6 +171,8 @@ func (l *Log) start(ctx context.Context) (int, error) {
 	}
 	l.mu.Lock()
 	l.next, l.target = first, last
+	l.pmu, l.own, l.held = make([]sync.Mutex, n), make([][]ownRun, n), make([]int, n)
+	l.holdChanged = make(chan struct{})
 	l.checkReadyLocked()
 	l.mu.Unlock()
 	close(l.inited)

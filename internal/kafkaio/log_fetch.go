@@ -32,7 +32,24 @@ func (l *Log) tail(ctx context.Context, parts []int) error {
 	// other partitions of the broker keep being read.
 	failures := 0
 	for round := 0; ; round++ {
-		if wake := t.prepare(round); len(t.req.Topics[0].Partitions) == 0 {
+		if wake, released := t.prepare(round); len(t.req.Topics[0].Partitions) == 0 {
+			if released != nil {
+				// Every partition is held by a write: wait for a release (or a pause's end).
+				wait := time.NewTimer(time.Until(wake))
+				if wake.IsZero() {
+					wait.Reset(time.Second)
+				}
+				select {
+				case <-released:
+				case <-wait.C:
+				case <-ctx.Done():
+				}
+				wait.Stop()
+				if ctx.Err() != nil {
+					return nil
+				}
+				continue
+			}
 			if !Sleep(ctx, time.Until(wake)) {
 				return nil
 			}
@@ -82,15 +99,23 @@ type pause struct {
 	failures int
 }
 
-// prepare fills the request with the partitions that are not paused, in an order rotated by
-// round: a broker fills the response in request order up to MaxBytes, so that no partition
-// waits behind busy ones for long. When every partition is paused it returns when the first
-// pause ends.
-func (t *tailer) prepare(round int) (wake time.Time) {
+// prepare fills the request with the partitions that are not paused or held by a write, in
+// an order rotated by round: a broker fills the response in request order up to MaxBytes, so
+// that no partition waits behind busy ones for long. Each partition is fetched from where the
+// log stands, which Written may have moved. When every partition is paused it returns when
+// the first pause ends; released is not nil when a partition was left out for a hold (then
+// the fetch waits only briefly, so that a release is seen soon), and is closed at the next
+// release.
+func (t *tailer) prepare(round int) (wake time.Time, released <-chan struct{}) {
 	now := time.Now()
 	ps := t.req.Topics[0].Partitions[:0]
 	for i := range t.parts {
 		p := t.parts[(i+round)%len(t.parts)]
+		t.offsets[p] = max(t.offsets[p], t.l.position(p))
+		if held, ch := t.l.heldState(p); held {
+			released = ch
+			continue
+		}
 		if pz, ok := t.paused[p]; ok && now.Before(pz.until) {
 			if wake.IsZero() || pz.until.Before(wake) {
 				wake = pz.until
@@ -101,7 +126,11 @@ func (t *tailer) prepare(round int) (wake time.Time) {
 			CurrentLeaderEpoch: -1, FetchOffset: t.offsets[p], LogStartOffset: -1, PartitionMaxBytes: logFetchMaxBytes})
 	}
 	t.req.Topics[0].Partitions = ps
-	return wake
+	t.req.MaxWaitTime = int32(logFetchMaxWait / time.Millisecond)
+	if released != nil {
+		t.req.MaxWaitTime = int32(heldPoll / time.Millisecond)
+	}
+	return wake, released
 }
 
 // pauseFor makes partition p sit out for its backoff after err.
@@ -130,8 +159,20 @@ func (t *tailer) apply(res *fetchapi.Response) error {
 
 func (t *tailer) applyPartition(rp *fetchapi.ResponsePartition) error {
 	p := int(rp.Partition)
-	offset, mine := t.offsets[p]
+	fetched, mine := t.offsets[p]
 	if !mine {
+		discard(rp)
+		return nil
+	}
+	// The partition's records are applied by this loop or by Written, one at a time.
+	pmu := &t.l.pmu[p]
+	pmu.Lock()
+	defer pmu.Unlock()
+	offset := t.l.position(p) // Written may have moved it since the fetch was sent
+	if held, _ := t.l.heldState(p); held {
+		// A fetch sent before a write began brought the partition back: its new records are
+		// most likely the writer's own, which Written applies. Anything of others' is fetched
+		// again after the release.
 		discard(rp)
 		return nil
 	}
@@ -143,6 +184,7 @@ func (t *tailer) applyPartition(rp *fetchapi.ResponsePartition) error {
 			// Retention or DeleteRecords removed the records we wanted: start at the log
 			// start, as a consumer with auto.offset.reset=earliest would.
 			t.offsets[p] = rp.LogStartOffset
+			t.l.advance(p, rp.LogStartOffset)
 		case isLeadershipError(perr):
 			return fmt.Errorf("fetch log records of partition %d: %w: %w", p, errRegroup, perr)
 		default:
@@ -153,7 +195,10 @@ func (t *tailer) applyPartition(rp *fetchapi.ResponsePartition) error {
 	next := offset
 	if rp.RecordSet.Records != nil {
 		var err error
-		t.batch, next, err = readRecords(rp.RecordSet.Records, t.l.topic, p, offset, t.batch[:0], t.l.applyBatch)
+		own := func(at, pos int64, out []kafka.Message) ([]kafka.Message, int64) {
+			return t.l.applyOwn(p, at, pos, out)
+		}
+		t.batch, next, err = readRecords(rp.RecordSet.Records, t.l.topic, p, offset, t.batch[:0], t.l.applyBatch, own)
 		if err != nil {
 			// Records applied before the error are applied again after the retry: harmless
 			// for a latest-value-per-key view.
@@ -161,10 +206,12 @@ func (t *tailer) applyPartition(rp *fetchapi.ResponsePartition) error {
 			t.pauseFor(p, err)
 			return nil
 		}
-		t.l.applyBatch(t.batch)
 	}
+	// Own records right after the fetched ones need no fetch.
+	t.batch, next = t.l.applyOwn(p, next, next, t.batch)
+	t.l.applyBatch(t.batch)
 	delete(t.paused, p)
-	if next == offset && rp.HighWatermark > offset {
+	if next == offset && fetched == offset && rp.HighWatermark > offset && !t.l.hasOwn(p) {
 		// Nothing at or after offset below the high watermark: compaction removed the tail
 		// (e.g. an expired tombstone). Connect's consumer position would move past it the
 		// same way.
@@ -172,8 +219,8 @@ func (t *tailer) applyPartition(rp *fetchapi.ResponsePartition) error {
 	}
 	if next != offset {
 		t.l.advance(p, next)
-		t.offsets[p] = next
 	}
+	t.offsets[p] = next
 	return nil
 }
 
@@ -210,8 +257,11 @@ func (l *Log) applyBatch(batch []kafka.Message) {
 
 // readRecords copies the records at or after offset out of rs (which holds pooled buffers),
 // passing every logApplyChunk of them to flush, and returns the rest and the offset after the
-// last record seen, control records included.
-func readRecords(rs kafka.RecordReader, topic string, p int, offset int64, out []kafka.Message, flush func([]kafka.Message)) ([]kafka.Message, int64, error) {
+// last record seen, control records included. Before each record, own may apply records the
+// log's owner wrote (log_own.go) that start at or before it, after flushing out; records
+// below the position own returns are skipped.
+func readRecords(rs kafka.RecordReader, topic string, p int, offset int64, out []kafka.Message, flush func([]kafka.Message),
+	own func(at, pos int64, out []kafka.Message) ([]kafka.Message, int64)) ([]kafka.Message, int64, error) {
 	next := offset
 	batches := []kafka.RecordReader{rs}
 	if stream, ok := rs.(*protocol.RecordStream); ok {
@@ -227,9 +277,12 @@ func readRecords(rs kafka.RecordReader, topic string, p int, offset int64, out [
 			if err != nil {
 				return out, next, fmt.Errorf("read record of partition %d: %w", p, err)
 			}
-			if r.Offset < offset || control {
+			if own != nil && r.Offset >= next {
+				out, next = own(r.Offset, next, out)
+			}
+			if r.Offset < next || control {
 				// Batches may start before the requested offset; control records only move the
-				// position.
+				// position; own records were applied from the writer's bytes.
 				closeBytes(r.Key, r.Value)
 				next = max(next, r.Offset+1)
 				continue

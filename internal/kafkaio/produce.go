@@ -37,8 +37,9 @@ func (pr *partitionRecords) addTo(b *batchBuilder) {
 }
 
 // produceOnce sends parts, partitions led by one broker, in one Produce request with
-// acks=all, and returns each part's error. It is the one place a Produce request is built.
-func produceOnce(ctx context.Context, cl *kafka.Client, parts []partitionRecords) []error {
+// acks=all, and returns each part's error and, for those without one, the offset the broker
+// gave the part's first record. It is the one place a Produce request is built.
+func produceOnce(ctx context.Context, cl *kafka.Client, parts []partitionRecords) ([]error, []int64) {
 	req := &rawproduce.Request{Acks: int16(kafka.RequireAll), Timeout: produceTimeoutMs}
 	size := 0
 	for _, pr := range parts {
@@ -60,11 +61,12 @@ func produceOnce(ctx context.Context, cl *kafka.Client, parts []partitionRecords
 		req.Topics[ti].Partitions = append(req.Topics[ti].Partitions, rawPartition(pr.partition, b.finish()[from:]))
 	}
 	errs := make([]error, len(parts))
-	setAll := func(err error) []error {
+	bases := make([]int64, len(parts))
+	setAll := func(err error) ([]error, []int64) {
 		for i := range errs {
 			errs[i] = err
 		}
-		return errs
+		return errs, bases
 	}
 	ctx, cancel := context.WithTimeout(ctx, roundTripTimeout)
 	defer cancel()
@@ -89,9 +91,11 @@ func produceOnce(ctx context.Context, cl *kafka.Client, parts []partitionRecords
 			errs[i] = errors.New("produce: no response for the partition")
 		case rp.ErrorCode != 0:
 			errs[i] = partitionError(rp.ErrorCode, rp.ErrorMessage)
+		default:
+			bases[i] = rp.BaseOffset
 		}
 	}
-	return errs
+	return errs, bases
 }
 
 // partitionError is a broker's error code for one partition, with its message when it sent one.

@@ -38,7 +38,9 @@ type produceItem struct {
 	recs      []kafka.Message // Key, Value and Headers
 	size      int
 
-	err  error
+	err error
+	// base is the offset of the item's first record once acknowledged without err.
+	base int64
 	done chan struct{}
 }
 
@@ -68,6 +70,13 @@ func NewProducer(opts Options) *Producer {
 // every message was acknowledged. A message whose context ends before its acknowledgement
 // gets ctx.Err(); it may still be written.
 func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
+	errs, _ := p.produce(ctx, msgs)
+	return errs
+}
+
+// produce is Produce that also returns each message's item (nil for those that failed before
+// being queued); an item acknowledged without error holds the offset of its first record.
+func (p *Producer) produce(ctx context.Context, msgs []kafka.Message) ([]error, []*produceItem) {
 	errs := make([]error, len(msgs))
 	failed := false
 	fail := func(i int, err error) {
@@ -96,9 +105,9 @@ func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 		}
 	}
 	if !failed {
-		return nil
+		return nil, owner
 	}
-	return errs
+	return errs, owner
 }
 
 // route groups msgs into one item per partition: owner[i] is msgs[i]'s item (nil when fail
@@ -231,10 +240,12 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 		parts[i].items = append(parts[i].items, it)
 		parts[i].size += it.size
 	}
-	errs := produceOnce(context.Background(), p.client, parts)
+	errs, bases := produceOnce(context.Background(), p.client, parts)
 	for i, pr := range parts {
+		next := bases[i]
 		for _, it := range pr.items {
-			it.err = errs[i]
+			it.err, it.base = errs[i], next
+			next += int64(len(it.recs))
 			close(it.done)
 		}
 	}

@@ -37,9 +37,17 @@ func (e *WriteError) Error() string {
 
 func (e *WriteError) Unwrap() error { return e.Err }
 
-// smallWrite is the size up to which Write queues its records with those of concurrent
+// SmallWrite is the size up to which Write queues its records with those of concurrent
 // callers (Produce); larger writes go in Produce requests of their own.
-const smallWrite = 64
+const SmallWrite = 64
+
+// Acked is one run of a Write's records that the broker acknowledged: recs[Idx[k]] is at
+// offset Base+k of Partition.
+type Acked struct {
+	Partition int32
+	Base      int64
+	Idx       []int
+}
 
 // Leaders returns the leader broker ID of every partition of topic, indexed by partition;
 // the answer is reused for a moment (see leaderCache). The slice must not be changed.
@@ -57,12 +65,18 @@ func (p *Producer) Leaders(ctx context.Context, topic string) ([]int, error) {
 // partition's next batch, packed into requests of at most requestBytes sent in parallel, so
 // that ten offsets on ten partitions are one round trip, not ten, and a partition has one
 // request in flight at a time (Connect's max.in.flight=1 producer).
-func (p *Producer) Write(ctx context.Context, topic string, recs []Record, parts []int32) error {
+//
+// acked, when not nil, is told of every acknowledged run of records with its offsets, before
+// Write returns, possibly from several goroutines at once.
+func (p *Producer) Write(ctx context.Context, topic string, recs []Record, parts []int32, acked func(Acked)) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	if len(recs) > smallWrite {
-		return p.writeRounds(ctx, topic, recs, parts)
+	if acked == nil {
+		acked = func(Acked) {}
+	}
+	if len(recs) > SmallWrite {
+		return p.writeRounds(ctx, topic, recs, parts, acked)
 	}
 	msgs := make([]kafka.Message, len(recs))
 	for i := range recs {
@@ -70,7 +84,8 @@ func (p *Producer) Write(ctx context.Context, topic string, recs []Record, parts
 	}
 	// WithoutCancel: once queued, the records are sent whatever ctx does; returning early
 	// would lose track of which were acknowledged.
-	errs := p.Produce(context.WithoutCancel(ctx), msgs)
+	errs, owner := p.produce(context.WithoutCancel(ctx), msgs)
+	reportItems(msgs, errs, owner, acked)
 	if errs == nil {
 		return nil
 	}
@@ -85,8 +100,27 @@ func (p *Producer) Write(ctx context.Context, topic string, recs []Record, parts
 	return &WriteError{Written: len(recs) - len(failed), Failed: failed, Err: first}
 }
 
+// reportItems tells acked of the acknowledged items of a produce call: msgs[i] went in
+// owner[i], which keeps msgs' order within its partition.
+func reportItems(msgs []kafka.Message, errs []error, owner []*produceItem, acked func(Acked)) {
+	runs := map[*produceItem][]int{}
+	var order []*produceItem
+	for i, it := range owner {
+		if it == nil || (errs != nil && errs[i] != nil) {
+			continue
+		}
+		if _, ok := runs[it]; !ok {
+			order = append(order, it)
+		}
+		runs[it] = append(runs[it], i)
+	}
+	for _, it := range order {
+		acked(Acked{Partition: it.partition, Base: it.base, Idx: runs[it]})
+	}
+}
+
 // writeRounds is Write for many records.
-func (p *Producer) writeRounds(ctx context.Context, topic string, recs []Record, parts []int32) error {
+func (p *Producer) writeRounds(ctx context.Context, topic string, recs []Record, parts []int32, acked func(Acked)) error {
 	leaders, err := p.leaders.get(ctx, topic)
 	if err != nil {
 		return &WriteError{Failed: indexes(0, len(recs)), Err: fmt.Errorf("write to topic %q: %w", topic, err)}
@@ -116,7 +150,7 @@ func (p *Producer) writeRounds(ctx context.Context, topic string, recs []Record,
 	}
 	var wg sync.WaitGroup
 	for _, pending := range byLeader {
-		wg.Go(func() { p.leaderRounds(ctx, topic, recs, pending, fail) })
+		wg.Go(func() { p.leaderRounds(ctx, topic, recs, pending, fail, acked) })
 	}
 	wg.Wait()
 	if len(failed) == 0 {
@@ -134,7 +168,7 @@ func (p *Producer) writeRounds(ctx context.Context, topic string, recs []Record,
 // leaderRounds sends one leader's pending records (per partition, record indexes in order)
 // in rounds. A partition that fails stops there: its later records must not overtake the
 // failed ones, and fail gets them all.
-func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record, pending map[int32][]int, fail func([]int, error)) {
+func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record, pending map[int32][]int, fail func([]int, error), acked func(Acked)) {
 	for len(pending) > 0 {
 		if err := ctx.Err(); err != nil {
 			for _, idx := range pending {
@@ -146,7 +180,12 @@ func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record
 		var wg sync.WaitGroup
 		for _, parts := range nextRound(topic, recs, pending) {
 			wg.Go(func() {
-				errs := produceOnce(ctx, p.client, parts)
+				errs, bases := produceOnce(ctx, p.client, parts)
+				for i, pr := range parts {
+					if errs[i] == nil {
+						acked(Acked{Partition: pr.partition, Base: bases[i], Idx: pr.idx})
+					}
+				}
 				mu.Lock()
 				defer mu.Unlock()
 				for i, pr := range parts {

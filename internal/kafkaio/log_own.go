@@ -1,0 +1,152 @@
+package kafkaio
+
+import (
+	"slices"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// A process that writes to a topic it also reads through a Log (the agent writing Connect's
+// offsets) need not fetch and decode its own records again: it knows their bytes and, from
+// the Produce response, their offsets. Written hands them to the Log, which applies them at
+// their place in the partition's order, exactly as if it had read them: at once when it has
+// read the partition up to them, else right after the records before them (written by
+// others meanwhile), and never twice. A key written by someone else after the caller's record
+// still wins, by log order. Hold keeps the fetch loops off the partitions of a large write
+// while it is in flight, so that they do not fetch the records as they land.
+
+// ownRun is a run of records the caller wrote, at offsets base, base+1, ..., waiting for the
+// log to reach base.
+type ownRun struct {
+	base int64
+	msgs []kafka.Message
+}
+
+func (r ownRun) end() int64 { return r.base + int64(len(r.msgs)) }
+
+// Hold keeps the fetch loops off partitions until release is called: call it before writing
+// many records to them and release once Written was told of every acknowledged run. A fetch
+// already in flight may still bring some of them; the log applies each record once either
+// way. Holds nest. Before Run has read the partition count, Hold does nothing.
+func (l *Log) Hold(partitions []int32) (release func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.held == nil {
+		return func() {}
+	}
+	var ps []int32
+	seen := make([]bool, len(l.held))
+	for _, p := range partitions {
+		if p >= 0 && int(p) < len(l.held) && !seen[p] {
+			seen[p] = true
+			ps = append(ps, p)
+			l.held[p]++
+		}
+	}
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for _, p := range ps {
+			l.held[p]--
+		}
+		close(l.holdChanged)
+		l.holdChanged = make(chan struct{})
+	}
+}
+
+// Written applies msgs, records the caller wrote to partition p at offsets base, base+1, ...,
+// as if read from the topic (see above). Key, Value and Headers of msgs are kept by the view
+// and must never be changed afterwards; msgs itself may be cleared. Before Run has read the
+// partition count, Written does nothing (the initial load reads the records).
+func (l *Log) Written(p int, base int64, msgs []kafka.Message) {
+	l.mu.Lock()
+	if l.pmu == nil || p < 0 || p >= len(l.pmu) || len(msgs) == 0 {
+		l.mu.Unlock()
+		return
+	}
+	pmu := &l.pmu[p]
+	l.mu.Unlock()
+	pmu.Lock()
+	defer pmu.Unlock()
+	for i := range msgs {
+		msgs[i].Topic, msgs[i].Partition, msgs[i].Offset = l.topic, p, base+int64(i)
+	}
+	run := ownRun{base: base, msgs: msgs}
+	cur := l.position(p)
+	switch {
+	case run.end() <= cur:
+		// Read from the topic already (a fetch in flight brought them).
+	case base > cur:
+		// Records of others come first: the fetch loop applies this run once it reaches base.
+		l.mu.Lock()
+		i, _ := slices.BinarySearchFunc(l.own[p], base, func(r ownRun, b int64) int { return compareInt64(r.base, b) })
+		l.own[p] = slices.Insert(l.own[p], i, run)
+		l.mu.Unlock()
+	default:
+		l.applyBatch(msgs[cur-base:])
+		l.advance(p, run.end())
+	}
+}
+
+// position is the offset after the last record of p applied.
+func (l *Log) position(p int) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.next[p]
+}
+
+// applyOwn applies, after out (flushed first), the waiting runs of p that start at or before
+// at, from pos on, and returns the position after them (pos when there were none). The
+// caller holds p's partition lock.
+func (l *Log) applyOwn(p int, at, pos int64, out []kafka.Message) ([]kafka.Message, int64) {
+	l.mu.Lock()
+	runs := l.own[p]
+	n := 0
+	for n < len(runs) && runs[n].base <= at {
+		n++
+	}
+	take := slices.Clone(runs[:n])
+	l.own[p] = slices.Delete(runs, 0, n)
+	l.mu.Unlock()
+	if n == 0 {
+		return out, pos
+	}
+	l.applyBatch(out)
+	out = out[:0]
+	for _, r := range take {
+		if r.end() > pos {
+			l.applyBatch(r.msgs[max(pos-r.base, 0):])
+			pos = r.end()
+		}
+	}
+	return out, pos
+}
+
+// hasOwn reports whether runs of p wait for the fetch loop.
+func (l *Log) hasOwn(p int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.own[p]) > 0
+}
+
+// heldState reports whether p is held and returns the channel closed at the next release.
+func (l *Log) heldState(p int) (bool, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.held[p] > 0, l.holdChanged
+}
+
+// heldPoll is the fetch wait while some of a loop's partitions are held: short, so that a
+// released partition is fetched again soon.
+const heldPoll = 5 * time.Millisecond
+
+func compareInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,132 @@
+package kafkaio
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+)
+
+// appliedLog is a running Log of topic whose view records every value applied to each key,
+// in order.
+type appliedLog struct {
+	*Log
+	mu     sync.Mutex
+	values map[string][]string
+}
+
+func (a *appliedLog) seen(key string) []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.values[key])
+}
+
+func runAppliedLog(t *testing.T, brokers []string, topic string) *appliedLog {
+	t.Helper()
+	a := &appliedLog{values: map[string][]string{}}
+	l, err := NewLog(Options{Brokers: brokers}, topic, func(msgs []kafka.Message) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for _, m := range msgs {
+			a.values[string(m.Key)] = append(a.values[string(m.Key)], string(m.Value))
+		}
+	})
+	require.NoError(t, err)
+	a.Log = l
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	require.NoError(t, l.WaitReady(testContext(t)))
+	return a
+}
+
+// Records the owner wrote are applied from Written at their offsets, never fetched again, and
+// in log order with the records of other writers: whoever wrote a key last wins. Written is
+// given other bytes than those in the topic, so the view shows which path a value took.
+func TestLogAppliesOwnWritesInLogOrder(t *testing.T) {
+	_, brokers, p := startProducerCluster(t, "own")
+	ctx := testContext(t)
+	l := runAppliedLog(t, brokers, "own")
+	produce := func(key, value string) {
+		t.Helper()
+		require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "own", Partition: 0, Key: []byte(key), Value: []byte(value)}}))
+	}
+	own := func(key, value string) []kafka.Message {
+		return []kafka.Message{{Key: []byte(key), Value: []byte(value)}}
+	}
+
+	produce("k", "other-1") // offset 0
+	require.NoError(t, l.Sync(ctx))
+
+	// Our record at offset 1, then another writer's at 2: the other's stays.
+	release := l.Hold([]int32{0})
+	produce("k", "in-topic-1") // offset 1, ours
+	produce("k", "other-2")    // offset 2
+	l.Written(0, 1, own("k", "own-1"))
+	release()
+	require.NoError(t, l.Sync(ctx))
+	require.Equal(t, []string{"other-1", "own-1", "other-2"}, l.seen("k"))
+
+	// Another writer's record at 3 comes before ours at 4: the fetch applies 3, then ours.
+	release = l.Hold([]int32{0})
+	produce("j", "other-3")    // offset 3
+	produce("k", "in-topic-4") // offset 4, ours
+	l.Written(0, 4, own("k", "own-4"))
+	release()
+	require.NoError(t, l.Sync(ctx))
+	require.Equal(t, []string{"other-1", "own-1", "other-2", "own-4"}, l.seen("k"))
+	require.Equal(t, []string{"other-3"}, l.seen("j"))
+
+	// Records the log already read are not applied again.
+	produce("k", "other-5") // offset 5
+	require.NoError(t, l.Sync(ctx))
+	l.Written(0, 5, own("k", "own-5"))
+	require.Equal(t, []string{"other-1", "own-1", "other-2", "own-4", "other-5"}, l.seen("k"))
+	require.Equal(t, int64(6), l.position(0))
+}
+
+// Write reports every acknowledged run with the offset of its first record, for small
+// (queued) and large (rounds) writes alike.
+func TestProducerWriteReportsOffsets(t *testing.T) {
+	_, _, p := startProducerCluster(t, "acked")
+	ctx := testContext(t)
+	for _, tt := range []struct {
+		name string
+		n    int
+	}{{name: "queued", n: 10}, {name: "rounds", n: 3 * SmallWrite}} {
+		t.Run(tt.name, func(t *testing.T) {
+			recs := make([]Record, tt.n)
+			parts := make([]int32, tt.n)
+			for i := range recs {
+				recs[i] = Record{Key: []byte{byte(i)}, Value: []byte{byte(i)}}
+				parts[i] = int32(i % 3)
+			}
+			var mu sync.Mutex
+			at := map[int]int64{} // record index -> offset
+			require.NoError(t, p.Write(ctx, "acked", recs, parts, func(a Acked) {
+				mu.Lock()
+				defer mu.Unlock()
+				for k, i := range a.Idx {
+					require.Equal(t, parts[i], a.Partition)
+					at[i] = a.Base + int64(k)
+				}
+			}))
+			require.Len(t, at, tt.n)
+			// Offsets are consecutive per partition, in the order of the records.
+			last := map[int32]int64{0: -1, 1: -1, 2: -1}
+			for i := range recs {
+				if last[parts[i]] >= 0 {
+					require.Equal(t, last[parts[i]]+1, at[i], "record %d", i)
+				}
+				last[parts[i]] = at[i]
+			}
+		})
+	}
+}
