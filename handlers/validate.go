@@ -291,32 +291,52 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 		// the goal follows what the validation and encoding below actually keep.
 		c.gc.collectUnlessRunning()
 	}
-	if err := connectors.ValidateSource(entries); err != nil {
-		return asFailure(err)
+	recs, err := sourceRecords(j.name, j.class, j.props, entries)
+	if err != nil {
+		return err
 	}
-	entries = connectors.Dedupe(entries)
-	if j.class != nil && j.class.Validate != nil {
-		if err := j.class.Validate(j.props, entries); err != nil {
-			return asFailure(err)
-		}
-	}
-	var order func(jsonvalue.Map) jsonvalue.Map // nil: Java HashMap order
-	if j.class != nil && j.class.PartitionOrder != nil {
-		order = j.class.PartitionOrder
-	}
-	j.records = offsetstore.EncodeOffsets(j.name, offsetEntries(entries), order)
+	j.records = recs
 	// The decoded offsets (and the request record they may share memory with) are not needed
 	// any more: let them go before the writes.
 	j.req.Data.InitialOffsets = nil
 	if len(entries) >= collectAfterOffsets {
 		// A large request's decoded offsets are now garbage, about twice the request's size.
-		// Collect them before the writes, in which the view takes its own copy of the new
-		// offsets: left to the pacer, the heap would grow to twice what was reachable while
-		// encoding. With both collections a 100,000-offset request peaks at ~4x its size
+		// Collect them before the writes: left to the pacer, the heap would grow to twice what
+		// was reachable while encoding. With both collections a 100,000-offset request peaks at ~4x its size
 		// (~7.5x with neither); each costs ~10-20 ms of CPU.
 		c.gc.collectUnlessRunning()
 	}
 	return nil
+}
+
+// sourceRecords validates a source connector's offsets (the generic KIP-875 rules, duplicates,
+// the class's rules) and encodes their records, on the fast path when the request has its
+// shape (fastpath.go), else on the general one. It consumes entries.
+func sourceRecords(name string, class *connectors.Class, props map[string]string, entries []events.OffsetEntry) ([]offsetstore.Record, error) {
+	if len(entries) >= fastPathMin {
+		if recs, ok := fastSourceRecords(name, class, props, entries); ok {
+			return recs, nil
+		}
+	}
+	return generalSourceRecords(name, class, props, entries)
+}
+
+// generalSourceRecords is sourceRecords for any request.
+func generalSourceRecords(name string, class *connectors.Class, props map[string]string, entries []events.OffsetEntry) ([]offsetstore.Record, error) {
+	if err := connectors.ValidateSource(entries); err != nil {
+		return nil, asFailure(err)
+	}
+	entries = connectors.Dedupe(entries)
+	if class != nil && class.Validate != nil {
+		if err := class.Validate(props, entries); err != nil {
+			return nil, asFailure(err)
+		}
+	}
+	var order func(jsonvalue.Map) jsonvalue.Map // nil: Java HashMap order
+	if class != nil && class.PartitionOrder != nil {
+		order = class.PartitionOrder
+	}
+	return offsetstore.EncodeOffsets(name, offsetEntries(entries), order), nil
 }
 
 // collectAfterOffsets is the number of offsets (about 1 MB of request) from which

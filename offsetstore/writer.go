@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
-	"github.com/segmentio/kafka-go"
 )
 
 // Record is one record to write. A nil Value is a tombstone. Partition < 0 means the partition is
@@ -53,11 +52,7 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 		defer release()
 	}
 	return s.producer.Write(ctx, topic, recs, parts, func(a kafkaio.Acked) {
-		msgs := make([]kafka.Message, len(a.Idx))
-		for k, i := range a.Idx {
-			msgs[k] = kafka.Message{Key: recs[i].Key, Value: recs[i].Value}
-		}
-		l.Written(int(a.Partition), a.Base, msgs)
+		l.Written(int(a.Partition), a.Base, recs, a.Idx)
 	})
 }
 

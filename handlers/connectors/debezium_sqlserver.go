@@ -35,6 +35,7 @@ func sqlServerClasses() []Class {
 		// server before database is also the HashMap order (buckets 1 and 2); spelled out because a
 		// task that does not find these exact bytes starts from scratch.
 		PartitionOrder: fixedOrder("server", "database"),
+		PerEntry:       true,
 		Source:         "debezium/debezium SqlServerPartition, SqlServerOffsetContext.Loader (1.x-3.x)",
 	}}
 }

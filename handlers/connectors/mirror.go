@@ -25,6 +25,7 @@ func mirrorClasses() []Class {
 			Type:          Source,
 			AltersOffsets: true,
 			Validate:      validate,
+			PerEntry:      true,
 			Source:        mirrorSource,
 		}
 	}

@@ -57,6 +57,11 @@ type Class struct {
 	// (the value is parsed); it only makes our record byte-equal to the task's. Nil means Java HashMap
 	// order with the default capacity.
 	OffsetOrder func(jsonvalue.Map) jsonvalue.Map
+	// PerEntry is set when Validate judges each entry on its own (its answer for a list is the
+	// first failing entry's) and PartitionOrder depends on a partition's keys only: then a
+	// request's offsets may take the handlers' single pass (handlers/fastpath.go), which calls
+	// Validate one entry at a time.
+	PerEntry bool
 	// Source cites where the rules come from (repository, file, version).
 	Source string
 	// Secrets are the config keys the connector's ConfigDef types as PASSWORD (or that carry

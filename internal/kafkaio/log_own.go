@@ -16,14 +16,15 @@ import (
 // still wins, by log order. Hold keeps the fetch loops off the partitions of a large write
 // while it is in flight, so that they do not fetch the records as they land.
 
-// ownRun is a run of records the caller wrote, at offsets base, base+1, ..., waiting for the
-// log to reach base.
+// ownRun is a run of records the caller wrote, recs[idx[k]] at offset base+k, waiting for
+// the log to reach base.
 type ownRun struct {
 	base int64
-	msgs []kafka.Message
+	recs []Record
+	idx  []int
 }
 
-func (r ownRun) end() int64 { return r.base + int64(len(r.msgs)) }
+func (r ownRun) end() int64 { return r.base + int64(len(r.idx)) }
 
 // Hold keeps the fetch loops off partitions until release is called: call it before writing
 // many records to them and release once Written was told of every acknowledged run. A fetch
@@ -55,13 +56,13 @@ func (l *Log) Hold(partitions []int32) (release func()) {
 	}
 }
 
-// Written applies msgs, records the caller wrote to partition p at offsets base, base+1, ...,
-// as if read from the topic (see above). Key, Value and Headers of msgs are kept by the view
-// and must never be changed afterwards; msgs itself may be cleared. Before Run has read the
-// partition count, Written does nothing (the initial load reads the records).
-func (l *Log) Written(p int, base int64, msgs []kafka.Message) {
+// Written applies records the caller wrote to partition p, recs[idx[k]] at offset base+k, as
+// if read from the topic (see above). Their Key and Value are kept by the view and must never
+// be changed afterwards; recs and idx must not change until Written returns. Before Run has
+// read the partition count, Written does nothing (the initial load reads the records).
+func (l *Log) Written(p int, base int64, recs []Record, idx []int) {
 	l.mu.Lock()
-	if l.pmu == nil || p < 0 || p >= len(l.pmu) || len(msgs) == 0 {
+	if l.pmu == nil || p < 0 || p >= len(l.pmu) || len(idx) == 0 {
 		l.mu.Unlock()
 		return
 	}
@@ -69,10 +70,7 @@ func (l *Log) Written(p int, base int64, msgs []kafka.Message) {
 	l.mu.Unlock()
 	pmu.Lock()
 	defer pmu.Unlock()
-	for i := range msgs {
-		msgs[i].Topic, msgs[i].Partition, msgs[i].Offset = l.topic, p, base+int64(i)
-	}
-	run := ownRun{base: base, msgs: msgs}
+	run := ownRun{base: base, recs: recs, idx: idx}
 	cur := l.position(p)
 	switch {
 	case run.end() <= cur:
@@ -84,9 +82,23 @@ func (l *Log) Written(p int, base int64, msgs []kafka.Message) {
 		l.own[p] = slices.Insert(l.own[p], i, run)
 		l.mu.Unlock()
 	default:
-		l.applyBatch(msgs[cur-base:])
+		l.applyRun(p, run, cur, nil)
 		l.advance(p, run.end())
 	}
+}
+
+// applyRun hands the records of run from offset from on to apply, in chunks of
+// logApplyChunk messages built in buf, and returns buf for reuse.
+func (l *Log) applyRun(p int, run ownRun, from int64, buf []kafka.Message) []kafka.Message {
+	for k := max(from-run.base, 0); k < int64(len(run.idx)); {
+		buf = buf[:0]
+		for ; k < int64(len(run.idx)) && len(buf) < logApplyChunk; k++ {
+			r := &run.recs[run.idx[k]]
+			buf = append(buf, kafka.Message{Topic: l.topic, Partition: p, Offset: run.base + k, Key: r.Key, Value: r.Value})
+		}
+		l.applyBatch(buf)
+	}
+	return buf[:0]
 }
 
 // position is the offset after the last record of p applied.
@@ -116,7 +128,7 @@ func (l *Log) applyOwn(p int, at, pos int64, out []kafka.Message) ([]kafka.Messa
 	out = out[:0]
 	for _, r := range take {
 		if r.end() > pos {
-			l.applyBatch(r.msgs[max(pos-r.base, 0):])
+			out = l.applyRun(p, r, pos, out)
 			pos = r.end()
 		}
 	}

@@ -58,8 +58,8 @@ func TestLogAppliesOwnWritesInLogOrder(t *testing.T) {
 		t.Helper()
 		require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "own", Partition: 0, Key: []byte(key), Value: []byte(value)}}))
 	}
-	own := func(key, value string) []kafka.Message {
-		return []kafka.Message{{Key: []byte(key), Value: []byte(value)}}
+	written := func(base int64, key, value string) {
+		l.Written(0, base, []Record{{Key: []byte("unused")}, {Key: []byte(key), Value: []byte(value)}}, []int{1})
 	}
 
 	produce("k", "other-1") // offset 0
@@ -69,7 +69,7 @@ func TestLogAppliesOwnWritesInLogOrder(t *testing.T) {
 	release := l.Hold([]int32{0})
 	produce("k", "in-topic-1") // offset 1, ours
 	produce("k", "other-2")    // offset 2
-	l.Written(0, 1, own("k", "own-1"))
+	written(1, "k", "own-1")
 	release()
 	require.NoError(t, l.Sync(ctx))
 	require.Equal(t, []string{"other-1", "own-1", "other-2"}, l.seen("k"))
@@ -78,7 +78,7 @@ func TestLogAppliesOwnWritesInLogOrder(t *testing.T) {
 	release = l.Hold([]int32{0})
 	produce("j", "other-3")    // offset 3
 	produce("k", "in-topic-4") // offset 4, ours
-	l.Written(0, 4, own("k", "own-4"))
+	written(4, "k", "own-4")
 	release()
 	require.NoError(t, l.Sync(ctx))
 	require.Equal(t, []string{"other-1", "own-1", "other-2", "own-4"}, l.seen("k"))
@@ -87,7 +87,7 @@ func TestLogAppliesOwnWritesInLogOrder(t *testing.T) {
 	// Records the log already read are not applied again.
 	produce("k", "other-5") // offset 5
 	require.NoError(t, l.Sync(ctx))
-	l.Written(0, 5, own("k", "own-5"))
+	written(5, "k", "own-5")
 	require.Equal(t, []string{"other-1", "own-1", "other-2", "own-4", "other-5"}, l.seen("k"))
 	require.Equal(t, int64(6), l.position(0))
 }
