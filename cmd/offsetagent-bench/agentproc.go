@@ -28,6 +28,7 @@ import (
 //	      prints "idle <bytes>"
 //	peak  stop sampling; prints "peak <bytes> <live bytes>": the largest heap in use and the
 //	      largest heap a garbage collection found reachable
+//	sync  wait until the agent's offsets view has read its topic to the end; prints "synced"
 //
 // Closing stdin stops the agent and the child. With a CPU profile, the child also writes the
 // allocations of its marked phase (sampled every 32 KiB) to the profile's name with ".mem".
@@ -121,6 +122,13 @@ func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string, no
 				profile = nil
 			}
 			fmt.Fprintf(stdout, "peak %d %d\n", peak, live)
+		case "sync":
+			sctx, scancel := context.WithTimeout(ctx, time.Minute)
+			if err := a.Store().Sync(sctx, cfg.OffsetsTopic); err != nil {
+				fmt.Fprintf(stderr, "offsetagent-bench agent: sync: %v\n", err)
+			}
+			scancel()
+			fmt.Fprintln(stdout, "synced")
 		}
 	}
 	cancel()
@@ -226,6 +234,15 @@ func (p *agentProc) peak(ctx context.Context) (heap, live uint64, err error) {
 	}
 	err = p.expect(ctx, "peak", &heap, &live)
 	return heap, live, err
+}
+
+// sync waits until the child's offsets view has read the topic to its end: the records a
+// request wrote are then in it, however the view got them.
+func (p *agentProc) sync(ctx context.Context) error {
+	if _, err := io.WriteString(p.stdin, "sync\n"); err != nil {
+		return fmt.Errorf("agent process: %w", err)
+	}
+	return p.expect(ctx, "synced")
 }
 
 // stop closes the watcher and the child's stdin and waits for it (killing it after 30 s).

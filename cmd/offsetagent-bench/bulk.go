@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -164,7 +165,7 @@ func (e *env) bulkAgent(ctx context.Context, n, round int, br *bulkRound) error 
 				return err
 			}
 		}
-		s, err := measureRequest(ctx, a.watcher, pub, msg, pids)
+		s, err := measureRequest(ctx, a.watcher, pub, msg, pids, a.sync)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.tag, err)
 		}
@@ -179,7 +180,7 @@ func (e *env) bulkAgent(ctx context.Context, n, round int, br *bulkRound) error 
 			if err != nil {
 				return err
 			}
-			if br.second, err = measureRequest(ctx, a.watcher, pub, second, pids); err != nil {
+			if br.second, err = measureRequest(ctx, a.watcher, pub, second, pids, a.sync); err != nil {
 				return fmt.Errorf("second request: %w", err)
 			}
 		}
@@ -206,7 +207,7 @@ func (e *env) bulkTransit(ctx context.Context, n, writeN int) (bulkSample, error
 	if err != nil {
 		return bulkSample{}, err
 	}
-	return measureRequest(ctx, t.watcher, pub, msg, append(e.pids(), t.pid()))
+	return measureRequest(ctx, t.watcher, pub, msg, append(e.pids(), t.pid()), nil)
 }
 
 // bulkNoop times a MirrorMaker 2 bulk request through an agent process whose stages answer
@@ -227,12 +228,14 @@ func (e *env) bulkNoop(ctx context.Context, n int) (bulkSample, error) {
 	if err != nil {
 		return bulkSample{}, err
 	}
-	return measureRequest(ctx, a.watcher, pub, msg, append(e.pids(), a.cmd.Process.Pid))
+	return measureRequest(ctx, a.watcher, pub, msg, append(e.pids(), a.cmd.Process.Pid), nil)
 }
 
 // measureRequest publishes msg and waits for its result: the wall time from publish to
-// result and the CPU time of pids meanwhile.
-func measureRequest(ctx context.Context, w *resultWatcher, pub *kafka.Writer, msg kafka.Message, pids []int) (bulkSample, error) {
+// result and the CPU time of pids meanwhile. With settle, the CPU time runs on until settle
+// returns: the agent's view holding the records the request wrote is part of its cost,
+// whether the view reads them back after the result or takes them as it writes them.
+func measureRequest(ctx context.Context, w *resultWatcher, pub *kafka.Writer, msg kafka.Message, pids []int, settle func(context.Context) error) (bulkSample, error) {
 	reqID, _ := events.Header(&msg, events.HeaderPrefix+"id")
 	cpu := startCPU(pids...)
 	t0 := time.Now()
@@ -240,9 +243,17 @@ func measureRequest(ctx context.Context, w *resultWatcher, pub *kafka.Writer, ms
 		return bulkSample{}, fmt.Errorf("publish %q: %w", reqID, err)
 	}
 	got := w.wait(ctx, []string{reqID}, 4*time.Minute)
+	if settle != nil {
+		if err := settle(ctx); err != nil {
+			return bulkSample{}, err
+		}
+	}
 	used := cpu.elapsed()
 	if err := checkResults(got, 1); err != nil {
 		return bulkSample{}, fmt.Errorf("request %q: %w", reqID, err)
+	}
+	if w.decode && len(got[reqID].stages) > 0 {
+		fmt.Fprintf(os.Stderr, "%s  %s:%s\n", time.Now().Format("15:04:05.000"), reqID, stageMeans([]resultInfo{got[reqID]}))
 	}
 	return bulkSample{wall: got[reqID].at.Sub(t0), cpu: used}, nil
 }

@@ -162,7 +162,9 @@ const methodNotes = `
    the medians and, in brackets, the range of the per-round ratios. CPU ratio: the CPU time of
    every local process (this driver, the broker and the agent or floor, summed from
    /proc/PID/task/*/schedstat) during the baseline over that during the measured request, so
-   that above 1x means cheaper, like the wall ratio. A second MirrorMaker 2 request is sent as
+   that above 1x means cheaper, like the wall ratio; an agent's CPU time runs on after the
+   result until its offsets view has read the topic to its end, so that the view taking in
+   the request's records counts whenever it happens. A second MirrorMaker 2 request is sent as
    soon as the first's result arrives. Peak memory: the largest heap in use of the agent's
    process (runtime/metrics /memory/classes/heap/objects, sampled every 2 ms) during the first
    request, above its live heap when idle, against the request record's size. Floors, each

@@ -66,6 +66,9 @@ type Log struct {
 	own         [][]ownRun
 	held        []int
 	holdChanged chan struct{}
+	// ownDirty marks the partitions with new runs for the applier, which ownKick wakes.
+	ownDirty []bool
+	ownKick  chan struct{}
 
 	// endMu guards the shared end-offset reads of Sync (endOffsets).
 	endMu       sync.Mutex
@@ -99,6 +102,7 @@ func NewLog(opts Options, topic string, apply func([]kafka.Message)) (*Log, erro
 		logger:  logger.With("topic", topic),
 		backoff: Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second},
 		inited:  make(chan struct{}),
+		ownKick: make(chan struct{}, 1),
 		ready:   make(chan struct{}),
 		changed: make(chan struct{}),
 		done:    make(chan struct{}),
@@ -133,6 +137,9 @@ func (l *Log) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	ownCtx, stopOwn := context.WithCancel(ctx)
+	defer stopOwn()
+	go l.applyOwnLoop(ownCtx)
 	// The initial load runs a fetch loop per partition, so that the broker builds one
 	// partition's response while the view applies another's. Then, and whenever a partition's
 	// leadership moves (a broker answers "not leader", or kafka-go's routing finds the
@@ -171,7 +178,7 @@ func (l *Log) start(ctx context.Context) (int, error) {
 	}
 	l.mu.Lock()
 	l.next, l.target = first, last
-	l.pmu, l.own, l.held = make([]sync.Mutex, n), make([][]ownRun, n), make([]int, n)
+	l.pmu, l.own, l.held, l.ownDirty = make([]sync.Mutex, n), make([][]ownRun, n), make([]int, n), make([]bool, n)
 	l.holdChanged = make(chan struct{})
 	l.checkReadyLocked()
 	l.mu.Unlock()

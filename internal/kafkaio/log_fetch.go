@@ -112,7 +112,7 @@ func (t *tailer) prepare(round int) (wake time.Time, released <-chan struct{}) {
 	for i := range t.parts {
 		p := t.parts[(i+round)%len(t.parts)]
 		t.offsets[p] = max(t.offsets[p], t.l.position(p))
-		if held, ch := t.l.heldState(p); held {
+		if held, ch := t.l.heldState(p); held || t.l.ownWaiting(p) {
 			released = ch
 			continue
 		}

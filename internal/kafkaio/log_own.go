@@ -1,6 +1,7 @@
 package kafkaio
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -10,11 +11,13 @@ import (
 // A process that writes to a topic it also reads through a Log (the agent writing Connect's
 // offsets) need not fetch and decode its own records again: it knows their bytes and, from
 // the Produce response, their offsets. Written hands them to the Log, which applies them at
-// their place in the partition's order, exactly as if it had read them: at once when it has
-// read the partition up to them, else right after the records before them (written by
-// others meanwhile), and never twice. A key written by someone else after the caller's record
-// still wins, by log order. Hold keeps the fetch loops off the partitions of a large write
-// while it is in flight, so that they do not fetch the records as they land.
+// their place in the partition's order, exactly as if it had read them, and never twice: the
+// Log's applier goroutine applies a run once the partition's log stands at its first offset,
+// and when records of others come first, the fetch loop applies them and then the run. So a
+// key written by someone else after the caller's record still wins, by log order, and the
+// writer does not wait for the view (Sync does). Hold keeps the fetch loops off the
+// partitions of a large write while it is in flight, so that they do not fetch the records as
+// they land; a partition whose next records are a waiting run is not fetched either.
 
 // ownRun is a run of records the caller wrote, recs[idx[k]] at offset base+k, waiting for
 // the log to reach base.
@@ -27,7 +30,8 @@ type ownRun struct {
 func (r ownRun) end() int64 { return r.base + int64(len(r.idx)) }
 
 // Hold keeps the fetch loops off partitions until release is called: call it before writing
-// many records to them and release once Written was told of every acknowledged run. A fetch
+// many records to them and release once Written was told of every acknowledged run. Their
+// runs are applied after the release, so that the view does not slow the write. A fetch
 // already in flight may still bring some of them; the log applies each record once either
 // way. Holds nest. Before Run has read the partition count, Hold does nothing.
 func (l *Log) Hold(partitions []int32) (release func()) {
@@ -47,12 +51,17 @@ func (l *Log) Hold(partitions []int32) (release func()) {
 	}
 	return func() {
 		l.mu.Lock()
-		defer l.mu.Unlock()
 		for _, p := range ps {
 			l.held[p]--
+			l.ownDirty[p] = l.ownDirty[p] || len(l.own[p]) > 0
 		}
 		close(l.holdChanged)
 		l.holdChanged = make(chan struct{})
+		l.mu.Unlock()
+		select {
+		case l.ownKick <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -71,20 +80,78 @@ func (l *Log) Written(p int, base int64, recs []Record, idx []int) {
 	pmu.Lock()
 	defer pmu.Unlock()
 	run := ownRun{base: base, recs: recs, idx: idx}
-	cur := l.position(p)
-	switch {
-	case run.end() <= cur:
-		// Read from the topic already (a fetch in flight brought them).
-	case base > cur:
-		// Records of others come first: the fetch loop applies this run once it reaches base.
-		l.mu.Lock()
-		i, _ := slices.BinarySearchFunc(l.own[p], base, func(r ownRun, b int64) int { return compareInt64(r.base, b) })
-		l.own[p] = slices.Insert(l.own[p], i, run)
-		l.mu.Unlock()
-	default:
-		l.applyRun(p, run, cur, nil)
-		l.advance(p, run.end())
+	if run.end() <= l.position(p) {
+		return // read from the topic already (a fetch in flight brought them)
 	}
+	// The writer's goroutine does not wait for the view: the run waits for the applier (or,
+	// when others' records come first, for the fetch loop), and Sync for both.
+	l.mu.Lock()
+	i, _ := slices.BinarySearchFunc(l.own[p], base, func(r ownRun, b int64) int { return compareInt64(r.base, b) })
+	l.own[p] = slices.Insert(l.own[p], i, run)
+	l.ownDirty[p] = true
+	l.mu.Unlock()
+	select {
+	case l.ownKick <- struct{}{}:
+	default: // the applier is already kicked
+	}
+}
+
+// applyOwnLoop applies the runs of own records that start where their partition's log stands,
+// until ctx ends; the fetch loops apply those that wait for others' records.
+func (l *Log) applyOwnLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.ownKick:
+		}
+		l.mu.Lock()
+		var ps []int
+		for p, dirty := range l.ownDirty {
+			// A held partition's runs wait for the release: applied meanwhile, they would
+			// take CPU from the write they belong to.
+			if dirty && l.held[p] == 0 {
+				ps = append(ps, p)
+				l.ownDirty[p] = false
+			}
+		}
+		l.mu.Unlock()
+		var buf []kafka.Message
+		for _, p := range ps {
+			l.pmu[p].Lock()
+			pos := l.position(p)
+			var next int64
+			buf, next = l.applyOwn(p, pos, pos, buf)
+			if next != pos {
+				l.advance(p, next)
+			}
+			l.pmu[p].Unlock()
+		}
+		// Wake the fetch loops that left partitions out for waiting runs.
+		l.mu.Lock()
+		close(l.holdChanged)
+		l.holdChanged = make(chan struct{})
+		l.mu.Unlock()
+	}
+}
+
+// ownWaiting reports whether a run of own records starts where p's log stands (or before:
+// a jump past records left it behind), so the fetch loop need not fetch p; it makes sure the
+// applier will take the run.
+func (l *Log) ownWaiting(p int) bool {
+	l.mu.Lock()
+	waiting := len(l.own[p]) > 0 && l.own[p][0].base <= l.next[p]
+	if waiting {
+		l.ownDirty[p] = true
+	}
+	l.mu.Unlock()
+	if waiting {
+		select {
+		case l.ownKick <- struct{}{}:
+		default:
+		}
+	}
+	return waiting
 }
 
 // applyRun hands the records of run from offset from on to apply, in chunks of
@@ -109,30 +176,31 @@ func (l *Log) position(p int) int64 {
 }
 
 // applyOwn applies, after out (flushed first), the waiting runs of p that start at or before
-// at, from pos on, and returns the position after them (pos when there were none). The
-// caller holds p's partition lock.
+// at or the position reached, from pos on, and returns the position after them (pos when there
+// were none). The caller holds p's partition lock.
 func (l *Log) applyOwn(p int, at, pos int64, out []kafka.Message) ([]kafka.Message, int64) {
-	l.mu.Lock()
-	runs := l.own[p]
-	n := 0
-	for n < len(runs) && runs[n].base <= at {
-		n++
-	}
-	take := slices.Clone(runs[:n])
-	l.own[p] = slices.Delete(runs, 0, n)
-	l.mu.Unlock()
-	if n == 0 {
-		return out, pos
-	}
-	l.applyBatch(out)
-	out = out[:0]
-	for _, r := range take {
-		if r.end() > pos {
-			out = l.applyRun(p, r, pos, out)
-			pos = r.end()
+	flushed := false
+	for {
+		l.mu.Lock()
+		var run ownRun
+		found := len(l.own[p]) > 0 && l.own[p][0].base <= max(at, pos)
+		if found {
+			run = l.own[p][0]
+			l.own[p] = slices.Delete(l.own[p], 0, 1)
+		}
+		l.mu.Unlock()
+		if !found {
+			return out, pos
+		}
+		if !flushed {
+			l.applyBatch(out)
+			out, flushed = out[:0], true
+		}
+		if run.end() > pos {
+			out = l.applyRun(p, run, pos, out)
+			pos = run.end()
 		}
 	}
-	return out, pos
 }
 
 // hasOwn reports whether runs of p wait for the fetch loop.
