@@ -198,16 +198,7 @@ func (e *env) bulkTransit(ctx context.Context, n, writeN int) (bulkSample, error
 		return bulkSample{}, err
 	}
 	defer t.stop()
-	pub := newPublisher(e.brokers, cfg.RequestTopic)
-	defer pub.Close()
-	if _, err := roundTrip(ctx, t.watcher, pub, mm2Body("mm2-warmup", 1), "transit-warmup", 30*time.Second); err != nil {
-		return bulkSample{}, fmt.Errorf("warm-up: %w", err)
-	}
-	msg, err := requestMsg(mm2Body("bulk-transit", n), "bulk-transit")
-	if err != nil {
-		return bulkSample{}, err
-	}
-	return measureRequest(ctx, t.watcher, pub, msg, append(e.pids(), t.pid()), nil)
+	return e.floorRequest(ctx, t.watcher, cfg.RequestTopic, "bulk-transit", n, t.pid())
 }
 
 // bulkNoop times a MirrorMaker 2 bulk request through an agent process whose stages answer
@@ -219,16 +210,22 @@ func (e *env) bulkNoop(ctx context.Context, n int) (bulkSample, error) {
 		return bulkSample{}, err
 	}
 	defer a.stop()
-	pub := newPublisher(e.brokers, cfg.RequestTopic)
+	return e.floorRequest(ctx, a.watcher, cfg.RequestTopic, "bulk-noop", n, a.cmd.Process.Pid)
+}
+
+// floorRequest warms a floor's process (pid) up with a one-offset request, then times a
+// MirrorMaker 2 request of n offsets with id (also its connector's name).
+func (e *env) floorRequest(ctx context.Context, w *resultWatcher, requestTopic, id string, n, pid int) (bulkSample, error) {
+	pub := newPublisher(e.brokers, requestTopic)
 	defer pub.Close()
-	if _, err := roundTrip(ctx, a.watcher, pub, mm2Body("mm2-warmup", 1), "noop-warmup", 30*time.Second); err != nil {
+	if _, err := roundTrip(ctx, w, pub, mm2Body("mm2-warmup", 1), "warmup-"+id, 30*time.Second); err != nil {
 		return bulkSample{}, fmt.Errorf("warm-up: %w", err)
 	}
-	msg, err := requestMsg(mm2Body("bulk-noop", n), "bulk-noop")
+	msg, err := requestMsg(mm2Body(id, n), id)
 	if err != nil {
 		return bulkSample{}, err
 	}
-	return measureRequest(ctx, a.watcher, pub, msg, append(e.pids(), a.cmd.Process.Pid), nil)
+	return measureRequest(ctx, w, pub, msg, append(e.pids(), pid), nil)
 }
 
 // measureRequest publishes msg and waits for its result: the wall time from publish to

@@ -1,5 +1,6 @@
 // Package kafkaio owns generic Kafka I/O on segmentio/kafka-go: the tailing reader of a
-// compacted topic (Log, the twin of Connect's KafkaBasedLog), the Producer with its two ways of
+// compacted topic (Log, the twin of Connect's KafkaBasedLog, which also takes its owner's
+// acknowledged writes without fetching them: Log.Written), the Producer with its two ways of
 // writing (queued small writes shared by concurrent callers, ordered large writes in rounds),
 // both built on one Produce request builder, record-batch encoding, a short-lived cache of
 // partition leaders, topic metadata helpers, and the one error classifier (Classify) with its
