@@ -88,7 +88,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o := options{scale: scale, out: *out, cpuProfile: *cpu, profiled: *profiled, scenarios: map[string]bool{}, timeout: *timeout, verbose: *verbose, rounds: max(1, *rounds)}
-	o.brokerText = "embedded kfake in a child process on 127.0.0.1 (message.max.bytes 20 MiB), a fresh one per scenario"
+	o.brokerText = "embedded kfake in a child process on 127.0.0.1 (message.max.bytes 20 MiB), a fresh one per scenario (bulk: per measurement)"
 	if v := os.Getenv("OFFSETAGENT_BENCH_BROKERS"); v != "" {
 		o.brokers = strings.Split(v, ",")
 		o.brokerText = fmt.Sprintf("external cluster at %s (OFFSETAGENT_BENCH_BROKERS), topics unique to the run", v)
