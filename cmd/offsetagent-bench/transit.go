@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -87,25 +89,37 @@ func serveTransit(stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// transitOne answers one request: the writes when it asks for them, then a succeeded result.
+// transitOne answers one request: the writes when it asks for them, retried on transient
+// errors as the agent's stages retry them (a fresh topic's leaders may not be known yet), then
+// its result, failed if the writes failed.
 func transitOne(ctx context.Context, store *offsetstore.Store, cfg *transitConfig, m *kafka.Message, recs []offsetstore.Record) error {
 	id, _ := events.Header(m, events.HeaderPrefix+"id")
+	typ, body := events.TypeCreateSucceeded, []byte("{}")
+	var werr error
 	if len(recs) > 0 && strings.HasPrefix(id, "bulk") {
-		if err := store.Write(ctx, cfg.OffsetsTopic, recs); err != nil {
-			return fmt.Errorf("write %d records: %w", len(recs), err)
+		werr = kafkaio.Retry(ctx, transitBackoff, nil, func(ctx context.Context) error {
+			return store.Write(ctx, cfg.OffsetsTopic, recs)
+		})
+		if werr != nil {
+			werr = fmt.Errorf("write %d records: %w", len(recs), werr)
+			typ, body = events.TypeCreateFailed, []byte(fmt.Sprintf("%q", werr.Error()))
 		}
 	}
-	res := kafka.Message{Topic: cfg.ResultTopic, Partition: -1, Key: m.Key, Value: []byte("{}"), Headers: []kafka.Header{
+	res := kafka.Message{Topic: cfg.ResultTopic, Partition: -1, Key: m.Key, Value: body, Headers: []kafka.Header{
 		{Key: events.HeaderRequestID, Value: []byte(id)},
-		{Key: events.HeaderType, Value: []byte(events.TypeCreateSucceeded)},
+		{Key: events.HeaderType, Value: []byte(typ)},
 	}}
-	for _, err := range store.Producer().Produce(ctx, []kafka.Message{res}) {
-		if err != nil {
-			return fmt.Errorf("publish result of %q: %w", id, err)
-		}
+	err := kafkaio.Retry(ctx, transitBackoff, nil, func(ctx context.Context) error {
+		return errors.Join(store.Producer().Produce(ctx, []kafka.Message{res})...)
+	})
+	if err != nil {
+		return errors.Join(werr, fmt.Errorf("publish result of %q: %w", id, err))
 	}
-	return nil
+	return werr
 }
+
+// transitBackoff spaces the transit child's retries.
+var transitBackoff = kafkaio.Backoff{Base: 100 * time.Millisecond, Max: 2 * time.Second, Attempts: 10}
 
 // transitProc is the driver's handle on a transit child.
 type transitProc struct {
