@@ -181,7 +181,18 @@ const methodNotes = `
    single-request p50 against the same with an empty topic; the view's start-up load rate (agent
    start until its views are loaded) against 25 plain kafka-go Readers (MaxBytes 1 MiB, as the
    view's fetches) consuming the same topic, best of three interleaved tries each; memory per live key = live heap delta of the agent
-   over the empty-topic agent / live keys, less the average key+value size.
+   over the empty-topic agent / live keys, less the average key+value size. The load row is
+   information since scenario 6 compares the load with a franz-go consumer.
+6. **view**: an offsets topic of N records (1.25M at scale 1: 1M live keys, the flat scenario's
+   records and tombstones) loaded, in interleaved rounds, by two child processes of the bench
+   each: the store's offsets view (offsetstore.New, Run, WaitReady) and a plain franz-go
+   consumer (kgo defaults) reading every partition to its end and keeping nothing. Memory per
+   live key: the view child's VmRSS (/proc/self/status) after the load, after runtime.GC and
+   debug.FreeOSMemory, less the same before the load, over the live keys, less their average
+   key+value size; the information row is the same reading taken right after the load, before
+   the forced collection (garbage and the collector's headroom included). Load rate: records
+   over the time from New (client creation) to ready (the last record), median and range of
+   the per-round ratios.
 `
 
 // nanRatio marks a row without a ratio.

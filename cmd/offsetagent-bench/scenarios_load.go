@@ -295,8 +295,9 @@ func flatScenario(ctx context.Context, e *env) ([]row, error) {
 	return []row{
 		ratioRow(sc, fmt.Sprintf("p50 single request, %d records vs empty (ms)", n),
 			ms(percentile(fullLat, 0.5)), ms(percentile(emptyLat, 0.5)), "%.2f", "<=", 1.5),
-		ratioRow(sc, "view start-up load vs raw readers (records/s)",
-			float64(total)/viewReady.Seconds(), float64(total)/raw.Seconds(), "%.0f", ">=", 0.7),
+		// Information: scenario 6 holds the load's target, against a franz-go consumer.
+		ratioRow(sc, "view start-up load vs kafka-go raw readers (records/s)",
+			float64(total)/viewReady.Seconds(), float64(total)/raw.Seconds(), "%.0f", "", 0),
 		ratioRow(sc, "agent start->Ready vs raw read time, last try (s)", full.ready.Seconds(), raw.Seconds(), "%.2f", "", 0),
 		{scenario: sc, figure: fmt.Sprintf("heap per live key above key+value, %d keys (B)", live),
 			value: fmt.Sprintf("%.0f", overhead), baseline: fmt.Sprintf("%.0f (key+value)", avgKV),
