@@ -114,9 +114,9 @@ func BenchmarkViewLoad(b *testing.B) {
 			runtime.GC()
 			var after runtime.MemStats
 			runtime.ReadMemStats(&after)
-			live := len(view.other)
+			live := view.other.live
 			for _, set := range view.byConn {
-				live += len(set)
+				live += set.live
 			}
 			require.Equal(b, n, live)
 			bytesPerKey = (float64(after.HeapAlloc) - float64(before.HeapAlloc) - float64(payload)) / n

@@ -1,6 +1,7 @@
 package offsetstore
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -65,8 +66,8 @@ func TestOffsetsViewApply(t *testing.T) {
 	}, v.records("a"))
 	require.Empty(t, v.records("b"))
 	require.NotContains(t, v.byConn, "b")
-	require.Len(t, v.other, 1) // the unindexed key is kept, as Connect keeps it
-	require.Len(t, v.byConn["a"], 3)
+	require.Equal(t, 1, v.other.live) // the unindexed key is kept, as Connect keeps it
+	require.Equal(t, 3, v.byConn["a"].live)
 
 	v.apply([]kafka.Message{msg(0, `["a",{"f":"0"}]`, "~"), msg(1, `["a",{"f":"2"}]`, "~"), msg(3, `["a",{"f":"1"}]`, "~")})
 	require.Empty(t, v.records("a"))
@@ -206,4 +207,62 @@ func configRecords(records [][2]string, tomb string) []kafka.Message {
 		msgs = append(msgs, m)
 	}
 	return msgs
+}
+
+// Keys whose hashes collide share one index entry and are told apart by their bytes.
+func TestKeySetHashCollisions(t *testing.T) {
+	var a arena
+	s := newKeySet()
+	const h = 42 // every key gets the same hash
+	get := func(key string) (string, bool) {
+		j, _ := s.find(&a, h, []byte(key))
+		if j < 0 {
+			return "", false
+		}
+		return string(a.value(s.slots[j].at)), true
+	}
+	for _, k := range []string{"k1", "k2", "k3"} {
+		s.put(&a, h, []byte(k), []byte("v-"+k), 1)
+	}
+	s.put(&a, h, []byte("k2"), []byte("v2-new"), 2)
+	require.Equal(t, 3, s.live)
+	require.Len(t, s.index, 1)
+	v, ok := get("k2")
+	require.True(t, ok)
+	require.Equal(t, "v2-new", v)
+
+	for _, k := range []string{"k2", "k3", "nope", "k1"} { // middle, head, absent, last
+		s.remove(&a, h, []byte(k))
+		_, ok := get(k)
+		require.False(t, ok, k)
+	}
+	require.Zero(t, s.live)
+	require.Empty(t, s.index)
+	require.Zero(t, s.bytes)
+
+	s.put(&a, h, []byte("k4"), []byte("v4"), 0) // reuses a free slot
+	require.Len(t, s.slots, 3)
+	v, ok = get("k4")
+	require.True(t, ok)
+	require.Equal(t, "v4", v)
+}
+
+// Overwritten values leave dead bytes in the arena until the view compacts it.
+func TestOffsetsViewCompactsArena(t *testing.T) {
+	v := newOffsetsView()
+	value := make([]byte, 64<<10)
+	for i := range 64 { // 8 MiB of values for two keys
+		value[0] = byte(i)
+		v.apply([]kafka.Message{
+			{Partition: 1, Key: []byte(`["a",{"f":"1"}]`), Value: bytes.Clone(value)},
+			{Partition: 2, Key: []byte(`not indexed`), Value: bytes.Clone(value)},
+		})
+	}
+	require.Less(t, v.arena.used, 4*arenaChunk, "used %d, dead %d", v.arena.used, v.arena.dead)
+	require.Less(t, len(v.arena.chunks), 5)
+	got := v.records("a")
+	require.Len(t, got, 1)
+	require.Equal(t, byte(63), got[0].Value[0])
+	require.Equal(t, len(value), len(got[0].Value))
+	require.Equal(t, 1, v.other.live)
 }
