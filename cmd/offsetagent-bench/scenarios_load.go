@@ -163,6 +163,21 @@ func (e *env) fill(ctx context.Context, topic string, n int) (live int, avgKV fl
 	return live, float64(liveBytes) / float64(live), nil
 }
 
+// fillOffsetsTopic creates Connect's topics and fills the offsets topic with n records (see
+// fill).
+func (e *env) fillOffsetsTopic(ctx context.Context, configTopic, offsetsTopic string, n int) (live int, avgKV float64, err error) {
+	cl := &kafka.Client{Addr: kafka.TCP(e.brokers...), Timeout: 30 * time.Second}
+	if err := offsetstore.CheckConnectTopics(ctx, cl, configTopic, offsetsTopic, true); err != nil {
+		return 0, 0, fmt.Errorf("create Connect topics: %w", err)
+	}
+	t := time.Now()
+	if live, avgKV, err = e.fill(ctx, offsetsTopic, n); err != nil {
+		return 0, 0, err
+	}
+	e.progress("filled %d records (%d live keys, %.0f B each) in %s", n, live, avgKV, time.Since(t))
+	return live, avgKV, nil
+}
+
 // rawConsume times 25 plain kafka-go Readers reading the whole topic in parallel.
 func (e *env) rawConsume(ctx context.Context, topic string) (time.Duration, int, error) {
 	cl := &kafka.Client{Addr: kafka.TCP(e.brokers...), Timeout: 30 * time.Second}
@@ -236,16 +251,10 @@ func flatScenario(ctx context.Context, e *env) ([]row, error) {
 	}
 
 	cfg := e.config("flat-full")
-	cl := &kafka.Client{Addr: kafka.TCP(e.brokers...), Timeout: 30 * time.Second}
-	if err := offsetstore.CheckConnectTopics(ctx, cl, cfg.ConfigTopic, cfg.OffsetsTopic, true); err != nil {
-		return nil, fmt.Errorf("create Connect topics: %w", err)
-	}
-	t := time.Now()
-	live, avgKV, err := e.fill(ctx, cfg.OffsetsTopic, n)
+	live, avgKV, err := e.fillOffsetsTopic(ctx, cfg.ConfigTopic, cfg.OffsetsTopic, n)
 	if err != nil {
 		return nil, err
 	}
-	e.progress("filled %d records (%d live keys, %.0f B each) in %s", n, live, avgKV, time.Since(t))
 	// The machine is shared: both loads are timed three times, interleaved, and the best of
 	// each is compared.
 	const tries = 3

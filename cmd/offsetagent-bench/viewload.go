@@ -248,16 +248,10 @@ func viewScenario(ctx context.Context, e *env) ([]row, error) {
 	const sc = "6 view"
 	n := e.scaled(1_250_000, 2500) // 8 live keys in every 10 records: 1M live keys at scale 1
 	cfg := e.config("view")
-	cl := &kafka.Client{Addr: kafka.TCP(e.brokers...), Timeout: 30 * time.Second}
-	if err := offsetstore.CheckConnectTopics(ctx, cl, cfg.ConfigTopic, cfg.OffsetsTopic, true); err != nil {
-		return nil, fmt.Errorf("create Connect topics: %w", err)
-	}
-	t := time.Now()
-	live, avgKV, err := e.fill(ctx, cfg.OffsetsTopic, n)
+	live, avgKV, err := e.fillOffsetsTopic(ctx, cfg.ConfigTopic, cfg.OffsetsTopic, n)
 	if err != nil {
 		return nil, err
 	}
-	e.progress("filled %d records (%d live keys, %.0f B each) in %s", n, live, avgKV, time.Since(t))
 	rounds := e.opts.rounds
 	var perKey, perKeyLoaded, viewRate, franzRate []float64
 	for i := range rounds {
