@@ -118,7 +118,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 		return nil, err
 	}
 	stateGauges(opts.Registry, a.Ready, a.running.oldest, a.results.size)
-	if a.intents, err = newIntentLog(logOpts, cfg.IntentTopic, a.store.Producer()); err != nil {
+	if a.intents, err = newIntentLog(logOpts, cfg.IntentTopic, a.store.Producer(), a.results.seen); err != nil {
 		return nil, err
 	}
 	if opts.Stages != nil {
@@ -137,6 +137,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 			AllowedGroups:        groups,
 			OnRetry:              func(r kafkaio.Reason) { a.metrics.Retries.WithLabelValues(string(r)).Inc() },
 			Intents:              a.intents,
+			Claims:               a.intents,
 			ResultOut:            a.results.seen,
 			Validator:            validator,
 			Fault:                opts.Fault,

@@ -28,12 +28,21 @@ type intentLog struct {
 	producer *kafkaio.Producer
 	topic    string
 
+	// resultOut tells whether a request has its result out (claims of such requests are
+	// finished).
+	resultOut func(source, id string) bool
+
 	mu      sync.Mutex
 	intents map[string]*handlers.Intent
+	// claims are the live claims by connector name, in log order; claimNames maps a claim
+	// key to its name (claims.go).
+	claims     map[string][]claimEntry
+	claimNames map[string]string
 }
 
-func newIntentLog(opts offsetstore.Options, topic string, producer *kafkaio.Producer) (*intentLog, error) {
-	il := &intentLog{intents: map[string]*handlers.Intent{}, producer: producer, topic: topic}
+func newIntentLog(opts offsetstore.Options, topic string, producer *kafkaio.Producer, resultOut func(source, id string) bool) (*intentLog, error) {
+	il := &intentLog{intents: map[string]*handlers.Intent{}, producer: producer, topic: topic, resultOut: resultOut,
+		claims: map[string][]claimEntry{}, claimNames: map[string]string{}}
 	l, err := kafkaio.NewLog(opts.Cluster(), topic, il.apply)
 	if err != nil {
 		return nil, err
@@ -46,6 +55,10 @@ func (il *intentLog) apply(msgs []kafka.Message) {
 	il.mu.Lock()
 	defer il.mu.Unlock()
 	for i := range msgs {
+		if isClaimKey(msgs[i].Key) {
+			il.applyClaimLocked(&msgs[i])
+			continue
+		}
 		name := string(msgs[i].Key)
 		if msgs[i].Value == nil {
 			delete(il.intents, name)
@@ -92,6 +105,24 @@ func (il *intentLog) write(ctx context.Context, m kafka.Message) error {
 	return nil
 }
 
+// writeFor writes m to the partition of connector name's intent (the one kafka.Hash picks for
+// the key name), so that all of a connector's intent and claim records share one order.
+func (il *intentLog) writeFor(ctx context.Context, name string, m kafka.Message) error {
+	n := il.log.Partitions()
+	if n == 0 {
+		return errNoPartitions
+	}
+	parts := make([]int, n)
+	for i := range parts {
+		parts[i] = i
+	}
+	m.Topic, m.Partition = il.topic, (&kafka.Hash{}).Balance(kafka.Message{Key: []byte(name)}, parts...)
+	if errs := il.producer.Produce(ctx, []kafka.Message{m}); errs != nil {
+		return errs[0]
+	}
+	return nil
+}
+
 // Delete implements handlers.IntentStore.
 func (il *intentLog) Delete(ctx context.Context, name string) error {
 	if err := il.write(ctx, kafka.Message{Key: []byte(name)}); err != nil {
@@ -120,6 +151,9 @@ func (il *intentLog) sweep(ctx context.Context, resultOut func(source, id string
 	for _, name := range stale {
 		errs = append(errs, il.deleteRetrying(ctx, name))
 	}
+	for _, c := range il.staleClaims(resultOut) {
+		errs = append(errs, il.releaseRetrying(ctx, c.Claim, c.RequestSource, c.RequestID))
+	}
 	return errors.Join(errs...)
 }
 
@@ -135,6 +169,11 @@ func (il *intentLog) finish(ctx context.Context, name, source, id string) error 
 // deleteRetrying is Delete with a few retries of transient errors, for the removals the agent
 // makes outside a request's stages (those retry through the Creator's classifier).
 func (il *intentLog) deleteRetrying(ctx context.Context, name string) error {
+	return retryAgentWrite(ctx, func(ctx context.Context) error { return il.Delete(ctx, name) })
+}
+
+// retryAgentWrite retries a write to the agent's own topics a few times.
+func retryAgentWrite(ctx context.Context, op func(context.Context) error) error {
 	b := kafkaio.Backoff{Base: 50 * time.Millisecond, Max: time.Second, Attempts: 5}
-	return kafkaio.Retry(ctx, b, nil, func(ctx context.Context) error { return il.Delete(ctx, name) })
+	return kafkaio.Retry(ctx, b, nil, op)
 }

@@ -50,8 +50,15 @@ func (a *Agent) process(work context.Context, j job) {
 	}
 	// The result is out: the request's intent is no longer needed. If this fails, the intent
 	// is recognised as stale later (its result is in the result topic).
-	if err := a.intents.finish(work, strings.TrimSpace(out.Result.Name), out.Result.RequestSource, out.Result.RequestID); err != nil {
+	name := strings.TrimSpace(out.Result.Name)
+	if err := a.intents.finish(work, name, out.Result.RequestSource, out.Result.RequestID); err != nil {
 		a.log.Warn("remove intent", "connector", out.Result.Name, "request_id", out.Result.RequestID, "err", err)
+	}
+	// Only then may the next request for the connector run: it must not take this request's
+	// intent for the trace of an interrupted one. A claim left here is released by the next
+	// sweep (its result is out).
+	if err := a.intents.releaseRetrying(work, name, out.Result.RequestSource, out.Result.RequestID); err != nil {
+		a.log.Warn("release claim", "connector", out.Result.Name, "request_id", out.Result.RequestID, "err", err)
 	}
 	a.observe(out, time.Since(j.received))
 	j.item.done()

@@ -127,6 +127,8 @@ type Options struct {
 	// Intents, when not nil, records each request before its first destructive step so that an
 	// interrupted request is rolled back when its connector is next worked on.
 	Intents IntentStore
+	// Claims, when not nil, make the requests for one connector take turns (see Claims).
+	Claims Claims
 	// ResultOut tells whether a request already has its result published (stale intents).
 	ResultOut func(source, id string) bool
 	// Fault, when not nil, is called at named points of a request (stage boundaries and between

@@ -32,6 +32,11 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 	if err := refuseLoneSurrogates(j.req.Data.LoneSurrogates, false); err != nil {
 		return err
 	}
+	// Requests for one connector take turns: before reading or rolling back anything, this
+	// one must hold the connector's claim (a request that does not is a 409).
+	if err := c.claim(ctx, j); err != nil {
+		return err
+	}
 	// An earlier request for this connector that was interrupted (the agent died mid-way) is
 	// rolled back first, so this one starts from the state before it. A dry run writes
 	// nothing, not even that.

@@ -112,6 +112,13 @@ func NewLog(opts Options, topic string, apply func([]kafka.Message)) (*Log, erro
 // Topic returns the topic the log reads.
 func (l *Log) Topic() string { return l.topic }
 
+// Partitions returns the topic's partition count once Run has read it, 0 before.
+func (l *Log) Partitions() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.next)
+}
+
 // Run reads the topic until ctx is done. It returns nil when ctx ends it, and an error when the
 // topic cannot be described or a partition cannot be read for a non-retriable reason. Run may be
 // called once.
