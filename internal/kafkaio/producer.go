@@ -242,6 +242,10 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 	}
 	errs, bases := produceOnce(context.Background(), p.client, parts)
 	for i, pr := range parts {
+		if errs[i] != nil && len(pr.items) > 1 && refusesRecords(errs[i]) {
+			p.sendAlone(pr)
+			continue
+		}
 		next := bases[i]
 		for _, it := range pr.items {
 			it.err, it.base = errs[i], next
@@ -249,4 +253,23 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 			close(it.done)
 		}
 	}
+}
+
+// sendAlone sends the items of a partition that the broker refused as a whole, one item per
+// Produce request and in their order, so that one caller's bad records (too large together
+// with the others, invalid, not authorised) fail that caller only.
+func (p *Producer) sendAlone(pr partitionRecords) {
+	for _, it := range pr.items {
+		alone := []partitionRecords{{topicPartition: pr.topicPartition, items: []*produceItem{it}, size: it.size}}
+		errs, bases := produceOnce(context.Background(), p.client, alone)
+		it.err, it.base = errs[0], bases[0]
+		close(it.done)
+	}
+}
+
+// refusesRecords reports whether a partition's error is the broker refusing what was sent
+// (as opposed to a transient condition, which the callers retry as a whole).
+func refusesRecords(err error) bool {
+	reason, _ := Classify(err)
+	return reason == ReasonPermanent
 }

@@ -148,3 +148,71 @@ func TestProducerLargeWritesGoAlone(t *testing.T) {
 		require.Nil(t, e, "write %d", i)
 	}
 }
+
+// produceHasValue reports whether a Produce request carries value v in its records for
+// topic/partition (Producer writes uncompressed batches, so the bytes are there as they are).
+func produceHasValue(req kmsg.Request, topic string, partition int32, v string) bool {
+	pr, ok := req.(*kmsg.ProduceRequest)
+	if !ok {
+		return false
+	}
+	for _, rt := range pr.Topics {
+		for _, rp := range rt.Partitions {
+			if rt.Topic == topic && rp.Partition == partition && bytes.Contains(rp.Records, []byte(v)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// A Produce batch that mixes several writers' records and is refused with a non-retriable
+// error (here INVALID_RECORD, for one writer's record) is sent again writer by writer: only
+// the writer whose records the broker refuses fails; the others are acknowledged.
+func TestProducerRetriesMixedBatchPerWriter(t *testing.T) {
+	c, _, p := startProducerCluster(t, "m")
+	ctx := testContext(t)
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "m", Partition: 0, Value: []byte("warm-up")}}))
+
+	// Hold the next Produce at the broker so that the writers below queue behind it and go
+	// together in the one after.
+	release := make(chan struct{})
+	held := make(chan struct{})
+	var once sync.Once
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		once.Do(func() {
+			close(held)
+			c.SleepControl(func() { <-release })
+		})
+		return nil, nil, false
+	})
+	bad := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "m", Err: kerr.InvalidRecord, Count: -1,
+		When: func(req kmsg.Request) bool { return produceHasValue(req, "m", 0, "bad") }})
+
+	var wg sync.WaitGroup
+	wg.Go(func() { require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "m", Partition: 0, Value: []byte("first")}})) })
+	<-held
+	const writers = 6
+	errs := make([][]error, writers)
+	for i := range writers {
+		wg.Go(func() {
+			v := fmt.Sprintf("good-%d", i)
+			if i == 3 {
+				v = "bad"
+			}
+			errs[i] = p.Produce(ctx, []kafka.Message{{Topic: "m", Partition: 0, Value: []byte(v)}})
+		})
+	}
+	time.Sleep(200 * time.Millisecond) // the writers queue behind the held request
+	close(release)
+	wg.Wait()
+	for i, e := range errs {
+		if i == 3 {
+			require.Len(t, e, 1)
+			require.ErrorIs(t, e[0], kafka.InvalidRecord)
+			continue
+		}
+		require.Nil(t, e, "writer %d failed with the batch of another", i)
+	}
+	require.GreaterOrEqual(t, bad.Hits(), 2, "the mixed batch was refused, then the bad writer alone")
+}
