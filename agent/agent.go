@@ -63,6 +63,9 @@ type Agent struct {
 	// running holds the start time of every request being worked on.
 	running *running
 
+	// resultMaxBytes is the result topic's max.message.bytes (publish.go).
+	resultMaxBytes atomic.Int64
+
 	ready    atomic.Bool
 	stopping atomic.Bool
 	// joined is set once the consumer group handed this replica its first assignment.
@@ -278,6 +281,7 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.ResultTopic, a.cfg.RequestTopicPartitions, nil); err != nil {
 		return fmt.Errorf("ensure result topic: %w", err)
 	}
+	a.readResultMaxBytes(ctx)
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.IntentTopic, a.cfg.RequestTopicPartitions, map[string]string{
 		"cleanup.policy": "compact", "max.message.bytes": fmt.Sprint(intentMaxBytes),
 	}); err != nil {

@@ -27,7 +27,8 @@ type Metrics struct {
 	// MaxInflightBytes is the configured bound of InFlightBytes, for panels that compare them.
 	MaxInflightBytes prometheus.Gauge
 	// ResultsUnpublished counts requests that finished but whose result the agent gave up
-	// publishing (shutdown cut it off, or it could not be encoded).
+	// publishing (shutdown cut it off, it could not be encoded, or the broker refused it and
+	// the minimal result too).
 	ResultsUnpublished prometheus.Counter
 }
 
@@ -113,7 +114,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 	})
 	m.ResultsUnpublished = f.NewCounter(prometheus.CounterOpts{
 		Name: "offsetagent_results_unpublished_total",
-		Help: "Requests whose result the agent gave up publishing (cut off by shutdown, or not encodable); they stay uncommitted and are redelivered.",
+		Help: "Requests whose result the agent gave up publishing: cut off by shutdown or not encodable (they stay uncommitted and are redelivered), or refused by the broker even as a minimal result (committed and not run again; each logged at ERROR with its request id).",
 	})
 	return m
 }

@@ -88,50 +88,6 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 	return out, false
 }
 
-// publish writes the outcome's result event and waits for the broker's acknowledgement,
-// retrying until it is out or the agent's work context ends: every request ends with exactly
-// one result.
-func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
-	msg, err := events.ResultMessage(a.cfg.ResultTopic, out.EventType, &out.Result, events.SchemaURI(out.EventType))
-	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
-	}
-	// The request's identity rides in headers too, so the dedupe view reads results without
-	// decoding their data.
-	events.AddRequestHeaders(&msg, &out.Result)
-	msg.Partition = -1 // kafka.Hash of the key
-	// Every error is retried while the agent works: a request must end with its result, and
-	// a permission being fixed or a long outage only delays it. After an ambiguous error (a
-	// timeout or a dropped connection: the broker may have appended the record) the result log
-	// is read to its end first, so a result that did land is not written twice.
-	backoff := kafkaio.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second, Attempts: 1}
-	for attempt := 1; ; attempt++ {
-		var err error
-		if errs := a.store.Producer().Produce(work, []kafka.Message{msg}); errs != nil {
-			err = errs[0]
-		}
-		if err == nil {
-			break
-		}
-		if work.Err() != nil {
-			return err
-		}
-		reason, _ := kafkaio.Classify(err)
-		a.metrics.Retries.WithLabelValues(string(reason)).Inc()
-		a.log.Warn("publish result, retrying", "connector", out.Result.Name, "request_id", out.Result.RequestID, "reason", reason, "err", err)
-		if !kafkaio.Sleep(work, backoff.Delay(attempt)) {
-			return work.Err()
-		}
-		if reason == kafkaio.ReasonTimeout || reason == kafkaio.ReasonNetwork {
-			if err := a.results.log.Sync(work); err == nil && a.results.seen(out.Result.RequestSource, out.Result.RequestID) {
-				break
-			}
-		}
-	}
-	a.results.add(out.Result.RequestSource, out.Result.RequestID)
-	return nil
-}
-
 // observe records the metrics of a finished request.
 func (a *Agent) observe(out *handlers.Outcome, d time.Duration) {
 	result := ResultSucceeded

@@ -131,4 +131,10 @@ type Result struct {
 	PreviousOffsets *ConnectorOffsets `json:"previous_offsets,omitempty"`
 	// Plan is set on planned (dry-run) results.
 	Plan *Plan `json:"plan,omitempty"`
+
+	// Truncated is set when the result was shortened to fit the result topic's
+	// max.message.bytes (see Shortened and Minimal); FullCounts then gives the full length of
+	// every list that was cut.
+	Truncated  bool        `json:"truncated,omitempty"`
+	FullCounts *FullCounts `json:"full_counts,omitempty"`
 }

@@ -97,22 +97,6 @@ func TestRequestCommitRetriedOnIdlePartition(t *testing.T) {
 	r.waitCommitted(t, 1, 20*time.Second)
 }
 
-// agent.publish retries a result write on every error while the agent works, permanent ones
-// too (TOPIC_AUTHORIZATION_FAILED while an ACL is being fixed): every request ends with exactly
-// one result and its partition's offset is committed.
-func TestResultPublishRetriedOnPermanentError(t *testing.T) {
-	r := newFaultRig(t)
-	r.start(t, "", nil)
-	r.install(produceFault(r.cfg.ResultTopic, kerr.TopicAuthorizationFailed, 2))
-	id := r.cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{})
-	deadline := time.Now().Add(20 * time.Second)
-	for r.cl.resultsFor(id) == 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	require.Equal(t, 1, r.cl.resultsFor(id), "the request never got a result (faults hit: %d)", r.hits())
-	r.waitCommitted(t, 1, resultWait)
-}
-
 // A result write answered with REQUEST_TIMED_OUT may have been appended. Before writing again
 // after such an ambiguous error (timeout, network), agent.publish reads the result log to its end
 // and skips the write when the result is there: one request, one result event.

@@ -59,29 +59,12 @@ func CheckConnectTopics(ctx context.Context, cl *kafka.Client, configTopic, offs
 // checkCompact fails unless topic's cleanup.policy is exactly compact
 // (TopicAdmin.verifyTopicCleanupPolicyOnlyCompact).
 func checkCompact(ctx context.Context, cl *kafka.Client, topic, property string) error {
-	res, err := cl.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{
-		Resources: []kafka.DescribeConfigRequestResource{{
-			ResourceType: kafka.ResourceTypeTopic,
-			ResourceName: topic,
-			ConfigNames:  []string{"cleanup.policy"},
-		}},
-	})
+	policy, ok, err := TopicConfig(ctx, cl, topic, "cleanup.policy")
 	if err != nil {
-		return fmt.Errorf("describe configs of topic %q: %w", topic, err)
+		return err
 	}
-	policy := "delete" // Kafka's default when the broker reports nothing
-	for _, r := range res.Resources {
-		if r.ResourceName != topic {
-			continue
-		}
-		if r.Error != nil {
-			return fmt.Errorf("describe configs of topic %q: %w", topic, r.Error)
-		}
-		for _, e := range r.ConfigEntries {
-			if e.ConfigName == "cleanup.policy" {
-				policy = e.ConfigValue
-			}
-		}
+	if !ok {
+		policy = "delete" // Kafka's default when the broker reports nothing
 	}
 	var policies []string
 	for p := range strings.SplitSeq(policy, ",") {
@@ -91,6 +74,35 @@ func checkCompact(ctx context.Context, cl *kafka.Client, topic, property string)
 		return fmt.Errorf("topic %q supplied via the %q property has cleanup.policy=%q: Connect requires only compact", topic, property, policy)
 	}
 	return nil
+}
+
+// TopicConfig returns the value of one config of topic; ok is false when the broker reports
+// none.
+func TopicConfig(ctx context.Context, cl *kafka.Client, topic, name string) (value string, ok bool, err error) {
+	res, err := cl.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{
+		Resources: []kafka.DescribeConfigRequestResource{{
+			ResourceType: kafka.ResourceTypeTopic,
+			ResourceName: topic,
+			ConfigNames:  []string{name},
+		}},
+	})
+	if err != nil {
+		return "", false, fmt.Errorf("describe configs of topic %q: %w", topic, err)
+	}
+	for _, r := range res.Resources {
+		if r.ResourceName != topic {
+			continue
+		}
+		if r.Error != nil {
+			return "", false, fmt.Errorf("describe configs of topic %q: %w", topic, r.Error)
+		}
+		for _, e := range r.ConfigEntries {
+			if e.ConfigName == name {
+				value, ok = e.ConfigValue, true
+			}
+		}
+	}
+	return value, ok, nil
 }
 
 // EnsureTopic creates topic with partitions and configs, replication factor min(3, brokers), if

@@ -1,0 +1,175 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// defaultResultMaxBytes is the result topic's max.message.bytes when the broker does not say.
+const defaultResultMaxBytes = 1 << 20
+
+// recordOverhead is what a record batch of one record adds to its key, value and headers
+// (the batch header, the record's varints), with room to spare: brokers compare the whole
+// batch with max.message.bytes.
+const recordOverhead = 512
+
+// readResultMaxBytes reads the result topic's max.message.bytes, the bound every result is
+// shortened to (defaultResultMaxBytes when it cannot be read).
+func (a *Agent) readResultMaxBytes(ctx context.Context) {
+	v, ok, err := offsetstore.TopicConfig(ctx, a.client, a.cfg.ResultTopic, "max.message.bytes")
+	n, perr := strconv.Atoi(v)
+	switch {
+	case err != nil:
+		a.log.Warn("read max.message.bytes of the result topic; assuming 1 MiB", "topic", a.cfg.ResultTopic, "err", err)
+	case ok && perr == nil && n > 0:
+		a.resultMaxBytes.Store(int64(n))
+		return
+	}
+	a.resultMaxBytes.Store(defaultResultMaxBytes)
+}
+
+// publish writes the outcome's result event and waits for the broker's acknowledgement. A
+// result that does not fit the result topic is shortened first (resultRecord). Transient
+// errors are retried until the result is out or the agent's work context ends. An error that
+// says the broker refuses the record (too large, invalid, not authorised) is not retried: a
+// minimal result goes out instead, and if that is refused too, the request is counted in
+// offsetagent_results_unpublished_total, logged at ERROR and finished all the same: no
+// request is redone because its result could not be published. The error returned is the
+// work context's end only.
+func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
+	msg, err := a.resultRecord(out.EventType, &out.Result)
+	if err == nil {
+		err = a.produceResult(work, msg, &out.Result)
+	}
+	if err == nil || work.Err() != nil {
+		return err
+	}
+	a.log.Warn("result refused by the broker; publishing a minimal result instead",
+		"connector", out.Result.Name, "request_id", out.Result.RequestID, "err", err)
+	minimal := out.Result.Minimal()
+	if msg, err = a.encodeResult(out.EventType, &minimal); err == nil {
+		err = a.produceResult(work, msg, &out.Result)
+	}
+	if err == nil || work.Err() != nil {
+		return err
+	}
+	a.metrics.ResultsUnpublished.Inc()
+	a.log.Error("result not published", "connector", out.Result.Name, "request_id", out.Result.RequestID,
+		"result", out.EventType, "err", err)
+	return nil
+}
+
+// encodeResult builds a result's record.
+func (a *Agent) encodeResult(typ string, res *events.Result) (kafka.Message, error) {
+	msg, err := events.ResultMessage(a.cfg.ResultTopic, typ, res, events.SchemaURI(typ))
+	if err != nil {
+		return kafka.Message{}, fmt.Errorf("encode result: %w", err)
+	}
+	// The request's identity rides in headers too, so the dedupe view reads results without
+	// decoding their data.
+	events.AddRequestHeaders(&msg, res)
+	msg.Partition = -1 // kafka.Hash of the key
+	return msg, nil
+}
+
+// resultRecord builds the record of res, shortened to fit the result topic's
+// max.message.bytes: the long lists keep as many entries as fit (found by bisection), and
+// when even none fit, the minimal result goes.
+func (a *Agent) resultRecord(typ string, res *events.Result) (kafka.Message, error) {
+	limit := int(a.resultMaxBytes.Load())
+	if limit == 0 {
+		limit = defaultResultMaxBytes
+	}
+	msg, err := a.encodeResult(typ, res)
+	if err != nil || recordSize(&msg) <= limit {
+		return msg, err
+	}
+	lo, hi := 0, res.LongestList()
+	var best *kafka.Message
+	for lo <= hi {
+		mid := lo + (hi-lo)/2
+		short := res.Shortened(mid)
+		m, err := a.encodeResult(typ, &short)
+		if err != nil {
+			return kafka.Message{}, err
+		}
+		if recordSize(&m) <= limit {
+			best, lo = &m, mid+1
+		} else {
+			hi = mid - 1
+		}
+	}
+	if best != nil {
+		return *best, nil
+	}
+	minimal := res.Minimal()
+	return a.encodeResult(typ, &minimal)
+}
+
+// recordSize is what a record counts against max.message.bytes.
+func recordSize(m *kafka.Message) int {
+	n := len(m.Key) + len(m.Value) + recordOverhead
+	for _, h := range m.Headers {
+		n += len(h.Key) + len(h.Value) + 8
+	}
+	return n
+}
+
+// produceResult writes msg, retrying every error but those that mean the broker refuses it
+// (refusedResult), which it returns. After an ambiguous error (a timeout or a dropped
+// connection: the broker may have appended the record) the result log is read to its end
+// first, so a result that did land is not written twice.
+func (a *Agent) produceResult(work context.Context, msg kafka.Message, res *events.Result) error {
+	backoff := kafkaio.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second, Attempts: 1}
+	for attempt := 1; ; attempt++ {
+		var err error
+		if errs := a.store.Producer().Produce(work, []kafka.Message{msg}); errs != nil {
+			err = errs[0]
+		}
+		if err == nil {
+			break
+		}
+		if work.Err() != nil || refusedResult(err) {
+			return err
+		}
+		reason, _ := kafkaio.Classify(err)
+		a.metrics.Retries.WithLabelValues(string(reason)).Inc()
+		a.log.Warn("publish result, retrying", "connector", res.Name, "request_id", res.RequestID, "reason", reason, "err", err)
+		if !kafkaio.Sleep(work, backoff.Delay(attempt)) {
+			return work.Err()
+		}
+		if reason == kafkaio.ReasonTimeout || reason == kafkaio.ReasonNetwork {
+			if err := a.results.log.Sync(work); err == nil && a.results.seen(res.RequestSource, res.RequestID) {
+				break
+			}
+		}
+	}
+	a.results.add(res.RequestSource, res.RequestID)
+	return nil
+}
+
+// refusedResult reports whether a publish error means the broker refuses the record itself,
+// so that writing it again cannot succeed. Other errors, permanent-looking ones included, are
+// retried: a leader moving or a broker restarting only delays a result.
+func refusedResult(err error) bool {
+	var kerr kafka.Error
+	if !errors.As(err, &kerr) {
+		return false
+	}
+	switch kerr {
+	case kafka.MessageSizeTooLarge, kafka.RecordListTooLarge, kafka.InvalidRecord, kafka.InvalidMessage,
+		kafka.TopicAuthorizationFailed, kafka.ClusterAuthorizationFailed, kafka.TransactionalIDAuthorizationFailed:
+		return true
+	}
+	return false
+}
