@@ -190,7 +190,9 @@ func TestProducerRetriesMixedBatchPerWriter(t *testing.T) {
 		When: func(req kmsg.Request) bool { return produceHasValue(req, "m", 0, "bad") }})
 
 	var wg sync.WaitGroup
-	wg.Go(func() { require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "m", Partition: 0, Value: []byte("first")}})) })
+	wg.Go(func() {
+		require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "m", Partition: 0, Value: []byte("first")}}))
+	})
 	<-held
 	const writers = 6
 	errs := make([][]error, writers)
