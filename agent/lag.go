@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -10,8 +11,9 @@ import (
 // lagInterval is how often the request topic's consumer lag is measured.
 const lagInterval = 5 * time.Second
 
-// lagLoop keeps offsetagent_request_lag at the group's lag on the request topic: the end
-// offsets minus the committed offsets, summed over partitions. Every replica reports the
+// lagLoop keeps offsetagent_request_lag at the group's lag on the request topic: per
+// partition the log end offset minus the group's committed offset (the log start offset when
+// nothing is committed), summed over partitions; 0 when the group is idle. Every replica reports the
 // group's lag; dashboards take the max.
 func (a *Agent) lagLoop(ctx context.Context) {
 	t := time.NewTicker(lagInterval)
@@ -37,19 +39,26 @@ func (a *Agent) requestLag(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	var reqs []kafka.OffsetRequest
+	var partitions []int
 	for _, p := range md.Topics[0].Partitions {
 		reqs = append(reqs, kafka.FirstOffsetOf(p.ID), kafka.LastOffsetOf(p.ID))
+		partitions = append(partitions, p.ID)
 	}
 	lo, err := a.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
 	if err != nil {
 		return 0, err
 	}
-	of, err := a.client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: a.cfg.GroupID, Topics: map[string][]int{topic: nil}})
+	// The partitions are named: kafka-go sends a topic with no partitions as an empty list,
+	// which the broker answers with no committed offsets at all.
+	of, err := a.client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: a.cfg.GroupID, Topics: map[string][]int{topic: partitions}})
 	if err != nil {
 		return 0, err
 	}
 	committed := map[int]int64{}
 	for _, p := range of.Topics[topic] {
+		if p.Error != nil {
+			return 0, fmt.Errorf("committed offset of partition %d: %w", p.Partition, p.Error)
+		}
 		committed[p.Partition] = p.CommittedOffset
 	}
 	var lag int64

@@ -66,7 +66,11 @@ func (a *Agent) process(work context.Context, j job) {
 
 // outcome decodes and runs the request. dup is true for a request whose result is already out.
 func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers.Outcome, dup bool) {
+	start := time.Now()
 	req, err := events.DecodeRequest(msg, a.cfg.MaxRequestBytes)
+	// decode_request is timed for every record, whatever comes of it (observe skips the
+	// stage, so that it is not counted twice).
+	a.metrics.StageDuration.WithLabelValues(string(handlers.StepDecode)).Observe(time.Since(start).Seconds())
 	if err != nil {
 		a.log.Warn("undecodable request", "topic", msg.Topic, "partition", msg.Partition, "offset", msg.Offset, "err", err)
 		return decodeFailure(msg, err), false
@@ -81,7 +85,7 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 	if len(a.cfg.AllowedSources) > 0 && !slices.Contains(a.cfg.AllowedSources, req.Source) {
 		return refused(req), false
 	}
-	start := time.Now()
+	start = time.Now()
 	out = a.proc.Create(work, req)
 	a.log.Info("request finished", "connector", out.Result.Name, "request_id", req.ID,
 		"result", out.EventType, "failed_step", out.Result.FailedStep, "duration", time.Since(start))
@@ -100,7 +104,7 @@ func (a *Agent) observe(out *handlers.Outcome, d time.Duration) {
 	}
 	a.metrics.Requests.WithLabelValues(result).Inc()
 	for _, s := range out.Result.Stages {
-		if s.Outcome != events.OutcomeSkipped {
+		if s.Outcome != events.OutcomeSkipped && s.Stage != string(handlers.StepDecode) {
 			a.metrics.StageDuration.WithLabelValues(s.Stage).Observe(s.DurationSeconds)
 		}
 	}
