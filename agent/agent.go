@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
@@ -57,11 +56,12 @@ type Agent struct {
 	proc    Processor
 	results *resultLog
 	intents *intentLog
-	// inflight holds the bytes of the request records being worked on (MaxInflightBytes).
-	inflight    *semaphore.Weighted
-	inflightMax int64
+	// inflight holds the bytes of the request records fetched and not yet processed
+	// (MaxInflightBytes).
+	inflight *budget
 	// running holds the start time of every request being worked on.
 	running *running
+	health  *health
 
 	// resultMaxBytes is the result topic's max.message.bytes (publish.go).
 	resultMaxBytes atomic.Int64
@@ -93,13 +93,18 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, opts: opts, log: opts.Logger, conns: conns}
 	a.metrics = NewMetrics(opts.Registry, opts.Version)
-	a.inflightMax = cfg.MaxInflightBytes
-	if a.inflightMax == 0 {
-		a.inflightMax = defaultMaxInflightBytes
+	inflightMax := cfg.MaxInflightBytes
+	if inflightMax == 0 {
+		inflightMax = defaultMaxInflightBytes
 	}
-	a.inflight = semaphore.NewWeighted(a.inflightMax)
-	a.metrics.MaxInflightBytes.Set(float64(a.inflightMax))
+	a.inflight = newBudget(inflightMax, minFetchBytes, func(used int64) { a.metrics.InFlightBytes.Set(float64(used)) })
+	a.metrics.MaxInflightBytes.Set(float64(inflightMax))
 	a.running = newRunning()
+	session := cfg.SessionTimeout
+	if session == 0 {
+		session = defaultSessionTimeout
+	}
+	a.health = newHealth(session, cfg.StuckAfter, a.running.oldest)
 	a.client = &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: conns.Transport, Timeout: 30 * time.Second}
 	a.store, err = offsetstore.New(offsetstore.Options{
 		Brokers: cfg.Brokers, ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,
@@ -157,8 +162,20 @@ func New(cfg Config, opts Options) (*Agent, error) {
 // Store returns the agent's view of Connect's topics (for the offsets subcommand and tests).
 func (a *Agent) Store() *offsetstore.Store { return a.store }
 
-// Ready reports whether the agent serves requests: views loaded, group joined, not stopping.
-func (a *Agent) Ready() bool { return a.ready.Load() && !a.stopping.Load() }
+// Ready reports whether the agent serves requests (see readiness).
+func (a *Agent) Ready() bool { return a.readiness() == nil }
+
+// readiness returns why the agent does not serve requests now, nil when it does: views loaded
+// and group joined, not stopping, and able to consume (health).
+func (a *Agent) readiness() error {
+	switch {
+	case a.stopping.Load():
+		return errors.New("shutting down")
+	case !a.ready.Load():
+		return errors.New("starting: loading views and joining the consumer group")
+	}
+	return a.health.check(time.Now())
+}
 
 // Run runs the agent until ctx is done or a part of it fails. On ctx's end it stops fetching,
 // finishes in-flight requests within Config.ShutdownTimeout, publishes their results, commits
@@ -292,5 +309,5 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 
 // httpServer serves metrics and probes.
 func (a *Agent) httpServer() (*server, error) {
-	return newServer(a.cfg.HTTPAddr, a.opts.Listener, a.opts.Gatherer, a.cfg.Pprof, a.Ready, a.log)
+	return newServer(a.cfg.HTTPAddr, a.opts.Listener, a.opts.Gatherer, a.cfg.Pprof, a.readiness, a.log)
 }

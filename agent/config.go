@@ -55,6 +55,9 @@ type Config struct {
 	// SessionTimeout is the consumer group session timeout: how long a replica that died is
 	// waited for before its partitions move (default 10s).
 	SessionTimeout time.Duration `env:"OFFSETAGENT_SESSION_TIMEOUT, default=10s"`
+	// StuckAfter is how long a lane may work on one request before /readyz reports the
+	// replica not ready (default 5m; 0 turns the check off).
+	StuckAfter time.Duration `env:"OFFSETAGENT_STUCK_AFTER, default=5m"`
 	// DedupeWindow is how long a request's result is remembered, so that a redelivered request
 	// is not run again (default 168h). The result topic's retention should be at least as long.
 	DedupeWindow time.Duration `env:"OFFSETAGENT_DEDUPE_WINDOW, default=168h"`
@@ -90,6 +93,9 @@ type Security struct {
 	TLSKeyFile  string `env:"OFFSETAGENT_TLS_KEY_FILE"`
 }
 
+// defaultSessionTimeout is SessionTimeout when it is zero.
+const defaultSessionTimeout = 10 * time.Second
+
 // defaultMaxInflightBytes is MaxInflightBytes when it is zero.
 const defaultMaxInflightBytes = 32 << 20
 
@@ -119,6 +125,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SessionTimeout < 0 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_SESSION_TIMEOUT: %s, must not be negative", c.SessionTimeout))
+	}
+	if c.StuckAfter < 0 {
+		errs = append(errs, fmt.Errorf("OFFSETAGENT_STUCK_AFTER: %s, must not be negative", c.StuckAfter))
 	}
 	if c.DedupeWindow < 0 || c.DedupeMaxEntries < 0 {
 		errs = append(errs, errors.New("OFFSETAGENT_DEDUPE_WINDOW and OFFSETAGENT_DEDUPE_MAX_ENTRIES must not be negative"))

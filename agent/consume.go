@@ -20,7 +20,7 @@ import (
 func (a *Agent) consume(ctx, work context.Context) error {
 	session := a.cfg.SessionTimeout
 	if session == 0 {
-		session = 10 * time.Second
+		session = defaultSessionTimeout
 	}
 	heartbeat := min(time.Second, session/3)
 	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
@@ -56,11 +56,23 @@ func (a *Agent) consume(ctx, work context.Context) error {
 				return nil
 			}
 			a.log.Warn("consumer group generation failed", "err", err)
+			a.health.leftGeneration()
 			continue
 		}
 		a.joined.Store(true)
 		a.ready.Store(true)
 		assigned := gen.Assignments[a.cfg.RequestTopic]
+		ids := make([]int, len(assigned))
+		for i, pa := range assigned {
+			ids[i] = pa.ID
+		}
+		a.health.joinedGeneration(ids)
+		// The group's own heartbeats are not observable: a probe of ours tells /readyz whether
+		// the coordinator still knows this member.
+		gen.Start(func(gctx context.Context) {
+			a.heartbeatProbe(gctx, gen, heartbeat)
+			a.health.leftGeneration()
+		})
 		a.log.Info("partitions assigned", "generation", gen.ID, "partitions", len(assigned))
 		// A previous owner may have published results it did not commit: see them before
 		// deciding whether a redelivered request is new.
@@ -71,7 +83,7 @@ func (a *Agent) consume(ctx, work context.Context) error {
 		}
 		for _, pa := range assigned {
 			gen.Start(func(gctx context.Context) {
-				a.consumePartition(ctx, gctx, gen, lanes, pa)
+				a.consumePartition(ctx, gctx, gen, lanes, pa, len(assigned))
 			})
 		}
 		if len(assigned) == 0 {
@@ -87,22 +99,21 @@ func (a *Agent) consume(ctx, work context.Context) error {
 
 // consumePartition fetches one partition for one generation and commits its finished
 // prefix. It returns when the generation or the agent ends, after draining.
-func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generation, lanes *lanes, pa kafka.PartitionAssignment) {
+func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generation, lanes *lanes, pa kafka.PartitionAssignment, assigned int) {
 	topic := a.cfg.RequestTopic
-	r := a.requestReader(pa.ID)
-	defer r.Close()
-	if err := r.SetOffset(pa.Offset); err != nil {
-		a.log.Error("set fetch offset", "topic", topic, "partition", pa.ID, "offset", pa.Offset, "err", err)
-		return
-	}
 	tr := newTracker()
 	stop, cancel := context.WithCancel(gctx)
 	defer cancel()
 	context.AfterFunc(ctx, cancel)
 
+	// The fetcher has connections of its own, as a consumer's partition reader does.
+	transport := a.conns.Separate()
+	defer transport.CloseIdleConnections()
+	cl := &kafka.Client{Addr: kafka.TCP(a.cfg.Brokers...), Transport: transport}
+
 	var wg sync.WaitGroup
 	wg.Go(func() { a.commitLoop(stop, gen, topic, pa.ID, tr) })
-	a.fetchRequests(stop, r, tr, lanes)
+	a.fetchRequests(stop, cl, pa.ID, pa.Offset, assigned, tr, lanes)
 
 	// Stop: requests not yet started are abandoned (the next owner fetches them again);
 	// started ones finish, bounded by the shutdown timeout, then the final commit.
@@ -119,59 +130,101 @@ func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generatio
 	}
 }
 
-// requestReader returns a reader of one partition of the request topic.
-func (a *Agent) requestReader(partition int) *kafka.Reader {
-	return kafka.NewReader(kafka.ReaderConfig{
-		Brokers:   a.cfg.Brokers,
-		Topic:     a.cfg.RequestTopic,
-		Partition: partition,
-		Dialer:    a.conns.Dialer,
-		MinBytes:  1,
-		MaxBytes:  a.cfg.MaxRequestBytes + 1<<20,
-		// kafka-go gives the broker MaxWait less a margin of min(MaxWait/4, 1 s) for its long
-		// poll, and drops the connection if the answer has not started by MaxWait. 1.5 s makes
-		// the poll 500 ms and the margin 1 s, enough for a broker busy taking in a 10 MB
-		// request; a smaller margin times readers out, and each reconnects and fetches again.
-		// A reader's Close waits for its poll, so a rebalance or shutdown waits up to 500 ms more.
-		MaxWait: 1500 * time.Millisecond,
-		// Keep prefetching small: records fetched but not started are fetched again by the next
-		// owner after a rebalance, and these are not counted in MaxInflightBytes (up to
-		// QueueCapacity+1 records of up to MaxRequestBytes per partition).
-		QueueCapacity:  4,
-		ReadBackoffMin: 50 * time.Millisecond,
-		ReadBackoffMax: time.Second,
-	})
-}
+// fetchMaxWait is how long a fetch of a request partition waits for a first record. It is
+// short next to the session timeout, so that /readyz sees failing fetches in time, and a
+// rebalance or shutdown waits for a poll that long at most.
+const fetchMaxWait = 500 * time.Millisecond
 
-// fetchRequests hands the partition's records to the lanes until stop ends.
-func (a *Agent) fetchRequests(stop context.Context, r *kafka.Reader, tr *tracker, lanes *lanes) {
+// minFetchBytes is the least free budget a fetch waits for (see budget).
+const minFetchBytes = 1 << 20
+
+// fetchRequests fetches the partition's records from offset and hands them to the lanes
+// until stop ends. Every fetch first takes its share of MaxInflightBytes (budget): records
+// fetched and waiting for a lane count, and fetching pauses while the budget is used up.
+// Fetch errors are retried with backoff and reported to /readyz.
+func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition int, offset int64, assigned int, tr *tracker, lanes *lanes) {
+	// Each fetch asks for its share of the budget, so that every assigned partition can
+	// long-poll at once; a larger record still comes whole (see budget).
+	fetchMax := min(int64(a.cfg.MaxRequestBytes)+1<<20, max(minFetchBytes, a.inflight.size/int64(max(assigned, 1))))
+	wait := min(fetchMaxWait, max(a.health.grace/3, 10*time.Millisecond))
+	backoff := kafkaio.Backoff{Base: 50 * time.Millisecond, Max: time.Second}
+	failures := 0
 	for {
-		msg, err := r.FetchMessage(stop)
+		reserved, err := a.inflight.reserve(stop, fetchMax)
 		if err != nil {
-			if stop.Err() != nil {
-				return
-			}
-			a.log.Warn("fetch request", "topic", a.cfg.RequestTopic, "partition", r.Config().Partition, "err", err)
-			continue
-		}
-		// Requests hold their share of MaxInflightBytes from here until processed: records
-		// queued for a lane count, so a backlog of large requests waits in the broker, not in
-		// memory. Stopping while waiting leaves the record for the next owner.
-		weight := min(int64(len(msg.Value)), a.inflightMax)
-		if err := a.inflight.Acquire(stop, weight); err != nil {
 			return
 		}
-		a.metrics.InFlight.Inc()
-		a.metrics.InFlightBytes.Add(float64(weight))
-		it := tr.add(msg.Offset)
-		if !lanes.submit(stop, laneKey(&msg), job{msg: msg, item: it, received: time.Now(), weight: weight}) {
-			a.metrics.InFlight.Dec()
-			a.metrics.InFlightBytes.Sub(float64(weight))
-			a.inflight.Release(weight)
-			tr.abandon(it)
+		msgs, next, err := kafkaio.FetchPartition(stop, cl, a.cfg.RequestTopic, partition, offset, reserved, wait)
+		if stop.Err() != nil {
+			a.inflight.settle(reserved, 0)
+			return
+		}
+		a.health.fetched(partition, err)
+		if err != nil {
+			a.inflight.settle(reserved, 0)
+			failures++
+			a.log.Warn("fetch requests", "topic", a.cfg.RequestTopic, "partition", partition, "offset", offset, "err", err)
+			if !kafkaio.Sleep(stop, backoff.Delay(failures)) {
+				return
+			}
+			continue
+		}
+		failures = 0
+		offset = next
+		if !a.handOver(stop, msgs, reserved, tr, lanes) {
 			return
 		}
 	}
+}
+
+// handOver queues a fetch's records on their lanes, each holding its weight of the budget:
+// from the fetch's reservation while it lasts, then taken anew (waiting for earlier requests
+// to finish). It returns false when stop ended first; the records not handed over are left
+// for the next owner of the partition.
+func (a *Agent) handOver(stop context.Context, msgs []kafka.Message, reserved int64, tr *tracker, lanes *lanes) bool {
+	var held int64
+	i := 0
+	for ; i < len(msgs); i++ {
+		w := min(recordWeight(&msgs[i]), a.inflight.size)
+		if held+w > reserved {
+			break
+		}
+		held += w
+	}
+	a.inflight.settle(reserved, held)
+	for k := range msgs {
+		w := min(recordWeight(&msgs[k]), a.inflight.size)
+		if k >= i {
+			if err := a.inflight.acquire(stop, w); err != nil {
+				for ; k < i; k++ {
+					a.inflight.release(min(recordWeight(&msgs[k]), a.inflight.size))
+				}
+				return false
+			}
+		}
+		a.metrics.InFlight.Inc()
+		it := tr.add(msgs[k].Offset)
+		if !lanes.submit(stop, laneKey(&msgs[k]), job{msg: msgs[k], item: it, received: time.Now(), weight: w}) {
+			a.metrics.InFlight.Dec()
+			tr.abandon(it)
+			a.inflight.release(w)
+			for k++; k < i; k++ {
+				a.inflight.release(min(recordWeight(&msgs[k]), a.inflight.size))
+			}
+			return false
+		}
+		msgs[k] = kafka.Message{}
+	}
+	return true
+}
+
+// recordWeight is a request record's share of MaxInflightBytes: what it holds in memory.
+func recordWeight(m *kafka.Message) int64 {
+	n := len(m.Key) + len(m.Value)
+	for _, h := range m.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return int64(n)
 }
 
 // commitLoop commits the partition's finished prefix as it grows.

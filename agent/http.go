@@ -15,14 +15,14 @@ import (
 )
 
 // server serves /metrics, /healthz (liveness: the process answers) and /readyz (readiness:
-// views loaded, group joined, not shutting down).
+// views loaded, group joined, able to consume, not shutting down; a 503 says why not).
 type server struct {
 	srv *http.Server
 	ln  net.Listener
 	log *slog.Logger
 }
 
-func newServer(addr string, ln net.Listener, g prometheus.Gatherer, withPprof bool, ready func() bool, log *slog.Logger) (*server, error) {
+func newServer(addr string, ln net.Listener, g prometheus.Gatherer, withPprof bool, ready func() error, log *slog.Logger) (*server, error) {
 	if ln == nil {
 		var err error
 		ln, err = net.Listen("tcp", addr)
@@ -36,8 +36,8 @@ func newServer(addr string, ln net.Listener, g prometheus.Gatherer, withPprof bo
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready() {
-			http.Error(w, "not ready", http.StatusServiceUnavailable)
+		if err := ready(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ready\n"))

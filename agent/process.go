@@ -21,10 +21,7 @@ import (
 // before that, the record stays uncommitted and is fetched again.
 func (a *Agent) process(work context.Context, j job) {
 	defer a.metrics.InFlight.Dec()
-	defer func() { // acquired by the fetcher (MaxInflightBytes)
-		a.metrics.InFlightBytes.Sub(float64(j.weight))
-		a.inflight.Release(j.weight)
-	}()
+	defer a.inflight.release(j.weight) // taken by the fetcher (MaxInflightBytes)
 	if !j.item.start() {
 		return // abandoned: the partition was revoked before the request started
 	}

@@ -95,10 +95,11 @@ func readResults(t *testing.T, a *Agent, want int) []kafka.Message {
 func runJob(t *testing.T, a *Agent, msg kafka.Message) *item {
 	t.Helper()
 	tr := newTracker()
-	weight := int64(len(msg.Value))
-	require.NoError(t, a.inflight.Acquire(testContext(t), weight))
+	weight := recordWeight(&msg)
+	reserved, err := a.inflight.reserve(testContext(t), weight)
+	require.NoError(t, err)
+	a.inflight.settle(reserved, weight)
 	a.metrics.InFlight.Inc()
-	a.metrics.InFlightBytes.Add(float64(weight))
 	it := tr.add(msg.Offset)
 	a.process(testContext(t), job{msg: msg, item: it, received: time.Now(), weight: weight})
 	return it
@@ -166,7 +167,7 @@ func TestProcess(t *testing.T) {
 			require.Zero(t, testutil.ToFloat64(a.metrics.InFlightBytes))
 			require.Zero(t, testutil.ToFloat64(a.metrics.ResultsUnpublished), "the result is out")
 			require.Zero(t, a.running.oldest(), "nothing runs once the result is out")
-			require.Equal(t, float64(a.inflightMax), testutil.ToFloat64(a.metrics.MaxInflightBytes))
+			require.Equal(t, float64(a.inflight.size), testutil.ToFloat64(a.metrics.MaxInflightBytes))
 			require.True(t, a.results.seen(res.RequestSource, res.RequestID), "the dedupe view knows the result")
 		})
 	}

@@ -20,6 +20,17 @@ type Connections struct {
 	Dialer    *kafka.Dialer
 }
 
+func newTransport(mech sasl.Mechanism, tlsCfg *tls.Config) *kafka.Transport {
+	return &kafka.Transport{SASL: mech, TLS: tlsCfg, DialTimeout: 10 * time.Second, ClientID: "offsetagent", MetadataTTL: time.Second}
+}
+
+// Separate returns a transport with the same settings and connections of its own: a fetch
+// loop's long polls then never queue other requests behind them on one connection (nor
+// answers to them, with brokers that answer out of order).
+func (c *Connections) Separate() *kafka.Transport {
+	return newTransport(c.Transport.SASL, c.Transport.TLS)
+}
+
 // NewConnections builds the transport and dialer for s. It reads the TLS files but never dials.
 func NewConnections(s Security) (*Connections, error) {
 	mech, err := saslMechanism(s)
@@ -33,7 +44,7 @@ func NewConnections(s Security) (*Connections, error) {
 	return &Connections{
 		// Metadata refreshes every second: topics created just before a request (a sink's
 		// topic, a connector's own offsets topic) are seen quickly.
-		Transport: &kafka.Transport{SASL: mech, TLS: tlsCfg, DialTimeout: 10 * time.Second, ClientID: "offsetagent", MetadataTTL: time.Second},
+		Transport: newTransport(mech, tlsCfg),
 		Dialer: &kafka.Dialer{
 			SASLMechanism: mech, TLS: tlsCfg, Timeout: 10 * time.Second, DualStack: true, ClientID: "offsetagent",
 		},

@@ -81,7 +81,7 @@ func TestCreateSourceConnectorExactRecords(t *testing.T) {
 
 			require.Equal(t, 1.0, a.metric(t, "offsetagent_requests_total", "result", "succeeded"))
 			require.Equal(t, 1.0, a.metric(t, "offsetagent_offsets_written_total", "type", "source"))
-			require.Equal(t, 5, a.histogramCount(t, "offsetagent_stage_duration_seconds"), "one observation per executed stage")
+			require.Equal(t, 6, a.histogramCount(t, "offsetagent_stage_duration_seconds"), "one observation per executed stage, decode_request included")
 			require.Equal(t, 1, a.histogramCount(t, "offsetagent_request_duration_seconds"))
 			require.Equal(t, 0.0, a.metric(t, "offsetagent_requests_in_flight"))
 			code, _ := a.get(t, "/readyz")

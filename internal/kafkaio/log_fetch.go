@@ -256,7 +256,7 @@ func (l *Log) applyBatch(batch []kafka.Message) {
 }
 
 // readRecords copies the records at or after offset out of rs (which holds pooled buffers),
-// passing every logApplyChunk of them to flush, and returns the rest and the offset after the
+// passing every logApplyChunk of them to flush (when not nil), and returns the rest and the offset after the
 // last record seen, control records included. Before each record, own may apply records the
 // log's owner wrote (log_own.go) that start at or before it, after flushing out; records
 // below the position own returns are skipped.
@@ -301,7 +301,7 @@ func readRecords(rs kafka.RecordReader, topic string, p int, offset int64, out [
 				Time:      r.Time,
 			})
 			next = r.Offset + 1
-			if len(out) == logApplyChunk {
+			if flush != nil && len(out) == logApplyChunk {
 				flush(out)
 				out = out[:0]
 			}

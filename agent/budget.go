@@ -1,0 +1,135 @@
+package agent
+
+import (
+	"context"
+	"sync"
+)
+
+// budget is OFFSETAGENT_MAX_INFLIGHT_BYTES as a pool of bytes. A fetch takes its share before
+// it asks the broker for records (reserve) and keeps what the records it got weigh (settle);
+// each record gives its weight back once it is processed. Records fetched and queued for a
+// lane therefore count, and fetching pauses while the pool is used up: a backlog of large
+// requests waits in the broker, not in memory. Waiters are served in the order they asked,
+// so that no partition's fetcher starves behind the others.
+//
+// A broker returns a first record batch larger than asked for (KIP-74). Records beyond what
+// their fetch reserved wait in the fetcher until they can take their weight (acquire) before
+// they go to a lane: the records being worked on never weigh more than the pool (one larger
+// than the pool counts as the pool, and so runs alone), and what is in memory beyond it is at
+// most the excess of one fetch per assigned partition.
+type budget struct {
+	size int64
+	// minFetch is the least a fetch waits for: asking for much less than a record only
+	// makes the broker send it anyway.
+	minFetch int64
+	onChange func(used int64)
+
+	mu sync.Mutex
+	// used counts every byte taken; reserved the part of it that fetches in flight reserved.
+	used, reserved int64
+	waiters        []*budgetWaiter
+}
+
+type budgetWaiter struct {
+	// least and want: the waiter is served once least bytes are free, and takes up to want.
+	least, want int64
+	// reservation marks a fetch's reservation (not held by records yet).
+	reservation bool
+	grant       chan int64 // receives what was taken for the waiter
+}
+
+func newBudget(size, minFetch int64, onChange func(int64)) *budget {
+	return &budget{size: size, minFetch: min(minFetch, size), onChange: onChange}
+}
+
+// reserve waits its turn until at least minFetch bytes are free and takes up to want of them
+// for a fetch; it returns how many it took, or ctx's error. The bytes count as reserved, not
+// held, until settle.
+func (b *budget) reserve(ctx context.Context, want int64) (int64, error) {
+	return b.wait(ctx, b.minFetch, want, true)
+}
+
+// acquire waits its turn until n bytes are free and holds them (n is at most the size).
+func (b *budget) acquire(ctx context.Context, n int64) error {
+	_, err := b.wait(ctx, min(n, b.size), n, false)
+	return err
+}
+
+func (b *budget) wait(ctx context.Context, least, want int64, reservation bool) (int64, error) {
+	b.mu.Lock()
+	w := &budgetWaiter{least: least, want: want, reservation: reservation, grant: make(chan int64, 1)}
+	b.waiters = append(b.waiters, w)
+	b.grantLocked()
+	b.mu.Unlock()
+	select {
+	case n := <-w.grant:
+		return n, nil
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, o := range b.waiters {
+		if o == w {
+			b.waiters = append(b.waiters[:i:i], b.waiters[i+1:]...)
+			b.grantLocked()
+			return 0, ctx.Err()
+		}
+	}
+	// Granted meanwhile: give it back.
+	n := <-w.grant
+	b.used -= n
+	if reservation {
+		b.reserved -= n
+	}
+	b.changedLocked()
+	return 0, ctx.Err()
+}
+
+// settle ends a fetch's reservation of reserved bytes, of which it keeps held for the records
+// it got (held <= reserved); the rest goes back.
+func (b *budget) settle(reserved, held int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.reserved -= reserved
+	b.used -= reserved - held
+	b.changedLocked()
+}
+
+// release gives n held bytes back.
+func (b *budget) release(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used -= n
+	b.changedLocked()
+}
+
+// changedLocked serves the waiters that fit now and reports the bytes held.
+func (b *budget) changedLocked() { b.grantLocked() }
+
+// reportLocked tells onChange the bytes held by records (reservations of fetches in flight
+// are not records yet).
+func (b *budget) reportLocked() {
+	if b.onChange != nil {
+		b.onChange(b.used - b.reserved)
+	}
+}
+
+// grantLocked serves waiters in order while the first one fits.
+func (b *budget) grantLocked() {
+	for len(b.waiters) > 0 {
+		free := b.size - b.used
+		if free < b.waiters[0].least {
+			break
+		}
+		w := b.waiters[0]
+		b.waiters[0] = nil
+		b.waiters = b.waiters[1:]
+		n := min(free, w.want)
+		b.used += n
+		if w.reservation {
+			b.reserved += n
+		}
+		w.grant <- n
+	}
+	b.reportLocked()
+}

@@ -1,0 +1,138 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// health is what /readyz judges: whether this replica can consume. It is not ready while it
+// is not a member of the group, while its fetches of a request partition or its heartbeats
+// have failed for longer than the grace (the session timeout: a broker that only restarts or
+// a rebalance that only passes stays unnoticed), or while a lane has been working on one
+// request for longer than stuckAfter.
+type health struct {
+	grace      time.Duration
+	stuckAfter time.Duration
+
+	mu sync.Mutex
+	// joined is set at the first generation; member while a generation runs.
+	joined, member bool
+	notMemberSince time.Time
+	// fetchFailing holds, per request partition whose fetches fail, since when.
+	fetchFailing map[int]time.Time
+	// heartbeatFailing is since when heartbeats fail (zero: they do not).
+	heartbeatFailing time.Time
+	// oldest is how long the longest-running request has been worked on.
+	oldest func() time.Duration
+}
+
+func newHealth(grace, stuckAfter time.Duration, oldest func() time.Duration) *health {
+	return &health{grace: grace, stuckAfter: stuckAfter, oldest: oldest, fetchFailing: map[int]time.Time{}}
+}
+
+// joinedGeneration records that a generation started with the request partitions assigned.
+// Fetch failures of partitions still assigned carry over: a broker that refuses fetches makes
+// the group rebalance again and again, and each generation alone is short.
+func (h *health) joinedGeneration(assigned []int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.joined, h.member = true, true
+	for p := range h.fetchFailing {
+		if !slices.Contains(assigned, p) {
+			delete(h.fetchFailing, p)
+		}
+	}
+}
+
+// leftGeneration records that a generation ended (or could not be joined).
+func (h *health) leftGeneration() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.member || h.notMemberSince.IsZero() {
+		h.notMemberSince = time.Now()
+	}
+	h.member = false
+}
+
+// fetched records the outcome of a fetch of partition p; revoked forgets p.
+func (h *health) fetched(p int, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil {
+		delete(h.fetchFailing, p)
+	} else if _, ok := h.fetchFailing[p]; !ok {
+		h.fetchFailing[p] = time.Now()
+	}
+}
+
+// heartbeat records the outcome of a heartbeat.
+func (h *health) heartbeat(err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil {
+		h.heartbeatFailing = time.Time{}
+	} else if h.heartbeatFailing.IsZero() {
+		h.heartbeatFailing = time.Now()
+	}
+}
+
+// check returns why the replica cannot consume now, nil when it can.
+func (h *health) check(now time.Time) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case !h.joined:
+		return errors.New("not a member of the consumer group yet")
+	case !h.member && now.Sub(h.notMemberSince) > h.grace:
+		return fmt.Errorf("not a member of the consumer group for %s", now.Sub(h.notMemberSince).Round(time.Second))
+	case !h.heartbeatFailing.IsZero() && now.Sub(h.heartbeatFailing) > h.grace:
+		return fmt.Errorf("no successful heartbeat for %s", now.Sub(h.heartbeatFailing).Round(time.Second))
+	}
+	for p, since := range h.fetchFailing {
+		if now.Sub(since) > h.grace {
+			return fmt.Errorf("no successful fetch of request partition %d for %s", p, now.Sub(since).Round(time.Second))
+		}
+	}
+	if h.stuckAfter > 0 {
+		if d := h.oldest(); d > h.stuckAfter {
+			return fmt.Errorf("a lane has been working on one request for %s (OFFSETAGENT_STUCK_AFTER %s)", d.Round(time.Second), h.stuckAfter)
+		}
+	}
+	return nil
+}
+
+// heartbeatProbe sends a heartbeat for gen every interval until ctx ends and records the
+// outcome: the consumer group's own heartbeats are not observable. A rebalance in progress
+// is an answer of a live coordinator, so it counts as a success.
+func (a *Agent) heartbeatProbe(ctx context.Context, gen *kafka.Generation, interval time.Duration) {
+	transport := a.conns.Separate()
+	defer transport.CloseIdleConnections()
+	cl := &kafka.Client{Addr: kafka.TCP(a.cfg.Brokers...), Transport: transport}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+		hctx, cancel := context.WithTimeout(ctx, a.health.grace)
+		res, err := cl.Heartbeat(hctx, &kafka.HeartbeatRequest{GroupID: gen.GroupID, GenerationID: gen.ID, MemberID: gen.MemberID})
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil && res.Error != nil && !errors.Is(res.Error, kafka.RebalanceInProgress) {
+			err = res.Error
+		}
+		a.health.heartbeat(err)
+	}
+}

@@ -1,0 +1,68 @@
+package integration
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetagent/offsetagent/agent"
+	"github.com/offsetagent/offsetagent/events"
+)
+
+// /readyz answers 503 while the agent cannot consume (every fetch and heartbeat refused for
+// longer than the session timeout) and 200 again once it recovers; /healthz, the liveness
+// probe, answers 200 throughout.
+func TestReadyzFollowsBrokerFaults(t *testing.T) {
+	c := crashCluster(t) // a short session timeout
+	fake := c.requireFake(t)
+	cfg := testConfig(c)
+	cfg.SessionTimeout = 2 * time.Second
+	cl := newClient(t, cfg)
+	cl.createTopic(cfg.RequestTopic, 3)
+	a := startAgent(t, cfg, agent.Options{})
+	status := func(path string) int { code, _ := a.get(t, path); return code }
+	require.Equal(t, 200, status("/readyz"))
+
+	// Every fetch (each partition) and every heartbeat answered with an error.
+	refuse := fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch, kmsg.Heartbeat}, Err: kerr.UnknownServerError, Count: -1})
+	require.Eventually(t, func() bool { return status("/readyz") == 503 }, 20*time.Second, 100*time.Millisecond, "readyz while nothing can be fetched")
+	_, body := a.get(t, "/readyz")
+	require.Contains(t, body, "no successful")
+	require.Equal(t, 200, status("/healthz"))
+
+	refuse.Remove()
+	require.Eventually(t, func() bool { return status("/readyz") == 200 }, 30*time.Second, 100*time.Millisecond,
+		"readyz once the broker answers again")
+	id := cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{})
+	require.Equal(t, events.TypeCreateSucceeded, cl.waitResult(id, resultWait).Type, "consuming again")
+}
+
+// A lane stuck on one request for longer than OFFSETAGENT_STUCK_AFTER makes /readyz answer
+// 503, naming the bound; once the request finishes it answers 200 again.
+func TestReadyzStuckLane(t *testing.T) {
+	c := startCluster(t)
+	cfg := testConfig(c)
+	cfg.StuckAfter = time.Second
+	cl := newClient(t, cfg)
+	cl.createTopic(cfg.RequestTopic, 3)
+	release := make(chan struct{})
+	var once sync.Once
+	a := startAgent(t, cfg, agent.Options{Fault: func(point string) {
+		if point == "before:validate_config" {
+			once.Do(func() { <-release })
+		}
+	}})
+	id := cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{})
+	require.Eventually(t, func() bool { code, _ := a.get(t, "/readyz"); return code == 503 }, 20*time.Second, 100*time.Millisecond)
+	_, body := a.get(t, "/readyz")
+	require.True(t, strings.Contains(body, "OFFSETAGENT_STUCK_AFTER"), body)
+	close(release)
+	require.Equal(t, events.TypeCreateSucceeded, cl.waitResult(id, resultWait).Type)
+	require.Eventually(t, func() bool { code, _ := a.get(t, "/readyz"); return code == 200 }, 10*time.Second, 100*time.Millisecond)
+}
