@@ -1,0 +1,135 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/events"
+)
+
+var (
+	plainOnce sync.Once
+	plainPath string
+	plainErr  error
+)
+
+// plainAgentBinary builds cmd/offsetagent without the race detector, which would multiply
+// the memory being measured.
+func plainAgentBinary(t *testing.T) string {
+	t.Helper()
+	plainOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "offsetagent-plain")
+		if err != nil {
+			plainErr = err
+			return
+		}
+		plainPath = filepath.Join(dir, "offsetagent")
+		out, err := exec.Command("go", "build", "-o", plainPath, "../cmd/offsetagent").CombinedOutput()
+		if err != nil {
+			plainErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, plainErr)
+	return plainPath
+}
+
+// peakRSS returns a process's peak resident set size (VmHWM) in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
+	t.Helper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			require.NoError(t, err)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmHWM in /proc status")
+	return 0
+}
+
+// OFFSETAGENT_MAX_INFLIGHT_BYTES bounds what the agent holds, the records it has fetched and
+// not yet processed included: with a 16 MiB bound and twenty requests of 5 MiB each waiting
+// at once (dry runs of 62,000 MirrorMaker 2 offsets each, so that the offsets view does not
+// grow) on six partitions, the process's peak RSS stays under 256 MiB with the GOMEMLIMIT the
+// memory model of docs/operations.md gives such a container, and every request is answered.
+func TestMemoryBoundedByInflightBytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary; writes 1.2 million offsets")
+	}
+	const requests, offsets, bound = 20, 62_000, 16 << 20
+	c := crashCluster(t)
+	cfg := testConfig(c)
+	cfg.RequestTopicPartitions = 6
+	cl := newFreshClient(t, cfg)
+	createTopicWith(t, cl, cfg.RequestTopic, 6, map[string]string{"max.message.bytes": fmt.Sprint(cfg.MaxRequestBytes + 1<<20)})
+	seedConnectTopics(t, cl, cfg)
+
+	var ids []string
+	for i := range requests {
+		body := mm2Body(fmt.Sprintf("mem-%02d", i), offsets)
+		require.Greater(t, len(body), 5<<20)
+		id := uuid.NewString()
+		msg, err := events.RequestMessage(cfg.RequestTopic, body, events.RequestOptions{ID: id, Source: "/memory-test", DryRun: true})
+		require.NoError(t, err)
+		publishLarge(t, cfg, msg)
+		ids = append(ids, id)
+	}
+
+	cmd := exec.Command(plainAgentBinary(t), "run")
+	// GOMEMLIMIT as docs/operations.md derives it for a 256 MiB container (85% of the limit).
+	cmd.Env = append(processEnv(cfg, ""), fmt.Sprintf("OFFSETAGENT_MAX_INFLIGHT_BYTES=%d", bound), "GOMEMLIMIT=218MiB")
+	p := &agentProcess{cmd: cmd, out: &bytes.Buffer{}}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+
+	start := time.Now()
+	results := cl.waitResults(requests, 5*time.Minute)
+	elapsed := time.Since(start)
+	peak := peakRSS(t, cmd.Process.Pid)
+	t.Logf("%d requests of %d offsets answered in %s; peak RSS %.0f MiB", requests, offsets, elapsed, float64(peak)/(1<<20))
+	byID := map[string]result{}
+	for _, r := range results {
+		byID[r.Data.RequestID] = r
+	}
+	for _, id := range ids {
+		require.Equal(t, events.TypeCreatePlanned, byID[id].Type, byID[id].Data.Message)
+	}
+	require.Less(t, peak, int64(256<<20), "peak RSS")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, p.wait(t, 30*time.Second), "graceful shutdown; output:\n%s", p.out)
+}
+
+// createTopicWith creates a topic with configs.
+func createTopicWith(t *testing.T, cl *client, topic string, partitions int, configs map[string]string) {
+	t.Helper()
+	var entries []kafka.ConfigEntry
+	for k, v := range configs {
+		entries = append(entries, kafka.ConfigEntry{ConfigName: k, ConfigValue: v})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := cl.kc.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
+		Topic: topic, NumPartitions: partitions, ReplicationFactor: 1, ConfigEntries: entries}}})
+	require.NoError(t, err)
+	require.NoError(t, res.Errors[topic])
+}
