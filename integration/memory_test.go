@@ -84,15 +84,28 @@ func TestMemoryBoundedByInflightBytes(t *testing.T) {
 	seedConnectTopics(t, cl, cfg)
 
 	var ids []string
+	var msgs []kafka.Message
 	for i := range requests {
 		body := mm2Body(fmt.Sprintf("mem-%02d", i), offsets)
 		require.Greater(t, len(body), 5<<20)
 		id := uuid.NewString()
 		msg, err := events.RequestMessage(cfg.RequestTopic, body, events.RequestOptions{ID: id, Source: "/memory-test", DryRun: true})
 		require.NoError(t, err)
-		publishLarge(t, cfg, msg)
+		msg.Topic = ""
+		msgs = append(msgs, msg)
 		ids = append(ids, id)
 	}
+	// One writer, one record per batch, a bound generous enough for a busy machine (the
+	// in-process broker checks 100 MiB of records under the race detector).
+	w := &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Topic: cfg.RequestTopic, Balancer: &kafka.RoundRobin{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 1, BatchBytes: 32 << 20,
+		Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for _, m := range msgs {
+		require.NoError(t, w.WriteMessages(ctx, m))
+	}
+	require.NoError(t, w.Close())
 
 	cmd := exec.Command(plainAgentBinary(t), "run")
 	// GOMEMLIMIT as docs/operations.md derives it for a 256 MiB container (85% of the limit).

@@ -88,13 +88,13 @@ offsetagent_offsets_wiped_total{type="source"} 0
 # HELP offsetagent_requests_in_flight Requests received and not yet finished.
 # TYPE offsetagent_requests_in_flight gauge
 offsetagent_requests_in_flight 0
-# HELP offsetagent_results_not_published_total Requests finished without a result event: the broker refused their result and the minimal result too (too large, invalid, not authorised). Each is logged at ERROR with its request id.
-# TYPE offsetagent_results_not_published_total counter
-offsetagent_results_not_published_total 0
+# HELP offsetagent_results_unpublished_total Requests whose result the agent gave up publishing: cut off by shutdown or not encodable (they stay uncommitted and are redelivered), or refused by the broker even as a minimal result (committed and not run again; each logged at ERROR with its request id).
+# TYPE offsetagent_results_unpublished_total counter
+offsetagent_results_unpublished_total 0
 `
 	require.NoError(t, testutil.GatherAndCompare(a.reg, strings.NewReader(want),
 		"offsetagent_requests_total", "offsetagent_stage_failures_total", "offsetagent_offsets_written_total",
-		"offsetagent_offsets_wiped_total", "offsetagent_requests_in_flight", "offsetagent_results_not_published_total"))
+		"offsetagent_offsets_wiped_total", "offsetagent_requests_in_flight", "offsetagent_results_unpublished_total"))
 	require.Equal(t, 0.0, a.sumCounter(t, "offsetagent_retries_total"))
 	require.Equal(t, 0.0, a.metric(t, "offsetagent_requests_in_flight_bytes"))
 	require.Equal(t, map[string]int{
