@@ -22,30 +22,46 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
+// agentBuild is one flavour of cmd/offsetagent, built once per test run.
+type agentBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
 
-// agentBinary builds cmd/offsetagent once per test run, with the fault hook
+var raceBuild, plainBuild agentBuild
+
+// binary builds cmd/offsetagent with the go build flags given, the first time it is asked.
+func (b *agentBuild) binary(t *testing.T, flags ...string) string {
+	t.Helper()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "offsetagent-bin")
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.path = filepath.Join(dir, "offsetagent")
+		args := append(append([]string{"build"}, flags...), "-o", b.path, "../cmd/offsetagent")
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, b.err)
+	return b.path
+}
+
+// agentBinary is cmd/offsetagent with the race detector and the fault hook
 // (OFFSETAGENT_FAULT_EXIT_AT) that production builds lack.
 func agentBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "offsetagent-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "offsetagent")
-		out, err := exec.Command("go", "build", "-race", "-tags", "faultinject", "-o", binPath, "../cmd/offsetagent").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, buildErr)
-	return binPath
+	return raceBuild.binary(t, "-race", "-tags", "faultinject")
+}
+
+// plainAgentBinary is cmd/offsetagent as production builds it: the race detector would
+// multiply the memory a test measures.
+func plainAgentBinary(t *testing.T) string {
+	t.Helper()
+	return plainBuild.binary(t)
 }
 
 // agentProcess is the real binary running `offsetagent run` against the test's broker.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -112,4 +114,18 @@ func (r *runningAgent) find(t *testing.T, name string, labels ...string) *dto.Me
 	}
 	t.Fatalf("no series %s%v", name, labels)
 	return nil
+}
+
+// blockOnce returns agent options whose fault hook holds the first request that reaches point
+// until release is called.
+func blockOnce(point string) (opts agent.Options, release func()) {
+	ch := make(chan struct{})
+	var once sync.Once
+	opts.Fault = func(p string) {
+		if p == point {
+			once.Do(func() { <-ch })
+		}
+	}
+	var closeOnce sync.Once
+	return opts, func() { closeOnce.Do(func() { close(ch) }) }
 }

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,32 +19,6 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 )
-
-var (
-	plainOnce sync.Once
-	plainPath string
-	plainErr  error
-)
-
-// plainAgentBinary builds cmd/offsetagent without the race detector, which would multiply
-// the memory being measured.
-func plainAgentBinary(t *testing.T) string {
-	t.Helper()
-	plainOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "offsetagent-plain")
-		if err != nil {
-			plainErr = err
-			return
-		}
-		plainPath = filepath.Join(dir, "offsetagent")
-		out, err := exec.Command("go", "build", "-o", plainPath, "../cmd/offsetagent").CombinedOutput()
-		if err != nil {
-			plainErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, plainErr)
-	return plainPath
-}
 
 // peakRSS returns a process's peak resident set size (VmHWM) in bytes.
 func peakRSS(t *testing.T, pid int) int64 {

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -117,19 +116,14 @@ func TestRequestLagIsExact(t *testing.T) {
 	cfg.RequestTopicPartitions = 1
 	cl := newClient(t, cfg)
 	cl.createTopic(cfg.RequestTopic, 1)
-	release := make(chan struct{})
-	var once sync.Once
-	a := startAgent(t, cfg, agent.Options{Fault: func(point string) {
-		if point == "before:validate_config" {
-			once.Do(func() { <-release })
-		}
-	}})
+	opts, release := blockOnce("before:validate_config")
+	a := startAgent(t, cfg, opts)
 	lag := func() float64 { return a.metric(t, "offsetagent_request_lag") }
 	for i := range 3 {
 		cl.publish(strings.Replace(readFile(t, "testdata/file-src-1.json"), "file-src-1", "lag-"+string(rune('a'+i)), 1), events.RequestOptions{})
 	}
 	require.Eventually(t, func() bool { return lag() == 3 }, 20*time.Second, 100*time.Millisecond, "lag with the first request stuck: %v", lag())
-	close(release)
+	release()
 	cl.waitResults(3, resultWait)
 	require.Eventually(t, func() bool { return lag() == 0 }, 20*time.Second, 100*time.Millisecond, "lag once idle: %v", lag())
 }

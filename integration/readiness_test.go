@@ -2,7 +2,6 @@ package integration
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -51,18 +50,13 @@ func TestReadyzStuckLane(t *testing.T) {
 	cfg.StuckAfter = time.Second
 	cl := newClient(t, cfg)
 	cl.createTopic(cfg.RequestTopic, 3)
-	release := make(chan struct{})
-	var once sync.Once
-	a := startAgent(t, cfg, agent.Options{Fault: func(point string) {
-		if point == "before:validate_config" {
-			once.Do(func() { <-release })
-		}
-	}})
+	opts, release := blockOnce("before:validate_config")
+	a := startAgent(t, cfg, opts)
 	id := cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{})
 	require.Eventually(t, func() bool { code, _ := a.get(t, "/readyz"); return code == 503 }, 20*time.Second, 100*time.Millisecond)
 	_, body := a.get(t, "/readyz")
 	require.True(t, strings.Contains(body, "OFFSETAGENT_STUCK_AFTER"), body)
-	close(release)
+	release()
 	require.Equal(t, events.TypeCreateSucceeded, cl.waitResult(id, resultWait).Type)
 	require.Eventually(t, func() bool { code, _ := a.get(t, "/readyz"); return code == 200 }, 10*time.Second, 100*time.Millisecond)
 }
