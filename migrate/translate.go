@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/mm2"
+	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // SinkOffsetsTranslate translates sink offsets through MirrorMaker 2's checkpoints on B
@@ -45,7 +47,7 @@ type SinkTranslation struct {
 }
 
 // TranslateSink translates c's offsets, rewrites c's topics for B and returns the offsets
-// for B: the non-missing partitions'.
+// for B: the translated ones, and a reset (null offset) for each missing partition.
 func (m *MM2Sinks) TranslateSink(ctx context.Context, c *Connector, _ string) ([]events.ConnectorOffset, any, error) {
 	committed, err := mm2.SinkPartitions(c.Offsets)
 	if err != nil {
@@ -72,7 +74,23 @@ func (m *MM2Sinks) TranslateSink(ctx context.Context, c *Connector, _ string) ([
 	if m.Logger != nil {
 		m.Logger.Warn("sink offsets accepted with replay or missing partitions (--allow-replay)", "connector", c.Name, "detail", summary)
 	}
-	return tr.ConnectorOffsets(), d, nil
+	return withResets(tr), d, nil
+}
+
+// withResets is tr's offsets plus a null offset (KIP-875's reset) for every missing partition:
+// B's group then holds no offset for it, whatever MirrorMaker 2's group sync may have written
+// there, and the sink starts it at the earliest record; a body whose partitions are all
+// missing still says so, as Connect refuses an empty alter-offsets request.
+func withResets(tr mm2.Translation) []events.ConnectorOffset {
+	out := tr.ConnectorOffsets()
+	for _, p := range tr.Partitions {
+		if p.Verdict == mm2.VerdictMissing {
+			o := handlers.SinkOffset(offsetstore.GroupOffset{Topic: p.Target.Topic, Partition: p.Target.Partition})
+			o.Offset = nil
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // summarize says in one line what is not exact in tr and why.

@@ -90,7 +90,7 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 			"sink-replay": {outcome: OutcomePlanned,
 				body: `{"name":"sink-replay","config":{"connector.class":"` + class + `","name":"sink-replay","topics":"A.orders"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"A.orders"},"offset":{"kafka_offset":12}}]}`},
 			"sink-missing": {outcome: OutcomePlanned,
-				body: `{"name":"sink-missing","config":{"connector.class":"` + class + `","name":"sink-missing","topics":"A.orders"},"initial_state":"RUNNING","initial_offsets":[]}`},
+				body: `{"name":"sink-missing","config":{"connector.class":"` + class + `","name":"sink-missing","topics":"A.orders"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"A.orders"},"offset":null}]}`},
 		}},
 	}
 	for _, tt := range tests {
