@@ -38,25 +38,8 @@ func TestMigrateStopSource(t *testing.T) {
 	brokersA := peers.brokers
 
 	// B: a broker, a worker and an agent of their own.
-	d, err := subdir("broker-mig-b")
-	require.NoError(t, err)
-	b, err := realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: peers.lib, Dir: d})
-	require.NoError(t, err)
-	atExit(b.Stop)
+	b, wB, agentB := startClusterB(ctx, t, "mig-b")
 	brokersB := []string{b.Addr}
-	namesB := connectNames("mig-b")
-	d, err = subdir("worker-mig-b")
-	require.NoError(t, err)
-	wB, err := realkafka.StartWorker(ctx, realkafka.WorkerConfig{Lib: peers.lib, Dir: d, Brokers: brokersB,
-		GroupID: namesB.group, ConfigTopic: namesB.config, OffsetsTopic: namesB.offsets, StatusTopic: namesB.status})
-	require.NoError(t, err)
-	atExit(wB.Stop)
-	agentB, err := startAgent(ctx, "agent-mig-b", map[string]string{
-		"OFFSETAGENT_BROKERS":       b.Addr,
-		"OFFSETAGENT_CONFIG_TOPIC":  namesB.config,
-		"OFFSETAGENT_OFFSETS_TOPIC": namesB.offsets,
-	})
-	require.NoError(t, err)
 
 	// On A: a source reading a file and a sink writing one, both running and busy.
 	src, sink := unique("mig-src"), unique("mig-sink")
@@ -131,6 +114,31 @@ func TestMigrateStopSource(t *testing.T) {
 		return len(written) >= len(allRecords)
 	}, 90*time.Second, 500*time.Millisecond, "records written by A's and B's sinks")
 	require.Equal(t, allRecords, written, "no record written twice, none skipped")
+}
+
+// startClusterB starts a second Kafka cluster: a broker, a Connect worker on it and an agent
+// writing to that worker's topics, all stopped after the tests.
+func startClusterB(ctx context.Context, t *testing.T, name string) (*realkafka.Broker, *realkafka.Worker, *agentProc) {
+	t.Helper()
+	d, err := subdir("broker-" + name)
+	require.NoError(t, err)
+	b, err := realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: peers.lib, Dir: d})
+	require.NoError(t, err)
+	atExit(b.Stop)
+	names := connectNames(name)
+	d, err = subdir("worker-" + name)
+	require.NoError(t, err)
+	w, err := realkafka.StartWorker(ctx, realkafka.WorkerConfig{Lib: peers.lib, Dir: d, Brokers: []string{b.Addr},
+		GroupID: names.group, ConfigTopic: names.config, OffsetsTopic: names.offsets, StatusTopic: names.status})
+	require.NoError(t, err)
+	atExit(w.Stop)
+	ag, err := startAgent(ctx, "agent-"+name, map[string]string{
+		"OFFSETAGENT_BROKERS":       b.Addr,
+		"OFFSETAGENT_CONFIG_TOPIC":  names.config,
+		"OFFSETAGENT_OFFSETS_TOPIC": names.offsets,
+	})
+	require.NoError(t, err)
+	return b, w, ag
 }
 
 // valuesFrom returns n JSON string values "<prefix>-<i>" from first.
