@@ -176,6 +176,17 @@ func produceTo(t *testing.T, brokers []string, topic string, values ...string) {
 // exist yet).
 func topicValues(t *testing.T, brokers []string, topic string) []string {
 	t.Helper()
+	var out []string
+	for _, m := range topicMessages(t, brokers, topic) {
+		out = append(out, string(m.Value))
+	}
+	return out
+}
+
+// topicMessages returns the records of partition 0 of topic on brokers (none when it does not
+// exist yet).
+func topicMessages(t *testing.T, brokers []string, topic string) []kafka.Message {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second, Transport: &kafka.Transport{MetadataTTL: time.Second}}
@@ -186,11 +197,11 @@ func topicValues(t *testing.T, brokers []string, topic string) []string {
 	end := lo.Topics[topic][0].LastOffset
 	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: 0, MaxWait: 100 * time.Millisecond})
 	defer r.Close()
-	var out []string
+	var out []kafka.Message
 	for {
 		m, err := r.ReadMessage(ctx)
 		require.NoError(t, err)
-		out = append(out, string(m.Value))
+		out = append(out, m)
 		if m.Offset+1 >= end {
 			return out
 		}

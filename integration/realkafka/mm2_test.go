@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/mm2"
@@ -182,32 +181,16 @@ func waitCheckpoint(t *testing.T, brokers []string, cpTopic, group, topic string
 	var seen []string
 	require.Eventually(t, func() bool {
 		seen = nil
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second, Transport: &kafka.Transport{MetadataTTL: time.Second}}
-		lo, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{cpTopic: {kafka.LastOffsetOf(0)}}})
-		if err != nil || len(lo.Topics[cpTopic]) == 0 || lo.Topics[cpTopic][0].Error != nil || lo.Topics[cpTopic][0].LastOffset == 0 {
-			return false
-		}
-		end := lo.Topics[cpTopic][0].LastOffset
-		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: cpTopic, Partition: 0, MaxWait: 100 * time.Millisecond})
-		defer r.Close()
 		ok := false
-		for {
-			m, err := r.ReadMessage(ctx)
-			if err != nil {
-				return false
-			}
+		for _, m := range topicMessages(t, brokers, cpTopic) {
 			c, err := mm2.DecodeCheckpoint(m.Key, m.Value)
 			require.NoError(t, err, "MM2's checkpoint at offset %d", m.Offset)
 			seen = append(seen, fmt.Sprintf("%+v", c))
 			if c.Group == group && c.Topic == topic && c.Partition == 0 {
 				found, ok = c, c.UpstreamOffset == upstream
 			}
-			if m.Offset+1 >= end {
-				return ok
-			}
 		}
+		return ok
 	}, 90*time.Second, time.Second, "checkpoints seen: %v", seen)
 	return found
 }
