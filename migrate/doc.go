@@ -10,6 +10,8 @@
 // again and one whose last attempt failed is published under the next attempt's id.
 //
 // Reading flags and the environment, terminals and exit codes are left to the caller (cmd/).
-// Sink offsets are carried as read (SinkOffsetsCopy) or left out (SinkOffsetsNone); a caller
-// can plug another mode in through Options.SinkTranslator.
+// Sink offsets are carried as read (SinkOffsetsCopy), left out (SinkOffsetsNone) or
+// translated through MirrorMaker 2's checkpoints on B (SinkOffsetsTranslate with MM2Sinks, which
+// also renames the sink's topics and fails a connector whose offsets are not all exact unless
+// replay is allowed); a caller can plug another mode in through Options.SinkTranslator.
 package migrate

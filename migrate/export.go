@@ -48,7 +48,8 @@ type Options struct {
 	Selection  Selection
 	// InitialState overrides the state carried over from A ("" keeps it).
 	InitialState string
-	// SinkOffsets is copy (default) or none; SinkTranslator, when set, replaces copy.
+	// SinkOffsets is copy (default), none or translate; SinkTranslator, when set, replaces
+	// copy (translate needs one: MM2Sinks).
 	SinkOffsets    SinkOffsetsMode
 	SinkTranslator SinkTranslator
 	// StopSource stops each selected connector on A first (needs ConnectURL) and waits for a
@@ -100,8 +101,12 @@ func (o *Options) validate() error {
 	}
 	switch o.SinkOffsets {
 	case SinkOffsetsCopy, SinkOffsetsNone:
+	case SinkOffsetsTranslate:
+		if o.SinkTranslator == nil {
+			errs = append(errs, "--sink-offsets translate needs MirrorMaker 2's settings (--mm2-source-alias)")
+		}
 	default:
-		errs = append(errs, fmt.Sprintf("--sink-offsets %q: want copy or none", o.SinkOffsets))
+		errs = append(errs, fmt.Sprintf("--sink-offsets %q: want copy, none or translate", o.SinkOffsets))
 	}
 	if len(errs) > 0 {
 		return precheckf("%s", strings.Join(errs, "; "))

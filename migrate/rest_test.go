@@ -223,7 +223,8 @@ func TestExportFlagErrors(t *testing.T) {
 		{name: "no source", opts: Options{}, want: "give at least one"},
 		{name: "stop needs REST", opts: Options{Topics: &TopicsSource{Brokers: []string{"127.0.0.1:1"}}, StopSource: true}, want: "--stop-source needs --from-connect-url"},
 		{name: "bad state", opts: Options{ConnectURL: "http://127.0.0.1:1", InitialState: "GO"}, want: `--initial-state "GO"`},
-		{name: "bad sink mode", opts: Options{ConnectURL: "http://127.0.0.1:1", SinkOffsets: "translate"}, want: `--sink-offsets "translate"`},
+		{name: "bad sink mode", opts: Options{ConnectURL: "http://127.0.0.1:1", SinkOffsets: "shift"}, want: `--sink-offsets "shift"`},
+		{name: "translate without translator", opts: Options{ConnectURL: "http://127.0.0.1:1", SinkOffsets: "translate"}, want: "--sink-offsets translate needs"},
 		{name: "unreachable REST", opts: Options{ConnectURL: "http://127.0.0.1:1"}, want: "A's Connect REST API is unreachable"},
 	}
 	for _, tt := range tests {

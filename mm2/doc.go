@@ -31,7 +31,7 @@
 //	// tr2.GroupFilterTrap: MM2 does not checkpoint this group, and how to change that.
 //	config, rewrite := policy.RewriteConfig(cfg) // or RewriteTopics / RewriteTopicsRegex per entry
 //
-// Verdicts (see docs/mm2.md): exact when the checkpoint's upstreamOffset equals the committed
+// Verdicts (see docs/migration.md, "Across MirrorMaker 2"): exact when the checkpoint's upstreamOffset equals the committed
 // offset g (and, when the offset syncs are read, they show no replay) or --exact found A's
 // record g-1 on B; replay when the checkpoint is older, with the most records delivered again
 // when the offset syncs allow computing it; missing when no checkpoint is usable (none, stale

@@ -13,10 +13,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"golang.org/x/term"
 
 	"github.com/offsetagent/offsetagent/agent"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/mm2"
 )
 
 // listFlag is a repeatable string flag.
@@ -31,6 +34,10 @@ type fleetFlags struct {
 	include, exclude, rename, set, unset                           listFlag
 	initialState, sinkOffsets, toBrokers, report                   string
 	stopSource                                                     bool
+	// MirrorMaker 2 (--sink-offsets translate).
+	mm2SourceAlias, mm2TargetAlias, replicationPolicy, replicationSeparator string
+	checkpointWait                                                          time.Duration
+	exact, allowReplay                                                      bool
 }
 
 func (f *fleetFlags) register(fs *flag.FlagSet) {
@@ -44,10 +51,73 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.set, "set", "KEY=VALUE config edit for every selected connector (repeatable)")
 	fs.Var(&f.unset, "unset", "config key removed from every selected connector (repeatable)")
 	fs.StringVar(&f.initialState, "initial-state", "", "RUNNING, PAUSED or STOPPED: overrides the state carried over from A")
-	fs.StringVar(&f.sinkOffsets, "sink-offsets", "copy", "copy or none: what happens to sink offsets")
+	fs.StringVar(&f.sinkOffsets, "sink-offsets", "", "copy, none or translate: what happens to sink offsets (default: translate with --mm2-source-alias, else copy)")
 	fs.BoolVar(&f.stopSource, "stop-source", false, "stop each selected connector on A first and wait for its final commit (needs --from-connect-url)")
 	fs.StringVar(&f.toBrokers, "to-brokers", "", "B's bootstrap brokers")
 	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
+	fs.StringVar(&f.mm2SourceAlias, "mm2-source-alias", "", "A's alias in MirrorMaker 2: sink offsets are translated through <ALIAS>.checkpoints.internal on B (--to-brokers)")
+	fs.StringVar(&f.mm2TargetAlias, "mm2-target-alias", "", "B's alias in MirrorMaker 2: bounds replays with MM2's offset syncs, read from mm2-offset-syncs.<ALIAS>.internal on A (--from-brokers)")
+	fs.StringVar(&f.replicationPolicy, "replication-policy", string(mm2.PolicyDefault), "default or identity: how MirrorMaker 2 names A's topics on B")
+	fs.StringVar(&f.replicationSeparator, "replication-separator", mm2.DefaultSeparator, "MirrorMaker 2's replication.policy.separator")
+	fs.DurationVar(&f.checkpointWait, "checkpoint-wait", mm2.DefaultWait, "how long to wait, in all, while a needed checkpoint is missing or still moving")
+	fs.BoolVar(&f.exact, "exact", false, "refine each translated offset by finding A's last consumed record on B")
+	fs.BoolVar(&f.allowReplay, "allow-replay", false, "accept sink partitions translated with replay or not at all (missing ones get no offset)")
+}
+
+// sinkMode resolves --sink-offsets: translate by default when --mm2-source-alias is given.
+func (f *fleetFlags) sinkMode() string {
+	switch {
+	case f.sinkOffsets != "":
+		return f.sinkOffsets
+	case f.mm2SourceAlias != "":
+		return string(migrate.SinkOffsetsTranslate)
+	default:
+		return string(migrate.SinkOffsetsCopy)
+	}
+}
+
+// translator builds the SinkTranslator of --sink-offsets translate (nil for the other modes).
+// B is read through --to-brokers, A through --from-brokers (for --exact and the offset syncs),
+// both with the agent's SASL/TLS transport (nil for none).
+func (f *fleetFlags) translator(transport *kafka.Transport, logger *slog.Logger) (migrate.SinkTranslator, error) {
+	if f.sinkMode() != string(migrate.SinkOffsetsTranslate) {
+		if f.mm2SourceAlias != "" || f.mm2TargetAlias != "" || f.exact || f.allowReplay {
+			return nil, fmt.Errorf("--mm2-source-alias, --mm2-target-alias, --exact and --allow-replay apply to --sink-offsets translate, not %s", f.sinkMode())
+		}
+		return nil, nil
+	}
+	var errs []error
+	if f.mm2SourceAlias == "" {
+		errs = append(errs, errors.New("--sink-offsets translate needs --mm2-source-alias (A's alias in MirrorMaker 2)"))
+	}
+	if f.toBrokers == "" {
+		errs = append(errs, errors.New("--sink-offsets translate reads MirrorMaker 2's checkpoints on B: --to-brokers is required"))
+	}
+	if f.fromBrokers == "" && (f.exact || f.mm2TargetAlias != "") {
+		errs = append(errs, errors.New("--exact and --mm2-target-alias read A's records and offset syncs: --from-brokers is required"))
+	}
+	if f.checkpointWait < 0 {
+		errs = append(errs, fmt.Errorf("--checkpoint-wait %s: must not be negative", f.checkpointWait))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	policy := mm2.Policy{Kind: mm2.PolicyKind(f.replicationPolicy), SourceAlias: f.mm2SourceAlias, TargetAlias: f.mm2TargetAlias,
+		Separator: f.replicationSeparator}
+	cfg := mm2.Config{
+		Target: kafkaio.Options{Brokers: splitList(f.toBrokers), Transport: transport},
+		Source: kafkaio.Options{Brokers: splitList(f.fromBrokers), Transport: transport},
+		Policy: policy, Wait: f.checkpointWait, Exact: f.exact, Logger: logger,
+	}
+	if f.mm2TargetAlias != "" {
+		// MM2's default offset-syncs.topic.location=source: on A, named after B's alias.
+		cfg.OffsetSyncs = &mm2.OffsetSyncsLocation{Cluster: cfg.Source, Topic: policy.OffsetSyncsTopic(f.mm2TargetAlias)}
+	}
+	tr, err := mm2.NewTranslator(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &migrate.MM2Sinks{Translator: tr, Policy: policy, AllowReplay: f.allowReplay, Logger: logger}, nil
 }
 
 // options turns the flags into migrate.Options; the environment supplies SASL/TLS.
@@ -58,7 +128,7 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 	}
 	o := migrate.Options{
 		ConnectURL: f.fromConnectURL, Selection: sel, InitialState: strings.ToUpper(f.initialState),
-		SinkOffsets: migrate.SinkOffsetsMode(f.sinkOffsets), StopSource: f.stopSource,
+		SinkOffsets: migrate.SinkOffsetsMode(f.sinkMode()), StopSource: f.stopSource,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if f.fromBrokers != "" {
@@ -70,8 +140,13 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 // selectionKey is the text a derived migration id hashes: every flag that changes what is
 // created on B.
 func (f *fleetFlags) selectionKey() string {
-	return strings.Join([]string{f.fromConfigTopic, f.fromOffsetsTopic, f.include.String(), f.exclude.String(), f.rename.String(),
-		f.set.String(), f.unset.String(), f.initialState, f.sinkOffsets}, "\x00")
+	key := []string{f.fromConfigTopic, f.fromOffsetsTopic, f.include.String(), f.exclude.String(), f.rename.String(),
+		f.set.String(), f.unset.String(), f.initialState, f.sinkMode()}
+	if f.sinkMode() == string(migrate.SinkOffsetsTranslate) {
+		// Only here, so that the ids of migrations without MirrorMaker 2 stay as they were.
+		key = append(key, f.mm2SourceAlias, f.replicationPolicy, f.replicationSeparator)
+	}
+	return strings.Join(key, "\x00")
 }
 
 func splitList(s string) []string {
@@ -109,6 +184,9 @@ func (f *fleetFlags) setup(ctx context.Context, stderr io.Writer) (migrate.Optio
 	}
 	if opts.Topics != nil {
 		opts.Topics.Transport, opts.Topics.Dialer = conns.Transport, conns.Dialer
+	}
+	if opts.SinkTranslator, err = f.translator(conns.Transport, opts.Logger); err != nil {
+		return opts, cfg, conns, err
 	}
 	return opts, cfg, conns, nil
 }

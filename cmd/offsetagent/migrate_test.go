@@ -25,6 +25,22 @@ func TestExportAndMigrateFlagErrors(t *testing.T) {
 		{name: "stop without REST", args: []string{"migrate", "--from-brokers", "127.0.0.1:1", "--to-brokers", "127.0.0.1:1", "--stop-source"}, stderr: "--stop-source needs --from-connect-url"},
 		{name: "migrate without B", args: []string{"migrate", "--from-brokers", "127.0.0.1:1"}, stderr: "--to-brokers is required"},
 		{name: "unknown flag", args: []string{"migrate", "--frobnicate"}, stderr: "flag provided but not defined"},
+		{name: "translate without an alias", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--to-brokers", "127.0.0.1:1", "--sink-offsets", "translate"},
+			stderr: "--sink-offsets translate needs --mm2-source-alias"},
+		{name: "alias without B", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--mm2-source-alias", "A"},
+			stderr: "reads MirrorMaker 2's checkpoints on B: --to-brokers is required"},
+		{name: "exact with copy", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--exact"},
+			stderr: "apply to --sink-offsets translate, not copy"},
+		{name: "alias with none", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--sink-offsets", "none", "--mm2-source-alias", "A"},
+			stderr: "apply to --sink-offsets translate, not none"},
+		{name: "unknown policy", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--to-brokers", "127.0.0.1:1", "--mm2-source-alias", "A", "--replication-policy", "mirror"},
+			stderr: `unknown replication policy "mirror"`},
+		{name: "exact without A's brokers", args: []string{"migrate", "--from-connect-url", "http://127.0.0.1:1", "--to-brokers", "127.0.0.1:1", "--mm2-source-alias", "A", "--exact"},
+			stderr: "--from-brokers is required"},
+		{name: "negative wait", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--to-brokers", "127.0.0.1:1", "--mm2-source-alias", "A", "--checkpoint-wait", "-1s"},
+			stderr: "--checkpoint-wait -1s: must not be negative"},
+		{name: "unknown sink mode", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--sink-offsets", "shift"},
+			stderr: `--sink-offsets "shift": want copy, none or translate`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,4 +138,32 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	var offs bytes.Buffer
 	require.Equal(t, 0, run([]string{"offsets", "c-1"}, strings.NewReader(""), &offs, &bytes.Buffer{}))
 	require.JSONEq(t, `{"offsets":[]}`, offs.String(), "the dry run changed nothing on B")
+}
+
+// --sink-offsets defaults to translate with --mm2-source-alias, else copy; the derived migration
+// id of a migration without MirrorMaker 2 does not change with the MM2 flags' defaults.
+func TestSinkModeAndSelectionKey(t *testing.T) {
+	tests := []struct {
+		name    string
+		flags   fleetFlags
+		mode    string
+		keyLike *fleetFlags
+	}{
+		{name: "copy by default", flags: fleetFlags{}, mode: "copy"},
+		{name: "translate with an alias", flags: fleetFlags{mm2SourceAlias: "A"}, mode: "translate"},
+		{name: "explicit mode wins", flags: fleetFlags{mm2SourceAlias: "A", sinkOffsets: "none"}, mode: "none"},
+		{name: "copy key ignores MM2 defaults", flags: fleetFlags{replicationPolicy: "default", replicationSeparator: "."}, mode: "copy",
+			keyLike: &fleetFlags{sinkOffsets: "copy"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.mode, tc.flags.sinkMode())
+			if tc.keyLike != nil {
+				require.Equal(t, tc.keyLike.selectionKey(), tc.flags.selectionKey())
+			}
+		})
+	}
+	a := fleetFlags{mm2SourceAlias: "A", replicationPolicy: "default"}
+	b := fleetFlags{mm2SourceAlias: "A", replicationPolicy: "identity"}
+	require.NotEqual(t, a.selectionKey(), b.selectionKey(), "the policy changes what is created on B")
 }

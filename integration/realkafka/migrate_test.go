@@ -38,25 +38,8 @@ func TestMigrateStopSource(t *testing.T) {
 	brokersA := peers.brokers
 
 	// B: a broker, a worker and an agent of their own.
-	d, err := subdir("broker-mig-b")
-	require.NoError(t, err)
-	b, err := realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: peers.lib, Dir: d})
-	require.NoError(t, err)
-	atExit(b.Stop)
+	b, wB, agentB := startClusterB(ctx, t, "mig-b")
 	brokersB := []string{b.Addr}
-	namesB := connectNames("mig-b")
-	d, err = subdir("worker-mig-b")
-	require.NoError(t, err)
-	wB, err := realkafka.StartWorker(ctx, realkafka.WorkerConfig{Lib: peers.lib, Dir: d, Brokers: brokersB,
-		GroupID: namesB.group, ConfigTopic: namesB.config, OffsetsTopic: namesB.offsets, StatusTopic: namesB.status})
-	require.NoError(t, err)
-	atExit(wB.Stop)
-	agentB, err := startAgent(ctx, "agent-mig-b", map[string]string{
-		"OFFSETAGENT_BROKERS":       b.Addr,
-		"OFFSETAGENT_CONFIG_TOPIC":  namesB.config,
-		"OFFSETAGENT_OFFSETS_TOPIC": namesB.offsets,
-	})
-	require.NoError(t, err)
 
 	// On A: a source reading a file and a sink writing one, both running and busy.
 	src, sink := unique("mig-src"), unique("mig-sink")
@@ -133,6 +116,31 @@ func TestMigrateStopSource(t *testing.T) {
 	require.Equal(t, allRecords, written, "no record written twice, none skipped")
 }
 
+// startClusterB starts a second Kafka cluster: a broker, a Connect worker on it and an agent
+// writing to that worker's topics, all stopped after the tests.
+func startClusterB(ctx context.Context, t *testing.T, name string) (*realkafka.Broker, *realkafka.Worker, *agentProc) {
+	t.Helper()
+	d, err := subdir("broker-" + name)
+	require.NoError(t, err)
+	b, err := realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: peers.lib, Dir: d})
+	require.NoError(t, err)
+	atExit(b.Stop)
+	names := connectNames(name)
+	d, err = subdir("worker-" + name)
+	require.NoError(t, err)
+	w, err := realkafka.StartWorker(ctx, realkafka.WorkerConfig{Lib: peers.lib, Dir: d, Brokers: []string{b.Addr},
+		GroupID: names.group, ConfigTopic: names.config, OffsetsTopic: names.offsets, StatusTopic: names.status})
+	require.NoError(t, err)
+	atExit(w.Stop)
+	ag, err := startAgent(ctx, "agent-"+name, map[string]string{
+		"OFFSETAGENT_BROKERS":       b.Addr,
+		"OFFSETAGENT_CONFIG_TOPIC":  names.config,
+		"OFFSETAGENT_OFFSETS_TOPIC": names.offsets,
+	})
+	require.NoError(t, err)
+	return b, w, ag
+}
+
 // valuesFrom returns n JSON string values "<prefix>-<i>" from first.
 func valuesFrom(prefix string, first, n int) []string {
 	s, _ := lines(prefix, first, n)
@@ -168,6 +176,17 @@ func produceTo(t *testing.T, brokers []string, topic string, values ...string) {
 // exist yet).
 func topicValues(t *testing.T, brokers []string, topic string) []string {
 	t.Helper()
+	var out []string
+	for _, m := range topicMessages(t, brokers, topic) {
+		out = append(out, string(m.Value))
+	}
+	return out
+}
+
+// topicMessages returns the records of partition 0 of topic on brokers (none when it does not
+// exist yet).
+func topicMessages(t *testing.T, brokers []string, topic string) []kafka.Message {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second, Transport: &kafka.Transport{MetadataTTL: time.Second}}
@@ -178,11 +197,11 @@ func topicValues(t *testing.T, brokers []string, topic string) []string {
 	end := lo.Topics[topic][0].LastOffset
 	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: 0, MaxWait: 100 * time.Millisecond})
 	defer r.Close()
-	var out []string
+	var out []kafka.Message
 	for {
 		m, err := r.ReadMessage(ctx)
 		require.NoError(t, err)
-		out = append(out, string(m.Value))
+		out = append(out, m)
 		if m.Offset+1 >= end {
 			return out
 		}

@@ -1,0 +1,143 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/mm2"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// SinkOffsetsTranslate translates sink offsets through MirrorMaker 2's checkpoints on B
+// (MM2Sinks is the SinkTranslator that does it).
+const SinkOffsetsTranslate SinkOffsetsMode = "translate"
+
+// MM2Sinks is the SinkTranslator of --sink-offsets translate: each sink's group offsets on A
+// go through MM2's checkpoints on B, its topics are renamed by MM2's replication policy in the
+// offsets and the config, and a partition that is not exact fails the connector unless
+// AllowReplay is set.
+type MM2Sinks struct {
+	Translator *mm2.Translator
+	// Policy is the translator's policy: it renames `topics` and `topics.regex`.
+	Policy mm2.Policy
+	// AllowReplay accepts replay and missing partitions (--allow-replay): a missing one gets
+	// no offset, so the sink starts it at the earliest record of B's topic.
+	AllowReplay bool
+	// Logger receives a warning per connector accepted with replay or missing partitions;
+	// nil discards them.
+	Logger *slog.Logger
+}
+
+// SinkTranslation is a sink entry's "translation" in the report: the counts of issue 16's
+// translation object, then what an operator must review: a rewritten topics.regex, the group
+// filter trap, and every partition that is not exact, with its reason.
+type SinkTranslation struct {
+	mm2.Report
+	// TopicsRegex flags a rewritten (or kept) topics.regex: "from -> to: note".
+	TopicsRegex string `json:"topics_regex,omitempty"`
+	// GroupFilterTrap says that MM2 does not checkpoint the group, and what to change.
+	GroupFilterTrap string `json:"group_filter_trap,omitempty"`
+	// NotExact lists the replay and missing partitions with their reasons (and --exact's
+	// scan when it ran and fell back).
+	NotExact []mm2.PartitionTranslation `json:"not_exact,omitempty"`
+}
+
+// TranslateSink translates c's offsets, rewrites c's topics for B and returns the offsets
+// for B: the translated ones, and a reset (null offset) for each missing partition.
+func (m *MM2Sinks) TranslateSink(ctx context.Context, c *Connector, _ string) ([]events.ConnectorOffset, any, error) {
+	committed, err := mm2.SinkPartitions(c.Offsets)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the sink offsets of group %q on A: %w", c.Group, err)
+	}
+	tr, err := m.Translator.TranslateGroup(ctx, c.Group, committed)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := &SinkTranslation{Report: tr.Report, GroupFilterTrap: tr.GroupFilterTrap}
+	for _, p := range tr.Partitions {
+		if p.Verdict != mm2.VerdictExact {
+			d.NotExact = append(d.NotExact, p)
+		}
+	}
+	c.Config, d.TopicsRegex = m.rewriteConfig(c.Config)
+	if tr.AllExact() {
+		return tr.ConnectorOffsets(), d, nil
+	}
+	summary := summarize(tr)
+	if !m.AllowReplay {
+		return nil, d, fmt.Errorf("sink offsets of group %q are not all exact: %s; --allow-replay accepts them", c.Group, summary)
+	}
+	if m.Logger != nil {
+		m.Logger.Warn("sink offsets accepted with replay or missing partitions (--allow-replay)", "connector", c.Name, "detail", summary)
+	}
+	return withResets(tr), d, nil
+}
+
+// withResets is tr's offsets plus a null offset (KIP-875's reset) for every missing partition:
+// B's group then holds no offset for it, whatever MirrorMaker 2's group sync may have written
+// there, and the sink starts it at the earliest record; a body whose partitions are all
+// missing still says so, as Connect refuses an empty alter-offsets request.
+func withResets(tr mm2.Translation) []events.ConnectorOffset {
+	out := tr.ConnectorOffsets()
+	for _, p := range tr.Partitions {
+		if p.Verdict == mm2.VerdictMissing {
+			o := handlers.SinkOffset(offsetstore.GroupOffset{Topic: p.Target.Topic, Partition: p.Target.Partition})
+			o.Offset = nil
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// summarize says in one line what is not exact in tr and why.
+func summarize(tr mm2.Translation) string {
+	var parts []string
+	r := tr.Report
+	if r.Replay > 0 {
+		bound := "an unknown number of"
+		if r.ReplayBound != nil {
+			bound = fmt.Sprintf("at most %d", *r.ReplayBound)
+		}
+		parts = append(parts, fmt.Sprintf("%d of %d partitions replay (%s records delivered again)", r.Replay, r.Partitions, bound))
+	}
+	if r.Missing > 0 {
+		var why []string
+		for _, p := range tr.Partitions {
+			if p.Verdict == mm2.VerdictMissing {
+				why = append(why, p.Target.String()+": "+p.Reason)
+			}
+		}
+		if tr.GroupFilterTrap != "" {
+			why = []string{tr.GroupFilterTrap}
+		}
+		parts = append(parts, fmt.Sprintf("%d of %d partitions missing (no offset: the sink would start them at the earliest record of B's topic) [%s]",
+			r.Missing, r.Partitions, strings.Join(why, "; ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// rewriteConfig renames cfg's `topics` name by name and rewrites its `topics.regex` to match
+// the renamed topics, in place of their entries; the DLQ topic and the rest stay. The second
+// result flags a topics.regex for the report ("" when there is none).
+func (m *MM2Sinks) rewriteConfig(cfg events.Config) (events.Config, string) {
+	out := make(events.Config, 0, len(cfg))
+	var flag string
+	for _, e := range cfg {
+		switch e.Key {
+		case mm2.TopicsKey:
+			e.Value, _ = m.Policy.RewriteTopics(e.Value)
+		case mm2.TopicsRegexKey:
+			if e.Value != "" {
+				to, note := m.Policy.RewriteTopicsRegex(e.Value)
+				flag = fmt.Sprintf("%s -> %s: %s", e.Value, to, note)
+				e.Value = to
+			}
+		}
+		out = append(out, e)
+	}
+	return out, flag
+}
