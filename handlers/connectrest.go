@@ -172,12 +172,15 @@ type connectError struct {
 	Message   string `json:"message"`
 }
 
-// Connect's texts for answers that say "try again" (docs/connect-internals.md §5.1): its request timeout and the
-// 409s of a worker that cannot forward to the leader during a rebalance.
+// Connect's texts for answers that say "try again" (docs/connect-internals.md §5.1): its request timeout, the
+// 409s of a worker that cannot forward to the leader during a rebalance, and the answer of a
+// worker that has just read a new connector config and is about to rebalance (a 500 from
+// Apache Kafka 4.3's DistributedHerder; it follows every create on a busy cluster).
 var connectRetryable = []string{
 	"Request timed out",
 	"Cannot complete request momentarily",
 	"Cannot complete request because of a conflicting operation",
+	"Request cannot be completed because a rebalance is expected",
 }
 
 // responseError turns a non-2xx answer into an error. Connect's own errors become a *Failure

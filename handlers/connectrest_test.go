@@ -145,6 +145,9 @@ func TestConnectClientExists(t *testing.T) {
 		{name: "rebalance 409 is transient", connector: "c", wantURI: "/connectors/c",
 			answer:        recorded{status: 409, body: `{"error_code":409,"message":"Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."}`},
 			wantTransient: true},
+		{name: "rebalance expected is transient", connector: "c", wantURI: "/connectors/c",
+			answer:        recorded{status: 500, body: `{"error_code":500,"message":"Request cannot be completed because a rebalance is expected"}`},
+			wantTransient: true},
 		{name: "gateway 503 is transient", connector: "c", wantURI: "/connectors/c",
 			answer: recorded{status: 503, body: "<html>503 Service Unavailable</html>"}, wantTransient: true},
 	}
