@@ -75,10 +75,14 @@ func buildBody(c *Connector, target string, sel Selection, initialState string, 
 	}
 	switch {
 	case c.Type != connectors.Sink:
-		b.InitialOffsets, b.HasOffsets = c.Offsets, true
+		b.InitialOffsets = c.Offsets
 	case sinkMode == SinkOffsetsNone:
 	default:
-		b.InitialOffsets, b.HasOffsets = sinkOffsets, true
+		b.InitialOffsets = sinkOffsets
 	}
+	// A connector with no offsets on A (never committed, or a group with no partitions) is
+	// created without initial_offsets: an empty list is a request B's agent refuses, as
+	// Connect refuses an empty PATCH .../offsets.
+	b.HasOffsets = len(b.InitialOffsets) > 0
 	return b
 }

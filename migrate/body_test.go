@@ -38,8 +38,10 @@ func TestBuildBody(t *testing.T) {
 			want: `{"name":"s3-sink","config":{"connector.class":"io.confluent.connect.s3.S3SinkConnector","topics":"orders","name":"s3-sink"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":2,"kafka_topic":"orders"},"offset":{"kafka_offset":41}}]}`},
 		{name: "sink offsets none", c: sink, target: "s3-sink", sinkMode: SinkOffsetsNone,
 			want: `{"name":"s3-sink","config":{"connector.class":"io.confluent.connect.s3.S3SinkConnector","topics":"orders","name":"s3-sink"},"initial_state":"RUNNING"}`},
-		{name: "source without offsets gets an empty list", c: &Connector{Name: "x", Type: connectors.Source, State: StateRunning, Config: events.Config{}},
-			target: "x", want: `{"name":"x","config":{"name":"x"},"initial_state":"RUNNING","initial_offsets":[]}`},
+		{name: "source without offsets is created without initial_offsets", c: &Connector{Name: "x", Type: connectors.Source, State: StateRunning, Config: events.Config{}},
+			target: "x", want: `{"name":"x","config":{"name":"x"},"initial_state":"RUNNING"}`},
+		{name: "sink whose group has no partitions is created without initial_offsets", c: &Connector{Name: "s", Type: connectors.Sink, State: StateRunning, Config: events.Config{}},
+			target: "s", want: `{"name":"s","config":{"name":"s"},"initial_state":"RUNNING"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -160,14 +160,14 @@ func TestRESTReaderAndStopBarrier(t *testing.T) {
 			"file-src":  `{"name":"file-src","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"in.txt","name":"file-src","topic":"t"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"filename":"in.txt"},"offset":{"position":100}}]}`,
 			"file-sink": `{"name":"file-sink","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","file":"out.txt","name":"file-sink","topics":"t"},"initial_state":"PAUSED","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":7}}]}`,
 			"stopped":   `{"name":"stopped","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"s.txt","name":"stopped","topic":"t"},"initial_state":"STOPPED","initial_offsets":[{"partition":{"filename":"s.txt"},"offset":{"position":5}}]}`,
-			"fresh":     `{"name":"fresh","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"f.txt","name":"fresh","topic":"t"},"initial_state":"RUNNING","initial_offsets":[]}`,
+			"fresh":     `{"name":"fresh","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"f.txt","name":"fresh","topic":"t"},"initial_state":"RUNNING"}`,
 		}},
 		{name: "stop source waits for STOPPED and for two equal reads", stop: true, want: map[string]string{
 			// The state A had before the stop; the offsets of the final commit.
 			"file-src":  `{"name":"file-src","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"in.txt","name":"file-src","topic":"t"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"filename":"in.txt"},"offset":{"position":160}}]}`,
 			"file-sink": `{"name":"file-sink","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","file":"out.txt","name":"file-sink","topics":"t"},"initial_state":"PAUSED","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":9}}]}`,
 			"stopped":   `{"name":"stopped","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"s.txt","name":"stopped","topic":"t"},"initial_state":"STOPPED","initial_offsets":[{"partition":{"filename":"s.txt"},"offset":{"position":5}}]}`,
-			"fresh":     `{"name":"fresh","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"f.txt","name":"fresh","topic":"t"},"initial_state":"RUNNING","initial_offsets":[]}`,
+			"fresh":     `{"name":"fresh","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"f.txt","name":"fresh","topic":"t"},"initial_state":"RUNNING"}`,
 		}},
 	}
 	for _, tt := range tests {
@@ -274,6 +274,6 @@ func TestSinkTranslatorSeam(t *testing.T) {
 	var bodies bytes.Buffer
 	require.NoError(t, WriteBodies(&bodies, rep))
 	require.Equal(t, `{"name":"sink-ok","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","name":"sink-ok","topics":"A.t"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"A.t"},"offset":{"kafka_offset":107}}]}
-{"name":"src","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"f","name":"src","topic":"t"},"initial_state":"RUNNING","initial_offsets":[]}
+{"name":"src","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"f","name":"src","topic":"t"},"initial_state":"RUNNING"}
 `, bodies.String())
 }
