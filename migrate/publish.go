@@ -41,17 +41,60 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 	}
 	prog.Start(len(entries))
 	defer prog.Finish()
-	source := RequestSourcePrefix + p.opts.MigrationID
+	queue := p.queue(entries, prog)
+	w := &kafka.Writer{Addr: kafka.TCP(p.opts.To.Brokers...), Topic: p.opts.To.RequestTopic, Balancer: &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 1000}
+	if p.opts.To.Transport != nil {
+		w.Transport = p.opts.To.Transport
+	}
+	defer w.Close()
+	inflight := map[string]*Entry{}
+	for len(queue) > 0 || len(inflight) > 0 {
+		if n := min(p.opts.Concurrency-len(inflight), len(queue)); n > 0 && ctx.Err() == nil {
+			batch := queue[:n]
+			queue = queue[n:]
+			if publishing.IsZero() {
+				publishing = time.Now().UTC()
+			}
+			p.publish(ctx, w, batch, inflight, prog)
+			continue
+		}
+		got, changed := p.results.take(inflight)
+		if len(got) > 0 {
+			p.settle(got, inflight, prog)
+			continue
+		}
+		if ctx.Err() != nil {
+			for _, e := range inflight {
+				p.finish(prog, e, OutcomeFailed, "await_result", "no result before the run's timeout")
+			}
+			for _, e := range queue {
+				p.finish(prog, e, OutcomeFailed, "publish_request", "not published before the run's timeout")
+			}
+			return publishing
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+		}
+	}
+	return publishing
+}
+
+// queue gives each entry to publish its request id and returns them in order. Entries without
+// a body (skipped on A, or whose sink offsets could not be computed) and connectors an earlier
+// run created (never written twice) are reported at once instead; a connector whose last
+// result failed gets the next attempt's id.
+func (p *publisher) queue(entries []*Entry, prog Progress) []*Entry {
 	var queue []*Entry
 	for _, e := range entries {
 		if e.Body == nil {
-			prog.Done(e) // skipped on A, or its sink offsets could not be computed
+			prog.Done(e)
 			continue
 		}
 		attempt := 1
 		if prev, ok := p.results.latestFor(e.TargetName); ok {
 			if prev.typ == events.TypeCreateSucceeded {
-				// Done by an earlier run: never written twice.
 				e.Outcome, e.RequestID = OutcomeSucceeded, prev.id
 				prog.Done(e)
 				continue
@@ -64,79 +107,58 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		}
 		queue = append(queue, e)
 	}
-	w := &kafka.Writer{Addr: kafka.TCP(p.opts.To.Brokers...), Topic: p.opts.To.RequestTopic, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 1000}
-	if p.opts.To.Transport != nil {
-		w.Transport = p.opts.To.Transport
-	}
-	defer w.Close()
-	inflight := map[string]*Entry{}
-	finish := func(e *Entry, outcome Outcome, step, msg string) {
-		e.Outcome, e.FailedStep, e.Message = outcome, step, scrub(p.opts.Registry, e.Body.Config, msg)
-		prog.Done(e)
-	}
-	for len(queue) > 0 || len(inflight) > 0 {
-		if n := min(p.opts.Concurrency-len(inflight), len(queue)); n > 0 && ctx.Err() == nil {
-			batch := queue[:n]
-			queue = queue[n:]
-			msgs := make([]kafka.Message, 0, n)
-			for _, e := range batch {
-				body, err := e.Body.MarshalJSON()
-				var m kafka.Message
-				if err == nil {
-					m, err = events.RequestMessage("", body, events.RequestOptions{ID: e.RequestID, Source: source,
-						DryRun: p.opts.DryRun, Key: e.TargetName})
-				}
-				if err != nil {
-					finish(e, OutcomeFailed, "publish_request", err.Error())
-					continue
-				}
-				msgs = append(msgs, m)
-				inflight[e.RequestID] = e
-			}
-			if publishing.IsZero() {
-				publishing = time.Now().UTC()
-			}
-			if err := w.WriteMessages(ctx, msgs...); err != nil {
-				for _, e := range batch {
-					if inflight[e.RequestID] == e {
-						delete(inflight, e.RequestID)
-						finish(e, OutcomeFailed, "publish_request", fmt.Sprintf("publish to %q: %v", p.opts.To.RequestTopic, err))
-					}
-				}
-			}
+	return queue
+}
+
+// publish writes the requests of batch in one call and adds them to inflight; a request that
+// cannot be encoded or written is finished as failed at publish_request.
+func (p *publisher) publish(ctx context.Context, w *kafka.Writer, batch []*Entry, inflight map[string]*Entry, prog Progress) {
+	source := RequestSourcePrefix + p.opts.MigrationID
+	msgs := make([]kafka.Message, 0, len(batch))
+	for _, e := range batch {
+		body, err := e.Body.MarshalJSON()
+		var m kafka.Message
+		if err == nil {
+			m, err = events.RequestMessage("", body, events.RequestOptions{ID: e.RequestID, Source: source,
+				DryRun: p.opts.DryRun, Key: e.TargetName})
+		}
+		if err != nil {
+			p.finish(prog, e, OutcomeFailed, "publish_request", err.Error())
 			continue
 		}
-		got, changed := p.results.take(inflight)
-		for id, r := range got {
-			e := inflight[id]
-			delete(inflight, id)
-			switch r.typ {
-			case events.TypeCreateSucceeded:
-				finish(e, OutcomeSucceeded, "", "")
-			case events.TypeCreatePlanned:
-				e.Plan = r.plan
-				finish(e, OutcomePlanned, "", "")
-			default:
-				finish(e, OutcomeFailed, r.failedStep, r.message)
+		msgs = append(msgs, m)
+		inflight[e.RequestID] = e
+	}
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		for _, e := range batch {
+			if inflight[e.RequestID] == e {
+				delete(inflight, e.RequestID)
+				p.finish(prog, e, OutcomeFailed, "publish_request", fmt.Sprintf("publish to %q: %v", p.opts.To.RequestTopic, err))
 			}
-		}
-		if len(got) > 0 {
-			continue
-		}
-		if ctx.Err() != nil {
-			for _, e := range inflight {
-				finish(e, OutcomeFailed, "await_result", "no result before the run's timeout")
-			}
-			for _, e := range queue {
-				finish(e, OutcomeFailed, "publish_request", "not published before the run's timeout")
-			}
-			return publishing
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
 		}
 	}
-	return publishing
+}
+
+// settle finishes the in-flight requests whose results arrived.
+func (p *publisher) settle(got map[string]result, inflight map[string]*Entry, prog Progress) {
+	for id, r := range got {
+		e := inflight[id]
+		delete(inflight, id)
+		switch r.typ {
+		case events.TypeCreateSucceeded:
+			p.finish(prog, e, OutcomeSucceeded, "", "")
+		case events.TypeCreatePlanned:
+			e.Plan = r.plan
+			p.finish(prog, e, OutcomePlanned, "", "")
+		default:
+			p.finish(prog, e, OutcomeFailed, r.failedStep, r.message)
+		}
+	}
+}
+
+// finish records an entry's outcome, its message scrubbed of the config's secrets, and
+// reports it.
+func (p *publisher) finish(prog Progress, e *Entry, outcome Outcome, step, msg string) {
+	e.Outcome, e.FailedStep, e.Message = outcome, step, scrub(p.opts.Registry, e.Body.Config, msg)
+	prog.Done(e)
 }
