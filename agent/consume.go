@@ -154,7 +154,7 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 		if err != nil {
 			return
 		}
-		msgs, next, err := kafkaio.FetchPartition(stop, cl, a.cfg.RequestTopic, partition, offset, reserved, wait)
+		f, err := kafkaio.FetchPartition(stop, cl, a.cfg.RequestTopic, partition, offset, reserved, wait)
 		if stop.Err() != nil {
 			a.inflight.settle(reserved, 0)
 			return
@@ -170,8 +170,8 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 			continue
 		}
 		failures = 0
-		offset = next
-		if !a.handOver(stop, msgs, reserved, tr, lanes) {
+		offset = f.Next
+		if !a.handOver(stop, f.Messages, reserved, tr, lanes) {
 			return
 		}
 	}

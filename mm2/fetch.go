@@ -5,11 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/segmentio/kafka-go"
-	"github.com/segmentio/kafka-go/protocol"
 )
 
 // fetchMaxBytes bounds one fetch of one partition; a broker still returns a larger first batch.
@@ -42,94 +41,26 @@ func sameRecord(a, b record) bool {
 }
 
 // fetched is one fetch of one partition: its records at or after the requested offset, the
-// offset after the last one seen (control records included), the high watermark and the log
-// start.
+// offset to fetch next (past control records; the log start when retention removed the
+// requested offset) and the high watermark.
 type fetched struct {
-	records  []record
-	next     int64
-	hw       int64
-	logStart int64
+	records []record
+	next    int64
+	hw      int64
 }
 
 // fetch reads records of topic/partition from offset with one Fetch request that waits for
-// nothing.
-func fetch(ctx context.Context, cl *kafka.Client, topic string, partition int, offset int64) (_ fetched, err error) {
-	res, err := cl.Fetch(ctx, &kafka.FetchRequest{Topic: topic, Partition: partition, Offset: offset,
-		MinBytes: 0, MaxBytes: fetchMaxBytes, MaxWait: time.Millisecond})
-	if err == nil {
-		err = res.Error
-	}
+// next to nothing.
+func fetch(ctx context.Context, cl *kafka.Client, topic string, partition int, offset int64) (fetched, error) {
+	f, err := kafkaio.FetchPartition(ctx, cl, topic, partition, offset, fetchMaxBytes, time.Millisecond)
 	if err != nil {
-		if res != nil && res.Records != nil {
-			discardRecords(res.Records)
-		}
-		return fetched{}, fmt.Errorf("fetch topic %q partition %d at offset %d: %w", topic, partition, offset, err)
+		return fetched{}, err
 	}
-	out := fetched{next: offset, hw: res.HighWatermark, logStart: res.LogStartOffset}
-	batches := []kafka.RecordReader{res.Records}
-	if stream, ok := res.Records.(*protocol.RecordStream); ok {
-		batches = stream.Records
-	}
-	defer func() {
-		if err != nil { // release the pooled buffers of the records not read
-			for _, b := range batches {
-				discardRecords(b)
-			}
-		}
-	}()
-	for _, b := range batches {
-		_, control := b.(*protocol.ControlBatch)
-		for {
-			r, err := b.ReadRecord()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return fetched{}, fmt.Errorf("read topic %q partition %d: %w", topic, partition, err)
-			}
-			key, kerr := readBytes(r.Key)
-			value, verr := readBytes(r.Value)
-			if err := errors.Join(kerr, verr); err != nil {
-				return fetched{}, fmt.Errorf("read topic %q partition %d offset %d: %w", topic, partition, r.Offset, err)
-			}
-			if r.Offset < offset || control {
-				// Batches may start before the requested offset; control records (transaction
-				// markers) only move the position.
-				out.next = max(out.next, r.Offset+1)
-				continue
-			}
-			out.records = append(out.records, record{Offset: r.Offset, Time: r.Time, Key: key, Value: value, Headers: r.Headers})
-			out.next = r.Offset + 1
-		}
+	out := fetched{next: f.Next, hw: f.HighWatermark, records: make([]record, len(f.Messages))}
+	for i, m := range f.Messages {
+		out.records[i] = record{Offset: m.Offset, Time: m.Time, Key: m.Key, Value: m.Value, Headers: m.Headers}
 	}
 	return out, nil
-}
-
-// readBytes copies b out of its pooled buffer and releases it; nil stays nil.
-func readBytes(b protocol.Bytes) ([]byte, error) {
-	if b == nil {
-		return nil, nil
-	}
-	defer b.Close()
-	out := make([]byte, b.Len())
-	if _, err := io.ReadFull(b, out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func discardRecords(rs kafka.RecordReader) {
-	for {
-		r, err := rs.ReadRecord()
-		if err != nil {
-			return
-		}
-		for _, b := range []protocol.Bytes{r.Key, r.Value} {
-			if b != nil {
-				_ = b.Close()
-			}
-		}
-	}
 }
 
 // logTail reads one partition from its log start to its end, again and again: every readToEnd
