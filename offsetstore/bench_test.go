@@ -102,7 +102,7 @@ func BenchmarkViewLoad(b *testing.B) {
 			var before runtime.MemStats
 			runtime.ReadMemStats(&before)
 			view := newOffsetsView()
-			l, err := kafkaio.NewLog(kafkaio.Options{Brokers: brokers}, testOffsetsTopic, view.apply)
+			l, err := kafkaio.NewBorrowingLog(kafkaio.Options{Brokers: brokers}, testOffsetsTopic, view.apply)
 			require.NoError(b, err)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)

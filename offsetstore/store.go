@@ -103,7 +103,8 @@ func New(opts Options) (*Store, error) {
 
 func (s *Store) addOffsetsTopic(topic string) (*offsetsTopic, error) {
 	view := newOffsetsView()
-	l, err := kafkaio.NewLog(s.opts.Cluster(), topic, view.apply)
+	// The view copies every key and value it keeps into its arena: it may borrow the records.
+	l, err := kafkaio.NewBorrowingLog(s.opts.Cluster(), topic, view.apply)
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // fetchAnswerTimeout bounds how long FetchPartition waits beyond maxWait for an answer.
@@ -14,8 +17,7 @@ const fetchAnswerTimeout = 10 * time.Second
 
 // Fetched is one fetch of one partition.
 type Fetched struct {
-	// Messages are the records at or after the offset asked for, copied out of the response's
-	// pooled buffers (a null key or value stays nil, an empty one is empty).
+	// Messages are the records at or after the offset asked for, copied out of the response (a null key or value stays nil, an empty one is empty).
 	Messages []kafka.Message
 	// Next is the offset to fetch next: the offset asked for when nothing came, the log start
 	// when retention had removed it.
@@ -30,43 +32,86 @@ type Fetched struct {
 // log start moves to the log start, as a consumer with auto.offset.reset=earliest would. An
 // error of the partition (a kafka.Error) is returned wrapped.
 func FetchPartition(ctx context.Context, cl *kafka.Client, topic string, partition int, offset, maxBytes int64, maxWait time.Duration) (Fetched, error) {
+	if maxWait <= 0 {
+		maxWait = defaultFetchWait
+	}
 	// The answer's bytes may take a while to arrive, but a broker that has not answered well
 	// after maxWait has lost the request: ask again rather than wait the producer's long bound.
 	ctx, cancel := context.WithTimeout(ctx, maxWait+fetchAnswerTimeout)
 	defer cancel()
-	res, err := cl.Fetch(ctx, &kafka.FetchRequest{
-		Topic: topic, Partition: partition, Offset: offset,
-		MinBytes: 1, MaxBytes: max(maxBytes, 1), MaxWait: maxWait,
-	})
+	at := offset
+	if offset == kafka.FirstOffset || offset == kafka.LastOffset {
+		var err error
+		if at, err = resolveOffset(ctx, cl, topic, partition, offset); err != nil {
+			return Fetched{Next: offset}, fmt.Errorf("fetch partition %d of topic %q: %w", partition, topic, err)
+		}
+	}
+	limit := int32(min(max(maxBytes, 1), math.MaxInt32))
+	f := newRawFetch(cl, topic)
+	f.req.MaxWaitMillis, f.req.MaxBytes = int32(maxWait/time.Millisecond), limit
+	f.add(partition, at, limit)
+	res, err := f.roundTrip(ctx, cl)
 	if err != nil {
 		return Fetched{Next: offset}, fmt.Errorf("fetch partition %d of topic %q: %w", partition, topic, err)
 	}
-	if res.Error != nil {
-		if res.Records != nil {
-			discardRecords(res.Records)
+	var rp *kmsg.FetchResponseTopicPartition
+	for i := range res.Topics {
+		for j := range res.Topics[i].Partitions {
+			if res.Topics[i].Topic == topic && res.Topics[i].Partitions[j].Partition == int32(partition) {
+				rp = &res.Topics[i].Partitions[j]
+			}
 		}
-		if errors.Is(res.Error, kafka.OffsetOutOfRange) && res.LogStartOffset > offset {
+	}
+	if rp == nil {
+		return Fetched{Next: offset}, fmt.Errorf("fetch partition %d of topic %q: %w", partition, topic, protocol.ErrNoPartition)
+	}
+	if rp.ErrorCode != 0 {
+		perr := kafka.Error(rp.ErrorCode)
+		if errors.Is(perr, kafka.OffsetOutOfRange) && rp.LogStartOffset > offset {
 			// Retention removed the records: go on at the log start, as a consumer with
 			// auto.offset.reset=earliest would.
-			return Fetched{Next: res.LogStartOffset, HighWatermark: res.HighWatermark}, nil
+			return Fetched{Next: rp.LogStartOffset, HighWatermark: rp.HighWatermark}, nil
 		}
-		return Fetched{Next: offset}, fmt.Errorf("fetch partition %d of topic %q: %w", partition, topic, res.Error)
+		return Fetched{Next: offset}, fmt.Errorf("fetch partition %d of topic %q: %w", partition, topic, perr)
 	}
-	if res.Records == nil {
-		return Fetched{Next: offset, HighWatermark: res.HighWatermark}, nil
-	}
-	from := max(offset, 0) // a special offset was resolved by the client: take every record
-	out, next, err := readRecords(res.Records, topic, partition, from, nil, nil, nil)
+	var rr recordReader
+	from := max(offset, 0) // a special offset was resolved above: take every record
+	out, next, err := rr.read(rp.RecordBatches, topic, partition, from, nil, nil, nil)
 	if err != nil {
-		discardRecords(res.Records)
-		return Fetched{Messages: out, Next: next, HighWatermark: res.HighWatermark}, err
+		return Fetched{Messages: out, Next: next, HighWatermark: rp.HighWatermark}, err
 	}
 	switch {
 	case len(out) == 0 && offset < 0:
 		next = offset
-	case next == offset && res.HighWatermark > offset:
+	case next == offset && rp.HighWatermark > offset:
 		// Nothing at or after offset below the high watermark (aborted or compacted away).
-		next = res.HighWatermark
+		next = rp.HighWatermark
 	}
-	return Fetched{Messages: out, Next: next, HighWatermark: res.HighWatermark}, nil
+	return Fetched{Messages: out, Next: next, HighWatermark: rp.HighWatermark}, nil
+}
+
+// defaultFetchWait is FetchPartition's wait when none is given (kafka-go's Client.Fetch's).
+const defaultFetchWait = 500 * time.Millisecond
+
+// resolveOffset returns the first (kafka.FirstOffset) or end (kafka.LastOffset) offset of one
+// partition.
+func resolveOffset(ctx context.Context, cl *kafka.Client, topic string, partition int, which int64) (int64, error) {
+	res, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{
+		Topics: map[string][]kafka.OffsetRequest{topic: {{Partition: partition, Timestamp: which}}}})
+	if err != nil {
+		return 0, fmt.Errorf("list offsets: %w", err)
+	}
+	for _, po := range res.Topics[topic] {
+		if po.Partition != partition {
+			continue
+		}
+		if po.Error != nil {
+			return 0, fmt.Errorf("list offsets: %w", po.Error)
+		}
+		if which == kafka.FirstOffset {
+			return po.FirstOffset, nil
+		}
+		return po.LastOffset, nil
+	}
+	return 0, fmt.Errorf("list offsets: %w", protocol.ErrNoPartition)
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	fetchapi "github.com/segmentio/kafka-go/protocol/fetch"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -43,7 +42,9 @@ type Log struct {
 	client  *kafka.Client
 	leaders *leaderCache
 	apply   func([]kafka.Message)
-	logger  *slog.Logger
+	// borrow: apply gets records that alias the fetch buffers (NewBorrowingLog).
+	borrow bool
+	logger *slog.Logger
 	// backoff spaces the retries of failed fetches and metadata lookups.
 	backoff Backoff
 
@@ -83,6 +84,19 @@ type Log struct {
 // is a tombstone; an empty non-nil Value is an empty record value. Control records (transaction
 // markers) are never passed to apply.
 func NewLog(opts Options, topic string, apply func([]kafka.Message)) (*Log, error) {
+	return newLog(opts, topic, apply, false)
+}
+
+// NewBorrowingLog is NewLog for an apply that copies whatever it keeps: the Key, Value and
+// header values of the records it is given (own records excepted, see Written) alias the
+// buffer of the fetch that brought them, which the next fetch overwrites, so they are valid
+// only until apply returns. It saves a copy and an allocation per record, which is most of a
+// large view's load after the decoding.
+func NewBorrowingLog(opts Options, topic string, apply func([]kafka.Message)) (*Log, error) {
+	return newLog(opts, topic, apply, true)
+}
+
+func newLog(opts Options, topic string, apply func([]kafka.Message), borrow bool) (*Log, error) {
 	if len(opts.Brokers) == 0 {
 		return nil, errors.New("new log: no brokers")
 	}
@@ -99,6 +113,7 @@ func NewLog(opts Options, topic string, apply func([]kafka.Message)) (*Log, erro
 		client:  cl,
 		leaders: newLeaderCache(cl),
 		apply:   apply,
+		borrow:  borrow,
 		logger:  logger.With("topic", topic),
 		backoff: Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second},
 		inited:  make(chan struct{}),
@@ -391,27 +406,26 @@ func (l *Log) highWatermarks(ctx context.Context) ([]int64, error) {
 	if len(leaders) < n {
 		return nil, fmt.Errorf("high watermarks of topic %q: %d partitions, was %d", l.topic, len(leaders), n)
 	}
-	byLeader := map[int][]fetchapi.RequestPartition{}
+	byLeader := map[int]*rawFetch{}
 	for p := range n {
-		byLeader[leaders[p]] = append(byLeader[leaders[p]], fetchapi.RequestPartition{Partition: int32(p),
-			CurrentLeaderEpoch: -1, FetchOffset: from[p], LogStartOffset: -1, PartitionMaxBytes: 1})
+		f := byLeader[leaders[p]]
+		if f == nil {
+			// The response-wide limit stays high: a broker may leave out the partitions after it.
+			f = newRawFetch(l.client, l.topic)
+			f.req.MinBytes, f.req.MaxBytes = 0, math.MaxInt32
+			byLeader[leaders[p]] = f
+		}
+		f.add(p, from[p], 1)
 	}
 	ends := make([]int64, n)
 	seen := make([]bool, n)
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
-	for _, parts := range byLeader {
+	for _, f := range byLeader {
 		g.Go(func() error {
-			// The response-wide limit stays high: a broker may leave out the partitions after it.
-			msg, err := transportOf(l.client).RoundTrip(gctx, l.client.Addr, &fetchapi.Request{ReplicaID: -1,
-				MaxBytes: math.MaxInt32, SessionID: -1, SessionEpoch: -1,
-				Topics: []fetchapi.RequestTopic{{Topic: l.topic, Partitions: parts}}})
+			res, err := f.roundTrip(gctx, l.client)
 			if err != nil {
 				return fmt.Errorf("high watermarks of topic %q: %w", l.topic, err)
-			}
-			res, ok := msg.(*fetchapi.Response)
-			if !ok {
-				return fmt.Errorf("high watermarks of topic %q: unexpected response %T", l.topic, msg)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -420,9 +434,6 @@ func (l *Log) highWatermarks(ctx context.Context) ([]int64, error) {
 					continue
 				}
 				for _, rp := range t.Partitions {
-					if rp.RecordSet.Records != nil {
-						discardRecords(rp.RecordSet.Records)
-					}
 					if rp.ErrorCode != 0 {
 						return fmt.Errorf("high watermarks of topic %q partition %d: %w", l.topic, rp.Partition, kafka.Error(rp.ErrorCode))
 					}

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/protocol"
-	fetchapi "github.com/segmentio/kafka-go/protocol/fetch"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // tail fetches partitions (all led by one broker) from l.next until ctx is done, with one
@@ -19,9 +18,7 @@ import (
 // leadership error returns errRegroup.
 func (l *Log) tail(ctx context.Context, parts []int) error {
 	t := &tailer{l: l, parts: parts, offsets: make(map[int]int64, len(parts)), paused: map[int]pause{},
-		req: &fetchapi.Request{ReplicaID: -1, MinBytes: 1, MaxBytes: logFetchRequestBytes,
-			MaxWaitTime: int32(logFetchMaxWait / time.Millisecond), SessionID: -1, SessionEpoch: -1,
-			Topics: []fetchapi.RequestTopic{{Topic: l.topic}}}}
+		records: recordReader{borrow: l.borrow}}
 	l.mu.Lock()
 	for _, p := range parts {
 		t.offsets[p] = l.next[p]
@@ -32,7 +29,7 @@ func (l *Log) tail(ctx context.Context, parts []int) error {
 	// other partitions of the broker keep being read.
 	failures := 0
 	for round := 0; ; round++ {
-		if wake, released := t.prepare(round); len(t.req.Topics[0].Partitions) == 0 {
+		if wake, released := t.prepare(round); t.fetch.partitions() == 0 {
 			if released != nil {
 				// Every partition is held by a write: wait for a release (or a pause's end).
 				wait := time.NewTimer(time.Until(wake))
@@ -55,13 +52,9 @@ func (l *Log) tail(ctx context.Context, parts []int) error {
 			}
 			continue
 		}
-		msg, err := transportOf(l.client).RoundTrip(ctx, l.client.Addr, t.req)
-		if err == nil {
-			if _, ok := msg.(*fetchapi.Response); !ok {
-				err = fmt.Errorf("unexpected response %T", msg)
-			}
-		}
+		res, err := t.fetch.roundTrip(ctx, l.client)
 		if err != nil {
+			t.fetch = nil // the connection may still be reading into its buffer
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -76,20 +69,22 @@ func (l *Log) tail(ctx context.Context, parts []int) error {
 			continue
 		}
 		failures = 0
-		if err := t.apply(msg.(*fetchapi.Response)); err != nil {
+		if err := t.apply(res); err != nil {
 			return err
 		}
 	}
 }
 
 // tailer is the state of one fetch loop of tail: its partitions, their next offsets, the
-// partitions sitting out after an error and the Fetch request it reuses.
+// partitions sitting out after an error, the Fetch request it reuses (with the buffer of its
+// response) and the reader of the response's records.
 type tailer struct {
 	l       *Log
 	parts   []int
 	offsets map[int]int64
 	paused  map[int]pause
-	req     *fetchapi.Request
+	fetch   *rawFetch
+	records recordReader
 	batch   []kafka.Message
 }
 
@@ -108,7 +103,10 @@ type pause struct {
 // release.
 func (t *tailer) prepare(round int) (wake time.Time, released <-chan struct{}) {
 	now := time.Now()
-	ps := t.req.Topics[0].Partitions[:0]
+	if t.fetch == nil {
+		t.fetch = newRawFetch(t.l.client, t.l.topic)
+	}
+	t.fetch.reset()
 	for i := range t.parts {
 		p := t.parts[(i+round)%len(t.parts)]
 		t.offsets[p] = max(t.offsets[p], t.l.position(p))
@@ -122,13 +120,11 @@ func (t *tailer) prepare(round int) (wake time.Time, released <-chan struct{}) {
 			}
 			continue
 		}
-		ps = append(ps, fetchapi.RequestPartition{Partition: int32(p),
-			CurrentLeaderEpoch: -1, FetchOffset: t.offsets[p], LogStartOffset: -1, PartitionMaxBytes: logFetchMaxBytes})
+		t.fetch.add(p, t.offsets[p], logFetchMaxBytes)
 	}
-	t.req.Topics[0].Partitions = ps
-	t.req.MaxWaitTime = int32(logFetchMaxWait / time.Millisecond)
+	t.fetch.req.MaxWaitMillis = int32(logFetchMaxWait / time.Millisecond)
 	if released != nil {
-		t.req.MaxWaitTime = int32(heldPoll / time.Millisecond)
+		t.fetch.req.MaxWaitMillis = int32(heldPoll / time.Millisecond)
 	}
 	return wake, released
 }
@@ -143,7 +139,7 @@ func (t *tailer) pauseFor(p int, err error) {
 
 // apply hands the records of a Fetch response to the log and moves the offsets on. A
 // leadership error of a partition returns errRegroup; other errors of a partition pause it.
-func (t *tailer) apply(res *fetchapi.Response) error {
+func (t *tailer) apply(res *kmsg.FetchResponse) error {
 	for _, rt := range res.Topics {
 		if rt.Topic != t.l.topic {
 			continue
@@ -157,11 +153,10 @@ func (t *tailer) apply(res *fetchapi.Response) error {
 	return nil
 }
 
-func (t *tailer) applyPartition(rp *fetchapi.ResponsePartition) error {
+func (t *tailer) applyPartition(rp *kmsg.FetchResponseTopicPartition) error {
 	p := int(rp.Partition)
 	fetched, mine := t.offsets[p]
 	if !mine {
-		discard(rp)
 		return nil
 	}
 	// The partition's records are applied by this loop or by Written, one at a time.
@@ -173,11 +168,9 @@ func (t *tailer) applyPartition(rp *fetchapi.ResponsePartition) error {
 		// A fetch sent before a write began brought the partition back: its new records are
 		// most likely the writer's own, which Written applies. Anything of others' is fetched
 		// again after the release.
-		discard(rp)
 		return nil
 	}
 	if rp.ErrorCode != 0 {
-		discard(rp)
 		perr := kafka.Error(rp.ErrorCode)
 		switch {
 		case errors.Is(perr, kafka.OffsetOutOfRange) && rp.LogStartOffset > offset:
@@ -192,20 +185,18 @@ func (t *tailer) applyPartition(rp *fetchapi.ResponsePartition) error {
 		}
 		return nil
 	}
-	next := offset
-	if rp.RecordSet.Records != nil {
-		var err error
-		own := func(at, pos int64, out []kafka.Message) ([]kafka.Message, int64) {
-			return t.l.applyOwn(p, at, pos, out)
-		}
-		t.batch, next, err = readRecords(rp.RecordSet.Records, t.l.topic, p, offset, t.batch[:0], t.l.applyBatch, own)
-		if err != nil {
-			// Records applied before the error are applied again after the retry: harmless
-			// for a latest-value-per-key view.
-			discard(rp)
-			t.pauseFor(p, err)
-			return nil
-		}
+	own := func(at, pos int64, out []kafka.Message) ([]kafka.Message, int64) {
+		return t.l.applyOwn(p, at, pos, out)
+	}
+	var next int64
+	var err error
+	t.batch, next, err = t.records.read(rp.RecordBatches, t.l.topic, p, offset, t.batch[:0], t.l.applyBatch, own)
+	if err != nil {
+		// Records applied before the error are applied again after the retry: harmless for
+		// a latest-value-per-key view.
+		clear(t.batch)
+		t.pauseFor(p, err)
+		return nil
 	}
 	// Own records right after the fetched ones need no fetch.
 	t.batch, next = t.l.applyOwn(p, next, next, t.batch)
@@ -222,13 +213,6 @@ func (t *tailer) applyPartition(rp *fetchapi.ResponsePartition) error {
 	}
 	t.offsets[p] = next
 	return nil
-}
-
-// discard releases a fetched partition's records unread.
-func discard(rp *fetchapi.ResponsePartition) {
-	if rp.RecordSet.Records != nil {
-		discardRecords(rp.RecordSet.Records)
-	}
 }
 
 // isLeadershipError reports whether err means a request went to a broker that does not lead
@@ -253,115 +237,4 @@ func (l *Log) applyBatch(batch []kafka.Message) {
 	l.apply(batch)
 	l.applyMu.Unlock()
 	clear(batch) // drop references to records the view may have discarded
-}
-
-// readRecords copies the records at or after offset out of rs (which holds pooled buffers),
-// passing every logApplyChunk of them to flush (when not nil), and returns the rest and the offset after the
-// last record seen, control records included. Before each record, own may apply records the
-// log's owner wrote (log_own.go) that start at or before it, after flushing out; records
-// below the position own returns are skipped.
-func readRecords(rs kafka.RecordReader, topic string, p int, offset int64, out []kafka.Message, flush func([]kafka.Message),
-	own func(at, pos int64, out []kafka.Message) ([]kafka.Message, int64)) ([]kafka.Message, int64, error) {
-	next := offset
-	batches := []kafka.RecordReader{rs}
-	if stream, ok := rs.(*protocol.RecordStream); ok {
-		batches = stream.Records
-	}
-	for _, b := range batches {
-		_, control := b.(*protocol.ControlBatch)
-		for {
-			r, err := b.ReadRecord()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return out, next, fmt.Errorf("read record of partition %d: %w", p, err)
-			}
-			if own != nil && r.Offset >= next {
-				out, next = own(r.Offset, next, out)
-			}
-			if r.Offset < next || control {
-				// Batches may start before the requested offset; control records only move the
-				// position; own records were applied from the writer's bytes.
-				closeBytes(r.Key, r.Value)
-				next = max(next, r.Offset+1)
-				continue
-			}
-			key, value, err := copyRecord(r.Key, r.Value)
-			if err != nil {
-				return out, next, fmt.Errorf("read record %d of partition %d: %w", r.Offset, p, err)
-			}
-			out = append(out, kafka.Message{
-				Topic:     topic,
-				Partition: p,
-				Offset:    r.Offset,
-				Key:       key,
-				Value:     value,
-				Headers:   r.Headers,
-				Time:      r.Time,
-			})
-			next = r.Offset + 1
-			if flush != nil && len(out) == logApplyChunk {
-				flush(out)
-				out = out[:0]
-			}
-		}
-	}
-	return out, next, nil
-}
-
-// copyRecord copies key and value into one allocation (one malloc per record instead of two keeps
-// view loads fast and small) and releases the pooled pages they came from.
-func copyRecord(k, v protocol.Bytes) (key, value []byte, err error) {
-	defer closeBytes(k, v)
-	kn, vn := bytesLen(k), bytesLen(v)
-	if kn+vn == 0 {
-		if k != nil {
-			key = []byte{}
-		}
-		if v != nil {
-			value = []byte{}
-		}
-		return key, value, nil
-	}
-	buf := make([]byte, kn+vn)
-	if k != nil {
-		if _, err := io.ReadFull(k, buf[:kn]); err != nil {
-			return nil, nil, err
-		}
-		key = buf[:kn:kn]
-	}
-	if v != nil {
-		if _, err := io.ReadFull(v, buf[kn:]); err != nil {
-			return nil, nil, err
-		}
-		value = buf[kn:]
-	}
-	return key, value, nil
-}
-
-func bytesLen(b protocol.Bytes) int {
-	if b == nil {
-		return 0
-	}
-	return b.Len()
-}
-
-// discardRecords reads rs to its end, releasing each record's pooled buffers.
-func discardRecords(rs kafka.RecordReader) {
-	for {
-		r, err := rs.ReadRecord()
-		if err != nil {
-			return
-		}
-		closeBytes(r.Key, r.Value)
-	}
-}
-
-func closeBytes(bs ...protocol.Bytes) {
-	for _, b := range bs {
-		if b != nil {
-			_ = b.Close()
-		}
-	}
 }

@@ -1,0 +1,173 @@
+package kafkaio
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol"
+	fetchapi "github.com/segmentio/kafka-go/protocol/fetch"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Fetch requests go through the client's kafka.Transport, as every other request of this
+// package: the same connection pool, TLS and SASL, and the same routing to the partitions'
+// leader (rawFetch is a protocol.BrokerMessage, as kafka-go's own fetch.Request). But the
+// request writes itself and reads its own response (protocol.RawExchanger), so that the
+// response stays one byte buffer: franz-go's kmsg decodes its partitions, whose record batches
+// are sub-slices of that buffer, decoded by recordReader.
+
+// minFetchVersion is the first Fetch version whose records are record batches (magic 2) and
+// that has an isolation level; Apache Kafka 4 accepts nothing older. The highest version used
+// is the one kafka-go negotiated for the connection, at most v11 (its own Fetch's last).
+const minFetchVersion = 4
+
+// maxFetchResponse bounds the size a broker's answer may claim before it is read.
+const maxFetchResponse = 1 << 30
+
+// rawFetch is a Fetch request of partitions of one topic that exchanges itself on a
+// connection of the transport. One goroutine uses it at a time. The record batches of its
+// response alias its buffer until the next round trip; after a failed round trip it must be
+// dropped, since the connection's goroutine may still be reading into that buffer.
+type rawFetch struct {
+	req     kmsg.FetchRequest
+	format  *kmsg.RequestFormatter
+	corr    int32
+	version int16  // negotiated for the connection of the exchange (Required)
+	out     []byte // the request's bytes
+	buf     []byte // the response's bytes
+	res     fetchResult
+}
+
+// fetchResult is the response of a rawFetch, as the transport hands it back.
+type fetchResult struct {
+	kmsg.FetchResponse
+}
+
+// ApiKey implements protocol.Message.
+func (*fetchResult) ApiKey() protocol.ApiKey { return protocol.Fetch }
+
+// newRawFetch returns a fetch of topic with no partitions, waiting for at least one byte.
+func newRawFetch(cl *kafka.Client, topic string) *rawFetch {
+	clientID := ""
+	if t, ok := transportOf(cl).(*kafka.Transport); ok {
+		clientID = t.ClientID // what the transport's own requests carry
+	}
+	return &rawFetch{
+		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)),
+		req: kmsg.FetchRequest{ReplicaID: -1, MinBytes: 1, MaxBytes: logFetchRequestBytes,
+			SessionID: -1, SessionEpoch: -1, Topics: []kmsg.FetchRequestTopic{{Topic: topic}}},
+	}
+}
+
+// add appends partition p from offset, up to maxBytes of it, to the request.
+func (f *rawFetch) add(p int, offset int64, maxBytes int32) {
+	t := &f.req.Topics[0]
+	t.Partitions = append(t.Partitions, kmsg.FetchRequestTopicPartition{Partition: int32(p),
+		CurrentLeaderEpoch: -1, FetchOffset: offset, LastFetchedEpoch: -1, LogStartOffset: -1, PartitionMaxBytes: maxBytes})
+}
+
+// reset removes every partition from the request.
+func (f *rawFetch) reset() { f.req.Topics[0].Partitions = f.req.Topics[0].Partitions[:0] }
+
+// partitions is the number of partitions in the request.
+func (f *rawFetch) partitions() int { return len(f.req.Topics[0].Partitions) }
+
+// roundTrip sends the request to the leader of its partitions and returns the response. An
+// error of the whole response is returned as a kafka.Error.
+func (f *rawFetch) roundTrip(ctx context.Context, cl *kafka.Client) (*kmsg.FetchResponse, error) {
+	msg, err := transportOf(cl).RoundTrip(ctx, cl.Addr, f)
+	if err != nil {
+		return nil, err
+	}
+	res, ok := msg.(*fetchResult)
+	if !ok {
+		return nil, fmt.Errorf("unexpected response %T", msg)
+	}
+	if res.ErrorCode != 0 {
+		return nil, kafka.Error(res.ErrorCode)
+	}
+	return &res.FetchResponse, nil
+}
+
+// ApiKey implements protocol.Message.
+func (*rawFetch) ApiKey() protocol.ApiKey { return protocol.Fetch }
+
+// Broker implements protocol.BrokerMessage: the leader of every partition of the request,
+// with kafka-go's errors when the transport's metadata knows none or finds two.
+func (f *rawFetch) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
+	broker := protocol.Broker{ID: -1}
+	for _, t := range f.req.Topics {
+		topic, ok := cluster.Topics[t.Topic]
+		if !ok {
+			return broker, fetchapi.NewError(protocol.NewErrNoTopic(t.Topic))
+		}
+		for _, p := range t.Partitions {
+			partition, ok := topic.Partitions[p.Partition]
+			if !ok {
+				return broker, fetchapi.NewError(protocol.NewErrNoPartition(t.Topic, p.Partition))
+			}
+			b, ok := cluster.Brokers[partition.Leader]
+			switch {
+			case !ok:
+				return broker, fetchapi.NewError(protocol.NewErrNoLeader(t.Topic, p.Partition))
+			case broker.ID < 0:
+				broker = b
+			case b.ID != broker.ID:
+				return broker, fetchapi.NewError(fmt.Errorf("mismatching leaders (%d!=%d)", b.ID, broker.ID))
+			}
+		}
+	}
+	return broker, nil
+}
+
+// Required implements protocol.RawExchanger: the exchange is always raw; it notes the Fetch
+// version negotiated for the connection.
+func (f *rawFetch) Required(versions map[protocol.ApiKey]int16) bool {
+	f.version = versions[protocol.Fetch]
+	return true
+}
+
+// RawExchange implements protocol.RawExchanger: it writes the request on the connection and
+// reads the response into f's buffer.
+func (f *rawFetch) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
+	if f.version < minFetchVersion {
+		return nil, fmt.Errorf("fetch: the broker offers Fetch up to v%d, v%d is needed", f.version, minFetchVersion)
+	}
+	f.req.Version = min(f.version, 11) // the last version with topic names and no tagged fields
+	f.corr++
+	f.out = f.format.AppendRequest(f.out[:0], &f.req, f.corr)
+	if _, err := rw.Write(f.out); err != nil {
+		return nil, fmt.Errorf("fetch: write request: %w", err)
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(rw, size[:]); err != nil {
+		return nil, fmt.Errorf("fetch: read response: %w", err)
+	}
+	n := int32(binary.BigEndian.Uint32(size[:]))
+	if n < 4 || n > maxFetchResponse {
+		return nil, fmt.Errorf("fetch: response of %d bytes", n)
+	}
+	if cap(f.buf) < int(n) {
+		f.buf = make([]byte, n)
+	}
+	f.buf = f.buf[:n]
+	if _, err := io.ReadFull(rw, f.buf); err != nil {
+		return nil, fmt.Errorf("fetch: read response: %w", err)
+	}
+	if corr := int32(binary.BigEndian.Uint32(f.buf)); corr != f.corr {
+		return nil, fmt.Errorf("fetch: response to request %d, %d expected", corr, f.corr)
+	}
+	f.res.FetchResponse = kmsg.FetchResponse{Version: f.req.Version}
+	if err := f.res.ReadFrom(f.buf[4:]); err != nil { // response header v0: the correlation id
+		return nil, fmt.Errorf("fetch: decode response v%d: %w", f.req.Version, err)
+	}
+	return &f.res, nil
+}
+
+var (
+	_ protocol.BrokerMessage = (*rawFetch)(nil)
+	_ protocol.RawExchanger  = (*rawFetch)(nil)
+)
