@@ -50,7 +50,7 @@ func FetchPartition(ctx context.Context, cl *kafka.Client, topic string, partiti
 	f := newRawFetch(cl, topic)
 	f.req.MaxWaitMillis, f.req.MaxBytes = int32(maxWait/time.Millisecond), limit
 	f.add(partition, at, limit)
-	res, err := f.roundTrip(ctx, cl)
+	res, _, err := f.roundTrip(ctx, cl, nil)
 	if err != nil {
 		return Fetched{Next: offset}, fmt.Errorf("fetch partition %d of topic %q: %w", partition, topic, err)
 	}

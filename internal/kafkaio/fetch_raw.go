@@ -28,16 +28,16 @@ const minFetchVersion = 4
 const maxFetchResponse = 1 << 30
 
 // rawFetch is a Fetch request of partitions of one topic that exchanges itself on a
-// connection of the transport. One goroutine uses it at a time. The record batches of its
-// response alias its buffer until the next round trip; after a failed round trip it must be
-// dropped, since the connection's goroutine may still be reading into that buffer.
+// connection of the transport. One goroutine uses it at a time. After a failed round trip it
+// must be dropped, with the buffer it was given, since the connection's goroutine may still be
+// reading into that buffer.
 type rawFetch struct {
 	req     kmsg.FetchRequest
 	format  *kmsg.RequestFormatter
 	corr    int32
 	version int16  // negotiated for the connection of the exchange (Required)
 	out     []byte // the request's bytes
-	buf     []byte // the response's bytes
+	buf     []byte // the response's bytes, during a round trip
 	res     fetchResult
 }
 
@@ -75,21 +75,27 @@ func (f *rawFetch) reset() { f.req.Topics[0].Partitions = f.req.Topics[0].Partit
 // partitions is the number of partitions in the request.
 func (f *rawFetch) partitions() int { return len(f.req.Topics[0].Partitions) }
 
-// roundTrip sends the request to the leader of its partitions and returns the response. An
-// error of the whole response is returned as a kafka.Error.
-func (f *rawFetch) roundTrip(ctx context.Context, cl *kafka.Client) (*kmsg.FetchResponse, error) {
+// roundTrip sends the request to the leader of its partitions and returns the response, read
+// into buf (grown when too small; nil is fine) and returned with it for the next round trip:
+// once it returns, f keeps no reference to the buffer, so that an idle connection of the
+// transport, which holds on to its last request, does not hold a response's bytes. An error
+// of the whole response is returned as a kafka.Error.
+func (f *rawFetch) roundTrip(ctx context.Context, cl *kafka.Client, buf []byte) (*kmsg.FetchResponse, []byte, error) {
+	f.buf = buf
 	msg, err := transportOf(cl).RoundTrip(ctx, cl.Addr, f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err // f and buf may still be in use: both are dropped
 	}
 	res, ok := msg.(*fetchResult)
 	if !ok {
-		return nil, fmt.Errorf("unexpected response %T", msg)
+		return nil, nil, fmt.Errorf("unexpected response %T", msg)
 	}
-	if res.ErrorCode != 0 {
-		return nil, kafka.Error(res.ErrorCode)
+	out := res.FetchResponse
+	buf, f.buf, f.res = f.buf, nil, fetchResult{}
+	if out.ErrorCode != 0 {
+		return nil, buf, kafka.Error(out.ErrorCode)
 	}
-	return &res.FetchResponse, nil
+	return &out, buf, nil
 }
 
 // ApiKey implements protocol.Message.

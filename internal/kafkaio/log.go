@@ -423,7 +423,7 @@ func (l *Log) highWatermarks(ctx context.Context) ([]int64, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, f := range byLeader {
 		g.Go(func() error {
-			res, err := f.roundTrip(gctx, l.client)
+			res, _, err := f.roundTrip(gctx, l.client, nil)
 			if err != nil {
 				return fmt.Errorf("high watermarks of topic %q: %w", l.topic, err)
 			}

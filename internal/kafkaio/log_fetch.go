@@ -52,7 +52,8 @@ func (l *Log) tail(ctx context.Context, parts []int) error {
 			}
 			continue
 		}
-		res, err := t.fetch.roundTrip(ctx, l.client)
+		res, buf, err := t.fetch.roundTrip(ctx, l.client, t.buf)
+		t.buf = buf
 		if err != nil {
 			t.fetch = nil // the connection may still be reading into its buffer
 			if ctx.Err() != nil {
@@ -84,6 +85,7 @@ type tailer struct {
 	offsets map[int]int64
 	paused  map[int]pause
 	fetch   *rawFetch
+	buf     []byte // the last response's bytes, reused
 	records recordReader
 	batch   []kafka.Message
 }
