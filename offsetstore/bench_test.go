@@ -114,9 +114,9 @@ func BenchmarkViewLoad(b *testing.B) {
 			runtime.GC()
 			var after runtime.MemStats
 			runtime.ReadMemStats(&after)
-			live := view.other.live
-			for _, set := range view.byConn {
-				live += set.live
+			live := 0
+			for _, c := range view.conns {
+				live += c.live
 			}
 			require.Equal(b, n, live)
 			bytesPerKey = (float64(after.HeapAlloc) - float64(before.HeapAlloc) - float64(payload)) / n

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"hash/maphash"
+	"math/bits"
 	"slices"
 	"sync"
 	"unsafe"
@@ -26,98 +27,181 @@ type SourceRecord struct {
 //
 // Its memory holds no pointer per key, so that the collector neither scans nor rehashes millions
 // of strings: each live key's bytes and value are copied into the view's arena (1 MiB chunks),
-// and each connector's keys are a slice of slots indexed by a 64-bit hash of the key bytes
-// (collisions chained through the slots). A key costs its bytes, one 24-byte slot and one hash
-// index entry.
+// each key has a 28-byte slot, the slots of one connector are chained, and one flat table
+// (keyIndex) maps a 64-bit hash of the key bytes to its slot. A load touches the table once per
+// record at random, everything else in order.
 type offsetsView struct {
 	mu   sync.RWMutex
 	seed maphash.Seed
-	// byConn maps a connector name to its live keys: one insert per record, and a request
-	// reads only its connector's keys.
-	byConn map[string]*keySet
-	// other holds live keys that are not [string, object|null]: kept, as Connect keeps them,
-	// but never listed for a connector.
-	other *keySet
-	arena arena
+	// index maps the hash of a key to its slot.
+	index keyIndex
+	// slots are every key applied since the last compaction, removed ones (partition -1)
+	// included until the next: a connector's chain may still run through them.
+	slots []keySlot
+	dead  int // removed slots
+	// conns are the connectors' chains, by id; id 0 holds the keys that are not
+	// [string, object|null]: kept, as Connect keeps them, but never listed for a connector.
+	conns []connKeys
+	// byConn maps a connector name to its id; recent remembers the last id of each name hash
+	// bucket, so that most records find their connector without a map lookup.
+	byConn map[string]int32
+	recent [1024]recentConn
+	arena  arena
 }
 
+// keySlot is one key: where its bytes and value lie, the topic partition it was read from (-1
+// once removed), its connector and the next slot of the connector's chain (-1 at the end).
+type keySlot struct {
+	at        span
+	partition int32
+	conn      int32
+	next      int32
+}
+
+// connKeys is one connector's chain of slots and its count of live keys.
+type connKeys struct {
+	name string
+	head int32
+	live int
+}
+
+type recentConn struct {
+	hash uint64
+	id   int32
+}
+
+// otherKeys is the id of the keys that are not listed for any connector.
+const otherKeys = 0
+
 func newOffsetsView() *offsetsView {
-	return &offsetsView{seed: maphash.MakeSeed(), byConn: map[string]*keySet{}, other: newKeySet()}
+	return &offsetsView{seed: maphash.MakeSeed(), byConn: map[string]int32{}, conns: []connKeys{{head: -1}}}
 }
 
 // apply keeps the latest value per key. Keys that are not [string, object|null] are stored but
-// not indexed, as Connect does.
+// not indexed, as Connect does. It may be given records that alias a fetch buffer
+// (kafkaio.NewBorrowingLog): it copies whatever it keeps.
 func (v *offsetsView) apply(msgs []kafka.Message) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	// Records of one fetch mostly belong to a few connectors: remember the last one's set.
-	var lastName string
-	var lastSet *keySet
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Key == nil {
 			continue // Connect never writes a null key; a foreign one cannot be looked up
 		}
 		h := maphash.Bytes(v.seed, m.Key)
-		name, ok := keyConnector(m.Key)
+		pos, found := v.index.probe(h, func(j int32) bool { return bytes.Equal(v.arena.key(v.slots[j].at), m.Key) })
 		if m.Value == nil {
-			v.remove(h, m.Key, name, ok)
-			lastSet = nil // remove may have dropped the connector's set
-			continue
-		}
-		if !ok {
-			v.other.put(&v.arena, h, m.Key, m.Value, int32(m.Partition))
-			continue
-		}
-		set := lastSet
-		if set == nil || name != lastName {
-			if set = v.byConn[name]; set == nil {
-				set = newKeySet()
-				v.byConn[string([]byte(name))] = set // own copy: name aliases the record
+			if found {
+				v.remove(pos)
 			}
-			lastName, lastSet = name, set
+			continue
 		}
-		set.put(&v.arena, h, m.Key, m.Value, int32(m.Partition))
+		if found {
+			j := int32(uint32(v.index.entries[pos])) - 1
+			sl := &v.slots[j]
+			v.arena.dead += int(sl.at.klen + sl.at.vlen)
+			sl.at, sl.partition = v.arena.put(m.Key, m.Value), int32(m.Partition)
+			continue
+		}
+		c := int32(otherKeys)
+		if name, ok := keyConnector(m.Key); ok {
+			c = v.connID(name)
+		}
+		j := int32(len(v.slots))
+		v.slots = append(v.slots, keySlot{at: v.arena.put(m.Key, m.Value), partition: int32(m.Partition), conn: c, next: v.conns[c].head})
+		v.conns[c].head = j
+		v.conns[c].live++
+		v.index.insertAt(pos, h, j)
 	}
-	if v.arena.dead > arenaChunk && v.arena.dead > v.arena.used/2 {
+	if v.arena.dead > arenaChunk && v.arena.dead > v.arena.used/2 || v.dead > 1024 && v.dead > len(v.slots)/2 {
 		v.compact()
 	}
 }
 
-func (v *offsetsView) remove(h uint64, key []byte, name string, indexed bool) {
-	if !indexed {
-		v.other.remove(&v.arena, h, key)
-		return
+// connID returns the id of connector name, adding it when new. name may alias a record.
+func (v *offsetsView) connID(name string) int32 {
+	h := maphash.String(v.seed, name)
+	r := &v.recent[h%uint64(len(v.recent))]
+	if r.hash == h && r.id > 0 && v.conns[r.id].name == name {
+		return r.id
 	}
-	if set := v.byConn[name]; set != nil {
-		set.remove(&v.arena, h, key)
-		if set.live == 0 {
-			delete(v.byConn, name)
+	id, ok := v.byConn[name]
+	if !ok {
+		id = int32(len(v.conns))
+		name = string([]byte(name)) // own copy: name aliases the record
+		v.conns = append(v.conns, connKeys{name: name, head: -1})
+		v.byConn[name] = id
+	}
+	*r = recentConn{hash: h, id: id}
+	return id
+}
+
+// remove drops the key of the index entry at pos; its slot stays in its connector's chain,
+// marked removed, until the next compaction.
+func (v *offsetsView) remove(pos int) {
+	j := int32(uint32(v.index.entries[pos])) - 1
+	v.index.deleteAt(pos)
+	sl := &v.slots[j]
+	v.arena.dead += int(sl.at.klen + sl.at.vlen)
+	sl.partition = -1
+	v.conns[sl.conn].live--
+	v.dead++
+}
+
+// compact copies every live key and value into a fresh arena and fresh slots, dropping the
+// bytes of overwritten and removed keys, removed slots and connectors with no live key.
+func (v *offsetsView) compact() {
+	old, oldSlots, oldConns := v.arena, v.slots, v.conns
+	v.arena, v.slots, v.dead = arena{}, make([]keySlot, 0, len(oldSlots)-v.dead), 0
+	v.conns, v.byConn, v.recent = []connKeys{{head: -1}}, map[string]int32{}, [len(v.recent)]recentConn{}
+	v.index = keyIndex{}
+	v.index.resize(bits.Len(uint(cap(v.slots))) + 1) // at most half full
+	for id, c := range oldConns {
+		if c.live == 0 && id != otherKeys {
+			continue
+		}
+		nc := int32(otherKeys)
+		if id != otherKeys {
+			nc = int32(len(v.conns))
+			v.conns = append(v.conns, connKeys{name: c.name, head: -1})
+			v.byConn[c.name] = nc
+		}
+		for j := c.head; j >= 0; j = oldSlots[j].next {
+			sl := oldSlots[j]
+			if sl.partition < 0 {
+				continue
+			}
+			key := old.key(sl.at)
+			h := maphash.Bytes(v.seed, key)
+			pos, _ := v.index.probe(h, func(int32) bool { return false }) // keys are distinct
+			k := int32(len(v.slots))
+			v.slots = append(v.slots, keySlot{at: v.arena.put(key, old.value(sl.at)), partition: sl.partition, conn: nc, next: v.conns[nc].head})
+			v.conns[nc].head = k
+			v.conns[nc].live++
+			v.index.insertAt(pos, h, k)
 		}
 	}
 }
 
-// compact copies every live key and value into a fresh arena, dropping the bytes of
-// overwritten and removed keys.
-func (v *offsetsView) compact() {
-	old := v.arena
-	v.arena = arena{}
-	for _, set := range v.byConn {
-		set.moveTo(&old, &v.arena)
+// live returns the live keys of connector, and of the keys listed for none.
+func (v *offsetsView) live(connector string) (keys, others int) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	if id, ok := v.byConn[connector]; ok {
+		keys = v.conns[id].live
 	}
-	v.other.moveTo(&old, &v.arena)
+	return keys, v.conns[otherKeys].live
 }
 
 func (v *offsetsView) records(connector string) []SourceRecord {
 	v.mu.RLock()
-	set := v.byConn[connector]
 	var out []SourceRecord
-	if set != nil {
-		out = make([]SourceRecord, 0, set.live)
-		for i := range set.slots {
-			sl := &set.slots[i]
+	if id, ok := v.byConn[connector]; ok && v.conns[id].live > 0 {
+		out = make([]SourceRecord, 0, v.conns[id].live)
+		for j := v.conns[id].head; j >= 0; j = v.slots[j].next {
+			sl := &v.slots[j]
 			if sl.partition < 0 {
-				continue // free
+				continue // removed
 			}
 			// Copies: the arena is the view's, callers may change theirs.
 			out = append(out, SourceRecord{Key: bytes.Clone(v.arena.key(sl.at)), Value: append([]byte{}, v.arena.value(sl.at)...),
@@ -172,108 +256,6 @@ func (a *arena) key(sp span) []byte {
 func (a *arena) value(sp span) []byte {
 	start := sp.off + sp.klen
 	return a.chunks[sp.chunk][start : start+sp.vlen : start+sp.vlen]
-}
-
-// keySet is the live keys of one connector (or the unindexed ones).
-type keySet struct {
-	// index maps a key's hash to its first slot; slots of equal hashes are chained by next.
-	index map[uint64]int32
-	slots []keySlot
-	// free is the first free slot (chained by next), -1 for none.
-	free int32
-	live int
-	// bytes is the arena bytes of the set's live keys and values.
-	bytes int
-}
-
-// keySlot is one live key (partition >= 0) or a free slot (partition -1).
-type keySlot struct {
-	at        span
-	partition int32
-	next      int32
-}
-
-func newKeySet() *keySet { return &keySet{index: map[uint64]int32{}, free: -1} }
-
-// find returns the slot of key and the slot before it in its chain (-1 when first), or -1.
-func (s *keySet) find(a *arena, h uint64, key []byte) (at, prev int32) {
-	first, ok := s.index[h]
-	if !ok {
-		return -1, -1
-	}
-	prev = -1
-	for j := first; j >= 0; prev, j = j, s.slots[j].next {
-		if bytes.Equal(a.key(s.slots[j].at), key) {
-			return j, prev
-		}
-	}
-	return -1, -1
-}
-
-func (s *keySet) put(a *arena, h uint64, key, value []byte, partition int32) {
-	sp := a.put(key, value)
-	n := len(key) + len(value)
-	// One index lookup for the chain (a load touches the index at random: each lookup is
-	// likely a cache miss).
-	first, ok := s.index[h]
-	if ok {
-		for j := first; j >= 0; j = s.slots[j].next {
-			sl := &s.slots[j]
-			if bytes.Equal(a.key(sl.at), key) {
-				dead := int(sl.at.klen + sl.at.vlen)
-				a.dead += dead
-				s.bytes += n - dead
-				sl.at, sl.partition = sp, partition
-				return
-			}
-		}
-	} else {
-		first = -1
-	}
-	sl := keySlot{at: sp, partition: partition, next: first}
-	j := s.free
-	if j >= 0 {
-		s.free = s.slots[j].next
-		s.slots[j] = sl
-	} else {
-		j = int32(len(s.slots))
-		s.slots = append(s.slots, sl)
-	}
-	s.index[h] = j
-	s.live++
-	s.bytes += n
-}
-
-func (s *keySet) remove(a *arena, h uint64, key []byte) {
-	j, prev := s.find(a, h, key)
-	if j < 0 {
-		return
-	}
-	sl := &s.slots[j]
-	switch {
-	case prev >= 0:
-		s.slots[prev].next = sl.next
-	case sl.next >= 0:
-		s.index[h] = sl.next
-	default:
-		delete(s.index, h)
-	}
-	n := int(sl.at.klen + sl.at.vlen)
-	a.dead += n
-	s.bytes -= n
-	*sl = keySlot{partition: -1, next: s.free}
-	s.free = j
-	s.live--
-}
-
-// moveTo copies the set's live bytes from old into a.
-func (s *keySet) moveTo(old, a *arena) {
-	for i := range s.slots {
-		sl := &s.slots[i]
-		if sl.partition >= 0 {
-			sl.at = a.put(old.key(sl.at), old.value(sl.at))
-		}
-	}
 }
 
 // keyConnector returns the connector name of an offsets key, [name, partition], following
