@@ -1,9 +1,11 @@
 package offsetstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -165,4 +167,43 @@ func BenchmarkWrite(b *testing.B) {
 			report(b)
 		})
 	}
+}
+
+// BenchmarkOffsetsViewApply applies 1,000,000 records of 1,000 connectors (as a load hands them
+// over: chunks of 256 records of one partition) to an empty view: the view's share of a load.
+func BenchmarkOffsetsViewApply(b *testing.B) {
+	const n, chunk = 1_000_000, 256
+	// The records' bytes in one array, in partition order as the fetches of one partition
+	// bring them, so that the input holds no pointer per record for the collector to mark.
+	type rec struct{ partition, key, value, end int }
+	order := make([]rec, n)
+	for i := range order {
+		order[i] = rec{partition: PartitionFor(fmt.Appendf(nil, `["other-%04d",{"filename":"/data/file-%08d.txt"}]`, i%1000, i), 25), key: i}
+	}
+	slices.SortStableFunc(order, func(a, b rec) int { return cmp.Compare(a.partition, b.partition) })
+	var data []byte
+	recs := make([]rec, n)
+	for k, o := range order {
+		i := o.key
+		r := rec{partition: o.partition, key: len(data)}
+		data = fmt.Appendf(data, `["other-%04d",{"filename":"/data/file-%08d.txt"}]`, i%1000, i)
+		r.value = len(data)
+		data = fmt.Appendf(data, `{"position":%d}`, i)
+		r.end = len(data)
+		recs[k] = r
+	}
+	msgs := make([]kafka.Message, chunk)
+	b.ResetTimer()
+	for range b.N {
+		v := newOffsetsView()
+		for i := 0; i < n; i += chunk {
+			batch := msgs[:min(chunk, n-i)]
+			for j := range batch {
+				r := recs[i+j]
+				batch[j] = kafka.Message{Partition: r.partition, Key: data[r.key:r.value:r.value], Value: data[r.value:r.end:r.end]}
+			}
+			v.apply(batch)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
 }

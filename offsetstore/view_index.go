@@ -43,6 +43,14 @@ func (x *keyIndex) probe(h uint64, match func(slot int32) bool) (pos int, found 
 	}
 }
 
+// peek returns the home entry of h: reading ahead brings it to the cache.
+func (x *keyIndex) peek(h uint64) uint64 {
+	if len(x.entries) == 0 {
+		return 0
+	}
+	return x.entries[x.home(uint32(h>>32))]
+}
+
 // insertAt puts slot at pos, the empty position probe returned for h, growing the table when
 // it gets three quarters full.
 func (x *keyIndex) insertAt(pos int, h uint64, slot int32) {

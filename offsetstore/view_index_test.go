@@ -117,6 +117,6 @@ func TestOffsetsViewMatchesModel(t *testing.T) {
 		require.Equal(t, wantOthers, others, "round %d", round)
 		require.Equal(t, len(model), v.index.count, "round %d", round)
 	}
-	require.LessOrEqual(t, v.dead, max(1024, len(v.slots)/2))
-	require.Less(t, len(v.slots), 3000, "removed slots were compacted away")
+	require.LessOrEqual(t, v.dead, max(1024, v.slots.n/2))
+	require.Less(t, v.slots.n, 3000, "removed slots were compacted away")
 }

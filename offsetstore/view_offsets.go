@@ -37,7 +37,7 @@ type offsetsView struct {
 	index keyIndex
 	// slots are every key applied since the last compaction, removed ones (partition -1)
 	// included until the next: a connector's chain may still run through them.
-	slots []keySlot
+	slots slotList
 	dead  int // removed slots
 	// conns are the connectors' chains, by id; id 0 holds the keys that are not
 	// [string, object|null]: kept, as Connect keeps them, but never listed for a connector.
@@ -45,8 +45,10 @@ type offsetsView struct {
 	// byConn maps a connector name to its id; recent remembers the last id of each name hash
 	// bucket, so that most records find their connector without a map lookup.
 	byConn map[string]int32
-	recent [1024]recentConn
+	recent [4096]recentConn
 	arena  arena
+	// touched is where apply puts what it reads ahead, so that the reads are not dropped.
+	touched uint64
 }
 
 // keySlot is one key: where its bytes and value lie, the topic partition it was read from (-1
@@ -83,39 +85,58 @@ func newOffsetsView() *offsetsView {
 func (v *offsetsView) apply(msgs []kafka.Message) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	for i := range msgs {
-		m := &msgs[i]
-		if m.Key == nil {
-			continue // Connect never writes a null key; a foreign one cannot be looked up
-		}
-		h := maphash.Bytes(v.seed, m.Key)
-		pos, found := v.index.probe(h, func(j int32) bool { return bytes.Equal(v.arena.key(v.slots[j].at), m.Key) })
-		if m.Value == nil {
-			if found {
-				v.remove(pos)
+	// Keys come in no order, so each record's index entry is a cache miss. The records are
+	// taken in groups: first every index entry of the group is read (independent loads,
+	// which the CPU overlaps), then each record is applied, finding its entry cached.
+	var hashes [applyGroup]uint64
+	for len(msgs) > 0 {
+		group := msgs[:min(len(msgs), applyGroup)]
+		msgs = msgs[len(group):]
+		var touched uint64
+		for i := range group {
+			if group[i].Key != nil {
+				hashes[i] = maphash.Bytes(v.seed, group[i].Key)
+				touched += v.index.peek(hashes[i])
 			}
-			continue
 		}
-		if found {
-			j := int32(uint32(v.index.entries[pos])) - 1
-			sl := &v.slots[j]
-			v.arena.dead += int(sl.at.klen + sl.at.vlen)
-			sl.at, sl.partition = v.arena.put(m.Key, m.Value), int32(m.Partition)
-			continue
+		v.touched = touched // keeps the loads
+		for i := range group {
+			if group[i].Key != nil { // Connect never writes a null key; a foreign one cannot be looked up
+				v.applyOne(&group[i], hashes[i])
+			}
 		}
-		c := int32(otherKeys)
-		if name, ok := keyConnector(m.Key); ok {
-			c = v.connID(name)
-		}
-		j := int32(len(v.slots))
-		v.slots = append(v.slots, keySlot{at: v.arena.put(m.Key, m.Value), partition: int32(m.Partition), conn: c, next: v.conns[c].head})
-		v.conns[c].head = j
-		v.conns[c].live++
-		v.index.insertAt(pos, h, j)
 	}
-	if v.arena.dead > arenaChunk && v.arena.dead > v.arena.used/2 || v.dead > 1024 && v.dead > len(v.slots)/2 {
+	if v.arena.dead > arenaChunk && v.arena.dead > v.arena.used/2 || v.dead > 1024 && v.dead > v.slots.n/2 {
 		v.compact()
 	}
+}
+
+// applyGroup is the number of records whose index entries apply reads ahead.
+const applyGroup = 32
+
+// applyOne applies record m, whose key hashes to h.
+func (v *offsetsView) applyOne(m *kafka.Message, h uint64) {
+	pos, found := v.index.probe(h, func(j int32) bool { return bytes.Equal(v.arena.key(v.slots.at(j).at), m.Key) })
+	if m.Value == nil {
+		if found {
+			v.remove(pos)
+		}
+		return
+	}
+	if found {
+		sl := v.slots.at(int32(uint32(v.index.entries[pos])) - 1)
+		v.arena.dead += int(sl.at.klen + sl.at.vlen)
+		sl.at, sl.partition = v.arena.put(m.Key, m.Value), int32(m.Partition)
+		return
+	}
+	c := int32(otherKeys)
+	if name, ok := keyConnector(m.Key); ok {
+		c = v.connID(name)
+	}
+	j := v.slots.add(keySlot{at: v.arena.put(m.Key, m.Value), partition: int32(m.Partition), conn: c, next: v.conns[c].head})
+	v.conns[c].head = j
+	v.conns[c].live++
+	v.index.insertAt(pos, h, j)
 }
 
 // connID returns the id of connector name, adding it when new. name may alias a record.
@@ -141,7 +162,7 @@ func (v *offsetsView) connID(name string) int32 {
 func (v *offsetsView) remove(pos int) {
 	j := int32(uint32(v.index.entries[pos])) - 1
 	v.index.deleteAt(pos)
-	sl := &v.slots[j]
+	sl := v.slots.at(j)
 	v.arena.dead += int(sl.at.klen + sl.at.vlen)
 	sl.partition = -1
 	v.conns[sl.conn].live--
@@ -152,10 +173,11 @@ func (v *offsetsView) remove(pos int) {
 // bytes of overwritten and removed keys, removed slots and connectors with no live key.
 func (v *offsetsView) compact() {
 	old, oldSlots, oldConns := v.arena, v.slots, v.conns
-	v.arena, v.slots, v.dead = arena{}, make([]keySlot, 0, len(oldSlots)-v.dead), 0
+	live := oldSlots.n - v.dead
+	v.arena, v.slots, v.dead = arena{}, slotList{}, 0
 	v.conns, v.byConn, v.recent = []connKeys{{head: -1}}, map[string]int32{}, [len(v.recent)]recentConn{}
 	v.index = keyIndex{}
-	v.index.resize(bits.Len(uint(cap(v.slots))) + 1) // at most half full
+	v.index.resize(bits.Len(uint(live)) + 1) // at most half full
 	for id, c := range oldConns {
 		if c.live == 0 && id != otherKeys {
 			continue
@@ -166,16 +188,15 @@ func (v *offsetsView) compact() {
 			v.conns = append(v.conns, connKeys{name: c.name, head: -1})
 			v.byConn[c.name] = nc
 		}
-		for j := c.head; j >= 0; j = oldSlots[j].next {
-			sl := oldSlots[j]
+		for j := c.head; j >= 0; j = oldSlots.at(j).next {
+			sl := oldSlots.at(j)
 			if sl.partition < 0 {
 				continue
 			}
 			key := old.key(sl.at)
 			h := maphash.Bytes(v.seed, key)
 			pos, _ := v.index.probe(h, func(int32) bool { return false }) // keys are distinct
-			k := int32(len(v.slots))
-			v.slots = append(v.slots, keySlot{at: v.arena.put(key, old.value(sl.at)), partition: sl.partition, conn: nc, next: v.conns[nc].head})
+			k := v.slots.add(keySlot{at: v.arena.put(key, old.value(sl.at)), partition: sl.partition, conn: nc, next: v.conns[nc].head})
 			v.conns[nc].head = k
 			v.conns[nc].live++
 			v.index.insertAt(pos, h, k)
@@ -198,8 +219,8 @@ func (v *offsetsView) records(connector string) []SourceRecord {
 	var out []SourceRecord
 	if id, ok := v.byConn[connector]; ok && v.conns[id].live > 0 {
 		out = make([]SourceRecord, 0, v.conns[id].live)
-		for j := v.conns[id].head; j >= 0; j = v.slots[j].next {
-			sl := &v.slots[j]
+		for j := v.conns[id].head; j >= 0; j = v.slots.at(j).next {
+			sl := v.slots.at(j)
 			if sl.partition < 0 {
 				continue // removed
 			}
@@ -216,6 +237,36 @@ func (v *offsetsView) records(connector string) []SourceRecord {
 		return bytes.Compare(a.Key, b.Key)
 	})
 	return out
+}
+
+// slotChunk is the number of slots in each chunk of a slotList past the first.
+const slotChunk = 1 << 15
+
+// slotList is the view's slots, in chunks: growing it copies no slot (and touches no fresh
+// memory twice) once its first chunk is full.
+type slotList struct {
+	chunks [][]keySlot
+	n      int
+}
+
+func (l *slotList) at(j int32) *keySlot { return &l.chunks[j/slotChunk][j%slotChunk] }
+
+// add appends sl and returns its index.
+func (l *slotList) add(sl keySlot) int32 {
+	last := len(l.chunks) - 1
+	if last < 0 || len(l.chunks[last]) == slotChunk {
+		// The first chunk grows by append (a small view stays small); every later one is
+		// allocated whole.
+		size := slotChunk
+		if last < 0 {
+			size = 64
+		}
+		l.chunks = append(l.chunks, make([]keySlot, 0, size))
+		last++
+	}
+	l.chunks[last] = append(l.chunks[last], sl)
+	l.n++
+	return int32(l.n - 1)
 }
 
 // arenaChunk is the size of the view's arena chunks (a record bigger than that gets a chunk of
