@@ -1,0 +1,229 @@
+package kafkaio
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/compress"
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// testRecord is a record as written: a nil key or value is null.
+type testRecord struct {
+	key, value []byte
+	headers    []kafka.Header
+	at         time.Time
+}
+
+// kafkaGoBatch encodes recs as one record batch with kafka-go's encoder (attrs: compression,
+// control and transactional bits) and sets its base offset.
+func kafkaGoBatch(t *testing.T, base int64, attrs protocol.Attributes, recs ...testRecord) []byte {
+	t.Helper()
+	kr := make([]kafka.Record, len(recs))
+	for i, r := range recs {
+		kr[i] = kafka.Record{Time: r.at, Headers: r.headers}
+		if r.key != nil {
+			kr[i].Key = kafka.NewBytes(r.key)
+		}
+		if r.value != nil {
+			kr[i].Value = kafka.NewBytes(r.value)
+		}
+	}
+	var buf bytes.Buffer
+	rs := protocol.RecordSet{Version: 2, Attributes: attrs, Records: kafka.NewRecordReader(kr...)}
+	_, err := rs.WriteTo(&buf)
+	require.NoError(t, err)
+	b := buf.Bytes()[4:] // the record set's size prefix
+	binary.BigEndian.PutUint64(b, uint64(base))
+	return b
+}
+
+// testRecords are records of every shape: null key, empty and null values, headers (one with
+// a null value), a long value (three-byte varints), ten each so that batches compress.
+func testRecords(at time.Time, first int) []testRecord {
+	var recs []testRecord
+	for i := first; i < first+10; i++ {
+		r := testRecord{at: at.Add(time.Duration(i) * time.Millisecond),
+			key: fmt.Appendf(nil, `["c",{"k":%d}]`, i), value: fmt.Appendf(nil, `{"o":%d}`, i)}
+		switch i % 5 {
+		case 1:
+			r.key = nil
+		case 2:
+			r.value = []byte{}
+		case 3:
+			r.value = nil // a tombstone
+		case 4:
+			r.headers = []kafka.Header{{Key: "ce_id", Value: []byte("42")}, {Key: "nil"}}
+			r.value = bytes.Repeat([]byte{'v'}, 20_000)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// wantMessages is what the reader gives for recs at offsets base, base+1, ...
+func wantMessages(base int64, recs []testRecord) []kafka.Message {
+	var out []kafka.Message
+	for i, r := range recs {
+		out = append(out, kafka.Message{Topic: "t", Partition: 3, Offset: base + int64(i), Key: r.key,
+			Value: r.value, Headers: r.headers, Time: time.UnixMilli(r.at.UnixMilli())})
+	}
+	return out
+}
+
+// collect reads data with rr from offset, copying what flush is given (a borrowed record
+// is valid only until then), as a view does.
+func collect(rr *recordReader, data []byte, offset int64) ([]kafka.Message, int64, error) {
+	var got []kafka.Message
+	keep := func(ms []kafka.Message) {
+		for _, m := range ms {
+			m.Key, m.Value = copyKeyValue(m.Key, m.Value)
+			for i, h := range m.Headers {
+				if h.Value != nil {
+					m.Headers[i].Value = bytes.Clone(h.Value)
+				}
+			}
+			got = append(got, m)
+		}
+		clear(ms) // a borrowed record must not be used after flush
+	}
+	out, next, err := rr.read(data, "t", 3, offset, nil, keep, nil)
+	keep(out)
+	return got, next, err
+}
+
+// Batches of kafka-go's encoder, each compression, copied and borrowed: every record from the
+// offset asked for, nulls and empties as written, control batches skipped but counted.
+func TestRecordReaderKafkaGoBatches(t *testing.T) {
+	at := time.UnixMilli(1_764_000_000_000)
+	first, second := testRecords(at, 0), testRecords(at, 10)
+	control := testRecord{at: at, key: []byte{0, 0, 0, 1}, value: []byte{0, 0, 0, 0, 0, 0}} // a commit marker
+	for _, codec := range []compress.Compression{compress.None, compress.Gzip, compress.Snappy, compress.Lz4, compress.Zstd} {
+		for _, borrow := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s borrow=%v", codec, borrow), func(t *testing.T) {
+				attrs := protocol.Attributes(codec)
+				var data []byte
+				data = append(data, kafkaGoBatch(t, 100, attrs, first...)...)
+				data = append(data, kafkaGoBatch(t, 110, protocol.Control|protocol.Transactional, control)...)
+				data = append(data, kafkaGoBatch(t, 111, attrs, second...)...)
+				rr := &recordReader{borrow: borrow}
+
+				got, next, err := collect(rr, data, 104) // the first batch starts before the offset
+				require.NoError(t, err)
+				want := append(wantMessages(104, first[4:]), wantMessages(111, second)...)
+				require.Equal(t, want, got)
+				require.Equal(t, int64(121), next)
+
+				// A fetch cut inside the last batch (a broker's byte limit) ends after the
+				// batches before it.
+				for _, cut := range []int{1, len(kafkaGoBatch(t, 111, attrs, second...)) - 20} {
+					got, next, err = collect(rr, data[:len(data)-cut], 100)
+					require.NoError(t, err, cut)
+					require.Equal(t, wantMessages(100, first), got)
+					require.Equal(t, int64(111), next, "the control record moves the position")
+				}
+
+				// Nothing at or after the offset: no record, the position unmoved.
+				got, next, err = collect(rr, data, 121)
+				require.NoError(t, err)
+				require.Empty(t, got)
+				require.Equal(t, int64(121), next)
+			})
+		}
+	}
+}
+
+func TestRecordReaderRejectsCorruptBatches(t *testing.T) {
+	at := time.UnixMilli(1_764_000_000_000)
+	good := kafkaGoBatch(t, 0, 0, testRecords(at, 0)...)
+	tests := []struct {
+		name   string
+		mangle func(b []byte)
+		want   string
+	}{
+		{name: "flipped record byte", mangle: func(b []byte) { b[len(b)-3] ^= 1 }, want: "CRC mismatch"},
+		{name: "old magic", mangle: func(b []byte) { b[batchMagicOffset] = 1 }, want: "magic 1"},
+		{name: "length below the header", mangle: func(b []byte) { binary.BigEndian.PutUint32(b[batchLengthOffset:], 10) }, want: "length 10"},
+		{name: "record count beyond the records", mangle: func(b []byte) {
+			binary.BigEndian.PutUint32(b[batchCountOffset:], 11)
+			binary.BigEndian.PutUint32(b[crcOffset:], crc32.Checksum(b[attrOffset:], castagnoli))
+		}, want: "record length"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := bytes.Clone(good)
+			tt.mangle(b)
+			_, _, err := collect(&recordReader{}, b, 0)
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+}
+
+// Batches as a real client writes them (franz-go: each compression, producer ids, sequence
+// numbers, transactions committed and aborted), stored by kfake and fetched back through
+// FetchPartition: every data record in order (aborted ones too: the fetch is
+// read_uncommitted, as before), no transaction marker, Next past them.
+func TestFetchPartitionReadsClientBatches(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(1, "batches"))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	ctx := testContext(t)
+	var want []string
+	produce := func(opts []kgo.Opt, txn *kgo.TransactionEndTry, n int) {
+		t.Helper()
+		cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic("batches"))...)
+		require.NoError(t, err)
+		defer cl.Close()
+		if txn != nil {
+			require.NoError(t, cl.BeginTransaction())
+		}
+		var recs []*kgo.Record
+		for range n {
+			v := fmt.Sprintf("value-%d-%s", len(want), bytes.Repeat([]byte{'x'}, len(want)%200))
+			recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "key-%d", len(want)), Value: []byte(v)})
+			want = append(want, v)
+		}
+		require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
+		if txn != nil {
+			require.NoError(t, cl.EndTransaction(ctx, *txn))
+		}
+	}
+	commit, abort := kgo.TryCommit, kgo.TryAbort
+	for _, codec := range []kgo.CompressionCodec{kgo.NoCompression(), kgo.GzipCompression(), kgo.SnappyCompression(),
+		kgo.Lz4Compression(), kgo.ZstdCompression()} {
+		produce([]kgo.Opt{kgo.ProducerBatchCompression(codec)}, nil, 50)
+	}
+	produce([]kgo.Opt{kgo.TransactionalID("committed"), kgo.ProducerBatchCompression(kgo.ZstdCompression())}, &commit, 30)
+	produce([]kgo.Opt{kgo.TransactionalID("aborted")}, &abort, 20)
+	produce(nil, nil, 5)
+
+	cl := NewClient(Options{Brokers: c.ListenAddrs()})
+	var got []string
+	offset := int64(0)
+	last := int64(-1)
+	for range 100 {
+		f, err := FetchPartition(ctx, cl, "batches", 0, offset, 4<<10, 10*time.Millisecond) // small fetches: cut batches
+		require.NoError(t, err)
+		for _, m := range f.Messages {
+			require.Greater(t, m.Offset, last)
+			last = m.Offset
+			require.Equal(t, fmt.Sprintf("key-%d", len(got)), string(m.Key))
+			got = append(got, string(m.Value))
+		}
+		offset = f.Next
+		if offset >= f.HighWatermark && f.HighWatermark > 0 {
+			break
+		}
+	}
+	require.Equal(t, want, got)
+	// 305 records and two transaction markers.
+	require.Equal(t, int64(len(want)+2), offset)
+}
