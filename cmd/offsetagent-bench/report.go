@@ -192,7 +192,9 @@ const methodNotes = `
    key+value size; the information row is the same reading taken right after the load, before
    the forced collection (garbage and the collector's headroom included). Load rate: records
    over the time from New (client creation) to ready (the last record), median and range of
-   the per-round ratios.
+   the per-round ratios. CPU ratio: the franz-go child's CPU time during its load plus the
+   embedded broker's while that child ran, over the same for the view (the broker is not
+   counted on an external cluster); the target holds for the median wall and CPU ratios alike.
 `
 
 // nanRatio marks a row without a ratio.
