@@ -106,6 +106,7 @@ func BenchmarkViewLoad(b *testing.B) {
 			view := newOffsetsView()
 			l, err := kafkaio.NewBorrowingLog(kafkaio.Options{Brokers: brokers}, testOffsetsTopic, view.apply)
 			require.NoError(b, err)
+			l.OnLoad(view.expect)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- l.Run(ctx) }()
@@ -193,17 +194,24 @@ func BenchmarkOffsetsViewApply(b *testing.B) {
 		recs[k] = r
 	}
 	msgs := make([]kafka.Message, chunk)
-	b.ResetTimer()
-	for range b.N {
-		v := newOffsetsView()
-		for i := 0; i < n; i += chunk {
-			batch := msgs[:min(chunk, n-i)]
-			for j := range batch {
-				r := recs[i+j]
-				batch[j] = kafka.Message{Partition: r.partition, Key: data[r.key:r.value:r.value], Value: data[r.value:r.end:r.end]}
+	// grow: the index grows through the load; expect: it is sized first (Log.OnLoad).
+	for _, expect := range []bool{false, true} {
+		b.Run(map[bool]string{false: "grow", true: "expect"}[expect], func(b *testing.B) {
+			for range b.N {
+				v := newOffsetsView()
+				if expect {
+					v.expect(n)
+				}
+				for i := 0; i < n; i += chunk {
+					batch := msgs[:min(chunk, n-i)]
+					for j := range batch {
+						r := recs[i+j]
+						batch[j] = kafka.Message{Partition: r.partition, Key: data[r.key:r.value:r.value], Value: data[r.value:r.end:r.end]}
+					}
+					v.apply(batch)
+				}
 			}
-			v.apply(batch)
-		}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
 	}
-	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
 }

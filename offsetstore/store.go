@@ -108,6 +108,7 @@ func (s *Store) addOffsetsTopic(topic string) (*offsetsTopic, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.OnLoad(view.expect)
 	ot := &offsetsTopic{view: view, log: l}
 	s.offsets[topic] = ot
 	return ot, nil

@@ -87,6 +87,13 @@ func (x *keyIndex) deleteAt(pos int) {
 	x.count--
 }
 
+// reserve grows the table to hold n entries at most three quarters full.
+func (x *keyIndex) reserve(n int) {
+	if n*4 > len(x.entries)*3 {
+		x.resize(bits.Len(uint(n * 4 / 3)))
+	}
+}
+
 // resize rebuilds the table with 1<<b entries (at least room for count).
 func (x *keyIndex) resize(b int) {
 	b = max(b, minIndexBits)

@@ -58,6 +58,8 @@ func TestKeyIndexProbeRuns(t *testing.T) {
 func TestOffsetsViewMatchesModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	v := newOffsetsView()
+	v.expect(3000) // the table is sized once
+	require.Len(t, v.index.entries, 4096)
 	type rec struct {
 		value     string
 		partition int
@@ -116,7 +118,12 @@ func TestOffsetsViewMatchesModel(t *testing.T) {
 		}
 		require.Equal(t, wantOthers, others, "round %d", round)
 		require.Equal(t, len(model), v.index.count, "round %d", round)
+		if round < 30 {
+			require.Len(t, v.index.entries, 4096, "round %d: at most 3,000 keys fit", round)
+		}
 	}
+	v.expect(1 << 40) // a topic of far more records than keys: the table stays bounded
+	require.Len(t, v.index.entries, 1<<21)
 	require.LessOrEqual(t, v.dead, max(1024, v.slots.n/2))
 	require.Less(t, v.slots.n, 3000, "removed slots were compacted away")
 }

@@ -139,6 +139,19 @@ func (v *offsetsView) applyOne(m *kafka.Message, h uint64) {
 	v.index.insertAt(pos, h, j)
 }
 
+// maxReserve bounds the keys expect makes room for: a topic that is not compacted yet may hold
+// many records per key, and the table should not be sized by them (16 MiB at most).
+const maxReserve = 1 << 20
+
+// expect sizes the index for the initial load of records offsets (kafkaio.Log.OnLoad): the
+// keys are at most that many, and growing the table through a load of a million keys rehashed
+// every key twice, in fresh memory.
+func (v *offsetsView) expect(records int64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.index.reserve(int(min(records, maxReserve)))
+}
+
 // connID returns the id of connector name, adding it when new. name may alias a record.
 func (v *offsetsView) connID(name string) int32 {
 	h := maphash.String(v.seed, name)

@@ -44,6 +44,8 @@ type Log struct {
 	apply   func([]kafka.Message)
 	// borrow: apply gets records that alias the fetch buffers (NewBorrowingLog).
 	borrow bool
+	// onLoad is told the size of the initial load (OnLoad).
+	onLoad func(records int64)
 	logger *slog.Logger
 	// backoff spaces the retries of failed fetches and metadata lookups.
 	backoff Backoff
@@ -124,6 +126,11 @@ func newLog(opts Options, topic string, apply func([]kafka.Message), borrow bool
 	}, nil
 }
 
+// OnLoad makes Run call f once, before it applies anything, with the number of offsets the
+// initial load covers (records, control records and offsets compacted away), so that a view
+// can size itself once instead of growing through the load. Call it before Run.
+func (l *Log) OnLoad(f func(records int64)) { l.onLoad = f }
+
 // Topic returns the topic the log reads.
 func (l *Log) Topic() string { return l.topic }
 
@@ -158,6 +165,13 @@ func (l *Log) Run(ctx context.Context) (err error) {
 	n, err := l.start(ctx)
 	if err != nil {
 		return err
+	}
+	if l.onLoad != nil {
+		var backlog int64
+		for p := range l.target {
+			backlog += max(l.target[p]-l.next[p], 0)
+		}
+		l.onLoad(backlog)
 	}
 	ownCtx, stopOwn := context.WithCancel(ctx)
 	defer stopOwn()
