@@ -2,7 +2,9 @@
 // compacted topic (Log, the twin of Connect's KafkaBasedLog, which also takes its owner's
 // acknowledged writes without fetching them: Log.Written), the Producer with its two ways of
 // writing (queued small writes shared by concurrent callers, ordered large writes in rounds),
-// both built on one Produce request builder, record-batch encoding, a short-lived cache of
+// both built on one Produce request builder, record-batch encoding, Fetch requests that read
+// their response into one buffer and decode its record batches in place (FetchPartition and
+// the Log's loops, on the same kafka.Transport as everything else), a short-lived cache of
 // partition leaders, topic metadata helpers, and the one error classifier (Classify) with its
 // capped, jittered Backoff and Retry.
 //
