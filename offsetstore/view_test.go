@@ -232,3 +232,17 @@ func TestOffsetsViewCompactsArena(t *testing.T) {
 	_, others := v.live("a")
 	require.Equal(t, 1, others)
 }
+
+// BenchmarkKeyConnector finds the connector of the keys of a FileStream and a MirrorMaker 2
+// connector, as a load does for every new key.
+func BenchmarkKeyConnector(b *testing.B) {
+	keys := [][]byte{[]byte(`["other-0042",{"filename":"/data/file-00012345.txt"}]`),
+		[]byte(`["other-0043",{"cluster":"src","partition":7,"topic":"t-12345"}]`)}
+	for b.Loop() {
+		for _, k := range keys {
+			if _, ok := keyConnector(k); !ok {
+				b.Fatal("not a key")
+			}
+		}
+	}
+}
