@@ -12,7 +12,7 @@ import (
 	"github.com/segmentio/kafka-go/compress"
 )
 
-// Record batches (magic 2, the only format Kafka 4 writes) are decoded here straight from the
+// Record batches (magic 2, the only format Kafka 4 writes; the older formats in records_legacy.go) are decoded here straight from the
 // fetch response's bytes: the fixed 61-byte batch header, then each record's varints read off
 // the byte slice. kafka-go's decoder reads the same bytes through an io.Reader call per field
 // and copies every key and value out of its pooled pages; on a view's load of a million small
@@ -60,7 +60,7 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 	next := offset
 	for len(data) >= batchLogOverhead {
 		size := batchLogOverhead + int(int32(binary.BigEndian.Uint32(data[batchLengthOffset:])))
-		if size < batchHeaderSize {
+		if size <= batchMagicOffset {
 			return out, next, fmt.Errorf("read records of partition %d at offset %d: %w: length %d",
 				p, next, errCorruptBatch, size-batchLogOverhead)
 		}
@@ -69,12 +69,23 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 		}
 		b := data[:size]
 		data = data[size:]
+		if b[batchMagicOffset] < 2 { // a message of the formats before record batches
+			var err error
+			if out, next, err = rr.readLegacy(b, topic, p, next, out, flush, own); err != nil {
+				return out, next, fmt.Errorf("read records of partition %d at offset %d: %w", p, int64(binary.BigEndian.Uint64(b)), err)
+			}
+			continue
+		}
+		if size < batchHeaderSize {
+			return out, next, fmt.Errorf("read records of partition %d at offset %d: %w: length %d",
+				p, next, errCorruptBatch, size-batchLogOverhead)
+		}
 		base := int64(binary.BigEndian.Uint64(b))
 		last := base + int64(int32(binary.BigEndian.Uint32(b[batchLastDeltaOffset:])))
 		if last < next {
 			continue // wholly before the offset asked for: a batch may start before it
 		}
-		if magic := b[batchMagicOffset]; magic != 2 {
+		if magic := b[batchMagicOffset]; magic > 2 {
 			return out, next, fmt.Errorf("read records of partition %d at offset %d: record batch magic %d not supported", p, base, magic)
 		}
 		if crc32.Checksum(b[attrOffset:], castagnoli) != binary.BigEndian.Uint32(b[crcOffset:]) {

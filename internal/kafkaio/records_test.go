@@ -150,7 +150,8 @@ func TestRecordReaderRejectsCorruptBatches(t *testing.T) {
 		want   string
 	}{
 		{name: "flipped record byte", mangle: func(b []byte) { b[len(b)-3] ^= 1 }, want: "CRC mismatch"},
-		{name: "old magic", mangle: func(b []byte) { b[batchMagicOffset] = 1 }, want: "magic 1"},
+		{name: "unknown magic", mangle: func(b []byte) { b[batchMagicOffset] = 3 }, want: "magic 3"},
+		{name: "old magic, batch bytes", mangle: func(b []byte) { b[batchMagicOffset] = 1 }, want: "CRC mismatch"},
 		{name: "length below the header", mangle: func(b []byte) { binary.BigEndian.PutUint32(b[batchLengthOffset:], 10) }, want: "length 10"},
 		{name: "record count beyond the records", mangle: func(b []byte) {
 			binary.BigEndian.PutUint32(b[batchCountOffset:], 11)
