@@ -83,19 +83,51 @@ func (a *Agent) encodeResult(typ string, res *events.Result) (kafka.Message, err
 }
 
 // resultRecord builds the record of res, shortened to fit the result topic's
-// max.message.bytes: the long lists keep as many entries as fit (found by bisection), and
-// when even none fit, the minimal result goes.
+// max.message.bytes: the long lists keep as many entries as fit, and when even none fit, the
+// minimal result goes. A result with long lists is measured entry by entry first
+// (Result.FittingKeep) and encoded once at the size that fits: encoding a large dry run's
+// whole plan only to throw it away was most of what a large request cost in memory.
 func (a *Agent) resultRecord(typ string, res *events.Result) (kafka.Message, error) {
 	limit := int(a.resultMaxBytes.Load())
 	if limit == 0 {
 		limit = defaultResultMaxBytes
 	}
-	msg, err := a.encodeResult(typ, res)
+	n := res.LongestList()
+	if n == 0 {
+		msg, err := a.encodeResult(typ, res)
+		if err != nil || recordSize(&msg) <= limit {
+			return msg, err
+		}
+		minimal := res.Minimal()
+		return a.encodeResult(typ, &minimal)
+	}
+	empty := res.Shortened(0)
+	base, err := a.encodeResult(typ, &empty)
+	if err != nil {
+		return kafka.Message{}, err
+	}
+	if recordSize(&base) > limit {
+		minimal := res.Minimal()
+		return a.encodeResult(typ, &minimal)
+	}
+	keep := res.FittingKeep(limit - recordSize(&base) - listKeysBytes)
+	if keep == n {
+		// Everything fits (the full result has no "truncated" and "full_counts" to carry).
+		if msg, err := a.encodeResult(typ, res); err != nil || recordSize(&msg) <= limit {
+			return msg, err
+		}
+		keep = n - 1
+	}
+	if keep == 0 {
+		return base, nil
+	}
+	short := res.Shortened(keep)
+	msg, err := a.encodeResult(typ, &short)
 	if err != nil || recordSize(&msg) <= limit {
 		return msg, err
 	}
-	lo, hi := 0, res.LongestList()
-	var best *kafka.Message
+	// The measure leaves room to spare; should it still be short, bisect below it.
+	lo, hi, best := 0, keep-1, base
 	for lo <= hi {
 		mid := lo + (hi-lo)/2
 		short := res.Shortened(mid)
@@ -104,17 +136,17 @@ func (a *Agent) resultRecord(typ string, res *events.Result) (kafka.Message, err
 			return kafka.Message{}, err
 		}
 		if recordSize(&m) <= limit {
-			best, lo = &m, mid+1
+			best, lo = m, mid+1
 		} else {
 			hi = mid - 1
 		}
 	}
-	if best != nil {
-		return *best, nil
-	}
-	minimal := res.Minimal()
-	return a.encodeResult(typ, &minimal)
+	return best, nil
 }
+
+// listKeysBytes is room for what the long lists of a shortened result add besides their
+// entries: the key of a list that Shortened(0) leaves out because it is empty.
+const listKeysBytes = 64
 
 // recordSize is what a record counts against max.message.bytes.
 func recordSize(m *kafka.Message) int {

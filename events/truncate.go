@@ -1,6 +1,9 @@
 package events
 
-import "unicode/utf8"
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
 
 // FullCounts are the full lengths of the lists of a result that was shortened.
 type FullCounts struct {
@@ -89,4 +92,51 @@ func cut(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// FittingKeep is the largest keep (at most LongestList) for which the first keep entries of
+// r's long lists weigh at most room bytes in r's JSON encoding, separators included. It
+// encodes entries one at a time, only as far as room reaches, so that finding how much of a
+// result with a long plan fits never builds the whole result: a 62,000-record plan is about
+// 12 MB of JSON, and what fits a result topic is 1 MiB by default. The keys a list adds once
+// it is not empty (an omitted "group_offsets") are not counted: callers leave room for them.
+func (r *Result) FittingKeep(room int) int {
+	var lists [4]func(i int) any
+	var lens [4]int
+	if r.PreviousOffsets != nil {
+		offsets := r.PreviousOffsets.Offsets
+		lists[0], lens[0] = func(i int) any { return &offsets[i] }, len(offsets)
+	}
+	if p := r.Plan; p != nil {
+		lists[1], lens[1] = func(i int) any { return &p.Tombstones[i] }, len(p.Tombstones)
+		lists[2], lens[2] = func(i int) any { return &p.Records[i] }, len(p.Records)
+		lists[3], lens[3] = func(i int) any { return &p.GroupOffsets[i] }, len(p.GroupOffsets)
+	}
+	var w countingWriter
+	enc := json.NewEncoder(&w)
+	n := r.LongestList()
+	for keep := 0; keep < n; keep++ {
+		for l, entry := range lists {
+			if keep >= lens[l] {
+				continue
+			}
+			// Encode ends each value with a newline: it stands for the comma before the entry
+			// (the first entry has none, which leaves a byte to spare).
+			if err := enc.Encode(entry(keep)); err != nil {
+				return keep
+			}
+		}
+		if w.n > room {
+			return keep
+		}
+	}
+	return n
+}
+
+// countingWriter counts the bytes written to it and keeps none.
+type countingWriter struct{ n int }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n += len(p)
+	return len(p), nil
 }

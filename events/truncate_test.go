@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -68,6 +69,59 @@ func TestShortenedAndMinimalResults(t *testing.T) {
 			after, err := json.Marshal(tt.res)
 			require.NoError(t, err)
 			require.JSONEq(t, string(before), string(after), "the original is unchanged")
+		})
+	}
+}
+
+// FittingKeep finds, without encoding the whole result, the most entries of the long lists
+// whose encoding fits a room: Shortened at that keep grows by at most room bytes over
+// Shortened(0), and one entry more would not fit.
+func TestFittingKeep(t *testing.T) {
+	many := plannedResult()
+	for i := range 500 {
+		v := fmt.Sprintf(`{"offset":%d}`, i)
+		many.Plan.Records = append(many.Plan.Records, PlannedRecord{Topic: "connect-offsets", Partition: i % 25,
+			Key: fmt.Sprintf(`["mm2-source",{"cluster":"primary","partition":%d,"topic":"orders.eu"}]`, i), Value: &v})
+	}
+	sink := plannedResult()
+	sink.Plan.Tombstones, sink.Plan.Records = nil, nil
+	for i := range 300 {
+		sink.Plan.GroupOffsets = append(sink.Plan.GroupOffsets, PlannedGroupOffset{Topic: "orders", Partition: int32(i), Offset: int64(i) << 20})
+	}
+	prev := succeededResult()
+	for range 200 {
+		prev.PreviousOffsets.Offsets = append(prev.PreviousOffsets.Offsets, prev.PreviousOffsets.Offsets[0])
+	}
+	size := func(t *testing.T, r *Result, keep int) int {
+		short := r.Shortened(keep)
+		b, err := json.Marshal(&short)
+		require.NoError(t, err)
+		return len(b)
+	}
+	tests := []struct {
+		name string
+		res  *Result
+		room int
+	}{
+		{name: "no room", res: many, room: 0},
+		{name: "a few records", res: many, room: 1000},
+		{name: "most records", res: many, room: 40_000},
+		{name: "every record", res: many, room: 1 << 20},
+		{name: "group offsets", res: sink, room: 2000},
+		{name: "previous offsets", res: prev, room: 3000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keep := tt.res.FittingKeep(tt.room)
+			n := tt.res.LongestList()
+			require.LessOrEqual(t, keep, n)
+			base := size(t, tt.res, 0)
+			// listKeys: the key an omitted empty list gets back (group_offsets).
+			const listKeys = 64
+			require.LessOrEqual(t, size(t, tt.res, keep)-base, tt.room+listKeys, "keep %d fits", keep)
+			if keep < n {
+				require.Greater(t, size(t, tt.res, keep+1)-base, tt.room, "keep %d is the most that fits", keep)
+			}
 		})
 	}
 }
