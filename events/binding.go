@@ -249,8 +249,14 @@ func headerRank(k string) int {
 
 const extensionRank = 8
 
-// SetData copies the data into the value.
+// SetData puts the data into the value. An event's encoded data comes as a *bytes.Buffer over
+// it: the value takes those bytes as they are rather than copying them, since the event is
+// the caller's own, built to be written (a large result's data is megabytes).
 func (w *messageWriter) SetData(r io.Reader) error {
+	if buf, ok := r.(*bytes.Buffer); ok {
+		w.Value = buf.Bytes()
+		return nil
+	}
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return err
