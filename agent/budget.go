@@ -13,10 +13,11 @@ import (
 // so that no partition's fetcher starves behind the others.
 //
 // A broker returns a first record batch larger than asked for (KIP-74). Records beyond what
-// their fetch reserved wait in the fetcher until they can take their weight (acquire) before
-// they go to a lane: the records being worked on never weigh more than the pool (one larger
-// than the pool counts as the pool, and so runs alone), and what is in memory beyond it is at
-// most the excess of one fetch per assigned partition.
+// their fetch reserved keep only what the pool has free right now (tryAcquire); the others
+// are dropped and fetched again once the pool can take them (reserve with their weight as
+// least). What the agent keeps of fetched records never weighs more than the pool (one record
+// larger than the pool counts as the pool, and so runs alone); a dropped record is garbage at
+// once.
 type budget struct {
 	size int64
 	// minFetch is the least a fetch waits for: asking for much less than a record only
@@ -33,8 +34,6 @@ type budget struct {
 type budgetWaiter struct {
 	// least and want: the waiter is served once least bytes are free, and takes up to want.
 	least, want int64
-	// reservation marks a fetch's reservation (not held by records yet).
-	reservation bool
 	grant       chan int64 // receives what was taken for the waiter
 }
 
@@ -42,22 +41,32 @@ func newBudget(size, minFetch int64, onChange func(int64)) *budget {
 	return &budget{size: size, minFetch: min(minFetch, size), onChange: onChange}
 }
 
-// reserve waits its turn until at least minFetch bytes are free and takes up to want of them
-// for a fetch; it returns how many it took, or ctx's error. The bytes count as reserved, not
-// held, until settle.
-func (b *budget) reserve(ctx context.Context, want int64) (int64, error) {
-	return b.wait(ctx, b.minFetch, want, true)
+// reserve waits its turn until least bytes (at least minFetch, at most the size) are free
+// and takes up to want of them for a fetch; it returns how many it took, or ctx's error. The
+// bytes count as reserved, not held, until settle. A fetch that must get a record it dropped
+// before asks for the record's weight as least.
+func (b *budget) reserve(ctx context.Context, least, want int64) (int64, error) {
+	least = min(max(least, b.minFetch), b.size)
+	return b.wait(ctx, least, max(want, least))
 }
 
-// acquire waits its turn until n bytes are free and holds them (n is at most the size).
-func (b *budget) acquire(ctx context.Context, n int64) error {
-	_, err := b.wait(ctx, min(n, b.size), n, false)
-	return err
-}
-
-func (b *budget) wait(ctx context.Context, least, want int64, reservation bool) (int64, error) {
+// tryAcquire holds n bytes (at most the size) if they are free now and nobody waits before
+// it; it reports whether it did.
+func (b *budget) tryAcquire(n int64) bool {
+	n = min(n, b.size)
 	b.mu.Lock()
-	w := &budgetWaiter{least: least, want: want, reservation: reservation, grant: make(chan int64, 1)}
+	defer b.mu.Unlock()
+	if len(b.waiters) > 0 || b.size-b.used < n {
+		return false
+	}
+	b.used += n
+	b.reportLocked()
+	return true
+}
+
+func (b *budget) wait(ctx context.Context, least, want int64) (int64, error) {
+	b.mu.Lock()
+	w := &budgetWaiter{least: least, want: want, grant: make(chan int64, 1)}
 	b.waiters = append(b.waiters, w)
 	b.grantLocked()
 	b.mu.Unlock()
@@ -78,9 +87,7 @@ func (b *budget) wait(ctx context.Context, least, want int64, reservation bool) 
 	// Granted meanwhile: give it back.
 	n := <-w.grant
 	b.used -= n
-	if reservation {
-		b.reserved -= n
-	}
+	b.reserved -= n
 	b.changedLocked()
 	return 0, ctx.Err()
 }
@@ -126,9 +133,7 @@ func (b *budget) grantLocked() {
 		b.waiters = b.waiters[1:]
 		n := min(free, w.want)
 		b.used += n
-		if w.reservation {
-			b.reserved += n
-		}
+		b.reserved += n
 		w.grant <- n
 	}
 	b.reportLocked()

@@ -149,8 +149,11 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 	wait := min(fetchMaxWait, max(a.health.grace/3, 10*time.Millisecond))
 	backoff := kafkaio.Backoff{Base: 50 * time.Millisecond, Max: time.Second}
 	failures := 0
+	// next is the weight of the record at offset when the last fetch had to drop it: the
+	// next fetch waits until the budget can take it.
+	var next int64
 	for {
-		reserved, err := a.inflight.reserve(stop, fetchMax)
+		reserved, err := a.inflight.reserve(stop, next, fetchMax)
 		if err != nil {
 			return
 		}
@@ -170,18 +173,23 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 			continue
 		}
 		failures = 0
-		offset = f.Next
-		if !a.handOver(stop, f.Messages, reserved, tr, lanes) {
+		kept, ok := a.handOver(stop, f.Messages, reserved, tr, lanes)
+		if !ok {
 			return
+		}
+		offset, next = f.Next, 0
+		if kept < len(f.Messages) {
+			offset, next = f.Messages[kept].Offset, recordWeight(&f.Messages[kept])
 		}
 	}
 }
 
 // handOver queues a fetch's records on their lanes, each holding its weight of the budget:
-// from the fetch's reservation while it lasts, then taken anew (waiting for earlier requests
-// to finish). It returns false when stop ended first; the records not handed over are left
-// for the next owner of the partition.
-func (a *Agent) handOver(stop context.Context, msgs []kafka.Message, reserved int64, tr *tracker, lanes *lanes) bool {
+// from the fetch's reservation while it lasts, then what is free right now. It returns how
+// many records it kept; the rest did not fit the budget and are dropped, to be fetched again
+// (the caller's next fetch starts at the first of them). ok is false when stop ended first;
+// the records not handed over are left for the next owner of the partition.
+func (a *Agent) handOver(stop context.Context, msgs []kafka.Message, reserved int64, tr *tracker, lanes *lanes) (kept int, ok bool) {
 	var held int64
 	i := 0
 	for ; i < len(msgs); i++ {
@@ -192,30 +200,25 @@ func (a *Agent) handOver(stop context.Context, msgs []kafka.Message, reserved in
 		held += w
 	}
 	a.inflight.settle(reserved, held)
-	for k := range msgs {
+	kept = i
+	for ; kept < len(msgs) && a.inflight.tryAcquire(recordWeight(&msgs[kept])); kept++ {
+	}
+	for k := range kept {
 		w := min(recordWeight(&msgs[k]), a.inflight.size)
-		if k >= i {
-			if err := a.inflight.acquire(stop, w); err != nil {
-				for ; k < i; k++ {
-					a.inflight.release(min(recordWeight(&msgs[k]), a.inflight.size))
-				}
-				return false
-			}
-		}
 		a.metrics.InFlight.Inc()
 		it := tr.add(msgs[k].Offset)
 		if !lanes.submit(stop, laneKey(&msgs[k]), job{msg: msgs[k], item: it, received: time.Now(), weight: w}) {
 			a.metrics.InFlight.Dec()
 			tr.abandon(it)
-			a.inflight.release(w)
-			for k++; k < i; k++ {
+			for ; k < kept; k++ {
 				a.inflight.release(min(recordWeight(&msgs[k]), a.inflight.size))
 			}
-			return false
+			return k, false
 		}
+		// The lane's job holds the record now; msgs must not keep its bytes alive after it.
 		msgs[k] = kafka.Message{}
 	}
-	return true
+	return kept, true
 }
 
 // recordWeight is a request record's share of MaxInflightBytes: what it holds in memory.

@@ -96,7 +96,7 @@ func runJob(t *testing.T, a *Agent, msg kafka.Message) *item {
 	t.Helper()
 	tr := newTracker()
 	weight := recordWeight(&msg)
-	reserved, err := a.inflight.reserve(testContext(t), weight)
+	reserved, err := a.inflight.reserve(testContext(t), 0, weight)
 	require.NoError(t, err)
 	a.inflight.settle(reserved, weight)
 	a.metrics.InFlight.Inc()
