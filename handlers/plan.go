@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"strings"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
@@ -37,15 +38,19 @@ func (c *Creator) plan(ctx context.Context, j *job) *events.Plan {
 					p.Tombstones = append(p.Tombstones, events.PlannedRecord{Topic: topic, Partition: r.Partition, Key: string(r.Key)})
 				}
 			}
-			for _, topic := range j.writeTopics(c.opts.OffsetsTopic) {
+			topics := j.writeTopics(c.opts.OffsetsTopic)
+			p.Records = make([]events.PlannedRecord, 0, len(topics)*len(j.records))
+			// One string holds every record's key and value, and one slice the values, for
+			// every topic: tens of thousands of small copies would cost as much again.
+			keys, values := plannedBytes(j.records)
+			for _, topic := range topics {
 				n, err := c.opts.Store.Partitions(ctx, topic)
 				if err != nil {
 					setErr(err)
 					continue
 				}
-				for _, r := range j.records {
-					v := string(r.Value)
-					p.Records = append(p.Records, events.PlannedRecord{Topic: topic, Partition: offsetstore.PartitionFor(r.Key, n), Key: string(r.Key), Value: &v})
+				for i, r := range j.records {
+					p.Records = append(p.Records, events.PlannedRecord{Topic: topic, Partition: offsetstore.PartitionFor(r.Key, n), Key: keys[i], Value: &values[i]})
 				}
 			}
 		}
@@ -57,4 +62,26 @@ func (c *Creator) plan(ctx context.Context, j *job) *events.Plan {
 		p.ConfigRecords = append(p.ConfigRecords, events.PlannedRecord{Topic: c.opts.ConfigTopic, Partition: 0, Key: string(r.Key), Value: &v})
 	}
 	return p
+}
+
+// plannedBytes is every record's key and value as strings that share one allocation.
+func plannedBytes(records []offsetstore.Record) (keys, values []string) {
+	n := 0
+	for _, r := range records {
+		n += len(r.Key) + len(r.Value)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, r := range records {
+		b.Write(r.Key)
+		b.Write(r.Value)
+	}
+	all := b.String()
+	keys, values = make([]string, len(records)), make([]string, len(records))
+	at := 0
+	for i, r := range records {
+		keys[i], values[i] = all[at:at+len(r.Key)], all[at+len(r.Key):at+len(r.Key)+len(r.Value)]
+		at += len(r.Key) + len(r.Value)
+	}
+	return keys, values
 }
