@@ -149,8 +149,9 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 	wait := min(fetchMaxWait, max(a.health.grace/3, 10*time.Millisecond))
 	backoff := kafkaio.Backoff{Base: 50 * time.Millisecond, Max: time.Second}
 	failures := 0
-	// next is the weight of the record at offset when the last fetch had to drop it: the
-	// next fetch waits until the budget can take it.
+	// next is the least the next fetch waits for: the weight of the record at offset when
+	// the last fetch had to drop it, else that of the largest record the last fetch got. A
+	// backlog of large requests is then fetched once each, not dropped and fetched again.
 	var next int64
 	for {
 		reserved, err := a.inflight.reserve(stop, next, fetchMax)
@@ -173,11 +174,14 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 			continue
 		}
 		failures = 0
+		offset, next = f.Next, 0
+		for k := range f.Messages {
+			next = max(next, recordWeight(&f.Messages[k]))
+		}
 		kept, ok := a.handOver(stop, f.Messages, reserved, tr, lanes)
 		if !ok {
 			return
 		}
-		offset, next = f.Next, 0
 		if kept < len(f.Messages) {
 			offset, next = f.Messages[kept].Offset, recordWeight(&f.Messages[kept])
 		}
