@@ -45,11 +45,11 @@ type Config struct {
 	Concurrency int `env:"OFFSETAGENT_CONCURRENCY, default=128"`
 	// MaxRequestBytes bounds a request record's value (default 16 MiB).
 	MaxRequestBytes int `env:"OFFSETAGENT_MAX_REQUEST_BYTES, default=16777216"`
-	// MaxInflightBytes bounds the request records held at once, by size, from their fetch to
-	// the end of their processing (default 32 MiB, two of the largest requests): fetching
-	// pauses at the bound, and a large request costs memory several times its size while it is
-	// decoded and encoded, so large requests wait for each other while small ones run up to
-	// Concurrency. A request larger than the bound runs alone. Zero means the default.
+	// MaxInflightBytes bounds the memory of the requests held at once, from their fetch to the
+	// end of their processing (default 32 MiB): a request counts 4 times its record's size,
+	// what it holds while it is decoded, encoded and planned. Fetching pauses at the bound, so
+	// large requests wait for each other (a request of 8 MiB or more runs alone) while small
+	// ones run up to Concurrency. Zero means the default.
 	MaxInflightBytes int64 `env:"OFFSETAGENT_MAX_INFLIGHT_BYTES, default=33554432"`
 	// ShutdownTimeout bounds how long in-flight requests may take to finish on SIGTERM (default 30s).
 	ShutdownTimeout time.Duration `env:"OFFSETAGENT_SHUTDOWN_TIMEOUT, default=30s"`

@@ -145,7 +145,7 @@ const minFetchBytes = 1 << 20
 func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition int, offset int64, assigned int, tr *tracker, lanes *lanes) {
 	// Each fetch asks for its share of the budget, so that every assigned partition can
 	// long-poll at once; a larger record still comes whole (see budget).
-	fetchMax := min(int64(a.cfg.MaxRequestBytes)+1<<20, max(minFetchBytes, a.inflight.size/int64(max(assigned, 1))))
+	fetchMax := min(requestMemoryFactor*(int64(a.cfg.MaxRequestBytes)+1<<20), max(minFetchBytes, a.inflight.size/int64(max(assigned, 1))))
 	wait := min(fetchMaxWait, max(a.health.grace/3, 10*time.Millisecond))
 	backoff := kafkaio.Backoff{Base: 50 * time.Millisecond, Max: time.Second}
 	failures := 0
@@ -158,7 +158,8 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 		if err != nil {
 			return
 		}
-		f, err := kafkaio.FetchPartition(stop, cl, a.cfg.RequestTopic, partition, offset, reserved, wait)
+		// The reservation is in memory: the broker is asked for the record bytes that weigh it.
+		f, err := kafkaio.FetchPartition(stop, cl, a.cfg.RequestTopic, partition, offset, max(reserved/requestMemoryFactor, 1), wait)
 		if stop.Err() != nil {
 			a.inflight.settle(reserved, 0)
 			return
@@ -225,13 +226,14 @@ func (a *Agent) handOver(stop context.Context, msgs []kafka.Message, reserved in
 	return kept, true
 }
 
-// recordWeight is a request record's share of MaxInflightBytes: what it holds in memory.
+// recordWeight is a request record's share of MaxInflightBytes: the memory its request holds
+// while it is processed, requestMemoryFactor times the record's size.
 func recordWeight(m *kafka.Message) int64 {
 	n := len(m.Key) + len(m.Value)
 	for _, h := range m.Headers {
 		n += len(h.Key) + len(h.Value)
 	}
-	return int64(n)
+	return requestMemoryFactor * int64(n)
 }
 
 // commitLoop commits the partition's finished prefix as it grows.

@@ -76,7 +76,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		}),
 		InFlightBytes: f.NewGauge(prometheus.GaugeOpts{
 			Name: "offsetagent_requests_in_flight_bytes",
-			Help: "Size of the request records received and not yet finished, counted against OFFSETAGENT_MAX_INFLIGHT_BYTES (a record larger than that counts as the bound).",
+			Help: "Memory counted for the requests received and not yet finished (4 times their records' size), against OFFSETAGENT_MAX_INFLIGHT_BYTES (a request weighing more counts as the bound).",
 		}),
 		RequestLag: f.NewGauge(prometheus.GaugeOpts{
 			Name: "offsetagent_request_lag",
