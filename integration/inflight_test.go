@@ -49,9 +49,9 @@ func (s *overlapStages) reset() int {
 	return n
 }
 
-// OFFSETAGENT_MAX_INFLIGHT_BYTES: requests whose records together exceed it wait for each
-// other, small ones run side by side up to the concurrency, and one larger than the bound
-// still runs (alone).
+// OFFSETAGENT_MAX_INFLIGHT_BYTES: requests that together weigh more than it (4 times their
+// records' size) wait for each other, small ones run side by side up to the concurrency, and
+// one weighing more than the bound still runs (alone).
 func TestInflightBytesBound(t *testing.T) {
 	c := startCluster(t)
 	cfg := testConfig(c)
@@ -87,7 +87,7 @@ func TestInflightBytesBound(t *testing.T) {
 		results := cl.waitResults(len(cl.allResults())+n, time.Minute)
 		require.GreaterOrEqual(t, len(results), n)
 	}
-	run("large", 6, 3500) // two of them exceed 6000 bytes
+	run("large", 6, 3500) // each weighs more than 6000 bytes
 	require.Equal(t, 1, stages.reset(), "large requests at once")
 	run("small", 8, 100)
 	require.Greater(t, stages.reset(), 1, "small requests at once")
