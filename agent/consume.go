@@ -150,8 +150,9 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 	backoff := kafkaio.Backoff{Base: 50 * time.Millisecond, Max: time.Second}
 	failures := 0
 	// next is the least the next fetch waits for: the weight of the record at offset when
-	// the last fetch had to drop it, else that of the largest record the last fetch got. A
-	// backlog of large requests is then fetched once each, not dropped and fetched again.
+	// the last fetch had to drop it, else, while the partition has a backlog, that of the
+	// largest record the last fetch got. A backlog of large requests is then fetched once
+	// each, not dropped and fetched again.
 	var next int64
 	for {
 		reserved, err := a.inflight.reserve(stop, next, fetchMax)
@@ -176,8 +177,12 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 		}
 		failures = 0
 		offset, next = f.Next, 0
-		for k := range f.Messages {
-			next = max(next, recordWeight(&f.Messages[k]))
+		if f.Next < f.HighWatermark {
+			// A backlog: its next records are likely as large. (A partition that is caught
+			// up long-polls with no more than its share, not the whole budget.)
+			for k := range f.Messages {
+				next = max(next, recordWeight(&f.Messages[k]))
+			}
 		}
 		kept, ok := a.handOver(stop, f.Messages, reserved, tr, lanes)
 		if !ok {
