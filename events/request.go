@@ -47,7 +47,8 @@ type RequestOptions struct {
 // RequestMessage builds a create request record carrying body as its data, for
 // `offsetagent publish` and tests. body is sent as is, even when it is not a valid request,
 // so that tests can exercise the agent's error paths. In structured mode a body that is not
-// valid JSON goes in data_base64, since "data" could not hold it.
+// valid JSON goes in data_base64, since "data" could not hold it. In binary mode the record's
+// value is body itself, not a copy: body must not change while the record is in use.
 func RequestMessage(topic string, body []byte, opts RequestOptions) (kafka.Message, error) {
 	ctx := context.Background()
 	switch opts.Mode {
