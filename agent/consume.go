@@ -138,14 +138,23 @@ const fetchMaxWait = 500 * time.Millisecond
 // minFetchBytes is the least free budget a fetch waits for (see budget).
 const minFetchBytes = 1 << 20
 
+// fetchShare is what one fetch of a partition asks for (and reserves of the budget of size
+// bytes) when assigned partitions are fetched: an equal share of what the budget holds beside
+// one request of maxRequest bytes. Every assigned partition can then long-poll at once, and a
+// record of any allowed size that one of them fetches finds its weight free at once (unless
+// other requests hold the budget): with shares of the whole budget, the idle polls'
+// reservations held such a record back until they ended, up to fetchMaxWait. A larger record
+// still comes whole (see budget).
+func fetchShare(size, maxRequest int64, assigned int) int64 {
+	return min(maxRequest+1<<20, max(minFetchBytes, (size-maxRequest)/int64(max(assigned, 1))))
+}
+
 // fetchRequests fetches the partition's records from offset and hands them to the lanes
 // until stop ends. Every fetch first takes its share of MaxInflightBytes (budget): records
 // fetched and waiting for a lane count, and fetching pauses while the budget is used up.
 // Fetch errors are retried with backoff and reported to /readyz.
 func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition int, offset int64, assigned int, tr *tracker, lanes *lanes) {
-	// Each fetch asks for its share of the budget, so that every assigned partition can
-	// long-poll at once; a larger record still comes whole (see budget).
-	fetchMax := min(int64(a.cfg.MaxRequestBytes)+1<<20, max(minFetchBytes, a.inflight.size/int64(max(assigned, 1))))
+	fetchMax := fetchShare(a.inflight.size, int64(a.cfg.MaxRequestBytes), assigned)
 	wait := min(fetchMaxWait, max(a.health.grace/3, 10*time.Millisecond))
 	backoff := kafkaio.Backoff{Base: 50 * time.Millisecond, Max: time.Second}
 	failures := 0
