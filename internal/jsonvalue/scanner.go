@@ -468,3 +468,69 @@ func (p *scanner) hex4() (rune, bool) {
 	p.i += 4
 	return r, true
 }
+
+// skip steps over one value nested at depth, accepting exactly what value accepts, without
+// building it: strings are checked, not kept (an escaped one is still decoded, and dropped).
+func (p *scanner) skip(depth int) bool {
+	if depth > maxDepth {
+		p.tooDeep = true
+		return false
+	}
+	switch c := p.peek(); {
+	case c == '"':
+		own := p.own
+		p.own = false // nothing is kept: no copy
+		_, ok := p.str()
+		p.own = own
+		return ok
+	case c == '{':
+		return p.skipMembers(depth, '{', '}', true)
+	case c == '[':
+		return p.skipMembers(depth, '[', ']', false)
+	case c == '-' || (c >= '0' && c <= '9'):
+		_, ok := p.number()
+		return ok
+	case p.literal("true"), p.literal("false"), p.literal("null"):
+		return true
+	}
+	return false
+}
+
+// skipMembers steps over an object (keyed) or array nested at depth, as object and array read
+// them: its members are at depth+1.
+func (p *scanner) skipMembers(depth int, open, end byte, keyed bool) bool {
+	if !p.eat(open) {
+		return false
+	}
+	p.space()
+	if p.eat(end) {
+		return true
+	}
+	for {
+		p.space()
+		if keyed {
+			own := p.own
+			p.own = false
+			_, ok := p.str()
+			p.own = own
+			if !ok {
+				return false
+			}
+			p.space()
+			if !p.eat(':') {
+				return false
+			}
+			p.space()
+		}
+		if !p.skip(depth + 1) {
+			return false
+		}
+		p.space()
+		if p.eat(end) {
+			return true
+		}
+		if !p.eat(',') {
+			return false
+		}
+	}
+}
