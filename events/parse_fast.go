@@ -202,7 +202,7 @@ func scanInitialOffsets(sc *jsonvalue.Scanner, data []byte, tune scanTuning) (en
 func scanOffsetArray(sc *jsonvalue.Scanner, data []byte, tune scanTuning) ([]OffsetEntry, []byte, bool) {
 	if tune.rawOffsetsBytes > 0 && sc.NextByte() == '[' && sc.Remaining() >= tune.rawOffsetsBytes {
 		start := sc.Pos()
-		if !skimOffsetEntries(sc) {
+		if !skimOffsetArray(sc, tune) {
 			return nil, nil, false
 		}
 		if end := sc.Pos(); end-start >= tune.rawOffsetsBytes {
@@ -214,20 +214,52 @@ func scanOffsetArray(sc *jsonvalue.Scanner, data []byte, tune scanTuning) ([]Off
 	return entries, nil, ok
 }
 
-// skimOffsetEntries steps over an array of entries, accepting exactly what scanOffsetEntries
-// accepts, without building the entries.
-func skimOffsetEntries(sc *jsonvalue.Scanner) bool {
-	if !sc.Consume('[') {
-		return false
+// skimOffsetArray steps over an array of entries, accepting exactly what scanOffsetEntries
+// accepts, without building the entries. A large array is cut into runs checked in parallel,
+// as scanOffsetEntries cuts it; when a run fails (a wrong guess, or a bad entry), the array is
+// checked again from its start in one pass, which gives the answer.
+func skimOffsetArray(sc *jsonvalue.Scanner, tune scanTuning) bool {
+	start := sc.Pos()
+	if parts := tune.parallelism; parts > 1 && sc.Remaining() >= tune.parallelBytes {
+		if cuts := sc.GuessCuts(parts); len(cuts) > 0 {
+			oks := make([]bool, len(cuts))
+			var wg sync.WaitGroup
+			from := sc.Pos() + 1 // after '['
+			for i, cut := range cuts {
+				sub := sc.Sub(from, cut)
+				wg.Go(func() { oks[i] = skimOffsetEntries(sub, false) })
+				from = cut + 1
+			}
+			sc.Seek(from)
+			ok := skimOffsetEntries(sc, true)
+			wg.Wait()
+			if ok && !slices.Contains(oks, false) {
+				return true
+			}
+			sc.Seek(start)
+		}
 	}
-	if sc.Consume(']') {
-		return true
+	return skimOffsetEntries(sc, true)
+}
+
+// skimOffsetEntries steps over entries separated by commas: with bracketed, an array from its
+// '[' to its ']' (or, after a cut, from an entry to the ']'); without, a run of one or more
+// entries that must fill the scanner (scanEntryChunks' runs).
+func skimOffsetEntries(sc *jsonvalue.Scanner, bracketed bool) bool {
+	if bracketed && sc.NextByte() == '[' {
+		sc.Consume('[')
+		if sc.Consume(']') {
+			return true
+		}
 	}
 	for {
 		if !skimOffsetEntry(sc) {
 			return false
 		}
-		if sc.Consume(']') {
+		if bracketed && sc.Consume(']') {
+			return true
+		}
+		if !bracketed && sc.AtEnd() {
 			return true
 		}
 		if !sc.Consume(',') {

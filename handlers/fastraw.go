@@ -21,8 +21,9 @@ import (
 // {"partition": {...}, "offset": {...}} with both maps present, every value a string without
 // escapes (nor characters beyond U+FFFF) or an integer as Java prints a long, every partition with the
 // first one's keys in the same order. Key orders are computed once per key sequence, and each
-// entry's maps are checked by the class's Validate one entry at a time (a small cache shares
-// the boxes of repeated values). Anything else makes it give up; the caller then decodes the
+// entry is checked by the class's CheckFlat on its flat members, or, where the class has none
+// or it cannot tell, by its Validate one entry at a time (a small cache shares the boxes of
+// repeated values). Anything else makes it give up; the caller then decodes the
 // text and runs sourceRecords, which words any error. So the two give the same records and the
 // same errors (TestRawSourceRecordsMatchGeneral, FuzzRawSourceRecords).
 
@@ -71,10 +72,10 @@ func rawSourceRecords(name string, class *connectors.Class, props map[string]str
 	}
 	pkeys := make([]string, len(pf))
 	for i, f := range pf {
-		if slices.Contains(pkeys[:i], f.key) {
+		if slices.Contains(pkeys[:i], f.Key) {
 			return nil, false
 		}
-		pkeys[i] = f.key
+		pkeys[i] = f.Key
 	}
 	end := len(text)
 	for end > 0 && isSpace(text[end-1]) {
@@ -167,11 +168,8 @@ func keyPrefix(name string) []byte {
 }
 
 // rawField is one member of a flat map: its key and, for a string, its text between the quotes
-// (no escapes: written back as it came), for an integer its digits.
-type rawField struct {
-	key, val string
-	num      bool
-}
+// (no escapes: written back as it came), for an integer (Long) its digits.
+type rawField = connectors.FlatField
 
 // rawEncoder reads and encodes one range of entries.
 type rawEncoder struct {
@@ -226,7 +224,7 @@ func (enc *rawEncoder) encode(pf, of []rawField) (offsetstore.Record, bool) {
 		return offsetstore.Record{}, false
 	}
 	for i, f := range pf {
-		if f.key != enc.pkeys[i] {
+		if f.Key != enc.pkeys[i] {
 			return offsetstore.Record{}, false
 		}
 	}
@@ -234,21 +232,23 @@ func (enc *rawEncoder) encode(pf, of []rawField) (offsetstore.Record, bool) {
 		enc.okeys = enc.okeys[:0]
 		enc.operm = nil
 		for _, f := range of {
-			if slices.Contains(enc.okeys, f.key) {
+			if slices.Contains(enc.okeys, f.Key) {
 				return offsetstore.Record{}, false
 			}
-			enc.okeys = append(enc.okeys, f.key)
+			enc.okeys = append(enc.okeys, f.Key)
 		}
 		sample := make(jsonvalue.Map, len(of))
 		for i, f := range of {
-			sample[i] = jsonvalue.Field{Key: f.key, Value: ""}
+			sample[i] = jsonvalue.Field{Key: f.Key, Value: ""}
 		}
 		enc.operm = permutation(sample, offsetstore.JavaHashMapOrder(sample))
 	}
 	if enc.operm == nil {
 		return offsetstore.Record{}, false
 	}
-	if enc.class.Validate != nil {
+	if enc.class.Validate != nil && (enc.class.CheckFlat == nil || !enc.class.CheckFlat(enc.props, pf, of)) {
+		// The class cannot tell from the flat members, or refuses them: Validate judges the
+		// boxed entry (and a refusal makes the request take the general path).
 		enc.pm = enc.boxes.fill(enc.pm[:0], pf)
 		enc.om = enc.boxes.fill(enc.om[:0], of)
 		enc.one[0] = events.OffsetEntry{Partition: enc.pm, Offset: enc.om}
@@ -278,7 +278,7 @@ func (enc *rawEncoder) sameOffsetKeys(of []rawField) bool {
 		return false
 	}
 	for i, f := range of {
-		if f.key != enc.okeys[i] {
+		if f.Key != enc.okeys[i] {
 			return false
 		}
 	}
@@ -295,13 +295,13 @@ func appendFlat(dst []byte, fs []rawField, perm []int) []byte {
 		}
 		f := fs[i]
 		dst = append(dst, '"')
-		dst = append(dst, f.key...)
+		dst = append(dst, f.Key...)
 		dst = append(dst, '"', ':')
-		if f.num {
-			dst = append(dst, f.val...)
+		if f.Long {
+			dst = append(dst, f.Text...)
 		} else {
 			dst = append(dst, '"')
-			dst = append(dst, f.val...)
+			dst = append(dst, f.Text...)
 			dst = append(dst, '"')
 		}
 	}
@@ -319,7 +319,7 @@ type boxCache [256]struct {
 // fill appends fs to m as jsonvalue members.
 func (c *boxCache) fill(m jsonvalue.Map, fs []rawField) jsonvalue.Map {
 	for _, f := range fs {
-		m = append(m, jsonvalue.Field{Key: f.key, Value: c.box(f.val, f.num)})
+		m = append(m, jsonvalue.Field{Key: f.Key, Value: c.box(f.Text, f.Long)})
 	}
 	return m
 }
@@ -427,12 +427,12 @@ func (r *rawReader) flat(dst []rawField) ([]rawField, bool) {
 			return nil, false
 		}
 		r.ws()
-		f := rawField{key: k}
+		f := rawField{Key: k}
 		if r.i < len(r.s) && r.s[r.i] == '"' {
-			f.val, ok = r.str()
+			f.Text, ok = r.str()
 		} else {
-			f.val, ok = r.long()
-			f.num = true
+			f.Text, ok = r.long()
+			f.Long = true
 		}
 		if !ok {
 			return nil, false
