@@ -102,48 +102,71 @@ func rawSourceRecords(name string, class *connectors.Class, props map[string]str
 	if pperm == nil {
 		return nil, false
 	}
+	// One slice for every range's records, each range writing into a window sized from the
+	// first entry's length (entries of the common shape are about as long as each other), so
+	// that the ranges' records need not be copied together. A range whose window is too short
+	// goes on in a slice of its own.
+	per := max(first.i-bodyStart, 16)
+	ends := make([]int, len(bounds)) // where each range's window ends in all
+	total := 0
+	for i, b := range bounds {
+		total += (b[1]-b[0])/per + (b[1]-b[0])/per/8 + 16
+		ends[i] = total
+	}
+	all := make([]offsetstore.Record, total)
+	windows := make([][]offsetstore.Record, len(bounds))
 	prefix := keyPrefix(name)
-	outs := make([][]offsetstore.Record, len(bounds))
-	hashes := make([][]uint64, len(bounds))
 	fails := make([]bool, len(bounds))
-	seed := maphash.MakeSeed()
 	var wg sync.WaitGroup
 	for i, b := range bounds {
+		from := 0
+		if i > 0 {
+			from = ends[i-1]
+		}
+		windows[i] = all[from:from:ends[i]]
 		wg.Go(func() {
 			enc := rawEncoder{class: class, props: props, pkeys: pkeys, pperm: pperm, prefix: prefix}
-			outs[i], hashes[i], fails[i] = enc.run(text[b[0]:b[1]], seed)
+			windows[i], fails[i] = enc.run(windows[i], text[b[0]:b[1]])
 		})
 	}
 	wg.Wait()
 	if slices.Contains(fails, true) {
 		return nil, false
 	}
+	// The ranges' records are moved together to the start of all: each range's move ends
+	// before the next range's window starts, unless a range outgrew its window (and went on
+	// in a slice of its own); then they are copied into a new slice.
 	n := 0
-	for _, o := range outs {
-		n += len(o)
+	inPlace := true
+	for i, w := range windows {
+		n += len(w)
+		inPlace = inPlace && n <= ends[i]
 	}
 	if n == 0 {
 		return nil, false
 	}
+	recs = all[:0]
+	if !inPlace {
+		recs = make([]offsetstore.Record, 0, n)
+	}
+	for i, w := range windows {
+		recs = append(recs, w...)
+		windows[i] = nil
+	}
+	if inPlace {
+		clear(all[n:])
+	}
+	recs = recs[:n:n]
 	// A repeated partition takes the general path (Dedupe's "last one wins"). With one key
 	// sequence and canonical values, equal partitions have equal key bytes.
-	seen := make(map[uint64][2]int32, n)
-	for i, hs := range hashes {
-		for k, h := range hs {
-			if at, dup := seen[h]; dup && bytes.Equal(outs[at[0]][at[1]].Key, outs[i][k].Key) {
-				return nil, false
-			}
-			seen[h] = [2]int32{int32(i), int32(k)}
+	seed := maphash.MakeSeed()
+	seen := make(map[uint64]int32, n)
+	for k := range recs {
+		h := maphash.Bytes(seed, recs[k].Key)
+		if j, dup := seen[h]; dup && bytes.Equal(recs[j].Key, recs[k].Key) {
+			return nil, false
 		}
-	}
-	clear(seen)
-	if len(outs) == 1 {
-		return outs[0], true
-	}
-	recs = make([]offsetstore.Record, 0, n)
-	for i := range outs {
-		recs = append(recs, outs[i]...)
-		outs[i] = nil
+		seen[h] = int32(k)
 	}
 	return recs, true
 }
@@ -188,32 +211,27 @@ type rawEncoder struct {
 	one    []events.OffsetEntry
 }
 
-// run reads the entries of text (entries separated by commas, nothing else) into records and
-// the hashes of their keys; failed is true when text is not of the fast path's shape.
-func (enc *rawEncoder) run(text string, seed maphash.Seed) (recs []offsetstore.Record, hashes []uint64, failed bool) {
+// run reads the entries of text (entries separated by commas, nothing else) into records
+// appended to recs; failed is true when text is not of the fast path's shape.
+func (enc *rawEncoder) run(recs []offsetstore.Record, text string) (_ []offsetstore.Record, failed bool) {
 	r := rawReader{s: text}
-	// About 95 bytes of text per entry in the bulk requests: a guess, grown by append if short.
-	guess := len(text)/64 + 16
-	recs = make([]offsetstore.Record, 0, guess)
-	hashes = make([]uint64, 0, guess)
 	enc.one = make([]events.OffsetEntry, 1)
 	var pf, of []rawField
 	for {
 		if !r.entry(&pf, &of) {
-			return nil, nil, true
+			return nil, true
 		}
 		rec, ok := enc.encode(pf, of)
 		if !ok {
-			return nil, nil, true
+			return nil, true
 		}
 		recs = append(recs, rec)
-		hashes = append(hashes, maphash.Bytes(seed, rec.Key))
 		r.ws()
 		if r.i == len(r.s) {
-			return recs, hashes, false
+			return recs, false
 		}
 		if !r.eat(',') {
-			return nil, nil, true
+			return nil, true
 		}
 	}
 }

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -87,4 +88,26 @@ func familyProps(f fastFamily) map[string]string {
 		props[k] = v
 	}
 	return props
+}
+
+// Ranges whose entries are much shorter than the first outgrow their windows: the records
+// are then copied into a slice of their own, still in order.
+func TestRawSourceRecordsOutgrownWindows(t *testing.T) {
+	class, _ := connectors.Builtin().Lookup("org.apache.kafka.connect.mirror.MirrorSourceConnector")
+	props := map[string]string{"connector.class": class.Name}
+	var b bytes.Buffer
+	b.WriteString(`[{"partition":{"cluster":"` + string(bytes.Repeat([]byte("c"), 400)) + `","topic":"t","partition":0},"offset":{"offset":0}}`)
+	for i := 1; i < 2000; i++ {
+		fmt.Fprintf(&b, `,{"partition":{"cluster":"c","topic":"t","partition":%d},"offset":{"offset":%d}}`, i, i)
+	}
+	b.WriteString("]")
+	entries, err := events.ParseOffsets(b.Bytes())
+	require.NoError(t, err)
+	want, err := generalSourceRecords("c", class, props, entries)
+	require.NoError(t, err)
+	for _, parts := range []int{1, 3} {
+		got, ok := rawSourceRecords("c", class, props, b.Bytes(), rawRanges(1, parts))
+		require.True(t, ok)
+		requireSameRecords(t, want, got)
+	}
 }
