@@ -472,22 +472,26 @@ func (r *rawReader) str() (string, bool) {
 		return "", false
 	}
 	start := r.i
-	for r.i < len(r.s) {
-		c := r.s[r.i]
-		if c == '"' {
-			r.i++
-			return r.s[start : r.i-1], true
-		}
-		// Escapes are decoded by the general path, and a character beyond U+FFFF (a 4-byte
-		// sequence) is written as an escaped surrogate pair; anything else is written back as
-		// it came (the text is valid UTF-8: the decoder checked it).
-		if c < 0x20 || c == '\\' || c >= 0xF0 {
-			return "", false
-		}
+	for r.i < len(r.s) && rawPlain[r.s[r.i]] {
 		r.i++
+	}
+	if r.i < len(r.s) && r.s[r.i] == '"' {
+		r.i++
+		return r.s[start : r.i-1], true
 	}
 	return "", false
 }
+
+// rawPlain marks the bytes a string of the single pass holds: not '"', and no escape (the
+// general path decodes them) nor the lead byte of a character beyond U+FFFF (written as an
+// escaped surrogate pair). Anything else is written back as it came: the text is valid UTF-8
+// without control characters (the decoder checked it).
+var rawPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0xF0; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // long reads an integer written as Java prints a long (canonicalLong).
 func (r *rawReader) long() (string, bool) {

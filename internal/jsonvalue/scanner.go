@@ -342,6 +342,13 @@ func (p *scanner) str() (string, bool) {
 	}
 	start := p.i
 	for p.i < len(p.s) {
+		// Runs of plain bytes (printable ASCII but '"' and '\\') take one table lookup each.
+		for p.i < len(p.s) && plainString[p.s[p.i]] {
+			p.i++
+		}
+		if p.i >= len(p.s) {
+			break
+		}
 		c := p.s[p.i]
 		switch {
 		case c == '"':
@@ -361,6 +368,15 @@ func (p *scanner) str() (string, bool) {
 	}
 	return "", false
 }
+
+// plainString marks the bytes a string holds as they are, with nothing to check: printable
+// ASCII but '"' and '\\'.
+var plainString = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // rune steps over one multi-byte UTF-8 sequence; it reports false if it is not valid.
 func (p *scanner) rune() bool {
