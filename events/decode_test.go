@@ -1,8 +1,10 @@
 package events
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -285,4 +287,23 @@ func mm2Request(n int) []byte {
 	}
 	b.WriteString(`]}`)
 	return []byte(b.String())
+}
+
+// A large initial_offsets array that does not decode fails at decoding with the message of
+// ParseCreateRequest, although DecodeRequest does not decode a valid one.
+func TestDecodeRequestLargeMalformedOffsets(t *testing.T) {
+	body := mm2Request(2000) // over RawOffsetsBytes
+	require.Greater(t, len(body), RawOffsetsBytes)
+	// The last entry's offset value starts with "tru": the error is found at the end.
+	i := bytes.LastIndex(body, []byte(`"offset":`)) + len(`"offset":`)
+	bad := slices.Concat(body[:i], []byte("tru"), body[i:])
+	_, wantErr := ParseCreateRequest(bad)
+	require.Error(t, wantErr)
+	msg, err := RequestMessage("requests", bad, RequestOptions{ID: "big-bad"})
+	require.NoError(t, err)
+	_, err = DecodeRequest(&msg, 0)
+	var de *DecodeError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, ReasonInvalidData, de.Reason)
+	require.Equal(t, wantErr.Error(), de.Message)
 }
