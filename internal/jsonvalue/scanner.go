@@ -219,16 +219,10 @@ func (p *scanner) members(depth int) bool {
 		return true
 	}
 	for {
-		p.space()
-		k, ok := p.str()
+		k, ok := p.memberKey()
 		if !ok {
 			return false
 		}
-		p.space()
-		if !p.eat(':') {
-			return false
-		}
-		p.space()
 		v, ok := p.value(depth + 1)
 		if !ok {
 			return false
@@ -251,6 +245,21 @@ func (p *scanner) members(depth int) bool {
 			return false
 		}
 	}
+}
+
+// memberKey reads an object member's key and the ':' after it, and the whitespace around them.
+func (p *scanner) memberKey() (string, bool) {
+	p.space()
+	k, ok := p.str()
+	if !ok {
+		return "", false
+	}
+	p.space()
+	if !p.eat(':') {
+		return "", false
+	}
+	p.space()
+	return k, true
 }
 
 // carve copies fields into the slab and returns them as a Map with cap == len. An empty object
@@ -526,17 +535,12 @@ func (p *scanner) skipMembers(depth int, open, end byte, keyed bool) bool {
 		p.space()
 		if keyed {
 			own := p.own
-			p.own = false
-			_, ok := p.str()
+			p.own = false // nothing is kept: no copy
+			_, ok := p.memberKey()
 			p.own = own
 			if !ok {
 				return false
 			}
-			p.space()
-			if !p.eat(':') {
-				return false
-			}
-			p.space()
 		}
 		if !p.skip(depth + 1) {
 			return false
