@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"hash/maphash"
 	"runtime"
 	"slices"
@@ -158,15 +157,16 @@ func rawSourceRecords(name string, class *connectors.Class, props map[string]str
 	}
 	recs = recs[:n:n]
 	// A repeated partition takes the general path (Dedupe's "last one wins"). With one key
-	// sequence and canonical values, equal partitions have equal key bytes.
+	// sequence and canonical values, equal partitions have equal key bytes; two keys with one
+	// hash take the general path too, repeated or not.
 	seed := maphash.MakeSeed()
-	seen := make(map[uint64]int32, n)
+	seen := make(map[uint64]struct{}, n)
 	for k := range recs {
 		h := maphash.Bytes(seed, recs[k].Key)
-		if j, dup := seen[h]; dup && bytes.Equal(recs[j].Key, recs[k].Key) {
+		if _, dup := seen[h]; dup {
 			return nil, false
 		}
-		seen[h] = int32(k)
+		seen[h] = struct{}{}
 	}
 	return recs, true
 }
