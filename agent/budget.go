@@ -60,13 +60,17 @@ func (b *budget) reserve(ctx context.Context, least, want int64) (int64, error) 
 	return b.wait(ctx, least, max(want, least))
 }
 
-// tryAcquire holds n bytes (at most the size) if they are free now and nobody waits before
-// it; it reports whether it did.
+// tryAcquire holds n bytes (at most the size) for a record beyond its fetch's reservation if
+// the records held leave room for it now and nobody waits before it; it reports whether it
+// did. The other fetches' reservations do not stand in its way: a long poll that has not
+// returned holds no record yet, and what it brings back must then fit beside this one
+// (settle). A record of the largest allowed size that one partition fetches therefore runs at
+// once instead of waiting for the idle polls of every other partition to end.
 func (b *budget) tryAcquire(n int64) bool {
 	n = min(n, b.size)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.waiters) > 0 || b.size-b.used < n {
+	if len(b.waiters) > 0 || b.size-(b.used-b.reserved) < n {
 		return false
 	}
 	b.used += n
@@ -102,14 +106,27 @@ func (b *budget) wait(ctx context.Context, least, want int64) (int64, error) {
 	return 0, ctx.Err()
 }
 
-// settle ends a fetch's reservation of reserved bytes, of which it keeps held for the records
-// it got (held <= reserved); the rest goes back.
-func (b *budget) settle(reserved, held int64) {
+// settle ends a fetch's reservation of reserved bytes and holds the weights of its first
+// records, in order, while they fit in the reservation and beside the records held (a record
+// that took the room of reservations meanwhile, see tryAcquire, comes first); it returns how
+// many it holds. The rest of the reservation goes back.
+func (b *budget) settle(reserved int64, weights []int64) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.reserved -= reserved
-	b.used -= reserved - held
+	b.used -= reserved
+	var held int64
+	k := 0
+	for ; k < len(weights); k++ {
+		w := min(weights[k], b.size)
+		if held+w > reserved || b.used+held+w-b.reserved > b.size {
+			break
+		}
+		held += w
+	}
+	b.used += held
 	b.changedLocked()
+	return k
 }
 
 // release gives n held bytes back.

@@ -20,7 +20,7 @@ func TestBudget(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(60), n)
 	require.Equal(t, int64(0), gauge, "a reservation is not held by records")
-	b.settle(60, 25)
+	require.Equal(t, 1, b.settle(60, []int64{25, 40}), "the second record is beyond the reservation")
 	require.Equal(t, int64(25), gauge)
 
 	require.True(t, b.tryAcquire(70))
@@ -50,10 +50,10 @@ func TestBudget(t *testing.T) {
 		t.Fatal("the large reservation overtook or fit while the pool was in use")
 	case <-time.After(20 * time.Millisecond):
 	}
-	b.settle(50, 0)
+	b.settle(50, nil)
 	b.release(25)
 	require.Equal(t, int64(100), <-large, "a record as large as the pool runs alone")
-	b.settle(100, 100)
+	require.Equal(t, 1, b.settle(100, []int64{1000}), "the pool's worth")
 	require.Equal(t, int64(100), gauge)
 	b.release(100)
 	require.Equal(t, int64(0), gauge)

@@ -138,14 +138,21 @@ const fetchMaxWait = 500 * time.Millisecond
 // minFetchBytes is the least free budget a fetch waits for (see budget).
 const minFetchBytes = 1 << 20
 
+// fetchShare is what one fetch of a partition reserves of the budget of size bytes when
+// assigned partitions are fetched: an equal share, so that every assigned partition can
+// long-poll at once, and no more than the weight of the largest request allowed. A larger
+// record still comes whole (see budget), and a record beyond its reservation does not wait for
+// the other partitions' polls to end (budget.tryAcquire).
+func fetchShare(size, maxRequest int64, assigned int) int64 {
+	return min(requestMemoryFactor*(maxRequest+1<<20), max(minFetchBytes, size/int64(max(assigned, 1))))
+}
+
 // fetchRequests fetches the partition's records from offset and hands them to the lanes
 // until stop ends. Every fetch first takes its share of MaxInflightBytes (budget): records
 // fetched and waiting for a lane count, and fetching pauses while the budget is used up.
 // Fetch errors are retried with backoff and reported to /readyz.
 func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition int, offset int64, assigned int, tr *tracker, lanes *lanes) {
-	// Each fetch asks for its share of the budget, so that every assigned partition can
-	// long-poll at once; a larger record still comes whole (see budget).
-	fetchMax := min(requestMemoryFactor*(int64(a.cfg.MaxRequestBytes)+1<<20), max(minFetchBytes, a.inflight.size/int64(max(assigned, 1))))
+	fetchMax := fetchShare(a.inflight.size, int64(a.cfg.MaxRequestBytes), assigned)
 	wait := min(fetchMaxWait, max(a.health.grace/3, 10*time.Millisecond))
 	backoff := kafkaio.Backoff{Base: 50 * time.Millisecond, Max: time.Second}
 	failures := 0
@@ -162,12 +169,12 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 		// The reservation is in memory: the broker is asked for the record bytes that weigh it.
 		f, err := kafkaio.FetchPartition(stop, cl, a.cfg.RequestTopic, partition, offset, max(reserved/requestMemoryFactor, 1), wait)
 		if stop.Err() != nil {
-			a.inflight.settle(reserved, 0)
+			a.inflight.settle(reserved, nil)
 			return
 		}
 		a.health.fetched(partition, err)
 		if err != nil {
-			a.inflight.settle(reserved, 0)
+			a.inflight.settle(reserved, nil)
 			failures++
 			a.log.Warn("fetch requests", "topic", a.cfg.RequestTopic, "partition", partition, "offset", offset, "err", err)
 			if !kafkaio.Sleep(stop, backoff.Delay(failures)) {
@@ -200,18 +207,12 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 // (the caller's next fetch starts at the first of them). ok is false when stop ended first;
 // the records not handed over are left for the next owner of the partition.
 func (a *Agent) handOver(stop context.Context, msgs []kafka.Message, reserved int64, tr *tracker, lanes *lanes) (kept int, ok bool) {
-	var held int64
-	i := 0
-	for ; i < len(msgs); i++ {
-		w := min(recordWeight(&msgs[i]), a.inflight.size)
-		if held+w > reserved {
-			break
-		}
-		held += w
+	weights := make([]int64, len(msgs))
+	for i := range msgs {
+		weights[i] = recordWeight(&msgs[i])
 	}
-	a.inflight.settle(reserved, held)
-	kept = i
-	for ; kept < len(msgs) && a.inflight.tryAcquire(recordWeight(&msgs[kept])); kept++ {
+	kept = a.inflight.settle(reserved, weights)
+	for ; kept < len(msgs) && a.inflight.tryAcquire(weights[kept]); kept++ {
 	}
 	for k := range kept {
 		w := min(recordWeight(&msgs[k]), a.inflight.size)

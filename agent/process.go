@@ -73,8 +73,9 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 		return decodeFailure(msg, err), false
 	}
 	// The decoded request holds what it needs; the stages let go of it piece by piece, so the
-	// record's value (up to MaxRequestBytes) must not be kept alive here.
-	msg.Value = nil
+	// record's value (up to MaxRequestBytes) must not be kept alive here. Nor its key: a fetched
+	// record's key and value share one allocation (kafkaio's copy out of the fetch buffers).
+	msg.Key, msg.Value = nil, nil
 	if a.results.seen(req.Source, req.ID) {
 		a.log.Info("duplicate request skipped", "connector", req.Data.Name, "request_id", req.ID)
 		return nil, true

@@ -98,7 +98,7 @@ func runJob(t *testing.T, a *Agent, msg kafka.Message) *item {
 	weight := recordWeight(&msg)
 	reserved, err := a.inflight.reserve(testContext(t), 0, weight)
 	require.NoError(t, err)
-	a.inflight.settle(reserved, weight)
+	require.Equal(t, 1, a.inflight.settle(reserved, []int64{weight}))
 	a.metrics.InFlight.Inc()
 	it := tr.add(msg.Offset)
 	a.process(testContext(t), job{msg: msg, item: it, received: time.Now(), weight: weight})

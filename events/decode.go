@@ -66,13 +66,19 @@ func decodeErr(reason DecodeReason, err error, format string, args ...any) *Deco
 	return &DecodeError{Reason: reason, Message: msg, Err: err}
 }
 
+// RawOffsetsBytes is the size from which DecodeRequest checks an initial_offsets array but
+// leaves it as text (CreateRequest.RawOffsets) for its consumer's own single pass.
+const RawOffsetsBytes = 64 << 10
+
 // DecodeRequest turns a consumed record into a Request. maxBytes bounds the record value
 // (<= 0: DefaultMaxBytes). Errors are *DecodeError.
 //
 // The request must be a CloudEvents 1.0 event of type TypeCreateRequest with an id and a
 // source, in binary or structured mode, whose data is JSON (datacontenttype empty,
 // application/json, text/json or any +json type) holding a create request
-// (ParseCreateRequest). The extension dryrun (true or "true", case-insensitive) sets DryRun.
+// (ParseCreateRequest; an initial_offsets array of RawOffsetsBytes or more is checked and
+// left as text in RawOffsets). The extension dryrun (true or "true", case-insensitive) sets
+// DryRun.
 func DecodeRequest(msg *kafka.Message, maxBytes int) (*Request, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
@@ -127,7 +133,9 @@ func DecodeRequest(msg *kafka.Message, maxBytes int) (*Request, error) {
 		return fail(decodeErr(ReasonInvalidUTF8, nil,
 			"event data is not valid UTF-8 (first bad byte at offset %d)", invalidUTF8At(data)))
 	}
-	if req.Data, err = ParseCreateRequest(data); err != nil {
+	tune := defaultTuning()
+	tune.rawOffsetsBytes = RawOffsetsBytes
+	if req.Data, err = parseCreateRequest(data, tune); err != nil {
 		return fail(decodeErr(ReasonInvalidData, err, "%v", err))
 	}
 	return req, nil

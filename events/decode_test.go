@@ -1,8 +1,10 @@
 package events
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -226,8 +228,14 @@ func TestDecodeRequestLargeAndOdd(t *testing.T) {
 			name: "100,000 initial offsets",
 			body: mm2Request(100_000),
 			check: func(t *testing.T, req *Request) {
-				require.Len(t, req.Data.InitialOffsets, 100_000)
-				last := req.Data.InitialOffsets[99_999]
+				// Left as text, checked: it decodes.
+				require.Nil(t, req.Data.InitialOffsets)
+				require.True(t, req.Data.HasInitialOffsets)
+				require.NotNil(t, req.Data.RawOffsets)
+				entries, err := req.Data.Offsets()
+				require.NoError(t, err)
+				require.Len(t, entries, 100_000)
+				last := entries[99_999]
 				require.Equal(t, jsonvalue.Map{{Key: "cluster", Value: "primary"}, {Key: "partition", Value: jsonvalue.Number("99")}, {Key: "topic", Value: "topic-999"}}, last.Partition)
 				require.Equal(t, jsonvalue.Map{{Key: "offset", Value: jsonvalue.Number("9007199254740993")}}, last.Offset)
 			},
@@ -279,4 +287,23 @@ func mm2Request(n int) []byte {
 	}
 	b.WriteString(`]}`)
 	return []byte(b.String())
+}
+
+// A large initial_offsets array that does not decode fails at decoding with the message of
+// ParseCreateRequest, although DecodeRequest does not decode a valid one.
+func TestDecodeRequestLargeMalformedOffsets(t *testing.T) {
+	body := mm2Request(2000) // over RawOffsetsBytes
+	require.Greater(t, len(body), RawOffsetsBytes)
+	// The last entry's offset value starts with "tru": the error is found at the end.
+	i := bytes.LastIndex(body, []byte(`"offset":`)) + len(`"offset":`)
+	bad := slices.Concat(body[:i], []byte("tru"), body[i:])
+	_, wantErr := ParseCreateRequest(bad)
+	require.Error(t, wantErr)
+	msg, err := RequestMessage("requests", bad, RequestOptions{ID: "big-bad"})
+	require.NoError(t, err)
+	_, err = DecodeRequest(&msg, 0)
+	var de *DecodeError
+	require.ErrorAs(t, err, &de)
+	require.Equal(t, ReasonInvalidData, de.Reason)
+	require.Equal(t, wantErr.Error(), de.Message)
 }

@@ -33,7 +33,12 @@ import (
 //
 // Strings in the result may share data's memory, so data must not be modified afterwards.
 func ParseCreateRequest(data []byte) (CreateRequest, error) {
-	req, ok := parseFast(data, defaultTuning())
+	return parseCreateRequest(data, defaultTuning())
+}
+
+// parseCreateRequest is ParseCreateRequest with tune.
+func parseCreateRequest(data []byte, tune scanTuning) (CreateRequest, error) {
+	req, ok := parseFast(data, tune)
 	if !ok {
 		var err error
 		if req, err = parseTokens(data); err != nil {

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"errors"
 	"runtime"
 	"slices"
 	"sync"
@@ -46,7 +47,7 @@ func parseFast(data []byte, tune scanTuning) (req CreateRequest, ok bool) {
 					return req, false
 				}
 			case "initial_offsets":
-				if req.InitialOffsets, req.HasInitialOffsets, ok = scanInitialOffsets(sc, tune); !ok {
+				if req.InitialOffsets, req.RawOffsets, req.HasInitialOffsets, ok = scanInitialOffsets(sc, data, tune); !ok {
 					return req, false
 				}
 			default:
@@ -156,44 +157,164 @@ func scanConfig(sc *jsonvalue.Scanner) (Config, bool) {
 	}
 }
 
-// scanInitialOffsets is decodeInitialOffsets.
-func scanInitialOffsets(sc *jsonvalue.Scanner, tune scanTuning) ([]OffsetEntry, bool, bool) {
+// scanInitialOffsets is decodeInitialOffsets. An array of at least tune.rawOffsetsBytes is
+// checked (skimOffsetEntries) but not decoded: its text is returned as raw.
+func scanInitialOffsets(sc *jsonvalue.Scanner, data []byte, tune scanTuning) (entries []OffsetEntry, raw []byte, has, ok bool) {
 	switch sc.NextByte() {
 	case '[':
-		entries, ok := scanOffsetEntries(sc, tune)
-		return entries, true, ok
+		entries, raw, ok = scanOffsetArray(sc, data, tune)
+		return entries, raw, true, ok
 	case '{':
 	default:
 		_, isNull, ok := scanScalar(sc)
-		return nil, false, ok && isNull
+		return nil, nil, false, ok && isNull
 	}
 	sc.Consume('{')
-	var entries []OffsetEntry
 	if sc.Consume('}') {
-		return nil, true, true
+		return nil, nil, true, true
 	}
 	for {
 		key, ok := sc.ReadString()
 		if !ok || key != "offsets" || !sc.Consume(':') {
-			return nil, false, false
+			return nil, nil, false, false
 		}
 		if sc.NextByte() == '[' {
-			if entries, ok = scanOffsetEntries(sc, tune); !ok {
-				return nil, false, false
+			if entries, raw, ok = scanOffsetArray(sc, data, tune); !ok {
+				return nil, nil, false, false
 			}
 		} else {
 			if _, isNull, ok := scanScalar(sc); !ok || !isNull {
-				return nil, false, false
+				return nil, nil, false, false
 			}
-			entries = nil
+			entries, raw = nil, nil
 		}
 		if sc.Consume('}') {
-			return entries, true, true
+			return entries, raw, true, true
 		}
 		if !sc.Consume(',') {
-			return nil, false, false
+			return nil, nil, false, false
 		}
 	}
+}
+
+// scanOffsetArray reads the array of entries at the scanner: decoded, or, from
+// tune.rawOffsetsBytes on, checked and returned as its text.
+func scanOffsetArray(sc *jsonvalue.Scanner, data []byte, tune scanTuning) ([]OffsetEntry, []byte, bool) {
+	if tune.rawOffsetsBytes > 0 && sc.NextByte() == '[' && sc.Remaining() >= tune.rawOffsetsBytes {
+		start := sc.Pos()
+		if !skimOffsetArray(sc, tune) {
+			return nil, nil, false
+		}
+		if end := sc.Pos(); end-start >= tune.rawOffsetsBytes {
+			return nil, data[start:end:end], true
+		}
+		sc.Seek(start) // short after all: decode it
+	}
+	entries, ok := scanOffsetEntries(sc, tune)
+	return entries, nil, ok
+}
+
+// skimOffsetArray steps over an array of entries, accepting exactly what scanOffsetEntries
+// accepts, without building the entries. A large array is cut into runs checked in parallel,
+// as scanOffsetEntries cuts it; when a run fails (a wrong guess, or a bad entry), the array is
+// checked again from its start in one pass, which gives the answer.
+func skimOffsetArray(sc *jsonvalue.Scanner, tune scanTuning) bool {
+	start := sc.Pos()
+	if parts := tune.parallelism; parts > 1 && sc.Remaining() >= tune.parallelBytes {
+		if cuts := sc.GuessCuts(parts); len(cuts) > 0 {
+			oks := make([]bool, len(cuts))
+			var wg sync.WaitGroup
+			from := sc.Pos() + 1 // after '['
+			for i, cut := range cuts {
+				sub := sc.Sub(from, cut)
+				wg.Go(func() { oks[i] = skimOffsetEntries(sub, false) })
+				from = cut + 1
+			}
+			sc.Seek(from)
+			ok := skimOffsetEntries(sc, true)
+			wg.Wait()
+			if ok && !slices.Contains(oks, false) {
+				return true
+			}
+			sc.Seek(start)
+		}
+	}
+	return skimOffsetEntries(sc, true)
+}
+
+// skimOffsetEntries steps over entries separated by commas: with bracketed, an array from its
+// '[' to its ']' (or, after a cut, from an entry to the ']'); without, a run of one or more
+// entries that must fill the scanner (scanEntryChunks' runs).
+func skimOffsetEntries(sc *jsonvalue.Scanner, bracketed bool) bool {
+	if bracketed && sc.NextByte() == '[' {
+		sc.Consume('[')
+		if sc.Consume(']') {
+			return true
+		}
+	}
+	for {
+		if !skimOffsetEntry(sc) {
+			return false
+		}
+		if bracketed && sc.Consume(']') {
+			return true
+		}
+		if !bracketed && sc.AtEnd() {
+			return true
+		}
+		if !sc.Consume(',') {
+			return false
+		}
+	}
+}
+
+// skimOffsetEntry steps over what scanOffsetEntry reads.
+func skimOffsetEntry(sc *jsonvalue.Scanner) bool {
+	if !sc.Consume('{') {
+		return false
+	}
+	if sc.Consume('}') {
+		return true
+	}
+	for {
+		key, ok := sc.ReadString()
+		if !ok || (key != "partition" && key != "offset") || !sc.Consume(':') {
+			return false
+		}
+		if sc.NextByte() == '{' {
+			if sc.Skip() != nil {
+				return false
+			}
+		} else if _, isNull, ok := scanScalar(sc); !ok || !isNull {
+			return false
+		}
+		if sc.Consume('}') {
+			return true
+		}
+		if !sc.Consume(',') {
+			return false
+		}
+	}
+}
+
+// ParseOffsets decodes the text of an initial_offsets array (CreateRequest.RawOffsets), as
+// ParseCreateRequest decodes the array in a request.
+func ParseOffsets(raw []byte) ([]OffsetEntry, error) {
+	sc := jsonvalue.NewScanner(raw)
+	entries, ok := scanOffsetEntries(sc, defaultTuning())
+	if !ok || !sc.AtEnd() {
+		return nil, errors.New("initial_offsets is not an array of offset entries")
+	}
+	return entries, nil
+}
+
+// Offsets returns the entries of initial_offsets, decoding them when the decoder left them as
+// text (RawOffsets).
+func (r *CreateRequest) Offsets() ([]OffsetEntry, error) {
+	if r.RawOffsets == nil {
+		return r.InitialOffsets, nil
+	}
+	return ParseOffsets(r.RawOffsets)
 }
 
 // entryChunk is the number of entries collected per chunk before the exact-size copy.
@@ -209,6 +330,9 @@ type scanTuning struct {
 	parallelBytes int
 	// parallelism is the number of runs a large array is cut into.
 	parallelism int
+	// rawOffsetsBytes, when not 0, is the size from which an initial_offsets array is checked
+	// but left as text (CreateRequest.RawOffsets).
+	rawOffsetsBytes int
 }
 
 // defaultTuning is the tuning of ParseCreateRequest: at most 8 runs (more runs than CPUs only

@@ -74,6 +74,27 @@ func requireSameParse(t *testing.T, data []byte) {
 		require.True(t, ok, "parseFast (%d runs) rejected %q, which parseTokens accepts", parts, data)
 		require.Equal(t, want, got, "%d runs: %q", parts, data)
 	}
+	// With every initial_offsets array left as text (checked in one run and in three), the
+	// same requests are accepted, and the text decodes to the same entries.
+	for _, parts := range []int{1, 3} {
+		tune := defaultTuning()
+		tune.rawOffsetsBytes, tune.parallelBytes, tune.parallelism = 1, 0, parts
+		got, ok := parseFast(data, tune)
+		if wantErr != nil {
+			require.False(t, ok, "parseFast with raw offsets (%d runs) accepted %q, which parseTokens rejects: %v", parts, data, wantErr)
+			continue
+		}
+		require.True(t, ok, "parseFast with raw offsets (%d runs) rejected %q, which parseTokens accepts", parts, data)
+		entries, err := got.Offsets()
+		require.NoError(t, err, "%q", data)
+		got.InitialOffsets, got.RawOffsets = entries, nil
+		if want.InitialOffsets != nil && len(want.InitialOffsets) == 0 {
+			// An empty array decodes to an empty list either way; only nil-ness may differ.
+			require.Empty(t, got.InitialOffsets)
+			got.InitialOffsets = want.InitialOffsets
+		}
+		require.Equal(t, want, got, "raw offsets, %d runs: %q", parts, data)
+	}
 }
 
 // parseFastWith is parseFast cutting arrays of any size into parts runs.

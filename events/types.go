@@ -47,6 +47,10 @@ type CreateRequest struct {
 	// {"offsets": [...]}. HasInitialOffsets tells an absent field from an empty list.
 	InitialOffsets    []OffsetEntry
 	HasInitialOffsets bool
+	// RawOffsets, when not nil, is the text of a large initial_offsets array that DecodeRequest
+	// checked (it decodes: Offsets) but did not decode, InitialOffsets being nil: a caller may
+	// read it in one pass of its own. It shares the request record's memory.
+	RawOffsets []byte
 	// LoneSurrogates names the fields whose JSON strings held a lone UTF-16 surrogate escape
 	// ("\ud800"), in document order: decoding replaced each with U+FFFD, so they must not be
 	// written. Validation refuses the request, naming them.

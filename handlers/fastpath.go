@@ -69,13 +69,14 @@ func fastSourceRecords(name string, class *connectors.Class, props map[string]st
 		return nil, false
 	}
 	// A repeated partition takes the general path (Dedupe's "last one wins"). With one key
-	// sequence and canonical values, equal partitions have equal key bytes.
-	seen := make(map[uint64]int32, len(recs))
-	for k, h := range hashes {
-		if j, dup := seen[h]; dup && string(recs[j].Key) == string(recs[k].Key) {
+	// sequence and canonical values, equal partitions have equal key bytes; two keys with one
+	// hash take the general path too, repeated or not.
+	seen := make(map[uint64]struct{}, len(recs))
+	for _, h := range hashes {
+		if _, dup := seen[h]; dup {
 			return nil, false
 		}
-		seen[h] = int32(k)
+		seen[h] = struct{}{}
 	}
 	// Encoded: the decoded entries may go, as EncodeOffsets lets them go.
 	clear(entries)

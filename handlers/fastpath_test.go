@@ -244,6 +244,7 @@ func compareSourcePaths(t *testing.T, class *connectors.Class, props map[string]
 	entries := req.InitialOffsets
 	want, wantErr := generalSourceRecords("c", class, props, slices.Clone(entries))
 	got, ok := fastSourceRecords("c", class, props, slices.Clone(entries))
+	took = ok
 	if ok {
 		require.NoError(t, wantErr, "the fast path accepted what the general path refuses")
 		requireSameRecords(t, want, got)
@@ -251,7 +252,23 @@ func compareSourcePaths(t *testing.T, class *connectors.Class, props map[string]
 	both, err := sourceRecords("c", class, props, slices.Clone(entries))
 	require.Equal(t, wantErr, err)
 	requireSameRecords(t, want, both)
-	return ok, wantErr != nil
+
+	// The same offsets as text (events.CreateRequest.RawOffsets), read in one range and in
+	// three: the single pass's records are the general path's, and the text's entry point
+	// answers as the general path does.
+	raw := body[bytes.IndexByte(body, '[') : len(body)-1]
+	for _, parts := range []int{1, 3} {
+		got, rawOK := rawSourceRecords("c", class, props, raw, rawRanges(1, parts))
+		if rawOK {
+			require.NoError(t, wantErr, "the single pass (%d ranges) accepted what the general path refuses", parts)
+			requireSameRecords(t, want, got)
+		}
+		took = took || rawOK
+	}
+	fromText, err := sourceRecordsFromText("c", class, props, raw)
+	require.Equal(t, wantErr, err)
+	requireSameRecords(t, want, fromText)
+	return took, wantErr != nil
 }
 
 // FuzzSourceFastPath is TestSourceFastPathMatchesGeneral driven by the fuzzer: a family, a

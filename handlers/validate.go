@@ -245,6 +245,16 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 	if err := refuseLoneSurrogates(j.req.Data.LoneSurrogates, true); err != nil {
 		return err
 	}
+	if raw := j.req.Data.RawOffsets; raw != nil {
+		if j.typ == connectors.Source {
+			return c.validateSourceText(j, raw)
+		}
+		var err error
+		if entries, err = j.req.Data.Offsets(); err != nil {
+			return badRequest(err.Error())
+		}
+		j.req.Data.RawOffsets = nil
+	}
 	if len(entries) == 0 {
 		return badRequest(msgNoOffsets)
 	}
@@ -309,6 +319,24 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 		// Collect them before the writes: left to the pacer, the heap would grow to twice what
 		// was reachable while encoding. With both collections a 100,000-offset request peaks at ~4x its size
 		// (~7.5x with neither); each costs ~10-20 ms of CPU.
+		c.gc.collectUnlessRunning()
+	}
+	return nil
+}
+
+// validateSourceText is validateOffsets for a source connector whose offsets came as text
+// (events.CreateRequest.RawOffsets): read in one pass into records when they have the common
+// shape (fastraw.go), else decoded and validated as any request's.
+func (c *Creator) validateSourceText(j *job, raw []byte) error {
+	recs, err := sourceRecordsFromText(j.name, j.class, j.props, raw)
+	if err != nil {
+		return err
+	}
+	j.records = recs
+	// The request record (the text's memory) is not needed any more: let it go before the
+	// writes, and collect it, as the decoded offsets are collected after encoding.
+	j.req.Data.RawOffsets = nil
+	if len(recs) >= collectAfterOffsets {
 		c.gc.collectUnlessRunning()
 	}
 	return nil

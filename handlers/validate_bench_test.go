@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 
@@ -51,5 +52,32 @@ func BenchmarkValidateSourceOffsets(b *testing.B) {
 		if len(j.records) != len(entries) {
 			b.Fatalf("%d records for %d offsets", len(j.records), len(entries))
 		}
+	}
+}
+
+// BenchmarkSourceRecordsFromText is validate_offsets of the bulk scenario's requests as the
+// decoder hands them on (their offsets as text): 100,000 offsets read, checked and encoded.
+func BenchmarkSourceRecordsFromText(b *testing.B) {
+	reg := connectors.Builtin()
+	for _, f := range fastFamilies() {
+		switch f.name {
+		case "mm2 source", "filestream", "debezium sqlserver":
+		default:
+			continue
+		}
+		b.Run(f.name, func(b *testing.B) {
+			class, _ := reg.Lookup(f.class)
+			props := familyProps(f)
+			body := f.request(rand.New(rand.NewPCG(1, 2)), 100_000, false)
+			raw := body[bytes.IndexByte(body, '[') : len(body)-1]
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				recs, err := sourceRecordsFromText("c", class, props, raw)
+				if err != nil || len(recs) != 100_000 {
+					b.Fatalf("%d records: %v", len(recs), err)
+				}
+			}
+		})
 	}
 }

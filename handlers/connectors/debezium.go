@@ -34,6 +34,10 @@ type dbzConnector struct {
 	partition func(config map[string]string, i int, p jsonvalue.Map) error
 	// offset checks a non-null offset map.
 	offset func(i int, p, o jsonvalue.Map) error
+	// partitionFlat and offsetFlat are partition's and offset's twins for CheckFlat (flat.go);
+	// without them CheckFlat leaves every entry to Validate.
+	partitionFlat func(config map[string]string, p []FlatField) bool
+	offsetFlat    func(o []FlatField) bool
 }
 
 // validate is the Class.Validate of a Debezium connector.

@@ -25,13 +25,16 @@ func sqlServerClasses() []Class {
 		legacyNameConfig: "database.server.name",
 		partition:        sqlServerPartition,
 		offset:           sqlServerOffset,
+		partitionFlat:    sqlServerPartitionFlat,
+		offsetFlat:       sqlServerOffsetFlat,
 	}
 	return []Class{{
-		Name:     "io.debezium.connector.sqlserver.SqlServerConnector",
-		Aliases:  simpleAliases("io.debezium.connector.sqlserver.SqlServerConnector"),
-		Type:     Source,
-		Validate: d.validate,
-		Secrets:  debeziumSecrets,
+		Name:      "io.debezium.connector.sqlserver.SqlServerConnector",
+		Aliases:   simpleAliases("io.debezium.connector.sqlserver.SqlServerConnector"),
+		Type:      Source,
+		Validate:  d.validate,
+		CheckFlat: d.checkFlat,
+		Secrets:   debeziumSecrets,
 		// server before database is also the HashMap order (buckets 1 and 2); spelled out because a
 		// task that does not find these exact bytes starts from scratch.
 		PartitionOrder: fixedOrder("server", "database"),

@@ -22,6 +22,7 @@ func fileStreamClasses() []Class {
 			Type:          Source,
 			AltersOffsets: true,
 			Validate:      validateFileStreamSource,
+			CheckFlat:     fileStreamSourceFlat,
 			PerEntry:      true,
 			Source:        fileStreamSource,
 		},

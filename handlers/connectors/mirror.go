@@ -18,21 +18,23 @@ import (
 const mirrorSource = "apache/kafka connect/mirror MirrorUtils + Mirror*Connector.alterOffsets (3.6+); docs/connect-internals.md §5.7"
 
 func mirrorClasses() []Class {
-	mk := func(name string, validate func(map[string]string, []events.OffsetEntry) error) Class {
+	mk := func(name string, validate func(map[string]string, []events.OffsetEntry) error, flat func(map[string]string, []FlatField, []FlatField) bool) Class {
 		return Class{
 			Name:          name,
 			Aliases:       simpleAliases(name),
 			Type:          Source,
 			AltersOffsets: true,
 			Validate:      validate,
+			CheckFlat:     flat,
 			PerEntry:      true,
 			Source:        mirrorSource,
 		}
 	}
 	return []Class{
-		mk("org.apache.kafka.connect.mirror.MirrorSourceConnector", mirrorValidator(false, "cluster", "topic")),
-		mk("org.apache.kafka.connect.mirror.MirrorCheckpointConnector", mirrorValidator(true, "group", "topic")),
-		mk("org.apache.kafka.connect.mirror.MirrorHeartbeatConnector", mirrorValidator(true, "sourceClusterAlias", "targetClusterAlias")),
+		mk("org.apache.kafka.connect.mirror.MirrorSourceConnector", mirrorValidator(false, "cluster", "topic"), mirrorFlat(false, "cluster", "topic")),
+		mk("org.apache.kafka.connect.mirror.MirrorCheckpointConnector", mirrorValidator(true, "group", "topic"), mirrorFlat(true, "group", "topic")),
+		mk("org.apache.kafka.connect.mirror.MirrorHeartbeatConnector", mirrorValidator(true, "sourceClusterAlias", "targetClusterAlias"),
+			mirrorFlat(true, "sourceClusterAlias", "targetClusterAlias")),
 	}
 }
 

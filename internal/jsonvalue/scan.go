@@ -172,6 +172,17 @@ func (s *Scanner) Object() (Map, error) {
 	return m, nil
 }
 
+// Skip steps over one JSON value, at the top level of nesting, without building it: it
+// accepts exactly what Value accepts (and fails where Value fails) and allocates nothing for a
+// value without escaped strings.
+func (s *Scanner) Skip() error {
+	s.p.space()
+	if !s.p.skip(0) {
+		return s.err()
+	}
+	return nil
+}
+
 func (s *Scanner) err() error {
 	if s.p.tooDeep {
 		return errTooDeep

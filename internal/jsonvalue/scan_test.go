@@ -110,6 +110,13 @@ func FuzzScanValue(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, gotErr := scanWhole(data)
+		// Skip accepts what Value accepts and stops where it stops.
+		vs, ss := NewScanner(data), NewScanner(data)
+		_, verr := vs.Value()
+		serr := ss.Skip()
+		if (verr == nil) != (serr == nil) || (verr == nil && vs.Pos() != ss.Pos()) {
+			t.Fatalf("%q: Value error %v at %d, Skip error %v at %d", data, verr, vs.Pos(), serr, ss.Pos())
+		}
 		if !utf8.Valid(data) {
 			return
 		}

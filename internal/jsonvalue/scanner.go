@@ -219,16 +219,10 @@ func (p *scanner) members(depth int) bool {
 		return true
 	}
 	for {
-		p.space()
-		k, ok := p.str()
+		k, ok := p.memberKey()
 		if !ok {
 			return false
 		}
-		p.space()
-		if !p.eat(':') {
-			return false
-		}
-		p.space()
 		v, ok := p.value(depth + 1)
 		if !ok {
 			return false
@@ -251,6 +245,21 @@ func (p *scanner) members(depth int) bool {
 			return false
 		}
 	}
+}
+
+// memberKey reads an object member's key and the ':' after it, and the whitespace around them.
+func (p *scanner) memberKey() (string, bool) {
+	p.space()
+	k, ok := p.str()
+	if !ok {
+		return "", false
+	}
+	p.space()
+	if !p.eat(':') {
+		return "", false
+	}
+	p.space()
+	return k, true
 }
 
 // carve copies fields into the slab and returns them as a Map with cap == len. An empty object
@@ -342,6 +351,13 @@ func (p *scanner) str() (string, bool) {
 	}
 	start := p.i
 	for p.i < len(p.s) {
+		// Runs of plain bytes (printable ASCII but '"' and '\\') take one table lookup each.
+		for p.i < len(p.s) && plainString[p.s[p.i]] {
+			p.i++
+		}
+		if p.i >= len(p.s) {
+			break
+		}
 		c := p.s[p.i]
 		switch {
 		case c == '"':
@@ -361,6 +377,15 @@ func (p *scanner) str() (string, bool) {
 	}
 	return "", false
 }
+
+// plainString marks the bytes a string holds as they are, with nothing to check: printable
+// ASCII but '"' and '\\'.
+var plainString = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // rune steps over one multi-byte UTF-8 sequence; it reports false if it is not valid.
 func (p *scanner) rune() bool {
@@ -467,4 +492,65 @@ func (p *scanner) hex4() (rune, bool) {
 	}
 	p.i += 4
 	return r, true
+}
+
+// skip steps over one value nested at depth, accepting exactly what value accepts, without
+// building it: strings are checked, not kept (an escaped one is still decoded, and dropped).
+func (p *scanner) skip(depth int) bool {
+	if depth > maxDepth {
+		p.tooDeep = true
+		return false
+	}
+	switch c := p.peek(); {
+	case c == '"':
+		own := p.own
+		p.own = false // nothing is kept: no copy
+		_, ok := p.str()
+		p.own = own
+		return ok
+	case c == '{':
+		return p.skipMembers(depth, '{', '}', true)
+	case c == '[':
+		return p.skipMembers(depth, '[', ']', false)
+	case c == '-' || (c >= '0' && c <= '9'):
+		_, ok := p.number()
+		return ok
+	case p.literal("true"), p.literal("false"), p.literal("null"):
+		return true
+	}
+	return false
+}
+
+// skipMembers steps over an object (keyed) or array nested at depth, as object and array read
+// them: its members are at depth+1.
+func (p *scanner) skipMembers(depth int, open, end byte, keyed bool) bool {
+	if !p.eat(open) {
+		return false
+	}
+	p.space()
+	if p.eat(end) {
+		return true
+	}
+	for {
+		p.space()
+		if keyed {
+			own := p.own
+			p.own = false // nothing is kept: no copy
+			_, ok := p.memberKey()
+			p.own = own
+			if !ok {
+				return false
+			}
+		}
+		if !p.skip(depth + 1) {
+			return false
+		}
+		p.space()
+		if p.eat(end) {
+			return true
+		}
+		if !p.eat(',') {
+			return false
+		}
+	}
 }

@@ -1,0 +1,223 @@
+package connectors
+
+import (
+	"strconv"
+	"strings"
+)
+
+// The handlers' single pass over a large request's offsets (handlers/fastraw.go) reads each
+// partition and offset map as a list of FlatFields, without boxing values into a
+// jsonvalue.Map. A class may check such an entry itself (Class.CheckFlat): a yes must be
+// exactly Validate's, a no only means "ask Validate", which then judges the boxed entry.
+// TestCheckFlatAgreesWithValidate and the handlers' differential tests hold the two together.
+
+// FlatField is one member of a partition or offset map of the single pass's shape: a string
+// (Text, its decoded value) or an integer written as Java prints a long (Long set, Text its
+// digits).
+type FlatField struct {
+	Key, Text string
+	Long      bool
+}
+
+// flatGet returns the member of fs with key.
+func flatGet(fs []FlatField, key string) (FlatField, bool) {
+	for _, f := range fs {
+		if f.Key == key {
+			return f, true
+		}
+	}
+	return FlatField{}, false
+}
+
+// flatLong is the value of a Long member (its digits fit: at most 18 of them).
+func flatLong(f FlatField) (int64, bool) {
+	if !f.Long {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(f.Text, 10, 64)
+	return n, err == nil
+}
+
+// mirrorFlat is mirrorValidator's CheckFlat.
+func mirrorFlat(onlyZero bool, stringKeys ...string) func(map[string]string, []FlatField, []FlatField) bool {
+	checkPartitionKey := stringKeys[0] != "sourceClusterAlias"
+	return func(_ map[string]string, p, o []FlatField) bool {
+		for _, k := range stringKeys {
+			if f, ok := flatGet(p, k); !ok || f.Long {
+				return false
+			}
+		}
+		if checkPartitionKey {
+			f, ok := flatGet(p, "partition")
+			if !ok {
+				return false
+			}
+			n, ok := flatLong(f)
+			if !ok || n > 1<<31-1 || int32(n) < 0 {
+				return false
+			}
+		}
+		f, ok := flatGet(o, "offset")
+		if !ok {
+			return false
+		}
+		n, ok := flatLong(f)
+		switch {
+		case !ok:
+			return false
+		case onlyZero:
+			return n == 0
+		default:
+			return n >= 0
+		}
+	}
+}
+
+// fileStreamSourceFlat is validateFileStreamSource's CheckFlat.
+func fileStreamSourceFlat(config map[string]string, p, o []FlatField) bool {
+	if !javaNonBlank(config["file"]) {
+		return false
+	}
+	f, ok := flatGet(o, "position")
+	if !ok {
+		return false
+	}
+	if n, ok := flatLong(f); !ok || n < 0 {
+		return false
+	}
+	_, ok = flatGet(p, "filename")
+	return ok
+}
+
+// javaNonBlank reports whether s is not empty once String.trim has stripped U+0000 to U+0020
+// from both ends: whether it has a byte above ' ' (every byte of a longer character is).
+func javaNonBlank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] > ' ' {
+			return true
+		}
+	}
+	return false
+}
+
+// checkFlat is validate's CheckFlat, for connectors whose partition and offset rules have
+// flat twins (partitionFlat, offsetFlat); false for others.
+func (d dbzConnector) checkFlat(config map[string]string, p, o []FlatField) bool {
+	if d.offsetFlat == nil || (d.partition != nil && d.partitionFlat == nil) {
+		return false
+	}
+	name := config["topic.prefix"]
+	if name == "" {
+		name = config[d.legacyNameConfig]
+	}
+	if !flatHasKeySet(p, d.partitions) {
+		return false
+	}
+	for _, f := range p {
+		if f.Long {
+			return false
+		}
+	}
+	if name != "" {
+		if f, ok := flatGet(p, d.nameKey); !ok || f.Text != name {
+			return false
+		}
+	}
+	if d.partitionFlat != nil && !d.partitionFlat(config, p) {
+		return false
+	}
+	return d.offsetFlat(o) && dbzCommonOffsetFlat(o)
+}
+
+// flatHasKeySet is hasKeySet: p's keys (distinct) are exactly one of sets.
+func flatHasKeySet(p []FlatField, sets [][]string) bool {
+	for _, set := range sets {
+		if len(set) != len(p) {
+			continue
+		}
+		all := true
+		for _, k := range set {
+			if _, ok := flatGet(p, k); !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// dbzCommonOffsetFlat is dbzCommonOffset's CheckFlat.
+func dbzCommonOffsetFlat(o []FlatField) bool {
+	for _, f := range o {
+		switch {
+		case f.Key == "snapshot":
+			if f.Long || (f.Text != "true" && f.Text != "INITIAL" && f.Text != "BLOCKING" && f.Text != "INCREMENTAL") {
+				return false
+			}
+		case f.Key == "transaction_id", f.Key == "incremental_snapshot_primary_key", f.Key == "incremental_snapshot_maximum_key",
+			f.Key == "incremental_snapshot_collections", f.Key == "incremental_snapshot_correlation_id":
+			if f.Long {
+				return false
+			}
+		case strings.HasPrefix(f.Key, "transaction_data_collection_order_"):
+			if !f.Long {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sqlServerPartitionFlat is sqlServerPartition's CheckFlat.
+func sqlServerPartitionFlat(config map[string]string, p []FlatField) bool {
+	names := strings.TrimSpace(config["database.names"])
+	db, hasDB := flatGet(p, "database")
+	if !hasDB {
+		return names == ""
+	}
+	if names == "" {
+		return true
+	}
+	for _, n := range strings.Split(names, ",") {
+		if strings.EqualFold(strings.TrimSpace(n), db.Text) {
+			return true
+		}
+	}
+	return false
+}
+
+// sqlServerOffsetFlat is sqlServerOffset's CheckFlat.
+func sqlServerOffsetFlat(o []FlatField) bool {
+	for _, key := range []string{"commit_lsn", "change_lsn"} {
+		if f, ok := flatGet(o, key); ok && (f.Long || !isSQLServerLsn(f.Text)) {
+			return false
+		}
+	}
+	if f, ok := flatGet(o, "event_serial_no"); ok && !f.Long {
+		return false
+	}
+	return true
+}
+
+// isSQLServerLsn is sqlServerLsn.MatchString without the regular expression machinery.
+func isSQLServerLsn(s string) bool {
+	if s == "NULL" {
+		return true
+	}
+	if len(s) != 22 || s[8] != ':' || s[17] != ':' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if i == 8 || i == 17 {
+			continue
+		}
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}

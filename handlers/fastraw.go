@@ -1,0 +1,511 @@
+package handlers
+
+import (
+	"hash/maphash"
+	"runtime"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// A large request's initial_offsets come from the decoder as text (events.CreateRequest.
+// RawOffsets: checked, not decoded). rawSourceRecords reads that text once, in parallel
+// ranges, straight into records: no decoded maps, no boxed values kept. It takes the requests
+// fastSourceRecords takes, and only the commonest of them: every entry is
+// {"partition": {...}, "offset": {...}} with both maps present, every value a string without
+// escapes (nor characters beyond U+FFFF) or an integer as Java prints a long, every partition with the
+// first one's keys in the same order. Key orders are computed once per key sequence, and each
+// entry is checked by the class's CheckFlat on its flat members, or, where the class has none
+// or it cannot tell, by its Validate one entry at a time (a small cache shares the boxes of
+// repeated values). Anything else makes it give up; the caller then decodes the
+// text and runs sourceRecords, which words any error. So the two give the same records and the
+// same errors (TestRawSourceRecordsMatchGeneral, FuzzRawSourceRecords).
+
+// sourceRecordsFromText is sourceRecords for the text of an initial_offsets array.
+func sourceRecordsFromText(name string, class *connectors.Class, props map[string]string, raw []byte) ([]offsetstore.Record, error) {
+	if recs, ok := rawSourceRecords(name, class, props, raw, rawRanges(rawParallelBytes, runtime.GOMAXPROCS(0))); ok {
+		return recs, nil
+	}
+	entries, err := events.ParseOffsets(raw)
+	if err != nil {
+		return nil, badRequest(err.Error())
+	}
+	if len(entries) == 0 {
+		return nil, badRequest(msgNoOffsets)
+	}
+	return sourceRecords(name, class, props, entries)
+}
+
+// rawParallelBytes is the least text per range of rawSourceRecords.
+const rawParallelBytes = 1 << 20
+
+// rawRanges returns how many ranges rawSourceRecords cuts a text into: one per rangeBytes, at
+// most parts.
+func rawRanges(rangeBytes, parts int) func(textBytes int) int {
+	return func(n int) int { return max(1, min(parts, n/max(rangeBytes, 1))) }
+}
+
+// rawSourceRecords is fastSourceRecords on the text of an initial_offsets array, read in
+// ranges(len(raw)) parallel ranges; ok is false when the text is not of the shape it takes.
+func rawSourceRecords(name string, class *connectors.Class, props map[string]string, raw []byte, ranges func(int) int) (recs []offsetstore.Record, ok bool) {
+	if class == nil || !class.PerEntry || len(raw) == 0 {
+		return nil, false
+	}
+	// The text is read as a string without a copy: nothing writes to raw during the pass, and
+	// nothing read from it outlives the pass (records are copies).
+	text := unsafe.String(&raw[0], len(raw))
+	first := rawReader{s: text}
+	first.ws()
+	if !first.eat('[') {
+		return nil, false
+	}
+	bodyStart := first.i
+	var pf, of []rawField
+	if !first.entry(&pf, &of) {
+		return nil, false
+	}
+	pkeys := make([]string, len(pf))
+	for i, f := range pf {
+		if slices.Contains(pkeys[:i], f.Key) {
+			return nil, false
+		}
+		pkeys[i] = f.Key
+	}
+	end := len(text)
+	for end > 0 && isSpace(text[end-1]) {
+		end--
+	}
+	if end == 0 || text[end-1] != ']' {
+		return nil, false
+	}
+	end-- // the closing bracket
+
+	// Ranges of whole entries, cut at guessed commas between entries: a wrong guess makes a
+	// range fail to read, and the request takes the general path.
+	sc := jsonvalue.NewStringScanner(text)
+	cuts := sc.GuessCuts(ranges(len(text)))
+	bounds := make([][2]int, 0, len(cuts)+1)
+	from := bodyStart
+	for _, c := range cuts {
+		bounds = append(bounds, [2]int{from, c})
+		from = c + 1
+	}
+	bounds = append(bounds, [2]int{from, end})
+
+	pperm := partitionPerm(class, pkeys)
+	if pperm == nil {
+		return nil, false
+	}
+	// One slice for every range's records, each range writing into a window sized from the
+	// first entry's length (entries of the common shape are about as long as each other), so
+	// that the ranges' records need not be copied together. A range whose window is too short
+	// goes on in a slice of its own.
+	per := max(first.i-bodyStart, 16)
+	ends := make([]int, len(bounds)) // where each range's window ends in all
+	total := 0
+	for i, b := range bounds {
+		total += (b[1]-b[0])/per + (b[1]-b[0])/per/8 + 16
+		ends[i] = total
+	}
+	all := make([]offsetstore.Record, total)
+	windows := make([][]offsetstore.Record, len(bounds))
+	prefix := keyPrefix(name)
+	fails := make([]bool, len(bounds))
+	var wg sync.WaitGroup
+	for i, b := range bounds {
+		from := 0
+		if i > 0 {
+			from = ends[i-1]
+		}
+		windows[i] = all[from:from:ends[i]]
+		wg.Go(func() {
+			enc := rawEncoder{class: class, props: props, pkeys: pkeys, pperm: pperm, prefix: prefix}
+			windows[i], fails[i] = enc.run(windows[i], text[b[0]:b[1]])
+		})
+	}
+	wg.Wait()
+	if slices.Contains(fails, true) {
+		return nil, false
+	}
+	// The ranges' records are moved together to the start of all: each range's move ends
+	// before the next range's window starts, unless a range outgrew its window (and went on
+	// in a slice of its own); then they are copied into a new slice.
+	n := 0
+	inPlace := true
+	for i, w := range windows {
+		n += len(w)
+		inPlace = inPlace && n <= ends[i]
+	}
+	if n == 0 {
+		return nil, false
+	}
+	recs = all[:0]
+	if !inPlace {
+		recs = make([]offsetstore.Record, 0, n)
+	}
+	for i, w := range windows {
+		recs = append(recs, w...)
+		windows[i] = nil
+	}
+	if inPlace {
+		clear(all[n:])
+	}
+	recs = recs[:n:n]
+	// A repeated partition takes the general path (Dedupe's "last one wins"). With one key
+	// sequence and canonical values, equal partitions have equal key bytes; two keys with one
+	// hash take the general path too, repeated or not.
+	seed := maphash.MakeSeed()
+	seen := make(map[uint64]struct{}, n)
+	for k := range recs {
+		h := maphash.Bytes(seed, recs[k].Key)
+		if _, dup := seen[h]; dup {
+			return nil, false
+		}
+		seen[h] = struct{}{}
+	}
+	return recs, true
+}
+
+// partitionPerm is, for the partition key sequence keys, the position in the request of each
+// key as the record's key writes them (the class's PartitionOrder, else Java HashMap order).
+func partitionPerm(class *connectors.Class, keys []string) []int {
+	sample := make(jsonvalue.Map, len(keys))
+	for i, k := range keys {
+		sample[i] = jsonvalue.Field{Key: k, Value: ""}
+	}
+	if class.PartitionOrder != nil {
+		return permutation(sample, class.PartitionOrder(sample))
+	}
+	return permutation(sample, offsetstore.JavaHashMapOrder(sample))
+}
+
+// keyPrefix is the start of every record key of connector name: `["<name>",`.
+func keyPrefix(name string) []byte {
+	k := offsetstore.AppendKey(nil, name, jsonvalue.Map{}) // ["<name>",{}]
+	return k[:len(k)-len("{}]")]
+}
+
+// rawField is one member of a flat map: its key and, for a string, its text between the quotes
+// (no escapes: written back as it came), for an integer (Long) its digits.
+type rawField = connectors.FlatField
+
+// rawEncoder reads and encodes one range of entries.
+type rawEncoder struct {
+	class  *connectors.Class
+	props  map[string]string
+	pkeys  []string
+	pperm  []int
+	prefix []byte
+
+	okeys []string
+	operm []int
+	arena []byte
+	boxes boxCache
+	// pm, om and one are the scratch entry handed to the class's Validate.
+	pm, om jsonvalue.Map
+	one    []events.OffsetEntry
+}
+
+// run reads the entries of text (entries separated by commas, nothing else) into records
+// appended to recs; failed is true when text is not of the fast path's shape.
+func (enc *rawEncoder) run(recs []offsetstore.Record, text string) (_ []offsetstore.Record, failed bool) {
+	r := rawReader{s: text}
+	enc.one = make([]events.OffsetEntry, 1)
+	var pf, of []rawField
+	for {
+		if !r.entry(&pf, &of) {
+			return nil, true
+		}
+		rec, ok := enc.encode(pf, of)
+		if !ok {
+			return nil, true
+		}
+		recs = append(recs, rec)
+		r.ws()
+		if r.i == len(r.s) {
+			return recs, false
+		}
+		if !r.eat(',') {
+			return nil, true
+		}
+	}
+}
+
+// encode validates one entry and returns its record, as EncodeOffsets writes it.
+func (enc *rawEncoder) encode(pf, of []rawField) (offsetstore.Record, bool) {
+	if len(pf) != len(enc.pkeys) {
+		return offsetstore.Record{}, false
+	}
+	for i, f := range pf {
+		if f.Key != enc.pkeys[i] {
+			return offsetstore.Record{}, false
+		}
+	}
+	if !enc.sameOffsetKeys(of) {
+		enc.okeys = enc.okeys[:0]
+		enc.operm = nil
+		for _, f := range of {
+			if slices.Contains(enc.okeys, f.Key) {
+				return offsetstore.Record{}, false
+			}
+			enc.okeys = append(enc.okeys, f.Key)
+		}
+		sample := make(jsonvalue.Map, len(of))
+		for i, f := range of {
+			sample[i] = jsonvalue.Field{Key: f.Key, Value: ""}
+		}
+		enc.operm = permutation(sample, offsetstore.JavaHashMapOrder(sample))
+	}
+	if enc.operm == nil {
+		return offsetstore.Record{}, false
+	}
+	if enc.class.Validate != nil && (enc.class.CheckFlat == nil || !enc.class.CheckFlat(enc.props, pf, of)) {
+		// The class cannot tell from the flat members, or refuses them: Validate judges the
+		// boxed entry (and a refusal makes the request take the general path).
+		enc.pm = enc.boxes.fill(enc.pm[:0], pf)
+		enc.om = enc.boxes.fill(enc.om[:0], of)
+		enc.one[0] = events.OffsetEntry{Partition: enc.pm, Offset: enc.om}
+		err := enc.class.Validate(enc.props, enc.one)
+		enc.one[0] = events.OffsetEntry{}
+		if err != nil {
+			return offsetstore.Record{}, false
+		}
+	}
+	if cap(enc.arena)-len(enc.arena) < 4<<10 {
+		enc.arena = make([]byte, 0, 256<<10)
+	}
+	a := enc.arena
+	start := len(a)
+	a = append(a, enc.prefix...)
+	a = appendFlat(a, pf, enc.pperm)
+	a = append(a, ']')
+	mid := len(a)
+	a = appendFlat(a, of, enc.operm)
+	end := len(a)
+	enc.arena = a
+	return offsetstore.Record{Key: a[start:mid:mid], Value: a[mid:end:end], Partition: -1}, true
+}
+
+func (enc *rawEncoder) sameOffsetKeys(of []rawField) bool {
+	if len(of) != len(enc.okeys) || enc.okeys == nil {
+		return false
+	}
+	for i, f := range of {
+		if f.Key != enc.okeys[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// appendFlat writes the members of fs in the order of perm, as offsetstore writes a map of
+// such values.
+func appendFlat(dst []byte, fs []rawField, perm []int) []byte {
+	dst = append(dst, '{')
+	for n, i := range perm {
+		if n > 0 {
+			dst = append(dst, ',')
+		}
+		f := fs[i]
+		dst = append(dst, '"')
+		dst = append(dst, f.Key...)
+		dst = append(dst, '"', ':')
+		if f.Long {
+			dst = append(dst, f.Text...)
+		} else {
+			dst = append(dst, '"')
+			dst = append(dst, f.Text...)
+			dst = append(dst, '"')
+		}
+	}
+	return append(dst, '}')
+}
+
+// boxCache shares the boxes of repeated short values (a cluster alias, a topic, a partition
+// number): boxing a string into an interface allocates.
+type boxCache [256]struct {
+	text string
+	num  bool
+	box  any
+}
+
+// fill appends fs to m as jsonvalue members.
+func (c *boxCache) fill(m jsonvalue.Map, fs []rawField) jsonvalue.Map {
+	for _, f := range fs {
+		m = append(m, jsonvalue.Field{Key: f.Key, Value: c.box(f.Text, f.Long)})
+	}
+	return m
+}
+
+func (c *boxCache) box(s string, num bool) any {
+	if len(s) > 32 {
+		return boxOf(s, num)
+	}
+	h := uint32(2166136261) // FNV-1a
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	e := &c[(h^h>>8)&0xff]
+	if e.box != nil && e.num == num && e.text == s {
+		return e.box
+	}
+	e.text, e.num, e.box = s, num, boxOf(s, num)
+	return e.box
+}
+
+func boxOf(s string, num bool) any {
+	if num {
+		return jsonvalue.Number(s)
+	}
+	return s
+}
+
+// rawReader reads the fast path's shape of JSON text; every method reports false on anything
+// else (which may be valid JSON the general path reads).
+type rawReader struct {
+	s string
+	i int
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func (r *rawReader) ws() {
+	for r.i < len(r.s) && isSpace(r.s[r.i]) {
+		r.i++
+	}
+}
+
+func (r *rawReader) eat(c byte) bool {
+	if r.i < len(r.s) && r.s[r.i] == c {
+		r.i++
+		return true
+	}
+	return false
+}
+
+// entry reads {"partition": {...}, "offset": {...}} (either order) into p and o.
+func (r *rawReader) entry(p, o *[]rawField) bool {
+	r.ws()
+	if !r.eat('{') {
+		return false
+	}
+	gotP, gotO := false, false
+	for {
+		r.ws()
+		k, ok := r.str()
+		if !ok {
+			return false
+		}
+		r.ws()
+		if !r.eat(':') {
+			return false
+		}
+		r.ws()
+		switch {
+		case k == "partition" && !gotP:
+			gotP = true
+			*p, ok = r.flat((*p)[:0])
+		case k == "offset" && !gotO:
+			gotO = true
+			*o, ok = r.flat((*o)[:0])
+		default:
+			return false
+		}
+		if !ok {
+			return false
+		}
+		r.ws()
+		if r.eat('}') {
+			return gotP && gotO
+		}
+		if !r.eat(',') {
+			return false
+		}
+	}
+}
+
+// flat reads a non-empty object of string and long members.
+func (r *rawReader) flat(dst []rawField) ([]rawField, bool) {
+	if !r.eat('{') {
+		return nil, false
+	}
+	for {
+		r.ws()
+		k, ok := r.str()
+		if !ok {
+			return nil, false
+		}
+		r.ws()
+		if !r.eat(':') {
+			return nil, false
+		}
+		r.ws()
+		f := rawField{Key: k}
+		if r.i < len(r.s) && r.s[r.i] == '"' {
+			f.Text, ok = r.str()
+		} else {
+			f.Text, ok = r.long()
+			f.Long = true
+		}
+		if !ok {
+			return nil, false
+		}
+		dst = append(dst, f)
+		r.ws()
+		if r.eat('}') {
+			return dst, true
+		}
+		if !r.eat(',') {
+			return nil, false
+		}
+	}
+}
+
+// str reads a string without escapes or characters beyond U+FFFF and returns its text.
+func (r *rawReader) str() (string, bool) {
+	if !r.eat('"') {
+		return "", false
+	}
+	start := r.i
+	for r.i < len(r.s) && rawPlain[r.s[r.i]] {
+		r.i++
+	}
+	if r.i < len(r.s) && r.s[r.i] == '"' {
+		r.i++
+		return r.s[start : r.i-1], true
+	}
+	return "", false
+}
+
+// rawPlain marks the bytes a string of the single pass holds: not '"', and no escape (the
+// general path decodes them) nor the lead byte of a character beyond U+FFFF (written as an
+// escaped surrogate pair). Anything else is written back as it came: the text is valid UTF-8
+// without control characters (the decoder checked it).
+var rawPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0xF0; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// long reads an integer written as Java prints a long (canonicalLong).
+func (r *rawReader) long() (string, bool) {
+	start := r.i
+	r.eat('-')
+	for r.i < len(r.s) && r.s[r.i] >= '0' && r.s[r.i] <= '9' {
+		r.i++
+	}
+	if r.i < len(r.s) {
+		switch r.s[r.i] {
+		case '.', 'e', 'E':
+			return "", false
+		}
+	}
+	t := r.s[start:r.i]
+	return t, canonicalLong(t)
+}
