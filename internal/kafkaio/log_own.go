@@ -2,6 +2,7 @@ package kafkaio
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -229,4 +230,37 @@ func compareInt64(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// SyncTo waits until the log has applied partition p up to end (exclusive): the barrier of a
+// caller that knows which offset matters, such as a writer that needs everything up to its own
+// acknowledged record (the Produce response gives its offset), without asking the broker for
+// the end offsets as Sync does.
+func (l *Log) SyncTo(ctx context.Context, p int, end int64) error {
+	select {
+	case <-l.inited:
+	case <-l.done:
+		return l.stoppedErr()
+	case <-ctx.Done():
+		return fmt.Errorf("sync log of topic %q: %w", l.topic, ctx.Err())
+	}
+	for {
+		l.mu.Lock()
+		if p < 0 || p >= len(l.next) {
+			l.mu.Unlock()
+			return fmt.Errorf("sync log of topic %q: no partition %d", l.topic, p)
+		}
+		caughtUp, changed := l.next[p] >= end, l.changed
+		l.mu.Unlock()
+		if caughtUp {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-l.done:
+			return l.stoppedErr()
+		case <-ctx.Done():
+			return fmt.Errorf("sync log of topic %q: %w", l.topic, ctx.Err())
+		}
+	}
 }

@@ -3,6 +3,7 @@ package kafkaio
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -35,6 +36,7 @@ type leaderQueue struct {
 type produceItem struct {
 	topic     string
 	partition int32
+	leader    int             // the partition leader's broker ID when routed
 	recs      []kafka.Message // Key, Value and Headers
 	size      int
 
@@ -74,50 +76,91 @@ func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 	return errs
 }
 
-// produce is Produce that also returns each message's item (nil for those that failed before
-// being queued); an item acknowledged without error holds the offset of its first record.
-func (p *Producer) produce(ctx context.Context, msgs []kafka.Message) ([]error, []*produceItem) {
-	errs := make([]error, len(msgs))
-	failed := false
-	fail := func(i int, err error) {
-		errs[i], failed = err, true
-	}
-	owner, order, leaders := p.route(ctx, msgs, fail)
-	p.enqueue(order, leaders)
-	for _, it := range order {
+// Pending is a write queued by Enqueue, not yet known to be acknowledged.
+type Pending struct {
+	p     *Producer
+	errs  []error
+	owner []*produceItem
+	order []*produceItem
+	// at[i] is msgs[i]'s index among the records of its item.
+	at []int
+}
+
+// Enqueue queues msgs as Produce does and returns without waiting for the broker: each
+// message has its place in its partition's queue when Enqueue returns, so a write queued
+// later (by any caller) lands after it in the partition, whenever either is acknowledged. A
+// caller that must not wait for a write, but must keep it before the writes that follow (a
+// tombstone that must never remove a newer record of its key), enqueues it and waits
+// elsewhere. ctx bounds the partition-leader lookup only. A queued write is sent even if
+// nobody waits for it.
+func (p *Producer) Enqueue(ctx context.Context, msgs []kafka.Message) *Pending {
+	w := &Pending{p: p, errs: make([]error, len(msgs))}
+	w.owner, w.order, w.at = p.route(ctx, msgs, func(i int, err error) { w.errs[i] = err })
+	p.enqueue(w.order)
+	return w
+}
+
+// Wait waits until every message of the write is acknowledged, or refused, or ctx ends. It
+// returns one error per message, nil when every message was acknowledged; a message whose
+// context ended first gets ctx.Err() (it may still be written).
+func (w *Pending) Wait(ctx context.Context) []error {
+	for _, it := range w.order {
 		select {
 		case <-it.done:
 		case <-ctx.Done():
 		}
 	}
-	for i, it := range owner {
+	errs := slices.Clone(w.errs)
+	failed := false
+	for i, it := range w.owner {
 		if it == nil {
+			failed = failed || errs[i] != nil
 			continue
 		}
 		select {
 		case <-it.done:
 			if it.err != nil {
-				p.leaders.forget(it.topic)
-				fail(i, fmt.Errorf("write to topic %q: %w", it.topic, it.err))
+				w.p.leaders.forget(it.topic)
+				errs[i] = fmt.Errorf("write to topic %q: %w", it.topic, it.err)
+				failed = true
 			}
 		default:
-			fail(i, ctx.Err())
+			errs[i], failed = ctx.Err(), true
 		}
 	}
 	if !failed {
-		return nil, owner
+		return nil
 	}
-	return errs, owner
+	return errs
+}
+
+// Partition returns the partition of message i.
+func (w *Pending) Partition(i int) int {
+	if w.owner[i] == nil {
+		return -1
+	}
+	return int(w.owner[i].partition)
+}
+
+// Offset returns the offset of message i once Wait returned nil for it.
+func (w *Pending) Offset(i int) int64 { return w.owner[i].base + int64(w.at[i]) }
+
+// produce is Produce that also returns each message's item (nil for those that failed before
+// being queued); an item acknowledged without error holds the offset of its first record.
+func (p *Producer) produce(ctx context.Context, msgs []kafka.Message) ([]error, []*produceItem) {
+	w := p.Enqueue(ctx, msgs)
+	return w.Wait(ctx), w.owner
 }
 
 // route groups msgs into one item per partition: owner[i] is msgs[i]'s item (nil when fail
-// was told why it cannot be written), order the items in first-seen order and leaders the
-// leader of each item's partition.
-func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(int, error)) (owner, order []*produceItem, leaders []int) {
+// was told why it cannot be written) and at[i] its index among the item's records, order the
+// items in first-seen order.
+func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(int, error)) (owner, order []*produceItem, at []int) {
 	leadersOf := map[string][]int{}
 	topicErr := map[string]error{}
 	items := map[topicPartition]*produceItem{}
 	owner = make([]*produceItem, len(msgs))
+	at = make([]int, len(msgs))
 	for i := range msgs {
 		m := &msgs[i]
 		ls, ok := leadersOf[m.Topic]
@@ -147,11 +190,11 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(in
 		k := topicPartition{m.Topic, int32(part)}
 		it := items[k]
 		if it == nil {
-			it = &produceItem{topic: m.Topic, partition: int32(part), done: make(chan struct{})}
+			it = &produceItem{topic: m.Topic, partition: int32(part), leader: ls[part], done: make(chan struct{})}
 			items[k] = it
 			order = append(order, it)
-			leaders = append(leaders, ls[part])
 		}
+		at[i] = len(it.recs)
 		it.recs = append(it.recs, kafka.Message{Key: m.Key, Value: m.Value, Headers: m.Headers})
 		it.size += len(m.Key) + len(m.Value) + 24
 		for _, h := range m.Headers {
@@ -159,21 +202,21 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(in
 		}
 		owner[i] = it
 	}
-	return owner, order, leaders
+	return owner, order, at
 }
 
-// enqueue adds items (each to the queue of its leader in leaders) and starts the senders of
+// enqueue adds items (each to the queue of its partition's leader) and starts the senders of
 // idle queues. All of a call's items are queued at once, so that a sender started by the
 // first cannot take it alone into a Produce of its own.
-func (p *Producer) enqueue(items []*produceItem, leaders []int) {
+func (p *Producer) enqueue(items []*produceItem) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var start []*leaderQueue
-	for i, it := range items {
-		q := p.queues[leaders[i]]
+	for _, it := range items {
+		q := p.queues[it.leader]
 		if q == nil {
 			q = &leaderQueue{}
-			p.queues[leaders[i]] = q
+			p.queues[it.leader] = q
 		}
 		q.items = append(q.items, it)
 		if !q.busy {

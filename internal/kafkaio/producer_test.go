@@ -218,3 +218,41 @@ func TestProducerRetriesMixedBatchPerWriter(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, bad.Hits(), 2, "the mixed batch was refused, then the bad writer alone")
 }
+
+// A write queued with Enqueue keeps its place in its partition: a write queued after it lands
+// after it even when the first is still waiting behind a slow Produce request, and Wait gives
+// each message's offset.
+func TestProducerEnqueueKeepsOrder(t *testing.T) {
+	c, _, p := startProducerCluster(t, "a")
+	ctx := testContext(t)
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "a", Partition: 0, Value: []byte("warm-up")}}))
+	// Hold the next Produce request, so that the writes below queue behind it.
+	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Observe: true, Count: 1, When: func(kmsg.Request) bool {
+		time.Sleep(50 * time.Millisecond)
+		return true
+	}})
+	first := p.Enqueue(ctx, []kafka.Message{{Topic: "a", Partition: 0, Value: []byte("held")}})
+	tomb := p.Enqueue(ctx, []kafka.Message{
+		{Topic: "a", Partition: 1, Key: []byte("k"), Value: []byte("other partition")},
+		{Topic: "a", Partition: 0, Key: []byte("k")},
+		{Topic: "a", Partition: 0, Key: []byte("j")},
+	})
+	errs := p.Produce(ctx, []kafka.Message{{Topic: "a", Partition: 0, Key: []byte("k"), Value: []byte("newer")}})
+	require.Nil(t, errs)
+	require.Nil(t, tomb.Wait(ctx))
+	require.Nil(t, first.Wait(ctx))
+	require.Equal(t, 0, tomb.Partition(1))
+	require.Equal(t, 1, tomb.Partition(0))
+	require.Equal(t, first.Offset(0)+1, tomb.Offset(1))
+	require.Equal(t, tomb.Offset(1)+1, tomb.Offset(2))
+
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.ListenAddrs(), Topic: "a", Partition: 0, MaxWait: 50 * time.Millisecond})
+	defer r.Close()
+	var got []string
+	for range 5 {
+		m, err := r.ReadMessage(ctx)
+		require.NoError(t, err)
+		got = append(got, fmt.Sprintf("%d %s=%s", m.Offset, m.Key, m.Value))
+	}
+	require.Equal(t, []string{"0 =warm-up", "1 =held", "2 k=", "3 j=", "4 k=newer"}, got)
+}
