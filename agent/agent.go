@@ -228,7 +228,10 @@ func (a *Agent) Run(ctx context.Context) error {
 			return nil
 		}
 		a.log.Info("views loaded", "config_topic", a.cfg.ConfigTopic, "offsets_topic", a.cfg.OffsetsTopic)
-		return a.consume(gctx, work)
+		err := a.consume(gctx, work)
+		// The intent removals queued by the last requests land before the views stop.
+		a.intents.wait()
+		return err
 	})
 	g.Go(func() error { a.lagLoop(gctx); return nil })
 	err = g.Wait()

@@ -15,10 +15,10 @@ import (
 // Claims live in the intent topic beside the intents (docs/architecture.md, "One request per
 // connector at a time"). A request claims its connector by appending a claim record of its
 // own (key: claimPrefix, the connector name, the request's source and id) to the partition of
-// the connector's intent, and reads the topic to its end: the earliest claim of the name still
-// in the log and unfinished wins. Kafka's order of one partition is the arbiter, the same for
+// the connector's intent, and reads that partition up to its claim: the earliest claim of the
+// name still in the log and unfinished wins. Kafka's order of one partition is the arbiter, the same for
 // every replica. The loser tombstones its claim at once; the holder tombstones it once its
-// result is out and its intent removed. A claim is unfinished until then, or until its
+// result is out, in one batch right after its intent's tombstone (intentLog.finish). A claim is unfinished until then, or until its
 // request's result is in the result topic (a replica died between the two): a claim left by a
 // dead replica thus either belongs to a request that is redelivered, whose new delivery holds
 // it again, or is released by the next sweep.
@@ -83,12 +83,15 @@ func (il *intentLog) Claim(ctx context.Context, name, source, id string) (*handl
 	if err != nil {
 		return nil, fmt.Errorf("encode claim: %w", err)
 	}
-	if err := il.writeFor(ctx, name, kafka.Message{Key: []byte(key), Value: b}); err != nil {
+	w, err := il.writeFor(ctx, name, kafka.Message{Key: []byte(key), Value: b})
+	if err != nil {
 		return nil, err
 	}
-	// Everything written before the claim is in the view after the barrier, so every replica
-	// sees the same earlier claims.
-	if err := il.log.Sync(ctx); err != nil {
+	// Only the records before the claim in its partition matter, and the Produce response
+	// gives the claim's offset: once the view has applied the partition up to the claim, it
+	// holds every earlier claim of the name (and the name's intent), as every replica sees
+	// them. The claim itself is applied from the written bytes, not fetched again.
+	if err := il.log.SyncTo(ctx, w.Partition(0), w.Offset(0)+1); err != nil {
 		return nil, err
 	}
 	holder := il.holder(name, key)
@@ -129,7 +132,7 @@ func (il *intentLog) release(ctx context.Context, name, source, id string) error
 	if !ok {
 		return nil
 	}
-	if err := il.writeFor(ctx, name, kafka.Message{Key: []byte(key)}); err != nil {
+	if _, err := il.writeFor(ctx, name, kafka.Message{Key: []byte(key)}); err != nil {
 		return err
 	}
 	il.mu.Lock()

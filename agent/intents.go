@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -32,6 +33,19 @@ type intentLog struct {
 	// finished).
 	resultOut func(source, id string) bool
 
+	logger *slog.Logger
+
+	// wmu orders the writes to the topic: under it, a write is queued on the producer (which
+	// fixes its place in the partition) and lastWrite records, per key, the sequence number of
+	// the latest write this replica queued, until it is settled. A removal is retried only
+	// while it is still its key's latest write, so that it never lands after a newer record of
+	// its key.
+	wmu       sync.Mutex
+	seq       uint64
+	lastWrite map[string]uint64
+	// finishing counts the removals queued after results (finish) not yet settled.
+	finishing sync.WaitGroup
+
 	mu      sync.Mutex
 	intents map[string]*handlers.Intent
 	// claims are the live claims by connector name, in log order; claimNames maps a claim
@@ -41,8 +55,12 @@ type intentLog struct {
 }
 
 func newIntentLog(opts offsetstore.Options, topic string, producer *kafkaio.Producer, resultOut func(source, id string) bool) (*intentLog, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	il := &intentLog{intents: map[string]*handlers.Intent{}, producer: producer, topic: topic, resultOut: resultOut,
-		claims: map[string][]claimEntry{}, claimNames: map[string]string{}}
+		claims: map[string][]claimEntry{}, claimNames: map[string]string{}, lastWrite: map[string]uint64{}, logger: logger}
 	l, err := kafkaio.NewLog(opts.Cluster(), topic, il.apply)
 	if err != nil {
 		return nil, err
@@ -87,7 +105,7 @@ func (il *intentLog) Put(ctx context.Context, in *handlers.Intent) error {
 	if err != nil {
 		return fmt.Errorf("encode intent: %w", err)
 	}
-	if err := il.write(ctx, kafka.Message{Key: []byte(in.Name), Value: b}); err != nil {
+	if _, err := il.writeFor(ctx, in.Name, kafka.Message{Key: []byte(in.Name), Value: b}); err != nil {
 		return err
 	}
 	il.mu.Lock()
@@ -96,36 +114,91 @@ func (il *intentLog) Put(ctx context.Context, in *handlers.Intent) error {
 	return nil
 }
 
-// write writes m to the intent topic, to the partition kafka.Hash picks for its key.
-func (il *intentLog) write(ctx context.Context, m kafka.Message) error {
-	m.Topic, m.Partition = il.topic, -1
-	if errs := il.producer.Produce(ctx, []kafka.Message{m}); errs != nil {
-		return errs[0]
-	}
-	return nil
-}
-
-// writeFor writes m to the partition of connector name's intent (the one kafka.Hash picks for
-// the key name), so that all of a connector's intent and claim records share one order.
-func (il *intentLog) writeFor(ctx context.Context, name string, m kafka.Message) error {
+// partitionOf returns the partition of connector name's intent (the one kafka.Hash picks for
+// the key name), which also holds the name's claims, so that all of a connector's intent and
+// claim records share one order.
+func (il *intentLog) partitionOf(name string) (int, error) {
 	n := il.log.Partitions()
 	if n == 0 {
-		return errNoPartitions
+		return 0, errNoPartitions
 	}
 	parts := make([]int, n)
 	for i := range parts {
 		parts[i] = i
 	}
-	m.Topic, m.Partition = il.topic, (&kafka.Hash{}).Balance(kafka.Message{Key: []byte(name)}, parts...)
-	if errs := il.producer.Produce(ctx, []kafka.Message{m}); errs != nil {
-		return errs[0]
+	return (&kafka.Hash{}).Balance(kafka.Message{Key: []byte(name)}, parts...), nil
+}
+
+// enqueue queues msgs (records of connector name's partition) on the producer and returns
+// their sequence numbers. With keep, only the messages whose sequence number in keep is still
+// their key's latest write are queued (the others are dropped and get 0): a retry that must
+// not overtake a newer write.
+func (il *intentLog) enqueue(ctx context.Context, name string, msgs []kafka.Message, keep []uint64) (*kafkaio.Pending, []kafka.Message, []uint64, error) {
+	p, err := il.partitionOf(name)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	return nil
+	il.wmu.Lock()
+	defer il.wmu.Unlock()
+	var queued []kafka.Message
+	var seqs []uint64
+	for i, m := range msgs {
+		if keep != nil && il.lastWrite[string(m.Key)] != keep[i] {
+			continue
+		}
+		m.Topic, m.Partition = il.topic, p
+		il.seq++
+		il.lastWrite[string(m.Key)] = il.seq
+		queued, seqs = append(queued, m), append(seqs, il.seq)
+	}
+	if len(queued) == 0 {
+		return nil, nil, nil, nil
+	}
+	return il.producer.Enqueue(ctx, queued), queued, seqs, nil
+}
+
+// settle forgets the writes seqs of msgs that are still their keys' latest.
+func (il *intentLog) settle(msgs []kafka.Message, seqs []uint64) {
+	il.wmu.Lock()
+	defer il.wmu.Unlock()
+	for i, m := range msgs {
+		if il.lastWrite[string(m.Key)] == seqs[i] {
+			delete(il.lastWrite, string(m.Key))
+		}
+	}
+}
+
+// written hands the acknowledged records of w to the log, which applies them at their place
+// in the partition without fetching them again.
+func (il *intentLog) written(w *kafkaio.Pending, msgs []kafka.Message) {
+	recs := make([]kafkaio.Record, len(msgs))
+	idx := make([]int, len(msgs))
+	for i, m := range msgs {
+		recs[i] = kafkaio.Record{Key: m.Key, Value: m.Value, Partition: m.Partition}
+		idx[i] = i
+	}
+	il.log.Written(w.Partition(0), w.Offset(0), recs, idx)
+}
+
+// writeFor writes msgs to the partition of connector name's intent (partitionOf) and waits
+// for their acknowledgement. All of them go in one batch.
+func (il *intentLog) writeFor(ctx context.Context, name string, msgs ...kafka.Message) (*kafkaio.Pending, error) {
+	w, queued, seqs, err := il.enqueue(ctx, name, msgs, nil)
+	if err != nil {
+		return nil, err
+	}
+	errs := w.Wait(ctx)
+	il.settle(queued, seqs)
+	if errs != nil {
+		return nil, errs[0]
+	}
+	il.written(w, queued)
+	return w, nil
 }
 
 // Delete implements handlers.IntentStore.
 func (il *intentLog) Delete(ctx context.Context, name string) error {
-	if err := il.write(ctx, kafka.Message{Key: []byte(name)}); err != nil {
+	if _, err := il.writeFor(ctx, name, kafka.Message{Key: []byte(name)}); err != nil {
 		return err
 	}
 	il.mu.Lock()
@@ -157,14 +230,75 @@ func (il *intentLog) sweep(ctx context.Context, resultOut func(source, id string
 	return errors.Join(errs...)
 }
 
-// finish removes the intent of a request whose result is out.
-func (il *intentLog) finish(ctx context.Context, name, source, id string) error {
-	in, ok := il.Get(name)
-	if !ok || in.RequestID != id || in.RequestSource != source {
-		return nil
+// finish removes the intent and the claim of a request whose result is out, off the
+// request's path: both tombstones are queued on the producer before finish returns, so that
+// they land before anything the connector's next request writes (its claim, its intent), and
+// a background goroutine waits for them (wait). A removal that fails is retried only while no
+// newer write of its key was queued, so it never removes a newer intent; one that still
+// fails leaves an intent or claim that is recognised as stale (its result is out) by the next
+// request for the connector and by the sweep.
+func (il *intentLog) finish(ctx context.Context, name, source, id string) {
+	var msgs []kafka.Message
+	il.mu.Lock()
+	if in, ok := il.intents[name]; ok && in.RequestID == id && in.RequestSource == source {
+		msgs = append(msgs, kafka.Message{Key: []byte(name)})
 	}
-	return il.deleteRetrying(ctx, name)
+	key := claimKey(name, source, id)
+	if _, ok := il.claimNames[key]; ok {
+		msgs = append(msgs, kafka.Message{Key: []byte(key)})
+	}
+	il.mu.Unlock()
+	if len(msgs) == 0 {
+		return
+	}
+	w, queued, seqs, err := il.enqueue(ctx, name, msgs, nil)
+	if err != nil {
+		il.logger.Warn("remove intent", "connector", name, "request_id", id, "err", err)
+		return
+	}
+	il.finishing.Go(func() { il.settleFinish(ctx, name, source, id, w, queued, seqs) })
 }
+
+// settleFinish waits for the removals finish queued, applies them to the view and retries
+// those that failed while they are still their keys' latest writes.
+func (il *intentLog) settleFinish(ctx context.Context, name, source, id string, w *kafkaio.Pending, msgs []kafka.Message, seqs []uint64) {
+	b := kafkaio.Backoff{Base: 50 * time.Millisecond, Max: time.Second}
+	for attempt := 1; ; attempt++ {
+		errs := w.Wait(ctx)
+		il.settle(msgs, seqs)
+		if errs == nil {
+			il.written(w, msgs)
+			il.removed(name, source, id)
+			return
+		}
+		// One batch of one partition: the records failed together.
+		if attempt == finishAttempts || !kafkaio.Sleep(ctx, b.Delay(attempt)) {
+			il.logger.Warn("remove intent", "connector", name, "request_id", id, "err", errs[0])
+			return
+		}
+		var err error
+		if w, msgs, seqs, err = il.enqueue(ctx, name, msgs, seqs); err != nil || w == nil {
+			return // superseded by newer writes of the keys (or no partitions: not running)
+		}
+	}
+}
+
+// finishAttempts bounds the tries of finish's removals.
+const finishAttempts = 5
+
+// removed drops request (source, id)'s intent and claim from the view once their tombstones
+// are acknowledged; an intent of another request that the view already holds stays.
+func (il *intentLog) removed(name, source, id string) {
+	il.mu.Lock()
+	defer il.mu.Unlock()
+	if in, ok := il.intents[name]; ok && in.RequestID == id && in.RequestSource == source {
+		delete(il.intents, name)
+	}
+	il.applyClaimLocked(&kafka.Message{Key: []byte(claimKey(name, source, id))})
+}
+
+// wait waits for the removals queued by finish.
+func (il *intentLog) wait() { il.finishing.Wait() }
 
 // deleteRetrying is Delete with a few retries of transient errors, for the removals the agent
 // makes outside a request's stages (those retry through the Creator's classifier).

@@ -45,18 +45,12 @@ func (a *Agent) process(work context.Context, j job) {
 		a.log.Error("publish result", "connector", out.Result.Name, "request_id", out.Result.RequestID, "err", err)
 		return
 	}
-	// The result is out: the request's intent is no longer needed. If this fails, the intent
-	// is recognised as stale later (its result is in the result topic).
-	name := strings.TrimSpace(out.Result.Name)
-	if err := a.intents.finish(work, name, out.Result.RequestSource, out.Result.RequestID); err != nil {
-		a.log.Warn("remove intent", "connector", out.Result.Name, "request_id", out.Result.RequestID, "err", err)
-	}
-	// Only then may the next request for the connector run: it must not take this request's
-	// intent for the trace of an interrupted one. A claim left here is released by the next
-	// sweep (its result is out).
-	if err := a.intents.releaseRetrying(work, name, out.Result.RequestSource, out.Result.RequestID); err != nil {
-		a.log.Warn("release claim", "connector", out.Result.Name, "request_id", out.Result.RequestID, "err", err)
-	}
+	// The result is out: the request's intent and claim are no longer needed. Their removal is
+	// queued now, before the lane takes the connector's next request, so that it lands before
+	// anything that request writes (the next request must not take this one's intent for the
+	// trace of an interrupted one), but the lane does not wait for it. One that fails is
+	// recognised as stale later (its result is out).
+	a.intents.finish(work, strings.TrimSpace(out.Result.Name), out.Result.RequestSource, out.Result.RequestID)
 	a.observe(out, time.Since(j.received))
 	j.item.done()
 }
