@@ -265,14 +265,15 @@ func (il *intentLog) settleFinish(ctx context.Context, name, source, id string, 
 	b := kafkaio.Backoff{Base: 50 * time.Millisecond, Max: time.Second}
 	for attempt := 1; ; attempt++ {
 		errs := w.Wait(ctx)
-		il.settle(msgs, seqs)
 		if errs == nil {
+			il.settle(msgs, seqs)
 			il.written(w, msgs)
 			il.removed(name, source, id)
 			return
 		}
 		// One batch of one partition: the records failed together.
 		if attempt == finishAttempts || !kafkaio.Sleep(ctx, b.Delay(attempt)) {
+			il.settle(msgs, seqs)
 			il.logger.Warn("remove intent", "connector", name, "request_id", id, "err", errs[0])
 			return
 		}

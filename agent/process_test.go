@@ -39,6 +39,13 @@ func (p *fakeProcessor) Create(_ context.Context, req *events.Request) *handlers
 // tests call its processing and commit steps directly.
 func testAgent(t *testing.T, proc Processor, allowed ...string) (*Agent, *prometheus.Registry) {
 	t.Helper()
+	a, reg, _ := testAgentCluster(t, proc, allowed...)
+	return a, reg
+}
+
+// testAgentCluster is testAgent that also returns the broker, for faults.
+func testAgentCluster(t *testing.T, proc Processor, allowed ...string) (*Agent, *prometheus.Registry, *kfake.Cluster) {
+	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
@@ -56,7 +63,7 @@ func testAgent(t *testing.T, proc Processor, allowed ...string) (*Agent, *promet
 	for _, topic := range []string{cfg.RequestTopic, cfg.ResultTopic, cfg.IntentTopic} {
 		require.NoError(t, offsetstore.EnsureTopic(testContext(t), cl, topic, 1, nil))
 	}
-	return a, reg
+	return a, reg, c
 }
 
 func testContext(t *testing.T) context.Context {

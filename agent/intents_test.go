@@ -1,0 +1,101 @@
+package agent
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// runIntentLog runs il's view until the test ends and waits for its initial load.
+func runIntentLog(t *testing.T, il *intentLog) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- il.log.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	require.NoError(t, il.log.WaitReady(testContext(t)))
+}
+
+// The removal of a finished request's intent and claim runs off the lane, and is retried when
+// it fails; but it never lands after a newer record of its key: the connector's next request,
+// whose intent is written while the removal is still pending or failing, keeps its intent.
+func TestLateIntentRemovalNeverWipesNewerIntent(t *testing.T) {
+	tests := []struct {
+		name string
+		// next writes the next request's intent right after the first one finished.
+		next bool
+	}{
+		{name: "newer intent written while the removal fails", next: true},
+		{name: "failed removal retried", next: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, _, c := testAgentCluster(t, &fakeProcessor{})
+			il := a.intents
+			runIntentLog(t, il)
+			ctx := testContext(t)
+			const name = "conn-a"
+			holder, err := il.Claim(ctx, name, "/src", "first")
+			require.NoError(t, err)
+			require.Nil(t, holder)
+			require.NoError(t, il.Put(ctx, &handlers.Intent{Name: name, RequestID: "first", RequestSource: "/src", Type: "source"}))
+
+			// The first request's result is out; the Produce that carries its removal fails.
+			a.results.add("/src", "first")
+			failed := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: a.cfg.IntentTopic, Err: kerr.NotEnoughReplicas})
+			il.finish(ctx, name, "/src", "first")
+			if tc.next {
+				// The next request for the connector, on this replica: its claim and intent.
+				// A write that fails with the removal's Produce is tried again, as the
+				// Creator's retry does.
+				holder, err := retryWrite(ctx, func() (*handlers.ClaimHolder, error) { return il.Claim(ctx, name, "/src", "second") })
+				require.NoError(t, err)
+				require.Nil(t, holder, "the first request's claim is finished")
+				_, err = retryWrite(ctx, func() (*handlers.ClaimHolder, error) {
+					return nil, il.Put(ctx, &handlers.Intent{Name: name, RequestID: "second", RequestSource: "/src", Type: "source"})
+				})
+				require.NoError(t, err)
+			}
+			il.wait()
+			require.Equal(t, 1, failed.Hits(), "the removal's first Produce failed")
+
+			// A replica that reads the topic from the start sees what the log holds.
+			fresh, err := newIntentLog(offsetstore.Options{Brokers: a.cfg.Brokers}, a.cfg.IntentTopic, nil, nil)
+			require.NoError(t, err)
+			runIntentLog(t, fresh)
+			in, ok := fresh.Get(name)
+			claims := fresh.claims[name]
+			if tc.next {
+				require.True(t, ok, "the next request's intent is in the log")
+				require.Equal(t, "second", in.RequestID)
+				require.Len(t, claims, 1)
+				require.Equal(t, "second", claims[0].RequestID)
+			} else {
+				require.False(t, ok, "the finished request's intent is removed")
+				require.Empty(t, claims)
+			}
+		})
+	}
+}
+
+// retryWrite calls op until it returns without an error, at most a few times.
+func retryWrite(ctx context.Context, op func() (*handlers.ClaimHolder, error)) (*handlers.ClaimHolder, error) {
+	var err error
+	for range 5 {
+		var h *handlers.ClaimHolder
+		if h, err = op(); err == nil || ctx.Err() != nil {
+			return h, err
+		}
+	}
+	return nil, err
+}
