@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -277,10 +278,27 @@ func (il *intentLog) settleFinish(ctx context.Context, name, source, id string, 
 			il.logger.Warn("remove intent", "connector", name, "request_id", id, "err", errs[0])
 			return
 		}
-		var err error
-		if w, msgs, seqs, err = il.enqueue(ctx, name, msgs, seqs); err != nil || w == nil {
-			return // superseded by newer writes of the keys (or no partitions: not running)
+		// Another replica may have written the connector's next intent meanwhile (once this
+		// result is out, the next request may hold the claim there): as far as the view
+		// knows, the intent's tombstone must not follow it.
+		il.mu.Lock()
+		in, ok := il.intents[name]
+		il.mu.Unlock()
+		if k := slices.IndexFunc(msgs, func(m kafka.Message) bool { return string(m.Key) == name }); k >= 0 && ok &&
+			(in.RequestID != id || in.RequestSource != source) {
+			il.settle(msgs[k:k+1], seqs[k:k+1])
+			msgs, seqs = slices.Delete(slices.Clone(msgs), k, k+1), slices.Delete(slices.Clone(seqs), k, k+1)
 		}
+		next, queued, queuedSeqs, err := il.enqueue(ctx, name, msgs, seqs)
+		if err != nil {
+			il.settle(msgs, seqs)
+			il.logger.Warn("remove intent", "connector", name, "request_id", id, "err", err)
+			return
+		}
+		if next == nil {
+			return // superseded by newer writes of the keys
+		}
+		w, msgs, seqs = next, queued, queuedSeqs
 	}
 }
 
