@@ -79,13 +79,15 @@ func TestInflightBytesBound(t *testing.T) {
 
 	run := func(prefix string, n, pad int) {
 		t.Helper()
+		// Counted before publishing: a fast agent answers some of the requests before the
+		// last one is out, and counting afterwards waited for results that never come.
+		before := len(cl.allResults())
 		for i := range n {
 			body := fmt.Sprintf(`{"name":"%s-%d","config":{"connector.class":"FileStreamSource","pad":%q},"initial_offsets":[]}`,
 				prefix, i, strings.Repeat("x", pad))
 			cl.publish(body, events.RequestOptions{})
 		}
-		results := cl.waitResults(len(cl.allResults())+n, time.Minute)
-		require.GreaterOrEqual(t, len(results), n)
+		cl.waitResults(before+n, time.Minute)
 	}
 	run("large", 6, 3500) // each weighs more than 6000 bytes
 	require.Equal(t, 1, stages.reset(), "large requests at once")
