@@ -71,6 +71,18 @@ func (r *runningAgent) metric(t *testing.T, name string, labels ...string) float
 	return 0
 }
 
+// waitMetric waits a little for a counter or gauge series to reach want, then asserts it: the
+// agent counts a request once its result is acknowledged, so a test that has just read the
+// result may look a moment too early.
+func (r *runningAgent) waitMetric(t *testing.T, want float64, name string, labels ...string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for r.metric(t, name, labels...) != want && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.Equal(t, want, r.metric(t, name, labels...), "metric %s%v", name, labels)
+}
+
 // histogramCount sums the sample counts of every series of a histogram.
 func (r *runningAgent) histogramCount(t *testing.T, name string) int {
 	t.Helper()
