@@ -7,6 +7,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // Body is a KIP-995 create body: POST /connectors with initial_state (KIP-980) and
@@ -44,12 +45,27 @@ func (b Body) MarshalJSON() ([]byte, error) {
 		if offs == nil {
 			offs = []events.ConnectorOffset{}
 		}
-		o, err := json.Marshal(offs)
-		if err != nil {
-			return nil, fmt.Errorf("encode offsets of connector %q: %w", b.Name, err)
+		// Written straight from the ordered maps: encoding/json would check and compact
+		// what their MarshalJSON wrote again, which made encoding the bodies of a large
+		// migration cost about as much as publishing them.
+		o := append(make([]byte, 0, 64*len(offs)), '[')
+		for i, off := range offs {
+			if i > 0 {
+				o = append(o, ',')
+			}
+			o = append(o, `{"partition":`...)
+			var err error
+			if o, err = jsonvalue.Append(o, off.Partition); err == nil {
+				o = append(o, `,"offset":`...)
+				o, err = jsonvalue.Append(o, off.Offset)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("encode offsets of connector %q: %w", b.Name, err)
+			}
+			o = append(o, '}')
 		}
 		buf.WriteString(`,"initial_offsets":`)
-		buf.Write(o)
+		buf.Write(append(o, ']'))
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil

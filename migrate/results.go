@@ -32,10 +32,12 @@ type resultsLog struct {
 	done   chan error
 	logger *slog.Logger
 
-	mu      sync.Mutex
-	byID    map[string]result
-	latest  map[string]result // by connector name on B
-	changed chan struct{}     // closed and replaced when a result arrives
+	mu     sync.Mutex
+	byID   map[string]result
+	latest map[string]result // by connector name on B
+	// fresh are the ids of the results that arrived since the last take.
+	fresh   []string
+	changed chan struct{} // closed and replaced when a result arrives
 }
 
 // openResults starts reading to's result topic and returns once the results present when it
@@ -114,6 +116,7 @@ func (r *resultsLog) apply(msgs []kafka.Message) {
 	defer r.mu.Unlock()
 	for _, rr := range got {
 		r.byID[rr.id] = rr
+		r.fresh = append(r.fresh, rr.id)
 		if rr.typ != events.TypeCreatePlanned {
 			r.latest[rr.name] = rr
 		}
@@ -130,16 +133,20 @@ func (r *resultsLog) latestFor(name string) (result, bool) {
 	return res, ok
 }
 
-// take returns the results among ids that have arrived, and a channel closed when another
-// one arrives.
+// take returns the results among ids that have arrived since the last take, and a channel
+// closed when another one arrives. Only the new arrivals are looked at, not every id in
+// flight: a migration of thousands of connectors takes its results in hundreds of small
+// steps. A result always arrives after its id is in ids (it is added before the request is
+// written).
 func (r *resultsLog) take(ids map[string]*Entry) (map[string]result, <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := map[string]result{}
-	for id := range ids {
-		if res, ok := r.byID[id]; ok {
-			out[id] = res
+	for _, id := range r.fresh {
+		if _, ok := ids[id]; ok {
+			out[id] = r.byID[id]
 		}
 	}
+	r.fresh = r.fresh[:0]
 	return out, r.changed
 }
