@@ -320,29 +320,43 @@ func (l *Log) Ready() bool {
 // until the log has applied everything before them, so a caller sees writes made by anyone
 // before the call.
 func (l *Log) Sync(ctx context.Context) error {
-	select {
-	case <-l.inited:
-	case <-l.done:
-		return l.stoppedErr()
-	case <-ctx.Done():
-		return fmt.Errorf("sync log of topic %q: %w", l.topic, ctx.Err())
+	if err := l.waitInited(ctx); err != nil {
+		return err
 	}
 	ends, err := l.endOffsets(ctx)
 	if err != nil {
 		return fmt.Errorf("sync log of topic %q: %w", l.topic, err)
 	}
-	for {
-		l.mu.Lock()
-		caughtUp := true
+	return l.waitApplied(ctx, func(next []int64) bool {
 		for p, end := range ends {
-			if l.next[p] < end {
-				caughtUp = false
-				break
+			if next[p] < end {
+				return false
 			}
 		}
-		changed := l.changed
+		return true
+	})
+}
+
+// waitInited waits until Run has read the partition count and start offsets.
+func (l *Log) waitInited(ctx context.Context) error {
+	select {
+	case <-l.inited:
+		return nil
+	case <-l.done:
+		return l.stoppedErr()
+	case <-ctx.Done():
+		return fmt.Errorf("sync log of topic %q: %w", l.topic, ctx.Err())
+	}
+}
+
+// waitApplied waits until caughtUp, called under l.mu with every partition's next offset to
+// apply, reports true.
+func (l *Log) waitApplied(ctx context.Context, caughtUp func(next []int64) bool) error {
+	for {
+		l.mu.Lock()
+		ok, changed := caughtUp(l.next), l.changed
 		l.mu.Unlock()
-		if caughtUp {
+		if ok {
 			return nil
 		}
 		select {

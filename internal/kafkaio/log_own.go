@@ -237,30 +237,11 @@ func compareInt64(a, b int64) int {
 // acknowledged record (the Produce response gives its offset), without asking the broker for
 // the end offsets as Sync does.
 func (l *Log) SyncTo(ctx context.Context, p int, end int64) error {
-	select {
-	case <-l.inited:
-	case <-l.done:
-		return l.stoppedErr()
-	case <-ctx.Done():
-		return fmt.Errorf("sync log of topic %q: %w", l.topic, ctx.Err())
+	if err := l.waitInited(ctx); err != nil {
+		return err
 	}
-	for {
-		l.mu.Lock()
-		if p < 0 || p >= len(l.next) {
-			l.mu.Unlock()
-			return fmt.Errorf("sync log of topic %q: no partition %d", l.topic, p)
-		}
-		caughtUp, changed := l.next[p] >= end, l.changed
-		l.mu.Unlock()
-		if caughtUp {
-			return nil
-		}
-		select {
-		case <-changed:
-		case <-l.done:
-			return l.stoppedErr()
-		case <-ctx.Done():
-			return fmt.Errorf("sync log of topic %q: %w", l.topic, ctx.Err())
-		}
+	if p < 0 || p >= l.Partitions() {
+		return fmt.Errorf("sync log of topic %q: no partition %d", l.topic, p)
 	}
+	return l.waitApplied(ctx, func(next []int64) bool { return next[p] >= end })
 }
