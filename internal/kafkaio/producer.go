@@ -22,6 +22,7 @@ import (
 type Producer struct {
 	client  *kafka.Client
 	leaders *leaderCache
+	bufs    produceBufs
 
 	mu     sync.Mutex
 	queues map[int]*leaderQueue // by leader broker ID
@@ -54,6 +55,10 @@ const (
 	batchBytes   = 512 << 10
 	batchRecords = 4_000
 	requestBytes = 4 << 20
+	// produceInFlight bounds the Produce requests of one write in flight to one leader at
+	// once: one on the wire while the next is encoded. More buy no speed on a few cores, and
+	// each holds a buffer of up to requestBytes.
+	produceInFlight = 2
 	// produceTimeoutMs is how long the broker may wait for the in-sync replicas (acks=all);
 	// roundTripTimeout bounds a whole round trip, a little longer.
 	produceTimeoutMs = 30_000
@@ -283,7 +288,7 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 		parts[i].items = append(parts[i].items, it)
 		parts[i].size += it.size
 	}
-	errs, bases := produceOnce(context.Background(), p.client, parts)
+	errs, bases := p.produceOnce(context.Background(), parts)
 	for i, pr := range parts {
 		if errs[i] != nil && len(pr.items) > 1 && refusesRecords(errs[i]) {
 			p.sendAlone(pr)
@@ -304,7 +309,7 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 func (p *Producer) sendAlone(pr partitionRecords) {
 	for _, it := range pr.items {
 		alone := []partitionRecords{{topicPartition: pr.topicPartition, items: []*produceItem{it}, size: it.size}}
-		errs, bases := produceOnce(context.Background(), p.client, alone)
+		errs, bases := p.produceOnce(context.Background(), alone)
 		it.err, it.base = errs[0], bases[0]
 		close(it.done)
 	}

@@ -256,3 +256,40 @@ func TestProducerEnqueueKeepsOrder(t *testing.T) {
 	}
 	require.Equal(t, []string{"0 =warm-up", "1 =held", "2 k=", "3 j=", "4 k=newer"}, got)
 }
+
+// A write of several rounds of full Produce requests (whose buffers are reused from one
+// request to the next) lands every record as written, in order, on every partition.
+func TestProducerLargeWriteReusesBuffers(t *testing.T) {
+	const partitions, perPartition = 8, 800 // 2 KB values: rounds of a ~3.6 MiB request and a small one
+	_, brokers, p := func() (*kfake.Cluster, []string, *Producer) {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(partitions, "large"))
+		require.NoError(t, err)
+		t.Cleanup(c.Close)
+		return c, c.ListenAddrs(), NewProducer(Options{Brokers: c.ListenAddrs()})
+	}()
+	ctx := testContext(t)
+	filler := bytes.Repeat([]byte{'v'}, 2000)
+	var recs []Record
+	var parts []int32
+	for i := range partitions * perPartition {
+		recs = append(recs, Record{Key: fmt.Appendf(nil, "key-%d", i), Value: fmt.Appendf(nil, "%d:%s", i, filler), Partition: i % partitions})
+		parts = append(parts, int32(i%partitions))
+	}
+	require.NoError(t, p.Write(ctx, "large", recs, parts, func(Acked) {}))
+	cl := NewClient(Options{Brokers: brokers})
+	for part := range partitions {
+		var got []kafka.Message
+		for offset := int64(0); offset < perPartition; {
+			f, err := FetchPartition(ctx, cl, "large", part, offset, 1<<20, 10*time.Millisecond)
+			require.NoError(t, err)
+			got = append(got, f.Messages...)
+			offset = f.Next
+		}
+		require.Len(t, got, perPartition)
+		for k, m := range got {
+			i := k*partitions + part
+			require.Equal(t, string(recs[i].Key), string(m.Key), "partition %d offset %d", part, k)
+			require.Equal(t, string(recs[i].Value), string(m.Value), "partition %d offset %d", part, k)
+		}
+	}
+}

@@ -178,9 +178,12 @@ func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record
 		}
 		var mu sync.Mutex
 		var wg sync.WaitGroup
+		slots := make(chan struct{}, produceInFlight)
 		for _, parts := range nextRound(topic, recs, pending) {
+			slots <- struct{}{}
 			wg.Go(func() {
-				errs, bases := produceOnce(ctx, p.client, parts)
+				defer func() { <-slots }()
+				errs, bases := p.produceOnce(ctx, parts)
 				for i, pr := range parts {
 					if errs[i] == nil {
 						acked(Acked{Partition: pr.partition, Base: bases[i], Idx: pr.idx})
