@@ -17,7 +17,10 @@ const fetchAnswerTimeout = 10 * time.Second
 
 // Fetched is one fetch of one partition.
 type Fetched struct {
-	// Messages are the records at or after the offset asked for, copied out of the response (a null key or value stays nil, an empty one is empty).
+	// Messages are the records at or after the offset asked for (a null key or value stays
+	// nil, an empty one is empty), copied out of the response, except a record that is at
+	// least half of it: that one's key and value stay in the response's buffer, which is
+	// theirs alone.
 	Messages []kafka.Message
 	// Next is the offset to fetch next: the offset asked for when nothing came, the log start
 	// when retention had removed it.
@@ -74,7 +77,11 @@ func FetchPartition(ctx context.Context, cl *kafka.Client, topic string, partiti
 		}
 		return Fetched{Next: offset}, fmt.Errorf("fetch partition %d of topic %q: %w", partition, topic, perr)
 	}
-	var rr recordReader
+	// The response's buffer is this call's alone (nothing reuses it): a record that is most of
+	// the response (a large request, a request topic's record of several MiB) keeps its bytes
+	// there instead of being copied, so that it is not held twice at once; smaller records are
+	// copied, so that one of them kept does not hold the whole response.
+	rr := recordReader{keepMin: max(len(rp.RecordBatches)/2, keepInResponseMin)}
 	from := max(offset, 0) // a special offset was resolved above: take every record
 	out, next, err := rr.read(rp.RecordBatches, topic, partition, from, nil, nil, nil)
 	if err != nil {
@@ -89,6 +96,9 @@ func FetchPartition(ctx context.Context, cl *kafka.Client, topic string, partiti
 	}
 	return Fetched{Messages: out, Next: next, HighWatermark: rp.HighWatermark}, nil
 }
+
+// keepInResponseMin is the least size of a record that FetchPartition leaves in the response.
+const keepInResponseMin = 64 << 10
 
 // defaultFetchWait is FetchPartition's wait when none is given (kafka-go's Client.Fetch's).
 const defaultFetchWait = 500 * time.Millisecond

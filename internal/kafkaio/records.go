@@ -41,6 +41,10 @@ var errCorruptBatch = errors.New("corrupt record batch")
 // value are copied into one allocation of their own.
 type recordReader struct {
 	borrow bool
+	// keepMin, when not 0, says that the caller gives read data of its own that nothing
+	// reuses: an uncompressed record whose key and value have keepMin bytes or more together
+	// keeps them where they lie in data instead of copying them (see FetchPartition).
+	keepMin int
 	// inflated holds a compressed batch's records; reused across batches.
 	inflated bytes.Buffer
 }
@@ -108,7 +112,8 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 			}
 		}
 		bt := batch{base: base, firstTS: int64(binary.BigEndian.Uint64(b[batchFirstTSOffset:])),
-			count: int(int32(binary.BigEndian.Uint32(b[batchCountOffset:]))), control: attrs&batchControlFlag != 0}
+			count: int(int32(binary.BigEndian.Uint32(b[batchCountOffset:]))), control: attrs&batchControlFlag != 0,
+			inData: attrs&batchCompressionMask == uint16(compress.None)}
 		var err error
 		out, next, err = rr.readBatch(bt, records, topic, p, next, out, flush, own)
 		if err != nil {
@@ -122,7 +127,10 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 type batch struct {
 	base, firstTS int64
 	count         int
-	control       bool
+	// inData is true when the batch's records lie in the data given to read (not inflated
+	// into the reader's buffer).
+	inData  bool
+	control bool
 }
 
 // readBatch decodes the count records of bt from data; see read.
@@ -156,7 +164,7 @@ func (rr *recordReader) readBatch(bt batch, data []byte, topic string, p int, ne
 				return out, next, err
 			}
 		}
-		if !rr.borrow {
+		if !rr.borrow && !(bt.inData && rr.keepMin > 0 && len(m.Key)+len(m.Value) >= rr.keepMin) {
 			m.Key, m.Value = copyKeyValue(m.Key, m.Value)
 		}
 		out = append(out, m)

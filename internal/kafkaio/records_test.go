@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/compress"
@@ -227,4 +228,41 @@ func TestFetchPartitionReadsClientBatches(t *testing.T) {
 	require.Equal(t, want, got)
 	// 305 records and two transaction markers.
 	require.Equal(t, int64(len(want)+2), offset)
+}
+
+// With keepMin, a large record of an uncompressed batch keeps its bytes in the data read
+// (no copy), a smaller one and any record of a compressed batch are copied.
+func TestRecordReaderKeepsLargeRecordsInData(t *testing.T) {
+	at := time.UnixMilli(1_764_000_000_000)
+	large := testRecord{at: at, key: []byte("big"), value: bytes.Repeat([]byte{'L'}, 100_000)}
+	small := testRecord{at: at, key: []byte("small"), value: []byte("s")}
+	within := func(data, b []byte) bool {
+		return len(b) > 0 && len(data) > 0 &&
+			uintptr(unsafe.Pointer(&b[0])) >= uintptr(unsafe.Pointer(&data[0])) &&
+			uintptr(unsafe.Pointer(&b[0])) < uintptr(unsafe.Pointer(&data[0]))+uintptr(len(data))
+	}
+	for _, tc := range []struct {
+		name     string
+		codec    compress.Compression
+		keepMin  int
+		keepsBig bool
+	}{
+		{name: "uncompressed, keepMin", codec: compress.None, keepMin: 50_000, keepsBig: true},
+		{name: "uncompressed, no keepMin", codec: compress.None},
+		{name: "uncompressed, keepMin above the record", codec: compress.None, keepMin: 200_000},
+		{name: "compressed, keepMin", codec: compress.Snappy, keepMin: 50_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := kafkaGoBatch(t, 7, protocol.Attributes(tc.codec), small, large, small)
+			rr := &recordReader{keepMin: tc.keepMin}
+			out, next, err := rr.read(data, "t", 3, 0, nil, nil, nil)
+			require.NoError(t, err)
+			require.Equal(t, int64(10), next)
+			require.Equal(t, wantMessages(7, []testRecord{small, large, small}), out)
+			require.Equal(t, tc.keepsBig, within(data, out[1].Value), "the large value")
+			require.Equal(t, tc.keepsBig, within(data, out[1].Key), "the large record's key")
+			require.False(t, within(data, out[0].Value), "a small value is copied")
+			require.False(t, within(data, out[2].Key), "a small key is copied")
+		})
+	}
 }
