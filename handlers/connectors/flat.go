@@ -152,18 +152,18 @@ func flatHasKeySet(p []FlatField, sets [][]string) bool {
 // dbzCommonOffsetFlat is dbzCommonOffset's CheckFlat.
 func dbzCommonOffsetFlat(o []FlatField) bool {
 	for _, f := range o {
-		switch {
-		case f.Key == "snapshot":
+		switch f.Key {
+		case "snapshot":
 			if f.Long || (f.Text != "true" && f.Text != "INITIAL" && f.Text != "BLOCKING" && f.Text != "INCREMENTAL") {
 				return false
 			}
-		case f.Key == "transaction_id", f.Key == "incremental_snapshot_primary_key", f.Key == "incremental_snapshot_maximum_key",
-			f.Key == "incremental_snapshot_collections", f.Key == "incremental_snapshot_correlation_id":
+		case "transaction_id", "incremental_snapshot_primary_key", "incremental_snapshot_maximum_key",
+			"incremental_snapshot_collections", "incremental_snapshot_correlation_id":
 			if f.Long {
 				return false
 			}
-		case strings.HasPrefix(f.Key, "transaction_data_collection_order_"):
-			if !f.Long {
+		default:
+			if strings.HasPrefix(f.Key, "transaction_data_collection_order_") && !f.Long {
 				return false
 			}
 		}
@@ -190,14 +190,21 @@ func sqlServerPartitionFlat(config map[string]string, p []FlatField) bool {
 }
 
 // sqlServerOffsetFlat is sqlServerOffset's CheckFlat.
+// Every member is looked at once (a Debezium request checks this for every entry): with a
+// key twice, a later member that sqlServerOffset would not look at may refuse the entry,
+// which only leaves it to Validate.
 func sqlServerOffsetFlat(o []FlatField) bool {
-	for _, key := range []string{"commit_lsn", "change_lsn"} {
-		if f, ok := flatGet(o, key); ok && (f.Long || !isSQLServerLsn(f.Text)) {
-			return false
+	for _, f := range o {
+		switch f.Key {
+		case "commit_lsn", "change_lsn":
+			if f.Long || !isSQLServerLsn(f.Text) {
+				return false
+			}
+		case "event_serial_no":
+			if !f.Long {
+				return false
+			}
 		}
-	}
-	if f, ok := flatGet(o, "event_serial_no"); ok && !f.Long {
-		return false
 	}
 	return true
 }
@@ -210,14 +217,22 @@ func isSQLServerLsn(s string) bool {
 	if len(s) != 22 || s[8] != ':' || s[17] != ':' {
 		return false
 	}
+	return allHex(s[:8]) && allHex(s[9:17]) && allHex(s[18:])
+}
+
+// allHex reports whether every byte of s is a hexadecimal digit.
+func allHex(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if i == 8 || i == 17 {
-			continue
-		}
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+		if !hexDigit[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+var hexDigit = func() (t [256]bool) {
+	for _, c := range "0123456789abcdefABCDEF" {
+		t[c] = true
+	}
+	return t
+}()

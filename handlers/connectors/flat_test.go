@@ -12,6 +12,7 @@ func TestIsSQLServerLsn(t *testing.T) {
 		"NULL", "null", "0000002d:00000b48:0003", "0000002D:00000B48:0003", "0000002d:00000b48:003",
 		"0000002d:00000b48:00030", "0000002d-00000b48:0003", "0000002g:00000b48:0003", "", "NULL\n",
 		"0000002d:00000b48:0003\n", " 0000002d:00000b48:0003", "0000002d:0000:0b48:0003",
+		"0000002d:00000b48:000:", ":0000002d:00000b4:0003", "fFfFfFfF:aAaAaAaA:9090",
 	} {
 		require.Equal(t, sqlServerLsn.MatchString(s), isSQLServerLsn(s), "%q", s)
 	}
