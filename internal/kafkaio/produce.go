@@ -38,15 +38,16 @@ func (pr *partitionRecords) addTo(b *batchBuilder) {
 }
 
 // produceOnce sends parts, partitions led by one broker, in one Produce request with
-// acks=all, and returns each part's error and, for those without one, the offset the broker
-// gave the part's first record. It is the one place a Produce request is built.
-func (p *Producer) produceOnce(ctx context.Context, parts []partitionRecords) ([]error, []int64) {
+// acks=all (its buffer from bufs, which may be nil), and returns each part's error and, for
+// those without one, the offset the broker gave the part's first record. It is the one place
+// a Produce request is built.
+func (p *Producer) produceOnce(ctx context.Context, parts []partitionRecords, bufs *produceBufs) ([]error, []int64) {
 	req := &rawproduce.Request{Acks: int16(kafka.RequireAll), Timeout: produceTimeoutMs}
 	size := 0
 	for _, pr := range parts {
 		size += pr.size + 4 + batchHeaderSize
 	}
-	b := batchBuilder{buf: p.bufs.get(size)}
+	b := batchBuilder{buf: bufs.get(size)}
 	topicAt := map[string]int{}
 	for i := range parts {
 		pr := &parts[i]
@@ -76,7 +77,7 @@ func (p *Producer) produceOnce(ctx context.Context, parts []partitionRecords) ([
 		// The connection may still be writing the request: its buffer is not reused.
 		return setAll(err)
 	}
-	p.bufs.put(b.buf)
+	bufs.put(b.buf)
 	res, ok := msg.(*produceapi.Response)
 	if !ok {
 		return setAll(fmt.Errorf("produce: unexpected response %T", msg))
@@ -110,33 +111,43 @@ func partitionError(code int16, message string) error {
 	return fmt.Errorf("%w: %s", err, message)
 }
 
-// A large write's Produce requests are each about requestBytes: their buffers are kept for
-// the next request (of this write or the next) instead of allocated afresh. Fresh memory costs
-// CPU to fault in (a bulk write's ~10 MB of request buffers was about a tenth of its CPU), and
-// garbage brings the next collection nearer. A buffer is reused only once its round trip
-// answered, so that nothing still writes it to a connection.
+// A large write's Produce requests are each about requestBytes: a write keeps their buffers
+// for its next requests instead of allocating each afresh (fresh memory costs CPU to fault
+// in: a bulk write's ~10 MB of request buffers was about a tenth of its CPU, and garbage
+// brings the next collection nearer). A buffer is reused only once its round trip answered,
+// so that nothing still writes it to a connection; the write's end lets them all go, before
+// a view applies what it wrote.
 type produceBufs struct {
-	pool sync.Pool // of *[]byte, each of capacity pooledBufBytes
+	mu   sync.Mutex
+	free [][]byte // each of capacity pooledBufBytes
 }
 
 // pooledBufBytes is the capacity of a reused request buffer: a full request (requestBytes of
 // records, counted by recordSize) and its batches' headers, with room to spare.
 const pooledBufBytes = requestBytes + 256<<10
 
-// get returns an empty buffer for a Produce request of about size bytes.
+// get returns an empty buffer for a Produce request of about size bytes; bs may be nil (no
+// reuse).
 func (bs *produceBufs) get(size int) []byte {
-	if size < requestBytes/4 || size > pooledBufBytes {
+	if bs == nil || size < requestBytes/4 || size > pooledBufBytes {
 		return make([]byte, 0, size)
 	}
-	if b, ok := bs.pool.Get().(*[]byte); ok {
-		return (*b)[:0]
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	if n := len(bs.free); n > 0 {
+		b := bs.free[n-1]
+		bs.free = bs.free[:n-1]
+		return b[:0]
 	}
 	return make([]byte, 0, pooledBufBytes)
 }
 
 // put hands buf (from get, its request answered) back for reuse.
 func (bs *produceBufs) put(buf []byte) {
-	if cap(buf) == pooledBufBytes {
-		bs.pool.Put(&buf)
+	if bs == nil || cap(buf) != pooledBufBytes {
+		return
 	}
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	bs.free = append(bs.free, buf)
 }

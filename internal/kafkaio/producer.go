@@ -22,7 +22,6 @@ import (
 type Producer struct {
 	client  *kafka.Client
 	leaders *leaderCache
-	bufs    produceBufs
 
 	mu     sync.Mutex
 	queues map[int]*leaderQueue // by leader broker ID
@@ -288,7 +287,7 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 		parts[i].items = append(parts[i].items, it)
 		parts[i].size += it.size
 	}
-	errs, bases := p.produceOnce(context.Background(), parts)
+	errs, bases := p.produceOnce(context.Background(), parts, nil)
 	for i, pr := range parts {
 		if errs[i] != nil && len(pr.items) > 1 && refusesRecords(errs[i]) {
 			p.sendAlone(pr)
@@ -309,7 +308,7 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 func (p *Producer) sendAlone(pr partitionRecords) {
 	for _, it := range pr.items {
 		alone := []partitionRecords{{topicPartition: pr.topicPartition, items: []*produceItem{it}, size: it.size}}
-		errs, bases := p.produceOnce(context.Background(), alone)
+		errs, bases := p.produceOnce(context.Background(), alone, nil)
 		it.err, it.base = errs[0], bases[0]
 		close(it.done)
 	}

@@ -149,8 +149,9 @@ func (p *Producer) writeRounds(ctx context.Context, topic string, recs []Record,
 		first = cmpErr(first, err)
 	}
 	var wg sync.WaitGroup
+	bufs := &produceBufs{}
 	for _, pending := range byLeader {
-		wg.Go(func() { p.leaderRounds(ctx, topic, recs, pending, fail, acked) })
+		wg.Go(func() { p.leaderRounds(ctx, topic, recs, pending, bufs, fail, acked) })
 	}
 	wg.Wait()
 	if len(failed) == 0 {
@@ -168,7 +169,7 @@ func (p *Producer) writeRounds(ctx context.Context, topic string, recs []Record,
 // leaderRounds sends one leader's pending records (per partition, record indexes in order)
 // in rounds. A partition that fails stops there: its later records must not overtake the
 // failed ones, and fail gets them all.
-func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record, pending map[int32][]int, fail func([]int, error), acked func(Acked)) {
+func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record, pending map[int32][]int, bufs *produceBufs, fail func([]int, error), acked func(Acked)) {
 	for len(pending) > 0 {
 		if err := ctx.Err(); err != nil {
 			for _, idx := range pending {
@@ -183,7 +184,7 @@ func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record
 			slots <- struct{}{}
 			wg.Go(func() {
 				defer func() { <-slots }()
-				errs, bases := p.produceOnce(ctx, parts)
+				errs, bases := p.produceOnce(ctx, parts, bufs)
 				for i, pr := range parts {
 					if errs[i] == nil {
 						acked(Acked{Partition: pr.partition, Base: bases[i], Idx: pr.idx})
