@@ -9,7 +9,8 @@ import (
 // partition and offset map as a list of FlatFields, without boxing values into a
 // jsonvalue.Map. A class may check such an entry itself (Class.CheckFlat): a yes must be
 // exactly Validate's, a no only means "ask Validate", which then judges the boxed entry.
-// TestCheckFlatAgreesWithValidate and the handlers' differential tests hold the two together.
+// The handlers' differential tests (TestSourceFastPathMatchesGeneral, FuzzRawSourceRecords,
+// FuzzSourceFastPath) hold the two together: records and errors of both paths must be equal.
 
 // FlatField is one member of a partition or offset map of the single pass's shape: a string
 // (Text, its decoded value) or an integer written as Java prints a long (Long set, Text its
