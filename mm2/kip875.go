@@ -4,67 +4,38 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
-	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
-// Keys of a sink connector's offsets in the KIP-875 shape (Connect's SinkUtils).
-const (
-	kafkaTopicKey     = "kafka_topic"
-	kafkaPartitionKey = "kafka_partition"
-	kafkaOffsetKey    = "kafka_offset"
-)
-
 // SinkPartitions reads a sink connector's offsets on A, in the KIP-875 shape
-// ({"kafka_topic","kafka_partition"} -> {"kafka_offset"}), as TranslateGroup takes them. An
-// entry with a null offset (a reset) is left out: there is nothing to translate.
+// ({"kafka_topic","kafka_partition"} -> {"kafka_offset"}), as TranslateGroup takes them: by
+// Connect's own rules (connectors.ValidateSink, which also gives its messages), and with a
+// negative offset refused as Connect refuses it when it commits. An entry with a null offset
+// (a reset) is left out: there is nothing to translate.
 func SinkPartitions(offsets []events.ConnectorOffset) (map[TopicPartition]int64, error) {
-	out := make(map[TopicPartition]int64, len(offsets))
+	entries := make([]events.OffsetEntry, len(offsets))
 	for i, o := range offsets {
-		if o.Offset == nil {
+		entries[i] = events.OffsetEntry{Partition: o.Partition, Offset: o.Offset}
+	}
+	parsed, err := connectors.ValidateSink(entries)
+	if err != nil {
+		return nil, fmt.Errorf("sink offsets: %w", err)
+	}
+	out := make(map[TopicPartition]int64, len(parsed))
+	for _, so := range parsed {
+		if so.Offset == nil {
 			continue
 		}
-		topic, ok := o.Partition.Get(kafkaTopicKey)
-		name, isString := topic.(string)
-		if !ok || !isString || name == "" {
-			return nil, fmt.Errorf("sink offset %d: no %s string", i, kafkaTopicKey)
+		if *so.Offset < 0 {
+			return nil, fmt.Errorf("sink offsets: %s-%d: invalid negative offset %d", so.Topic, so.Partition, *so.Offset)
 		}
-		partition, err := intField(o.Partition, kafkaPartitionKey, 32)
-		if err != nil {
-			return nil, fmt.Errorf("sink offset %d: %w", i, err)
-		}
-		offset, err := intField(o.Offset, kafkaOffsetKey, 64)
-		if err != nil {
-			return nil, fmt.Errorf("sink offset %d: %w", i, err)
-		}
-		out[TopicPartition{Topic: name, Partition: int32(partition)}] = offset
+		out[TopicPartition{Topic: so.Topic, Partition: so.Partition}] = *so.Offset
 	}
 	return out, nil
-}
-
-func intField(m jsonvalue.Map, key string, bits int) (int64, error) {
-	v, ok := m.Get(key)
-	if !ok {
-		return 0, fmt.Errorf("no %s", key)
-	}
-	var text string
-	switch v := v.(type) {
-	case jsonvalue.Number:
-		text = string(v)
-	case string:
-		text = v
-	default:
-		return 0, fmt.Errorf("%s is %T, not an integer", key, v)
-	}
-	n, err := strconv.ParseInt(text, 10, bits)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("%s %q is not a non-negative integer", key, text)
-	}
-	return n, nil
 }
 
 // ConnectorOffsets returns the offsets to write on B in the KIP-875 sink shape, sorted by

@@ -20,11 +20,11 @@ func TestSinkPartitions(t *testing.T) {
 			{"partition":{"kafka_topic":"payments","kafka_partition":0},"offset":{"kafka_offset":0}},
 			{"partition":{"kafka_topic":"refunds","kafka_partition":1},"offset":null}]}`,
 			want: map[TopicPartition]int64{{"orders", 3}: 1000, {"payments", 0}: 0}},
-		{name: "no topic", in: `{"offsets":[{"partition":{"kafka_partition":3},"offset":{"kafka_offset":1}}]}`, err: "no kafka_topic string"},
+		{name: "no topic", in: `{"offsets":[{"partition":{"kafka_partition":3},"offset":{"kafka_offset":1}}]}`, err: "must contain the keys 'kafka_topic' and 'kafka_partition'"},
 		{name: "negative offset", in: `{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":3},"offset":{"kafka_offset":-1}}]}`,
-			err: `kafka_offset "-1" is not a non-negative integer`},
+			err: "t-3: invalid negative offset -1"},
 		{name: "partition too large", in: `{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":4294967296},"offset":{"kafka_offset":1}}]}`,
-			err: "kafka_partition"},
+			err: "Failed to parse the following Kafka partition value in the provided offsets: '4294967296'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
