@@ -127,15 +127,16 @@ func (w *Worker) Stop() { w.proc.stop() }
 func (w *Worker) Log() string { return w.proc.log }
 
 // Do calls the worker's REST API with body (marshalled to JSON unless nil, a string or []byte)
-// and returns the status and the response body. A 409 other than "already exists" (a rebalance
-// or a config change in progress: "Cannot complete request momentarily...") is retried for up to
-// 60 s, as an operator would.
+// and returns the status and the response body. Answers that say "try again" are retried for up
+// to 60 s, as an operator would: a 409 other than "already exists" (a rebalance or a config change
+// in progress: "Cannot complete request momentarily..."), and the 500 of a worker that has just
+// read a config change and is about to rebalance ("Request cannot be completed because a
+// rebalance is expected") or whose request to the herder timed out.
 func (w *Worker) Do(ctx context.Context, method, path string, body any) (int, []byte, error) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		status, resp, err := w.call(ctx, method, path, body)
-		if err != nil || status != http.StatusConflict || time.Now().After(deadline) ||
-			bytes.Contains(resp, []byte("already exists")) {
+		if err != nil || !tryAgain(status, resp) || time.Now().After(deadline) {
 			return status, resp, err
 		}
 		select {
@@ -144,6 +145,18 @@ func (w *Worker) Do(ctx context.Context, method, path string, body any) (int, []
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// tryAgain reports whether Connect's answer says the request may succeed if repeated.
+func tryAgain(status int, body []byte) bool {
+	switch status {
+	case http.StatusConflict:
+		return !bytes.Contains(body, []byte("already exists"))
+	case http.StatusInternalServerError:
+		return bytes.Contains(body, []byte("Request cannot be completed because a rebalance is expected")) ||
+			bytes.Contains(body, []byte("Request timed out"))
+	}
+	return false
 }
 
 func (w *Worker) call(ctx context.Context, method, path string, body any) (int, []byte, error) {
