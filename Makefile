@@ -4,6 +4,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 BENCH_SCALE ?= 1
+BENCH_SCENARIOS ?= bulk latency many flat migrate view
 FUZZTIME  ?= 15s
 IMAGE     ?= offsetagent:$(VERSION)
 # promtool, pinned as a Go tool dependency in a module of its own (tools/promtool/go.mod).
@@ -36,8 +37,13 @@ bench: ## Run the Go benchmarks and the load scenarios (BENCH_SCALE=0.1 for a qu
 test-integration-real: ## Run package integration against a real Apache Kafka broker (fault-injection tests skip)
 	$(GO) run ./integration/realkafka/cmd/realkafka exec -no-worker -- $(GO) test -race -count=1 -timeout 15m ./integration/
 
-bench-real: ## The load scenarios against a real Apache Kafka broker (started as a JVM process)
-	$(GO) run ./integration/realkafka/cmd/realkafka exec -no-worker -- env BENCH_SCALE=$(BENCH_SCALE) $(GO) run ./cmd/offsetagent-bench
+bench-real: ## The load scenarios against real Apache Kafka: a fresh JVM broker per scenario, as kfake's
+	$(GO) build -o bin/offsetagent-bench ./cmd/offsetagent-bench
+	$(GO) build -o bin/realkafka ./integration/realkafka/cmd/realkafka
+	@for s in $(BENCH_SCENARIOS); do \
+		echo "== scenario $$s on a fresh Apache Kafka broker"; \
+		bin/realkafka exec -no-worker -- env BENCH_SCALE=$(BENCH_SCALE) bin/offsetagent-bench -scenarios $$s || exit 1; \
+	done
 
 demo: ## Embedded broker + agent + the seed example, printing the results and Connect's records
 	$(GO) run ./cmd/offsetagent demo
