@@ -20,6 +20,8 @@ type server struct {
 	srv *http.Server
 	ln  net.Listener
 	log *slog.Logger
+	// grace is how long shutdown waits for running requests before closing their connections.
+	grace time.Duration
 }
 
 func newServer(addr string, ln net.Listener, g prometheus.Gatherer, withPprof bool, ready func() error, log *slog.Logger) (*server, error) {
@@ -49,13 +51,15 @@ func newServer(addr string, ln net.Listener, g prometheus.Gatherer, withPprof bo
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	return &server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln: ln, log: log}, nil
+	return &server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln: ln, log: log, grace: 5 * time.Second}, nil
 }
 
 // Addr is the address the server listens on.
 func (s *server) Addr() net.Addr { return s.ln.Addr() }
 
-// run serves until ctx is done, then shuts down within a few seconds.
+// run serves until ctx is done, then shuts down within a few seconds. Requests still running
+// then (a slow scrape, a CPU profile) are cut: the agent's work is done by the time its HTTP
+// server stops, and a probe's connection is no reason to fail the shutdown.
 func (s *server) run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.srv.Serve(s.ln) }()
@@ -64,9 +68,17 @@ func (s *server) run(ctx context.Context) error {
 		return fmt.Errorf("serve http: %w", err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.grace)
 	defer cancel()
-	if err := s.srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	err := s.srv.Shutdown(sctx)
+	switch {
+	case err == nil, errors.Is(err, http.ErrServerClosed):
+	case errors.Is(err, context.DeadlineExceeded):
+		s.log.Warn("http requests still running at shutdown, closing their connections", "error", err)
+		if err := s.srv.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("close http: %w", err)
+		}
+	default:
 		return fmt.Errorf("shut down http: %w", err)
 	}
 	return nil

@@ -1,0 +1,60 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/stretchr/testify/require"
+)
+
+// blockingGatherer holds every scrape until released, as a scrape of a process short of CPU.
+type blockingGatherer struct{ entered, release chan struct{} }
+
+func (g blockingGatherer) Gather() ([]*dto.MetricFamily, error) {
+	g.entered <- struct{}{}
+	<-g.release
+	return nil, nil
+}
+
+// A request still running when the agent stops (a slow scrape) is cut after the grace period;
+// the shutdown does not fail for it.
+func TestServerShutdownCutsRunningRequests(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	g := blockingGatherer{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	defer close(g.release)
+	var _ prometheus.Gatherer = g
+	srv, err := newServer("", ln, g, false, func() error { return nil }, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	srv.grace = 100 * time.Millisecond
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.run(ctx) }()
+	go func() {
+		resp, err := http.Get("http://" + ln.Addr().String() + "/metrics")
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-g.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the scrape never reached the gatherer")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not stop")
+	}
+}
