@@ -111,9 +111,14 @@ func formatStorage(ctx context.Context, cfg BrokerConfig, propsPath string) erro
 	if err != nil {
 		return err
 	}
-	id := make([]byte, 16)
-	_, _ = rand.Read(id)
-	clusterID := base64.RawURLEncoding.EncodeToString(id)
+	// A cluster id is a UUID in base64url, which may start with '-' (1 in 64): the storage tool
+	// would read it as an option. Kafka's Uuid.randomUuid draws again in that case; so do we.
+	var clusterID string
+	for clusterID == "" || clusterID[0] == '-' {
+		id := make([]byte, 16)
+		_, _ = rand.Read(id)
+		clusterID = base64.RawURLEncoding.EncodeToString(id)
+	}
 	args := append(append([]string{}, jvmOptions...),
 		"-Dlog4j2.configurationFile="+filepath.Join(cfg.Dir, "log4j2.properties"),
 		"-cp", filepath.Join(cfg.Lib, "*"), "kafka.tools.StorageTool",
