@@ -3,14 +3,11 @@ package offsetstore
 import (
 	"bytes"
 	"cmp"
-	"encoding/json"
 	"hash/maphash"
 	"math/bits"
 	"slices"
 	"sync"
-	"unsafe"
 
-	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -45,7 +42,7 @@ type offsetsView struct {
 	// byConn maps a connector name to its id; recent remembers the last id of each name hash
 	// bucket, so that most records find their connector without a map lookup.
 	byConn map[string]int32
-	recent [4096]recentConn
+	recent [1 << recentBits]recentConn
 	arena  arena
 	// touched is where apply puts what it reads ahead, so that the reads are not dropped.
 	touched uint64
@@ -70,6 +67,32 @@ type connKeys struct {
 type recentConn struct {
 	hash uint64
 	id   int32
+}
+
+// recentBits is the log2 of the buckets of offsetsView.recent.
+const recentBits = 12
+
+// nameHash is the hash of a connector name that picks its bucket of offsetsView.recent: its
+// first and last 8 bytes and its length, mixed by a multiplication (the high bits are the
+// best mixed). It is not seeded: a bucket only spares a map lookup, and two names that share
+// one still find their ids, a little slower.
+func nameHash(name string) uint64 {
+	var a, b uint64
+	if n := len(name); n >= 8 {
+		a, b = le64(name), le64(name[n-8:])
+	} else {
+		for i := range n {
+			a |= uint64(name[i]) << (8 * i)
+		}
+	}
+	return (a ^ bits.RotateLeft64(b, 29) ^ uint64(len(name))) * 0x9e3779b97f4a7c15
+}
+
+// le64 reads the first 8 bytes of s as a little-endian number (one load).
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // otherKeys is the id of the keys that are not listed for any connector.
@@ -158,8 +181,8 @@ func (v *offsetsView) expect(records int64) {
 
 // connID returns the id of connector name, adding it when new. name may alias a record.
 func (v *offsetsView) connID(name string) int32 {
-	h := maphash.String(v.seed, name)
-	r := &v.recent[h%uint64(len(v.recent))]
+	h := nameHash(name)
+	r := &v.recent[h>>(64-recentBits)]
 	if r.hash == h && r.id > 0 && v.conns[r.id].name == name {
 		return r.id
 	}
@@ -324,94 +347,4 @@ func (a *arena) key(sp span) []byte {
 func (a *arena) value(sp span) []byte {
 	start := sp.off + sp.klen
 	return a.chunks[sp.chunk][start : start+sp.vlen : start+sp.vlen]
-}
-
-// keyConnector returns the connector name of an offsets key, [name, partition], following
-// OffsetUtils.processPartitionKey: a 2-element JSON array whose first element is a string and
-// whose second is an object or null. It scans the bytes without decoding them (loads call it for
-// every record), falling back to encoding/json only for a name with escapes. The returned string
-// may alias key.
-func keyConnector(key []byte) (string, bool) {
-	i := jsonvalue.SkipSpace(key, 0)
-	if i >= len(key) || key[i] != '[' {
-		return "", false
-	}
-	i = jsonvalue.SkipSpace(key, i+1)
-	if i >= len(key) || key[i] != '"' {
-		return "", false
-	}
-	end, escaped := scanString(key, i)
-	if end < 0 {
-		return "", false
-	}
-	raw := key[i : end+1]
-	i = jsonvalue.SkipSpace(key, end+1)
-	if i >= len(key) || key[i] != ',' {
-		return "", false
-	}
-	i = jsonvalue.SkipSpace(key, i+1)
-	switch {
-	case i < len(key) && key[i] == '{':
-		if i = skipObject(key, i); i < 0 {
-			return "", false
-		}
-	case bytes.HasPrefix(key[i:], []byte("null")):
-		i += len("null")
-	default:
-		return "", false
-	}
-	i = jsonvalue.SkipSpace(key, i)
-	if i >= len(key) || key[i] != ']' || jsonvalue.SkipSpace(key, i+1) != len(key) {
-		return "", false
-	}
-	if !escaped {
-		inner := raw[1 : len(raw)-1]
-		return unsafe.String(unsafe.SliceData(inner), len(inner)), true
-	}
-	var name string
-	if err := json.Unmarshal(raw, &name); err != nil {
-		return "", false
-	}
-	return name, true
-}
-
-// scanString returns the index of the closing quote of the JSON string opening at b[i], or -1,
-// and whether the string has escapes.
-func scanString(b []byte, i int) (int, bool) {
-	escaped := false
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			escaped = true
-			j++
-		case '"':
-			return j, escaped
-		}
-	}
-	return -1, escaped
-}
-
-// skipObject returns the index after the JSON object opening at b[i] (balanced braces and
-// brackets, strings honoured), or -1. It does not validate the members: Connect's readers would
-// reject a malformed key anyway, and the agent never writes one.
-func skipObject(b []byte, i int) int {
-	depth := 0
-	for j := i; j < len(b); j++ {
-		switch b[j] {
-		case '"':
-			end, _ := scanString(b, j)
-			if end < 0 {
-				return -1
-			}
-			j = end
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return j + 1
-			}
-		}
-	}
-	return -1
 }
