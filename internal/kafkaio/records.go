@@ -137,8 +137,8 @@ type batch struct {
 func (rr *recordReader) readBatch(bt batch, data []byte, topic string, p int, next int64, out []kafka.Message,
 	flush func([]kafka.Message), own ownFunc) ([]kafka.Message, int64, error) {
 	for range bt.count {
-		length, n := binary.Varint(data)
-		if n <= 0 || length < 0 || length > int64(len(data)-n) {
+		length, n, ok := varint(data, 0)
+		if !ok || length < 0 || length > int64(len(data)-n) {
 			return out, next, fmt.Errorf("%w: record length", errCorruptBatch)
 		}
 		rec := data[n : n+int(length)]
@@ -250,9 +250,13 @@ func decodeHeaders(b []byte, n int, borrow bool) ([]kafka.Header, error) {
 
 // varint reads the zig-zag varint at b[i] and returns it and the index after it.
 func varint(b []byte, i int) (int64, int, bool) {
-	if i < len(b) && b[i] < 0x80 { // one byte: most lengths and deltas of small records
+	if i < len(b) && b[i] < 0x80 { // one byte: most deltas and the lengths of small records
 		u := int64(b[i])
 		return (u >> 1) ^ -(u & 1), i + 1, true
+	}
+	if i+1 < len(b) && b[i+1] < 0x80 { // two bytes: lengths of 64 to 8191
+		u := int64(b[i]&0x7f) | int64(b[i+1])<<7
+		return (u >> 1) ^ -(u & 1), i + 2, true
 	}
 	if i > len(b) {
 		return 0, i, false

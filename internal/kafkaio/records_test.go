@@ -266,3 +266,28 @@ func TestRecordReaderKeepsLargeRecordsInData(t *testing.T) {
 		})
 	}
 }
+
+// varint, with its one- and two-byte fast paths, reads what binary.Varint reads, at any index,
+// and rejects what binary.Varint rejects (truncated or overlong input).
+func TestVarintMatchesBinaryVarint(t *testing.T) {
+	var values []int64
+	for v := int64(-20000); v <= 20000; v++ {
+		values = append(values, v)
+	}
+	values = append(values, 1<<62, -1<<62, 1<<63-1, -1<<63, 1<<20, -1<<20)
+	for _, v := range values {
+		enc := binary.AppendVarint([]byte{0xff}, v) // at index 1, after a byte
+		for cut := 1; cut <= len(enc); cut++ {
+			b := enc[:cut]
+			want, n := binary.Varint(b[1:])
+			got, i, ok := varint(b, 1)
+			require.Equal(t, n > 0, ok, "%d cut to %x", v, b)
+			if ok {
+				require.Equal(t, want, got, "%x", b)
+				require.Equal(t, 1+n, i, "%x", b)
+			}
+		}
+	}
+	_, _, ok := varint([]byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, 0)
+	require.False(t, ok, "overlong")
+}
