@@ -39,8 +39,8 @@ type offsetsView struct {
 	// conns are the connectors' chains, by id; id 0 holds the keys that are not
 	// [string, object|null]: kept, as Connect keeps them, but never listed for a connector.
 	conns []connKeys
-	// byConn maps a connector name to its id; recent remembers the last id of each name hash
-	// bucket, so that most records find their connector without a map lookup.
+	// byConn maps a connector name to its id; recent remembers the last connector of each
+	// name hash bucket, so that most records find theirs without a map lookup.
 	byConn map[string]int32
 	recent [1 << recentBits]recentConn
 	arena  arena
@@ -64,10 +64,19 @@ type connKeys struct {
 	live int
 }
 
+// recentConn is a bucket of offsetsView.recent: a connector's id and, when it fits, its name,
+// so that a hit is checked in the bucket's own cache line (a load misses the cache on most
+// buckets, and then again on the name's bytes elsewhere).
 type recentConn struct {
-	hash uint64
 	id   int32
+	size uint8 // the name's length, or recentLong: compare with conns[id].name
+	name [recentName]byte
 }
+
+const (
+	recentName = 27 // a bucket is 32 bytes
+	recentLong = 0xff
+)
 
 // recentBits is the log2 of the buckets of offsetsView.recent.
 const recentBits = 12
@@ -181,10 +190,12 @@ func (v *offsetsView) expect(records int64) {
 
 // connID returns the id of connector name, adding it when new. name may alias a record.
 func (v *offsetsView) connID(name string) int32 {
-	h := nameHash(name)
-	r := &v.recent[h>>(64-recentBits)]
-	if r.hash == h && r.id > 0 && v.conns[r.id].name == name {
-		return r.id
+	r := &v.recent[nameHash(name)>>(64-recentBits)]
+	if r.id > 0 {
+		if int(r.size) == len(name) && string(r.name[:len(name)]) == name ||
+			r.size == recentLong && v.conns[r.id].name == name {
+			return r.id
+		}
 	}
 	id, ok := v.byConn[name]
 	if !ok {
@@ -193,7 +204,10 @@ func (v *offsetsView) connID(name string) int32 {
 		v.conns = append(v.conns, connKeys{name: name, head: -1})
 		v.byConn[name] = id
 	}
-	*r = recentConn{hash: h, id: id}
+	r.id, r.size = id, recentLong
+	if len(name) <= recentName {
+		r.size = uint8(copy(r.name[:], name))
+	}
 	return id
 }
 
