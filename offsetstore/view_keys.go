@@ -30,7 +30,8 @@ func keyConnector(key []byte) (string, bool) {
 // pairs of quotes, so the object ends at the last brace when its quotes are even.
 func connectKey(key []byte) (name string, ok bool) {
 	n := len(key)
-	if n < 8 || key[0] != '[' || key[1] != '"' || key[n-1] != ']' {
+	// At least 10 bytes: the last word read below ends at the object's closing brace, n-2.
+	if n < 10 || key[0] != '[' || key[1] != '"' || key[n-1] != ']' {
 		return "", false
 	}
 	// The name: up to the first quote; a backslash first is an escape, left to the scan.
@@ -66,7 +67,7 @@ func connectKey(key []byte) (name string, ok bool) {
 		other |= specialBytes(w)
 	}
 	if rest := end - i; rest > 0 {
-		// The last bytes, read as the word that ends with them (a key is at least 8 bytes),
+		// The last bytes, read as the word that ends with them (end is at least 8),
 		// shifted so that only they are left (the zero bytes shifted in match nothing).
 		w := binary.LittleEndian.Uint64(key[end-8:]) >> (8 * (8 - rest))
 		quotes ^= bytesEqual(w, swarQuote)

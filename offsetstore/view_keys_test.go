@@ -19,7 +19,7 @@ var keyConnectorSeeds = []string{
 	`["conn",{"a":"x"} ]`, `["conn",{"a":"x"}]  `, `["conn",{"a":"x"}] x`, `["conn" ,{"a":"x"}]`,
 	`["conn", {"a":"x"}]`, `["conn",nul]`, `["conn",null ]`, `["c\u0000",{}]`, `["\x",{}]`,
 	`["conn",{"abcdefgh":"ijklmnop","q":{"r":["s","t",{"u":"v\"w"}]}}]`,
-	"[\"conn\",{\"a\":\"\xff\xfe\"}]", "[\"\x7b\x5b\x7d\x5d\",{\"\x5b\":\"\x7d\"}]",
+	"[\"conn\",{\"a\":\"\xff\xfe\"}]", `["",{a}]`, `["",{ab}]`, `["a",{b}]`, `["",{"a"}]`, `["",{}]`, `["",null]`, "[\"\x7b\x5b\x7d\x5d\",{\"\x5b\":\"\x7d\"}]",
 }
 
 // FuzzKeyConnector checks that keyConnector, whose fast path reads 8 bytes at a time, gives
