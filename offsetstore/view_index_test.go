@@ -141,7 +141,8 @@ func TestOffsetsViewConnectorNames(t *testing.T) {
 	for n := 20; n <= 34; n++ {
 		names = append(names, strings.Repeat("x", n), strings.Repeat("x", n-1)+"y")
 	}
-	names = append(names, "", "a\"b", "0123456789abcdefghij0123456789")
+	names = append(names, "", "a\"b", "0123456789abcdefghij0123456789",
+		strings.Repeat("z", 254), strings.Repeat("z", 255), strings.Repeat("z", 256)) // a length of recentLong
 	v := newOffsetsView()
 	want := map[string]int{}
 	for round := range 3 {

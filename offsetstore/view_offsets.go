@@ -193,8 +193,8 @@ func (v *offsetsView) expect(records int64) {
 func (v *offsetsView) connID(name string) int32 {
 	set := &v.recent[nameHash(name)>>(64-recentBits)]
 	for w := range set {
-		if r := &set[w]; r.id > 0 && (int(r.size) == len(name) && string(r.name[:len(name)]) == name ||
-			r.size == recentLong && v.conns[r.id].name == name) {
+		if r := &set[w]; r.id > 0 && (r.size == recentLong && v.conns[r.id].name == name ||
+			r.size != recentLong && int(r.size) == len(name) && string(r.name[:r.size]) == name) {
 			return r.id
 		}
 	}
