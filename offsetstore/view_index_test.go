@@ -2,9 +2,11 @@ package offsetstore
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/segmentio/kafka-go"
@@ -126,4 +128,44 @@ func TestOffsetsViewMatchesModel(t *testing.T) {
 	require.Len(t, v.index.entries, 1<<21)
 	require.LessOrEqual(t, v.dead, max(1024, v.slots.n/2))
 	require.Less(t, v.slots.n, 3000, "removed slots were compacted away")
+}
+
+// Connectors whose names share a bucket of recent (thousands of them, of lengths around what
+// a bucket holds, sharing their first and last bytes and length), or are empty or escaped,
+// each get exactly their own keys, however their records interleave.
+func TestOffsetsViewConnectorNames(t *testing.T) {
+	var names []string
+	for i := range 3000 {
+		names = append(names, fmt.Sprintf("%s%04d%s", strings.Repeat("p", i%40), i, strings.Repeat("s", i%9)))
+	}
+	for n := 20; n <= 34; n++ {
+		names = append(names, strings.Repeat("x", n), strings.Repeat("x", n-1)+"y")
+	}
+	names = append(names, "", "a\"b", "0123456789abcdefghij0123456789",
+		strings.Repeat("z", 254), strings.Repeat("z", 255), strings.Repeat("z", 256)) // a length of recentLong
+	v := newOffsetsView()
+	want := map[string]int{}
+	for round := range 3 {
+		var msgs []kafka.Message
+		for i, name := range names {
+			raw, err := json.Marshal(name)
+			require.NoError(t, err)
+			key := fmt.Sprintf(`[%s,{"k":%d}]`, raw, round*len(names)+i)
+			msgs = append(msgs, kafka.Message{Key: []byte(key), Value: []byte(`{"o":1}`)})
+			want[name]++
+		}
+		rand.New(rand.NewPCG(uint64(round), 9)).Shuffle(len(msgs), func(i, j int) { msgs[i], msgs[j] = msgs[j], msgs[i] })
+		v.apply(msgs)
+	}
+	for _, name := range names {
+		keys, others := v.live(name)
+		require.Equal(t, want[name], keys, "%q", name)
+		require.Zero(t, others)
+		for _, r := range v.records(name) {
+			got, ok := keyConnector(r.Key)
+			require.True(t, ok)
+			require.Equal(t, name, got)
+		}
+	}
+	require.Len(t, v.conns, len(names)+1)
 }

@@ -56,7 +56,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "also write the table, date and machine to this Markdown file")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile of one scenario's measured phase to this file")
-	profiled := fs.String("profile", "bulk", "the scenario -cpuprofile covers: bulk, many, flat (the first agent start-up on the full topic) or view (the first view load)")
+	profiled := fs.String("profile", "bulk", "the scenario -cpuprofile covers: bulk, many, flat (the first agent start-up on the full topic) or view (every view load, the rounds after the first to path.N)")
 	only := fs.String("scenarios", "bulk,latency,many,flat,migrate,view", "comma-separated scenarios to run")
 	scaleFlag := fs.String("scale", "", "scale every count by this factor (default $BENCH_SCALE, else 1)")
 	timeout := fs.Duration("timeout", 20*time.Minute, "give up on the whole run after this long")

@@ -269,8 +269,13 @@ func viewScenario(ctx context.Context, e *env) ([]row, error) {
 		}
 		for _, which := range []string{first, second} {
 			profile := ""
-			if i == 0 && which == "view" && e.opts.profiled == "view" {
+			if which == "view" && e.opts.profiled == "view" && e.opts.cpuProfile != "" {
+				// One profile per round (path, path.2, ...): one load is too short for a
+				// profile of its own to say much; pprof merges them.
 				profile = e.opts.cpuProfile
+				if i > 0 {
+					profile = fmt.Sprintf("%s.%d", profile, i+1)
+				}
 			}
 			r, err := e.startLoad(ctx, which, cfg.OffsetsTopic, cfg.ConfigTopic, profile)
 			if err != nil {

@@ -187,8 +187,14 @@ func (t *tailer) applyPartition(rp *kmsg.FetchResponseTopicPartition) error {
 		}
 		return nil
 	}
-	own := func(at, pos int64, out []kafka.Message) ([]kafka.Message, int64) {
-		return t.l.applyOwn(p, at, pos, out)
+	// Runs of own records are added (Written) and taken under the partition's lock, which this
+	// loop holds: when none waits now, none comes before the records are read, and the reader
+	// need not look for one before each record (a lock of the log each).
+	var own ownFunc
+	if t.l.hasOwn(p) {
+		own = func(at, pos int64, out []kafka.Message) ([]kafka.Message, int64) {
+			return t.l.applyOwn(p, at, pos, out)
+		}
 	}
 	var next int64
 	var err error

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -136,15 +137,21 @@ type batch struct {
 // readBatch decodes the count records of bt from data; see read.
 func (rr *recordReader) readBatch(bt batch, data []byte, topic string, p int, next int64, out []kafka.Message,
 	flush func([]kafka.Message), own ownFunc) ([]kafka.Message, int64, error) {
+	var r rawRecord
 	for range bt.count {
-		length, n := binary.Varint(data)
-		if n <= 0 || length < 0 || length > int64(len(data)-n) {
+		length, n := varint2(data, 0) // records of up to 8191 bytes
+		if n < 0 {
+			var ok bool
+			if length, n, ok = varint(data, 0); !ok {
+				return out, next, fmt.Errorf("%w: record length", errCorruptBatch)
+			}
+		}
+		if length < 0 || length > int64(len(data)-n) {
 			return out, next, fmt.Errorf("%w: record length", errCorruptBatch)
 		}
 		rec := data[n : n+int(length)]
 		data = data[n+int(length):]
-		r, err := decodeRecord(rec)
-		if err != nil {
+		if err := decodeRecord(rec, &r); err != nil {
 			return out, next, err
 		}
 		at := bt.base + r.offsetDelta
@@ -157,17 +164,24 @@ func (rr *recordReader) readBatch(bt batch, data []byte, topic string, p int, ne
 			next = max(next, at+1)
 			continue
 		}
-		m := kafka.Message{Topic: topic, Partition: p, Offset: at, Key: r.key, Value: r.value,
-			Time: time.Unix((bt.firstTS+r.tsDelta)/1000, ((bt.firstTS+r.tsDelta)%1000)*int64(time.Millisecond))}
+		// The message is written where it goes, field by field: a kafka.Message is 150 bytes,
+		// and a composite literal was built on the stack and copied (its wide loads stalled
+		// on the narrow stores just made).
+		out = slices.Grow(out, 1)[:len(out)+1]
+		m := &out[len(out)-1]
+		*m = kafka.Message{}
+		m.Topic, m.Partition, m.Offset, m.Key, m.Value = topic, p, at, r.key, r.value
+		m.Time = time.UnixMilli(bt.firstTS + r.tsDelta)
 		if r.headers > 0 {
+			var err error
 			if m.Headers, err = decodeHeaders(r.headerBytes, r.headers, rr.borrow); err != nil {
+				out = out[:len(out)-1]
 				return out, next, err
 			}
 		}
 		if !rr.borrow && !(bt.inData && rr.keepMin > 0 && len(m.Key)+len(m.Value) >= rr.keepMin) {
 			m.Key, m.Value = copyKeyValue(m.Key, m.Value)
 		}
-		out = append(out, m)
 		next = at + 1
 		if flush != nil && len(out) == logApplyChunk {
 			flush(out)
@@ -200,32 +214,92 @@ type rawRecord struct {
 	headerBytes          []byte
 }
 
-// decodeRecord decodes one record (without its length prefix): attributes, timestamp and offset
-// deltas, key, value, then the header count; the headers are left in headerBytes. A negative
-// key or value length is null.
-func decodeRecord(b []byte) (rawRecord, error) {
-	var r rawRecord
+// decodeRecord decodes one record (without its length prefix) into r: attributes, timestamp
+// and offset deltas, key, value, then the header count; the headers are left in headerBytes. A
+// negative key or value length is null.
+func decodeRecord(b []byte, r *rawRecord) error {
+	if decodeSmallRecord(b, r) {
+		return nil
+	}
+	return decodeAnyRecord(b, r)
+}
+
+// decodeAnyRecord is decodeRecord for any record, its varints read by varint.
+func decodeAnyRecord(b []byte, r *rawRecord) error {
 	i := 1 // attributes: unused
 	var ok bool
 	if r.tsDelta, i, ok = varint(b, i); !ok {
-		return r, fmt.Errorf("%w: timestamp delta", errCorruptBatch)
+		return fmt.Errorf("%w: timestamp delta", errCorruptBatch)
 	}
 	if r.offsetDelta, i, ok = varint(b, i); !ok {
-		return r, fmt.Errorf("%w: offset delta", errCorruptBatch)
+		return fmt.Errorf("%w: offset delta", errCorruptBatch)
 	}
 	if r.key, i, ok = varBytes(b, i); !ok {
-		return r, fmt.Errorf("%w: key", errCorruptBatch)
+		return fmt.Errorf("%w: key", errCorruptBatch)
 	}
 	if r.value, i, ok = varBytes(b, i); !ok {
-		return r, fmt.Errorf("%w: value", errCorruptBatch)
+		return fmt.Errorf("%w: value", errCorruptBatch)
 	}
 	var headers int64
 	if headers, i, ok = varint(b, i); !ok || headers < 0 || headers > int64(len(b)-i) {
-		return r, fmt.Errorf("%w: header count", errCorruptBatch)
+		return fmt.Errorf("%w: header count", errCorruptBatch)
 	}
 	r.headers, r.headerBytes = int(headers), b[i:]
-	return r, nil
+	return nil
 }
+
+// decodeSmallRecord is decodeRecord for records whose varints are one or two bytes each
+// (deltas and lengths up to 8191: the records of a view's load), read inline (a call per
+// varint was most of the decoding). It returns false, r undefined, for any other record,
+// which decodeRecord then decodes from the start.
+func decodeSmallRecord(b []byte, r *rawRecord) bool {
+	ts, i := varint2(b, 1) // after the attributes (unused)
+	if i < 0 {
+		return false
+	}
+	offset, i := varint2(b, i)
+	if i < 0 {
+		return false
+	}
+	var kv [2][]byte
+	for f := range kv { // a negative length is null
+		n, j := varint2(b, i)
+		if j < 0 || n > int64(len(b)-j) {
+			return false
+		}
+		if i = j; n >= 0 {
+			i += int(n)
+			kv[f] = b[j:i:i]
+		}
+	}
+	headers, i := varint2(b, i)
+	if i < 0 || headers < 0 || headers > int64(len(b)-i) {
+		return false
+	}
+	r.tsDelta, r.offsetDelta, r.key, r.value, r.headers, r.headerBytes = ts, offset, kv[0], kv[1], int(headers), b[i:]
+	return true
+}
+
+// varint2 reads a zig-zag varint of one or two bytes at b[i] and returns it and the index
+// after it, or -1 for any other (none, or longer). It is inlined.
+func varint2(b []byte, i int) (v int64, j int) {
+	j = -1
+	if i < len(b) {
+		u := uint64(b[i])
+		j = i + 1
+		if u >= 0x80 {
+			j = -1
+			if i+1 < len(b) && b[i+1] < 0x80 {
+				u, j = u&0x7f|uint64(b[i+1])<<7, i+2
+			}
+		}
+		v = zigzag(u)
+	}
+	return v, j
+}
+
+// zigzag decodes a zig-zag encoded number.
+func zigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // decodeHeaders decodes n record headers from b; values alias b when borrow is set.
 func decodeHeaders(b []byte, n int, borrow bool) ([]kafka.Header, error) {
@@ -248,11 +322,21 @@ func decodeHeaders(b []byte, n int, borrow bool) ([]kafka.Header, error) {
 	return hs, nil
 }
 
-// varint reads the zig-zag varint at b[i] and returns it and the index after it.
+// varint reads the zig-zag varint at b[i] and returns it and the index after it. It is small
+// enough to be inlined: one byte holds most deltas and the lengths of small records.
 func varint(b []byte, i int) (int64, int, bool) {
-	if i < len(b) && b[i] < 0x80 { // one byte: most lengths and deltas of small records
+	if i < len(b) && b[i] < 0x80 {
 		u := int64(b[i])
 		return (u >> 1) ^ -(u & 1), i + 1, true
+	}
+	return varintLong(b, i)
+}
+
+// varintLong is varint for more than one byte (or none).
+func varintLong(b []byte, i int) (int64, int, bool) {
+	if i+1 < len(b) && b[i+1] < 0x80 { // two bytes: lengths of 64 to 8191
+		u := int64(b[i]&0x7f) | int64(b[i+1])<<7
+		return (u >> 1) ^ -(u & 1), i + 2, true
 	}
 	if i > len(b) {
 		return 0, i, false

@@ -266,3 +266,97 @@ func TestRecordReaderKeepsLargeRecordsInData(t *testing.T) {
 		})
 	}
 }
+
+// varint, with its one- and two-byte fast paths, reads what binary.Varint reads, at any index,
+// and rejects what binary.Varint rejects (truncated or overlong input); varint2 reads the same
+// up to two bytes and leaves longer ones.
+func TestVarintMatchesBinaryVarint(t *testing.T) {
+	var values []int64
+	for v := int64(-20000); v <= 20000; v++ {
+		values = append(values, v)
+	}
+	values = append(values, 1<<62, -1<<62, 1<<63-1, -1<<63, 1<<20, -1<<20)
+	for _, v := range values {
+		enc := binary.AppendVarint([]byte{0xff}, v) // at index 1, after a byte
+		for cut := 1; cut <= len(enc); cut++ {
+			b := enc[:cut]
+			want, n := binary.Varint(b[1:])
+			got, i, ok := varint(b, 1)
+			require.Equal(t, n > 0, ok, "%d cut to %x", v, b)
+			if ok {
+				require.Equal(t, want, got, "%x", b)
+				require.Equal(t, 1+n, i, "%x", b)
+			}
+			got, i = varint2(b, 1)
+			if n > 0 && n <= 2 {
+				require.Equal(t, want, got, "%x", b)
+				require.Equal(t, 1+n, i, "%x", b)
+			} else {
+				require.Equal(t, -1, i, "%x", b)
+			}
+		}
+	}
+	_, _, ok := varint([]byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}, 0)
+	require.False(t, ok, "overlong")
+}
+
+// BenchmarkRecordReader decodes 1 MiB of record batches of 100 offsets records each (77-byte
+// keys and values, as an offsets view's load), borrowing, as the offsets view's fetches do.
+func BenchmarkRecordReader(b *testing.B) {
+	var data []byte
+	n := 0
+	for len(data) < 1<<20 {
+		var bb batchBuilder
+		bb.beginAt(1_700_000_000_000)
+		for range 100 {
+			bb.add(fmt.Appendf(nil, `["other-%04d",{"filename":"/data/file-%08d.txt"}]`, n%1000, n), fmt.Appendf(nil, `{"position":%d}`, n), nil)
+			n++
+		}
+		batch := bb.finish()[4:]
+		binary.BigEndian.PutUint64(batch, uint64(n-100)) // base offset
+		binary.BigEndian.PutUint32(batch[crcOffset:], crc32.Checksum(batch[attrOffset:], castagnoli))
+		data = append(data, batch...)
+	}
+	rr := recordReader{borrow: true}
+	out := make([]kafka.Message, 0, logApplyChunk)
+	seen := 0
+	flush := func(ms []kafka.Message) { seen += len(ms) }
+	for b.Loop() {
+		seen = 0
+		var err error
+		var next int64
+		out, next, err = rr.read(data, "offsets", 0, 0, out[:0], flush, nil)
+		if err != nil || next != int64(n) {
+			b.Fatal(next, err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
+}
+
+// FuzzDecodeRecord checks that a record decodeSmallRecord takes decodes to the same fields as
+// with varint for every field (decodeAnyRecord), on any bytes.
+func FuzzDecodeRecord(f *testing.F) {
+	var bb batchBuilder
+	bb.beginAt(0)
+	for k := range 70 { // offset deltas of one and two bytes
+		bb.add([]byte(`["c",{"k":1}]`), bytes.Repeat([]byte("v"), k*3), nil)
+	}
+	bb.add(nil, nil, []kafka.Header{{Key: "h", Value: []byte("x")}})
+	bb.add(bytes.Repeat([]byte("k"), 9000), nil, nil)
+	records := bb.finish()[4+batchHeaderSize:]
+	for len(records) > 0 {
+		length, n := binary.Varint(records)
+		f.Add(records[n : n+int(length)])
+		records = records[n+int(length):]
+	}
+	f.Add([]byte{0, 0x80, 0x01, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var any, small rawRecord
+		err := decodeAnyRecord(b, &any)
+		if !decodeSmallRecord(b, &small) {
+			return
+		}
+		require.NoError(t, err, "%x", b)
+		require.Equal(t, any, small, "%x", b)
+	})
+}
