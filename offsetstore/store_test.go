@@ -109,10 +109,41 @@ func TestStoreWritePartitions(t *testing.T) {
 	require.ErrorIs(t, err, kafka.UnknownTopicOrPartition)
 }
 
+// The view of a written topic holds what was written, records or encoded batches (of the
+// topic's partition count, or of another, which WriteEncoded partitions again).
 func TestStoreWriteRoundTrip(t *testing.T) {
+	const n = 10_000
+	encode := func(recs []Record, partitions int) *Encoded {
+		e := kafkaio.NewBatchEncoder(partitions, n*40)
+		for _, r := range recs {
+			e.Append(PartitionFor(r.Key, partitions), r.Key, r.Value)
+		}
+		return e.Encoded()
+	}
+	tests := []struct {
+		name  string
+		write func(s *Store, recs []Record) error
+	}{
+		{name: "records", write: func(s *Store, recs []Record) error {
+			return s.Write(testContext(t), testOffsetsTopic, recs)
+		}},
+		{name: "encoded", write: func(s *Store, recs []Record) error {
+			return s.WriteEncoded(testContext(t), testOffsetsTopic, encode(recs, 25))
+		}},
+		{name: "encoded for another partition count", write: func(s *Store, recs []Record) error {
+			return s.WriteEncoded(testContext(t), testOffsetsTopic, encode(recs, 7))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			testStoreWriteRoundTrip(t, n, tt.write)
+		})
+	}
+}
+
+func testStoreWriteRoundTrip(t *testing.T, n int, write func(*Store, []Record) error) {
 	s, _ := startStore(t)
 	ctx := testContext(t)
-	const n = 10_000
 	recs := make([]Record, n)
 	for i := range recs {
 		recs[i] = Record{
@@ -121,7 +152,7 @@ func TestStoreWriteRoundTrip(t *testing.T) {
 			Partition: -1,
 		}
 	}
-	require.NoError(t, s.Write(ctx, testOffsetsTopic, recs))
+	require.NoError(t, write(s, recs))
 	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
 	got := s.SourceOffsets(testOffsetsTopic, "bulk")
 	require.Len(t, got, n)

@@ -76,3 +76,40 @@ func allIndexes(n int) []int {
 	}
 	return out
 }
+
+// Encoded is records already encoded in record batches per partition (kafkaio.BatchEncoder),
+// for a topic of its partition count.
+type Encoded = kafkaio.Encoded
+
+// WriteEncoded is Write for records already encoded in batches, each to the partition it was
+// encoded for: the batches are sent as they are, and a view of topic takes them in from the
+// same bytes once acknowledged (kafkaio.Log.WrittenBatch). The indexes of a
+// *kafkaio.WriteError are the records' numbers in enc (Encoded.Records). A topic whose
+// partition count is not enc's (another topic, or partitions added since the encoding) gets
+// the records partitioned again for it, through Write.
+func (s *Store) WriteEncoded(ctx context.Context, topic string, enc *Encoded) error {
+	if enc.Len() == 0 {
+		return nil
+	}
+	leaders, err := s.producer.Leaders(ctx, topic)
+	if err != nil {
+		return &kafkaio.WriteError{Failed: allIndexes(enc.Len()), Err: fmt.Errorf("write to topic %q: %w", topic, err)}
+	}
+	if len(leaders) != enc.Partitions() {
+		recs := enc.Records()
+		for i := range recs {
+			recs[i].Partition = -1
+		}
+		return s.Write(ctx, topic, recs)
+	}
+	l := s.logOf(topic)
+	if l == nil {
+		return s.producer.WriteEncoded(ctx, topic, enc, nil)
+	}
+	// As in Write: the view gets the records from here, not from fetches.
+	release := l.Hold(enc.PartitionList())
+	defer release()
+	return s.producer.WriteEncoded(ctx, topic, enc, func(a kafkaio.Acked) {
+		l.WrittenBatch(int(a.Partition), a.Base, a.Batch)
+	})
+}

@@ -2,6 +2,7 @@ package kafkaio
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -20,15 +21,17 @@ import (
 // partitions of a large write while it is in flight, so that they do not fetch the records as
 // they land; a partition whose next records are a waiting run is not fetched either.
 
-// ownRun is a run of records the caller wrote, recs[idx[k]] at offset base+k, waiting for
-// the log to reach base.
+// ownRun is a run of records the caller wrote, recs[idx[k]] at offset base+k or the records
+// of a record batch from base on, waiting for the log to reach base.
 type ownRun struct {
-	base int64
-	recs []Record
-	idx  []int
+	base  int64
+	recs  []Record
+	idx   []int
+	batch []byte
+	n     int
 }
 
-func (r ownRun) end() int64 { return r.base + int64(len(r.idx)) }
+func (r ownRun) end() int64 { return r.base + int64(r.n) }
 
 // Hold keeps the fetch loops off partitions until release is called: call it before writing
 // many records to them and release once Written was told of every acknowledged run. Their
@@ -71,8 +74,29 @@ func (l *Log) Hold(partitions []int32) (release func()) {
 // be changed afterwards; recs and idx must not change until Written returns. Before Run has
 // read the partition count, Written does nothing (the initial load reads the records).
 func (l *Log) Written(p int, base int64, recs []Record, idx []int) {
+	if len(idx) > 0 {
+		l.written(p, ownRun{base: base, recs: recs, idx: idx, n: len(idx)})
+	}
+}
+
+// WrittenBatch is Written for a record batch the caller wrote to partition p (an
+// Encoded's, acknowledged by WriteEncoded: Acked.Batch), its records at offset base on. Its
+// records are read in place, as a fetch's are: a borrowing Log's view gets them as borrowed
+// (valid until apply returns). The batch must not change afterwards; the Log drops it once
+// applied.
+func (l *Log) WrittenBatch(p int, base int64, batch []byte) {
+	if len(batch) < batchHeaderSize {
+		return
+	}
+	n := int(int32(binary.BigEndian.Uint32(batch[batchCountOffset:])))
+	if n > 0 {
+		l.written(p, ownRun{base: base, batch: batch, n: n})
+	}
+}
+
+func (l *Log) written(p int, run ownRun) {
 	l.mu.Lock()
-	if l.pmu == nil || p < 0 || p >= len(l.pmu) || len(idx) == 0 {
+	if l.pmu == nil || p < 0 || p >= len(l.pmu) {
 		l.mu.Unlock()
 		return
 	}
@@ -80,14 +104,13 @@ func (l *Log) Written(p int, base int64, recs []Record, idx []int) {
 	l.mu.Unlock()
 	pmu.Lock()
 	defer pmu.Unlock()
-	run := ownRun{base: base, recs: recs, idx: idx}
 	if run.end() <= l.position(p) {
 		return // read from the topic already (a fetch in flight brought them)
 	}
 	// The writer's goroutine does not wait for the view: the run waits for the applier (or,
 	// when others' records come first, for the fetch loop), and Sync for both.
 	l.mu.Lock()
-	i, _ := slices.BinarySearchFunc(l.own[p], base, func(r ownRun, b int64) int { return compareInt64(r.base, b) })
+	i, _ := slices.BinarySearchFunc(l.own[p], run.base, func(r ownRun, b int64) int { return compareInt64(r.base, b) })
 	l.own[p] = slices.Insert(l.own[p], i, run)
 	l.ownDirty[p] = true
 	l.mu.Unlock()
@@ -158,6 +181,9 @@ func (l *Log) ownWaiting(p int) bool {
 // applyRun hands the records of run from offset from on to apply, in chunks of
 // logApplyChunk messages built in buf, and returns buf for reuse.
 func (l *Log) applyRun(p int, run ownRun, from int64, buf []kafka.Message) []kafka.Message {
+	if run.batch != nil {
+		return l.applyRunBatch(p, run, from, buf)
+	}
 	for k := max(from-run.base, 0); k < int64(len(run.idx)); {
 		buf = buf[:0]
 		for ; k < int64(len(run.idx)) && len(buf) < logApplyChunk; k++ {
@@ -167,6 +193,22 @@ func (l *Log) applyRun(p int, run ownRun, from int64, buf []kafka.Message) []kaf
 		l.applyBatch(buf)
 	}
 	return buf[:0]
+}
+
+// applyRunBatch is applyRun for a run of a record batch: its records are decoded in place,
+// as the fetch loop decodes a fetched batch.
+func (l *Log) applyRunBatch(p int, run ownRun, from int64, buf []kafka.Message) []kafka.Message {
+	b := run.batch
+	bt := batch{base: run.base, firstTS: int64(binary.BigEndian.Uint64(b[batchFirstTSOffset:])), count: run.n, inData: true}
+	rr := recordReader{borrow: l.borrow}
+	out, _, err := rr.readBatch(bt, b[batchHeaderSize:], l.topic, p, max(from, run.base), buf[:0], l.applyBatch, nil)
+	if err != nil {
+		// Encoded by this package: it cannot happen. Were it to, the records not applied
+		// are missing from the view, as a fetch error would leave them until the retry.
+		l.logger.Error("apply own record batch", "partition", p, "offset", run.base, "err", err)
+	}
+	l.applyBatch(out)
+	return out[:0]
 }
 
 // position is the offset after the last record of p applied.

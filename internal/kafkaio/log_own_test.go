@@ -47,49 +47,65 @@ func runAppliedLog(t *testing.T, brokers []string, topic string) *appliedLog {
 	return a
 }
 
-// Records the owner wrote are applied from Written at their offsets, never fetched again, and
-// in log order with the records of other writers: whoever wrote a key last wins. Written is
-// given other bytes than those in the topic, so the view shows which path a value took.
+// Records the owner wrote are applied from Written (or WrittenBatch) at their offsets, never
+// fetched again, and in log order with the records of other writers: whoever wrote a key last
+// wins. Written is given other bytes than those in the topic, so the view shows which path a
+// value took.
 func TestLogAppliesOwnWritesInLogOrder(t *testing.T) {
-	_, brokers, p := startProducerCluster(t, "own")
-	ctx := testContext(t)
-	l := runAppliedLog(t, brokers, "own")
-	produce := func(key, value string) {
-		t.Helper()
-		require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "own", Partition: 0, Key: []byte(key), Value: []byte(value)}}))
+	tests := []struct {
+		name    string
+		written func(l *Log, base int64, key, value string)
+	}{
+		{name: "records", written: func(l *Log, base int64, key, value string) {
+			l.Written(0, base, []Record{{Key: []byte("unused")}, {Key: []byte(key), Value: []byte(value)}}, []int{1})
+		}},
+		{name: "record batch", written: func(l *Log, base int64, key, value string) {
+			e := NewBatchEncoder(1, 0)
+			e.Append(0, []byte(key), []byte(value))
+			l.WrittenBatch(0, base, e.Encoded().batches[0][0].batch())
+		}},
 	}
-	written := func(base int64, key, value string) {
-		l.Written(0, base, []Record{{Key: []byte("unused")}, {Key: []byte(key), Value: []byte(value)}}, []int{1})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, brokers, p := startProducerCluster(t, "own")
+			ctx := testContext(t)
+			l := runAppliedLog(t, brokers, "own")
+			produce := func(key, value string) {
+				t.Helper()
+				require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "own", Partition: 0, Key: []byte(key), Value: []byte(value)}}))
+			}
+			written := func(base int64, key, value string) { tt.written(l.Log, base, key, value) }
+
+			produce("k", "other-1") // offset 0
+			require.NoError(t, l.Sync(ctx))
+
+			// Our record at offset 1, then another writer's at 2: the other's stays.
+			release := l.Hold([]int32{0})
+			produce("k", "in-topic-1") // offset 1, ours
+			produce("k", "other-2")    // offset 2
+			written(1, "k", "own-1")
+			release()
+			require.NoError(t, l.Sync(ctx))
+			require.Equal(t, []string{"other-1", "own-1", "other-2"}, l.seen("k"))
+
+			// Another writer's record at 3 comes before ours at 4: the fetch applies 3, then ours.
+			release = l.Hold([]int32{0})
+			produce("j", "other-3")    // offset 3
+			produce("k", "in-topic-4") // offset 4, ours
+			written(4, "k", "own-4")
+			release()
+			require.NoError(t, l.Sync(ctx))
+			require.Equal(t, []string{"other-1", "own-1", "other-2", "own-4"}, l.seen("k"))
+			require.Equal(t, []string{"other-3"}, l.seen("j"))
+
+			// Records the log already read are not applied again.
+			produce("k", "other-5") // offset 5
+			require.NoError(t, l.Sync(ctx))
+			written(5, "k", "own-5")
+			require.Equal(t, []string{"other-1", "own-1", "other-2", "own-4", "other-5"}, l.seen("k"))
+			require.Equal(t, int64(6), l.position(0))
+		})
 	}
-
-	produce("k", "other-1") // offset 0
-	require.NoError(t, l.Sync(ctx))
-
-	// Our record at offset 1, then another writer's at 2: the other's stays.
-	release := l.Hold([]int32{0})
-	produce("k", "in-topic-1") // offset 1, ours
-	produce("k", "other-2")    // offset 2
-	written(1, "k", "own-1")
-	release()
-	require.NoError(t, l.Sync(ctx))
-	require.Equal(t, []string{"other-1", "own-1", "other-2"}, l.seen("k"))
-
-	// Another writer's record at 3 comes before ours at 4: the fetch applies 3, then ours.
-	release = l.Hold([]int32{0})
-	produce("j", "other-3")    // offset 3
-	produce("k", "in-topic-4") // offset 4, ours
-	written(4, "k", "own-4")
-	release()
-	require.NoError(t, l.Sync(ctx))
-	require.Equal(t, []string{"other-1", "own-1", "other-2", "own-4"}, l.seen("k"))
-	require.Equal(t, []string{"other-3"}, l.seen("j"))
-
-	// Records the log already read are not applied again.
-	produce("k", "other-5") // offset 5
-	require.NoError(t, l.Sync(ctx))
-	written(5, "k", "own-5")
-	require.Equal(t, []string{"other-1", "own-1", "other-2", "own-4", "other-5"}, l.seen("k"))
-	require.Equal(t, int64(6), l.position(0))
 }
 
 // Write reports every acknowledged run with the offset of its first record, for small

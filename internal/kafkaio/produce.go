@@ -17,13 +17,14 @@ type topicPartition struct {
 }
 
 // partitionRecords is the records of one partition in a Produce request: the messages of
-// items (queued writes) or recs[idx] (ordered writes).
+// items (queued writes), recs[idx] (ordered writes) or an encoded batch (WriteEncoded).
 type partitionRecords struct {
 	topicPartition
-	items []*produceItem
-	recs  []Record
-	idx   []int
-	size  int
+	items   []*produceItem
+	recs    []Record
+	idx     []int
+	encoded encodedBatch
+	size    int
 }
 
 func (pr *partitionRecords) addTo(b *batchBuilder) {
@@ -45,22 +46,28 @@ func (p *Producer) produceOnce(ctx context.Context, parts []partitionRecords, bu
 	req := &rawproduce.Request{Acks: int16(kafka.RequireAll), Timeout: produceTimeoutMs}
 	size := 0
 	for _, pr := range parts {
-		size += pr.size + 4 + batchHeaderSize
+		if pr.encoded.buf == nil {
+			size += pr.size + 4 + batchHeaderSize
+		}
 	}
 	b := batchBuilder{buf: bufs.get(size)}
 	topicAt := map[string]int{}
 	for i := range parts {
 		pr := &parts[i]
-		from := len(b.buf)
-		b.begin()
-		pr.addTo(&b)
+		set := pr.encoded.buf // sent as it is
+		if set == nil {
+			from := len(b.buf)
+			b.begin()
+			pr.addTo(&b)
+			set = b.finish()[from:]
+		}
 		ti, ok := topicAt[pr.topic]
 		if !ok {
 			ti = len(req.Topics)
 			topicAt[pr.topic] = ti
 			req.Topics = append(req.Topics, rawproduce.RequestTopic{Topic: pr.topic})
 		}
-		req.Topics[ti].Partitions = append(req.Topics[ti].Partitions, rawPartition(pr.partition, b.finish()[from:]))
+		req.Topics[ti].Partitions = append(req.Topics[ti].Partitions, rawPartition(pr.partition, set))
 	}
 	errs := make([]error, len(parts))
 	bases := make([]int64, len(parts))

@@ -41,12 +41,14 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // callers (Produce); larger writes go in Produce requests of their own.
 const SmallWrite = 64
 
-// Acked is one run of a Write's records that the broker acknowledged: recs[Idx[k]] is at
-// offset Base+k of Partition.
+// Acked is one run of a write's records that the broker acknowledged: for Write, recs[Idx[k]]
+// is at offset Base+k of Partition; for WriteEncoded, Batch is the record batch acknowledged
+// (from its baseOffset field on, which holds 0: its records are at Base on) and Idx is nil.
 type Acked struct {
 	Partition int32
 	Base      int64
 	Idx       []int
+	Batch     []byte
 }
 
 // Leaders returns the leader broker ID of every partition of topic, indexed by partition;
@@ -119,6 +121,39 @@ func reportItems(msgs []kafka.Message, errs []error, owner []*produceItem, acked
 	}
 }
 
+// WriteEncoded is Write for records already encoded in batches (BatchEncoder), sent as they
+// are, in rounds as Write sends many records (each round takes a partition's next batch),
+// with the same guarantees. The topic must have enc.Partitions() partitions. The indexes of a
+// *WriteError are the records' numbers in enc (Encoded.Records); acked is told of each
+// acknowledged batch (Acked.Batch).
+func (p *Producer) WriteEncoded(ctx context.Context, topic string, enc *Encoded, acked func(Acked)) error {
+	if enc.Len() == 0 {
+		return nil
+	}
+	if acked == nil {
+		acked = func(Acked) {}
+	}
+	leaders, err := p.leaders.get(ctx, topic)
+	if err == nil && len(leaders) != enc.Partitions() {
+		err = fmt.Errorf("%d partitions, records encoded for %d", len(leaders), enc.Partitions())
+	}
+	if err != nil {
+		return &WriteError{Failed: indexes(0, enc.Len()), Err: fmt.Errorf("write to topic %q: %w", topic, err)}
+	}
+	byLeader := map[int]map[int32]partQueue{}
+	for part, bs := range enc.batches {
+		if len(bs) == 0 {
+			continue
+		}
+		l := leaders[part]
+		if byLeader[l] == nil {
+			byLeader[l] = map[int32]partQueue{}
+		}
+		byLeader[l][int32(part)] = partQueue{batches: bs}
+	}
+	return p.sendRounds(ctx, topic, nil, enc.Len(), byLeader, acked)
+}
+
 // writeRounds is Write for many records.
 func (p *Producer) writeRounds(ctx context.Context, topic string, recs []Record, parts []int32, acked func(Acked)) error {
 	leaders, err := p.leaders.get(ctx, topic)
@@ -126,17 +161,54 @@ func (p *Producer) writeRounds(ctx context.Context, topic string, recs []Record,
 		return &WriteError{Failed: indexes(0, len(recs)), Err: fmt.Errorf("write to topic %q: %w", topic, err)}
 	}
 	// Per leader, per partition: the indexes of its records, in order.
-	byLeader := map[int]map[int32][]int{}
+	byLeader := map[int]map[int32]partQueue{}
 	for i, part := range parts {
 		if int(part) >= len(leaders) {
 			return &WriteError{Failed: indexes(0, len(recs)), Err: fmt.Errorf("write to topic %q: record %d: partition %d of %d", topic, i, part, len(leaders))}
 		}
 		l := leaders[part]
 		if byLeader[l] == nil {
-			byLeader[l] = map[int32][]int{}
+			byLeader[l] = map[int32]partQueue{}
 		}
-		byLeader[l][part] = append(byLeader[l][part], i)
+		q := byLeader[l][part]
+		q.idx = append(q.idx, i)
+		byLeader[l][part] = q
 	}
+	return p.sendRounds(ctx, topic, recs, len(recs), byLeader, acked)
+}
+
+// partQueue is what a large write has left to send to one partition: the indexes of its
+// records (Write) or its encoded batches (WriteEncoded), in order.
+type partQueue struct {
+	idx     []int
+	batches []encodedBatch
+}
+
+func (q partQueue) empty() bool { return len(q.idx) == 0 && len(q.batches) == 0 }
+
+// numbers returns the numbers of the records left: their indexes in the call's records, or in
+// the Encoded.
+func (q partQueue) numbers() []int {
+	if len(q.batches) == 0 {
+		return q.idx
+	}
+	last := q.batches[len(q.batches)-1]
+	return indexes(q.batches[0].first, last.first+last.n)
+}
+
+// after returns what is left once pr, the queue's next part, was sent.
+func (q partQueue) after(pr partitionRecords) partQueue {
+	if pr.encoded.buf != nil {
+		q.batches = q.batches[1:]
+	} else {
+		q.idx = q.idx[len(pr.idx):]
+	}
+	return q
+}
+
+// sendRounds sends the queues of byLeader (per leader, per partition), leader by leader in
+// parallel, and returns a *WriteError naming the records (of n in all) not acknowledged.
+func (p *Producer) sendRounds(ctx context.Context, topic string, recs []Record, n int, byLeader map[int]map[int32]partQueue, acked func(Acked)) error {
 	var (
 		mu     sync.Mutex
 		failed []int
@@ -160,20 +232,20 @@ func (p *Producer) writeRounds(ctx context.Context, topic string, recs []Record,
 	p.leaders.forget(topic)
 	slices.Sort(failed)
 	return &WriteError{
-		Written: len(recs) - len(failed),
+		Written: n - len(failed),
 		Failed:  failed,
 		Err:     fmt.Errorf("write to topic %q: %w", topic, first),
 	}
 }
 
-// leaderRounds sends one leader's pending records (per partition, record indexes in order)
-// in rounds. A partition that fails stops there: its later records must not overtake the
-// failed ones, and fail gets them all.
-func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record, pending map[int32][]int, bufs *produceBufs, fail func([]int, error), acked func(Acked)) {
+// leaderRounds sends one leader's pending records (per partition, in order) in rounds. A
+// partition that fails stops there: its later records must not overtake the failed ones, and
+// fail gets them all.
+func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record, pending map[int32]partQueue, bufs *produceBufs, fail func([]int, error), acked func(Acked)) {
 	for len(pending) > 0 {
 		if err := ctx.Err(); err != nil {
-			for _, idx := range pending {
-				fail(idx, err)
+			for _, q := range pending {
+				fail(q.numbers(), err)
 			}
 			return
 		}
@@ -187,19 +259,25 @@ func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record
 				errs, bases := p.produceOnce(ctx, parts, bufs)
 				for i, pr := range parts {
 					if errs[i] == nil {
-						acked(Acked{Partition: pr.partition, Base: bases[i], Idx: pr.idx})
+						a := Acked{Partition: pr.partition, Base: bases[i], Idx: pr.idx}
+						if pr.encoded.buf != nil {
+							a.Batch = pr.encoded.batch()
+						}
+						acked(a)
 					}
 				}
 				mu.Lock()
 				defer mu.Unlock()
 				for i, pr := range parts {
-					rest := pending[pr.partition][len(pr.idx):]
-					if errs[i] != nil {
-						fail(pending[pr.partition], errs[i])
+					q := pending[pr.partition]
+					rest := q.after(pr)
+					switch {
+					case errs[i] != nil:
+						fail(q.numbers(), errs[i])
 						delete(pending, pr.partition)
-					} else if len(rest) == 0 {
+					case rest.empty():
 						delete(pending, pr.partition)
-					} else {
+					default:
 						pending[pr.partition] = rest
 					}
 				}
@@ -210,23 +288,31 @@ func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record
 }
 
 // nextRound takes every pending partition's next batch (up to batchRecords records and
-// batchBytes) and packs the batches into requests of at most requestBytes.
-func nextRound(topic string, recs []Record, pending map[int32][]int) [][]partitionRecords {
+// batchBytes, or its next encoded batch) and packs the batches into requests of at most
+// requestBytes.
+func nextRound(topic string, recs []Record, pending map[int32]partQueue) [][]partitionRecords {
 	var requests [][]partitionRecords
 	var cur []partitionRecords
 	curSize := 0
-	for part, idx := range pending {
-		end, size := 0, 0
-		for end < len(idx) && end < batchRecords && (end == 0 || size+recordSize(recs[idx[end]]) <= batchBytes) {
-			size += recordSize(recs[idx[end]])
-			end++
+	for part, q := range pending {
+		pr := partitionRecords{topicPartition: topicPartition{topic, part}}
+		if len(q.batches) > 0 {
+			pr.encoded, pr.size = q.batches[0], len(q.batches[0].buf)
+		} else {
+			idx := q.idx
+			end, size := 0, 0
+			for end < len(idx) && end < batchRecords && (end == 0 || size+recordSize(recs[idx[end]]) <= batchBytes) {
+				size += recordSize(recs[idx[end]])
+				end++
+			}
+			pr.recs, pr.idx, pr.size = recs, idx[:end], size
 		}
-		if len(cur) > 0 && curSize+size > requestBytes {
+		if len(cur) > 0 && curSize+pr.size > requestBytes {
 			requests = append(requests, cur)
 			cur, curSize = nil, 0
 		}
-		cur = append(cur, partitionRecords{topicPartition: topicPartition{topic, part}, recs: recs, idx: idx[:end], size: size})
-		curSize += size
+		cur = append(cur, pr)
+		curSize += pr.size
 	}
 	return append(requests, cur)
 }

@@ -1,0 +1,195 @@
+package kafkaio
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// readPartition returns every record of a partition as "key=value".
+func readPartition(t *testing.T, brokers []string, topic string, p int) []string {
+	t.Helper()
+	ctx := testContext(t)
+	cl := NewClient(Options{Brokers: brokers})
+	var out []string
+	for offset := int64(0); ; {
+		f, err := FetchPartition(ctx, cl, topic, p, offset, 1<<20, 50*time.Millisecond)
+		require.NoError(t, err)
+		for _, m := range f.Messages {
+			out = append(out, string(m.Key)+"="+string(m.Value))
+		}
+		if f.Next >= f.HighWatermark {
+			return out
+		}
+		offset = f.Next
+	}
+}
+
+// encodeAll encodes recs (recs[i] to parts[i]) in ranges encoders, recs split evenly between
+// them, and joins them.
+func encodeAll(recs []Record, parts []int32, partitions, ranges, hint int) *Encoded {
+	var encs []*Encoded
+	per := (len(recs) + ranges - 1) / ranges
+	for from := 0; from < len(recs); from += per {
+		e := NewBatchEncoder(partitions, hint)
+		for i := from; i < min(from+per, len(recs)); i++ {
+			e.Append(int(parts[i]), recs[i].Key, recs[i].Value)
+		}
+		encs = append(encs, e.Encoded())
+	}
+	return JoinEncoded(encs...)
+}
+
+// Records written as encoded batches land exactly as Write puts them: the same keys and values,
+// in the same partitions, in the same order, whatever the encoders' estimates (batches
+// closed early) and however many encoders (ranges) made them. A Log reading the topic gets
+// them from the acknowledged batches, at their offsets.
+func TestWriteEncodedMatchesWrite(t *testing.T) {
+	tests := []struct {
+		name   string
+		n      int
+		ranges int
+		hint   int // bytes the encoders expect
+	}{
+		{name: "one encoder, good estimate", n: 5000, ranges: 1, hint: 5000 * 24},
+		{name: "two encoders, small estimate", n: 5000, ranges: 2, hint: 1000},
+		{name: "more records than a batch holds", n: 3*batchRecords + 7, ranges: 3, hint: (3*batchRecords + 7) * 24},
+		{name: "few records", n: 5, ranges: 2, hint: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, brokers, p := startProducerCluster(t, "plain", "enc")
+			ctx := testContext(t)
+			l := runAppliedLog(t, brokers, "enc")
+			recs := make([]Record, tt.n)
+			parts := make([]int32, tt.n)
+			for i := range recs {
+				recs[i] = Record{Key: fmt.Appendf(nil, "key-%06d", i), Value: fmt.Appendf(nil, "v%d", i*7)}
+				parts[i] = int32((i * 7919) % 3)
+			}
+			if tt.n > 2 {
+				recs[2].Value = []byte{} // an empty value stays empty
+			}
+			enc := encodeAll(recs, parts, 3, tt.ranges, tt.hint)
+			require.Equal(t, tt.n, enc.Len())
+			require.NoError(t, p.Write(ctx, "plain", recs, parts, nil))
+			var mu sync.Mutex
+			acked := 0
+			require.NoError(t, p.WriteEncoded(ctx, "enc", enc, func(a Acked) {
+				require.Nil(t, a.Idx)
+				l.WrittenBatch(int(a.Partition), a.Base, a.Batch)
+				mu.Lock()
+				defer mu.Unlock()
+				acked++
+			}))
+			require.Equal(t, enc.Batches(), acked)
+			for part := range 3 {
+				want := readPartition(t, brokers, "plain", part)
+				require.NotEmpty(t, want)
+				require.Equal(t, want, readPartition(t, brokers, "enc", part), "partition %d", part)
+			}
+			require.NoError(t, l.Sync(ctx))
+			for i, r := range recs {
+				require.Equal(t, []string{string(r.Value)}, l.seen(string(r.Key)), "record %d", i)
+			}
+			// Records decodes them back, numbered partition by partition.
+			var back []string
+			for _, r := range enc.Records() {
+				back = append(back, fmt.Sprintf("%d:%s=%s", r.Partition, r.Key, r.Value))
+			}
+			var want []string
+			for part := range 3 {
+				for i, r := range recs {
+					if parts[i] == int32(part) {
+						want = append(want, fmt.Sprintf("%d:%s=%s", part, r.Key, r.Value))
+					}
+				}
+			}
+			require.Equal(t, want, back)
+		})
+	}
+}
+
+// A partition that refuses its records fails them all, by their numbers in the Encoded, and
+// stops there; the other partitions are written and acknowledged.
+func TestWriteEncodedPartialFailure(t *testing.T) {
+	c, brokers, p := startProducerCluster(t, "enc")
+	ctx := testContext(t)
+	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "enc", Partitions: []int32{1}, Err: kerr.NotEnoughReplicas, Count: -1})
+	n := 3 * batchRecords
+	recs := make([]Record, n)
+	parts := make([]int32, n)
+	for i := range recs {
+		recs[i] = Record{Key: fmt.Appendf(nil, "key-%06d", i), Value: []byte("v")}
+		parts[i] = int32(i % 3)
+	}
+	enc := encodeAll(recs, parts, 3, 2, n*16)
+	var mu sync.Mutex
+	var ackedParts []int32
+	err := p.WriteEncoded(ctx, "enc", enc, func(a Acked) {
+		mu.Lock()
+		defer mu.Unlock()
+		ackedParts = append(ackedParts, a.Partition)
+	})
+	var werr *WriteError
+	require.ErrorAs(t, err, &werr)
+	require.ErrorIs(t, err, kafka.NotEnoughReplicas)
+	all := enc.Records()
+	var failedKeys []string
+	for _, i := range werr.Failed {
+		require.Equal(t, 1, all[i].Partition)
+		failedKeys = append(failedKeys, string(all[i].Key))
+	}
+	var want []string
+	for i, r := range recs {
+		if parts[i] == 1 {
+			want = append(want, string(r.Key))
+		}
+	}
+	require.Equal(t, want, failedKeys)
+	require.Equal(t, n-len(want), werr.Written)
+	require.NotContains(t, ackedParts, int32(1))
+	require.Empty(t, readPartition(t, brokers, "enc", 1))
+	require.Len(t, readPartition(t, brokers, "enc", 0), n/3)
+	require.Len(t, readPartition(t, brokers, "enc", 2), n/3)
+
+	// A topic of another partition count is refused as a whole.
+	err = p.WriteEncoded(context.Background(), "enc", encodeAll(recs[:10], make([]int32, 10), 5, 1, 0), nil)
+	require.ErrorAs(t, err, &werr)
+	require.Len(t, werr.Failed, 10)
+	require.ErrorContains(t, err, "3 partitions, records encoded for 5")
+}
+
+// An encoder's batches stay within a Produce request's limits for a partition, and are
+// filled, not grown, from the estimate.
+func TestBatchEncoderLimits(t *testing.T) {
+	e := NewBatchEncoder(1, 0)
+	value := make([]byte, 1000)
+	for i := range 2000 {
+		e.Append(0, fmt.Appendf(nil, "%d", i), value)
+	}
+	enc := e.Encoded()
+	require.Equal(t, 2000, enc.Len())
+	for _, b := range enc.batches[0] {
+		require.LessOrEqual(t, len(b.buf)-4, batchBytes+batchHeaderSize)
+		require.LessOrEqual(t, b.n, batchRecords)
+	}
+	e = NewBatchEncoder(2, 2*(batchRecords+10)*16) // each record takes 15 bytes
+	for i := range 2 * (batchRecords + 10) {
+		e.Append(i%2, fmt.Appendf(nil, "k%05d", i), []byte("v"))
+	}
+	enc = e.Encoded()
+	for p := range 2 {
+		require.Len(t, enc.batches[p], 2, "partition %d", p)
+		require.Equal(t, batchRecords, enc.batches[p][0].n)
+		require.Equal(t, 10, enc.batches[p][1].n)
+	}
+}
