@@ -87,9 +87,10 @@ func (c *Creator) undoWriteOffsets(ctx context.Context, j *job, u *undo) {
 		u.done = append(u.done, fmt.Sprintf("removed %d initial offsets of group %s", len(j.sinkOffsets), j.group))
 		return
 	}
+	recs := j.sourceRecords()
 	for _, topic := range j.writtenTo {
-		tombs := make([]offsetstore.Record, len(j.records))
-		for i, r := range j.records {
+		tombs := make([]offsetstore.Record, len(recs))
+		for i, r := range recs {
 			tombs[i] = offsetstore.Record{Key: r.Key, Partition: -1}
 		}
 		if err := c.write(ctx, topic, tombs); err != nil {

@@ -89,6 +89,7 @@ type Store interface {
 	ConnectorConfig(name string) (map[string]string, bool)
 	SourceOffsets(topic, connector string) []offsetstore.SourceRecord
 	Write(ctx context.Context, topic string, recs []offsetstore.Record) error
+	WriteEncoded(ctx context.Context, topic string, enc *offsetstore.Encoded) error
 	GroupOffsets(ctx context.Context, group string) ([]offsetstore.GroupOffset, error)
 	GroupMembers(ctx context.Context, group string) (int, error)
 	DeleteGroup(ctx context.Context, group string) error
@@ -364,7 +365,10 @@ type job struct {
 	optimistic *optimisticIntent
 
 	// Set by validate_offsets.
-	records     []offsetstore.Record // new source offsets (non-null), partition computed per topic
+	records []offsetstore.Record // new source offsets (non-null), partition computed per topic
+	// encoded holds the new source offsets instead of records when the single pass encoded
+	// them straight into record batches (large requests of the common shape).
+	encoded     *offsetstore.Encoded
 	sinkOffsets []offsetstore.GroupOffset
 
 	// Set by wipe_offsets: the snapshot of what was there.
@@ -382,6 +386,23 @@ type job struct {
 	sinkWritten  bool
 	configTried  bool
 	targetStateK string
+}
+
+// sourceRecords are the new source offsets as records; encoded ones are decoded from their
+// batches (for a cleanup's tombstones, not for the write).
+func (j *job) sourceRecords() []offsetstore.Record {
+	if j.encoded != nil {
+		return j.encoded.Records()
+	}
+	return j.records
+}
+
+// sourceCount is the number of new source offsets.
+func (j *job) sourceCount() int {
+	if j.encoded != nil {
+		return j.encoded.Len()
+	}
+	return len(j.records)
 }
 
 // sourceTopics are the offsets topics of a source connector, in wipe order: the global topic

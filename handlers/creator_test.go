@@ -73,6 +73,12 @@ func (s *fakeStore) check(op, topic string, recs []offsetstore.Record) error {
 	return s.fail(op, topic, recs)
 }
 
+// WriteEncoded writes the records as Write does; a failure names every record, by its number
+// in enc.
+func (s *fakeStore) WriteEncoded(ctx context.Context, topic string, enc *offsetstore.Encoded) error {
+	return s.Write(ctx, topic, enc.Records())
+}
+
 func (s *fakeStore) Write(_ context.Context, topic string, recs []offsetstore.Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

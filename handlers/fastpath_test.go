@@ -265,9 +265,18 @@ func compareSourcePaths(t *testing.T, class *connectors.Class, props map[string]
 		}
 		took = took || rawOK
 	}
-	fromText, err := sourceRecordsFromText("c", class, props, raw)
+	for _, parts := range []int{1, 3} {
+		enc, rawOK := rawSourceBatches("c", class, props, raw, rawRanges(1, parts), 7)
+		if rawOK {
+			require.NoError(t, wantErr, "the single pass into batches (%d ranges) accepted what the general path refuses", parts)
+			requireSameBatches(t, want, enc)
+		}
+	}
+	fromText, enc, err := sourceRecordsFromText("c", class, props, raw, 0)
 	require.Equal(t, wantErr, err)
+	require.Nil(t, enc)
 	requireSameRecords(t, want, fromText)
+	requireSameFromText(t, want, wantErr, class, props, raw, 7)
 	return took, wantErr != nil
 }
 
@@ -299,4 +308,32 @@ func requireSameRecords(t *testing.T, want, got []offsetstore.Record) {
 		require.Equal(t, string(want[i].Value), string(got[i].Value), "record %d value", i)
 		require.Equal(t, want[i].Partition, got[i].Partition, "record %d partition", i)
 	}
+}
+
+// requireSameBatches requires enc to hold the records of want (records of the general path),
+// each in its partition among enc.Partitions(), in want's order within each partition.
+func requireSameBatches(t *testing.T, want []offsetstore.Record, enc *offsetstore.Encoded) {
+	t.Helper()
+	n := enc.Partitions()
+	byPartition := slices.Clone(want)
+	for i := range byPartition {
+		byPartition[i].Partition = offsetstore.PartitionFor(byPartition[i].Key, n)
+	}
+	slices.SortStableFunc(byPartition, func(a, b offsetstore.Record) int { return a.Partition - b.Partition })
+	requireSameRecords(t, byPartition, enc.Records())
+}
+
+// requireSameFromText requires the text's entry point, asked for batches of partitions, to
+// answer as the general path does (want, wantErr), with records or batches.
+func requireSameFromText(t *testing.T, want []offsetstore.Record, wantErr error, class *connectors.Class, props map[string]string, raw []byte, partitions int) {
+	t.Helper()
+	recs, enc, err := sourceRecordsFromText("c", class, props, raw, partitions)
+	require.Equal(t, wantErr, err)
+	if enc != nil {
+		require.Nil(t, recs)
+		require.Equal(t, partitions, enc.Partitions())
+		requireSameBatches(t, want, enc)
+		return
+	}
+	requireSameRecords(t, want, recs)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -26,19 +27,28 @@ import (
 // text and runs sourceRecords, which words any error. So the two give the same records and the
 // same errors (TestRawSourceRecordsMatchGeneral, FuzzRawSourceRecords).
 
-// sourceRecordsFromText is sourceRecords for the text of an initial_offsets array.
-func sourceRecordsFromText(name string, class *connectors.Class, props map[string]string, raw []byte) ([]offsetstore.Record, error) {
-	if recs, ok := rawSourceRecords(name, class, props, raw, rawRanges(rawParallelBytes, runtime.GOMAXPROCS(0))); ok {
-		return recs, nil
+// sourceRecordsFromText is sourceRecords for the text of an initial_offsets array. With
+// partitions > 0 (the partition count of every topic the records go to) the single pass
+// encodes them straight into record batches (enc); otherwise, or when the text is not of the
+// single pass's shape, they come as records.
+func sourceRecordsFromText(name string, class *connectors.Class, props map[string]string, raw []byte, partitions int) (recs []offsetstore.Record, enc *offsetstore.Encoded, err error) {
+	ranges := rawRanges(rawParallelBytes, runtime.GOMAXPROCS(0))
+	if partitions > 0 {
+		if enc, ok := rawSourceBatches(name, class, props, raw, ranges, partitions); ok {
+			return nil, enc, nil
+		}
+	} else if recs, ok := rawSourceRecords(name, class, props, raw, ranges); ok {
+		return recs, nil, nil
 	}
 	entries, err := events.ParseOffsets(raw)
 	if err != nil {
-		return nil, badRequest(err.Error())
+		return nil, nil, badRequest(err.Error())
 	}
 	if len(entries) == 0 {
-		return nil, badRequest(msgNoOffsets)
+		return nil, nil, badRequest(msgNoOffsets)
 	}
-	return sourceRecords(name, class, props, entries)
+	recs, err = sourceRecords(name, class, props, entries)
+	return recs, nil, err
 }
 
 // rawParallelBytes is the least text per range of rawSourceRecords.
@@ -53,79 +63,33 @@ func rawRanges(rangeBytes, parts int) func(textBytes int) int {
 // rawSourceRecords is fastSourceRecords on the text of an initial_offsets array, read in
 // ranges(len(raw)) parallel ranges; ok is false when the text is not of the shape it takes.
 func rawSourceRecords(name string, class *connectors.Class, props map[string]string, raw []byte, ranges func(int) int) (recs []offsetstore.Record, ok bool) {
-	if class == nil || !class.PerEntry || len(raw) == 0 {
-		return nil, false
-	}
-	// The text is read as a string without a copy: nothing writes to raw during the pass, and
-	// nothing read from it outlives the pass (records are copies).
-	text := unsafe.String(&raw[0], len(raw))
-	first := rawReader{s: text}
-	first.ws()
-	if !first.eat('[') {
-		return nil, false
-	}
-	bodyStart := first.i
-	var pf, of []rawField
-	if !first.entry(&pf, &of) {
-		return nil, false
-	}
-	pkeys := make([]string, len(pf))
-	for i, f := range pf {
-		if slices.Contains(pkeys[:i], f.Key) {
-			return nil, false
-		}
-		pkeys[i] = f.Key
-	}
-	end := len(text)
-	for end > 0 && isSpace(text[end-1]) {
-		end--
-	}
-	if end == 0 || text[end-1] != ']' {
-		return nil, false
-	}
-	end-- // the closing bracket
-
-	// Ranges of whole entries, cut at guessed commas between entries: a wrong guess makes a
-	// range fail to read, and the request takes the general path.
-	sc := jsonvalue.NewStringScanner(text)
-	cuts := sc.GuessCuts(ranges(len(text)))
-	bounds := make([][2]int, 0, len(cuts)+1)
-	from := bodyStart
-	for _, c := range cuts {
-		bounds = append(bounds, [2]int{from, c})
-		from = c + 1
-	}
-	bounds = append(bounds, [2]int{from, end})
-
-	pperm := partitionPerm(class, pkeys)
-	if pperm == nil {
+	pl, ok := planRaw(name, class, raw, ranges)
+	if !ok {
 		return nil, false
 	}
 	// One slice for every range's records, each range writing into a window sized from the
 	// first entry's length (entries of the common shape are about as long as each other), so
 	// that the ranges' records need not be copied together. A range whose window is too short
 	// goes on in a slice of its own.
-	per := max(first.i-bodyStart, 16)
-	ends := make([]int, len(bounds)) // where each range's window ends in all
+	ends := make([]int, len(pl.bounds)) // where each range's window ends in all
 	total := 0
-	for i, b := range bounds {
-		total += (b[1]-b[0])/per + (b[1]-b[0])/per/8 + 16
+	for i, b := range pl.bounds {
+		total += (b[1]-b[0])/pl.per + (b[1]-b[0])/pl.per/8 + 16
 		ends[i] = total
 	}
 	all := make([]offsetstore.Record, total)
-	windows := make([][]offsetstore.Record, len(bounds))
-	prefix := keyPrefix(name)
-	fails := make([]bool, len(bounds))
+	windows := make([][]offsetstore.Record, len(pl.bounds))
+	fails := make([]bool, len(pl.bounds))
 	var wg sync.WaitGroup
-	for i, b := range bounds {
+	for i, b := range pl.bounds {
 		from := 0
 		if i > 0 {
 			from = ends[i-1]
 		}
 		windows[i] = all[from:from:ends[i]]
 		wg.Go(func() {
-			enc := rawEncoder{class: class, props: props, pkeys: pkeys, pperm: pperm, prefix: prefix}
-			windows[i], fails[i] = enc.run(windows[i], text[b[0]:b[1]])
+			enc := pl.encoder(class, props)
+			windows[i], fails[i] = enc.run(windows[i], pl.text[b[0]:b[1]])
 		})
 	}
 	wg.Wait()
@@ -171,6 +135,162 @@ func rawSourceRecords(name string, class *connectors.Class, props map[string]str
 	return recs, true
 }
 
+// rawSourceBatches is rawSourceRecords with each record, as it is made, appended to the
+// record batch of its partition among partitions (murmur2, offsetstore.PartitionFor): no
+// Record per offset, and each record's bytes written once before the write sends them. Each
+// range encodes into batches of its own; per partition, the ranges' batches follow each other
+// in request order, so the records land in each partition in the order rawSourceRecords gives
+// them (TestRawSourceBatchesMatchRecords).
+func rawSourceBatches(name string, class *connectors.Class, props map[string]string, raw []byte, ranges func(int) int, partitions int) (*offsetstore.Encoded, bool) {
+	if partitions <= 0 {
+		return nil, false
+	}
+	pl, ok := planRaw(name, class, raw, ranges)
+	if !ok {
+		return nil, false
+	}
+	seed := maphash.MakeSeed()
+	outs := make([]*batchOut, len(pl.bounds))
+	fails := make([]bool, len(pl.bounds))
+	var wg sync.WaitGroup
+	for i, b := range pl.bounds {
+		wg.Go(func() {
+			entries := (b[1]-b[0])/pl.per + 1
+			out := &batchOut{
+				batches:    kafkaio.NewBatchEncoder(partitions, entries*pl.recordBytes),
+				partitions: partitions,
+				seed:       seed,
+				hashes:     make([]uint64, 0, entries+entries/8),
+			}
+			enc := pl.encoder(class, props)
+			enc.out = out
+			_, fails[i] = enc.run(nil, pl.text[b[0]:b[1]])
+			outs[i] = out
+		})
+	}
+	wg.Wait()
+	if slices.Contains(fails, true) {
+		return nil, false
+	}
+	n := 0
+	for _, o := range outs {
+		n += len(o.hashes)
+	}
+	if n == 0 {
+		return nil, false
+	}
+	// Repeated partitions take the general path, as in rawSourceRecords.
+	seen := make(map[uint64]struct{}, n)
+	for _, o := range outs {
+		for _, h := range o.hashes {
+			if _, dup := seen[h]; dup {
+				return nil, false
+			}
+			seen[h] = struct{}{}
+		}
+		o.hashes = nil
+	}
+	encs := make([]*offsetstore.Encoded, len(outs))
+	for i, o := range outs {
+		encs[i] = o.batches.Encoded()
+	}
+	return kafkaio.JoinEncoded(encs...), true
+}
+
+// batchOut is where a range of rawSourceBatches puts its records: each in its partition's
+// batch, its key's hash kept for the duplicate check.
+type batchOut struct {
+	batches    *kafkaio.BatchEncoder
+	partitions int
+	seed       maphash.Seed
+	hashes     []uint64
+}
+
+func (o *batchOut) add(r offsetstore.Record) {
+	o.hashes = append(o.hashes, maphash.Bytes(o.seed, r.Key))
+	o.batches.Append(offsetstore.PartitionFor(r.Key, o.partitions), r.Key, r.Value)
+}
+
+// rawPlan is what the ranges of a single pass share: the text, the ranges' bounds in it, the
+// partition key sequence and order, and the first entry's text and record length (entries
+// of the common shape are about as long as each other).
+type rawPlan struct {
+	text        string
+	bounds      [][2]int
+	pkeys       []string
+	pperm       []int
+	prefix      []byte
+	per         int // the first entry's text length
+	recordBytes int // about what its record takes in a record batch
+}
+
+func (pl *rawPlan) encoder(class *connectors.Class, props map[string]string) *rawEncoder {
+	return &rawEncoder{class: class, props: props, pkeys: pl.pkeys, pperm: pl.pperm, prefix: pl.prefix}
+}
+
+// planRaw reads the first entry of raw and cuts the text into ranges; ok is false when the
+// text is not of the shape the single pass takes.
+func planRaw(name string, class *connectors.Class, raw []byte, ranges func(int) int) (pl rawPlan, ok bool) {
+	if class == nil || !class.PerEntry || len(raw) == 0 {
+		return pl, false
+	}
+	// The text is read as a string without a copy: nothing writes to raw during the pass, and
+	// nothing read from it outlives the pass (records are copies).
+	text := unsafe.String(&raw[0], len(raw))
+	first := rawReader{s: text}
+	first.ws()
+	if !first.eat('[') {
+		return pl, false
+	}
+	bodyStart := first.i
+	var pf, of []rawField
+	if !first.entry(&pf, &of) {
+		return pl, false
+	}
+	pkeys := make([]string, len(pf))
+	for i, f := range pf {
+		if slices.Contains(pkeys[:i], f.Key) {
+			return pl, false
+		}
+		pkeys[i] = f.Key
+	}
+	end := len(text)
+	for end > 0 && isSpace(text[end-1]) {
+		end--
+	}
+	if end == 0 || text[end-1] != ']' {
+		return pl, false
+	}
+	end-- // the closing bracket
+
+	// Ranges of whole entries, cut at guessed commas between entries: a wrong guess makes a
+	// range fail to read, and the request takes the general path.
+	sc := jsonvalue.NewStringScanner(text)
+	cuts := sc.GuessCuts(ranges(len(text)))
+	bounds := make([][2]int, 0, len(cuts)+1)
+	from := bodyStart
+	for _, c := range cuts {
+		bounds = append(bounds, [2]int{from, c})
+		from = c + 1
+	}
+	bounds = append(bounds, [2]int{from, end})
+
+	pperm := partitionPerm(class, pkeys)
+	if pperm == nil {
+		return pl, false
+	}
+	prefix := keyPrefix(name)
+	// The first entry's record: its key and value, and a record's own header in a batch
+	// (length, attributes, deltas, key and value lengths, header count: about 8 bytes).
+	ident := make([]int, len(of))
+	for i := range ident {
+		ident[i] = i
+	}
+	recordBytes := len(prefix) + len(appendFlat(nil, pf, pperm)) + 1 + len(appendFlat(nil, of, ident)) + 8
+	return rawPlan{text: text, bounds: bounds, pkeys: pkeys, pperm: pperm, prefix: prefix,
+		per: max(first.i-bodyStart, 16), recordBytes: recordBytes}, true
+}
+
 // partitionPerm is, for the partition key sequence keys, the position in the request of each
 // key as the record's key writes them (the class's PartitionOrder, else Java HashMap order).
 func partitionPerm(class *connectors.Class, keys []string) []int {
@@ -205,6 +325,9 @@ type rawEncoder struct {
 	okeys []string
 	operm []int
 	arena []byte
+	// out, when not nil, takes each record (rawSourceBatches) as soon as it is made: the
+	// arena is then scratch for one record.
+	out   *batchOut
 	boxes boxCache
 	// pm, om and one are the scratch entry handed to the class's Validate.
 	pm, om jsonvalue.Map
@@ -225,7 +348,11 @@ func (enc *rawEncoder) run(recs []offsetstore.Record, text string) (_ []offsetst
 		if !ok {
 			return nil, true
 		}
-		recs = append(recs, rec)
+		if enc.out != nil {
+			enc.out.add(rec)
+		} else {
+			recs = append(recs, rec)
+		}
 		r.ws()
 		if r.i == len(r.s) {
 			return recs, false
@@ -276,7 +403,10 @@ func (enc *rawEncoder) encode(pf, of []rawField) (offsetstore.Record, bool) {
 			return offsetstore.Record{}, false
 		}
 	}
-	if cap(enc.arena)-len(enc.arena) < 4<<10 {
+	switch {
+	case enc.out != nil:
+		enc.arena = enc.arena[:0] // the record is copied into its batch before the next
+	case cap(enc.arena)-len(enc.arena) < 4<<10:
 		enc.arena = make([]byte, 0, 256<<10)
 	}
 	a := enc.arena

@@ -36,6 +36,11 @@ func TestRawSourceRecordsTakesValidRequests(t *testing.T) {
 				got, ok := rawSourceRecords("c", class, props, raw, rawRanges(1, parts))
 				require.True(t, ok, "%d ranges: the single pass gave up", parts)
 				requireSameRecords(t, want, got)
+				for _, partitions := range []int{1, 25} {
+					enc, ok := rawSourceBatches("c", class, props, raw, rawRanges(1, parts), partitions)
+					require.True(t, ok, "%d ranges, %d partitions: the single pass into batches gave up", parts, partitions)
+					requireSameBatches(t, want, enc)
+				}
 			}
 		})
 	}
@@ -76,9 +81,15 @@ func FuzzRawSourceRecords(f *testing.F) {
 				requireSameRecords(t, want, got)
 			}
 		}
-		got, err := sourceRecordsFromText("c", class, props, raw)
-		require.Equal(t, wantErr, err, "%q", raw)
-		requireSameRecords(t, want, got)
+		for _, parts := range []int{1, 3} {
+			if enc, ok := rawSourceBatches("c", class, props, raw, rawRanges(1, parts), 3); ok {
+				require.NoError(t, wantErr, "the single pass into batches accepted %q, which the general path refuses", raw)
+				requireSameBatches(t, want, enc)
+			}
+		}
+		for _, partitions := range []int{0, 3} {
+			requireSameFromText(t, want, wantErr, class, props, raw, partitions)
+		}
 	})
 }
 
@@ -109,5 +120,10 @@ func TestRawSourceRecordsOutgrownWindows(t *testing.T) {
 		got, ok := rawSourceRecords("c", class, props, b.Bytes(), rawRanges(1, parts))
 		require.True(t, ok)
 		requireSameRecords(t, want, got)
+		// The batches' buffers are sized from the first entry too (too large here): the
+		// records still land in order.
+		enc, ok := rawSourceBatches("c", class, props, b.Bytes(), rawRanges(1, parts), 2)
+		require.True(t, ok)
+		requireSameBatches(t, want, enc)
 	}
 }

@@ -36,6 +36,9 @@ func (s *staleStore) Partitions(context.Context, string) (int, error)           
 func (s *staleStore) GroupMembers(context.Context, string) (int, error)         { return 0, nil }
 func (s *staleStore) DeleteGroup(context.Context, string) error                 { return nil }
 func (s *staleStore) Write(context.Context, string, []offsetstore.Record) error { return nil }
+func (s *staleStore) WriteEncoded(context.Context, string, *offsetstore.Encoded) error {
+	return nil
+}
 func (s *staleStore) GroupOffsets(context.Context, string) ([]offsetstore.GroupOffset, error) {
 	return nil, nil
 }

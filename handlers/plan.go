@@ -39,17 +39,18 @@ func (c *Creator) plan(ctx context.Context, j *job) *events.Plan {
 				}
 			}
 			topics := j.writeTopics(c.opts.OffsetsTopic)
-			p.Records = make([]events.PlannedRecord, 0, len(topics)*len(j.records))
+			recs := j.sourceRecords()
+			p.Records = make([]events.PlannedRecord, 0, len(topics)*len(recs))
 			// One string holds every record's key and value, and one slice the values, for
 			// every topic: tens of thousands of small copies would cost as much again.
-			keys, values := plannedBytes(j.records)
+			keys, values := plannedBytes(recs)
 			for _, topic := range topics {
 				n, err := c.opts.Store.Partitions(ctx, topic)
 				if err != nil {
 					setErr(err)
 					continue
 				}
-				for i, r := range j.records {
+				for i, r := range recs {
 					p.Records = append(p.Records, events.PlannedRecord{Topic: topic, Partition: offsetstore.PartitionFor(r.Key, n), Key: keys[i], Value: &values[i]})
 				}
 			}

@@ -247,7 +247,7 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 	}
 	if raw := j.req.Data.RawOffsets; raw != nil {
 		if j.typ == connectors.Source {
-			return c.validateSourceText(j, raw)
+			return c.validateSourceText(ctx, j, raw)
 		}
 		var err error
 		if entries, err = j.req.Data.Offsets(); err != nil {
@@ -325,21 +325,40 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 }
 
 // validateSourceText is validateOffsets for a source connector whose offsets came as text
-// (events.CreateRequest.RawOffsets): read in one pass into records when they have the common
-// shape (fastraw.go), else decoded and validated as any request's.
-func (c *Creator) validateSourceText(j *job, raw []byte) error {
-	recs, err := sourceRecordsFromText(j.name, j.class, j.props, raw)
+// (events.CreateRequest.RawOffsets): read in one pass into records, or straight into record
+// batches when every topic they go to has one partition count (fastraw.go), when they have the
+// common shape, else decoded and validated as any request's.
+func (c *Creator) validateSourceText(ctx context.Context, j *job, raw []byte) error {
+	recs, enc, err := sourceRecordsFromText(j.name, j.class, j.props, raw, c.batchPartitions(ctx, j))
 	if err != nil {
 		return err
 	}
-	j.records = recs
+	j.records, j.encoded = recs, enc
 	// The request record (the text's memory) is not needed any more: let it go before the
 	// writes, and collect it, as the decoded offsets are collected after encoding.
 	j.req.Data.RawOffsets = nil
-	if len(recs) >= collectAfterOffsets {
+	if j.sourceCount() >= collectAfterOffsets {
 		c.gc.collectUnlessRunning()
 	}
 	return nil
+}
+
+// batchPartitions is the partition count the single pass encodes record batches for: that of
+// every topic the offsets are written to, or 0 (records, partitioned per topic at the write)
+// when they differ, cannot be read now, or the request is a dry run (its plan lists records).
+func (c *Creator) batchPartitions(ctx context.Context, j *job) int {
+	if j.req.DryRun {
+		return 0
+	}
+	n := 0
+	for _, topic := range j.writeTopics(c.opts.OffsetsTopic) {
+		m, err := c.opts.Store.Partitions(ctx, topic)
+		if err != nil || (n != 0 && m != n) {
+			return 0
+		}
+		n = m
+	}
+	return n
 }
 
 // sourceRecords validates a source connector's offsets (the generic KIP-875 rules, duplicates,

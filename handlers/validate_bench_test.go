@@ -65,19 +65,26 @@ func BenchmarkSourceRecordsFromText(b *testing.B) {
 		default:
 			continue
 		}
-		b.Run(f.name, func(b *testing.B) {
-			class, _ := reg.Lookup(f.class)
-			props := familyProps(f)
-			body := f.request(rand.New(rand.NewPCG(1, 2)), 100_000, false)
-			raw := body[bytes.IndexByte(body, '[') : len(body)-1]
-			b.SetBytes(int64(len(raw)))
-			b.ReportAllocs()
-			for b.Loop() {
-				recs, err := sourceRecordsFromText("c", class, props, raw)
-				if err != nil || len(recs) != 100_000 {
-					b.Fatalf("%d records: %v", len(recs), err)
+		for _, partitions := range []int{0, 25} {
+			// 0: records; 25: record batches for a topic of 25 partitions (Connect's default).
+			b.Run(fmt.Sprintf("%s/partitions=%d", f.name, partitions), func(b *testing.B) {
+				class, _ := reg.Lookup(f.class)
+				props := familyProps(f)
+				body := f.request(rand.New(rand.NewPCG(1, 2)), 100_000, false)
+				raw := body[bytes.IndexByte(body, '[') : len(body)-1]
+				b.SetBytes(int64(len(raw)))
+				b.ReportAllocs()
+				for b.Loop() {
+					recs, enc, err := sourceRecordsFromText("c", class, props, raw, partitions)
+					n := len(recs)
+					if enc != nil {
+						n = enc.Len()
+					}
+					if err != nil || n != 100_000 {
+						b.Fatalf("%d records: %v", n, err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
