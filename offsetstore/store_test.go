@@ -458,3 +458,60 @@ func TestLogWaitsForLeaders(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 }
+
+// A partition that refuses an encoded write fails exactly its own records: the WriteError
+// names them (by their numbers in the Encoded), the topic and the view hold exactly the
+// others.
+func TestStoreWriteEncodedPartialFailure(t *testing.T) {
+	c, brokers, s := startFakeStore(t)
+	ctx := testContext(t)
+	const n, refused = 20_000, 7
+	e := kafkaio.NewBatchEncoder(25, n*40)
+	for i := range n {
+		key := fmt.Appendf(nil, `["partial",{"file":"f-%05d"}]`, i)
+		e.Append(PartitionFor(key, 25), key, fmt.Appendf(nil, `{"position":%d}`, i))
+	}
+	enc := e.Encoded()
+	c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: testOffsetsTopic, Partitions: []int32{refused}, Err: kerr.InvalidRecord, Count: -1})
+	err := s.WriteEncoded(ctx, testOffsetsTopic, enc)
+	var werr *kafkaio.WriteError
+	require.ErrorAs(t, err, &werr)
+	require.ErrorIs(t, err, kafka.InvalidRecord)
+
+	all := enc.Records()
+	failed := map[string]bool{}
+	for _, i := range werr.Failed {
+		failed[string(all[i].Key)] = true
+	}
+	acked := map[string]string{}
+	for _, r := range all {
+		if r.Partition == refused {
+			require.True(t, failed[string(r.Key)], "%s of the refused partition is not reported", r.Key)
+		} else {
+			require.False(t, failed[string(r.Key)], "%s was acknowledged", r.Key)
+			acked[string(r.Key)] = string(r.Value)
+		}
+	}
+	require.Equal(t, len(failed), len(werr.Failed))
+	require.Equal(t, n-len(failed), werr.Written)
+
+	require.NoError(t, s.Sync(ctx, testOffsetsTopic))
+	view := map[string]string{}
+	for _, r := range s.SourceOffsets(testOffsetsTopic, "partial") {
+		view[string(r.Key)] = string(r.Value)
+	}
+	require.Equal(t, acked, view)
+	inTopic := map[string]string{}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: brokers})
+	for p := range 25 {
+		f, err := kafkaio.FetchPartition(ctx, cl, testOffsetsTopic, p, 0, 16<<20, 10*time.Millisecond)
+		require.NoError(t, err)
+		if p == refused {
+			require.Empty(t, f.Messages)
+		}
+		for _, m := range f.Messages {
+			inTopic[string(m.Key)] = string(m.Value)
+		}
+	}
+	require.Equal(t, acked, inTopic)
+}
