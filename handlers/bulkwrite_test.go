@@ -138,47 +138,62 @@ func TestBulkWriteMatchesGeneralPathRecords(t *testing.T) {
 	}
 }
 
-// A bulk write that one partition refuses fails the request at write_offsets, and the cleanup
-// removes what the other partitions acknowledged: the connector ends with no offsets.
-func TestBulkWritePartialFailureCleansUp(t *testing.T) {
-	fk, brokers, store := startKafkaStore(t)
-	c, err := NewCreator(Options{Store: store, Registry: connectors.Builtin(), ConfigTopic: testConfigTopic,
-		OffsetsTopic: testOffsetsTopic, Backoff: kafkaio.Backoff{Base: 1, Max: 1, Attempts: 2}})
-	require.NoError(t, err)
+// A bulk request that fails after its records went out leaves the connector with no offsets:
+// when one partition refuses the write, the cleanup removes what the other partitions
+// acknowledged (the write's error names the refused records); when write_config fails after
+// the write, it removes every record, found in the store's view (the batches are gone).
+func TestBulkWriteFailureCleansUp(t *testing.T) {
 	const n, refused = 6000, 11
-	req, _ := bulkRequest(t, fastFamilies()[0], "bulk", n)
-	h := fk.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: testOffsetsTopic, Partitions: []int32{refused},
-		Err: kerr.InvalidRecord, Count: 1})
-
-	out := c.Create(context.Background(), req)
-	require.Equal(t, events.TypeCreateFailed, out.EventType)
-	require.Equal(t, string(StepWriteOffsets), out.Result.FailedStep, out.Result.Message)
-	require.Equal(t, 1, h.Hits())
-	cu := out.Result.Cleanup
-	require.NotNil(t, cu)
-	require.Empty(t, cu.Error, cu.Summary)
-	require.Equal(t, n, cu.OffsetsRemoved, cu.Summary)
-
-	got := topicRecords(t, brokers)
-	for _, r := range got[refused] {
-		require.Nil(t, r.Value, "the refused partition holds only the cleanup's tombstones")
+	tests := []struct {
+		name  string
+		fault kfake.Fault
+		step  Step
+	}{
+		{name: "one offsets partition refused", step: StepWriteOffsets,
+			fault: kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: testOffsetsTopic, Partitions: []int32{refused}, Err: kerr.InvalidRecord, Count: 1}},
+		{name: "config topic refused after the write", step: StepWriteConfig,
+			fault: kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: testConfigTopic, Err: kerr.InvalidRecord, Count: 1}},
 	}
-	live := map[string]bool{}
-	acked := 0
-	for p := range got {
-		for _, r := range got[p] {
-			if r.Value != nil {
-				acked++
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fk, brokers, store := startKafkaStore(t)
+			c, err := NewCreator(Options{Store: store, Registry: connectors.Builtin(), ConfigTopic: testConfigTopic,
+				OffsetsTopic: testOffsetsTopic, Backoff: kafkaio.Backoff{Base: 1, Max: 1, Attempts: 2}})
+			require.NoError(t, err)
+			req, _ := bulkRequest(t, fastFamilies()[0], "bulk", n)
+			h := fk.Fault(tt.fault)
+
+			out := c.Create(context.Background(), req)
+			require.Equal(t, events.TypeCreateFailed, out.EventType)
+			require.Equal(t, string(tt.step), out.Result.FailedStep, out.Result.Message)
+			require.Equal(t, 1, h.Hits())
+			cu := out.Result.Cleanup
+			require.NotNil(t, cu)
+			require.Empty(t, cu.Error, cu.Summary)
+			require.Equal(t, n, cu.OffsetsRemoved, cu.Summary)
+
+			got := topicRecords(t, brokers)
+			live := map[string]bool{}
+			written := 0
+			for p := range got {
+				for _, r := range got[p] {
+					if r.Value != nil {
+						written++
+						if tt.step == StepWriteOffsets {
+							require.NotEqual(t, refused, p, "a record of the refused partition was written")
+						}
+					}
+					live[string(r.Key)] = r.Value != nil
+				}
 			}
-			live[string(r.Key)] = r.Value != nil
-		}
+			require.Positive(t, written)
+			for k, l := range live {
+				require.False(t, l, "%s is live after the cleanup", k)
+			}
+			require.NoError(t, store.Sync(context.Background(), testOffsetsTopic))
+			require.Empty(t, store.SourceOffsets(testOffsetsTopic, "bulk"))
+		})
 	}
-	require.Positive(t, acked)
-	for k, l := range live {
-		require.False(t, l, "%s is live after the cleanup", k)
-	}
-	require.NoError(t, store.Sync(context.Background(), testOffsetsTopic))
-	require.Empty(t, store.SourceOffsets(testOffsetsTopic, "bulk"))
 }
 
 // releaseWatch is a Store that tells, at the start of each encoded write, whether the request

@@ -89,9 +89,21 @@ func (c *Creator) undoWriteOffsets(ctx context.Context, j *job, u *undo) {
 	}
 	recs := j.sourceRecords()
 	for _, topic := range j.writtenTo {
-		tombs := make([]offsetstore.Record, len(recs))
-		for i, r := range recs {
-			tombs[i] = offsetstore.Record{Key: r.Key, Partition: -1}
+		var tombs []offsetstore.Record
+		if j.encodedWritten {
+			// Every record was acknowledged and its batches let go: the connector's keys in
+			// the topic are those records (the wipe removed the others), as a rollback of an
+			// interrupted request finds them (recoverIntent).
+			var err error
+			if tombs, err = c.liveKeys(ctx, topic, j.name); err != nil {
+				u.fail(fmt.Sprintf("initial offsets may remain in topic %s", topic), err)
+				continue
+			}
+		} else {
+			tombs = make([]offsetstore.Record, len(recs))
+			for i, r := range recs {
+				tombs[i] = offsetstore.Record{Key: r.Key, Partition: -1}
+			}
 		}
 		if err := c.write(ctx, topic, tombs); err != nil {
 			u.fail(fmt.Sprintf("initial offsets may remain in topic %s", topic), fmt.Errorf("tombstone initial offsets in topic %q: %w", topic, err))
@@ -102,6 +114,20 @@ func (c *Creator) undoWriteOffsets(ctx context.Context, j *job, u *undo) {
 	if u.out.OffsetsRemoved > 0 {
 		u.done = append(u.done, fmt.Sprintf("removed %d initial offsets", u.out.OffsetsRemoved))
 	}
+}
+
+// liveKeys returns a tombstone for every live key of connector name in topic, once the
+// store's view of topic has read it to its end.
+func (c *Creator) liveKeys(ctx context.Context, topic, name string) ([]offsetstore.Record, error) {
+	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, topic) }); err != nil {
+		return nil, fmt.Errorf("read offsets topic %q: %w", topic, err)
+	}
+	live := c.opts.Store.SourceOffsets(topic, name)
+	tombs := make([]offsetstore.Record, len(live))
+	for i, r := range live {
+		tombs[i] = offsetstore.Record{Key: r.Key, Partition: r.Partition}
+	}
+	return tombs, nil
 }
 
 // undoWipe writes back the snapshot taken before the wipe. A sink connector's group is

@@ -367,8 +367,11 @@ type job struct {
 	// Set by validate_offsets.
 	records []offsetstore.Record // new source offsets (non-null), partition computed per topic
 	// encoded holds the new source offsets instead of records when the single pass encoded
-	// them straight into record batches (large requests of the common shape).
-	encoded     *offsetstore.Encoded
+	// them straight into record batches (large requests of the common shape). write_offsets
+	// lets go of them once every topic acknowledged them (the views drop their batches once
+	// applied), and sets encodedWritten: a cleanup then finds the keys in the views.
+	encoded        *offsetstore.Encoded
+	encodedWritten bool
 	sinkOffsets []offsetstore.GroupOffset
 
 	// Set by wipe_offsets: the snapshot of what was there.

@@ -100,6 +100,12 @@ func (c *Creator) writeOffsets(ctx context.Context, j *job) error {
 		}
 	}
 	j.written = n
+	if j.encoded != nil {
+		// The batches are the records' only copy besides the views' (about the request's
+		// size): kept until the end of the request, they would be the largest part of its
+		// memory while the views take them in.
+		j.encoded, j.encodedWritten = nil, true
+	}
 	return nil
 }
 
