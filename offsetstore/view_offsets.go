@@ -189,6 +189,15 @@ func (v *offsetsView) expect(records int64) {
 	v.index.reserve(int(min(records, maxReserve)))
 }
 
+// expectMore makes room in the index for records more keys than it holds (a large write
+// about to be applied): the table grows once, before the records come, instead of doubling
+// (and rehashing every key, in fresh memory) while they are applied.
+func (v *offsetsView) expectMore(records int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.index.reserve(min(v.index.count+records, maxReserve))
+}
+
 // connID returns the id of connector name, adding it when new. name may alias a record.
 func (v *offsetsView) connID(name string) int32 {
 	set := &v.recent[nameHash(name)>>(64-recentBits)]

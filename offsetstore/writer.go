@@ -50,6 +50,7 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 		// from here.
 		release := l.Hold(parts)
 		defer release()
+		s.expectMore(topic, len(recs))
 	}
 	return s.producer.Write(ctx, topic, recs, parts, func(a kafkaio.Acked) {
 		l.Written(int(a.Partition), a.Base, recs, a.Idx)
@@ -67,6 +68,17 @@ func (s *Store) logOf(topic string) *kafkaio.Log {
 		return ot.log
 	}
 	return nil
+}
+
+// expectMore tells the offsets view of topic, when the store has one, that a write of n
+// records is coming.
+func (s *Store) expectMore(topic string, n int) {
+	s.mu.Lock()
+	ot := s.offsets[topic]
+	s.mu.Unlock()
+	if ot != nil {
+		ot.view.expectMore(n)
+	}
 }
 
 func allIndexes(n int) []int {
@@ -109,6 +121,7 @@ func (s *Store) WriteEncoded(ctx context.Context, topic string, enc *Encoded) er
 	// As in Write: the view gets the records from here, not from fetches.
 	release := l.Hold(enc.PartitionList())
 	defer release()
+	s.expectMore(topic, enc.Len())
 	return s.producer.WriteEncoded(ctx, topic, enc, func(a kafkaio.Acked) {
 		l.WrittenBatch(int(a.Partition), a.Base, a.Batch)
 	})
