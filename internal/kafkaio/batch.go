@@ -1,18 +1,16 @@
 package kafkaio
 
 import (
-	"bytes"
 	"encoding/binary"
 	"hash/crc32"
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	"github.com/segmentio/kafka-go/protocol"
-	"github.com/segmentio/kafka-go/protocol/rawproduce"
 )
 
 // Produce requests carry record batches this package encodes itself (Kafka's message format
-// v2, uncompressed, no producer id), sent as kafka-go raw produce requests. kafka-go's own
+// v2, uncompressed, no producer id), written on the connection by the request itself
+// (produce_raw.go). kafka-go's own
 // encoder wants each record as a kafka.Record whose key and value are boxed readers: for a
 // 100,000-offset write that was 300,000 small allocations and about twice the records' size in
 // garbage, before the request's own buffer. Here the records are appended straight from the
@@ -135,10 +133,4 @@ func appendVarbytes(buf, p []byte) []byte {
 	}
 	buf = binary.AppendVarint(buf, int64(len(p)))
 	return append(buf, p...)
-}
-
-// rawPartition is a produce request's partition with an encoded batch.
-func rawPartition(partition int32, batch []byte) rawproduce.RequestPartition {
-	return rawproduce.RequestPartition{Partition: partition,
-		RecordSet: protocol.RawRecordSet{Reader: bytes.NewReader(batch)}}
 }

@@ -51,15 +51,20 @@ func (*fetchResult) ApiKey() protocol.ApiKey { return protocol.Fetch }
 
 // newRawFetch returns a fetch of topic with no partitions, waiting for at least one byte.
 func newRawFetch(cl *kafka.Client, topic string) *rawFetch {
-	clientID := ""
-	if t, ok := transportOf(cl).(*kafka.Transport); ok {
-		clientID = t.ClientID // what the transport's own requests carry
-	}
 	return &rawFetch{
-		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID)),
+		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientIDOf(cl))),
 		req: kmsg.FetchRequest{ReplicaID: -1, MinBytes: 1, MaxBytes: logFetchRequestBytes,
 			SessionID: -1, SessionEpoch: -1, Topics: []kmsg.FetchRequestTopic{{Topic: topic}}},
 	}
+}
+
+// clientIDOf is the client id the requests of cl's transport carry, for the requests that
+// write themselves.
+func clientIDOf(cl *kafka.Client) string {
+	if t, ok := transportOf(cl).(*kafka.Transport); ok {
+		return t.ClientID
+	}
+	return ""
 }
 
 // add appends partition p from offset, up to maxBytes of it, to the request.

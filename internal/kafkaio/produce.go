@@ -7,8 +7,7 @@ import (
 	"sync"
 
 	"github.com/segmentio/kafka-go"
-	produceapi "github.com/segmentio/kafka-go/protocol/produce"
-	"github.com/segmentio/kafka-go/protocol/rawproduce"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 type topicPartition struct {
@@ -43,7 +42,7 @@ func (pr *partitionRecords) addTo(b *batchBuilder) {
 // those without one, the offset the broker gave the part's first record. It is the one place
 // a Produce request is built.
 func (p *Producer) produceOnce(ctx context.Context, parts []partitionRecords, bufs *produceBufs) ([]error, []int64) {
-	req := &rawproduce.Request{Acks: int16(kafka.RequireAll), Timeout: produceTimeoutMs}
+	req := &rawProduce{clientID: clientIDOf(p.client), acks: int16(kafka.RequireAll), timeoutMs: produceTimeoutMs}
 	size := 0
 	for _, pr := range parts {
 		if pr.encoded.buf == nil {
@@ -51,8 +50,24 @@ func (p *Producer) produceOnce(ctx context.Context, parts []partitionRecords, bu
 		}
 	}
 	b := batchBuilder{buf: bufs.get(size)}
+	// The request lists each topic once: its partitions are grouped, in their order.
+	order := make([]int, 0, len(parts))
 	topicAt := map[string]int{}
+	var topics []string
 	for i := range parts {
+		if _, ok := topicAt[parts[i].topic]; !ok {
+			topicAt[parts[i].topic] = len(topics)
+			topics = append(topics, parts[i].topic)
+		}
+	}
+	for t := range topics {
+		for i := range parts {
+			if topicAt[parts[i].topic] == t {
+				order = append(order, i)
+			}
+		}
+	}
+	for _, i := range order {
 		pr := &parts[i]
 		set := pr.encoded.buf // sent as it is
 		if set == nil {
@@ -61,13 +76,7 @@ func (p *Producer) produceOnce(ctx context.Context, parts []partitionRecords, bu
 			pr.addTo(&b)
 			set = b.finish()[from:]
 		}
-		ti, ok := topicAt[pr.topic]
-		if !ok {
-			ti = len(req.Topics)
-			topicAt[pr.topic] = ti
-			req.Topics = append(req.Topics, rawproduce.RequestTopic{Topic: pr.topic})
-		}
-		req.Topics[ti].Partitions = append(req.Topics[ti].Partitions, rawPartition(pr.partition, set))
+		req.parts = append(req.parts, rawProducePart{topic: pr.topic, partition: pr.partition, set: set})
 	}
 	errs := make([]error, len(parts))
 	bases := make([]int64, len(parts))
@@ -85,11 +94,11 @@ func (p *Producer) produceOnce(ctx context.Context, parts []partitionRecords, bu
 		return setAll(err)
 	}
 	bufs.put(b.buf)
-	res, ok := msg.(*produceapi.Response)
+	res, ok := msg.(*produceResult)
 	if !ok {
 		return setAll(fmt.Errorf("produce: unexpected response %T", msg))
 	}
-	answers := map[topicPartition]*produceapi.ResponsePartition{}
+	answers := map[topicPartition]*kmsg.ProduceResponseTopicPartition{}
 	for t := range res.Topics {
 		for p := range res.Topics[t].Partitions {
 			rp := &res.Topics[t].Partitions[p]
@@ -101,7 +110,11 @@ func (p *Producer) produceOnce(ctx context.Context, parts []partitionRecords, bu
 		case !ok:
 			errs[i] = errors.New("produce: no response for the partition")
 		case rp.ErrorCode != 0:
-			errs[i] = partitionError(rp.ErrorCode, rp.ErrorMessage)
+			message := ""
+			if rp.ErrorMessage != nil {
+				message = *rp.ErrorMessage
+			}
+			errs[i] = partitionError(rp.ErrorCode, message)
 		default:
 			bases[i] = rp.BaseOffset
 		}

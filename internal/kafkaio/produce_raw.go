@@ -1,0 +1,188 @@
+package kafkaio
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/segmentio/kafka-go/protocol"
+	"github.com/segmentio/kafka-go/protocol/rawproduce"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Produce requests go through the client's kafka.Transport (its connections, TLS, SASL and
+// routing to the partitions' leader) but write themselves on the connection
+// (protocol.RawExchanger), as rawFetch does: kafka-go's encoder copies every record set into
+// pages of its own before writing them, which for a bulk write was a second copy of the
+// records (about 8 MiB of fresh memory per 100,000 offsets, garbage once written). Here the
+// request's framing is written around the record sets, and a large record set (an encoded
+// batch, or a batch built for the request) goes to the connection from where it lies.
+
+// minProduceVersion is the first Produce version that carries record batches (magic 2);
+// maxProduceVersion the last one without tagged fields, whose layout rawProduce writes.
+const (
+	minProduceVersion = 3
+	maxProduceVersion = 8
+	// rawProduceInline is the size up to which a record set is copied into the request's
+	// framing instead of being written on its own (a write call, and a packet, per small
+	// record set would cost more than the copy).
+	rawProduceInline = 16 << 10
+	// maxProduceResponse bounds the size a broker's answer may claim before it is read.
+	maxProduceResponse = 64 << 20
+)
+
+// rawProduce is a Produce request of record sets (each with its int32 size prefix, as batch.go
+// builds them), partitions led by one broker. It is used for one round trip.
+type rawProduce struct {
+	clientID  string
+	acks      int16
+	timeoutMs int32
+	parts     []rawProducePart
+	version   int16 // negotiated for the connection of the exchange (Required)
+	res       produceResult
+}
+
+type rawProducePart struct {
+	topic     string
+	partition int32
+	set       []byte
+}
+
+// produceResult is the response of a rawProduce, as the transport hands it back.
+type produceResult struct {
+	kmsg.ProduceResponse
+}
+
+// ApiKey implements protocol.Message.
+func (*produceResult) ApiKey() protocol.ApiKey { return protocol.Produce }
+
+// ApiKey implements protocol.Message.
+func (*rawProduce) ApiKey() protocol.ApiKey { return protocol.Produce }
+
+// Broker implements protocol.BrokerMessage: the leader of every partition of the request,
+// with kafka-go's errors when the transport's metadata knows none or finds two.
+func (r *rawProduce) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
+	broker := protocol.Broker{ID: -1}
+	for _, p := range r.parts {
+		topic, ok := cluster.Topics[p.topic]
+		if !ok {
+			return broker, rawproduce.NewError(protocol.NewErrNoTopic(p.topic))
+		}
+		partition, ok := topic.Partitions[p.partition]
+		if !ok {
+			return broker, rawproduce.NewError(protocol.NewErrNoPartition(p.topic, p.partition))
+		}
+		b, ok := cluster.Brokers[partition.Leader]
+		switch {
+		case !ok:
+			return broker, rawproduce.NewError(protocol.NewErrNoLeader(p.topic, p.partition))
+		case broker.ID < 0:
+			broker = b
+		case b.ID != broker.ID:
+			return broker, rawproduce.NewError(fmt.Errorf("mismatching leaders (%d!=%d)", b.ID, broker.ID))
+		}
+	}
+	return broker, nil
+}
+
+// Required implements protocol.RawExchanger: the exchange is always raw; it notes the Produce
+// version negotiated for the connection.
+func (r *rawProduce) Required(versions map[protocol.ApiKey]int16) bool {
+	r.version = versions[protocol.Produce]
+	return true
+}
+
+// RawExchange implements protocol.RawExchanger: it writes the request on the connection and
+// reads the response.
+func (r *rawProduce) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
+	if r.version < minProduceVersion {
+		return nil, fmt.Errorf("produce: the broker offers Produce up to v%d, v%d is needed", r.version, minProduceVersion)
+	}
+	version := min(r.version, maxProduceVersion)
+	const corr = 1 // one request per exchange: any id will do
+	// The request in segments: framing (with the small record sets copied in), then each large
+	// record set as it lies, then the framing that follows it.
+	var segs [][]byte
+	var frame []byte
+	size := 0
+	flush := func() {
+		if len(frame) > 0 {
+			segs = append(segs, frame)
+			size += len(frame)
+			frame = nil
+		}
+	}
+	be := binary.BigEndian
+	frame = be.AppendUint32(frame, 0) // the request's size, filled in below
+	frame = be.AppendUint16(frame, 0) // api key: Produce
+	frame = be.AppendUint16(frame, uint16(version))
+	frame = be.AppendUint32(frame, corr)
+	frame = appendString(frame, r.clientID)
+	frame = be.AppendUint16(frame, 0xffff) // transactional id: null
+	frame = be.AppendUint16(frame, uint16(r.acks))
+	frame = be.AppendUint32(frame, uint32(r.timeoutMs))
+	topics := 0
+	for i := range r.parts {
+		if i == 0 || r.parts[i].topic != r.parts[i-1].topic {
+			topics++
+		}
+	}
+	frame = be.AppendUint32(frame, uint32(topics))
+	for i := 0; i < len(r.parts); {
+		topic := r.parts[i].topic
+		end := i
+		for end < len(r.parts) && r.parts[end].topic == topic {
+			end++
+		}
+		frame = appendString(frame, topic)
+		frame = be.AppendUint32(frame, uint32(end-i))
+		for ; i < end; i++ {
+			frame = be.AppendUint32(frame, uint32(r.parts[i].partition))
+			if set := r.parts[i].set; len(set) <= rawProduceInline {
+				frame = append(frame, set...)
+			} else {
+				flush()
+				segs = append(segs, set)
+				size += len(set)
+			}
+		}
+	}
+	flush()
+	be.PutUint32(segs[0], uint32(size-4))
+	for _, s := range segs {
+		if _, err := rw.Write(s); err != nil {
+			return nil, fmt.Errorf("produce: write request: %w", err)
+		}
+	}
+	var head [8]byte
+	if _, err := io.ReadFull(rw, head[:]); err != nil {
+		return nil, fmt.Errorf("produce: read response: %w", err)
+	}
+	n := int32(be.Uint32(head[:]))
+	if n < 4 || n > maxProduceResponse {
+		return nil, fmt.Errorf("produce: response of %d bytes", n)
+	}
+	if got := int32(be.Uint32(head[4:])); got != corr {
+		return nil, fmt.Errorf("produce: response to request %d, %d expected", got, corr)
+	}
+	body := make([]byte, n-4)
+	if _, err := io.ReadFull(rw, body); err != nil {
+		return nil, fmt.Errorf("produce: read response: %w", err)
+	}
+	r.res.ProduceResponse = kmsg.ProduceResponse{Version: version}
+	if err := r.res.ReadFrom(body); err != nil {
+		return nil, fmt.Errorf("produce: decode response v%d: %w", version, err)
+	}
+	return &r.res, nil
+}
+
+// appendString appends a Kafka STRING (int16 length, then the bytes).
+func appendString(dst []byte, s string) []byte {
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(s)))
+	return append(dst, s...)
+}
+
+var (
+	_ protocol.BrokerMessage = (*rawProduce)(nil)
+	_ protocol.RawExchanger  = (*rawProduce)(nil)
+)
