@@ -201,6 +201,9 @@ func (l *Log) applyRunBatch(p int, run ownRun, from int64, buf []kafka.Message) 
 	b := run.batch
 	bt := batch{base: run.base, firstTS: int64(binary.BigEndian.Uint64(b[batchFirstTSOffset:])), count: run.n, inData: true}
 	rr := recordReader{borrow: l.borrow}
+	if cap(buf) < logApplyChunk {
+		buf = make([]kafka.Message, 0, logApplyChunk) // filled and flushed, chunk by chunk
+	}
 	out, _, err := rr.readBatch(bt, b[batchHeaderSize:], l.topic, p, max(from, run.base), buf[:0], l.applyBatch, nil)
 	if err != nil {
 		// Encoded by this package: it cannot happen. Were it to, the records not applied
