@@ -109,26 +109,34 @@ func (*rawFetch) ApiKey() protocol.ApiKey { return protocol.Fetch }
 // Broker implements protocol.BrokerMessage: the leader of every partition of the request,
 // with kafka-go's errors when the transport's metadata knows none or finds two.
 func (f *rawFetch) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
+	t := f.req.Topics[0]
+	return leaderOfAll(cluster, len(t.Partitions), func(i int) (string, int32) { return t.Topic, t.Partitions[i].Partition },
+		func(err error) error { return fetchapi.NewError(err) })
+}
+
+// leaderOfAll is the broker that leads all n partitions at(0..n-1) in cluster, the transport's
+// metadata, for the requests that route themselves; its errors are kafka-go's, wrapped by
+// wrap as the request's own type wraps them.
+func leaderOfAll(cluster protocol.Cluster, n int, at func(int) (string, int32), wrap func(error) error) (protocol.Broker, error) {
 	broker := protocol.Broker{ID: -1}
-	for _, t := range f.req.Topics {
-		topic, ok := cluster.Topics[t.Topic]
+	for i := range n {
+		name, p := at(i)
+		topic, ok := cluster.Topics[name]
 		if !ok {
-			return broker, fetchapi.NewError(protocol.NewErrNoTopic(t.Topic))
+			return broker, wrap(protocol.NewErrNoTopic(name))
 		}
-		for _, p := range t.Partitions {
-			partition, ok := topic.Partitions[p.Partition]
-			if !ok {
-				return broker, fetchapi.NewError(protocol.NewErrNoPartition(t.Topic, p.Partition))
-			}
-			b, ok := cluster.Brokers[partition.Leader]
-			switch {
-			case !ok:
-				return broker, fetchapi.NewError(protocol.NewErrNoLeader(t.Topic, p.Partition))
-			case broker.ID < 0:
-				broker = b
-			case b.ID != broker.ID:
-				return broker, fetchapi.NewError(fmt.Errorf("mismatching leaders (%d!=%d)", b.ID, broker.ID))
-			}
+		partition, ok := topic.Partitions[p]
+		if !ok {
+			return broker, wrap(protocol.NewErrNoPartition(name, p))
+		}
+		b, ok := cluster.Brokers[partition.Leader]
+		switch {
+		case !ok:
+			return broker, wrap(protocol.NewErrNoLeader(name, p))
+		case broker.ID < 0:
+			broker = b
+		case b.ID != broker.ID:
+			return broker, wrap(fmt.Errorf("mismatching leaders (%d!=%d)", b.ID, broker.ID))
 		}
 	}
 	return broker, nil

@@ -62,27 +62,8 @@ func (*rawProduce) ApiKey() protocol.ApiKey { return protocol.Produce }
 // Broker implements protocol.BrokerMessage: the leader of every partition of the request,
 // with kafka-go's errors when the transport's metadata knows none or finds two.
 func (r *rawProduce) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
-	broker := protocol.Broker{ID: -1}
-	for _, p := range r.parts {
-		topic, ok := cluster.Topics[p.topic]
-		if !ok {
-			return broker, rawproduce.NewError(protocol.NewErrNoTopic(p.topic))
-		}
-		partition, ok := topic.Partitions[p.partition]
-		if !ok {
-			return broker, rawproduce.NewError(protocol.NewErrNoPartition(p.topic, p.partition))
-		}
-		b, ok := cluster.Brokers[partition.Leader]
-		switch {
-		case !ok:
-			return broker, rawproduce.NewError(protocol.NewErrNoLeader(p.topic, p.partition))
-		case broker.ID < 0:
-			broker = b
-		case b.ID != broker.ID:
-			return broker, rawproduce.NewError(fmt.Errorf("mismatching leaders (%d!=%d)", b.ID, broker.ID))
-		}
-	}
-	return broker, nil
+	return leaderOfAll(cluster, len(r.parts), func(i int) (string, int32) { return r.parts[i].topic, r.parts[i].partition },
+		func(err error) error { return rawproduce.NewError(err) })
 }
 
 // Required implements protocol.RawExchanger: the exchange is always raw; it notes the Produce
