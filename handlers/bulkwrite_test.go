@@ -47,12 +47,11 @@ func startKafkaStore(t *testing.T) (*kfake.Cluster, []string, *offsetstore.Store
 	return c, brokers, s
 }
 
-// bulkRequest is a request of family f named name with n initial offsets, decoded as the
-// agent decodes a fetched record: its offsets left as text (RawOffsets). raw is that text.
-func bulkRequest(t *testing.T, f fastFamily, name string, n int) (req *events.Request, raw []byte) {
-	t.Helper()
-	body := f.request(rand.New(rand.NewPCG(uint64(n), 6)), n, false)
-	raw = slices.Clone(body[bytes.IndexByte(body, '[') : len(body)-1])
+// bulkBody is the body of a request of family f named name with n initial offsets, and the
+// text of its initial_offsets.
+func bulkBody(f fastFamily, name string, n int) (body, raw []byte) {
+	offsets := f.request(rand.New(rand.NewPCG(uint64(n), 6)), n, false)
+	raw = slices.Clone(offsets[bytes.IndexByte(offsets, '[') : len(offsets)-1])
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `{"name":%q,"config":{"connector.class":%q`, name, f.class)
 	for k, v := range f.config {
@@ -61,7 +60,15 @@ func bulkRequest(t *testing.T, f fastFamily, name string, n int) (req *events.Re
 	b.WriteString(`},"initial_offsets":`)
 	b.Write(raw)
 	b.WriteString(`}`)
-	msg, err := events.RequestMessage("requests", b.Bytes(), events.RequestOptions{ID: "bulk-" + name, Source: "/test"})
+	return b.Bytes(), raw
+}
+
+// bulkRequest is bulkBody's request, decoded as the agent decodes a fetched record: its
+// offsets left as text (RawOffsets). raw is that text.
+func bulkRequest(t *testing.T, f fastFamily, name string, n int) (req *events.Request, raw []byte) {
+	t.Helper()
+	body, raw := bulkBody(f, name, n)
+	msg, err := events.RequestMessage("requests", body, events.RequestOptions{ID: "bulk-" + name, Source: "/test"})
 	require.NoError(t, err)
 	req, err = events.DecodeRequest(&msg, 0)
 	require.NoError(t, err)
@@ -225,7 +232,7 @@ func TestBulkRequestTextReleasedBeforeWrite(t *testing.T) {
 		OffsetsTopic: testOffsetsTopic, Backoff: kafkaio.Backoff{Base: 1, Max: 1, Attempts: 2}})
 	require.NoError(t, err)
 	req := func() *events.Request {
-		body := mm2BulkBody("bulk", 6000)
+		body, _ := bulkBody(fastFamilies()[0], "bulk", 6000)
 		msg, err := events.RequestMessage("requests", body, events.RequestOptions{ID: "bulk", Source: "/test"})
 		require.NoError(t, err)
 		runtime.AddCleanup(&msg.Value[0], func(f *atomic.Bool) { f.Store(true) }, w.freed)
@@ -237,18 +244,4 @@ func TestBulkRequestTextReleasedBeforeWrite(t *testing.T) {
 	out := c.Create(context.Background(), req)
 	require.Equal(t, events.TypeCreateSucceeded, out.EventType, out.Result.Message)
 	require.Equal(t, []bool{true}, w.freedSeen, "the request record was still reachable when the write began")
-}
-
-// mm2BulkBody is a MirrorSourceConnector request with n initial offsets.
-func mm2BulkBody(name string, n int) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"name":%q,"config":{"connector.class":"MirrorSourceConnector","source.cluster.alias":"A"},"initial_offsets":[`, name)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `{"partition":{"cluster":"A","topic":"t","partition":%d},"offset":{"offset":%d}}`, i, i+1)
-	}
-	b.WriteString("]}")
-	return b.Bytes()
 }

@@ -372,7 +372,7 @@ type job struct {
 	// applied), and sets encodedWritten: a cleanup then finds the keys in the views.
 	encoded        *offsetstore.Encoded
 	encodedWritten bool
-	sinkOffsets []offsetstore.GroupOffset
+	sinkOffsets    []offsetstore.GroupOffset
 
 	// Set by wipe_offsets: the snapshot of what was there.
 	snapshotTaken bool
