@@ -224,12 +224,14 @@ func (w *releaseWatch) WriteEncoded(ctx context.Context, topic string, enc *offs
 }
 
 // The request record's bytes (up to MaxRequestBytes) are let go once the single pass made
-// the batches: nothing the write, the result or the cleanup needs keeps them alive.
+// the batches: nothing the intent, the write, the result or the cleanup needs keeps them
+// alive.
 func TestBulkRequestTextReleasedBeforeWrite(t *testing.T) {
 	_, _, store := startKafkaStore(t)
 	w := &releaseWatch{Store: store, freed: &atomic.Bool{}}
+	intents := &fakeIntents{intents: map[string]*Intent{}} // the intent is written before the wipe
 	c, err := NewCreator(Options{Store: w, Registry: connectors.Builtin(), ConfigTopic: testConfigTopic,
-		OffsetsTopic: testOffsetsTopic, Backoff: kafkaio.Backoff{Base: 1, Max: 1, Attempts: 2}})
+		OffsetsTopic: testOffsetsTopic, Intents: intents, Backoff: kafkaio.Backoff{Base: 1, Max: 1, Attempts: 2}})
 	require.NoError(t, err)
 	req := func() *events.Request {
 		body, _ := bulkBody(fastFamilies()[0], "bulk", 6000)
@@ -244,4 +246,5 @@ func TestBulkRequestTextReleasedBeforeWrite(t *testing.T) {
 	out := c.Create(context.Background(), req)
 	require.Equal(t, events.TypeCreateSucceeded, out.EventType, out.Result.Message)
 	require.Equal(t, []bool{true}, w.freedSeen, "the request record was still reachable when the write began")
+	require.Equal(t, 1, intents.puts)
 }
