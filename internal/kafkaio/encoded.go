@@ -120,9 +120,10 @@ type BatchEncoder struct {
 	open    []batchBuilder
 	done    [][]encodedBatch
 	records int
-	// perPartition is the bytes expected in each partition, left is what is still expected.
+	// perPartition is the bytes expected in each partition, left is what is still expected;
+	// last is the capacity of each partition's last buffer.
 	perPartition int
-	left         []int
+	left, last   []int
 	now          int64
 }
 
@@ -133,6 +134,7 @@ func NewBatchEncoder(partitions, bytes int) *BatchEncoder {
 		open:         make([]batchBuilder, partitions),
 		done:         make([][]encodedBatch, partitions),
 		left:         make([]int, partitions),
+		last:         make([]int, partitions),
 		perPartition: bytes / max(partitions, 1),
 		now:          time.Now().UnixMilli(),
 	}
@@ -157,12 +159,14 @@ func (e *BatchEncoder) Append(p int, key, value []byte) {
 	}
 	if b.buf == nil {
 		// Expected bytes of the partition's records, with room for the batch's and the
-		// records' headers, up to a full batch.
-		// Past the estimate, the partition's overflow goes in batches of an eighth of it.
-		want := max(e.left[p]+e.left[p]/16, e.perPartition/8) + encodedSlack
+		// records' headers, up to a full batch. Past the estimate, the partition's overflow
+		// goes in buffers of an eighth of it, or twice the last one: an estimate far too
+		// small costs a few more batches, not one per few records.
+		want := max(e.left[p]+e.left[p]/16, e.perPartition/8, 2*e.last[p]) + encodedSlack
 		want = min(want, batchBytes+batchHeaderSize+4)
 		want = max(want, size+batchHeaderSize+4)
 		b.buf = make([]byte, 0, want)
+		e.last[p] = want
 		b.beginAt(e.now)
 	}
 	b.add(key, value, nil)

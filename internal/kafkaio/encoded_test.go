@@ -182,6 +182,15 @@ func TestBatchEncoderLimits(t *testing.T) {
 		require.LessOrEqual(t, len(b.buf)-4, batchBytes+batchHeaderSize)
 		require.LessOrEqual(t, b.n, batchRecords)
 	}
+	// An estimate far too small: the buffers double, the batches stay few.
+	e = NewBatchEncoder(3, 10)
+	for i := range 20_000 {
+		e.Append(i%3, fmt.Appendf(nil, "%d", i), value[:100])
+	}
+	enc = e.Encoded()
+	require.Equal(t, 20_000, enc.Len())
+	require.Less(t, enc.Batches(), 3*12)
+
 	e = NewBatchEncoder(2, 2*(batchRecords+10)*16) // each record takes 15 bytes
 	for i := range 2 * (batchRecords + 10) {
 		e.Append(i%2, fmt.Appendf(nil, "k%05d", i), []byte("v"))
