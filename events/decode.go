@@ -80,6 +80,56 @@ const RawOffsetsBytes = 64 << 10
 // left as text in RawOffsets). The extension dryrun (true or "true", case-insensitive) sets
 // DryRun.
 func DecodeRequest(msg *kafka.Message, maxBytes int) (*Request, error) {
+	return decodeRequest(msg, maxBytes, defaultTuning(), false)
+}
+
+// DecodeRequestDeferred is DecodeRequest for a caller that reads a large initial_offsets array
+// itself, in one pass: the array's text is found (Data.RawOffsets) but not checked, and the
+// request is Deferred until the caller settles it. A caller whose own strict reader took the
+// whole text as a JSON array of entries calls Settle: the request is then exactly what
+// DecodeRequest gives. Any other caller, or one whose reader gave up, calls Check, which
+// finishes the decoding as DecodeRequest does, its errors included. Until then, nothing may
+// act on the request: a record that DecodeRequest refuses must not get past decoding.
+//
+// The array's end is taken to be the last ']' of the data, and the rest of the data is
+// decoded as DecodeRequest decodes it. A wrong guess cannot pass for a right one: the text
+// would then hold the array's real closing bracket before its end, and no strict reader takes
+// it as one array.
+func DecodeRequestDeferred(msg *kafka.Message, maxBytes int) (*Request, error) {
+	return decodeRequest(msg, maxBytes, defaultTuning(), true)
+}
+
+// Deferred reports whether the request's initial_offsets text (Data.RawOffsets) was found but
+// not checked by DecodeRequestDeferred: the caller must Settle or Check the request before
+// anything acts on it.
+func (r *Request) Deferred() bool { return r.pending != nil }
+
+// Settle ends a deferred decoding whose initial_offsets text the caller has read, strictly (as
+// RFC 8259 and ParseOffsets read it), as one JSON array of offset entries and nothing else:
+// the request's data is then exactly what DecodeRequest decodes.
+func (r *Request) Settle() { r.pending = nil }
+
+// Check ends a deferred decoding as DecodeRequest would have decoded the record: it returns
+// DecodeRequest's error (a *DecodeError) for a record DecodeRequest refuses, else it sets Data
+// to DecodeRequest's. It does nothing for a request that is not Deferred.
+func (r *Request) Check() error {
+	data, tune := r.pending, r.tune
+	if data == nil {
+		return nil
+	}
+	r.pending = nil
+	d, err := parseCreateRequest(data, tune)
+	if err != nil {
+		e := decodeErr(ReasonInvalidData, err, "%v", err)
+		e.ID, e.Source = r.ID, r.Source
+		return e
+	}
+	r.Data = d
+	return nil
+}
+
+// decodeRequest is DecodeRequest with tune; with deferred, DecodeRequestDeferred.
+func decodeRequest(msg *kafka.Message, maxBytes int, tune scanTuning, deferred bool) (*Request, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
@@ -133,8 +183,19 @@ func DecodeRequest(msg *kafka.Message, maxBytes int) (*Request, error) {
 		return fail(decodeErr(ReasonInvalidUTF8, nil,
 			"event data is not valid UTF-8 (first bad byte at offset %d)", invalidUTF8At(data)))
 	}
-	tune := defaultTuning()
-	tune.rawOffsetsBytes = RawOffsetsBytes
+	if tune.rawOffsetsBytes == 0 {
+		tune.rawOffsetsBytes = RawOffsetsBytes
+	}
+	if deferred {
+		var left bool
+		if req.Data, left, err = parseCreateRequestDeferred(data, tune); err != nil {
+			return fail(decodeErr(ReasonInvalidData, err, "%v", err))
+		}
+		if left {
+			req.pending, req.tune = data, tune
+		}
+		return req, nil
+	}
 	if req.Data, err = parseCreateRequest(data, tune); err != nil {
 		return fail(decodeErr(ReasonInvalidData, err, "%v", err))
 	}

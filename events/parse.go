@@ -51,6 +51,24 @@ func parseCreateRequest(data []byte, tune scanTuning) (CreateRequest, error) {
 	return req, nil
 }
 
+// parseCreateRequestDeferred is parseCreateRequest that leaves a large initial_offsets array
+// unchecked (see DecodeRequestDeferred); deferred reports that it did. Whatever it cannot
+// decode so, parseCreateRequest decodes: a request with surrogate escapes, and anything the
+// fast decoding does not take, which includes every error.
+func parseCreateRequestDeferred(data []byte, tune scanTuning) (req CreateRequest, deferred bool, err error) {
+	if tune.rawOffsetsBytes > 0 && !hasSurrogateEscape(data) {
+		lazy := tune
+		lazy.deferOffsets = true
+		// A request whose text ends up not left unchecked may still have had an array left
+		// so, before a repeated initial_offsets replaced it: such a request is decoded again.
+		if req, ok := parseFast(data, lazy); ok && (req.RawOffsets != nil || len(data) < tune.rawOffsetsBytes) {
+			return req, req.RawOffsets != nil, nil
+		}
+	}
+	req, err = parseCreateRequest(data, tune)
+	return req, false, err
+}
+
 // parseTokens is ParseCreateRequest with encoding/json's tokenizer: slow, but the source of
 // every error message. parseFast hands it every input it does not accept.
 func parseTokens(data []byte) (CreateRequest, error) {

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"errors"
 	"runtime"
 	"slices"
@@ -202,6 +203,14 @@ func scanInitialOffsets(sc *jsonvalue.Scanner, data []byte, tune scanTuning) (en
 func scanOffsetArray(sc *jsonvalue.Scanner, data []byte, tune scanTuning) ([]OffsetEntry, []byte, bool) {
 	if tune.rawOffsetsBytes > 0 && sc.NextByte() == '[' && sc.Remaining() >= tune.rawOffsetsBytes {
 		start := sc.Pos()
+		if tune.deferOffsets {
+			// Taken to end at the data's last ']', unchecked: whoever reads the text checks
+			// it (DecodeRequestDeferred).
+			if end := bytes.LastIndexByte(data, ']') + 1; end-start >= tune.rawOffsetsBytes {
+				sc.Seek(end)
+				return nil, data[start:end:end], true
+			}
+		}
 		if !skimOffsetArray(sc, tune) {
 			return nil, nil, false
 		}
@@ -333,6 +342,9 @@ type scanTuning struct {
 	// rawOffsetsBytes, when not 0, is the size from which an initial_offsets array is checked
 	// but left as text (CreateRequest.RawOffsets).
 	rawOffsetsBytes int
+	// deferOffsets leaves such an array unchecked, taken to end at the data's last ']'
+	// (DecodeRequestDeferred).
+	deferOffsets bool
 }
 
 // defaultTuning is the tuning of ParseCreateRequest: at most 8 runs (more runs than CPUs only

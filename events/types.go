@@ -65,6 +65,11 @@ type Request struct {
 	// DryRun is the CloudEvent extension "dryrun" = true.
 	DryRun bool
 	Data   CreateRequest
+
+	// pending is the data of a request whose initial_offsets text DecodeRequestDeferred left
+	// unchecked (Deferred), decoded again by Check with tune.
+	pending []byte
+	tune    scanTuning
 }
 
 // StageOutcome is what happened to one stage of a request.
