@@ -71,7 +71,7 @@ func requireSameDecodeError(t *testing.T, want, got error) {
 // DecodeRequest gives: the same request, or the same error, for malformed arrays of every kind
 // and for valid ones the single pass does not take.
 func TestDecodeRequestDeferredMatchesDecodeRequest(t *testing.T) {
-	body := string(mm2Request(2000)) // over RawOffsetsBytes
+	body := string(mm2Request(850)) // over RawOffsetsBytes
 	require.Greater(t, len(body), RawOffsetsBytes)
 	entry := `{"partition":{"cluster":"primary","partition":0,"topic":"topic-0"},"offset":{"offset":0}}`
 	require.Contains(t, body, entry)
@@ -122,8 +122,8 @@ func TestDecodeRequestDeferredMatchesDecodeRequest(t *testing.T) {
 				require.NoError(t, err)
 				if deferred := requireSameDecoding(t, &msg, 0); mode == ModeBinary {
 					require.Equal(t, tt.deferred, deferred, "left unchecked")
+					requireSameDecoding(t, &msg, 1) // every array left unchecked
 				}
-				requireSameDecoding(t, &msg, 1)
 			}
 		})
 	}
