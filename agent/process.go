@@ -58,10 +58,26 @@ func (a *Agent) process(work context.Context, j job) {
 // outcome decodes and runs the request. dup is true for a request whose result is already out.
 func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers.Outcome, dup bool) {
 	start := time.Now()
-	req, err := events.DecodeRequest(msg, a.cfg.MaxRequestBytes)
+	// A large request's offsets are read once, by the Processor's single pass over their text
+	// (handlers.Creator.ReadAhead), which checks them too; any other Processor has them checked
+	// here (Check) as DecodeRequest checks them. A request the Processor does not run (a
+	// duplicate, a source not allowed) is only checked. Either way a record that DecodeRequest
+	// refuses fails here, with DecodeRequest's error, before anything acts on it.
+	req, err := events.DecodeRequestDeferred(msg, a.cfg.MaxRequestBytes)
+	dup, allowed := false, true
+	var read time.Duration // the single pass's, counted in validate_offsets
+	if err == nil {
+		dup = a.results.seen(req.Source, req.ID)
+		allowed = len(a.cfg.AllowedSources) == 0 || slices.Contains(a.cfg.AllowedSources, req.Source)
+		if r, ok := a.proc.(aheadReader); ok && !dup && allowed {
+			read, err = r.ReadAhead(work, req)
+		} else {
+			err = req.Check()
+		}
+	}
 	// decode_request is timed for every record, whatever comes of it (observe skips the
 	// stage, so that it is not counted twice).
-	a.metrics.StageDuration.WithLabelValues(string(handlers.StepDecode)).Observe(time.Since(start).Seconds())
+	a.metrics.StageDuration.WithLabelValues(string(handlers.StepDecode)).Observe((time.Since(start) - read).Seconds())
 	if err != nil {
 		a.log.Warn("undecodable request", "topic", msg.Topic, "partition", msg.Partition, "offset", msg.Offset, "err", err)
 		return decodeFailure(msg, err), false
@@ -70,11 +86,11 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 	// record's value (up to MaxRequestBytes) must not be kept alive here. Nor its key: a fetched
 	// record's key and value share one allocation (kafkaio's copy out of the fetch buffers).
 	msg.Key, msg.Value = nil, nil
-	if a.results.seen(req.Source, req.ID) {
+	if dup {
 		a.log.Info("duplicate request skipped", "connector", req.Data.Name, "request_id", req.ID)
 		return nil, true
 	}
-	if len(a.cfg.AllowedSources) > 0 && !slices.Contains(a.cfg.AllowedSources, req.Source) {
+	if !allowed {
 		return refused(req), false
 	}
 	start = time.Now()
@@ -82,6 +98,12 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 	a.log.Info("request finished", "connector", out.Result.Name, "request_id", req.ID,
 		"result", out.EventType, "failed_step", out.Result.FailedStep, "duration", time.Since(start))
 	return out, false
+}
+
+// aheadReader is a Processor that reads a request's offsets text left unchecked by
+// events.DecodeRequestDeferred itself, before Create (handlers.Creator.ReadAhead).
+type aheadReader interface {
+	ReadAhead(ctx context.Context, req *events.Request) (read time.Duration, err error)
 }
 
 // observe records the metrics of a finished request.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -47,9 +48,10 @@ func TestRawSourceRecordsTakesValidRequests(t *testing.T) {
 }
 
 // FuzzRawSourceRecords feeds arbitrary text as a request's initial_offsets to the single pass:
-// whenever the text is an array of entries (what the decoder lets through as RawOffsets), the
-// single pass either gives up or gives the general path's records, and the text's entry point
-// answers exactly as the general path does, records and errors alike.
+// whenever the text is an array of entries (what the decoder's check lets through as
+// RawOffsets), the single pass either gives up or gives the general path's records, and the
+// text's entry point answers exactly as the general path does, records and errors alike; on any
+// other text (what the decoder leaves unchecked and ReadAhead reads) the single pass gives up.
 func FuzzRawSourceRecords(f *testing.F) {
 	fams := fastFamilies()
 	for i, fam := range fams {
@@ -59,15 +61,37 @@ func FuzzRawSourceRecords(f *testing.F) {
 	f.Add(uint8(0), []byte(`[{"offset":{"offset":1},"partition":{"cluster":"a","topic":"t","partition":0}} , {"partition":{"cluster":"a","topic":"t","partition":1},"offset":{"offset":2}}]`))
 	f.Add(uint8(3), []byte(`[{"partition":{"filename":"a\"b"},"offset":{"position":1}},{"partition":{"filename":"\u00e9\ud83d\ude00"},"offset":{"position":2}}]`))
 	f.Add(uint8(5), []byte(`[{"partition":{"server":"srv","database":"d"},"offset":{"commit_lsn":"0000002d:00000b48:0003","event_serial_no":1,"snapshot":true}}]`))
+	for _, bad := range []string{
+		`[{"partition":{"cluster":"a","topic":"t","partition":0},"offset":{"offset":1}}`,
+		`[{"partition":{"cluster":"a","topic":"t","partition":0},"offset":{"offset":1}},]`,
+		`[{"partition":{"cluster":"a","topic":"t","partition":0},"offset":{"offset":01}}]`,
+		`[{"partition":{"cluster":"a","topic":"t","partition":0},"offset":{"offset":1}}],"x":[]`,
+		`[{"partition":{"cluster":"a\q","topic":"t","partition":0},"offset":{"offset":1}}]`,
+		`[{"partition":{"filename":"a"},"offset":{"position":1}}{"partition":{"filename":"b"},"offset":{"position":2}}]`,
+		`[{"partition":{"server":"srv","database":"d"},"offset":{"commit_lsn":"NULL","event_serial_no":-}}]`,
+	} {
+		f.Add(uint8(0), []byte(bad))
+		f.Add(uint8(3), []byte(bad))
+		f.Add(uint8(5), []byte(bad))
+	}
 	reg := connectors.Builtin()
 	f.Fuzz(func(t *testing.T, family uint8, raw []byte) {
 		fam := fams[int(family)%len(fams)]
-		entries, err := events.ParseOffsets(raw)
-		if err != nil {
-			return // the decoder refuses such a request before any stage runs
-		}
 		class, _ := reg.Lookup(fam.class)
 		props := familyProps(fam)
+		entries, err := events.ParseOffsets(raw)
+		if err != nil {
+			// The decoder refuses such a request, but it may leave the text unchecked
+			// (events.DecodeRequestDeferred, valid UTF-8 checked) for the single pass (ReadAhead),
+			// which must then give up: the decoding is finished as DecodeRequest does it.
+			if utf8.Valid(raw) {
+				for _, parts := range []int{1, 3} {
+					_, ok := rawSourceRecords("c", class, props, raw, rawRanges(1, parts))
+					require.False(t, ok, "the single pass accepted %q, which is not an array of entries", raw)
+				}
+			}
+			return
+		}
 		var want []offsetstore.Record
 		var wantErr error
 		if len(entries) == 0 {

@@ -327,13 +327,19 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 // validateSourceText is validateOffsets for a source connector whose offsets came as text
 // (events.CreateRequest.RawOffsets): read in one pass into records, or straight into record
 // batches when every topic they go to has one partition count (fastraw.go), when they have the
-// common shape, else decoded and validated as any request's.
+// common shape, else decoded and validated as any request's. A request's offsets read ahead
+// (ReadAhead) for what validate_config settled are taken as they are.
 func (c *Creator) validateSourceText(ctx context.Context, j *job, raw []byte) error {
-	recs, enc, err := sourceRecordsFromText(j.name, j.class, j.props, raw, c.batchPartitions(ctx, j))
-	if err != nil {
-		return err
+	if a := j.ahead; a != nil && a.fits(c, j) {
+		j.records, j.encoded, j.aheadTook = a.records, a.encoded, a.took
+	} else {
+		recs, enc, err := sourceRecordsFromText(j.name, j.class, j.props, raw, c.batchPartitions(ctx, j))
+		if err != nil {
+			return err
+		}
+		j.records, j.encoded = recs, enc
 	}
-	j.records, j.encoded = recs, enc
+	j.ahead = nil
 	// The request record (the text's memory) is not needed any more: let it go before the
 	// writes, and collect it, as the decoded offsets are collected after encoding.
 	j.req.Data.RawOffsets = nil
