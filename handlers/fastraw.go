@@ -228,7 +228,11 @@ type rawPlan struct {
 }
 
 func (pl *rawPlan) encoder(class *connectors.Class, props map[string]string) *rawEncoder {
-	return &rawEncoder{class: class, props: props, pkeys: pl.pkeys, pperm: pl.pperm, prefix: pl.prefix}
+	enc := &rawEncoder{class: class, props: props, pkeys: pl.pkeys, pperm: pl.pperm, prefix: pl.prefix}
+	if class.CheckFlat != nil {
+		enc.check = class.CheckFlat(props) // what it needs of props is read once per range
+	}
+	return enc
 }
 
 // planRaw reads the first entry of raw and cuts the text into ranges; ok is false when the
@@ -321,6 +325,7 @@ type rawField = connectors.FlatField
 type rawEncoder struct {
 	class  *connectors.Class
 	props  map[string]string
+	check  connectors.FlatCheck // the class's CheckFlat for props, if it has one
 	pkeys  []string
 	pperm  []int
 	prefix []byte
@@ -394,7 +399,7 @@ func (enc *rawEncoder) encode(pf, of []rawField) (offsetstore.Record, bool) {
 	if enc.operm == nil {
 		return offsetstore.Record{}, false
 	}
-	if enc.class.Validate != nil && (enc.class.CheckFlat == nil || !enc.class.CheckFlat(enc.props, pf, of)) {
+	if enc.class.Validate != nil && (enc.check == nil || !enc.check(pf, of)) {
 		// The class cannot tell from the flat members, or refuses them: Validate judges the
 		// boxed entry (and a refusal makes the request take the general path).
 		enc.pm = enc.boxes.fill(enc.pm[:0], pf)

@@ -36,7 +36,7 @@ type dbzConnector struct {
 	offset func(i int, p, o jsonvalue.Map) error
 	// partitionFlat and offsetFlat are partition's and offset's twins for CheckFlat (flat.go);
 	// without them CheckFlat leaves every entry to Validate.
-	partitionFlat func(config map[string]string, p []FlatField) bool
+	partitionFlat func(config map[string]string) func(p []FlatField) bool
 	offsetFlat    func(o []FlatField) bool
 }
 

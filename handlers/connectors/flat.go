@@ -20,6 +20,10 @@ type FlatField struct {
 	Long      bool
 }
 
+// FlatCheck judges one entry of the single pass by its flat partition and offset members (see
+// Class.CheckFlat). It is safe for concurrent use.
+type FlatCheck func(partition, offset []FlatField) bool
+
 // flatGet returns the member of fs with key.
 func flatGet(fs []FlatField, key string) (FlatField, bool) {
 	for _, f := range fs {
@@ -39,10 +43,10 @@ func flatLong(f FlatField) (int64, bool) {
 	return n, err == nil
 }
 
-// mirrorFlat is mirrorValidator's CheckFlat.
-func mirrorFlat(onlyZero bool, stringKeys ...string) func(map[string]string, []FlatField, []FlatField) bool {
+// mirrorFlat is mirrorValidator's CheckFlat; the config plays no part.
+func mirrorFlat(onlyZero bool, stringKeys ...string) func(map[string]string) FlatCheck {
 	checkPartitionKey := stringKeys[0] != "sourceClusterAlias"
-	return func(_ map[string]string, p, o []FlatField) bool {
+	check := func(p, o []FlatField) bool {
 		for _, k := range stringKeys {
 			if f, ok := flatGet(p, k); !ok || f.Long {
 				return false
@@ -72,22 +76,26 @@ func mirrorFlat(onlyZero bool, stringKeys ...string) func(map[string]string, []F
 			return n >= 0
 		}
 	}
+	return func(map[string]string) FlatCheck { return check }
 }
 
 // fileStreamSourceFlat is validateFileStreamSource's CheckFlat.
-func fileStreamSourceFlat(config map[string]string, p, o []FlatField) bool {
-	if !javaNonBlank(config["file"]) {
-		return false
+func fileStreamSourceFlat(config map[string]string) FlatCheck {
+	hasFile := javaNonBlank(config["file"])
+	return func(p, o []FlatField) bool {
+		if !hasFile {
+			return false
+		}
+		f, ok := flatGet(o, "position")
+		if !ok {
+			return false
+		}
+		if n, ok := flatLong(f); !ok || n < 0 {
+			return false
+		}
+		_, ok = flatGet(p, "filename")
+		return ok
 	}
-	f, ok := flatGet(o, "position")
-	if !ok {
-		return false
-	}
-	if n, ok := flatLong(f); !ok || n < 0 {
-		return false
-	}
-	_, ok = flatGet(p, "filename")
-	return ok
 }
 
 // javaNonBlank reports whether s is not empty once String.trim has stripped U+0000 to U+0020
@@ -102,32 +110,38 @@ func javaNonBlank(s string) bool {
 }
 
 // checkFlat is validate's CheckFlat, for connectors whose partition and offset rules have
-// flat twins (partitionFlat, offsetFlat); false for others.
-func (d dbzConnector) checkFlat(config map[string]string, p, o []FlatField) bool {
+// flat twins (partitionFlat, offsetFlat); it refuses every entry of others.
+func (d dbzConnector) checkFlat(config map[string]string) FlatCheck {
 	if d.offsetFlat == nil || (d.partition != nil && d.partitionFlat == nil) {
-		return false
+		return func([]FlatField, []FlatField) bool { return false }
 	}
 	name := config["topic.prefix"]
 	if name == "" {
 		name = config[d.legacyNameConfig]
 	}
-	if !flatHasKeySet(p, d.partitions) {
-		return false
+	var partition func([]FlatField) bool
+	if d.partitionFlat != nil {
+		partition = d.partitionFlat(config)
 	}
-	for _, f := range p {
-		if f.Long {
+	return func(p, o []FlatField) bool {
+		if !flatHasKeySet(p, d.partitions) {
 			return false
 		}
-	}
-	if name != "" {
-		if f, ok := flatGet(p, d.nameKey); !ok || f.Text != name {
+		for _, f := range p {
+			if f.Long {
+				return false
+			}
+		}
+		if name != "" {
+			if f, ok := flatGet(p, d.nameKey); !ok || f.Text != name {
+				return false
+			}
+		}
+		if partition != nil && !partition(p) {
 			return false
 		}
+		return d.offsetFlat(o) && dbzCommonOffsetFlat(o)
 	}
-	if d.partitionFlat != nil && !d.partitionFlat(config, p) {
-		return false
-	}
-	return d.offsetFlat(o) && dbzCommonOffsetFlat(o)
 }
 
 // flatHasKeySet is hasKeySet: p's keys (distinct) are exactly one of sets.
@@ -172,22 +186,30 @@ func dbzCommonOffsetFlat(o []FlatField) bool {
 	return true
 }
 
-// sqlServerPartitionFlat is sqlServerPartition's CheckFlat.
-func sqlServerPartitionFlat(config map[string]string, p []FlatField) bool {
+// sqlServerPartitionFlat is sqlServerPartition's CheckFlat, for config.
+func sqlServerPartitionFlat(config map[string]string) func(p []FlatField) bool {
 	names := strings.TrimSpace(config["database.names"])
-	db, hasDB := flatGet(p, "database")
-	if !hasDB {
-		return names == ""
-	}
-	if names == "" {
-		return true
-	}
-	for _, n := range strings.Split(names, ",") {
-		if strings.EqualFold(strings.TrimSpace(n), db.Text) {
-			return true
+	var dbs []string
+	if names != "" {
+		for _, n := range strings.Split(names, ",") {
+			dbs = append(dbs, strings.TrimSpace(n))
 		}
 	}
-	return false
+	return func(p []FlatField) bool {
+		db, hasDB := flatGet(p, "database")
+		if !hasDB {
+			return names == ""
+		}
+		if names == "" {
+			return true
+		}
+		for _, n := range dbs {
+			if strings.EqualFold(n, db.Text) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // sqlServerOffsetFlat is sqlServerOffset's CheckFlat.

@@ -18,7 +18,7 @@ import (
 const mirrorSource = "apache/kafka connect/mirror MirrorUtils + Mirror*Connector.alterOffsets (3.6+); docs/connect-internals.md §5.7"
 
 func mirrorClasses() []Class {
-	mk := func(name string, validate func(map[string]string, []events.OffsetEntry) error, flat func(map[string]string, []FlatField, []FlatField) bool) Class {
+	mk := func(name string, validate func(map[string]string, []events.OffsetEntry) error, flat func(map[string]string) FlatCheck) Class {
 		return Class{
 			Name:          name,
 			Aliases:       simpleAliases(name),

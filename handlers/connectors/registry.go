@@ -57,10 +57,12 @@ type Class struct {
 	// (the value is parsed); it only makes our record byte-equal to the task's. Nil means Java HashMap
 	// order with the default capacity.
 	OffsetOrder func(jsonvalue.Map) jsonvalue.Map
-	// CheckFlat, when set, judges one entry of the handlers' single pass (flat.go) without
-	// boxing its values: true only when Validate accepts the entry; false when it refuses it or
-	// when CheckFlat cannot tell, and Validate then decides. Only for PerEntry classes.
-	CheckFlat func(config map[string]string, partition, offset []FlatField) bool
+	// CheckFlat, when set, returns the check of the entries of the handlers' single pass
+	// (flat.go) for config, which judges one entry without boxing its values: true only when
+	// Validate accepts the entry; false when it refuses it or when the check cannot tell, and
+	// Validate then decides. What the check needs of config is read once, here, not per entry.
+	// Only for PerEntry classes.
+	CheckFlat func(config map[string]string) FlatCheck
 	// PerEntry is set when Validate judges each entry on its own (its answer for a list is the
 	// first failing entry's) and PartitionOrder depends on a partition's keys only: then a
 	// request's offsets may take the handlers' single pass (handlers/fastpath.go), which calls
