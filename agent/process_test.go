@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -258,4 +260,85 @@ func TestCommitLoopCommitsFinishedPrefix(t *testing.T) {
 	require.True(t, ok)
 	require.NoError(t, commitFinal(gen, a.cfg.RequestTopic, 0, next))
 	require.Equal(t, int64(4), committed(t, a))
+}
+
+// aheadProcessor is a fakeProcessor that reads requests' deferred offsets itself, as
+// handlers.Creator does: settle takes the text (as a single pass that read it would), else it
+// gives up and finishes the decoding.
+type aheadProcessor struct {
+	fakeProcessor
+	settle bool
+	reads  int
+}
+
+func (p *aheadProcessor) ReadAhead(_ context.Context, req *events.Request) (time.Duration, error) {
+	p.reads++
+	if p.settle && req.Deferred() {
+		req.Settle()
+		return time.Millisecond, nil
+	}
+	return 0, req.Check()
+}
+
+// A large request's offsets are checked before any stage runs, by the Processor's read ahead
+// or, for a Processor without one, by the agent: a malformed array fails at decode_request with
+// DecodeRequest's words, and a request that runs reaches the Processor settled.
+func TestProcessLargeRequest(t *testing.T) {
+	var body strings.Builder
+	body.WriteString(`{"name":"big","config":{"connector.class":"x"},"initial_offsets":[`)
+	for i := range 2000 {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		fmt.Fprintf(&body, `{"partition":{"cluster":"a","topic":"t","partition":%d},"offset":{"offset":%d}}`, i, i)
+	}
+	body.WriteString("]}")
+	valid := body.String()
+	require.Greater(t, len(valid), events.RawOffsetsBytes)
+	malformed := strings.Replace(valid, `"offset":1000}`, `"offset":01000}`, 1)
+	tests := []struct {
+		name  string
+		proc  func() Processor
+		body  string
+		reads int
+	}{
+		{name: "valid, no read ahead", proc: func() Processor { return &fakeProcessor{} }, body: valid},
+		{name: "malformed, no read ahead", proc: func() Processor { return &fakeProcessor{} }, body: malformed},
+		{name: "valid, read ahead", proc: func() Processor { return &aheadProcessor{settle: true} }, body: valid, reads: 1},
+		{name: "valid, read ahead gives up", proc: func() Processor { return &aheadProcessor{} }, body: valid, reads: 1},
+		{name: "malformed, read ahead gives up", proc: func() Processor { return &aheadProcessor{} }, body: malformed, reads: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			proc := tc.proc()
+			a, _ := testAgent(t, proc)
+			msg, err := events.RequestMessage("requests", []byte(tc.body), events.RequestOptions{ID: "id-big", Source: "/src"})
+			require.NoError(t, err)
+			msg.Offset = 3
+			_, wantErr := events.DecodeRequest(&msg, a.cfg.MaxRequestBytes)
+			runJob(t, a, msg)
+			recs := readResults(t, a, 1)
+			typ, res, err := events.DecodeResult(&recs[0])
+			require.NoError(t, err)
+			var runs []*events.Request
+			switch p := proc.(type) {
+			case *fakeProcessor:
+				runs = p.requests
+			case *aheadProcessor:
+				runs = p.requests
+				require.Equal(t, tc.reads, p.reads)
+			}
+			if wantErr != nil {
+				require.Equal(t, events.TypeCreateFailed, typ)
+				require.Equal(t, string(handlers.StepDecode), res.FailedStep)
+				require.Equal(t, "record requests/0@3 is not a decodable request: "+wantErr.Error(), res.Message)
+				require.Empty(t, runs)
+				return
+			}
+			require.Equal(t, events.TypeCreateSucceeded, typ)
+			require.Len(t, runs, 1)
+			require.False(t, runs[0].Deferred(), "the Processor gets a settled request")
+			require.NotNil(t, runs[0].Data.RawOffsets)
+		})
+	}
 }

@@ -15,13 +15,15 @@ import (
 )
 
 // A large request's initial_offsets come from the decoder as text (events.CreateRequest.
-// RawOffsets: checked, not decoded). rawSourceRecords reads that text once, in parallel
+// RawOffsets), unchecked (ReadAhead, readahead.go) or checked, not decoded. rawSourceRecords
+// reads strict JSON only: on unchecked text it gives up wherever the decoder's check would have
+// failed (FuzzRawSourceRecords). It reads that text once, in parallel
 // ranges, straight into records: no decoded maps, no boxed values kept. It takes the requests
 // fastSourceRecords takes, and only the commonest of them: every entry is
 // {"partition": {...}, "offset": {...}} with both maps present, every value a string without
 // escapes (nor characters beyond U+FFFF) or an integer as Java prints a long, every partition with the
-// first one's keys in the same order. Key orders are computed once per key sequence, and each
-// entry is checked by the class's CheckFlat on its flat members, or, where the class has none
+// first one's keys in the same order. The text is valid UTF-8: the decoder checks the whole
+// record. Key orders are computed once per key sequence, and each entry is checked by the class's CheckFlat on its flat members, or, where the class has none
 // or it cannot tell, by its Validate one entry at a time (a small cache shares the boxes of
 // repeated values). Anything else makes it give up; the caller then decodes the
 // text and runs sourceRecords, which words any error. So the two give the same records and the
@@ -622,8 +624,8 @@ func (r *rawReader) str() (string, bool) {
 
 // rawPlain marks the bytes a string of the single pass holds: not '"', and no escape (the
 // general path decodes them) nor the lead byte of a character beyond U+FFFF (written as an
-// escaped surrogate pair). Anything else is written back as it came: the text is valid UTF-8
-// without control characters (the decoder checked it).
+// escaped surrogate pair), nor a control character (not JSON unescaped). Anything else is
+// written back as it came: the text is valid UTF-8 (the decoder checks the whole record).
 var rawPlain = func() (t [256]bool) {
 	for c := 0x20; c < 0xF0; c++ {
 		t[c] = c != '"' && c != '\\'
