@@ -515,6 +515,11 @@ type rawReader struct {
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func (r *rawReader) ws() {
+	// Bulk requests seldom have whitespace between tokens: one comparison tells (every
+	// whitespace byte is at most ' ').
+	if r.i < len(r.s) && r.s[r.i] > ' ' {
+		return
+	}
 	for r.i < len(r.s) && isSpace(r.s[r.i]) {
 		r.i++
 	}
@@ -611,13 +616,16 @@ func (r *rawReader) str() (string, bool) {
 	if !r.eat('"') {
 		return "", false
 	}
-	start := r.i
-	for r.i < len(r.s) && rawPlain[r.s[r.i]] {
-		r.i++
+	// Local copies: the loop's index stays in a register.
+	s, start := r.s, r.i
+	i := start
+	for i < len(s) && rawPlain[s[i]] {
+		i++
 	}
-	if r.i < len(r.s) && r.s[r.i] == '"' {
+	r.i = i
+	if i < len(s) && s[i] == '"' {
 		r.i++
-		return r.s[start : r.i-1], true
+		return s[start:i], true
 	}
 	return "", false
 }
