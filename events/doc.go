@@ -13,4 +13,6 @@
 // Decoding checks shape only: a Request that decodes may still be invalid (an empty or
 // control-character name, an unknown initial_state, offsets a connector rejects). Validating it
 // against Connect's rules, and consuming, producing and committing records, are left to callers.
+// A caller that reads a large initial_offsets array in one pass of its own may leave checking
+// it to that pass (DecodeRequestDeferred, then Request.Settle or Request.Check).
 package events
