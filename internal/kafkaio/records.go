@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"slices"
 	"time"
 
@@ -107,14 +108,25 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 				flush(out)
 				out = out[:0]
 			}
+		}
+		count := int(int32(binary.BigEndian.Uint32(b[batchCountOffset:])))
+		inData := true
+		if codec := compress.Compression(attrs & batchCompressionMask); codec != compress.None {
 			var err error
-			if records, err = rr.inflate(codec, records); err != nil {
+			if rr.keepMin > 0 && !rr.borrow && count == 1 && len(records) >= inflateOwnMin {
+				// One large record (a large request, published compressed): inflated into a
+				// buffer of its own, exactly sized, that its message keeps (see keepMin).
+				records, err = inflateOwn(codec, records)
+			} else {
+				records, err = rr.inflate(codec, records)
+				inData = false
+			}
+			if err != nil {
 				return out, next, fmt.Errorf("read records of partition %d at offset %d: %w", p, base, err)
 			}
 		}
 		bt := batch{base: base, firstTS: int64(binary.BigEndian.Uint64(b[batchFirstTSOffset:])),
-			count: int(int32(binary.BigEndian.Uint32(b[batchCountOffset:]))), control: attrs&batchControlFlag != 0,
-			inData: attrs&batchCompressionMask == uint16(compress.None)}
+			count: count, control: attrs&batchControlFlag != 0, inData: inData}
 		var err error
 		out, next, err = rr.readBatch(bt, records, topic, p, next, out, flush, own)
 		if err != nil {
@@ -204,6 +216,33 @@ func (rr *recordReader) inflate(codec compress.Compression, src []byte) ([]byte,
 		return nil, fmt.Errorf("%w: %s: %w", errCorruptBatch, codec, err)
 	}
 	return rr.inflated.Bytes(), nil
+}
+
+// inflateOwnMin is the least compressed size of a one-record batch that FetchPartition inflates
+// into a buffer of the record's own.
+const inflateOwnMin = 8 << 10
+
+// inflateOwn decompresses a batch's records into a new buffer of their exact size: it reads
+// the data twice, once to count the bytes, so that a record of many MiB is neither copied out
+// of the reader's buffer nor left in a buffer grown by doubling (garbage of twice its size).
+func inflateOwn(codec compress.Compression, src []byte) ([]byte, error) {
+	c := codec.Codec()
+	if c == nil {
+		return nil, fmt.Errorf("%w: unknown compression %d", errCorruptBatch, codec)
+	}
+	r := c.NewReader(bytes.NewReader(src))
+	n, err := io.Copy(io.Discard, r)
+	r.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", errCorruptBatch, codec, err)
+	}
+	buf := make([]byte, n)
+	r = c.NewReader(bytes.NewReader(src))
+	defer r.Close()
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", errCorruptBatch, codec, err)
+	}
+	return buf, nil
 }
 
 // rawRecord is one decoded record; key, value and headerBytes alias the batch.

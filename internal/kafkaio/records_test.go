@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math/rand/v2"
 	"testing"
 	"time"
 	"unsafe"
@@ -359,4 +360,39 @@ func FuzzDecodeRecord(f *testing.F) {
 		require.NoError(t, err, "%x", b)
 		require.Equal(t, any, small, "%x", b)
 	})
+}
+
+// A compressed batch of one large record (a large request published compressed) is inflated,
+// with keepMin, into a buffer of the record's exact size that the message keeps: not the
+// reader's reused buffer, which would be copied out of and keep its size for good.
+func TestRecordReaderInflatesOneLargeRecordInPlace(t *testing.T) {
+	at := time.UnixMilli(1_764_000_000_000)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	value := make([]byte, 300_000)
+	for i := range value {
+		value[i] = "abcdefghijklmnopqrstuvwxyz{}[],:0123456789"[rnd.IntN(42)]
+	}
+	large := testRecord{at: at, key: []byte("request-id"), value: value}
+	small := testRecord{at: at, key: []byte("small"), value: []byte("s")}
+	for _, codec := range []compress.Compression{compress.Gzip, compress.Snappy, compress.Lz4, compress.Zstd} {
+		t.Run(codec.String(), func(t *testing.T) {
+			one := kafkaGoBatch(t, 7, protocol.Attributes(codec), large)
+			require.GreaterOrEqual(t, len(one)-batchHeaderSize, inflateOwnMin, "the test needs a large compressed batch")
+			rr := &recordReader{keepMin: keepInResponseMin}
+			out, next, err := rr.read(one, "t", 3, 0, nil, nil, nil)
+			require.NoError(t, err)
+			require.Equal(t, int64(8), next)
+			require.Equal(t, wantMessages(7, []testRecord{large}), out)
+			require.Zero(t, rr.inflated.Cap(), "the reader's buffer is not used")
+			require.Less(t, cap(out[0].Value)-len(out[0].Value), 64, "the value lies at the end of a buffer of the record's size")
+
+			// Several records in a compressed batch still go through the reused buffer.
+			many := kafkaGoBatch(t, 7, protocol.Attributes(codec), small, large, small)
+			rr = &recordReader{keepMin: keepInResponseMin}
+			out, _, err = rr.read(many, "t", 3, 0, nil, nil, nil)
+			require.NoError(t, err)
+			require.Equal(t, wantMessages(7, []testRecord{small, large, small}), out)
+			require.NotZero(t, rr.inflated.Cap())
+		})
+	}
 }
