@@ -167,7 +167,8 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 			return
 		}
 		// The reservation is in memory: the broker is asked for the record bytes that weigh it.
-		f, err := kafkaio.FetchPartition(stop, cl, a.cfg.RequestTopic, partition, offset, max(reserved/requestMemoryFactor, 1), wait)
+		f, err := kafkaio.FetchPartitionBounded(stop, cl, a.cfg.RequestTopic, partition, offset, max(reserved/requestMemoryFactor, 1), wait,
+			requestInflateMax(a.cfg.MaxRequestBytes))
 		if stop.Err() != nil {
 			a.inflight.settle(reserved, nil)
 			return
@@ -344,3 +345,9 @@ func (l *lanes) close() {
 	}
 	l.wg.Wait()
 }
+
+// requestInflateMax bounds what a compressed batch of the request topic may inflate to: twice
+// the largest request, room for a batch of several requests. Anyone may publish requests, and a
+// few KiB of compressed bytes can inflate to GiBs: the records of a batch beyond it get a
+// failed result each instead (kafkaio.TooLarge).
+func requestInflateMax(maxRequestBytes int) int64 { return 2 * int64(maxRequestBytes) }

@@ -63,6 +63,12 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 	// here (Check) as DecodeRequest checks them. A request the Processor does not run (a
 	// duplicate, a source not allowed) is only checked. Either way a record that DecodeRequest
 	// refuses fails here, with DecodeRequest's error, before anything acts on it.
+	if kafkaio.TooLarge(msg) {
+		// Its compressed batch was not inflated (see requestInflateMax): nothing of it is known
+		// but its place.
+		return decodeFailure(msg, fmt.Errorf("its compressed record batch inflates beyond %d bytes (twice OFFSETAGENT_MAX_REQUEST_BYTES)",
+			requestInflateMax(a.cfg.MaxRequestBytes))), false
+	}
 	req, err := events.DecodeRequestDeferred(msg, a.cfg.MaxRequestBytes)
 	dup, allowed := false, true
 	var read time.Duration // the single pass's, counted in validate_offsets

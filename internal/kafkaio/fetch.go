@@ -35,6 +35,15 @@ type Fetched struct {
 // log start moves to the log start, as a consumer with auto.offset.reset=earliest would. An
 // error of the partition (a kafka.Error) is returned wrapped.
 func FetchPartition(ctx context.Context, cl *kafka.Client, topic string, partition int, offset, maxBytes int64, maxWait time.Duration) (Fetched, error) {
+	return FetchPartitionBounded(ctx, cl, topic, partition, offset, maxBytes, maxWait, 0)
+}
+
+// FetchPartitionBounded is FetchPartition for records that come from anyone (a request topic):
+// a compressed record batch that inflates beyond inflateMax bytes (when not 0) is not read; each
+// of its records comes back as a message with no key and no value that TooLarge recognises,
+// so that the caller can answer it and go on, and a few KiB of compressed bytes cannot make the
+// reader hold GiBs.
+func FetchPartitionBounded(ctx context.Context, cl *kafka.Client, topic string, partition int, offset, maxBytes int64, maxWait time.Duration, inflateMax int64) (Fetched, error) {
 	if maxWait <= 0 {
 		maxWait = defaultFetchWait
 	}
@@ -81,7 +90,7 @@ func FetchPartition(ctx context.Context, cl *kafka.Client, topic string, partiti
 	// the response (a large request, a request topic's record of several MiB) keeps its bytes
 	// there instead of being copied, so that it is not held twice at once; smaller records are
 	// copied, so that one of them kept does not hold the whole response.
-	rr := recordReader{keepMin: max(len(rp.RecordBatches)/2, keepInResponseMin)}
+	rr := recordReader{keepMin: max(len(rp.RecordBatches)/2, keepInResponseMin), inflateMax: inflateMax}
 	from := max(offset, 0) // a special offset was resolved above: take every record
 	out, next, err := rr.read(rp.RecordBatches, topic, partition, from, nil, nil, nil)
 	if err != nil {

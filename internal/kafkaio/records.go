@@ -47,6 +47,9 @@ type recordReader struct {
 	// reuses: an uncompressed record whose key and value have keepMin bytes or more together
 	// keeps them where they lie in data instead of copying them (see FetchPartition).
 	keepMin int
+	// inflateMax, when not 0, bounds what a compressed batch may inflate to: the records of
+	// one that inflates beyond it are not read but stand as TooLarge messages.
+	inflateMax int64
 	// inflated holds a compressed batch's records; reused across batches.
 	inflated bytes.Buffer
 }
@@ -116,10 +119,18 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 			if rr.keepMin > 0 && !rr.borrow && count == 1 && len(records) >= inflateOwnMin {
 				// One large record (a large request, published compressed): inflated into a
 				// buffer of its own, exactly sized, that its message keeps (see keepMin).
-				records, err = inflateOwn(codec, records)
+				records, err = inflateOwn(codec, records, rr.inflateMax)
 			} else {
 				records, err = rr.inflate(codec, records)
 				inData = false
+			}
+			if errors.Is(err, errInflateLimit) && last-max(base, next) < maxTooLarge {
+				// Not read: each of its records is a message that says so (TooLarge).
+				for o := max(base, next); o <= last; o++ {
+					out = append(out, kafka.Message{Topic: topic, Partition: p, Offset: o, Headers: tooLargeHeaders})
+				}
+				next = last + 1
+				continue
 			}
 			if err != nil {
 				return out, next, fmt.Errorf("read records of partition %d at offset %d: %w", p, base, err)
@@ -203,7 +214,7 @@ func (rr *recordReader) readBatch(bt batch, data []byte, topic string, p int, ne
 	return out, next, nil
 }
 
-// inflate decompresses a batch's records into rr's buffer.
+// inflate decompresses a batch's records into rr's buffer, up to rr.inflateMax bytes.
 func (rr *recordReader) inflate(codec compress.Compression, src []byte) ([]byte, error) {
 	c := codec.Codec()
 	if c == nil {
@@ -212,10 +223,39 @@ func (rr *recordReader) inflate(codec compress.Compression, src []byte) ([]byte,
 	r := c.NewReader(bytes.NewReader(src))
 	defer r.Close()
 	rr.inflated.Reset()
-	if _, err := rr.inflated.ReadFrom(r); err != nil {
+	var in io.Reader = r
+	if rr.inflateMax > 0 {
+		in = io.LimitReader(r, rr.inflateMax+1)
+	}
+	if _, err := rr.inflated.ReadFrom(in); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", errCorruptBatch, codec, err)
 	}
+	if rr.inflateMax > 0 && int64(rr.inflated.Len()) > rr.inflateMax {
+		if rr.inflated.Cap() > 4<<20 {
+			rr.inflated = bytes.Buffer{} // not kept for the next batch
+		}
+		return nil, errInflateLimit
+	}
 	return rr.inflated.Bytes(), nil
+}
+
+// errInflateLimit says that a compressed batch inflates beyond the reader's inflateMax.
+var errInflateLimit = errors.New("compressed record batch inflates beyond the limit")
+
+// maxTooLarge bounds the messages a batch not inflated stands for (its offsets come from the
+// batch header; a broker assigns them, one per record).
+const maxTooLarge = 1 << 20
+
+// TooLargeHeader is the header of the messages FetchPartition returns, with no key and no
+// value, for the records of a compressed batch that inflates beyond its inflateMax.
+const TooLargeHeader = "offsetagent.inflate-limit"
+
+var tooLargeHeaders = []kafka.Header{{Key: TooLargeHeader}}
+
+// TooLarge reports whether m stands for a record FetchPartition did not read because its
+// compressed batch inflates beyond the limit it was given.
+func TooLarge(m *kafka.Message) bool {
+	return m.Key == nil && m.Value == nil && len(m.Headers) == 1 && m.Headers[0].Key == TooLargeHeader
 }
 
 // inflateOwnMin is the least compressed size of a one-record batch that FetchPartition inflates
@@ -225,16 +265,24 @@ const inflateOwnMin = 8 << 10
 // inflateOwn decompresses a batch's records into a new buffer of their exact size: it reads
 // the data twice, once to count the bytes, so that a record of many MiB is neither copied out
 // of the reader's buffer nor left in a buffer grown by doubling (garbage of twice its size).
-func inflateOwn(codec compress.Compression, src []byte) ([]byte, error) {
+// With limit > 0, a batch that inflates beyond it is not inflated (errInflateLimit).
+func inflateOwn(codec compress.Compression, src []byte, limit int64) ([]byte, error) {
 	c := codec.Codec()
 	if c == nil {
 		return nil, fmt.Errorf("%w: unknown compression %d", errCorruptBatch, codec)
 	}
 	r := c.NewReader(bytes.NewReader(src))
-	n, err := io.Copy(io.Discard, r)
+	var in io.Reader = r
+	if limit > 0 {
+		in = io.LimitReader(r, limit+1)
+	}
+	n, err := io.Copy(io.Discard, in)
 	r.Close()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", errCorruptBatch, codec, err)
+	}
+	if limit > 0 && n > limit {
+		return nil, errInflateLimit
 	}
 	buf := make([]byte, n)
 	r = c.NewReader(bytes.NewReader(src))

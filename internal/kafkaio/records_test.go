@@ -396,3 +396,46 @@ func TestRecordReaderInflatesOneLargeRecordInPlace(t *testing.T) {
 		})
 	}
 }
+
+// With inflateMax, a compressed batch that inflates beyond it is not read: each of its offsets
+// comes back as a TooLarge message, and the batches after it are read as usual.
+func TestRecordReaderInflateLimit(t *testing.T) {
+	at := time.UnixMilli(1_764_000_000_000)
+	rnd := rand.New(rand.NewPCG(5, 6))
+	letters := make([]byte, 150_000)
+	for i := range letters {
+		letters[i] = "abcdefghijklmnopqrstuvwxyz"[rnd.IntN(26)]
+	}
+	one := testRecord{at: at, key: []byte("one"), value: letters}                        // the exact-size path
+	zeros := testRecord{at: at, key: []byte("zeros"), value: make([]byte, 40_000)}       // the shared buffer's
+	small := testRecord{at: at, key: []byte("small"), value: []byte(`{"name":"after"}`)} // read as usual
+	for _, tc := range []struct {
+		name string
+		recs []testRecord
+		c    compress.Compression
+	}{
+		{name: "one record", recs: []testRecord{one}, c: compress.Lz4},
+		{name: "several records", recs: []testRecord{zeros, zeros, zeros}, c: compress.Zstd},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := len(tc.recs)
+			data := append(kafkaGoBatch(t, 0, protocol.Attributes(tc.c), tc.recs...),
+				kafkaGoBatch(t, int64(n), protocol.Attributes(compress.Snappy), small)...)
+			for _, limit := range []int64{0, 100_000} {
+				rr := &recordReader{keepMin: keepInResponseMin, inflateMax: limit}
+				out, next, err := rr.read(data, "t", 3, 0, nil, nil, nil)
+				require.NoError(t, err)
+				require.Equal(t, int64(n+1), next)
+				require.Len(t, out, n+1)
+				require.Equal(t, wantMessages(int64(n), []testRecord{small})[0], out[n], "the batch after it")
+				for k := range n {
+					require.Equal(t, int64(k), out[k].Offset)
+					require.Equal(t, limit > 0, TooLarge(&out[k]), "limit %d, record %d", limit, k)
+					if limit == 0 {
+						require.Equal(t, tc.recs[k].value, out[k].Value)
+					}
+				}
+			}
+		})
+	}
+}
