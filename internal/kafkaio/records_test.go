@@ -367,11 +367,7 @@ func FuzzDecodeRecord(f *testing.F) {
 // reader's reused buffer, which would be copied out of and keep its size for good.
 func TestRecordReaderInflatesOneLargeRecordInPlace(t *testing.T) {
 	at := time.UnixMilli(1_764_000_000_000)
-	rnd := rand.New(rand.NewPCG(1, 2))
-	value := make([]byte, 300_000)
-	for i := range value {
-		value[i] = "abcdefghijklmnopqrstuvwxyz{}[],:0123456789"[rnd.IntN(42)]
-	}
+	value := randomText(1, 300_000)
 	large := testRecord{at: at, key: []byte("request-id"), value: value}
 	small := testRecord{at: at, key: []byte("small"), value: []byte("s")}
 	for _, codec := range []compress.Compression{compress.Gzip, compress.Snappy, compress.Lz4, compress.Zstd} {
@@ -401,11 +397,7 @@ func TestRecordReaderInflatesOneLargeRecordInPlace(t *testing.T) {
 // comes back as a TooLarge message, and the batches after it are read as usual.
 func TestRecordReaderInflateLimit(t *testing.T) {
 	at := time.UnixMilli(1_764_000_000_000)
-	rnd := rand.New(rand.NewPCG(5, 6))
-	letters := make([]byte, 150_000)
-	for i := range letters {
-		letters[i] = "abcdefghijklmnopqrstuvwxyz"[rnd.IntN(26)]
-	}
+	letters := randomText(5, 150_000)
 	one := testRecord{at: at, key: []byte("one"), value: letters}                        // the exact-size path
 	zeros := testRecord{at: at, key: []byte("zeros"), value: make([]byte, 40_000)}       // the shared buffer's
 	small := testRecord{at: at, key: []byte("small"), value: []byte(`{"name":"after"}`)} // read as usual
@@ -438,4 +430,15 @@ func TestRecordReaderInflateLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// randomText is n bytes of JSON-ish characters drawn from seed: text that compresses only a
+// little, so that a batch of it stays large compressed.
+func randomText(seed uint64, n int) []byte {
+	rnd := rand.New(rand.NewPCG(seed, seed+1))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = "abcdefghijklmnopqrstuvwxyz{}[],:0123456789"[rnd.IntN(42)]
+	}
+	return b
 }
