@@ -10,6 +10,9 @@
 // BENCH_SCALE (default 1) scales every count. OFFSETAGENT_BENCH_BROKERS (host:port,...) runs
 // every scenario on that cluster instead, with topic names unique to the run; it must allow
 // 20 MiB messages (message.max.bytes) and auto-create nothing the scenarios do not create.
+// OFFSETAGENT_BENCH_BROKER_PID, the process id of that cluster's broker when it runs on this
+// machine (make bench-real sets it), puts the broker's CPU time in the CPU columns, as the
+// embedded broker's is.
 //
 //	BENCH_SCALE=0.05 go run ./cmd/offsetagent-bench
 //	go run ./cmd/offsetagent-bench -out docs/benchmarks.md -cpuprofile /tmp/bulk.pprof
@@ -49,6 +52,8 @@ type options struct {
 	// says which broker the table came from.
 	brokers    []string
 	brokerText string
+	// brokerPID is OFFSETAGENT_BENCH_BROKER_PID: the external broker's process, 0 if unknown.
+	brokerPID int
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -96,6 +101,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if v := os.Getenv("OFFSETAGENT_BENCH_BROKERS"); v != "" {
 		o.brokers = strings.Split(v, ",")
 		o.brokerText = fmt.Sprintf("external cluster at %s (OFFSETAGENT_BENCH_BROKERS), topics unique to the run", v)
+		if pid := os.Getenv("OFFSETAGENT_BENCH_BROKER_PID"); pid != "" {
+			if o.brokerPID, err = strconv.Atoi(pid); err != nil || o.brokerPID <= 0 {
+				fmt.Fprintf(stderr, "offsetagent-bench: OFFSETAGENT_BENCH_BROKER_PID: %q is not a process id\n", pid)
+				return 2
+			}
+			o.brokerText += fmt.Sprintf("; the CPU columns count its broker process (pid %d)", o.brokerPID)
+		} else {
+			o.brokerText += "; the CPU columns count this bench's own processes only"
+		}
 	}
 	for _, s := range strings.Split(*only, ",") {
 		s = strings.TrimSpace(s)
@@ -167,7 +181,7 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		if !o.scenarios[name] {
 			continue
 		}
-		e := &env{brokers: o.brokers, opts: o, stderr: stderr, run: fmt.Sprintf("b%d-", started.Unix())}
+		e := &env{brokers: o.brokers, brokerPID: o.brokerPID, opts: o, stderr: stderr, run: fmt.Sprintf("b%d-", started.Unix())}
 		closeBroker := func() {}
 		if len(o.brokers) == 0 {
 			// Every scenario gets a broker of its own, so that none is measured on the data and

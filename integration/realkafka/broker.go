@@ -136,5 +136,8 @@ func formatStorage(ctx context.Context, cfg BrokerConfig, propsPath string) erro
 // Stop stops the broker (SIGTERM, then SIGKILL after 20 s). It is idempotent.
 func (b *Broker) Stop() { b.proc.stop() }
 
+// PID is the broker's process id, for measuring its CPU time.
+func (b *Broker) PID() int { return b.proc.cmd.Process.Pid }
+
 // Log is the path of the broker's log file.
 func (b *Broker) Log() string { return b.proc.log }

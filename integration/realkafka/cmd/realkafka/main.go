@@ -3,6 +3,7 @@
 //
 //	realkafka up                 start a broker and a worker, print their addresses, run until ^C
 //	realkafka exec -- CMD ARG... start them, run CMD with OFFSETAGENT_BENCH_BROKERS,
+//	                             OFFSETAGENT_BENCH_BROKER_PID (the broker JVM's process id),
 //	                             OFFSETAGENT_TEST_BROKERS and REALKAFKA_CONNECT_URL set, stop them
 //	realkafka demo               start them and the agent, publish KIP-995's seed example and show
 //	                             the connector in Connect's own REST answers
@@ -21,6 +22,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -150,7 +152,8 @@ func execute(ctx context.Context, p *peers, args []string, stdout, stderr io.Wri
 	}
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
-	cmd.Env = append(os.Environ(), "OFFSETAGENT_BENCH_BROKERS="+p.broker.Addr, "OFFSETAGENT_TEST_BROKERS="+p.broker.Addr)
+	cmd.Env = append(os.Environ(), "OFFSETAGENT_BENCH_BROKERS="+p.broker.Addr, "OFFSETAGENT_TEST_BROKERS="+p.broker.Addr,
+		"OFFSETAGENT_BENCH_BROKER_PID="+strconv.Itoa(p.broker.PID()))
 	if p.worker != nil {
 		cmd.Env = append(cmd.Env, "REALKAFKA_CONNECT_URL="+p.worker.URL)
 	}
