@@ -42,7 +42,7 @@ bench-real: ## The load scenarios against real Apache Kafka: a fresh JVM broker 
 	$(GO) build -o bin/realkafka ./integration/realkafka/cmd/realkafka
 	@for s in $(BENCH_SCENARIOS); do \
 		echo "== scenario $$s on a fresh Apache Kafka broker"; \
-		bin/realkafka exec -no-worker -- env BENCH_SCALE=$(BENCH_SCALE) bin/offsetagent-bench -scenarios $$s || exit 1; \
+		bin/realkafka exec -no-worker -kafka-jvm -- env BENCH_SCALE=$(BENCH_SCALE) bin/offsetagent-bench -scenarios $$s || exit 1; \
 	done
 
 demo: ## Embedded broker + agent + the seed example, printing the results and Connect's records

@@ -26,6 +26,9 @@ type BrokerConfig struct {
 	Dir string
 	// StartTimeout bounds formatting and start-up; zero means 2 minutes.
 	StartTimeout time.Duration
+	// JVMOptions are the broker JVM's options; nil means small, quick-starting ones for tests
+	// (KafkaJVMOptions are Kafka's own, for measurements).
+	JVMOptions []string
 }
 
 // Broker is a running single-node KRaft broker (combined broker and controller) on loopback.
@@ -82,7 +85,7 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (*Broker, error) {
 	if err := formatStorage(ctx, cfg, propsPath); err != nil {
 		return nil, err
 	}
-	p, err := startJVM(cfg.Dir, cfg.Lib, "broker", "kafka.Kafka", propsPath)
+	p, err := startJVM(cfg.Dir, cfg.Lib, "broker", cfg.JVMOptions, "kafka.Kafka", propsPath)
 	if err != nil {
 		return nil, err
 	}

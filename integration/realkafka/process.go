@@ -38,8 +38,21 @@ rootLogger.appenderRef.out.ref = out
 var jvmOptions = []string{"-Xms128m", "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 	"-Djava.awt.headless=true"}
 
-// startJVM runs main with args on the classpath lib/*, logging to dir/name.log.
-func startJVM(dir, lib, name, main string, args ...string) (*jvm, error) {
+// KafkaJVMOptions are the JVM options Apache Kafka's start scripts give a broker
+// (kafka-run-class.sh's KAFKA_JVM_PERFORMANCE_OPTS, kafka-server-start.sh's KAFKA_HEAP_OPTS): G1
+// with short pauses, a 1 GiB heap and the full JIT, for measurements. The tests use the small,
+// quick-starting jvmOptions, whose serial collector and first-tier JIT make a busy broker slower
+// and its pauses longer.
+var KafkaJVMOptions = []string{"-Xms1G", "-Xmx1G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+	"-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent", "-XX:MaxInlineLevel=15",
+	"-Djava.awt.headless=true"}
+
+// startJVM runs main with args on the classpath lib/*, logging to dir/name.log, with the JVM
+// options opts (jvmOptions when nil).
+func startJVM(dir, lib, name string, opts []string, main string, args ...string) (*jvm, error) {
+	if opts == nil {
+		opts = jvmOptions
+	}
 	java, err := Java()
 	if err != nil {
 		return nil, err
@@ -53,7 +66,7 @@ func startJVM(dir, lib, name, main string, args ...string) (*jvm, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the %s log: %w", name, err)
 	}
-	full := append(append([]string{}, jvmOptions...),
+	full := append(append([]string{}, opts...),
 		"-Dlog4j2.configurationFile="+logCfg, "-cp", filepath.Join(lib, "*"), main)
 	cmd := exec.Command(java, append(full, args...)...)
 	cmd.Dir = dir

@@ -91,7 +91,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	if err := os.WriteFile(propsPath, []byte(b.String()), 0o644); err != nil {
 		return nil, fmt.Errorf("write the worker config: %w", err)
 	}
-	p, err := startJVM(cfg.Dir, cfg.Lib, "worker", "org.apache.kafka.connect.cli.ConnectDistributed", propsPath)
+	p, err := startJVM(cfg.Dir, cfg.Lib, "worker", nil, "org.apache.kafka.connect.cli.ConnectDistributed", propsPath)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,8 @@
 //	realkafka demo               start them and the agent, publish KIP-995's seed example and show
 //	                             the connector in Connect's own REST answers
 //
-// Flags: -no-worker (up and exec: the broker only), -keep (keep the data and logs folder).
+// Flags: -no-worker (up and exec: the broker only), -keep (keep the data and logs folder),
+// -kafka-jvm (the broker runs with Apache Kafka's own JVM options, for measurements).
 // Environment: OFFSETAGENT_KAFKA_VERSION, OFFSETAGENT_KAFKA_CACHE (see package realkafka).
 package main
 
@@ -38,8 +39,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	noWorker := fs.Bool("no-worker", false, "start the broker only")
 	keep := fs.Bool("keep", false, "keep the data and logs folder")
+	kafkaJVM := fs.Bool("kafka-jvm", false, "run the broker with Apache Kafka's own JVM options (G1, 1 GiB heap, full JIT) instead of small quick-starting ones: for measurements")
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: realkafka [-no-worker] [-keep] up|demo|exec -- CMD ARG...")
+		fmt.Fprintln(stderr, "usage: realkafka [-no-worker] [-keep] [-kafka-jvm] up|demo|exec -- CMD ARG...")
 		return 2
 	}
 	sub := args[0]
@@ -62,7 +64,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		_ = os.RemoveAll(dir)
 	}()
 	withWorker := !*noWorker || sub == "demo"
-	c, err := start(ctx, dir, withWorker, stderr)
+	var jvmOpts []string
+	if *kafkaJVM {
+		jvmOpts = realkafka.KafkaJVMOptions
+	}
+	c, err := start(ctx, dir, withWorker, jvmOpts, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "realkafka: %v\n", err)
 		return code
@@ -105,7 +111,7 @@ func (p *peers) stop() {
 	p.broker.Stop()
 }
 
-func start(ctx context.Context, dir string, withWorker bool, log io.Writer) (*peers, error) {
+func start(ctx context.Context, dir string, withWorker bool, jvmOpts []string, log io.Writer) (*peers, error) {
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	began := time.Now()
@@ -124,7 +130,7 @@ func start(ctx context.Context, dir string, withWorker bool, log io.Writer) (*pe
 		}
 	}
 	began = time.Now()
-	b, err := realkafka.StartBroker(sctx, realkafka.BrokerConfig{Lib: lib, Dir: bdir})
+	b, err := realkafka.StartBroker(sctx, realkafka.BrokerConfig{Lib: lib, Dir: bdir, JVMOptions: jvmOpts})
 	if err != nil {
 		return nil, err
 	}
