@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -22,6 +23,13 @@ const (
 	logFetchMaxBytes     = 1 << 20
 	logFetchRequestBytes = 16 << 20
 	logFetchMaxWait      = 500 * time.Millisecond
+	// logPollBytes is all a fetch asks for when every partition it reads was caught up (a long
+	// poll for what others write next). When the process itself writes much to the partitions
+	// (the agent's offsets), Written applies those records, but a poll in flight would bring
+	// them back, up to logFetchRequestBytes. A broker still sends a first record batch larger
+	// than this whole (KIP-74), and once a response shows more, the next fetch asks for the full
+	// amounts.
+	logPollBytes = 64 << 10
 	// logApplyChunk bounds the messages handed to apply at once, so a 1 MiB fetch of small records
 	// does not grow a large []kafka.Message per partition.
 	logApplyChunk = 256
@@ -49,6 +57,8 @@ type Log struct {
 	logger *slog.Logger
 	// backoff spaces the retries of failed fetches and metadata lookups.
 	backoff Backoff
+	// fetched counts the record bytes fetches brought (the load's and the tail's), for tests.
+	fetched atomic.Int64
 
 	// applyMu serialises apply so views need no lock of their own against the Log.
 	applyMu sync.Mutex

@@ -17,7 +17,7 @@ import (
 // consumer does; they are logged, never fatal, so a broker restart only delays the view. A
 // leadership error returns errRegroup.
 func (l *Log) tail(ctx context.Context, parts []int) error {
-	t := &tailer{l: l, parts: parts, offsets: make(map[int]int64, len(parts)), paused: map[int]pause{},
+	t := &tailer{l: l, parts: parts, offsets: make(map[int]int64, len(parts)), hw: make(map[int]int64, len(parts)), paused: map[int]pause{},
 		records: recordReader{borrow: l.borrow}}
 	l.mu.Lock()
 	for _, p := range parts {
@@ -88,6 +88,9 @@ type tailer struct {
 	buf     []byte // the last response's bytes, reused
 	records recordReader
 	batch   []kafka.Message
+	// hw is each partition's high watermark as the last response showed it: a fetch whose
+	// partitions all stand there (or past it: own records) asks for logPollBytes.
+	hw map[int]int64
 }
 
 // pause is how long a partition sits out of its loop's fetches after an error of its own.
@@ -109,10 +112,19 @@ func (t *tailer) prepare(round int) (wake time.Time, released <-chan struct{}) {
 		t.fetch = newRawFetch(t.l.client, t.l.topic)
 	}
 	t.fetch.reset()
+	polling := true
 	for i := range t.parts {
 		p := t.parts[(i+round)%len(t.parts)]
+		// Under the partition's lock: the applier takes a run of own records off the list
+		// before it moves the position past them, and a fetch from the old position then
+		// would bring those records back.
+		pmu := &t.l.pmu[p]
+		pmu.Lock()
 		t.offsets[p] = max(t.offsets[p], t.l.position(p))
-		if held, ch := t.l.heldState(p); held || t.l.ownWaiting(p) {
+		held, ch := t.l.heldState(p)
+		skip := held || t.l.ownWaiting(p)
+		pmu.Unlock()
+		if skip {
 			released = ch
 			continue
 		}
@@ -122,7 +134,13 @@ func (t *tailer) prepare(round int) (wake time.Time, released <-chan struct{}) {
 			}
 			continue
 		}
+		hw, known := t.hw[p]
+		polling = polling && known && t.offsets[p] >= hw
 		t.fetch.add(p, t.offsets[p], logFetchMaxBytes)
+	}
+	t.fetch.req.MaxBytes = logFetchRequestBytes
+	if polling {
+		t.fetch.req.MaxBytes = logPollBytes
 	}
 	t.fetch.req.MaxWaitMillis = int32(logFetchMaxWait / time.Millisecond)
 	if released != nil {
@@ -166,6 +184,7 @@ func (t *tailer) applyPartition(rp *kmsg.FetchResponseTopicPartition) error {
 	pmu.Lock()
 	defer pmu.Unlock()
 	offset := t.l.position(p) // Written may have moved it since the fetch was sent
+	t.l.fetched.Add(int64(len(rp.RecordBatches)))
 	if held, _ := t.l.heldState(p); held {
 		// A fetch sent before a write began brought the partition back: its new records are
 		// most likely the writer's own, which Written applies. Anything of others' is fetched
@@ -210,6 +229,7 @@ func (t *tailer) applyPartition(rp *kmsg.FetchResponseTopicPartition) error {
 	t.batch, next = t.l.applyOwn(p, next, next, t.batch)
 	t.l.applyBatch(t.batch)
 	delete(t.paused, p)
+	t.hw[p] = rp.HighWatermark
 	if next == offset && fetched == offset && rp.HighWatermark > offset && !t.l.hasOwn(p) {
 		// Nothing at or after offset below the high watermark: compaction removed the tail
 		// (e.g. an expired tombstone). Connect's consumer position would move past it the
