@@ -226,8 +226,12 @@ type rawPlan struct {
 
 func (pl *rawPlan) encoder(class *connectors.Class, props map[string]string) *rawEncoder {
 	enc := &rawEncoder{class: class, props: props, pkeys: pl.pkeys, pperm: pl.pperm, prefix: pl.prefix}
-	if class.CheckFlat != nil {
-		enc.check = class.CheckFlat(props) // what it needs of props is read once per range
+	// What the class's check needs of props is read once per range; of the keys, once per
+	// key sequence.
+	if class.CheckFlatKeys != nil {
+		enc.checkFor = class.CheckFlatKeys(props)
+	} else if class.CheckFlat != nil {
+		enc.check = class.CheckFlat(props)
 	}
 	return enc
 }
@@ -320,12 +324,15 @@ type rawField = connectors.FlatField
 
 // rawEncoder reads and encodes one range of entries.
 type rawEncoder struct {
-	class  *connectors.Class
-	props  map[string]string
-	check  connectors.FlatCheck // the class's CheckFlat for props, if it has one
-	pkeys  []string
-	pperm  []int
-	prefix []byte
+	class *connectors.Class
+	props map[string]string
+	check connectors.FlatCheck // the class's CheckFlat for props (and the keys), if it has one
+	// checkFor is the class's CheckFlatKeys for props, if it has one: check is made from it for
+	// each offset key sequence.
+	checkFor func(pkeys, okeys []string) connectors.FlatCheck
+	pkeys    []string
+	pperm    []int
+	prefix   []byte
 
 	okeys []string
 	operm []int
@@ -392,6 +399,9 @@ func (enc *rawEncoder) encode(pf, of []rawField) (offsetstore.Record, bool) {
 			sample[i] = jsonvalue.Field{Key: f.Key, Value: ""}
 		}
 		enc.operm = permutation(sample, offsetstore.JavaHashMapOrder(sample))
+		if enc.checkFor != nil {
+			enc.check = enc.checkFor(enc.pkeys, enc.okeys)
+		}
 	}
 	if enc.operm == nil {
 		return offsetstore.Record{}, false

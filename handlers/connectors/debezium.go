@@ -34,10 +34,11 @@ type dbzConnector struct {
 	partition func(config map[string]string, i int, p jsonvalue.Map) error
 	// offset checks a non-null offset map.
 	offset func(i int, p, o jsonvalue.Map) error
-	// partitionFlat and offsetFlat are partition's and offset's twins for CheckFlat (flat.go);
-	// without them CheckFlat leaves every entry to Validate.
+	// partitionFlat and offsetKind are partition's and offset's twins for CheckFlat (flat.go);
+	// without them CheckFlat leaves every entry to Validate. partitionFlat may return nil: no
+	// rule for config. offsetKind is the rule of an offset member by its key.
 	partitionFlat func(config map[string]string) func(p []FlatField) bool
-	offsetFlat    func(o []FlatField) bool
+	offsetKind    func(key string) flatKind
 }
 
 // validate is the Class.Validate of a Debezium connector.

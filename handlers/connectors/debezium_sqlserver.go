@@ -26,15 +26,16 @@ func sqlServerClasses() []Class {
 		partition:        sqlServerPartition,
 		offset:           sqlServerOffset,
 		partitionFlat:    sqlServerPartitionFlat,
-		offsetFlat:       sqlServerOffsetFlat,
+		offsetKind:       sqlServerOffsetKind,
 	}
 	return []Class{{
-		Name:      "io.debezium.connector.sqlserver.SqlServerConnector",
-		Aliases:   simpleAliases("io.debezium.connector.sqlserver.SqlServerConnector"),
-		Type:      Source,
-		Validate:  d.validate,
-		CheckFlat: d.checkFlat,
-		Secrets:   debeziumSecrets,
+		Name:          "io.debezium.connector.sqlserver.SqlServerConnector",
+		Aliases:       simpleAliases("io.debezium.connector.sqlserver.SqlServerConnector"),
+		Type:          Source,
+		Validate:      d.validate,
+		CheckFlat:     d.checkFlat,
+		CheckFlatKeys: d.checkFlatKeys,
+		Secrets:       debeziumSecrets,
 		// server before database is also the HashMap order (buckets 1 and 2); spelled out because a
 		// task that does not find these exact bytes starts from scratch.
 		PartitionOrder: fixedOrder("server", "database"),

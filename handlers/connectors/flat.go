@@ -1,6 +1,7 @@
 package connectors
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -110,15 +111,12 @@ func javaNonBlank(s string) bool {
 }
 
 // checkFlat is validate's CheckFlat, for connectors whose partition and offset rules have
-// flat twins (partitionFlat, offsetFlat); it refuses every entry of others.
+// flat twins (partitionFlat, offsetKind); it refuses every entry of others.
 func (d dbzConnector) checkFlat(config map[string]string) FlatCheck {
-	if d.offsetFlat == nil || (d.partition != nil && d.partitionFlat == nil) {
-		return func([]FlatField, []FlatField) bool { return false }
+	if d.offsetKind == nil || (d.partition != nil && d.partitionFlat == nil) {
+		return refuseFlat
 	}
-	name := config["topic.prefix"]
-	if name == "" {
-		name = config[d.legacyNameConfig]
-	}
+	name := d.logicalName(config)
 	var partition func([]FlatField) bool
 	if d.partitionFlat != nil {
 		partition = d.partitionFlat(config)
@@ -140,9 +138,82 @@ func (d dbzConnector) checkFlat(config map[string]string) FlatCheck {
 		if partition != nil && !partition(p) {
 			return false
 		}
-		return d.offsetFlat(o) && dbzCommonOffsetFlat(o)
+		// Every member is looked at once: with a key twice, a later member that the boxed
+		// rules would not look at may refuse the entry, which only leaves it to Validate.
+		for _, f := range o {
+			if !d.offsetKind(f.Key).holds(f) || !dbzCommonKind(f.Key).holds(f) {
+				return false
+			}
+		}
+		return true
 	}
 }
+
+// checkFlatKeys is checkFlat made once per key sequence (Class.CheckFlatKeys): the partition's
+// key set, where the logical name lies and what each offset member must be are settled from
+// the keys, and each entry only has its values looked at.
+func (d dbzConnector) checkFlatKeys(config map[string]string) func(pkeys, okeys []string) FlatCheck {
+	if d.offsetKind == nil || (d.partition != nil && d.partitionFlat == nil) {
+		return func([]string, []string) FlatCheck { return refuseFlat }
+	}
+	name := d.logicalName(config)
+	var partition func([]FlatField) bool
+	if d.partitionFlat != nil {
+		partition = d.partitionFlat(config)
+	}
+	return func(pkeys, okeys []string) FlatCheck {
+		if !keysHaveSet(pkeys, d.partitions) {
+			return refuseFlat
+		}
+		nameAt := -1
+		if name != "" {
+			if nameAt = slices.Index(pkeys, d.nameKey); nameAt < 0 {
+				return refuseFlat
+			}
+		}
+		// The members with a rule, and their two rules (the connector's, the common one).
+		type rule struct {
+			at          int
+			own, common flatKind
+		}
+		var rules []rule
+		for i, k := range okeys {
+			if r := (rule{i, d.offsetKind(k), dbzCommonKind(k)}); r.own != kindAny || r.common != kindAny {
+				rules = append(rules, r)
+			}
+		}
+		return func(p, o []FlatField) bool {
+			for _, f := range p {
+				if f.Long {
+					return false
+				}
+			}
+			if nameAt >= 0 && p[nameAt].Text != name {
+				return false
+			}
+			if partition != nil && !partition(p) {
+				return false
+			}
+			for _, r := range rules {
+				if f := o[r.at]; !r.own.holds(f) || !r.common.holds(f) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+}
+
+// logicalName is the connector's logical name in config, which every partition names.
+func (d dbzConnector) logicalName(config map[string]string) string {
+	if name := config["topic.prefix"]; name != "" {
+		return name
+	}
+	return config[d.legacyNameConfig]
+}
+
+// refuseFlat is the FlatCheck that leaves every entry to Validate.
+func refuseFlat([]FlatField, []FlatField) bool { return false }
 
 // flatHasKeySet is hasKeySet: p's keys (distinct) are exactly one of sets.
 func flatHasKeySet(p []FlatField, sets [][]string) bool {
@@ -164,44 +235,72 @@ func flatHasKeySet(p []FlatField, sets [][]string) bool {
 	return false
 }
 
-// dbzCommonOffsetFlat is dbzCommonOffset's CheckFlat.
-func dbzCommonOffsetFlat(o []FlatField) bool {
-	for _, f := range o {
-		switch f.Key {
-		case "snapshot":
-			if f.Long || (f.Text != "true" && f.Text != "INITIAL" && f.Text != "BLOCKING" && f.Text != "INCREMENTAL") {
-				return false
-			}
-		case "transaction_id", "incremental_snapshot_primary_key", "incremental_snapshot_maximum_key",
-			"incremental_snapshot_collections", "incremental_snapshot_correlation_id":
-			if f.Long {
-				return false
-			}
-		default:
-			if strings.HasPrefix(f.Key, "transaction_data_collection_order_") && !f.Long {
-				return false
-			}
+// keysHaveSet is flatHasKeySet on the keys alone (distinct).
+func keysHaveSet(keys []string, sets [][]string) bool {
+	for _, set := range sets {
+		if len(set) == len(keys) && !slices.ContainsFunc(set, func(k string) bool { return !slices.Contains(keys, k) }) {
+			return true
 		}
+	}
+	return false
+}
+
+// flatKind is what a member of a flat map must be, by its key.
+type flatKind uint8
+
+const (
+	kindAny          flatKind = iota
+	kindString                // a string
+	kindLong                  // an integer (Long)
+	kindSnapshot              // the string true, INITIAL, BLOCKING or INCREMENTAL
+	kindSQLServerLsn          // a string sqlServerLsn matches
+)
+
+// holds reports whether f is of kind k.
+func (k flatKind) holds(f FlatField) bool {
+	switch k {
+	case kindString:
+		return !f.Long
+	case kindLong:
+		return f.Long
+	case kindSnapshot:
+		return !f.Long && (f.Text == "true" || f.Text == "INITIAL" || f.Text == "BLOCKING" || f.Text == "INCREMENTAL")
+	case kindSQLServerLsn:
+		return !f.Long && isSQLServerLsn(f.Text)
 	}
 	return true
 }
 
-// sqlServerPartitionFlat is sqlServerPartition's CheckFlat, for config.
+// dbzCommonKind is dbzCommonOffset's rule for an offset member with key, in flat terms.
+func dbzCommonKind(key string) flatKind {
+	switch key {
+	case "snapshot":
+		return kindSnapshot
+	case "transaction_id", "incremental_snapshot_primary_key", "incremental_snapshot_maximum_key",
+		"incremental_snapshot_collections", "incremental_snapshot_correlation_id":
+		return kindString
+	}
+	if strings.HasPrefix(key, "transaction_data_collection_order_") {
+		return kindLong
+	}
+	return kindAny
+}
+
+// sqlServerPartitionFlat is sqlServerPartition's CheckFlat, for config; nil when
+// database.names is not set (every partition passes then).
 func sqlServerPartitionFlat(config map[string]string) func(p []FlatField) bool {
 	names := strings.TrimSpace(config["database.names"])
+	if names == "" {
+		return nil
+	}
 	var dbs []string
-	if names != "" {
-		for _, n := range strings.Split(names, ",") {
-			dbs = append(dbs, strings.TrimSpace(n))
-		}
+	for _, n := range strings.Split(names, ",") {
+		dbs = append(dbs, strings.TrimSpace(n))
 	}
 	return func(p []FlatField) bool {
 		db, hasDB := flatGet(p, "database")
 		if !hasDB {
-			return names == ""
-		}
-		if names == "" {
-			return true
+			return false
 		}
 		for _, n := range dbs {
 			if strings.EqualFold(n, db.Text) {
@@ -212,24 +311,15 @@ func sqlServerPartitionFlat(config map[string]string) func(p []FlatField) bool {
 	}
 }
 
-// sqlServerOffsetFlat is sqlServerOffset's CheckFlat.
-// Every member is looked at once (a Debezium request checks this for every entry): with a
-// key twice, a later member that sqlServerOffset would not look at may refuse the entry,
-// which only leaves it to Validate.
-func sqlServerOffsetFlat(o []FlatField) bool {
-	for _, f := range o {
-		switch f.Key {
-		case "commit_lsn", "change_lsn":
-			if f.Long || !isSQLServerLsn(f.Text) {
-				return false
-			}
-		case "event_serial_no":
-			if !f.Long {
-				return false
-			}
-		}
+// sqlServerOffsetKind is sqlServerOffset's rule for an offset member with key, in flat terms.
+func sqlServerOffsetKind(key string) flatKind {
+	switch key {
+	case "commit_lsn", "change_lsn":
+		return kindSQLServerLsn
+	case "event_serial_no":
+		return kindLong
 	}
-	return true
+	return kindAny
 }
 
 // isSQLServerLsn is sqlServerLsn.MatchString without the regular expression machinery.

@@ -1,6 +1,9 @@
 package connectors
 
 import (
+	"math/rand/v2"
+	"slices"
+
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,4 +29,83 @@ func FuzzIsSQLServerLsn(f *testing.F) {
 			t.Fatalf("%q: regexp %v, isSQLServerLsn %v", s, sqlServerLsn.MatchString(s), isSQLServerLsn(s))
 		}
 	})
+}
+
+// flatKeyPool and flatValuePool are what TestCheckFlatKeysMatchesCheckFlat builds entries of.
+var (
+	flatKeyPool = []string{"server", "database", "server_id", "commit_lsn", "change_lsn", "event_serial_no",
+		"snapshot", "transaction_id", "transaction_data_collection_order_db.t", "incremental_snapshot_primary_key", "other"}
+	flatValuePool = []FlatField{
+		{Text: "srv"}, {Text: "db1"}, {Text: "DB1"}, {Text: "0000002d:00000b48:0003"}, {Text: "NULL"},
+		{Text: "0000002d:00000b48:003"}, {Text: "1", Long: true}, {Text: "-7", Long: true}, {Text: "true"},
+		{Text: "INITIAL"}, {Text: "false"}, {Text: ""},
+	}
+)
+
+// CheckFlatKeys, made once for a key sequence, answers every entry with those keys as
+// CheckFlat does, for every class that has both, under configs with and without the logical
+// name and database.names.
+func TestCheckFlatKeysMatchesCheckFlat(t *testing.T) {
+	configs := []map[string]string{
+		{},
+		{"topic.prefix": "srv"},
+		{"topic.prefix": "other"},
+		{"database.server.name": "srv"},
+		{"topic.prefix": "srv", "database.names": "db1, db2"},
+		{"database.names": "  "},
+	}
+	r := rand.New(rand.NewPCG(18, 3))
+	pick := func(n int) []string {
+		keys := slices.Clone(flatKeyPool)
+		r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		return keys[:n]
+	}
+	fill := func(keys []string) []FlatField {
+		fs := make([]FlatField, len(keys))
+		for i, k := range keys {
+			fs[i] = flatValuePool[r.IntN(len(flatValuePool))]
+			fs[i].Key = k
+		}
+		return fs
+	}
+	for _, class := range Builtin().Classes() {
+		if class.CheckFlatKeys == nil {
+			continue
+		}
+		require.NotNil(t, class.CheckFlat, class.Name)
+		for _, config := range configs {
+			check, checkFor := class.CheckFlat(config), class.CheckFlatKeys(config)
+			yes := 0
+			for range 400 {
+				// Partition keys are mostly a key set the class takes.
+				pkeys := []string{"server", "database"}
+				switch r.IntN(4) {
+				case 0:
+					pkeys = []string{"server"}
+				case 1:
+					pkeys = pick(1 + r.IntN(3))
+				case 2:
+					pkeys = []string{"database", "server"}
+				}
+				okeys := pick(1 + r.IntN(5))
+				keyed := checkFor(pkeys, okeys)
+				for range 20 {
+					p, o := fill(pkeys), fill(okeys)
+					if r.IntN(2) == 0 {
+						for i := range p {
+							p[i].Text, p[i].Long = "srv", false
+						}
+					}
+					want := check(p, o)
+					if want {
+						yes++
+					}
+					require.Equal(t, want, keyed(p, o), "%s %v: %+v %+v", class.Name, config, p, o)
+				}
+			}
+			if config["topic.prefix"] != "other" {
+				require.Positive(t, yes, "%s %v: no entry passed: the test misses the interesting half", class.Name, config)
+			}
+		}
+	}
 }

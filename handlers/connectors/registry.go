@@ -63,6 +63,12 @@ type Class struct {
 	// Validate then decides. What the check needs of config is read once, here, not per entry.
 	// Only for PerEntry classes.
 	CheckFlat func(config map[string]string) FlatCheck
+	// CheckFlatKeys, when set, is CheckFlat made for one sequence of partition keys and one of
+	// offset keys (each distinct): the check it returns for config, pkeys and okeys is given
+	// only entries with those keys in that order, and answers for them as CheckFlat's does.
+	// The single pass asks for it once per key sequence, so what the rules need of the keys
+	// (which rule applies to which member) is settled once, not per entry.
+	CheckFlatKeys func(config map[string]string) func(pkeys, okeys []string) FlatCheck
 	// PerEntry is set when Validate judges each entry on its own (its answer for a list is the
 	// first failing entry's) and PartitionOrder depends on a partition's keys only: then a
 	// request's offsets may take the handlers' single pass (handlers/fastpath.go), which calls
