@@ -19,6 +19,16 @@ func TestIsSQLServerLsn(t *testing.T) {
 	} {
 		require.Equal(t, sqlServerLsn.MatchString(s), isSQLServerLsn(s), "%q", s)
 	}
+	// Every byte value in every place of a valid LSN.
+	for _, lsn := range []string{"0000002d:00000b48:0003", "FFFFffff:aAbBcCdD:9eF0"} {
+		for at := range len(lsn) {
+			for c := range 256 {
+				b := []byte(lsn)
+				b[at] = byte(c)
+				require.Equal(t, sqlServerLsn.MatchString(string(b)), isSQLServerLsn(string(b)), "%q", b)
+			}
+		}
+	}
 }
 
 func FuzzIsSQLServerLsn(f *testing.F) {
@@ -105,6 +115,26 @@ func TestCheckFlatKeysMatchesCheckFlat(t *testing.T) {
 			}
 			if config["topic.prefix"] != "other" {
 				require.Positive(t, yes, "%s %v: no entry passed: the test misses the interesting half", class.Name, config)
+			}
+		}
+	}
+}
+
+// hex8 marks every byte value, at every place among hex digits, as the digits' table does.
+func TestHex8(t *testing.T) {
+	isHex := func(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+	for _, bg := range []byte{'0', '9', 'a', 'f', 'A', 'F'} {
+		for c := range 256 {
+			for at := range 8 {
+				var x uint64
+				for i := range 8 {
+					b := bg
+					if i == at {
+						b = byte(c)
+					}
+					x |= uint64(b) << (8 * i)
+				}
+				require.Equal(t, isHex(byte(c)), hex8(x), "byte %#x at %d among %q", c, at, bg)
 			}
 		}
 	}
