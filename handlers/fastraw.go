@@ -24,10 +24,11 @@ import (
 // {"partition": {...}, "offset": {...}} with both maps present, every value a string without
 // escapes (nor characters beyond U+FFFF) or an integer as Java prints a long, every partition with the
 // first one's keys in the same order. The text is valid UTF-8: the decoder checks the whole
-// record. Key orders are computed once per key sequence, and each entry is checked by the class's CheckFlat on its flat members, or, where the class has none
-// or it cannot tell, by its Validate one entry at a time (a small cache shares the boxes of
-// repeated values). Anything else makes it give up; the caller then decodes the
-// text and runs sourceRecords, which words any error. So the two give the same records and the
+// record. Key orders are computed once per key sequence, and each entry is checked by the
+// class's CheckFlat on its flat members (made once per key sequence where the class has
+// CheckFlatKeys), or, where the class has none or it cannot tell, by its Validate one entry
+// at a time (a small cache shares the boxes of repeated values). Anything else makes it give
+// up; the caller then decodes the text and runs sourceRecords, which words any error. So the two give the same records and the
 // same errors (TestRawSourceRecordsMatchGeneral, FuzzRawSourceRecords).
 
 // sourceRecordsFromText is sourceRecords for the text of an initial_offsets array. With
