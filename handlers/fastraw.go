@@ -183,15 +183,13 @@ func rawSourceBatches(name string, class *connectors.Class, props map[string]str
 		return nil, false
 	}
 	// Repeated partitions take the general path, as in rawSourceRecords.
-	hashes := outs[0].hashes
-	for _, o := range outs[1:] {
-		hashes = append(hashes, o.hashes...)
-		o.hashes = nil
+	parts := make([][]uint64, len(outs))
+	for i, o := range outs {
+		parts[i], o.hashes = o.hashes, nil
 	}
-	if repeatedHash(hashes) {
+	if repeatedHash(parts...) {
 		return nil, false
 	}
-	outs[0].hashes = nil
 	encs := make([]*offsetstore.Encoded, len(outs))
 	for i, o := range outs {
 		encs[i] = o.batches.Encoded()

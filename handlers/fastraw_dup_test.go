@@ -62,6 +62,13 @@ func TestRepeatedHash(t *testing.T) {
 			before := slices.Clone(tt.hashes)
 			require.Equal(t, tt.want, repeatedHash(tt.hashes))
 			require.Equal(t, before, tt.hashes, "the hashes were changed")
+			// In parts (a repeat may lie in two of them), empty ones included.
+			n := len(tt.hashes)
+			for _, cuts := range [][2]int{{0, 0}, {0, n}, {n / 3, 2 * n / 3}, {1, n - 1}, {n / 2, n / 2}} {
+				a := min(cuts[0], n)
+				b := min(max(cuts[1], a), n)
+				require.Equal(t, tt.want, repeatedHash(tt.hashes[:a], tt.hashes[a:b], tt.hashes[b:]), "cut at %v", cuts)
+			}
 			sorted := slices.Clone(tt.hashes)
 			slices.Sort(sorted)
 			require.Equal(t, sortedRepeat(sorted), tt.want, "the sort's answer")
