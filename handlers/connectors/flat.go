@@ -115,13 +115,9 @@ func javaNonBlank(s string) bool {
 // checkFlat is validate's CheckFlat, for connectors whose partition and offset rules have
 // flat twins (partitionFlat, offsetKind); it refuses every entry of others.
 func (d dbzConnector) checkFlat(config map[string]string) FlatCheck {
-	if d.offsetKind == nil || (d.partition != nil && d.partitionFlat == nil) {
+	name, partition, ok := d.flatRules(config)
+	if !ok {
 		return refuseFlat
-	}
-	name := d.logicalName(config)
-	var partition func([]FlatField) bool
-	if d.partitionFlat != nil {
-		partition = d.partitionFlat(config)
 	}
 	return func(p, o []FlatField) bool {
 		if !flatHasKeySet(p, d.partitions) {
@@ -155,13 +151,9 @@ func (d dbzConnector) checkFlat(config map[string]string) FlatCheck {
 // key set, where the logical name lies and what each offset member must be are settled from
 // the keys, and each entry only has its values looked at.
 func (d dbzConnector) checkFlatKeys(config map[string]string) func(pkeys, okeys []string) FlatCheck {
-	if d.offsetKind == nil || (d.partition != nil && d.partitionFlat == nil) {
+	name, partition, ok := d.flatRules(config)
+	if !ok {
 		return func([]string, []string) FlatCheck { return refuseFlat }
-	}
-	name := d.logicalName(config)
-	var partition func([]FlatField) bool
-	if d.partitionFlat != nil {
-		partition = d.partitionFlat(config)
 	}
 	return func(pkeys, okeys []string) FlatCheck {
 		if !keysHaveSet(pkeys, d.partitions) {
@@ -206,12 +198,20 @@ func (d dbzConnector) checkFlatKeys(config map[string]string) func(pkeys, okeys 
 	}
 }
 
-// logicalName is the connector's logical name in config, which every partition names.
-func (d dbzConnector) logicalName(config map[string]string) string {
-	if name := config["topic.prefix"]; name != "" {
-		return name
+// flatRules is what the flat checks need of config: the logical name every partition names
+// and the connector's partition rule (nil: none); ok is false when the connector's rules have
+// no flat twins.
+func (d dbzConnector) flatRules(config map[string]string) (name string, partition func([]FlatField) bool, ok bool) {
+	if d.offsetKind == nil || (d.partition != nil && d.partitionFlat == nil) {
+		return "", nil, false
 	}
-	return config[d.legacyNameConfig]
+	if name = config["topic.prefix"]; name == "" {
+		name = config[d.legacyNameConfig]
+	}
+	if d.partitionFlat != nil {
+		partition = d.partitionFlat(config)
+	}
+	return name, partition, true
 }
 
 // refuseFlat is the FlatCheck that leaves every entry to Validate.
