@@ -28,8 +28,9 @@ import (
 // class's CheckFlat on its flat members (made once per key sequence where the class has
 // CheckFlatKeys), or, where the class has none or it cannot tell, by its Validate one entry
 // at a time (a small cache shares the boxes of repeated values). Anything else makes it give
-// up; the caller then decodes the text and runs sourceRecords, which words any error. So the two give the same records and the
-// same errors (TestRawSourceRecordsMatchGeneral, FuzzRawSourceRecords).
+// up; the caller then decodes the text and runs sourceRecords, which words any error. So the
+// two give the same records and the same errors (TestRawSourceRecordsMatchGeneral,
+// FuzzRawSourceRecords).
 
 // sourceRecordsFromText is sourceRecords for the text of an initial_offsets array. With
 // partitions > 0 (the partition count of every topic the records go to) the single pass
