@@ -160,12 +160,21 @@ func (t *tailer) pauseFor(p int, err error) {
 // apply hands the records of a Fetch response to the log and moves the offsets on. A
 // leadership error of a partition returns errRegroup; other errors of a partition pause it.
 func (t *tailer) apply(res *kmsg.FetchResponse) error {
+	// A response that brought records may have left partitions empty because it was full (the
+	// request's MaxBytes), not because they have nothing more: only an empty response shows
+	// that a partition has nothing below its high watermark.
+	empty := true
+	for _, rt := range res.Topics {
+		for i := range rt.Partitions {
+			empty = empty && len(rt.Partitions[i].RecordBatches) == 0
+		}
+	}
 	for _, rt := range res.Topics {
 		if rt.Topic != t.l.topic {
 			continue
 		}
 		for i := range rt.Partitions {
-			if err := t.applyPartition(&rt.Partitions[i]); err != nil {
+			if err := t.applyPartition(&rt.Partitions[i], empty); err != nil {
 				return err
 			}
 		}
@@ -173,7 +182,7 @@ func (t *tailer) apply(res *kmsg.FetchResponse) error {
 	return nil
 }
 
-func (t *tailer) applyPartition(rp *kmsg.FetchResponseTopicPartition) error {
+func (t *tailer) applyPartition(rp *kmsg.FetchResponseTopicPartition, emptyResponse bool) error {
 	p := int(rp.Partition)
 	fetched, mine := t.offsets[p]
 	if !mine {
@@ -230,10 +239,10 @@ func (t *tailer) applyPartition(rp *kmsg.FetchResponseTopicPartition) error {
 	t.l.applyBatch(t.batch)
 	delete(t.paused, p)
 	t.hw[p] = rp.HighWatermark
-	if next == offset && fetched == offset && rp.HighWatermark > offset && !t.l.hasOwn(p) {
-		// Nothing at or after offset below the high watermark: compaction removed the tail
-		// (e.g. an expired tombstone). Connect's consumer position would move past it the
-		// same way.
+	if emptyResponse && next == offset && fetched == offset && rp.HighWatermark > offset && !t.l.hasOwn(p) {
+		// Nothing at or after offset below the high watermark, in a response that was not
+		// full: compaction removed the tail (e.g. an expired tombstone). Connect's consumer
+		// position would move past it the same way.
 		next = rp.HighWatermark
 	}
 	if next != offset {

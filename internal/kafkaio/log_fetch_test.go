@@ -51,3 +51,34 @@ func TestLogDoesNotFetchOwnWritesBack(t *testing.T) {
 	}
 	require.Zero(t, l.fetched.Load(), "record bytes fetched")
 }
+
+// A response that is full (a poll of caught-up partitions asks for logPollBytes) leaves the
+// partitions it had no room for empty, with their high watermark: they are fetched again, not
+// taken for partitions whose tail compaction removed.
+func TestLogFullResponseSkipsNothing(t *testing.T) {
+	const parts, perPart = 10, 100
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(parts, "full"))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	p := NewProducer(Options{Brokers: brokers, Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}})
+	ctx := testContext(t)
+	l := runAppliedLog(t, brokers, "full")
+	require.NoError(t, l.Sync(ctx))
+
+	// Another writer's records, 100 KiB per partition, all in one Produce request: the poll
+	// in flight answers with the first partition's batch and no room for the others.
+	value := strings.Repeat("v", 1024)
+	for round := range 3 {
+		time.Sleep(50 * time.Millisecond) // the next poll is in flight
+		e := NewBatchEncoder(parts, 0)
+		for i := range parts * perPart {
+			e.Append(i%parts, fmt.Appendf(nil, "k%d-%d", round, i), []byte(value))
+		}
+		require.NoError(t, p.WriteEncoded(ctx, "full", e.Encoded(), nil))
+		require.NoError(t, l.Sync(ctx))
+		for i := range parts * perPart {
+			require.Equal(t, []string{value}, l.seen(fmt.Sprintf("k%d-%d", round, i)), "record %d of round %d", i, round)
+		}
+	}
+}
