@@ -49,6 +49,15 @@ type recordReader struct {
 	// inflateMax, when not 0, bounds what a compressed batch may inflate to: the records of
 	// one that inflates beyond it are not read but stand as TooLarge messages.
 	inflateMax int64
+	// readMax, when not 0, bounds the record bytes one call of read takes in, compressed
+	// batches counted inflated: the first batch is read whatever its size (within inflateMax,
+	// as a broker sends a first batch larger than asked for, KIP-74), a later one only if the
+	// total stays within readMax. read stops before the first that does not fit (a compressed
+	// one is inflated no further than the room left), and the offset it returns is that batch's
+	// base: the caller's next read starts there and gets it first.
+	readMax int64
+	// taken is what the current call of read took in, against readMax.
+	taken int64
 	// inflated holds a compressed batch's records; reused across batches.
 	inflated bytes.Buffer
 }
@@ -62,10 +71,12 @@ type ownFunc func(at, pos int64, out []kafka.Message) ([]kafka.Message, int64)
 // the last record seen, control records included. Before each record, own (when not nil) may
 // apply records the log's owner wrote (log_own.go) that start at or before it; records below
 // the position it returns are skipped. A truncated batch at the end of data (a broker fills a
-// response up to its byte limit) is ignored.
+// response up to its byte limit) is ignored, as is, with readMax, every batch from the first
+// that does not fit it.
 func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out []kafka.Message,
 	flush func([]kafka.Message), own ownFunc) ([]kafka.Message, int64, error) {
 	next := offset
+	rr.taken = 0
 	for len(data) >= batchLogOverhead {
 		size := batchLogOverhead + int(int32(binary.BigEndian.Uint32(data[batchLengthOffset:])))
 		if size <= batchMagicOffset {
@@ -79,7 +90,9 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 		data = data[size:]
 		if b[batchMagicOffset] < 2 { // a message of the formats before record batches
 			var err error
-			if out, next, err = rr.readLegacy(b, topic, p, next, out, flush, own); err != nil {
+			if out, next, err = rr.readLegacy(b, topic, p, next, out, flush, own); errors.Is(err, errReadFull) {
+				return out, next, nil
+			} else if err != nil {
 				return out, next, fmt.Errorf("read records of partition %d at offset %d: %w", p, int64(binary.BigEndian.Uint64(b)), err)
 			}
 			continue
@@ -114,14 +127,23 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 		count := int(int32(binary.BigEndian.Uint32(b[batchCountOffset:])))
 		inData := true
 		if codec := compress.Compression(attrs & batchCompressionMask); codec != compress.None {
+			limit, room := rr.inflateLimit()
+			if room && limit == 0 {
+				return out, max(next, base), nil // readMax is used up
+			}
 			var err error
 			if rr.keepMin > 0 && !rr.borrow && count == 1 && len(records) >= inflateOwnMin {
 				// One large record (a large request, published compressed): inflated into a
 				// buffer of its own, exactly sized, that its message keeps (see keepMin).
-				records, err = inflateOwn(codec, records, rr.inflateMax)
+				records, err = inflateOwn(codec, records, limit)
 			} else {
-				records, err = rr.inflate(codec, records)
+				records, err = rr.inflate(codec, records, limit)
 				inData = false
+			}
+			if errors.Is(err, errInflateLimit) && room {
+				// Beyond what is left of readMax (perhaps not beyond inflateMax): the next read
+				// starts at this batch and takes it first.
+				return out, max(next, base), nil
 			}
 			if errors.Is(err, errInflateLimit) && last-max(base, next) < maxTooLarge {
 				// Not read: each of its records is a message that says so (TooLarge).
@@ -134,6 +156,9 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 			if err != nil {
 				return out, next, fmt.Errorf("read records of partition %d at offset %d: %w", p, base, err)
 			}
+		}
+		if !rr.take(int64(len(records))) {
+			return out, max(next, base), nil // an uncompressed batch beyond readMax
 		}
 		bt := batch{base: base, firstTS: int64(binary.BigEndian.Uint64(b[batchFirstTSOffset:])),
 			count: count, control: attrs&batchControlFlag != 0, inData: inData}

@@ -13,8 +13,36 @@ import (
 // Compressed record batches: inflating them within the reader's limits, and the messages that
 // stand for the records of a batch not inflated.
 
-// inflate decompresses a batch's records into rr's buffer, up to rr.inflateMax bytes.
-func (rr *recordReader) inflate(codec compress.Compression, src []byte) ([]byte, error) {
+// inflateLimit is what the next compressed batch may inflate to (0: no limit): inflateMax,
+// or, with readMax and a batch already taken, what is left of readMax if that is less (room
+// is then true: a batch beyond it is not too large, only too large for this read). With room
+// and a limit of 0 nothing is left: the batch is not to be inflated at all.
+func (rr *recordReader) inflateLimit() (limit int64, room bool) {
+	if rr.readMax == 0 || rr.taken == 0 {
+		return rr.inflateMax, false
+	}
+	left := max(rr.readMax-rr.taken, 0)
+	if rr.inflateMax > 0 && rr.inflateMax <= left {
+		return rr.inflateMax, false
+	}
+	return left, true
+}
+
+// take counts n record bytes against readMax and reports whether they fit (the first batch of a
+// read always does).
+func (rr *recordReader) take(n int64) bool {
+	if rr.readMax > 0 && rr.taken > 0 && rr.taken+n > rr.readMax {
+		return false
+	}
+	rr.taken += n
+	return true
+}
+
+// errReadFull says that read stops before a batch: it does not fit what is left of readMax.
+var errReadFull = errors.New("read records: the batch does not fit the read's bound")
+
+// inflate decompresses a batch's records into rr's buffer, up to limit bytes (0: no limit).
+func (rr *recordReader) inflate(codec compress.Compression, src []byte, limit int64) ([]byte, error) {
 	c := codec.Codec()
 	if c == nil {
 		return nil, fmt.Errorf("%w: unknown compression %d", errCorruptBatch, codec)
@@ -23,13 +51,13 @@ func (rr *recordReader) inflate(codec compress.Compression, src []byte) ([]byte,
 	defer r.Close()
 	rr.inflated.Reset()
 	var in io.Reader = r
-	if rr.inflateMax > 0 {
-		in = io.LimitReader(r, rr.inflateMax+1)
+	if limit > 0 {
+		in = io.LimitReader(r, limit+1)
 	}
 	if _, err := rr.inflated.ReadFrom(in); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", errCorruptBatch, codec, err)
 	}
-	if rr.inflateMax > 0 && int64(rr.inflated.Len()) > rr.inflateMax {
+	if limit > 0 && int64(rr.inflated.Len()) > limit {
 		if rr.inflated.Cap() > 4<<20 {
 			rr.inflated = bytes.Buffer{} // not kept for the next batch
 		}
