@@ -15,6 +15,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
@@ -199,4 +200,25 @@ func TestCompressedBacklogWithinInflightBytes(t *testing.T) {
 	t.Logf("heap peak %.1f MiB above %.1f MiB at the blocker's release; the backlog inflates to %d MiB",
 		float64(grew)/(1<<20), float64(idle)/(1<<20), requests*pad>>20)
 	require.Less(t, grew, int64(40<<20), "heap peak above idle")
+}
+
+// requestCodecs counts the first n records of topic by the compression type of their batch
+// (kgo's: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd).
+func requestCodecs(t *testing.T, brokers []string, topic string, n int) map[uint8]int {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got := map[uint8]int{}
+	for n > 0 && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			got[r.Attrs.CompressionType()]++
+			n--
+		})
+	}
+	require.NoError(t, ctx.Err())
+	return got
 }

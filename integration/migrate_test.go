@@ -181,6 +181,9 @@ func TestMigrateFleet(t *testing.T) {
 		"sink-late":        "sink-b-late failed validate_offsets " + id1("sink-b-late"),
 	}
 	require.Equal(t, want, outcomes(rep))
+	// The requests went compressed with the default codec (kgo's compression type 2: snappy).
+	codecs := requestCodecs(t, f.cfgB.Brokers, f.cfgB.RequestTopic, len(want))
+	require.Equal(t, map[uint8]int{2: len(want)}, codecs)
 	for _, e := range rep.Connectors {
 		if e.Name == "sink-late" {
 			require.Equal(t, "Topic "+f.late+" of the sink connector's initial offsets does not exist", e.Message)

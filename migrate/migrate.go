@@ -12,6 +12,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -28,6 +29,9 @@ type Target struct {
 	Dialer    *kafka.Dialer
 	// ConnectURL is B's Connect REST API, optional: used by the prechecks only.
 	ConnectURL string
+	// Compression is the codec requests are published with (default
+	// events.DefaultRequestCompression).
+	Compression events.Compression
 }
 
 // MigrateOptions configure Migrate.
@@ -130,6 +134,9 @@ func (o *MigrateOptions) validateTarget() error {
 	}
 	if o.To.ConfigTopic == "" || o.To.OffsetsTopic == "" {
 		errs = append(errs, "B's Connect config and offsets topics must be set")
+	}
+	if _, err := o.To.Compression.Codec(); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if strings.ContainsAny(o.MigrationID, "/ \t\n") {
 		errs = append(errs, fmt.Sprintf("--migration-id %q: no '/' or spaces", o.MigrationID))

@@ -42,8 +42,9 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 	prog.Start(len(entries))
 	defer prog.Finish()
 	queue := p.queue(entries, prog)
+	codec, _ := p.opts.To.Compression.Codec() // checked by validateTarget
 	w := &kafka.Writer{Addr: kafka.TCP(p.opts.To.Brokers...), Topic: p.opts.To.RequestTopic, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 1000}
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 1000, Compression: codec}
 	if p.opts.To.Transport != nil {
 		w.Transport = p.opts.To.Transport
 	}

@@ -84,8 +84,12 @@ func publish(ctx context.Context, cfg agent.Config, conns *agent.Connections, bo
 			return nil, err
 		}
 	}
+	codec, err := cfg.RequestCompression.Codec()
+	if err != nil {
+		return nil, err
+	}
 	w := &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll,
-		BatchTimeout: time.Millisecond, Transport: conns.Transport}
+		BatchTimeout: time.Millisecond, Transport: conns.Transport, Compression: codec}
 	defer w.Close()
 	msg.Topic = cfg.RequestTopic
 	if err := w.WriteMessages(ctx, msg); err != nil {
