@@ -124,18 +124,7 @@ func TestCompressedBacklogWithinInflightBytes(t *testing.T) {
 	stages := &gaugeStages{release: make(chan struct{})}
 	r := startAgent(t, cfg, agent.Options{Stages: stages})
 	stages.mu.Lock()
-	stages.gauge = func() float64 {
-		mfs, err := r.reg.Gather()
-		if err != nil {
-			return -1
-		}
-		for _, mf := range mfs {
-			if mf.GetName() == "offsetagent_requests_in_flight_bytes" && len(mf.Metric) == 1 {
-				return mf.Metric[0].GetGauge().GetValue()
-			}
-		}
-		return -1
-	}
+	stages.gauge = func() float64 { return r.gauge("offsetagent_requests_in_flight_bytes") }
 	stages.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

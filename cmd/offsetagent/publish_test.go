@@ -16,18 +16,7 @@ import (
 // request published with each codec is answered succeeded, and its record on the request topic
 // is in a batch of that codec. An unknown codec is a configuration error naming the variable.
 func TestPublishCompressesRequests(t *testing.T) {
-	b, err := startEmbedded("127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(b.Close)
-	t.Setenv("OFFSETAGENT_BROKERS", b.Addr())
-	t.Setenv("OFFSETAGENT_CREATE_CONNECT_TOPICS", "true")
-	t.Setenv("OFFSETAGENT_HTTP_ADDR", "127.0.0.1:0")
-	t.Setenv("OFFSETAGENT_LOG_LEVEL", "error")
-
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() { done <- runAgentForTest(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	addr := startEmbeddedAgent(t)
 
 	// kgo's compression type of a record's batch: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd.
 	tests := []struct {
@@ -65,7 +54,7 @@ func TestPublishCompressesRequests(t *testing.T) {
 		})
 	}
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ConsumeTopics("connect-offset-requests"),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("connect-offset-requests"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	require.NoError(t, err)
 	defer cl.Close()
