@@ -23,6 +23,7 @@ func TestPublishCompressesRequests(t *testing.T) {
 		name    string
 		setting string
 		codec   uint8
+		offsets int // FileStream offsets that make the request large (about 60 bytes each)
 	}{
 		{name: "unset is snappy", setting: "", codec: 2},
 		{name: "none", setting: "none", codec: 0},
@@ -30,6 +31,7 @@ func TestPublishCompressesRequests(t *testing.T) {
 		{name: "snappy", setting: "snappy", codec: 2},
 		{name: "lz4", setting: "lz4", codec: 3},
 		{name: "zstd", setting: "zstd", codec: 4},
+		{name: "snappy, above kafka-go's default 1 MiB", setting: "snappy", codec: 2, offsets: 30_000},
 	}
 	want := map[string]uint8{}
 	for i, tt := range tests {
@@ -37,6 +39,14 @@ func TestPublishCompressesRequests(t *testing.T) {
 			t.Setenv("OFFSETAGENT_REQUEST_COMPRESSION", tt.setting)
 			name := fmt.Sprintf("file-src-codec-%d", i)
 			body := strings.Replace(demoRequest, `"file-src-1"`, fmt.Sprintf("%q", name), 1)
+			if tt.offsets > 0 {
+				var offs strings.Builder
+				for k := range tt.offsets {
+					fmt.Fprintf(&offs, `,{"partition":{"filename":"file-%06d.txt"},"offset":{"position":%d}}`, k, k)
+				}
+				i := strings.LastIndex(body, "]")
+				body = body[:i] + offs.String() + body[i:]
+			}
 			var out, errOut bytes.Buffer
 			code := 1
 			// The agent creates the request topic when it starts; retry until it exists.
@@ -48,7 +58,7 @@ func TestPublishCompressesRequests(t *testing.T) {
 				errOut.Reset()
 				code = run([]string{"publish", "--wait", "--timeout", "30s", "-"}, strings.NewReader(body), &out, &errOut)
 			}
-			require.Equal(t, 0, code, errOut.String())
+			require.Equal(t, 0, code, "%s\n%.2000s", errOut.String(), out.String())
 			require.Contains(t, out.String(), `"type": "offsetagent.connector.create.succeeded"`)
 			want[name] = tt.codec
 		})
