@@ -32,7 +32,14 @@ type Target struct {
 	// Compression is the codec requests are published with (default
 	// events.DefaultRequestCompression).
 	Compression events.Compression
+	// MaxRequestBytes is the largest request record B's agents take, their
+	// OFFSETAGENT_MAX_REQUEST_BYTES (default 16 MiB): a connector whose request is larger
+	// fails at publish_request, alone.
+	MaxRequestBytes int
 }
+
+// defaultMaxRequestBytes is Target.MaxRequestBytes when it is 0 (the agent's default).
+const defaultMaxRequestBytes = 16 << 20
 
 // MigrateOptions configure Migrate.
 type MigrateOptions struct {
@@ -68,6 +75,9 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 16
+	}
+	if opts.To.MaxRequestBytes <= 0 {
+		opts.To.MaxRequestBytes = defaultMaxRequestBytes
 	}
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
