@@ -19,6 +19,14 @@ import (
 // least). What the agent keeps of fetched records never weighs more than the pool (one record
 // larger than the pool counts as the pool, and so runs alone); a dropped record is garbage at
 // once.
+//
+// Compressed records are weighed inflated, and a fetch's reservation covers their inflation
+// too: a fetch asks the broker for reserved/requestMemoryFactor bytes and inflates its
+// response no further than that many record bytes (kafkaio.FetchBounds.TotalMax), so a
+// response of a few compressed KiB cannot inflate to many times its reservation before settle
+// sees it. Only its first record batch may go beyond (the broker sends it whatever its size,
+// as above), and that one is bounded by requestInflateMax. So what a fetch holds before settle
+// is at most its reservation's record bytes or one batch, whichever is more.
 // requestMemoryFactor is what a request holds in memory while it is processed, as a multiple of
 // its record's size: the record until it is decoded, the decoded request (about twice the
 // record for tens of thousands of offsets), the Connect records built from it (about once)

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/offsetagent/offsetagent/events"
 )
 
 // Config is the agent's configuration. cmd/offsetagent fills it from the environment with
@@ -51,6 +53,10 @@ type Config struct {
 	// large requests wait for each other (a request of 8 MiB or more runs alone) while small
 	// ones run up to Concurrency. Zero means the default.
 	MaxInflightBytes int64 `env:"OFFSETAGENT_MAX_INFLIGHT_BYTES, default=33554432"`
+	// RequestCompression is the codec offsetagent's own publishers (the publish and migrate
+	// commands) compress request records with: none, gzip, snappy, lz4 or zstd (default
+	// events.DefaultRequestCompression, snappy). The agent reads requests of every codec.
+	RequestCompression events.Compression `env:"OFFSETAGENT_REQUEST_COMPRESSION"`
 	// ShutdownTimeout bounds how long in-flight requests may take to finish on SIGTERM (default 30s).
 	ShutdownTimeout time.Duration `env:"OFFSETAGENT_SHUTDOWN_TIMEOUT, default=30s"`
 	// SessionTimeout is the consumer group session timeout: how long a replica that died is
@@ -123,6 +129,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxInflightBytes != 0 && c.MaxInflightBytes < 1024 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_MAX_INFLIGHT_BYTES: %d, must be at least 1024", c.MaxInflightBytes))
+	}
+	if _, err := c.RequestCompression.Codec(); err != nil {
+		errs = append(errs, fmt.Errorf("OFFSETAGENT_REQUEST_COMPRESSION: %w", err))
 	}
 	if c.SessionTimeout < 0 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_SESSION_TIMEOUT: %s, must not be negative", c.SessionTimeout))

@@ -166,9 +166,12 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 		if err != nil {
 			return
 		}
-		// The reservation is in memory: the broker is asked for the record bytes that weigh it.
-		f, err := kafkaio.FetchPartitionBounded(stop, cl, a.cfg.RequestTopic, partition, offset, max(reserved/requestMemoryFactor, 1), wait,
-			requestInflateMax(a.cfg.MaxRequestBytes))
+		// The reservation is in memory: the broker is asked for the record bytes that weigh it,
+		// and compressed batches are inflated no further than that (beyond the first batch,
+		// which comes whatever its size).
+		recordBytes := max(reserved/requestMemoryFactor, 1)
+		f, err := kafkaio.FetchPartitionBounded(stop, cl, a.cfg.RequestTopic, partition, offset, recordBytes, wait,
+			kafkaio.FetchBounds{BatchMax: requestInflateMax(a.cfg.MaxRequestBytes), TotalMax: recordBytes})
 		if stop.Err() != nil {
 			a.inflight.settle(reserved, nil)
 			return

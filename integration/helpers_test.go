@@ -141,3 +141,18 @@ func blockOnce(point string) (opts agent.Options, release func()) {
 	var closeOnce sync.Once
 	return opts, func() { closeOnce.Do(func() { close(ch) }) }
 }
+
+// gauge reads a gauge without labels, or -1 when it cannot (it also runs on the agent's
+// goroutines, where a test must not fail).
+func (r *runningAgent) gauge(name string) float64 {
+	mfs, err := r.reg.Gather()
+	if err != nil {
+		return -1
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.Metric) == 1 {
+			return mf.Metric[0].GetGauge().GetValue()
+		}
+	}
+	return -1
+}

@@ -58,20 +58,7 @@ func TestInflightBytesBound(t *testing.T) {
 	cfg.Concurrency, cfg.MaxInflightBytes = 8, 6000
 	stages := &overlapStages{}
 	r := startAgent(t, cfg, agent.Options{Stages: stages})
-	// inflightBytes is -1 when the gauge cannot be read (it also runs on the agent's goroutines,
-	// where a test must not fail).
-	inflightBytes := func() float64 {
-		mfs, err := r.reg.Gather()
-		if err != nil {
-			return -1
-		}
-		for _, mf := range mfs {
-			if mf.GetName() == "offsetagent_requests_in_flight_bytes" && len(mf.Metric) == 1 {
-				return mf.Metric[0].GetGauge().GetValue()
-			}
-		}
-		return -1
-	}
+	inflightBytes := func() float64 { return r.gauge("offsetagent_requests_in_flight_bytes") }
 	stages.mu.Lock()
 	stages.gauge = inflightBytes
 	stages.mu.Unlock()

@@ -181,6 +181,9 @@ func TestMigrateFleet(t *testing.T) {
 		"sink-late":        "sink-b-late failed validate_offsets " + id1("sink-b-late"),
 	}
 	require.Equal(t, want, outcomes(rep))
+	// The requests went compressed with the default codec (kgo's compression type 2: snappy).
+	codecs := requestCodecs(t, f.cfgB.Brokers, f.cfgB.RequestTopic, len(want))
+	require.Equal(t, map[uint8]int{2: len(want)}, codecs)
 	for _, e := range rep.Connectors {
 		if e.Name == "sink-late" {
 			require.Equal(t, "Topic "+f.late+" of the sink connector's initial offsets does not exist", e.Message)
@@ -363,4 +366,64 @@ func TestMigratePrechecks(t *testing.T) {
 			require.Nil(t, rep)
 		})
 	}
+}
+
+// A connector whose request is above kafka-go's default 1 MiB is migrated (the publisher's
+// writer takes requests up to B's OFFSETAGENT_MAX_REQUEST_BYTES); one above that fails at
+// publish_request alone, saying why, and the others of its batch are published.
+func TestMigrateLargeRequests(t *testing.T) {
+	a, b := startCluster(t), startCluster(t)
+	cfgA, cfgB := testConfig(a), testConfig(b)
+	cfgB.MaxRequestBytes = 4 << 20
+	clA := newClient(t, cfgA)
+	agentA := startAgent(t, cfgA, agent.Options{})
+	w := &kafka.Writer{Addr: kafka.TCP(cfgA.Brokers...), Topic: cfgA.RequestTopic, Balancer: &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchBytes: 32 << 20,
+		Transport: &kafka.Transport{MetadataTTL: time.Second}}
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sizes := map[string]int{"small-src": 3, "big-src": 30_000, "huge-src": 80_000} // ~70 bytes an offset
+	for name, n := range sizes {
+		var offs []string
+		for k := range n {
+			offs = append(offs, fmt.Sprintf(`{"partition":{"filename":"file-%06d.txt"},"offset":{"position":%d}}`, k, k))
+		}
+		body := fmt.Sprintf(`{"name":%q,"config":{"connector.class":%q,"file":"f.txt","topic":"t","tasks.max":"1"},"initial_offsets":[%s]}`,
+			name, fileSource, strings.Join(offs, ","))
+		msg, err := events.RequestMessage("", []byte(body), events.RequestOptions{ID: name, Source: "/integration-test"})
+		require.NoError(t, err)
+		require.NoError(t, w.WriteMessages(ctx, msg))
+		require.Equal(t, events.TypeCreateSucceeded, clA.waitResult(name, time.Minute).Type, name)
+	}
+	agentA.stop(t)
+	startAgent(t, cfgB, agent.Options{})
+
+	sel, err := migrate.NewSelection(migrate.SelectionFlags{})
+	require.NoError(t, err)
+	rep, err := migrate.Migrate(ctx, migrate.MigrateOptions{
+		Options: migrate.Options{
+			Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
+			Selection: sel, Logger: testLogger(t),
+		},
+		To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
+			ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic, MaxRequestBytes: cfgB.MaxRequestBytes},
+		Concurrency: 3, Timeout: time.Minute,
+	})
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, e := range rep.Connectors {
+		got[e.Name] = strings.TrimSpace(fmt.Sprintf("%s %s", e.Outcome, e.FailedStep))
+		if e.Name == "huge-src" {
+			require.Contains(t, e.Message, "above B's agents' OFFSETAGENT_MAX_REQUEST_BYTES (4194304)")
+		}
+	}
+	require.Equal(t, map[string]string{"small-src": "succeeded", "big-src": "succeeded", "huge-src": "failed publish_request"}, got)
+	byConnector := map[string]int{}
+	for key := range newClient(t, cfgB).live(cfgB.OffsetsTopic) {
+		name, _, ok := offsetstore.DecodeKey([]byte(key))
+		require.True(t, ok, key)
+		byConnector[name]++
+	}
+	require.Equal(t, map[string]int{"small-src": 3, "big-src": 30_000}, byConnector, "B's offsets")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -28,7 +29,17 @@ type Target struct {
 	Dialer    *kafka.Dialer
 	// ConnectURL is B's Connect REST API, optional: used by the prechecks only.
 	ConnectURL string
+	// Compression is the codec requests are published with (default
+	// events.DefaultRequestCompression).
+	Compression events.Compression
+	// MaxRequestBytes is the largest request record B's agents take, their
+	// OFFSETAGENT_MAX_REQUEST_BYTES (default 16 MiB): a connector whose request is larger
+	// fails at publish_request, alone.
+	MaxRequestBytes int
 }
+
+// defaultMaxRequestBytes is Target.MaxRequestBytes when it is 0 (the agent's default).
+const defaultMaxRequestBytes = 16 << 20
 
 // MigrateOptions configure Migrate.
 type MigrateOptions struct {
@@ -64,6 +75,9 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	}
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 16
+	}
+	if opts.To.MaxRequestBytes <= 0 {
+		opts.To.MaxRequestBytes = defaultMaxRequestBytes
 	}
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -130,6 +144,9 @@ func (o *MigrateOptions) validateTarget() error {
 	}
 	if o.To.ConfigTopic == "" || o.To.OffsetsTopic == "" {
 		errs = append(errs, "B's Connect config and offsets topics must be set")
+	}
+	if _, err := o.To.Compression.Codec(); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if strings.ContainsAny(o.MigrationID, "/ \t\n") {
 		errs = append(errs, fmt.Sprintf("--migration-id %q: no '/' or spaces", o.MigrationID))

@@ -42,8 +42,12 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 	prog.Start(len(entries))
 	defer prog.Finish()
 	queue := p.queue(entries, prog)
+	codec, _ := p.opts.To.Compression.Codec() // checked by validateTarget
+	// BatchBytes: kafka-go refuses a message above it by its size before compression (1 MiB
+	// by default), and with it every other message of the same call.
 	w := &kafka.Writer{Addr: kafka.TCP(p.opts.To.Brokers...), Topic: p.opts.To.RequestTopic, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 1000}
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 1000, Compression: codec,
+		BatchBytes: int64(p.opts.To.MaxRequestBytes) + 1<<20}
 	if p.opts.To.Transport != nil {
 		w.Transport = p.opts.To.Transport
 	}
@@ -121,6 +125,9 @@ func (p *publisher) publish(ctx context.Context, w *kafka.Writer, batch []*Entry
 		if err == nil {
 			m, err = events.RequestMessage("", body, events.RequestOptions{ID: e.RequestID, Source: source,
 				DryRun: p.opts.DryRun, Key: e.TargetName})
+		}
+		if err == nil && len(m.Value) > p.opts.To.MaxRequestBytes {
+			err = fmt.Errorf("the request is %d bytes, above B's agents' OFFSETAGENT_MAX_REQUEST_BYTES (%d)", len(m.Value), p.opts.To.MaxRequestBytes)
 		}
 		if err != nil {
 			p.finish(prog, e, OutcomeFailed, "publish_request", err.Error())

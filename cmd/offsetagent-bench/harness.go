@@ -281,9 +281,11 @@ func freshTransport() *kafka.Transport {
 // newPublisher is the client that publishes requests: acks=all, no batching delay, room for a
 // request of the broker's maximum size.
 func newPublisher(brokers []string, topic string) *kafka.Writer {
+	// Requests go compressed as offsetagent's own publishers send them by default.
+	codec, _ := events.DefaultRequestCompression.Codec()
 	return &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: topic, Balancer: &kafka.Hash{},
 		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 10_000,
-		BatchBytes: maxMessageBytes, WriteTimeout: time.Minute, Transport: freshTransport()}
+		BatchBytes: maxMessageBytes, WriteTimeout: time.Minute, Transport: freshTransport(), Compression: codec}
 }
 
 // checkResults counts results that are not succeeded and describes the first.

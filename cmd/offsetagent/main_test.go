@@ -74,18 +74,7 @@ func TestDemo(t *testing.T) {
 // connector's offsets in the GET /connectors/{name}/offsets shape. Both against the embedded
 // broker and an agent running in-process.
 func TestPublishAndOffsets(t *testing.T) {
-	b, err := startEmbedded("127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(b.Close)
-	t.Setenv("OFFSETAGENT_BROKERS", b.Addr())
-	t.Setenv("OFFSETAGENT_CREATE_CONNECT_TOPICS", "true")
-	t.Setenv("OFFSETAGENT_HTTP_ADDR", "127.0.0.1:0")
-	t.Setenv("OFFSETAGENT_LOG_LEVEL", "error")
-
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() { done <- runAgentForTest(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	startEmbeddedAgent(t)
 
 	publishBody := func(body string) (int, string, string) {
 		var out, errOut bytes.Buffer
@@ -121,6 +110,25 @@ func TestPublishAndOffsets(t *testing.T) {
 	var offs, errBuf bytes.Buffer
 	require.Equal(t, 0, run([]string{"offsets", "file-src-1"}, strings.NewReader(""), &offs, &errBuf), errBuf.String())
 	require.JSONEq(t, `{"offsets":[{"partition":{"filename":"test.txt"},"offset":{"position":30}}]}`, offs.String())
+}
+
+// startEmbeddedAgent starts the embedded broker and `offsetagent run` against it, in-process,
+// with the environment pointing at them; it returns the broker's address.
+func startEmbeddedAgent(t *testing.T) string {
+	t.Helper()
+	b, err := startEmbedded("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	t.Setenv("OFFSETAGENT_BROKERS", b.Addr())
+	t.Setenv("OFFSETAGENT_CREATE_CONNECT_TOPICS", "true")
+	t.Setenv("OFFSETAGENT_HTTP_ADDR", "127.0.0.1:0")
+	t.Setenv("OFFSETAGENT_LOG_LEVEL", "error")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- runAgentForTest(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return b.Addr()
 }
 
 // runAgentForTest runs `offsetagent run` until ctx ends.

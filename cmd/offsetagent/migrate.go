@@ -255,7 +255,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 		Options: opts,
 		To: migrate.Target{Brokers: splitList(f.toBrokers), RequestTopic: cfg.RequestTopic, ResultTopic: cfg.ResultTopic,
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic, Transport: conns.Transport, Dialer: conns.Dialer,
-			ConnectURL: *toConnectURL},
+			ConnectURL: *toConnectURL, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
 		MigrationID: *migrationID, SelectionKey: f.selectionKey(), Concurrency: *concurrency, Timeout: *timeout, DryRun: *dry,
 		Progress: progressFor(stderr),
 	}

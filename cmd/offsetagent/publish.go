@@ -84,8 +84,15 @@ func publish(ctx context.Context, cfg agent.Config, conns *agent.Connections, bo
 			return nil, err
 		}
 	}
+	codec, err := cfg.RequestCompression.Codec()
+	if err != nil {
+		return nil, err
+	}
+	// BatchBytes: kafka-go refuses a message above it by its size before compression (1 MiB
+	// by default); the agent takes requests up to MaxRequestBytes, plus their headers.
 	w := &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll,
-		BatchTimeout: time.Millisecond, Transport: conns.Transport}
+		BatchTimeout: time.Millisecond, Transport: conns.Transport, Compression: codec,
+		BatchBytes: int64(cfg.MaxRequestBytes) + 1<<20}
 	defer w.Close()
 	msg.Topic = cfg.RequestTopic
 	if err := w.WriteMessages(ctx, msg); err != nil {

@@ -35,15 +35,28 @@ type Fetched struct {
 // log start moves to the log start, as a consumer with auto.offset.reset=earliest would. An
 // error of the partition (a kafka.Error) is returned wrapped.
 func FetchPartition(ctx context.Context, cl *kafka.Client, topic string, partition int, offset, maxBytes int64, maxWait time.Duration) (Fetched, error) {
-	return FetchPartitionBounded(ctx, cl, topic, partition, offset, maxBytes, maxWait, 0)
+	return FetchPartitionBounded(ctx, cl, topic, partition, offset, maxBytes, maxWait, FetchBounds{})
 }
 
-// FetchPartitionBounded is FetchPartition for records that come from anyone (a request topic):
-// a compressed record batch that inflates beyond inflateMax bytes (when not 0) is not read; each
-// of its records comes back as a message with no key and no value that TooLarge recognises,
-// so that the caller can answer it and go on, and a few KiB of compressed bytes cannot make the
-// reader hold GiBs.
-func FetchPartitionBounded(ctx context.Context, cl *kafka.Client, topic string, partition int, offset, maxBytes int64, maxWait time.Duration, inflateMax int64) (Fetched, error) {
+// FetchBounds bound what FetchPartitionBounded inflates. maxBytes bounds the bytes a broker
+// sends, and compressed bytes can inflate to many times as many.
+type FetchBounds struct {
+	// BatchMax, when not 0, bounds what one compressed record batch may inflate to: the
+	// records of one that inflates beyond it are not read; each comes back as a message with
+	// no key and no value that TooLarge recognises, so that the caller can answer it and go
+	// on, and a few KiB of compressed bytes cannot make the reader hold GiBs.
+	BatchMax int64
+	// TotalMax, when not 0, bounds the record bytes a fetch returns, compressed batches counted
+	// inflated. The first record batch is read whatever its size (within BatchMax), as a broker
+	// sends it whatever maxBytes says; a later batch that would bring the total above TotalMax
+	// is not inflated (beyond what is left of TotalMax) and not returned: Fetched.Next is its
+	// base offset, and the next fetch gets it first. Nothing is skipped or returned twice.
+	TotalMax int64
+}
+
+// FetchPartitionBounded is FetchPartition for records that come from anyone (a request topic),
+// within bounds.
+func FetchPartitionBounded(ctx context.Context, cl *kafka.Client, topic string, partition int, offset, maxBytes int64, maxWait time.Duration, bounds FetchBounds) (Fetched, error) {
 	if maxWait <= 0 {
 		maxWait = defaultFetchWait
 	}
@@ -90,7 +103,8 @@ func FetchPartitionBounded(ctx context.Context, cl *kafka.Client, topic string, 
 	// the response (a large request, a request topic's record of several MiB) keeps its bytes
 	// there instead of being copied, so that it is not held twice at once; smaller records are
 	// copied, so that one of them kept does not hold the whole response.
-	rr := recordReader{keepMin: max(len(rp.RecordBatches)/2, keepInResponseMin), inflateMax: inflateMax}
+	rr := recordReader{keepMin: max(len(rp.RecordBatches)/2, keepInResponseMin), inflateMax: bounds.BatchMax,
+		readMax: bounds.TotalMax}
 	from := max(offset, 0) // a special offset was resolved above: take every record
 	out, next, err := rr.read(rp.RecordBatches, topic, partition, from, nil, nil, nil)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"slices"
 	"time"
 
@@ -50,6 +49,15 @@ type recordReader struct {
 	// inflateMax, when not 0, bounds what a compressed batch may inflate to: the records of
 	// one that inflates beyond it are not read but stand as TooLarge messages.
 	inflateMax int64
+	// readMax, when not 0, bounds the record bytes one call of read takes in, compressed
+	// batches counted inflated: the first batch is read whatever its size (within inflateMax,
+	// as a broker sends a first batch larger than asked for, KIP-74), a later one only if the
+	// total stays within readMax. read stops before the first that does not fit (a compressed
+	// one is inflated no further than the room left), and the offset it returns is that batch's
+	// base: the caller's next read starts there and gets it first.
+	readMax int64
+	// taken is what the current call of read took in, against readMax.
+	taken int64
 	// inflated holds a compressed batch's records; reused across batches.
 	inflated bytes.Buffer
 }
@@ -63,10 +71,12 @@ type ownFunc func(at, pos int64, out []kafka.Message) ([]kafka.Message, int64)
 // the last record seen, control records included. Before each record, own (when not nil) may
 // apply records the log's owner wrote (log_own.go) that start at or before it; records below
 // the position it returns are skipped. A truncated batch at the end of data (a broker fills a
-// response up to its byte limit) is ignored.
+// response up to its byte limit) is ignored, as is, with readMax, every batch from the first
+// that does not fit it.
 func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out []kafka.Message,
 	flush func([]kafka.Message), own ownFunc) ([]kafka.Message, int64, error) {
 	next := offset
+	rr.taken = 0
 	for len(data) >= batchLogOverhead {
 		size := batchLogOverhead + int(int32(binary.BigEndian.Uint32(data[batchLengthOffset:])))
 		if size <= batchMagicOffset {
@@ -80,7 +90,9 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 		data = data[size:]
 		if b[batchMagicOffset] < 2 { // a message of the formats before record batches
 			var err error
-			if out, next, err = rr.readLegacy(b, topic, p, next, out, flush, own); err != nil {
+			if out, next, err = rr.readLegacy(b, topic, p, next, out, flush, own); errors.Is(err, errReadFull) {
+				return out, next, nil
+			} else if err != nil {
 				return out, next, fmt.Errorf("read records of partition %d at offset %d: %w", p, int64(binary.BigEndian.Uint64(b)), err)
 			}
 			continue
@@ -115,14 +127,23 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 		count := int(int32(binary.BigEndian.Uint32(b[batchCountOffset:])))
 		inData := true
 		if codec := compress.Compression(attrs & batchCompressionMask); codec != compress.None {
+			limit, room := rr.inflateLimit()
+			if room && limit == 0 {
+				return out, max(next, base), nil // readMax is used up
+			}
 			var err error
 			if rr.keepMin > 0 && !rr.borrow && count == 1 && len(records) >= inflateOwnMin {
 				// One large record (a large request, published compressed): inflated into a
 				// buffer of its own, exactly sized, that its message keeps (see keepMin).
-				records, err = inflateOwn(codec, records, rr.inflateMax)
+				records, err = inflateOwn(codec, records, limit)
 			} else {
-				records, err = rr.inflate(codec, records)
+				records, err = rr.inflate(codec, records, limit)
 				inData = false
+			}
+			if errors.Is(err, errInflateLimit) && room {
+				// Beyond what is left of readMax (perhaps not beyond inflateMax): the next read
+				// starts at this batch and takes it first.
+				return out, max(next, base), nil
 			}
 			if errors.Is(err, errInflateLimit) && last-max(base, next) < maxTooLarge {
 				// Not read: each of its records is a message that says so (TooLarge).
@@ -135,6 +156,9 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 			if err != nil {
 				return out, next, fmt.Errorf("read records of partition %d at offset %d: %w", p, base, err)
 			}
+		}
+		if !rr.take(int64(len(records))) {
+			return out, max(next, base), nil // an uncompressed batch beyond readMax
 		}
 		bt := batch{base: base, firstTS: int64(binary.BigEndian.Uint64(b[batchFirstTSOffset:])),
 			count: count, control: attrs&batchControlFlag != 0, inData: inData}
@@ -212,85 +236,6 @@ func (rr *recordReader) readBatch(bt batch, data []byte, topic string, p int, ne
 		}
 	}
 	return out, next, nil
-}
-
-// inflate decompresses a batch's records into rr's buffer, up to rr.inflateMax bytes.
-func (rr *recordReader) inflate(codec compress.Compression, src []byte) ([]byte, error) {
-	c := codec.Codec()
-	if c == nil {
-		return nil, fmt.Errorf("%w: unknown compression %d", errCorruptBatch, codec)
-	}
-	r := c.NewReader(bytes.NewReader(src))
-	defer r.Close()
-	rr.inflated.Reset()
-	var in io.Reader = r
-	if rr.inflateMax > 0 {
-		in = io.LimitReader(r, rr.inflateMax+1)
-	}
-	if _, err := rr.inflated.ReadFrom(in); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", errCorruptBatch, codec, err)
-	}
-	if rr.inflateMax > 0 && int64(rr.inflated.Len()) > rr.inflateMax {
-		if rr.inflated.Cap() > 4<<20 {
-			rr.inflated = bytes.Buffer{} // not kept for the next batch
-		}
-		return nil, errInflateLimit
-	}
-	return rr.inflated.Bytes(), nil
-}
-
-// errInflateLimit says that a compressed batch inflates beyond the reader's inflateMax.
-var errInflateLimit = errors.New("compressed record batch inflates beyond the limit")
-
-// maxTooLarge bounds the messages a batch not inflated stands for (its offsets come from the
-// batch header; a broker assigns them, one per record).
-const maxTooLarge = 1 << 20
-
-// TooLargeHeader is the header of the messages FetchPartition returns, with no key and no
-// value, for the records of a compressed batch that inflates beyond its inflateMax.
-const TooLargeHeader = "offsetagent.inflate-limit"
-
-var tooLargeHeaders = []kafka.Header{{Key: TooLargeHeader}}
-
-// TooLarge reports whether m stands for a record FetchPartition did not read because its
-// compressed batch inflates beyond the limit it was given.
-func TooLarge(m *kafka.Message) bool {
-	return m.Key == nil && m.Value == nil && len(m.Headers) == 1 && m.Headers[0].Key == TooLargeHeader
-}
-
-// inflateOwnMin is the least compressed size of a one-record batch that FetchPartition inflates
-// into a buffer of the record's own.
-const inflateOwnMin = 8 << 10
-
-// inflateOwn decompresses a batch's records into a new buffer of their exact size: it reads
-// the data twice, once to count the bytes, so that a record of many MiB is neither copied out
-// of the reader's buffer nor left in a buffer grown by doubling (garbage of twice its size).
-// With limit > 0, a batch that inflates beyond it is not inflated (errInflateLimit).
-func inflateOwn(codec compress.Compression, src []byte, limit int64) ([]byte, error) {
-	c := codec.Codec()
-	if c == nil {
-		return nil, fmt.Errorf("%w: unknown compression %d", errCorruptBatch, codec)
-	}
-	r := c.NewReader(bytes.NewReader(src))
-	var in io.Reader = r
-	if limit > 0 {
-		in = io.LimitReader(r, limit+1)
-	}
-	n, err := io.Copy(io.Discard, in)
-	r.Close()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", errCorruptBatch, codec, err)
-	}
-	if limit > 0 && n > limit {
-		return nil, errInflateLimit
-	}
-	buf := make([]byte, n)
-	r = c.NewReader(bytes.NewReader(src))
-	defer r.Close()
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", errCorruptBatch, codec, err)
-	}
-	return buf, nil
 }
 
 // rawRecord is one decoded record; key, value and headerBytes alias the batch.

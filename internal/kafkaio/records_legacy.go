@@ -2,6 +2,7 @@ package kafkaio
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"time"
@@ -92,10 +93,17 @@ func (rr *recordReader) readLegacy(b []byte, topic string, p int, next int64, ou
 	}
 	codec := compress.Compression(m.attrs & batchCompressionMask)
 	if codec == compress.None {
+		if m.offset >= next && !rr.take(int64(len(b))) {
+			return out, next, errReadFull
+		}
 		return rr.appendLegacy(m, m.ts, topic, p, next, out, flush, own)
 	}
 	if m.offset < next {
 		return out, next, nil // the wrapper's offset is its last inner message's
+	}
+	limit, room := rr.inflateLimit()
+	if room && limit == 0 {
+		return out, next, errReadFull
 	}
 	if rr.borrow && len(out) > 0 {
 		if flush == nil {
@@ -104,10 +112,14 @@ func (rr *recordReader) readLegacy(b []byte, topic string, p int, next int64, ou
 		flush(out)
 		out = out[:0]
 	}
-	set, err := rr.inflate(codec, m.value)
+	set, err := rr.inflate(codec, m.value, limit)
+	if errors.Is(err, errInflateLimit) && room {
+		return out, next, errReadFull
+	}
 	if err != nil {
 		return out, next, err
 	}
+	rr.take(int64(len(set)))
 	var inner []legacyMessage
 	for len(set) > 0 {
 		if len(set) < batchLogOverhead {

@@ -85,6 +85,21 @@ func TestRecordReaderLegacyMessages(t *testing.T) {
 		}
 	}
 
+	// With readMax, each read stops before the first message or batch beyond it (the first is
+	// always read); reading on from where it stopped gives every record once.
+	for _, readMax := range []int64{1, 60} {
+		var got []kafka.Message
+		reads := 0
+		for from := int64(0); from < 8; reads++ {
+			out, next, err := collect(&recordReader{readMax: readMax}, data, from)
+			require.NoError(t, err)
+			require.Greater(t, next, from)
+			got, from = append(got, out...), next
+		}
+		require.Equal(t, want, got, "readMax %d", readMax)
+		require.Greater(t, reads, 2, "readMax %d", readMax)
+	}
+
 	// A flipped byte fails the message's CRC.
 	bad := bytes.Clone(data)
 	bad[29] ^= 1 // the first message's value
