@@ -150,6 +150,15 @@ func (e *env) bulkAgent(ctx context.Context, n, round int, br *bulkRound) error 
 	if _, err := roundTrip(ctx, a.watcher, pub, mm2Body("mm2-warmup", 1), "bulk-warmup", 30*time.Second); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
+	w := bareWriter(e.brokers, cfg.OffsetsTopic)
+	err = warmTopic(ctx, w, n)
+	w.Close()
+	if err == nil {
+		err = a.sync(ctx) // the view holds the warm-up records before anything is measured
+	}
+	if err != nil {
+		return fmt.Errorf("warm up the offsets topic: %w", err)
+	}
 	pids := append(e.pids(), a.cmd.Process.Pid)
 	for i, f := range bulkFamilies() {
 		msg, err := requestMsg(f.body(fmt.Sprintf("bulk-%d", i), n), fmt.Sprintf("bulk-%d", i))

@@ -137,6 +137,14 @@ func (e *env) startTransit(ctx context.Context, cfg transitConfig) (*transitProc
 			return nil, err
 		}
 	}
+	if cfg.WriteN > 0 {
+		w := bareWriter(e.brokers, cfg.OffsetsTopic)
+		err := warmTopic(ctx, w, cfg.WriteN)
+		w.Close()
+		if err != nil {
+			return nil, fmt.Errorf("warm up the offsets topic: %w", err)
+		}
+	}
 	c, err := startChild("transit", "-transit")
 	if err != nil {
 		return nil, err
