@@ -156,7 +156,11 @@ const methodNotes = `
    FileStream (` + "`{\"filename\"}` -> `{\"position\":N}`" + `) and Debezium SQL Server (` + "`{\"server\",\"database\"}`" + ` ->
    LSNs and a serial number). Baseline: a bare kafka-go Writer (acks=all, explicit murmur2
    partitions, BatchSize 2,000, BatchBytes 1 MiB, BatchTimeout 1 ms) producing the same N
-   pre-encoded offsets-topic records to a fresh 25-partition topic. The scenario runs in
+   pre-encoded offsets-topic records to a fresh 25-partition topic. Every measured write (the
+   baseline's, the agent's, the floor's) goes to an offsets topic that already holds an
+   unmeasured write of N records, as a Connect cluster's does (Apache Kafka appends the first
+   megabytes of a new topic's partitions several times slower). Requests are published as
+   offsetagent's own publishers send them (snappy). The scenario runs in
    interleaved rounds (-rounds, default 5): each round runs every measurement once, each on a
    fresh broker with no other agent alive, in an order rotated by the round; the table shows
    the medians and, in brackets, the range of the per-round ratios. CPU ratio: the CPU time of
@@ -193,8 +197,9 @@ const methodNotes = `
    the forced collection (garbage and the collector's headroom included). Load rate: records
    over the time from New (client creation) to ready (the last record), median and range of
    the per-round ratios. CPU ratio: the franz-go child's CPU time during its load plus the
-   embedded broker's while that child ran, over the same for the view (the broker is not
-   counted on an external cluster); the target holds for the median wall and CPU ratios alike.
+   broker's while that child ran, over the same for the view (an external cluster's broker is
+   counted when OFFSETAGENT_BENCH_BROKER_PID names its process, as make bench-real does); the
+   target holds for the median wall and CPU ratios alike.
 `
 
 // nanRatio marks a row without a ratio.
