@@ -18,13 +18,8 @@ import (
 // write waits for the poll to end first, so that nothing at all may come back.)
 func TestLogDoesNotFetchOwnWritesBack(t *testing.T) {
 	const parts, rounds, perPart = 40, 4, 100
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(parts, "own"))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	brokers := c.ListenAddrs()
-	p := NewProducer(Options{Brokers: brokers, Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}})
+	p, l := startLogAndProducer(t, "own", parts)
 	ctx := testContext(t)
-	l := runAppliedLog(t, brokers, "own")
 
 	value := strings.Repeat("v", 200)
 	all := make([]int32, parts)
@@ -57,13 +52,8 @@ func TestLogDoesNotFetchOwnWritesBack(t *testing.T) {
 // taken for partitions whose tail compaction removed.
 func TestLogFullResponseSkipsNothing(t *testing.T) {
 	const parts, perPart = 10, 100
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(parts, "full"))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	brokers := c.ListenAddrs()
-	p := NewProducer(Options{Brokers: brokers, Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}})
+	p, l := startLogAndProducer(t, "full", parts)
 	ctx := testContext(t)
-	l := runAppliedLog(t, brokers, "full")
 	require.NoError(t, l.Sync(ctx))
 
 	// Another writer's records, 100 KiB per partition, all in one Produce request: the poll
@@ -81,4 +71,16 @@ func TestLogFullResponseSkipsNothing(t *testing.T) {
 			require.Equal(t, []string{value}, l.seen(fmt.Sprintf("k%d-%d", round, i)), "record %d of round %d", i, round)
 		}
 	}
+}
+
+// startLogAndProducer starts an embedded broker with topic of parts partitions, a running
+// appliedLog of it and a Producer.
+func startLogAndProducer(t *testing.T, topic string, parts int) (*Producer, *appliedLog) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(int32(parts), topic))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	p := NewProducer(Options{Brokers: brokers, Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}})
+	return p, runAppliedLog(t, brokers, topic)
 }
