@@ -116,6 +116,14 @@ func (rr *recordReader) readLegacy(b []byte, topic string, p int, next int64, ou
 	if errors.Is(err, errInflateLimit) && room {
 		return out, next, errReadFull
 	}
+	if errors.Is(err, errInflateLimit) && m.offset-next < maxTooLarge {
+		// Not read, as a record batch beyond inflateMax: each offset it holds from next on
+		// (the wrapper's offset is its last inner message's) is a message that says so.
+		for o := next; o <= m.offset; o++ {
+			out = append(out, kafka.Message{Topic: topic, Partition: p, Offset: o, Headers: tooLargeHeaders})
+		}
+		return out, m.offset + 1, nil
+	}
 	if err != nil {
 		return out, next, err
 	}

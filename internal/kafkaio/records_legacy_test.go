@@ -100,6 +100,23 @@ func TestRecordReaderLegacyMessages(t *testing.T) {
 		require.Greater(t, reads, 2, "readMax %d", readMax)
 	}
 
+	// With inflateMax, a wrapper that inflates beyond it is not read: each offset it holds
+	// from the read's start is a message that TooLarge recognises, and the read goes on
+	// after it (as for a record batch).
+	for _, from := range []int64{0, 3} {
+		got, next, err := collect(&recordReader{inflateMax: int64(len(set1)) - 1}, data, from)
+		require.NoError(t, err)
+		require.Equal(t, int64(8), next)
+		var tooLarge []int64
+		for _, m := range got {
+			if TooLarge(&m) {
+				tooLarge = append(tooLarge, m.Offset)
+			}
+		}
+		require.Equal(t, []int64{2, 3, 4}[max(from-2, 0):], tooLarge, "from %d", from)
+		require.Equal(t, want[len(want)-1], got[len(got)-1])
+	}
+
 	// A flipped byte fails the message's CRC.
 	bad := bytes.Clone(data)
 	bad[29] ^= 1 // the first message's value
