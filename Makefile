@@ -5,6 +5,8 @@ COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 BENCH_SCALE ?= 1
 BENCH_SCENARIOS ?= bulk latency many flat migrate view
+# The JVM broker's rounds vary more than kfake's: make bench-real runs more of them.
+BENCH_REAL_ROUNDS ?= 9
 FUZZTIME  ?= 15s
 IMAGE     ?= offsetagent:$(VERSION)
 # promtool, pinned as a Go tool dependency in a module of its own (tools/promtool/go.mod).
@@ -42,7 +44,7 @@ bench-real: ## The load scenarios against real Apache Kafka: a fresh JVM broker 
 	$(GO) build -o bin/realkafka ./integration/realkafka/cmd/realkafka
 	@for s in $(BENCH_SCENARIOS); do \
 		echo "== scenario $$s on a fresh Apache Kafka broker"; \
-		bin/realkafka exec -no-worker -kafka-jvm -- env BENCH_SCALE=$(BENCH_SCALE) bin/offsetagent-bench -scenarios $$s || exit 1; \
+		bin/realkafka exec -no-worker -kafka-jvm -- env BENCH_SCALE=$(BENCH_SCALE) bin/offsetagent-bench -scenarios $$s -rounds $(BENCH_REAL_ROUNDS) || exit 1; \
 	done
 
 demo: ## Embedded broker + agent + the seed example, printing the results and Connect's records
