@@ -208,6 +208,10 @@ func TestBrokerFaultPermanentCleansUp(t *testing.T) {
 
 			require.Equal(t, offsetsBefore, r.cl.live(r.cfg.OffsetsTopic), "offsets topic ends as before")
 			require.Equal(t, groupBefore, r.cl.groupOffsets(faultSinkGroup), "sink group ends as before")
+			if tc.sink {
+				// Restored as Connect's PATCH commits them: a consumer resumes from these.
+				require.Equal(t, patchEntries(groupBefore), r.cl.groupEntries(faultSinkGroup))
+			}
 			live := r.cl.live(r.cfg.ConfigTopic)
 			require.NotContains(t, live, "connector-"+name)
 			require.NotContains(t, live, "target-state-"+name)

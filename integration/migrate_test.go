@@ -264,6 +264,11 @@ func TestMigrateFleet(t *testing.T) {
 	require.Equal(t, map[string]int64{f.orders + "/0": 4, f.orders + "/1": 5}, f.clB.groupOffsets(f.group))
 	require.Equal(t, map[string]int64{f.late + "/0": 3, f.late + "/1": 9}, f.clB.groupOffsets("connect-sink-b-late"))
 	require.Empty(t, f.clB.groupOffsets("connect-sink-late"))
+	// Committed as Connect's PATCH commits them (no leader epoch, empty metadata), whatever A's
+	// entries carried: B's partitions have epochs of their own.
+	require.Equal(t, patchEntries(map[string]int64{f.orders + "/0": 10, f.orders + "/1": 20, f.orders + "/2": 30}), f.clB.groupEntries("connect-sink-b-1"))
+	require.Equal(t, patchEntries(map[string]int64{f.orders + "/0": 4, f.orders + "/1": 5}), f.clB.groupEntries(f.group))
+	require.Equal(t, patchEntries(map[string]int64{f.late + "/0": 3, f.late + "/1": 9}), f.clB.groupEntries("connect-sink-b-late"))
 
 	// Running it again changes nothing and succeeds: no request is published.
 	counts := func() map[string]int {

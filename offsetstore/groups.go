@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // ErrGroupNotEmpty means the sink connector's consumer group still has members: its tasks are
@@ -96,41 +98,32 @@ func (s *Store) DeleteGroup(ctx context.Context, group string) error {
 	}
 }
 
-// CommitGroupOffsets commits offsets for group as AdminClient.alterConsumerGroupOffsets does:
-// generation -1 and no member id, which the coordinator accepts only for an empty group (a new
-// group is created empty). A group with members fails with ErrGroupNotEmpty.
+// CommitGroupOffsets commits offsets for group as Connect's alterSinkConnectorOffsets does
+// through AdminClient.alterConsumerGroupOffsets with `new OffsetAndMetadata(offset)`
+// (docs/connect-internals.md §4): generation -1 and no member id, which the coordinator accepts
+// only for an empty group (a new group is created empty), no committed leader epoch (-1) and
+// empty metadata. The epoch matters: a consumer that resumes from a committed epoch checks it
+// against the partition's epochs, and one that does not match (kafka-go's commit sends 0) reads
+// as a truncation and makes it replay from the end of that epoch. A group with members fails
+// with ErrGroupNotEmpty.
 func (s *Store) CommitGroupOffsets(ctx context.Context, group string, offsets []GroupOffset) error {
 	if len(offsets) == 0 {
 		return nil
 	}
-	topics := map[string][]kafka.OffsetCommit{}
-	for _, o := range offsets {
+	commits := make([]kafkaio.GroupOffset, len(offsets))
+	for i, o := range offsets {
 		if o.Offset < 0 {
 			return fmt.Errorf("commit offsets of group %q: topic %q partition %d: invalid negative offset %d", group, o.Topic, o.Partition, o.Offset)
 		}
-		topics[o.Topic] = append(topics[o.Topic], kafka.OffsetCommit{Partition: int(o.Partition), Offset: o.Offset})
+		commits[i] = kafkaio.GroupOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset}
 	}
-	res, err := s.client.OffsetCommit(ctx, &kafka.OffsetCommitRequest{
-		GroupID:      group,
-		GenerationID: -1,
-		Topics:       topics,
-	})
-	if err != nil {
-		return fmt.Errorf("commit offsets of group %q: %w", group, err)
-	}
-	var errs []error
-	for topic, parts := range res.Topics {
-		for _, p := range parts {
-			if p.Error != nil {
-				errs = append(errs, fmt.Errorf("topic %q partition %d: %w", topic, p.Partition, p.Error))
-			}
-		}
-	}
-	if len(errs) == 0 {
+	err := kafkaio.CommitGroupOffsets(ctx, s.client, group, commits)
+	if err == nil {
 		return nil
 	}
-	err = errors.Join(errs...)
-	if errors.Is(err, kafka.UnknownMemberId) || errors.Is(err, kafka.IllegalGeneration) || errors.Is(err, kafka.RebalanceInProgress) {
+	var perPartition *kafkaio.GroupCommitError
+	if errors.As(err, &perPartition) &&
+		(errors.Is(err, kafka.UnknownMemberId) || errors.Is(err, kafka.IllegalGeneration) || errors.Is(err, kafka.RebalanceInProgress)) {
 		// The coordinator rejects generation -1 while the group has members (Connect maps
 		// UnknownMemberIdException to its "tasks haven't stopped" message).
 		return fmt.Errorf("commit offsets of group %q: %w: %w", group, ErrGroupNotEmpty, err)

@@ -209,6 +209,8 @@ func TestStoreGroups(t *testing.T) {
 	got, err = s.GroupOffsets(ctx, group)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
+	// What Connect's PATCH commits: no leader epoch, empty metadata.
+	require.Equal(t, patchEntries(map[string]int64{"orders/0": 10, "orders/2": 0}), committedEntries(t, brokers, group))
 	members, err = s.GroupMembers(ctx, group)
 	require.NoError(t, err)
 	require.Zero(t, members)

@@ -1,0 +1,120 @@
+package kafkaio
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestCommitGroupOffsets: the commit reaches each group's coordinator among three brokers and
+// carries what Admin.alterConsumerGroupOffsets sends for `new OffsetAndMetadata(offset)`:
+// generation -1, no member or instance id, no leader epoch, empty metadata; a consumer reading
+// the group back (OffsetFetch v5+) gets offset, epoch -1 and "" metadata.
+func TestCommitGroupOffsets(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(3, "orders", "payments"))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	var mu sync.Mutex
+	var seen []*kmsg.OffsetCommitRequest
+	c.ControlKey(int16(kmsg.OffsetCommit), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, req.(*kmsg.OffsetCommitRequest))
+		return nil, nil, false // the broker answers
+	})
+	cl := NewClient(Options{Brokers: c.ListenAddrs()})
+	ctx := testContext(t)
+	offsets := []GroupOffset{{Topic: "orders", Partition: 2, Offset: 30}, {Topic: "payments", Partition: 0, Offset: 0}, {Topic: "orders", Partition: 0, Offset: 7}}
+	for i := range 6 {
+		require.NoError(t, CommitGroupOffsets(ctx, cl, fmt.Sprintf("connect-sink-%d", i), offsets))
+	}
+
+	empty := ""
+	mu.Lock()
+	defer mu.Unlock()
+	for _, req := range seen {
+		require.GreaterOrEqual(t, req.Version, int16(6), "a version with the committed leader epoch")
+		require.Equal(t, int32(-1), req.Generation)
+		require.Empty(t, req.MemberID)
+		require.Nil(t, req.InstanceID)
+		require.Len(t, req.Topics, 2, "one entry per topic")
+		for _, tp := range req.Topics {
+			for _, p := range tp.Partitions {
+				require.Equal(t, int32(-1), p.LeaderEpoch)
+				require.Equal(t, &empty, p.Metadata)
+			}
+		}
+	}
+	require.Len(t, seen, 6)
+
+	kc, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	require.NoError(t, err)
+	defer kc.Close()
+	coordinators := map[int32]bool{}
+	for i := range 6 {
+		group := fmt.Sprintf("connect-sink-%d", i)
+		fc := kmsg.NewPtrFindCoordinatorRequest()
+		fc.CoordinatorKey = group
+		fres, err := fc.RequestWith(ctx, kc)
+		require.NoError(t, err)
+		coordinators[fres.NodeID] = true
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version = 5
+		req.Group = group
+		var res *kmsg.OffsetFetchResponse
+		res, err = req.RequestWith(ctx, kc)
+		require.NoError(t, err)
+		got := map[string]string{}
+		for _, g := range res.Groups {
+			for _, tp := range g.Topics {
+				for _, p := range tp.Partitions {
+					got[fmt.Sprintf("%s/%d", tp.Topic, p.Partition)] = fmt.Sprintf("%d %d %q", p.Offset, p.LeaderEpoch, *p.Metadata)
+				}
+			}
+		}
+		for _, tp := range res.Topics {
+			for _, p := range tp.Partitions {
+				got[fmt.Sprintf("%s/%d", tp.Topic, p.Partition)] = fmt.Sprintf("%d %d %q", p.Offset, p.LeaderEpoch, *p.Metadata)
+			}
+		}
+		require.Equal(t, map[string]string{"orders/2": `30 -1 ""`, "orders/0": `7 -1 ""`, "payments/0": `0 -1 ""`}, got, group)
+	}
+	require.Greater(t, len(coordinators), 1, "the groups have different coordinators")
+}
+
+// TestCommitGroupOffsetsRefused: a partition the coordinator refuses comes back as a
+// *GroupCommitError wrapping the kafka.Error, which the caller and Classify can tell.
+func TestCommitGroupOffsetsRefused(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	c.ControlKey(int16(kmsg.OffsetCommit), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		req := kreq.(*kmsg.OffsetCommitRequest)
+		res := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+		for _, tp := range req.Topics {
+			rt := kmsg.NewOffsetCommitResponseTopic()
+			rt.Topic = tp.Topic
+			for _, p := range tp.Partitions {
+				rp := kmsg.NewOffsetCommitResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p.Partition, int16(kafka.UnknownMemberId)
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			res.Topics = append(res.Topics, rt)
+		}
+		return res, nil, true
+	})
+	cl := NewClient(Options{Brokers: c.ListenAddrs()})
+	err = CommitGroupOffsets(testContext(t), cl, "connect-running", []GroupOffset{{Topic: "orders", Partition: 0, Offset: 1}})
+	require.ErrorIs(t, err, kafka.UnknownMemberId)
+	var ge *GroupCommitError
+	require.True(t, errors.As(err, &ge))
+	require.Equal(t, GroupCommitError{Topic: "orders", Partition: 0, Err: kafka.UnknownMemberId}, *ge)
+}
