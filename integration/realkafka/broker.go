@@ -34,8 +34,11 @@ type BrokerConfig struct {
 // Broker is a running single-node KRaft broker (combined broker and controller) on loopback.
 type Broker struct {
 	// Addr is the bootstrap address, 127.0.0.1:port.
-	Addr string
-	proc *jvm
+	Addr      string
+	cfg       BrokerConfig
+	propsPath string
+	proc      *jvm
+	restarts  int
 }
 
 // StartBroker formats a fresh storage folder with Kafka's StorageTool, starts kafka.Kafka in
@@ -85,12 +88,26 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (*Broker, error) {
 	if err := formatStorage(ctx, cfg, propsPath); err != nil {
 		return nil, err
 	}
-	p, err := startJVM(cfg.Dir, cfg.Lib, "broker", cfg.JVMOptions, "kafka.Kafka", propsPath)
-	if err != nil {
+	b := &Broker{Addr: addr, cfg: cfg, propsPath: propsPath}
+	if err := b.start(ctx, "broker"); err != nil {
 		return nil, err
 	}
-	b := &Broker{Addr: addr, proc: p}
-	cl := &kafka.Client{Addr: kafka.TCP(addr), Timeout: 2 * time.Second}
+	return b, nil
+}
+
+// start runs the broker's JVM on its config and data, logging to name.log, and returns once it
+// answers metadata requests as the controller's broker.
+func (b *Broker) start(ctx context.Context, name string) error {
+	p, err := startJVM(b.cfg.Dir, b.cfg.Lib, name, b.cfg.JVMOptions, "kafka.Kafka", b.propsPath)
+	if err != nil {
+		return err
+	}
+	b.proc = p
+	// A transport of its own: the shared default may hold connections to the process that a
+	// restart stopped.
+	tr := &kafka.Transport{}
+	defer tr.CloseIdleConnections()
+	cl := &kafka.Client{Addr: kafka.TCP(b.Addr), Timeout: 2 * time.Second, Transport: tr}
 	err = p.waitFor(ctx, "the broker", func(ctx context.Context) error {
 		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{})
 		if err != nil {
@@ -103,9 +120,26 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (*Broker, error) {
 	})
 	if err != nil {
 		p.stop()
-		return nil, err
+		return err
 	}
-	return b, nil
+	return nil
+}
+
+// Restart stops the broker cleanly (a controlled shutdown) and starts it again on the same
+// address, config and data, returning once it answers metadata requests. Each partition's
+// leader epoch moves on: the shutdown takes leadership away and the start gives it back. The
+// broker's peers see it go away: a test restarts only a broker of its own. Log names the new
+// process's log afterwards (broker-restart-N.log).
+func (b *Broker) Restart(ctx context.Context) error {
+	b.proc.stop()
+	timeout := b.cfg.StartTimeout
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	b.restarts++
+	return b.start(ctx, fmt.Sprintf("broker-restart-%d", b.restarts))
 }
 
 // formatStorage runs `kafka-storage.sh format --standalone` for a new cluster id.

@@ -175,7 +175,8 @@ func sameOrder(a, b []record) bool {
 }
 
 // TestSinkOffsetsParity: the consumer group offsets offsetagent commits for a sink connector are
-// the ones Connect's own PATCH commits (offset and metadata), and the worker reports them alike.
+// the ones Connect's own PATCH commits (offset, metadata and committed leader epoch), and the
+// worker reports them alike.
 func TestSinkOffsetsParity(t *testing.T) {
 	requirePeers(t)
 	topic := unique("sink-parity-in")
@@ -198,4 +199,6 @@ func TestSinkOffsetsParity(t *testing.T) {
 	requireOffsets(t, peers.worker, byConnect, want)
 	requireOffsets(t, peers.worker, byAgent, want)
 	require.Equal(t, groupOffsets(t, "connect-"+byConnect, topic), groupOffsets(t, "connect-"+byAgent, topic))
+	// The committed leader epoch too: Connect's PATCH commits none (-1).
+	require.Equal(t, groupEntriesOn(t, peers.brokers, "connect-"+byConnect), groupEntriesOn(t, peers.brokers, "connect-"+byAgent))
 }
