@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
@@ -65,7 +67,8 @@ func (c *ConnectClient) Exists(ctx context.Context, name string) (bool, error) {
 
 // Validate runs PUT /connector-plugins/{class}/config/validate with config as the body. A
 // response with errors is a *Failure (400) with the text Connect's POST /connectors would give
-// (AbstractHerder.maybeAddConfigErrors). The validate response carries no connector type
+// (AbstractHerder.maybeAddConfigErrors); an exception of the validation (an unknown class) is a
+// *Failure with the status and text POST would give (postAnswer). The validate response carries no connector type
 // (ConfigInfos has only name, error_count, groups and configs), so the type comes from GET
 // /connector-plugins: "source" or "sink", or "unknown" when the class is not listed.
 func (c *ConnectClient) Validate(ctx context.Context, class string, config map[string]string) (string, error) {
@@ -76,12 +79,64 @@ func (c *ConnectClient) Validate(ctx context.Context, class string, config map[s
 	var infos configInfos
 	path := "/connector-plugins/" + url.PathEscape(class) + "/config/validate"
 	if _, err := c.do(ctx, http.MethodPut, path, body, &infos); err != nil {
-		return "", err
+		return "", postAnswer(err)
 	}
 	if infos.ErrorCount > 0 {
 		return "", &Failure{Code: http.StatusBadRequest, Message: infos.message(), Reason: kafkaio.ReasonPermanent}
 	}
 	return c.pluginType(ctx, class)
+}
+
+// postAnswer turns the validate endpoint's answer to an exception of the config's validation
+// into the answer POST /connectors gives for the same config. Both run
+// AbstractHerder.validateConnectorConfig and wait for it on a callback, but they answer its
+// exception differently: POST answers the exception itself (HerderRequestHandler unwraps it),
+// with its status (ConnectExceptionMapper: BadRequestException 400, as for an unknown
+// connector.class, NotFoundException 404, AlreadyExistsException 409, any other 500) and its
+// message; the validate endpoint answers 500 with the ExecutionException that wraps it, whose
+// message is the exception's toString, "<class>: <message>" (docs/connect-internals.md §8).
+// Other errors are returned as they are.
+func postAnswer(err error) error {
+	var f *Failure
+	if !errors.As(err, &f) || f.Code != http.StatusInternalServerError {
+		return err
+	}
+	class, message, ok := strings.Cut(f.Message, ": ")
+	if !ok || !javaThrowable(class) {
+		return err
+	}
+	out := *f
+	out.Message = message
+	switch class {
+	case "org.apache.kafka.connect.runtime.rest.errors.BadRequestException":
+		out.Code = http.StatusBadRequest
+	case "org.apache.kafka.connect.errors.NotFoundException":
+		out.Code = http.StatusNotFound
+	case "org.apache.kafka.connect.errors.AlreadyExistsException":
+		out.Code = http.StatusConflict
+	}
+	return &out
+}
+
+// javaThrowable reports whether s reads as the full name of a Java exception or error class
+// (a dotted name whose last part ends in "Exception" or "Error"), as Throwable.toString starts.
+func javaThrowable(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" {
+			return false
+		}
+		for i, r := range p {
+			if !(r == '_' || r == '$' || unicode.IsLetter(r) || (i > 0 && unicode.IsDigit(r))) {
+				return false
+			}
+		}
+	}
+	last := parts[len(parts)-1]
+	return strings.HasSuffix(last, "Exception") || strings.HasSuffix(last, "Error")
 }
 
 // pluginType looks class up in GET /connector-plugins?connectorsOnly=true by full name, simple
