@@ -7,7 +7,9 @@
 // WriteEncoded), Produce and Fetch requests that write themselves on the connection and read
 // their response into one buffer (record sets written from where they lie, fetched batches
 // decoded in place: FetchPartition and the Log's loops, on the same kafka.Transport as
-// everything else), a short-lived cache of partition leaders, topic metadata helpers, and the
+// everything else), the admin commit of a consumer group's offsets (CommitGroupOffsets, a
+// kmsg OffsetCommit request on that transport, sent to the group's coordinator with every
+// field Kafka's Admin client sets), a short-lived cache of partition leaders, topic metadata helpers, and the
 // one error classifier (Classify) with its capped, jittered Backoff and Retry.
 //
 // Everything is built from Options naming one cluster; there is no package state, so a process
