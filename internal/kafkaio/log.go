@@ -330,18 +330,21 @@ func (l *Log) Ready() bool {
 // stable offsets, as a read_committed consumer's endOffsets) and waits until the log has
 // applied everything before them, so a caller sees what anyone committed before the call. A
 // transaction open at the call holds its partition's end at its first offset: what it writes
-// is seen once it commits, by a later Sync.
+// is seen once it commits, by a later Sync. The barrier also covers the owner's own writes
+// that Written was told of before the call: above such a transaction, they are applied (and
+// Sync returns) once it is settled.
 func (l *Log) Sync(ctx context.Context) error {
 	if err := l.waitInited(ctx); err != nil {
 		return err
 	}
+	own := l.ownEnds()
 	ends, err := l.endOffsets(ctx)
 	if err != nil {
 		return fmt.Errorf("sync log of topic %q: %w", l.topic, err)
 	}
 	return l.waitApplied(ctx, func(next []int64) bool {
 		for p, end := range ends {
-			if next[p] < end {
+			if next[p] < max(end, own[p]) {
 				return false
 			}
 		}
