@@ -188,7 +188,7 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 		}
 		failures = 0
 		offset, next = f.Next, 0
-		if f.Next < f.HighWatermark {
+		if f.Next < f.LastStable {
 			// A backlog: its next records are likely as large. (A partition that is caught
 			// up long-polls with no more than its share, not the whole budget.)
 			for k := range f.Messages {

@@ -44,7 +44,8 @@ func (a *Agent) requestLag(ctx context.Context) (int64, error) {
 		reqs = append(reqs, kafka.FirstOffsetOf(p.ID), kafka.LastOffsetOf(p.ID))
 		partitions = append(partitions, p.ID)
 	}
-	lo, err := a.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	// The end a read_committed reader can reach: the last stable offset.
+	lo, err := a.client.ListOffsets(ctx, &kafka.ListOffsetsRequest{IsolationLevel: kafka.ReadCommitted, Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
 	if err != nil {
 		return 0, err
 	}

@@ -42,7 +42,7 @@ func sameRecord(a, b record) bool {
 
 // fetched is one fetch of one partition: its records at or after the requested offset, the
 // offset to fetch next (past control records; the log start when retention removed the
-// requested offset) and the high watermark.
+// requested offset) and the last stable offset (the end of what is committed).
 type fetched struct {
 	records []record
 	next    int64
@@ -56,7 +56,7 @@ func fetch(ctx context.Context, cl *kafka.Client, topic string, partition int, o
 	if err != nil {
 		return fetched{}, err
 	}
-	out := fetched{next: f.Next, hw: f.HighWatermark, records: make([]record, len(f.Messages))}
+	out := fetched{next: f.Next, hw: f.LastStable, records: make([]record, len(f.Messages))}
 	for i, m := range f.Messages {
 		out.records[i] = record{Offset: m.Offset, Time: m.Time, Key: m.Key, Value: m.Value, Headers: m.Headers}
 	}
@@ -114,9 +114,9 @@ func (l *logTail) readToEnd(ctx context.Context, apply func(record)) error {
 	return nil
 }
 
-// bounds returns the partition's end and first offsets.
+// bounds returns the partition's end (last stable) and first offsets.
 func (l *logTail) bounds(ctx context.Context) (end, first int64, err error) {
-	res, err := l.cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{
+	res, err := l.cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{IsolationLevel: kafka.ReadCommitted, Topics: map[string][]kafka.OffsetRequest{
 		l.topic: {kafka.FirstOffsetOf(l.partition), kafka.LastOffsetOf(l.partition)}}})
 	if err != nil {
 		return 0, 0, fmt.Errorf("list offsets of topic %q: %w", l.topic, err)

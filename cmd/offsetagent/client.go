@@ -11,9 +11,11 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
-// endOffsets returns the current end offset of every partition of topic.
+// endOffsets returns the current end offset of every partition of topic: its last stable
+// offset, where a reader of committed records stops.
 func endOffsets(ctx context.Context, cl *kafka.Client, topic string) (map[int]int64, error) {
 	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
@@ -26,7 +28,8 @@ func endOffsets(ctx context.Context, cl *kafka.Client, topic string) (map[int]in
 	for _, p := range md.Topics[0].Partitions {
 		reqs = append(reqs, kafka.LastOffsetOf(p.ID))
 	}
-	lo, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	lo, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{IsolationLevel: kafka.ReadCommitted,
+		Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
 	if err != nil {
 		return nil, fmt.Errorf("list offsets of topic %q: %w", topic, err)
 	}
@@ -37,7 +40,8 @@ func endOffsets(ctx context.Context, cl *kafka.Client, topic string) (map[int]in
 	return out, nil
 }
 
-// waitResult reads topic from the given offsets until it finds the result of requestID.
+// waitResult reads topic from the given offsets until it finds the result of requestID. It
+// reads committed records only (kafkaio.FetchPartition), as every reader of the product.
 func waitResult(ctx context.Context, cfg agent.Config, conns *agent.Connections, from map[int]int64, requestID string) (*kafka.Message, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -47,24 +51,28 @@ func waitResult(ctx context.Context, cfg agent.Config, conns *agent.Connections,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := kafka.NewReader(kafka.ReaderConfig{Brokers: cfg.Brokers, Topic: cfg.ResultTopic, Partition: p,
-				Dialer: conns.Dialer, MaxWait: 100 * time.Millisecond})
-			defer r.Close()
-			if err := r.SetOffset(off); err != nil {
-				return
-			}
-			for {
-				m, err := r.ReadMessage(ctx)
+			// A transport of its own: the long polls of one partition do not queue the others'.
+			tr := conns.Separate()
+			defer tr.CloseIdleConnections()
+			cl := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: tr, Timeout: 10 * time.Second}
+			backoff := kafkaio.Backoff{Base: 50 * time.Millisecond, Max: time.Second}
+			for failures := 0; ctx.Err() == nil; {
+				f, err := kafkaio.FetchPartition(ctx, cl, cfg.ResultTopic, p, off, 1<<20, 100*time.Millisecond)
 				if err != nil {
-					return
+					failures++
+					kafkaio.Sleep(ctx, backoff.Delay(failures))
+					continue
 				}
-				if id, _ := events.Header(&m, events.HeaderRequestID); id == requestID {
-					select {
-					case found <- m:
-					default:
+				failures, off = 0, f.Next
+				for i := range f.Messages {
+					if id, _ := events.Header(&f.Messages[i], events.HeaderRequestID); id == requestID {
+						select {
+						case found <- f.Messages[i]:
+						default:
+						}
+						cancel()
+						return
 					}
-					cancel()
-					return
 				}
 			}
 		}()

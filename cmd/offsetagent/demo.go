@@ -13,6 +13,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // The seed example: KIP-995's own, a FileStream source born at position 30 of test.txt.
@@ -127,23 +128,24 @@ func dumpTopic(ctx context.Context, cfg agent.Config, conns *agent.Connections, 
 		if ends[p] == 0 {
 			continue
 		}
-		r := kafka.NewReader(kafka.ReaderConfig{Brokers: cfg.Brokers, Topic: topic, Partition: p, Dialer: conns.Dialer, MaxWait: 100 * time.Millisecond})
-		for {
-			m, err := r.ReadMessage(ctx)
+		// Committed records only, up to the last stable offset (kafkaio.FetchPartition).
+		for off := kafka.FirstOffset; off < ends[p]; {
+			f, err := kafkaio.FetchPartition(ctx, cl, topic, p, off, 1<<20, 100*time.Millisecond)
 			if err != nil {
-				_ = r.Close()
 				return err
 			}
-			value := "null (tombstone)"
-			if m.Value != nil {
-				value = string(m.Value)
+			for _, m := range f.Messages {
+				if m.Offset >= ends[p] {
+					break
+				}
+				value := "null (tombstone)"
+				if m.Value != nil {
+					value = string(m.Value)
+				}
+				fmt.Fprintf(w, "partition %d offset %d\n  key:   %s\n  value: %s\n", p, m.Offset, m.Key, value)
 			}
-			fmt.Fprintf(w, "partition %d offset %d\n  key:   %s\n  value: %s\n", p, m.Offset, m.Key, value)
-			if m.Offset+1 >= ends[p] {
-				break
-			}
+			off = f.Next
 		}
-		_ = r.Close()
 	}
 	return nil
 }

@@ -76,13 +76,16 @@ func PartitionLeaders(ctx context.Context, cl *kafka.Client, topic string) ([]in
 }
 
 // ListOffsets returns the first (kafka.FirstOffset) or end (kafka.LastOffset) offset of every
-// partition 0..n-1 of topic.
+// partition 0..n-1 of topic. The end is the last stable offset (isolation level
+// READ_COMMITTED), where a reader of committed records stops: the high watermark unless a
+// transaction is open.
 func ListOffsets(ctx context.Context, cl *kafka.Client, topic string, n int, which int64) ([]int64, error) {
 	reqs := make([]kafka.OffsetRequest, n)
 	for p := range reqs {
 		reqs[p] = kafka.OffsetRequest{Partition: p, Timestamp: which}
 	}
-	res, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	res, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{IsolationLevel: kafka.ReadCommitted,
+		Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
 	if err != nil {
 		return nil, fmt.Errorf("list offsets of topic %q: %w", topic, err)
 	}

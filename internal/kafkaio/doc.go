@@ -12,6 +12,26 @@
 // field Kafka's Admin client sets), a short-lived cache of partition leaders, topic metadata helpers, and the
 // one error classifier (Classify) with its capped, jittered Backoff and Retry.
 //
+// Every read is READ_COMMITTED (aborts.go), as Connect's KafkaBasedLog reads with
+// exactly.once.source.support=enabled: Fetch with isolation level 1, nothing past a
+// partition's last stable offset (LSO), the batches of aborted transactions dropped by the
+// response's aborted-transactions list, control batches skipped; Log.Sync, the Log's
+// readiness and ListOffsets stop at the LSO. The owner's own writes are applied in log order
+// (log_own.go): a transaction of another producer still open below them holds them back, as
+// it holds back a read_committed consumer, until it commits, aborts or times out.
+//
+// Why the framing stays here rather than on franz-go's kgo: kgo reads committed data
+// correctly, but its consumer hands out a *kgo.Record per record, copied out of the response;
+// the Log's loops decode record batches in place (a borrowing view keeps no copy), fetch all
+// the partitions of a leader in one request, take the owner's writes from their bytes, bound
+// what compressed batches inflate to, and read the message formats before record batches.
+// Rebuilt on kgo, those would be lost or done again on top of it, and the view's load, which
+// runs above a franz-go consumer's speed today (docs/benchmarks.md), would fall to it or
+// below. The requests themselves are already franz-go's kmsg structures (FetchRequest's
+// IsolationLevel, FetchResponse's LastStableOffset and AbortedTransactions), so reading
+// committed data took those fields and the filtering of aborts.go, the Java consumer's own
+// algorithm on the batch headers. Produce requests write no transactions and are untouched.
+//
 // Everything is built from Options naming one cluster; there is no package state, so a process
 // can read one cluster and write another. What records mean is left to callers: Connect's
 // formats to offsetstore, the agent's own topics to agent.

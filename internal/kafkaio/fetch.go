@@ -27,13 +27,20 @@ type Fetched struct {
 	Next int64
 	// HighWatermark is the partition's high watermark in the answer (0 when it has none).
 	HighWatermark int64
+	// LastStable is the partition's last stable offset in the answer: the end of what a
+	// read_committed reader can read now (below it, every transaction is settled). It is
+	// below HighWatermark while a transaction is open; a caller that reads "to the end" reads
+	// to LastStable (0 when the answer has none).
+	LastStable int64
 }
 
 // FetchPartition fetches one partition of topic from offset (or kafka.FirstOffset /
-// kafka.LastOffset), asking for at most maxBytes (a broker still returns a first record batch
-// larger than that: KIP-74) and waiting up to maxWait for a first record. An offset below the
-// log start moves to the log start, as a consumer with auto.offset.reset=earliest would. An
-// error of the partition (a kafka.Error) is returned wrapped.
+// kafka.LastOffset, the last stable offset), asking for at most maxBytes (a broker still
+// returns a first record batch larger than that: KIP-74) and waiting up to maxWait for a first
+// record. It reads committed records only (aborts.go): nothing at or past the last stable
+// offset, no record of an aborted transaction, no control record. An offset below the log
+// start moves to the log start, as a consumer with auto.offset.reset=earliest would. An error
+// of the partition (a kafka.Error) is returned wrapped.
 func FetchPartition(ctx context.Context, cl *kafka.Client, topic string, partition int, offset, maxBytes int64, maxWait time.Duration) (Fetched, error) {
 	return FetchPartitionBounded(ctx, cl, topic, partition, offset, maxBytes, maxWait, FetchBounds{})
 }
@@ -73,7 +80,10 @@ func FetchPartitionBounded(ctx context.Context, cl *kafka.Client, topic string, 
 	}
 	limit := int32(min(max(maxBytes, 1), math.MaxInt32))
 	f := newRawFetch(cl, topic)
-	f.req.MaxWaitMillis, f.req.MaxBytes = int32(maxWait/time.Millisecond), limit
+	// One partition: its own limit bounds the response, and the response-wide one is left
+	// open (a broker that stops at the response-wide limit may leave out the partition's
+	// aborted transactions: kfake does).
+	f.req.MaxWaitMillis, f.req.MaxBytes = int32(maxWait/time.Millisecond), math.MaxInt32
 	f.add(partition, at, limit)
 	res, _, err := f.roundTrip(ctx, cl, nil)
 	if err != nil {
@@ -95,7 +105,7 @@ func FetchPartitionBounded(ctx context.Context, cl *kafka.Client, topic string, 
 		if errors.Is(perr, kafka.OffsetOutOfRange) && rp.LogStartOffset > offset {
 			// Retention removed the records: go on at the log start, as a consumer with
 			// auto.offset.reset=earliest would.
-			return Fetched{Next: rp.LogStartOffset, HighWatermark: rp.HighWatermark}, nil
+			return Fetched{Next: rp.LogStartOffset, HighWatermark: rp.HighWatermark, LastStable: lastStable(rp)}, nil
 		}
 		return Fetched{Next: offset}, fmt.Errorf("fetch partition %d of topic %q: %w", partition, topic, perr)
 	}
@@ -104,20 +114,31 @@ func FetchPartitionBounded(ctx context.Context, cl *kafka.Client, topic string, 
 	// there instead of being copied, so that it is not held twice at once; smaller records are
 	// copied, so that one of them kept does not hold the whole response.
 	rr := recordReader{keepMin: max(len(rp.RecordBatches)/2, keepInResponseMin), inflateMax: bounds.BatchMax,
-		readMax: bounds.TotalMax}
+		readMax: bounds.TotalMax, aborted: rp.AbortedTransactions}
 	from := max(offset, 0) // a special offset was resolved above: take every record
 	out, next, err := rr.read(rp.RecordBatches, topic, partition, from, nil, nil, nil)
+	lso := lastStable(rp)
 	if err != nil {
-		return Fetched{Messages: out, Next: next, HighWatermark: rp.HighWatermark}, err
+		return Fetched{Messages: out, Next: next, HighWatermark: rp.HighWatermark, LastStable: lso}, err
 	}
 	switch {
 	case len(out) == 0 && offset < 0:
 		next = offset
-	case next == offset && rp.HighWatermark > offset:
-		// Nothing at or after offset below the high watermark (aborted or compacted away).
-		next = rp.HighWatermark
+	case next == offset && lso > offset:
+		// Nothing at or after offset below the last stable offset (compacted away). Not past
+		// it: an open transaction's records there are read once it is settled.
+		next = lso
 	}
-	return Fetched{Messages: out, Next: next, HighWatermark: rp.HighWatermark}, nil
+	return Fetched{Messages: out, Next: next, HighWatermark: rp.HighWatermark, LastStable: lso}, nil
+}
+
+// lastStable is the last stable offset of a partition of a fetch response: the high watermark
+// from a broker that answers none (-1).
+func lastStable(rp *kmsg.FetchResponseTopicPartition) int64 {
+	if rp.LastStableOffset < 0 {
+		return rp.HighWatermark
+	}
+	return rp.LastStableOffset
 }
 
 // keepInResponseMin is the least size of a record that FetchPartition leaves in the response.
@@ -126,10 +147,10 @@ const keepInResponseMin = 64 << 10
 // defaultFetchWait is FetchPartition's wait when none is given (kafka-go's Client.Fetch's).
 const defaultFetchWait = 500 * time.Millisecond
 
-// resolveOffset returns the first (kafka.FirstOffset) or end (kafka.LastOffset) offset of one
-// partition.
+// resolveOffset returns the first (kafka.FirstOffset) or end (kafka.LastOffset: the last
+// stable offset) offset of one partition.
 func resolveOffset(ctx context.Context, cl *kafka.Client, topic string, partition int, which int64) (int64, error) {
-	res, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{
+	res, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{IsolationLevel: kafka.ReadCommitted,
 		Topics: map[string][]kafka.OffsetRequest{topic: {{Partition: partition, Timestamp: which}}}})
 	if err != nil {
 		return 0, fmt.Errorf("list offsets: %w", err)

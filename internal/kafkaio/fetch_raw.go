@@ -49,11 +49,12 @@ type fetchResult struct {
 // ApiKey implements protocol.Message.
 func (*fetchResult) ApiKey() protocol.ApiKey { return protocol.Fetch }
 
-// newRawFetch returns a fetch of topic with no partitions, waiting for at least one byte.
+// newRawFetch returns a fetch of topic with no partitions, waiting for at least one byte, that
+// reads committed records only (aborts.go).
 func newRawFetch(cl *kafka.Client, topic string) *rawFetch {
 	return &rawFetch{
 		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientIDOf(cl))),
-		req: kmsg.FetchRequest{ReplicaID: -1, MinBytes: 1, MaxBytes: logFetchRequestBytes,
+		req: kmsg.FetchRequest{ReplicaID: -1, MinBytes: 1, MaxBytes: logFetchRequestBytes, IsolationLevel: readCommitted,
 			SessionID: -1, SessionEpoch: -1, Topics: []kmsg.FetchRequestTopic{{Topic: topic}}},
 	}
 }

@@ -326,20 +326,25 @@ func (l *Log) Ready() bool {
 	}
 }
 
-// Sync is Connect's readToEnd: it reads the current end offsets of every partition and waits
-// until the log has applied everything before them, so a caller sees writes made by anyone
-// before the call.
+// Sync is Connect's readToEnd: it reads the current end offsets of every partition (the last
+// stable offsets, as a read_committed consumer's endOffsets) and waits until the log has
+// applied everything before them, so a caller sees what anyone committed before the call. A
+// transaction open at the call holds its partition's end at its first offset: what it writes
+// is seen once it commits, by a later Sync. The barrier also covers the owner's own writes
+// that Written was told of before the call: above such a transaction, they are applied (and
+// Sync returns) once it is settled.
 func (l *Log) Sync(ctx context.Context) error {
 	if err := l.waitInited(ctx); err != nil {
 		return err
 	}
+	own := l.ownEnds()
 	ends, err := l.endOffsets(ctx)
 	if err != nil {
 		return fmt.Errorf("sync log of topic %q: %w", l.topic, err)
 	}
 	return l.waitApplied(ctx, func(next []int64) bool {
 		for p, end := range ends {
-			if next[p] < end {
+			if next[p] < max(end, own[p]) {
 				return false
 			}
 		}
@@ -415,7 +420,7 @@ func (l *Log) startEndCallLocked() {
 	l.endNext, l.endInflight = nil, call
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		call.ends, call.err = l.highWatermarks(ctx)
+		call.ends, call.err = l.lastStableOffsets(ctx)
 		cancel()
 		close(call.done)
 		l.endMu.Lock()
@@ -427,12 +432,14 @@ func (l *Log) startEndCallLocked() {
 	}()
 }
 
-// highWatermarks reads every partition's high watermark: the end offset Connect's readToEnd
-// waits for (ListOffsets LATEST answers the same for read_uncommitted). It asks with one Fetch
+// lastStableOffsets reads every partition's last stable offset: the end offset Connect's readToEnd
+// waits for with a read_committed consumer (ListOffsets LATEST with isolation level
+// READ_COMMITTED answers the same; the high watermark unless a transaction is open). It asks
+// with one Fetch
 // per partition leader that returns at once (MaxWait 0, MinBytes 0) with a byte of records per
 // partition (a broker still sends the first non-empty partition's first batch), as kafka-go's ListOffsets sends one request per partition: 25 round
 // trips for an offsets topic of 25 partitions, on every barrier.
-func (l *Log) highWatermarks(ctx context.Context) ([]int64, error) {
+func (l *Log) lastStableOffsets(ctx context.Context) ([]int64, error) {
 	leaders, err := l.leaders.get(ctx, l.topic)
 	if err != nil {
 		return nil, err
@@ -442,7 +449,7 @@ func (l *Log) highWatermarks(ctx context.Context) ([]int64, error) {
 	from := slices.Clone(l.next)
 	l.mu.Unlock()
 	if len(leaders) < n {
-		return nil, fmt.Errorf("high watermarks of topic %q: %d partitions, was %d", l.topic, len(leaders), n)
+		return nil, fmt.Errorf("last stable offsets of topic %q: %d partitions, was %d", l.topic, len(leaders), n)
 	}
 	byLeader := map[int]*rawFetch{}
 	for p := range n {
@@ -463,7 +470,7 @@ func (l *Log) highWatermarks(ctx context.Context) ([]int64, error) {
 		g.Go(func() error {
 			res, _, err := f.roundTrip(gctx, l.client, nil)
 			if err != nil {
-				return fmt.Errorf("high watermarks of topic %q: %w", l.topic, err)
+				return fmt.Errorf("last stable offsets of topic %q: %w", l.topic, err)
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -473,10 +480,10 @@ func (l *Log) highWatermarks(ctx context.Context) ([]int64, error) {
 				}
 				for _, rp := range t.Partitions {
 					if rp.ErrorCode != 0 {
-						return fmt.Errorf("high watermarks of topic %q partition %d: %w", l.topic, rp.Partition, kafka.Error(rp.ErrorCode))
+						return fmt.Errorf("last stable offsets of topic %q partition %d: %w", l.topic, rp.Partition, kafka.Error(rp.ErrorCode))
 					}
 					if p := int(rp.Partition); p >= 0 && p < n {
-						ends[p], seen[p] = rp.HighWatermark, true
+						ends[p], seen[p] = lastStable(&rp), true
 					}
 				}
 			}
@@ -489,7 +496,7 @@ func (l *Log) highWatermarks(ctx context.Context) ([]int64, error) {
 	}
 	for p, ok := range seen {
 		if !ok {
-			return nil, fmt.Errorf("high watermarks of topic %q: no answer for partition %d", l.topic, p)
+			return nil, fmt.Errorf("last stable offsets of topic %q: no answer for partition %d", l.topic, p)
 		}
 	}
 	return ends, nil

@@ -88,8 +88,9 @@ type tailer struct {
 	buf     []byte // the last response's bytes, reused
 	records recordReader
 	batch   []kafka.Message
-	// hw is each partition's high watermark as the last response showed it: a fetch whose
-	// partitions all stand there (or past it: own records) asks for logPollBytes.
+	// hw is each partition's last stable offset (its end for a read_committed reader) as the
+	// last response showed it: a fetch whose partitions all stand there (or past it: own
+	// records) asks for logPollBytes.
 	hw map[int]int64
 }
 
@@ -226,6 +227,7 @@ func (t *tailer) applyPartition(rp *kmsg.FetchResponseTopicPartition, emptyRespo
 	}
 	var next int64
 	var err error
+	t.records.aborted = rp.AbortedTransactions
 	t.batch, next, err = t.records.read(rp.RecordBatches, t.l.topic, p, offset, t.batch[:0], t.l.applyBatch, own)
 	if err != nil {
 		// Records applied before the error are applied again after the retry: harmless for
@@ -238,12 +240,14 @@ func (t *tailer) applyPartition(rp *kmsg.FetchResponseTopicPartition, emptyRespo
 	t.batch, next = t.l.applyOwn(p, next, next, t.batch)
 	t.l.applyBatch(t.batch)
 	delete(t.paused, p)
-	t.hw[p] = rp.HighWatermark
-	if emptyResponse && next == offset && fetched == offset && rp.HighWatermark > offset && !t.l.hasOwn(p) {
-		// Nothing at or after offset below the high watermark, in a response that was not
-		// full: compaction removed the tail (e.g. an expired tombstone). Connect's consumer
-		// position would move past it the same way.
-		next = rp.HighWatermark
+	lso := lastStable(rp)
+	t.hw[p] = lso
+	if emptyResponse && next == offset && fetched == offset && lso > offset && !t.l.hasOwn(p) {
+		// Nothing at or after offset below the last stable offset, in a response that was
+		// not full: compaction removed the tail (e.g. an expired tombstone). Connect's
+		// consumer position would move past it the same way. Never past the last stable
+		// offset: the records of a transaction still open are read once it is settled.
+		next = lso
 	}
 	if next != offset {
 		t.l.advance(p, next)

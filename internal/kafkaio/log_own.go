@@ -249,6 +249,20 @@ func (l *Log) applyOwn(p int, at, pos int64, out []kafka.Message) ([]kafka.Messa
 	}
 }
 
+// ownEnds returns, per partition, the offset after the last run of own records waiting to be
+// applied (0 where none waits): Sync waits for them too.
+func (l *Log) ownEnds() []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ends := make([]int64, len(l.own))
+	for p, runs := range l.own {
+		for _, r := range runs {
+			ends[p] = max(ends[p], r.end())
+		}
+	}
+	return ends
+}
+
 // hasOwn reports whether runs of p wait for the fetch loop.
 func (l *Log) hasOwn(p int) bool {
 	l.mu.Lock()

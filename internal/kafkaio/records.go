@@ -11,6 +11,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/compress"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Record batches (magic 2, the only format Kafka 4 writes; the older formats in records_legacy.go) are decoded here straight from the
@@ -29,7 +30,9 @@ const (
 	batchCountOffset     = 57 // int32: record count
 	batchLogOverhead     = 12 // base offset and length: what the length does not count
 
+	batchProducerOffset  = 43 // int64: producer id
 	batchCompressionMask = 0x07
+	batchTxnFlag         = 0x10
 	batchControlFlag     = 0x20
 )
 
@@ -58,6 +61,11 @@ type recordReader struct {
 	readMax int64
 	// taken is what the current call of read took in, against readMax.
 	taken int64
+	// aborted, set by the caller before a call of read, are the aborted transactions the
+	// fetch response lists for the partition read (read_committed, see aborts.go); read
+	// drops their batches and clears it.
+	aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction
+	aborts  abortFilter
 	// inflated holds a compressed batch's records; reused across batches.
 	inflated bytes.Buffer
 }
@@ -77,6 +85,8 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 	flush func([]kafka.Message), own ownFunc) ([]kafka.Message, int64, error) {
 	next := offset
 	rr.taken = 0
+	rr.aborts.reset(rr.aborted)
+	rr.aborted = nil
 	for len(data) >= batchLogOverhead {
 		size := batchLogOverhead + int(int32(binary.BigEndian.Uint32(data[batchLengthOffset:])))
 		if size <= batchMagicOffset {
@@ -103,6 +113,12 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 		}
 		base := int64(binary.BigEndian.Uint64(b))
 		last := base + int64(int32(binary.BigEndian.Uint32(b[batchLastDeltaOffset:])))
+		// Before the offset check: the batches before the offset asked for still close the
+		// aborted transactions they end.
+		if b[batchMagicOffset] == 2 && rr.aborts.drop(b, last) {
+			next = max(next, last+1) // an aborted transaction's batch or its marker
+			continue
+		}
 		if last < next {
 			continue // wholly before the offset asked for: a batch may start before it
 		}

@@ -172,14 +172,15 @@ func TestRecordReaderRejectsCorruptBatches(t *testing.T) {
 
 // Batches as a real client writes them (franz-go: each compression, producer ids, sequence
 // numbers, transactions committed and aborted), stored by kfake and fetched back through
-// FetchPartition: every data record in order (aborted ones too: the fetch is
-// read_uncommitted, as before), no transaction marker, Next past them.
+// FetchPartition: every committed data record in order, none of the aborted transaction, no
+// transaction marker, Next past them.
 func TestFetchPartitionReadsClientBatches(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(1, "batches"))
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	ctx := testContext(t)
 	var want []string
+	written := 0
 	produce := func(opts []kgo.Opt, txn *kgo.TransactionEndTry, n int) {
 		t.Helper()
 		cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic("batches"))...)
@@ -190,9 +191,12 @@ func TestFetchPartitionReadsClientBatches(t *testing.T) {
 		}
 		var recs []*kgo.Record
 		for range n {
-			v := fmt.Sprintf("value-%d-%s", len(want), bytes.Repeat([]byte{'x'}, len(want)%200))
-			recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "key-%d", len(want)), Value: []byte(v)})
-			want = append(want, v)
+			v := fmt.Sprintf("value-%d-%s", written, bytes.Repeat([]byte{'x'}, written%200))
+			recs = append(recs, &kgo.Record{Key: fmt.Appendf(nil, "key-%d", written), Value: []byte(v)})
+			if txn == nil || *txn == kgo.TryCommit {
+				want = append(want, v)
+			}
+			written++
 		}
 		require.NoError(t, cl.ProduceSync(ctx, recs...).FirstErr())
 		if txn != nil {
@@ -209,7 +213,7 @@ func TestFetchPartitionReadsClientBatches(t *testing.T) {
 	produce(nil, nil, 5)
 
 	cl := NewClient(Options{Brokers: c.ListenAddrs()})
-	var got []string
+	var got, keys []string
 	offset := int64(0)
 	last := int64(-1)
 	for range 100 {
@@ -218,7 +222,7 @@ func TestFetchPartitionReadsClientBatches(t *testing.T) {
 		for _, m := range f.Messages {
 			require.Greater(t, m.Offset, last)
 			last = m.Offset
-			require.Equal(t, fmt.Sprintf("key-%d", len(got)), string(m.Key))
+			keys = append(keys, string(m.Key))
 			got = append(got, string(m.Value))
 		}
 		offset = f.Next
@@ -227,8 +231,10 @@ func TestFetchPartitionReadsClientBatches(t *testing.T) {
 		}
 	}
 	require.Equal(t, want, got)
+	require.Equal(t, "key-279", keys[279])
+	require.Equal(t, "key-300", keys[280]) // after the 20 aborted records
 	// 305 records and two transaction markers.
-	require.Equal(t, int64(len(want)+2), offset)
+	require.Equal(t, int64(written+2), offset)
 }
 
 // With keepMin, a large record of an uncompressed batch keeps its bytes in the data read

@@ -161,7 +161,8 @@ func waitHTTP(ctx context.Context, url string) error {
 
 // printRecords prints the first n records of partition 0 of topic.
 func printRecords(ctx context.Context, broker, topic string, n int, w io.Writer) error {
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{broker}, Topic: topic, Partition: 0, MaxWait: 200 * time.Millisecond})
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{broker}, Topic: topic, Partition: 0, MaxWait: 200 * time.Millisecond,
+		IsolationLevel: kafka.ReadCommitted})
 	defer r.Close()
 	for i := 0; i < n; i++ {
 		m, err := r.ReadMessage(ctx)
