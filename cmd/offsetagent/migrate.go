@@ -214,7 +214,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	}
 	w := stdout
 	if *out != "" {
-		file, err := os.Create(*out)
+		file, err := createPrivate(*out)
 		if err != nil {
 			fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
 			return 2
@@ -287,12 +287,27 @@ func progressFor(w io.Writer) migrate.Progress {
 	return migrate.LineProgress(w)
 }
 
+// createPrivate creates (or truncates) path readable and writable by its owner only (0600),
+// also when it existed with a wider mode: export's bodies hold the configs as stored, secrets
+// in plain text. The report is masked, but gets the same mode, since it names the fleet.
+func createPrivate(path string) (*os.File, error) {
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := file.Chmod(0o600); err != nil {
+		_ = file.Close()
+		return nil, fmt.Errorf("make %s private: %w", path, err)
+	}
+	return file, nil
+}
+
 // finishReport writes the summary table to table, the JSON report to path (when given) and
 // returns the exit status: 0 when every connector succeeded or was planned, else 1.
 func finishReport(rep *migrate.Report, path string, table, stderr io.Writer) int {
 	_ = rep.WriteTable(table)
 	if path != "" {
-		file, err := os.Create(path)
+		file, err := createPrivate(path)
 		if err == nil {
 			err = errors.Join(rep.WriteJSON(file), file.Close())
 		}

@@ -90,8 +90,16 @@ func TestExportAndMigrateCommands(t *testing.T) {
 		code := run(args, strings.NewReader(""), &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
+	// The bodies hold secrets in plain text: the file is private, also when it existed before
+	// with a wider mode; so is the report.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bodies.jsonl"), []byte("old\n"), 0o644))
 	code, out, stderr := cmd("export", "--from-brokers", a.Addr(), "-o", filepath.Join(dir, "bodies.jsonl"), "--report", filepath.Join(dir, "export.json"))
 	require.Equal(t, 0, code, stderr)
+	for _, f := range []string{"bodies.jsonl", "export.json"} {
+		fi, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), f)
+	}
 	require.Empty(t, out)
 	require.Contains(t, stderr, "1 connectors: 0 succeeded, 1 planned, 0 failed, 0 skipped")
 	bodies, err := os.ReadFile(filepath.Join(dir, "bodies.jsonl"))
