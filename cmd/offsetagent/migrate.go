@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -138,15 +139,54 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 }
 
 // selectionKey is the text a derived migration id hashes: every flag that changes what is
-// created on B.
+// created on B, in an encoding that tells apart every two selections.
+//
+// Where each repeatable flag was given at most once, and never empty, the key is the flags
+// joined by NUL bytes, as it always was, so that a migration begun by an earlier version keeps
+// its id: a command-line value holds no NUL, and the number of fields is fixed. A flag given
+// twice (`--set a=1 --set b=2`) was joined by commas before, which gave it the id of `--set
+// a=1,b=2`; such selections, and a flag given once with an empty value, are now keyed by a
+// JSON object instead, which holds no NUL and so never equals a key of the first form.
 func (f *fleetFlags) selectionKey() string {
-	key := []string{f.fromConfigTopic, f.fromOffsetsTopic, f.include.String(), f.exclude.String(), f.rename.String(),
-		f.set.String(), f.unset.String(), f.initialState, f.sinkMode()}
-	if f.sinkMode() == string(migrate.SinkOffsetsTranslate) {
-		// Only here, so that the ids of migrations without MirrorMaker 2 stay as they were.
-		key = append(key, f.mm2SourceAlias, f.replicationPolicy, f.replicationSeparator)
+	mm2 := f.sinkMode() == string(migrate.SinkOffsetsTranslate)
+	lists := []listFlag{f.include, f.exclude, f.rename, f.set, f.unset}
+	legacy := true
+	for _, l := range lists {
+		if len(l) > 1 || (len(l) == 1 && l[0] == "") {
+			legacy = false
+		}
 	}
-	return strings.Join(key, "\x00")
+	if legacy {
+		key := []string{f.fromConfigTopic, f.fromOffsetsTopic, f.include.String(), f.exclude.String(), f.rename.String(),
+			f.set.String(), f.unset.String(), f.initialState, f.sinkMode()}
+		if mm2 {
+			// Only here, so that the ids of migrations without MirrorMaker 2 stay as they were.
+			key = append(key, f.mm2SourceAlias, f.replicationPolicy, f.replicationSeparator)
+		}
+		return strings.Join(key, "\x00")
+	}
+	type mm2Key struct {
+		SourceAlias string `json:"source_alias"`
+		Policy      string `json:"policy"`
+		Separator   string `json:"separator"`
+	}
+	k := struct {
+		ConfigTopic  string   `json:"config_topic"`
+		OffsetsTopic string   `json:"offsets_topic"`
+		Include      []string `json:"include"`
+		Exclude      []string `json:"exclude"`
+		Rename       []string `json:"rename"`
+		Set          []string `json:"set"`
+		Unset        []string `json:"unset"`
+		InitialState string   `json:"initial_state"`
+		SinkOffsets  string   `json:"sink_offsets"`
+		MM2          *mm2Key  `json:"mm2,omitempty"`
+	}{f.fromConfigTopic, f.fromOffsetsTopic, f.include, f.exclude, f.rename, f.set, f.unset, f.initialState, f.sinkMode(), nil}
+	if mm2 {
+		k.MM2 = &mm2Key{f.mm2SourceAlias, f.replicationPolicy, f.replicationSeparator}
+	}
+	b, _ := json.Marshal(k) // strings and lists of strings only: it cannot fail
+	return string(b)
 }
 
 func splitList(s string) []string {
