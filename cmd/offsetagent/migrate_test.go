@@ -205,4 +205,6 @@ func TestSelectionKeyUnambiguous(t *testing.T) {
 	require.Equal(t, "connect-configs\x00connect-offsets\x00orders-.*\x00\x00\x00a=1,b=2\x00\x00\x00copy", legacy.selectionKey())
 }
 
-func migrateIDOf(f *fleetFlags) string { return migrate.DeriveMigrationID("cluster-A", f.selectionKey()) }
+func migrateIDOf(f *fleetFlags) string {
+	return migrate.DeriveMigrationID("cluster-A", f.selectionKey())
+}
