@@ -278,7 +278,8 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	resultTopic := fs.String("result-topic", "", "B's result topic (default: OFFSETAGENT_RESULT_TOPIC or the agent's default)")
 	migrationID := fs.String("migration-id", "", "the migration's id (default: derived from A's cluster id and the selection)")
 	concurrency := fs.Int("concurrency", 16, "requests in flight")
-	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the whole run")
+	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the run: the requests' deadline, which B's agents honour (0: none; refused with --stop-source)")
+	grace := fs.Duration("grace", 30*time.Second, "how long past the requests' deadline to wait for results still on their way")
 	dry := fs.Bool("dry-run", false, "publish dry-run requests: print the plans, change nothing on B")
 	toConnectURL := fs.String("to-connect-url", "", "B's Connect REST API (optional, for the prechecks)")
 	if !parseFleet(fs, args, stderr) {
@@ -296,7 +297,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 		To: migrate.Target{Brokers: splitList(f.toBrokers), RequestTopic: cfg.RequestTopic, ResultTopic: cfg.ResultTopic,
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic, Transport: conns.Transport, Dialer: conns.Dialer,
 			ConnectURL: *toConnectURL, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
-		MigrationID: *migrationID, SelectionKey: f.selectionKey(), Concurrency: *concurrency, Timeout: *timeout, DryRun: *dry,
+		MigrationID: *migrationID, SelectionKey: f.selectionKey(), Concurrency: *concurrency, Timeout: *timeout, Grace: *grace, DryRun: *dry,
 		Progress: progressFor(stderr),
 	}
 	if *requestTopic != "" {
