@@ -71,7 +71,7 @@ type Request struct {
 	// Deadline is the CloudEvent extension "deadline" (ExtensionDeadline); zero when absent.
 	// Past it the agent writes nothing for the request and answers with a failed result.
 	Deadline time.Time
-	Data   CreateRequest
+	Data     CreateRequest
 
 	// pending is the data of a request whose initial_offsets text DecodeRequestDeferred left
 	// unchecked (Deferred), decoded again by Check with tune.
