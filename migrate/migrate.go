@@ -135,6 +135,17 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		return nil, precheckf("read B's result topic %q: %v", opts.To.ResultTopic, err)
 	}
 	defer results.close()
+	st := StateStore{}
+	if opts.States != nil {
+		st = *opts.States
+	}
+	if len(st.Brokers) == 0 {
+		st.Brokers, st.Transport = opts.To.Brokers, opts.To.Transport
+	}
+	src.opts.States = &st
+	if err := src.openStates(ctx, clusterA, opts.MigrationID); err != nil {
+		return nil, err
+	}
 
 	entries, err := src.collect(ctx)
 	if err != nil {

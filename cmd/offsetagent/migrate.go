@@ -33,7 +33,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 type fleetFlags struct {
 	fromBrokers, fromConfigTopic, fromOffsetsTopic, fromConnectURL string
 	include, exclude, rename, set, unset                           listFlag
-	initialState, sinkOffsets, toBrokers, report                   string
+	initialState, sinkOffsets, toBrokers, report, stateTopic       string
 	stopSource                                                     bool
 	// MirrorMaker 2 (--sink-offsets translate).
 	mm2SourceAlias, mm2TargetAlias, replicationPolicy, replicationSeparator string
@@ -53,7 +53,8 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.unset, "unset", "config key removed from every selected connector (repeatable)")
 	fs.StringVar(&f.initialState, "initial-state", "", "RUNNING, PAUSED or STOPPED: overrides the state carried over from A")
 	fs.StringVar(&f.sinkOffsets, "sink-offsets", "", "copy, none or translate: what happens to sink offsets (default: translate with --mm2-source-alias, else copy)")
-	fs.BoolVar(&f.stopSource, "stop-source", false, "stop each selected connector on A first and wait for its final commit (needs --from-connect-url)")
+	fs.BoolVar(&f.stopSource, "stop-source", false, "stop each selected connector on A first and wait for its final commit (needs --from-connect-url; for sinks --from-brokers)")
+	fs.StringVar(&f.stateTopic, "state-topic", migrate.DefaultStateTopic, "compacted topic on B (--to-brokers) where --stop-source records each connector's state on A before stopping it")
 	fs.StringVar(&f.toBrokers, "to-brokers", "", "B's bootstrap brokers")
 	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
 	fs.StringVar(&f.mm2SourceAlias, "mm2-source-alias", "", "A's alias in MirrorMaker 2: sink offsets are translated through <ALIAS>.checkpoints.internal on B (--to-brokers)")
@@ -132,6 +133,7 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 		SinkOffsets: migrate.SinkOffsetsMode(f.sinkMode()), StopSource: f.stopSource,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
+	o.States = &migrate.StateStore{Brokers: splitList(f.toBrokers), Topic: f.stateTopic, SelectionKey: f.selectionKey()}
 	if f.fromBrokers != "" {
 		o.Topics = &migrate.TopicsSource{Brokers: splitList(f.fromBrokers), ConfigTopic: f.fromConfigTopic, OffsetsTopic: f.fromOffsetsTopic}
 	}
@@ -225,6 +227,7 @@ func (f *fleetFlags) setup(ctx context.Context, stderr io.Writer) (migrate.Optio
 	if opts.Topics != nil {
 		opts.Topics.Transport, opts.Topics.Dialer = conns.Transport, conns.Dialer
 	}
+	opts.States.Transport = conns.Transport
 	if opts.SinkTranslator, err = f.translator(conns.Transport, opts.Logger); err != nil {
 		return opts, cfg, conns, err
 	}
@@ -237,6 +240,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	var f fleetFlags
 	f.register(fs)
 	out := fs.String("o", "", "write the bodies to this file instead of stdout")
+	migrationID := fs.String("migration-id", "", "with --stop-source: the migration whose state records to use (default: the id migrate derives from the same flags)")
 	if !parseFleet(fs, args, stderr) {
 		return 2
 	}
@@ -247,6 +251,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
 		return 2
 	}
+	opts.States.MigrationID = *migrationID
 	rep, err := migrate.Export(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
