@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 func fileSourceConfig(name string) map[string]string {
@@ -142,4 +145,40 @@ func TestStopSourceNeedsStateStore(t *testing.T) {
 	require.ErrorIs(t, err, ErrPrecheck)
 	require.ErrorContains(t, err, "give --to-brokers")
 	require.Empty(t, fc.stops)
+}
+
+// The same through Migrate: a run that stopped the connectors on A and did not finish (no
+// agent answered before --timeout) is run again; the re-run, which finds them STOPPED on A,
+// publishes them in the states they had, taken from the records on B.
+func TestMigrateReRunAfterUnfinishedStop(t *testing.T) {
+	brokersB := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
+	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	for _, topic := range []string{"requests", "results"} {
+		require.NoError(t, offsetstore.EnsureTopic(ctx, cl, topic, 1, nil))
+	}
+	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
+		"src-run":    {typ: "source", state: StateRunning, stopAt: -1, config: fileSourceConfig("src-run")},
+		"src-paused": {typ: "source", state: StatePaused, stopAt: -1, config: fileSourceConfig("src-paused")},
+	}}
+	opts := MigrateOptions{
+		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond,
+			StopTimeout: 5 * time.Second},
+		To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+			OffsetsTopic: "connect-offsets"},
+		SelectionKey: t.Name(), Timeout: 3 * time.Second, Grace: 100 * time.Millisecond,
+	}
+	for run := range 2 {
+		rep, err := Migrate(ctx, opts)
+		require.NoError(t, err)
+		got := map[string]string{}
+		for _, e := range rep.Connectors {
+			require.NotNil(t, e.Body, "run %d: %s: %s", run, e.Name, e.Message)
+			got[e.Name] = e.Body.InitialState + " " + string(e.Outcome)
+		}
+		require.Equal(t, map[string]string{"src-run": "RUNNING failed", "src-paused": "PAUSED failed"}, got, "run %d", run)
+		require.Equal(t, StateStopped, fc.connectors["src-run"].state)
+	}
 }
