@@ -91,7 +91,7 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		}
 		if waitCtx.Err() != nil {
 			for _, e := range inflight {
-				p.unanswered(prog, e, ctx)
+				p.unanswered(ctx, prog, e)
 			}
 			return publishing
 		}
@@ -117,7 +117,7 @@ func (p *publisher) cutShort(ctx context.Context) string {
 // unanswered finishes an entry whose request got no result: failed when its deadline passed
 // and the grace after it was waited out in full (B's agents refuse it from its deadline on),
 // else pending, with what to do.
-func (p *publisher) unanswered(prog Progress, e *Entry, ctx context.Context) {
+func (p *publisher) unanswered(ctx context.Context, prog Progress, e *Entry) {
 	switch {
 	case p.deadline.IsZero():
 		p.finish(prog, e, OutcomePending, "await_result", fmt.Sprintf(

@@ -124,9 +124,9 @@ func (r *restReader) list(ctx context.Context) ([]*Connector, error) {
 
 // statusState maps a connector's status to the state to create it in. RUNNING, PAUSED and
 // STOPPED are what the worker made of the target state. FAILED, UNASSIGNED and RESTARTING say
-// nothing of it: a connector that failed while starting, or that no worker runs, may have been
-// paused or stopped since (the status changes only once a worker acts on the new target), so
-// the state is "" and unknown says why.
+// nothing of it: a failed connector keeps that status when it is paused or stopped (its
+// worker does not act on a new target state), an unassigned one has no worker to act on it, and
+// a restart may be on its way to any of them. The state is then "" and unknown says why.
 func statusState(s string) (state, unknown string) {
 	switch s {
 	case StateRunning, StatePaused, StateStopped:
