@@ -99,6 +99,12 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 	if !allowed {
 		return refused(req), false
 	}
+	if late := handlers.PastDeadline(req, time.Now()); late != nil {
+		// Its sender has given up on it and reported it failed: carrying it out now would
+		// make that report false (a connector created on B after the operator resumed A).
+		a.log.Warn("request past its deadline refused", "connector", req.Data.Name, "request_id", req.ID)
+		return late, false
+	}
 	start = time.Now()
 	out = a.proc.Create(work, req)
 	a.log.Info("request finished", "connector", out.Result.Name, "request_id", req.ID,

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"mime"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/cloudevents/sdk-go/v2/binding/format"
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/cloudevents/sdk-go/v2/types"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -78,7 +80,7 @@ const RawOffsetsBytes = 64 << 10
 // application/json, text/json or any +json type) holding a create request
 // (ParseCreateRequest; an initial_offsets array of RawOffsetsBytes or more is checked and
 // left as text in RawOffsets). The extension dryrun (true or "true", case-insensitive) sets
-// DryRun.
+// DryRun; the extension deadline (an RFC 3339 timestamp) sets Deadline.
 func DecodeRequest(msg *kafka.Message, maxBytes int) (*Request, error) {
 	return decodeRequest(msg, maxBytes, defaultTuning(), false)
 }
@@ -168,6 +170,9 @@ func decodeRequest(msg *kafka.Message, maxBytes int, tune scanTuning, deferred b
 		return fail(decodeErr(ReasonInvalidEvent, err, "%v", err))
 	}
 	req.DryRun = dry
+	if req.Deadline, err = deadline(ev); err != nil {
+		return fail(decodeErr(ReasonInvalidEvent, err, "%v", err))
+	}
 	if ct := ev.DataContentType(); !isJSONContentType(ct) {
 		return fail(decodeErr(ReasonInvalidData, nil,
 			"datacontenttype %q is not JSON; send the request body as application/json", ct))
@@ -283,6 +288,27 @@ func dryRun(ev *event.Event) (bool, error) {
 		}
 	}
 	return false, fmt.Errorf("extension dryrun is %v; it must be true or false", v)
+}
+
+// ExtensionDeadline is the CloudEvents extension attribute (type Timestamp: RFC 3339 text, a
+// ce_deadline header in binary mode) after which a request must not be carried out: an agent
+// that reads the request at or after its deadline writes nothing and publishes a failed result
+// (handlers.PastDeadline). It is what lets a client that gave up waiting for a result report
+// the request as failed and be right.
+const ExtensionDeadline = "deadline"
+
+// deadline reads the deadline extension (zero when absent). A value that is not a timestamp
+// is an error rather than no deadline, so that a request meant to expire never runs late.
+func deadline(ev *event.Event) (time.Time, error) {
+	v, ok := ev.Extensions()[ExtensionDeadline]
+	if !ok {
+		return time.Time{}, nil
+	}
+	t, err := types.ToTime(v)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("extension deadline is %v; it must be an RFC 3339 timestamp: %v", v, err)
+	}
+	return t, nil
 }
 
 // isJSONContentType accepts "" (CloudEvents then means JSON), application/json, text/json

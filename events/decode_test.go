@@ -26,6 +26,8 @@ func TestRequestRoundTrip(t *testing.T) {
 		{name: "structured dry run with time", opts: RequestOptions{Mode: ModeStructured, ID: "r4", Source: "/ci", DryRun: true, Time: time.Unix(1700000000, 0)}},
 		{name: "random id and default source", opts: RequestOptions{}},
 		{name: "explicit key", opts: RequestOptions{ID: "r5", Key: "other-key"}},
+		{name: "binary deadline", opts: RequestOptions{ID: "r6", Deadline: time.Date(2026, 12, 4, 17, 30, 0, 123456789, time.UTC)}},
+		{name: "structured deadline", opts: RequestOptions{Mode: ModeStructured, ID: "r7", Deadline: time.Date(2026, 12, 4, 17, 30, 0, 0, time.FixedZone("x", 3600))}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,6 +54,7 @@ func TestRequestRoundTrip(t *testing.T) {
 			require.Equal(t, wantSource, req.Source)
 			require.Equal(t, TypeCreateRequest, req.Type)
 			require.Equal(t, tt.opts.DryRun, req.DryRun)
+			require.True(t, tt.opts.Deadline.Equal(req.Deadline), "deadline %s, want %s", req.Deadline, tt.opts.Deadline)
 			require.Equal(t, wantCreateRequest(), req.Data)
 		})
 	}
@@ -164,6 +167,8 @@ func TestDecodeRequestRejects(t *testing.T) {
 		{name: "result type", msg: record(body, binaryHeaders("ce_type", TypeCreateSucceeded)...), reason: ReasonUnknownType, message: "is not handled"},
 		{name: "dryrun yes", msg: record(body, binaryHeaders("ce_dryrun", "yes")...), reason: ReasonInvalidEvent, message: "extension dryrun is yes; it must be true or false"},
 		{name: "structured dryrun number", msg: structured(`,"dryrun":1,"data":` + body), reason: ReasonInvalidEvent, message: "extension dryrun is 1"},
+		{name: "deadline not a timestamp", msg: record(body, binaryHeaders("ce_deadline", "tomorrow")...), reason: ReasonInvalidEvent, message: "extension deadline is tomorrow; it must be an RFC 3339 timestamp"},
+		{name: "structured deadline number", msg: structured(`,"deadline":1,"data":` + body), reason: ReasonInvalidEvent, message: "extension deadline is 1"},
 		{name: "text/plain data", msg: record(body, binaryHeaders("content-type", "text/plain")...), reason: ReasonInvalidData, message: `datacontenttype "text/plain" is not JSON`},
 		{name: "avro data", msg: record(body, binaryHeaders("content-type", "application/avro")...), reason: ReasonInvalidData, message: "is not JSON"},
 		{name: "empty value", msg: record("", binaryHeaders()...), reason: ReasonInvalidData, message: "request data is empty"},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/cloudevents/sdk-go/v2/types"
 	"github.com/google/uuid"
 	"github.com/segmentio/kafka-go"
 )
@@ -42,6 +43,8 @@ type RequestOptions struct {
 	Key string
 	// Time is the CloudEvent time; zero leaves it out.
 	Time time.Time
+	// Deadline sets the deadline extension (ExtensionDeadline); zero leaves it out.
+	Deadline time.Time
 }
 
 // RequestMessage builds a create request record carrying body as its data, for
@@ -87,6 +90,9 @@ func RequestMessage(topic string, body []byte, opts RequestOptions) (kafka.Messa
 	}
 	if opts.DryRun {
 		ev.SetExtension("dryrun", true)
+	}
+	if !opts.Deadline.IsZero() {
+		ev.SetExtension(ExtensionDeadline, types.Timestamp{Time: opts.Deadline.UTC()})
 	}
 	if len(body) > 0 {
 		ev.DataEncoded = body

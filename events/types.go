@@ -1,6 +1,10 @@
 package events
 
-import "github.com/offsetagent/offsetagent/internal/jsonvalue"
+import (
+	"time"
+
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+)
 
 // CloudEvent types. Automation matches on these strings: never change them.
 const (
@@ -64,7 +68,10 @@ type Request struct {
 	Type   string
 	// DryRun is the CloudEvent extension "dryrun" = true.
 	DryRun bool
-	Data   CreateRequest
+	// Deadline is the CloudEvent extension "deadline" (ExtensionDeadline); zero when absent.
+	// Past it the agent writes nothing for the request and answers with a failed result.
+	Deadline time.Time
+	Data     CreateRequest
 
 	// pending is the data of a request whose initial_offsets text DecodeRequestDeferred left
 	// unchecked (Deferred), decoded again by Check with tune.

@@ -219,7 +219,7 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 	j := &job{req: req, name: req.Data.Name, ahead: c.takeReadAhead(req)}
 	out := &Outcome{}
 	var failure *Failure
-	intentWritten := false
+	intentWritten, deadlineChecked := false, false
 	for _, st := range c.stages() {
 		if failure != nil || (st.skip != nil && st.skip(j)) {
 			j.reports = append(j.reports, events.StageReport{Stage: string(st.step), Outcome: events.OutcomeSkipped})
@@ -228,7 +228,13 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 		c.fault("before:" + string(st.step))
 		start := time.Now()
 		var err error
-		if st.destructive && !intentWritten && c.opts.Intents != nil {
+		if st.destructive && !deadlineChecked {
+			// Last look at the deadline before the first write: validation may have taken
+			// the request past it.
+			deadlineChecked = true
+			err = pastDeadline(req, time.Now())
+		}
+		if err == nil && st.destructive && !intentWritten && c.opts.Intents != nil {
 			err = c.writeIntent(ctx, j)
 			intentWritten = err == nil
 		}

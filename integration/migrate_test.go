@@ -356,6 +356,9 @@ func TestMigratePrechecks(t *testing.T) {
 		}, want: "A and B are the same Connect cluster"},
 		{name: "A unreachable", edit: func(o *migrate.MigrateOptions) { o.Topics.Brokers = []string{"127.0.0.1:1"} }, want: "A's Kafka cluster"},
 		{name: "bad migration id", edit: func(o *migrate.MigrateOptions) { o.MigrationID = "a/b" }, want: `--migration-id "a/b"`},
+		{name: "stop source without a timeout", edit: func(o *migrate.MigrateOptions) {
+			o.StopSource, o.ConnectURL, o.Timeout = true, "http://127.0.0.1:1", 0
+		}, want: "--stop-source with --timeout 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,8 +23,15 @@ type Connector struct {
 	Config events.Config
 	// Type is source or sink.
 	Type connectors.Type
-	// State is A's target state in REST spelling: RUNNING, PAUSED or STOPPED.
+	// State is A's target state in REST spelling: RUNNING, PAUSED or STOPPED; "" when A's
+	// REST API does not tell it (StateUnknown says why).
 	State string
+	// StateUnknown says why State is not known ("" when it is): read through REST only, a
+	// connector whose status is FAILED, UNASSIGNED or RESTARTING, or that has no status yet,
+	// may have any target state.
+	StateUnknown string
+	// stateRecorded: State comes from, or was written to, the migration's state record.
+	stateRecorded bool
 	// Offsets are its current offsets on A in the KIP-875 shape.
 	Offsets []events.ConnectorOffset
 	// Group is a sink's consumer group on A ("" for sources).
@@ -32,6 +39,11 @@ type Connector struct {
 	// Problem says why the connector cannot be exported as read ("" when it can): bad input
 	// on A such as a malformed config or offsets record or a pending task-config update.
 	Problem string
+}
+
+// knownState reports whether s is an initial state of a body.
+func knownState(s string) bool {
+	return s == StateRunning || s == StatePaused || s == StateStopped
 }
 
 // restState maps a config-topic target state to REST's spelling.

@@ -7,7 +7,16 @@
 //
 // Runs are idempotent: request ids derive from the migration id and the connector's name on B,
 // and B's result topic is read first, so a connector that already succeeded is not published
-// again and one whose last attempt failed is published under the next attempt's id.
+// again and one whose last attempt failed is published under the next attempt's id. Before
+// StopSource stops a connector, its state is recorded in a compacted topic on B (states.go), and
+// every run of the migration creates it in that state, not in the STOPPED a re-run finds on A;
+// a connector whose state cannot be known (STOPPED without a record, or a REST status that does
+// not tell the target state) is refused unless InitialState gives one.
+//
+// Outcomes are true: every request carries a deadline (events.ExtensionDeadline, the run's
+// start plus Timeout) that B's agents honour, and a connector is reported failed only once
+// its request can no longer be carried out (no result by the deadline plus Grace); an
+// interrupted run reports its requests in flight pending.
 //
 // Reading flags and the environment, terminals and exit codes are left to the caller (cmd/).
 // Sink offsets are carried as read (SinkOffsetsCopy), left out (SinkOffsetsNone) or

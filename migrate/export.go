@@ -53,8 +53,13 @@ type Options struct {
 	SinkOffsets    SinkOffsetsMode
 	SinkTranslator SinkTranslator
 	// StopSource stops each selected connector on A first (needs ConnectURL) and waits for a
-	// real stop barrier before reading its offsets.
+	// real stop barrier before reading its offsets. Before stopping a connector it records the
+	// connector's state in States (required), and a later run takes the state from there.
 	StopSource bool
+	// States is where connectors' states on A are recorded before they are stopped (see
+	// StateStore); nil or without brokers for none. Migrate fills in B's brokers and the
+	// migration id.
+	States *StateStore
 	// StopTimeout bounds the stop barrier of one connector (default 2 minutes); StablePause is
 	// the pause between the two offset reads that must agree (default 1 s); StopPoll the
 	// status polling interval (default 250 ms).
@@ -119,6 +124,8 @@ type source struct {
 	opts   Options
 	topics *topicsReader
 	rest   *restReader
+	// states are the migration's recorded states (nil for none).
+	states *states
 }
 
 // openSource checks opts and connects to A (reading its topics to the end).
@@ -151,6 +158,66 @@ func openSource(ctx context.Context, opts Options) (*source, error) {
 func (s *source) close() {
 	if s.topics != nil {
 		s.topics.close()
+	}
+	s.states.close()
+}
+
+// openStates opens the state records of opts.States for migration id (derived from A's
+// cluster id when "" and States has none), creating the topic with StopSource. Without
+// StopSource and without a topic, there are no records.
+func (s *source) openStates(ctx context.Context, clusterA, id string) error {
+	st := s.opts.States
+	if st == nil || len(st.Brokers) == 0 {
+		if s.opts.StopSource {
+			return precheckf("--stop-source records each connector's state on A before stopping it, in topic %q on B: give --to-brokers", DefaultStateTopic)
+		}
+		return nil
+	}
+	cp := *st
+	if id != "" {
+		cp.MigrationID = id
+	}
+	if cp.MigrationID == "" {
+		cp.MigrationID = DeriveMigrationID(clusterA, cp.SelectionKey)
+	}
+	if strings.ContainsAny(cp.MigrationID, "/ \t\n") {
+		return precheckf("--migration-id %q: no '/' or spaces", cp.MigrationID)
+	}
+	states, err := openStates(ctx, cp, s.describe(), s.opts.StopSource, s.opts.Logger)
+	if err != nil {
+		return precheckf("the migration's state topic %q: %v", cp.topic(), err)
+	}
+	s.states = states
+	return nil
+}
+
+// resolveStates settles the state each selected connector is created in, before anything is
+// stopped: the recorded one where an earlier run of the migration recorded it (A now shows the
+// STOPPED that run left); else A's state as read. A connector whose state cannot be known is
+// refused (it gets a Problem) unless InitialState overrides the state: read through REST only
+// with a status that does not tell the target state, or, with StopSource, STOPPED on A with no
+// record (stopped by hand or by another migration, so the state it had before is lost).
+func (s *source) resolveStates(entries []*Entry) {
+	for _, e := range entries {
+		c := e.connector
+		if c.Problem != "" {
+			continue
+		}
+		if st, ok := s.states.get(c.Name); ok {
+			c.State, c.StateUnknown, c.stateRecorded = st, "", true
+			continue
+		}
+		if s.opts.InitialState != "" {
+			continue
+		}
+		switch {
+		case c.StateUnknown != "":
+			c.Problem = "state on A unknown: " + c.StateUnknown + "; give --initial-state, or read A with --from-brokers"
+		case s.opts.StopSource && c.State == StateStopped:
+			c.Problem = fmt.Sprintf("state on A unknown: the connector is STOPPED on A and no run of migration %s recorded its state before stopping it "+
+				"(it was stopped by hand or by another migration), so the state to create it in on B is not known; give --initial-state, or resume it on A first",
+				s.states.migrationID())
+		}
 	}
 }
 
@@ -231,7 +298,11 @@ func (s *source) collect(ctx context.Context) ([]*Entry, error) {
 		}
 		entries = append(entries, e)
 	}
+	s.resolveStates(entries)
 	if s.opts.StopSource {
+		if err := s.stopPrecheck(entries); err != nil {
+			return nil, err
+		}
 		s.stopAll(ctx, entries)
 	}
 	for _, e := range entries {
@@ -269,6 +340,15 @@ func Export(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	defer src.close()
+	if src.opts.States != nil && len(src.opts.States.Brokers) > 0 || src.opts.StopSource {
+		clusterA, err := src.clusterID(ctx)
+		if err != nil {
+			return nil, precheckf("A's cluster id: %v", err)
+		}
+		if err := src.openStates(ctx, clusterA, ""); err != nil {
+			return nil, err
+		}
+	}
 	entries, err := src.collect(ctx)
 	if err != nil {
 		return nil, err

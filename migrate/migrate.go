@@ -38,6 +38,9 @@ type Target struct {
 	MaxRequestBytes int
 }
 
+// defaultGrace is MigrateOptions.Grace when it is 0.
+const defaultGrace = 30 * time.Second
+
 // defaultMaxRequestBytes is Target.MaxRequestBytes when it is 0 (the agent's default).
 const defaultMaxRequestBytes = 16 << 20
 
@@ -53,9 +56,17 @@ type MigrateOptions struct {
 	SelectionKey string
 	// Concurrency bounds the requests in flight (default 16).
 	Concurrency int
-	// Timeout bounds the whole run (0: none); connectors without a result by then fail.
-	// (Cancelling ctx does the same.)
+	// Timeout bounds the run (0: none): it sets every request's deadline (the run's start
+	// plus Timeout), which B's agents honour: past it they write nothing and answer failed.
+	// Nothing is published from the deadline on; results are awaited until Grace after it,
+	// and a connector still without one is failed. With StopSource, 0 is refused: a run
+	// that stopped connectors on A must not wait forever. Cancelling ctx ends the run at
+	// once, and the requests in flight are OutcomePending.
 	Timeout time.Duration
+	// Grace is how long past the requests' deadline results are awaited (default 30 s): a
+	// request that B's agent took up just before its deadline finishes within it. It also
+	// absorbs clock skew between this machine and B's agents.
+	Grace time.Duration
 	// DryRun publishes dry-run requests: B's agents plan and change nothing.
 	DryRun bool
 	// Progress is told about each connector as its outcome is known; nil for none.
@@ -79,9 +90,15 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	if opts.To.MaxRequestBytes <= 0 {
 		opts.To.MaxRequestBytes = defaultMaxRequestBytes
 	}
+	if opts.Grace <= 0 {
+		opts.Grace = defaultGrace
+	}
+	interrupt := ctx // cancelled by the caller only: tells an interrupt from the deadline
+	var deadline time.Time
 	if opts.Timeout > 0 {
+		deadline = started.Add(opts.Timeout)
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
 	if opts.To.Transport == nil {
@@ -118,6 +135,17 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		return nil, precheckf("read B's result topic %q: %v", opts.To.ResultTopic, err)
 	}
 	defer results.close()
+	st := StateStore{}
+	if opts.States != nil {
+		st = *opts.States
+	}
+	if len(st.Brokers) == 0 {
+		st.Brokers, st.Transport = opts.To.Brokers, opts.To.Transport
+	}
+	src.opts.States = &st
+	if err := src.openStates(ctx, clusterA, opts.MigrationID); err != nil {
+		return nil, err
+	}
 
 	entries, err := src.collect(ctx)
 	if err != nil {
@@ -128,8 +156,8 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	}
 	rep := &Report{MigrationID: opts.MigrationID, From: src.describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
-	p := &publisher{opts: opts, results: results}
-	rep.Publishing = p.run(ctx, entries)
+	p := &publisher{opts: opts, results: results, deadline: deadline}
+	rep.Publishing = p.run(interrupt, entries)
 	rep.Finished = time.Now().UTC()
 	return rep, nil
 }
@@ -147,6 +175,9 @@ func (o *MigrateOptions) validateTarget() error {
 	}
 	if _, err := o.To.Compression.Codec(); err != nil {
 		errs = append(errs, err.Error())
+	}
+	if o.StopSource && !o.DryRun && o.Timeout <= 0 {
+		errs = append(errs, "--stop-source with --timeout 0: a run that stops connectors on A must end; give --timeout")
 	}
 	if strings.ContainsAny(o.MigrationID, "/ \t\n") {
 		errs = append(errs, fmt.Sprintf("--migration-id %q: no '/' or spaces", o.MigrationID))

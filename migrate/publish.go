@@ -30,10 +30,17 @@ func (noProgress) Finish()     {}
 type publisher struct {
 	opts    MigrateOptions
 	results *resultsLog
+	// deadline is every request's deadline (events.ExtensionDeadline), zero for none: no
+	// request is published from it on, and B's agents carry out none they read from it on.
+	deadline time.Time
 }
 
 // run publishes a request for every entry with a body, at most opts.Concurrency in flight, and
-// fills in each entry's outcome; when ctx ends first, the rest fail.
+// fills in each entry's outcome. Publishing stops at the deadline; results are awaited until
+// the deadline plus opts.Grace, the time a request that B's agent took up just before its
+// deadline needs to finish. A request still without a result then is failed: past its
+// deadline B's agents refuse it, so it will not be carried out. A run cut short by ctx (an
+// interrupt) reports the requests in flight pending: B's agent may still carry them out.
 func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.Time) {
 	prog := p.opts.Progress
 	if prog == nil {
@@ -42,6 +49,14 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 	prog.Start(len(entries))
 	defer prog.Finish()
 	queue := p.queue(entries, prog)
+	pubCtx, waitCtx := ctx, ctx
+	if !p.deadline.IsZero() {
+		var cancel, cancelWait context.CancelFunc
+		pubCtx, cancel = context.WithDeadline(ctx, p.deadline)
+		defer cancel()
+		waitCtx, cancelWait = context.WithDeadline(ctx, p.deadline.Add(p.opts.Grace))
+		defer cancelWait()
+	}
 	codec, _ := p.opts.To.Compression.Codec() // checked by validateTarget
 	// BatchBytes: kafka-go refuses a message above it by its size before compression (1 MiB
 	// by default), and with it every other message of the same call.
@@ -54,13 +69,13 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 	defer w.Close()
 	inflight := map[string]*Entry{}
 	for len(queue) > 0 || len(inflight) > 0 {
-		if n := min(p.opts.Concurrency-len(inflight), len(queue)); n > 0 && ctx.Err() == nil {
+		if n := min(p.opts.Concurrency-len(inflight), len(queue)); n > 0 && pubCtx.Err() == nil {
 			batch := queue[:n]
 			queue = queue[n:]
 			if publishing.IsZero() {
 				publishing = time.Now().UTC()
 			}
-			p.publish(ctx, w, batch, inflight, prog)
+			p.publish(pubCtx, w, batch, inflight, prog)
 			continue
 		}
 		got, changed := p.results.take(inflight)
@@ -68,21 +83,56 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 			p.settle(got, inflight, prog)
 			continue
 		}
-		if ctx.Err() != nil {
-			for _, e := range inflight {
-				p.finish(prog, e, OutcomeFailed, "await_result", "no result before the run's timeout")
-			}
+		if pubCtx.Err() != nil {
 			for _, e := range queue {
-				p.finish(prog, e, OutcomeFailed, "publish_request", "not published before the run's timeout")
+				p.finish(prog, e, OutcomeFailed, "publish_request", "not published: "+p.cutShort(ctx))
+			}
+			queue = nil
+		}
+		if waitCtx.Err() != nil {
+			for _, e := range inflight {
+				p.unanswered(ctx, prog, e)
 			}
 			return publishing
 		}
+		if len(inflight) == 0 {
+			continue
+		}
 		select {
 		case <-changed:
-		case <-ctx.Done():
+		case <-waitCtx.Done():
 		}
 	}
 	return publishing
+}
+
+// cutShort says why the run stopped publishing.
+func (p *publisher) cutShort(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return "the run was interrupted"
+	}
+	return fmt.Sprintf("the run's --timeout %s ran out", p.opts.Timeout)
+}
+
+// unanswered finishes an entry whose request got no result: failed when its deadline passed
+// and the grace after it was waited out in full (B's agents refuse it from its deadline on),
+// else pending, with what to do.
+func (p *publisher) unanswered(ctx context.Context, prog Progress, e *Entry) {
+	switch {
+	case p.deadline.IsZero():
+		p.finish(prog, e, OutcomePending, "await_result", fmt.Sprintf(
+			"no result yet, and the request has no deadline (--timeout 0): B's agent carries it out whenever it reads it. "+
+				"Before acting on A, run the same command again to learn its outcome (request id %s)", e.RequestID))
+	case ctx.Err() != nil && time.Now().Before(p.deadline.Add(p.opts.Grace)):
+		p.finish(prog, e, OutcomePending, "await_result", fmt.Sprintf(
+			"the run was interrupted before the request's result: B's agent may still carry it out until its deadline %s. "+
+				"Before acting on A, run the same command again after %s to learn its outcome (request id %s)",
+			p.deadline.UTC().Format(time.RFC3339), p.deadline.Add(p.opts.Grace).UTC().Format(time.RFC3339), e.RequestID))
+	default:
+		p.finish(prog, e, OutcomeFailed, "await_result", fmt.Sprintf(
+			"no result by the request's deadline %s (+%s): B's agents refuse it from then on, so it will not be created",
+			p.deadline.UTC().Format(time.RFC3339), p.opts.Grace))
+	}
 }
 
 // queue gives each entry to publish its request id and returns them in order. Entries without
@@ -124,7 +174,7 @@ func (p *publisher) publish(ctx context.Context, w *kafka.Writer, batch []*Entry
 		var m kafka.Message
 		if err == nil {
 			m, err = events.RequestMessage("", body, events.RequestOptions{ID: e.RequestID, Source: source,
-				DryRun: p.opts.DryRun, Key: e.TargetName})
+				DryRun: p.opts.DryRun, Key: e.TargetName, Deadline: p.deadline})
 		}
 		if err == nil && len(m.Value) > p.opts.To.MaxRequestBytes {
 			err = fmt.Errorf("the request is %d bytes, above B's agents' OFFSETAGENT_MAX_REQUEST_BYTES (%d)", len(m.Value), p.opts.To.MaxRequestBytes)
@@ -137,6 +187,11 @@ func (p *publisher) publish(ctx context.Context, w *kafka.Writer, batch []*Entry
 		inflight[e.RequestID] = e
 	}
 	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		if ctx.Err() != nil {
+			// Cut off while writing: the broker may have appended the requests. They stay in
+			// flight, and their outcome is what their result (or deadline) makes it.
+			return
+		}
 		for _, e := range batch {
 			if inflight[e.RequestID] == e {
 				delete(inflight, e.RequestID)

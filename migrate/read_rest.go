@@ -94,7 +94,7 @@ func (r *restReader) list(ctx context.Context) ([]*Connector, error) {
 		if st == nil {
 			st = &connectorStatus{}
 			if status, err := r.c.Call(ctx, http.MethodGet, "/connectors/"+url.PathEscape(name)+"/status", nil, st, http.StatusNotFound); err != nil || status == http.StatusNotFound {
-				st = nil // no status yet (just created or unassigned): the state falls back to RUNNING
+				st = nil // no status yet (just created or unassigned): the state is not known
 			}
 		}
 		if err := json.Unmarshal(info.Config, &c.Config); err != nil || c.Config == nil {
@@ -109,9 +109,10 @@ func (r *restReader) list(ctx context.Context) ([]*Connector, error) {
 		case "sink":
 			c.Type = connectors.Sink
 		}
-		c.State = StateRunning
-		if st != nil {
-			c.State = statusState(st.Connector.State)
+		if st == nil {
+			c.StateUnknown = "A's REST API has no status for it yet, so its target state (RUNNING, PAUSED or STOPPED) is not known"
+		} else {
+			c.State, c.StateUnknown = statusState(st.Connector.State)
 		}
 		if c.Type == connectors.Sink {
 			c.Group = sinkGroup(name, props)
@@ -121,14 +122,17 @@ func (r *restReader) list(ctx context.Context) ([]*Connector, error) {
 	return out, nil
 }
 
-// statusState maps a connector's status to the state to create it in: PAUSED and STOPPED are
-// target states; RUNNING, FAILED, UNASSIGNED and RESTARTING all belong to a STARTED target.
-func statusState(s string) string {
+// statusState maps a connector's status to the state to create it in. RUNNING, PAUSED and
+// STOPPED are what the worker made of the target state. FAILED, UNASSIGNED and RESTARTING say
+// nothing of it: a failed connector keeps that status when it is paused or stopped (its
+// worker does not act on a new target state), an unassigned one has no worker to act on it, and
+// a restart may be on its way to any of them. The state is then "" and unknown says why.
+func statusState(s string) (state, unknown string) {
 	switch s {
-	case StatePaused, StateStopped:
-		return s
+	case StateRunning, StatePaused, StateStopped:
+		return s, ""
 	default:
-		return StateRunning
+		return "", fmt.Sprintf("its status on A's REST API is %s, which does not tell its target state (RUNNING, PAUSED or STOPPED)", s)
 	}
 }
 

@@ -24,6 +24,10 @@ const (
 	OutcomePlanned Outcome = "planned"
 	// OutcomeSkipped: bad input on A (or a stop barrier not reached): no body, no request.
 	OutcomeSkipped Outcome = "skipped"
+	// OutcomePending: the request was published and has no result yet, and B's agent may
+	// still carry it out (the run was interrupted before the request's deadline, or requests
+	// have none). The entry's message says when a re-run can tell.
+	OutcomePending Outcome = "pending"
 )
 
 // Entry is one selected connector in the report.
@@ -119,8 +123,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%d connectors: %d succeeded, %d planned, %d failed, %d skipped\n", len(r.Connectors),
+	line := fmt.Sprintf("%d connectors: %d succeeded, %d planned, %d failed, %d skipped", len(r.Connectors),
 		counts[OutcomeSucceeded], counts[OutcomePlanned], counts[OutcomeFailed], counts[OutcomeSkipped])
+	if n := counts[OutcomePending]; n > 0 {
+		line += fmt.Sprintf(", %d pending (B's agent may still create them: run again before acting on A)", n)
+	}
+	_, err := fmt.Fprintln(w, line)
 	return err
 }
 

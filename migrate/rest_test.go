@@ -30,6 +30,8 @@ type fakeConnect struct {
 	connectors map[string]*fakeConnector
 	noStatus   map[string]bool // left out of the expanded listing (no status yet)
 	stops      []string
+	// onStop, when set, is called with the connector's name when PUT /stop arrives.
+	onStop func(name string)
 }
 
 type fakeConnector struct {
@@ -111,6 +113,9 @@ func (f *fakeConnect) handle(w http.ResponseWriter, r *http.Request) {
 			reply(200, f.status(c))
 		case parts[1] == "stop" && r.Method == http.MethodPut:
 			f.stops = append(f.stops, parts[0])
+			if f.onStop != nil {
+				f.onStop(parts[0])
+			}
 			delete(f.noStatus, parts[0]) // assigned by now
 			if c.state != StateStopped {
 				c.stopAt = f.stopLag
@@ -148,7 +153,13 @@ func TestRESTReaderAndStopBarrier(t *testing.T) {
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "o.txt", "topic": "t", "name": "other"}},
 	}}
 	url := fc.serve(t)
-	sel, err := NewSelection(SelectionFlags{Exclude: []string{"other"}})
+	states := &StateStore{Brokers: startKfake(t)}
+	// "fresh" has no status (its state is not known: TestRESTUnknownStateRefused); "file-sink"
+	// cannot be stopped through REST only (TestStopSourceSinkNeedsBrokers); "stopped" is
+	// STOPPED with no state record, refused with --stop-source (TestReRunKeepsStateBeforeStop).
+	sel, err := NewSelection(SelectionFlags{Exclude: []string{"other", "fresh"}})
+	require.NoError(t, err)
+	stopSel, err := NewSelection(SelectionFlags{Exclude: []string{"other", "fresh", "file-sink", "stopped"}})
 	require.NoError(t, err)
 
 	tests := []struct {
@@ -160,22 +171,22 @@ func TestRESTReaderAndStopBarrier(t *testing.T) {
 			"file-src":  `{"name":"file-src","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"in.txt","name":"file-src","topic":"t"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"filename":"in.txt"},"offset":{"position":100}}]}`,
 			"file-sink": `{"name":"file-sink","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","file":"out.txt","name":"file-sink","topics":"t"},"initial_state":"PAUSED","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":7}}]}`,
 			"stopped":   `{"name":"stopped","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"s.txt","name":"stopped","topic":"t"},"initial_state":"STOPPED","initial_offsets":[{"partition":{"filename":"s.txt"},"offset":{"position":5}}]}`,
-			"fresh":     `{"name":"fresh","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"f.txt","name":"fresh","topic":"t"},"initial_state":"RUNNING"}`,
 		}},
 		{name: "stop source waits for STOPPED and for two equal reads", stop: true, want: map[string]string{
 			// The state A had before the stop; the offsets of the final commit.
-			"file-src":  `{"name":"file-src","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"in.txt","name":"file-src","topic":"t"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"filename":"in.txt"},"offset":{"position":160}}]}`,
-			"file-sink": `{"name":"file-sink","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","file":"out.txt","name":"file-sink","topics":"t"},"initial_state":"PAUSED","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":9}}]}`,
-			"stopped":   `{"name":"stopped","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"s.txt","name":"stopped","topic":"t"},"initial_state":"STOPPED","initial_offsets":[{"partition":{"filename":"s.txt"},"offset":{"position":5}}]}`,
-			"fresh":     `{"name":"fresh","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"f.txt","name":"fresh","topic":"t"},"initial_state":"RUNNING"}`,
+			"file-src": `{"name":"file-src","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"in.txt","name":"file-src","topic":"t"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"filename":"in.txt"},"offset":{"position":160}}]}`,
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			rep, err := Export(ctx, Options{ConnectURL: url, Selection: sel, StopSource: tt.stop,
-				StablePause: 50 * time.Millisecond, StopPoll: 10 * time.Millisecond, StopTimeout: 5 * time.Second})
+			opts := Options{ConnectURL: url, Selection: sel, StopSource: tt.stop, States: states,
+				StablePause: 50 * time.Millisecond, StopPoll: 10 * time.Millisecond, StopTimeout: 5 * time.Second}
+			if tt.stop {
+				opts.Selection = stopSel
+			}
+			rep, err := Export(ctx, opts)
 			require.NoError(t, err)
 			got := map[string]string{}
 			for _, e := range rep.Connectors {
@@ -188,7 +199,7 @@ func TestRESTReaderAndStopBarrier(t *testing.T) {
 			fc.mu.Lock()
 			defer fc.mu.Unlock()
 			if tt.stop {
-				require.ElementsMatch(t, []string{"file-src", "file-sink", "stopped", "fresh"}, fc.stops, "every selected connector, and only those, is stopped")
+				require.ElementsMatch(t, []string{"file-src"}, fc.stops, "every selected connector, and only those, is stopped")
 				require.Equal(t, StateStopped, fc.connectors["file-src"].state)
 			} else {
 				require.Empty(t, fc.stops)
@@ -203,7 +214,7 @@ func TestStopBarrierTimesOut(t *testing.T) {
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in.txt", "topic": "t", "name": "stuck"}},
 	}}
 	url := fc.serve(t)
-	rep, err := Export(context.Background(), Options{ConnectURL: url, StopSource: true,
+	rep, err := Export(context.Background(), Options{ConnectURL: url, StopSource: true, States: &StateStore{Brokers: startKfake(t)},
 		StopPoll: 10 * time.Millisecond, StopTimeout: 200 * time.Millisecond})
 	require.NoError(t, err)
 	require.Len(t, rep.Connectors, 1)

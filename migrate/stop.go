@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -13,6 +14,27 @@ import (
 
 // stopConcurrency bounds the connectors stopped on A at once.
 const stopConcurrency = 8
+
+// stopPrecheck refuses a stop that could not be a real barrier, before anything is stopped:
+// read through REST only, a sink's consumer group on A is out of sight, and its tasks may
+// still be members committing offsets after the status says STOPPED (a zombie task), so the
+// offsets read would not be final.
+func (s *source) stopPrecheck(entries []*Entry) error {
+	if s.topics != nil {
+		return nil
+	}
+	var sinks []string
+	for _, e := range entries {
+		if e.connector.Problem == "" && e.connector.Type == connectors.Sink {
+			sinks = append(sinks, e.Name)
+		}
+	}
+	if len(sinks) == 0 {
+		return nil
+	}
+	return precheckf("--stop-source for sink connectors (%s) needs --from-brokers: without A's brokers the stop barrier cannot see "+
+		"whether the sink's consumer group on A still has members committing offsets", strings.Join(sinks, ", "))
+}
 
 // stopAll stops every selected, readable connector on A and waits for its stop barrier. A
 // connector whose barrier is not reached gets a Problem and is skipped.
@@ -38,10 +60,20 @@ func (s *source) stopAll(ctx context.Context, entries []*Entry) {
 // stopOne is the stop barrier of spec migration-landscape §3.2: PUT /stop (answered before the
 // tasks stop and commit), then wait until the status is STOPPED with no tasks and, for a sink,
 // its group on A has no members, then read the offsets until two reads StablePause apart agree.
-// c.State keeps the state A had before the stop; c.Offsets gets the settled offsets.
+// c.State keeps the state A had before the stop, and is recorded in the migration's state
+// topic before the stop (RUNNING or PAUSED; a STOPPED connector is not recorded) (a later run finds the connector STOPPED and takes the recorded state);
+// c.Offsets gets the settled offsets.
 func (s *source) stopOne(ctx context.Context, c *Connector) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.StopTimeout)
 	defer cancel()
+	// A connector STOPPED already is not changed by the stop: nothing to record (a run finding
+	// it STOPPED with no record treats it as this one did).
+	if c.State != "" && c.State != StateStopped && !c.stateRecorded {
+		if err := s.states.record(ctx, c.Name, c.State); err != nil {
+			return fmt.Errorf("not stopped: %w", err)
+		}
+		c.stateRecorded = true
+	}
 	if err := s.rest.stop(ctx, c.Name); err != nil {
 		return err
 	}

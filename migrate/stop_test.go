@@ -71,7 +71,7 @@ func TestStopBarrierWaitsForSinkGroupMembers(t *testing.T) {
 	rep, err := Export(ctx, Options{
 		Topics:     &TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
 		ConnectURL: fc.serve(t), StopSource: true, StablePause: 100 * time.Millisecond, StopPoll: 20 * time.Millisecond,
-		StopTimeout: 30 * time.Second,
+		StopTimeout: 30 * time.Second, States: &StateStore{Brokers: brokers},
 	})
 	require.NoError(t, err)
 	done := time.Now()

@@ -97,7 +97,7 @@ func (p Policy) OffsetSyncsTopic(otherAlias string) string {
 // RemoteTopic is the name of the source cluster's topic on the target cluster
 // (MirrorCheckpointTask.renameTopicPartition).
 func (p Policy) RemoteTopic(topic string) string {
-	if p.TargetAlias != "" && p.topicSource(topic) == p.TargetAlias {
+	if src, ok := p.topicSource(topic); ok && p.TargetAlias != "" && src == p.TargetAlias {
 		return p.originalTopic(topic)
 	}
 	return p.formatRemote(topic)
@@ -110,36 +110,66 @@ func (p Policy) formatRemote(topic string) string {
 	return p.SourceAlias + p.sep() + topic
 }
 
-// topicSource is the alias a topic name says it came from ("" for none).
-func (p Policy) topicSource(topic string) string {
+// topicSource is the alias a topic name says it came from; false for none (Java's null).
+func (p Policy) topicSource(topic string) (string, bool) {
 	if p.kind() == PolicyIdentity {
 		// IdentityReplicationPolicy.topicSource answers source.cluster.alias for every topic
 		// (heartbeats aside), which is never the target: renaming never goes back.
 		if strings.HasSuffix(topic, heartbeatsTopic) {
 			return p.defaultTopicSource(topic)
 		}
-		return p.SourceAlias
+		return p.SourceAlias, true
 	}
 	return p.defaultTopicSource(topic)
 }
 
-func (p Policy) defaultTopicSource(topic string) string {
-	parts := strings.Split(topic, p.sep())
+// defaultTopicSource is DefaultReplicationPolicy.topicSource: the first part of the name split
+// at the separator as Java splits it (javaSplit), when it has two parts or more; false (null)
+// otherwise. The source may be empty: ".orders" came from "".
+func (p Policy) defaultTopicSource(topic string) (string, bool) {
+	parts := javaSplit(topic, p.sep())
 	if len(parts) < 2 {
-		return ""
+		return "", false
 	}
-	return parts[0]
+	return parts[0], true
 }
 
-// originalTopic strips every "<alias><sep>" prefix (DefaultReplicationPolicy.originalTopic).
+// upstreamTopic is DefaultReplicationPolicy.upstreamTopic: the name after "<source><sep>";
+// false (null) for a name without a source.
+func (p Policy) upstreamTopic(topic string) (string, bool) {
+	src, ok := p.defaultTopicSource(topic)
+	if !ok {
+		return "", false
+	}
+	return topic[len(src)+len(p.sep()):], true
+}
+
+// originalTopic is ReplicationPolicy.originalTopic with the default policy: the upstream topic,
+// again and again, until a name has none (or is its own upstream).
 func (p Policy) originalTopic(topic string) string {
 	for {
-		src := p.defaultTopicSource(topic)
-		if src == "" {
+		up, ok := p.upstreamTopic(topic)
+		if !ok || up == topic {
 			return topic
 		}
-		topic = topic[len(src)+len(p.sep()):]
+		topic = up
 	}
+}
+
+// javaSplit splits s around sep as Java's String.split(Pattern.quote(sep)) does (limit 0): a
+// string without sep is one part (the empty string too); otherwise the parts between the
+// matches, leftmost first, with a leading empty part kept and every trailing empty part
+// dropped. "B." is ["B"], "B..orders" is ["B", "", "orders"], ".orders" is ["", "orders"], and
+// "." is [].
+func javaSplit(s, sep string) []string {
+	if !strings.Contains(s, sep) {
+		return []string{s}
+	}
+	parts := strings.Split(s, sep)
+	for len(parts) > 0 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	return parts
 }
 
 // Config keys a topic rename touches (SinkConnectorConfig).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,7 +33,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 type fleetFlags struct {
 	fromBrokers, fromConfigTopic, fromOffsetsTopic, fromConnectURL string
 	include, exclude, rename, set, unset                           listFlag
-	initialState, sinkOffsets, toBrokers, report                   string
+	initialState, sinkOffsets, toBrokers, report, stateTopic       string
 	stopSource                                                     bool
 	// MirrorMaker 2 (--sink-offsets translate).
 	mm2SourceAlias, mm2TargetAlias, replicationPolicy, replicationSeparator string
@@ -52,7 +53,8 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.unset, "unset", "config key removed from every selected connector (repeatable)")
 	fs.StringVar(&f.initialState, "initial-state", "", "RUNNING, PAUSED or STOPPED: overrides the state carried over from A")
 	fs.StringVar(&f.sinkOffsets, "sink-offsets", "", "copy, none or translate: what happens to sink offsets (default: translate with --mm2-source-alias, else copy)")
-	fs.BoolVar(&f.stopSource, "stop-source", false, "stop each selected connector on A first and wait for its final commit (needs --from-connect-url)")
+	fs.BoolVar(&f.stopSource, "stop-source", false, "stop each selected connector on A first and wait for its final commit (needs --from-connect-url; for sinks --from-brokers)")
+	fs.StringVar(&f.stateTopic, "state-topic", migrate.DefaultStateTopic, "compacted topic on B (--to-brokers) where --stop-source records each connector's state on A before stopping it")
 	fs.StringVar(&f.toBrokers, "to-brokers", "", "B's bootstrap brokers")
 	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
 	fs.StringVar(&f.mm2SourceAlias, "mm2-source-alias", "", "A's alias in MirrorMaker 2: sink offsets are translated through <ALIAS>.checkpoints.internal on B (--to-brokers)")
@@ -131,6 +133,7 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 		SinkOffsets: migrate.SinkOffsetsMode(f.sinkMode()), StopSource: f.stopSource,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
+	o.States = &migrate.StateStore{Brokers: splitList(f.toBrokers), Topic: f.stateTopic, SelectionKey: f.selectionKey()}
 	if f.fromBrokers != "" {
 		o.Topics = &migrate.TopicsSource{Brokers: splitList(f.fromBrokers), ConfigTopic: f.fromConfigTopic, OffsetsTopic: f.fromOffsetsTopic}
 	}
@@ -138,15 +141,54 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 }
 
 // selectionKey is the text a derived migration id hashes: every flag that changes what is
-// created on B.
+// created on B, in an encoding that tells apart every two selections.
+//
+// Where each repeatable flag was given at most once, and never empty, the key is the flags
+// joined by NUL bytes, as it always was, so that a migration begun by an earlier version keeps
+// its id: a command-line value holds no NUL, and the number of fields is fixed. A flag given
+// twice (`--set a=1 --set b=2`) was joined by commas before, which gave it the id of `--set
+// a=1,b=2`; such selections, and a flag given once with an empty value, are now keyed by a
+// JSON object instead, which holds no NUL and so never equals a key of the first form.
 func (f *fleetFlags) selectionKey() string {
-	key := []string{f.fromConfigTopic, f.fromOffsetsTopic, f.include.String(), f.exclude.String(), f.rename.String(),
-		f.set.String(), f.unset.String(), f.initialState, f.sinkMode()}
-	if f.sinkMode() == string(migrate.SinkOffsetsTranslate) {
-		// Only here, so that the ids of migrations without MirrorMaker 2 stay as they were.
-		key = append(key, f.mm2SourceAlias, f.replicationPolicy, f.replicationSeparator)
+	mm2 := f.sinkMode() == string(migrate.SinkOffsetsTranslate)
+	lists := []listFlag{f.include, f.exclude, f.rename, f.set, f.unset}
+	legacy := true
+	for _, l := range lists {
+		if len(l) > 1 || (len(l) == 1 && l[0] == "") {
+			legacy = false
+		}
 	}
-	return strings.Join(key, "\x00")
+	if legacy {
+		key := []string{f.fromConfigTopic, f.fromOffsetsTopic, f.include.String(), f.exclude.String(), f.rename.String(),
+			f.set.String(), f.unset.String(), f.initialState, f.sinkMode()}
+		if mm2 {
+			// Only here, so that the ids of migrations without MirrorMaker 2 stay as they were.
+			key = append(key, f.mm2SourceAlias, f.replicationPolicy, f.replicationSeparator)
+		}
+		return strings.Join(key, "\x00")
+	}
+	type mm2Key struct {
+		SourceAlias string `json:"source_alias"`
+		Policy      string `json:"policy"`
+		Separator   string `json:"separator"`
+	}
+	k := struct {
+		ConfigTopic  string   `json:"config_topic"`
+		OffsetsTopic string   `json:"offsets_topic"`
+		Include      []string `json:"include"`
+		Exclude      []string `json:"exclude"`
+		Rename       []string `json:"rename"`
+		Set          []string `json:"set"`
+		Unset        []string `json:"unset"`
+		InitialState string   `json:"initial_state"`
+		SinkOffsets  string   `json:"sink_offsets"`
+		MM2          *mm2Key  `json:"mm2,omitempty"`
+	}{f.fromConfigTopic, f.fromOffsetsTopic, f.include, f.exclude, f.rename, f.set, f.unset, f.initialState, f.sinkMode(), nil}
+	if mm2 {
+		k.MM2 = &mm2Key{f.mm2SourceAlias, f.replicationPolicy, f.replicationSeparator}
+	}
+	b, _ := json.Marshal(k) // strings and lists of strings only: it cannot fail
+	return string(b)
 }
 
 func splitList(s string) []string {
@@ -185,6 +227,7 @@ func (f *fleetFlags) setup(ctx context.Context, stderr io.Writer) (migrate.Optio
 	if opts.Topics != nil {
 		opts.Topics.Transport, opts.Topics.Dialer = conns.Transport, conns.Dialer
 	}
+	opts.States.Transport = conns.Transport
 	if opts.SinkTranslator, err = f.translator(conns.Transport, opts.Logger); err != nil {
 		return opts, cfg, conns, err
 	}
@@ -197,6 +240,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	var f fleetFlags
 	f.register(fs)
 	out := fs.String("o", "", "write the bodies to this file instead of stdout")
+	migrationID := fs.String("migration-id", "", "with --stop-source: the migration whose state records to use (default: the id migrate derives from the same flags)")
 	if !parseFleet(fs, args, stderr) {
 		return 2
 	}
@@ -207,6 +251,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
 		return 2
 	}
+	opts.States.MigrationID = *migrationID
 	rep, err := migrate.Export(ctx, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
@@ -214,7 +259,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	}
 	w := stdout
 	if *out != "" {
-		file, err := os.Create(*out)
+		file, err := createPrivate(*out)
 		if err != nil {
 			fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
 			return 2
@@ -238,7 +283,8 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	resultTopic := fs.String("result-topic", "", "B's result topic (default: OFFSETAGENT_RESULT_TOPIC or the agent's default)")
 	migrationID := fs.String("migration-id", "", "the migration's id (default: derived from A's cluster id and the selection)")
 	concurrency := fs.Int("concurrency", 16, "requests in flight")
-	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the whole run")
+	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the run: the requests' deadline, which B's agents honour (0: none; refused with --stop-source)")
+	grace := fs.Duration("grace", 30*time.Second, "how long past the requests' deadline to wait for results still on their way")
 	dry := fs.Bool("dry-run", false, "publish dry-run requests: print the plans, change nothing on B")
 	toConnectURL := fs.String("to-connect-url", "", "B's Connect REST API (optional, for the prechecks)")
 	if !parseFleet(fs, args, stderr) {
@@ -256,7 +302,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 		To: migrate.Target{Brokers: splitList(f.toBrokers), RequestTopic: cfg.RequestTopic, ResultTopic: cfg.ResultTopic,
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic, Transport: conns.Transport, Dialer: conns.Dialer,
 			ConnectURL: *toConnectURL, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
-		MigrationID: *migrationID, SelectionKey: f.selectionKey(), Concurrency: *concurrency, Timeout: *timeout, DryRun: *dry,
+		MigrationID: *migrationID, SelectionKey: f.selectionKey(), Concurrency: *concurrency, Timeout: *timeout, Grace: *grace, DryRun: *dry,
 		Progress: progressFor(stderr),
 	}
 	if *requestTopic != "" {
@@ -287,12 +333,27 @@ func progressFor(w io.Writer) migrate.Progress {
 	return migrate.LineProgress(w)
 }
 
+// createPrivate creates (or truncates) path readable and writable by its owner only (0600),
+// also when it existed with a wider mode: export's bodies hold the configs as stored, secrets
+// in plain text. The report is masked, but gets the same mode, since it names the fleet.
+func createPrivate(path string) (*os.File, error) {
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := file.Chmod(0o600); err != nil {
+		_ = file.Close()
+		return nil, fmt.Errorf("make %s private: %w", path, err)
+	}
+	return file, nil
+}
+
 // finishReport writes the summary table to table, the JSON report to path (when given) and
 // returns the exit status: 0 when every connector succeeded or was planned, else 1.
 func finishReport(rep *migrate.Report, path string, table, stderr io.Writer) int {
 	_ = rep.WriteTable(table)
 	if path != "" {
-		file, err := os.Create(path)
+		file, err := createPrivate(path)
 		if err == nil {
 			err = errors.Join(rep.WriteJSON(file), file.Close())
 		}

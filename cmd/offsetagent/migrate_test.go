@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/migrate"
 )
 
 func TestExportAndMigrateFlagErrors(t *testing.T) {
@@ -90,8 +92,16 @@ func TestExportAndMigrateCommands(t *testing.T) {
 		code := run(args, strings.NewReader(""), &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
+	// The bodies hold secrets in plain text: the file is private, also when it existed before
+	// with a wider mode; so is the report.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bodies.jsonl"), []byte("old\n"), 0o644))
 	code, out, stderr := cmd("export", "--from-brokers", a.Addr(), "-o", filepath.Join(dir, "bodies.jsonl"), "--report", filepath.Join(dir, "export.json"))
 	require.Equal(t, 0, code, stderr)
+	for _, f := range []string{"bodies.jsonl", "export.json"} {
+		fi, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), f)
+	}
 	require.Empty(t, out)
 	require.Contains(t, stderr, "1 connectors: 0 succeeded, 1 planned, 0 failed, 0 skipped")
 	bodies, err := os.ReadFile(filepath.Join(dir, "bodies.jsonl"))
@@ -166,4 +176,35 @@ func TestSinkModeAndSelectionKey(t *testing.T) {
 	a := fleetFlags{mm2SourceAlias: "A", replicationPolicy: "default"}
 	b := fleetFlags{mm2SourceAlias: "A", replicationPolicy: "identity"}
 	require.NotEqual(t, a.selectionKey(), b.selectionKey(), "the policy changes what is created on B")
+}
+
+// Two selections that create different things on B never share a derived migration id: a
+// flag given twice is not the same as one value holding a comma, and an empty value is not
+// the same as no flag. A key of flags each given at most once is the one earlier versions
+// derived, so a migration they began keeps its id.
+func TestSelectionKeyUnambiguous(t *testing.T) {
+	differ := []struct {
+		name string
+		a, b fleetFlags
+	}{
+		{name: "set", a: fleetFlags{set: listFlag{"a=1,b=2"}}, b: fleetFlags{set: listFlag{"a=1", "b=2"}}},
+		{name: "include", a: fleetFlags{include: listFlag{"x,y"}}, b: fleetFlags{include: listFlag{"x", "y"}}},
+		{name: "exclude", a: fleetFlags{exclude: listFlag{"x,y"}}, b: fleetFlags{exclude: listFlag{"x", "y"}}},
+		{name: "unset", a: fleetFlags{unset: listFlag{"a,b"}}, b: fleetFlags{unset: listFlag{"a", "b"}}},
+		{name: "rename", a: fleetFlags{rename: listFlag{"a=b,c=d"}}, b: fleetFlags{rename: listFlag{"a=b", "c=d"}}},
+		{name: "empty include", a: fleetFlags{}, b: fleetFlags{include: listFlag{""}}},
+		{name: "value moved between flags", a: fleetFlags{include: listFlag{"x", "y"}}, b: fleetFlags{include: listFlag{"x"}, exclude: listFlag{"y"}}},
+	}
+	for _, tc := range differ {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NotEqual(t, tc.a.selectionKey(), tc.b.selectionKey())
+			require.NotEqual(t, migrateIDOf(&tc.a), migrateIDOf(&tc.b))
+		})
+	}
+	legacy := fleetFlags{fromConfigTopic: "connect-configs", fromOffsetsTopic: "connect-offsets", include: listFlag{"orders-.*"}, set: listFlag{"a=1,b=2"}}
+	require.Equal(t, "connect-configs\x00connect-offsets\x00orders-.*\x00\x00\x00a=1,b=2\x00\x00\x00copy", legacy.selectionKey())
+}
+
+func migrateIDOf(f *fleetFlags) string {
+	return migrate.DeriveMigrationID("cluster-A", f.selectionKey())
 }

@@ -1,0 +1,72 @@
+package realkafka_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestMigrateReRunKeepsStates: `migrate --stop-source` stops a RUNNING and a PAUSED source on a
+// real Connect worker A, and its requests get no result before --timeout (they go to a request
+// topic no agent reads): both are reported failed. The re-run, which finds both STOPPED on A,
+// creates them on B's worker RUNNING and PAUSED, the states recorded before the first stop.
+func TestMigrateReRunKeepsStates(t *testing.T) {
+	requirePeers(t)
+	if peers.lib == "" {
+		t.Skip("needs the jars to start a second broker")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	namesA := connectNames("rerun-a")
+	wA, err := startWorker(ctx, "worker-rerun-a", namesA)
+	require.NoError(t, err)
+	b, wB, agentB := startClusterB(ctx, t, "rerun-b")
+	running, paused := unique("rerun-running"), unique("rerun-paused")
+	for _, name := range []string{running, paused} {
+		file := writeFile(t, name+".txt", "x\n")
+		restOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": name, "config": map[string]string{
+			"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": file, "topic": name + "-out", "tasks.max": "1"}})
+	}
+	restOK(t, wA, http.MethodPut, "/connectors/"+paused+"/pause", nil)
+	waitState(t, wA, running, "RUNNING")
+	waitState(t, wA, paused, "PAUSED")
+	// Requests and results topics that no agent reads: the first run gets no results.
+	nobody := unique("nobody")
+	createTopicOn(t, []string{b.Addr}, nobody+"-requests", 1)
+	createTopicOn(t, []string{b.Addr}, nobody+"-results", 1)
+
+	migrate := func(extra ...string) (int, string) {
+		args := append([]string{"migrate", "--from-brokers", strings.Join(peers.brokers, ","), "--from-config-topic", namesA.config,
+			"--from-offsets-topic", namesA.offsets, "--from-connect-url", wA.URL, "--to-brokers", b.Addr,
+			"--include", running + "|" + paused, "--stop-source", "--report", filepath.Join(t.TempDir(), "report.json")}, extra...)
+		cmd := exec.CommandContext(ctx, peers.agentBin, args...)
+		cmd.Env = agentB.env
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		code := 0
+		if err != nil {
+			ee, ok := err.(*exec.ExitError)
+			require.True(t, ok, "%v: %s", err, out.String())
+			code = ee.ExitCode()
+		}
+		return code, out.String()
+	}
+	code, out := migrate("--request-topic", nobody+"-requests", "--result-topic", nobody+"-results", "--timeout", "20s", "--grace", "1s")
+	require.Equal(t, 1, code, out)
+	require.Regexp(t, running+`\s+`+running+`\s+source\s+\d+\s+failed\s+await_result\s+no result by the request's deadline`, out)
+	waitState(t, wA, running, "STOPPED")
+	waitState(t, wA, paused, "STOPPED")
+
+	code, out = migrate()
+	require.Equal(t, 0, code, out)
+	waitState(t, wB, running, "RUNNING")
+	waitState(t, wB, paused, "PAUSED")
+}
