@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates oracle-golden.json from oracle-input.json with the Connect oracle (a real JVM with
-# Jackson; see /work/shared/tools/connect-oracle/Oracle.java for the protocol). The answer is
+# Jackson; see tools/connect-oracle/Oracle.java for the protocol). The answer is
 # pretty-printed so diffs stay readable. Run from anywhere:
 #   python3 offsetstore/testdata/gen-input.py   # only after editing the inputs
 #   bash offsetstore/testdata/gen-goldens.sh
@@ -9,7 +9,7 @@
 # form that JDK 19+ prints; the inputs avoid those doubles (see javadouble_test.go).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-oracle=${ORACLE:-/work/shared/tools/connect-oracle/oracle.sh}
+oracle=${ORACLE:-$here/../../tools/connect-oracle/oracle.sh}
 bash "$oracle" <"$here/oracle-input.json" \
   | python3 -c 'import json,sys; json.dump(json.load(sys.stdin), sys.stdout, indent=1, ensure_ascii=False); print()' \
   >"$here/oracle-golden.json.tmp"
