@@ -142,10 +142,11 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 				// One large record (a large request, published compressed): inflated into a
 				// buffer of its own, exactly sized, that its message keeps (see keepMin).
 				records, err = inflateOwn(codec, records, limit)
-			} else if rr.readMax > 0 && !rr.borrow && len(records) >= inflateOwnMin {
+			} else if rr.readMax > 0 && !rr.borrow && len(records) >= inflateExactMin {
 				// Several large records (requests published at once): an exactly sized buffer
 				// too, not one grown by doubling, and garbage once the records this read
-				// returns are copied out of it.
+				// returns are copied out of it. (Smaller batches, of many small requests, keep
+				// the one pass into the reader's buffer.)
 				records, err = inflateOwn(codec, records, limit)
 				inData = false
 			} else {
