@@ -25,8 +25,10 @@ import (
 // response no further than that many record bytes (kafkaio.FetchBounds.TotalMax), so a
 // response of a few compressed KiB cannot inflate to many times its reservation before settle
 // sees it. Only its first record batch may go beyond (the broker sends it whatever its size,
-// as above), and that one is bounded by requestInflateMax. So what a fetch holds before settle
-// is at most its reservation's record bytes or one batch, whichever is more.
+// as above), and that one is bounded by requestInflateMax; of its records beyond the
+// reservation only the first comes back. So what a fetch returns is at most its reservation's
+// record bytes or one record, whichever is more (inflating a batch of several large records
+// still takes the batch's size for a moment; docs/operations.md, "The soft memory limit").
 // requestMemoryFactor is what a request holds in memory while it is processed, as a multiple of
 // its record's size: the record until it is decoded, the decoded request (about twice the
 // record for tens of thousands of offsets), the Connect records built from it (about once)

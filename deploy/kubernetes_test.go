@@ -20,7 +20,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -222,19 +221,14 @@ func TestKubernetesDeployment(t *testing.T) {
 			require.False(t, c.Resources.Limits.Memory().IsZero())
 			require.LessOrEqual(t, c.Resources.Requests.Memory().Cmp(*c.Resources.Limits.Memory()), 0)
 		}},
-		{"GOMEMLIMIT at about 90% of the memory limit", func(t *testing.T) {
-			var value string
+		{"no GOMEMLIMIT: the agent derives its soft limit from the memory limit", func(t *testing.T) {
+			// The agent keeps its heap within the live heap plus twice the in-flight bound, at
+			// most 90% of the container's limit (cmd/offsetagent/memlimit.go); a GOMEMLIMIT
+			// here would replace that with a fixed limit.
 			for _, e := range c.Env {
-				if e.Name == "GOMEMLIMIT" {
-					value = e.Value
-				}
+				require.NotEqual(t, "GOMEMLIMIT", e.Name, "GOMEMLIMIT overrides the agent's own limit")
 			}
-			require.NotEmpty(t, value, "GOMEMLIMIT is not set")
-			// Go's syntax (460MiB) is Kubernetes' (460Mi) with a B.
-			soft, err := resource.ParseQuantity(strings.TrimSuffix(value, "B"))
-			require.NoError(t, err, "GOMEMLIMIT %q", value)
-			ratio := float64(soft.Value()) / float64(c.Resources.Limits.Memory().Value())
-			require.InDelta(t, 0.9, ratio, 0.02, "GOMEMLIMIT %s against the limit %s", value, c.Resources.Limits.Memory())
+			require.False(t, c.Resources.Limits.Memory().IsZero(), "the memory limit the agent reads")
 		}},
 		{"pod security", func(t *testing.T) {
 			sc := pod.SecurityContext

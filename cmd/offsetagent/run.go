@@ -43,6 +43,14 @@ func cmdRun(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "offsetagent: %v\n", err)
 		return 2
 	}
+	// The soft memory limit (memlimit.go): before the views are loaded, so that it holds for
+	// them too.
+	container, err := containerMemoryLimit("/")
+	if err != nil {
+		log.Warn("no container memory limit", "err", err)
+	}
+	mem := newMemoryPolicy(cfg, os.Getenv("GOMEMLIMIT"), container)
+	logMemoryLimit(log, mem, startMemoryLimiter(ctx, mem))
 	if *embedded {
 		b, err := startEmbedded(embeddedAddr)
 		if err != nil {

@@ -55,7 +55,9 @@ type FetchBounds struct {
 	BatchMax int64
 	// TotalMax, when not 0, bounds the record bytes a fetch returns, compressed batches counted
 	// inflated. The first record batch is read whatever its size (within BatchMax), as a broker
-	// sends it whatever maxBytes says; a later batch that would bring the total above TotalMax
+	// sends it whatever maxBytes says, but of its records beyond TotalMax only the fetch's
+	// first is returned (Fetched.Next is the next one's offset): several large records
+	// published in one batch are not all copied out at once to be dropped; a later batch that would bring the total above TotalMax
 	// is not inflated (beyond what is left of TotalMax) and not returned: Fetched.Next is its
 	// base offset, and the next fetch gets it first. Nothing is skipped or returned twice.
 	TotalMax int64

@@ -110,3 +110,53 @@ func TestFetchPartitionBoundsInflatedTotal(t *testing.T) {
 		})
 	}
 }
+
+// A first batch of several records, each larger than FetchBounds.TotalMax (large requests
+// published at once by one producer), gives a fetch its first record only: the others are
+// left for the next fetch, which starts at them, instead of being copied out to be dropped.
+// Fetching on from Next brings each record back once, in order, one per fetch.
+func TestFetchPartitionBoundedFirstBatchBeyondTotal(t *testing.T) {
+	const records, value = 3, 100_000
+	for _, tc := range []struct {
+		name  string
+		codec kgo.CompressionCodec
+	}{
+		{name: "uncompressed", codec: kgo.NoCompression()},
+		{name: "snappy", codec: kgo.SnappyCompression()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "large"))
+			require.NoError(t, err)
+			t.Cleanup(c.Close)
+			ctx := testContext(t)
+			pcl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DefaultProduceTopic("large"),
+				kgo.ProducerBatchCompression(tc.codec), kgo.ProducerBatchMaxBytes(4<<20))
+			require.NoError(t, err)
+			defer pcl.Close()
+			var want []string
+			var recs []*kgo.Record
+			for i := range records {
+				v := fmt.Sprintf("%d-%s", i, bytes.Repeat([]byte{'a' + byte(i)}, value))
+				want = append(want, v)
+				recs = append(recs, &kgo.Record{Value: []byte(v)})
+			}
+			require.NoError(t, pcl.ProduceSync(ctx, recs...).FirstErr(), "one batch of three")
+
+			cl := NewClient(Options{Brokers: c.ListenAddrs()})
+			var got []string
+			offset := int64(0)
+			for fetches := 1; offset < records; fetches++ {
+				require.LessOrEqual(t, fetches, records, "one record per fetch")
+				f, err := FetchPartitionBounded(ctx, cl, "large", 0, offset, 1024, 10*time.Millisecond,
+					FetchBounds{TotalMax: value / 2})
+				require.NoError(t, err)
+				require.Equal(t, 1, len(f.Messages), "the first record of the batch only (fetch at %d)", offset)
+				require.Equal(t, offset, f.Messages[0].Offset)
+				got = append(got, string(f.Messages[0].Value))
+				require.Equal(t, offset+1, f.Next)
+				offset = f.Next
+			}
+			require.Equal(t, want, got)
+		})
+	}
+}

@@ -54,8 +54,9 @@ type recordReader struct {
 	inflateMax int64
 	// readMax, when not 0, bounds the record bytes one call of read takes in, compressed
 	// batches counted inflated: the first batch is read whatever its size (within inflateMax,
-	// as a broker sends a first batch larger than asked for, KIP-74), a later one only if the
-	// total stays within readMax. read stops before the first that does not fit (a compressed
+	// as a broker sends a first batch larger than asked for, KIP-74), though of its records
+	// beyond readMax only the read's first is returned (the read stops at the next), a later
+	// batch only if the total stays within readMax. read stops before the first that does not fit (a compressed
 	// one is inflated no further than the room left), and the offset it returns is that batch's
 	// base: the caller's next read starts there and gets it first.
 	readMax int64
@@ -66,6 +67,11 @@ type recordReader struct {
 	// drops their batches and clears it.
 	aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction
 	aborts  abortFilter
+	// kept and keptBytes count the messages the current call of read returns and their keys'
+	// and values' bytes: with readMax, a record of the first batch beyond readMax is not
+	// returned (nor copied) unless it is the read's first (see readBatch).
+	kept      int
+	keptBytes int64
 	// inflated holds a compressed batch's records; reused across batches.
 	inflated bytes.Buffer
 }
@@ -84,7 +90,7 @@ type ownFunc func(at, pos int64, out []kafka.Message) ([]kafka.Message, int64)
 func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out []kafka.Message,
 	flush func([]kafka.Message), own ownFunc) ([]kafka.Message, int64, error) {
 	next := offset
-	rr.taken = 0
+	rr.taken, rr.kept, rr.keptBytes = 0, 0, 0
 	rr.aborts.reset(rr.aborted)
 	rr.aborted = nil
 	for len(data) >= batchLogOverhead {
@@ -152,6 +158,13 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 				// One large record (a large request, published compressed): inflated into a
 				// buffer of its own, exactly sized, that its message keeps (see keepMin).
 				records, err = inflateOwn(codec, records, limit)
+			} else if rr.readMax > 0 && !rr.borrow && len(records) >= inflateExactMin {
+				// Several large records (requests published at once): an exactly sized buffer
+				// too, not one grown by doubling, and garbage once the records this read
+				// returns are copied out of it. (Smaller batches, of many small requests, keep
+				// the one pass into the reader's buffer.)
+				records, err = inflateOwn(codec, records, limit)
+				inData = false
 			} else {
 				records, err = rr.inflate(codec, records, limit)
 				inData = false
@@ -180,6 +193,9 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 			count: count, control: attrs&batchControlFlag != 0, inData: inData}
 		var err error
 		out, next, err = rr.readBatch(bt, records, topic, p, next, out, flush, own)
+		if errors.Is(err, errReadFull) {
+			return out, next, nil
+		}
 		if err != nil {
 			return out, next, fmt.Errorf("read records of partition %d at offset %d: %w", p, base, err)
 		}
@@ -226,6 +242,18 @@ func (rr *recordReader) readBatch(bt batch, data []byte, topic string, p int, ne
 			// writer's bytes.
 			next = max(next, at+1)
 			continue
+		}
+		if rr.readMax > 0 {
+			// The first batch may hold more than readMax (several large records published
+			// at once): the records beyond it, the read's first aside, are left for the next
+			// read, which starts at them, instead of being copied here to be dropped by the
+			// caller. Several partitions' fetches may get such a batch at once.
+			n := int64(len(r.key) + len(r.value))
+			if rr.kept > 0 && rr.keptBytes+n > rr.readMax {
+				return out, next, errReadFull
+			}
+			rr.kept++
+			rr.keptBytes += n
 		}
 		// The message is written where it goes, field by field: a kafka.Message is 150 bytes,
 		// and a composite literal was built on the stack and copied (its wide loads stalled

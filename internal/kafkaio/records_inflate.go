@@ -89,6 +89,11 @@ func TooLarge(m *kafka.Message) bool {
 // into a buffer of the record's own.
 const inflateOwnMin = 8 << 10
 
+// inflateExactMin is the least compressed size of a batch of several records that a bounded
+// read (readMax) inflates with inflateOwn: reading the data twice costs less than a buffer
+// grown by doubling only for batches of large records.
+const inflateExactMin = 256 << 10
+
 // inflateOwn decompresses a batch's records into a new buffer of their exact size: it reads
 // the data twice, once to count the bytes, so that a record of many MiB is neither copied out
 // of the reader's buffer nor left in a buffer grown by doubling (garbage of twice its size).
