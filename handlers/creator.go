@@ -88,6 +88,7 @@ type Store interface {
 	Sync(ctx context.Context, topic string) error
 	Track(ctx context.Context, topic string) error
 	ConnectorConfig(name string) (map[string]string, bool)
+	ConfigRecord(key string) offsetstore.ConfigRecord
 	SourceOffsets(topic, connector string) []offsetstore.SourceRecord
 	Write(ctx context.Context, topic string, recs []offsetstore.Record) error
 	WriteEncoded(ctx context.Context, topic string, enc *offsetstore.Encoded) error
@@ -300,13 +301,18 @@ func (c *Creator) writeIntent(ctx context.Context, j *job) error {
 	if err := c.takeSnapshot(ctx, j); err != nil {
 		return err
 	}
+	in := c.intentFor(j)
 	if o := j.optimistic; o != nil {
 		j.optimistic = nil
-		if err := <-o.done; err == nil && sameRecords(o.snap, j.prevSource[c.opts.OffsetsTopic]) {
-			return nil // the intent written during the barriers holds this snapshot
+		// The intent written during the barriers stands only if it holds what the check
+		// settled: no connector, the same config records, the same offsets. Otherwise (the
+		// view caught up with a write during the barriers) it is replaced before anything is
+		// written, so that a rollback never acts on what the view showed before the check.
+		if err := <-o.done; err == nil && !o.in.Existed && sameConfig(o.in.Config, in.Config) &&
+			sameRecords(o.snap, j.prevSource[c.opts.OffsetsTopic]) {
+			return nil
 		}
 	}
-	in := c.intentFor(j)
 	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Intents.Put(ctx, in) }); err != nil {
 		return fmt.Errorf("record intent for connector %q: %w", j.name, err)
 	}
@@ -370,6 +376,9 @@ type job struct {
 	globalSynced chan error
 	// optimistic, when not nil, is the intent written during validate_config.
 	optimistic *optimisticIntent
+	// prevConfig is the connector's config records as write_config found them (what its
+	// undo writes back).
+	prevConfig []ConfigSnapshot
 
 	// ahead is what ReadAhead read of the request's offsets, if anything.
 	ahead *readAhead

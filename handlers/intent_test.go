@@ -32,6 +32,7 @@ func (s *staleStore) Sync(_ context.Context, topic string) error {
 }
 func (s *staleStore) Track(context.Context, string) error                       { return nil }
 func (s *staleStore) ConnectorConfig(string) (map[string]string, bool)          { return nil, false }
+func (s *staleStore) ConfigRecord(string) offsetstore.ConfigRecord              { return offsetstore.ConfigRecord{} }
 func (s *staleStore) Partitions(context.Context, string) (int, error)           { return 25, nil }
 func (s *staleStore) GroupMembers(context.Context, string) (int, error)         { return 0, nil }
 func (s *staleStore) DeleteGroup(context.Context, string) error                 { return nil }

@@ -114,6 +114,13 @@ func (c *Creator) writeOffsets(ctx context.Context, j *job) error {
 // connector before it sees PAUSED or STOPPED (KIP-980, docs/connect-internals.md §2.4).
 func (c *Creator) writeConfig(ctx context.Context, j *job) error {
 	recs := configRecords(j.name, j.state, j.config)
+	// Each record carries the request's mark: a rollback after a crash acts on a config key
+	// only while its latest record is this request's (recoverIntent).
+	mark := offsetstore.RequestMark(j.req.Source, j.req.ID)
+	for i := range recs {
+		recs[i].Headers = mark
+	}
+	j.prevConfig = c.configSnapshot(j.name)
 	j.configTried = true
 	j.targetStateK = string(recs[0].Key)
 	if err := c.stepWrite(ctx, StepWriteConfig, c.opts.ConfigTopic, recs); err != nil {
