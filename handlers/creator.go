@@ -134,9 +134,10 @@ type Options struct {
 	Claims Claims
 	// ResultOut tells whether a request already has its result published (stale intents).
 	ResultOut func(source, id string) bool
-	// Fault, when not nil, is called at named points of a request (stage boundaries and between
-	// the records of multi-record writes). Crash tests make it exit the process.
-	Fault  func(point string)
+	// Fault, when not nil, is called at named points of a request (stage boundaries, inside
+	// validate_config, between the records of multi-record writes) with the request's
+	// connector name. Crash tests make it exit the process.
+	Fault  func(point, connector string)
 	Logger *slog.Logger
 }
 
@@ -226,7 +227,7 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 			j.reports = append(j.reports, events.StageReport{Stage: string(st.step), Outcome: events.OutcomeSkipped})
 			continue
 		}
-		c.fault("before:" + string(st.step))
+		c.fault(j, "before:"+string(st.step))
 		start := time.Now()
 		var err error
 		if st.destructive && !intentWritten && c.opts.Intents != nil {
@@ -246,7 +247,7 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 			failure = c.toFailure(st.step, err)
 		}
 		j.reports = append(j.reports, rep)
-		c.fault("after:" + string(st.step))
+		c.fault(j, "after:"+string(st.step))
 	}
 	j.settleOptimisticIntent()
 	out.ConnectorType = j.typ
@@ -348,9 +349,9 @@ func (c *Creator) retry(ctx context.Context, op func(context.Context) error) err
 	return kafkaio.Retry(ctx, c.opts.Backoff, c.opts.OnRetry, op)
 }
 
-func (c *Creator) fault(point string) {
+func (c *Creator) fault(j *job, point string) {
 	if c.opts.Fault != nil {
-		c.opts.Fault(point)
+		c.opts.Fault(point, j.name)
 	}
 }
 

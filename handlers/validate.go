@@ -37,7 +37,7 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 	if err := c.claim(ctx, j); err != nil {
 		return err
 	}
-	c.fault("validate_config:claimed")
+	c.fault(j, "validate_config:claimed")
 	// An earlier request for this connector that was interrupted (the agent died mid-way) is
 	// rolled back first, so this one starts from the state before it. A dry run writes
 	// nothing, not even that.
@@ -67,7 +67,7 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 		// settled (a rejected request's intent must not be taken for a creation's).
 		err := <-j.optimistic.done
 		j.optimistic.done <- err
-		c.fault("validate_config:intent")
+		c.fault(j, "validate_config:intent")
 	}
 	return c.checkNotExists(ctx, j)
 }
