@@ -261,7 +261,9 @@ func (c *Creator) recoverIntent(ctx context.Context, in *Intent) error {
 	ours := func(r offsetstore.ConfigRecord) bool {
 		return in.Version < intentVersion || r.Writer.IsRequest(in.RequestSource, in.RequestID)
 	}
-	if conn := c.opts.Store.ConfigRecord("connector-" + in.Name); conn.Live &&
+	// A malformed connector record (its bytes kept: Value) is no connector to Connect, which
+	// skips it; a request may have passed its existence check over it.
+	if conn := c.opts.Store.ConfigRecord("connector-" + in.Name); conn.Live && conn.Value == nil &&
 		(in.Version < intentVersion || !conn.Writer.IsRequest(in.RequestSource, in.RequestID)) {
 		c.opts.Logger.Warn("connector of an interrupted request exists and was not written by it; leaving it as it is",
 			"connector", in.Name, "request_id", in.RequestID)
