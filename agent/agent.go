@@ -31,7 +31,7 @@ type Options struct {
 	// Version is the build's version for offsetagent_build_info.
 	Version string
 	// Fault, when not nil, is called at named points of every request (see handlers.Options).
-	Fault func(point string)
+	Fault func(point, connector string)
 	// Listener, when not nil, is used instead of listening on Config.HTTPAddr (tests).
 	Listener net.Listener
 	// Stages, when not nil, replaces the staged creation (benchmarks measure the request/result

@@ -40,6 +40,7 @@ func (a *Agent) process(work context.Context, j job) {
 		a.log.Warn("request interrupted by shutdown, left for redelivery", "connector", out.Result.Name, "request_id", out.Result.RequestID)
 		return
 	}
+	a.fault("before:publish", out.Result.Name)
 	if err := a.publish(work, out); err != nil {
 		a.metrics.ResultsUnpublished.Inc()
 		a.log.Error("publish result", "connector", out.Result.Name, "request_id", out.Result.RequestID, "err", err)
@@ -50,6 +51,7 @@ func (a *Agent) process(work context.Context, j job) {
 	// anything that request writes (the next request must not take this one's intent for the
 	// trace of an interrupted one), but the lane does not wait for it. One that fails is
 	// recognised as stale later (its result is out).
+	a.fault("after:publish", out.Result.Name)
 	a.intents.finish(work, strings.TrimSpace(out.Result.Name), out.Result.RequestSource, out.Result.RequestID)
 	a.observe(out, time.Since(j.received))
 	j.item.done()
@@ -173,4 +175,12 @@ func decodeFailure(msg *kafka.Message, err error) *handlers.Outcome {
 func refused(req *events.Request) *handlers.Outcome {
 	text := fmt.Sprintf("requests from source %q are not allowed", req.Source)
 	return handlers.Rejected(req.ID, req.Source, req.Data.Name, 403, text)
+}
+
+// fault calls the fault hook of crash tests (Options.Fault) at a named point: before the
+// result is published (the request will be redone) and after (its intent and claim remain).
+func (a *Agent) fault(point, connector string) {
+	if a.opts.Fault != nil {
+		a.opts.Fault(point, connector)
+	}
 }

@@ -58,19 +58,34 @@ func (u *undo) fail(what string, err error) {
 	u.left = append(u.left, what)
 }
 
-// undoWriteConfig tombstones the config records write_config may have written.
+// undoWriteConfig puts back the config records write_config may have written as it found
+// them: tombstoned, or the earlier value of a key that had one (a target state left behind for
+// the name).
 func (c *Creator) undoWriteConfig(ctx context.Context, j *job, u *undo) {
 	if !j.configTried {
 		return
 	}
 	keys := []string{"target-state-" + j.name, "connector-" + j.name}
-	recs := []offsetstore.Record{{Key: []byte(keys[0]), Partition: 0}, {Key: []byte(keys[1]), Partition: 0}}
+	recs := []offsetstore.Record{restoreConfig(keys[0], j.prevConfig), restoreConfig(keys[1], j.prevConfig)}
 	if err := c.write(ctx, c.opts.ConfigTopic, recs); err != nil {
 		u.fail(fmt.Sprintf("config records %s may remain", strings.Join(keys, ", ")), fmt.Errorf("tombstone config records: %w", err))
 		return
 	}
-	u.out.ConfigRecordsRemoved = keys
-	u.done = append(u.done, "tombstoned "+strings.Join(keys, " and "))
+	var removed, restored []string
+	for i, r := range recs {
+		if r.Value == nil {
+			removed = append(removed, keys[i])
+		} else {
+			restored = append(restored, keys[i])
+		}
+	}
+	u.out.ConfigRecordsRemoved = removed
+	if len(removed) > 0 {
+		u.done = append(u.done, "tombstoned "+strings.Join(removed, " and "))
+	}
+	if len(restored) > 0 {
+		u.done = append(u.done, "restored "+strings.Join(restored, " and "))
+	}
 }
 
 // undoWriteOffsets removes the initial offsets written so far: a sink connector's group is
@@ -161,7 +176,7 @@ func (c *Creator) undoWipe(ctx context.Context, j *job, u *undo) {
 		}
 		recs := make([]offsetstore.Record, len(prev))
 		for i, r := range prev {
-			recs[i] = offsetstore.Record(r)
+			recs[i] = offsetstore.Record{Key: r.Key, Value: r.Value, Partition: r.Partition}
 		}
 		if err := c.write(ctx, topic, recs); err != nil {
 			u.fail(fmt.Sprintf("%d previous offsets in topic %s were not restored (see previous_offsets)", len(prev), topic),

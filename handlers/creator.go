@@ -88,6 +88,7 @@ type Store interface {
 	Sync(ctx context.Context, topic string) error
 	Track(ctx context.Context, topic string) error
 	ConnectorConfig(name string) (map[string]string, bool)
+	ConfigRecord(key string) offsetstore.ConfigRecord
 	SourceOffsets(topic, connector string) []offsetstore.SourceRecord
 	Write(ctx context.Context, topic string, recs []offsetstore.Record) error
 	WriteEncoded(ctx context.Context, topic string, enc *offsetstore.Encoded) error
@@ -133,9 +134,10 @@ type Options struct {
 	Claims Claims
 	// ResultOut tells whether a request already has its result published (stale intents).
 	ResultOut func(source, id string) bool
-	// Fault, when not nil, is called at named points of a request (stage boundaries and between
-	// the records of multi-record writes). Crash tests make it exit the process.
-	Fault  func(point string)
+	// Fault, when not nil, is called at named points of a request (stage boundaries, inside
+	// validate_config, between the records of multi-record writes) with the request's
+	// connector name. Crash tests make it exit the process.
+	Fault  func(point, connector string)
 	Logger *slog.Logger
 }
 
@@ -225,7 +227,7 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 			j.reports = append(j.reports, events.StageReport{Stage: string(st.step), Outcome: events.OutcomeSkipped})
 			continue
 		}
-		c.fault("before:" + string(st.step))
+		c.fault(j, "before:"+string(st.step))
 		start := time.Now()
 		var err error
 		if st.destructive && !deadlineChecked {
@@ -251,7 +253,7 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 			failure = c.toFailure(st.step, err)
 		}
 		j.reports = append(j.reports, rep)
-		c.fault("after:" + string(st.step))
+		c.fault(j, "after:"+string(st.step))
 	}
 	j.settleOptimisticIntent()
 	out.ConnectorType = j.typ
@@ -306,13 +308,18 @@ func (c *Creator) writeIntent(ctx context.Context, j *job) error {
 	if err := c.takeSnapshot(ctx, j); err != nil {
 		return err
 	}
+	in := c.intentFor(j)
 	if o := j.optimistic; o != nil {
 		j.optimistic = nil
-		if err := <-o.done; err == nil && sameRecords(o.snap, j.prevSource[c.opts.OffsetsTopic]) {
-			return nil // the intent written during the barriers holds this snapshot
+		// The intent written during the barriers stands only if it holds what the check
+		// settled: no connector, the same config records, the same offsets. Otherwise (the
+		// view caught up with a write during the barriers) it is replaced before anything is
+		// written, so that a rollback never acts on what the view showed before the check.
+		if err := <-o.done; err == nil && !o.in.Existed && sameConfig(o.in.Config, in.Config) &&
+			sameRecords(o.snap, j.prevSource[c.opts.OffsetsTopic]) {
+			return nil
 		}
 	}
-	in := c.intentFor(j)
 	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Intents.Put(ctx, in) }); err != nil {
 		return fmt.Errorf("record intent for connector %q: %w", j.name, err)
 	}
@@ -348,9 +355,9 @@ func (c *Creator) retry(ctx context.Context, op func(context.Context) error) err
 	return kafkaio.Retry(ctx, c.opts.Backoff, c.opts.OnRetry, op)
 }
 
-func (c *Creator) fault(point string) {
+func (c *Creator) fault(j *job, point string) {
 	if c.opts.Fault != nil {
-		c.opts.Fault(point)
+		c.opts.Fault(point, j.name)
 	}
 }
 
@@ -376,6 +383,9 @@ type job struct {
 	globalSynced chan error
 	// optimistic, when not nil, is the intent written during validate_config.
 	optimistic *optimisticIntent
+	// prevConfig is the connector's config records as write_config found them (what its
+	// undo writes back).
+	prevConfig []ConfigSnapshot
 
 	// ahead is what ReadAhead read of the request's offsets, if anything.
 	ahead *readAhead

@@ -54,6 +54,29 @@ func (s *fakeStore) ConnectorConfig(name string) (map[string]string, bool) {
 	return map[string]string{}, exists
 }
 
+func (s *fakeStore) ConfigRecord(key string) offsetstore.ConfigRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out offsetstore.ConfigRecord
+	for _, r := range s.configs {
+		if string(r.Key) == key {
+			out = offsetstore.ConfigRecord{Live: r.Value != nil}
+			if out.Live && strings.HasPrefix(key, "target-state-") {
+				out.Value = r.Value
+			}
+			for _, h := range r.Headers {
+				switch h.Key {
+				case offsetstore.HeaderRequestID:
+					out.Writer.RequestID = string(h.Value)
+				case offsetstore.HeaderRequestSource:
+					out.Writer.RequestSource = string(h.Value)
+				}
+			}
+		}
+	}
+	return out
+}
+
 func (s *fakeStore) SourceOffsets(topic, connector string) []offsetstore.SourceRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/offsetstore"
@@ -14,17 +15,81 @@ import (
 // mid-request, the redelivered request (or the next one for the connector) finds the intent,
 // rolls the interrupted attempt back and runs from a clean state. No connector is ever left
 // half-created and no initial offsets of an unfinished request survive.
+//
+// An intent may be written before the request's existence check settles (the optimistic
+// intent, written while the read-to-end barriers run), so its presence alone does not mean
+// that the request wrote anything. What makes the rollback exact (recoverIntent):
+//   - Existed records that the connector was in the view the intent was built from. Such a
+//     request cannot pass the existence check without first replacing its intent (writeIntent
+//     does, before the first write, when the check's answer differs), so an intent with Existed
+//     belongs to a request that wrote nothing: its rollback touches nothing.
+//   - The config records a request writes carry its mark (offsetstore.RequestMark); a rollback
+//     tombstones or restores only the keys whose latest record carries the mark, and touches
+//     nothing of a connector whose live record is not the request's.
+//   - Offsets are put back from Snapshot, taken before the request's wipe, and only where they
+//     differ from it: a request that wrote none changes nothing.
 type Intent struct {
+	// Version is intentVersion for intents written since config records carry request marks;
+	// 0 for older ones.
+	Version       int    `json:"v,omitempty"`
 	Name          string `json:"name"`
 	RequestID     string `json:"request_id"`
 	RequestSource string `json:"request_source"`
 	Type          string `json:"type"`
+	// Existed: the connector had a config in the view the intent was built from.
+	Existed bool `json:"existed,omitempty"`
+	// Config is the connector's live connector- and target-state- records as the view held
+	// them (values as far as the view keeps them: offsetstore.ConfigRecord).
+	Config []ConfigSnapshot `json:"config,omitempty"`
 	// Topics are the offsets topics the request touches (global first); Group the sink group.
 	Topics []string `json:"topics,omitempty"`
 	Group  string   `json:"group,omitempty"`
 	// Snapshot is the connector's source records before the wipe; GroupSnapshot its group offsets.
 	Snapshot      []SnapshotRecord          `json:"snapshot,omitempty"`
 	GroupSnapshot []offsetstore.GroupOffset `json:"group_snapshot,omitempty"`
+}
+
+// intentVersion is the Version of intents whose requests mark the config records they write.
+const intentVersion = 2
+
+// ConfigSnapshot is one live config-topic record of the connector as it was found. Value is
+// nil for a valid connector record (an intent with such a record has Existed set and never
+// restores it).
+type ConfigSnapshot struct {
+	Key   string `json:"key"`
+	Value []byte `json:"value,omitempty"`
+}
+
+// configKeys are the config-topic keys a request writes for connector name, in write order.
+func configKeys(name string) []string {
+	return []string{"target-state-" + name, "connector-" + name}
+}
+
+// configSnapshot reads the connector's config records from the store's view.
+func (c *Creator) configSnapshot(name string) []ConfigSnapshot {
+	var out []ConfigSnapshot
+	for _, key := range configKeys(name) {
+		if r := c.opts.Store.ConfigRecord(key); r.Live {
+			out = append(out, ConfigSnapshot{Key: key, Value: r.Value})
+		}
+	}
+	return out
+}
+
+// sameConfig reports whether two config snapshots hold the same records.
+func sameConfig(a, b []ConfigSnapshot) bool {
+	return slices.EqualFunc(a, b, func(x, y ConfigSnapshot) bool { return x.Key == y.Key && bytes.Equal(x.Value, y.Value) })
+}
+
+// restoreConfig returns the records that put key back as snap holds it: its value, or a
+// tombstone when it had none.
+func restoreConfig(key string, snap []ConfigSnapshot) offsetstore.Record {
+	for _, s := range snap {
+		if s.Key == key && s.Value != nil {
+			return offsetstore.Record{Key: []byte(key), Value: s.Value, Partition: 0}
+		}
+	}
+	return offsetstore.Record{Key: []byte(key), Partition: 0}
 }
 
 // SnapshotRecord is one live offsets-topic record as it was found.
@@ -50,7 +115,9 @@ func (c *Creator) intentFor(j *job) *Intent {
 
 // newIntent builds j's intent for the given snapshot.
 func (c *Creator) newIntent(j *job, topics []string, source map[string][]offsetstore.SourceRecord, group []offsetstore.GroupOffset) *Intent {
-	in := &Intent{Name: j.name, RequestID: j.req.ID, RequestSource: j.req.Source, Type: string(j.typ)}
+	in := &Intent{Version: intentVersion, Name: j.name, RequestID: j.req.ID, RequestSource: j.req.Source, Type: string(j.typ),
+		Config: c.configSnapshot(j.name)}
+	_, in.Existed = c.opts.Store.ConnectorConfig(j.name)
 	if !j.req.Data.HasInitialOffsets {
 		// Without initial offsets the request leaves the connector's offsets alone (KIP-995:
 		// today's behaviour), so a rollback must not touch them either: no topics, no group.
@@ -75,6 +142,7 @@ func (c *Creator) newIntent(j *job, topics []string, source map[string][]offsets
 // intent's round trip off the request's path; otherwise the intent is written again.
 type optimisticIntent struct {
 	done chan error
+	in   *Intent
 	// snap is the global offsets topic's records the intent holds (nil without offsets).
 	snap []offsetstore.SourceRecord
 }
@@ -96,6 +164,7 @@ func (c *Creator) startOptimisticIntent(ctx context.Context, j *job) {
 		source = map[string][]offsetstore.SourceRecord{c.opts.OffsetsTopic: o.snap}
 	}
 	in := c.newIntent(j, topics, source, nil)
+	o.in = in
 	go func() { o.done <- c.retry(ctx, func(ctx context.Context) error { return c.opts.Intents.Put(ctx, in) }) }()
 	j.optimistic = o
 }
@@ -159,10 +228,19 @@ func (c *Creator) takeSnapshot(ctx context.Context, j *job) error {
 	return nil
 }
 
-// recoverIntent rolls back an interrupted request recorded by in: it tombstones the
-// connector's config records, removes every offset the connector has now and restores the
-// snapshot. An intent whose request already has a result out is stale (the agent died between
-// publishing the result and removing the intent): it is only removed.
+// recoverIntent rolls back an interrupted request recorded by in, to exactly the state before
+// it, and touches nothing the request did not write:
+//   - an intent whose request already has a result out is stale (the agent died between
+//     publishing the result and removing the intent): it is only removed;
+//   - an intent that found the connector existing belongs to a request that was rejected at,
+//     or had not yet passed, the existence check (a request that passes it replaces such an
+//     intent before its first write): it is only removed;
+//   - a connector whose live connector record does not carry the request's mark is not the
+//     request's (it was created before the check saw it, or by someone else since): nothing of
+//     it is touched;
+//   - otherwise each config record that carries the request's mark is put back as the intent
+//     found it (tombstoned when there was none), and the connector's offsets are put back to
+//     the snapshot taken before the wipe, writing only the keys that differ from it.
 func (c *Creator) recoverIntent(ctx context.Context, in *Intent) error {
 	deleteIntent := func() error {
 		return c.retry(ctx, func(ctx context.Context) error { return c.opts.Intents.Delete(ctx, in.Name) })
@@ -170,47 +248,145 @@ func (c *Creator) recoverIntent(ctx context.Context, in *Intent) error {
 	if c.opts.ResultOut != nil && c.opts.ResultOut(in.RequestSource, in.RequestID) {
 		return deleteIntent()
 	}
+	if in.Existed {
+		c.opts.Logger.Info("removing intent of a request that found its connector existing", "connector", in.Name, "request_id", in.RequestID)
+		return deleteIntent()
+	}
+	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, c.opts.ConfigTopic) }); err != nil {
+		return fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
+	}
+	// An intent of an earlier version belongs to a request that did not mark its config
+	// records: a live connector is then left as it is, and the target state of one that is
+	// not live is taken as the request's.
+	ours := func(r offsetstore.ConfigRecord) bool {
+		return in.Version < intentVersion || r.Writer.IsRequest(in.RequestSource, in.RequestID)
+	}
+	// A malformed connector record (its bytes kept: Value) is no connector to Connect, which
+	// skips it; a request may have passed its existence check over it.
+	if conn := c.opts.Store.ConfigRecord("connector-" + in.Name); conn.Live && conn.Value == nil &&
+		(in.Version < intentVersion || !conn.Writer.IsRequest(in.RequestSource, in.RequestID)) {
+		c.opts.Logger.Warn("connector of an interrupted request exists and was not written by it; leaving it as it is",
+			"connector", in.Name, "request_id", in.RequestID)
+		return deleteIntent()
+	}
 	c.opts.Logger.Warn("rolling back interrupted request", "connector", in.Name, "request_id", in.RequestID)
-	keys := []offsetstore.Record{{Key: []byte("target-state-" + in.Name), Partition: 0}, {Key: []byte("connector-" + in.Name), Partition: 0}}
-	if err := c.write(ctx, c.opts.ConfigTopic, keys); err != nil {
-		return fmt.Errorf("tombstone config records of %q: %w", in.Name, err)
+	// The connector record first, as Connect deletes a connector: no worker sees a connector
+	// whose target state went away under it.
+	var recs []offsetstore.Record
+	for _, key := range slices.Backward(configKeys(in.Name)) {
+		if r := c.opts.Store.ConfigRecord(key); r.Live && ours(r) {
+			recs = append(recs, restoreConfig(key, in.Config))
+		}
+	}
+	if err := c.write(ctx, c.opts.ConfigTopic, recs); err != nil {
+		return fmt.Errorf("restore config records of %q: %w", in.Name, err)
 	}
 	if in.Type == string(connectors.Sink) {
-		if in.Group != "" {
-			if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.DeleteGroup(ctx, in.Group) }); err != nil {
-				return fmt.Errorf("delete group %q: %w", in.Group, err)
-			}
-			if len(in.GroupSnapshot) > 0 {
-				if err := c.retry(ctx, func(ctx context.Context) error {
-					return c.opts.Store.CommitGroupOffsets(ctx, in.Group, in.GroupSnapshot)
-				}); err != nil {
-					return fmt.Errorf("restore offsets of group %q: %w", in.Group, err)
-				}
-			}
+		if err := c.restoreGroup(ctx, in); err != nil {
+			return err
 		}
 	} else {
 		for _, topic := range in.Topics {
-			if topic != c.opts.OffsetsTopic {
-				if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Track(ctx, topic) }); err != nil {
-					return fmt.Errorf("read offsets topic %q: %w", topic, err)
-				}
-			}
-			if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, topic) }); err != nil {
-				return fmt.Errorf("read offsets topic %q: %w", topic, err)
-			}
-			var recs []offsetstore.Record
-			for _, r := range c.opts.Store.SourceOffsets(topic, in.Name) {
-				recs = append(recs, offsetstore.Record{Key: r.Key, Partition: r.Partition})
-			}
-			for _, s := range in.Snapshot {
-				if s.Topic == topic {
-					recs = append(recs, offsetstore.Record{Key: s.Key, Value: s.Value, Partition: s.Partition})
-				}
-			}
-			if err := c.write(ctx, topic, recs); err != nil {
-				return fmt.Errorf("restore offsets in topic %q: %w", topic, err)
+			if err := c.restoreTopic(ctx, in, topic); err != nil {
+				return err
 			}
 		}
 	}
 	return deleteIntent()
+}
+
+// restoreGroup puts a sink connector's group back to the intent's snapshot, unless it holds
+// exactly that already.
+func (c *Creator) restoreGroup(ctx context.Context, in *Intent) error {
+	if in.Group == "" {
+		return nil
+	}
+	var now []offsetstore.GroupOffset
+	if err := c.retry(ctx, func(ctx context.Context) (err error) {
+		now, err = c.opts.Store.GroupOffsets(ctx, in.Group)
+		return err
+	}); err != nil {
+		return fmt.Errorf("list offsets of group %q: %w", in.Group, err)
+	}
+	if sameGroupOffsets(now, in.GroupSnapshot) {
+		return nil // the request changed nothing of the group
+	}
+	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.DeleteGroup(ctx, in.Group) }); err != nil {
+		return fmt.Errorf("delete group %q: %w", in.Group, err)
+	}
+	if len(in.GroupSnapshot) > 0 {
+		if err := c.retry(ctx, func(ctx context.Context) error {
+			return c.opts.Store.CommitGroupOffsets(ctx, in.Group, in.GroupSnapshot)
+		}); err != nil {
+			return fmt.Errorf("restore offsets of group %q: %w", in.Group, err)
+		}
+	}
+	return nil
+}
+
+// sameGroupOffsets reports whether two lists hold the same committed offsets, in any order.
+func sameGroupOffsets(a, b []offsetstore.GroupOffset) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	want := make(map[tp]int64, len(b))
+	for _, g := range b {
+		want[tp{g.Topic, g.Partition}] = g.Offset
+	}
+	for _, g := range a {
+		if o, ok := want[tp{g.Topic, g.Partition}]; !ok || o != g.Offset {
+			return false
+		}
+	}
+	return true
+}
+
+// restoreTopic puts a source connector's offsets in topic back to the intent's snapshot:
+// a tombstone for each live key the snapshot does not hold, the snapshot's record for each key
+// whose live record differs from it; nothing when they are the same.
+func (c *Creator) restoreTopic(ctx context.Context, in *Intent, topic string) error {
+	if topic != c.opts.OffsetsTopic {
+		if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Track(ctx, topic) }); err != nil {
+			return fmt.Errorf("read offsets topic %q: %w", topic, err)
+		}
+	}
+	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, topic) }); err != nil {
+		return fmt.Errorf("read offsets topic %q: %w", topic, err)
+	}
+	type pk struct {
+		partition int
+		key       string
+	}
+	live := map[pk][]byte{}
+	for _, r := range c.opts.Store.SourceOffsets(topic, in.Name) {
+		live[pk{r.Partition, string(r.Key)}] = r.Value
+	}
+	var recs []offsetstore.Record
+	kept := map[pk]bool{}
+	for _, s := range in.Snapshot {
+		if s.Topic != topic {
+			continue
+		}
+		k := pk{s.Partition, string(s.Key)}
+		kept[k] = true
+		if v, ok := live[k]; !ok || !bytes.Equal(v, s.Value) {
+			recs = append(recs, offsetstore.Record{Key: s.Key, Value: s.Value, Partition: s.Partition})
+		}
+	}
+	var tombs []offsetstore.Record
+	for _, r := range c.opts.Store.SourceOffsets(topic, in.Name) {
+		if !kept[pk{r.Partition, string(r.Key)}] {
+			tombs = append(tombs, offsetstore.Record{Key: r.Key, Partition: r.Partition})
+		}
+	}
+	// Tombstones first, as the request's own rollback writes them: a key the request moved is
+	// then never live twice.
+	if err := c.write(ctx, topic, append(tombs, recs...)); err != nil {
+		return fmt.Errorf("restore offsets in topic %q: %w", topic, err)
+	}
+	return nil
 }

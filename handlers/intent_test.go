@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -32,6 +33,7 @@ func (s *staleStore) Sync(_ context.Context, topic string) error {
 }
 func (s *staleStore) Track(context.Context, string) error                       { return nil }
 func (s *staleStore) ConnectorConfig(string) (map[string]string, bool)          { return nil, false }
+func (s *staleStore) ConfigRecord(string) offsetstore.ConfigRecord              { return offsetstore.ConfigRecord{} }
 func (s *staleStore) Partitions(context.Context, string) (int, error)           { return 25, nil }
 func (s *staleStore) GroupMembers(context.Context, string) (int, error)         { return 0, nil }
 func (s *staleStore) DeleteGroup(context.Context, string) error                 { return nil }
@@ -104,5 +106,126 @@ func TestOptimisticIntent(t *testing.T) {
 			require.Equal(t, old.Key, last.Snapshot[0].Key)
 			require.Equal(t, 1, *out.Result.OffsetsWiped)
 		})
+	}
+}
+
+// A rollback acts only on what the interrupted request wrote: the intent of a request that
+// found its connector existing, or whose connector's live record is not its own, changes
+// nothing; an interrupted creation's config records (marked with its id) go back to what the
+// intent found (a target state left behind is restored, not tombstoned) and its offsets to the
+// snapshot, writing only what differs.
+func TestRecoverIntentTouchesOnlyWhatTheRequestWrote(t *testing.T) {
+	mark := offsetstore.RequestMark("/test", "id-1")
+	connect := `{"properties":{"connector.class":"FileStreamSource","name":"file-src-1"}}`
+	leftover := `{"state":"PAUSED"}`
+	intent := func(existed bool, config []ConfigSnapshot) *Intent {
+		return &Intent{Version: intentVersion, Name: "file-src-1", RequestID: "id-1", RequestSource: "/test", Type: "source",
+			Existed: existed, Config: config, Topics: []string{testOffsetsTopic},
+			Snapshot: []SnapshotRecord{{Topic: testOffsetsTopic, Partition: offsetstore.PartitionFor([]byte(staleKey), 25), Key: []byte(staleKey), Value: []byte(staleVal)}}}
+	}
+	tests := []struct {
+		name string
+		// configs are the config topic's records before the rollback; offsets the live ones.
+		configs []offsetstore.Record
+		offsets map[string]string
+		in      *Intent
+		// wantConfigs are the config records the rollback writes; wantOffsets the live ones after.
+		wantConfigs []string
+		wantOffsets map[string]string
+	}{
+		{
+			name:        "existing connector, its request rejected at the existence check",
+			configs:     []offsetstore.Record{{Key: []byte(connKey), Value: []byte(connect)}},
+			offsets:     map[string]string{seedKey: `{"position":99}`},
+			in:          intent(true, []ConfigSnapshot{{Key: connKey}}),
+			wantOffsets: map[string]string{seedKey: `{"position":99}`},
+		},
+		{
+			name:        "connector created by another writer before the check saw it",
+			configs:     []offsetstore.Record{{Key: []byte(connKey), Value: []byte(connect)}},
+			offsets:     map[string]string{seedKey: `{"position":99}`},
+			in:          intent(false, nil),
+			wantOffsets: map[string]string{seedKey: `{"position":99}`},
+		},
+		{
+			name:        "stopped before writing anything",
+			configs:     []offsetstore.Record{{Key: []byte(targetKey), Value: []byte(leftover)}},
+			offsets:     map[string]string{staleKey: staleVal},
+			in:          intent(false, []ConfigSnapshot{{Key: targetKey, Value: []byte(leftover)}}),
+			wantOffsets: map[string]string{staleKey: staleVal},
+		},
+		{
+			name: "interrupted creation over a target state left behind",
+			configs: []offsetstore.Record{
+				{Key: []byte(targetKey), Value: []byte(leftover)},
+				{Key: []byte(targetKey), Value: []byte(`{"state":"STARTED","state.v2":"STARTED"}`), Headers: mark},
+				{Key: []byte(connKey), Value: []byte(connect), Headers: mark},
+			},
+			offsets:     map[string]string{seedKey: `{"position":30}`},
+			in:          intent(false, []ConfigSnapshot{{Key: targetKey, Value: []byte(leftover)}}),
+			wantConfigs: []string{connKey + "=", targetKey + "=" + leftover},
+			wantOffsets: map[string]string{staleKey: staleVal},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := newFakeStore()
+			store.configs = tt.configs
+			store.offsets[testOffsetsTopic] = map[string]offsetstore.SourceRecord{}
+			for k, v := range tt.offsets {
+				store.offsets[testOffsetsTopic][k] = offsetstore.SourceRecord{Key: []byte(k), Value: []byte(v), Partition: offsetstore.PartitionFor([]byte(k), 25)}
+			}
+			var written []string
+			store.fail = func(op, topic string, recs []offsetstore.Record) error {
+				for _, r := range recs {
+					if topic == testConfigTopic {
+						written = append(written, string(r.Key)+"="+string(r.Value))
+					}
+				}
+				return nil
+			}
+			intents := &fakeIntents{intents: map[string]*Intent{"file-src-1": tt.in}}
+			c := newTestCreator(t, store, intents)
+			require.NoError(t, c.recoverInterrupted(context.Background(), "file-src-1"))
+			require.Equal(t, tt.wantConfigs, written, "config records written by the rollback")
+			require.Equal(t, tt.wantOffsets, store.liveOffsets())
+			_, left := intents.Get("file-src-1")
+			require.False(t, left, "the intent is removed")
+		})
+	}
+}
+
+// The config records a request writes carry its mark, and the cleanup of a request that
+// failed after writing them puts back a target state it found instead of tombstoning it.
+func TestWriteConfigMarksAndRestores(t *testing.T) {
+	store := newFakeStore()
+	leftover := `{"state":"PAUSED"}`
+	store.configs = []offsetstore.Record{{Key: []byte(targetKey), Value: []byte(leftover)}}
+	store.fail = func(op, topic string, recs []offsetstore.Record) error {
+		if topic == testConfigTopic && len(recs) == 2 && recs[1].Value != nil {
+			return errors.New("broker gone")
+		}
+		return nil
+	}
+	c := newTestCreator(t, store, &fakeIntents{intents: map[string]*Intent{}})
+	req := fileSourceRequest()
+	req.Data.InitialOffsets, req.Data.HasInitialOffsets = nil, false
+	out := c.Create(context.Background(), req)
+	require.NotNil(t, out.Failure)
+	require.Equal(t, StepWriteConfig, out.Failure.Step)
+	last := store.configs[len(store.configs)-2:]
+	require.Equal(t, targetKey, string(last[0].Key))
+	require.Equal(t, leftover, string(last[0].Value), "the target state found is written back")
+	require.Equal(t, connKey, string(last[1].Key))
+	require.Nil(t, last[1].Value)
+	require.Equal(t, []string{connKey}, out.Result.Cleanup.ConfigRecordsRemoved)
+
+	// A write that goes through carries the request's mark on both records.
+	store.fail = nil
+	req = fileSourceRequest()
+	req.ID = "id-2"
+	require.Nil(t, c.Create(context.Background(), req).Failure)
+	for _, r := range store.configs[len(store.configs)-2:] {
+		require.Equal(t, offsetstore.RequestMark("/test", "id-2"), r.Headers, string(r.Key))
 	}
 }

@@ -37,6 +37,7 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 	if err := c.claim(ctx, j); err != nil {
 		return err
 	}
+	c.fault(j, "validate_config:claimed")
 	// An earlier request for this connector that was interrupted (the agent died mid-way) is
 	// rolled back first, so this one starts from the state before it. A dry run writes
 	// nothing, not even that.
@@ -61,6 +62,13 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 	// The intent record goes out now too, from the view as it is, overlapping the barriers;
 	// the wipe checks it against the snapshot taken after them.
 	c.startOptimisticIntent(ctx, j)
+	if c.opts.Fault != nil && j.optimistic != nil {
+		// Crash tests: a point where the intent is visible and the existence check has not
+		// settled (a rejected request's intent must not be taken for a creation's).
+		err := <-j.optimistic.done
+		j.optimistic.done <- err
+		c.fault(j, "validate_config:intent")
+	}
 	return c.checkNotExists(ctx, j)
 }
 

@@ -57,7 +57,7 @@ func (c *Creator) wipeOffsets(ctx context.Context, j *job) error {
 			tombs[i] = offsetstore.Record{Key: r.Key, Partition: r.Partition}
 		}
 		j.wipeStarted = true
-		if err := c.stepWrite(ctx, StepWipeOffsets, topic, tombs); err != nil {
+		if err := c.stepWrite(ctx, j, StepWipeOffsets, topic, tombs); err != nil {
 			return fmt.Errorf("tombstone %d offsets in topic %q: %w", len(tombs), topic, err)
 		}
 		j.wiped += len(tombs)
@@ -93,7 +93,7 @@ func (c *Creator) writeOffsets(ctx context.Context, j *job) error {
 			err = c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.WriteEncoded(ctx, topic, j.encoded) })
 		} else {
 			// Crash tests cut the write in two (stepWrite): encoded records go as records.
-			err = c.stepWrite(ctx, StepWriteOffsets, topic, j.sourceRecords())
+			err = c.stepWrite(ctx, j, StepWriteOffsets, topic, j.sourceRecords())
 		}
 		if err != nil {
 			return fmt.Errorf("write %d offsets to topic %q: %w", n, topic, err)
@@ -114,9 +114,16 @@ func (c *Creator) writeOffsets(ctx context.Context, j *job) error {
 // connector before it sees PAUSED or STOPPED (KIP-980, docs/connect-internals.md §2.4).
 func (c *Creator) writeConfig(ctx context.Context, j *job) error {
 	recs := configRecords(j.name, j.state, j.config)
+	// Each record carries the request's mark: a rollback after a crash acts on a config key
+	// only while its latest record is this request's (recoverIntent).
+	mark := offsetstore.RequestMark(j.req.Source, j.req.ID)
+	for i := range recs {
+		recs[i].Headers = mark
+	}
+	j.prevConfig = c.configSnapshot(j.name)
 	j.configTried = true
 	j.targetStateK = string(recs[0].Key)
-	if err := c.stepWrite(ctx, StepWriteConfig, c.opts.ConfigTopic, recs); err != nil {
+	if err := c.stepWrite(ctx, j, StepWriteConfig, c.opts.ConfigTopic, recs); err != nil {
 		return fmt.Errorf("write connector %q to config topic %q: %w", j.name, c.opts.ConfigTopic, err)
 	}
 	return nil
@@ -150,7 +157,7 @@ func (c *Creator) write(ctx context.Context, topic string, recs []offsetstore.Re
 // stepWrite is write for a stage's multi-record writes. With a fault hook installed (crash
 // tests only) it writes in two halves with the point "mid:<step>" between them, so a test can
 // stop the process in the middle of a multi-record write.
-func (c *Creator) stepWrite(ctx context.Context, step Step, topic string, recs []offsetstore.Record) error {
+func (c *Creator) stepWrite(ctx context.Context, j *job, step Step, topic string, recs []offsetstore.Record) error {
 	if c.opts.Fault == nil || len(recs) < 2 {
 		return c.write(ctx, topic, recs)
 	}
@@ -158,7 +165,7 @@ func (c *Creator) stepWrite(ctx context.Context, step Step, topic string, recs [
 	if err := c.write(ctx, topic, recs[:half]); err != nil {
 		return err
 	}
-	c.fault("mid:" + string(step))
+	c.fault(j, "mid:"+string(step))
 	return c.write(ctx, topic, recs[half:])
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +22,12 @@ import (
 // broker faults hit every kind of write, then checks that
 // every request got exactly one result and Connect's topics hold exactly what the first valid
 // request of each connector asked for. CHAOS_REQUESTS sets the size (make chaos: 150).
+//
+// Connectors that exist before the run (sources with offsets, sinks with a group) are the
+// targets of some of the requests, which must fail with 409; half of the kills stop a request
+// for one of them inside validate_config (its intent visible, its existence check not settled,
+// or just after it), the window in which a rollback once deleted a live connector. At the end
+// each of them is byte for byte what it was: config records, offsets, group entries.
 func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -42,7 +49,35 @@ func TestChaos(t *testing.T) {
 	type want struct{ offset int }
 	expected := map[string]want{} // connector -> offset of its first valid request
 	ids := make([]string, 0, n)
+
+	// Connectors that exist before the run, and what they hold.
+	cl.createTopic("in", 2)
+	var existing []crashCase
+	for i := 0; i < max(2, n/12); i++ {
+		existing = append(existing,
+			crashCase{name: fmt.Sprintf("old-src-%d", i), existing: true, offsets: true},
+			crashCase{name: fmt.Sprintf("old-sink-%d", i), sink: true, existing: true, offsets: true})
+	}
+	for _, cc := range existing {
+		seedCrashCase(t, cl, cfg, cc)
+	}
+	seededConfigs, seededOffsets := cl.live(cfg.ConfigTopic), cl.live(cfg.OffsetsTopic)
+	before := map[string]connectorState{}
+	for _, cc := range existing {
+		before[cc.name] = stateOf(t, cl, cfg, cc.name, seededConfigs, seededOffsets)
+	}
+	existingIDs := map[string]string{} // request id -> existing connector it targets
+
 	for i := 0; i < n; i++ {
+		if i%4 == 3 {
+			// A create request for a connector that exists (with or without offsets).
+			cc := existing[rng.IntN(len(existing))]
+			cc.offsets = rng.IntN(2) == 0
+			id := cl.publish(cc.body(), events.RequestOptions{})
+			existingIDs[id] = cc.name
+			ids = append(ids, id)
+			continue
+		}
 		name := fmt.Sprintf("conn-%d", rng.IntN(connectors))
 		pos := i + 1
 		if rng.IntN(4) == 0 {
@@ -56,8 +91,11 @@ func TestChaos(t *testing.T) {
 		ids = append(ids, cl.publish(body, events.RequestOptions{}))
 	}
 
-	points := []string{"after:validate_offsets", "mid:wipe_offsets", "after:wipe_offsets", "mid:write_offsets",
-		"after:write_offsets", "mid:write_config", "after:write_config"}
+	points := []string{"validate_config:claimed", "validate_config:intent", "after:validate_config", "after:validate_offsets",
+		"mid:wipe_offsets", "after:wipe_offsets", "mid:write_offsets", "after:write_offsets", "mid:write_config",
+		"after:write_config", "before:publish", "after:publish"}
+	// The points of a request for an existing connector: it stops inside validate_config.
+	existingPoints := []string{"validate_config:intent", "after:validate_config", "before:publish"}
 	deadline := time.Now().Add(4 * time.Minute)
 	kills := 0
 	faults := 0
@@ -75,7 +113,11 @@ func TestChaos(t *testing.T) {
 			c.fake.Fault(fs...)
 			faults += len(fs)
 		}
-		p := startProcess(t, cfg, points[rng.IntN(len(points))])
+		point := points[rng.IntN(len(points))]
+		if round%2 == 0 {
+			point = existingPoints[rng.IntN(len(existingPoints))] + "@" + existing[rng.IntN(len(existing))].name
+		}
+		p := startProcess(t, cfg, point)
 		done := make(chan int, 1)
 		go func() { done <- p.wait(t, 2*time.Minute) }()
 		select {
@@ -125,21 +167,43 @@ func TestChaos(t *testing.T) {
 	}
 	for key := range configs {
 		if name, ok := strings.CutPrefix(key, "connector-"); ok {
-			if _, want := expected[name]; !want {
+			if _, want := expected[name]; !want && !strings.HasPrefix(name, "old-") {
 				halfCreated++ // a connector no valid request asked for
 			}
 		}
 	}
-	if len(offsets) != 2*len(expected) {
-		differing += abs(len(offsets) - 2*len(expected))
+	live := 0
+	for key := range offsets {
+		if strings.HasPrefix(key, `["conn-`) {
+			live++
+		}
 	}
-	t.Logf("\n| requests | results | duplicate results | lost requests | half-created connectors | offsets differing | agent kills | broker fault rules |\n|---|---|---|---|---|---|---|---|\n| %d | %d | %d | %d | %d | %d | %d | %d |",
-		n, len(results), duplicates, lost, halfCreated, differing, kills, faults)
+	if live != 2*len(expected) {
+		differing += abs(live - 2*len(expected))
+	}
+	// Every connector that existed before the run is what it was, and every request for one
+	// failed with 409.
+	harmed, recreated := 0, 0
+	for _, cc := range existing {
+		if !reflect.DeepEqual(before[cc.name], stateOf(t, cl, cfg, cc.name, configs, offsets)) {
+			harmed++
+			t.Logf("existing connector %s changed:\nbefore %+v\nafter  %+v", cc.name, before[cc.name], stateOf(t, cl, cfg, cc.name, configs, offsets))
+		}
+	}
+	for _, r := range results {
+		if _, ok := existingIDs[r.Data.RequestID]; ok && (r.Type != events.TypeCreateFailed || r.Data.ErrorCode != 409) {
+			recreated++
+		}
+	}
+	t.Logf("\n| requests | results | duplicate results | lost requests | half-created connectors | offsets differing | existing connectors changed | requests for existing ones not 409 | agent kills | broker fault rules |\n|---|---|---|---|---|---|---|---|---|---|\n| %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |",
+		n, len(results), duplicates, lost, halfCreated, differing, harmed, recreated, kills, faults)
 	require.Equal(t, n, len(results))
 	require.Zero(t, duplicates)
 	require.Zero(t, lost)
 	require.Zero(t, halfCreated)
 	require.Zero(t, differing)
+	require.Zero(t, harmed, "existing connectors changed")
+	require.Zero(t, recreated, "requests for existing connectors that did not fail with 409")
 }
 
 func abs(x int) int {

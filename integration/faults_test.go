@@ -56,7 +56,7 @@ func (r *faultRig) start(t *testing.T, at string, arm func(cfg agent.Config) []k
 	var once sync.Once
 	opts := agent.Options{}
 	if at != "" {
-		opts.Fault = func(point string) {
+		opts.Fault = func(point, _ string) {
 			if point == at {
 				once.Do(func() { r.install(arm(r.cfg)...) })
 			}

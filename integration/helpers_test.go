@@ -133,7 +133,7 @@ func (r *runningAgent) find(t *testing.T, name string, labels ...string) *dto.Me
 func blockOnce(point string) (opts agent.Options, release func()) {
 	ch := make(chan struct{})
 	var once sync.Once
-	opts.Fault = func(p string) {
+	opts.Fault = func(p, _ string) {
 		if p == point {
 			once.Do(func() { <-ch })
 		}

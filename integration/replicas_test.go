@@ -76,7 +76,7 @@ func TestTwoReplicasRebalanceMidway(t *testing.T) {
 	cl.createTopic(cfg.RequestTopic, 6)
 
 	// Slow every request down a little so that both rebalances find requests running.
-	slow := agent.Options{Fault: func(point string) {
+	slow := agent.Options{Fault: func(point, _ string) {
 		if point == "before:validate_config" {
 			time.Sleep(150 * time.Millisecond)
 		}

@@ -30,7 +30,7 @@ func newBlocker(t *testing.T, point string) *blocker {
 	return b
 }
 
-func (b *blocker) hook(point string) {
+func (b *blocker) hook(point, _ string) {
 	if point == b.point && b.armed.CompareAndSwap(true, false) {
 		close(b.entered)
 		<-b.release

@@ -43,6 +43,10 @@ type configView struct {
 	// pendingTasks counts, per connector, task-<name>-<n> records seen since its last
 	// commit-<name> record: a task-config update the leader has not committed yet.
 	pendingTasks map[string]int
+	// latest holds, by key, what the view keeps of the latest connector and target-state
+	// records beyond the maps above: their request marks, the bytes of target-state records
+	// and of malformed connector records (configmark.go).
+	latest map[string]ConfigRecord
 }
 
 func newConfigView(logger *slog.Logger) *configView {
@@ -52,6 +56,7 @@ func newConfigView(logger *slog.Logger) *configView {
 		states:       map[string]string{},
 		malformed:    map[string]string{},
 		pendingTasks: map[string]int{},
+		latest:       map[string]ConfigRecord{},
 	}
 }
 
@@ -67,8 +72,12 @@ func (v *configView) apply(msgs []kafka.Message) {
 		switch {
 		case strings.HasPrefix(key, targetStateKeyPrefix):
 			v.applyTargetState(strings.TrimPrefix(key, targetStateKeyPrefix), m)
+			v.keepRecord(key, m, true)
 		case strings.HasPrefix(key, connectorKeyPrefix):
-			v.applyConnector(strings.TrimPrefix(key, connectorKeyPrefix), m)
+			name := strings.TrimPrefix(key, connectorKeyPrefix)
+			v.applyConnector(name, m)
+			_, malformed := v.malformed[name]
+			v.keepRecord(key, m, malformed)
 		case strings.HasPrefix(key, taskKeyPrefix):
 			// task-<name>-<n>: the name may contain '-', the task number is after the last one.
 			if i := strings.LastIndexByte(key, '-'); i > len(taskKeyPrefix) && m.Value != nil {

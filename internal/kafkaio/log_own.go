@@ -188,7 +188,7 @@ func (l *Log) applyRun(p int, run ownRun, from int64, buf []kafka.Message) []kaf
 		buf = buf[:0]
 		for ; k < int64(len(run.idx)) && len(buf) < logApplyChunk; k++ {
 			r := &run.recs[run.idx[k]]
-			buf = append(buf, kafka.Message{Topic: l.topic, Partition: p, Offset: run.base + k, Key: r.Key, Value: r.Value})
+			buf = append(buf, kafka.Message{Topic: l.topic, Partition: p, Offset: run.base + k, Key: r.Key, Value: r.Value, Headers: r.Headers})
 		}
 		l.applyBatch(buf)
 	}

@@ -33,7 +33,7 @@ func (pr *partitionRecords) addTo(b *batchBuilder) {
 		}
 	}
 	for _, i := range pr.idx {
-		b.add(pr.recs[i].Key, pr.recs[i].Value, nil)
+		b.add(pr.recs[i].Key, pr.recs[i].Value, pr.recs[i].Headers)
 	}
 }
 

@@ -14,10 +14,19 @@ import (
 type Record struct {
 	Key, Value []byte
 	Partition  int
+	// Headers are the record's headers (nil for most records; offsetstore marks the config
+	// records a request writes with the request's identity).
+	Headers []kafka.Header
 }
 
 // recordSize approximates a record's size in a produce request.
-func recordSize(r Record) int { return len(r.Key) + len(r.Value) + 24 }
+func recordSize(r Record) int {
+	n := len(r.Key) + len(r.Value) + 24
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value) + 4
+	}
+	return n
+}
 
 // WriteError reports a Write that failed part way. Records of one partition are sent in order,
 // but partitions are independent, so the acknowledged records need not be a prefix of the call.
@@ -82,7 +91,7 @@ func (p *Producer) Write(ctx context.Context, topic string, recs []Record, parts
 	}
 	msgs := make([]kafka.Message, len(recs))
 	for i := range recs {
-		msgs[i] = kafka.Message{Topic: topic, Partition: int(parts[i]), Key: recs[i].Key, Value: recs[i].Value}
+		msgs[i] = kafka.Message{Topic: topic, Partition: int(parts[i]), Key: recs[i].Key, Value: recs[i].Value, Headers: recs[i].Headers}
 	}
 	// WithoutCancel: once queued, the records are sent whatever ctx does; returning early
 	// would lose track of which were acknowledged.
