@@ -20,7 +20,7 @@ func TestCreatePastDeadlineBeforeFirstWrite(t *testing.T) {
 	req.Deadline = time.Now().Add(time.Hour)
 	c, err := NewCreator(Options{Store: store, Registry: connectors.Builtin(), ConfigTopic: testConfigTopic,
 		OffsetsTopic: testOffsetsTopic, Intents: &fakeIntents{intents: map[string]*Intent{}}, Backoff: kafkaio.Backoff{Base: 1, Max: 1, Attempts: 2},
-		Fault: func(point string) {
+		Fault: func(point, _ string) {
 			if point == "after:validate_offsets" {
 				req.Deadline = time.Now().Add(-time.Second) // validation took the request past it
 			}
