@@ -81,8 +81,9 @@ func (e *groupExchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) 
 	if got := int32(binary.BigEndian.Uint32(buf)); got != corr {
 		return nil, fmt.Errorf("%s: response to request %d, %d expected", name, got, corr)
 	}
-	res := e.req.ResponseKind()                   // of the request's version
-	if err := res.ReadFrom(buf[4:]); err != nil { // response header v0: the correlation id
+	// The response of the request's version, after the v0 header (the correlation id).
+	res := e.req.ResponseKind()
+	if err := res.ReadFrom(buf[4:]); err != nil {
 		return nil, fmt.Errorf("%s: decode response v%d: %w", name, e.req.GetVersion(), err)
 	}
 	return &groupResult{res}, nil
