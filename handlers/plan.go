@@ -27,7 +27,7 @@ func (c *Creator) plan(ctx context.Context, j *job) *events.Plan {
 			}
 			p.GroupDeleted = len(prev) > 0
 			for _, o := range j.sinkOffsets {
-				p.GroupOffsets = append(p.GroupOffsets, events.PlannedGroupOffset(o))
+				p.GroupOffsets = append(p.GroupOffsets, events.PlannedGroupOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset})
 			}
 		} else {
 			for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {

@@ -94,11 +94,14 @@ func seedSource(t *testing.T, cl *client, cfg agent.Config) {
 	)
 }
 
-// seedSink gives the sink connector's group committed offsets.
+// seedSink gives the sink connector's group committed offsets, as a consumer that read them in
+// leader epoch 0 commits them (epoch 0, empty metadata).
 func seedSink(t *testing.T, cl *client) {
 	t.Helper()
 	cl.createTopic("orders", 3)
-	commitGroup(t, cl, faultSinkGroup, map[int]int64{0: 40, 2: 41}, "orders")
+	commitEntries(t, cl, faultSinkGroup,
+		groupEntry{topic: "orders", partition: 0, offset: 40, epoch: 0},
+		groupEntry{topic: "orders", partition: 2, offset: 41, epoch: 0})
 }
 
 func produceFault(topic string, err *kerr.Error, count int) kfake.Fault {
@@ -186,6 +189,10 @@ func TestBrokerFaultPermanentCleansUp(t *testing.T) {
 			}
 			offsetsBefore := r.cl.live(r.cfg.OffsetsTopic)
 			groupBefore := r.cl.groupOffsets(faultSinkGroup)
+			var entriesBefore map[string]string
+			if tc.sink {
+				entriesBefore = r.cl.groupEntries(faultSinkGroup)
+			}
 
 			id := r.cl.publish(body, events.RequestOptions{})
 			res := r.cl.waitResult(id, resultWait)
@@ -209,8 +216,9 @@ func TestBrokerFaultPermanentCleansUp(t *testing.T) {
 			require.Equal(t, offsetsBefore, r.cl.live(r.cfg.OffsetsTopic), "offsets topic ends as before")
 			require.Equal(t, groupBefore, r.cl.groupOffsets(faultSinkGroup), "sink group ends as before")
 			if tc.sink {
-				// Restored as Connect's PATCH commits them: a consumer resumes from these.
-				require.Equal(t, patchEntries(groupBefore), r.cl.groupEntries(faultSinkGroup))
+				// Restored as they were found (offset, leader epoch, metadata): a consumer
+				// resumes from these.
+				require.Equal(t, entriesBefore, r.cl.groupEntries(faultSinkGroup))
 			}
 			live := r.cl.live(r.cfg.ConfigTopic)
 			require.NotContains(t, live, "connector-"+name)

@@ -17,38 +17,34 @@ import (
 // "either because its tasks haven't stopped completely yet ..."); do not retry blindly.
 var ErrGroupNotEmpty = errors.New("consumer group has active members")
 
-// GroupOffset is a committed offset of a sink connector's consumer group.
+// GroupOffset is a committed offset of a sink connector's consumer group, with the committed
+// leader epoch and metadata that GroupOffsets reads, so that a snapshot commits back exactly
+// what it found. An entry without them (LeaderEpoch nil, Metadata "") commits what Connect's
+// PATCH commits: no epoch (-1) and empty metadata. The JSON form (the intent's snapshot)
+// leaves both out when they are so, and reads an entry without them as such.
 type GroupOffset struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
 	Offset    int64  `json:"offset"`
+	// LeaderEpoch is the committed leader epoch; nil for none.
+	LeaderEpoch *int32 `json:"leader_epoch,omitempty"`
+	// Metadata is the committed metadata ("" for none; a broker stores a null as "").
+	Metadata string `json:"metadata,omitempty"`
 }
 
-// GroupOffsets returns the committed offsets of group, sorted by topic and partition. An unknown
-// group has none.
+// GroupOffsets returns the committed offsets of group, each with its committed leader epoch
+// and metadata (OffsetFetch v5+), sorted by topic and partition. An unknown group has none.
 func (s *Store) GroupOffsets(ctx context.Context, group string) ([]GroupOffset, error) {
-	// Topics nil asks for every partition the group has offsets for (OffsetFetch v2+).
-	res, err := s.client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group})
-	if err == nil {
-		err = res.Error
-	}
+	gos, err := kafkaio.FetchGroupOffsets(ctx, s.client, group)
 	if errors.Is(err, kafka.GroupIdNotFound) {
 		return nil, nil // some brokers (kfake) say so for a group without offsets
 	}
 	if err != nil {
 		return nil, fmt.Errorf("fetch offsets of group %q: %w", group, err)
 	}
-	var out []GroupOffset
-	for topic, parts := range res.Topics {
-		for _, p := range parts {
-			if p.Error != nil {
-				return nil, fmt.Errorf("fetch offsets of group %q topic %q partition %d: %w", group, topic, p.Partition, p.Error)
-			}
-			if p.CommittedOffset < 0 {
-				continue // no offset committed
-			}
-			out = append(out, GroupOffset{Topic: topic, Partition: int32(p.Partition), Offset: p.CommittedOffset})
-		}
+	out := make([]GroupOffset, len(gos))
+	for i, o := range gos {
+		out[i] = GroupOffset(o)
 	}
 	sortGroupOffsets(out)
 	return out, nil
@@ -104,8 +100,9 @@ func (s *Store) DeleteGroup(ctx context.Context, group string) error {
 // only for an empty group (a new group is created empty), no committed leader epoch (-1) and
 // empty metadata. The epoch matters: a consumer that resumes from a committed epoch checks it
 // against the partition's epochs, and one that does not match (kafka-go's commit sends 0) reads
-// as a truncation and makes it replay from the end of that epoch. A group with members fails
-// with ErrGroupNotEmpty.
+// as a truncation and makes it replay from the end of that epoch. An entry that carries an
+// epoch or metadata (a snapshot GroupOffsets read, restored by a rollback) is committed with
+// them, as it was found. A group with members fails with ErrGroupNotEmpty.
 func (s *Store) CommitGroupOffsets(ctx context.Context, group string, offsets []GroupOffset) error {
 	if len(offsets) == 0 {
 		return nil
@@ -115,7 +112,7 @@ func (s *Store) CommitGroupOffsets(ctx context.Context, group string, offsets []
 		if o.Offset < 0 {
 			return fmt.Errorf("commit offsets of group %q: topic %q partition %d: invalid negative offset %d", group, o.Topic, o.Partition, o.Offset)
 		}
-		commits[i] = kafkaio.GroupOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset}
+		commits[i] = kafkaio.GroupOffset(o)
 	}
 	err := kafkaio.CommitGroupOffsets(ctx, s.client, group, commits)
 	if err == nil {

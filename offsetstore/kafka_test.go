@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 const (
@@ -155,4 +156,45 @@ func deref(s *string) string {
 		return "<null>"
 	}
 	return *s
+}
+
+// groupEntry is a committed entry of a group as a consumer or an admin client may have
+// written it: offset, committed leader epoch (-1 for none) and metadata.
+type groupEntry struct {
+	topic     string
+	partition int32
+	offset    int64
+	epoch     int32
+	metadata  string
+}
+
+// commitEntries commits entries for the empty group with franz-go's OffsetCommit (v6+, the
+// versions that carry the committed leader epoch; at most v9, which names topics rather than
+// topic ids), as an admin client does (generation -1).
+func commitEntries(t testing.TB, brokers []string, group string, entries ...groupEntry) {
+	t.Helper()
+	versions := kversion.Stable()
+	versions.SetMaxKeyVersion(kmsg.OffsetCommit.Int16(), 9)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.MaxVersions(versions))
+	require.NoError(t, err)
+	defer cl.Close()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group = group
+	for _, e := range entries {
+		tp := kmsg.NewOffsetCommitRequestTopic()
+		tp.Topic = e.topic
+		p := kmsg.NewOffsetCommitRequestTopicPartition()
+		metadata := e.metadata
+		p.Partition, p.Offset, p.LeaderEpoch, p.Metadata = e.partition, e.offset, e.epoch, &metadata
+		tp.Partitions = append(tp.Partitions, p)
+		req.Topics = append(req.Topics, tp)
+	}
+	resp, err := req.RequestWith(testContext(t), cl)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, resp.Version, int16(6), "OffsetCommit without the leader epoch")
+	for _, tp := range resp.Topics {
+		for _, p := range tp.Partitions {
+			require.Zero(t, p.ErrorCode, "topic %s partition %d", tp.Topic, p.Partition)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package offsetstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -516,4 +517,60 @@ func TestStoreWriteEncodedPartialFailure(t *testing.T) {
 		}
 	}
 	require.Equal(t, acked, inTopic)
+}
+
+// TestStoreGroupSnapshotRestored: GroupOffsets reads each entry's committed leader epoch and
+// metadata with its offset, and committing what it read into the emptied group (a rollback's
+// restore) gives back the entries byte for byte; an entry without them (a snapshot of an
+// older agent, or the request's new offsets) commits Connect's PATCH defaults.
+func TestStoreGroupSnapshotRestored(t *testing.T) {
+	s, brokers := startStore(t)
+	ctx := testContext(t)
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, EnsureTopic(ctx, cl, "orders", 3, nil))
+	require.NoError(t, EnsureTopic(ctx, cl, "payments", 1, nil))
+	const group = "connect-sink-snap"
+	commitEntries(t, brokers, group,
+		groupEntry{topic: "orders", partition: 0, offset: 30, epoch: 7, metadata: "m"},
+		groupEntry{topic: "orders", partition: 2, offset: 41, epoch: 0, metadata: ""},
+		groupEntry{topic: "payments", partition: 0, offset: 5, epoch: -1, metadata: "consumer-1 generation 3"},
+	)
+	before := committedEntries(t, brokers, group)
+	require.Equal(t, map[string]string{
+		"orders/0":   `offset=30 epoch=7 metadata="m"`,
+		"orders/2":   `offset=41 epoch=0 metadata=""`,
+		"payments/0": `offset=5 epoch=-1 metadata="consumer-1 generation 3"`,
+	}, before)
+
+	snap, err := s.GroupOffsets(ctx, group)
+	require.NoError(t, err)
+	epoch := func(e int32) *int32 { return &e }
+	require.Equal(t, []GroupOffset{
+		{Topic: "orders", Partition: 0, Offset: 30, LeaderEpoch: epoch(7), Metadata: "m"},
+		{Topic: "orders", Partition: 2, Offset: 41, LeaderEpoch: epoch(0)},
+		{Topic: "payments", Partition: 0, Offset: 5, Metadata: "consumer-1 generation 3"},
+	}, snap)
+
+	require.NoError(t, s.DeleteGroup(ctx, group))
+	gone, err := s.GroupOffsets(ctx, group)
+	require.NoError(t, err)
+	require.Empty(t, gone)
+	require.NoError(t, s.CommitGroupOffsets(ctx, group, snap))
+	require.Equal(t, before, committedEntries(t, brokers, group), "restored byte for byte")
+
+	// The snapshot's JSON form (the intent's) keeps them; one without them (an intent written
+	// before they were kept) reads as no epoch and empty metadata, and commits as PATCH does.
+	b, err := json.Marshal(snap)
+	require.NoError(t, err)
+	require.JSONEq(t, `[{"topic":"orders","partition":0,"offset":30,"leader_epoch":7,"metadata":"m"},
+		{"topic":"orders","partition":2,"offset":41,"leader_epoch":0},
+		{"topic":"payments","partition":0,"offset":5,"metadata":"consumer-1 generation 3"}]`, string(b))
+	var back []GroupOffset
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, snap, back)
+	var old []GroupOffset
+	require.NoError(t, json.Unmarshal([]byte(`[{"topic":"orders","partition":0,"offset":30},{"topic":"orders","partition":2,"offset":41}]`), &old))
+	require.NoError(t, s.DeleteGroup(ctx, group))
+	require.NoError(t, s.CommitGroupOffsets(ctx, group, old))
+	require.Equal(t, patchEntries(map[string]int64{"orders/0": 30, "orders/2": 41}), committedEntries(t, brokers, group))
 }

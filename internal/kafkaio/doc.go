@@ -7,9 +7,10 @@
 // WriteEncoded), Produce and Fetch requests that write themselves on the connection and read
 // their response into one buffer (record sets written from where they lie, fetched batches
 // decoded in place: FetchPartition and the Log's loops, on the same kafka.Transport as
-// everything else), the admin commit of a consumer group's offsets (CommitGroupOffsets, a
-// kmsg OffsetCommit request on that transport, sent to the group's coordinator with every
-// field Kafka's Admin client sets), a short-lived cache of partition leaders, topic metadata helpers, and the
+// everything else), the admin commit and fetch of a consumer group's offsets (CommitGroupOffsets,
+// FetchGroupOffsets: kmsg OffsetCommit and OffsetFetch requests on that transport, sent to the
+// group's coordinator, the commit with every field Kafka's Admin client sets and the fetch
+// with each entry's committed leader epoch and metadata), a short-lived cache of partition leaders, topic metadata helpers, and the
 // one error classifier (Classify) with its capped, jittered Backoff and Retry.
 //
 // Every read is READ_COMMITTED (aborts.go), as Connect's KafkaBasedLog reads with

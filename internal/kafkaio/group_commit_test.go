@@ -118,3 +118,48 @@ func TestCommitGroupOffsetsRefused(t *testing.T) {
 	require.True(t, errors.As(err, &ge))
 	require.Equal(t, GroupCommitError{Topic: "orders", Partition: 0, Err: kafka.UnknownMemberId}, *ge)
 }
+
+// TestFetchGroupOffsets: the fetch reaches each group's coordinator among three brokers as an
+// OffsetFetch v5 (the version with the committed leader epoch) for all of the group's
+// partitions, and returns what a commit carrying an epoch and metadata stored, as a consumer
+// reads it back; an entry committed without them reads as none.
+func TestFetchGroupOffsets(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(3, "orders", "payments"))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	var mu sync.Mutex
+	var seen []*kmsg.OffsetFetchRequest
+	c.ControlKey(int16(kmsg.OffsetFetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, req.(*kmsg.OffsetFetchRequest))
+		return nil, nil, false // the broker answers
+	})
+	cl := NewClient(Options{Brokers: c.ListenAddrs()})
+	ctx := testContext(t)
+	epoch := func(e int32) *int32 { return &e }
+	offsets := []GroupOffset{
+		{Topic: "orders", Partition: 2, Offset: 30, LeaderEpoch: epoch(7), Metadata: "m"},
+		{Topic: "payments", Partition: 0, Offset: 0, LeaderEpoch: epoch(0)},
+		{Topic: "orders", Partition: 0, Offset: 7, Metadata: "consumer-1"},
+		{Topic: "orders", Partition: 1, Offset: 9},
+	}
+	for i := range 6 {
+		group := fmt.Sprintf("connect-sink-%d", i)
+		got, err := FetchGroupOffsets(ctx, cl, group)
+		require.ErrorIs(t, err, kafka.GroupIdNotFound, "kfake: a group without offsets is unknown")
+		require.Empty(t, got)
+		require.NoError(t, CommitGroupOffsets(ctx, cl, group, offsets))
+		got, err = FetchGroupOffsets(ctx, cl, group)
+		require.NoError(t, err)
+		require.ElementsMatch(t, offsets, got, group)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, seen, 12)
+	for _, req := range seen {
+		require.Equal(t, int16(5), req.Version)
+		require.Nil(t, req.Topics, "every partition of the group")
+	}
+}
