@@ -324,7 +324,8 @@ func (c *Creator) restoreGroup(ctx context.Context, in *Intent) error {
 	return nil
 }
 
-// sameGroupOffsets reports whether two lists hold the same committed offsets, in any order.
+// sameGroupOffsets reports whether two lists hold the same committed entries (offset, leader
+// epoch and metadata), in any order.
 func sameGroupOffsets(a, b []offsetstore.GroupOffset) bool {
 	if len(a) != len(b) {
 		return false
@@ -333,16 +334,25 @@ func sameGroupOffsets(a, b []offsetstore.GroupOffset) bool {
 		topic     string
 		partition int32
 	}
-	want := make(map[tp]int64, len(b))
+	want := make(map[tp]offsetstore.GroupOffset, len(b))
 	for _, g := range b {
-		want[tp{g.Topic, g.Partition}] = g.Offset
+		want[tp{g.Topic, g.Partition}] = g
 	}
 	for _, g := range a {
-		if o, ok := want[tp{g.Topic, g.Partition}]; !ok || o != g.Offset {
+		w, ok := want[tp{g.Topic, g.Partition}]
+		if !ok || w.Offset != g.Offset || w.Metadata != g.Metadata || epochOf(w) != epochOf(g) {
 			return false
 		}
 	}
 	return true
+}
+
+// epochOf is g's committed leader epoch, -1 for none.
+func epochOf(g offsetstore.GroupOffset) int32 {
+	if g.LeaderEpoch == nil {
+		return -1
+	}
+	return *g.LeaderEpoch
 }
 
 // restoreTopic puts a source connector's offsets in topic back to the intent's snapshot:

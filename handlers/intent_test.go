@@ -229,3 +229,28 @@ func TestWriteConfigMarksAndRestores(t *testing.T) {
 		require.Equal(t, offsetstore.RequestMark("/test", "id-2"), r.Headers, string(r.Key))
 	}
 }
+
+// A group whose entries have the snapshot's offsets but another epoch or metadata (the
+// request committed the snapshot's offsets as Connect's PATCH does: no epoch, no metadata) is
+// not what the snapshot holds: the rollback must commit the snapshot back.
+func TestSameGroupOffsetsComparesEntries(t *testing.T) {
+	epoch := func(e int32) *int32 { return &e }
+	snap := []offsetstore.GroupOffset{{Topic: "in", Partition: 0, Offset: 40, LeaderEpoch: epoch(5), Metadata: "m"},
+		{Topic: "in", Partition: 1, Offset: 17}}
+	for _, tc := range []struct {
+		name string
+		now  []offsetstore.GroupOffset
+		same bool
+	}{
+		{"identical, other order", []offsetstore.GroupOffset{snap[1], snap[0]}, true},
+		{"no epoch for none", []offsetstore.GroupOffset{snap[0], {Topic: "in", Partition: 1, Offset: 17, LeaderEpoch: epoch(-1)}}, true},
+		{"other epoch", []offsetstore.GroupOffset{{Topic: "in", Partition: 0, Offset: 40, Metadata: "m"}, snap[1]}, false},
+		{"other metadata", []offsetstore.GroupOffset{{Topic: "in", Partition: 0, Offset: 40, LeaderEpoch: epoch(5)}, snap[1]}, false},
+		{"other offset", []offsetstore.GroupOffset{{Topic: "in", Partition: 0, Offset: 41, LeaderEpoch: epoch(5), Metadata: "m"}, snap[1]}, false},
+		{"missing entry", snap[:1], false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.same, sameGroupOffsets(tc.now, snap))
+		})
+	}
+}
