@@ -13,7 +13,7 @@ IMAGE     ?= offsetagent:$(VERSION)
 PROMTOOL  := $(GO) -C tools/promtool tool promtool
 
 .DEFAULT_GOAL := help
-.PHONY: help build test test-real test-integration-real bench bench-real demo demo-real lint fmt tidy docker up fuzz chaos
+.PHONY: help build test test-memory test-real test-integration-real bench bench-real demo demo-real lint fmt tidy docker up fuzz chaos
 
 help: ## Show this help
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
@@ -57,6 +57,9 @@ fuzz: ## Fuzz the request decoder and the MirrorMaker 2 record decoders briefly
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) ./events/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeCheckpoint -fuzztime $(FUZZTIME) ./mm2/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeOffsetSync -fuzztime $(FUZZTIME) ./mm2/
+
+test-memory: ## The agent's peak RSS under the in-flight bound, every case (idle and busy machine, both bounds)
+	OFFSETAGENT_TEST_MEMORY_MATRIX=1 $(GO) test -count=1 -run TestMemoryBoundedByInflightBytes -v -timeout 20m ./integration/
 
 chaos: ## The chaos test at a larger size
 	CHAOS_REQUESTS=150 $(GO) test -race -count=1 -run TestChaos -v -timeout 20m ./integration/
