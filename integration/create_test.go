@@ -12,6 +12,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 )
 
 const resultWait = 30 * time.Second
@@ -169,7 +170,7 @@ func TestCreateSinkConnector(t *testing.T) {
 	require.Equal(t, "sink", res.Data.Type)
 	require.Equal(t, "The Connect framework-managed offsets for this connector have been altered successfully. However, if this connector manages offsets externally, they will need to be manually altered in the system that the connector uses.", res.Data.InitialOffsetsResponse)
 	require.Equal(t, map[string]int64{"orders/0": 5, "orders/1": 6}, cl.groupOffsets("connect-jdbc-sink"))
-	require.Equal(t, patchEntries(map[string]int64{"orders/0": 5, "orders/1": 6}), cl.groupEntries("connect-jdbc-sink"),
+	require.Equal(t, kafkatest.PatchEntries(map[string]int64{"orders/0": 5, "orders/1": 6}), cl.groupEntries("connect-jdbc-sink"),
 		"the entries Connect's PATCH commits")
 	require.Equal(t, []string{
 		`{"partition":{"kafka_partition":0,"kafka_topic":"orders"},"offset":{"kafka_offset":40}}`,

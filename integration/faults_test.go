@@ -15,6 +15,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 )
 
 // The sink request the fault tests use: two initial offsets for group connect-jdbc-sink.
@@ -99,9 +100,9 @@ func seedSource(t *testing.T, cl *client, cfg agent.Config) {
 func seedSink(t *testing.T, cl *client) {
 	t.Helper()
 	cl.createTopic("orders", 3)
-	commitEntries(t, cl, faultSinkGroup,
-		groupEntry{topic: "orders", partition: 0, offset: 40, epoch: 0},
-		groupEntry{topic: "orders", partition: 2, offset: 41, epoch: 0})
+	kafkatest.CommitEntries(t, cl.cfg.Brokers, faultSinkGroup,
+		kafkatest.GroupEntry{Topic: "orders", Partition: 0, Offset: 40, Epoch: 0},
+		kafkatest.GroupEntry{Topic: "orders", Partition: 2, Offset: 41, Epoch: 0})
 }
 
 func produceFault(topic string, err *kerr.Error, count int) kfake.Fault {

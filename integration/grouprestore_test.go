@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"syscall"
 	"testing"
@@ -10,66 +9,22 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 )
-
-// groupEntry is a committed entry of a consumer group as a consumer (or an admin client) may
-// have written it: offset, committed leader epoch (-1 for none) and metadata.
-type groupEntry struct {
-	topic     string
-	partition int32
-	offset    int64
-	epoch     int32
-	metadata  string
-}
-
-// commitEntries commits entries for an empty group with franz-go's OffsetCommit (v6+, the
-// versions that carry the committed leader epoch; at most v9, which names topics rather than
-// topic ids), generation -1 as an admin client commits.
-func commitEntries(t *testing.T, cl *client, group string, entries ...groupEntry) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	versions := kversion.Stable()
-	versions.SetMaxKeyVersion(kmsg.OffsetCommit.Int16(), 9)
-	kc, err := kgo.NewClient(kgo.SeedBrokers(cl.cfg.Brokers...), kgo.MaxVersions(versions))
-	require.NoError(t, err)
-	defer kc.Close()
-	req := kmsg.NewPtrOffsetCommitRequest()
-	req.Group = group
-	for _, e := range entries {
-		tp := kmsg.NewOffsetCommitRequestTopic()
-		tp.Topic = e.topic
-		p := kmsg.NewOffsetCommitRequestTopicPartition()
-		metadata := e.metadata
-		p.Partition, p.Offset, p.LeaderEpoch, p.Metadata = e.partition, e.offset, e.epoch, &metadata
-		tp.Partitions = append(tp.Partitions, p)
-		req.Topics = append(req.Topics, tp)
-	}
-	resp, err := req.RequestWith(ctx, kc)
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, resp.Version, int16(6), "OffsetCommit without the leader epoch")
-	for _, tp := range resp.Topics {
-		for _, p := range tp.Partitions {
-			require.Zero(t, p.ErrorCode, "topic %s partition %d", tp.Topic, p.Partition)
-		}
-	}
-}
 
 // seedSinkEntries gives a sink connector's group entries that a consumer committed: leader
 // epochs other than none and metadata, on the partitions of topic.
 func seedSinkEntries(t *testing.T, cl *client, group, topic string) map[string]string {
 	t.Helper()
 	cl.createTopic(topic, 3)
-	commitEntries(t, cl, group,
-		groupEntry{topic: topic, partition: 0, offset: 40, epoch: 5, metadata: "m"},
-		groupEntry{topic: topic, partition: 1, offset: 17, epoch: 0, metadata: ""},
-		groupEntry{topic: topic, partition: 2, offset: 41, epoch: -1, metadata: "task-0 generation 3"},
+	kafkatest.CommitEntries(t, cl.cfg.Brokers, group,
+		kafkatest.GroupEntry{Topic: topic, Partition: 0, Offset: 40, Epoch: 5, Metadata: "m"},
+		kafkatest.GroupEntry{Topic: topic, Partition: 1, Offset: 17, Epoch: 0, Metadata: ""},
+		kafkatest.GroupEntry{Topic: topic, Partition: 2, Offset: 41, Epoch: -1, Metadata: "task-0 generation 3"},
 	)
 	before := cl.groupEntries(group)
 	require.Equal(t, map[string]string{

@@ -18,11 +18,10 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 )
 
 // cluster is the Kafka protocol peer a test runs against: the in-process kfake broker by
@@ -348,55 +347,7 @@ func (c *client) groupOffsets(group string) map[string]int64 {
 // metadata=M": what a consumer that joins the group resumes from.
 func (c *client) groupEntries(group string) map[string]string {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	kc, err := kgo.NewClient(kgo.SeedBrokers(c.cfg.Brokers...))
-	require.NoError(c.t, err)
-	defer kc.Close()
-	req := kmsg.NewPtrOffsetFetchRequest()
-	req.Group = group // every partition of the group (Topics nil)
-	resp, err := req.RequestWith(ctx, kc)
-	require.NoError(c.t, err)
-	require.GreaterOrEqual(c.t, resp.Version, int16(5), "OffsetFetch without the leader epoch")
-	out := map[string]string{}
-	add := func(topic string, p int32, offset int64, epoch int32, metadata *string, code int16) {
-		require.Zero(c.t, code, "topic %s partition %d", topic, p)
-		if offset < 0 {
-			return
-		}
-		m := "<null>"
-		if metadata != nil {
-			m = *metadata
-		}
-		out[fmt.Sprintf("%s/%d", topic, p)] = fmt.Sprintf("offset=%d epoch=%d metadata=%q", offset, epoch, m)
-	}
-	for _, g := range resp.Groups {
-		require.Zero(c.t, g.ErrorCode, "group %s", g.Group)
-		for _, tp := range g.Topics {
-			for _, p := range tp.Partitions {
-				add(tp.Topic, p.Partition, p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode)
-			}
-		}
-	}
-	if len(resp.Groups) == 0 {
-		for _, tp := range resp.Topics {
-			for _, p := range tp.Partitions {
-				add(tp.Topic, p.Partition, p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode)
-			}
-		}
-	}
-	return out
-}
-
-// patchEntries are the entries Connect's PATCH /connectors/NAME/offsets commits for offsets
-// ("topic/partition" → offset), in groupEntries' form: Admin.alterConsumerGroupOffsets with
-// `new OffsetAndMetadata(offset)`, no leader epoch (-1) and empty metadata.
-func patchEntries(offsets map[string]int64) map[string]string {
-	out := map[string]string{}
-	for tp, o := range offsets {
-		out[tp] = fmt.Sprintf("offset=%d epoch=-1 metadata=%q", o, "")
-	}
-	return out
+	return kafkatest.GroupEntries(c.t, c.cfg.Brokers, group)
 }
 
 // createTopic creates a plain topic (e.g. a sink connector's source topic).

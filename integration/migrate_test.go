@@ -16,6 +16,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -266,9 +267,9 @@ func TestMigrateFleet(t *testing.T) {
 	require.Empty(t, f.clB.groupOffsets("connect-sink-late"))
 	// Committed as Connect's PATCH commits them (no leader epoch, empty metadata), whatever A's
 	// entries carried: B's partitions have epochs of their own.
-	require.Equal(t, patchEntries(map[string]int64{f.orders + "/0": 10, f.orders + "/1": 20, f.orders + "/2": 30}), f.clB.groupEntries("connect-sink-b-1"))
-	require.Equal(t, patchEntries(map[string]int64{f.orders + "/0": 4, f.orders + "/1": 5}), f.clB.groupEntries(f.group))
-	require.Equal(t, patchEntries(map[string]int64{f.late + "/0": 3, f.late + "/1": 9}), f.clB.groupEntries("connect-sink-b-late"))
+	require.Equal(t, kafkatest.PatchEntries(map[string]int64{f.orders + "/0": 10, f.orders + "/1": 20, f.orders + "/2": 30}), f.clB.groupEntries("connect-sink-b-1"))
+	require.Equal(t, kafkatest.PatchEntries(map[string]int64{f.orders + "/0": 4, f.orders + "/1": 5}), f.clB.groupEntries(f.group))
+	require.Equal(t, kafkatest.PatchEntries(map[string]int64{f.late + "/0": 3, f.late + "/1": 9}), f.clB.groupEntries("connect-sink-b-late"))
 
 	// Running it again changes nothing and succeeds: no request is published.
 	counts := func() map[string]int {

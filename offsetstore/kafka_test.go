@@ -2,17 +2,14 @@ package offsetstore
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 const (
@@ -101,100 +98,9 @@ type explicitBalancer struct{}
 
 func (explicitBalancer) Balance(msg kafka.Message, _ ...int) int { return msg.Partition }
 
-// committedEntries reads the committed offsets of group with franz-go's OffsetFetch (v5+, the
-// versions that return the committed leader epoch), as "topic/partition" → "offset=N epoch=E
-// metadata=M": what a consumer that joins the group resumes from.
-func committedEntries(t testing.TB, brokers []string, group string) map[string]string {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	require.NoError(t, err)
-	defer cl.Close()
-	req := kmsg.NewPtrOffsetFetchRequest()
-	req.Group = group // every partition of the group (Topics nil)
-	resp, err := req.RequestWith(testContext(t), cl)
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, resp.Version, int16(5), "OffsetFetch without the leader epoch")
-	out := map[string]string{}
-	add := func(topic string, p int32, offset int64, epoch int32, metadata *string, code int16) {
-		require.Zero(t, code, "topic %s partition %d", topic, p)
-		if offset >= 0 {
-			out[fmt.Sprintf("%s/%d", topic, p)] = fmt.Sprintf("offset=%d epoch=%d metadata=%q", offset, epoch, deref(metadata))
-		}
-	}
-	for _, g := range resp.Groups {
-		require.Zero(t, g.ErrorCode, "group %s", g.Group)
-		for _, tp := range g.Topics {
-			for _, p := range tp.Partitions {
-				add(tp.Topic, p.Partition, p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode)
-			}
-		}
-	}
-	if len(resp.Groups) == 0 {
-		require.Zero(t, resp.ErrorCode)
-		for _, tp := range resp.Topics {
-			for _, p := range tp.Partitions {
-				add(tp.Topic, p.Partition, p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode)
-			}
-		}
-	}
-	return out
-}
-
-// patchEntries are the entries Connect's PATCH /connectors/NAME/offsets commits for offsets
-// ("topic/partition" → offset): Admin.alterConsumerGroupOffsets with `new
-// OffsetAndMetadata(offset)`, no leader epoch and empty metadata.
-func patchEntries(offsets map[string]int64) map[string]string {
-	out := map[string]string{}
-	for tp, o := range offsets {
-		out[tp] = fmt.Sprintf("offset=%d epoch=-1 metadata=%q", o, "")
-	}
-	return out
-}
-
 func deref(s *string) string {
 	if s == nil {
 		return "<null>"
 	}
 	return *s
-}
-
-// groupEntry is a committed entry of a group as a consumer or an admin client may have
-// written it: offset, committed leader epoch (-1 for none) and metadata.
-type groupEntry struct {
-	topic     string
-	partition int32
-	offset    int64
-	epoch     int32
-	metadata  string
-}
-
-// commitEntries commits entries for the empty group with franz-go's OffsetCommit (v6+, the
-// versions that carry the committed leader epoch; at most v9, which names topics rather than
-// topic ids), as an admin client does (generation -1).
-func commitEntries(t testing.TB, brokers []string, group string, entries ...groupEntry) {
-	t.Helper()
-	versions := kversion.Stable()
-	versions.SetMaxKeyVersion(kmsg.OffsetCommit.Int16(), 9)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.MaxVersions(versions))
-	require.NoError(t, err)
-	defer cl.Close()
-	req := kmsg.NewPtrOffsetCommitRequest()
-	req.Group = group
-	for _, e := range entries {
-		tp := kmsg.NewOffsetCommitRequestTopic()
-		tp.Topic = e.topic
-		p := kmsg.NewOffsetCommitRequestTopicPartition()
-		metadata := e.metadata
-		p.Partition, p.Offset, p.LeaderEpoch, p.Metadata = e.partition, e.offset, e.epoch, &metadata
-		tp.Partitions = append(tp.Partitions, p)
-		req.Topics = append(req.Topics, tp)
-	}
-	resp, err := req.RequestWith(testContext(t), cl)
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, resp.Version, int16(6), "OffsetCommit without the leader epoch")
-	for _, tp := range resp.Topics {
-		for _, p := range tp.Partitions {
-			require.Zero(t, p.ErrorCode, "topic %s partition %d", tp.Topic, p.Partition)
-		}
-	}
 }

@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 )
 
 func TestStoreViewsAndSync(t *testing.T) {
@@ -211,7 +213,7 @@ func TestStoreGroups(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 	// What Connect's PATCH commits: no leader epoch, empty metadata.
-	require.Equal(t, patchEntries(map[string]int64{"orders/0": 10, "orders/2": 0}), committedEntries(t, brokers, group))
+	require.Equal(t, kafkatest.PatchEntries(map[string]int64{"orders/0": 10, "orders/2": 0}), kafkatest.GroupEntries(t, brokers, group))
 	members, err = s.GroupMembers(ctx, group)
 	require.NoError(t, err)
 	require.Zero(t, members)
@@ -530,12 +532,12 @@ func TestStoreGroupSnapshotRestored(t *testing.T) {
 	require.NoError(t, EnsureTopic(ctx, cl, "orders", 3, nil))
 	require.NoError(t, EnsureTopic(ctx, cl, "payments", 1, nil))
 	const group = "connect-sink-snap"
-	commitEntries(t, brokers, group,
-		groupEntry{topic: "orders", partition: 0, offset: 30, epoch: 7, metadata: "m"},
-		groupEntry{topic: "orders", partition: 2, offset: 41, epoch: 0, metadata: ""},
-		groupEntry{topic: "payments", partition: 0, offset: 5, epoch: -1, metadata: "consumer-1 generation 3"},
+	kafkatest.CommitEntries(t, brokers, group,
+		kafkatest.GroupEntry{Topic: "orders", Partition: 0, Offset: 30, Epoch: 7, Metadata: "m"},
+		kafkatest.GroupEntry{Topic: "orders", Partition: 2, Offset: 41, Epoch: 0, Metadata: ""},
+		kafkatest.GroupEntry{Topic: "payments", Partition: 0, Offset: 5, Epoch: -1, Metadata: "consumer-1 generation 3"},
 	)
-	before := committedEntries(t, brokers, group)
+	before := kafkatest.GroupEntries(t, brokers, group)
 	require.Equal(t, map[string]string{
 		"orders/0":   `offset=30 epoch=7 metadata="m"`,
 		"orders/2":   `offset=41 epoch=0 metadata=""`,
@@ -556,7 +558,7 @@ func TestStoreGroupSnapshotRestored(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, gone)
 	require.NoError(t, s.CommitGroupOffsets(ctx, group, snap))
-	require.Equal(t, before, committedEntries(t, brokers, group), "restored byte for byte")
+	require.Equal(t, before, kafkatest.GroupEntries(t, brokers, group), "restored byte for byte")
 
 	// The snapshot's JSON form (the intent's) keeps them; one without them (an intent written
 	// before they were kept) reads as no epoch and empty metadata, and commits as PATCH does.
@@ -572,5 +574,5 @@ func TestStoreGroupSnapshotRestored(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`[{"topic":"orders","partition":0,"offset":30},{"topic":"orders","partition":2,"offset":41}]`), &old))
 	require.NoError(t, s.DeleteGroup(ctx, group))
 	require.NoError(t, s.CommitGroupOffsets(ctx, group, old))
-	require.Equal(t, patchEntries(map[string]int64{"orders/0": 30, "orders/2": 41}), committedEntries(t, brokers, group))
+	require.Equal(t, kafkatest.PatchEntries(map[string]int64{"orders/0": 30, "orders/2": 41}), kafkatest.GroupEntries(t, brokers, group))
 }

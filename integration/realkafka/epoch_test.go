@@ -13,9 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/integration/realkafka"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 )
 
 // TestSinkResumesAfterLeaderEpochMove is issue 23's real-Kafka proof for sink offsets: on a
@@ -103,10 +103,10 @@ func TestSinkResumesAfterLeaderEpochMove(t *testing.T) {
 	require.Regexp(t, moved+`\s+`+moved+`\s+sink\s+1\s+succeeded`, stdout.String())
 
 	// The groups' committed entries are the twin's: offset 30, no leader epoch, no metadata.
-	want := groupEntriesOn(t, brokersC, "connect-"+twin)
+	want := kafkatest.GroupEntries(t, brokersC, "connect-"+twin)
 	require.Equal(t, map[string]string{topic + "/0": `offset=30 epoch=-1 metadata=""`}, want, "Connect's PATCH")
-	require.Equal(t, want, groupEntriesOn(t, brokersC, "connect-"+byAgent), "the agent's sink")
-	require.Equal(t, want, groupEntriesOn(t, brokersC, "connect-"+moved), "the migrated sink")
+	require.Equal(t, want, kafkatest.GroupEntries(t, brokersC, "connect-"+byAgent), "the agent's sink")
+	require.Equal(t, want, kafkatest.GroupEntries(t, brokersC, "connect-"+moved), "the migrated sink")
 
 	// Each sink, resumed, writes exactly records 30-49.
 	wantLines := make([]string, 20)
@@ -150,49 +150,4 @@ func recordEpochs(t *testing.T, brokers []string, topic string, n int) []int32 {
 		})
 	}
 	return epochs
-}
-
-// groupEntriesOn reads the committed offsets of group with franz-go's OffsetFetch (v5+, the
-// versions that return the committed leader epoch), as "topic/partition" → "offset=N epoch=E
-// metadata=M": what a consumer that joins the group resumes from.
-func groupEntriesOn(t *testing.T, brokers []string, group string) map[string]string {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	require.NoError(t, err)
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req := kmsg.NewPtrOffsetFetchRequest()
-	req.Group = group // every partition of the group (Topics nil)
-	resp, err := req.RequestWith(ctx, cl)
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, resp.Version, int16(5), "OffsetFetch without the leader epoch")
-	out := map[string]string{}
-	add := func(topic string, p int32, offset int64, epoch int32, metadata *string, code int16) {
-		require.Zero(t, code, "topic %s partition %d", topic, p)
-		if offset < 0 {
-			return
-		}
-		m := "<null>"
-		if metadata != nil {
-			m = *metadata
-		}
-		out[fmt.Sprintf("%s/%d", topic, p)] = fmt.Sprintf("offset=%d epoch=%d metadata=%q", offset, epoch, m)
-	}
-	for _, g := range resp.Groups {
-		require.Zero(t, g.ErrorCode, "group %s", g.Group)
-		for _, tp := range g.Topics {
-			for _, p := range tp.Partitions {
-				add(tp.Topic, p.Partition, p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode)
-			}
-		}
-	}
-	if len(resp.Groups) == 0 {
-		for _, tp := range resp.Topics {
-			for _, p := range tp.Partitions {
-				add(tp.Topic, p.Partition, p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode)
-			}
-		}
-	}
-	return out
 }

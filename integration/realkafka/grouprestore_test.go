@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -53,7 +54,7 @@ func TestGroupSnapshotRestoredOnKafka(t *testing.T) {
 			require.Zero(t, p.ErrorCode, "partition %d", p.Partition)
 		}
 	}
-	before := groupEntriesOn(t, peers.brokers, group)
+	before := kafkatest.GroupEntries(t, peers.brokers, group)
 	require.Equal(t, map[string]string{
 		topic + "/0": `offset=40 epoch=3 metadata="m"`,
 		topic + "/1": `offset=17 epoch=0 metadata=""`,
@@ -76,7 +77,7 @@ func TestGroupSnapshotRestoredOnKafka(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, gone)
 	require.NoError(t, s.CommitGroupOffsets(ctx, group, snap))
-	require.Equal(t, before, groupEntriesOn(t, peers.brokers, group), "restored byte for byte")
+	require.Equal(t, before, kafkatest.GroupEntries(t, peers.brokers, group), "restored byte for byte")
 }
 
 func ptr[T any](v T) *T { return &v }

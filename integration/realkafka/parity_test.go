@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 )
 
 // testConnector is the Maven project's source connector whose alterOffsets returns true: it
@@ -200,5 +202,5 @@ func TestSinkOffsetsParity(t *testing.T) {
 	requireOffsets(t, peers.worker, byAgent, want)
 	require.Equal(t, groupOffsets(t, "connect-"+byConnect, topic), groupOffsets(t, "connect-"+byAgent, topic))
 	// The committed leader epoch too: Connect's PATCH commits none (-1).
-	require.Equal(t, groupEntriesOn(t, peers.brokers, "connect-"+byConnect), groupEntriesOn(t, peers.brokers, "connect-"+byAgent))
+	require.Equal(t, kafkatest.GroupEntries(t, peers.brokers, "connect-"+byConnect), kafkatest.GroupEntries(t, peers.brokers, "connect-"+byAgent))
 }
