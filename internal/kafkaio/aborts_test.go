@@ -293,13 +293,6 @@ func runOrderedLog(t *testing.T, brokers []string, topic string) *orderedLog {
 	})
 	require.NoError(t, err)
 	o.Log = l
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- l.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	require.NoError(t, l.WaitReady(testContext(t)))
+	runLog(t, l)
 	return o
 }

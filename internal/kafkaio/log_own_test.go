@@ -36,14 +36,7 @@ func runAppliedLog(t *testing.T, brokers []string, topic string) *appliedLog {
 	})
 	require.NoError(t, err)
 	a.Log = l
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- l.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	require.NoError(t, l.WaitReady(testContext(t)))
+	runLog(t, l)
 	return a
 }
 
@@ -145,4 +138,17 @@ func TestProducerWriteReportsOffsets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runLog runs l until the test ends and waits until it is ready.
+func runLog(t *testing.T, l *Log) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	require.NoError(t, l.WaitReady(testContext(t)))
 }
