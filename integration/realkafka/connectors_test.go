@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 )
 
 // TestWipeExistingOffsets: offsets that outlived a deleted connector are wiped by the request
@@ -17,49 +18,27 @@ import (
 func TestWipeExistingOffsets(t *testing.T) {
 	requirePeers(t)
 	s := newFileSource(t, "wipe")
-	cfg := s.request("STOPPED")["config"]
-	restOK(t, peers.worker, http.MethodPost, "/connectors", map[string]any{"name": s.name, "config": cfg, "initial_state": "STOPPED"})
-	restOK(t, peers.worker, http.MethodPatch, "/connectors/"+s.name+"/offsets", map[string]any{"offsets": []any{
-		map[string]any{"partition": map[string]any{"filename": s.file}, "offset": map[string]any{"position": 3}},
+	cfg := s.Request("STOPPED")["config"]
+	restOK(t, peers.worker, http.MethodPost, "/connectors", map[string]any{"name": s.Name, "config": cfg, "initial_state": "STOPPED"})
+	restOK(t, peers.worker, http.MethodPatch, "/connectors/"+s.Name+"/offsets", map[string]any{"offsets": []any{
+		map[string]any{"partition": map[string]any{"filename": s.File}, "offset": map[string]any{"position": 3}},
 		map[string]any{"partition": map[string]any{"filename": "/old/other.txt"}, "offset": map[string]any{"position": 99}},
 	}})
-	restOK(t, peers.worker, http.MethodDelete, "/connectors/"+s.name, nil)
+	restOK(t, peers.worker, http.MethodDelete, "/connectors/"+s.Name, nil)
 	require.Eventually(t, func() bool {
-		status, _ := rest(t, peers.worker, http.MethodGet, "/connectors/"+s.name, nil)
+		status, _ := rest(t, peers.worker, http.MethodGet, "/connectors/"+s.Name, nil)
 		return status == http.StatusNotFound
 	}, 30*time.Second, 100*time.Millisecond)
 
-	res := peers.agent.create(t, s.request("RUNNING"))
+	res := peers.agent.create(t, s.Request("RUNNING"))
 	require.Equal(t, 2, *res.Data.OffsetsWiped)
 	require.Equal(t, 1, *res.Data.OffsetsWritten)
-	s.requireBorn(t, peers.worker, "RUNNING")
+	s.RequireBorn(t, peers.worker, "RUNNING")
 }
 
 // TestFileStreamSinkInitialOffsets: a FileStream sink born at topic offsets writes the records
-// from those offsets on into its file.
-func TestFileStreamSinkInitialOffsets(t *testing.T) {
-	requirePeers(t)
-	name := unique("sink")
-	topic := name + "-in"
-	createTopic(t, topic, 1, false)
-	produce(t, topic, numbered(`"m-%02d"`, 10)...) // JSON strings: the sink's converter is JSON
-	out := writeFile(t, name+".out", "")
-	res := peers.agent.create(t, map[string]any{"name": name,
-		"config": map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
-			"topics": topic, "file": out, "tasks.max": "1"},
-		"initial_offsets": []any{map[string]any{"partition": map[string]any{"kafka_topic": topic, "kafka_partition": 0},
-			"offset": map[string]any{"kafka_offset": 6}}}})
-	require.Equal(t, "The offsets for this connector have been altered successfully", res.Data.InitialOffsetsResponse)
-	waitState(t, peers.worker, name, "RUNNING")
-	var got string
-	require.Eventually(t, func() bool {
-		b, err := os.ReadFile(out)
-		require.NoError(t, err)
-		got = string(b)
-		return strings.Count(got, "\n") >= 4
-	}, 90*time.Second, 250*time.Millisecond, "sink output: %q", got)
-	require.Equal(t, "m-06\nm-07\nm-08\nm-09\n", got)
-}
+// from those offsets on into its file (tier.SinkInitialOffsets).
+func TestFileStreamSinkInitialOffsets(t *testing.T) { tier.SinkInitialOffsets(t, env) }
 
 // TestConnectorSpecificOffsetsTopic: a source connector with its own offsets.storage.topic gets
 // its initial offsets in that topic, and the worker reads them there.
@@ -68,14 +47,14 @@ func TestConnectorSpecificOffsetsTopic(t *testing.T) {
 	s := newFileSource(t, "own")
 	own := unique("own-offsets")
 	createTopic(t, own, 5, true)
-	req := s.request("RUNNING")
+	req := s.Request("RUNNING")
 	req["config"].(map[string]string)["offsets.storage.topic"] = own
 	peers.agent.create(t, req)
 	// As Connect's ConnectorOffsetBackingStore.set: the connector's topic is the primary store,
 	// the worker's topic gets a copy (spec connect-internals.md §3.5).
-	require.Len(t, offsetRecords(t, own, s.name), 1, "the record in the connector's own offsets topic")
-	require.Len(t, offsetRecords(t, connectNames("main").offsets, s.name), 1, "the copy in the worker's offsets topic")
-	s.requireBorn(t, peers.worker, "RUNNING")
+	require.Len(t, offsetRecords(t, own, s.Name), 1, "the record in the connector's own offsets topic")
+	require.Len(t, offsetRecords(t, connectNames("main").offsets, s.Name), 1, "the copy in the worker's offsets topic")
+	s.RequireBorn(t, peers.worker, "RUNNING")
 }
 
 // TestMirrorSourceInitialOffsets: a MirrorMaker 2 MirrorSourceConnector born at an upstream

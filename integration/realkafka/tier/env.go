@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/testcontainers/testcontainers-go"
 	tckafka "github.com/testcontainers/testcontainers-go/modules/kafka"
 
@@ -68,6 +69,10 @@ type Env struct {
 	mu      sync.Mutex
 	cleanup []func() // run after the tests, last first
 
+	// transport refreshes metadata every second: kafka-go's shared default caches it for 6 s and
+	// would not see the topics the agents and the worker create meanwhile.
+	transport *kafka.Transport
+
 	parityOnce  sync.Once
 	parityAgent *Agent
 	parityErr   error
@@ -78,7 +83,7 @@ func New(cfg Config) *Env {
 	if cfg.Version == "" {
 		cfg.Version = realkafka.DefaultVersion
 	}
-	return &Env{Cfg: cfg}
+	return &Env{Cfg: cfg, transport: &kafka.Transport{MetadataTTL: time.Second}}
 }
 
 // Main is a test package's TestMain: it starts the peers (or records why the tier is skipped),

@@ -34,13 +34,9 @@ func (r Record) String() string {
 	return fmt.Sprintf("p%d key=%s value=%s", r.Partition, r.Key, v)
 }
 
-// Transport refreshes metadata every second: kafka-go's shared default caches it for 6 s and
-// would not see the topics the agents and the worker create meanwhile.
-var Transport = &kafka.Transport{MetadataTTL: time.Second}
-
 // KafkaClient is a client of the Env's brokers.
 func (e *Env) KafkaClient() *kafka.Client {
-	return &kafka.Client{Addr: kafka.TCP(e.Brokers...), Timeout: 10 * time.Second, Transport: Transport}
+	return &kafka.Client{Addr: kafka.TCP(e.Brokers...), Timeout: 10 * time.Second, Transport: e.transport}
 }
 
 // ReadTopic returns every record of every partition of topic up to its current end.
@@ -151,7 +147,7 @@ func (e *Env) CreateTopic(t testing.TB, topic string, partitions int, compact bo
 func (e *Env) Produce(t testing.TB, topic string, values ...string) {
 	t.Helper()
 	w := &kafka.Writer{Addr: kafka.TCP(e.Brokers...), Topic: topic, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, Transport: Transport}
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, Transport: e.transport}
 	defer w.Close()
 	msgs := make([]kafka.Message, len(values))
 	for i, v := range values {
