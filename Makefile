@@ -26,11 +26,11 @@ build: ## Build bin/offsetagent
 REAL_KAFKA_SKIP = $(if $(shell command -v java),$(if $(shell command -v mvn),,mvn is not on the PATH (needed for the first jar download)),java is not on the PATH)
 
 test: ## Run every test with the race detector (embedded broker; real Kafka and Connect too when java and mvn are on the PATH)
-	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka): Apache Kafka and a Connect worker as JVM processes")
+	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka, integration/realkafka/compat39): Apache Kafka and a Connect worker as JVM processes")
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-test-real: ## Run only the real Kafka tier, verbosely (Apache Kafka broker + Connect worker as JVM processes)
-	$(GO) test -race -count=1 -v -timeout 10m ./integration/realkafka/
+test-real: ## Run only the real Kafka tier, verbosely (Apache Kafka broker + Connect worker as JVM processes; 4.3.1, and 3.9.1 in compat39)
+	$(GO) test -race -count=1 -v -timeout 10m ./integration/realkafka/ ./integration/realkafka/compat39/
 
 bench: ## Run the Go benchmarks and the load scenarios (BENCH_SCALE=0.1 for a quick look)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x ./offsetstore/ ./events/ ./handlers/...

@@ -7,7 +7,9 @@
 // writes a connector born at chosen offsets, and the real worker's own REST API shows the
 // connector in the asked state at the asked offsets; the records Connect's own
 // PATCH /connectors/NAME/offsets writes are compared byte for byte with the agent's, and the
-// messages of its validation rules with the agent's failed results.
+// messages of its validation rules with the agent's failed results. Package tier holds the tests'
+// harness and the core proofs; this package's tests run them on DefaultVersion, package
+// compat39's on Apache Kafka 3.9.1.
 //
 // The fixture takes plain values; the test's TestMain and cmd/realkafka read the environment:
 // OFFSETAGENT_KAFKA_VERSION (the Kafka version, default DefaultVersion), OFFSETAGENT_KAFKA_CACHE
