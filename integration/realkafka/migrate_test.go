@@ -13,7 +13,9 @@ import (
 // TestMigrateStopSource is issue 15's real-Kafka proof (tier.MigrateStopSource): a busy
 // FileStream source and sink are moved between two clusters of the tier's version with
 // `offsetagent migrate --stop-source`; every line and record is produced and written once.
-func TestMigrateStopSource(t *testing.T) { tier.MigrateStopSource(t, env, peers.lib) }
+func TestMigrateStopSource(t *testing.T) {
+	tier.MigrateStopSource(t, env, tier.Migration{LibB: peers.lib})
+}
 
 // startClusterB starts a second Kafka cluster of the tier's version: a broker, a Connect worker
 // on it and an agent writing to that worker's topics, all stopped after the tests.

@@ -3,6 +3,7 @@ package compat39_test
 import (
 	"context"
 	"flag"
+	"net/http"
 	"os"
 	"testing"
 
@@ -42,11 +43,27 @@ func TestConfigRecordsParity(t *testing.T) { tier.ConfigRecordsParity(t, env) }
 func TestSinkOffsetsParity(t *testing.T) { tier.SinkOffsetsParity(t, env) }
 
 // TestMigrateStopSource: `migrate --stop-source` moves a busy source and sink from a 3.9.1
-// cluster (A) to a realkafka.DefaultVersion one (B), the upgrade path off Connect 3.x: A's
-// 3.9.1 worker stops them and reports their offsets, B's newer worker runs them on from there.
+// cluster (A: the package's broker and worker) to a realkafka.DefaultVersion one (B), the
+// upgrade path off Connect 3.x: A's 3.9.1 worker stops them and its topics give their offsets,
+// B's newer worker runs them on from there. (3.9.1 to 3.9.1 would prove nothing more: the
+// writes to a 3.9.1 worker's topics are the other tests'.)
 func TestMigrateStopSource(t *testing.T) {
 	env.RequirePeers(t)
 	libB, err := realkafka.Jars(context.Background(), realkafka.JarsConfig{CacheDir: env.Cfg.CacheDir})
 	require.NoError(t, err, "the Kafka %s jars of cluster B", realkafka.DefaultVersion)
-	tier.MigrateStopSource(t, env, libB)
+	tier.MigrateStopSource(t, env, tier.Migration{LibB: libB, SharedWorkerA: true})
+}
+
+// TestPluginVersionUnknown: Connect 3.9 has no connector.plugin.version (KIP-891, 4.1): its
+// POST /connectors takes a range that 4.3.1 refuses (realkafka's TestConnectURLValidation) as
+// a plain property, and the agent, which asks the worker's validate endpoint, accepts it alike.
+func TestPluginVersionUnknown(t *testing.T) {
+	env.RequirePeers(t)
+	for _, version := range []string{"[1.0", "[0.1,0.2]"} {
+		cfg := map[string]string{"connector.class": "FileStreamSource", "topic": "t", "file": "/tmp/x",
+			"connector.plugin.version": version}
+		name := env.Unique("plugin-version")
+		tier.RestOK(t, env.Worker, http.MethodPost, "/connectors", map[string]any{"name": name, "config": cfg, "initial_state": "STOPPED"})
+		env.Agent.Create(t, map[string]any{"name": name + "-agent", "config": cfg, "initial_state": "STOPPED"})
+	}
 }

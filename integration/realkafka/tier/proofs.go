@@ -382,28 +382,41 @@ func (e *Env) StartClusterB(ctx context.Context, t testing.TB, name, lib string)
 	return b, w, ag
 }
 
+// Migration says how MigrateStopSource sets up its two clusters.
+type Migration struct {
+	// LibB is the jar folder of cluster B's broker and worker.
+	LibB string
+	// SharedWorkerA makes the Env's worker cluster A (one JVM fewer); otherwise A is a Connect
+	// cluster of its own on the Env's broker.
+	SharedWorkerA bool
+}
+
 // MigrateStopSource is issue 15's real-Kafka proof: two brokers with a Connect worker each (A:
-// the Env's broker and version, B: the jars libB); a FileStream source and a FileStream sink
+// the Env's broker and version, B: the jars m.LibB); a FileStream source and a FileStream sink
 // running on A are moved with `offsetagent migrate --stop-source` while A's tasks are still busy,
 // and B's worker runs them from exactly the offsets A's tasks had reached: every line of the
 // source's file is produced once, on A or on B, and every record of the sink's topic is written
 // once, by A's sink or B's.
-func MigrateStopSource(t *testing.T, e *Env, libB string) {
+func MigrateStopSource(t *testing.T, e *Env, m Migration) {
 	e.RequirePeers(t)
-	if e.Lib == "" || libB == "" {
+	if e.Lib == "" || m.LibB == "" {
 		t.Skip("needs the jars to start a second broker")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 
-	// A: the shared broker, a Connect cluster of its own.
-	namesA := e.ConnectNames("mig-a")
-	wA, err := e.StartWorker(ctx, "worker-mig-a", namesA)
-	require.NoError(t, err)
+	// A: the shared broker, with the shared worker or a Connect cluster of its own.
+	namesA, wA := e.ConnectNames("main"), e.Worker
+	if !m.SharedWorkerA {
+		namesA = e.ConnectNames("mig-a")
+		var err error
+		wA, err = e.StartWorker(ctx, "worker-mig-a", namesA)
+		require.NoError(t, err)
+	}
 	brokersA := e.Brokers
 
 	// B: a broker, a worker and an agent of their own.
-	b, wB, agentB := e.StartClusterB(ctx, t, "mig-b", libB)
+	b, wB, agentB := e.StartClusterB(ctx, t, "mig-b", m.LibB)
 	brokersB := []string{b.Addr}
 
 	// On A: a source reading a file and a sink writing one, both running and busy.
