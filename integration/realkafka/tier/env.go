@@ -1,6 +1,7 @@
 package tier
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -251,13 +252,27 @@ func (e *Env) StartWorkerOn(ctx context.Context, name, lib string, brokers []str
 	if err != nil {
 		return nil, err
 	}
-	w, err := realkafka.StartWorker(ctx, realkafka.WorkerConfig{Lib: lib, Dir: d, Brokers: brokers,
-		GroupID: n.Group, ConfigTopic: n.Config, OffsetsTopic: n.Offsets, StatusTopic: n.Status})
-	if err != nil {
-		return nil, err
+	cfg := realkafka.WorkerConfig{Lib: lib, Dir: d, Brokers: brokers,
+		GroupID: n.Group, ConfigTopic: n.Config, OffsetsTopic: n.Offsets, StatusTopic: n.Status}
+	// The fixture picks a free REST port and frees it for the worker: on a machine shared with
+	// other test runs, another process may take it first. A new port is tried then.
+	for attempt := 1; ; attempt++ {
+		w, err := realkafka.StartWorker(ctx, cfg)
+		if err == nil {
+			e.AtExit(w.Stop)
+			return w, nil
+		}
+		if attempt == 3 || !portTaken(filepath.Join(d, "worker.log")) {
+			return nil, err
+		}
+		fmt.Printf("real Kafka tier: %s's REST port was taken by another process, starting it again\n", name)
 	}
-	e.AtExit(w.Stop)
-	return w, nil
+}
+
+// portTaken reports whether the JVM that logged to path failed to bind a port.
+func portTaken(path string) bool {
+	b, err := os.ReadFile(path)
+	return err == nil && bytes.Contains(b, []byte("java.net.BindException: Address already in use"))
 }
 
 // Subdir creates (if needed) and returns a folder of the run's folder.
