@@ -60,12 +60,23 @@ func crashCases(suffix string) []crashCase {
 					map[bool]string{false: "-plain", true: "-offsets"}[v.offsets] + map[bool]string{false: "", true: "-dry"}[v.dry] + suffix
 				out = append(out, c)
 			}
-			c := crashCase{sink: sink, existing: existing, offsets: true, offsetsOnly: true}
-			c.name = map[bool]string{false: "src", true: "sink"}[sink] + map[bool]string{false: "-new", true: "-old"}[existing] + "-only" + suffix
-			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// offsetsOnlyCases are the offsets-only requests of the matrix: a new source and sink, and an
+// existing source (whose 409 takes the creation's path), at every point but write_config's,
+// which they never reach; fewer cases keep the matrix's time in make test down.
+func offsetsOnlyCases(point, suffix string) []crashCase {
+	if strings.HasSuffix(point, ":write_config") {
+		return nil
+	}
+	return []crashCase{
+		{name: "src-new-only" + suffix, offsets: true, offsetsOnly: true},
+		{name: "sink-new-only" + suffix, sink: true, offsets: true, offsetsOnly: true},
+		{name: "src-old-only" + suffix, existing: true, offsets: true, offsetsOnly: true},
+	}
 }
 
 func (c crashCase) config() string {
@@ -224,7 +235,7 @@ func crashMatrix(t *testing.T, c *cluster, point, suffix string) {
 	cl.createTopic(cfg.RequestTopic, 3)
 	cl.createTopic("in", 2) // shared by the subtests: the first one creates it
 	seedConnectTopics(t, cl, cfg)
-	cases := crashCases(suffix)
+	cases := append(crashCases(suffix), offsetsOnlyCases(point, suffix)...)
 	for _, cc := range cases {
 		seedCrashCase(t, cl, cfg, cc)
 	}
