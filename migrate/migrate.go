@@ -116,6 +116,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 			opts.Logger.Warn("--dry-run: connectors on A are not stopped; their offsets are read as they are now")
 		}
 	}
+	opts.Options.kubernetesNames = opts.Strimzi != nil
 	src, err := openSource(ctx, opts.Options)
 	if err != nil {
 		return nil, err
@@ -158,9 +159,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		warnPlugins(ctx, restB, entries, opts.Logger)
 	}
 	if opts.Strimzi != nil {
-		if err := prepareStrimzi(entries); err != nil {
-			return nil, err
-		}
+		prepareStrimzi(entries)
 	}
 	rep := &Report{MigrationID: opts.MigrationID, From: src.describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}

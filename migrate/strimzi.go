@@ -107,26 +107,21 @@ func KubernetesName(name string) string {
 
 var collapseDashes = regexp.MustCompile(`-{2,}`)
 
-// prepareStrimzi readies the entries for an operator-managed B: names become Kubernetes
-// names (the rename is a warning of the entry), every body asks for the offsets only, and a
-// connector without offsets on A gets no request (there is nothing to place; its manifest
-// creates it as POST /connectors without offsets would).
-func prepareStrimzi(entries []*Entry) error {
-	byName := map[string]string{}
+// kubernetesTarget makes e's name on B a KafkaConnector name (the operator names a connector
+// after its resource); a rename is a warning of the entry.
+func kubernetesTarget(e *Entry) {
+	if k := KubernetesName(e.TargetName); k != e.TargetName {
+		e.Warnings = append(e.Warnings, fmt.Sprintf("named %s on B: %q is not a Kubernetes resource name, and the operator names a connector after its KafkaConnector", k, e.TargetName))
+		e.TargetName = k
+	}
+}
+
+// prepareStrimzi readies the entries for an operator-managed B: every body asks for the
+// offsets only, and a connector without offsets on A gets no request (there is nothing to
+// place; its manifest creates it as POST /connectors without offsets would). Names are
+// Kubernetes names already (kubernetesTarget, while A was read).
+func prepareStrimzi(entries []*Entry) {
 	for _, e := range entries {
-		k := KubernetesName(e.TargetName)
-		if prev, dup := byName[k]; dup {
-			return precheckf("connectors %q and %q both become KafkaConnector %q: rename one (--rename)", prev, e.Name, k)
-		}
-		byName[k] = e.Name
-		if k != e.TargetName {
-			e.Warnings = append(e.Warnings, fmt.Sprintf("named %s on B: %q is not a Kubernetes resource name, and the operator names a connector after its KafkaConnector", k, e.TargetName))
-			e.TargetName = k
-			if e.Body != nil {
-				e.Body.Name = k
-				e.Body.Config = withName(e.Body.Config, k)
-			}
-		}
 		if e.Body == nil {
 			continue
 		}
@@ -136,23 +131,6 @@ func prepareStrimzi(entries []*Entry) error {
 			e.local = true
 		}
 	}
-	return nil
-}
-
-// withName is a copy of cfg whose "name" is name.
-func withName(cfg events.Config, name string) events.Config {
-	out := make(events.Config, 0, len(cfg)+1)
-	set := false
-	for _, e := range cfg {
-		if e.Key == "name" {
-			e, set = events.ConfigEntry{Key: "name", Value: name}, true
-		}
-		out = append(out, e)
-	}
-	if !set {
-		out = append(out, events.ConfigEntry{Key: "name", Value: name})
-	}
-	return out
 }
 
 // manifest is a KafkaConnector resource, its fields in the order kubectl shows them.

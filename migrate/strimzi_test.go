@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -243,34 +244,49 @@ func TestKubernetesName(t *testing.T) {
 	}
 }
 
-func TestPrepareStrimzi(t *testing.T) {
-	withOffsets := sourceBody(StateRunning)
-	withOffsets.Name, withOffsets.Create = "Orders_Src", ""
-	withOffsets.Config = withName(withOffsets.Config, "Orders_Src")
-	none := sinkBody()
-	none.HasOffsets, none.Create = false, ""
-	entries := []*Entry{{Name: "Orders_Src", TargetName: "Orders_Src", Body: withOffsets}, {Name: "s3-sink", TargetName: "s3-sink", Body: none}}
-	require.NoError(t, prepareStrimzi(entries))
-
-	require.Equal(t, "orders-src", entries[0].TargetName)
-	require.Equal(t, "orders-src", entries[0].Body.Name)
-	v, _ := entries[0].Body.Config.Get("name")
-	require.Equal(t, "orders-src", v)
-	require.Len(t, entries[0].Warnings, 1)
-	require.Contains(t, entries[0].Warnings[0], `named orders-src on B: "Orders_Src" is not a Kubernetes resource name`)
-	body, err := entries[0].Body.MarshalJSON()
+// Into an operator-managed B, names become KafkaConnector names while A is read (the body,
+// its config's name and the sink's group follow), every body asks for the offsets only, and a
+// connector without offsets gets no request. Two connectors becoming one name stop the run
+// before anything is stopped on A.
+func TestStrimziNamesAndBodies(t *testing.T) {
+	src := func(name string) *fakeConnector {
+		return &fakeConnector{typ: "source", state: StateRunning, stopAt: -1, offsets: []string{`{"partition":{"filename":"f"},"offset":{"position":3}}`},
+			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "f", "topic": "t", "name": name}}
+	}
+	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
+		"Orders_Src": src("Orders_Src"),
+		"fresh": {typ: "source", state: StatePaused, stopAt: -1,
+			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "g", "topic": "t", "name": "fresh"}},
+	}}
+	rep, err := Export(context.Background(), Options{ConnectURL: fc.serve(t), kubernetesNames: true})
 	require.NoError(t, err)
-	require.True(t, strings.HasSuffix(string(body), `,"create":"offsets-only"}`), "%s", body)
+	prepareStrimzi(rep.Connectors)
+	require.Len(t, rep.Connectors, 2)
+	byName := map[string]*Entry{}
+	for _, e := range rep.Connectors {
+		byName[e.Name] = e
+	}
+	e := byName["Orders_Src"]
+	require.Equal(t, "orders-src", e.TargetName)
+	require.Equal(t, []string{`named orders-src on B: "Orders_Src" is not a Kubernetes resource name, and the operator names a connector after its KafkaConnector`}, e.Warnings)
+	body, err := e.Body.MarshalJSON()
+	require.NoError(t, err)
 	req, err := events.ParseCreateRequest(body)
 	require.NoError(t, err)
+	require.Equal(t, "orders-src", req.Name)
+	v, _ := req.Config.Get("name")
+	require.Equal(t, "orders-src", v)
 	require.Equal(t, events.CreateOffsetsOnly, req.Create)
-	require.False(t, entries[0].local)
-	require.True(t, entries[1].local, "no offsets: no request")
+	require.False(t, e.local)
+	require.True(t, byName["fresh"].local, "no offsets: no request")
+	require.Empty(t, byName["fresh"].Body.Create)
 
-	dup := []*Entry{{Name: "a_b", TargetName: "a_b"}, {Name: "A-B", TargetName: "A-B"}}
-	err = prepareStrimzi(dup)
+	fc.connectors["orders-src"] = src("orders-src")
+	_, err = Export(context.Background(), Options{ConnectURL: fc.serve(t), kubernetesNames: true, StopSource: true,
+		States: &StateStore{Brokers: startKfake(t)}})
 	require.ErrorIs(t, err, ErrPrecheck)
-	require.Contains(t, err.Error(), `both become KafkaConnector "a-b"`)
+	require.Contains(t, err.Error(), `both become KafkaConnector "orders-src": rename one (--rename)`)
+	require.Empty(t, fc.stops, "nothing stopped on A")
 }
 
 func TestStrimziTargetValidate(t *testing.T) {
