@@ -182,16 +182,29 @@ func TestMigrateToStrimziCluster(t *testing.T) {
 	requirePeers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	namesB := connectNames("stz-b")
-	wB, err := startWorker(ctx, "worker-stz-b", namesB)
-	require.NoError(t, err)
-	agentB, err := startAgent(ctx, "agent-stz-b", map[string]string{
-		"OFFSETAGENT_CONFIG_TOPIC":          namesB.config,
-		"OFFSETAGENT_OFFSETS_TOPIC":         namesB.offsets,
-		"OFFSETAGENT_CONNECT_URL":           wB.URL,
-		"OFFSETAGENT_CONNECTORS_MANAGED_BY": "strimzi",
-	})
-	require.NoError(t, err)
+	// B's worker and agent start while A's connectors are set up: the JVM's start-up is most
+	// of this test's time.
+	type clusterB struct {
+		w   *realkafka.Worker
+		a   *agentProc
+		err error
+	}
+	startedB := make(chan clusterB, 1)
+	go func() {
+		namesB := connectNames("stz-b")
+		w, err := startWorker(ctx, "worker-stz-b", namesB)
+		if err != nil {
+			startedB <- clusterB{err: err}
+			return
+		}
+		a, err := startAgent(ctx, "agent-stz-b", map[string]string{
+			"OFFSETAGENT_CONFIG_TOPIC":          namesB.config,
+			"OFFSETAGENT_OFFSETS_TOPIC":         namesB.offsets,
+			"OFFSETAGENT_CONNECT_URL":           w.URL,
+			"OFFSETAGENT_CONNECTORS_MANAGED_BY": "strimzi",
+		})
+		startedB <- clusterB{w: w, a: a, err: err}
+	}()
 	wA := peers.worker
 
 	src, paused, sink := unique("stz-src"), unique("Stz_Paused"), unique("stz-sink")
@@ -218,6 +231,9 @@ func TestMigrateToStrimziCluster(t *testing.T) {
 	waitValues(t, src+"-out", 20)
 	require.Eventually(t, func() bool { return len(fileLines(t, sinkOut)) >= 30 }, 90*time.Second, 250*time.Millisecond)
 
+	b := <-startedB
+	require.NoError(t, b.err)
+	wB, agentB := b.w, b.a
 	dir := filepath.Join(t.TempDir(), "manifests")
 	migrate := func(args ...string) (int, string) {
 		cmd := exec.CommandContext(ctx, peers.agentBin, append([]string{"migrate"}, args...)...)
