@@ -148,6 +148,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 			Claims:               a.intents,
 			ResultOut:            a.results.seen,
 			Validator:            validator,
+			ManagedBy:            cfg.ConnectorsManagedBy,
 			Fault:                opts.Fault,
 			Logger:               opts.Logger,
 		})

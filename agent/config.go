@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers"
 )
 
 // Config is the agent's configuration. cmd/offsetagent fills it from the environment with
@@ -82,6 +83,11 @@ type Config struct {
 	AllowedGroups []string `env:"OFFSETAGENT_ALLOWED_GROUPS, default=connect-.*"`
 	// ConnectURL, when set, is a Connect REST URL used to validate configs (optional).
 	ConnectURL string `env:"OFFSETAGENT_CONNECT_URL"`
+	// ConnectorsManagedBy names who creates the Connect cluster's connectors when it is not the
+	// agent: "strimzi" (the operator with KafkaConnector resources) makes every request place
+	// the offsets only, refuses requests for the connector itself and names that no
+	// KafkaConnector can have (default: empty, the agent creates connectors).
+	ConnectorsManagedBy handlers.Manager `env:"OFFSETAGENT_CONNECTORS_MANAGED_BY"`
 	// Security configures SASL and TLS to the brokers.
 	Security Security
 }
@@ -152,6 +158,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := c.GroupsPattern(); err != nil {
 		errs = append(errs, err)
+	}
+	if _, err := handlers.ParseManager(string(c.ConnectorsManagedBy)); err != nil {
+		errs = append(errs, fmt.Errorf("OFFSETAGENT_CONNECTORS_MANAGED_BY: %w", err))
 	}
 	switch c.Security.SASLMechanism {
 	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":

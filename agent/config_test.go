@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers"
 )
 
 // OFFSETAGENT_ALLOWED_GROUPS: each regexp matches a whole group id; empty means connect-.*; an
@@ -75,6 +76,26 @@ func TestRequestCompression(t *testing.T) {
 			codec, err := c.RequestCompression.Codec()
 			require.NoError(t, err)
 			require.Equal(t, tt.codec, codec)
+		})
+	}
+}
+
+// OFFSETAGENT_CONNECTORS_MANAGED_BY: empty or strimzi; anything else names the variable.
+func TestConnectorsManagedBy(t *testing.T) {
+	valid := Config{Brokers: []string{"b:9092"}, RequestTopic: "r", ResultTopic: "s", GroupID: "g", ConfigTopic: "c",
+		OffsetsTopic: "o", IntentTopic: "i", Concurrency: 1, MaxRequestBytes: 1 << 20, RequestTopicPartitions: 1}
+	for _, tt := range []struct {
+		value handlers.Manager
+		err   string
+	}{{value: ""}, {value: handlers.ManagerStrimzi}, {value: "argocd", err: `OFFSETAGENT_CONNECTORS_MANAGED_BY: connectors managed by "argocd": expected "strimzi" or nothing`}} {
+		t.Run(string(tt.value), func(t *testing.T) {
+			c := valid
+			c.ConnectorsManagedBy = tt.value
+			if tt.err != "" {
+				require.ErrorContains(t, c.Validate(), tt.err)
+				return
+			}
+			require.NoError(t, c.Validate())
 		})
 	}
 }

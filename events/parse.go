@@ -114,8 +114,12 @@ func parseTokens(data []byte) (CreateRequest, error) {
 			if req.InitialOffsets, req.HasInitialOffsets, err = decodeInitialOffsets(dec); err != nil {
 				return req, err
 			}
+		case "create":
+			if req.Create, err = decodeCreate(dec); err != nil {
+				return req, err
+			}
 		default:
-			return req, fmt.Errorf("unknown field %q in request data; Connect accepts name, config, initial_state and initial_offsets", key)
+			return req, fmt.Errorf("unknown field %q in request data; Connect accepts name, config, initial_state and initial_offsets (and offsetagent create)", key)
 		}
 	}
 	if _, err := dec.Token(); err != nil { // '}'
@@ -225,6 +229,23 @@ func decodeInitialState(dec *json.Decoder) (string, error) {
 		return "", nil
 	default:
 		return "", fmt.Errorf("initial_state must be a string (RUNNING, PAUSED or STOPPED), got %s", tokenKind(tok))
+	}
+}
+
+// decodeCreate reads offsetagent's "create" field: a string or null. Its value is judged by
+// validate_config, which names the values it takes.
+func decodeCreate(dec *json.Decoder) (string, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return "", jsonError("create", err)
+	}
+	switch t := tok.(type) {
+	case string:
+		return t, nil
+	case nil:
+		return "", nil
+	default:
+		return "", fmt.Errorf("create must be a string (%q or %q), got %s", CreateConnector, CreateOffsetsOnly, tokenKind(tok))
 	}
 }
 

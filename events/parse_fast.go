@@ -51,6 +51,10 @@ func parseFast(data []byte, tune scanTuning) (req CreateRequest, ok bool) {
 				if req.InitialOffsets, req.RawOffsets, req.HasInitialOffsets, ok = scanInitialOffsets(sc, data, tune); !ok {
 					return req, false
 				}
+			case "create":
+				if req.Create, ok = scanCreate(sc); !ok {
+					return req, false
+				}
 			default:
 				return req, false
 			}
@@ -73,6 +77,18 @@ func scanInitialState(sc *jsonvalue.Scanner) (string, bool) {
 	}
 	_, isNull, ok := scanScalar(sc)
 	return "", ok && isNull
+}
+
+// scanCreate is decodeCreate: a string or null.
+func scanCreate(sc *jsonvalue.Scanner) (string, bool) {
+	if sc.NextByte() == '"' {
+		return sc.ReadString()
+	}
+	if sc.NextByte() != 'n' {
+		return "", false
+	}
+	v, err := sc.Value()
+	return "", err == nil && v == nil
 }
 
 // scanScalar reads a string, number, boolean or null as scalarToken words it.

@@ -69,6 +69,16 @@ func TestParseCreateRequest(t *testing.T) {
 			want: CreateRequest{Name: "c", HasInitialOffsets: true, InitialOffsets: []OffsetEntry{{Partition: jsonvalue.Map{}, Offset: jsonvalue.Map{}}}},
 		},
 		{
+			name: "create offsets-only",
+			data: `{"name":"c","create":"offsets-only","initial_offsets":[]}`,
+			want: CreateRequest{Name: "c", Create: CreateOffsetsOnly, HasInitialOffsets: true, InitialOffsets: []OffsetEntry{}},
+		},
+		{
+			name: "create null is absent",
+			data: `{"create":null,"name":"c"}`,
+			want: CreateRequest{Name: "c"},
+		},
+		{
 			name: "escapes and unicode",
 			data: `{"name":"caf\u00e9 \ud83d\ude00","config":{"regex":"a<b>&c","x":"\"q\""}}`,
 			want: CreateRequest{Name: "café 😀", Config: Config{{Key: "regex", Value: "a<b>&c"}, {Key: "x", Value: `"q"`}}},
@@ -98,7 +108,9 @@ func TestParseCreateRequestErrors(t *testing.T) {
 		{name: "offset entry null", data: `{"name":"c","initial_offsets":[null]}`, message: `initial_offsets[0] must be an object {"partition": {...}, "offset": {...}}, got null`},
 		{name: "offset number", data: `{"name":"c","initial_offsets":[{"offset":5}]}`, message: "initial_offsets[0].offset must be an object or null, got number"},
 		{name: "bad JSON inside a partition", data: `{"name":"c","initial_offsets":[{"partition":{"a":tru}}]}`, message: "initial_offsets[0].partition is not valid JSON at byte"},
-		{name: "unknown field", data: `{"name":"c","tasks":[]}`, message: `unknown field "tasks" in request data; Connect accepts name, config, initial_state and initial_offsets`},
+		{name: "create number", data: `{"name":"c","create":1}`, message: `create must be a string ("connector" or "offsets-only"), got number`},
+		{name: "create object", data: `{"name":"c","create":{}}`, message: `create must be a string ("connector" or "offsets-only"), got object`},
+		{name: "unknown field", data: `{"name":"c","tasks":[]}`, message: `unknown field "tasks" in request data; Connect accepts name, config, initial_state and initial_offsets (and offsetagent create)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

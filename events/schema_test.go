@@ -207,6 +207,18 @@ func TestSchemasRefuse(t *testing.T) {
 			data: withRequestField("initial_offsets", map[string]any{"offsets": []any{}, "reset": true}), want: "/initial_offsets"},
 		{name: "request with an offset entry field Connect does not know", typ: TypeCreateRequest,
 			data: withRequestField("initial_offsets", []any{map[string]any{"partition": map[string]any{}, "offset": map[string]any{}, "topic": "t"}}), want: "/initial_offsets"},
+		{name: "request for offsets only", typ: TypeCreateRequest,
+			data: withRequestField("create", CreateOffsetsOnly), valid: true},
+		{name: "request with null create", typ: TypeCreateRequest,
+			data: withRequestField("create", nil), valid: true},
+		{name: "request with an unknown create", typ: TypeCreateRequest,
+			data: withRequestField("create", "config-only"), want: "/create"},
+		{name: "offsets-only succeeded result", typ: TypeCreateSucceeded,
+			data: edit(t, "result-succeeded.json", func(m map[string]any) {
+				m["created"], m["next"] = CreateOffsetsOnly, "create connector mm2-source with this config"
+			}), valid: true},
+		{name: "succeeded result with an unknown created", typ: TypeCreateSucceeded,
+			data: edit(t, "result-succeeded.json", func(m map[string]any) { m["created"] = "config" }), want: "/created"},
 		{name: "request with a string offset", typ: TypeCreateRequest,
 			data: withRequestField("initial_offsets", []any{map[string]any{"partition": map[string]any{}, "offset": "42"}}), want: "/initial_offsets"},
 	}

@@ -17,6 +17,18 @@ const (
 // ResultSource is the CloudEvents source of every result the agent publishes.
 const ResultSource = "/offsetagent"
 
+// What a request creates (the request field "create").
+const (
+	// CreateConnector: the connector's offsets and its config records, as POST /connectors with
+	// initial_offsets would (KIP-995). The default unless the agent runs with
+	// OFFSETAGENT_CONNECTORS_MANAGED_BY.
+	CreateConnector = "connector"
+	// CreateOffsetsOnly: the connector's offsets alone, for a connector that does not exist yet
+	// and that someone else (an operator such as Strimzi, from a KafkaConnector resource) will
+	// create with POST /connectors; it then starts at them.
+	CreateOffsetsOnly = "offsets-only"
+)
+
 // ConfigEntry is one connector config property. Connect keeps configs as string to string;
 // a JSON number or boolean in a request is coerced to its text as Jackson does, and a JSON null
 // is kept (Null) so validation can reject it with Connect's message.
@@ -47,6 +59,10 @@ type CreateRequest struct {
 	Config Config
 	// InitialState is the KIP-980 initial_state as sent ("" when absent).
 	InitialState string
+	// Create is the request's "create" field as sent ("" when absent or null): what the
+	// request creates (CreateConnector, CreateOffsetsOnly). It is offsetagent's own field, not
+	// Connect's; validate_config refuses any other value.
+	Create string
 	// InitialOffsets holds the entries of initial_offsets, given as a bare array or as
 	// {"offsets": [...]}. HasInitialOffsets tells an absent field from an empty list.
 	InitialOffsets    []OffsetEntry
@@ -134,8 +150,12 @@ type Result struct {
 	Type                   string `json:"type,omitempty"`
 	InitialState           string `json:"initial_state,omitempty"`
 	InitialOffsetsResponse string `json:"initial_offsets_response,omitempty"`
-	OffsetsWritten         *int   `json:"offsets_written,omitempty"`
-	OffsetsWiped           *int   `json:"offsets_wiped,omitempty"`
+	// Created is what the request created (CreateConnector or CreateOffsetsOnly); Next, for
+	// offsets only, says what must happen for the connector to start at them.
+	Created        string `json:"created,omitempty"`
+	Next           string `json:"next,omitempty"`
+	OffsetsWritten *int   `json:"offsets_written,omitempty"`
+	OffsetsWiped   *int   `json:"offsets_wiped,omitempty"`
 
 	// Failed only.
 	FailedStep string   `json:"failed_step,omitempty"`

@@ -134,6 +134,10 @@ type Options struct {
 	Claims Claims
 	// ResultOut tells whether a request already has its result published (stale intents).
 	ResultOut func(source, id string) bool
+	// ManagedBy names who creates the cluster's connectors when it is not the agent
+	// (OFFSETAGENT_CONNECTORS_MANAGED_BY): with it, a request without "create" places the
+	// offsets only, and one that asks for the connector is refused (see createMode).
+	ManagedBy Manager
 	// Fault, when not nil, is called at named points of a request (stage boundaries, inside
 	// validate_config, between the records of multi-record writes) with the request's
 	// connector name. Crash tests make it exit the process.
@@ -205,13 +209,17 @@ func noOffsets(j *job) bool      { return !j.req.Data.HasInitialOffsets }
 func dryRun(j *job) bool         { return j.req.DryRun }
 func noOffsetsOrDry(j *job) bool { return noOffsets(j) || dryRun(j) }
 
+// noConfigWrite: a dry run writes nothing, and a request for the offsets only writes no
+// config records (the connector is created by someone else, later).
+func noConfigWrite(j *job) bool { return dryRun(j) || j.offsetsOnly }
+
 func (c *Creator) stages() []stage {
 	return []stage{
 		{step: StepValidateConfig, run: c.validateConfig},
 		{step: StepValidateOffsets, run: c.validateOffsets, skip: noOffsets},
 		{step: StepWipeOffsets, run: c.wipeOffsets, skip: noOffsetsOrDry, destructive: true, undo: c.undoWipe},
 		{step: StepWriteOffsets, run: c.writeOffsets, skip: noOffsetsOrDry, destructive: true, undo: c.undoWriteOffsets},
-		{step: StepWriteConfig, run: c.writeConfig, skip: dryRun, destructive: true, undo: c.undoWriteConfig},
+		{step: StepWriteConfig, run: c.writeConfig, skip: noConfigWrite, destructive: true, undo: c.undoWriteConfig},
 	}
 }
 
@@ -336,6 +344,10 @@ func (c *Creator) fillSuccess(r *events.Result, j *job) {
 	if j.req.Data.HasInitialOffsets {
 		r.InitialOffsetsResponse = connectors.SuccessMessage(j.class)
 	}
+	if j.offsetsOnly {
+		r.Created = events.CreateOffsetsOnly
+		r.Next = offsetsOnlyNext(j.name, j.restState, c.opts.ManagedBy)
+	}
 }
 
 // toFailure turns a stage's error into a Failure for step.
@@ -367,13 +379,15 @@ type job struct {
 	reports []events.StageReport
 
 	// Set by validate_config.
-	name      string
-	config    events.Config
-	props     map[string]string
-	class     *connectors.Class
-	typ       connectors.Type
-	state     string // config-topic target state: STARTED, PAUSED or STOPPED
-	restState string // REST spelling: RUNNING, PAUSED or STOPPED
+	name string
+	// offsetsOnly: the request places the connector's offsets and writes no config records.
+	offsetsOnly bool
+	config      events.Config
+	props       map[string]string
+	class       *connectors.Class
+	typ         connectors.Type
+	state       string // config-topic target state: STARTED, PAUSED or STOPPED
+	restState   string // REST spelling: RUNNING, PAUSED or STOPPED
 	// connectorTopic is the connector's own offsets.storage.topic when it differs from the
 	// global one ("" otherwise).
 	connectorTopic string

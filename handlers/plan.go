@@ -58,6 +58,9 @@ func (c *Creator) plan(ctx context.Context, j *job) *events.Plan {
 	}
 	// Secret-looking values are hidden here as in every result event; the real write
 	// carries them verbatim.
+	if j.offsetsOnly {
+		return p
+	}
 	for _, r := range configRecords(j.name, j.state, c.redactedConfig(j)) {
 		v := string(r.Value)
 		p.ConfigRecords = append(p.ConfigRecords, events.PlannedRecord{Topic: c.opts.ConfigTopic, Partition: 0, Key: string(r.Key), Value: &v})

@@ -76,6 +76,10 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 // need no cluster: the name, the class, ConfigDef's errors and the initial state.
 func (c *Creator) checkConfig(j *job) error {
 	d := &j.req.Data
+	var err error
+	if j.offsetsOnly, err = c.createMode(j.name, d); err != nil {
+		return err
+	}
 	if d.Config == nil {
 		// Connect answers a body without config with a NullPointerException (500); a clear
 		// message serves automation better and the status stays the same.

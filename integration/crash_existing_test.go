@@ -43,6 +43,9 @@ type crashCase struct {
 	existing bool // the connector exists before the request (the request must fail with 409)
 	offsets  bool // the request has initial_offsets
 	dry      bool
+	// offsetsOnly: the request has "create": "offsets-only" (a connector an operator creates
+	// afterwards): it places the offsets and writes no config record.
+	offsetsOnly bool
 }
 
 // crashCases are the matrix's requests; suffix keeps the connector names (and so the sinks'
@@ -62,6 +65,20 @@ func crashCases(suffix string) []crashCase {
 	return out
 }
 
+// offsetsOnlyCases are the offsets-only requests of the matrix: a new source and sink, and an
+// existing source (whose 409 takes the creation's path), at every point but write_config's,
+// which they never reach; fewer cases keep the matrix's time in make test down.
+func offsetsOnlyCases(point, suffix string) []crashCase {
+	if strings.HasSuffix(point, ":write_config") {
+		return nil
+	}
+	return []crashCase{
+		{name: "src-new-only" + suffix, offsets: true, offsetsOnly: true},
+		{name: "sink-new-only" + suffix, sink: true, offsets: true, offsetsOnly: true},
+		{name: "src-old-only" + suffix, existing: true, offsets: true, offsetsOnly: true},
+	}
+}
+
 func (c crashCase) config() string {
 	if c.sink {
 		return fmt.Sprintf(`{"connector.class":"FileStreamSink","topics":"in","file":"/tmp/%s"}`, c.name)
@@ -71,6 +88,9 @@ func (c crashCase) config() string {
 
 func (c crashCase) body() string {
 	b := fmt.Sprintf(`{"name":%q,"config":%s`, c.name, c.config())
+	if c.offsetsOnly {
+		b += `,"create":"offsets-only"`
+	}
 	switch {
 	case c.offsets && c.sink:
 		b += `,"initial_offsets":[{"partition":{"kafka_topic":"in","kafka_partition":0},"offset":{"kafka_offset":5}},
@@ -185,11 +205,12 @@ func startOnceProcess(t *testing.T, cfg agent.Config, point, onceDir string) *ag
 }
 
 // The agent is stopped (as a SIGKILL stops it) at every point of a request, for a new
-// connector and for an existing one, source and sink, with and without initial_offsets, and
-// dry runs; each request of the matrix is stopped once at the point (restart after restart),
+// connector and for an existing one, source and sink, with and without initial_offsets, dry
+// runs and offsets-only requests; each request of the matrix is stopped once at the point (restart after restart),
 // then the agent runs to the end. Every connector that existed before is byte for byte what it
 // was (config records, offsets, group entries with their epoch and metadata), its request
-// failed with 409, and every new connector holds exactly what its request asked for.
+// failed with 409, and every new connector holds exactly what its request asked for (an
+// offsets-only one: its offsets, and the config records it found, untouched).
 func TestCrashKeepsExistingConnectors(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -214,7 +235,7 @@ func crashMatrix(t *testing.T, c *cluster, point, suffix string) {
 	cl.createTopic(cfg.RequestTopic, 3)
 	cl.createTopic("in", 2) // shared by the subtests: the first one creates it
 	seedConnectTopics(t, cl, cfg)
-	cases := crashCases(suffix)
+	cases := append(crashCases(suffix), offsetsOnlyCases(point, suffix)...)
 	for _, cc := range cases {
 		seedCrashCase(t, cl, cfg, cc)
 	}
@@ -299,8 +320,13 @@ func crashMatrix(t *testing.T, c *cluster, point, suffix string) {
 			continue
 		}
 		require.Equal(t, events.TypeCreateSucceeded, r.Type, "%s: %s", cc.name, r.Data.Message)
-		require.Equal(t, `{"state":"STARTED","state.v2":"STARTED"}`, after.Config["target-state-"+cc.name], cc.name)
-		require.Contains(t, after.Config, "connector-"+cc.name)
+		if cc.offsetsOnly {
+			require.Equal(t, events.CreateOffsetsOnly, r.Data.Created, cc.name)
+			require.Equal(t, want.Config, after.Config, "%s: offsets only, no config record written or removed", cc.name)
+		} else {
+			require.Equal(t, `{"state":"STARTED","state.v2":"STARTED"}`, after.Config["target-state-"+cc.name], cc.name)
+			require.Contains(t, after.Config, "connector-"+cc.name)
+		}
 		switch {
 		case !cc.offsets && cc.sink:
 			require.Equal(t, want.Group, after.Group, "%s: a request without offsets leaves the group alone", cc.name)

@@ -19,6 +19,9 @@ type Body struct {
 	// InitialOffsets are written when HasOffsets; an absent field leaves B's offsets alone.
 	InitialOffsets []events.ConnectorOffset
 	HasOffsets     bool
+	// Create is the request's "create" ("" for the agent's default; events.CreateOffsetsOnly
+	// into an operator-managed cluster).
+	Create string
 }
 
 // MarshalJSON writes {"name", "config", "initial_state", "initial_offsets"} in that order, the
@@ -66,6 +69,9 @@ func (b Body) MarshalJSON() ([]byte, error) {
 		}
 		buf.WriteString(`,"initial_offsets":`)
 		buf.Write(append(o, ']'))
+	}
+	if b.Create != "" {
+		fmt.Fprintf(&buf, `,"create":%q`, b.Create)
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil

@@ -23,4 +23,11 @@
 // translated through MirrorMaker 2's checkpoints on B (SinkOffsetsTranslate with MM2Sinks, which
 // also renames the sink's topics and fails a connector whose offsets are not all exact unless
 // replay is allowed); a caller can plug another mode in through Options.SinkTranslator.
+//
+// A B whose connectors the Strimzi operator manages (MigrateOptions.Strimzi, strimzi.go) gets
+// the offsets only, through requests with "create": "offsets-only", and the caller gets one
+// KafkaConnector manifest per connector: the operator deletes every connector no resource
+// declares, so it, not the agent, must create them. Applying the manifests completes the
+// migration; VerifyStrimzi (verify.go) checks afterwards that B runs each connector with the
+// offsets placed.
 package migrate

@@ -40,6 +40,10 @@ const StepTranslateSinkOffsets = "translate_sink_offsets"
 type Options struct {
 	// Topics is where A's Connect topics are; nil reads A through ConnectURL only.
 	Topics *TopicsSource
+	// kubernetesNames: names on B are made KafkaConnector names (Migrate sets it for
+	// MigrateOptions.Strimzi), before anything is stopped on A, so that two connectors
+	// becoming one name stop the run first.
+	kubernetesNames bool
 	// ConnectURL is A's Connect REST API ("" for none). With Topics it is used to stop
 	// connectors and to cross-check the listing.
 	ConnectURL string
@@ -289,7 +293,13 @@ func (s *source) collect(ctx context.Context) ([]*Entry, error) {
 			continue
 		}
 		e := &Entry{Name: c.Name, TargetName: sel.TargetName(c.Name), Type: string(c.Type), connector: c}
+		if s.opts.kubernetesNames {
+			kubernetesTarget(e)
+		}
 		if prev, dup := byTarget[e.TargetName]; dup {
+			if s.opts.kubernetesNames {
+				return nil, precheckf("connectors %q and %q both become KafkaConnector %q: rename one (--rename)", prev, c.Name, e.TargetName)
+			}
 			return nil, precheckf("--rename maps both %q and %q to %q", prev, c.Name, e.TargetName)
 		}
 		byTarget[e.TargetName] = c.Name

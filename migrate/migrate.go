@@ -71,6 +71,9 @@ type MigrateOptions struct {
 	DryRun bool
 	// Progress is told about each connector as its outcome is known; nil for none.
 	Progress Progress
+	// Strimzi, when not nil, migrates into a Connect cluster the Strimzi operator manages:
+	// offsets only on B, and a KafkaConnector manifest per connector (strimzi.go).
+	Strimzi *StrimziTarget
 }
 
 // RequestSourcePrefix is the CloudEvent source of migration requests, followed by the
@@ -113,6 +116,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 			opts.Logger.Warn("--dry-run: connectors on A are not stopped; their offsets are read as they are now")
 		}
 	}
+	opts.Options.kubernetesNames = opts.Strimzi != nil
 	src, err := openSource(ctx, opts.Options)
 	if err != nil {
 		return nil, err
@@ -154,10 +158,22 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	if restB != nil {
 		warnPlugins(ctx, restB, entries, opts.Logger)
 	}
+	if opts.Strimzi != nil {
+		prepareStrimzi(entries)
+	}
 	rep := &Report{MigrationID: opts.MigrationID, From: src.describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
 	p := &publisher{opts: opts, results: results, deadline: deadline}
 	rep.Publishing = p.run(interrupt, entries)
+	if opts.Strimzi != nil && !opts.DryRun {
+		n, err := opts.Strimzi.writeManifests(entries, opts.MigrationID, opts.Registry)
+		if err != nil {
+			return rep, err
+		}
+		rep.Next = fmt.Sprintf("%d KafkaConnector manifests for the Connect cluster %s are in %s: applying them (kubectl apply -f %s, "+
+			"or a commit that Argo CD or Flux syncs) completes the migration; each connector starts at the offsets placed. "+
+			"Then check: offsetagent migrate --verify --manifests %s --to-connect-url <B's Connect REST API>", n, opts.Strimzi.Cluster, opts.Strimzi.Dir, opts.Strimzi.Dir, opts.Strimzi.Dir)
+	}
 	rep.Finished = time.Now().UTC()
 	return rep, nil
 }
@@ -178,6 +194,9 @@ func (o *MigrateOptions) validateTarget() error {
 	}
 	if o.StopSource && !o.DryRun && o.Timeout <= 0 {
 		errs = append(errs, "--stop-source with --timeout 0: a run that stops connectors on A must end; give --timeout")
+	}
+	if o.Strimzi != nil {
+		errs = append(errs, o.Strimzi.validate()...)
 	}
 	if strings.ContainsAny(o.MigrationID, "/ \t\n") {
 		errs = append(errs, fmt.Sprintf("--migration-id %q: no '/' or spaces", o.MigrationID))

@@ -146,6 +146,15 @@ func (p *publisher) queue(entries []*Entry, prog Progress) []*Entry {
 			prog.Done(e)
 			continue
 		}
+		if e.local {
+			e.Outcome = OutcomeSucceeded
+			if p.opts.DryRun {
+				e.Outcome = OutcomePlanned
+			}
+			e.Message = "no offsets on A: nothing to place on B"
+			prog.Done(e)
+			continue
+		}
 		attempt := 1
 		if prev, ok := p.results.latestFor(e.TargetName); ok {
 			if prev.typ == events.TypeCreateSucceeded {

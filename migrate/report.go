@@ -45,11 +45,18 @@ type Entry struct {
 	// Plan is what B's agent would write, from a dry run's planned result (secret values
 	// hidden).
 	Plan *events.Plan `json:"plan,omitempty"`
+	// Manifest is the path of the connector's KafkaConnector manifest (StrimziTarget), and
+	// Warnings what the migration changed or found on the way (a name made a Kubernetes
+	// name, a secret in clear text).
+	Manifest string   `json:"manifest,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 
 	// Body is the KIP-995 body (nil when skipped). It holds secrets verbatim: never log it.
 	Body *Body `json:"-"`
 
 	connector *Connector
+	// local: nothing to publish (a connector without offsets, into an operator-managed B).
+	local bool
 }
 
 func (e *Entry) skip(reason string) {
@@ -64,6 +71,9 @@ type Report struct {
 	Started     time.Time `json:"started"`
 	Finished    time.Time `json:"finished"`
 	Connectors  []*Entry  `json:"connectors"`
+
+	// Next says what completes the migration, when something does (the manifests to apply).
+	Next string `json:"next,omitempty"`
 
 	// Publishing is when the first request was published (zero when none was): the time
 	// before it went to reading A and the prechecks.
@@ -127,6 +137,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 		counts[OutcomeSucceeded], counts[OutcomePlanned], counts[OutcomeFailed], counts[OutcomeSkipped])
 	if n := counts[OutcomePending]; n > 0 {
 		line += fmt.Sprintf(", %d pending (B's agent may still create them: run again before acting on A)", n)
+	}
+	for _, e := range r.Connectors {
+		for _, warn := range e.Warnings {
+			line += fmt.Sprintf("\nwarning: %s: %s", e.Name, warn)
+		}
+	}
+	if r.Next != "" {
+		line += "\n" + r.Next
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err

@@ -287,11 +287,16 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	grace := fs.Duration("grace", 30*time.Second, "how long past the requests' deadline to wait for results still on their way")
 	dry := fs.Bool("dry-run", false, "publish dry-run requests: print the plans, change nothing on B")
 	toConnectURL := fs.String("to-connect-url", "", "B's Connect REST API (optional, for the prechecks)")
+	var sf strimziFlags
+	sf.register(fs)
 	if !parseFleet(fs, args, stderr) {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if code, done := sf.run(ctx, *toConnectURL, stdout, stderr); done {
+		return code
+	}
 	opts, cfg, conns, err := f.setup(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
@@ -303,7 +308,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic, Transport: conns.Transport, Dialer: conns.Dialer,
 			ConnectURL: *toConnectURL, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
 		MigrationID: *migrationID, SelectionKey: f.selectionKey(), Concurrency: *concurrency, Timeout: *timeout, Grace: *grace, DryRun: *dry,
-		Progress: progressFor(stderr),
+		Progress: progressFor(stderr), Strimzi: sf.target(),
 	}
 	if *requestTopic != "" {
 		mo.To.RequestTopic = *requestTopic

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/offsetagent/offsetagent/migrate"
+)
+
+// strimziFlags are migrate's flags for a Connect cluster the Strimzi operator manages.
+type strimziFlags struct {
+	cluster, manifests, namespace, apiVersion string
+	verify                                    bool
+}
+
+func (f *strimziFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.cluster, "to-strimzi-cluster", "", "B is the Connect cluster of this KafkaConnect resource, whose connectors the Strimzi operator manages: place offsets only and write KafkaConnector manifests (--manifests)")
+	fs.StringVar(&f.manifests, "manifests", "", "with --to-strimzi-cluster or --verify: the directory of the KafkaConnector manifests")
+	fs.StringVar(&f.namespace, "strimzi-namespace", "", "metadata.namespace of the manifests (default: none, the namespace they are applied in)")
+	fs.StringVar(&f.apiVersion, "strimzi-api-version", migrate.StrimziV1beta2, "KafkaConnector API version of the manifests: v1beta2 or v1")
+	fs.BoolVar(&f.verify, "verify", false, "check through B's REST API (--to-connect-url) that each connector of --manifests runs with the offsets placed; nothing else runs")
+}
+
+// target is the StrimziTarget of the flags, nil without --to-strimzi-cluster.
+func (f *strimziFlags) target() *migrate.StrimziTarget {
+	if f.cluster == "" {
+		return nil
+	}
+	return &migrate.StrimziTarget{Cluster: f.cluster, Dir: f.manifests, Namespace: f.namespace, APIVersion: f.apiVersion}
+}
+
+// run does what these flags make of migrate before a migration: done with --verify (0 when
+// every connector runs with the offsets placed) or with flags that do not go together.
+func (f *strimziFlags) run(ctx context.Context, connectURL string, stdout, stderr io.Writer) (code int, done bool) {
+	switch {
+	case f.verify && f.cluster != "":
+		fmt.Fprintln(stderr, "offsetagent migrate: --verify checks an earlier run's connectors: not with --to-strimzi-cluster")
+		return 2, true
+	case f.verify:
+		return f.runVerify(ctx, connectURL, stdout, stderr), true
+	case f.manifests != "" && f.cluster == "":
+		fmt.Fprintln(stderr, "offsetagent migrate: --manifests goes with --to-strimzi-cluster or --verify")
+		return 2, true
+	}
+	return 0, false
+}
+
+// runVerify is migrate --verify: 0 when every connector runs with the offsets placed.
+func (f *strimziFlags) runVerify(ctx context.Context, connectURL string, stdout, stderr io.Writer) int {
+	if f.manifests == "" || connectURL == "" {
+		fmt.Fprintln(stderr, "offsetagent migrate --verify: needs --manifests DIR and --to-connect-url")
+		return 2
+	}
+	vs, err := migrate.VerifyStrimzi(ctx, migrate.VerifyOptions{Dir: f.manifests, ConnectURL: connectURL})
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
+		return 2
+	}
+	if ok, err := migrate.WriteVerified(stdout, vs); err != nil || !ok {
+		return 1
+	}
+	return 0
+}

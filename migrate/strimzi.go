@@ -1,0 +1,319 @@
+package migrate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+)
+
+// A Connect cluster that the Strimzi operator runs with strimzi.io/use-connector-resources:
+// "true" belongs to the operator: at each reconciliation it deletes, through the REST API,
+// every connector that no KafkaConnector resource declares. A migration into it therefore
+// places each connector's offsets on B through B's agent (requests with "create":
+// "offsets-only"), and writes one KafkaConnector manifest per connector; applying them
+// (kubectl apply -f DIR, or a commit that Argo CD or Flux syncs) makes the operator create
+// the connectors with POST /connectors, and they start at the offsets placed.
+
+// StrimziTarget makes Migrate migrate into a Connect cluster the Strimzi operator manages.
+type StrimziTarget struct {
+	// Cluster is the KafkaConnect resource's name: the strimzi.io/cluster label of every
+	// manifest.
+	Cluster string
+	// Dir is where the manifests go (created if missing): <name>.yaml per connector, and
+	// PlacedFile, the offsets placed, which VerifyStrimzi reads.
+	Dir string
+	// Namespace, when set, is the manifests' metadata.namespace.
+	Namespace string
+	// APIVersion is "v1beta2" (default: every Strimzi from 0.22 on serves it) or "v1".
+	APIVersion string
+}
+
+// Strimzi API versions of KafkaConnector.
+const (
+	StrimziV1beta2 = "v1beta2"
+	StrimziV1      = "v1"
+)
+
+// PlacedFile is the file in the manifests directory that records, per connector, the state
+// and offsets placed. Its extension is none that kubectl, Argo CD or Flux read as a
+// manifest (.yaml, .yml, .json), so the directory applies as it is.
+const PlacedFile = "offsetagent-placed.jsonl"
+
+// validate checks the target before anything is read or published.
+func (s *StrimziTarget) validate() []string {
+	var errs []string
+	if s.APIVersion == "" {
+		s.APIVersion = StrimziV1beta2
+	}
+	if s.APIVersion != StrimziV1beta2 && s.APIVersion != StrimziV1 {
+		errs = append(errs, fmt.Sprintf("--strimzi-api-version %q: v1beta2 or v1", s.APIVersion))
+	}
+	// The cluster's name is a label value: at most 63 characters.
+	if len(s.Cluster) > 63 || !handlers.IsKubernetesName(s.Cluster) || strings.Contains(s.Cluster, ".") {
+		errs = append(errs, fmt.Sprintf("--to-strimzi-cluster %q: the name of a KafkaConnect resource (lowercase letters, digits and '-', at most 63)", s.Cluster))
+	}
+	if s.Namespace != "" && (len(s.Namespace) > 63 || !handlers.IsKubernetesName(s.Namespace) || strings.Contains(s.Namespace, ".")) {
+		errs = append(errs, fmt.Sprintf("--strimzi-namespace %q: not a Kubernetes namespace name", s.Namespace))
+	}
+	if s.Dir == "" {
+		errs = append(errs, "--to-strimzi-cluster needs --manifests DIR")
+	}
+	return errs
+}
+
+// KubernetesName turns a connector name into a KafkaConnector's metadata.name (a DNS-1123
+// subdomain; the operator names the connector after it): lowercase, every other character
+// than a letter, digit, '-' or '.' replaced by '-', labels trimmed of '-' and empty labels
+// dropped, cut to 253 characters. A name with nothing left becomes "connector".
+func KubernetesName(name string) string {
+	if handlers.IsKubernetesName(name) {
+		return name
+	}
+	var labels []string
+	for _, l := range strings.Split(strings.ToLower(name), ".") {
+		var b strings.Builder
+		for _, r := range l {
+			if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+				b.WriteRune(r)
+			} else {
+				b.WriteByte('-')
+			}
+		}
+		if t := strings.Trim(collapseDashes.ReplaceAllString(b.String(), "-"), "-"); t != "" {
+			labels = append(labels, t)
+		}
+	}
+	out := strings.Join(labels, ".")
+	if len(out) > 253 {
+		out = strings.TrimRight(out[:253], "-.")
+	}
+	if out == "" {
+		return "connector"
+	}
+	return out
+}
+
+var collapseDashes = regexp.MustCompile(`-{2,}`)
+
+// kubernetesTarget makes e's name on B a KafkaConnector name (the operator names a connector
+// after its resource); a rename is a warning of the entry.
+func kubernetesTarget(e *Entry) {
+	if k := KubernetesName(e.TargetName); k != e.TargetName {
+		e.Warnings = append(e.Warnings, fmt.Sprintf("named %s on B: %q is not a Kubernetes resource name, and the operator names a connector after its KafkaConnector", k, e.TargetName))
+		e.TargetName = k
+	}
+}
+
+// prepareStrimzi readies the entries for an operator-managed B: every body asks for the
+// offsets only, and a connector without offsets on A gets no request (there is nothing to
+// place; its manifest creates it as POST /connectors without offsets would). Names are
+// Kubernetes names already (kubernetesTarget, while A was read).
+func prepareStrimzi(entries []*Entry) {
+	for _, e := range entries {
+		if e.Body == nil {
+			continue
+		}
+		if e.Body.HasOffsets {
+			e.Body.Create = events.CreateOffsetsOnly
+		} else {
+			e.local = true
+		}
+	}
+}
+
+// manifest is a KafkaConnector resource, its fields in the order kubectl shows them.
+type manifest struct {
+	APIVersion string       `yaml:"apiVersion"`
+	Kind       string       `yaml:"kind"`
+	Metadata   manifestMeta `yaml:"metadata"`
+	Spec       manifestSpec `yaml:"spec"`
+}
+
+type manifestMeta struct {
+	Name        string            `yaml:"name"`
+	Namespace   string            `yaml:"namespace,omitempty"`
+	Labels      map[string]string `yaml:"labels"`
+	Annotations map[string]string `yaml:"annotations,omitempty"`
+}
+
+type manifestSpec struct {
+	Class    string     `yaml:"class"`
+	TasksMax *int       `yaml:"tasksMax,omitempty"`
+	Version  string     `yaml:"version,omitempty"`
+	State    string     `yaml:"state"`
+	Config   *yaml.Node `yaml:"config"`
+}
+
+// specKeys are the config keys Strimzi takes from the spec rather than spec.config.
+var specKeys = map[string]bool{"name": true, "connector.class": true, "tasks.max": true, "connector.plugin.version": true}
+
+// Manifest builds the KafkaConnector manifest of body for the target, and the warnings it
+// raises: each config value that holds a secret in clear text (a KafkaConnector is not a
+// Secret; reference one through a config provider, ${secrets:...}, ${env:...} or
+// ${file:...}, as A's placeholders are kept), and a tasks.max that is not a number.
+func (s *StrimziTarget) Manifest(b *Body, sourceName, migrationID string, reg *connectors.Registry) ([]byte, []string, error) {
+	var warnings []string
+	m := manifest{APIVersion: "kafka.strimzi.io/" + s.APIVersion, Kind: "KafkaConnector",
+		Metadata: manifestMeta{Name: b.Name, Namespace: s.Namespace, Labels: map[string]string{"strimzi.io/cluster": s.Cluster},
+			Annotations: map[string]string{"offsetagent.dev/migration-id": migrationID, "offsetagent.dev/source-connector": sourceName}},
+		Spec: manifestSpec{State: strings.ToLower(b.InitialState)},
+	}
+	if m.Spec.State == "" {
+		m.Spec.State = "running"
+	}
+	class, _ := b.Config.Get("connector.class")
+	m.Spec.Class = class
+	if v, ok := b.Config.Get("tasks.max"); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			warnings = append(warnings, fmt.Sprintf("tasks.max %q is not a number of at least 1: left out (Connect's default is 1)", v))
+		} else {
+			m.Spec.TasksMax = &n
+		}
+	}
+	m.Spec.Version, _ = b.Config.Get("connector.plugin.version")
+	var secret func(string) bool
+	if c, ok := reg.Lookup(class); ok {
+		secret = c.IsSecret
+	}
+	cfg := &yaml.Node{Kind: yaml.MappingNode}
+	for _, e := range b.Config {
+		if specKeys[e.Key] {
+			continue
+		}
+		cfg.Content = append(cfg.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: e.Key})
+		v := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: e.Value}
+		if e.Null {
+			v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
+		}
+		cfg.Content = append(cfg.Content, v)
+		if clearSecret(e.Key, e.Value, secret) {
+			warnings = append(warnings, fmt.Sprintf("config %q holds a secret in clear text: keep it in a Kubernetes Secret and reference it with a config provider placeholder (${secrets:...}, ${env:...}, ${file:...})", e.Key))
+		}
+	}
+	m.Spec.Config = cfg
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# KafkaConnector %s for the Connect cluster %s, written by offsetagent migrate (migration %s)\n", b.Name, s.Cluster, migrationID)
+	fmt.Fprintf(&buf, "# from connector %s. Its offsets were placed on the cluster: applying this resource creates the connector, which starts at them.\n", sourceName)
+	for _, w := range warnings {
+		fmt.Fprintf(&buf, "# WARNING: %s\n", w)
+	}
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&m); err != nil {
+		return nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", b.Name, err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", b.Name, err)
+	}
+	return buf.Bytes(), warnings, nil
+}
+
+// placeholder is a config provider reference, ${provider:path:key}.
+var placeholder = regexp.MustCompile(`\$\{[^}]*\}`)
+
+// clearSecret reports whether a config value holds a secret in clear text: a secret key
+// (by name, or a PASSWORD key of the class) whose value references no placeholder, or a
+// password inside a value (a URI's user info, a JDBC property), not counting placeholders.
+func clearSecret(key, value string, secret func(string) bool) bool {
+	if strings.TrimSpace(value) == "" {
+		return false
+	}
+	if events.IsSecretKey(key) || (secret != nil && secret(key)) {
+		return !placeholder.MatchString(value)
+	}
+	v := placeholder.ReplaceAllString(value, events.HiddenValue)
+	return events.MaskCredentials(v) != v
+}
+
+// Placed is one line of PlacedFile: what a connector's manifest declares and the offsets that
+// were placed for it.
+type Placed struct {
+	Name    string                   `json:"name"`
+	Type    string                   `json:"type"`
+	State   string                   `json:"state"`
+	Offsets []events.ConnectorOffset `json:"offsets"`
+}
+
+// writeManifests writes the manifest of every entry whose offsets are on B (succeeded), and
+// PlacedFile; an entry whose manifest cannot be written fails. It returns the number written.
+func (s *StrimziTarget) writeManifests(entries []*Entry, migrationID string, reg *connectors.Registry) (int, error) {
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return 0, fmt.Errorf("create manifests directory: %w", err)
+	}
+	var placed bytes.Buffer
+	n := 0
+	for _, e := range entries {
+		if e.Outcome != OutcomeSucceeded || e.Body == nil {
+			continue
+		}
+		data, warnings, err := s.Manifest(e.Body, e.Name, migrationID, reg)
+		if err == nil {
+			path := filepath.Join(s.Dir, e.TargetName+".yaml")
+			if err = os.WriteFile(path, data, 0o644); err == nil {
+				e.Manifest = path
+			}
+		}
+		if err != nil {
+			e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepWriteManifest, err.Error()
+			continue
+		}
+		e.Warnings = append(e.Warnings, warnings...)
+		line, err := json.Marshal(Placed{Name: e.TargetName, Type: e.Type, State: strings.ToUpper(stateOr(e.Body.InitialState)), Offsets: e.Body.InitialOffsets})
+		if err != nil {
+			return n, fmt.Errorf("record the offsets placed for %s: %w", e.TargetName, err)
+		}
+		placed.Write(append(line, '\n'))
+		n++
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir, PlacedFile), placed.Bytes(), 0o644); err != nil {
+		return n, fmt.Errorf("record the offsets placed: %w", err)
+	}
+	return n, nil
+}
+
+func stateOr(s string) string {
+	if s == "" {
+		return StateRunning
+	}
+	return s
+}
+
+// StepWriteManifest is the report's failed step of a connector whose manifest could not be
+// written (its offsets are on B).
+const StepWriteManifest = "write_manifest"
+
+// readPlaced reads PlacedFile from dir.
+func readPlaced(dir string) ([]Placed, error) {
+	data, err := os.ReadFile(filepath.Join(dir, PlacedFile))
+	if err != nil {
+		return nil, fmt.Errorf("read the offsets placed: %w", err)
+	}
+	var out []Placed
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var p Placed
+		if err := json.Unmarshal(line, &p); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", PlacedFile, i+1, err)
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, errors.New(PlacedFile + " lists no connector")
+	}
+	return out, nil
+}

@@ -1,0 +1,310 @@
+package migrate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+)
+
+// crdSchemas compiles the openAPIV3Schema of each version of Strimzi's published
+// KafkaConnector CRD (testdata/strimzi, with its source and licence). Kubernetes validates a
+// custom resource against it with unknown fields refused (kubectl's default field validation
+// is Strict) except under x-kubernetes-preserve-unknown-fields: every object schema that lists
+// properties is closed here the same way, so a misspelt field fails as it would on apply.
+func crdSchemas(t *testing.T) map[string]*jsonschema.Schema {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "strimzi", "047-Crd-kafkaconnector.yaml"))
+	require.NoError(t, err)
+	var crd struct {
+		Spec struct {
+			Names struct {
+				Kind string `yaml:"kind"`
+			} `yaml:"names"`
+			Versions []struct {
+				Name   string `yaml:"name"`
+				Schema struct {
+					OpenAPIV3Schema map[string]any `yaml:"openAPIV3Schema"`
+				} `yaml:"schema"`
+			} `yaml:"versions"`
+		} `yaml:"spec"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &crd))
+	require.Equal(t, "KafkaConnector", crd.Spec.Names.Kind)
+	out := map[string]*jsonschema.Schema{}
+	for _, v := range crd.Spec.Versions {
+		closeObjects(v.Schema.OpenAPIV3Schema)
+		doc := jsonDoc(t, v.Schema.OpenAPIV3Schema)
+		c := jsonschema.NewCompiler()
+		url := "kafkaconnector-" + v.Name + ".json"
+		require.NoError(t, c.AddResource(url, doc))
+		s, err := c.Compile(url)
+		require.NoError(t, err)
+		out[v.Name] = s
+	}
+	require.Contains(t, out, StrimziV1)
+	require.Contains(t, out, StrimziV1beta2)
+	return out
+}
+
+// closeObjects sets additionalProperties: false on every schema with properties that does
+// not preserve unknown fields.
+func closeObjects(s map[string]any) {
+	if props, ok := s["properties"].(map[string]any); ok {
+		if s["x-kubernetes-preserve-unknown-fields"] != true {
+			s["additionalProperties"] = false
+		}
+		for _, p := range props {
+			if m, ok := p.(map[string]any); ok {
+				closeObjects(m)
+			}
+		}
+	}
+	if items, ok := s["items"].(map[string]any); ok {
+		closeObjects(items)
+	}
+}
+
+// jsonDoc turns a YAML-decoded value into what jsonschema validates (JSON numbers).
+func jsonDoc(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	require.NoError(t, err)
+	return doc
+}
+
+func sourceBody(state string) *Body {
+	return &Body{Name: "pg-orders", InitialState: state, HasOffsets: true, Create: events.CreateOffsetsOnly,
+		Config: events.Config{
+			{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"},
+			{Key: "tasks.max", Value: "1"},
+			{Key: "database.hostname", Value: "db"},
+			{Key: "database.password", Value: "${secrets:kafka/pg:password}"},
+			{Key: "snapshot.mode", Value: "never"},
+			{Key: "include.schema.changes", Value: "true"},
+			{Key: "database.port", Value: "5432"},
+			{Key: "name", Value: "pg-orders"},
+		},
+		InitialOffsets: []events.ConnectorOffset{{
+			Partition: jsonvalue.Map{{Key: "server", Value: "orders"}},
+			Offset:    jsonvalue.Map{{Key: "lsn", Value: jsonvalue.Number("123")}},
+		}},
+	}
+}
+
+func sinkBody() *Body {
+	return &Body{Name: "s3-sink", InitialState: StateStopped, HasOffsets: true, Create: events.CreateOffsetsOnly,
+		Config: events.Config{
+			{Key: "connector.class", Value: "org.apache.kafka.connect.file.FileStreamSinkConnector"},
+			{Key: "tasks.max", Value: "4"},
+			{Key: "topics", Value: "orders"},
+			{Key: "connector.plugin.version", Value: "4.1.0"},
+			{Key: "aws.secret.access.key", Value: "hunter2"},
+			{Key: "store.url", Value: "https://app:s3cret@s3.example:443/bucket"},
+			{Key: "proxy.url", Value: "https://app:${file:/etc/p:pw}@proxy:443"},
+			{Key: "behavior.on.null.values", Value: "null"},
+			{Key: "empty", Value: ""},
+		},
+	}
+}
+
+// Every manifest the migration writes is a valid KafkaConnector of both API versions, its
+// config values stay strings, and its name is a Kubernetes name.
+func TestManifestsMatchStrimziCRD(t *testing.T) {
+	schemas := crdSchemas(t)
+	bodies := map[string]*Body{"running source": sourceBody(StateRunning), "paused source": sourceBody(StatePaused),
+		"no state": sourceBody(""), "stopped sink": sinkBody()}
+	for _, version := range []string{StrimziV1beta2, StrimziV1} {
+		for name, b := range bodies {
+			t.Run(version+"/"+name, func(t *testing.T) {
+				st := &StrimziTarget{Cluster: "connect-b", Namespace: "kafka", APIVersion: version, Dir: t.TempDir()}
+				require.Empty(t, st.validate())
+				data, _, err := st.Manifest(b, "orders-on-a", "m-1", connectors.Builtin())
+				require.NoError(t, err)
+				var doc map[string]any
+				require.NoError(t, yaml.Unmarshal(data, &doc))
+				require.NoError(t, schemas[version].Validate(jsonDoc(t, doc)), "%s", data)
+				require.Equal(t, "kafka.strimzi.io/"+version, doc["apiVersion"])
+				meta := doc["metadata"].(map[string]any)
+				require.True(t, handlers.IsKubernetesName(meta["name"].(string)))
+				for k, v := range doc["spec"].(map[string]any)["config"].(map[string]any) {
+					require.IsType(t, "", v, "config %q must stay a string", k)
+				}
+			})
+		}
+	}
+}
+
+// The schema check can fail: manifests that Kubernetes would refuse are refused here.
+func TestStrimziCRDRefusesBadManifests(t *testing.T) {
+	schemas := crdSchemas(t)
+	good := func() map[string]any {
+		return map[string]any{"apiVersion": "kafka.strimzi.io/v1", "kind": "KafkaConnector",
+			"metadata": map[string]any{"name": "c", "labels": map[string]any{"strimzi.io/cluster": "b"}},
+			"spec":     map[string]any{"class": "X", "tasksMax": 1, "state": "running", "config": map[string]any{"a": "b"}}}
+	}
+	require.NoError(t, schemas[StrimziV1].Validate(jsonDoc(t, good())))
+	tests := []struct {
+		name string
+		edit func(m map[string]any)
+	}{
+		{"state in REST spelling", func(m map[string]any) { m["spec"].(map[string]any)["state"] = "RUNNING" }},
+		{"tasksMax zero", func(m map[string]any) { m["spec"].(map[string]any)["tasksMax"] = 0 }},
+		{"tasksMax text", func(m map[string]any) { m["spec"].(map[string]any)["tasksMax"] = "1" }},
+		{"misspelt field", func(m map[string]any) { m["spec"].(map[string]any)["taskMax"] = 1 }},
+		{"no spec", func(m map[string]any) { delete(m, "spec") }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := good()
+			tc.edit(m)
+			require.Error(t, schemas[StrimziV1].Validate(jsonDoc(t, m)))
+		})
+	}
+}
+
+// What goes where: class, tasksMax, version and state in the spec, the rest of the config in
+// spec.config with its placeholders, and a warning for each secret in clear text.
+func TestManifestContent(t *testing.T) {
+	st := &StrimziTarget{Cluster: "connect-b", APIVersion: StrimziV1beta2}
+	data, warnings, err := st.Manifest(sinkBody(), "s3-sink-a", "m-1", connectors.Builtin())
+	require.NoError(t, err)
+	var m struct {
+		APIVersion string `yaml:"apiVersion"`
+		Metadata   struct {
+			Name        string            `yaml:"name"`
+			Namespace   string            `yaml:"namespace"`
+			Labels      map[string]string `yaml:"labels"`
+			Annotations map[string]string `yaml:"annotations"`
+		} `yaml:"metadata"`
+		Spec struct {
+			Class    string            `yaml:"class"`
+			TasksMax int               `yaml:"tasksMax"`
+			Version  string            `yaml:"version"`
+			State    string            `yaml:"state"`
+			Config   map[string]string `yaml:"config"`
+		} `yaml:"spec"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &m))
+	require.Equal(t, "s3-sink", m.Metadata.Name)
+	require.Empty(t, m.Metadata.Namespace)
+	require.Equal(t, map[string]string{"strimzi.io/cluster": "connect-b"}, m.Metadata.Labels)
+	require.Equal(t, "s3-sink-a", m.Metadata.Annotations["offsetagent.dev/source-connector"])
+	require.Equal(t, "org.apache.kafka.connect.file.FileStreamSinkConnector", m.Spec.Class)
+	require.Equal(t, 4, m.Spec.TasksMax)
+	require.Equal(t, "4.1.0", m.Spec.Version)
+	require.Equal(t, "stopped", m.Spec.State)
+	require.Equal(t, map[string]string{
+		"topics": "orders", "aws.secret.access.key": "hunter2", "store.url": "https://app:s3cret@s3.example:443/bucket",
+		"proxy.url": "https://app:${file:/etc/p:pw}@proxy:443", "behavior.on.null.values": "null", "empty": "",
+	}, m.Spec.Config)
+	require.Len(t, warnings, 2)
+	require.Contains(t, warnings[0], `"aws.secret.access.key" holds a secret in clear text`)
+	require.Contains(t, warnings[1], `"store.url" holds a secret in clear text`)
+	require.Contains(t, string(data), "# WARNING: config \"aws.secret.access.key\"")
+	require.NotContains(t, string(data), "\nname:", "no name key anywhere but metadata")
+
+	_, warnings, err = st.Manifest(sourceBody(StateRunning), "pg", "m-1", connectors.Builtin())
+	require.NoError(t, err)
+	require.Empty(t, warnings, "a placeholder is no secret in clear text")
+}
+
+func TestKubernetesName(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"orders-sink", "orders-sink"},
+		{"Orders_Sink", "orders-sink"},
+		{"my connector (v2)", "my-connector-v2"},
+		{"a..b", "a.b"},
+		{"-x-", "x"},
+		{"__", "connector"},
+		{"dbz.public.orders", "dbz.public.orders"},
+		{strings.Repeat("a", 300), strings.Repeat("a", 253)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got := KubernetesName(tc.in)
+			require.Equal(t, tc.want, got)
+			require.True(t, handlers.IsKubernetesName(got))
+		})
+	}
+}
+
+// Into an operator-managed B, names become KafkaConnector names while A is read (the body,
+// its config's name and the sink's group follow), every body asks for the offsets only, and a
+// connector without offsets gets no request. Two connectors becoming one name stop the run
+// before anything is stopped on A.
+func TestStrimziNamesAndBodies(t *testing.T) {
+	src := func(name string) *fakeConnector {
+		return &fakeConnector{typ: "source", state: StateRunning, stopAt: -1, offsets: []string{`{"partition":{"filename":"f"},"offset":{"position":3}}`},
+			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "f", "topic": "t", "name": name}}
+	}
+	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
+		"Orders_Src": src("Orders_Src"),
+		"fresh": {typ: "source", state: StatePaused, stopAt: -1,
+			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "g", "topic": "t", "name": "fresh"}},
+	}}
+	rep, err := Export(context.Background(), Options{ConnectURL: fc.serve(t), kubernetesNames: true})
+	require.NoError(t, err)
+	prepareStrimzi(rep.Connectors)
+	require.Len(t, rep.Connectors, 2)
+	byName := map[string]*Entry{}
+	for _, e := range rep.Connectors {
+		byName[e.Name] = e
+	}
+	e := byName["Orders_Src"]
+	require.Equal(t, "orders-src", e.TargetName)
+	require.Equal(t, []string{`named orders-src on B: "Orders_Src" is not a Kubernetes resource name, and the operator names a connector after its KafkaConnector`}, e.Warnings)
+	body, err := e.Body.MarshalJSON()
+	require.NoError(t, err)
+	req, err := events.ParseCreateRequest(body)
+	require.NoError(t, err)
+	require.Equal(t, "orders-src", req.Name)
+	v, _ := req.Config.Get("name")
+	require.Equal(t, "orders-src", v)
+	require.Equal(t, events.CreateOffsetsOnly, req.Create)
+	require.False(t, e.local)
+	require.True(t, byName["fresh"].local, "no offsets: no request")
+	require.Empty(t, byName["fresh"].Body.Create)
+
+	fc.connectors["orders-src"] = src("orders-src")
+	_, err = Export(context.Background(), Options{ConnectURL: fc.serve(t), kubernetesNames: true, StopSource: true,
+		States: &StateStore{Brokers: startKfake(t)}})
+	require.ErrorIs(t, err, ErrPrecheck)
+	require.Contains(t, err.Error(), `both become KafkaConnector "orders-src": rename one (--rename)`)
+	require.Empty(t, fc.stops, "nothing stopped on A")
+}
+
+func TestStrimziTargetValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		target StrimziTarget
+		errs   int
+	}{
+		{"good", StrimziTarget{Cluster: "connect-b", Dir: "d"}, 0},
+		{"v1", StrimziTarget{Cluster: "connect-b", Dir: "d", APIVersion: "v1"}, 0},
+		{"bad version", StrimziTarget{Cluster: "connect-b", Dir: "d", APIVersion: "v1beta1"}, 1},
+		{"bad cluster", StrimziTarget{Cluster: "Connect_B", Dir: "d"}, 1},
+		{"no dir", StrimziTarget{Cluster: "connect-b"}, 1},
+		{"bad namespace", StrimziTarget{Cluster: "c", Dir: "d", Namespace: "a.b"}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Len(t, tc.target.validate(), tc.errs, fmt.Sprint(tc.target.validate()))
+		})
+	}
+}

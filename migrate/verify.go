@@ -1,0 +1,168 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+)
+
+// VerifyOptions configure VerifyStrimzi.
+type VerifyOptions struct {
+	// Dir is the manifests directory a migration into an operator-managed cluster wrote.
+	Dir string
+	// ConnectURL is B's Connect REST API.
+	ConnectURL string
+	// HTTPClient calls it; nil means a client with a 30 s timeout.
+	HTTPClient *http.Client
+}
+
+// Verified is what VerifyStrimzi found of one connector.
+type Verified struct {
+	Name string `json:"name"`
+	// OK: the connector exists in the state its manifest declares, and its offsets start at
+	// those placed.
+	OK      bool   `json:"ok"`
+	Message string `json:"message"`
+}
+
+// VerifyStrimzi checks, through B's REST API, each connector of a migration into an
+// operator-managed cluster (the lines of PlacedFile in opts.Dir): that it exists, in the
+// state its manifest declares, with no failed task, and that it runs with the offsets placed:
+// every partition placed has an offset on B; a sink's is at or past the one placed; a paused
+// or stopped connector's is the one placed, exactly (a running source may have moved on: its
+// offsets have no order to compare).
+func VerifyStrimzi(ctx context.Context, opts VerifyOptions) ([]Verified, error) {
+	placed, err := readPlaced(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	rest, err := newRESTReader(opts.ConnectURL, hc, connectors.Builtin())
+	if err != nil {
+		return nil, fmt.Errorf("--to-connect-url: %w", err)
+	}
+	out := make([]Verified, 0, len(placed))
+	for _, p := range placed {
+		msg := verifyOne(ctx, rest, p)
+		out = append(out, Verified{Name: p.Name, OK: msg == "", Message: msg})
+		if msg == "" {
+			out[len(out)-1].Message = fmt.Sprintf("%s with the %d offsets placed", p.State, len(p.Offsets))
+		}
+	}
+	return out, nil
+}
+
+// verifyOne returns what is wrong with connector p on B ("" when nothing is).
+func verifyOne(ctx context.Context, rest *restReader, p Placed) string {
+	path := "/connectors/" + url.PathEscape(p.Name)
+	var st struct {
+		Connector struct {
+			State string `json:"state"`
+		} `json:"connector"`
+		Tasks []struct {
+			ID    int    `json:"id"`
+			State string `json:"state"`
+		} `json:"tasks"`
+	}
+	code, err := rest.c.Call(ctx, http.MethodGet, path+"/status", nil, &st, http.StatusNotFound)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("read status: %v", err)
+	case code == http.StatusNotFound:
+		return "not on B: apply its manifest (the operator creates it)"
+	case st.Connector.State != p.State:
+		return fmt.Sprintf("%s, its manifest declares %s", st.Connector.State, p.State)
+	}
+	for _, t := range st.Tasks {
+		if t.State == "FAILED" {
+			return fmt.Sprintf("task %d FAILED", t.ID)
+		}
+	}
+	offs, err := rest.offsets(ctx, &Connector{Name: p.Name})
+	if err != nil {
+		return err.Error()
+	}
+	have := map[string]events.ConnectorOffset{}
+	for _, o := range offs {
+		have[partitionKey(o.Partition)] = o
+	}
+	for _, want := range p.Offsets {
+		got, ok := have[partitionKey(want.Partition)]
+		if !ok {
+			return fmt.Sprintf("no offset on B for partition %s: it did not start at the offsets placed", partitionKey(want.Partition))
+		}
+		if p.Type == string(connectors.Sink) {
+			w, g := sinkOffset(want.Offset), sinkOffset(got.Offset)
+			if g < w {
+				return fmt.Sprintf("partition %s at offset %d, before the %d placed", partitionKey(want.Partition), g, w)
+			}
+			if p.State != StateRunning && g != w {
+				return fmt.Sprintf("partition %s at offset %d, not the %d placed, while %s", partitionKey(want.Partition), g, w, p.State)
+			}
+			continue
+		}
+		if p.State != StateRunning && partitionKey(got.Offset) != partitionKey(want.Offset) {
+			return fmt.Sprintf("partition %s at %s, not the %s placed, while %s", partitionKey(want.Partition), partitionKey(got.Offset), partitionKey(want.Offset), p.State)
+		}
+	}
+	return ""
+}
+
+// partitionKey is a partition's (or an offset's) JSON text with its keys sorted, for
+// comparing: the two clusters' REST APIs need not list a map's keys in one order.
+func partitionKey(m jsonvalue.Map) string {
+	sorted := slices.Clone(m)
+	slices.SortFunc(sorted, func(a, b jsonvalue.Field) int { return strings.Compare(a.Key, b.Key) })
+	b, err := jsonvalue.Append(nil, sorted)
+	if err != nil {
+		return fmt.Sprint(m)
+	}
+	return string(b)
+}
+
+// sinkOffset is a sink offset's kafka_offset (-1 when it has none).
+func sinkOffset(m jsonvalue.Map) int64 {
+	for _, f := range m {
+		if f.Key != "kafka_offset" {
+			continue
+		}
+		var n int64
+		if _, err := fmt.Sscan(fmt.Sprint(f.Value), &n); err == nil {
+			return n
+		}
+	}
+	return -1
+}
+
+// WriteVerified writes the verification as a table and a summary line, and reports whether
+// every connector passed.
+func WriteVerified(w io.Writer, vs []Verified) (bool, error) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONNECTOR\tOK\tDETAIL")
+	ok := 0
+	for _, v := range vs {
+		mark := "no"
+		if v.OK {
+			mark, ok = "yes", ok+1
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Name, mark, oneLine(v.Message, 120))
+	}
+	if err := tw.Flush(); err != nil {
+		return false, err
+	}
+	_, err := fmt.Fprintf(w, "%d connectors: %d run with the offsets placed, %d do not\n", len(vs), ok, len(vs)-ok)
+	return ok == len(vs), err
+}
