@@ -18,6 +18,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/integration/realkafka"
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 )
 
 // The Strimzi operator creates a KafkaConnector's connector through the REST API, with no
@@ -98,15 +99,15 @@ func TestOffsetsOnlyThenOperatorCreates(t *testing.T) {
 		t.Run(c.state+"/"+how+"/source", func(t *testing.T) {
 			t.Parallel()
 			s := newFileSource(t, "oo-src-"+strings.ToLower(c.state)+"-"+how)
-			req := s.request(c.state)
+			req := s.Request(c.state)
 			req["create"] = events.CreateOffsetsOnly
-			requireOffsetsOnly(t, peers.worker, peers.agent.publish(t, req), s.name)
+			requireOffsetsOnly(t, peers.worker, peers.agent.publish(t, req), s.Name)
 			// No connector yet, so no REST view of its offsets: they are in the topic.
-			recs := offsetRecords(t, connectNames("main").offsets, s.name)
+			recs := offsetRecords(t, connectNames("main").offsets, s.Name)
 			require.Len(t, recs, 1)
-			require.JSONEq(t, fmt.Sprintf(`{"position":%d}`, s.position), string(recs[0].Value))
-			createLikeOperator(t, peers.worker, s.name, req["config"].(map[string]string), c.state, c.put)
-			s.requireBorn(t, peers.worker, c.state)
+			require.JSONEq(t, fmt.Sprintf(`{"position":%d}`, s.Position), string(recs[0].Value))
+			createLikeOperator(t, peers.worker, s.Name, req["config"].(map[string]string), c.state, c.put)
+			s.RequireBorn(t, peers.worker, c.state)
 		})
 		t.Run(c.state+"/"+how+"/sink", func(t *testing.T) {
 			t.Parallel()
@@ -127,7 +128,7 @@ func TestOffsetsOnlyThenOperatorCreates(t *testing.T) {
 			want := fmt.Sprintf(`{"offsets":[{"partition":{"kafka_topic":%s,"kafka_partition":0},"offset":{"kafka_offset":6}}]}`, jsonString(topic))
 			if c.state != "RUNNING" {
 				waitState(t, peers.worker, name, c.state)
-				requireOffsets(t, peers.worker, name, want)
+				tier.RequireOffsets(t, peers.worker, name, want)
 				require.Empty(t, fileLines(t, out))
 				restOK(t, peers.worker, http.MethodPut, "/connectors/"+name+"/resume", nil)
 			}
@@ -279,8 +280,8 @@ func TestMigrateToStrimziCluster(t *testing.T) {
 	// B resumes exactly where A stopped: the source's later lines once, none again; the
 	// sink's later records once; the paused source, resumed, only its new lines.
 	more, _ := lines("a", 20, 5)
-	appendFile(t, file, more)
-	appendFile(t, pausedFile, "p-02\n")
+	tier.AppendFile(t, file, more)
+	tier.AppendFile(t, pausedFile, "p-02\n")
 	later := valuesFrom("r", 30, 5)
 	produce(t, sinkTopic, later...)
 	restOK(t, wB, http.MethodPut, "/connectors/"+pausedB+"/resume", nil)
