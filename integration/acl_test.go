@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
@@ -382,4 +383,24 @@ func (f *aclFixture) requireRefused(row aclRow, typ, name string, n int) {
 	require.Equal(t, groupBefore, f.groupEntries(group), "the group's entries are untouched")
 	require.Equal(t, configsBefore, f.topicRecords(f.cfg.ConfigTopic), "nothing written to the config topic")
 	require.Equal(t, offsetsBefore, f.topicRecords(f.cfg.OffsetsTopic), "nothing written to the offsets topic")
+}
+
+// A broker certificate that expired, one for another host name and an expired client
+// certificate each end the agent's start-up within the bound with one error that says so,
+// and /readyz is never 200 (runUntilError).
+func TestStartupCertificateErrors(t *testing.T) {
+	pki := newTestPKI(t)
+	expired := time.Now().Add(-time.Hour)
+	dir := t.TempDir()
+	clientCert, clientKey := dir+"/client.pem", dir+"/client-key.pem"
+	pki.leaf(11, "offsetagent", x509.ExtKeyUsageClientAuth, expired, []string{"127.0.0.1"}, clientCert, clientKey)
+	runStartupErrorCases(t, []startupErrorCase{
+		{name: "expired broker certificate", opts: []kfake.Opt{kfake.TLS(pki.brokerConfig(t, expired, "127.0.0.1"))},
+			sec: agent.Security{TLSEnabled: true, TLSCAFile: pki.CAFile}, contains: []string{"expired"}},
+		{name: "broker certificate for another host", opts: []kfake.Opt{kfake.TLS(pki.brokerConfig(t, time.Now().Add(time.Hour), "broker.example", "10.9.9.9"))},
+			sec: agent.Security{TLSEnabled: true, TLSCAFile: pki.CAFile}, contains: []string{"valid for 10.9.9.9, not 127.0.0.1"}},
+		{name: "expired client certificate", opts: []kfake.Opt{kfake.TLS(pki.serverConfig(true))},
+			sec:      agent.Security{TLSEnabled: true, TLSCAFile: pki.CAFile, TLSCertFile: clientCert, TLSKeyFile: clientKey},
+			contains: []string{"expired", "certificate"}},
+	})
 }
