@@ -344,6 +344,17 @@ func TestACLTableMinimalAndSufficient(t *testing.T) {
 				!agentWide[name] {
 				f.requireRefused(row, typ, name, i)
 			}
+			if row.op == kmsg.ACLOperationWrite && name == f.cfg.IntentTopic {
+				// The intent goes first of all writes, and the result can be written.
+				configsBefore, offsetsBefore := f.topicRecords(f.cfg.ConfigTopic), f.topicRecords(f.cfg.OffsetsTopic)
+				id := f.adminCl.publish(sourceBody(fmt.Sprintf("no-intent-%d", i)), events.RequestOptions{})
+				res := f.adminCl.waitResult(id, resultWait)
+				require.Equal(t, events.TypeCreateFailed, res.Type)
+				require.Equal(t, 403, res.Data.ErrorCode, res.Data.Message)
+				require.Contains(t, res.Data.Message, `principal User:offsetagent is not allowed to Write Topic "connect-offset-intents"`)
+				require.Equal(t, configsBefore, f.topicRecords(f.cfg.ConfigTopic))
+				require.Equal(t, offsetsBefore, f.topicRecords(f.cfg.OffsetsTopic))
+			}
 			f.grant(row)
 			waitReadyz(t, r, http.StatusOK, "")
 			t.Logf("revoked and granted again in %s", time.Since(start).Round(time.Millisecond))
