@@ -97,6 +97,12 @@ type Store interface {
 	DeleteGroup(ctx context.Context, group string) error
 	CommitGroupOffsets(ctx context.Context, group string, offsets []offsetstore.GroupOffset) error
 	Partitions(ctx context.Context, topic string) (int, error)
+	// The permission probes (kafkaio.ProbeWrite, ProbeGroupCommit, ProbeGroupDelete): nil
+	// when allowed, the broker's authorization error when not; they change nothing.
+	ProbeWrite(ctx context.Context, topic string) error
+	ProbeRead(ctx context.Context, topic string) error
+	ProbeGroupCommit(ctx context.Context, group string, topics []string) error
+	ProbeGroupDelete(ctx context.Context, group, topic string) error
 }
 
 // ConfigValidator asks a Connect cluster's REST API about a connector (docs/connect-internals.md §8).
@@ -143,6 +149,9 @@ type Options struct {
 	// connector name. Crash tests make it exit the process.
 	Fault  func(point, connector string)
 	Logger *slog.Logger
+	// Principal names the agent's principal in refused-permission messages (User:alice;
+	// agent.Security.Principal). Empty means User:ANONYMOUS.
+	Principal string
 }
 
 // Creator runs create requests against one Connect cluster.
@@ -216,7 +225,7 @@ func noConfigWrite(j *job) bool { return dryRun(j) || j.offsetsOnly }
 func (c *Creator) stages() []stage {
 	return []stage{
 		{step: StepValidateConfig, run: c.validateConfig},
-		{step: StepValidateOffsets, run: c.validateOffsets, skip: noOffsets},
+		{step: StepValidateOffsets, run: c.validateOffsetsAndPermissions, skip: noOffsets},
 		{step: StepWipeOffsets, run: c.wipeOffsets, skip: noOffsetsOrDry, destructive: true, undo: c.undoWipe},
 		{step: StepWriteOffsets, run: c.writeOffsets, skip: noOffsetsOrDry, destructive: true, undo: c.undoWriteOffsets},
 		{step: StepWriteConfig, run: c.writeConfig, skip: noConfigWrite, destructive: true, undo: c.undoWriteConfig},
@@ -359,7 +368,12 @@ func (c *Creator) toFailure(step Step, err error) *Failure {
 		return &out
 	}
 	reason, _ := kafkaio.Classify(err)
-	return &Failure{Step: step, Code: 500, Message: err.Error(), Reason: reason}
+	code := 500
+	var az *kafkaio.AuthzError
+	if errors.As(err, &az) {
+		code = 403 // a missing ACL, named in the message
+	}
+	return &Failure{Step: step, Code: code, Message: err.Error(), Reason: reason}
 }
 
 // retry runs op with the Creator's backoff.
