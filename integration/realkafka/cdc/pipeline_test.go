@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/integration/realkafka"
+	"github.com/offsetagent/offsetagent/migrate"
 )
 
 // clusterB is the second cluster: a broker, a Connect worker with Debezium's plugins running
@@ -264,11 +266,12 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 
 	wr := startWriter(t, src, c.rowsPerTx, 100*time.Millisecond)
 	wr.waitTxs(t, 40)
+	reportPath := filepath.Join(t.TempDir(), "report.json")
 	common := []string{"migrate", "--from-brokers", peers.brokerA.Addr, "--from-config-topic", peers.namesA.config,
 		"--from-offsets-topic", peers.namesA.offsets, "--to-brokers", b.broker.Addr, "--to-connect-url", b.worker.URL,
 		"--include", source + "|" + sink, "--mm2-source-alias", "A", "--mm2-target-alias", "B",
 		"--replication-policy", "identity", "--checkpoint-wait", "30s", "--allow-replay",
-		"--report", filepath.Join(t.TempDir(), "report.json")}
+		"--report", reportPath}
 	var committed map[string]any
 	if c.kill {
 		wA.Kill()
@@ -284,6 +287,9 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 	t.Logf("migrate (%s, writer at transaction %d):\n%s", migTook.Round(time.Second), txsBefore, stdout)
 	require.Regexp(t, source+`\s+`+source+`\s+source\s+1\s+succeeded`, stdout)
 	require.Regexp(t, sink+`\s+`+sink+`\s+sink\s+1\s+succeeded`, stdout)
+	verdict := sinkVerdict(t, reportPath, sink)
+	require.Equal(t, 1, verdict.Partitions, "%+v", verdict)
+	require.Zero(t, verdict.Missing, "MM2 checkpointed the sink's group: %+v", verdict)
 	if !c.kill {
 		waitState(t, wA, source, "STOPPED")
 		waitState(t, wA, sink, "STOPPED")
@@ -350,7 +356,7 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 	report(t, c, pipelineReport{
 		source: len(srcRows), target: len(dstRows), txs: txs, changes: len(want), onA: len(onA), onB: len(onB),
 		afterStop: afterStop, snapshotsB: snapshotsB, doubled: doubled, window: windowOnA, committed: committed,
-		slots: slots(t, src), migrate: stdout, took: time.Since(started),
+		slots: slots(t, src), migrate: stdout, verdict: verdict, took: time.Since(started),
 	})
 	require.Zero(t, snapshotsB, "Debezium on B did not snapshot")
 	require.Equal(t, []string{slot + " true"}, slots(t, src), "B's Debezium streams from A's slot; no other slot")
@@ -391,6 +397,7 @@ type pipelineReport struct {
 	committed                                                                      map[string]any
 	slots                                                                          []string
 	migrate                                                                        string
+	verdict                                                                        migrate.SinkTranslation
 	took                                                                           time.Duration
 }
 
@@ -412,8 +419,40 @@ func report(t *testing.T, c pipelineCase, r pipelineReport) {
 	for _, l := range strings.Split(strings.TrimSpace(r.migrate), "\n") {
 		fmt.Fprintf(&b, "    %s\n", l)
 	}
+	v := r.verdict
+	bound := "unknown"
+	if v.ReplayBound != nil {
+		bound = fmt.Sprint(*v.ReplayBound)
+	}
+	fmt.Fprintf(&b, "  the sink's translated offsets          %d partition: %d exact, %d replay (at most %s records again), %d missing\n",
+		v.Partitions, v.Exact, v.Replay, bound, v.Missing)
+	for _, p := range v.NotExact {
+		fmt.Fprintf(&b, "    %s: %s from offset %d on B (A's group at %d): %s\n", p.Target, p.Verdict, p.Offset, p.Committed, p.Reason)
+	}
 	fmt.Fprintf(&b, "  took %s\n", r.took.Round(time.Second))
 	t.Log(b.String())
+}
+
+// sinkVerdict returns the translation of sink in migrate's report.
+func sinkVerdict(t *testing.T, path, sink string) migrate.SinkTranslation {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var rep struct {
+		Connectors []struct {
+			Name        string                   `json:"name"`
+			Translation *migrate.SinkTranslation `json:"translation"`
+		} `json:"connectors"`
+	}
+	require.NoError(t, json.Unmarshal(data, &rep))
+	for _, c := range rep.Connectors {
+		if c.Name == sink {
+			require.NotNil(t, c.Translation, "the report translates the sink: %s", data)
+			return *c.Translation
+		}
+	}
+	t.Fatalf("no entry for %s in the report: %s", sink, data)
+	return migrate.SinkTranslation{}
 }
 
 // lastOffset returns the offset connector name last committed in a Connect offsets topic on
