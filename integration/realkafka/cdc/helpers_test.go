@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -215,12 +214,20 @@ func (c change) id() string { return fmt.Sprintf("%d/%d", c.Source.TxID, c.Sourc
 // not exist has none.
 func changes(t *testing.T, broker, topic string) []change {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	out, err := readChanges(broker, topic)
+	require.NoError(t, err)
+	return out
+}
+
+// readChanges is changes for the conditions of require.Eventually, which must not fail the test
+// from their own goroutine.
+func readChanges(broker, topic string) ([]change, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl := &kafka.Client{Addr: kafka.TCP(broker), Timeout: 10 * time.Second, Transport: &kafka.Transport{MetadataTTL: time.Second}}
 	lo, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: {kafka.LastOffsetOf(0)}}})
 	if err != nil || len(lo.Topics[topic]) == 0 || lo.Topics[topic][0].Error != nil || lo.Topics[topic][0].LastOffset == 0 {
-		return nil
+		return nil, nil
 	}
 	end := lo.Topics[topic][0].LastOffset
 	r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{broker}, Topic: topic, Partition: 0, MaxWait: 100 * time.Millisecond})
@@ -228,16 +235,20 @@ func changes(t *testing.T, broker, topic string) []change {
 	var out []change
 	for {
 		m, err := r.ReadMessage(ctx)
-		require.NoError(t, err, "read %s", topic)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", topic, err)
+		}
 		if m.Value != nil {
 			var env struct {
 				Payload change `json:"payload"`
 			}
-			require.NoError(t, json.Unmarshal(m.Value, &env), "%s", m.Value)
+			if err := json.Unmarshal(m.Value, &env); err != nil {
+				return nil, fmt.Errorf("decode %s at %d: %w: %s", topic, m.Offset, err, m.Value)
+			}
 			out = append(out, env.Payload)
 		}
 		if m.Offset+1 >= end {
-			return out
+			return out, nil
 		}
 	}
 }
@@ -249,10 +260,7 @@ func sqlRows(t *testing.T, db, query string) []string {
 	defer cancel()
 	out, err := peers.pg.Query(ctx, db, query)
 	require.NoError(t, err)
-	if out == "" {
-		return nil
-	}
-	return strings.Split(out, "\n")
+	return rows(out)
 }
 
 // sqlExec runs statements on db.
