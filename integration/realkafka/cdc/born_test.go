@@ -149,6 +149,9 @@ func TestDebeziumBornAtCommittedOffsets(t *testing.T) {
 			restOK(t, w, http.MethodDelete, "/connectors/"+name, nil)
 		})
 	}
+	if t.Failed() {
+		return
+	}
 	t.Logf("§2: %d changes before the offset, %d after it; %d connectors each streamed exactly the %d after it; took %s",
 		len(first), len(second), len(states), len(second), time.Since(started).Round(time.Second))
 }
