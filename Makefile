@@ -13,7 +13,7 @@ IMAGE     ?= offsetagent:$(VERSION)
 PROMTOOL  := $(GO) -C tools/promtool tool promtool
 
 .DEFAULT_GOAL := help
-.PHONY: help build test test-memory test-real test-integration-real bench bench-real demo demo-real lint fmt tidy docker up fuzz chaos
+.PHONY: help build test test-memory test-real test-integration-real bench bench-real demo demo-real demo-cdc lint fmt tidy docker up fuzz chaos
 
 help: ## Show this help
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
@@ -29,8 +29,8 @@ test: ## Run every test with the race detector (embedded broker; real Kafka and 
 	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka, integration/realkafka/compat39): Apache Kafka and a Connect worker as JVM processes")
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-test-real: ## Run only the real Kafka tier, verbosely (Apache Kafka broker + Connect worker as JVM processes; 4.3.1, and 3.9.1 in compat39)
-	$(GO) test -race -count=1 -v -timeout 10m ./integration/realkafka/ ./integration/realkafka/compat39/
+test-real: ## Run only the real Kafka tiers, verbosely (Apache Kafka brokers + Connect workers as JVM processes: 4.3.1, 3.9.1 in compat39; PostgreSQL + Debezium in cdc)
+	$(GO) test -race -count=1 -v -timeout 15m ./integration/realkafka/...
 
 bench: ## Run the Go benchmarks and the load scenarios (BENCH_SCALE=0.1 for a quick look)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x ./offsetstore/ ./events/ ./handlers/...
@@ -52,6 +52,9 @@ demo: ## Embedded broker + agent + the seed example, printing the results and Co
 
 demo-real: ## Apache Kafka + a Connect worker + the agent: the seed example in Connect's own REST answers
 	$(GO) run ./integration/realkafka/cmd/realkafka demo
+
+demo-cdc: ## PostgreSQL -> Debezium -> Kafka A -> JDBC sink, moved to cluster B across MirrorMaker 2 while rows change
+	$(GO) test -count=1 -v -timeout 15m -run 'TestPipelineMigratedAcrossMirrorMaker2/stop-source' ./integration/realkafka/cdc/
 
 fuzz: ## Fuzz the request decoder and the MirrorMaker 2 record decoders briefly
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) ./events/

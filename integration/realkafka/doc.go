@@ -1,7 +1,11 @@
 // Package realkafka runs Apache Kafka and Kafka Connect as the tests' peers: a single-node KRaft
 // broker (combined mode) and Kafka Connect distributed workers, started as JVM processes on
 // loopback with free ports and temporary directories, from jars that the pinned Maven project in
-// this folder resolves once into a cache folder outside the repository.
+// this folder resolves once into a cache folder outside the repository. With JarsConfig.Debezium
+// the same project also unpacks Debezium's PostgreSQL source and JDBC sink plugin archives into a
+// plugin.path folder (PluginPath) that WorkerConfig.PluginPath gives a worker, and StartPostgres
+// runs a PostgreSQL server with logical decoding from the machine's packages, for the change
+// data capture tests of package cdc.
 //
 // The package's tests are offsetagent's proof against the system it writes for: the agent binary
 // writes a connector born at chosen offsets, and the real worker's own REST API shows the

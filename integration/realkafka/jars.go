@@ -42,9 +42,16 @@ type JarsConfig struct {
 	// CacheDir is the folder that holds one sub-folder per version and project content; empty
 	// means the user's cache folder ($XDG_CACHE_HOME or ~/.cache) + "/offsetagent".
 	CacheDir string
+	// Debezium also installs Debezium's PostgreSQL source and JDBC sink connectors into a
+	// plugin.path folder (PluginPath), in a cache folder of its own.
+	Debezium bool
 	// Log receives Maven's output; nil discards it.
 	Log io.Writer
 }
+
+// PluginPath is the plugin.path folder beside the jar folder lib that Jars returned with
+// Debezium set: one sub-folder per connector, as Debezium's plugin archives unpack.
+func PluginPath(lib string) string { return filepath.Join(filepath.Dir(lib), "plugins") }
 
 // Jars returns the folder holding every jar the broker and the workers need (Kafka, Connect,
 // FileStream, MirrorMaker 2, log4j2 and the test connectors), running Maven once per version and
@@ -65,6 +72,11 @@ func Jars(ctx context.Context, cfg JarsConfig) (string, error) {
 		return "", err
 	}
 	dir := filepath.Join(cfg.CacheDir, "kafka-"+cfg.Version+"-"+sum)
+	args := []string{"-q", "-B", "-Dmaven.test.skip=true", "-Dkafka.version=" + cfg.Version}
+	if cfg.Debezium {
+		dir += "-debezium"
+		args = append(args, "-Pdebezium")
+	}
 	lib := filepath.Join(dir, "lib")
 	if _, err := os.Stat(filepath.Join(dir, completeMark)); err == nil {
 		return lib, nil
@@ -86,8 +98,7 @@ func Jars(ctx context.Context, cfg JarsConfig) (string, error) {
 		return "", fmt.Errorf("write the Maven project: %w", err)
 	}
 	out := filepath.Join(tmp, "out")
-	cmd := exec.CommandContext(ctx, mvn, "-q", "-B", "-Dmaven.test.skip=true",
-		"-Dkafka.version="+cfg.Version, "-Dout.dir="+out, "package", "dependency:copy-dependencies")
+	cmd := exec.CommandContext(ctx, mvn, append(args, "-Dout.dir="+out, "package", "dependency:copy-dependencies")...)
 	cmd.Dir = src
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf

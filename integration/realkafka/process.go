@@ -117,6 +117,21 @@ func (p *jvm) stop() {
 	}
 }
 
+// kill sends SIGKILL to the process group and waits for the process to end: no clean shutdown,
+// as when a machine dies. It is idempotent.
+func (p *jvm) kill() {
+	if p == nil {
+		return
+	}
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
 // tail returns the last n lines of the process's log.
 func (p *jvm) tail(n int) string {
 	b, err := os.ReadFile(p.log)

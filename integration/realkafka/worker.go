@@ -26,6 +26,9 @@ type WorkerConfig struct {
 	// GroupID, ConfigTopic, OffsetsTopic and StatusTopic name the Connect cluster; empty means
 	// Connect's example names connect-cluster, connect-configs, connect-offsets, connect-status.
 	GroupID, ConfigTopic, OffsetsTopic, StatusTopic string
+	// PluginPath is the worker's plugin.path (connectors installed in isolation, such as
+	// Debezium's, see PluginPath); empty means none.
+	PluginPath string
 	// Extra worker properties, added last.
 	Extra map[string]string
 	// StartTimeout bounds start-up; zero means 3 minutes.
@@ -75,6 +78,9 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 		"plugin.discovery":                  "only_scan",
 		"scheduled.rebalance.max.delay.ms":  "0",
 	}
+	if cfg.PluginPath != "" {
+		props["plugin.path"] = cfg.PluginPath
+	}
 	for k, v := range cfg.Extra {
 		props[k] = v
 	}
@@ -122,6 +128,10 @@ func or(s, def string) string {
 
 // Stop stops the worker (SIGTERM, then SIGKILL after 20 s). It is idempotent.
 func (w *Worker) Stop() { w.proc.stop() }
+
+// Kill kills the worker with SIGKILL: its tasks neither stop nor commit their offsets. Stop
+// afterwards does nothing.
+func (w *Worker) Kill() { w.proc.kill() }
 
 // Log is the path of the worker's log file.
 func (w *Worker) Log() string { return w.proc.log }

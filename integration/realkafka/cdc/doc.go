@@ -1,0 +1,21 @@
+// Package cdc is the real tier's change data capture proof: a PostgreSQL 15 server started from
+// Debian's packages, Debezium's PostgreSQL source connector and its JDBC sink connector installed
+// in a plugin.path folder as an operator installs them, Apache Kafka brokers and Kafka Connect
+// workers as JVM processes, and MirrorMaker 2 between two clusters, all started by the tests'
+// TestMain (package realkafka's fixtures) on loopback and stopped at the end.
+//
+// The tests show what the use case needs, in numbers: a Debezium connector born through a
+// request at the offsets Debezium itself commits streams every change after that point, none
+// before it and no snapshot, from the replication slot it is given, in each initial state
+// (TestDebeziumBornAtCommittedOffsets); and a whole pipeline (PostgreSQL, Debezium, Kafka, the
+// JDBC sink into a second database) moved by `offsetagent migrate` to another cluster across
+// MirrorMaker 2 while a writer keeps changing rows, with a clean stop and after a SIGKILL of
+// the first cluster's worker, leaves the target equal to the source, counts every change on
+// the second cluster's topic and the ones sent twice (TestPipelineMigratedAcrossMirrorMaker2).
+// `make demo-cdc` runs the pipeline verbosely and prints what an operator checks.
+//
+// The package has no code of its own beyond its tests: the fixtures are package realkafka's
+// (StartPostgres, StartBroker, StartWorker with a PluginPath, Jars with Debezium set), and the
+// tests read the same environment as realkafka's, plus OFFSETAGENT_POSTGRES_BIN (the folder of
+// initdb, postgres and psql; default /usr/lib/postgresql/15/bin).
+package cdc
