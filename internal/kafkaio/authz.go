@@ -83,6 +83,11 @@ func codeName(err error) string {
 	return err.Error()
 }
 
+// ErrGroupAuthorization is kafka.GroupAuthorizationFailed: errors.Is(err,
+// ErrGroupAuthorization) tells a refused group from a refused topic in a probe's or a
+// commit's joined errors.
+var ErrGroupAuthorization error = kafka.GroupAuthorizationFailed
+
 // authzCodes are the broker errors that mean a missing ACL.
 var authzCodes = []kafka.Error{
 	kafka.TopicAuthorizationFailed, kafka.GroupAuthorizationFailed, kafka.ClusterAuthorizationFailed,
@@ -156,4 +161,19 @@ func GroupAuthz(err error, principal, group, topicOp, topic string) error {
 		return Authz(err, principal, OpRead, ResourceGroup, group)
 	}
 	return Authz(err, principal, topicOp, ResourceTopic, topic)
+}
+
+// WithPrincipal returns the *AuthzError in err with principal filled in, when it has none:
+// code that words a refusal without knowing who asked (offsetstore's start-up checks) leaves
+// it to its caller. The AuthzError replaces err (whose text, built when it was wrapped, says
+// no principal); it names the operation and the resource itself. Any other err comes back
+// unchanged.
+func WithPrincipal(err error, principal string) error {
+	var az *AuthzError
+	if errors.As(err, &az) && az.Principal == "" {
+		out := *az
+		out.Principal = principal
+		return &out
+	}
+	return err
 }
