@@ -23,6 +23,19 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 )
 
+// Where kfake's ACL checks differ from Apache Kafka's (StandardAuthorizer), which the real
+// tier (realkafka/secured) covers:
+//   - an OffsetFetch of every topic of a group returns the topics the principal may not
+//     Describe (Kafka leaves them out), so a group's entries on such topics are seen here;
+//   - an OffsetDelete of an unknown group answers GROUP_ID_NOT_FOUND before the Delete ACL
+//     check, and it checks no topic ACL (Kafka checks Delete on the group, then Read on each
+//     topic);
+//   - an admin OffsetCommit to a group with members answers UNKNOWN_MEMBER_ID before the topic
+//     ACLs (Kafka's API layer checks topics and partitions first), and one whose partitions
+//     all do not exist creates an unknown group empty (Kafka never reaches the coordinator).
+//
+// The permission probes are built not to depend on those (see internal/kafkaio/probe.go).
+
 // aclRow is one operation of a row of the ACL table of docs/operations.md.
 type aclRow struct {
 	resource kmsg.ACLResourceType
@@ -343,6 +356,17 @@ func TestACLTableMinimalAndSufficient(t *testing.T) {
 			if row.op == kmsg.ACLOperationWrite && (name == f.cfg.ConfigTopic || name == f.cfg.OffsetsTopic) ||
 				!agentWide[name] {
 				f.requireRefused(row, typ, name, i)
+			}
+			if row.op == kmsg.ACLOperationWrite && name == f.cfg.IntentTopic {
+				// The intent goes first of all writes, and the result can be written.
+				configsBefore, offsetsBefore := f.topicRecords(f.cfg.ConfigTopic), f.topicRecords(f.cfg.OffsetsTopic)
+				id := f.adminCl.publish(sourceBody(fmt.Sprintf("no-intent-%d", i)), events.RequestOptions{})
+				res := f.adminCl.waitResult(id, resultWait)
+				require.Equal(t, events.TypeCreateFailed, res.Type)
+				require.Equal(t, 403, res.Data.ErrorCode, res.Data.Message)
+				require.Contains(t, res.Data.Message, `principal User:offsetagent is not allowed to Write Topic "connect-offset-intents"`)
+				require.Equal(t, configsBefore, f.topicRecords(f.cfg.ConfigTopic))
+				require.Equal(t, offsetsBefore, f.topicRecords(f.cfg.OffsetsTopic))
 			}
 			f.grant(row)
 			waitReadyz(t, r, http.StatusOK, "")
