@@ -56,10 +56,12 @@ demo-real: ## Apache Kafka + a Connect worker + the agent: the seed example in C
 demo-cdc: ## PostgreSQL -> Debezium -> Kafka A -> JDBC sink, moved to cluster B across MirrorMaker 2 while rows change
 	$(GO) test -count=1 -v -timeout 15m -run 'TestPipelineMigratedAcrossMirrorMaker2/stop-source' ./integration/realkafka/cdc/
 
-fuzz: ## Fuzz the request decoder and the MirrorMaker 2 record decoders briefly
+fuzz: ## Fuzz the request decoder, the MirrorMaker 2 record decoders and the client properties reader briefly
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) ./events/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeCheckpoint -fuzztime $(FUZZTIME) ./mm2/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeOffsetSync -fuzztime $(FUZZTIME) ./mm2/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseProperties$$' -fuzztime $(FUZZTIME) ./agent/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCommandConfig$$' -fuzztime $(FUZZTIME) ./agent/
 
 test-memory: ## The agent's peak RSS under the in-flight bound, every case (idle and busy machine, both bounds)
 	OFFSETAGENT_TEST_MEMORY_MATRIX=1 $(GO) test -count=1 -run TestMemoryBoundedByInflightBytes -v -timeout 20m ./integration/

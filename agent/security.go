@@ -1,10 +1,13 @@
 package agent
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -77,24 +80,100 @@ func tlsConfig(s Security) (*tls.Config, error) {
 	if !s.TLSEnabled {
 		return nil, nil
 	}
+	return buildTLS(s)
+}
+
+// buildTLS is the client TLS configuration of s's TLS fields: the CA from a file or inline
+// PEM (none: the system's roots), the client certificate from files or inline PEM, its key
+// decrypted with TLSKeyPassword when encrypted, and the hostname check unless
+// TLSNoHostnameCheck. Errors name the setting, never a key or password.
+func buildTLS(s Security) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	caPEM, caWhat := s.TLSCAPEM, "inline truststore certificates"
 	if s.TLSCAFile != "" {
-		pem, err := os.ReadFile(s.TLSCAFile)
+		b, err := os.ReadFile(s.TLSCAFile)
 		if err != nil {
 			return nil, fmt.Errorf("read TLS CA file: %w", err)
 		}
+		caPEM, caWhat = b, fmt.Sprintf("TLS CA file %q", s.TLSCAFile)
+	}
+	if caPEM != nil {
 		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("read TLS CA file %q: no PEM certificate found", s.TLSCAFile)
+		if !pool.AppendCertsFromPEM(normalizePEM(caPEM)) {
+			return nil, fmt.Errorf("read %s: no PEM certificate found", caWhat)
 		}
 		cfg.RootCAs = pool
 	}
+	certPEM, keyPEM := s.TLSCertPEM, s.TLSKeyPEM
 	if s.TLSCertFile != "" {
-		cert, err := tls.LoadX509KeyPair(s.TLSCertFile, s.TLSKeyFile)
+		var err error
+		if certPEM, err = os.ReadFile(s.TLSCertFile); err != nil {
+			return nil, fmt.Errorf("load TLS client certificate: %w", err)
+		}
+		if keyPEM, err = os.ReadFile(s.TLSKeyFile); err != nil {
+			return nil, fmt.Errorf("load TLS client key: %w", err)
+		}
+	}
+	if certPEM != nil || keyPEM != nil {
+		keyPEM, err := decryptKeyPEM(normalizePEM(keyPEM), s.TLSKeyPassword)
+		if err != nil {
+			return nil, fmt.Errorf("load TLS client key: %w", err)
+		}
+		cert, err := tls.X509KeyPair(normalizePEM(certPEM), keyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("load TLS client certificate: %w", err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
+	if s.TLSNoHostnameCheck {
+		// Verify the chain as usual, only without a name to match
+		// (ssl.endpoint.identification.algorithm empty).
+		roots := cfg.RootCAs
+		cfg.InsecureSkipVerify = true
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("tls: the server sent no certificate")
+			}
+			opts := x509.VerifyOptions{Roots: roots, Intermediates: x509.NewCertPool()}
+			for _, c := range cs.PeerCertificates[1:] {
+				opts.Intermediates.AddCert(c)
+			}
+			_, err := cs.PeerCertificates[0].Verify(opts)
+			return err
+		}
+	}
 	return cfg, nil
+}
+
+// pemBlock matches one PEM block whose lines may have been joined: Kafka's inline PEM values
+// (ssl.truststore.certificates, ssl.keystore.key, ...) are commonly written on one logical
+// line of a properties file, continued with backslashes, which drops the line breaks. Kafka
+// reads them with a pattern that allows any whitespace and decodes the base64 ignoring it;
+// normalizePEM restores the line breaks encoding/pem needs.
+var pemBlock = regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]+)-----([\sA-Za-z0-9+/=:,-]*?)-----END ([A-Z0-9 ]+)-----`)
+
+// normalizePEM rewrites every PEM block of b with its base64 on lines of its own. Headers
+// (Proc-Type, DEK-Info: legacy encrypted keys) are not supported on one line; a block with
+// them is left as it is.
+func normalizePEM(b []byte) []byte {
+	return pemBlock.ReplaceAllFunc(b, func(m []byte) []byte {
+		sub := pemBlock.FindSubmatch(m)
+		if string(sub[1]) != string(sub[3]) || bytes.Contains(sub[2], []byte(":")) {
+			return m
+		}
+		body := bytes.Join(bytes.Fields(sub[2]), nil)
+		var out bytes.Buffer
+		out.WriteString("-----BEGIN " + string(sub[1]) + "-----\n")
+		for len(body) > 64 {
+			out.Write(body[:64])
+			out.WriteByte('\n')
+			body = body[64:]
+		}
+		if len(body) > 0 {
+			out.Write(body)
+			out.WriteByte('\n')
+		}
+		out.WriteString("-----END " + string(sub[3]) + "-----\n")
+		return out.Bytes()
+	})
 }

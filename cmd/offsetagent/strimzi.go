@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 
 	"github.com/offsetagent/offsetagent/migrate"
 )
@@ -33,13 +34,13 @@ func (f *strimziFlags) target() *migrate.StrimziTarget {
 
 // run does what these flags make of migrate before a migration: done with --verify (0 when
 // every connector runs with the offsets placed) or with flags that do not go together.
-func (f *strimziFlags) run(ctx context.Context, connectURL string, stdout, stderr io.Writer) (code int, done bool) {
+func (f *strimziFlags) run(ctx context.Context, connectURL string, hc *http.Client, stdout, stderr io.Writer) (code int, done bool) {
 	switch {
 	case f.verify && f.cluster != "":
 		fmt.Fprintln(stderr, "offsetagent migrate: --verify checks an earlier run's connectors: not with --to-strimzi-cluster")
 		return 2, true
 	case f.verify:
-		return f.runVerify(ctx, connectURL, stdout, stderr), true
+		return f.runVerify(ctx, connectURL, hc, stdout, stderr), true
 	case f.manifests != "" && f.cluster == "":
 		fmt.Fprintln(stderr, "offsetagent migrate: --manifests goes with --to-strimzi-cluster or --verify")
 		return 2, true
@@ -48,12 +49,12 @@ func (f *strimziFlags) run(ctx context.Context, connectURL string, stdout, stder
 }
 
 // runVerify is migrate --verify: 0 when every connector runs with the offsets placed.
-func (f *strimziFlags) runVerify(ctx context.Context, connectURL string, stdout, stderr io.Writer) int {
+func (f *strimziFlags) runVerify(ctx context.Context, connectURL string, hc *http.Client, stdout, stderr io.Writer) int {
 	if f.manifests == "" || connectURL == "" {
 		fmt.Fprintln(stderr, "offsetagent migrate --verify: needs --manifests DIR and --to-connect-url")
 		return 2
 	}
-	vs, err := migrate.VerifyStrimzi(ctx, migrate.VerifyOptions{Dir: f.manifests, ConnectURL: connectURL})
+	vs, err := migrate.VerifyStrimzi(ctx, migrate.VerifyOptions{Dir: f.manifests, ConnectURL: connectURL, HTTPClient: hc})
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
 		return 2
