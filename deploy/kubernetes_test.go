@@ -22,6 +22,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
@@ -30,7 +31,6 @@ var update = flag.Bool("update", false, "rewrite generated files (the Prometheus
 const (
 	operatorComponent  = kubernetesDir + "/components/prometheus-operator"
 	prometheusRulePath = operatorComponent + "/prometheusrule.yaml"
-	secretEnvExample   = "secret.env.example"
 )
 
 // manifests is the decoded output of `kustomize build`: every object strictly decoded into
@@ -48,8 +48,8 @@ type manifests struct {
 }
 
 // kustomizeBuild runs `kustomize build` in-process on the base, as an overlay would use it
-// (with the component when withOperator is set), on an in-memory copy of deploy/kubernetes in
-// which secret.env is the committed example (the real one is git-ignored).
+// (with the component when withOperator is set), on an in-memory copy of deploy/kubernetes
+// without any git-ignored file (a secret.env left in a checkout is not copied).
 func kustomizeBuild(t *testing.T, withOperator bool) manifests {
 	t.Helper()
 	mem := filesys.MakeFsInMemory()
@@ -69,7 +69,6 @@ func kustomizeBuild(t *testing.T, withOperator bool) manifests {
 		return mem.WriteFile(path.Join(root, filepath.ToSlash(rel)), b)
 	})
 	require.NoError(t, err)
-	require.NoError(t, mem.WriteFile(root+"/secret.env", readFile(t, kubernetesDir+"/"+secretEnvExample)))
 
 	overlay := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: offsetagent-test\nresources:\n  - ../deploy/kubernetes\n"
 	if withOperator {
@@ -79,7 +78,13 @@ func kustomizeBuild(t *testing.T, withOperator bool) manifests {
 
 	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, "/repo/overlay")
 	require.NoError(t, err, "kustomize build")
+	return decodeManifests(t, resMap)
+}
 
+// decodeManifests decodes the output of a kustomize build strictly into the Kubernetes API
+// types.
+func decodeManifests(t *testing.T, resMap resmap.ResMap) manifests {
+	t.Helper()
 	var m manifests
 	// Each kind decodes into its API type; the decoder allocates the object.
 	types := map[string]any{
