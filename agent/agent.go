@@ -181,6 +181,10 @@ func (a *Agent) readiness() error {
 // finishes in-flight requests within Config.ShutdownTimeout, publishes their results, commits
 // and closes its clients, in that order.
 func (a *Agent) Run(ctx context.Context) error {
+	if len(a.cfg.AllowedSources) == 0 {
+		// The default, convenient in development; in production every producer should be named.
+		a.log.Warn("every request source is allowed", "hint", "set OFFSETAGENT_ALLOWED_SOURCES to the CloudEvent sources of your producers")
+	}
 	// The HTTP server comes first, so that /healthz answers (and /readyz says not ready) while
 	// start-up waits for slow brokers: a liveness probe must not restart a replica for that.
 	srv, err := a.httpServer()

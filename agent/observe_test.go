@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,4 +140,47 @@ func TestRequestLagGoesAwayInBrokerOutage(t *testing.T) {
 	cluster.Close()
 	require.Eventually(t, func() bool { return !present() }, lagStale+10*time.Second, 100*time.Millisecond,
 		"the lag stays served through the outage")
+}
+
+// An agent that accepts any request source says so at start; one with a list does not.
+func TestWarnsWhenEverySourceIsAllowed(t *testing.T) {
+	tests := []struct {
+		name    string
+		allowed []string
+		warn    bool
+	}{
+		{name: "no list", warn: true},
+		{name: "a list", allowed: []string{"/team/producer"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, _ := testAgent(t, &fakeProcessor{}, tt.allowed...)
+			var logs syncBuffer
+			a.log = slog.New(slog.NewJSONHandler(&logs, nil))
+			// The warning comes first thing; a cancelled Run stops right after it.
+			ctx, cancel := context.WithCancel(testContext(t))
+			cancel()
+			require.NoError(t, a.Run(ctx))
+			warned := strings.Contains(logs.String(), `"level":"WARN","msg":"every request source is allowed"`)
+			require.Equal(t, tt.warn, warned, logs.String())
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the agent's goroutines to log into.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
