@@ -80,6 +80,8 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	// Repeated WARN lines (a broker outage) are written once per repeatWindow.
+	opts.Logger = slog.New(newRepeatLimiter(opts.Logger.Handler(), repeatWindow))
 	if opts.Registry == nil {
 		r := prometheus.NewRegistry()
 		opts.Registry, opts.Gatherer = r, r
