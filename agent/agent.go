@@ -68,6 +68,8 @@ type Agent struct {
 
 	ready    atomic.Bool
 	stopping atomic.Bool
+	// pprof is whether /debug/pprof answers (Config.Pprof at start, then SetPprof).
+	pprof atomic.Bool
 	// joined is set once the consumer group handed this replica its first assignment.
 	joined atomic.Bool
 }
@@ -94,6 +96,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{cfg: cfg, opts: opts, log: opts.Logger, conns: conns}
+	a.pprof.Store(cfg.Pprof)
 	a.metrics = NewMetrics(opts.Registry, opts.Version)
 	inflightMax := cfg.MaxInflightBytes
 	if inflightMax == 0 {
@@ -316,7 +319,15 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 	return nil
 }
 
+// SetPprof switches /debug/pprof on the HTTP port on or off while the agent runs
+// (OFFSETAGENT_PPROF sets it at start). cmd/offsetagent calls it on SIGUSR1 and SIGUSR2.
+func (a *Agent) SetPprof(on bool) {
+	if a.pprof.Swap(on) != on {
+		a.log.Info("pprof switched", "on", on)
+	}
+}
+
 // httpServer serves metrics and probes.
 func (a *Agent) httpServer() (*server, error) {
-	return newServer(a.cfg.HTTPAddr, a.opts.Listener, a.opts.Gatherer, a.cfg.Pprof, a.readiness, a.log)
+	return newServer(a.cfg.HTTPAddr, a.opts.Listener, a.opts.Gatherer, a.pprof.Load, a.readiness, a.log)
 }
