@@ -121,6 +121,7 @@ func TestRequestLagAbsentWhenUnknown(t *testing.T) {
 
 // With the broker gone, the running agent's lag disappears from /metrics within lagStale.
 func TestRequestLagGoesAwayInBrokerOutage(t *testing.T) {
+	t.Parallel() // it waits for the next measurement, as TestOutageWarnRate waits on the clock
 	a, reg, cluster := testAgentCluster(t, &fakeProcessor{})
 	ctx, cancel := context.WithCancel(testContext(t))
 	done := make(chan struct{})

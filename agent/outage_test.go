@@ -57,13 +57,14 @@ func outageWarnings(t *testing.T, window time.Duration) []map[string]any {
 	return warns
 }
 
-var outageWindow = flag.Duration("outage-window", 12*time.Second, "how long TestOutageWarnRate watches the log of an agent whose broker stopped")
+var outageWindow = flag.Duration("outage-window", 6*time.Second, "how long TestOutageWarnRate watches the log of an agent whose broker stopped")
 
 // During a broker outage each kind of WARN line (message, topic, partition, offset) is written
 // once per repeatWindow, not on every retry (before the limiter: 103 lines in 20 s, about 300
 // a minute, from one replica). go test -run TestOutageWarnRate -v ./agent/ -args -outage-window=1m
 // prints the rate over a minute.
 func TestOutageWarnRate(t *testing.T) {
+	t.Parallel() // it waits on the clock, as TestRequestLagGoesAwayInBrokerOutage does
 	require.Less(t, *outageWindow, 2*repeatWindow+repeatWindow/2, "the check below expects at most two windows")
 	warns := outageWarnings(t, *outageWindow)
 	require.NotEmpty(t, warns, "a broker outage is logged")
