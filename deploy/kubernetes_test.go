@@ -224,7 +224,11 @@ func TestKubernetesDeployment(t *testing.T) {
 			require.False(t, c.Resources.Requests.Cpu().IsZero())
 			require.False(t, c.Resources.Requests.Memory().IsZero())
 			require.False(t, c.Resources.Limits.Memory().IsZero())
-			require.LessOrEqual(t, c.Resources.Requests.Memory().Cmp(*c.Resources.Limits.Memory()), 0)
+			// Memory request equal to the limit: the scheduler reserves what the agent may use.
+			// No CPU limit (docs/operations.md, "Memory": throttling only slows requests), so
+			// the pod is Burstable, not Guaranteed.
+			require.Zero(t, c.Resources.Requests.Memory().Cmp(*c.Resources.Limits.Memory()), "memory request = limit")
+			require.True(t, c.Resources.Limits.Cpu().IsZero(), "no CPU limit")
 		}},
 		{"no GOMEMLIMIT: the agent derives its soft limit from the memory limit", func(t *testing.T) {
 			// The agent keeps its heap within the live heap plus twice the in-flight bound, at
@@ -374,6 +378,17 @@ func TestKubernetesServiceAndPolicies(t *testing.T) {
 		require.True(t, ok)
 		for _, want := range []string{"UDP/53", "TCP/53", "TCP/" + brokerPort, "TCP/8083"} {
 			require.True(t, out[want], "egress lacks %s", want)
+		}
+		// Only DNS goes to any address; the brokers and Connect each to an address block the
+		// overlay sets (TestDocumentedOverlay).
+		for _, rule := range np.Spec.Egress {
+			dns := len(rule.Ports) > 0 && rule.Ports[0].Port.String() == "53"
+			if dns {
+				continue
+			}
+			require.Len(t, rule.To, 1, "egress to %v is limited to an address block", rule.Ports)
+			require.NotNil(t, rule.To[0].IPBlock)
+			require.NotEqual(t, "0.0.0.0/0", rule.To[0].IPBlock.CIDR)
 		}
 	})
 }
