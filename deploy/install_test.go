@@ -55,6 +55,7 @@ func docBlock(t *testing.T, doc, marker string) string {
 // apply -k` applies). Nothing is added to the clone: what is uncommitted or git-ignored in
 // the worktree (a secret.env) plays no part.
 func TestDocumentedOverlay(t *testing.T) {
+	t.Parallel() // git and kustomize's fetches wait on processes, not on this one
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
