@@ -29,12 +29,6 @@ func (a *Agent) process(work context.Context, j job) {
 	defer a.running.end(j.item)
 	began := time.Now()
 	out, dup := a.outcome(work, &j.msg)
-	if !dup {
-		// One line per request, whatever ended it (refused, undecodable, past its deadline, run).
-		a.log.Info("request finished", "connector", out.Result.Name, "request_id", out.Result.RequestID,
-			"source", out.Result.RequestSource, "result", out.EventType, "failed_step", out.Result.FailedStep,
-			"error_code", out.Result.ErrorCode, "duration", time.Since(began))
-	}
 	if dup {
 		a.metrics.Requests.WithLabelValues(ResultDuplicate).Inc()
 		j.item.done()
@@ -47,6 +41,10 @@ func (a *Agent) process(work context.Context, j job) {
 		a.log.Warn("request interrupted by shutdown, left for redelivery", "connector", out.Result.Name, "request_id", out.Result.RequestID)
 		return
 	}
+	// One line per request, whatever ended it (refused, undecodable, past its deadline, run).
+	a.log.Info("request finished", "connector", out.Result.Name, "request_id", out.Result.RequestID,
+		"source", out.Result.RequestSource, "result", out.EventType, "failed_step", out.Result.FailedStep,
+		"error_code", out.Result.ErrorCode, "duration", time.Since(began))
 	a.fault("before:publish", out.Result.Name)
 	if err := a.publish(work, out); err != nil {
 		a.metrics.ResultsUnpublished.Inc()
