@@ -67,6 +67,8 @@ type Agent struct {
 
 	ready    atomic.Bool
 	stopping atomic.Bool
+	// pprof is whether /debug/pprof answers (Config.Pprof at start, then SetPprof).
+	pprof atomic.Bool
 	// joined is set once the consumer group handed this replica its first assignment.
 	joined atomic.Bool
 	// permKick asks the permission loop for a round now (permissions.go).
@@ -84,6 +86,8 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	// Repeated WARN lines (a broker outage) are written once per repeatWindow.
+	opts.Logger = slog.New(newRepeatLimiter(opts.Logger.Handler(), repeatWindow))
 	if opts.Registry == nil {
 		r := prometheus.NewRegistry()
 		opts.Registry, opts.Gatherer = r, r
@@ -97,6 +101,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, opts: opts, log: opts.Logger, conns: conns, permKick: make(chan struct{}, 1),
 		principal: cfg.Security.Principal()}
+	a.pprof.Store(cfg.Pprof)
 	a.metrics = NewMetrics(opts.Registry, opts.Version)
 	inflightMax := cfg.MaxInflightBytes
 	if inflightMax == 0 {
@@ -206,6 +211,10 @@ func (a *Agent) readiness() error {
 // finishes in-flight requests within Config.ShutdownTimeout, publishes their results, commits
 // and closes its clients, in that order.
 func (a *Agent) Run(ctx context.Context) error {
+	if len(a.cfg.AllowedSources) == 0 {
+		// The default, convenient in development; in production every producer should be named.
+		a.log.Warn("every request source is allowed", "hint", "set OFFSETAGENT_ALLOWED_SOURCES to the CloudEvent sources of your producers")
+	}
 	// The HTTP server comes first, so that /healthz answers (and /readyz says not ready) while
 	// start-up waits for slow brokers: a liveness probe must not restart a replica for that.
 	srv, err := a.httpServer()
@@ -343,7 +352,15 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 	return nil
 }
 
+// SetPprof switches /debug/pprof on the HTTP port on or off while the agent runs
+// (OFFSETAGENT_PPROF sets it at start). cmd/offsetagent calls it on SIGUSR1 and SIGUSR2.
+func (a *Agent) SetPprof(on bool) {
+	if a.pprof.Swap(on) != on {
+		a.log.Info("pprof switched", "on", on)
+	}
+}
+
 // httpServer serves metrics and probes.
 func (a *Agent) httpServer() (*server, error) {
-	return newServer(a.cfg.HTTPAddr, a.opts.Listener, a.opts.Gatherer, a.cfg.Pprof, a.readiness, a.log)
+	return newServer(a.cfg.HTTPAddr, a.opts.Listener, a.opts.Gatherer, a.pprof.Load, a.readiness, a.log)
 }

@@ -24,7 +24,9 @@ type server struct {
 	grace time.Duration
 }
 
-func newServer(addr string, ln net.Listener, g prometheus.Gatherer, withPprof bool, ready func() error, log *slog.Logger) (*server, error) {
+// newServer builds the server. /debug/pprof answers while pprofOn reports true (404
+// otherwise), so that profiling can be switched on and off without a restart.
+func newServer(addr string, ln net.Listener, g prometheus.Gatherer, pprofOn func() bool, ready func() error, log *slog.Logger) (*server, error) {
 	if ln == nil {
 		var err error
 		ln, err = net.Listen("tcp", addr)
@@ -44,13 +46,20 @@ func newServer(addr string, ln net.Listener, g prometheus.Gatherer, withPprof bo
 		}
 		_, _ = w.Write([]byte("ready\n"))
 	})
-	if withPprof {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	gated := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if pprofOn == nil || !pprofOn() {
+				http.Error(w, "pprof is off: set OFFSETAGENT_PPROF=true, or run `offsetagent pprof on` in the container", http.StatusNotFound)
+				return
+			}
+			h(w, r)
+		}
 	}
+	mux.HandleFunc("/debug/pprof/", gated(pprof.Index))
+	mux.HandleFunc("/debug/pprof/cmdline", gated(pprof.Cmdline))
+	mux.HandleFunc("/debug/pprof/profile", gated(pprof.Profile))
+	mux.HandleFunc("/debug/pprof/symbol", gated(pprof.Symbol))
+	mux.HandleFunc("/debug/pprof/trace", gated(pprof.Trace))
 	return &server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln: ln, log: log, grace: 5 * time.Second}, nil
 }
 

@@ -31,7 +31,7 @@ func TestServerShutdownCutsRunningRequests(t *testing.T) {
 	g := blockingGatherer{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	defer close(g.release)
 	var _ prometheus.Gatherer = g
-	srv, err := newServer("", ln, g, false, func() error { return nil }, slog.New(slog.DiscardHandler))
+	srv, err := newServer("", ln, g, nil, func() error { return nil }, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	srv.grace = 100 * time.Millisecond
 
@@ -56,5 +56,37 @@ func TestServerShutdownCutsRunningRequests(t *testing.T) {
 		require.NoError(t, err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server did not stop")
+	}
+}
+
+// /debug/pprof follows SetPprof while the agent runs: 404 while off, served while on.
+func TestPprofSwitchedAtRunTime(t *testing.T) {
+	for _, atStart := range []bool{false, true} {
+		a, _ := testAgent(t, &fakeProcessor{})
+		a.cfg.Pprof = atStart
+		a.pprof.Store(atStart)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		a.opts.Listener = ln
+		srv, err := a.httpServer()
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.run(ctx) }()
+		status := func() int {
+			resp, err := http.Get("http://" + ln.Addr().String() + "/debug/pprof/goroutine?debug=1")
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			_, _ = io.Copy(io.Discard, resp.Body)
+			return resp.StatusCode
+		}
+		want := map[bool]int{false: http.StatusNotFound, true: http.StatusOK}
+		require.Equal(t, want[atStart], status(), "at start")
+		a.SetPprof(!atStart)
+		require.Equal(t, want[!atStart], status(), "switched")
+		a.SetPprof(atStart)
+		require.Equal(t, want[atStart], status(), "switched back")
+		cancel()
+		require.NoError(t, <-done)
 	}
 }

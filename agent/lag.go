@@ -14,7 +14,7 @@ const lagInterval = 5 * time.Second
 // lagLoop keeps offsetagent_request_lag at the group's lag on the request topic: per
 // partition the log end offset minus the group's committed offset (the log start offset when
 // nothing is committed), summed over partitions; 0 when the group is idle. Every replica reports the
-// group's lag; dashboards take the max.
+// group's lag; dashboards take the max. While it cannot be measured the series is absent.
 func (a *Agent) lagLoop(ctx context.Context) {
 	t := time.NewTicker(lagInterval)
 	defer t.Stop()
@@ -22,6 +22,8 @@ func (a *Agent) lagLoop(ctx context.Context) {
 		if lag, err := a.requestLag(ctx); err == nil {
 			a.metrics.RequestLag.Set(float64(lag))
 		} else if ctx.Err() == nil {
+			// Not measurable (a broker outage): no value rather than the last one.
+			a.metrics.RequestLag.Unknown()
 			a.log.Debug("measure request lag", "err", err)
 		}
 		select {

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"runtime"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/offsetagent/offsetagent/handlers"
@@ -15,13 +17,13 @@ import (
 type Metrics struct {
 	Requests        *prometheus.CounterVec   // result
 	StageDuration   *prometheus.HistogramVec // stage
-	StageFailures   *prometheus.CounterVec   // stage
+	StageFailures   *prometheus.CounterVec   // stage, error_code
 	OffsetsWritten  *prometheus.CounterVec   // type
 	OffsetsWiped    *prometheus.CounterVec   // type
 	RequestDuration prometheus.Histogram
 	InFlight        prometheus.Gauge
 	InFlightBytes   prometheus.Gauge
-	RequestLag      prometheus.Gauge
+	RequestLag      *lagGauge
 	Retries         *prometheus.CounterVec // reason
 	BuildInfo       *prometheus.GaugeVec
 	// MaxInflightBytes is the configured bound of InFlightBytes, for panels that compare them.
@@ -30,6 +32,28 @@ type Metrics struct {
 	// publishing (shutdown cut it off, it could not be encoded, or the broker refused it and
 	// the minimal result too).
 	ResultsUnpublished prometheus.Counter
+	// CleanupsIncomplete counts failed requests whose cleanup could not undo everything they
+	// wrote (the result's cleanup names what is left).
+	CleanupsIncomplete prometheus.Counter
+}
+
+// ErrorCodes are the error_code label values of offsetagent_stage_failures_total: the HTTP
+// statuses of Connect's REST API that failed results carry (docs/operations.md,
+// "Troubleshooting by failing step"); any other code counts as ErrorCodeOther.
+var ErrorCodes = []string{"400", "403", "408", "409", "500", ErrorCodeOther}
+
+// ErrorCodeOther is the error_code label of a failure whose code is not in ErrorCodes.
+const ErrorCodeOther = "other"
+
+// errorCodeLabel maps a failed result's error code to its bounded label value.
+func errorCodeLabel(code int) string {
+	s := strconv.Itoa(code)
+	for _, c := range ErrorCodes[:len(ErrorCodes)-1] {
+		if c == s {
+			return s
+		}
+	}
+	return ErrorCodeOther
 }
 
 // Result label values of offsetagent_requests_total.
@@ -55,8 +79,8 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		}, []string{"stage"}),
 		StageFailures: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "offsetagent_stage_failures_total",
-			Help: "Requests that failed, by the stage that failed.",
-		}, []string{"stage"}),
+			Help: "Requests that failed, by the stage that failed and the result's error code (Connect's HTTP status: 400, 403, 408, 409, 500, or other).",
+		}, []string{"stage", "error_code"}),
 		OffsetsWritten: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "offsetagent_offsets_written_total",
 			Help: "Initial offsets written, by connector type (source records or sink group partitions).",
@@ -78,10 +102,6 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 			Name: "offsetagent_requests_in_flight_bytes",
 			Help: "Memory counted for the requests received and not yet finished (4 times their records' size), against OFFSETAGENT_MAX_INFLIGHT_BYTES (a request weighing more counts as the bound).",
 		}),
-		RequestLag: f.NewGauge(prometheus.GaugeOpts{
-			Name: "offsetagent_request_lag",
-			Help: "Records in the request topic not yet committed by the agents' consumer group, summed over all partitions (every replica reports the group's lag: aggregate with max).",
-		}),
 		Retries: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "offsetagent_retries_total",
 			Help: "Transient errors retried, by reason.",
@@ -98,7 +118,9 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 	// reasons of the error classifier.
 	for _, s := range handlers.StepNames() {
 		m.StageDuration.WithLabelValues(s)
-		m.StageFailures.WithLabelValues(s)
+		for _, c := range ErrorCodes {
+			m.StageFailures.WithLabelValues(s, c)
+		}
 	}
 	for _, t := range []string{"source", "sink"} {
 		m.OffsetsWritten.WithLabelValues(t)
@@ -116,7 +138,56 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		Name: "offsetagent_results_unpublished_total",
 		Help: "Requests whose result the agent gave up publishing: cut off by shutdown or not encodable (they stay uncommitted and are redelivered), or refused by the broker even as a minimal result (committed and not run again; each logged at ERROR with its request id).",
 	})
+	m.CleanupsIncomplete = f.NewCounter(prometheus.CounterOpts{
+		Name: "offsetagent_cleanups_incomplete_total",
+		Help: "Failed requests whose cleanup could not undo everything they wrote (a rollback that could not restore the previous offsets or config records; the result's cleanup.left says what remains).",
+	})
+	m.RequestLag = &lagGauge{desc: prometheus.NewDesc("offsetagent_request_lag",
+		"Records in the request topic not yet committed by the agents' consumer group, summed over all partitions (every replica reports the group's lag: aggregate with max). Absent while it cannot be measured.",
+		nil, nil)}
+	reg.MustRegister(m.RequestLag)
 	return m
+}
+
+// lagStale is how long a measurement of the request lag is served: past it (the last
+// measurements failed), the series is left out of the scrape, and Prometheus marks it stale,
+// rather than showing a lag that no longer is.
+const lagStale = 3 * lagInterval
+
+// lagGauge is offsetagent_request_lag: the last measured lag, served only while it is recent.
+type lagGauge struct {
+	desc *prometheus.Desc
+	mu   sync.Mutex
+	lag  float64
+	at   time.Time // of the last successful measurement; zero before it and after a failure
+}
+
+// Set records a measurement taken now.
+func (g *lagGauge) Set(lag float64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.lag, g.at = lag, time.Now()
+}
+
+// Unknown records that the lag could not be measured: the series goes away at once.
+func (g *lagGauge) Unknown() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.at = time.Time{}
+}
+
+// Describe implements prometheus.Collector.
+func (g *lagGauge) Describe(ch chan<- *prometheus.Desc) { ch <- g.desc }
+
+// Collect implements prometheus.Collector.
+func (g *lagGauge) Collect(ch chan<- prometheus.Metric) {
+	g.mu.Lock()
+	lag, at := g.lag, g.at
+	g.mu.Unlock()
+	if at.IsZero() || time.Since(at) > lagStale {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, lag)
 }
 
 // stateGauges registers the gauges read from the agent's state at scrape time: readiness,

@@ -24,12 +24,14 @@ func TestMetricsLabelsFollowDefinitions(t *testing.T) {
 
 	stages := handlers.StepNames()
 	require.Equal(t, "decode_request", stages[0])
-	require.Equal(t, len(stages), testutil.CollectAndCount(m.StageFailures))
+	require.Equal(t, len(stages)*len(ErrorCodes), testutil.CollectAndCount(m.StageFailures))
 	require.Equal(t, len(stages), testutil.CollectAndCount(m.StageDuration))
 	for _, s := range stages {
-		require.Zero(t, testutil.ToFloat64(m.StageFailures.WithLabelValues(s)), s)
+		for _, c := range ErrorCodes {
+			require.Zero(t, testutil.ToFloat64(m.StageFailures.WithLabelValues(s, c)), s)
+		}
 	}
-	require.Equal(t, len(stages), testutil.CollectAndCount(m.StageFailures), "no stage outside the steps")
+	require.Equal(t, len(stages)*len(ErrorCodes), testutil.CollectAndCount(m.StageFailures), "no stage or code outside the steps and codes")
 
 	reasons := kafkaio.TransientReasons()
 	require.Equal(t, len(reasons), testutil.CollectAndCount(m.Retries))

@@ -27,6 +27,7 @@ func (a *Agent) process(work context.Context, j job) {
 	}
 	a.running.begin(j.item)
 	defer a.running.end(j.item)
+	began := time.Now()
 	out, dup := a.outcome(work, &j.msg)
 	if dup {
 		a.metrics.Requests.WithLabelValues(ResultDuplicate).Inc()
@@ -40,6 +41,10 @@ func (a *Agent) process(work context.Context, j job) {
 		a.log.Warn("request interrupted by shutdown, left for redelivery", "connector", out.Result.Name, "request_id", out.Result.RequestID)
 		return
 	}
+	// One line per request, whatever ended it (refused, undecodable, past its deadline, run).
+	a.log.Info("request finished", "connector", out.Result.Name, "request_id", out.Result.RequestID,
+		"source", out.Result.RequestSource, "result", out.EventType, "failed_step", out.Result.FailedStep,
+		"error_code", out.Result.ErrorCode, "duration", time.Since(began))
 	a.fault("before:publish", out.Result.Name)
 	if err := a.publish(work, out); err != nil {
 		a.metrics.ResultsUnpublished.Inc()
@@ -107,10 +112,7 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 		a.log.Warn("request past its deadline refused", "connector", req.Data.Name, "request_id", req.ID)
 		return late, false
 	}
-	start = time.Now()
 	out = a.proc.Create(work, req)
-	a.log.Info("request finished", "connector", out.Result.Name, "request_id", req.ID,
-		"result", out.EventType, "failed_step", out.Result.FailedStep, "duration", time.Since(start))
 	return out, false
 }
 
@@ -126,7 +128,10 @@ func (a *Agent) observe(out *handlers.Outcome, d time.Duration) {
 	switch out.EventType {
 	case events.TypeCreateFailed:
 		result = ResultFailed
-		a.metrics.StageFailures.WithLabelValues(out.Result.FailedStep).Inc()
+		a.metrics.StageFailures.WithLabelValues(out.Result.FailedStep, errorCodeLabel(out.Result.ErrorCode)).Inc()
+		if c := out.Result.Cleanup; c != nil && (c.Left != "" || c.Error != "") {
+			a.metrics.CleanupsIncomplete.Inc()
+		}
 	case events.TypeCreatePlanned:
 		result = ResultPlanned
 	}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -166,7 +167,7 @@ func TestProcess(t *testing.T) {
 				require.Equal(t, handlers.StepNames(), stageNamesOf(res.Stages))
 				require.Equal(t, events.OutcomeFailed, res.Stages[0].Outcome)
 				require.Equal(t, events.NothingUndone, res.Cleanup.Summary)
-				require.Equal(t, 1.0, testutil.ToFloat64(a.metrics.StageFailures.WithLabelValues(string(handlers.StepDecode))))
+				require.Equal(t, 1.0, testutil.ToFloat64(a.metrics.StageFailures.WithLabelValues(string(handlers.StepDecode), strconv.Itoa(tc.wantCode))))
 			} else {
 				require.Equal(t, 2.0, testutil.ToFloat64(a.metrics.OffsetsWritten.WithLabelValues("source")))
 				require.Equal(t, 1.0, testutil.ToFloat64(a.metrics.OffsetsWiped.WithLabelValues("source")))

@@ -216,5 +216,6 @@ func portOf(t *testing.T, addr string) string {
 
 // isCredential reports whether an agent variable belongs in a Secret rather than a ConfigMap.
 func isCredential(name string) bool {
-	return strings.HasPrefix(name, envPrefix+"SASL_") || strings.HasPrefix(name, envPrefix+"TLS_")
+	return strings.HasPrefix(name, envPrefix+"SASL_") || strings.HasPrefix(name, envPrefix+"TLS_") ||
+		name == envPrefix+"CONNECT_USER_INFO"
 }

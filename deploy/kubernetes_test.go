@@ -22,6 +22,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
@@ -30,7 +31,6 @@ var update = flag.Bool("update", false, "rewrite generated files (the Prometheus
 const (
 	operatorComponent  = kubernetesDir + "/components/prometheus-operator"
 	prometheusRulePath = operatorComponent + "/prometheusrule.yaml"
-	secretEnvExample   = "secret.env.example"
 )
 
 // manifests is the decoded output of `kustomize build`: every object strictly decoded into
@@ -48,8 +48,8 @@ type manifests struct {
 }
 
 // kustomizeBuild runs `kustomize build` in-process on the base, as an overlay would use it
-// (with the component when withOperator is set), on an in-memory copy of deploy/kubernetes in
-// which secret.env is the committed example (the real one is git-ignored).
+// (with the component when withOperator is set), on an in-memory copy of deploy/kubernetes
+// without any git-ignored file (a secret.env left in a checkout is not copied).
 func kustomizeBuild(t *testing.T, withOperator bool) manifests {
 	t.Helper()
 	mem := filesys.MakeFsInMemory()
@@ -69,7 +69,6 @@ func kustomizeBuild(t *testing.T, withOperator bool) manifests {
 		return mem.WriteFile(path.Join(root, filepath.ToSlash(rel)), b)
 	})
 	require.NoError(t, err)
-	require.NoError(t, mem.WriteFile(root+"/secret.env", readFile(t, kubernetesDir+"/"+secretEnvExample)))
 
 	overlay := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: offsetagent-test\nresources:\n  - ../deploy/kubernetes\n"
 	if withOperator {
@@ -79,7 +78,13 @@ func kustomizeBuild(t *testing.T, withOperator bool) manifests {
 
 	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, "/repo/overlay")
 	require.NoError(t, err, "kustomize build")
+	return decodeManifests(t, resMap)
+}
 
+// decodeManifests decodes the output of a kustomize build strictly into the Kubernetes API
+// types.
+func decodeManifests(t *testing.T, resMap resmap.ResMap) manifests {
+	t.Helper()
 	var m manifests
 	// Each kind decodes into its API type; the decoder allocates the object.
 	types := map[string]any{
@@ -219,7 +224,11 @@ func TestKubernetesDeployment(t *testing.T) {
 			require.False(t, c.Resources.Requests.Cpu().IsZero())
 			require.False(t, c.Resources.Requests.Memory().IsZero())
 			require.False(t, c.Resources.Limits.Memory().IsZero())
-			require.LessOrEqual(t, c.Resources.Requests.Memory().Cmp(*c.Resources.Limits.Memory()), 0)
+			// Memory request equal to the limit: the scheduler reserves what the agent may use.
+			// No CPU limit (docs/operations.md, "Memory": throttling only slows requests), so
+			// the pod is Burstable, not Guaranteed.
+			require.Zero(t, c.Resources.Requests.Memory().Cmp(*c.Resources.Limits.Memory()), "memory request = limit")
+			require.True(t, c.Resources.Limits.Cpu().IsZero(), "no CPU limit")
 		}},
 		{"no GOMEMLIMIT: the agent derives its soft limit from the memory limit", func(t *testing.T) {
 			// The agent keeps its heap within the live heap plus twice the in-flight bound, at
@@ -369,6 +378,17 @@ func TestKubernetesServiceAndPolicies(t *testing.T) {
 		require.True(t, ok)
 		for _, want := range []string{"UDP/53", "TCP/53", "TCP/" + brokerPort, "TCP/8083"} {
 			require.True(t, out[want], "egress lacks %s", want)
+		}
+		// Only DNS goes to any address; the brokers and Connect each to an address block the
+		// overlay sets (TestDocumentedOverlay).
+		for _, rule := range np.Spec.Egress {
+			dns := len(rule.Ports) > 0 && rule.Ports[0].Port.String() == "53"
+			if dns {
+				continue
+			}
+			require.Len(t, rule.To, 1, "egress to %v is limited to an address block", rule.Ports)
+			require.NotNil(t, rule.To[0].IPBlock)
+			require.NotEqual(t, "0.0.0.0/0", rule.To[0].IPBlock.CIDR)
 		}
 	})
 }

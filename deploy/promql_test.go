@@ -12,9 +12,40 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// prometheusSeries are series Prometheus itself writes for every target; the agent cannot
-// export them, yet alerts and panels may use them.
-var prometheusSeries = map[string]bool{"up": true}
+// prometheusSeries are series Prometheus itself writes (for every target, and for the alerts
+// of its rules), with the labels they carry beyond the target's; the agent cannot export them,
+// yet alerts and panels may use them.
+var prometheusSeries = map[string]map[string]bool{
+	"up":     {},
+	"ALERTS": {"alertname": true, "alertstate": true, "severity": true},
+}
+
+// kubernetesSeries are the series of the pods' containers that the dashboard shows beside the
+// agent's own, with their labels: kube-state-metrics' and the kubelet's cAdvisor's, as
+// kube-prometheus-stack scrapes them (docs/metrics.md, "Series from Kubernetes").
+var kubernetesSeries = map[string]map[string]bool{
+	"kube_pod_container_status_restarts_total":  {"namespace": true, "pod": true, "container": true},
+	"kube_pod_container_resource_limits":        {"namespace": true, "pod": true, "container": true, "resource": true, "unit": true},
+	"container_memory_working_set_bytes":        {"namespace": true, "pod": true, "container": true},
+	"container_cpu_cfs_throttled_periods_total": {"namespace": true, "pod": true, "container": true},
+	"container_cpu_cfs_periods_total":           {"namespace": true, "pod": true, "container": true},
+}
+
+// externalLabel reports whether a series of Prometheus or of Kubernetes that node selects has
+// label.
+func externalLabel(node parser.Node, label string) bool {
+	found := false
+	parser.Inspect(node, func(n parser.Node, _ []parser.Node) error {
+		if vs, ok := n.(*parser.VectorSelector); ok {
+			name := selectedName(vs)
+			if prometheusSeries[name][label] || kubernetesSeries[name][label] {
+				found = true
+			}
+		}
+		return nil
+	})
+	return found
+}
 
 // targetLabels are attached by Prometheus at scrape time, so the agent's own series lack them
 // (namespace by the Prometheus Operator's ServiceMonitor scrapes).
@@ -47,7 +78,7 @@ func checkPromQL(t *testing.T, names exported, expr string) (jobs []string) {
 	selectors := 0
 	// hasLabel reports whether a series selected somewhere under node carries label.
 	hasLabel := func(node parser.Node, label string) bool {
-		if targetLabels[label] {
+		if targetLabels[label] || externalLabel(node, label) {
 			return true
 		}
 		found := false
@@ -74,9 +105,15 @@ func checkPromQL(t *testing.T, names exported, expr string) (jobs []string) {
 		case *parser.VectorSelector:
 			selectors++
 			name := selectedName(n)
-			if prometheusSeries[name] {
+			if own, ok := prometheusSeries[name]; ok {
 				for _, m := range n.LabelMatchers {
-					require.True(t, m.Name == labels.MetricName || targetLabels[m.Name], "%q: %s has no label %s", expr, name, m.Name)
+					require.True(t, m.Name == labels.MetricName || targetLabels[m.Name] || own[m.Name], "%q: %s has no label %s", expr, name, m.Name)
+				}
+				return nil
+			}
+			if own, ok := kubernetesSeries[name]; ok {
+				for _, m := range n.LabelMatchers {
+					require.True(t, m.Name == labels.MetricName || own[m.Name], "%q: %s has no label %s", expr, name, m.Name)
 				}
 				return nil
 			}
@@ -229,7 +266,15 @@ func TestDashboard(t *testing.T) {
 				if target.Datasource != nil {
 					require.Equal(t, "${datasource}", target.Datasource.UID)
 				}
-				for _, v := range []string{"namespace", "job", "instance"} {
+				limits := []string{"namespace", "job", "instance"}
+				if kubernetesQuery(target.Expr) {
+					// Kubernetes' series are the containers': by namespace and container.
+					limits = []string{"namespace"}
+					require.Contains(t, target.Expr, `container="offsetagent"`)
+				} else if strings.Contains(target.Expr, "ALERTS{") {
+					limits = []string{"namespace", "job"} // alerts aggregate by deployment
+				}
+				for _, v := range limits {
 					require.Contains(t, target.Expr, v+`=~"$`+v+`"`, "every query is limited to the selected %ss", v)
 				}
 				if p.Type == "heatmap" {
@@ -238,6 +283,10 @@ func TestDashboard(t *testing.T) {
 					require.Contains(t, target.Expr, "increase(")
 					require.Contains(t, target.Expr, "[$__interval]")
 					require.Contains(t, target.Expr, "sum by (le)")
+				}
+				if p.Title == "Results not published" || p.Title == "Container restarts" {
+					// Events: windows as long as the step count each one once.
+					require.Contains(t, target.Expr, "[$__interval]")
 				}
 				checkPromQL(t, names, promQLOf(target.Expr))
 				for _, metric := range panelMetrics {
@@ -370,5 +419,92 @@ func TestMetricsDoc(t *testing.T) {
 			family = strings.TrimSuffix(family, suffix)
 		}
 		require.Contains(t, doc, fmt.Sprintf("`%s`", family), "docs/metrics.md does not document %s", family)
+	}
+}
+
+// kubernetesQuery reports whether a dashboard query selects the containers' series.
+func kubernetesQuery(expr string) bool {
+	for name := range kubernetesSeries {
+		if strings.Contains(expr, name+"{") {
+			return true
+		}
+	}
+	return false
+}
+
+// The panels on-call engineers asked for: restarts, firing alerts with runbook links, memory
+// against the limit and GOMEMLIMIT, CPU throttling, readiness with value mappings.
+func TestDashboardOperationsPanels(t *testing.T) {
+	var d struct {
+		Panels []struct {
+			Title       string `json:"title"`
+			FieldConfig struct {
+				Defaults struct {
+					Mappings []struct {
+						Options map[string]struct {
+							Text string `json:"text"`
+						} `json:"options"`
+					} `json:"mappings"`
+				} `json:"defaults"`
+				Overrides []struct {
+					Properties []struct {
+						ID    string          `json:"id"`
+						Value json.RawMessage `json:"value"`
+					} `json:"properties"`
+				} `json:"overrides"`
+			} `json:"fieldConfig"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	require.NoError(t, json.Unmarshal(readFile(t, dashboardPath), &d))
+	exprs := map[string]string{}
+	for _, p := range d.Panels {
+		var all []string
+		for _, tg := range p.Targets {
+			all = append(all, tg.Expr)
+		}
+		exprs[p.Title] = strings.Join(all, "\n")
+		switch p.Title {
+		case "Readiness per instance":
+			require.NotEmpty(t, p.FieldConfig.Defaults.Mappings)
+			m := p.FieldConfig.Defaults.Mappings[0].Options
+			require.Equal(t, "ready", m["1"].Text)
+			require.Equal(t, "not ready", m["0"].Text)
+		case "Firing alerts":
+			var links string
+			for _, o := range p.FieldConfig.Overrides {
+				for _, pr := range o.Properties {
+					if pr.ID == "links" {
+						links += string(pr.Value)
+					}
+				}
+			}
+			require.Contains(t, links, "${__value.raw}", "the runbook column links to the runbook")
+		}
+	}
+	for title, want := range map[string][]string{
+		"Container restarts":                      {"kube_pod_container_status_restarts_total"},
+		"Firing alerts":                           {"ALERTS{", `alertstate="firing"`, "operations.md#$1"},
+		"Memory against the limit and GOMEMLIMIT": {"container_memory_working_set_bytes", `resource="memory"`, "go_gc_gomemlimit_bytes"},
+		"CPU throttling":                          {"container_cpu_cfs_throttled_periods_total"},
+		"Failures by stage and error code":        {"error_code"},
+	} {
+		require.Contains(t, exprs, title)
+		for _, w := range want {
+			require.Contains(t, exprs[title], w, title)
+		}
+	}
+
+	// The runbook links name the alert as it is spelt: operations.md has an anchor of that
+	// exact name before each runbook.
+	ops := string(readFile(t, operationsPath))
+	var plain ruleFile
+	decodeYAML(t, alertsPath, &plain, true)
+	for _, g := range plain.Groups {
+		for _, r := range g.Rules {
+			require.Contains(t, ops, `<a id="`+r.Alert+`"></a>`, "no anchor for the dashboard's link to %s", r.Alert)
+		}
 	}
 }

@@ -261,8 +261,8 @@ func TestBadInputKeepsPartitionFlowing(t *testing.T) {
 	require.Contains(t, configs, "connector-file-src-1")
 	require.Contains(t, configs, "connector-file-src-2")
 	require.Equal(t, float64(len(cases)), a.metric(t, "offsetagent_requests_total", "result", "failed"))
-	require.Equal(t, 5.0, a.metric(t, "offsetagent_stage_failures_total", "stage", "decode_request"))
-	require.Equal(t, 2.0, a.metric(t, "offsetagent_stage_failures_total", "stage", "validate_config"))
+	require.Equal(t, 5.0, a.failures(t, "decode_request"))
+	require.Equal(t, 2.0, a.failures(t, "validate_config"))
 	require.Eventually(t, func() bool {
 		return cl.groupOffsets(cfg.GroupID)[cfg.RequestTopic+"/0"] == int64(len(cases)+2)
 	}, resultWait, 20*time.Millisecond, "every record committed")

@@ -89,7 +89,7 @@ func TestCreateSourceConnectorExactRecords(t *testing.T) {
 			require.Equal(t, 200, code)
 			code, body := a.get(t, "/metrics")
 			require.Equal(t, 200, code)
-			require.Contains(t, body, `offsetagent_stage_failures_total{stage="write_config"} 0`, "series are pre-initialised")
+			require.Contains(t, body, `offsetagent_stage_failures_total{error_code="500",stage="write_config"} 0`, "series are pre-initialised")
 		})
 	}
 }
@@ -248,7 +248,7 @@ func TestFailedRequests(t *testing.T) {
 	// Only the valid request touched Connect's topics.
 	require.Len(t, cl.readAll(cfg.ConfigTopic), 2)
 	require.Equal(t, float64(len(cases)+1), a.metric(t, "offsetagent_requests_total", "result", "failed"))
-	require.Equal(t, 3.0, a.metric(t, "offsetagent_stage_failures_total", "stage", "decode_request"))
+	require.Equal(t, 3.0, a.failures(t, "decode_request"))
 }
 
 // A second request for an existing connector is a 409 with Connect's text and touches nothing.

@@ -224,7 +224,9 @@ func TestBrokerFaultPermanentCleansUp(t *testing.T) {
 			live := r.cl.live(r.cfg.ConfigTopic)
 			require.NotContains(t, live, "connector-"+name)
 			require.NotContains(t, live, "target-state-"+name)
-			require.Equal(t, 1.0, r.agent.metric(t, "offsetagent_stage_failures_total", "stage", tc.step))
+			require.Equal(t, 1.0, r.agent.failures(t, tc.step))
+			require.Equal(t, 1.0, r.agent.metric(t, "offsetagent_stage_failures_total", "stage", tc.step, "error_code", "500"),
+				"the agent's own failure: 500 at a writing stage")
 		})
 	}
 }

@@ -71,6 +71,27 @@ func (r *runningAgent) metric(t *testing.T, name string, labels ...string) float
 	return 0
 }
 
+// failures sums offsetagent_stage_failures_total of one stage over its error codes.
+func (r *runningAgent) failures(t *testing.T, stage string) float64 {
+	t.Helper()
+	mfs, err := r.reg.Gather()
+	require.NoError(t, err)
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "offsetagent_stage_failures_total" {
+			continue
+		}
+		for _, m := range mf.Metric {
+			for _, lp := range m.Label {
+				if lp.GetName() == "stage" && lp.GetValue() == stage {
+					sum += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return sum
+}
+
 // waitMetric waits a little for a counter or gauge series to reach want, then asserts it: the
 // agent counts a request once its result is acknowledged, so a test that has just read the
 // result may look a moment too early.

@@ -68,14 +68,44 @@ offsetagent_requests_total{result="duplicate"} 1
 offsetagent_requests_total{result="failed"} 3
 offsetagent_requests_total{result="planned"} 1
 offsetagent_requests_total{result="succeeded"} 1
-# HELP offsetagent_stage_failures_total Requests that failed, by the stage that failed.
+# HELP offsetagent_stage_failures_total Requests that failed, by the stage that failed and the result's error code (Connect's HTTP status: 400, 403, 408, 409, 500, or other).
 # TYPE offsetagent_stage_failures_total counter
-offsetagent_stage_failures_total{stage="decode_request"} 1
-offsetagent_stage_failures_total{stage="validate_config"} 1
-offsetagent_stage_failures_total{stage="validate_offsets"} 1
-offsetagent_stage_failures_total{stage="wipe_offsets"} 0
-offsetagent_stage_failures_total{stage="write_config"} 0
-offsetagent_stage_failures_total{stage="write_offsets"} 0
+offsetagent_stage_failures_total{error_code="400",stage="decode_request"} 1
+offsetagent_stage_failures_total{error_code="403",stage="decode_request"} 0
+offsetagent_stage_failures_total{error_code="408",stage="decode_request"} 0
+offsetagent_stage_failures_total{error_code="409",stage="decode_request"} 0
+offsetagent_stage_failures_total{error_code="500",stage="decode_request"} 0
+offsetagent_stage_failures_total{error_code="other",stage="decode_request"} 0
+offsetagent_stage_failures_total{error_code="400",stage="validate_config"} 0
+offsetagent_stage_failures_total{error_code="403",stage="validate_config"} 0
+offsetagent_stage_failures_total{error_code="408",stage="validate_config"} 0
+offsetagent_stage_failures_total{error_code="409",stage="validate_config"} 1
+offsetagent_stage_failures_total{error_code="500",stage="validate_config"} 0
+offsetagent_stage_failures_total{error_code="other",stage="validate_config"} 0
+offsetagent_stage_failures_total{error_code="400",stage="validate_offsets"} 0
+offsetagent_stage_failures_total{error_code="403",stage="validate_offsets"} 0
+offsetagent_stage_failures_total{error_code="408",stage="validate_offsets"} 0
+offsetagent_stage_failures_total{error_code="409",stage="validate_offsets"} 0
+offsetagent_stage_failures_total{error_code="500",stage="validate_offsets"} 1
+offsetagent_stage_failures_total{error_code="other",stage="validate_offsets"} 0
+offsetagent_stage_failures_total{error_code="400",stage="wipe_offsets"} 0
+offsetagent_stage_failures_total{error_code="403",stage="wipe_offsets"} 0
+offsetagent_stage_failures_total{error_code="408",stage="wipe_offsets"} 0
+offsetagent_stage_failures_total{error_code="409",stage="wipe_offsets"} 0
+offsetagent_stage_failures_total{error_code="500",stage="wipe_offsets"} 0
+offsetagent_stage_failures_total{error_code="other",stage="wipe_offsets"} 0
+offsetagent_stage_failures_total{error_code="400",stage="write_config"} 0
+offsetagent_stage_failures_total{error_code="403",stage="write_config"} 0
+offsetagent_stage_failures_total{error_code="408",stage="write_config"} 0
+offsetagent_stage_failures_total{error_code="409",stage="write_config"} 0
+offsetagent_stage_failures_total{error_code="500",stage="write_config"} 0
+offsetagent_stage_failures_total{error_code="other",stage="write_config"} 0
+offsetagent_stage_failures_total{error_code="400",stage="write_offsets"} 0
+offsetagent_stage_failures_total{error_code="403",stage="write_offsets"} 0
+offsetagent_stage_failures_total{error_code="408",stage="write_offsets"} 0
+offsetagent_stage_failures_total{error_code="409",stage="write_offsets"} 0
+offsetagent_stage_failures_total{error_code="500",stage="write_offsets"} 0
+offsetagent_stage_failures_total{error_code="other",stage="write_offsets"} 0
 # HELP offsetagent_offsets_written_total Initial offsets written, by connector type (source records or sink group partitions).
 # TYPE offsetagent_offsets_written_total counter
 offsetagent_offsets_written_total{type="sink"} 0

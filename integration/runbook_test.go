@@ -73,7 +73,7 @@ func TestRunbookLogQueries(t *testing.T) {
 	cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{ID: ok})
 	require.Eventually(t, func() bool {
 		return a.metric(t, "offsetagent_requests_total", "result", "duplicate") == 1 &&
-			a.metric(t, "offsetagent_stage_failures_total", "stage", "decode_request") == 1
+			a.failures(t, "decode_request") == 1
 	}, resultWait, 50*time.Millisecond)
 	a.stop(t)
 

@@ -1,7 +1,8 @@
 // Command offsetagent creates Kafka Connect connectors with initial offsets (KIP-995) from
 // CloudEvents requests, writing directly to Connect's internal topics.
 //
-// Subcommands: run, publish, offsets, export, migrate, demo, version, healthcheck. See the README.
+// Subcommands: run, publish, offsets, results, export, migrate, demo, version, healthcheck,
+// pprof. See the README.
 package main
 
 import (
@@ -27,11 +28,14 @@ commands:
   publish [--wait] [--timeout D] [--mode binary|structured] [--dry-run] FILE|-
                             publish a KIP-995 body as a create request
   offsets NAME              print a connector's offsets in the GET /connectors/NAME/offsets shape
+  results [--failed] [-n N] print the latest N results (default 20; --failed: failed ones only,
+                            with their step, error code and message), one JSON object a line
   export [flags]            write one KIP-995 body per connector of Connect cluster A (JSON lines)
   migrate [flags]           export + create each connector on B through B's agents; a report
   demo                      embedded broker + agent + the seed example, then exit
   version                   print version, commit and Go version
   healthcheck               exit 0 if the agent on OFFSETAGENT_HTTP_ADDR is ready (for container healthchecks)
+  pprof on|off [--pid N]    switch the running agent's /debug/pprof (signals PID 1, the agent in its container)
 `
 
 // run dispatches a subcommand and returns the process exit code.
@@ -47,6 +51,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdPublish(args[1:], stdin, stdout, stderr)
 	case "offsets":
 		return cmdOffsets(args[1:], stdout, stderr)
+	case "results":
+		return cmdResults(args[1:], stdout, stderr)
+	case "pprof":
+		return cmdPprof(args[1:], stdout, stderr)
 	case "export":
 		return cmdExport(args[1:], stdout, stderr)
 	case "migrate":

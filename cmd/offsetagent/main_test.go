@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +112,32 @@ func TestPublishAndOffsets(t *testing.T) {
 	var offs, errBuf bytes.Buffer
 	require.Equal(t, 0, run([]string{"offsets", "file-src-1"}, strings.NewReader(""), &offs, &errBuf), errBuf.String())
 	require.JSONEq(t, `{"offsets":[{"partition":{"filename":"test.txt"},"offset":{"position":30}}]}`, offs.String())
+
+	// The runbooks' "error codes of recent failures": the latest failed results, oldest first.
+	results := func(args ...string) []resultLine {
+		var out, errOut bytes.Buffer
+		require.Equal(t, 0, run(append([]string{"results"}, args...), strings.NewReader(""), &out, &errOut), errOut.String())
+		var lines []resultLine
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			var r resultLine
+			require.NoError(t, json.Unmarshal([]byte(l), &r), l)
+			lines = append(lines, r)
+		}
+		return lines
+	}
+	steps := func(lines []resultLine) (out []string) {
+		for _, l := range lines {
+			out = append(out, fmt.Sprintf("%s %d", l.FailedStep, l.ErrorCode))
+		}
+		return out
+	}
+	failed := results("--failed", "-n", "20")
+	require.Equal(t, []string{"validate_offsets 500", "decode_request 400"}, steps(failed))
+	require.Equal(t, "/offsetagent/cli", failed[0].Source)
+	require.NotEmpty(t, failed[0].Message)
+	require.NotEmpty(t, failed[0].RequestID)
+	require.Equal(t, []string{"decode_request 400"}, steps(results("--failed", "-n", "1")))
+	require.Len(t, results(), 3, "every result without --failed")
 }
 
 // startEmbeddedAgent starts the embedded broker and `offsetagent run` against it, in-process,

@@ -71,6 +71,7 @@ func cmdRun(args []string, stderr io.Writer) int {
 		log.Error("build agent", "err", err)
 		return 2
 	}
+	switchPprofOnSignals(ctx, a) // `offsetagent pprof on|off`
 	log.Info("starting", "version", version, "brokers", strings.Join(cfg.Brokers, ","), "request_topic", cfg.RequestTopic)
 	if err := a.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		log.Error("agent stopped", "err", err)
