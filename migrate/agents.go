@@ -8,7 +8,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/offsetagent/offsetagent/agent"
+	"github.com/offsetagent/offsetagent/events"
 )
 
 // groupsPerDescribe bounds the group ids of one DescribeGroups request.
@@ -21,13 +21,13 @@ type agentsOnB struct {
 	// members on the request topic that advertise nothing (agents older than the
 	// advertisement, or other consumers).
 	serving, unknown []string
-	elsewhere        map[string]agent.Advertisement
+	elsewhere        map[string]events.Advertisement
 }
 
 // findAgents lists B's groups and describes them: which have members subscribed to the
-// request topic, and what Connect topics those members advertise (agent.Advertisement).
+// request topic, and what Connect topics those members advertise (events.Advertisement).
 func findAgents(ctx context.Context, cl *kafka.Client, to Target) (agentsOnB, error) {
-	found := agentsOnB{elsewhere: map[string]agent.Advertisement{}}
+	found := agentsOnB{elsewhere: map[string]events.Advertisement{}}
 	lg, err := cl.ListGroups(ctx, &kafka.ListGroupsRequest{})
 	if err == nil && lg.Error != nil {
 		err = lg.Error
@@ -48,14 +48,14 @@ func findAgents(ctx context.Context, cl *kafka.Client, to Target) (agentsOnB, er
 		for _, g := range dg.Groups {
 			// A group kafka-go cannot decode (not a consumer group: Connect's workers, say)
 			// has an error and no members.
-			var ads []agent.Advertisement
+			var ads []events.Advertisement
 			consumes, advertised := false, false
 			for _, m := range g.Members {
 				if !slices.Contains(m.MemberMetadata.Topics, to.RequestTopic) {
 					continue
 				}
 				consumes = true
-				if ad, ok := agent.ParseAdvertisement(m.MemberMetadata.UserData); ok {
+				if ad, ok := events.ParseAdvertisement(m.MemberMetadata.UserData); ok {
 					advertised = true
 					ads = append(ads, ad)
 				}
@@ -64,7 +64,7 @@ func findAgents(ctx context.Context, cl *kafka.Client, to Target) (agentsOnB, er
 			case !consumes:
 			case !advertised:
 				found.unknown = append(found.unknown, g.GroupID)
-			case slices.ContainsFunc(ads, func(a agent.Advertisement) bool {
+			case slices.ContainsFunc(ads, func(a events.Advertisement) bool {
 				return a.ConfigTopic == to.ConfigTopic && a.OffsetsTopic == to.OffsetsTopic
 			}):
 				found.serving = append(found.serving, g.GroupID)
