@@ -71,11 +71,22 @@ func readOffsets(ctx context.Context, cfg agent.Config, conns *agent.Connections
 	go func() { errc <- store.Run(ctx) }()
 	select {
 	case err := <-errc:
-		return nil, fmt.Errorf("read Connect topics: %w", err)
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("read Connect topics %q and %q: %w", cfg.ConfigTopic, cfg.OffsetsTopic, err)
 	case <-waitReady(ctx, store):
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	// A reader that stopped with an error: its cause, not "log is not running".
+	select {
+	case err := <-errc:
+		if err != nil {
+			return nil, fmt.Errorf("read Connect topics %q and %q: %w", cfg.ConfigTopic, cfg.OffsetsTopic, err)
+		}
+	default:
 	}
 	return handlers.Offsets(ctx, store, connectors.Builtin(), cfg.OffsetsTopic, name)
 }
