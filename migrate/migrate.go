@@ -218,7 +218,8 @@ func attemptOf(id string) int {
 
 // precheckTarget runs the checks of B before anything is stopped or published: B reachable,
 // B's Connect topics and the agents' topics exist with Connect's settings, A and B not the
-// same Connect cluster, and (with both REST URLs) B has the plugins the selection uses.
+// same Connect cluster, an agent consumes the request topic and serves B's Connect topics
+// (checkAgents), and (with both REST URLs) B has the plugins the selection uses.
 func precheckTarget(ctx context.Context, src *source, clusterA string, to Target) (*restReader, error) {
 	cl := &kafka.Client{Addr: kafka.TCP(to.Brokers...), Timeout: 30 * time.Second}
 	if to.Transport != nil {
