@@ -9,11 +9,11 @@ BENCH_SCENARIOS ?= bulk latency many flat migrate view
 BENCH_REAL_ROUNDS ?= 9
 FUZZTIME  ?= 15s
 IMAGE     ?= offsetagent:$(VERSION)
-# promtool, pinned as a Go tool dependency in a module of its own (tools/promtool/go.mod).
-PROMTOOL  := $(GO) -C tools/promtool tool promtool
+# promtool: Debian's prometheus package ships it (apt-get install prometheus; .ci/run installs it).
+PROMTOOL  ?= promtool
 
 .DEFAULT_GOAL := help
-.PHONY: help build test test-memory test-real test-integration-real bench bench-real demo demo-real demo-cdc lint fmt tidy docker up fuzz chaos
+.PHONY: help build test test-memory test-real test-integration-real bench bench-real demo demo-migrate demo-real demo-cdc lint fmt tidy docker up fuzz chaos
 
 help: ## Show this help
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
@@ -26,7 +26,8 @@ build: ## Build bin/offsetagent
 REAL_KAFKA_SKIP = $(if $(shell command -v java),$(if $(shell command -v mvn),,mvn is not on the PATH (needed for the first jar download)),java is not on the PATH)
 
 test: ## Run every test with the race detector (embedded broker; real Kafka and Connect too when java and mvn are on the PATH)
-	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka, integration/realkafka/compat39): Apache Kafka and a Connect worker as JVM processes")
+	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka/...): Apache Kafka and Connect workers as JVM processes, PostgreSQL and Debezium")
+	@command -v $(PROMTOOL) >/dev/null || echo "SKIP alert rules' unit tests (deploy): promtool is not on the PATH (apt-get install prometheus)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_PROMTOOL)), - OFFSETAGENT_REQUIRE_PROMTOOL=1 makes that a failure,)"
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 test-real: ## Run only the real Kafka tiers, verbosely (Apache Kafka brokers + Connect workers as JVM processes: 4.3.1, 3.9.1 in compat39; PostgreSQL + Debezium in cdc)
@@ -50,6 +51,9 @@ bench-real: ## The load scenarios against real Apache Kafka: a fresh JVM broker 
 demo: ## Embedded broker + agent + the seed example, printing the results and Connect's records
 	$(GO) run ./cmd/offsetagent demo
 
+demo-migrate: ## Two Connect clusters on embedded brokers: export, migrate --dry-run, migrate and a re-run, as a user sees them
+	$(GO) run ./cmd/offsetagent demo-migrate
+
 demo-real: ## Apache Kafka + a Connect worker + the agent: the seed example in Connect's own REST answers
 	$(GO) run ./integration/realkafka/cmd/realkafka demo
 
@@ -69,7 +73,8 @@ test-memory: ## The agent's peak RSS under the in-flight bound, every case (idle
 chaos: ## The chaos test at a larger size
 	CHAOS_REQUESTS=150 $(GO) test -race -count=1 -run TestChaos -v -timeout 20m ./integration/
 
-lint: ## go vet, gofmt check, and the alert rules: promtool check and unit tests
+lint: ## go vet, gofmt check, and the alert rules: promtool check and unit tests (promtool from Debian's prometheus package)
+	@command -v $(PROMTOOL) >/dev/null || (echo "promtool not found: apt-get install prometheus, or PROMTOOL=/path/to/promtool"; exit 1)
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(PROMTOOL) check rules $(abspath deploy/prometheus/alerts.yaml)

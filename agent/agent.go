@@ -36,6 +36,9 @@ type Options struct {
 	// Stages, when not nil, replaces the staged creation (benchmarks measure the request/result
 	// loop with a no-op here).
 	Stages Processor
+	// Backoff, when its Attempts is not 0, replaces the stages' retry schedule
+	// (kafkaio.DefaultBackoff): tests that go through every attempt use short delays.
+	Backoff kafkaio.Backoff
 }
 
 // Processor turns a decoded request into an outcome. *handlers.Creator is the real one.
@@ -174,6 +177,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 			Validator:            validator,
 			ManagedBy:            cfg.ConnectorsManagedBy,
 			Fault:                opts.Fault,
+			Backoff:              opts.Backoff,
 			Logger:               opts.Logger,
 			Principal:            a.principal,
 		})

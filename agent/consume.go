@@ -28,6 +28,8 @@ func (a *Agent) consume(ctx, work context.Context) error {
 		Brokers: a.cfg.Brokers,
 		Dialer:  a.conns.Dialer,
 		Topics:  []string{a.cfg.RequestTopic},
+		// The agent's topics, for migrate's precheck (advertise.go).
+		GroupBalancers: groupBalancers(a.cfg),
 		// A new group begins at the earliest request: requests published while no agent
 		// ran are processed when one starts.
 		StartOffset:           kafka.FirstOffset,

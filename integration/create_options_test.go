@@ -153,7 +153,11 @@ func TestConnectRESTUnreachable(t *testing.T) {
 	require.NoError(t, err)
 	cfg.ConnectURL = "http://" + ln.Addr().String()
 	require.NoError(t, ln.Close())
-	a := startAgent(t, cfg, agent.Options{})
+	// Every attempt of the default schedule, with millisecond delays: the default's own delays
+	// (up to 5 s each, about 25 s in all) prove nothing more here.
+	backoff := kafkaio.DefaultBackoff()
+	backoff.Base, backoff.Max = time.Millisecond, 10*time.Millisecond
+	a := startAgent(t, cfg, agent.Options{Backoff: backoff})
 	cl := newClient(t, cfg)
 
 	id := cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{})

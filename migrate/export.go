@@ -310,6 +310,9 @@ func (s *source) collect(ctx context.Context) ([]*Entry, error) {
 		}
 		entries = append(entries, e)
 	}
+	if len(entries) == 0 {
+		return nil, noneSelected(all)
+	}
 	s.resolveStates(entries)
 	if s.opts.StopSource {
 		if err := s.stopPrecheck(entries); err != nil {

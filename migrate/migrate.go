@@ -36,6 +36,9 @@ type Target struct {
 	// Compression is the codec requests are published with (default
 	// events.DefaultRequestCompression).
 	Compression events.Compression
+	// RequireAgent refuses the migration when no agent consumes RequestTopic (without it,
+	// a warning: the requests wait for an agent until the run's timeout).
+	RequireAgent bool
 	// MaxRequestBytes is the largest request record B's agents take, their
 	// OFFSETAGENT_MAX_REQUEST_BYTES (default 16 MiB): a connector whose request is larger
 	// fails at publish_request, alone.
@@ -238,7 +241,8 @@ func attemptOf(id string) int {
 
 // precheckTarget runs the checks of B before anything is stopped or published: B reachable,
 // B's Connect topics and the agents' topics exist with Connect's settings, A and B not the
-// same Connect cluster, and (with both REST URLs) B has the plugins the selection uses.
+// same Connect cluster, an agent consumes the request topic and serves B's Connect topics
+// (checkAgents), and (with both REST URLs) B has the plugins the selection uses.
 func precheckTarget(ctx context.Context, src *source, clusterA string, to Target) (*restReader, error) {
 	cl := &kafka.Client{Addr: kafka.TCP(to.Brokers...), Timeout: 30 * time.Second}
 	if to.Transport != nil {
@@ -262,6 +266,11 @@ func precheckTarget(ctx context.Context, src *source, clusterA string, to Target
 	}
 	if src.opts.Topics != nil && clusterA == clusterB && src.opts.Topics.ConfigTopic == to.ConfigTopic {
 		return nil, precheckf("A and B are the same Connect cluster (Kafka cluster %q, config topic %q)", clusterA, to.ConfigTopic)
+	}
+	if warning, err := checkAgents(ctx, cl, to, to.RequireAgent); err != nil {
+		return nil, err
+	} else if warning != "" {
+		src.opts.Logger.Warn(warning)
 	}
 	if src.rest == nil || to.ConnectURL == "" {
 		return nil, nil

@@ -43,7 +43,10 @@ const demoInvalidRequest = `{
   ]
 }`
 
-func cmdDemo(_ []string, stdout, stderr io.Writer) int {
+func cmdDemo(args []string, stdout, stderr io.Writer) int {
+	if code, done := noFlags("demo", args, stdout, stderr); done {
+		return code
+	}
 	if err := demo(context.Background(), stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "offsetagent demo: %v\n", err)
 		return 1

@@ -1,8 +1,8 @@
 // Command offsetagent creates Kafka Connect connectors with initial offsets (KIP-995) from
 // CloudEvents requests, writing directly to Connect's internal topics.
 //
-// Subcommands: run, publish, offsets, results, export, migrate, demo, version, healthcheck,
-// pprof. See the README.
+// Subcommands: run, publish, offsets, results, export, migrate, demo, demo-migrate, version,
+// healthcheck, pprof. See the README; `offsetagent COMMAND --help` prints a command's flags.
 package main
 
 import (
@@ -33,9 +33,12 @@ commands:
   export [flags]            write one KIP-995 body per connector of Connect cluster A (JSON lines)
   migrate [flags]           export + create each connector on B through B's agents; a report
   demo                      embedded broker + agent + the seed example, then exit
+  demo-migrate              two Connect clusters on an embedded broker: export, migrate --dry-run, migrate, again
   version                   print version, commit and Go version
   healthcheck               exit 0 if the agent on OFFSETAGENT_HTTP_ADDR is ready (for container healthchecks)
   pprof on|off [--pid N]    switch the running agent's /debug/pprof (signals PID 1, the agent in its container)
+
+Run 'offsetagent COMMAND --help' for a command's flags.
 `
 
 // run dispatches a subcommand and returns the process exit code.
@@ -46,7 +49,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "run":
-		return cmdRun(args[1:], stderr)
+		return cmdRun(args[1:], stdout, stderr)
 	case "publish":
 		return cmdPublish(args[1:], stdin, stdout, stderr)
 	case "offsets":
@@ -61,9 +64,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return cmdMigrate(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
+	case "demo-migrate":
+		return cmdDemoMigrate(args[1:], stdout, stderr)
 	case "version":
+		if code, done := noFlags("version", args[1:], stdout, stderr); done {
+			return code
+		}
 		return cmdVersion(stdout)
 	case "healthcheck":
+		if code, done := noFlags("healthcheck", args[1:], stdout, stderr); done {
+			return code
+		}
 		return cmdHealthcheck(stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)

@@ -27,7 +27,7 @@ func TestCommandLine(t *testing.T) {
 		{name: "help", args: []string{"help"}, code: 0, stdout: "commands:"},
 		{name: "version", args: []string{"version"}, code: 0, stdout: "offsetagent dev (commit unknown, go1."},
 		{name: "publish without file", args: []string{"publish"}, code: 2, stderr: "usage: offsetagent publish"},
-		{name: "offsets without name", args: []string{"offsets"}, code: 2, stderr: "usage: offsetagent offsets NAME"},
+		{name: "offsets without name", args: []string{"offsets"}, code: 2, stderr: "usage: offsetagent offsets [--connect-timeout D] NAME"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

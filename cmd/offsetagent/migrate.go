@@ -61,7 +61,7 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.unset, "unset", "config key removed from every selected connector (repeatable)")
 	fs.StringVar(&f.initialState, "initial-state", "", "RUNNING, PAUSED or STOPPED: overrides the state carried over from A")
 	fs.StringVar(&f.sinkOffsets, "sink-offsets", "", "copy, none or translate: what happens to sink offsets (default: translate with --mm2-source-alias, else copy)")
-	fs.BoolVar(&f.stopSource, "stop-source", false, "stop each selected connector on A first and wait for its final commit (needs --from-connect-url; for sinks --from-brokers)")
+	fs.BoolVar(&f.stopSource, "stop-source", false, "stop each selected connector on A first and wait for its final commit (needs --from-connect-url; for sinks --from-brokers; with export also --to-brokers, for the state records)")
 	fs.StringVar(&f.stateTopic, "state-topic", migrate.DefaultStateTopic, "compacted topic on B (--to-brokers) where --stop-source records each connector's state on A before stopping it")
 	fs.StringVar(&f.toBrokers, "to-brokers", "", "B's bootstrap brokers")
 	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
@@ -210,16 +210,17 @@ func splitList(s string) []string {
 	return out
 }
 
-// parseFleet parses args into fs and refuses positional arguments.
-func parseFleet(fs *flag.FlagSet, args []string, stderr io.Writer) bool {
-	if err := fs.Parse(args); err != nil {
-		return false
+// parseFleet parses args into fs and refuses positional arguments; --help prints the usage
+// (usage.go). done says the command must return code now.
+func parseFleet(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, done bool) {
+	if code, done := parseArgs(fs, args, stdout, stderr); done {
+		return code, true
 	}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "offsetagent %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		return false
+		return 2, true
 	}
-	return true
+	return 0, false
 }
 
 // setup builds the options of the flags, with each cluster's client settings (security.go)
@@ -253,26 +254,33 @@ func (f *fleetFlags) setup(ctx context.Context, stderr io.Writer) (migrate.Optio
 
 func cmdExport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var f fleetFlags
 	f.register(fs)
 	out := fs.String("o", "", "write the bodies to this file instead of stdout")
 	migrationID := fs.String("migration-id", "", "with --stop-source: the migration whose state records to use (default: the id migrate derives from the same flags)")
-	if !parseFleet(fs, args, stderr) {
-		return 2
+	connectTimeout := connectTimeoutFlag(fs)
+	if code, done := parseFleet(fs, args, stdout, stderr); done {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts, _, _, err := f.setup(ctx, stderr)
+	opts, _, cl, err := f.setup(ctx, stderr)
 	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+		return 2
+	}
+	if err := opts.Check(); err != nil {
+		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+		return 2
+	}
+	if err := f.reach(ctx, stderr, cl, *connectTimeout, f.stopSource || f.mm2SourceAlias != ""); err != nil {
 		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
 		return 2
 	}
 	opts.States.MigrationID = *migrationID
 	rep, err := migrate.Export(ctx, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
-		return 2
+		return fleetError(stderr, "export", err)
 	}
 	w := stdout
 	if *out != "" {
@@ -293,11 +301,10 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 
 func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var f fleetFlags
 	f.register(fs)
-	requestTopic := fs.String("request-topic", "", "B's request topic (default: OFFSETAGENT_REQUEST_TOPIC or the agent's default)")
-	resultTopic := fs.String("result-topic", "", "B's result topic (default: OFFSETAGENT_RESULT_TOPIC or the agent's default)")
+	requestTopic := fs.String("request-topic", "", "the request topic B's agents consume")
+	resultTopic := fs.String("result-topic", "", "the result topic B's agents write")
 	migrationID := fs.String("migration-id", "", "the migration's id (default: derived from A's cluster id and the selection)")
 	concurrency := fs.Int("concurrency", 16, "requests in flight")
 	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the run: the requests' deadline, which B's agents honour (0: none; refused with --stop-source)")
@@ -305,10 +312,14 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	dry := fs.Bool("dry-run", false, "publish dry-run requests: print the plans, change nothing on B")
 	toConnectURL := fs.String("to-connect-url", "", "B's Connect REST API (optional, for the prechecks and --verify; credentials: --to-connect-config or OFFSETAGENT_TO_CONNECT_USER_INFO)")
 	toConnectConfig := fs.String("to-connect-config", "", "properties file for B's Connect REST API: basic.auth.user.info, ssl.truststore.*, ssl.keystore.* (PEM)")
+	toConfigTopic := fs.String("to-config-topic", "", "B's Connect config topic")
+	toOffsetsTopic := fs.String("to-offsets-topic", "", "B's Connect offsets topic")
+	allowNoAgent := fs.Bool("allow-no-agent", false, "publish even when no agent consumes B's request topic now: the requests wait for one until --timeout")
+	connectTimeout := connectTimeoutFlag(fs)
 	var sf strimziFlags
 	sf.register(fs)
-	if !parseFleet(fs, args, stderr) {
-		return 2
+	if code, done := parseFleet(fs, args, stdout, stderr); done {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -346,10 +357,24 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	if *resultTopic != "" {
 		mo.To.ResultTopic = *resultTopic
 	}
-	rep, err := migrate.Migrate(ctx, mo)
-	if err != nil {
+	if *toConfigTopic != "" {
+		mo.To.ConfigTopic = *toConfigTopic
+	}
+	if *toOffsetsTopic != "" {
+		mo.To.OffsetsTopic = *toOffsetsTopic
+	}
+	mo.To.RequireAgent = !*allowNoAgent
+	if err := mo.Check(); err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
 		return 2
+	}
+	if err := f.reach(ctx, stderr, cl, *connectTimeout, true); err != nil {
+		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+		return 2
+	}
+	rep, err := migrate.Migrate(ctx, mo)
+	if err != nil {
+		return fleetError(stderr, "migrate", err)
 	}
 	if *dry {
 		if err := rep.WritePlans(stdout); err != nil {

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,10 +21,16 @@ import (
 )
 
 func cmdOffsets(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 1 {
-		fmt.Fprintln(stderr, "usage: offsetagent offsets NAME")
+	fs := flag.NewFlagSet("offsets", flag.ContinueOnError)
+	connectTimeout := connectTimeoutFlag(fs)
+	if code, done := parseArgs(fs, args, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: offsetagent offsets [--connect-timeout D] NAME")
 		return 2
 	}
+	name := fs.Arg(0)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg, conns, err := clientConfig(ctx)
@@ -30,11 +38,16 @@ func cmdOffsets(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "offsetagent: %v\n", err)
 		return 2
 	}
+	if err := reach(ctx, stderr, conns.Transport, *connectTimeout, 500*time.Millisecond,
+		cluster{"the Kafka cluster", "OFFSETAGENT_BROKERS", cfg.Brokers, nil}); err != nil {
+		fmt.Fprintf(stderr, "offsetagent offsets: %v\n", err)
+		return 1
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	offs, err := readOffsets(ctx, cfg, conns, args[0])
+	offs, err := readOffsets(ctx, cfg, conns, name)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent offsets: %s on %s: %v\n", name, strings.Join(cfg.Brokers, ","), err)
 		return 1
 	}
 	enc := json.NewEncoder(stdout)
@@ -58,11 +71,22 @@ func readOffsets(ctx context.Context, cfg agent.Config, conns *agent.Connections
 	go func() { errc <- store.Run(ctx) }()
 	select {
 	case err := <-errc:
-		return nil, fmt.Errorf("read Connect topics: %w", err)
+		if err == nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("read Connect topics %q and %q: %w", cfg.ConfigTopic, cfg.OffsetsTopic, err)
 	case <-waitReady(ctx, store):
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	// A reader that stopped with an error: its cause, not "log is not running".
+	select {
+	case err := <-errc:
+		if err != nil {
+			return nil, fmt.Errorf("read Connect topics %q and %q: %w", cfg.ConfigTopic, cfg.OffsetsTopic, err)
+		}
+	default:
 	}
 	return handlers.Offsets(ctx, store, connectors.Builtin(), cfg.OffsetsTopic, name)
 }

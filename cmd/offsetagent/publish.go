@@ -20,14 +20,14 @@ import (
 
 func cmdPublish(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	wait := fs.Bool("wait", false, "wait for the result event, print it and exit non-zero when it failed")
 	timeout := fs.Duration("timeout", 60*time.Second, "how long --wait waits")
 	mode := fs.String("mode", "binary", "CloudEvents Kafka binding mode: binary or structured")
 	dry := fs.Bool("dry-run", false, "ask for a plan instead of acting (CloudEvent extension dryrun=true)")
 	source := fs.String("source", "/offsetagent/cli", "the request's CloudEvent source")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	connectTimeout := connectTimeoutFlag(fs)
+	if code, done := parseArgs(fs, args, stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "usage: offsetagent publish [--wait] [--timeout D] [--mode binary|structured] [--dry-run] FILE|-")
@@ -50,6 +50,11 @@ func cmdPublish(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent: %v\n", err)
 		return 2
+	}
+	if err := reach(ctx, stderr, conns.Transport, *connectTimeout, 500*time.Millisecond,
+		cluster{"the Kafka cluster", "OFFSETAGENT_BROKERS", cfg.Brokers, nil}); err != nil {
+		fmt.Fprintf(stderr, "offsetagent publish: %v\n", err)
+		return 1
 	}
 	res, err := publish(ctx, cfg, conns, body, events.RequestOptions{Mode: events.Mode(*mode), Source: *source, DryRun: *dry}, *wait, *timeout)
 	if err != nil {

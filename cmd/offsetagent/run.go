@@ -23,11 +23,14 @@ import (
 // embeddedAddr is where `run --embedded-broker` and `demo` listen.
 const embeddedAddr = "127.0.0.1:9092"
 
-func cmdRun(args []string, stderr io.Writer) int {
+func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	embedded := fs.Bool("embedded-broker", false, "start an in-process Kafka broker on "+embeddedAddr+" holding Connect's topics")
-	if err := fs.Parse(args); err != nil {
+	if code, done := parseArgs(fs, args, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "offsetagent run: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/agent"
+	"github.com/offsetagent/offsetagent/events"
+)
+
+// The connectors of the migration demo's Connect cluster A: sources and a sink, running,
+// paused and stopped, with offsets and without.
+var demoFleet = []string{
+	demoRequest, // file-src-1: a running source at position 30
+	`{"name":"orders-src","config":{"connector.class":"FileStreamSource","file":"orders.txt","topic":"orders","tasks.max":"1"},` +
+		`"initial_state":"PAUSED","initial_offsets":[{"partition":{"filename":"orders.txt"},"offset":{"position":4096}}]}`,
+	`{"name":"orders-sink","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","file":"orders.out","topics":"orders"},` +
+		`"initial_offsets":[{"partition":{"kafka_topic":"orders","kafka_partition":0},"offset":{"kafka_offset":120}},` +
+		`{"partition":{"kafka_topic":"orders","kafka_partition":1},"offset":{"kafka_offset":75}}]}`,
+	`{"name":"legacy-src","config":{"connector.class":"FileStreamSource","file":"legacy.txt","topic":"legacy"},"initial_state":"STOPPED"}`,
+}
+
+// demoTopic is the topic the demo's sink reads, on A and on B (MirrorMaker 2 would keep its
+// name with the identity policy; across a copy that keeps offsets, --sink-offsets copy is right).
+const demoTopic = "orders"
+
+func cmdDemoMigrate(args []string, stdout, stderr io.Writer) int {
+	if code, done := noFlags("demo-migrate", args, stdout, stderr); done {
+		return code
+	}
+	if err := demoMigrate(context.Background(), stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "offsetagent demo-migrate: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// demoCluster is one Connect cluster of the demo: an embedded broker holding its Connect
+// topics, and an agent on them.
+type demoCluster struct {
+	name   string
+	broker *embeddedBroker
+	cfg    agent.Config
+	conns  *agent.Connections
+	stop   func()
+}
+
+// startDemoCluster starts an embedded broker with the sink's topic and an agent on it, and
+// waits until the agent is ready (it consumes the request topic).
+func startDemoCluster(ctx context.Context, name string, stderr io.Writer) (*demoCluster, error) {
+	b, err := startEmbedded("127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	c := &demoCluster{name: name, broker: b, stop: b.Close}
+	if c.cfg, err = loadConfig(ctx); err != nil {
+		c.stop()
+		return nil, err
+	}
+	c.cfg.Brokers, c.cfg.CreateConnectTopics = []string{b.Addr()}, true
+	if c.conns, err = agent.NewConnections(c.cfg.Security); err != nil {
+		c.stop()
+		return nil, err
+	}
+	cl := &kafka.Client{Addr: kafka.TCP(b.Addr()), Timeout: 10 * time.Second}
+	if _, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
+		{Topic: demoTopic, NumPartitions: 2, ReplicationFactor: 1}}}); err != nil {
+		c.stop()
+		return nil, fmt.Errorf("create topic %s on %s: %w", demoTopic, name, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		c.stop()
+		return nil, err
+	}
+	reg := newRegistry()
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	a, err := agent.New(c.cfg, agent.Options{Logger: log, Registry: reg, Gatherer: reg, Version: version, Listener: ln})
+	if err != nil {
+		c.stop()
+		return nil, err
+	}
+	actx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- a.Run(actx) }()
+	c.stop = func() { cancel(); <-done; b.Close() }
+	if err := waitAgentReady(ctx, "http://"+ln.Addr().String()+"/readyz", done); err != nil {
+		c.stop()
+		return nil, fmt.Errorf("%s's agent: %w", name, err)
+	}
+	return c, nil
+}
+
+// waitAgentReady polls readyz (at most 30 s) until it answers 200.
+func waitAgentReady(ctx context.Context, readyz string, done <-chan error) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, readyz, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case err := <-done:
+			return fmt.Errorf("stopped: %v", err)
+		case <-ctx.Done():
+			return errors.New("not ready within 30s")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// demoMigrate is `make demo-migrate`: Connect cluster A with a few connectors, Connect
+// cluster B with its agent, then export, a dry run, the migration and a re-run, each printed
+// as a user sees it, and what is on B at the end.
+func demoMigrate(ctx context.Context, stdout, stderr io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	a, err := startDemoCluster(ctx, "A", stderr)
+	if err != nil {
+		return err
+	}
+	defer a.stop()
+	fmt.Fprintf(stdout, "== Connect cluster A: Kafka at %s, Connect topics %s and %s\n", a.broker.Addr(), a.cfg.ConfigTopic, a.cfg.OffsetsTopic)
+	for _, body := range demoFleet {
+		res, err := publish(ctx, a.cfg, a.conns, []byte(body), events.RequestOptions{Source: "/offsetagent/demo"}, true, 30*time.Second)
+		if err != nil {
+			return fmt.Errorf("seed A: %w", err)
+		}
+		if res.Type != events.TypeCreateSucceeded {
+			return fmt.Errorf("seed A: %s: %s", res.Subject, res.Data.Message)
+		}
+		written := 0
+		if res.Data.OffsetsWritten != nil {
+			written = *res.Data.OffsetsWritten
+		}
+		fmt.Fprintf(stdout, "   %-12s %s, %s, %d offsets\n", res.Subject, res.Data.Type, res.Data.InitialState, written)
+	}
+	b, err := startDemoCluster(ctx, "B", stderr)
+	if err != nil {
+		return err
+	}
+	defer b.stop()
+	fmt.Fprintf(stdout, "== Connect cluster B: Kafka at %s, Connect topics %s and %s, its agent consumes %s\n",
+		b.broker.Addr(), b.cfg.ConfigTopic, b.cfg.OffsetsTopic, b.cfg.RequestTopic)
+
+	dir, err := os.MkdirTemp("", "offsetagent-demo-migrate-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	from, to := []string{"--from-brokers", a.broker.Addr()}, []string{"--to-brokers", b.broker.Addr()}
+	steps := []struct {
+		say  string
+		args []string
+		want int
+	}{
+		{"export: one KIP-995 body per connector of A (the file is 0600: bodies hold secrets)",
+			append(append([]string{"export"}, from...), "-o", filepath.Join(dir, "bodies.jsonl")), 0},
+		{"a selection that matches nothing is an error, not an empty success",
+			append(append(append([]string{"migrate"}, from...), to...), "--include", "order-.*"), 1},
+		{"the dry run: B's agent plans each connector and changes nothing",
+			append(append(append([]string{"migrate"}, from...), to...), "--dry-run"), 0},
+		{"the migration", append(append([]string{"migrate"}, from...), to...), 0},
+		{"again: each connector already exists on B from this migration, nothing is written twice",
+			append(append([]string{"migrate"}, from...), to...), 0},
+	}
+	for _, s := range steps {
+		fmt.Fprintf(stdout, "\n== %s\n$ offsetagent %s\n", s.say, strings.Join(s.args, " "))
+		// As a user sees it: both streams on the terminal.
+		if code := run(s.args, strings.NewReader(""), stdout, stdout); code != s.want {
+			return fmt.Errorf("offsetagent %s: exit status %d, want %d", s.args[0], code, s.want)
+		}
+		if s.args[0] == "export" {
+			bodies, err := os.ReadFile(filepath.Join(dir, "bodies.jsonl"))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "$ cat bodies.jsonl\n%s", bodies)
+		}
+	}
+	fmt.Fprintf(stdout, "\n== now on B: the records of %s and %s, as a Connect worker would have written them\n", b.cfg.ConfigTopic, b.cfg.OffsetsTopic)
+	for _, topic := range []string{b.cfg.ConfigTopic, b.cfg.OffsetsTopic} {
+		fmt.Fprintf(stdout, "-- %s\n", topic)
+		if err := dumpTopic(ctx, b.cfg, b.conns, topic, stdout); err != nil {
+			return err
+		}
+	}
+	return demoSinkGroup(ctx, b, "connect-orders-sink", stdout)
+}
+
+// demoSinkGroup prints the committed offsets of group on c's topic demoTopic.
+func demoSinkGroup(ctx context.Context, c *demoCluster, group string, w io.Writer) error {
+	cl := &kafka.Client{Addr: kafka.TCP(c.cfg.Brokers...), Timeout: 10 * time.Second}
+	resp, err := cl.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{demoTopic: {0, 1}}})
+	if err == nil && resp.Error != nil {
+		err = resp.Error
+	}
+	if err != nil {
+		return fmt.Errorf("read group %s on B: %w", group, err)
+	}
+	fmt.Fprintf(w, "-- group %s (the sink's offsets)\n", group)
+	for _, p := range resp.Topics[demoTopic] {
+		fmt.Fprintf(w, "  %s partition %d: offset %d\n", demoTopic, p.Partition, p.CommittedOffset)
+	}
+	return nil
+}

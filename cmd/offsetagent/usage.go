@@ -1,0 +1,239 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// cmdHelp is what `offsetagent COMMAND --help` prints besides the flags.
+type cmdHelp struct {
+	// synopsis is the usage line after "usage: ".
+	synopsis string
+	// about says what the command does, one paragraph.
+	about string
+	// required names the flags the command cannot run without, marked "(required)".
+	required []string
+	// env maps a flag to the OFFSETAGENT_* variable its default comes from when the flag is
+	// not given; the variable's own default is the flag's DefValue or envDefault.
+	env map[string]string
+	// envDefault is the default of an env-backed flag whose DefValue is "".
+	envDefault map[string]string
+	// after is printed after the flags: outputs, exit status, where to read more.
+	after string
+}
+
+// helps holds every subcommand's help.
+var helps = map[string]cmdHelp{
+	"run": {
+		synopsis: "offsetagent run [--embedded-broker]",
+		about: "Run the agent: consume create requests from the request topic and write Connect's topics.\n" +
+			"Configuration comes from OFFSETAGENT_* variables (see docs/operations.md).",
+		after: "Exit status: 0 stopped by SIGINT/SIGTERM, 1 the agent failed, 2 invalid configuration.",
+	},
+	"publish": {
+		synopsis: "offsetagent publish [--wait] [--timeout D] [--mode binary|structured] [--dry-run] FILE|-",
+		about: "Publish a KIP-995 body (POST /connectors with initial_offsets) from FILE, or stdin with -, as a\n" +
+			"create request to OFFSETAGENT_REQUEST_TOPIC on OFFSETAGENT_BROKERS.",
+		after: "Output: without --wait nothing; the request is published when the command exits 0.\n" +
+			"With --wait, the result event as indented JSON on stdout: {\"type\": \"offsetagent.connector.create.\n" +
+			"succeeded|failed|planned\", \"subject\": NAME, \"data\": {...}} (data as in docs/events.md).\n" +
+			"Exit status: 0 published (with --wait: succeeded or planned), 1 failed, no result within\n" +
+			"--timeout or a broker that does not answer, 2 bad usage or configuration.",
+	},
+	"offsets": {
+		synopsis: "offsetagent offsets [--connect-timeout D] NAME",
+		about: "Print connector NAME's offsets as GET /connectors/NAME/offsets shows them, read from the\n" +
+			"Connect topics OFFSETAGENT_CONFIG_TOPIC and OFFSETAGENT_OFFSETS_TOPIC on OFFSETAGENT_BROKERS.",
+		after: "Exit status: 0 printed, 1 not readable (the message names the broker and the cause), 2 bad usage.",
+	},
+	"export": {
+		synopsis: "offsetagent export (--from-brokers HOSTS | --from-connect-url URL) [flags]",
+		about: "Read Connect cluster A and write one KIP-995 create body per selected connector, as JSON\n" +
+			"lines, to stdout or -o FILE (mode 0600: the bodies hold the configs' secrets in plain text).\n" +
+			"The summary table goes to stderr; every exported connector's outcome is \"planned\".",
+		required: []string{"from-brokers|from-connect-url"},
+		after: "Exit status: 0 every selected connector exported (planned), 1 any skipped or failed, or\n" +
+			"a selection that matches no connector, 2 bad flags, an unreachable cluster or a refused precheck.\n" +
+			"See docs/migration.md.",
+	},
+	"migrate": {
+		synopsis: "offsetagent migrate --to-brokers HOSTS (--from-brokers HOSTS | --from-connect-url URL) [flags]",
+		about: "Export the selected connectors of Connect cluster A and create each on Connect cluster B\n" +
+			"through the agents running on B, offsets included; print a table of outcomes.",
+		required: []string{"to-brokers", "from-brokers|from-connect-url"},
+		env: map[string]string{"to-config-topic": "OFFSETAGENT_CONFIG_TOPIC", "to-offsets-topic": "OFFSETAGENT_OFFSETS_TOPIC",
+			"request-topic": "OFFSETAGENT_REQUEST_TOPIC", "result-topic": "OFFSETAGENT_RESULT_TOPIC"},
+		envDefault: map[string]string{"to-config-topic": "connect-configs", "to-offsets-topic": "connect-offsets",
+			"request-topic": "connect-offset-requests", "result-topic": "connect-offset-results"},
+		after: "SASL and TLS for A and B come from OFFSETAGENT_SASL_* and OFFSETAGENT_TLS_*.\n" +
+			"Before publishing, migrate checks that an agent consumes B's request topic and serves B's\n" +
+			"Connect topics (--to-config-topic, --to-offsets-topic).\n" +
+			"Outcomes: succeeded, planned (--dry-run), failed, skipped, pending.\n" +
+			"Exit status: 0 every selected connector succeeded (or planned), 1 any failed, skipped or\n" +
+			"pending, or a selection that matches no connector, 2 bad flags, an unreachable cluster or a\n" +
+			"refused precheck (nothing stopped or published). See docs/migration.md.",
+	},
+	"demo": {
+		synopsis: "offsetagent demo",
+		about:    "Start an embedded broker and an agent, publish KIP-995's seed example, print the results\nand Connect's records, then exit.",
+	},
+	"demo-migrate": {
+		synopsis: "offsetagent demo-migrate",
+		about: "On an embedded broker: Connect cluster A with a few connectors and cluster B with its agent;\n" +
+			"run export, migrate --dry-run, migrate and migrate again as a user would, and print what is on B.",
+	},
+	"version": {
+		synopsis: "offsetagent version",
+		about:    "Print the version, the commit and the Go version.",
+	},
+	"healthcheck": {
+		synopsis: "offsetagent healthcheck",
+		about: "Exit 0 when the agent listening on OFFSETAGENT_HTTP_ADDR's port answers /readyz with 200,\n" +
+			"else 1 (for container healthchecks: the image has no shell or curl).",
+	},
+}
+
+// parseArgs parses args into fs. --help (or -h) prints the command's usage on stdout; a bad
+// flag prints the error and a pointer to --help on stderr. done says the command must return
+// code now.
+func parseArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, done bool) {
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			writeUsage(stdout, fs)
+			return 0, true
+		}
+		fmt.Fprintf(stderr, "run 'offsetagent %s --help' for usage\n", fs.Name())
+		return 2, true
+	}
+	return 0, false
+}
+
+// noFlags parses the arguments of a command that takes none.
+func noFlags(name string, args []string, stdout, stderr io.Writer) (int, bool) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	if code, done := parseArgs(fs, args, stdout, stderr); done {
+		return code, true
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "offsetagent %s: unexpected argument %q\n", name, fs.Arg(0))
+		return 2, true
+	}
+	return 0, false
+}
+
+// writeUsage writes fs's usage: the synopsis, what the command does, every flag with its
+// argument, whether it is required and where its default comes from.
+func writeUsage(w io.Writer, fs *flag.FlagSet) {
+	h := helps[fs.Name()]
+	fmt.Fprintf(w, "usage: %s\n", h.synopsis)
+	if h.about != "" {
+		fmt.Fprintf(w, "\n%s\n", h.about)
+	}
+	var required []string
+	for _, r := range h.required {
+		if strings.Contains(r, "|") {
+			required = append(required, "one of --"+strings.ReplaceAll(r, "|", ", --"))
+		} else {
+			required = append(required, "--"+r)
+		}
+	}
+	if len(required) > 0 {
+		fmt.Fprintf(w, "\nrequired: %s\n", strings.Join(required, "; "))
+	}
+	first := true
+	fs.VisitAll(func(f *flag.Flag) {
+		if first {
+			fmt.Fprintln(w, "\nflags:")
+			first = false
+		}
+		arg, text := flag.UnquoteUsage(f)
+		dashes := "--"
+		if len(f.Name) == 1 {
+			dashes = "-"
+		}
+		head := "  " + dashes + f.Name
+		if arg != "" {
+			head += " " + strings.ToUpper(argName(f.Name, arg))
+		}
+		var notes []string
+		if isRequired(h.required, f.Name) {
+			notes = append(notes, "required")
+		}
+		for _, r := range h.required {
+			if alts := strings.Split(r, "|"); len(alts) > 1 && slices.Contains(alts, f.Name) {
+				others := slices.DeleteFunc(slices.Clone(alts), func(a string) bool { return a == f.Name })
+				notes = append(notes, "required unless --"+strings.Join(others, " or --"))
+			}
+		}
+		switch env := h.env[f.Name]; {
+		case env != "":
+			def := f.DefValue
+			if def == "" {
+				def = h.envDefault[f.Name]
+			}
+			notes = append(notes, fmt.Sprintf("default: $%s, else %s", env, def))
+		case f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "[]":
+			notes = append(notes, "default "+f.DefValue)
+		}
+		if len(notes) > 0 {
+			head += "  (" + strings.Join(notes, "; ") + ")"
+		}
+		fmt.Fprintf(w, "%s\n      %s\n", head, strings.ReplaceAll(text, "\n", "\n      "))
+	})
+	if h.after != "" {
+		fmt.Fprintf(w, "\n%s\n", h.after)
+	}
+}
+
+// argName names a flag's argument: by what the flag takes, else by its type.
+func argName(flag, a string) string {
+	switch {
+	case strings.HasSuffix(flag, "brokers"):
+		return "hosts"
+	case strings.HasSuffix(flag, "-url"):
+		return "url"
+	case strings.HasSuffix(flag, "-topic"):
+		return "topic"
+	case flag == "include" || flag == "exclude":
+		return "re"
+	case flag == "rename":
+		return "re=repl"
+	case flag == "set":
+		return "key=value"
+	case flag == "unset":
+		return "key"
+	case flag == "o" || flag == "report":
+		return "file"
+	case flag == "mode":
+		return "binary|structured"
+	}
+	switch a {
+	case "string", "value":
+		return "value"
+	case "duration":
+		return "duration"
+	case "int":
+		return "n"
+	}
+	return a
+}
+
+func isRequired(required []string, name string) bool {
+	return slices.Contains(required, name)
+}
+
+// defaultConnectTimeout is --connect-timeout's default.
+const defaultConnectTimeout = 10 * time.Second
+
+// connectTimeoutFlag registers --connect-timeout on fs.
+func connectTimeoutFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("connect-timeout", defaultConnectTimeout,
+		"how long to wait for a Kafka cluster's first answer before giving up with the address and the cause")
+}

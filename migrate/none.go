@@ -1,0 +1,40 @@
+package migrate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// NoneSelectedError is the error of an export or migration whose selection matches no
+// connector of A: an --include that matches nothing is almost always a typo, so it is not a
+// success with an empty report. Nothing was stopped or published.
+type NoneSelectedError struct {
+	// Total is how many connectors A has; Examples are a few of their names, sorted.
+	Total    int
+	Examples []string
+}
+
+// noneSelectedExamples is how many of A's names the error lists.
+const noneSelectedExamples = 5
+
+func noneSelected(all []*Connector) *NoneSelectedError {
+	names := make([]string, 0, len(all))
+	for _, c := range all {
+		names = append(names, c.Name)
+	}
+	slices.Sort(names)
+	return &NoneSelectedError{Total: len(names), Examples: names[:min(len(names), noneSelectedExamples)]}
+}
+
+func (e *NoneSelectedError) Error() string {
+	if e.Total == 0 {
+		return "A has no connectors: nothing to export (check --from-brokers, --from-config-topic or --from-connect-url)"
+	}
+	more := ""
+	if e.Total > len(e.Examples) {
+		more = fmt.Sprintf(", ... (%d more)", e.Total-len(e.Examples))
+	}
+	return fmt.Sprintf("no connector of A matches the selection (--include, --exclude); A has %d: %s%s",
+		e.Total, strings.Join(e.Examples, ", "), more)
+}
