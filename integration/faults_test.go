@@ -141,13 +141,15 @@ func TestBrokerFaultPermanentCleansUp(t *testing.T) {
 		removed       int
 		restored      int
 		configRemoved []string
+		// code is the result's error_code: 403 for a refused ACL (the message names it), else 500.
+		code int
 	}{
 		{
 			name: "offsets topic produce topic authorization failed", at: "before:write_offsets",
 			fault: func(cfg agent.Config) kfake.Fault {
 				return produceFault(cfg.OffsetsTopic, kerr.TopicAuthorizationFailed, 1)
 			},
-			step: "write_offsets", removed: 1, restored: 2,
+			step: "write_offsets", removed: 1, restored: 2, code: 403,
 		},
 		{
 			name: "offsets topic produce invalid record", at: "before:write_offsets",
@@ -165,7 +167,7 @@ func TestBrokerFaultPermanentCleansUp(t *testing.T) {
 			fault: func(agent.Config) kfake.Fault {
 				return commitFault(faultSinkGroup, kerr.GroupAuthorizationFailed, 1)
 			},
-			step: "write_offsets", removed: 2, restored: 2,
+			step: "write_offsets", removed: 2, restored: 2, code: 403,
 		},
 		{
 			name: "config topic produce after sink offsets", sink: true, at: "before:write_config",
@@ -200,7 +202,11 @@ func TestBrokerFaultPermanentCleansUp(t *testing.T) {
 
 			require.Equal(t, events.TypeCreateFailed, res.Type, res.Data.Message)
 			require.Equal(t, tc.step, res.Data.FailedStep, res.Data.Message)
-			require.Equal(t, 500, res.Data.ErrorCode)
+			code := tc.code
+			if code == 0 {
+				code = 500
+			}
+			require.Equal(t, code, res.Data.ErrorCode, res.Data.Message)
 			require.NotEmpty(t, res.Data.Message)
 			require.Equal(t, 1, r.hits(), "the fault answered exactly one request")
 			cu := res.Data.Cleanup
@@ -225,8 +231,8 @@ func TestBrokerFaultPermanentCleansUp(t *testing.T) {
 			require.NotContains(t, live, "connector-"+name)
 			require.NotContains(t, live, "target-state-"+name)
 			require.Equal(t, 1.0, r.agent.failures(t, tc.step))
-			require.Equal(t, 1.0, r.agent.metric(t, "offsetagent_stage_failures_total", "stage", tc.step, "error_code", "500"),
-				"the agent's own failure: 500 at a writing stage")
+			require.Equal(t, 1.0, r.agent.metric(t, "offsetagent_stage_failures_total", "stage", tc.step, "error_code", fmt.Sprint(code)),
+				"the failure counted under its error code")
 		})
 	}
 }

@@ -191,7 +191,7 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 		out := map[string]entry{}
 		for _, e := range rep.Connectors {
 			tr, ok := e.Translation.(*migrate.SinkTranslation)
-			require.True(t, ok, "%s: translation %T", e.Name, e.Translation)
+			require.True(t, ok, "%s: translation %T: %s %s %s", e.Name, e.Translation, e.Outcome, e.FailedStep, e.Message)
 			out[strings.TrimSuffix(e.Name, "-"+sfx)] = entry{string(e.Outcome), e.FailedStep, tr.Report}
 		}
 		return out

@@ -97,6 +97,7 @@ func TestMigrateEachClusterItsOwnCredentials(t *testing.T) {
 		allow(kmsg.ACLResourceTypeTopic, cfgB.OffsetsTopic, false, kmsg.ACLOperationDescribeConfigs),
 		allow(kmsg.ACLResourceTypeTopic, cfgB.RequestTopic, false, kmsg.ACLOperationWrite),
 		allow(kmsg.ACLResourceTypeTopic, cfgB.ResultTopic, false, kmsg.ACLOperationRead),
+		allow(kmsg.ACLResourceTypeGroup, cfgB.GroupID, false, kmsg.ACLOperationDescribe), // the agent check
 	}
 	a := startSecureCluster(t, kfake.TLS(pkiA.serverConfig(false)), kfake.EnableSASL(), kfake.EnableACLs(),
 		kfake.Superuser("SCRAM-SHA-512", "admin-a", "admin-a-pw"), kfake.User("SCRAM-SHA-512", "migrator-a", migratorAPassword, aclsA...))

@@ -28,7 +28,8 @@ import (
 //     the principal may not Describe is not listed to it either), so the offsets are compared
 //     with A's REST API (GET /connectors/{name}/offsets, read by the worker's own principal,
 //     which consumes those topics), when --from-connect-url is given; without it the sink
-//     is refused, since its completeness cannot be shown.
+//     is refused, since its completeness cannot be shown, unless the brokers hide nothing
+//     from the principal (kafkaio.SeesEverything: no authorizer, or a super user).
 //
 // Committed offsets of topics the sink no longer consumes (taken out of `topics`) and may not
 // be described stay unseen: the sink does not read them on B either.
@@ -90,6 +91,11 @@ func (r *topicsReader) unreadable(ctx context.Context, c *Connector, gos []offse
 	}
 	if re, ok := c.Config.Get("topics.regex"); ok && strings.TrimSpace(re) != "" {
 		if r.rest == nil {
+			// Nothing is hidden from a principal the brokers allow everything (no
+			// authorizer, or a super user): the group's offsets are then complete.
+			if all, err := kafkaio.SeesEverything(ctx, r.client); err == nil && all {
+				return nil, nil, nil
+			}
 			return []error{fmt.Errorf("the sink subscribes with topics.regex, and Kafka leaves the topics principal %s may not Describe out of a group's offsets; "+
 				"which topics the regex matches only A's workers know: give --from-connect-url, whose offsets (read by the worker's principal) are compared", r.principal())}, nil, nil
 		}

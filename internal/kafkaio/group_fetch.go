@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -153,4 +154,41 @@ func DescribeTopics(ctx context.Context, cl *kafka.Client, topics []string) (par
 		}
 	}
 	return partitions, refused, nil
+}
+
+// clusterOpsSeeingAll are the Cluster operations Kafka answers for a principal that may do
+// anything: every one it lists for the Cluster resource, ClusterAction among them (granted in
+// practice only to brokers and super users).
+var clusterOpsSeeingAll = []kmsg.ACLOperation{
+	kmsg.ACLOperationCreate, kmsg.ACLOperationClusterAction, kmsg.ACLOperationDescribeConfigs,
+	kmsg.ACLOperationAlterConfigs, kmsg.ACLOperationIdempotentWrite, kmsg.ACLOperationAlter,
+	kmsg.ACLOperationDescribe,
+}
+
+// SeesEverything reports whether the brokers hide nothing from cl's principal: Metadata
+// (v8, IncludeClusterAuthorizedOperations) says it may do every Cluster operation, which
+// Kafka answers when it has no authorizer, or for a super user. A principal granted All on
+// the Cluster resource alone also passes, though topics may still be hidden from it. A
+// broker that does not answer the field counts as hiding.
+func SeesEverything(ctx context.Context, cl *kafka.Client) (bool, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{} // no topic: the cluster part only
+	req.IncludeClusterAuthorizedOperations = true
+	kres, err := exchangeAny(ctx, cl, req, maxMetadataVersion)
+	if err != nil {
+		return false, err
+	}
+	res, ok := kres.(*kmsg.MetadataResponse)
+	if !ok {
+		return false, fmt.Errorf("unexpected response %T", kres)
+	}
+	if req.GetVersion() < 8 || res.AuthorizedOperations == math.MinInt32 {
+		return false, nil
+	}
+	for _, op := range clusterOpsSeeingAll {
+		if res.AuthorizedOperations&(1<<int32(op)) == 0 {
+			return false, nil
+		}
+	}
+	return true, nil
 }
