@@ -195,7 +195,6 @@ func buildAgent(ctx context.Context) error {
 	return nil
 }
 
-
 // adminTLS is the fixture admin's TLS settings for cluster c: its CA and the admin's client
 // certificate, a super user on the internal listener.
 func (c *cluster) adminTLS() *tls.Config {
