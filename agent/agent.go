@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -134,7 +133,11 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	} else {
 		var validator handlers.ConfigValidator
 		if cfg.ConnectURL != "" {
-			if validator, err = handlers.NewConnectClient(cfg.ConnectURL, &http.Client{Timeout: 30 * time.Second}); err != nil {
+			hc, err := connectHTTPClient(cfg, opts.Logger)
+			if err != nil {
+				return nil, err
+			}
+			if validator, err = handlers.NewConnectClient(cfg.ConnectURL, hc); err != nil {
 				return nil, fmt.Errorf("OFFSETAGENT_CONNECT_URL: %w", err)
 			}
 		}

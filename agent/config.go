@@ -82,6 +82,17 @@ type Config struct {
 	AllowedGroups []string `env:"OFFSETAGENT_ALLOWED_GROUPS, default=connect-.*"`
 	// ConnectURL, when set, is a Connect REST URL used to validate configs (optional).
 	ConnectURL string `env:"OFFSETAGENT_CONNECT_URL"`
+	// ConnectConfig is a properties file with the ConnectURL client's settings: basic auth
+	// (basic.auth.user.info) and TLS (ssl.truststore.*, ssl.keystore.* of type PEM,
+	// ssl.endpoint.identification.algorithm); see ParseConnectConfig (optional).
+	ConnectConfig string `env:"OFFSETAGENT_CONNECT_CONFIG"`
+	// ConnectUserInfo is user:password for basic auth to ConnectURL, an alternative to
+	// basic.auth.user.info in ConnectConfig (optional).
+	ConnectUserInfo string `env:"OFFSETAGENT_CONNECT_USER_INFO"`
+	// CommandConfig is a Kafka client properties file (what `kafka-*.sh --command-config`
+	// reads) with the SASL and TLS settings to the brokers, an alternative to the
+	// OFFSETAGENT_SASL_* and OFFSETAGENT_TLS_* variables; setting both is refused (optional).
+	CommandConfig string `env:"OFFSETAGENT_COMMAND_CONFIG"`
 	// Security configures SASL and TLS to the brokers.
 	Security Security
 }
@@ -98,6 +109,24 @@ type Security struct {
 	TLSCAFile   string `env:"OFFSETAGENT_TLS_CA_FILE"`
 	TLSCertFile string `env:"OFFSETAGENT_TLS_CERT_FILE"`
 	TLSKeyFile  string `env:"OFFSETAGENT_TLS_KEY_FILE"`
+
+	// The fields below come only from a Kafka client properties file (OFFSETAGENT_COMMAND_CONFIG,
+	// --from-command-config, --to-command-config; see ParseCommandConfig).
+
+	// TLSCAPEM, TLSCertPEM and TLSKeyPEM are PEM given inline (ssl.truststore.certificates,
+	// ssl.keystore.certificate.chain, ssl.keystore.key), used where the matching file is not set.
+	TLSCAPEM, TLSCertPEM, TLSKeyPEM []byte
+	// TLSKeyPassword decrypts an encrypted PKCS#8 private key (ssl.key.password).
+	TLSKeyPassword string
+	// TLSNoHostnameCheck verifies the broker's certificate chain but not that it names the host
+	// (ssl.endpoint.identification.algorithm set empty).
+	TLSNoHostnameCheck bool
+}
+
+// FromVariables reports whether any OFFSETAGENT_SASL_* or OFFSETAGENT_TLS_* variable set s.
+func (s Security) FromVariables() bool {
+	return s.SASLMechanism != "" || s.SASLUsername != "" || s.SASLPassword != "" || s.TLSEnabled ||
+		s.TLSCAFile != "" || s.TLSCertFile != "" || s.TLSKeyFile != ""
 }
 
 // defaultSessionTimeout is SessionTimeout when it is zero.
@@ -160,6 +189,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Security.SASLMechanism != "" && c.Security.SASLUsername == "" {
 		errs = append(errs, errors.New("OFFSETAGENT_SASL_USERNAME: required with OFFSETAGENT_SASL_MECHANISM"))
+	}
+	if c.ConnectURL == "" && (c.ConnectConfig != "" || c.ConnectUserInfo != "") {
+		errs = append(errs, errors.New("OFFSETAGENT_CONNECT_CONFIG and OFFSETAGENT_CONNECT_USER_INFO: set without OFFSETAGENT_CONNECT_URL"))
+	}
+	if c.CommandConfig != "" && c.Security.FromVariables() {
+		errs = append(errs, errors.New("OFFSETAGENT_COMMAND_CONFIG: set together with OFFSETAGENT_SASL_*/OFFSETAGENT_TLS_* variables: give the brokers' security settings one way, not both"))
 	}
 	if (c.Security.TLSCertFile == "") != (c.Security.TLSKeyFile == "") {
 		errs = append(errs, errors.New("OFFSETAGENT_TLS_CERT_FILE and OFFSETAGENT_TLS_KEY_FILE: set both or neither"))

@@ -3,6 +3,7 @@ package agent
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -77,24 +78,67 @@ func tlsConfig(s Security) (*tls.Config, error) {
 	if !s.TLSEnabled {
 		return nil, nil
 	}
+	return buildTLS(s)
+}
+
+// buildTLS is the client TLS configuration of s's TLS fields: the CA from a file or inline
+// PEM (none: the system's roots), the client certificate from files or inline PEM, its key
+// decrypted with TLSKeyPassword when encrypted, and the hostname check unless
+// TLSNoHostnameCheck. Errors name the setting, never a key or password.
+func buildTLS(s Security) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	caPEM, caWhat := s.TLSCAPEM, "inline truststore certificates"
 	if s.TLSCAFile != "" {
-		pem, err := os.ReadFile(s.TLSCAFile)
+		b, err := os.ReadFile(s.TLSCAFile)
 		if err != nil {
 			return nil, fmt.Errorf("read TLS CA file: %w", err)
 		}
+		caPEM, caWhat = b, fmt.Sprintf("TLS CA file %q", s.TLSCAFile)
+	}
+	if caPEM != nil {
 		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("read TLS CA file %q: no PEM certificate found", s.TLSCAFile)
+		if !pool.AppendCertsFromPEM(caPEM) {
+			return nil, fmt.Errorf("read %s: no PEM certificate found", caWhat)
 		}
 		cfg.RootCAs = pool
 	}
+	certPEM, keyPEM := s.TLSCertPEM, s.TLSKeyPEM
 	if s.TLSCertFile != "" {
-		cert, err := tls.LoadX509KeyPair(s.TLSCertFile, s.TLSKeyFile)
+		var err error
+		if certPEM, err = os.ReadFile(s.TLSCertFile); err != nil {
+			return nil, fmt.Errorf("load TLS client certificate: %w", err)
+		}
+		if keyPEM, err = os.ReadFile(s.TLSKeyFile); err != nil {
+			return nil, fmt.Errorf("load TLS client key: %w", err)
+		}
+	}
+	if certPEM != nil || keyPEM != nil {
+		keyPEM, err := decryptKeyPEM(keyPEM, s.TLSKeyPassword)
+		if err != nil {
+			return nil, fmt.Errorf("load TLS client key: %w", err)
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("load TLS client certificate: %w", err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
+	}
+	if s.TLSNoHostnameCheck {
+		// Verify the chain as usual, only without a name to match
+		// (ssl.endpoint.identification.algorithm empty).
+		roots := cfg.RootCAs
+		cfg.InsecureSkipVerify = true
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("tls: the server sent no certificate")
+			}
+			opts := x509.VerifyOptions{Roots: roots, Intermediates: x509.NewCertPool()}
+			for _, c := range cs.PeerCertificates[1:] {
+				opts.Intermediates.AddCert(c)
+			}
+			_, err := cs.PeerCertificates[0].Verify(opts)
+			return err
+		}
 	}
 	return cfg, nil
 }

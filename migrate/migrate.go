@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -29,6 +30,9 @@ type Target struct {
 	Dialer    *kafka.Dialer
 	// ConnectURL is B's Connect REST API, optional: used by the prechecks only.
 	ConnectURL string
+	// HTTPClient calls B's Connect REST API, with B's credentials and TLS settings (A's are in
+	// Options.HTTPClient); nil means a client with a 30 s timeout.
+	HTTPClient *http.Client
 	// Compression is the codec requests are published with (default
 	// events.DefaultRequestCompression).
 	Compression events.Compression
@@ -243,7 +247,7 @@ func precheckTarget(ctx context.Context, src *source, clusterA string, to Target
 	if src.rest == nil || to.ConnectURL == "" {
 		return nil, nil
 	}
-	restB, err := newRESTReader(to.ConnectURL, src.opts.HTTPClient, src.opts.Registry)
+	restB, err := newRESTReader(to.ConnectURL, to.HTTPClient, src.opts.Registry)
 	if err != nil {
 		return nil, precheckf("--to-connect-url: %v", err)
 	}

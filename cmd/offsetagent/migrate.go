@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -39,13 +40,20 @@ type fleetFlags struct {
 	mm2SourceAlias, mm2TargetAlias, replicationPolicy, replicationSeparator string
 	checkpointWait                                                          time.Duration
 	exact, allowReplay                                                      bool
+	// Per-cluster client settings (security.go).
+	fromCommandConfig, toCommandConfig, fromConnectConfig string
+	allowUnreadable                                       bool
 }
 
 func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.fromBrokers, "from-brokers", "", "A's bootstrap brokers: read A's Connect topics and sink groups")
 	fs.StringVar(&f.fromConfigTopic, "from-config-topic", "connect-configs", "A's config topic")
 	fs.StringVar(&f.fromOffsetsTopic, "from-offsets-topic", "connect-offsets", "A's offsets topic")
-	fs.StringVar(&f.fromConnectURL, "from-connect-url", "", "A's Connect REST API")
+	fs.StringVar(&f.fromConnectURL, "from-connect-url", "", "A's Connect REST API (credentials: --from-connect-config or OFFSETAGENT_FROM_CONNECT_USER_INFO, not in the URL)")
+	fs.StringVar(&f.fromCommandConfig, "from-command-config", "", "Kafka client properties file (security.protocol, sasl.*, ssl.*) for A's brokers (default: the OFFSETAGENT_SASL_*/TLS_* variables or OFFSETAGENT_COMMAND_CONFIG)")
+	fs.StringVar(&f.toCommandConfig, "to-command-config", "", "Kafka client properties file for B's brokers (default: the OFFSETAGENT_SASL_*/TLS_* variables or OFFSETAGENT_COMMAND_CONFIG)")
+	fs.StringVar(&f.fromConnectConfig, "from-connect-config", "", "properties file for A's Connect REST API: basic.auth.user.info, ssl.truststore.*, ssl.keystore.* (PEM)")
+	fs.BoolVar(&f.allowUnreadable, "allow-unreadable-offsets", false, "go on with a sink whose committed offsets cannot all be read (a topic or group the principal may not describe or read): its unreadable partitions get no offset")
 	fs.Var(&f.include, "include", "select connectors whose whole name matches this Go regexp (repeatable)")
 	fs.Var(&f.exclude, "exclude", "leave out connectors whose whole name matches this Go regexp (repeatable)")
 	fs.Var(&f.rename, "rename", "RE=REPL: rename on B (RE matches the whole name; REPL may use $1) (repeatable)")
@@ -80,8 +88,8 @@ func (f *fleetFlags) sinkMode() string {
 
 // translator builds the SinkTranslator of --sink-offsets translate (nil for the other modes).
 // B is read through --to-brokers, A through --from-brokers (for --exact and the offset syncs),
-// both with the agent's SASL/TLS transport (nil for none).
-func (f *fleetFlags) translator(transport *kafka.Transport, logger *slog.Logger) (migrate.SinkTranslator, error) {
+// each with its cluster's SASL/TLS transport (nil for none).
+func (f *fleetFlags) translator(fromTransport, toTransport *kafka.Transport, logger *slog.Logger) (migrate.SinkTranslator, error) {
 	if f.sinkMode() != string(migrate.SinkOffsetsTranslate) {
 		if f.mm2SourceAlias != "" || f.mm2TargetAlias != "" || f.exact || f.allowReplay {
 			return nil, fmt.Errorf("--mm2-source-alias, --mm2-target-alias, --exact and --allow-replay apply to --sink-offsets translate, not %s", f.sinkMode())
@@ -107,8 +115,8 @@ func (f *fleetFlags) translator(transport *kafka.Transport, logger *slog.Logger)
 	policy := mm2.Policy{Kind: mm2.PolicyKind(f.replicationPolicy), SourceAlias: f.mm2SourceAlias, TargetAlias: f.mm2TargetAlias,
 		Separator: f.replicationSeparator}
 	cfg := mm2.Config{
-		Target: kafkaio.Options{Brokers: splitList(f.toBrokers), Transport: transport},
-		Source: kafkaio.Options{Brokers: splitList(f.fromBrokers), Transport: transport},
+		Target: kafkaio.Options{Brokers: splitList(f.toBrokers), Transport: toTransport},
+		Source: kafkaio.Options{Brokers: splitList(f.fromBrokers), Transport: fromTransport},
 		Policy: policy, Wait: f.checkpointWait, Exact: f.exact, Logger: logger,
 	}
 	if f.mm2TargetAlias != "" {
@@ -213,25 +221,33 @@ func parseFleet(fs *flag.FlagSet, args []string, stderr io.Writer) bool {
 	return true
 }
 
-// setup builds the options of the flags, with SASL/TLS (for A and B) and B's topics from the
-// agent's environment variables.
-func (f *fleetFlags) setup(ctx context.Context, stderr io.Writer) (migrate.Options, agent.Config, *agent.Connections, error) {
+// setup builds the options of the flags, with each cluster's client settings (security.go)
+// and B's topics from the agent's environment variables.
+func (f *fleetFlags) setup(ctx context.Context, stderr io.Writer) (migrate.Options, agent.Config, clusters, error) {
 	opts, err := f.options(stderr)
 	if err != nil {
-		return opts, agent.Config{}, nil, err
+		return opts, agent.Config{}, clusters{}, err
 	}
-	cfg, conns, err := clientConfig(ctx)
+	cfg, cl, err := f.clusters(ctx, stderr)
 	if err != nil {
-		return opts, cfg, nil, err
+		return opts, cfg, cl, err
 	}
 	if opts.Topics != nil {
-		opts.Topics.Transport, opts.Topics.Dialer = conns.Transport, conns.Dialer
+		opts.Topics.Transport, opts.Topics.Dialer = cl.from.Transport, cl.from.Dialer
 	}
-	opts.States.Transport = conns.Transport
-	if opts.SinkTranslator, err = f.translator(conns.Transport, opts.Logger); err != nil {
-		return opts, cfg, conns, err
+	opts.States.Transport = cl.to.Transport
+	if f.fromConnectURL != "" {
+		if opts.HTTPClient, err = connectClient(f.fromConnectURL, "--from-connect-url", f.fromConnectConfig, "--from-connect-config",
+			"OFFSETAGENT_FROM_CONNECT_USER_INFO", stderr); err != nil {
+			return opts, cfg, cl, err
+		}
+	} else if f.fromConnectConfig != "" {
+		return opts, cfg, cl, errors.New("--from-connect-config: given without --from-connect-url")
 	}
-	return opts, cfg, conns, nil
+	if opts.SinkTranslator, err = f.translator(cl.from.Transport, cl.to.Transport, opts.Logger); err != nil {
+		return opts, cfg, cl, err
+	}
+	return opts, cfg, cl, nil
 }
 
 func cmdExport(args []string, stdout, stderr io.Writer) int {
@@ -286,22 +302,34 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the run: the requests' deadline, which B's agents honour (0: none; refused with --stop-source)")
 	grace := fs.Duration("grace", 30*time.Second, "how long past the requests' deadline to wait for results still on their way")
 	dry := fs.Bool("dry-run", false, "publish dry-run requests: print the plans, change nothing on B")
-	toConnectURL := fs.String("to-connect-url", "", "B's Connect REST API (optional, for the prechecks)")
+	toConnectURL := fs.String("to-connect-url", "", "B's Connect REST API (optional, for the prechecks; credentials: --to-connect-config or OFFSETAGENT_TO_CONNECT_USER_INFO)")
+	toConnectConfig := fs.String("to-connect-config", "", "properties file for B's Connect REST API: basic.auth.user.info, ssl.truststore.*, ssl.keystore.* (PEM)")
 	if !parseFleet(fs, args, stderr) {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts, cfg, conns, err := f.setup(ctx, stderr)
+	opts, cfg, cl, err := f.setup(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+		return 2
+	}
+	var toHTTP *http.Client
+	if *toConnectURL != "" {
+		if toHTTP, err = connectClient(*toConnectURL, "--to-connect-url", *toConnectConfig, "--to-connect-config",
+			"OFFSETAGENT_TO_CONNECT_USER_INFO", stderr); err != nil {
+			fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+			return 2
+		}
+	} else if *toConnectConfig != "" {
+		fmt.Fprintln(stderr, "offsetagent migrate: --to-connect-config: given without --to-connect-url")
 		return 2
 	}
 	mo := migrate.MigrateOptions{
 		Options: opts,
 		To: migrate.Target{Brokers: splitList(f.toBrokers), RequestTopic: cfg.RequestTopic, ResultTopic: cfg.ResultTopic,
-			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic, Transport: conns.Transport, Dialer: conns.Dialer,
-			ConnectURL: *toConnectURL, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
+			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic, Transport: cl.to.Transport, Dialer: cl.to.Dialer,
+			ConnectURL: *toConnectURL, HTTPClient: toHTTP, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
 		MigrationID: *migrationID, SelectionKey: f.selectionKey(), Concurrency: *concurrency, Timeout: *timeout, Grace: *grace, DryRun: *dry,
 		Progress: progressFor(stderr),
 	}

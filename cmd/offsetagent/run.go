@@ -33,7 +33,7 @@ func cmdRun(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	cfg, err := loadConfig(ctx)
+	cfg, notes, err := loadConfigNotes(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent: %v\n", err)
 		return 2
@@ -42,6 +42,9 @@ func cmdRun(args []string, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent: %v\n", err)
 		return 2
+	}
+	for _, n := range notes {
+		log.Info("client properties key without effect", "note", n)
 	}
 	// The soft memory limit (memlimit.go): before the views are loaded, so that it holds for
 	// them too.
@@ -79,14 +82,30 @@ func cmdRun(args []string, stderr io.Writer) int {
 
 // loadConfig reads the agent's configuration from the environment.
 func loadConfig(ctx context.Context) (agent.Config, error) {
+	cfg, _, err := loadConfigNotes(ctx)
+	return cfg, err
+}
+
+// loadConfigNotes reads the agent's configuration from the environment, with the brokers'
+// security settings from the file OFFSETAGENT_COMMAND_CONFIG names when it is set; the notes
+// are that file's accepted tuning keys.
+func loadConfigNotes(ctx context.Context) (agent.Config, []string, error) {
 	var cfg agent.Config
 	if err := envconfig.Process(ctx, &cfg); err != nil {
-		return cfg, fmt.Errorf("read configuration: %w", err)
+		return cfg, nil, fmt.Errorf("read configuration: %w", err)
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, fmt.Errorf("invalid configuration: %w", err)
+		return cfg, nil, fmt.Errorf("invalid configuration: %w", err)
 	}
-	return cfg, nil
+	if cfg.CommandConfig == "" {
+		return cfg, nil, nil
+	}
+	sec, notes, err := agent.ReadCommandConfig(cfg.CommandConfig)
+	if err != nil {
+		return cfg, nil, fmt.Errorf("OFFSETAGENT_COMMAND_CONFIG: %w", err)
+	}
+	cfg.Security = sec
+	return cfg, notes, nil
 }
 
 // clientConfig is the configuration and connections of the client subcommands (publish,

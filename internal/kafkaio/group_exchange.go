@@ -28,8 +28,15 @@ const maxGroupResponse = 64 << 20
 // connection, at most maxVersion: the last version without tagged fields, whose response has
 // the version 0 header (the correlation id only).
 type groupExchange struct {
+	kmsgExchange
+	group string
+}
+
+// kmsgExchange is a kmsg request that exchanges itself on a connection of the transport. On
+// its own (not a protocol.GroupMessage nor a protocol.BrokerMessage) the transport sends it to
+// any broker: the permission probes (probe.go) ask questions every broker answers alike.
+type kmsgExchange struct {
 	req        kmsg.Request
-	group      string
 	maxVersion int16
 	format     *kmsg.RequestFormatter
 	version    int16 // negotiated for the connection of the exchange (Required)
@@ -44,7 +51,7 @@ type groupResult struct {
 func (r *groupResult) ApiKey() protocol.ApiKey { return protocol.ApiKey(r.Key()) }
 
 // ApiKey implements protocol.Message.
-func (e *groupExchange) ApiKey() protocol.ApiKey { return protocol.ApiKey(e.req.Key()) }
+func (e *kmsgExchange) ApiKey() protocol.ApiKey { return protocol.ApiKey(e.req.Key()) }
 
 // Group implements protocol.GroupMessage: the transport sends the request to the group's
 // coordinator.
@@ -52,14 +59,14 @@ func (e *groupExchange) Group() string { return e.group }
 
 // Required implements protocol.RawExchanger: the exchange is always raw; it notes the
 // version negotiated for the connection.
-func (e *groupExchange) Required(versions map[protocol.ApiKey]int16) bool {
+func (e *kmsgExchange) Required(versions map[protocol.ApiKey]int16) bool {
 	e.version = versions[e.ApiKey()]
 	return true
 }
 
 // RawExchange implements protocol.RawExchanger: it writes the request on the connection and
 // reads and decodes the response.
-func (e *groupExchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
+func (e *kmsgExchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 	e.req.SetVersion(min(e.version, e.maxVersion))
 	name := kmsg.NameForKey(e.req.Key())
 	const corr = 1 // one request per exchange
@@ -92,8 +99,18 @@ func (e *groupExchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) 
 // exchangeGroup sends req to the coordinator of group over cl's transport and returns the
 // coordinator's response.
 func exchangeGroup(ctx context.Context, cl *kafka.Client, group string, req kmsg.Request, maxVersion int16) (kmsg.Response, error) {
-	e := &groupExchange{req: req, group: group, maxVersion: maxVersion,
-		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientIDOf(cl)))}
+	e := &groupExchange{group: group, kmsgExchange: kmsgExchange{req: req, maxVersion: maxVersion,
+		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientIDOf(cl)))}}
+	return roundTrip(ctx, cl, e)
+}
+
+// exchangeAny sends req to any broker over cl's transport and returns the broker's response.
+func exchangeAny(ctx context.Context, cl *kafka.Client, req kmsg.Request, maxVersion int16) (kmsg.Response, error) {
+	return roundTrip(ctx, cl, &kmsgExchange{req: req, maxVersion: maxVersion,
+		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientIDOf(cl)))})
+}
+
+func roundTrip(ctx context.Context, cl *kafka.Client, e kafka.Request) (kmsg.Response, error) {
 	if cl.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cl.Timeout)
@@ -113,4 +130,5 @@ func exchangeGroup(ctx context.Context, cl *kafka.Client, group string, req kmsg
 var (
 	_ protocol.GroupMessage = (*groupExchange)(nil)
 	_ protocol.RawExchanger = (*groupExchange)(nil)
+	_ protocol.RawExchanger = (*kmsgExchange)(nil)
 )

@@ -1,0 +1,240 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// JAAS login modules whose options carry a username and password, as sasl.jaas.config names
+// them. Kafka's SASL clients take the credentials from whichever of the two is configured, so
+// either serves PLAIN and SCRAM.
+const (
+	plainLoginModule = "org.apache.kafka.common.security.plain.PlainLoginModule"
+	scramLoginModule = "org.apache.kafka.common.security.scram.ScramLoginModule"
+)
+
+// parseJAAS reads the value of sasl.jaas.config as Kafka's JaasConfig does (a StreamTokenizer
+// with `//` and `/* */` comments): exactly one entry `<LoginModule> <flag> key=value ... ;`
+// whose values are words or strings quoted with `"` or `'` (with Java's backslash escapes).
+// Only the Plain and Scram login modules are accepted, with the options username and password
+// (and ScramLoginModule's tokenauth=false). Errors name the option, never a value: the text
+// holds a password.
+func parseJAAS(s string) (user, password string, err error) {
+	tz := &jaasTokenizer{s: []rune(s)}
+	module, err := tz.word("a login module class")
+	if err != nil {
+		return "", "", err
+	}
+	switch module {
+	case plainLoginModule, scramLoginModule:
+	case "":
+		return "", "", errors.New("empty: give a login module, e.g. " + scramLoginModule + " required username=\"alice\" password=\"...\";")
+	default:
+		return "", "", fmt.Errorf("login module %q not supported: use %s or %s", module, plainLoginModule, scramLoginModule)
+	}
+	flag, err := tz.word("a control flag after the login module")
+	if err != nil {
+		return "", "", err
+	}
+	switch strings.ToLower(flag) {
+	case "required", "requisite", "sufficient", "optional":
+	default:
+		return "", "", fmt.Errorf("control flag %q: want required", flag)
+	}
+	opts := map[string]string{}
+	var order []string
+	for {
+		t, err := tz.next()
+		if err != nil {
+			return "", "", err
+		}
+		if t.kind == tokEOF {
+			return "", "", errors.New("entry not terminated by a semicolon")
+		}
+		if t.kind == tokChar && t.text == ";" {
+			break
+		}
+		if t.kind != tokWord {
+			return "", "", errors.New("expected an option name (key=value)")
+		}
+		key := t.text
+		if eq, err := tz.next(); err != nil || eq.kind != tokChar || eq.text != "=" {
+			return "", "", fmt.Errorf("value not specified for option %q", key)
+		}
+		v, err := tz.next()
+		if err != nil {
+			return "", "", fmt.Errorf("option %q: %w", key, err)
+		}
+		if v.kind != tokWord && v.kind != tokQuoted {
+			return "", "", fmt.Errorf("value not specified for option %q (quote values: %s=\"...\")", key, key)
+		}
+		if _, dup := opts[key]; !dup {
+			order = append(order, key)
+		}
+		opts[key] = v.text
+	}
+	if t, err := tz.next(); err != nil || t.kind != tokEOF {
+		return "", "", errors.New("more than one login module: give exactly one")
+	}
+	for _, k := range order {
+		switch {
+		case k == "username" || k == "password":
+		case k == "tokenauth" && module == scramLoginModule:
+			if !strings.EqualFold(opts[k], "false") {
+				return "", "", errors.New("option tokenauth: delegation tokens are not supported: remove it")
+			}
+		default:
+			return "", "", fmt.Errorf("option %q not supported: give username and password only", k)
+		}
+	}
+	user, ok := opts["username"]
+	if !ok || user == "" {
+		return "", "", errors.New("option username: missing")
+	}
+	password, ok = opts["password"]
+	if !ok {
+		return "", "", errors.New("option password: missing")
+	}
+	return user, password, nil
+}
+
+type tokKind int
+
+const (
+	tokEOF tokKind = iota
+	tokWord
+	tokQuoted
+	tokChar
+)
+
+type jaasToken struct {
+	kind tokKind
+	text string
+}
+
+// jaasTokenizer splits a JAAS entry as java.io.StreamTokenizer does with JaasConfig's
+// settings: words of letters, digits, `.`, `-`, `_` and `$` that start with a letter, `_` or
+// `$` (Java would read a leading digit, `.` or `-` as a number, which JaasConfig refuses as a
+// value: quote it), quoted strings, comments, and any other character on its own.
+type jaasTokenizer struct {
+	s []rune
+	i int
+}
+
+func isJAASWordStart(r rune) bool {
+	return (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || r == '_' || r == '$' || (r >= 0xA0 && r <= 0xFF)
+}
+
+func isJAASWordPart(r rune) bool {
+	return isJAASWordStart(r) || (r >= '0' && r <= '9') || r == '.' || r == '-'
+}
+
+func (tz *jaasTokenizer) word(what string) (string, error) {
+	t, err := tz.next()
+	if err != nil {
+		return "", err
+	}
+	if t.kind == tokEOF && what == "a login module class" {
+		return "", nil
+	}
+	if t.kind != tokWord {
+		return "", fmt.Errorf("expected %s", what)
+	}
+	return t.text, nil
+}
+
+func (tz *jaasTokenizer) next() (jaasToken, error) {
+	for tz.i < len(tz.s) {
+		r := tz.s[tz.i]
+		switch {
+		case r <= ' ':
+			tz.i++
+		case r == '/' && tz.i+1 < len(tz.s) && tz.s[tz.i+1] == '/':
+			for tz.i < len(tz.s) && tz.s[tz.i] != '\n' && tz.s[tz.i] != '\r' {
+				tz.i++
+			}
+		case r == '/' && tz.i+1 < len(tz.s) && tz.s[tz.i+1] == '*':
+			end := strings.Index(string(tz.s[tz.i+2:]), "*/")
+			if end < 0 {
+				return jaasToken{}, errors.New("unterminated /* comment")
+			}
+			tz.i += 2 + len([]rune(string(tz.s[tz.i+2:])[:end])) + 2
+		case r == '"' || r == '\'':
+			return tz.quoted(r)
+		case isJAASWordStart(r):
+			start := tz.i
+			for tz.i < len(tz.s) && isJAASWordPart(tz.s[tz.i]) {
+				tz.i++
+			}
+			return jaasToken{kind: tokWord, text: string(tz.s[start:tz.i])}, nil
+		case (r >= '0' && r <= '9') || r == '.' || r == '-':
+			// A number to StreamTokenizer, which JaasConfig does not take as a value.
+			for tz.i < len(tz.s) && isJAASWordPart(tz.s[tz.i]) {
+				tz.i++
+			}
+			return jaasToken{kind: tokChar, text: "number"}, nil
+		default:
+			tz.i++
+			return jaasToken{kind: tokChar, text: string(r)}, nil
+		}
+	}
+	return jaasToken{kind: tokEOF}, nil
+}
+
+// quoted reads a string quoted with q, with StreamTokenizer's escapes: \a \b \f \n \r \t \v,
+// octal \0 to \377, and a backslash before any other character for that character. A string
+// may not span lines.
+func (tz *jaasTokenizer) quoted(q rune) (jaasToken, error) {
+	tz.i++
+	var b strings.Builder
+	for tz.i < len(tz.s) {
+		r := tz.s[tz.i]
+		switch {
+		case r == q:
+			tz.i++
+			return jaasToken{kind: tokQuoted, text: b.String()}, nil
+		case r == '\n' || r == '\r':
+			return jaasToken{}, errors.New("unterminated quoted value (a quoted value ends on its line)")
+		case r == '\\' && tz.i+1 < len(tz.s):
+			tz.i++
+			c := tz.s[tz.i]
+			switch c {
+			case 'a':
+				b.WriteByte(7)
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'v':
+				b.WriteByte('\v')
+			default:
+				if c >= '0' && c <= '7' {
+					n := c - '0'
+					maxDigits := 2
+					if c > '3' {
+						maxDigits = 1
+					}
+					for d := 0; d < maxDigits && tz.i+1 < len(tz.s) && tz.s[tz.i+1] >= '0' && tz.s[tz.i+1] <= '7'; d++ {
+						tz.i++
+						n = n*8 + (tz.s[tz.i] - '0')
+					}
+					b.WriteRune(n)
+				} else {
+					b.WriteRune(c)
+				}
+			}
+			tz.i++
+		default:
+			b.WriteRune(r)
+			tz.i++
+		}
+	}
+	return jaasToken{}, errors.New("unterminated quoted value")
+}

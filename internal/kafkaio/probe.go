@@ -1,0 +1,186 @@
+package kafkaio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The permission probes ask a broker whether the client may Write, Read or commit to a topic
+// without writing, reading or committing anything: each request names partition -1 of the
+// topic, which no topic has. A broker checks the principal's ACL on the topic (and, for a
+// commit, on the group) before it looks the partition up, so it answers the refusal
+// (TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED) when the ACL is missing and
+// UNKNOWN_TOPIC_OR_PARTITION when it is there, and nothing reaches the log or the group
+// coordinator. Apache Kafka's KafkaApis handles Produce, Fetch and OffsetCommit in that order
+// (authorize, then drop the partitions its metadata does not know); kfake does the same. Any
+// broker answers alike, so the probes go to whichever the transport picks.
+
+// probePartition is the partition the probes name: no topic has it.
+const probePartition = -1
+
+// The last versions without tagged fields (whose responses have the v0 header), with topic
+// names rather than ids.
+const (
+	maxProbeProduceVersion = 8
+	maxProbeFetchVersion   = 11
+)
+
+// ProbeWrite reports whether cl's principal may Write topic: nil when it may, the broker's
+// authorization error (a kafka.Error, e.g. kafka.TopicAuthorizationFailed) when it may not,
+// another error when the broker could not be asked. Nothing is written.
+func ProbeWrite(ctx context.Context, cl *kafka.Client, topic string) error {
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks = -1
+	req.TimeoutMillis = 5000
+	t := kmsg.NewProduceRequestTopic()
+	t.Topic = topic
+	p := kmsg.NewProduceRequestTopicPartition()
+	p.Partition = probePartition
+	p.Records = []byte{} // empty, not null: a broker iterates the batches before the partitions
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	res, err := exchangeAny(ctx, cl, req, maxProbeProduceVersion)
+	if err != nil {
+		return fmt.Errorf("probe Write on topic %q: %w", topic, err)
+	}
+	for _, rt := range res.(*kmsg.ProduceResponse).Topics {
+		for _, rp := range rt.Partitions {
+			if err := probeAnswer(rp.ErrorCode); err != nil {
+				return fmt.Errorf("probe Write on topic %q: %w", topic, err)
+			}
+		}
+	}
+	return nil
+}
+
+// ProbeRead reports whether cl's principal may Read topic, as ProbeWrite does for Write.
+// Nothing is fetched.
+func ProbeRead(ctx context.Context, cl *kafka.Client, topic string) error {
+	req := kmsg.NewPtrFetchRequest() // replica -1, session 0, epoch -1: a sessionless fetch
+	req.MaxWaitMillis = 0
+	req.MinBytes = 0
+	req.MaxBytes = 1
+	req.IsolationLevel = 1
+	t := kmsg.NewFetchRequestTopic()
+	t.Topic = topic
+	p := kmsg.NewFetchRequestTopicPartition()
+	p.Partition = probePartition
+	p.PartitionMaxBytes = 1
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	res, err := exchangeAny(ctx, cl, req, maxProbeFetchVersion)
+	if err != nil {
+		return fmt.Errorf("probe Read on topic %q: %w", topic, err)
+	}
+	fr := res.(*kmsg.FetchResponse)
+	if err := probeAnswer(fr.ErrorCode); err != nil {
+		return fmt.Errorf("probe Read on topic %q: %w", topic, err)
+	}
+	for _, rt := range fr.Topics {
+		for _, rp := range rt.Partitions {
+			if err := probeAnswer(rp.ErrorCode); err != nil {
+				return fmt.Errorf("probe Read on topic %q: %w", topic, err)
+			}
+		}
+	}
+	return nil
+}
+
+// ProbeGroupCommit reports whether cl's principal may commit offsets of topics for group:
+// Read on the group and Read on each topic, what an OffsetCommit (and OffsetFetch, a group's
+// deletion of its offsets) needs. The refusals come back joined, each a *GroupCommitError
+// naming its topic and wrapping kafka.GroupAuthorizationFailed or
+// kafka.TopicAuthorizationFailed. Nothing is committed, and the group's entries are untouched
+// (Apache Kafka answers before its group coordinator sees the request; kfake creates an
+// unknown group empty, as a commit would).
+//
+// A group with members answers an admin commit UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION once
+// its ACL passed: that counts as allowed for the group, and the topics are then unchecked on
+// brokers that look at members first (kfake; Apache Kafka checks the topics first).
+func ProbeGroupCommit(ctx context.Context, cl *kafka.Client, group string, topics []string) error {
+	if len(topics) == 0 {
+		return nil
+	}
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group = group
+	for _, topic := range topics {
+		t := kmsg.NewOffsetCommitRequestTopic()
+		t.Topic = topic
+		p := kmsg.NewOffsetCommitRequestTopicPartition()
+		p.Partition = probePartition
+		t.Partitions = append(t.Partitions, p)
+		req.Topics = append(req.Topics, t)
+	}
+	res, err := exchangeGroup(ctx, cl, group, req, maxOffsetCommitVersion)
+	if err != nil {
+		return fmt.Errorf("probe commit of group %q: %w", group, err)
+	}
+	var errs []error
+	for _, t := range res.(*kmsg.OffsetCommitResponse).Topics {
+		for _, p := range t.Partitions {
+			switch code := kafka.Error(p.ErrorCode); code {
+			case kafka.UnknownMemberId, kafka.IllegalGeneration, kafka.RebalanceInProgress:
+			default:
+				if err := probeAnswer(p.ErrorCode); err != nil {
+					errs = append(errs, &GroupCommitError{Topic: t.Topic, Partition: p.Partition, Err: err})
+				}
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("probe commit of group %q: %w", group, err)
+	}
+	return nil
+}
+
+// probeAnswer reads a probe's error code: none or UNKNOWN_TOPIC_OR_PARTITION (the partition
+// that does not exist, looked up once the ACL passed) mean allowed; anything else is the
+// answer.
+func probeAnswer(code int16) error {
+	switch kafka.Error(code) {
+	case 0, kafka.UnknownTopicOrPartition:
+		return nil
+	}
+	return kafka.Error(code)
+}
+
+// ProbeGroupDelete reports whether cl's principal may Delete group (what deleting the group
+// and its offsets needs), by an OffsetDelete of partition -1 of topic: nil when it may,
+// kafka.GroupAuthorizationFailed (or the topic's refusal) when it may not. A group that does
+// not exist, or one with members, answers after its ACL passed: allowed. Nothing is deleted.
+func ProbeGroupDelete(ctx context.Context, cl *kafka.Client, group, topic string) error {
+	req := kmsg.NewPtrOffsetDeleteRequest()
+	req.Group = group
+	t := kmsg.NewOffsetDeleteRequestTopic()
+	t.Topic = topic
+	p := kmsg.NewOffsetDeleteRequestTopicPartition()
+	p.Partition = probePartition
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	res, err := exchangeGroup(ctx, cl, group, req, 0) // v0 is the only version without tagged fields
+	if err != nil {
+		return fmt.Errorf("probe Delete on group %q: %w", group, err)
+	}
+	dr := res.(*kmsg.OffsetDeleteResponse)
+	switch code := kafka.Error(dr.ErrorCode); code {
+	case 0, kafka.GroupIdNotFound, kafka.NonEmptyGroup:
+	default:
+		return fmt.Errorf("probe Delete on group %q: %w", group, code)
+	}
+	for _, rt := range dr.Topics {
+		for _, rp := range rt.Partitions {
+			switch code := kafka.Error(rp.ErrorCode); code {
+			case kafka.GroupSubscribedToTopic:
+			default:
+				if err := probeAnswer(rp.ErrorCode); err != nil {
+					return fmt.Errorf("probe Delete on group %q: %w", group, err)
+				}
+			}
+		}
+	}
+	return nil
+}
