@@ -29,8 +29,9 @@ test: ## Run every test with the race detector (embedded broker; real Kafka and 
 	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka): Apache Kafka and a Connect worker as JVM processes")
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-test-real: ## Run only the real Kafka tier, verbosely (Apache Kafka broker + Connect worker as JVM processes)
+test-real: ## Run only the real Kafka tier, verbosely (Apache Kafka broker + Connect worker as JVM processes; secured variant too)
 	$(GO) test -race -count=1 -v -timeout 10m ./integration/realkafka/
+	$(GO) test -race -count=1 -v -timeout 15m ./integration/realkafka/secured/
 
 bench: ## Run the Go benchmarks and the load scenarios (BENCH_SCALE=0.1 for a quick look)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x ./offsetstore/ ./events/ ./handlers/...

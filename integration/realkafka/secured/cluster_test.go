@@ -33,6 +33,8 @@ type cluster struct {
 	connect   connectNames
 	// users are the SCRAM users made so far: name -> password.
 	users map[string]string
+	// restUser and restPass are the worker's basic auth credentials.
+	restUser, restPass string
 }
 
 // connectNames names one Connect cluster's group and internal topics.
@@ -125,7 +127,8 @@ func (c *cluster) startWorker(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("make the REST keystore: %w\n%s", err, out)
 	}
-	restUser, restPass := "rest-"+c.name, randomSecret()
+	c.restUser, c.restPass = "rest-"+c.name, randomSecret()
+	restUser, restPass := c.restUser, c.restPass
 	usersFile := filepath.Join(wdir, "rest-users.properties")
 	if err := os.WriteFile(usersFile, []byte(restUser+": "+restPass+"\n"), 0o600); err != nil {
 		return err

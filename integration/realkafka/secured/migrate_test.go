@@ -1,0 +1,167 @@
+package secured_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// migrateACLs are the ACLs docs/migration.md lists for the principal running migrate, on A and
+// on B, written here once for this run's names. On A, Describe on the sinks' topics: without
+// it the broker's OffsetFetch leaves their partitions out (see TestSecuredMigrate).
+func migrateACLs(a connectNames, sinkTopicsA []string, b connectNames, bAgent agentNames, stateTopic string) (onA, onB []acl) {
+	lit, pre := kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLResourcePatternTypePrefixed
+	topic, group := kmsg.ACLResourceTypeTopic, kmsg.ACLResourceTypeGroup
+	onA = []acl{
+		{topic, a.config, lit, kmsg.ACLOperationRead}, {topic, a.config, lit, kmsg.ACLOperationDescribe},
+		{topic, a.offsets, lit, kmsg.ACLOperationRead}, {topic, a.offsets, lit, kmsg.ACLOperationDescribe},
+		{group, "connect-", pre, kmsg.ACLOperationDescribe},
+	}
+	for _, s := range sinkTopicsA {
+		onA = append(onA, acl{topic, s, lit, kmsg.ACLOperationDescribe})
+	}
+	onB = []acl{
+		{topic, b.config, lit, kmsg.ACLOperationDescribe}, {topic, b.config, lit, kmsg.ACLOperationDescribeConfigs},
+		{topic, b.offsets, lit, kmsg.ACLOperationDescribe}, {topic, b.offsets, lit, kmsg.ACLOperationDescribeConfigs},
+		{topic, bAgent.requests, lit, kmsg.ACLOperationWrite}, {topic, bAgent.requests, lit, kmsg.ACLOperationDescribe},
+		{topic, bAgent.results, lit, kmsg.ACLOperationRead}, {topic, bAgent.results, lit, kmsg.ACLOperationDescribe},
+		{topic, stateTopic, lit, kmsg.ACLOperationDescribe}, {topic, stateTopic, lit, kmsg.ACLOperationRead},
+		{topic, stateTopic, lit, kmsg.ACLOperationWrite},
+	}
+	return onA, onB
+}
+
+// TestSecuredMigrate moves a FileStream source and a FileStream sink from A to B with
+// `migrate --stop-source`, each cluster with its own credentials and CA, given in Kafka client
+// properties files (--from-command-config, --to-command-config) and Connect REST properties
+// files (--from-connect-config, --to-connect-config), with exactly the documented ACLs. Then a
+// sink whose topic on A the principal may not describe is refused (exit 1), naming the
+// permission, and nothing is created on B.
+func TestSecuredMigrate(t *testing.T) {
+	requirePeers(t)
+	A, B := peers.a, peers.b
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+
+	// B's agent, with the documented ACLs.
+	agentUser := unique("agent-b")
+	_, err := B.addUser(ctx, agentUser)
+	require.NoError(t, err)
+	bNames := newAgentNames("agent-b")
+	B.createAgentTopics(t, bNames)
+	src, sink, refused := unique("mig-src"), unique("mig-sink"), unique("mig-refused")
+	sinkTopic, refusedTopic := sink+"-in", refused+"-in"
+	for _, c := range []*cluster{A, B} {
+		for _, tp := range []string{sinkTopic, refusedTopic} {
+			require.NoError(t, c.createTopic(ctx, tp, 1, nil))
+			// B's copy holds the same records at the same offsets (--sink-offsets copy).
+			c.produce(t, tp, 30)
+		}
+	}
+	B.grantAll(t, "User:"+agentUser, agentACLs(agentScope{names: bNames, connect: B.connect, sinkTopic: sinkTopic}))
+	agentB := startAgentProc(t, "agent-b", B.agentEnv(bNames, agentUser))
+	agentB.waitReady(t)
+
+	// migrate's principals, one per cluster, and their files.
+	stateTopic := unique("states")
+	require.NoError(t, B.createTopic(ctx, stateTopic, 1, map[string]string{"cleanup.policy": "compact"}))
+	userA, userB := unique("migrate-a"), unique("migrate-b")
+	passA, err := A.addUser(ctx, userA)
+	require.NoError(t, err)
+	passB, err := B.addUser(ctx, userB)
+	require.NoError(t, err)
+	onA, onB := migrateACLs(A.connect, []string{sinkTopic}, B.connect, bNames, stateTopic)
+	A.grantAll(t, "User:"+userA, onA)
+	B.grantAll(t, "User:"+userB, onB)
+	fromCfg, err := A.writeProps(userA+".properties", A.clientProps(userA, passA))
+	require.NoError(t, err)
+	toCfg, err := B.writeProps(userB+".properties", B.clientProps(userB, passB))
+	require.NoError(t, err)
+	fromConnect, err := A.writeProps("connect-"+userA+".properties", A.connectProps())
+	require.NoError(t, err)
+	toConnect, err := B.writeProps("connect-"+userB+".properties", B.connectProps())
+	require.NoError(t, err)
+
+	// On A: a source that has produced its file and a sink that has consumed its topic.
+	file := writeFile(t, src+".txt", lines("a", 0, 20))
+	sinkOut := writeFile(t, sink+".out", "")
+	restOK(t, A.worker, http.MethodPost, "/connectors", map[string]any{"name": src, "config": map[string]string{
+		"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": file, "topic": src + "-out", "tasks.max": "1"}})
+	restOK(t, A.worker, http.MethodPost, "/connectors", map[string]any{"name": sink, "config": map[string]string{
+		"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": sinkOut, "topics": sinkTopic, "tasks.max": "1"}})
+	waitState(t, A.worker, src, "RUNNING")
+	waitState(t, A.worker, sink, "RUNNING")
+
+	migrate := func(t *testing.T, args ...string) (string, error) {
+		t.Helper()
+		full := append([]string{"migrate",
+			"--from-brokers", A.broker.Addr, "--from-config-topic", A.connect.config, "--from-offsets-topic", A.connect.offsets,
+			"--from-command-config", fromCfg, "--from-connect-url", A.worker.URL, "--from-connect-config", fromConnect,
+			"--to-brokers", B.broker.Addr, "--to-command-config", toCfg, "--to-connect-url", B.worker.URL, "--to-connect-config", toConnect,
+			"--request-topic", bNames.requests, "--result-topic", bNames.results, "--state-topic", stateTopic,
+			"--timeout", "2m", "--report", filepath.Join(t.TempDir(), "report.json")}, args...)
+		cmd := exec.CommandContext(ctx, peers.agentBin, full...)
+		// B's Connect topics; no credentials in the environment: the files carry them.
+		cmd.Env = append(cleanEnv(), "OFFSETAGENT_CONFIG_TOPIC="+B.connect.config, "OFFSETAGENT_OFFSETS_TOPIC="+B.connect.offsets)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		for _, secret := range []string{passA, passB, A.restPass, B.restPass} {
+			require.NotContains(t, out.String(), secret, "a secret in migrate's output")
+		}
+		return out.String(), err
+	}
+
+	t.Run("stop source", func(t *testing.T) {
+		out, err := migrate(t, "--include", src+"|"+sink, "--stop-source")
+		require.NoError(t, err, out)
+		require.Regexp(t, src+`\s+`+src+`\s+source\s+1\s+succeeded`, out)
+		require.Regexp(t, sink+`\s+`+sink+`\s+sink\s+1\s+succeeded`, out)
+		waitState(t, A.worker, src, "STOPPED")
+		waitState(t, A.worker, sink, "STOPPED")
+		// B's connectors carry A's final offsets, as each worker's REST API shows them.
+		require.Equal(t, offsetsOf(t, A.worker, src), offsetsOf(t, B.worker, src))
+		require.Equal(t, offsetsOf(t, A.worker, sink), offsetsOf(t, B.worker, sink))
+		require.Equal(t, fmt.Sprintf(`[{"offset":{"kafka_offset":30},"partition":{"kafka_partition":0,"kafka_topic":%q}}]`, sinkTopic), offsetsOf(t, B.worker, sink))
+		waitState(t, B.worker, src, "RUNNING")
+		waitState(t, B.worker, sink, "RUNNING")
+	})
+
+	t.Run("sink topic not describable on A", func(t *testing.T) {
+		restOK(t, A.worker, http.MethodPost, "/connectors", map[string]any{"name": refused, "config": map[string]string{
+			"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": writeFile(t, refused+".out", ""),
+			"topics": refusedTopic, "tasks.max": "1"}})
+		waitState(t, A.worker, refused, "RUNNING")
+		// The sink's task has committed: its group holds offsets migrate must not take for none.
+		require.Eventually(t, func() bool { return A.groupOffsets(t, "connect-"+refused, refusedTopic)[0] == 30 },
+			90*time.Second, 250*time.Millisecond, "A's sink commits its offsets")
+		out, err := migrate(t, "--include", refused)
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, out)
+		require.Equal(t, 1, exit.ExitCode(), out)
+		require.Regexp(t, regexp.QuoteMeta(`principal User:`+userA+` is not allowed to Describe Topic "`+refusedTopic+`"`), out)
+		status, _ := rest(t, B.worker, http.MethodGet, "/connectors/"+refused, nil)
+		require.Equal(t, http.StatusNotFound, status, "nothing created on B")
+		waitState(t, A.worker, refused, "RUNNING")
+	})
+}
+
+// connectProps are the Connect REST client properties for the cluster's worker: basic auth
+// and the CA, in the Schema Registry client's keys.
+func (c *cluster) connectProps() map[string]string {
+	return map[string]string{
+		"basic.auth.credentials.source": "USER_INFO",
+		"basic.auth.user.info":          c.restUser + ":" + c.restPass,
+		"ssl.truststore.type":           "PEM",
+		"ssl.truststore.location":       c.ca.File,
+	}
+}
