@@ -67,68 +67,56 @@ func TestSecuredAgent(t *testing.T) {
 		restOK(t, c.worker, http.MethodDelete, "/connectors/"+name, nil)
 	})
 
-	// Each request-level ACL removed while the agent runs: the request fails, names the
-	// permission and writes nothing.
+	a.stop()
+
+	// Each ACL removed in turn, before a fresh agent starts: either the agent never becomes
+	// ready and says which permission it lacks (a topic or group it depends on), or it becomes
+	// ready and a request that needs the permission fails, naming it, having written nothing.
 	for _, r := range agentACLRows {
-		if !requestLevel(r.key) {
-			continue
-		}
 		for _, op := range r.ops {
 			x := acl{r.resource, r.resourceName(scope), r.pattern, op}
 			t.Run("without "+x.String(), func(t *testing.T) {
 				require.NoError(t, c.revoke(ctx, principal, x))
 				defer func() { require.NoError(t, c.grant(ctx, principal, x)) }()
 				name := unique("refused")
+				group := "connect-" + name
+				resource := x.Name
+				switch r.key {
+				case keySinkGroups:
+					resource = group
+				case keySinkTopics:
+					resource = sinkTopic
+				}
+				want := permissionPattern(principal, op, resource)
+				b := startAgentProc(t, unique("agent-without"), c.agentEnv(names, user))
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					status, body := b.readyz()
+					if status == http.StatusOK {
+						require.True(t, requestLevel(r.key), "/readyz 200 without %s, which the agent depends on: %s\n%s", x, body, b.logText())
+						break
+					}
+					if want.MatchString(body) || want.MatchString(b.logText()) {
+						t.Logf("not ready (/readyz %d %s), as it should", status, body)
+						return
+					}
+					require.True(t, time.Now().Before(deadline), "no message naming %s within 30 s; /readyz %d %s; log:\n%s", want, status, body, b.logText())
+					time.Sleep(200 * time.Millisecond)
+				}
 				before := c.endOffsets(t, c.connect.config, c.connect.offsets)
 				var res result
-				var resource string
 				if r.key == keySinkGroups || r.key == keySinkTopics {
-					group := "connect-" + name
 					c.commitGroup(t, group, sinkTopic, 3)
 					res = c.publish(t, names, sinkRequest(name, sinkTopic, writeFile(t, name+".out", ""), 6))
 					require.Equal(t, map[int32]int64{0: 3}, c.groupOffsets(t, group, sinkTopic), "the sink group's offsets must be as they were")
-					resource = sinkTopic
-					if r.key == keySinkGroups {
-						resource = group
-					}
 				} else {
 					res = c.publish(t, names, sourceRequest(name, writeFile(t, name+".txt", ""), 0))
-					resource = x.Name
 				}
 				require.Equal(t, events.TypeCreateFailed, res.Type, "the request succeeded without %s: the documented list is not minimal", x)
 				requireNamesPermission(t, res.Data.Message, principal, op, resource)
 				status, _ := rest(t, c.worker, http.MethodGet, "/connectors/"+name, nil)
 				require.Equal(t, http.StatusNotFound, status, "the connector must not exist")
 				require.Equal(t, before, c.endOffsets(t, c.connect.config, c.connect.offsets), "nothing written to Connect's topics")
-			})
-		}
-	}
-	a.stop()
-
-	// Each ACL on the agent's own topics and group removed before it starts: it never becomes
-	// ready, and says which permission it lacks.
-	for _, r := range agentACLRows {
-		if requestLevel(r.key) {
-			continue
-		}
-		for _, op := range r.ops {
-			x := acl{r.resource, r.resourceName(scope), r.pattern, op}
-			t.Run("without "+x.String(), func(t *testing.T) {
-				require.NoError(t, c.revoke(ctx, principal, x))
-				defer func() { require.NoError(t, c.grant(ctx, principal, x)) }()
-				b := startAgentProc(t, unique("agent-without"), c.agentEnv(names, user))
-				want := permissionPattern(principal, op, x.Name)
-				deadline := time.Now().Add(30 * time.Second)
-				for {
-					status, body := b.readyz()
-					require.NotEqual(t, http.StatusOK, status, "/readyz 200 without %s: %s\n%s", x, body, b.logText())
-					if want.MatchString(body) || want.MatchString(b.logText()) {
-						require.NotEqual(t, http.StatusOK, status)
-						break
-					}
-					require.True(t, time.Now().Before(deadline), "no message naming %s within 30 s; /readyz %d %s; log:\n%s", want, status, body, b.logText())
-					time.Sleep(200 * time.Millisecond)
-				}
 			})
 		}
 	}

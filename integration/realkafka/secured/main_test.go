@@ -18,6 +18,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/offsetagent/offsetagent/integration/realkafka"
 )
@@ -202,8 +203,9 @@ func (c *cluster) adminTLS() *tls.Config {
 }
 
 func newAdminClient(c *cluster) (*kgo.Client, error) {
+	// Kafka 4.0's versions: the fixture's OffsetCommit and OffsetFetch name topics, not topic ids.
 	return kgo.NewClient(kgo.SeedBrokers(c.broker.InternalAddr), kgo.DialTLSConfig(c.adminTLS()),
-		kgo.RequestTimeoutOverhead(10*time.Second))
+		kgo.RequestTimeoutOverhead(10*time.Second), kgo.MaxVersions(kversion.V4_0_0()))
 }
 
 // adminTransport is a kafka-go transport for the fixture admin.
