@@ -69,6 +69,8 @@ type Agent struct {
 	stopping atomic.Bool
 	// joined is set once the consumer group handed this replica its first assignment.
 	joined atomic.Bool
+	// permKick asks the permission loop for a round now (permissions.go).
+	permKick chan struct{}
 }
 
 // New builds an agent. It validates cfg and reads TLS files but never dials.
@@ -90,7 +92,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, opts: opts, log: opts.Logger, conns: conns}
+	a := &Agent{cfg: cfg, opts: opts, log: opts.Logger, conns: conns, permKick: make(chan struct{}, 1)}
 	a.metrics = NewMetrics(opts.Registry, opts.Version)
 	inflightMax := cfg.MaxInflightBytes
 	if inflightMax == 0 {
@@ -128,6 +130,16 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	if a.intents, err = newIntentLog(logOpts, cfg.IntentTopic, a.store.Producer(), a.results.seen); err != nil {
 		return nil, err
 	}
+	a.intents.refused = func(err error) error {
+		if _, ok := kafkaio.AuthorizationCode(err); !ok {
+			return err
+		}
+		a.kickPermissions()
+		return kafkaio.Authz(err, cfg.Security.Principal(), kafkaio.OpWrite, kafkaio.ResourceTopic, cfg.IntentTopic)
+	}
+	if cfg.PermissionCheckInterval == 0 {
+		a.cfg.PermissionCheckInterval = defaultPermissionCheckInterval
+	}
 	if opts.Stages != nil {
 		a.proc = opts.Stages
 	} else {
@@ -153,6 +165,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 			Validator:            validator,
 			Fault:                opts.Fault,
 			Logger:               opts.Logger,
+			Principal:            cfg.Security.Principal(),
 		})
 		if err != nil {
 			return nil, err
@@ -174,7 +187,11 @@ func (a *Agent) readiness() error {
 	switch {
 	case a.stopping.Load():
 		return errors.New("shutting down")
-	case !a.ready.Load():
+	}
+	if err := a.health.deniedErr(); err != nil {
+		return err // also why the views may not load or the group not be joined
+	}
+	if !a.ready.Load() {
 		return errors.New("starting: loading views and joining the consumer group")
 	}
 	return a.health.check(time.Now())
@@ -194,6 +211,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer stopServer()
 	g, gctx := errgroup.WithContext(sctx)
 	g.Go(func() error { return srv.run(gctx) })
+	g.Go(func() error { a.permissionLoop(gctx, a.cfg.PermissionCheckInterval); return nil })
 	if err := a.prepareTopicsRetrying(ctx); err != nil {
 		stopServer()
 		_ = g.Wait()

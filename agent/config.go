@@ -62,6 +62,10 @@ type Config struct {
 	// SessionTimeout is the consumer group session timeout: how long a replica that died is
 	// waited for before its partitions move (default 10s).
 	SessionTimeout time.Duration `env:"OFFSETAGENT_SESSION_TIMEOUT, default=10s"`
+	// PermissionCheckInterval is how often the agent asks the brokers whether it may still
+	// read and write its topics and its group (default 15s): /readyz is 503 while one of
+	// those permissions is missing. Zero means the default.
+	PermissionCheckInterval time.Duration `env:"OFFSETAGENT_PERMISSION_CHECK_INTERVAL, default=15s"`
 	// StuckAfter is how long a lane may work on one request before /readyz reports the
 	// replica not ready (default 5m; 0 turns the check off).
 	StuckAfter time.Duration `env:"OFFSETAGENT_STUCK_AFTER, default=5m"`
@@ -129,6 +133,9 @@ func (s Security) FromVariables() bool {
 		s.TLSCAFile != "" || s.TLSCertFile != "" || s.TLSKeyFile != ""
 }
 
+// defaultPermissionCheckInterval is PermissionCheckInterval when it is zero.
+const defaultPermissionCheckInterval = 15 * time.Second
+
 // defaultSessionTimeout is SessionTimeout when it is zero.
 const defaultSessionTimeout = 10 * time.Second
 
@@ -164,6 +171,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SessionTimeout < 0 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_SESSION_TIMEOUT: %s, must not be negative", c.SessionTimeout))
+	}
+	if c.PermissionCheckInterval < 0 {
+		errs = append(errs, fmt.Errorf("OFFSETAGENT_PERMISSION_CHECK_INTERVAL: %s, must not be negative", c.PermissionCheckInterval))
 	}
 	if c.StuckAfter < 0 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_STUCK_AFTER: %s, must not be negative", c.StuckAfter))

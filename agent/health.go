@@ -30,6 +30,27 @@ type health struct {
 	heartbeatFailing time.Time
 	// oldest is how long the longest-running request has been worked on.
 	oldest func() time.Duration
+	// denied are the permissions the last check found refused (permissions.go).
+	denied []error
+}
+
+// deniedErr says which permissions the last check found refused, nil when none.
+func (h *health) deniedErr() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.denied) == 0 {
+		return nil
+	}
+	return fmt.Errorf("missing permission: %w", errors.Join(h.denied...))
+}
+
+// setDenied records the refused permissions of a check and returns the previous ones.
+func (h *health) setDenied(denied []error) []error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	before := h.denied
+	h.denied = denied
+	return before
 }
 
 func newHealth(grace, stuckAfter time.Duration, oldest func() time.Duration) *health {

@@ -36,6 +36,10 @@ type intentLog struct {
 
 	logger *slog.Logger
 
+	// refused, when not nil, words a write's error when the broker refused it for an ACL
+	// (set by the agent: kafkaio.Authz with its principal, and a permission check now).
+	refused func(error) error
+
 	// wmu orders the writes to the topic: under it, a write is queued on the producer (which
 	// fixes its place in the partition) and lastWrite records, per key, the sequence number of
 	// the latest write this replica queued, until it is settled. A removal is retried only
@@ -191,6 +195,9 @@ func (il *intentLog) writeFor(ctx context.Context, name string, msgs ...kafka.Me
 	errs := w.Wait(ctx)
 	il.settle(queued, seqs)
 	if errs != nil {
+		if il.refused != nil {
+			return nil, il.refused(errs[0])
+		}
 		return nil, errs[0]
 	}
 	il.written(w, queued)

@@ -28,7 +28,12 @@ const recordOverhead = 512
 func (a *Agent) readResultMaxBytes(ctx context.Context) {
 	v, ok, err := offsetstore.TopicConfig(ctx, a.client, a.cfg.ResultTopic, "max.message.bytes")
 	n, perr := strconv.Atoi(v)
+	_, refused := kafkaio.AuthorizationCode(err)
 	switch {
+	case refused:
+		// DescribeConfigs on the result topic is optional (docs/operations.md, Kafka ACLs).
+		a.log.Info("results are bounded to 1 MiB: the result topic's max.message.bytes cannot be read without the optional DescribeConfigs ACL",
+			"topic", a.cfg.ResultTopic, "err", kafkaio.Authz(err, a.cfg.Security.Principal(), kafkaio.OpDescribeConfigs, kafkaio.ResourceTopic, a.cfg.ResultTopic))
 	case err != nil:
 		a.log.Warn("read max.message.bytes of the result topic; assuming 1 MiB", "topic", a.cfg.ResultTopic, "err", err)
 	case ok && perr == nil && n > 0:
@@ -172,6 +177,10 @@ func (a *Agent) produceResult(work context.Context, msg kafka.Message, res *even
 			break
 		}
 		if work.Err() != nil || refusedResult(err) {
+			if _, ok := kafkaio.AuthorizationCode(err); ok {
+				a.kickPermissions()
+				err = kafkaio.Authz(err, a.cfg.Security.Principal(), kafkaio.OpWrite, kafkaio.ResourceTopic, a.cfg.ResultTopic)
+			}
 			return err
 		}
 		reason, _ := kafkaio.Classify(err)

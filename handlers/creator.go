@@ -97,6 +97,11 @@ type Store interface {
 	DeleteGroup(ctx context.Context, group string) error
 	CommitGroupOffsets(ctx context.Context, group string, offsets []offsetstore.GroupOffset) error
 	Partitions(ctx context.Context, topic string) (int, error)
+	// The permission probes (kafkaio.ProbeWrite, ProbeGroupCommit, ProbeGroupDelete): nil
+	// when allowed, the broker's authorization error when not; they change nothing.
+	ProbeWrite(ctx context.Context, topic string) error
+	ProbeGroupCommit(ctx context.Context, group string, topics []string) error
+	ProbeGroupDelete(ctx context.Context, group, topic string) error
 }
 
 // ConfigValidator asks a Connect cluster's REST API about a connector (docs/connect-internals.md §8).
@@ -139,6 +144,9 @@ type Options struct {
 	// connector name. Crash tests make it exit the process.
 	Fault  func(point, connector string)
 	Logger *slog.Logger
+	// Principal names the agent's principal in refused-permission messages (User:alice;
+	// agent.Security.Principal). Empty means User:ANONYMOUS.
+	Principal string
 }
 
 // Creator runs create requests against one Connect cluster.
@@ -208,7 +216,7 @@ func noOffsetsOrDry(j *job) bool { return noOffsets(j) || dryRun(j) }
 func (c *Creator) stages() []stage {
 	return []stage{
 		{step: StepValidateConfig, run: c.validateConfig},
-		{step: StepValidateOffsets, run: c.validateOffsets, skip: noOffsets},
+		{step: StepValidateOffsets, run: c.validateOffsetsAndPermissions, skip: noOffsets},
 		{step: StepWipeOffsets, run: c.wipeOffsets, skip: noOffsetsOrDry, destructive: true, undo: c.undoWipe},
 		{step: StepWriteOffsets, run: c.writeOffsets, skip: noOffsetsOrDry, destructive: true, undo: c.undoWriteOffsets},
 		{step: StepWriteConfig, run: c.writeConfig, skip: dryRun, destructive: true, undo: c.undoWriteConfig},

@@ -42,6 +42,11 @@ func (s *fakeStore) Partitions(context.Context, string) (int, error) {
 	return 25, nil
 }
 
+// The in-memory store allows everything; permissions are tested on kfake with ACLs.
+func (s *fakeStore) ProbeWrite(context.Context, string) error                 { return nil }
+func (s *fakeStore) ProbeGroupCommit(context.Context, string, []string) error { return nil }
+func (s *fakeStore) ProbeGroupDelete(context.Context, string, string) error   { return nil }
+
 func (s *fakeStore) ConnectorConfig(name string) (map[string]string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

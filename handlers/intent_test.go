@@ -32,6 +32,9 @@ func (s *staleStore) Sync(_ context.Context, topic string) error {
 	return nil
 }
 func (s *staleStore) Track(context.Context, string) error                       { return nil }
+func (s *staleStore) ProbeWrite(context.Context, string) error                  { return nil }
+func (s *staleStore) ProbeGroupCommit(context.Context, string, []string) error  { return nil }
+func (s *staleStore) ProbeGroupDelete(context.Context, string, string) error    { return nil }
 func (s *staleStore) ConnectorConfig(string) (map[string]string, bool)          { return nil, false }
 func (s *staleStore) ConfigRecord(string) offsetstore.ConfigRecord              { return offsetstore.ConfigRecord{} }
 func (s *staleStore) Partitions(context.Context, string) (int, error)           { return 25, nil }

@@ -8,6 +8,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -38,7 +39,7 @@ func (c *Creator) wipeOffsets(ctx context.Context, j *job) error {
 			if errors.Is(err, offsetstore.ErrGroupNotEmpty) {
 				return internal(fmt.Sprintf(msgGroupNotEmpty, j.name))
 			}
-			return fmt.Errorf("delete group %q: %w", j.group, err)
+			return fmt.Errorf("delete group %q: %w", j.group, c.authz(err, kafkaio.OpDelete, kafkaio.ResourceGroup, j.group))
 		}
 		j.wiped = len(prev)
 		return nil
@@ -77,7 +78,7 @@ func (c *Creator) writeOffsets(ctx context.Context, j *job) error {
 		if err := c.retry(ctx, func(ctx context.Context) error {
 			return c.opts.Store.CommitGroupOffsets(ctx, j.group, j.sinkOffsets)
 		}); err != nil {
-			return fmt.Errorf("commit offsets of group %q: %w", j.group, err)
+			return fmt.Errorf("commit offsets of group %q: %w", j.group, c.groupCommitAuthz(err, j.group))
 		}
 		j.written = len(j.sinkOffsets)
 		return nil
@@ -91,6 +92,7 @@ func (c *Creator) writeOffsets(ctx context.Context, j *job) error {
 		var err error
 		if j.encoded != nil && c.opts.Fault == nil {
 			err = c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.WriteEncoded(ctx, topic, j.encoded) })
+			err = c.authz(err, kafkaio.OpWrite, kafkaio.ResourceTopic, topic)
 		} else {
 			// Crash tests cut the write in two (stepWrite): encoded records go as records.
 			err = c.stepWrite(ctx, j, StepWriteOffsets, topic, j.sourceRecords())
@@ -151,7 +153,8 @@ func configRecords(name, state string, config events.Config) []offsetstore.Recor
 // write sends recs to topic with retries. Writes are idempotent here (the same bytes, or
 // tombstones), so retrying a partly acknowledged batch is safe.
 func (c *Creator) write(ctx context.Context, topic string, recs []offsetstore.Record) error {
-	return c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Write(ctx, topic, recs) })
+	err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Write(ctx, topic, recs) })
+	return c.authz(err, kafkaio.OpWrite, kafkaio.ResourceTopic, topic)
 }
 
 // stepWrite is write for a stage's multi-record writes. With a fault hook installed (crash
@@ -176,7 +179,13 @@ func (c *Creator) groupMembers(ctx context.Context, group string) (int, error) {
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("describe group %q: %w", group, err)
+		return 0, fmt.Errorf("describe group %q: %w", group, c.authz(err, kafkaio.OpDescribe, kafkaio.ResourceGroup, group))
 	}
 	return n, nil
+}
+
+// authz words a broker's refusal of op on the resource with the agent's principal
+// (kafkaio.Authz); other errors come back unchanged.
+func (c *Creator) authz(err error, op, resourceType, resource string) error {
+	return kafkaio.Authz(err, c.opts.Principal, op, resourceType, resource)
 }

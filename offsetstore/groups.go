@@ -165,3 +165,21 @@ func (s *Store) DeleteGroupOffsets(ctx context.Context, group string, partitions
 	}
 	return nil
 }
+
+// ProbeWrite reports whether the store's principal may Write topic (kafkaio.ProbeWrite):
+// nil, or the broker's authorization error. Nothing is written.
+func (s *Store) ProbeWrite(ctx context.Context, topic string) error {
+	return kafkaio.ProbeWrite(ctx, s.client, topic)
+}
+
+// ProbeGroupCommit reports whether the store's principal may commit offsets of topics for
+// group (kafkaio.ProbeGroupCommit). Nothing is committed.
+func (s *Store) ProbeGroupCommit(ctx context.Context, group string, topics []string) error {
+	return kafkaio.ProbeGroupCommit(ctx, s.client, group, topics)
+}
+
+// ProbeGroupDelete reports whether the store's principal may Delete group
+// (kafkaio.ProbeGroupDelete). Nothing is deleted.
+func (s *Store) ProbeGroupDelete(ctx context.Context, group, topic string) error {
+	return kafkaio.ProbeGroupDelete(ctx, s.client, group, topic)
+}

@@ -83,6 +83,11 @@ func codeName(err error) string {
 	return err.Error()
 }
 
+// ErrGroupAuthorization is kafka.GroupAuthorizationFailed: errors.Is(err,
+// ErrGroupAuthorization) tells a refused group from a refused topic in a probe's or a
+// commit's joined errors.
+var ErrGroupAuthorization error = kafka.GroupAuthorizationFailed
+
 // authzCodes are the broker errors that mean a missing ACL.
 var authzCodes = []kafka.Error{
 	kafka.TopicAuthorizationFailed, kafka.GroupAuthorizationFailed, kafka.ClusterAuthorizationFailed,
