@@ -146,9 +146,11 @@ func (a *agentProc) waitReady(t *testing.T) {
 	t.Fatalf("%s not ready within 90 s:\n%s", a.name, a.logText())
 }
 
+// logText is the agent's log, with the text handler's \" unescaped so that messages read as
+// written.
 func (a *agentProc) logText() string {
 	b, _ := os.ReadFile(a.log)
-	return string(b)
+	return strings.ReplaceAll(string(b), `\"`, `"`)
 }
 
 func (a *agentProc) stop() {

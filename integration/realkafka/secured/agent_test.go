@@ -97,7 +97,7 @@ func TestSecuredAgent(t *testing.T) {
 						break
 					}
 					if want.MatchString(body) || want.MatchString(b.logText()) {
-						t.Logf("not ready (/readyz %d %s), as it should", status, body)
+						t.Logf("not ready (/readyz %d %s), as it should; log:\n%s", status, body, b.logText())
 						return
 					}
 					require.True(t, time.Now().Before(deadline), "no message naming %s within 30 s; /readyz %d %s; log:\n%s", want, status, body, b.logText())
