@@ -17,21 +17,22 @@ func (s Security) Principal() string {
 	if s.SASLMechanism != "" {
 		return "User:" + s.SASLUsername
 	}
-	if s.TLSEnabled && s.TLSCertFile != "" {
-		if dn := certSubject(s.TLSCertFile); dn != "" {
+	if s.TLSEnabled && (s.TLSCertFile != "" || s.TLSCertPEM != nil) {
+		data := normalizePEM(s.TLSCertPEM)
+		if s.TLSCertFile != "" {
+			data, _ = os.ReadFile(s.TLSCertFile)
+		}
+		if dn := certSubject(data); dn != "" {
 			return "User:" + dn
 		}
 	}
 	return "User:ANONYMOUS"
 }
 
-// certSubject returns the subject DN of the first certificate in the PEM file at path, or ""
-// when it cannot be read (NewConnections reports that).
-func certSubject(path string) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
+// certSubject returns the subject DN of the first certificate in the PEM data (a file's, or
+// inline from a client properties file), or "" when there is none (NewConnections reports
+// that).
+func certSubject(data []byte) string {
 	for {
 		var block *pem.Block
 		block, data = pem.Decode(data)

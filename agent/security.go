@@ -1,11 +1,13 @@
 package agent
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -97,7 +99,7 @@ func buildTLS(s Security) (*tls.Config, error) {
 	}
 	if caPEM != nil {
 		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(caPEM) {
+		if !pool.AppendCertsFromPEM(normalizePEM(caPEM)) {
 			return nil, fmt.Errorf("read %s: no PEM certificate found", caWhat)
 		}
 		cfg.RootCAs = pool
@@ -113,11 +115,11 @@ func buildTLS(s Security) (*tls.Config, error) {
 		}
 	}
 	if certPEM != nil || keyPEM != nil {
-		keyPEM, err := decryptKeyPEM(keyPEM, s.TLSKeyPassword)
+		keyPEM, err := decryptKeyPEM(normalizePEM(keyPEM), s.TLSKeyPassword)
 		if err != nil {
 			return nil, fmt.Errorf("load TLS client key: %w", err)
 		}
-		cert, err := tls.X509KeyPair(certPEM, keyPEM)
+		cert, err := tls.X509KeyPair(normalizePEM(certPEM), keyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("load TLS client certificate: %w", err)
 		}
@@ -141,4 +143,37 @@ func buildTLS(s Security) (*tls.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// pemBlock matches one PEM block whose lines may have been joined: Kafka's inline PEM values
+// (ssl.truststore.certificates, ssl.keystore.key, ...) are commonly written on one logical
+// line of a properties file, continued with backslashes, which drops the line breaks. Kafka
+// reads them with a pattern that allows any whitespace and decodes the base64 ignoring it;
+// normalizePEM restores the line breaks encoding/pem needs.
+var pemBlock = regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]+)-----([\sA-Za-z0-9+/=:,-]*?)-----END ([A-Z0-9 ]+)-----`)
+
+// normalizePEM rewrites every PEM block of b with its base64 on lines of its own. Headers
+// (Proc-Type, DEK-Info: legacy encrypted keys) are not supported on one line; a block with
+// them is left as it is.
+func normalizePEM(b []byte) []byte {
+	return pemBlock.ReplaceAllFunc(b, func(m []byte) []byte {
+		sub := pemBlock.FindSubmatch(m)
+		if string(sub[1]) != string(sub[3]) || bytes.Contains(sub[2], []byte(":")) {
+			return m
+		}
+		body := bytes.Join(bytes.Fields(sub[2]), nil)
+		var out bytes.Buffer
+		out.WriteString("-----BEGIN " + string(sub[1]) + "-----\n")
+		for len(body) > 64 {
+			out.Write(body[:64])
+			out.WriteByte('\n')
+			body = body[64:]
+		}
+		if len(body) > 0 {
+			out.Write(body)
+			out.WriteByte('\n')
+		}
+		out.WriteString("-----END " + string(sub[3]) + "-----\n")
+		return out.Bytes()
+	})
 }

@@ -151,6 +151,7 @@ func openSource(ctx context.Context, opts Options) (*source, error) {
 			return nil, precheckf("A's Kafka cluster: %v", err)
 		}
 		s.topics = t
+		t.rest = s.rest
 	}
 	return s, nil
 }

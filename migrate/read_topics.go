@@ -10,7 +10,6 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
-	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
@@ -24,6 +23,13 @@ type TopicsSource struct {
 	// Transport and Dialer carry SASL/TLS; nil means none.
 	Transport *kafka.Transport
 	Dialer    *kafka.Dialer
+	// Principal describes who Transport authenticates as (agent.Security.Principal), for the
+	// messages of refused permissions.
+	Principal string
+	// AllowUnreadable goes on with a sink whose committed offsets cannot all be read (a topic
+	// the principal may not Describe): those partitions get no offset, with a warning. By
+	// default such a sink is skipped (see sinkOffsets).
+	AllowUnreadable bool
 }
 
 // topicsReader reads A's state from its config and offsets topics and sink groups, through
@@ -33,6 +39,10 @@ type topicsReader struct {
 	store  *offsetstore.Store
 	client *kafka.Client
 	reg    *connectors.Registry
+	logger *slog.Logger
+	// rest is A's Connect REST API when it is given too: the worker's view of a sink's
+	// offsets, which sinkOffsets compares with its own for a topics.regex sink.
+	rest   *restReader
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -55,7 +65,7 @@ func openTopics(ctx context.Context, src TopicsSource, reg *connectors.Registry,
 		cl.Transport = src.Transport
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r := &topicsReader{src: src, store: store, client: cl, reg: reg, cancel: cancel, done: make(chan error, 1)}
+	r := &topicsReader{src: src, store: store, client: cl, reg: reg, logger: logger, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- store.Run(rctx) }()
 	ready := make(chan error, 1)
 	go func() { ready <- store.WaitReady(ctx) }()
@@ -133,15 +143,7 @@ var errBadOffsets = errors.New("undecodable offsets record")
 // a value that is not a JSON object is an error wrapping errBadOffsets.
 func (r *topicsReader) offsets(ctx context.Context, c *Connector) ([]events.ConnectorOffset, error) {
 	if c.Type == connectors.Sink {
-		gos, err := r.store.GroupOffsets(ctx, c.Group)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]events.ConnectorOffset, 0, len(gos))
-		for _, g := range gos {
-			out = append(out, handlers.SinkOffset(g))
-		}
-		return out, nil
+		return r.sinkOffsets(ctx, c)
 	}
 	topics := []string{r.src.OffsetsTopic}
 	if t, _ := c.Config.Get("offsets.storage.topic"); t != "" && t != r.src.OffsetsTopic {

@@ -143,7 +143,8 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 	}
 	o.States = &migrate.StateStore{Brokers: splitList(f.toBrokers), Topic: f.stateTopic, SelectionKey: f.selectionKey()}
 	if f.fromBrokers != "" {
-		o.Topics = &migrate.TopicsSource{Brokers: splitList(f.fromBrokers), ConfigTopic: f.fromConfigTopic, OffsetsTopic: f.fromOffsetsTopic}
+		o.Topics = &migrate.TopicsSource{Brokers: splitList(f.fromBrokers), ConfigTopic: f.fromConfigTopic, OffsetsTopic: f.fromOffsetsTopic,
+			AllowUnreadable: f.allowUnreadable}
 	}
 	return o, nil
 }
@@ -233,7 +234,7 @@ func (f *fleetFlags) setup(ctx context.Context, stderr io.Writer) (migrate.Optio
 		return opts, cfg, cl, err
 	}
 	if opts.Topics != nil {
-		opts.Topics.Transport, opts.Topics.Dialer = cl.from.Transport, cl.from.Dialer
+		opts.Topics.Transport, opts.Topics.Dialer, opts.Topics.Principal = cl.from.Transport, cl.from.Dialer, cl.fromPrincipal
 	}
 	opts.States.Transport = cl.to.Transport
 	if f.fromConnectURL != "" {

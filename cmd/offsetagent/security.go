@@ -15,6 +15,8 @@ import (
 // 2's offset syncs) and B's (--to-brokers: requests, results, state records, checkpoints).
 type clusters struct {
 	from, to *agent.Connections
+	// fromPrincipal describes A's principal for messages (agent.Security.Principal).
+	fromPrincipal string
 }
 
 // clusters builds A's and B's connections: from --from-command-config and
@@ -33,7 +35,7 @@ func (f *fleetFlags) clusters(ctx context.Context, stderr io.Writer) (agent.Conf
 	if err != nil {
 		return cfg, clusters{}, err
 	}
-	cl := clusters{from: env, to: env}
+	cl := clusters{from: env, to: env, fromPrincipal: cfg.Security.Principal()}
 	for _, c := range []struct {
 		flag, path string
 		conns      **agent.Connections
@@ -50,6 +52,9 @@ func (f *fleetFlags) clusters(ctx context.Context, stderr io.Writer) (agent.Conf
 		}
 		if *c.conns, err = agent.NewConnections(sec); err != nil {
 			return cfg, cl, fmt.Errorf("%s: %w", c.flag, err)
+		}
+		if c.conns == &cl.from {
+			cl.fromPrincipal = sec.Principal()
 		}
 	}
 	return cfg, cl, nil

@@ -59,3 +59,98 @@ func FetchGroupOffsets(ctx context.Context, cl *kafka.Client, group string) ([]G
 	}
 	return out, nil
 }
+
+// FetchGroupOffsetsOf is FetchGroupOffsets for the named partitions only (OffsetFetch with
+// Topics set). It exists for what the fetch of every partition hides: Kafka leaves out of that
+// answer the topics the principal may not Describe, as if the group had no offsets there,
+// while a partition asked for by name is answered with TOPIC_AUTHORIZATION_FAILED. Partitions
+// answered with an error are returned in refused, by topic (the first error of each topic);
+// partitions without a committed offset are left out.
+func FetchGroupOffsetsOf(ctx context.Context, cl *kafka.Client, group string, topics map[string][]int) (offsets []GroupOffset, refused map[string]error, err error) {
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Group = group
+	req.Topics = []kmsg.OffsetFetchRequestTopic{}
+	for t, ps := range topics {
+		rt := kmsg.NewOffsetFetchRequestTopic()
+		rt.Topic = t
+		for _, p := range ps {
+			rt.Partitions = append(rt.Partitions, int32(p))
+		}
+		req.Topics = append(req.Topics, rt)
+	}
+	kres, err := exchangeGroup(ctx, cl, group, req, maxOffsetFetchVersion)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, ok := kres.(*kmsg.OffsetFetchResponse)
+	if !ok {
+		return nil, nil, fmt.Errorf("unexpected response %T", kres)
+	}
+	if res.ErrorCode != 0 {
+		return nil, nil, kafka.Error(res.ErrorCode)
+	}
+	refused = map[string]error{}
+	for _, t := range res.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				if refused[t.Topic] == nil {
+					refused[t.Topic] = kafka.Error(p.ErrorCode)
+				}
+				continue
+			}
+			if p.Offset < 0 {
+				continue
+			}
+			o := GroupOffset{Topic: t.Topic, Partition: p.Partition, Offset: p.Offset}
+			if res.Version >= 5 && p.LeaderEpoch >= 0 {
+				epoch := p.LeaderEpoch
+				o.LeaderEpoch = &epoch
+			}
+			if p.Metadata != nil {
+				o.Metadata = *p.Metadata
+			}
+			offsets = append(offsets, o)
+		}
+	}
+	return offsets, refused, nil
+}
+
+// maxMetadataVersion is the last Metadata version without tagged fields.
+const maxMetadataVersion = 8
+
+// DescribeTopics asks a broker for the partitions of topics with a Metadata request of its
+// own. kafka-go's Transport answers Client.Metadata from its cache of every topic the
+// principal may Describe, where a topic it may not Describe is simply missing, as one that
+// does not exist is; the broker answers TOPIC_AUTHORIZATION_FAILED for the first and
+// UNKNOWN_TOPIC_OR_PARTITION for the second. The result maps each topic to its partitions, or
+// to the broker's error for it in refused.
+func DescribeTopics(ctx context.Context, cl *kafka.Client, topics []string) (partitions map[string][]int, refused map[string]error, err error) {
+	req := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		req.Topics = append(req.Topics, rt)
+	}
+	kres, err := exchangeAny(ctx, cl, req, maxMetadataVersion)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, ok := kres.(*kmsg.MetadataResponse)
+	if !ok {
+		return nil, nil, fmt.Errorf("unexpected response %T", kres)
+	}
+	partitions, refused = map[string][]int{}, map[string]error{}
+	for _, t := range res.Topics {
+		if t.Topic == nil {
+			continue
+		}
+		if t.ErrorCode != 0 {
+			refused[*t.Topic] = kafka.Error(t.ErrorCode)
+			continue
+		}
+		for _, p := range t.Partitions {
+			partitions[*t.Topic] = append(partitions[*t.Topic], int(p.Partition))
+		}
+	}
+	return partitions, refused, nil
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The per-cluster settings are refused at start with one clear line naming the flag or
+// variable and the key, never a secret; a Connect URL with a password works but warns.
+func TestSecuritySettingsErrors(t *testing.T) {
+	const secret = "cli-S3cret"
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+		return p
+	}
+	jks := write("jks.properties", "security.protocol=SSL\nssl.truststore.location=/t.jks\nssl.truststore.password="+secret+"\n")
+	badJAAS := write("jaas.properties", "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\""+secret+"\"\n")
+	restBad := write("rest.properties", "basic.auth.user.info="+secret+"\n")
+	rest := write("rest-ok.properties", "basic.auth.user.info=admin:"+secret+"\n")
+	tests := []struct {
+		name   string
+		env    map[string]string
+		args   []string
+		stderr string
+	}{
+		{name: "JKS truststore for A", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--from-command-config", jks},
+			stderr: "--from-command-config: client properties " + jks + ": ssl.truststore.type: not set"},
+		{name: "bad JAAS for B", args: []string{"migrate", "--from-brokers", "127.0.0.1:1", "--to-brokers", "127.0.0.1:1", "--to-command-config", badJAAS},
+			stderr: "--to-command-config: client properties " + badJAAS + ": sasl.jaas.config: entry not terminated by a semicolon"},
+		{name: "missing file", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--from-command-config", filepath.Join(dir, "none")},
+			stderr: "--from-command-config: read client properties"},
+		{name: "REST file for A", args: []string{"export", "--from-connect-url", "https://127.0.0.1:1", "--from-connect-config", restBad},
+			stderr: "--from-connect-config: connect REST properties " + restBad + ": basic.auth.user.info: want user:password"},
+		{name: "REST credentials twice", env: map[string]string{"OFFSETAGENT_FROM_CONNECT_USER_INFO": "a:" + secret},
+			args:   []string{"export", "--from-connect-url", "http://127.0.0.1:1", "--from-connect-config", rest},
+			stderr: "OFFSETAGENT_FROM_CONNECT_USER_INFO: set, and the Connect REST properties file has basic.auth.user.info too"},
+		{name: "REST file without URL", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--from-connect-config", rest},
+			stderr: "--from-connect-config: given without --from-connect-url"},
+		{name: "B's REST file without URL", args: []string{"migrate", "--from-brokers", "127.0.0.1:1", "--to-brokers", "127.0.0.1:1", "--to-connect-config", rest},
+			stderr: "--to-connect-config: given without --to-connect-url"},
+		{name: "agent file and variables", env: map[string]string{"OFFSETAGENT_COMMAND_CONFIG": jks, "OFFSETAGENT_SASL_MECHANISM": "PLAIN", "OFFSETAGENT_SASL_USERNAME": "u"},
+			args: []string{"run"}, stderr: "OFFSETAGENT_COMMAND_CONFIG: set together with OFFSETAGENT_SASL_*/OFFSETAGENT_TLS_* variables"},
+		{name: "agent file refused", env: map[string]string{"OFFSETAGENT_COMMAND_CONFIG": badJAAS},
+			args: []string{"run"}, stderr: "OFFSETAGENT_COMMAND_CONFIG: client properties " + badJAAS + ": sasl.jaas.config"},
+		{name: "agent REST file without URL", env: map[string]string{"OFFSETAGENT_CONNECT_CONFIG": rest},
+			args: []string{"run"}, stderr: "OFFSETAGENT_CONNECT_CONFIG and OFFSETAGENT_CONNECT_USER_INFO: set without OFFSETAGENT_CONNECT_URL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			var out, errOut bytes.Buffer
+			require.Equal(t, 2, run(tc.args, strings.NewReader(""), &out, &errOut), errOut.String())
+			require.Contains(t, errOut.String(), tc.stderr)
+			require.NotContains(t, errOut.String()+out.String(), secret)
+		})
+	}
+}
+
+func TestConnectURLWithPasswordWarns(t *testing.T) {
+	var errOut bytes.Buffer
+	hc, err := connectClient("http://admin:pw-in-url@127.0.0.1:1", "--from-connect-url", "", "--from-connect-config", "OFFSETAGENT_FROM_CONNECT_USER_INFO", &errOut)
+	require.NoError(t, err)
+	require.NotNil(t, hc)
+	require.Equal(t, "offsetagent: warning: --from-connect-url carries a password, visible to every user in ps and /proc/PID/cmdline and kept in shell history: "+
+		"put it in --from-connect-config (basic.auth.user.info) or OFFSETAGENT_FROM_CONNECT_USER_INFO instead\n", errOut.String())
+
+	errOut.Reset()
+	_, err = connectClient("http://admin@127.0.0.1:1", "--from-connect-url", "", "--from-connect-config", "OFFSETAGENT_FROM_CONNECT_USER_INFO", &errOut)
+	require.NoError(t, err)
+	require.Empty(t, errOut.String(), "a user without a password is no secret")
+}
