@@ -29,7 +29,8 @@ func (c *Creator) validateOffsetsAndPermissions(ctx context.Context, j *job) err
 //     current ones (an OffsetCommit needs both, for the new offsets and for the restore),
 //     and Delete on the group when it has offsets to wipe;
 //   - a source: Write on every offsets topic the wipe tombstones and the write writes to
-//     (the global one, and the connector's own).
+//     (the global one, and the connector's own);
+//   - both: Write on the config topic, which write_config writes last.
 //
 // A refusal fails the request with 403 and a message naming the principal, the operation
 // and the resource (kafkaio.AuthzError). A dry run asks too: its plan must not promise what
@@ -40,14 +41,27 @@ func (c *Creator) validateOffsetsAndPermissions(ctx context.Context, j *job) err
 // snapshot nor checked, and deleting the group drops them. Read on every topic a sink group
 // has committed offsets for is in the documented ACLs for that reason.
 func (c *Creator) checkPermissions(ctx context.Context, j *job) error {
+	// write_config comes last: refused, it would fail a request whose offsets were already
+	// rewritten (and put back by the cleanup).
+	if err := c.checkWrite(ctx, c.opts.ConfigTopic, "config"); err != nil {
+		return err
+	}
 	if j.typ == connectors.Sink {
 		return c.checkSinkPermissions(ctx, j)
 	}
 	for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
-		if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.ProbeWrite(ctx, topic) }); err != nil {
-			return c.refused(fmt.Errorf("check permission to write offsets topic %q: %w", topic,
-				kafkaio.Authz(err, c.opts.Principal, kafkaio.OpWrite, kafkaio.ResourceTopic, topic)))
+		if err := c.checkWrite(ctx, topic, "offsets"); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkWrite fails with 403 unless the agent may Write topic (what: "config", "offsets").
+func (c *Creator) checkWrite(ctx context.Context, topic, what string) error {
+	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.ProbeWrite(ctx, topic) }); err != nil {
+		return c.refused(fmt.Errorf("check permission to write %s topic %q: %w", what, topic,
+			kafkaio.Authz(err, c.opts.Principal, kafkaio.OpWrite, kafkaio.ResourceTopic, topic)))
 	}
 	return nil
 }

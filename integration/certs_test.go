@@ -24,6 +24,18 @@ type testPKI struct {
 	CAFile, ServerCertFile, ServerKeyFile, ClientCertFile, ClientKeyFile string
 	caPool                                                               *x509.CertPool
 	server                                                               tls.Certificate
+	// leaf issues a certificate of the CA valid until notAfter for hosts (IP addresses or
+	// DNS names) and writes it and its key to certFile and keyFile.
+	leaf func(serial int64, cn string, usage x509.ExtKeyUsage, notAfter time.Time, hosts []string, certFile, keyFile string) tls.Certificate
+}
+
+// brokerConfig is a broker's TLS configuration with a certificate of the CA valid until
+// notAfter for hosts only (an expired one, or one for another host).
+func (p *testPKI) brokerConfig(t *testing.T, notAfter time.Time, hosts ...string) *tls.Config {
+	t.Helper()
+	dir := t.TempDir()
+	cert := p.leaf(10, hosts[0], x509.ExtKeyUsageServerAuth, notAfter, hosts, filepath.Join(dir, "broker.pem"), filepath.Join(dir, "broker-key.pem"))
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 }
 
 func newTestPKI(t *testing.T) *testPKI {
@@ -46,14 +58,20 @@ func newTestPKI(t *testing.T) *testPKI {
 	p.caPool.AddCert(ca)
 	writePEM(t, p.CAFile, "CERTIFICATE", caDER)
 
-	leaf := func(serial int64, cn string, usage x509.ExtKeyUsage, certFile, keyFile string) tls.Certificate {
+	p.leaf = func(serial int64, cn string, usage x509.ExtKeyUsage, notAfter time.Time, hosts []string, certFile, keyFile string) tls.Certificate {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		require.NoError(t, err)
 		tmpl := &x509.Certificate{
 			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
-			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+			NotBefore: now.Add(-2 * time.Hour), NotAfter: notAfter,
 			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+		}
+		for _, h := range hosts {
+			if ip := net.ParseIP(h); ip != nil {
+				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+			} else {
+				tmpl.DNSNames = append(tmpl.DNSNames, h)
+			}
 		}
 		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 		require.NoError(t, err)
@@ -67,8 +85,9 @@ func newTestPKI(t *testing.T) *testPKI {
 	}
 	p.ServerCertFile, p.ServerKeyFile = filepath.Join(dir, "server.pem"), filepath.Join(dir, "server-key.pem")
 	p.ClientCertFile, p.ClientKeyFile = filepath.Join(dir, "client.pem"), filepath.Join(dir, "client-key.pem")
-	p.server = leaf(2, "127.0.0.1", x509.ExtKeyUsageServerAuth, p.ServerCertFile, p.ServerKeyFile)
-	leaf(3, "offsetagent", x509.ExtKeyUsageClientAuth, p.ClientCertFile, p.ClientKeyFile)
+	hosts, valid := []string{"127.0.0.1", "localhost"}, now.Add(24*time.Hour)
+	p.server = p.leaf(2, "127.0.0.1", x509.ExtKeyUsageServerAuth, valid, hosts, p.ServerCertFile, p.ServerKeyFile)
+	p.leaf(3, "offsetagent", x509.ExtKeyUsageClientAuth, valid, hosts, p.ClientCertFile, p.ClientKeyFile)
 	return p
 }
 
