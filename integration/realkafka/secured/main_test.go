@@ -181,8 +181,16 @@ func setup(ctx context.Context) error {
 	return errors.Join(append(errs, <-built)...)
 }
 
-// buildAgent builds cmd/offsetagent into the run's folder.
+// agentBinEnv names an agent binary to test instead of building this tree's: an older build,
+// to show what the tests catch in it.
+const agentBinEnv = "OFFSETAGENT_SECURED_AGENT_BIN"
+
+// buildAgent builds cmd/offsetagent into the run's folder (or takes $OFFSETAGENT_SECURED_AGENT_BIN).
 func buildAgent(ctx context.Context) error {
+	if bin := os.Getenv(agentBinEnv); bin != "" {
+		peers.agentBin = bin
+		return nil
+	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return fmt.Errorf("find the go command: %w", err)
