@@ -40,6 +40,9 @@ type cluster struct {
 // connectNames names one Connect cluster's group and internal topics.
 type connectNames struct{ group, config, offsets, status string }
 
+// startTimeout bounds each JVM's start: the two clusters' four JVMs start at once.
+const startTimeout = 5 * time.Minute
+
 // scramIterations is the SCRAM iteration count of the users the fixture makes (Kafka's minimum
 // is 4096).
 const scramIterations = 4096
@@ -67,6 +70,8 @@ func startCluster(ctx context.Context, name string) (*cluster, error) {
 		return nil, err
 	}
 	c.broker, err = realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: peers.lib, Dir: filepath.Join(dir, "broker"),
+		// Four JVMs start at once on a shared two-core machine.
+		StartTimeout: startTimeout,
 		Secure: &realkafka.ListenerSecurity{
 			ClientProtocol: "SASL_SSL",
 			Props: map[string]string{
@@ -154,6 +159,7 @@ func (c *cluster) startWorker(ctx context.Context) error {
 		OffsetsTopic: c.connect.offsets, StatusTopic: c.connect.status, Extra: extra,
 		JVMProperties: map[string]string{"java.security.auth.login.config": jaas},
 		REST:          &realkafka.RESTSecurity{TLS: c.adminTLS(), User: restUser, Password: restPass},
+		StartTimeout:  startTimeout,
 	})
 	if err != nil {
 		return err
