@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -101,20 +102,27 @@ func TestSecuredMigrate(t *testing.T) {
 	waitState(t, A.worker, src, "RUNNING")
 	waitState(t, A.worker, sink, "RUNNING")
 
+	// migrate runs migrate from A to B and returns its output followed by its JSON report (the
+	// summary table shortens long messages).
 	migrate := func(t *testing.T, args ...string) (string, error) {
 		t.Helper()
+		report := filepath.Join(t.TempDir(), "report.json")
 		full := append([]string{"migrate",
 			"--from-brokers", A.broker.Addr, "--from-config-topic", A.connect.config, "--from-offsets-topic", A.connect.offsets,
 			"--from-command-config", fromCfg, "--from-connect-url", A.worker.URL, "--from-connect-config", fromConnect,
 			"--to-brokers", B.broker.Addr, "--to-command-config", toCfg, "--to-connect-url", B.worker.URL, "--to-connect-config", toConnect,
 			"--request-topic", bNames.requests, "--result-topic", bNames.results, "--state-topic", stateTopic,
-			"--timeout", "2m", "--report", filepath.Join(t.TempDir(), "report.json")}, args...)
+			"--timeout", "2m", "--report", report}, args...)
 		cmd := exec.CommandContext(ctx, peers.agentBin, full...)
 		// B's Connect topics; no credentials in the environment: the files carry them.
 		cmd.Env = append(cleanEnv(), "OFFSETAGENT_CONFIG_TOPIC="+B.connect.config, "OFFSETAGENT_OFFSETS_TOPIC="+B.connect.offsets)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
+		if b, rerr := os.ReadFile(report); rerr == nil {
+			out.WriteString("\nreport:\n")
+			out.Write(b)
+		}
 		for _, secret := range []string{passA, passB, A.restPass, B.restPass} {
 			require.NotContains(t, out.String(), secret, "a secret in migrate's output")
 		}
@@ -148,7 +156,7 @@ func TestSecuredMigrate(t *testing.T) {
 		var exit *exec.ExitError
 		require.ErrorAs(t, err, &exit, out)
 		require.Equal(t, 1, exit.ExitCode(), out)
-		require.Regexp(t, regexp.QuoteMeta(`principal User:`+userA+` is not allowed to Describe Topic "`+refusedTopic+`"`), out)
+		require.Regexp(t, `principal User:`+regexp.QuoteMeta(userA)+` is not allowed to Describe Topic \\?"`+regexp.QuoteMeta(refusedTopic)+`\\?"`, out)
 		status, _ := rest(t, B.worker, http.MethodGet, "/connectors/"+refused, nil)
 		require.Equal(t, http.StatusNotFound, status, "nothing created on B")
 		waitState(t, A.worker, refused, "RUNNING")
