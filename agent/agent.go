@@ -279,6 +279,13 @@ func (a *Agent) prepareTopicsRetrying(ctx context.Context) error {
 		if err == nil || !startupTransient(err) || time.Now().After(deadline) {
 			return err
 		}
+		if errors.Is(err, kafka.UnknownTopicOrPartition) {
+			// A topic the principal may not Describe looks missing: say so rather than
+			// wait for it.
+			if denied, _ := a.checkPermissions(ctx); len(denied) > 0 {
+				return fmt.Errorf("%w (%w)", deniedError(denied), err)
+			}
+		}
 		d := b.Delay(attempt)
 		a.log.Warn("brokers not ready; start-up tries again", "err", err, "attempt", attempt, "retry_in", d)
 		if !kafkaio.Sleep(ctx, d) {
@@ -312,21 +319,21 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 				return fmt.Errorf("authenticate to brokers with SASL %s as %q (wrong credentials?): %w", s.SASLMechanism, s.SASLUsername, err)
 			}
 		}
-		return fmt.Errorf("check Connect topics: %w", err)
+		return fmt.Errorf("check Connect topics: %w", kafkaio.WithPrincipal(err, a.cfg.Security.Principal()))
 	}
 	// Requests may be as large as MaxRequestBytes: the broker's 1 MiB default would refuse them.
 	reqConfigs := map[string]string{"max.message.bytes": fmt.Sprint(a.cfg.MaxRequestBytes + 1<<20)}
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.RequestTopic, a.cfg.RequestTopicPartitions, reqConfigs); err != nil {
-		return fmt.Errorf("ensure request topic: %w", err)
+		return fmt.Errorf("ensure request topic: %w", kafkaio.WithPrincipal(err, a.cfg.Security.Principal()))
 	}
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.ResultTopic, a.cfg.RequestTopicPartitions, nil); err != nil {
-		return fmt.Errorf("ensure result topic: %w", err)
+		return fmt.Errorf("ensure result topic: %w", kafkaio.WithPrincipal(err, a.cfg.Security.Principal()))
 	}
 	a.readResultMaxBytes(ctx)
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.IntentTopic, a.cfg.RequestTopicPartitions, map[string]string{
 		"cleanup.policy": "compact", "max.message.bytes": fmt.Sprint(intentMaxBytes),
 	}); err != nil {
-		return fmt.Errorf("ensure intent topic: %w", err)
+		return fmt.Errorf("ensure intent topic: %w", kafkaio.WithPrincipal(err, a.cfg.Security.Principal()))
 	}
 	return nil
 }

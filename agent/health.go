@@ -41,7 +41,14 @@ func (h *health) deniedErr() error {
 	if len(h.denied) == 0 {
 		return nil
 	}
-	return fmt.Errorf("missing permission: %w", errors.Join(h.denied...))
+	return fmt.Errorf("missing permission: %w", deniedError(h.denied))
+}
+
+// deniedNow returns the refusals the last check found.
+func (h *health) deniedNow() []error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.denied)
 }
 
 // setDenied records the refused permissions of a check and returns the previous ones.

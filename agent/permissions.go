@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
@@ -54,21 +55,35 @@ func (a *Agent) permissions() []permission {
 }
 
 // checkPermissions probes every permission once and returns the refused ones, each an
-// *kafkaio.AuthzError. A probe that could not be asked (a broker down) counts as granted
-// here: the other health checks see brokers that do not answer.
-func (a *Agent) checkPermissions(ctx context.Context) []error {
+// *kafkaio.AuthzError, and the keys (permission.key) of those whose probe could not be asked
+// (a broker down, ctx ended): those keep what the previous round found, and the other health
+// checks see brokers that do not answer.
+func (a *Agent) checkPermissions(ctx context.Context) (denied []error, unknown []string) {
 	principal := a.cfg.Security.Principal()
-	var denied []error
 	for _, p := range a.permissions() {
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := p.probe(pctx)
 		cancel()
-		if _, ok := kafkaio.AuthorizationCode(err); ok {
+		switch _, refused := kafkaio.AuthorizationCode(err); {
+		case refused:
 			denied = append(denied, &kafkaio.AuthzError{Principal: principal, Operation: p.op,
 				ResourceType: p.resourceType, Resource: p.resource, Code: authzCode(err)})
+		case err != nil:
+			unknown = append(unknown, p.key())
 		}
 	}
-	return denied
+	return denied, unknown
+}
+
+// key identifies a permission among the agent's.
+func (p permission) key() string { return p.op + " " + p.resourceType + " " + p.resource }
+
+func authzKey(err error) string {
+	var az *kafkaio.AuthzError
+	if errors.As(err, &az) {
+		return az.Operation + " " + az.ResourceType + " " + az.Resource
+	}
+	return ""
 }
 
 func authzCode(err error) error {
@@ -82,7 +97,11 @@ func (a *Agent) permissionLoop(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		a.notePermissions(a.checkPermissions(ctx))
+		denied, unknown := a.checkPermissions(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		a.notePermissions(denied, unknown)
 		select {
 		case <-ctx.Done():
 			return
@@ -101,8 +120,14 @@ func (a *Agent) kickPermissions() {
 	}
 }
 
-// notePermissions records denied in the health and logs what changed.
-func (a *Agent) notePermissions(denied []error) {
+// notePermissions records denied in the health, with the previous refusals of the unknown
+// ones, and logs what changed.
+func (a *Agent) notePermissions(denied []error, unknown []string) {
+	for _, e := range a.health.deniedNow() {
+		if slices.Contains(unknown, authzKey(e)) {
+			denied = append(denied, e)
+		}
+	}
 	before := a.health.setDenied(denied)
 	msgs := func(errs []error) []string {
 		out := make([]string, len(errs))
@@ -123,3 +148,16 @@ func (a *Agent) notePermissions(denied []error) {
 		}
 	}
 }
+
+// deniedError is the refused permissions of a check as one error of one line.
+type deniedError []error
+
+func (d deniedError) Error() string {
+	msgs := make([]string, len(d))
+	for i, e := range d {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (d deniedError) Unwrap() []error { return d }

@@ -100,6 +100,7 @@ type Store interface {
 	// The permission probes (kafkaio.ProbeWrite, ProbeGroupCommit, ProbeGroupDelete): nil
 	// when allowed, the broker's authorization error when not; they change nothing.
 	ProbeWrite(ctx context.Context, topic string) error
+	ProbeRead(ctx context.Context, topic string) error
 	ProbeGroupCommit(ctx context.Context, group string, topics []string) error
 	ProbeGroupDelete(ctx context.Context, group, topic string) error
 }
@@ -355,7 +356,12 @@ func (c *Creator) toFailure(step Step, err error) *Failure {
 		return &out
 	}
 	reason, _ := kafkaio.Classify(err)
-	return &Failure{Step: step, Code: 500, Message: err.Error(), Reason: reason}
+	code := 500
+	var az *kafkaio.AuthzError
+	if errors.As(err, &az) {
+		code = 403 // a missing ACL, named in the message
+	}
+	return &Failure{Step: step, Code: code, Message: err.Error(), Reason: reason}
 }
 
 // retry runs op with the Creator's backoff.

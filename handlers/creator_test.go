@@ -43,6 +43,7 @@ func (s *fakeStore) Partitions(context.Context, string) (int, error) {
 }
 
 // The in-memory store allows everything; permissions are tested on kfake with ACLs.
+func (s *fakeStore) ProbeRead(context.Context, string) error                  { return nil }
 func (s *fakeStore) ProbeWrite(context.Context, string) error                 { return nil }
 func (s *fakeStore) ProbeGroupCommit(context.Context, string, []string) error { return nil }
 func (s *fakeStore) ProbeGroupDelete(context.Context, string, string) error   { return nil }

@@ -32,6 +32,7 @@ func (s *staleStore) Sync(_ context.Context, topic string) error {
 	return nil
 }
 func (s *staleStore) Track(context.Context, string) error                       { return nil }
+func (s *staleStore) ProbeRead(context.Context, string) error                   { return nil }
 func (s *staleStore) ProbeWrite(context.Context, string) error                  { return nil }
 func (s *staleStore) ProbeGroupCommit(context.Context, string, []string) error  { return nil }
 func (s *staleStore) ProbeGroupDelete(context.Context, string, string) error    { return nil }

@@ -115,11 +115,17 @@ func (c *Creator) groupCommitAuthz(err error, group string) error {
 }
 
 // refused turns an authorization refusal into the request's failure: 403 and the
-// AuthzError's words. Other errors are returned as they are.
+// AuthzError's words. Any other error of a probe (one the retries did not get past) is no
+// answer to the question, and the request goes on: the write itself meets it, where the
+// cleanup handles it as before.
 func (c *Creator) refused(err error) error {
 	var az *kafkaio.AuthzError
 	if !errors.As(err, &az) {
-		return err
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		c.opts.Logger.Warn("permission probe not answered; going on", "err", err)
+		return nil
 	}
 	return &Failure{Code: 403, Message: az.Error(), Reason: kafkaio.ReasonPermanent}
 }

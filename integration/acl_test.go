@@ -344,6 +344,17 @@ func TestACLTableMinimalAndSufficient(t *testing.T) {
 				!agentWide[name] {
 				f.requireRefused(row, typ, name, i)
 			}
+			if row.op == kmsg.ACLOperationWrite && name == f.cfg.IntentTopic {
+				// The intent goes first of all writes, and the result can be written.
+				configsBefore, offsetsBefore := f.topicRecords(f.cfg.ConfigTopic), f.topicRecords(f.cfg.OffsetsTopic)
+				id := f.adminCl.publish(sourceBody(fmt.Sprintf("no-intent-%d", i)), events.RequestOptions{})
+				res := f.adminCl.waitResult(id, resultWait)
+				require.Equal(t, events.TypeCreateFailed, res.Type)
+				require.Equal(t, 403, res.Data.ErrorCode, res.Data.Message)
+				require.Contains(t, res.Data.Message, `principal User:offsetagent is not allowed to Write Topic "connect-offset-intents"`)
+				require.Equal(t, configsBefore, f.topicRecords(f.cfg.ConfigTopic))
+				require.Equal(t, offsetsBefore, f.topicRecords(f.cfg.OffsetsTopic))
+			}
 			f.grant(row)
 			waitReadyz(t, r, http.StatusOK, "")
 			t.Logf("revoked and granted again in %s", time.Since(start).Round(time.Millisecond))
@@ -403,4 +414,37 @@ func TestStartupCertificateErrors(t *testing.T) {
 			sec:      agent.Security{TLSEnabled: true, TLSCAFile: pki.CAFile, TLSCertFile: clientCert, TLSKeyFile: clientKey},
 			contains: []string{"expired", "certificate"}},
 	})
+}
+
+// At start-up, a topic the agent cannot see or create ends the start with the permission
+// named: no Create for a missing agent topic, nothing at all on Connect's config topic.
+func TestStartupRefusedACLsNamePermission(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		drop func(f *aclFixture, rows []aclRow) []aclRow
+		want string
+	}{
+		{"result topic missing, no Create", func(f *aclFixture, rows []aclRow) []aclRow {
+			f.cfg.ResultTopic = "connect-offset-results-new"
+			return rows
+		}, `principal User:offsetagent is not allowed to Create Topic "connect-offset-results-new" (TOPIC_AUTHORIZATION_FAILED)`},
+		{"no ACL on the config topic", func(f *aclFixture, rows []aclRow) []aclRow {
+			var kept []aclRow
+			for _, r := range rows {
+				if r.name != f.cfg.ConfigTopic {
+					kept = append(kept, r)
+				}
+			}
+			return kept
+		}, `principal User:offsetagent is not allowed to Read Topic "connect-configs" (TOPIC_AUTHORIZATION_FAILED)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newACLFixture(t)
+			f.grant(tc.drop(f, docsACLs(t))...)
+			err, took := runUntilError(t, f.cfg, 20*time.Second)
+			require.ErrorContains(t, err, tc.want)
+			require.NotContains(t, err.Error(), "\n", "one line")
+			t.Logf("failed after %s: %v", took.Round(time.Millisecond), err)
+		})
+	}
 }

@@ -183,3 +183,9 @@ func (s *Store) ProbeGroupCommit(ctx context.Context, group string, topics []str
 func (s *Store) ProbeGroupDelete(ctx context.Context, group, topic string) error {
 	return kafkaio.ProbeGroupDelete(ctx, s.client, group, topic)
 }
+
+// ProbeRead reports whether the store's principal may Read topic (kafkaio.ProbeRead): nil,
+// or the broker's authorization error. Nothing is fetched.
+func (s *Store) ProbeRead(ctx context.Context, topic string) error {
+	return kafkaio.ProbeRead(ctx, s.client, topic)
+}

@@ -40,7 +40,7 @@ func CheckConnectTopics(ctx context.Context, cl *kafka.Client, configTopic, offs
 	}
 	n, err := kafkaio.PartitionCount(ctx, cl, configTopic)
 	if err != nil {
-		return fmt.Errorf("check config topic: %w", err)
+		return fmt.Errorf("check config topic: %w", kafkaio.Authz(err, "", kafkaio.OpDescribe, kafkaio.ResourceTopic, configTopic))
 	}
 	if n != configTopicPartitions {
 		// KafkaConfigBackingStore.start's message, verbatim.
@@ -51,7 +51,7 @@ func CheckConnectTopics(ctx context.Context, cl *kafka.Client, configTopic, offs
 		return err
 	}
 	if _, err := kafkaio.PartitionCount(ctx, cl, offsetsTopic); err != nil {
-		return fmt.Errorf("check offsets topic: %w", err)
+		return fmt.Errorf("check offsets topic: %w", kafkaio.Authz(err, "", kafkaio.OpDescribe, kafkaio.ResourceTopic, offsetsTopic))
 	}
 	return checkCompact(ctx, cl, offsetsTopic, offsetStorageTopicProperty)
 }
@@ -137,7 +137,9 @@ func EnsureTopic(ctx context.Context, cl *kafka.Client, topic string, partitions
 		err = res.Errors[topic]
 	}
 	if err != nil && !errors.Is(err, kafka.TopicAlreadyExists) {
-		return fmt.Errorf("create topic %q: %w", topic, err)
+		// Refused: the principal may not Create the topic, or (a topic that exists) may not
+		// even Describe it, which Read, Write and Delete imply.
+		return fmt.Errorf("create topic %q: %w", topic, kafkaio.Authz(err, "", kafkaio.OpCreate, kafkaio.ResourceTopic, topic))
 	}
 	return nil
 }

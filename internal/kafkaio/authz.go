@@ -162,3 +162,18 @@ func GroupAuthz(err error, principal, group, topicOp, topic string) error {
 	}
 	return Authz(err, principal, topicOp, ResourceTopic, topic)
 }
+
+// WithPrincipal returns the *AuthzError in err with principal filled in, when it has none:
+// code that words a refusal without knowing who asked (offsetstore's start-up checks) leaves
+// it to its caller. The AuthzError replaces err (whose text, built when it was wrapped, says
+// no principal); it names the operation and the resource itself. Any other err comes back
+// unchanged.
+func WithPrincipal(err error, principal string) error {
+	var az *AuthzError
+	if errors.As(err, &az) && az.Principal == "" {
+		out := *az
+		out.Principal = principal
+		return &out
+	}
+	return err
+}
