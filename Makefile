@@ -54,10 +54,12 @@ demo: ## Embedded broker + agent + the seed example, printing the results and Co
 demo-real: ## Apache Kafka + a Connect worker + the agent: the seed example in Connect's own REST answers
 	$(GO) run ./integration/realkafka/cmd/realkafka demo
 
-fuzz: ## Fuzz the request decoder and the MirrorMaker 2 record decoders briefly
+fuzz: ## Fuzz the request decoder, the MirrorMaker 2 record decoders and the client properties reader briefly
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) ./events/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeCheckpoint -fuzztime $(FUZZTIME) ./mm2/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeOffsetSync -fuzztime $(FUZZTIME) ./mm2/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseProperties$$' -fuzztime $(FUZZTIME) ./agent/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCommandConfig$$' -fuzztime $(FUZZTIME) ./agent/
 
 test-memory: ## The agent's peak RSS under the in-flight bound, every case (idle and busy machine, both bounds)
 	OFFSETAGENT_TEST_MEMORY_MATRIX=1 $(GO) test -count=1 -run TestMemoryBoundedByInflightBytes -v -timeout 20m ./integration/

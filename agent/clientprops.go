@@ -74,7 +74,7 @@ func ParseCommandConfig(data []byte) (Security, []string, error) {
 	}
 	s.TLSEnabled = useTLS
 
-	for _, k := range sortedKeys(props) {
+	for _, k := range keysInOrder(props) {
 		switch {
 		case k == "security.protocol" || k == "sasl.mechanism" || k == "sasl.jaas.config":
 		case strings.HasPrefix(k, "ssl."):
@@ -144,8 +144,8 @@ func lastValues(props []Property) map[string]string {
 	return m
 }
 
-// sortedKeys is the keys in the order of their first line, each once.
-func sortedKeys(props []Property) []string {
+// keysInOrder is the keys in the order of their first line, each once.
+func keysInOrder(props []Property) []string {
 	var out []string
 	for _, p := range props {
 		if !slices.Contains(out, p.Key) {

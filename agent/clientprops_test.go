@@ -194,3 +194,28 @@ func TestParseConnectConfig(t *testing.T) {
 		})
 	}
 }
+
+// The properties files docs/migration.md and docs/operations.md show are read as the docs
+// say: the client files as client properties, the REST files (with basic.auth keys) as
+// Connect REST properties.
+func TestDocumentedPropertiesFilesParse(t *testing.T) {
+	for _, file := range []string{"../docs/migration.md", "../docs/operations.md"} {
+		doc, err := os.ReadFile(file)
+		require.NoError(t, err)
+		blocks := strings.Split(string(doc), "```properties\n")[1:]
+		require.NotEmpty(t, blocks, file)
+		for _, b := range blocks {
+			text := b[:strings.Index(b, "```")]
+			if strings.Contains(text, "basic.auth") {
+				c, err := ParseConnectConfig([]byte(text))
+				require.NoError(t, err, text)
+				require.True(t, c.BasicAuth)
+				continue
+			}
+			s, _, err := ParseCommandConfig([]byte(text))
+			require.NoError(t, err, text)
+			require.True(t, s.TLSEnabled)
+			require.NotEmpty(t, s.SASLUsername)
+		}
+	}
+}

@@ -49,7 +49,7 @@ func ParseConnectConfig(data []byte) (ConnectSecurity, error) {
 	var c ConnectSecurity
 	var errs []error
 	tlsGiven := false
-	for _, k := range sortedKeys(props) {
+	for _, k := range keysInOrder(props) {
 		switch {
 		case k == "basic.auth.credentials.source" || k == "basic.auth.user.info":
 		case strings.HasPrefix(k, "ssl."):

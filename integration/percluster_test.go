@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +29,7 @@ import (
 const (
 	migratorAPassword = "a-Migr4tor-pw"
 	migratorBPassword = "b-Migr4tor-pw"
+	restPassword      = "rest-Migr4tor-pw"
 )
 
 // allow is a literal (or prefixed) ALLOW ACL for kfake.User.
@@ -213,9 +217,61 @@ ssl.truststore.certificates=`+inline+`
 	require.Contains(t, out, `"name":"sink-hidden"`)
 	require.Contains(t, out, "sink offsets left out (--allow-unreadable-offsets)")
 
-	for _, text := range []string{out, string(rep)} {
+	// A topics.regex sink is compared with A's REST API (HTTPS with A's CA and basic auth, from
+	// --from-connect-config): when A's worker reports offsets of a topic the principal may not
+	// Describe, the sink is refused naming it; when it reports none beyond what was read, the
+	// sink is exported with them.
+	var workerSeesHidden atomic.Bool
+	restA := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "migrator" || p != restPassword {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/":
+			_, _ = w.Write([]byte(`{"version":"4.3.1","commit":"x","kafka_cluster_id":"a"}`))
+		case "/connectors":
+			_, _ = w.Write([]byte(`["file-src-1","sink-hidden","sink-ok","sink-regex"]`))
+		case "/connectors/sink-regex/offsets":
+			offs := []string{}
+			for p, o := range []int{7, 8, 9} {
+				offs = append(offs, fmt.Sprintf(`{"partition":{"kafka_topic":%q,"kafka_partition":%d},"offset":{"kafka_offset":%d}}`, orders, p, o))
+			}
+			if workerSeesHidden.Load() {
+				offs = append(offs, fmt.Sprintf(`{"partition":{"kafka_topic":%q,"kafka_partition":0},"offset":{"kafka_offset":1}}`, hidden))
+			}
+			_, _ = fmt.Fprintf(w, `{"offsets":[%s]}`, strings.Join(offs, ","))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error_code":404,"message":"not found"}`))
+		}
+	}))
+	restA.TLS = pkiA.serverConfig(false)
+	restA.StartTLS()
+	t.Cleanup(restA.Close)
+	restProps := filepath.Join(dir, "a-rest.properties")
+	require.NoError(t, os.WriteFile(restProps, []byte("basic.auth.credentials.source=USER_INFO\nbasic.auth.user.info=migrator:"+restPassword+
+		"\nssl.truststore.type=PEM\nssl.truststore.location="+pkiA.CAFile+"\n"), 0o600))
+	exportRegex := func() (string, int) {
+		return runCLI(t, env, "export", "--include", "sink-regex",
+			"--from-brokers", strings.Join(a.brokers, ","), "--from-config-topic", cfgA.ConfigTopic, "--from-offsets-topic", cfgA.OffsetsTopic,
+			"--from-command-config", aProps, "--from-connect-url", restA.URL, "--from-connect-config", restProps)
+	}
+	regexOut, code := exportRegex()
+	require.Equal(t, 0, code, regexOut)
+	require.Contains(t, regexOut, `"name":"sink-regex"`)
+	require.Contains(t, regexOut, `"kafka_offset":9`)
+	workerSeesHidden.Store(true)
+	hiddenOut, code := exportRegex()
+	require.Equal(t, 1, code, hiddenOut)
+	// (in the warning's quoted attribute)
+	require.Contains(t, hiddenOut, `principal User:migrator-a is not allowed to Describe Topic \"`+hidden+`\" (TOPIC_AUTHORIZATION_FAILED)`)
+
+	for _, text := range []string{out, string(rep), regexOut, hiddenOut} {
 		require.NotContains(t, text, migratorAPassword)
 		require.NotContains(t, text, migratorBPassword)
+		require.NotContains(t, text, restPassword)
 	}
 }
 
@@ -234,6 +290,7 @@ func runCLI(t *testing.T, env []string, args ...string) (string, int) {
 	if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid)); err == nil {
 		require.NotContains(t, string(cmdline), migratorAPassword)
 		require.NotContains(t, string(cmdline), migratorBPassword)
+		require.NotContains(t, string(cmdline), restPassword)
 	}
 	err := cmd.Wait()
 	code := 0

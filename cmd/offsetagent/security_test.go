@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/agent"
 )
 
 // The per-cluster settings are refused at start with one clear line naming the flag or
@@ -77,4 +79,18 @@ func TestConnectURLWithPasswordWarns(t *testing.T) {
 	_, err = connectClient("http://admin@127.0.0.1:1", "--from-connect-url", "", "--from-connect-config", "OFFSETAGENT_FROM_CONNECT_USER_INFO", &errOut)
 	require.NoError(t, err)
 	require.Empty(t, errOut.String(), "a user without a password is no secret")
+}
+
+// OFFSETAGENT_COMMAND_CONFIG gives the agent its brokers' security settings, with notes for
+// the tuning keys it accepts.
+func TestAgentCommandConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.properties")
+	require.NoError(t, os.WriteFile(path, []byte("security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-256\n"+
+		"sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"agent\" password=\"pw\";\nrequest.timeout.ms=30000\n"), 0o600))
+	t.Setenv("OFFSETAGENT_COMMAND_CONFIG", path)
+	cfg, notes, err := loadConfigNotes(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, agent.Security{SASLMechanism: "SCRAM-SHA-256", SASLUsername: "agent", SASLPassword: "pw", TLSEnabled: true}, cfg.Security)
+	require.Len(t, notes, 1)
+	require.Contains(t, notes[0], "request.timeout.ms: accepted, without effect")
 }
