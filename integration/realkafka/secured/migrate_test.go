@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,14 +18,16 @@ import (
 )
 
 // migrateACLs are the ACLs docs/migration.md lists for the principal running migrate, on A and
-// on B, written here once for this run's names. On A, Describe on the sinks' topics: without
-// it the broker's OffsetFetch leaves their partitions out (see TestSecuredMigrate).
+// on B ("Secured clusters": Describe implied by Read, Write and Delete), written here once:
+// TestSecuredMigrate grants exactly these for its names, and TestMigrateACLsAreTheDocumented
+// checks them, for the doc's names, against the doc's kafka-acls.sh lines. The state topic's
+// Create is left out: the test creates the topic, as the doc allows.
 func migrateACLs(a connectNames, sinkTopicsA []string, b connectNames, bAgent agentNames, stateTopic string) (onA, onB []acl) {
 	lit, pre := kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLResourcePatternTypePrefixed
 	topic, group := kmsg.ACLResourceTypeTopic, kmsg.ACLResourceTypeGroup
 	onA = []acl{
-		{topic, a.config, lit, kmsg.ACLOperationRead}, {topic, a.config, lit, kmsg.ACLOperationDescribe},
-		{topic, a.offsets, lit, kmsg.ACLOperationRead}, {topic, a.offsets, lit, kmsg.ACLOperationDescribe},
+		{topic, a.config, lit, kmsg.ACLOperationRead},
+		{topic, a.offsets, lit, kmsg.ACLOperationRead},
 		{group, "connect-", pre, kmsg.ACLOperationDescribe},
 	}
 	for _, s := range sinkTopicsA {
@@ -33,12 +36,84 @@ func migrateACLs(a connectNames, sinkTopicsA []string, b connectNames, bAgent ag
 	onB = []acl{
 		{topic, b.config, lit, kmsg.ACLOperationDescribe}, {topic, b.config, lit, kmsg.ACLOperationDescribeConfigs},
 		{topic, b.offsets, lit, kmsg.ACLOperationDescribe}, {topic, b.offsets, lit, kmsg.ACLOperationDescribeConfigs},
-		{topic, bAgent.requests, lit, kmsg.ACLOperationWrite}, {topic, bAgent.requests, lit, kmsg.ACLOperationDescribe},
-		{topic, bAgent.results, lit, kmsg.ACLOperationRead}, {topic, bAgent.results, lit, kmsg.ACLOperationDescribe},
-		{topic, stateTopic, lit, kmsg.ACLOperationDescribe}, {topic, stateTopic, lit, kmsg.ACLOperationRead},
-		{topic, stateTopic, lit, kmsg.ACLOperationWrite},
+		{topic, bAgent.requests, lit, kmsg.ACLOperationWrite},
+		{topic, bAgent.results, lit, kmsg.ACLOperationRead},
+		{topic, stateTopic, lit, kmsg.ACLOperationRead}, {topic, stateTopic, lit, kmsg.ACLOperationWrite},
 	}
 	return onA, onB
+}
+
+// TestMigrateACLsAreTheDocumented parses the kafka-acls.sh lines of docs/migration.md's
+// "Secured clusters" and requires migrateACLs, for the doc's names, to be exactly them (less
+// the state topic's Create).
+func TestMigrateACLsAreTheDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/migration.md")
+	require.NoError(t, err)
+	text := string(doc)
+	i := strings.Index(text, "## Secured clusters")
+	require.GreaterOrEqual(t, i, 0)
+	text = text[i:]
+	got := map[string]bool{}
+	side := ""
+	var cmd string
+	for _, line := range strings.Split(text, "\n") {
+		switch strings.TrimSpace(line) {
+		case "# A":
+			side = "A"
+			continue
+		case "# B":
+			side = "B"
+			continue
+		}
+		if side == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "```") {
+			break
+		}
+		cmd += " " + strings.SplitN(line, "#", 2)[0]
+		if strings.HasSuffix(strings.TrimSpace(line), "\\") {
+			cmd = strings.TrimSuffix(strings.TrimSpace(cmd), "\\")
+			continue
+		}
+		f := strings.Fields(cmd)
+		cmd = ""
+		var opsOf, topics, groups []string
+		pattern := "LITERAL"
+		for j := 0; j+1 < len(f); j++ {
+			switch f[j] {
+			case "--operation":
+				opsOf = append(opsOf, f[j+1])
+			case "--topic":
+				topics = append(topics, f[j+1])
+			case "--group":
+				groups = append(groups, f[j+1])
+			case "--resource-pattern-type":
+				pattern = strings.ToUpper(f[j+1])
+			}
+		}
+		for _, op := range opsOf {
+			if op == "Create" {
+				continue
+			}
+			for _, tp := range topics {
+				got[side+" "+op+" TOPIC "+tp+" "+pattern] = true
+			}
+			for _, g := range groups {
+				got[side+" "+op+" GROUP "+g+" "+pattern] = true
+			}
+		}
+	}
+	defaults := connectNames{config: "connect-configs", offsets: "connect-offsets"}
+	onA, onB := migrateACLs(defaults, []string{"orders"}, defaults,
+		agentNames{requests: "connect-offset-requests", results: "connect-offset-results"}, "offsetagent-migration-states")
+	want := map[string]bool{}
+	for side, acls := range map[string][]acl{"A": onA, "B": onB} {
+		for _, a := range acls {
+			want[side+" "+opWord(a.Op)+" "+a.Resource.String()+" "+a.Name+" "+a.Pattern.String()] = true
+		}
+	}
+	require.Equal(t, want, got, "docs/migration.md's kafka-acls.sh lines and migrateACLs differ")
 }
 
 // TestSecuredMigrate moves a FileStream source and a FileStream sink from A to B with
