@@ -132,7 +132,13 @@ func (a *agentProc) readyz() (int, string) {
 // waitReady waits up to 90 s for /readyz 200.
 func (a *agentProc) waitReady(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
+	a.waitReadyWithin(t, 90*time.Second)
+}
+
+// waitReadyWithin waits up to d for /readyz 200.
+func (a *agentProc) waitReadyWithin(t *testing.T, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		if status, _ := a.readyz(); status == http.StatusOK {
 			return
@@ -143,7 +149,7 @@ func (a *agentProc) waitReady(t *testing.T) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	t.Fatalf("%s not ready within 90 s:\n%s", a.name, a.logText())
+	t.Fatalf("%s not ready within %s:\n%s", a.name, d, a.logText())
 }
 
 // logText is the agent's log, with the text handler's \" unescaped so that messages read as

@@ -69,9 +69,10 @@ func TestSecuredAgent(t *testing.T) {
 
 	a.stop()
 
-	// Each ACL removed in turn, before a fresh agent starts: either the agent never becomes
-	// ready and says which permission it lacks (a topic or group it depends on), or it becomes
-	// ready and a request that needs the permission fails, naming it, having written nothing.
+	// Each ACL removed in turn, before a fresh agent starts: either the agent is not ready and
+	// says which permission it lacks (a topic or group it depends on), and is ready once it is
+	// granted again, or it becomes ready and a request that needs the permission fails, naming
+	// it, having written nothing.
 	for _, r := range agentACLRows {
 		for _, op := range r.ops {
 			x := acl{r.resource, r.resourceName(scope), r.pattern, op}
@@ -88,7 +89,9 @@ func TestSecuredAgent(t *testing.T) {
 					resource = sinkTopic
 				}
 				want := permissionPattern(principal, op, resource)
-				b := startAgentProc(t, unique("agent-without"), c.agentEnv(names, user))
+				env := c.agentEnv(names, user)
+				env["OFFSETAGENT_PERMISSION_CHECK_INTERVAL"] = "1s"
+				b := startAgentProc(t, unique("agent-without"), env)
 				deadline := time.Now().Add(30 * time.Second)
 				for {
 					status, body := b.readyz()
@@ -98,6 +101,9 @@ func TestSecuredAgent(t *testing.T) {
 					}
 					if want.MatchString(body) || want.MatchString(b.logText()) {
 						t.Logf("not ready (/readyz %d %s), as it should; log:\n%s", status, body, b.logText())
+						// Granted again, the agent becomes ready without a restart.
+						require.NoError(t, c.grant(ctx, principal, x))
+						b.waitReadyWithin(t, 20*time.Second)
 						return
 					}
 					require.True(t, time.Now().Before(deadline), "no message naming %s within 30 s; /readyz %d %s; log:\n%s", want, status, body, b.logText())
