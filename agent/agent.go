@@ -71,6 +71,9 @@ type Agent struct {
 	joined atomic.Bool
 	// permKick asks the permission loop for a round now (permissions.go).
 	permKick chan struct{}
+	// principal names the agent's principal in refused-permission messages
+	// (Security.Principal, read once: it may read the client certificate).
+	principal string
 }
 
 // New builds an agent. It validates cfg and reads TLS files but never dials.
@@ -92,7 +95,8 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, opts: opts, log: opts.Logger, conns: conns, permKick: make(chan struct{}, 1)}
+	a := &Agent{cfg: cfg, opts: opts, log: opts.Logger, conns: conns, permKick: make(chan struct{}, 1),
+		principal: cfg.Security.Principal()}
 	a.metrics = NewMetrics(opts.Registry, opts.Version)
 	inflightMax := cfg.MaxInflightBytes
 	if inflightMax == 0 {
@@ -135,7 +139,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 			return err
 		}
 		a.kickPermissions()
-		return kafkaio.Authz(err, cfg.Security.Principal(), kafkaio.OpWrite, kafkaio.ResourceTopic, cfg.IntentTopic)
+		return kafkaio.Authz(err, a.principal, kafkaio.OpWrite, kafkaio.ResourceTopic, cfg.IntentTopic)
 	}
 	if cfg.PermissionCheckInterval == 0 {
 		a.cfg.PermissionCheckInterval = defaultPermissionCheckInterval
@@ -165,7 +169,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 			Validator:            validator,
 			Fault:                opts.Fault,
 			Logger:               opts.Logger,
-			Principal:            cfg.Security.Principal(),
+			Principal:            a.principal,
 		})
 		if err != nil {
 			return nil, err
@@ -319,21 +323,21 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 				return fmt.Errorf("authenticate to brokers with SASL %s as %q (wrong credentials?): %w", s.SASLMechanism, s.SASLUsername, err)
 			}
 		}
-		return fmt.Errorf("check Connect topics: %w", kafkaio.WithPrincipal(err, a.cfg.Security.Principal()))
+		return fmt.Errorf("check Connect topics: %w", kafkaio.WithPrincipal(err, a.principal))
 	}
 	// Requests may be as large as MaxRequestBytes: the broker's 1 MiB default would refuse them.
 	reqConfigs := map[string]string{"max.message.bytes": fmt.Sprint(a.cfg.MaxRequestBytes + 1<<20)}
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.RequestTopic, a.cfg.RequestTopicPartitions, reqConfigs); err != nil {
-		return fmt.Errorf("ensure request topic: %w", kafkaio.WithPrincipal(err, a.cfg.Security.Principal()))
+		return fmt.Errorf("ensure request topic: %w", kafkaio.WithPrincipal(err, a.principal))
 	}
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.ResultTopic, a.cfg.RequestTopicPartitions, nil); err != nil {
-		return fmt.Errorf("ensure result topic: %w", kafkaio.WithPrincipal(err, a.cfg.Security.Principal()))
+		return fmt.Errorf("ensure result topic: %w", kafkaio.WithPrincipal(err, a.principal))
 	}
 	a.readResultMaxBytes(ctx)
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.IntentTopic, a.cfg.RequestTopicPartitions, map[string]string{
 		"cleanup.policy": "compact", "max.message.bytes": fmt.Sprint(intentMaxBytes),
 	}); err != nil {
-		return fmt.Errorf("ensure intent topic: %w", kafkaio.WithPrincipal(err, a.cfg.Security.Principal()))
+		return fmt.Errorf("ensure intent topic: %w", kafkaio.WithPrincipal(err, a.principal))
 	}
 	return nil
 }

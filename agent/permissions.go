@@ -59,7 +59,7 @@ func (a *Agent) permissions() []permission {
 // (a broker down, ctx ended): those keep what the previous round found, and the other health
 // checks see brokers that do not answer.
 func (a *Agent) checkPermissions(ctx context.Context) (denied []error, unknown []string) {
-	principal := a.cfg.Security.Principal()
+	principal := a.principal
 	for _, p := range a.permissions() {
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := p.probe(pctx)

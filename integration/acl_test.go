@@ -23,6 +23,19 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 )
 
+// Where kfake's ACL checks differ from Apache Kafka's (StandardAuthorizer), which the real
+// tier (realkafka/secured) covers:
+//   - an OffsetFetch of every topic of a group returns the topics the principal may not
+//     Describe (Kafka leaves them out), so a group's entries on such topics are seen here;
+//   - an OffsetDelete of an unknown group answers GROUP_ID_NOT_FOUND before the Delete ACL
+//     check, and it checks no topic ACL (Kafka checks Delete on the group, then Read on each
+//     topic);
+//   - an admin OffsetCommit to a group with members answers UNKNOWN_MEMBER_ID before the topic
+//     ACLs (Kafka's API layer checks topics and partitions first), and one whose partitions
+//     all do not exist creates an unknown group empty (Kafka never reaches the coordinator).
+//
+// The permission probes are built not to depend on those (see internal/kafkaio/probe.go).
+
 // aclRow is one operation of a row of the ACL table of docs/operations.md.
 type aclRow struct {
 	resource kmsg.ACLResourceType
