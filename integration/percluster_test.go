@@ -109,12 +109,14 @@ func TestMigrateEachClusterItsOwnCredentials(t *testing.T) {
 	// A's connectors, created by an agent on A as its superuser.
 	agentA := startAgent(t, cfgA, agent.Options{})
 	admA := newSecureClient(t, cfgA)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for topic, parts := range map[string]int{orders: 3, hidden: 1} {
-		_, err := admA.kc.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: parts, ReplicationFactor: 1}}})
+	createTopic := func(cl *secureClient, topic string, parts int) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := cl.kc.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: parts, ReplicationFactor: 1}}})
 		require.NoError(t, err)
 	}
+	createTopic(admA, orders, 3)
+	createTopic(admA, hidden, 1)
 	sinkBody := func(name, subscribe, topic string, offs ...int) string {
 		var es []string
 		for p, o := range offs {
@@ -140,8 +142,7 @@ func TestMigrateEachClusterItsOwnCredentials(t *testing.T) {
 
 	startAgent(t, cfgB, agent.Options{})
 	admB := newSecureClient(t, cfgB)
-	_, err := admB.kc.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: orders, NumPartitions: 3, ReplicationFactor: 1}}})
-	require.NoError(t, err)
+	createTopic(admB, orders, 3)
 
 	dir := t.TempDir()
 	caB, err := os.ReadFile(pkiB.CAFile)
@@ -205,7 +206,9 @@ ssl.truststore.certificates=`+inline+`
 	require.Equal(t, map[string]string{"file-src-1": "succeeded", "sink-ok": "succeeded", "sink-hidden": "skipped", "sink-regex": "skipped"}, got, string(rep))
 
 	// B holds sink-ok's offsets, committed by B's agent.
-	gos, err := kafkaio.FetchGroupOffsets(ctx, admB.kc, "connect-sink-ok")
+	fetchCtx, cancelFetch := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelFetch()
+	gos, err := kafkaio.FetchGroupOffsets(fetchCtx, admB.kc, "connect-sink-ok")
 	require.NoError(t, err)
 	require.Len(t, gos, 3)
 

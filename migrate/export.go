@@ -43,7 +43,8 @@ type Options struct {
 	// ConnectURL is A's Connect REST API ("" for none). With Topics it is used to stop
 	// connectors and to cross-check the listing.
 	ConnectURL string
-	// HTTPClient calls the Connect REST APIs; nil means a client with a 30 s timeout.
+	// HTTPClient calls A's Connect REST API, with A's credentials and TLS settings (B's are
+	// Target.HTTPClient); nil means a client with a 30 s timeout.
 	HTTPClient *http.Client
 	Selection  Selection
 	// InitialState overrides the state carried over from A ("" keeps it).

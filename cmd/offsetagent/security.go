@@ -31,11 +31,15 @@ func (f *fleetFlags) clusters(ctx context.Context, stderr io.Writer) (agent.Conf
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "offsetagent: note: %s\n", n)
 	}
-	env, err := agent.NewConnections(cfg.Security)
-	if err != nil {
-		return cfg, clusters{}, err
+	cl := clusters{fromPrincipal: cfg.Security.Principal()}
+	if f.fromCommandConfig == "" || f.toCommandConfig == "" {
+		// The environment's settings serve the cluster without a file of its own.
+		env, err := agent.NewConnections(cfg.Security)
+		if err != nil {
+			return cfg, clusters{}, err
+		}
+		cl.from, cl.to = env, env
 	}
-	cl := clusters{from: env, to: env, fromPrincipal: cfg.Security.Principal()}
 	for _, c := range []struct {
 		flag, path string
 		conns      **agent.Connections
