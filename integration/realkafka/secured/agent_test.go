@@ -101,9 +101,15 @@ func TestSecuredAgent(t *testing.T) {
 					}
 					if want.MatchString(body) || want.MatchString(b.logText()) {
 						t.Logf("not ready (/readyz %d %s), as it should; log:\n%s", status, body, b.logText())
-						// Granted again, the agent becomes ready without a restart.
-						require.NoError(t, c.grant(ctx, principal, x))
-						b.waitReadyWithin(t, 20*time.Second)
+						select {
+						case <-b.done:
+							// It ended at start-up instead: with an error.
+							require.Error(t, b.exitErr, "the agent ended with exit code 0 without %s", x)
+						default:
+							// Granted again, the agent becomes ready without a restart.
+							require.NoError(t, c.grant(ctx, principal, x))
+							b.waitReadyWithin(t, 20*time.Second)
+						}
 						return
 					}
 					require.True(t, time.Now().Before(deadline), "no message naming %s within 30 s; /readyz %d %s; log:\n%s", want, status, body, b.logText())
