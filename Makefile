@@ -30,7 +30,7 @@ test: ## Run every test with the race detector (embedded broker; real Kafka and 
 	@command -v $(PROMTOOL) >/dev/null || echo "SKIP alert rules' unit tests (deploy): promtool is not on the PATH (apt-get install prometheus)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_PROMTOOL)), - OFFSETAGENT_REQUIRE_PROMTOOL=1 makes that a failure,)"
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-test-real: ## Run only the real Kafka tiers, verbosely (Apache Kafka brokers + Connect workers as JVM processes: 4.3.1, 3.9.1 in compat39; PostgreSQL + Debezium in cdc)
+test-real: ## Run only the real Kafka tiers, verbosely (Apache Kafka brokers + Connect workers as JVM processes: 4.3.1, 3.9.1 in compat39; PostgreSQL + Debezium in cdc; TLS, SASL and ACLs in secured)
 	$(GO) test -race -count=1 -v -timeout 15m ./integration/realkafka/...
 
 bench: ## Run the Go benchmarks and the load scenarios (BENCH_SCALE=0.1 for a quick look)

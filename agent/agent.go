@@ -294,6 +294,13 @@ func (a *Agent) prepareTopicsRetrying(ctx context.Context) error {
 	b := kafkaio.Backoff{Base: 200 * time.Millisecond, Max: 5 * time.Second}
 	for attempt := 1; ; attempt++ {
 		err := a.prepareTopics(ctx)
+		if _, refused := kafkaio.AuthorizationCode(err); refused {
+			// A Create refused for a topic that looked missing may be refused for a topic that
+			// exists and that the principal may not Describe: name what it lacks on its topics.
+			if denied, _ := a.checkPermissions(ctx); len(denied) > 0 {
+				return fmt.Errorf("%w (%w)", deniedError(denied), err)
+			}
+		}
 		if err == nil || !startupTransient(err) || time.Now().After(deadline) {
 			return err
 		}

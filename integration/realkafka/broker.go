@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -29,16 +30,39 @@ type BrokerConfig struct {
 	// JVMOptions are the broker JVM's options; nil means small, quick-starting ones for tests
 	// (KafkaJVMOptions are Kafka's own, for measurements).
 	JVMOptions []string
+	// Secure, when set, secures every listener; nil means PLAINTEXT everywhere.
+	Secure *ListenerSecurity
+}
+
+// ListenerSecurity secures a broker's listeners: clients connect to Addr with ClientProtocol,
+// and the broker talks to itself (inter-broker and controller listeners) over SSL, so that no
+// listener lets a client in without credentials.
+type ListenerSecurity struct {
+	// ClientProtocol is the security protocol of the listener at Addr: SASL_SSL, SSL or
+	// SASL_PLAINTEXT.
+	ClientProtocol string
+	// Props are broker properties added last: the key material (ssl.keystore.*,
+	// ssl.truststore.*), the SASL mechanisms, the authorizer and super users. The listener
+	// names are CLIENT (at Addr), INTERNAL (at InternalAddr) and CONTROLLER, for
+	// listener.name.<name>.* properties; the broker's certificate is also its client
+	// certificate on INTERNAL and CONTROLLER, so it must be a super user.
+	Props map[string]string
+	// Probe carries the metadata requests that wait for the broker to start, on InternalAddr
+	// (TLS with a super user's client certificate).
+	Probe *kafka.Transport
 }
 
 // Broker is a running single-node KRaft broker (combined broker and controller) on loopback.
 type Broker struct {
 	// Addr is the bootstrap address, 127.0.0.1:port.
-	Addr      string
-	cfg       BrokerConfig
-	propsPath string
-	proc      *jvm
-	restarts  int
+	Addr string
+	// InternalAddr is the INTERNAL listener's address when the broker is secured (see
+	// ListenerSecurity), else empty.
+	InternalAddr string
+	cfg          BrokerConfig
+	propsPath    string
+	proc         *jvm
+	restarts     int
 }
 
 // StartBroker formats a fresh storage folder with Kafka's StorageTool, starts kafka.Kafka in
@@ -49,21 +73,43 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (*Broker, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	ports, err := freePorts(2)
+	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	controller := fmt.Sprintf("127.0.0.1:%d", ports[1])
-	props := strings.Join([]string{
+	listeners := []string{
+		"listeners=PLAINTEXT://" + addr + ",CONTROLLER://" + controller,
+		"advertised.listeners=PLAINTEXT://" + addr,
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"inter.broker.listener.name=PLAINTEXT",
+	}
+	var internal string
+	if s := cfg.Secure; s != nil {
+		internal = fmt.Sprintf("127.0.0.1:%d", ports[2])
+		listeners = []string{
+			"listeners=CLIENT://" + addr + ",INTERNAL://" + internal + ",CONTROLLER://" + controller,
+			"advertised.listeners=CLIENT://" + addr + ",INTERNAL://" + internal,
+			"listener.security.protocol.map=CLIENT:" + s.ClientProtocol + ",INTERNAL:SSL,CONTROLLER:SSL",
+			"inter.broker.listener.name=INTERNAL",
+			"listener.name.internal.ssl.client.auth=required",
+			"listener.name.controller.ssl.client.auth=required",
+		}
+		keys := make([]string, 0, len(s.Props))
+		for k := range s.Props {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			listeners = append(listeners, k+"="+s.Props[k])
+		}
+	}
+	props := strings.Join(append([]string{
 		"process.roles=broker,controller",
 		"node.id=1",
 		"controller.quorum.bootstrap.servers=" + controller,
-		"listeners=PLAINTEXT://" + addr + ",CONTROLLER://" + controller,
-		"advertised.listeners=PLAINTEXT://" + addr,
 		"controller.listener.names=CONTROLLER",
-		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-		"inter.broker.listener.name=PLAINTEXT",
 		"log.dirs=" + filepath.Join(cfg.Dir, "data"),
 		"num.partitions=1",
 		"offsets.topic.replication.factor=1",
@@ -80,7 +126,7 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (*Broker, error) {
 		fmt.Sprintf("replica.fetch.max.bytes=%d", MaxMessageBytes),
 		"log.segment.bytes=67108864",
 		"log.cleaner.dedupe.buffer.size=8388608",
-	}, "\n") + "\n"
+	}, listeners...), "\n") + "\n"
 	propsPath := filepath.Join(cfg.Dir, "server.properties")
 	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
 		return nil, fmt.Errorf("write the broker config: %w", err)
@@ -88,7 +134,7 @@ func StartBroker(ctx context.Context, cfg BrokerConfig) (*Broker, error) {
 	if err := formatStorage(ctx, cfg, propsPath); err != nil {
 		return nil, err
 	}
-	b := &Broker{Addr: addr, cfg: cfg, propsPath: propsPath}
+	b := &Broker{Addr: addr, InternalAddr: internal, cfg: cfg, propsPath: propsPath}
 	if err := b.start(ctx, "broker"); err != nil {
 		return nil, err
 	}
@@ -105,9 +151,13 @@ func (b *Broker) start(ctx context.Context, name string) error {
 	b.proc = p
 	// A transport of its own: the shared default may hold connections to the process that a
 	// restart stopped.
-	tr := &kafka.Transport{}
+	tr, probe := &kafka.Transport{}, b.Addr
+	if s := b.cfg.Secure; s != nil {
+		tr = &kafka.Transport{TLS: s.Probe.TLS, SASL: s.Probe.SASL, ClientID: s.Probe.ClientID}
+		probe = b.InternalAddr
+	}
 	defer tr.CloseIdleConnections()
-	cl := &kafka.Client{Addr: kafka.TCP(b.Addr), Timeout: 2 * time.Second, Transport: tr}
+	cl := &kafka.Client{Addr: kafka.TCP(probe), Timeout: 2 * time.Second, Transport: tr}
 	err = p.waitFor(ctx, "the broker", func(ctx context.Context) error {
 		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{})
 		if err != nil {

@@ -3,6 +3,7 @@ package realkafka
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,14 +34,30 @@ type WorkerConfig struct {
 	Extra map[string]string
 	// StartTimeout bounds start-up; zero means 3 minutes.
 	StartTimeout time.Duration
+	// JVMProperties are system properties (-Dkey=value) for the worker's JVM, such as
+	// java.security.auth.login.config for the basic auth REST extension.
+	JVMProperties map[string]string
+	// REST, when set, serves the REST API over HTTPS with basic auth (see RESTSecurity).
+	REST *RESTSecurity
+}
+
+// RESTSecurity says how the worker serves REST over HTTPS and how the fixture calls it. The
+// worker's key material and the basic auth extension go in WorkerConfig.Extra
+// (listeners.https.ssl.*, rest.extension.classes) and JVMProperties.
+type RESTSecurity struct {
+	// TLS is the fixture's client side: the CA it trusts, the server name it checks.
+	TLS *tls.Config
+	// User and Password are sent as basic auth on every call.
+	User, Password string
 }
 
 // Worker is a running Connect distributed worker.
 type Worker struct {
-	// URL is the REST base URL, http://127.0.0.1:port.
+	// URL is the REST base URL, http://127.0.0.1:port (https:// when WorkerConfig.REST is set).
 	URL  string
 	proc *jvm
 	http *http.Client
+	rest *RESTSecurity
 }
 
 // StartWorker starts org.apache.kafka.connect.cli.ConnectDistributed with JSON converters without
@@ -55,6 +72,10 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	ports, err := freePorts(1)
 	if err != nil {
 		return nil, err
+	}
+	scheme := "http"
+	if cfg.REST != nil {
+		scheme = "https"
 	}
 	props := map[string]string{
 		"bootstrap.servers":                 strings.Join(cfg.Brokers, ","),
@@ -72,7 +93,8 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 		"status.storage.replication.factor": "1",
 		"status.storage.partitions":         "5",
 		"offset.flush.interval.ms":          "1000",
-		"listeners":                         fmt.Sprintf("http://127.0.0.1:%d", ports[0]),
+		"listeners":                         fmt.Sprintf("%s://127.0.0.1:%d", scheme, ports[0]),
+		"rest.advertised.listener":          scheme,
 		"rest.advertised.host.name":         "127.0.0.1",
 		"rest.advertised.port":              fmt.Sprint(ports[0]),
 		"plugin.discovery":                  "only_scan",
@@ -84,24 +106,30 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	for k, v := range cfg.Extra {
 		props[k] = v
 	}
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for _, k := range keys {
+	for _, k := range sortedKeys(props) {
 		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
 	}
 	propsPath := filepath.Join(cfg.Dir, "worker.properties")
 	if err := os.WriteFile(propsPath, []byte(b.String()), 0o644); err != nil {
 		return nil, fmt.Errorf("write the worker config: %w", err)
 	}
-	p, err := startJVM(cfg.Dir, cfg.Lib, "worker", nil, "org.apache.kafka.connect.cli.ConnectDistributed", propsPath)
+	var opts []string
+	if len(cfg.JVMProperties) > 0 {
+		opts = append([]string{}, jvmOptions...)
+		for _, k := range sortedKeys(cfg.JVMProperties) {
+			opts = append(opts, "-D"+k+"="+cfg.JVMProperties[k])
+		}
+	}
+	p, err := startJVM(cfg.Dir, cfg.Lib, "worker", opts, "org.apache.kafka.connect.cli.ConnectDistributed", propsPath)
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{URL: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), proc: p, http: &http.Client{Timeout: 100 * time.Second}}
+	client := &http.Client{Timeout: 100 * time.Second}
+	if cfg.REST != nil {
+		client.Transport = &http.Transport{TLSClientConfig: cfg.REST.TLS}
+	}
+	w := &Worker{URL: fmt.Sprintf("%s://127.0.0.1:%d", scheme, ports[0]), proc: p, http: client, rest: cfg.REST}
 	err = p.waitFor(ctx, "the Connect worker", func(ctx context.Context) error {
 		status, body, err := w.call(ctx, http.MethodGet, "/health", nil)
 		if err != nil {
@@ -117,6 +145,15 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func or(s, def string) string {
@@ -192,6 +229,9 @@ func (w *Worker) call(ctx context.Context, method, path string, body any) (int, 
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
+	if w.rest != nil {
+		req.SetBasicAuth(w.rest.User, w.rest.Password)
+	}
 	resp, err := w.http.Do(req)
 	if err != nil {
 		return 0, nil, err
