@@ -25,13 +25,22 @@ build: ## Build bin/offsetagent
 # download of the jars. Without them its tests skip, unless OFFSETAGENT_REQUIRE_REAL_KAFKA=1.
 REAL_KAFKA_SKIP = $(if $(shell command -v java),$(if $(shell command -v mvn),,mvn is not on the PATH (needed for the first jar download)),java is not on the PATH)
 
-test: ## Run every test with the race detector (embedded broker; real Kafka and Connect too when java and mvn are on the PATH)
+# make test runs two go test commands side by side: every package on the embedded broker with
+# the race detector, and the real-Kafka tier's packages (their Go code starts JVMs, PostgreSQL
+# and the agent binary, which is built without it) without it, four at a time: their JVMs
+# mostly wait.
+REAL_PKGS := ./integration/realkafka/...
+
+test: ## Run every test (embedded broker with the race detector; real Kafka, Connect, PostgreSQL too when java and mvn are on the PATH)
 	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka/...): Apache Kafka and Connect workers as JVM processes, PostgreSQL and Debezium")
 	@command -v $(PROMTOOL) >/dev/null || echo "SKIP alert rules' unit tests (deploy): promtool is not on the PATH (apt-get install prometheus)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_PROMTOOL)), - OFFSETAGENT_REQUIRE_PROMTOOL=1 makes that a failure,)"
-	$(GO) test -race -count=1 -timeout 15m ./...
+	@$(GO) test -count=1 -p 4 -timeout 15m $(REAL_PKGS) & real=$$!; \
+	$(GO) test -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v '/integration/realkafka'); fast=$$?; \
+	wait $$real; real=$$?; \
+	if [ $$fast -ne 0 ] || [ $$real -ne 0 ]; then echo "FAIL make test (embedded-broker packages: $$fast, real-Kafka tier: $$real)"; exit 1; fi
 
 test-real: ## Run only the real Kafka tiers, verbosely (Apache Kafka brokers + Connect workers as JVM processes: 4.3.1, 3.9.1 in compat39; PostgreSQL + Debezium in cdc; TLS, SASL and ACLs in secured)
-	$(GO) test -race -count=1 -v -timeout 15m ./integration/realkafka/...
+	$(GO) test -count=1 -p 4 -v -timeout 15m $(REAL_PKGS)
 
 bench: ## Run the Go benchmarks and the load scenarios (BENCH_SCALE=0.1 for a quick look)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x ./offsetstore/ ./events/ ./handlers/...

@@ -64,13 +64,15 @@ func TestMemoryBoundedByInflightBytes(t *testing.T) {
 		running bool
 		busy    bool // burn every core in a sibling process while the agent works
 		// matrix: run only with OFFSETAGENT_TEST_MEMORY_MATRIX=1 (make test-memory); make test
-		// runs the issue's own case (dry runs published at once, busy machine), about 1.5 minutes.
+		// runs the issue's own case (dry runs published at once) without the CPU burner: make
+		// test runs the real-Kafka tier's JVMs beside it, and a burner on top of them starves
+		// every package of the run (the busy case stays in make test-memory).
 		matrix bool
 	}{
 		{name: "16 MiB, backlog, idle machine", bound: 16 << 20, matrix: true},
 		{name: "16 MiB, backlog, busy machine", bound: 16 << 20, busy: true, matrix: true},
-		{name: "16 MiB, published at once, idle machine", bound: 16 << 20, running: true, matrix: true},
-		{name: "16 MiB, published at once, busy machine", bound: 16 << 20, running: true, busy: true},
+		{name: "16 MiB, published at once, idle machine", bound: 16 << 20, running: true},
+		{name: "16 MiB, published at once, busy machine", bound: 16 << 20, running: true, busy: true, matrix: true},
 		{name: "16 MiB, creations published at once, busy machine", bound: 16 << 20, create: true, running: true, busy: true, matrix: true},
 		{name: "64 MiB, backlog, idle machine", bound: 64 << 20, matrix: true},
 		{name: "64 MiB, published at once, busy machine", bound: 64 << 20, running: true, busy: true, matrix: true},
