@@ -37,7 +37,7 @@ test: ## Run the tests CI runs (embedded broker with the race detector; real Kaf
 	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka, integration/realkafka/secured): Apache Kafka and Connect workers as JVM processes; make test-real also runs compat39 (Connect 3.9.1) and cdc (Debezium, PostgreSQL)")
 	@command -v $(PROMTOOL) >/dev/null || echo "SKIP alert rules' unit tests (deploy): promtool is not on the PATH (apt-get install prometheus)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_PROMTOOL)), - OFFSETAGENT_REQUIRE_PROMTOOL=1 makes that a failure,)"
 	@$(GO) test -count=1 -timeout 25m $(REAL_TEST_PKGS) & real=$$!; \
-	$(GO) test -race -count=1 -timeout 15m $$($(GO) list ./... | grep -v '/integration/realkafka'); fast=$$?; \
+	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v '/integration/realkafka'); fast=$$?; \
 	wait $$real; real=$$?; \
 	if [ $$fast -ne 0 ] || [ $$real -ne 0 ]; then echo "FAIL make test (embedded-broker packages: $$fast, real-Kafka tier: $$real)"; exit 1; fi
 
