@@ -218,26 +218,21 @@ func decodeConfig(dec *json.Decoder) (Config, error) {
 }
 
 func decodeInitialState(dec *json.Decoder) (string, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return "", jsonError("initial_state", err)
-	}
-	switch t := tok.(type) {
-	case string:
-		return t, nil
-	case nil:
-		return "", nil
-	default:
-		return "", fmt.Errorf("initial_state must be a string (RUNNING, PAUSED or STOPPED), got %s", tokenKind(tok))
-	}
+	return decodeOptionalString(dec, "initial_state", "RUNNING, PAUSED or STOPPED")
 }
 
 // decodeCreate reads offsetagent's "create" field: a string or null. Its value is judged by
 // validate_config, which names the values it takes.
 func decodeCreate(dec *json.Decoder) (string, error) {
+	return decodeOptionalString(dec, "create", fmt.Sprintf("%q or %q", CreateConnector, CreateOffsetsOnly))
+}
+
+// decodeOptionalString reads field's value, a string or null (""); anything else is refused
+// with the values the field takes.
+func decodeOptionalString(dec *json.Decoder, field, values string) (string, error) {
 	tok, err := dec.Token()
 	if err != nil {
-		return "", jsonError("create", err)
+		return "", jsonError(field, err)
 	}
 	switch t := tok.(type) {
 	case string:
@@ -245,7 +240,7 @@ func decodeCreate(dec *json.Decoder) (string, error) {
 	case nil:
 		return "", nil
 	default:
-		return "", fmt.Errorf("create must be a string (%q or %q), got %s", CreateConnector, CreateOffsetsOnly, tokenKind(tok))
+		return "", fmt.Errorf("%s must be a string (%s), got %s", field, values, tokenKind(tok))
 	}
 }
 
