@@ -184,3 +184,21 @@ func freePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
+
+// StopProcessGroup stops a process started in its own process group (Setpgid) whose Wait
+// closes done: SIGTERM, then SIGKILL of the whole group after grace. It returns at once when
+// the process has already ended.
+func StopProcessGroup(cmd *exec.Cmd, done <-chan struct{}, grace time.Duration) {
+	select {
+	case <-done:
+		return
+	default:
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+}

@@ -150,18 +150,7 @@ func startAgent(ctx context.Context, name, broker string, n connect) (*agentProc
 }
 
 func (a *agentProc) stop() {
-	select {
-	case <-a.done:
-		return
-	default:
-	}
-	_ = a.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-a.done:
-	case <-time.After(30 * time.Second):
-		_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
-		<-a.done
-	}
+	realkafka.StopProcessGroup(a.cmd, a.done, 30*time.Second)
 }
 
 // create publishes a creation request through `offsetagent publish --wait` and requires it to

@@ -160,18 +160,7 @@ func (a *agentProc) logText() string {
 }
 
 func (a *agentProc) stop() {
-	select {
-	case <-a.done:
-		return
-	default:
-	}
-	_ = a.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-a.done:
-	case <-time.After(30 * time.Second):
-		_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
-		<-a.done
-	}
+	realkafka.StopProcessGroup(a.cmd, a.done, 30*time.Second)
 }
 
 // result is a result event as `offsetagent publish --wait` prints it.

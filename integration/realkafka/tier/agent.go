@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/integration/realkafka"
 )
 
 // Agent is an `offsetagent run` process.
@@ -102,18 +103,7 @@ func (e *Env) StartAgent(ctx context.Context, name string, extra map[string]stri
 // Stop stops the agent (SIGTERM, then SIGKILL of its process group after 30 s). It is
 // idempotent.
 func (a *Agent) Stop() {
-	select {
-	case <-a.done:
-		return
-	default:
-	}
-	_ = a.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-a.done:
-	case <-time.After(30 * time.Second):
-		_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
-		<-a.done
-	}
+	realkafka.StopProcessGroup(a.cmd, a.done, 30*time.Second)
 }
 
 // Result is a result event as `offsetagent publish --wait` prints it.
