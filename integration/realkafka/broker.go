@@ -206,7 +206,9 @@ func formatStorage(ctx context.Context, cfg BrokerConfig, propsPath string) erro
 		_, _ = rand.Read(id)
 		clusterID = base64.RawURLEncoding.EncodeToString(id)
 	}
-	args := append(append([]string{}, jvmOptions...),
+	cds, archived := cdsArchive(cfg.Lib, "kafka.tools.StorageTool", jvmOptions)
+	defer archived()
+	args := append(append(append([]string{}, jvmOptions...), cds...),
 		"-Dlog4j2.configurationFile="+filepath.Join(cfg.Dir, "log4j2.properties"),
 		"-cp", filepath.Join(cfg.Lib, "*"), "kafka.tools.StorageTool",
 		"format", "-t", clusterID, "-c", propsPath, "--standalone")

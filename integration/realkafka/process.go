@@ -66,7 +66,8 @@ func startJVM(dir, lib, name string, opts []string, main string, args ...string)
 	if err != nil {
 		return nil, fmt.Errorf("create the %s log: %w", name, err)
 	}
-	full := append(append([]string{}, opts...),
+	cds, archived := cdsArchive(lib, main, opts)
+	full := append(append(append([]string{}, opts...), cds...),
 		"-Dlog4j2.configurationFile="+logCfg, "-cp", filepath.Join(lib, "*"), main)
 	cmd := exec.Command(java, append(full, args...)...)
 	cmd.Dir = dir
@@ -74,12 +75,14 @@ func startJVM(dir, lib, name string, opts []string, main string, args ...string)
 	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		f.Close()
+		archived()
 		return nil, fmt.Errorf("start the %s JVM: %w", name, err)
 	}
 	p := &jvm{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		f.Close()
+		archived()
 		close(p.done)
 	}()
 	return p, nil

@@ -97,7 +97,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 		"rest.advertised.listener":          scheme,
 		"rest.advertised.host.name":         "127.0.0.1",
 		"rest.advertised.port":              fmt.Sprint(ports[0]),
-		"plugin.discovery":                  "only_scan",
+		"plugin.discovery":                  "service_load",
 		"scheduled.rebalance.max.delay.ms":  "0",
 	}
 	if cfg.PluginPath != "" {
