@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/internal/race"
 )
 
 // notPlain finds every byte rawPlain does not mark, in every place of a word of plain bytes
@@ -35,7 +37,7 @@ func TestNotPlain(t *testing.T) {
 func TestRawReaderGuessesMatchStr(t *testing.T) {
 	alphabet := []string{"a", "Z", "0", ":", " ", "/", "\"", "\\", "\x01", "\x1f", "\x7f", "é", "€", "\U0001F600", "\xf0"}
 	r := rand.New(rand.NewPCG(18, 18))
-	for range 20_000 {
+	for range race.Rounds(20_000, 10) {
 		var text string
 		for range r.IntN(30) {
 			text += alphabet[r.IntN(len(alphabet))]

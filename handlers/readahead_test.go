@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/race"
 )
 
 // outcomeOf runs a request record as the agent does with DecodeRequest (deferred false) or
@@ -105,12 +106,16 @@ func TestReadAheadMatchesDecodeRequest(t *testing.T) {
 			return bytes.Replace(b, []byte(`"config":{`), []byte(`"config":{"name":"other",`), 1)
 		}},
 	}
-	reads := 0
+	reads, c := 0, 0
 	for i, f := range fastFamilies() {
 		for _, mutate := range []bool{false, true} {
 			body := requestWithConfig(t, f, rand.New(rand.NewPCG(uint64(i), 3)), n, mutate)
 			require.Greater(t, len(body), events.RawOffsetsBytes)
 			for _, br := range breaks {
+				// Under the race detector: each family as it is, and every 9th broken case.
+				if c++; !race.Sample(c, 9) && br.name != "as is" {
+					continue
+				}
 				name := f.name + "/" + br.name
 				if mutate {
 					name += "/awkward"
@@ -123,7 +128,11 @@ func TestReadAheadMatchesDecodeRequest(t *testing.T) {
 			}
 		}
 	}
-	require.Greater(t, reads, 5, "the single pass read ahead for valid requests")
+	minReads := 5
+	if race.Enabled {
+		minReads = 3 // of the sample
+	}
+	require.Greater(t, reads, minReads, "the single pass read ahead for valid requests")
 }
 
 // The bulk requests of every family are read ahead: their records come from the single pass.

@@ -283,23 +283,20 @@ func TestVarintMatchesBinaryVarint(t *testing.T) {
 		values = append(values, v)
 	}
 	values = append(values, 1<<62, -1<<62, 1<<63-1, -1<<63, 1<<20, -1<<20)
+	// Plain comparisons: 80,000 inputs through require's reflection took 12 s under the race
+	// detector.
 	for _, v := range values {
 		enc := binary.AppendVarint([]byte{0xff}, v) // at index 1, after a byte
 		for cut := 1; cut <= len(enc); cut++ {
 			b := enc[:cut]
 			want, n := binary.Varint(b[1:])
 			got, i, ok := varint(b, 1)
-			require.Equal(t, n > 0, ok, "%d cut to %x", v, b)
-			if ok {
-				require.Equal(t, want, got, "%x", b)
-				require.Equal(t, 1+n, i, "%x", b)
+			if ok != (n > 0) || ok && (got != want || i != 1+n) {
+				t.Fatalf("varint(%x, 1) = %d, %d, %v; binary.Varint reads %d in %d bytes", b, got, i, ok, want, n)
 			}
 			got, i = varint2(b, 1)
-			if n > 0 && n <= 2 {
-				require.Equal(t, want, got, "%x", b)
-				require.Equal(t, 1+n, i, "%x", b)
-			} else {
-				require.Equal(t, -1, i, "%x", b)
+			if n > 0 && n <= 2 && (got != want || i != 1+n) || !(n > 0 && n <= 2) && i != -1 {
+				t.Fatalf("varint2(%x, 1) = %d, %d; binary.Varint reads %d in %d bytes", b, got, i, want, n)
 			}
 		}
 	}
