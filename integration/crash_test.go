@@ -29,7 +29,7 @@ type agentBuild struct {
 	err  error
 }
 
-var raceBuild, plainBuild agentBuild
+var raceBuild, faultBuild, plainBuild agentBuild
 
 // binary builds cmd/offsetagent with the go build flags given, the first time it is asked.
 func (b *agentBuild) binary(t *testing.T, flags ...string) string {
@@ -55,6 +55,19 @@ func (b *agentBuild) binary(t *testing.T, flags ...string) string {
 func agentBinary(t *testing.T) string {
 	t.Helper()
 	return raceBuild.binary(t, "-race", "-tags", "faultinject")
+}
+
+// faultAgentBinary is cmd/offsetagent with the fault hook but without the race detector: the
+// crash matrices (TestCrashAtEveryPoint, TestCrashKeepsExistingConnectors and the group
+// restores) start hundreds of agent processes to prove what recovery leaves on the topics, and
+// the race detector multiplied their CPU by five. TestChaos and TestConcurrentRequestsForOneConnector
+// run the race detector's build through crashes and contention.
+func faultAgentBinary(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("OFFSETAGENT_CRASH_RACE") == "1" {
+		return agentBinary(t)
+	}
+	return faultBuild.binary(t, "-tags", "faultinject")
 }
 
 // plainAgentBinary is cmd/offsetagent as production builds it: the race detector would
@@ -94,7 +107,13 @@ func processEnv(cfg agent.Config, fault string) []string {
 
 func startProcess(t *testing.T, cfg agent.Config, fault string) *agentProcess {
 	t.Helper()
-	cmd := exec.Command(agentBinary(t), "run")
+	return startBinary(t, agentBinary(t), cfg, fault)
+}
+
+// startBinary runs `bin run` against the test's broker, stopping at the fault point fault.
+func startBinary(t *testing.T, bin string, cfg agent.Config, fault string) *agentProcess {
+	t.Helper()
+	cmd := exec.Command(bin, "run")
 	cmd.Env = processEnv(cfg, fault)
 	p := &agentProcess{cmd: cmd, out: &bytes.Buffer{}}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
@@ -159,11 +178,11 @@ func TestCrashAtEveryPoint(t *testing.T) {
 			                     {"partition":{"cluster":"A","topic":"t","partition":1},"offset":{"offset":101}}]}`
 			id := cl.publish(body, events.RequestOptions{})
 
-			p := startProcess(t, cfg, point)
+			p := startBinary(t, faultAgentBinary(t), cfg, point)
 			code := p.wait(t, 60*time.Second)
 			require.Equal(t, 137, code, "the fault hook should have stopped the process; output:\n%s", p.out)
 
-			q := startProcess(t, cfg, "")
+			q := startBinary(t, faultAgentBinary(t), cfg, "")
 			res := cl.waitResult(id, 60*time.Second)
 			require.NoError(t, q.cmd.Process.Signal(syscall.SIGTERM))
 			require.Equal(t, 0, q.wait(t, 30*time.Second), "graceful shutdown; output:\n%s", q.out)

@@ -113,7 +113,7 @@ func TestCrashRollbackRestoresGroupEntries(t *testing.T) {
 			                     {"partition":{"kafka_topic":%q,"kafka_partition":1},"offset":{"kafka_offset":6}}]}`, name, topic, topic, topic)
 			id := cl.publish(body, events.RequestOptions{})
 
-			p := startProcess(t, cfg, point)
+			p := startBinary(t, faultAgentBinary(t), cfg, point)
 			require.Equal(t, 137, p.wait(t, 60*time.Second), "the fault hook should have stopped the process; output:\n%s", p.out)
 
 			// The re-run's commit of the request's offsets (offset 5 on partition 0) is refused;
@@ -130,7 +130,7 @@ func TestCrashRollbackRestoresGroupEntries(t *testing.T) {
 					return false
 				}})
 			defer h.Remove()
-			q := startProcess(t, cfg, "")
+			q := startBinary(t, faultAgentBinary(t), cfg, "")
 			res := cl.waitResult(id, 60*time.Second)
 			require.NoError(t, q.cmd.Process.Signal(syscall.SIGTERM))
 			require.Equal(t, 0, q.wait(t, 30*time.Second), "graceful shutdown; output:\n%s", q.out)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -163,6 +164,9 @@ type client struct {
 	cfg agent.Config
 	kc  *kafka.Client
 	w   *kafka.Writer
+
+	mu   sync.Mutex
+	read map[string]map[int][]kafka.Message // what readAll read so far, by topic and partition
 }
 
 func newClient(t *testing.T, cfg agent.Config) *client {
@@ -243,21 +247,42 @@ func (c *client) readAll(topic string) []kafka.Message {
 	for _, p := range lo.Topics[topic] {
 		ends[p.Partition] = p.LastOffset
 	}
+	// Records once written stay: each call reads on from where the last one stopped (a
+	// topic whose end went back was deleted and created again: read from the start).
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.read == nil {
+		c.read = map[string]map[int][]kafka.Message{}
+	}
+	if c.read[topic] == nil {
+		c.read[topic] = map[int][]kafka.Message{}
+	}
+	seen := c.read[topic]
 	var out []kafka.Message
 	for p := 0; p < len(md.Topics[0].Partitions); p++ {
-		if ends[p] == 0 {
-			continue
+		msgs := seen[p]
+		next := int64(0)
+		if len(msgs) > 0 {
+			next = msgs[len(msgs)-1].Offset + 1
 		}
-		r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.cfg.Brokers, Topic: topic, Partition: p, MaxWait: 50 * time.Millisecond})
-		for {
-			m, err := r.ReadMessage(ctx)
-			require.NoError(c.t, err)
-			out = append(out, m)
-			if m.Offset+1 >= ends[p] {
-				break
+		if ends[p] < next {
+			msgs, next = nil, 0
+		}
+		if ends[p] > next {
+			r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.cfg.Brokers, Topic: topic, Partition: p, MaxWait: 50 * time.Millisecond})
+			require.NoError(c.t, r.SetOffset(next))
+			for {
+				m, err := r.ReadMessage(ctx)
+				require.NoError(c.t, err)
+				msgs = append(msgs, m)
+				if m.Offset+1 >= ends[p] {
+					break
+				}
 			}
+			require.NoError(c.t, r.Close())
 		}
-		require.NoError(c.t, r.Close())
+		seen[p] = msgs
+		out = append(out, msgs...)
 	}
 	return out
 }
