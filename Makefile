@@ -25,21 +25,22 @@ build: ## Build bin/offsetagent
 # download of the jars. Without them its tests skip, unless OFFSETAGENT_REQUIRE_REAL_KAFKA=1.
 REAL_KAFKA_SKIP = $(if $(shell command -v java),$(if $(shell command -v mvn),,mvn is not on the PATH (needed for the first jar download)),java is not on the PATH)
 
-# make test runs two go test commands side by side: every package on the embedded broker with
-# the race detector, and the real-Kafka tier's packages (their Go code starts JVMs and the agent
-# binary, which is built without it) without it: Apache Kafka 4.3.1 plain and secured. The
-# Connect 3.9.1 proofs (compat39) and the Debezium pipeline (cdc) do not fit CI's 12 minutes on
-# 2 cores beside them: make test-real runs every real-tier package.
+# make test runs two go test commands side by side. With the race detector: every package but
+# the real-Kafka tier; there the property tests that compare two code paths over thousands of
+# generated inputs take a sample (package internal/race). Without it: the real-Kafka tier (its
+# Go code starts JVMs, PostgreSQL and the agent binary, which is built without it) - Apache
+# Kafka 4.3.1 plain (realkafka) and secured (secured), Connect 3.9.1 (compat39), Debezium with
+# PostgreSQL (cdc) - and the sampled packages again, whose property tests then run in full.
 REAL_PKGS := ./integration/realkafka/...
-REAL_TEST_PKGS := ./integration/realkafka/ ./integration/realkafka/secured/ ./integration/realkafka/tier/
+RACE_SAMPLED_PKGS := ./handlers/ ./events/ ./internal/kafkaio/
 
-test: ## Run the tests CI runs (embedded broker with the race detector; real Kafka and Connect, plain and secured, when java and mvn are on the PATH)
-	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka, integration/realkafka/secured): Apache Kafka and Connect workers as JVM processes; make test-real also runs compat39 (Connect 3.9.1) and cdc (Debezium, PostgreSQL)")
+test: ## Run the tests CI runs (embedded broker with the race detector; real Kafka, Connect, Debezium and PostgreSQL when java, mvn and PostgreSQL are installed)
+	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka/...): Apache Kafka and Connect workers as JVM processes (4.3.1 plain and secured, 3.9.1), Debezium with PostgreSQL")
 	@command -v $(PROMTOOL) >/dev/null || echo "SKIP alert rules' unit tests (deploy): promtool is not on the PATH (apt-get install prometheus)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_PROMTOOL)), - OFFSETAGENT_REQUIRE_PROMTOOL=1 makes that a failure,)"
-	@$(GO) test -count=1 -timeout 25m $(REAL_TEST_PKGS) & real=$$!; \
+	@$(GO) test -count=1 -timeout 25m $(REAL_PKGS) $(RACE_SAMPLED_PKGS) & real=$$!; \
 	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v '/integration/realkafka'); fast=$$?; \
 	wait $$real; real=$$?; \
-	if [ $$fast -ne 0 ] || [ $$real -ne 0 ]; then echo "FAIL make test (embedded-broker packages: $$fast, real-Kafka tier: $$real)"; exit 1; fi
+	if [ $$fast -ne 0 ] || [ $$real -ne 0 ]; then echo "FAIL make test (race-detector run: $$fast, real-Kafka tier and full property tests: $$real)"; exit 1; fi
 
 test-real: ## Run only the real Kafka tiers, verbosely (Apache Kafka brokers + Connect workers as JVM processes: 4.3.1, 3.9.1 in compat39; PostgreSQL + Debezium in cdc; TLS, SASL and ACLs in secured)
 	$(GO) test -count=1 -p 4 -v -timeout 15m $(REAL_PKGS)
