@@ -314,6 +314,7 @@ func (s *source) collect(ctx context.Context) ([]*Entry, error) {
 		return nil, noneSelected(all)
 	}
 	s.resolveStates(entries)
+	s.checkPipelines(ctx, entries)
 	if s.opts.StopSource {
 		if err := s.stopPrecheck(entries); err != nil {
 			return nil, err
