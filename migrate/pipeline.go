@@ -98,46 +98,82 @@ func (s *source) checkPipelines(ctx context.Context, entries []*Entry) {
 	for _, src := range sources {
 		writes[src.Name] = s.writes(ctx, src.connector)
 	}
-	var pairs []pipelinePair
 	for _, sink := range sinks {
+		var pairs []pipelinePair
 		for _, src := range sources {
 			w := writes[src.Name]
 			if topics := s.sinkReads(sink.connector, w, m.Policy); len(topics) > 0 {
-				var how []string
-				for _, t := range topics {
-					from := w.from[t]
-					if from == "" { // a name matched by a prefix
-						for _, p := range w.prefixes {
-							if underPrefix(t, p) {
-								from = w.from[p+".*"]
-							}
-						}
-					}
-					if from != "" && !slices.Contains(how, from) {
-						how = append(how, from)
-					}
-				}
-				pairs = append(pairs, pipelinePair{sink: sink, source: src, topics: topics, how: strings.Join(how, " and ")})
+				pairs = append(pairs, pipelinePair{sink: sink, source: src, topics: topics, how: w.origin(topics)})
+			}
+		}
+		if len(pairs) == 0 {
+			continue
+		}
+		why := "--sink-follows-source not given"
+		if s.opts.SinkFollowsSource {
+			why = s.cannotFollow(sink.connector, pairs, m.Policy)
+		}
+		if why == "" {
+			follow(pairs)
+			continue
+		}
+		for _, p := range pairs {
+			refusePipeline(p, m.Policy, s.opts.SinkFollowsSource, why)
+		}
+	}
+	// A sink follows its sources only when they move too.
+	for _, sink := range sinks {
+		c := sink.connector
+		if c.follows == nil {
+			continue
+		}
+		for _, src := range c.follows.sources {
+			if src.Problem != "" {
+				c.follows = nil
+				c.Problem = fmt.Sprintf("pipeline with source %q, which is skipped, so it stays on A with it: %s", src.Name, src.Problem)
+				break
 			}
 		}
 	}
-	for _, p := range pairs {
-		refusePipeline(p, m.Policy)
+}
+
+// origin says where the topics a sink reads were found among what w writes.
+func (w written) origin(topics []string) string {
+	var how []string
+	for _, t := range topics {
+		from := w.from[t]
+		if from == "" { // a name under a prefix
+			for _, p := range w.prefixes {
+				if underPrefix(t, p) {
+					from = w.from[p+".*"]
+				}
+			}
+		}
+		if from != "" && !slices.Contains(how, from) {
+			how = append(how, from)
+		}
 	}
+	return strings.Join(how, " and ")
 }
 
 // refusePipeline gives both connectors of p a Problem: the sink the whole message, the source
-// a pointer to it. A connector in several pairs keeps its first message.
-func refusePipeline(p pipelinePair, policy mm2.Policy) {
+// a pointer to it. A connector in several pairs keeps its first message. why says why the
+// pair is not moved with --sink-follows-source (asked says whether it was given).
+func refusePipeline(p pipelinePair, policy mm2.Policy, asked bool, why string) {
 	var onB []string
 	for _, t := range p.topics {
 		onB = append(onB, remoteName(policy, t))
 	}
 	what := fmt.Sprintf("across MirrorMaker 2 with the %s replication policy, the moved sink %q would read %s on B, while the moved source %q "+
 		"writes %s on B (read from %s): the pipeline would stop delivering, without an error; "+
-		"use --replication-policy identity (IdentityReplicationPolicy on MirrorMaker 2, so that the source on B writes the topic MirrorMaker 2 fills with A's records), "+
-		"or move the pair with --stop-source --sink-follows-source (the sink on B reads %s, from where the source on B starts writing)",
-		policyName(policy), p.sink.Name, strings.Join(onB, ", "), p.source.Name, strings.Join(p.topics, ", "), p.how, strings.Join(p.topics, ", "))
+		"use --replication-policy identity (IdentityReplicationPolicy on MirrorMaker 2, so that the source on B writes the topic MirrorMaker 2 fills with A's records)",
+		policyName(policy), p.sink.Name, strings.Join(onB, ", "), p.source.Name, strings.Join(p.topics, ", "), p.how)
+	if asked {
+		what = "--sink-follows-source cannot move it: " + why + "; " + what
+	} else {
+		what += fmt.Sprintf(", or move the pair with --stop-source --sink-follows-source (the sink on B then reads %s, from where the source on B starts writing)",
+			strings.Join(p.topics, ", "))
+	}
 	if p.sink.connector.Problem == "" {
 		p.sink.connector.Problem = fmt.Sprintf("pipeline with source %q: %s", p.source.Name, what)
 	}
