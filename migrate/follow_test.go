@@ -61,16 +61,16 @@ func TestSinkFollowsSource(t *testing.T) {
 		skipped   string
 		wantStops []string
 	}{
-		{name: "T on B: from its end", onB: 2, catchUp: time.Second, timeout: 30 * time.Second, wantStops: []string{"src", "sink"},
+		{name: "T on B: from its end", onB: 2, catchUp: 500 * time.Millisecond, timeout: 20 * time.Second, wantStops: []string{"src", "sink"},
 			want: `{"name":"sink","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","file":"out","name":"sink","topics":"T"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"T"},"offset":{"kafka_offset":2}}]}`},
-		{name: "no T on B: from its first record", catchUp: time.Second, timeout: 30 * time.Second, wantStops: []string{"src", "sink"},
+		{name: "no T on B: from its first record", catchUp: 500 * time.Millisecond, timeout: 20 * time.Second, wantStops: []string{"src", "sink"},
 			want: `{"name":"sink","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","file":"out","name":"sink","topics":"T"},"initial_state":"RUNNING"}`},
-		{name: "A's sink never catches up: it stays on A", onB: 2, timeout: 3 * time.Second, wantStops: []string{"src"},
+		{name: "A's sink never catches up: it stays on A", onB: 2, timeout: 2 * time.Second, wantStops: []string{"src"},
 			skipped: `stop on A: not stopped: group "connect-sink" did not consume all its sources wrote on A within the run's --timeout: lag 2 (T-0: 2)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), tt.timeout)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			brokersA, clA := followCluster(t, ctx, 5, true)
 			brokersB, _ := followCluster(t, ctx, tt.onB, false)
@@ -101,13 +101,16 @@ func TestSinkFollowsSource(t *testing.T) {
 			policy := mm2.Policy{SourceAlias: "A"}
 			tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
 			require.NoError(t, err)
-			rep, err := Export(ctx, Options{
+			runCtx, cancelRun := context.WithTimeout(ctx, tt.timeout) // the run's --timeout
+			defer cancelRun()
+			rep, err := Export(runCtx, Options{
 				Topics:     &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
 				ConnectURL: fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB},
 				StablePause: 50 * time.Millisecond, StopPoll: 20 * time.Millisecond, StopTimeout: 10 * time.Second,
 				SinkOffsets: SinkOffsetsTranslate, SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy}, SinkFollowsSource: true,
 			})
 			require.NoError(t, err)
+			done := time.Now()
 			byName := map[string]*Entry{}
 			for _, e := range rep.Connectors {
 				byName[e.Name] = e
@@ -123,7 +126,7 @@ func TestSinkFollowsSource(t *testing.T) {
 				return
 			}
 			require.Equal(t, OutcomePlanned, sink.Outcome, sink.Message)
-			require.True(t, time.Now().After(<-caughtUp))
+			require.True(t, done.After(<-caughtUp), "the run waited until A's sink had consumed everything")
 			b, err := sink.Body.MarshalJSON()
 			require.NoError(t, err)
 			require.JSONEq(t, tt.want, string(b))
