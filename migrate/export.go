@@ -63,6 +63,9 @@ type Options struct {
 	// migration reads them, once A's sink has consumed all the stopped source wrote on A
 	// (pipeline.go). It needs StopSource and --sink-offsets translate.
 	SinkFollowsSource bool
+	// stopPlanned: a dry run of a migration with StopSource, which stops nothing; a sink may
+	// still be planned to follow its sources.
+	stopPlanned bool
 	// StopSource stops each selected connector on A first (needs ConnectURL) and waits for a
 	// real stop barrier before reading its offsets. Before stopping a connector it records the
 	// connector's state in States (required), and a later run takes the state from there.

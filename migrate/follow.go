@@ -71,7 +71,7 @@ func follow(pairs []pipelinePair) {
 
 // cannotFollow says why sink c cannot follow the sources of pairs ("" when it can).
 func (s *source) cannotFollow(c *Connector, pairs []pipelinePair, policy mm2.Policy) string {
-	if !s.opts.StopSource {
+	if !s.opts.StopSource && !s.opts.stopPlanned {
 		return "it needs --stop-source: the sink on B starts where the source on B starts writing, once A's sink has consumed all the source wrote on A, and only a stopped source writes no more"
 	}
 	if s.topics == nil {
