@@ -19,7 +19,8 @@ import (
 // while the source moved with it keeps writing "T" on B: the pipeline stops delivering, and
 // nothing fails. So before anything is stopped on A, every selected sink whose topics the
 // policy renames is compared with every selected source: a source that writes a topic the sink
-// reads makes the two a pipeline, and both are refused (skipped, with what to do).
+// reads makes the two a pipeline, and both are refused (skipped, with what to do), unless
+// --sink-follows-source moves them (follow.go).
 //
 // What a source writes on A is known from two places, and both are used:
 //
@@ -69,9 +70,6 @@ func (w *written) add(name, from string) {
 		w.names = append(w.names, name)
 	}
 }
-
-// debeziumPrefixKeys are the Debezium settings its topic names begin with.
-var debeziumPrefixKeys = []string{"topic.prefix", "database.server.name"}
 
 // checkPipelines finds the pipelines whose sink MirrorMaker 2's policy would cut off from its
 // source on B, and refuses both connectors of each (see above). It runs before anything is
@@ -213,7 +211,8 @@ func (s *source) writes(ctx context.Context, c *Connector) written {
 		w.add(t, "its config's topic")
 	}
 	if strings.HasPrefix(props["connector.class"], "io.debezium.") {
-		for _, k := range debeziumPrefixKeys {
+		// The settings Debezium's topic names begin with (database.server.name before 2.0).
+		for _, k := range []string{"topic.prefix", "database.server.name"} {
 			if p := strings.TrimSpace(props[k]); p != "" {
 				w.add(p+".*", "its config's "+k)
 				break
