@@ -117,17 +117,19 @@ func (s *source) stopFollower(ctx context.Context, c *Connector) error {
 func (s *source) waitDrained(ctx context.Context, c *Connector) error {
 	tick := time.NewTicker(s.opts.StopPoll)
 	defer tick.Stop()
+	why := "its lag not read yet" // the last lag read, or why it could not be read
 	for {
 		lag, detail, err := s.topics.lag(ctx, c.Group, c.follows.topics)
-		if err == nil && lag == 0 {
+		switch {
+		case err == nil && lag == 0:
 			return nil
+		case err == nil:
+			why = fmt.Sprintf("lag %d (%s)", lag, detail)
+		case ctx.Err() == nil: // not a read cut short by the end of the wait
+			why = err.Error()
 		}
 		select {
 		case <-ctx.Done():
-			why := fmt.Sprintf("lag %d (%s)", lag, detail)
-			if err != nil {
-				why = err.Error()
-			}
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return fmt.Errorf("group %q did not consume all its sources wrote on A within the run's --timeout: %s", c.Group, why)
 			}

