@@ -39,6 +39,8 @@ type Connector struct {
 	// Problem says why the connector cannot be exported as read ("" when it can): bad input
 	// on A such as a malformed config or offsets record or a pending task-config update.
 	Problem string
+	// follows is set on a sink moved with --sink-follows-source (pipeline.go).
+	follows *following
 }
 
 // knownState reports whether s is an initial state of a body.

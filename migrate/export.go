@@ -57,6 +57,15 @@ type Options struct {
 	// copy (translate needs one: MM2Sinks).
 	SinkOffsets    SinkOffsetsMode
 	SinkTranslator SinkTranslator
+	// SinkFollowsSource moves a pipeline that MirrorMaker 2's policy would cut apart on B (a
+	// sink reading a topic a selected source writes, renamed on B) instead of refusing it: the
+	// sink on B reads the topics the source writes on B, from their end on B when the
+	// migration reads them, once A's sink has consumed all the stopped source wrote on A
+	// (pipeline.go). It needs StopSource and --sink-offsets translate.
+	SinkFollowsSource bool
+	// stopPlanned: a dry run of a migration with StopSource, which stops nothing; a sink may
+	// still be planned to follow its sources.
+	stopPlanned bool
 	// StopSource stops each selected connector on A first (needs ConnectURL) and waits for a
 	// real stop barrier before reading its offsets. Before stopping a connector it records the
 	// connector's state in States (required), and a later run takes the state from there.
@@ -117,6 +126,9 @@ func (o *Options) validate() error {
 		}
 	default:
 		errs = append(errs, fmt.Sprintf("--sink-offsets %q: want copy, none or translate", o.SinkOffsets))
+	}
+	if _, ok := o.SinkTranslator.(*MM2Sinks); o.SinkFollowsSource && !ok {
+		errs = append(errs, "--sink-follows-source applies to sinks moved across MirrorMaker 2 (--mm2-source-alias, --sink-offsets translate)")
 	}
 	if len(errs) > 0 {
 		return precheckf("%s", strings.Join(errs, "; "))
@@ -314,6 +326,7 @@ func (s *source) collect(ctx context.Context) ([]*Entry, error) {
 		return nil, noneSelected(all)
 	}
 	s.resolveStates(entries)
+	s.checkPipelines(ctx, entries)
 	if s.opts.StopSource {
 		if err := s.stopPrecheck(entries); err != nil {
 			return nil, err
@@ -329,7 +342,13 @@ func (s *source) collect(ctx context.Context) ([]*Entry, error) {
 		var sinkOffs []events.ConnectorOffset
 		if c.Type == connectors.Sink {
 			sinkOffs = c.Offsets
-			if s.opts.SinkTranslator != nil {
+			if m, ok := s.opts.SinkTranslator.(*MM2Sinks); ok && c.follows != nil {
+				sinkOffs, e.Translation, err = m.followSource(ctx, c)
+				if err != nil {
+					e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepTranslateSinkOffsets, scrub(s.opts.Registry, c.Config, err.Error())
+					continue
+				}
+			} else if s.opts.SinkTranslator != nil {
 				sinkOffs, e.Translation, err = s.opts.SinkTranslator.TranslateSink(ctx, c, e.TargetName)
 				if err != nil {
 					e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepTranslateSinkOffsets, scrub(s.opts.Registry, c.Config, err.Error())

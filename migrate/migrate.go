@@ -118,7 +118,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	}
 	if opts.DryRun && opts.StopSource {
 		// A dry run changes nothing: not on B, and not on A either.
-		opts.StopSource = false
+		opts.StopSource, opts.Options.stopPlanned = false, true
 		if opts.Logger != nil {
 			opts.Logger.Warn("--dry-run: connectors on A are not stopped; their offsets are read as they are now")
 		}

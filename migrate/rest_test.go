@@ -32,6 +32,9 @@ type fakeConnect struct {
 	stops      []string
 	// onStop, when set, is called with the connector's name when PUT /stop arrives.
 	onStop func(name string)
+	// trackingOff answers GET /connectors/{name}/topics as a worker with
+	// topic.tracking.enable=false does (403).
+	trackingOff bool
 }
 
 type fakeConnector struct {
@@ -41,6 +44,7 @@ type fakeConnector struct {
 	finalOffsets []string // what the offsets become after the stop
 	stopAt       int      // status reads left before STOPPED; -1 when not stopping
 	readsStopped int      // offset reads since the status turned STOPPED
+	topics       []string // GET /connectors/{name}/topics (KIP-558)
 }
 
 func (f *fakeConnect) serve(t *testing.T) string {
@@ -121,6 +125,10 @@ func (f *fakeConnect) handle(w http.ResponseWriter, r *http.Request) {
 				c.stopAt = f.stopLag
 			}
 			reply(204, nil)
+		case parts[1] == "topics" && f.trackingOff:
+			reply(403, map[string]any{"error_code": 403, "message": "Topic tracking is disabled."})
+		case parts[1] == "topics":
+			reply(200, map[string]any{parts[0]: map[string]any{"topics": append([]string{}, c.topics...)}})
 		case parts[1] == "offsets":
 			if c.state == StateStopped && c.finalOffsets != nil {
 				if c.readsStopped++; c.readsStopped > 1 {

@@ -43,11 +43,29 @@ func (s *source) stopAll(ctx context.Context, entries []*Entry) {
 	g.SetLimit(stopConcurrency)
 	for _, e := range entries {
 		c := e.connector
-		if c.Problem != "" {
+		if c.Problem != "" || c.follows != nil {
 			continue
 		}
 		g.Go(func() error {
 			if err := s.stopOne(gctx, c); err != nil {
+				c.Problem = fmt.Sprintf("stop on A: %v", err)
+				s.opts.Logger.Warn("stop on A", "connector", c.Name, "err", err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	// The sinks that follow their sources (--sink-follows-source) stop once their sources
+	// have stopped and they have consumed all those wrote on A.
+	g, gctx = errgroup.WithContext(ctx)
+	g.SetLimit(stopConcurrency)
+	for _, e := range entries {
+		c := e.connector
+		if c.Problem != "" || c.follows == nil {
+			continue
+		}
+		g.Go(func() error {
+			if err := s.stopFollower(gctx, c); err != nil {
 				c.Problem = fmt.Sprintf("stop on A: %v", err)
 				s.opts.Logger.Warn("stop on A", "connector", c.Name, "err", err)
 			}

@@ -39,7 +39,7 @@ type fleetFlags struct {
 	// MirrorMaker 2 (--sink-offsets translate).
 	mm2SourceAlias, mm2TargetAlias, replicationPolicy, replicationSeparator string
 	checkpointWait                                                          time.Duration
-	exact, allowReplay                                                      bool
+	exact, allowReplay, sinkFollowsSource                                   bool
 	// Per-cluster client settings (security.go).
 	fromCommandConfig, toCommandConfig, fromConnectConfig string
 	allowUnreadable                                       bool
@@ -72,6 +72,7 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.checkpointWait, "checkpoint-wait", mm2.DefaultWait, "how long to wait, in all, while a needed checkpoint is missing or still moving")
 	fs.BoolVar(&f.exact, "exact", false, "refine each translated offset by finding A's last consumed record on B")
 	fs.BoolVar(&f.allowReplay, "allow-replay", false, "accept sink partitions translated with replay or not at all (missing ones get no offset)")
+	fs.BoolVar(&f.sinkFollowsSource, "sink-follows-source", false, "move a sink together with a selected source that writes its topics (with --stop-source): on B it reads the topics the source writes there, not MirrorMaker 2's renamed copies, from where the source starts writing (by default such a pair is refused when the replication policy renames topics)")
 }
 
 // sinkMode resolves --sink-offsets: translate by default when --mm2-source-alias is given.
@@ -91,8 +92,8 @@ func (f *fleetFlags) sinkMode() string {
 // each with its cluster's SASL/TLS transport (nil for none).
 func (f *fleetFlags) translator(fromTransport, toTransport *kafka.Transport, logger *slog.Logger) (migrate.SinkTranslator, error) {
 	if f.sinkMode() != string(migrate.SinkOffsetsTranslate) {
-		if f.mm2SourceAlias != "" || f.mm2TargetAlias != "" || f.exact || f.allowReplay {
-			return nil, fmt.Errorf("--mm2-source-alias, --mm2-target-alias, --exact and --allow-replay apply to --sink-offsets translate, not %s", f.sinkMode())
+		if f.mm2SourceAlias != "" || f.mm2TargetAlias != "" || f.exact || f.allowReplay || f.sinkFollowsSource {
+			return nil, fmt.Errorf("--mm2-source-alias, --mm2-target-alias, --exact, --allow-replay and --sink-follows-source apply to --sink-offsets translate, not %s", f.sinkMode())
 		}
 		return nil, nil
 	}
@@ -138,7 +139,7 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 	}
 	o := migrate.Options{
 		ConnectURL: f.fromConnectURL, Selection: sel, InitialState: strings.ToUpper(f.initialState),
-		SinkOffsets: migrate.SinkOffsetsMode(f.sinkMode()), StopSource: f.stopSource,
+		SinkOffsets: migrate.SinkOffsetsMode(f.sinkMode()), StopSource: f.stopSource, SinkFollowsSource: f.sinkFollowsSource,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	o.States = &migrate.StateStore{Brokers: splitList(f.toBrokers), Topic: f.stateTopic, SelectionKey: f.selectionKey()}
@@ -173,6 +174,9 @@ func (f *fleetFlags) selectionKey() string {
 		if mm2 {
 			// Only here, so that the ids of migrations without MirrorMaker 2 stay as they were.
 			key = append(key, f.mm2SourceAlias, f.replicationPolicy, f.replicationSeparator)
+			if f.sinkFollowsSource {
+				key = append(key, "sink-follows-source")
+			}
 		}
 		return strings.Join(key, "\x00")
 	}
@@ -180,6 +184,8 @@ func (f *fleetFlags) selectionKey() string {
 		SourceAlias string `json:"source_alias"`
 		Policy      string `json:"policy"`
 		Separator   string `json:"separator"`
+		// Only when given, so that the ids of migrations without it stay as they were.
+		FollowsSource bool `json:"sink_follows_source,omitempty"`
 	}
 	k := struct {
 		ConfigTopic  string   `json:"config_topic"`
@@ -194,7 +200,7 @@ func (f *fleetFlags) selectionKey() string {
 		MM2          *mm2Key  `json:"mm2,omitempty"`
 	}{f.fromConfigTopic, f.fromOffsetsTopic, f.include, f.exclude, f.rename, f.set, f.unset, f.initialState, f.sinkMode(), nil}
 	if mm2 {
-		k.MM2 = &mm2Key{f.mm2SourceAlias, f.replicationPolicy, f.replicationSeparator}
+		k.MM2 = &mm2Key{f.mm2SourceAlias, f.replicationPolicy, f.replicationSeparator, f.sinkFollowsSource}
 	}
 	b, _ := json.Marshal(k) // strings and lists of strings only: it cannot fail
 	return string(b)

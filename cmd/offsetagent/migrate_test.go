@@ -41,6 +41,8 @@ func TestExportAndMigrateFlagErrors(t *testing.T) {
 			stderr: "--from-brokers is required"},
 		{name: "negative wait", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--to-brokers", "127.0.0.1:1", "--mm2-source-alias", "A", "--checkpoint-wait", "-1s"},
 			stderr: "--checkpoint-wait -1s: must not be negative"},
+		{name: "sink follows source with copy", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--sink-follows-source"},
+			stderr: "--sink-follows-source apply to --sink-offsets translate, not copy"},
 		{name: "unknown sink mode", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--sink-offsets", "shift"},
 			stderr: `--sink-offsets "shift": want copy, none or translate`},
 	}
@@ -176,6 +178,14 @@ func TestSinkModeAndSelectionKey(t *testing.T) {
 	a := fleetFlags{mm2SourceAlias: "A", replicationPolicy: "default"}
 	b := fleetFlags{mm2SourceAlias: "A", replicationPolicy: "identity"}
 	require.NotEqual(t, a.selectionKey(), b.selectionKey(), "the policy changes what is created on B")
+	f := a
+	f.sinkFollowsSource = true
+	require.NotEqual(t, a.selectionKey(), f.selectionKey(), "--sink-follows-source changes what is created on B")
+	require.Equal(t, "\x00\x00\x00\x00\x00\x00\x00\x00translate\x00A\x00default\x00", a.selectionKey(), "without it, the key earlier versions derived")
+	f.set = listFlag{"a=1", "b=2"}
+	g := f
+	g.sinkFollowsSource = false
+	require.NotEqual(t, g.selectionKey(), f.selectionKey(), "in the JSON form too")
 }
 
 // Two selections that create different things on B never share a derived migration id: a

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -33,7 +35,9 @@ type clusterB struct {
 // A's topics cdc-<run>-p* and checkpointing every group but console consumers'. MM2 runs with
 // the identity replication policy, as migrations do: A's topic keeps its name on B, so the
 // Debezium connector moved to B appends to the topic that holds A's changes, and the sink moved
-// to B reads one topic with the whole history.
+// to B reads one topic with the whole history. A second MirrorSourceConnector replicates A's
+// topics cdc-<run>-d* with MM2's default policy (A's "T" is "A.T" on B), for the pipeline moved
+// with --sink-follows-source.
 func startClusterB(t *testing.T, ctx context.Context) clusterB {
 	t.Helper()
 	names := connectNames("b")
@@ -77,8 +81,14 @@ func startClusterB(t *testing.T, ctx context.Context) clusterB {
 			"refresh.groups.interval.seconds":   "1",
 			"sync.group.offsets.enabled":        "false",
 		})})
+	restOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": "mm2-default-source",
+		"config": mm2("org.apache.kafka.connect.mirror.MirrorSourceConnector", map[string]string{
+			"replication.policy.class": "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
+			"topics":                   "cdc-" + peers.run + "-d.*",
+		})})
 	waitStatus(t, w, "mm2-source", "RUNNING", false)
 	waitStatus(t, w, "mm2-checkpoint", "RUNNING", false)
+	waitStatus(t, w, "mm2-default-source", "RUNNING", false)
 	return clusterB{broker: b, worker: w, agent: ag}
 }
 
@@ -88,6 +98,9 @@ type pipelineCase struct {
 	name      string
 	kill      bool
 	rowsPerTx int
+	// follow: MM2's default policy (A's topic T is A.T on B); migrate first refuses the pair,
+	// then moves it with --sink-follows-source.
+	follow bool
 }
 
 // TestPipelineMigratedAcrossMirrorMaker2 is issue 25 §3: PostgreSQL -> Debezium -> Kafka A ->
@@ -108,6 +121,7 @@ func TestPipelineMigratedAcrossMirrorMaker2(t *testing.T) {
 	t.Logf("cluster B and MirrorMaker 2 started in %s", time.Since(started).Round(time.Second))
 	for i, c := range []pipelineCase{
 		{name: "stop-source", rowsPerTx: 1},
+		{name: "default-policy-sink-follows-source", rowsPerTx: 1, follow: true},
 		// Last: it kills the shared worker of cluster A.
 		{name: "kill-worker-a", kill: true, rowsPerTx: 4},
 	} {
@@ -123,6 +137,11 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 	sqlExec(t, "postgres", "CREATE DATABASE "+dst)
 	sqlExec(t, dst, "CREATE TABLE items (id int PRIMARY KEY, v int NOT NULL, note text NOT NULL)")
 	prefix := fmt.Sprintf("cdc-%s-p%d", peers.run, n)
+	policy, topicOnB := "identity", func(t string) string { return t }
+	if c.follow {
+		prefix = fmt.Sprintf("cdc-%s-d%d", peers.run, n)
+		policy, topicOnB = "default", func(t string) string { return "A." + t }
+	}
 	source, sink, slot, topic := prefix+"-source", prefix+"-sink", fmt.Sprintf("pipeline%d", n), prefix+".public.items"
 	restOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": source, "config": debeziumConfig(src, slot, prefix)})
 	restOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": sink, "config": map[string]string{
@@ -151,7 +170,7 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 	common := []string{"migrate", "--from-brokers", peers.brokerA.Addr, "--from-config-topic", peers.namesA.config,
 		"--from-offsets-topic", peers.namesA.offsets, "--to-brokers", b.broker.Addr, "--to-connect-url", b.worker.URL,
 		"--include", source + "|" + sink, "--mm2-source-alias", "A", "--mm2-target-alias", "B",
-		"--replication-policy", "identity", "--checkpoint-wait", "30s", "--allow-replay",
+		"--replication-policy", policy, "--checkpoint-wait", "30s", "--allow-replay",
 		"--report", reportPath}
 	var committed map[string]any
 	if c.kill {
@@ -161,16 +180,32 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 	} else {
 		common = append(common, "--stop-source", "--from-connect-url", wA.URL)
 	}
+	if c.follow {
+		refused(t, ctx, b, c, common, source, sink, topic)
+		common = append(common, "--sink-follows-source")
+	}
 	_, txsBefore, _ := wr.result()
 	migStart := time.Now()
 	stdout := offsetagent(t, ctx, b.agent.env, common...)
 	migTook := time.Since(migStart)
 	t.Logf("migrate (%s, writer at transaction %d):\n%s", migTook.Round(time.Second), txsBefore, stdout)
 	require.Regexp(t, source+`\s+`+source+`\s+source\s+1\s+succeeded`, stdout)
-	require.Regexp(t, sink+`\s+`+sink+`\s+sink\s+1\s+succeeded`, stdout)
-	verdict := sinkVerdict(t, reportPath, sink)
-	require.Equal(t, 1, verdict.Partitions, "%+v", verdict)
-	require.Zero(t, verdict.Missing, "MM2 checkpointed the sink's group: %+v", verdict)
+	sinkOffsets := "1"
+	if c.follow {
+		sinkOffsets = "0" // it follows its source into a topic B does not have yet: no offset
+	}
+	require.Regexp(t, sink+`\s+`+sink+`\s+sink\s+`+sinkOffsets+`\s+succeeded`, stdout)
+	var verdict migrate.SinkTranslation
+	var followed migrate.FollowedSources
+	if c.follow {
+		followed = sinkFollowed(t, reportPath, sink)
+		require.Equal(t, []string{source}, followed.FollowsSources)
+		require.Equal(t, []string{topic}, followed.Topics, "the sink on B reads the topic the source writes on B")
+	} else {
+		verdict = sinkVerdict(t, reportPath, sink)
+		require.Equal(t, 1, verdict.Partitions, "%+v", verdict)
+		require.Zero(t, verdict.Missing, "MM2 checkpointed the sink's group: %+v", verdict)
+	}
 	if !c.kill {
 		waitState(t, wA, source, "STOPPED")
 		waitState(t, wA, sink, "STOPPED")
@@ -196,13 +231,24 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 		return aerr == nil && berr == nil && a == b
 	}, 2*time.Minute, 500*time.Millisecond, "the target equals the source")
 
-	// Every change on B's topic (A's through MM2, then B's own), counted.
+	// Every change on B (A's through MM2, then B's own), counted: with the identity policy in
+	// one topic; with the default policy A's in A.<topic>, B's in <topic>.
 	var onB []change
 	require.Eventually(t, func() bool {
-		var err error
-		onB, err = readChanges(b.broker.Addr, topic)
-		return err == nil && countMissing(want, onB) == 0
-	}, 2*time.Minute, 500*time.Millisecond, "every committed change reaches B's topic")
+		mirrored, err := readChanges(b.broker.Addr, topicOnB(topic))
+		if err != nil {
+			return false
+		}
+		onB = mirrored
+		if c.follow {
+			own, err := readChanges(b.broker.Addr, topic)
+			if err != nil {
+				return false
+			}
+			onB = append(onB, own...)
+		}
+		return countMissing(want, onB) == 0
+	}, 2*time.Minute, 500*time.Millisecond, "every committed change reaches B")
 	require.Zero(t, countMissing(want, onB), "no change lost")
 	onA := changes(t, peers.brokerA.Addr, topic)
 	seen := map[string]int{}
@@ -231,17 +277,24 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 			afterStop++
 		}
 	}
-	committedTx := int64(toFloat(committed["txId"]))
+	// The first transaction A's last committed offset does not cover in full: the next one,
+	// or its own when the offset was committed in its middle (lsn_commit, the last commit
+	// processed, behind lsn_proc, the last change processed), which Debezium then streams
+	// again from its start.
+	firstUncovered := int64(toFloat(committed["txId"])) + 1
+	if toFloat(committed["lsn_commit"]) < toFloat(committed["lsn_proc"]) {
+		firstUncovered--
+	}
 	windowOnA := 0 // changes A's Debezium sent after its last committed offset: its at-least-once window
 	for _, e := range onA {
-		if e.Source.TxID > committedTx {
+		if e.Source.TxID >= firstUncovered {
 			windowOnA++
 		}
 	}
 	report(t, c, pipelineReport{
 		source: len(srcRows), target: len(dstRows), txs: txs, changes: len(want), onA: len(onA), onB: len(onB),
 		afterStop: afterStop, snapshotsB: snapshotsB, doubled: doubled, window: windowOnA, committed: committed,
-		slots: slots(t, src), migrate: stdout, verdict: verdict, took: time.Since(started),
+		slots: slots(t, src), migrate: stdout, verdict: verdict, followed: followed, took: time.Since(started),
 	})
 	require.Zero(t, snapshotsB, "Debezium on B did not snapshot")
 	require.Equal(t, []string{slot + " true"}, slots(t, src), "B's Debezium streams from A's slot; no other slot")
@@ -251,7 +304,7 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 		return
 	}
 	for _, e := range doubledIDs {
-		require.Greater(t, e.Source.TxID, committedTx, "a change sent twice belongs to a transaction after A's last committed offset %v", committed)
+		require.GreaterOrEqual(t, e.Source.TxID, firstUncovered, "a change sent twice belongs to a transaction A's last committed offset does not cover in full %v", committed)
 	}
 	require.LessOrEqual(t, doubled, windowOnA, "no more sent twice than A sent after its last committed offset")
 }
@@ -291,6 +344,7 @@ type pipelineReport struct {
 	slots                                                                          []string
 	migrate                                                                        string
 	verdict                                                                        migrate.SinkTranslation
+	followed                                                                       migrate.FollowedSources
 	took                                                                           time.Duration
 }
 
@@ -311,6 +365,13 @@ func report(t *testing.T, c pipelineCase, r pipelineReport) {
 	fmt.Fprintf(&b, "  migrate's outcomes:\n")
 	for _, l := range strings.Split(strings.TrimSpace(r.migrate), "\n") {
 		fmt.Fprintf(&b, "    %s\n", l)
+	}
+	if c.follow {
+		f := r.followed
+		fmt.Fprintf(&b, "  the sink on B follows %v: reads %v, A's sink drained in %s, starts %v\n", f.FollowsSources, f.Topics, f.Drained, f.Starts)
+		fmt.Fprintf(&b, "  took %s\n", r.took.Round(time.Second))
+		t.Log(b.String())
+		return
 	}
 	v := r.verdict
 	bound := "unknown"
@@ -346,6 +407,65 @@ func sinkVerdict(t *testing.T, path, sink string) migrate.SinkTranslation {
 	}
 	t.Fatalf("no entry for %s in the report: %s", sink, data)
 	return migrate.SinkTranslation{}
+}
+
+// sinkFollowed returns the translation of a sink moved with --sink-follows-source in
+// migrate's report.
+func sinkFollowed(t *testing.T, path, sink string) migrate.FollowedSources {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var rep struct {
+		Connectors []struct {
+			Name        string                   `json:"name"`
+			Translation *migrate.FollowedSources `json:"translation"`
+		} `json:"connectors"`
+	}
+	require.NoError(t, json.Unmarshal(data, &rep))
+	for _, c := range rep.Connectors {
+		if c.Name == sink && c.Translation != nil && len(c.Translation.FollowsSources) > 0 {
+			return *c.Translation
+		}
+	}
+	t.Fatalf("no followed sources for %s in the report: %s", sink, data)
+	return migrate.FollowedSources{}
+}
+
+// refused runs migrate on the default-policy pipeline without --sink-follows-source and
+// requires it to refuse the pair, naming both, the topic the source writes on B and the one
+// the sink would read there, and to leave both running on A and absent from B.
+func refused(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, common []string, source, sink, topic string) {
+	t.Helper()
+	args := append(append([]string{}, common...), "--stop-source", "--from-connect-url", peers.workerA.URL)
+	started := time.Now()
+	cmd := exec.CommandContext(ctx, peers.agentBin, args...)
+	cmd.Env = b.agent.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "migrate must refuse the pipeline\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	require.Equal(t, 1, exit.ExitCode(), "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	out := stdout.String() + stderr.String()
+	t.Logf("migrate without --sink-follows-source (%s, exit 1):\n%s", time.Since(started).Round(time.Millisecond), out)
+	require.Regexp(t, source+`\s+`+source+`\s+source\s+\d+\s+skipped`, stdout.String())
+	require.Regexp(t, sink+`\s+`+sink+`\s+sink\s+\d+\s+skipped`, stdout.String())
+	data, err := os.ReadFile(args[slices.Index(args, "--report")+1])
+	require.NoError(t, err)
+	for _, want := range []string{`pipeline with source \"` + source + `\"`, `the moved sink \"` + sink + `\" would read A.` + topic + ` on B`,
+		`the moved source \"` + source + `\" writes ` + topic + ` on B`, `--replication-policy identity`, `--sink-follows-source`} {
+		require.Contains(t, string(data), want, "the report names the pair and what to do")
+	}
+	for _, name := range []string{source, sink} {
+		var st connectorStatus
+		require.NoError(t, json.Unmarshal([]byte(restOK(t, peers.workerA, http.MethodGet, "/connectors/"+name+"/status", nil)), &st))
+		require.Equal(t, "RUNNING", st.Connector.State, "%s was not stopped on A", name)
+		rctx, cancel := context.WithTimeout(ctx, time.Minute)
+		code, _, err := b.worker.Do(rctx, http.MethodGet, "/connectors/"+name, nil)
+		cancel()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusNotFound, code, "%s was not created on B", name)
+	}
 }
 
 // lastOffset returns the offset connector name last committed in a Connect offsets topic on

@@ -1,0 +1,296 @@
+package migrate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/mm2"
+)
+
+// Across MirrorMaker 2 with a replication policy that renames topics (MM2's default policy:
+// A's "T" is "A.T" on B), the sink of a pipeline moved to B reads the renamed topic "A.T",
+// while the source moved with it keeps writing "T" on B: the pipeline stops delivering, and
+// nothing fails. So before anything is stopped on A, every selected sink whose topics the
+// policy renames is compared with every selected source: a source that writes a topic the sink
+// reads makes the two a pipeline, and both are refused (skipped, with what to do), unless
+// --sink-follows-source moves them (follow.go).
+//
+// What a source writes on A is known from two places, and both are used:
+//
+//   - Connect's own topic tracking (KIP-558, GET /connectors/{name}/topics on A's REST API):
+//     every topic the connector's tasks produced to since the tracking was last reset, after
+//     the SMTs; a worker with topic.tracking.enable=false answers 4xx, and an old worker has
+//     no such endpoint: the config alone is read then.
+//   - the source's config where it names its topics: `topic` (FileStreamSource and many
+//     others), and Debezium's `topic.prefix` (`database.server.name` before Debezium 2.0),
+//     under which it writes `<prefix>.<schema>.<table>`. A sink reading a topic of that
+//     prefix is a match. The config does not show a topic an SMT reroutes records to: the
+//     topic tracking does, once the source has written there.
+//
+// A sink with topics.regex matches a tracked or named topic its regex matches (the regex is
+// Java's, compiled here as a Go regexp; one Go cannot compile is warned about and not
+// matched), and a Debezium prefix whose topics the regex may match: any topic the regex matches
+// begins with its literal prefix, so a prefix compatible with it is a match.
+
+// pipelinePair is a selected sink that reads on A topics a selected source writes.
+type pipelinePair struct {
+	sink, source *Entry
+	// topics are the sink's topics the source writes ("<prefix>.*" for a Debezium prefix
+	// matched by a topics.regex), in order; how says where that was read.
+	topics []string
+	how    string
+}
+
+// written is what a source writes on A.
+type written struct {
+	names    []string // exact topic names
+	prefixes []string // Debezium topic prefixes: "<prefix>" and "<prefix>.*"
+	// from says where each name, and each prefix as "<prefix>.*", was read.
+	from map[string]string
+}
+
+func (w *written) add(name, from string) {
+	if w.from == nil {
+		w.from = map[string]string{}
+	}
+	if _, seen := w.from[name]; seen {
+		return
+	}
+	w.from[name] = from
+	if prefix, ok := strings.CutSuffix(name, ".*"); ok {
+		w.prefixes = append(w.prefixes, prefix)
+	} else {
+		w.names = append(w.names, name)
+	}
+}
+
+// checkPipelines finds the pipelines whose sink MirrorMaker 2's policy would cut off from its
+// source on B, and refuses both connectors of each (see above). It runs before anything is
+// stopped on A.
+func (s *source) checkPipelines(ctx context.Context, entries []*Entry) {
+	m, ok := s.opts.SinkTranslator.(*MM2Sinks)
+	if !ok {
+		return
+	}
+	var sources, sinks []*Entry
+	for _, e := range entries {
+		switch {
+		case e.connector.Problem != "":
+		case e.connector.Type == connectors.Source:
+			sources = append(sources, e)
+		case e.connector.Type == connectors.Sink:
+			sinks = append(sinks, e)
+		}
+	}
+	if len(sources) == 0 || len(sinks) == 0 {
+		return
+	}
+	writes := map[string]written{}
+	for _, src := range sources {
+		writes[src.Name] = s.writes(ctx, src.connector)
+	}
+	for _, sink := range sinks {
+		var pairs []pipelinePair
+		for _, src := range sources {
+			w := writes[src.Name]
+			if topics := s.sinkReads(sink.connector, w, m.Policy); len(topics) > 0 {
+				pairs = append(pairs, pipelinePair{sink: sink, source: src, topics: topics, how: w.origin(topics)})
+			}
+		}
+		if len(pairs) == 0 {
+			continue
+		}
+		why := "--sink-follows-source not given"
+		if s.opts.SinkFollowsSource {
+			why = s.cannotFollow(sink.connector, pairs, m.Policy)
+		}
+		if why == "" {
+			follow(pairs)
+			continue
+		}
+		for _, p := range pairs {
+			refusePipeline(p, m.Policy, s.opts.SinkFollowsSource, why)
+		}
+	}
+	// A sink follows its sources only when they move too.
+	for _, sink := range sinks {
+		c := sink.connector
+		if c.follows == nil {
+			continue
+		}
+		for _, src := range c.follows.sources {
+			if src.Problem != "" {
+				c.follows = nil
+				c.Problem = fmt.Sprintf("pipeline with source %q, which is skipped, so it stays on A with it: %s", src.Name, src.Problem)
+				break
+			}
+		}
+	}
+}
+
+// origin says where the topics a sink reads were found among what w writes.
+func (w written) origin(topics []string) string {
+	var how []string
+	for _, t := range topics {
+		from := w.from[t]
+		if from == "" { // a name under a prefix
+			for _, p := range w.prefixes {
+				if underPrefix(t, p) {
+					from = w.from[p+".*"]
+				}
+			}
+		}
+		if from != "" && !slices.Contains(how, from) {
+			how = append(how, from)
+		}
+	}
+	return strings.Join(how, " and ")
+}
+
+// refusePipeline gives both connectors of p a Problem: the sink the whole message, the source
+// a pointer to it. A connector in several pairs keeps its first message. why says why the
+// pair is not moved with --sink-follows-source (asked says whether it was given).
+func refusePipeline(p pipelinePair, policy mm2.Policy, asked bool, why string) {
+	var onB []string
+	for _, t := range p.topics {
+		onB = append(onB, remoteName(policy, t))
+	}
+	what := fmt.Sprintf("across MirrorMaker 2 with the %s replication policy, the moved sink %q would read %s on B, while the moved source %q "+
+		"writes %s on B (read from %s): the pipeline would stop delivering, without an error; "+
+		"use --replication-policy identity (IdentityReplicationPolicy on MirrorMaker 2, so that the source on B writes the topic MirrorMaker 2 fills with A's records)",
+		policyName(policy), p.sink.Name, strings.Join(onB, ", "), p.source.Name, strings.Join(p.topics, ", "), p.how)
+	if asked {
+		what = "--sink-follows-source cannot move it: " + why + "; " + what
+	} else {
+		what += fmt.Sprintf(", or move the pair with --stop-source --sink-follows-source (the sink on B then reads %s, from where the source on B starts writing)",
+			strings.Join(p.topics, ", "))
+	}
+	if p.sink.connector.Problem == "" {
+		p.sink.connector.Problem = fmt.Sprintf("pipeline with source %q: %s", p.source.Name, what)
+	}
+	if p.source.connector.Problem == "" {
+		p.source.connector.Problem = fmt.Sprintf("pipeline with sink %q, skipped with it: %s", p.sink.Name, what)
+	}
+}
+
+func policyName(p mm2.Policy) string {
+	if p.Kind == "" {
+		return string(mm2.PolicyDefault)
+	}
+	return string(p.Kind)
+}
+
+// remoteName is the name on B of topic t on A, or of every topic under a "<prefix>.*".
+func remoteName(p mm2.Policy, t string) string {
+	if prefix, ok := strings.CutSuffix(t, ".*"); ok {
+		return p.RemoteTopic(prefix) + ".*"
+	}
+	return p.RemoteTopic(t)
+}
+
+// writes reads what source c writes on A: its tracked topics (when A's REST API is given and
+// tracks them) and the topics its config names.
+func (s *source) writes(ctx context.Context, c *Connector) written {
+	var w written
+	if s.rest != nil {
+		if names, ok := s.rest.activeTopics(ctx, c.Name); ok {
+			for _, n := range names {
+				w.add(n, "A's topic tracking, GET /connectors/"+c.Name+"/topics")
+			}
+		}
+	}
+	props := c.Config.Map()
+	if t := strings.TrimSpace(props["topic"]); t != "" {
+		w.add(t, "its config's topic")
+	}
+	if strings.HasPrefix(props["connector.class"], "io.debezium.") {
+		// The settings Debezium's topic names begin with (database.server.name before 2.0).
+		for _, k := range []string{"topic.prefix", "database.server.name"} {
+			if p := strings.TrimSpace(props[k]); p != "" {
+				w.add(p+".*", "its config's "+k)
+				break
+			}
+		}
+	}
+	return w
+}
+
+// activeTopics is GET /connectors/{name}/topics (KIP-558, Connect 2.5+): the topics the
+// connector has used. ok is false when the worker does not track them (a 4xx answer:
+// topic.tracking.enable=false, or an older worker) or cannot be asked.
+func (r *restReader) activeTopics(ctx context.Context, name string) (topics []string, ok bool) {
+	var body map[string]struct {
+		Topics []string `json:"topics"`
+	}
+	var raw json.RawMessage
+	status, err := r.c.Call(ctx, http.MethodGet, "/connectors/"+url.PathEscape(name)+"/topics", nil, &raw,
+		http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusConflict)
+	if err != nil || status >= 300 {
+		return nil, false
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return nil, false
+	}
+	return body[name].Topics, true
+}
+
+// sinkReads returns the topics sink c reads on A that w writes, when policy renames them on
+// B ("" for none): for a topics.regex sink, the written names the regex matches and
+// "<prefix>.*" for a Debezium prefix it may match.
+func (s *source) sinkReads(c *Connector, w written, policy mm2.Policy) []string {
+	props := c.Config.Map()
+	var out []string
+	if list := strings.TrimSpace(props[mm2.TopicsKey]); list != "" {
+		for _, t := range strings.Split(list, ",") {
+			t = strings.TrimSpace(t)
+			if t == "" || policy.RemoteTopic(t) == t || slices.Contains(out, t) {
+				continue
+			}
+			if slices.Contains(w.names, t) || slices.ContainsFunc(w.prefixes, func(p string) bool { return underPrefix(t, p) }) {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	expr := strings.TrimSpace(props[mm2.TopicsRegexKey])
+	if expr == "" || policy.Kind == mm2.PolicyIdentity {
+		return nil
+	}
+	whole, err := regexp.Compile(`^(?:` + expr + `)$`)
+	var loose *regexp.Regexp
+	if err == nil {
+		loose, err = regexp.Compile(expr)
+	}
+	if err != nil {
+		s.opts.Logger.Warn("cannot tell whether a sink reads a selected source's topics: its topics.regex is not a Go regexp",
+			"connector", c.Name, "err", err)
+		return nil
+	}
+	for _, t := range w.names {
+		if whole.MatchString(t) && policy.RemoteTopic(t) != t {
+			out = append(out, t)
+		}
+	}
+	// Connect matches the whole name, so every topic the regex matches begins with the
+	// literal prefix of the regex compiled unanchored.
+	lit, _ := loose.LiteralPrefix()
+	for _, p := range w.prefixes {
+		if strings.HasPrefix(p+".", lit) || strings.HasPrefix(lit, p+".") || whole.MatchString(p) {
+			out = append(out, p+".*")
+		}
+	}
+	return out
+}
+
+// underPrefix reports whether topic t is one Debezium writes under topic prefix p: the prefix
+// itself (the schema change topic) or "<p>.<anything>".
+func underPrefix(t, p string) bool {
+	return t == p || strings.HasPrefix(t, p+".")
+}
