@@ -33,11 +33,15 @@ REAL_KAFKA_SKIP = $(if $(shell command -v java),$(if $(shell command -v mvn),,mv
 # PostgreSQL (cdc) - and the sampled packages again, whose property tests then run in full.
 REAL_PKGS := ./integration/realkafka/...
 RACE_SAMPLED_PKGS := ./handlers/ ./events/ ./internal/kafkaio/
+# Tests of package integration that measure the heap, which the race detector skips.
+NORACE_INTEGRATION_TESTS := ^TestCompressedBacklogWithinInflightBytes$$
 
 test: ## Run the tests CI runs (embedded broker with the race detector; real Kafka, Connect, Debezium and PostgreSQL when java, mvn and PostgreSQL are installed)
 	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka/...): Apache Kafka and Connect workers as JVM processes (4.3.1 plain and secured, 3.9.1), Debezium with PostgreSQL")
 	@command -v $(PROMTOOL) >/dev/null || echo "SKIP alert rules' unit tests (deploy): promtool is not on the PATH (apt-get install prometheus)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_PROMTOOL)), - OFFSETAGENT_REQUIRE_PROMTOOL=1 makes that a failure,)"
-	@$(GO) test -count=1 -timeout 25m $(REAL_PKGS) $(RACE_SAMPLED_PKGS) & real=$$!; \
+	@( $(GO) test -count=1 -timeout 25m $(REAL_PKGS) $(RACE_SAMPLED_PKGS); a=$$?; \
+	  $(GO) test -count=1 -timeout 5m -run '$(NORACE_INTEGRATION_TESTS)' ./integration/; b=$$?; \
+	  [ $$a -eq 0 ] && [ $$b -eq 0 ] ) & real=$$!; \
 	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v '/integration/realkafka'); fast=$$?; \
 	wait $$real; real=$$?; \
 	if [ $$fast -ne 0 ] || [ $$real -ne 0 ]; then echo "FAIL make test (race-detector run: $$fast, real-Kafka tier and full property tests: $$real)"; exit 1; fi
