@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -396,5 +397,14 @@ func (c *client) produce(topic string, msgs ...kafka.Message) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	require.NoError(c.t, w.WriteMessages(ctx, msgs...))
+	// The transport's metadata may predate the topic (a busy machine's refresh is slow): an
+	// unknown topic is asked again until the deadline.
+	for {
+		err := w.WriteMessages(ctx, msgs...)
+		if !errors.Is(err, kafka.UnknownTopicOrPartition) || ctx.Err() != nil {
+			require.NoError(c.t, err)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
