@@ -40,7 +40,7 @@ func TestSinkResumesAfterLeaderEpochMove(t *testing.T) {
 	require.NoError(t, err)
 	b, err := realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: peers.lib, Dir: d})
 	require.NoError(t, err)
-	atExit(b.Stop)
+	stopAfter(t, b.Stop)
 	brokersC := []string{b.Addr}
 	topic := unique("epoch-in")
 	createTopicOn(t, brokersC, topic, 1)
@@ -59,7 +59,7 @@ func TestSinkResumesAfterLeaderEpochMove(t *testing.T) {
 	w, err := realkafka.StartWorker(ctx, realkafka.WorkerConfig{Lib: peers.lib, Dir: d, Brokers: brokersC,
 		GroupID: names.group, ConfigTopic: names.config, OffsetsTopic: names.offsets, StatusTopic: names.status})
 	require.NoError(t, err)
-	atExit(w.Stop)
+	stopAfter(t, w.Stop)
 	agentC, err := startAgent(ctx, "agent-epoch", map[string]string{
 		"OFFSETAGENT_BROKERS":       b.Addr,
 		"OFFSETAGENT_CONFIG_TOPIC":  names.config,

@@ -44,8 +44,12 @@ func TestMain(m *testing.M) {
 // unique returns prefix-<run>-<n>, a name no other test or run uses.
 func unique(prefix string) string { return env.Unique(prefix) }
 
-// atExit registers f to run after every test.
-func atExit(f func()) { env.AtExit(f) }
+// stopAfter stops a process t started when t ends (and, should that not happen, after every
+// test).
+func stopAfter(t testing.TB, stop func()) {
+	env.AtExit(stop)
+	realkafka.StopAfter(t, stop)
+}
 
 // connect names one Connect cluster's group and internal topics.
 type connect struct{ group, config, offsets, status string }
@@ -55,9 +59,13 @@ func connectNames(cluster string) connect {
 	return connect{group: n.Group, config: n.Config, offsets: n.Offsets, status: n.Status}
 }
 
-// startWorker starts a Connect worker for the cluster names n, stopped after the tests.
-func startWorker(ctx context.Context, name string, n connect) (*realkafka.Worker, error) {
-	return env.StartWorker(ctx, name, tier.Connect{Group: n.group, Config: n.config, Offsets: n.offsets, Status: n.status})
+// startWorker starts a Connect worker for the cluster names n, stopped when t ends.
+func startWorker(ctx context.Context, t testing.TB, name string, n connect) (*realkafka.Worker, error) {
+	w, err := env.StartWorker(ctx, name, tier.Connect{Group: n.group, Config: n.config, Offsets: n.offsets, Status: n.status})
+	if err == nil {
+		realkafka.StopAfter(t, w.Stop)
+	}
+	return w, err
 }
 
 func subdir(name string) (string, error) { return env.Subdir(name) }

@@ -25,7 +25,7 @@ func TestMigrateReRunKeepsStates(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	namesA := connectNames("rerun-a")
-	wA, err := startWorker(ctx, "worker-rerun-a", namesA)
+	wA, err := startWorker(ctx, t, "worker-rerun-a", namesA)
 	require.NoError(t, err)
 	b, wB, agentB := startClusterB(ctx, t, "rerun-b")
 	running, paused := unique("rerun-running"), unique("rerun-paused")

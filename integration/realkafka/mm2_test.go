@@ -35,7 +35,7 @@ func TestMigrateSinkAcrossMirrorMaker2(t *testing.T) {
 	started := time.Now()
 
 	namesA := connectNames("mm2-a")
-	wA, err := startWorker(ctx, "worker-mm2-a", namesA)
+	wA, err := startWorker(ctx, t, "worker-mm2-a", namesA)
 	require.NoError(t, err)
 	brokersA := peers.brokers
 	b, wB, agentB := startClusterB(ctx, t, "mm2-b")

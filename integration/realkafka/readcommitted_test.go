@@ -35,7 +35,7 @@ func TestExactlyOnceWorkerAbortedOffsets(t *testing.T) {
 		GroupID: names.group, ConfigTopic: names.config, OffsetsTopic: names.offsets, StatusTopic: names.status,
 		Extra: map[string]string{"exactly.once.source.support": "enabled"}})
 	require.NoError(t, err)
-	atExit(w.Stop)
+	stopAfter(t, w.Stop)
 
 	name := unique("eos-src")
 	content, _ := lines("e", 0, 10)

@@ -47,7 +47,7 @@ func TestFileStreamSourceWorkerStartedAfterwards(t *testing.T) {
 		sources[state] = s
 	}
 	a.stop()
-	w, err := startWorker(ctx, "worker-late", names)
+	w, err := startWorker(ctx, t, "worker-late", names)
 	require.NoError(t, err)
 	defer w.Stop()
 	list := restOK(t, w, http.MethodGet, "/connectors", nil)

@@ -193,7 +193,7 @@ func TestMigrateToStrimziCluster(t *testing.T) {
 	startedB := make(chan clusterB, 1)
 	go func() {
 		namesB := connectNames("stz-b")
-		w, err := startWorker(ctx, "worker-stz-b", namesB)
+		w, err := startWorker(ctx, t, "worker-stz-b", namesB)
 		if err != nil {
 			startedB <- clusterB{err: err}
 			return

@@ -106,6 +106,7 @@ func (e *Env) Main(m *testing.M, ready func()) int {
 	e.Dir = dir
 	code := 1
 	defer func() {
+		realkafka.WaitStopped()
 		e.mu.Lock()
 		fns := e.cleanup
 		e.mu.Unlock()

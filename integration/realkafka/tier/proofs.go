@@ -362,7 +362,7 @@ func SinkOffsetsParity(t *testing.T, e *Env) {
 }
 
 // StartClusterB starts a second Kafka cluster from the jars lib: a broker, a Connect worker on
-// it and an agent writing to that worker's topics, all stopped after the tests.
+// it and an agent writing to that worker's topics, all stopped when t ends.
 func (e *Env) StartClusterB(ctx context.Context, t testing.TB, name, lib string) (*realkafka.Broker, *realkafka.Worker, *Agent) {
 	t.Helper()
 	d, err := e.Subdir("broker-" + name)
@@ -370,15 +370,18 @@ func (e *Env) StartClusterB(ctx context.Context, t testing.TB, name, lib string)
 	b, err := realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: lib, Dir: d})
 	require.NoError(t, err)
 	e.AtExit(b.Stop)
+	realkafka.StopAfter(t, b.Stop)
 	names := e.ConnectNames(name)
 	w, err := e.StartWorkerOn(ctx, "worker-"+name, lib, []string{b.Addr}, names)
 	require.NoError(t, err)
+	realkafka.StopAfter(t, w.Stop)
 	ag, err := e.StartAgent(ctx, "agent-"+name, map[string]string{
 		"OFFSETAGENT_BROKERS":       b.Addr,
 		"OFFSETAGENT_CONFIG_TOPIC":  names.Config,
 		"OFFSETAGENT_OFFSETS_TOPIC": names.Offsets,
 	})
 	require.NoError(t, err)
+	realkafka.StopAfter(t, ag.Stop)
 	return b, w, ag
 }
 
@@ -412,6 +415,7 @@ func MigrateStopSource(t *testing.T, e *Env, m Migration) {
 		var err error
 		wA, err = e.StartWorker(ctx, "worker-mig-a", namesA)
 		require.NoError(t, err)
+		realkafka.StopAfter(t, wA.Stop)
 	}
 	brokersA := e.Brokers
 
