@@ -223,14 +223,15 @@ func TestSecuredMigrate(t *testing.T) {
 			t.Run("without "+x.String()+" on "+side.name, func(t *testing.T) {
 				require.NoError(t, side.c.revoke(ctx, side.principal, x))
 				defer func() { require.NoError(t, side.c.grant(ctx, side.principal, x)) }()
-				resource, include := x.Name, src+"|"+sink
+				// A refused precheck: exit 2.
+				resource, include, code := x.Name, src+"|"+sink, 2
 				switch {
 				case side.name == "A" && x.Resource == kmsg.ACLResourceTypeGroup:
-					resource, include = "connect-"+sink, sink
+					resource, include, code = "connect-"+sink, sink, 1
 				case side.name == "A" && x.Name == sinkTopic:
 					// A sink's own permissions refuse that sink alone (skipped, exit 1);
 					// the source would go on: it is left out here.
-					include = sink
+					include, code = sink, 1
 				}
 				before := B.endOffsets(t, B.connect.config, B.connect.offsets, bNames.requests, stateTopic)
 				start := time.Now()
@@ -239,6 +240,7 @@ func TestSecuredMigrate(t *testing.T) {
 				t.Logf("migrate failed after %s:\n%s", took.Round(10*time.Millisecond), out)
 				var exit *exec.ExitError
 				require.ErrorAs(t, err, &exit, "migrate succeeded without %s on %s: the documented list is not minimal\n%s", x, side.name, out)
+				require.Equal(t, code, exit.ExitCode(), out)
 				require.Less(t, took, 30*time.Second, "not fast")
 				require.Regexp(t, `principal `+regexp.QuoteMeta(side.principal)+` is not allowed to `+opWord(x.Op)+` (Topic|Group) \\?"`+
 					regexp.QuoteMeta(resource)+`\\?"`, out, "the message must name the principal, the operation and the resource")
