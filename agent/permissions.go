@@ -161,3 +161,44 @@ func (d deniedError) Error() string {
 }
 
 func (d deniedError) Unwrap() []error { return d }
+
+// readsDenied asks again, now, each Read the last round found refused, and returns those
+// still refused (one whose probe cannot be asked counts as still refused). A request is not
+// carried out while one is: the agent would run it without a view it depends on (its intent
+// log, its dedupe memory, Connect's topics) and wait for a read that never comes, with no
+// result. A refused Write needs no such gate: the request's own write is refused at its step,
+// before anything is written, and its failed result names it. One found granted kicks a
+// round, so that /readyz follows.
+func (a *Agent) readsDenied(ctx context.Context) []error {
+	var prev []error
+	for _, e := range a.health.deniedNow() {
+		var az *kafkaio.AuthzError
+		if errors.As(e, &az) && az.Operation == kafkaio.OpRead {
+			prev = append(prev, e)
+		}
+	}
+	if len(prev) == 0 {
+		return nil
+	}
+	var out []error
+	for _, p := range a.permissions() {
+		i := slices.IndexFunc(prev, func(e error) bool { return authzKey(e) == p.key() })
+		if i < 0 {
+			continue
+		}
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := p.probe(pctx)
+		cancel()
+		switch _, refused := kafkaio.AuthorizationCode(err); {
+		case refused:
+			out = append(out, &kafkaio.AuthzError{Principal: a.principal, Operation: p.op,
+				ResourceType: p.resourceType, Resource: p.resource, Code: authzCode(err)})
+		case err != nil:
+			out = append(out, prev[i])
+		}
+	}
+	if len(out) < len(prev) {
+		a.kickPermissions()
+	}
+	return out
+}

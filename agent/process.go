@@ -112,6 +112,11 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 		a.log.Warn("request past its deadline refused", "connector", req.Data.Name, "request_id", req.ID)
 		return late, false
 	}
+	if denied := a.readsDenied(work); len(denied) > 0 {
+		a.log.Warn("request refused: a permission the agent depends on is missing", "connector", req.Data.Name, "request_id", req.ID)
+		return handlers.Rejected(req.ID, req.Source, req.Data.Name, 403,
+			"refused before any step: the agent lacks a permission it depends on: "+deniedError(denied).Error()), false
+	}
 	out = a.proc.Create(work, req)
 	return out, false
 }

@@ -123,7 +123,14 @@ func buildTLS(s Security) (*tls.Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("load TLS client certificate: %w", err)
 		}
-		cfg.Certificates = []tls.Certificate{cert}
+		what := "the inline TLS client certificate"
+		if s.TLSCertFile != "" {
+			what = fmt.Sprintf("TLS client certificate %q", s.TLSCertFile)
+		}
+		cfg.GetClientCertificate, err = clientCertificate(cert, what, time.Now)
+		if err != nil {
+			return nil, fmt.Errorf("load TLS client certificate: %w", err)
+		}
 	}
 	if s.TLSNoHostnameCheck {
 		// Verify the chain as usual, only without a name to match
@@ -176,4 +183,30 @@ func normalizePEM(b []byte) []byte {
 		out.WriteString("-----END " + string(sub[3]) + "-----\n")
 		return out.Bytes()
 	})
+}
+
+// clientCertificate answers a server's request for the client certificate with cert, or,
+// when cert is not valid now (expired, or not yet valid), with an error that says so: a Java
+// broker refuses such a certificate with a bare "unknown certificate" alert, which does not
+// tell the agent's operator what to renew. A server that does not ask for a certificate is
+// not affected.
+func clientCertificate(cert tls.Certificate, what string, now func() time.Time) (func(*tls.CertificateRequestInfo) (*tls.Certificate, error), error) {
+	if len(cert.Certificate) == 0 {
+		return nil, errors.New("no certificate")
+	}
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	if err != nil {
+		return nil, err
+	}
+	return func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		switch t := now(); {
+		case t.After(leaf.NotAfter):
+			return nil, fmt.Errorf("%s (subject %s) expired at %s: the server asks for a client certificate and would refuse it; renew it",
+				what, leaf.Subject, leaf.NotAfter.UTC().Format(time.RFC3339))
+		case t.Before(leaf.NotBefore):
+			return nil, fmt.Errorf("%s (subject %s) is not valid before %s: the server asks for a client certificate and would refuse it",
+				what, leaf.Subject, leaf.NotBefore.UTC().Format(time.RFC3339))
+		}
+		return &cert, nil
+	}, nil
 }

@@ -351,11 +351,26 @@ func TestACLTableMinimalAndSufficient(t *testing.T) {
 				t.Logf("503 after %s", time.Since(start).Round(time.Millisecond))
 			}
 			// A request that needs the operation fails before it writes, naming it. With
-			// the result topic's Write gone no result can be written, and with a Read of
-			// the agent's gone its requests wait: nothing to check there but /readyz.
+			// the result topic's Write gone no result can be written; with the request
+			// topic's or the group's Read gone no request is read: nothing to check there
+			// but /readyz.
 			if row.op == kmsg.ACLOperationWrite && (name == f.cfg.ConfigTopic || name == f.cfg.OffsetsTopic) ||
 				!agentWide[name] {
 				f.requireRefused(row, typ, name, i)
+			}
+			if row.op == kmsg.ACLOperationRead && agentWide[name] && name != f.cfg.RequestTopic && name != f.cfg.GroupID {
+				// A view the agent depends on cannot be read (the result, intent or a
+				// Connect topic): a request is refused before any step, naming the Read,
+				// instead of waiting for a read that never comes.
+				configsBefore, offsetsBefore := f.topicRecords(f.cfg.ConfigTopic), f.topicRecords(f.cfg.OffsetsTopic)
+				id := f.adminCl.publish(sourceBody(fmt.Sprintf("no-read-%d", i)), events.RequestOptions{})
+				res := f.adminCl.waitResult(id, resultWait)
+				require.Equal(t, events.TypeCreateFailed, res.Type)
+				require.Equal(t, 403, res.Data.ErrorCode, res.Data.Message)
+				require.Equal(t, "decode_request", res.Data.FailedStep, res.Data.Message)
+				require.Contains(t, res.Data.Message, fmt.Sprintf(`principal User:offsetagent is not allowed to Read Topic %q`, name))
+				require.Equal(t, configsBefore, f.topicRecords(f.cfg.ConfigTopic))
+				require.Equal(t, offsetsBefore, f.topicRecords(f.cfg.OffsetsTopic))
 			}
 			if row.op == kmsg.ACLOperationWrite && name == f.cfg.IntentTopic {
 				// The intent goes first of all writes, and the result can be written.

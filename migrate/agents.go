@@ -9,6 +9,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // groupsPerDescribe bounds the group ids of one DescribeGroups request.
@@ -103,6 +104,19 @@ func checkAgents(ctx context.Context, cl *kafka.Client, to Target, requireAgent 
 		return fmt.Sprintf("cannot tell which Connect topics the consumers of B's request topic %q write (group %s advertises none: "+
 			"an agent older than this command?); make sure they write config topic %q and offsets topic %q",
 			to.RequestTopic, strings.Join(found.unknown, ", "), to.ConfigTopic, to.OffsetsTopic), nil
+	}
+	if to.AgentGroup != "" {
+		// Kafka lists only the groups the principal may Describe: a refusal of the agents'
+		// group, not their absence, may be why none was found.
+		dg, err := cl.DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{to.AgentGroup}})
+		if err == nil && len(dg.Groups) == 1 {
+			err = dg.Groups[0].Error
+		}
+		if _, refused := kafkaio.AuthorizationCode(err); refused {
+			return "", precheckf("cannot see B's agents: %v (the agent check: Kafka lists only the consumer groups the principal may Describe)",
+				&kafkaio.AuthzError{Principal: to.Principal, Operation: kafkaio.OpDescribe, ResourceType: kafkaio.ResourceGroup,
+					Resource: to.AgentGroup, Code: kafka.GroupAuthorizationFailed})
+		}
 	}
 	msg := fmt.Sprintf("no agent consumes B's request topic %q now (no consumer group on B has a member subscribed to it): "+
 		"start one against B (OFFSETAGENT_BROKERS=%s, OFFSETAGENT_REQUEST_TOPIC=%s, OFFSETAGENT_CONFIG_TOPIC=%s, "+

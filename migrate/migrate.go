@@ -14,6 +14,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -28,6 +29,13 @@ type Target struct {
 	// Transport and Dialer carry SASL/TLS; nil means none.
 	Transport *kafka.Transport
 	Dialer    *kafka.Dialer
+	// Principal describes who Transport authenticates as on B (agent.Security.Principal),
+	// for the messages of refused permissions.
+	Principal string
+	// AgentGroup is the consumer group of B's agents (their OFFSETAGENT_GROUP_ID): when no
+	// agent is found on the request topic, a refused Describe of it is named (Kafka lists
+	// only the groups the principal may Describe). "" for none.
+	AgentGroup string
 	// ConnectURL is B's Connect REST API, optional: used by the prechecks only.
 	ConnectURL string
 	// HTTPClient calls B's Connect REST API, with B's credentials and TLS settings (A's are in
@@ -134,7 +142,21 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	if err != nil {
 		return nil, precheckf("A's cluster id: %v", err)
 	}
-	restB, err := precheckTarget(ctx, src, clusterA, opts.To)
+	st := StateStore{}
+	if opts.States != nil {
+		st = *opts.States
+	}
+	// The state topic's permissions are checked with B's when it is on B.
+	stateOps := kafkaio.TopicOps{Topic: st.topic(), Ops: []string{kafkaio.OpRead}}
+	if opts.StopSource {
+		stateOps.Ops = append(stateOps.Ops, kafkaio.OpWrite)
+	}
+	if len(st.Brokers) == 0 {
+		st.Brokers, st.Transport = opts.To.Brokers, opts.To.Transport
+	} else if !slices.Equal(st.Brokers, opts.To.Brokers) {
+		stateOps = kafkaio.TopicOps{}
+	}
+	restB, err := precheckTarget(ctx, src, clusterA, opts.To, stateOps)
 	if err != nil {
 		return nil, err
 	}
@@ -143,16 +165,10 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	}
 	results, err := openResults(ctx, opts.To, RequestSourcePrefix+opts.MigrationID, opts.Logger)
 	if err != nil {
-		return nil, precheckf("read B's result topic %q: %v", opts.To.ResultTopic, err)
+		return nil, precheckf("read B's result topic %q: %v", opts.To.ResultTopic, kafkaio.Authz(err, opts.To.Principal,
+			kafkaio.OpRead, kafkaio.ResourceTopic, opts.To.ResultTopic))
 	}
 	defer results.close()
-	st := StateStore{}
-	if opts.States != nil {
-		st = *opts.States
-	}
-	if len(st.Brokers) == 0 {
-		st.Brokers, st.Transport = opts.To.Brokers, opts.To.Transport
-	}
 	src.opts.States = &st
 	if err := src.openStates(ctx, clusterA, opts.MigrationID); err != nil {
 		return nil, err
@@ -240,10 +256,12 @@ func attemptOf(id string) int {
 }
 
 // precheckTarget runs the checks of B before anything is stopped or published: B reachable,
-// B's Connect topics and the agents' topics exist with Connect's settings, A and B not the
-// same Connect cluster, an agent consumes the request topic and serves B's Connect topics
-// (checkAgents), and (with both REST URLs) B has the plugins the selection uses.
-func precheckTarget(ctx context.Context, src *source, clusterA string, to Target) (*restReader, error) {
+// the principal allowed every operation the run does on B's topics (the state topic's are
+// stateOps; the agents' group is checkAgents'), B's Connect topics and the agents' topics
+// exist with Connect's settings, A and B not the same Connect cluster, an agent consumes the
+// request topic and serves B's Connect topics (checkAgents), and (with both REST URLs) B has
+// the plugins the selection uses.
+func precheckTarget(ctx context.Context, src *source, clusterA string, to Target, stateOps kafkaio.TopicOps) (*restReader, error) {
 	cl := &kafka.Client{Addr: kafka.TCP(to.Brokers...), Timeout: 30 * time.Second}
 	if to.Transport != nil {
 		cl.Transport = to.Transport
@@ -252,8 +270,19 @@ func precheckTarget(ctx context.Context, src *source, clusterA string, to Target
 	if err != nil {
 		return nil, precheckf("B's Kafka cluster is unreachable: %v", err)
 	}
+	// Every permission of the run on B, asked before anything is stopped on A: a Write on the
+	// request topic refused only at publishing would leave A's connectors stopped.
+	if err := kafkaio.RequireTopicOps(ctx, cl, to.Principal, []kafkaio.TopicOps{
+		{Topic: to.ConfigTopic, Ops: []string{kafkaio.OpDescribe}},
+		{Topic: to.OffsetsTopic, Ops: []string{kafkaio.OpDescribe}},
+		{Topic: to.RequestTopic, Ops: []string{kafkaio.OpWrite}},
+		{Topic: to.ResultTopic, Ops: []string{kafkaio.OpRead}},
+		stateOps,
+	}); err != nil {
+		return nil, precheckf("B: %v", err)
+	}
 	if err := offsetstore.CheckConnectTopics(ctx, cl, to.ConfigTopic, to.OffsetsTopic, false); err != nil {
-		return nil, precheckf("B's Connect topics: %v", err)
+		return nil, precheckf("B's Connect topics: %v", kafkaio.WithPrincipal(err, to.Principal))
 	}
 	for _, t := range []string{to.RequestTopic, to.ResultTopic} {
 		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{t}})

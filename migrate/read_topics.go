@@ -12,6 +12,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -53,16 +54,19 @@ func openTopics(ctx context.Context, src TopicsSource, reg *connectors.Registry,
 	if src.Transport == nil {
 		src.Transport = &kafka.Transport{MetadataTTL: time.Second} // see Migrate
 	}
+	cl := &kafka.Client{Addr: kafka.TCP(src.Brokers...), Transport: src.Transport}
+	// Refused at once and named, not retried by the readers below until ctx ends.
+	if err := kafkaio.RequireTopicOps(ctx, cl, src.Principal, []kafkaio.TopicOps{
+		{Topic: src.ConfigTopic, Ops: []string{kafkaio.OpRead}}, {Topic: src.OffsetsTopic, Ops: []string{kafkaio.OpRead}},
+	}); err != nil {
+		return nil, err
+	}
 	store, err := offsetstore.New(offsetstore.Options{
 		Brokers: src.Brokers, ConfigTopic: src.ConfigTopic, OffsetsTopic: src.OffsetsTopic,
 		Transport: src.Transport, Dialer: src.Dialer, Logger: logger,
 	})
 	if err != nil {
 		return nil, err
-	}
-	cl := &kafka.Client{Addr: kafka.TCP(src.Brokers...)}
-	if src.Transport != nil {
-		cl.Transport = src.Transport
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r := &topicsReader{src: src, store: store, client: cl, reg: reg, logger: logger, cancel: cancel, done: make(chan error, 1)}

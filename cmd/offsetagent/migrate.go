@@ -353,6 +353,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 		Options: opts,
 		To: migrate.Target{Brokers: splitList(f.toBrokers), RequestTopic: cfg.RequestTopic, ResultTopic: cfg.ResultTopic,
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic, Transport: cl.to.Transport, Dialer: cl.to.Dialer,
+			Principal: cl.toPrincipal, AgentGroup: cfg.GroupID,
 			ConnectURL: *toConnectURL, HTTPClient: toHTTP, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
 		MigrationID: *migrationID, SelectionKey: f.selectionKey(), Concurrency: *concurrency, Timeout: *timeout, Grace: *grace, DryRun: *dry,
 		Progress: progressFor(stderr), Strimzi: sf.target(),

@@ -15,8 +15,9 @@ import (
 // 2's offset syncs) and B's (--to-brokers: requests, results, state records, checkpoints).
 type clusters struct {
 	from, to *agent.Connections
-	// fromPrincipal describes A's principal for messages (agent.Security.Principal).
-	fromPrincipal string
+	// fromPrincipal and toPrincipal describe A's and B's principals for messages
+	// (agent.Security.Principal).
+	fromPrincipal, toPrincipal string
 }
 
 // clusters builds A's and B's connections: from --from-command-config and
@@ -31,7 +32,7 @@ func (f *fleetFlags) clusters(ctx context.Context, stderr io.Writer) (agent.Conf
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "offsetagent: note: %s\n", n)
 	}
-	cl := clusters{fromPrincipal: cfg.Security.Principal()}
+	cl := clusters{fromPrincipal: cfg.Security.Principal(), toPrincipal: cfg.Security.Principal()}
 	if f.fromCommandConfig == "" || f.toCommandConfig == "" {
 		// The environment's settings serve the cluster without a file of its own.
 		env, err := agent.NewConnections(cfg.Security)
@@ -59,6 +60,8 @@ func (f *fleetFlags) clusters(ctx context.Context, stderr io.Writer) (agent.Conf
 		}
 		if c.conns == &cl.from {
 			cl.fromPrincipal = sec.Principal()
+		} else {
+			cl.toPrincipal = sec.Principal()
 		}
 	}
 	return cfg, cl, nil

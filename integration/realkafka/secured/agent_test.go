@@ -101,23 +101,53 @@ func TestSecuredAgent(t *testing.T) {
 					}
 					if want.MatchString(body) || want.MatchString(b.logText()) {
 						t.Logf("not ready (/readyz %d %s), as it should; log:\n%s", status, body, b.logText())
+						// The agent can still write results: a request meanwhile fails, its
+						// result naming the permission and the failing step, with nothing
+						// written. Without a Write, the agent consumes requests while not
+						// ready and the request's own write is refused; without a Read of a
+						// view it loads at start, it does not consume requests until it has
+						// the view: the request is refused by a running agent that loses the
+						// Read (below, once it is ready again).
+						if resultsWritable(r.key, op) && op != kmsg.ACLOperationRead {
+							c.requireRequestRefused(t, names, name, principal, op, resource)
+						}
 						// Granted again, the agent becomes ready without a restart; one that was
 						// still starting may instead end, with an error naming the permission.
 						require.NoError(t, c.grant(ctx, principal, x))
 						ready := time.Now().Add(20 * time.Second)
 						for {
 							if status, _ := b.readyz(); status == http.StatusOK {
-								return
+								break
 							}
 							select {
 							case <-b.done:
 								require.Error(t, b.exitErr, "the agent ended with exit code 0 without %s", x)
 								require.Regexp(t, want, b.logText(), "the agent ended without naming %s", x)
-								return
+								b = nil
 							case <-time.After(100 * time.Millisecond):
+							}
+							if b == nil {
+								break
 							}
 							require.True(t, time.Now().Before(ready), "not ready within 20 s of the grant; log:\n%s", b.logText())
 						}
+						if !resultsWritable(r.key, op) || op != kmsg.ACLOperationRead {
+							return
+						}
+						if b == nil {
+							b = startAgentProc(t, unique("agent-regranted"), env)
+							b.waitReady(t)
+						}
+						require.NoError(t, c.revoke(ctx, principal, x))
+						for notReady := time.Now().Add(20 * time.Second); ; {
+							if _, body := b.readyz(); want.MatchString(body) {
+								break
+							}
+							require.True(t, time.Now().Before(notReady), "/readyz does not name %s within 20 s of its revocation; log:\n%s", x, b.logText())
+							time.Sleep(100 * time.Millisecond)
+						}
+						c.requireRequestRefused(t, names, unique("refused"), principal, op, resource)
+						return
 					}
 					require.True(t, time.Now().Before(deadline), "no message naming %s within 30 s; /readyz %d %s; log:\n%s", want, status, body, b.logText())
 					time.Sleep(200 * time.Millisecond)
@@ -139,6 +169,34 @@ func TestSecuredAgent(t *testing.T) {
 			})
 		}
 	}
+}
+
+// requireRequestRefused publishes a source request named name and requires its failed
+// result to name the permission and the failing step, with nothing written.
+func (c *cluster) requireRequestRefused(t *testing.T, names agentNames, name, principal string, op kmsg.ACLOperation, resource string) {
+	t.Helper()
+	before := c.endOffsets(t, c.connect.config, c.connect.offsets)
+	res := c.publish(t, names, sourceRequest(name, writeFile(t, name+".txt", ""), 0))
+	t.Logf("result: %s at %q: %s", res.Type, res.Data.FailedStep, res.Data.Message)
+	require.Equal(t, events.TypeCreateFailed, res.Type, "a request succeeded without %s %s", opWord(op), resource)
+	require.NotEmpty(t, res.Data.FailedStep, "the failed result names the failing step")
+	requireNamesPermission(t, res.Data.Message, principal, op, resource)
+	status, _ := rest(t, c.worker, http.MethodGet, "/connectors/"+name, nil)
+	require.Equal(t, http.StatusNotFound, status, "the connector must not exist")
+	require.Equal(t, before, c.endOffsets(t, c.connect.config, c.connect.offsets), "nothing written to Connect's topics")
+}
+
+// resultsWritable: the agent can still consume requests and write results without op on the
+// row's resource (all but Read on the request topic or the group, and Write on the result
+// topic).
+func resultsWritable(key string, op kmsg.ACLOperation) bool {
+	switch {
+	case key == "OFFSETAGENT_REQUEST_TOPIC", key == "OFFSETAGENT_GROUP_ID":
+		return false
+	case key == "OFFSETAGENT_RESULT_TOPIC" && op == kmsg.ACLOperationWrite:
+		return false
+	}
+	return true
 }
 
 // requestLevel: rows whose resources a request uses (Connect's topics, sink groups and topics),

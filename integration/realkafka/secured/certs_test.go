@@ -63,6 +63,12 @@ type issued struct {
 // issue returns a certificate for the subject CN=cn, valid for the IP address 127.0.0.1 only
 // (so that localhost is a wrong host name), for servers and clients.
 func (ca *testCA) issue(cn string, serial int64) (issued, error) {
+	return ca.issueValid(cn, serial, time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour))
+}
+
+// issueValid is issue with the certificate valid from notBefore to notAfter (both in the past
+// for an expired one).
+func (ca *testCA) issueValid(cn string, serial int64, notBefore, notAfter time.Time) (issued, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return issued{}, err
@@ -70,8 +76,8 @@ func (ca *testCA) issue(cn string, serial int64) (issued, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(serial),
 		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},

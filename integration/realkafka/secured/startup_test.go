@@ -11,8 +11,9 @@ import (
 )
 
 // TestSecuredAgentRefusedAtStart: a wrong password, a CA that did not sign the broker's
-// certificate, a host name the certificate does not name and TLS off each end the agent at
-// start-up with a clear line and a non-zero exit; /readyz is never 200 meanwhile.
+// certificate, a host name the certificate does not name, TLS off and an expired client
+// certificate each end the agent at start-up with a clear line and a non-zero exit; /readyz
+// is never 200 meanwhile.
 func TestSecuredAgentRefusedAtStart(t *testing.T) {
 	requirePeers(t)
 	c := peers.a
@@ -25,6 +26,13 @@ func TestSecuredAgentRefusedAtStart(t *testing.T) {
 	c.createAgentTopics(t, names)
 	c.grantAll(t, "User:"+user, agentACLs(agentScope{names: names, connect: c.connect, sinkTopic: "unused"}))
 	port := c.broker.Addr[strings.LastIndex(c.broker.Addr, ":")+1:]
+	// A client certificate of the cluster's CA that expired yesterday, for the broker's
+	// INTERNAL listener (SSL, ssl.client.auth=required), whose principal User:CN=... has the
+	// agent's ACLs: its expiry is the only thing wrong.
+	expiredCN := unique("expired-client")
+	expired, err := c.ca.issueValid(expiredCN, 10, time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour))
+	require.NoError(t, err)
+	c.grantAll(t, "User:CN="+expiredCN, agentACLs(agentScope{names: names, connect: c.connect, sinkTopic: "unused"}))
 	for _, tc := range []struct {
 		name string
 		env  map[string]string
@@ -35,11 +43,18 @@ func TestSecuredAgentRefusedAtStart(t *testing.T) {
 		{"untrusted CA", map[string]string{"OFFSETAGENT_TLS_CA_FILE": peers.b.ca.File}, "certificate"},
 		{"wrong host name", map[string]string{"OFFSETAGENT_BROKERS": "localhost:" + port}, "certificate"},
 		{"TLS off", map[string]string{"OFFSETAGENT_TLS_ENABLED": "false"}, ""},
+		// "" unsets a variable.
+		{"expired client certificate", map[string]string{"OFFSETAGENT_BROKERS": c.broker.InternalAddr,
+			"OFFSETAGENT_SASL_MECHANISM": "", "OFFSETAGENT_SASL_USERNAME": "", "OFFSETAGENT_SASL_PASSWORD": "",
+			"OFFSETAGENT_TLS_CERT_FILE": expired.CertFile, "OFFSETAGENT_TLS_KEY_FILE": expired.KeyFile}, "expired"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := c.agentEnv(names, user)
 			for k, v := range tc.env {
 				env[k] = v
+				if v == "" {
+					delete(env, k)
+				}
 			}
 			start := time.Now()
 			a := startAgentProc(t, unique("agent-start"), env)
