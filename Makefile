@@ -33,8 +33,8 @@ REAL_KAFKA_SKIP = $(if $(shell command -v java),$(if $(shell command -v mvn),,mv
 # PostgreSQL (cdc) - and the sampled packages again, whose property tests then run in full.
 REAL_PKGS := ./integration/realkafka/...
 RACE_SAMPLED_PKGS := ./handlers/ ./events/ ./internal/kafkaio/
-# Tests of package integration that measure the heap, which the race detector skips.
-NORACE_INTEGRATION_TESTS := ^TestCompressedBacklogWithinInflightBytes$$
+# Tests of package integration that measure memory, which skip under the race detector.
+NORACE_INTEGRATION_TESTS := ^(TestCompressedBacklogWithinInflightBytes|TestMemoryBoundedByInflightBytes)$$
 
 test: ## Run the tests CI runs (embedded broker with the race detector; real Kafka, Connect, Debezium and PostgreSQL when java, mvn and PostgreSQL are installed)
 	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka/...): Apache Kafka and Connect workers as JVM processes (4.3.1 plain and secured, 3.9.1), Debezium with PostgreSQL")

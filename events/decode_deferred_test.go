@@ -8,6 +8,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/internal/race"
 )
 
 // requireSameDecoding holds DecodeRequestDeferred to DecodeRequest on msg, both leaving arrays
@@ -112,7 +114,10 @@ func TestDecodeRequestDeferredMatchesDecodeRequest(t *testing.T) {
 		{name: "offsets object cut", body: head + `"initial_offsets":{"offsets":` + arr + "}"},
 		{name: "no name", body: strings.Replace(body, `"name":"mm2",`, "", 1)},
 	}
-	for _, tt := range tests {
+	for i, tt := range tests {
+		if !race.Sample(i, 3) { // under the race detector a third of the cases, "valid" first
+			continue
+		}
 		t.Run(tt.name, func(t *testing.T) {
 			for _, mode := range []Mode{ModeBinary, ModeStructured} {
 				msg, err := RequestMessage("requests", []byte(tt.body), RequestOptions{Mode: mode, ID: "big", Source: "/s"})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/race"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -27,7 +28,7 @@ func TestRawSourceRecordsTakesValidRequests(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			props := familyProps(f)
 			r := rand.New(rand.NewPCG(7, 18))
-			body := f.request(r, 3000, false)
+			body := f.request(r, race.Rounds(3000, 3), false)
 			raw := body[bytes.IndexByte(body, '[') : len(body)-1]
 			entries, err := events.ParseOffsets(raw)
 			require.NoError(t, err)
