@@ -39,33 +39,24 @@ func (s *source) stopPrecheck(entries []*Entry) error {
 // stopAll stops every selected, readable connector on A and waits for its stop barrier. A
 // connector whose barrier is not reached gets a Problem and is skipped.
 func (s *source) stopAll(ctx context.Context, entries []*Entry) {
+	s.stopEach(ctx, entries, false, s.stopOne)
+	// The sinks that follow their sources (--sink-follows-source) stop once their sources
+	// have stopped and they have consumed all those wrote on A.
+	s.stopEach(ctx, entries, true, s.stopFollower)
+}
+
+// stopEach stops, stopConcurrency at a time, the entries' connectors without a Problem that
+// follow sources (followers) or do not, with stop.
+func (s *source) stopEach(ctx context.Context, entries []*Entry, followers bool, stop func(context.Context, *Connector) error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(stopConcurrency)
 	for _, e := range entries {
 		c := e.connector
-		if c.Problem != "" || c.follows != nil {
+		if c.Problem != "" || (c.follows != nil) != followers {
 			continue
 		}
 		g.Go(func() error {
-			if err := s.stopOne(gctx, c); err != nil {
-				c.Problem = fmt.Sprintf("stop on A: %v", err)
-				s.opts.Logger.Warn("stop on A", "connector", c.Name, "err", err)
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
-	// The sinks that follow their sources (--sink-follows-source) stop once their sources
-	// have stopped and they have consumed all those wrote on A.
-	g, gctx = errgroup.WithContext(ctx)
-	g.SetLimit(stopConcurrency)
-	for _, e := range entries {
-		c := e.connector
-		if c.Problem != "" || c.follows == nil {
-			continue
-		}
-		g.Go(func() error {
-			if err := s.stopFollower(gctx, c); err != nil {
+			if err := stop(gctx, c); err != nil {
 				c.Problem = fmt.Sprintf("stop on A: %v", err)
 				s.opts.Logger.Warn("stop on A", "connector", c.Name, "err", err)
 			}

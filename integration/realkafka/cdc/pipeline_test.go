@@ -390,45 +390,36 @@ func report(t *testing.T, c pipelineCase, r pipelineReport) {
 // sinkVerdict returns the translation of sink in migrate's report.
 func sinkVerdict(t *testing.T, path, sink string) migrate.SinkTranslation {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var rep struct {
-		Connectors []struct {
-			Name        string                   `json:"name"`
-			Translation *migrate.SinkTranslation `json:"translation"`
-		} `json:"connectors"`
-	}
-	require.NoError(t, json.Unmarshal(data, &rep))
-	for _, c := range rep.Connectors {
-		if c.Name == sink {
-			require.NotNil(t, c.Translation, "the report translates the sink: %s", data)
-			return *c.Translation
-		}
-	}
-	t.Fatalf("no entry for %s in the report: %s", sink, data)
-	return migrate.SinkTranslation{}
+	return reportTranslation(t, path, sink, func(*migrate.SinkTranslation) bool { return true })
 }
 
 // sinkFollowed returns the translation of a sink moved with --sink-follows-source in
 // migrate's report.
 func sinkFollowed(t *testing.T, path, sink string) migrate.FollowedSources {
 	t.Helper()
+	return reportTranslation(t, path, sink, func(f *migrate.FollowedSources) bool { return len(f.FollowsSources) > 0 })
+}
+
+// reportTranslation returns sink's translation in migrate's report, read as a T that ok accepts.
+func reportTranslation[T any](t *testing.T, path, sink string, ok func(*T) bool) T {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var rep struct {
 		Connectors []struct {
-			Name        string                   `json:"name"`
-			Translation *migrate.FollowedSources `json:"translation"`
+			Name        string `json:"name"`
+			Translation *T     `json:"translation"`
 		} `json:"connectors"`
 	}
 	require.NoError(t, json.Unmarshal(data, &rep))
 	for _, c := range rep.Connectors {
-		if c.Name == sink && c.Translation != nil && len(c.Translation.FollowsSources) > 0 {
+		if c.Name == sink && c.Translation != nil && ok(c.Translation) {
 			return *c.Translation
 		}
 	}
-	t.Fatalf("no followed sources for %s in the report: %s", sink, data)
-	return migrate.FollowedSources{}
+	t.Fatalf("no translation for %s in the report: %s", sink, data)
+	var none T
+	return none
 }
 
 // refused runs migrate on the default-policy pipeline without --sink-follows-source and
