@@ -278,11 +278,12 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 		}
 	}
 	// The first transaction A's last committed offset does not cover in full: the next one,
-	// or its own when the offset was committed in its middle (lsn_commit, the last commit
-	// processed, behind lsn_proc, the last change processed), which Debezium then streams
-	// again from its start.
+	// or its own when the offset was committed at one of its changes (messageType INSERT,
+	// UPDATE or DELETE: lsn_commit may be behind lsn_proc or, seen once in a CI rehearsal,
+	// equal to it), which Debezium then streams again from its start. Only an offset at the
+	// transaction's COMMIT covers it.
 	firstUncovered := int64(toFloat(committed["txId"])) + 1
-	if toFloat(committed["lsn_commit"]) < toFloat(committed["lsn_proc"]) {
+	if committed["messageType"] != "COMMIT" || toFloat(committed["lsn_commit"]) < toFloat(committed["lsn_proc"]) {
 		firstUncovered--
 	}
 	windowOnA := 0 // changes A's Debezium sent after its last committed offset: its at-least-once window
