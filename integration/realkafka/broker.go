@@ -207,7 +207,6 @@ func formatStorage(ctx context.Context, cfg BrokerConfig, propsPath string) erro
 		clusterID = base64.RawURLEncoding.EncodeToString(id)
 	}
 	cds, archived := cdsArchive(cfg.Lib, "kafka.tools.StorageTool", jvmOptions)
-	defer archived()
 	args := append(append(append([]string{}, jvmOptions...), cds...),
 		"-Dlog4j2.configurationFile="+filepath.Join(cfg.Dir, "log4j2.properties"),
 		"-cp", filepath.Join(cfg.Lib, "*"), "kafka.tools.StorageTool",
@@ -216,6 +215,7 @@ func formatStorage(ctx context.Context, cfg BrokerConfig, propsPath string) erro
 		return fmt.Errorf("write the log4j2 config: %w", err)
 	}
 	out, err := exec.CommandContext(ctx, java, args...).CombinedOutput()
+	archived(err == nil)
 	if err != nil {
 		return fmt.Errorf("format the broker storage: %w\n%s", err, out)
 	}

@@ -20,14 +20,15 @@ import (
 
 // cdsArchive returns the JVM options that use or create the archive for main with opts on the
 // classpath lib/*, and a function to call once the JVM has exited, which moves a newly written
-// archive into place.
-func cdsArchive(lib, main string, opts []string) (args []string, exited func()) {
+// archive into place when the JVM ended on its own or on SIGTERM (clean: true), and drops it
+// otherwise (a JVM killed while writing it leaves part of one).
+func cdsArchive(lib, main string, opts []string) (args []string, exited func(clean bool)) {
 	if os.Getenv("OFFSETAGENT_JVM_CDS") == "off" {
-		return nil, func() {}
+		return nil, func(bool) {}
 	}
 	dir := filepath.Join(filepath.Dir(lib), "cds")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, func() {}
+		return nil, func(bool) {}
 	}
 	java, _ := Java()
 	h := sha256.New()
@@ -39,18 +40,18 @@ func cdsArchive(lib, main string, opts []string) (args []string, exited func()) 
 	}
 	path := filepath.Join(dir, main+"-"+hex.EncodeToString(h.Sum(nil))[:12]+".jsa")
 	if st, err := os.Stat(path); err == nil && st.Size() > 0 {
-		return []string{"-XX:SharedArchiveFile=" + path}, func() {}
+		return []string{"-XX:SharedArchiveFile=" + path}, func(bool) {}
 	}
 	// Several JVMs of one kind may start before the first archive exists: each writes its own
 	// and the last rename wins; any of them is as good as another.
 	tmp, err := os.CreateTemp(dir, main+"-*.jsa.tmp")
 	if err != nil {
-		return nil, func() {}
+		return nil, func(bool) {}
 	}
 	tmp.Close()
 	os.Remove(tmp.Name()) // the JVM creates it at exit
-	return []string{"-XX:ArchiveClassesAtExit=" + tmp.Name()}, func() {
-		if st, err := os.Stat(tmp.Name()); err == nil && st.Size() > 0 {
+	return []string{"-XX:ArchiveClassesAtExit=" + tmp.Name()}, func(clean bool) {
+		if st, err := os.Stat(tmp.Name()); clean && err == nil && st.Size() > 0 {
 			_ = os.Rename(tmp.Name(), path)
 			return
 		}

@@ -75,14 +75,16 @@ func startJVM(dir, lib, name string, opts []string, main string, args ...string)
 	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		f.Close()
-		archived()
+		archived(false)
 		return nil, fmt.Errorf("start the %s JVM: %w", name, err)
 	}
 	p := &jvm{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		f.Close()
-		archived()
+		// A JVM exits with a status (143 after SIGTERM) when it ends cleanly; a SIGKILL
+		// ends it with none.
+		archived(cmd.ProcessState != nil && cmd.ProcessState.Exited())
 		close(p.done)
 	}()
 	return p, nil
