@@ -2,14 +2,11 @@ package cdc_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,16 +36,11 @@ var peers struct {
 	run          string // unique to this run: prefixes names
 	skip         string
 
-	mu      sync.Mutex
-	cleanup []func() // run after the tests, last first
+	r *realkafka.Run
 }
 
 // atExit registers f to run after every test.
-func atExit(f func()) {
-	peers.mu.Lock()
-	defer peers.mu.Unlock()
-	peers.cleanup = append(peers.cleanup, f)
-}
+func atExit(f func()) { peers.r.AtExit(f) }
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -65,29 +57,14 @@ func runMain(m *testing.M) int {
 		fmt.Println("SKIP " + peers.skip)
 		return m.Run()
 	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	peers.run = hex.EncodeToString(b)
-	dir, err := os.MkdirTemp("", "offsetagent-cdc-")
+	r, err := realkafka.NewRun("offsetagent-cdc-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	peers.dir = dir
+	peers.r, peers.run, peers.dir = r, r.ID, r.Dir
 	code := 1
-	defer func() {
-		peers.mu.Lock()
-		fns := peers.cleanup
-		peers.mu.Unlock()
-		for i := len(fns) - 1; i >= 0; i-- {
-			fns[i]()
-		}
-		if code != 0 {
-			fmt.Fprintf(os.Stderr, "real CDC tier: logs of PostgreSQL, the brokers, workers and agents kept in %s\n", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	}()
+	defer func() { r.End(code != 0, "real CDC tier (PostgreSQL, the brokers, workers and agents)") }()
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
 	if err := setup(ctx); err != nil {

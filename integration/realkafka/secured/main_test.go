@@ -2,9 +2,7 @@ package secured_test
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,8 +39,7 @@ var peers struct {
 	once     sync.Once
 	setupErr error
 
-	mu      sync.Mutex
-	cleanup []func() // run after the tests, last first
+	r *realkafka.Run
 }
 
 var nameSeq atomic.Int64
@@ -53,11 +50,7 @@ func unique(prefix string) string {
 }
 
 // atExit registers f to run after every test.
-func atExit(f func()) {
-	peers.mu.Lock()
-	defer peers.mu.Unlock()
-	peers.cleanup = append(peers.cleanup, f)
-}
+func atExit(f func()) { peers.r.AtExit(f) }
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -74,28 +67,15 @@ func runMain(m *testing.M) int {
 		fmt.Println("SKIP " + peers.skip)
 		return m.Run()
 	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	peers.run = hex.EncodeToString(b)
-	dir, err := os.MkdirTemp("", "offsetagent-secured-")
+	r, err := realkafka.NewRun("offsetagent-secured-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	peers.dir = dir
+	peers.r, peers.run, peers.dir = r, r.ID, r.Dir
 	code := 1
 	defer func() {
-		peers.mu.Lock()
-		fns := peers.cleanup
-		peers.mu.Unlock()
-		for i := len(fns) - 1; i >= 0; i-- {
-			fns[i]()
-		}
-		if code != 0 && (peers.a != nil || peers.b != nil || peers.setupErr != nil) {
-			fmt.Fprintf(os.Stderr, "secured real Kafka tier: logs of the brokers, workers and agents kept in %s\n", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
+		r.End(code != 0 && (peers.a != nil || peers.b != nil || peers.setupErr != nil), "secured real Kafka tier (the brokers, workers and agents)")
 	}()
 	code = m.Run()
 	if peers.setupErr != nil {

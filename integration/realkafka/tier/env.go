@@ -3,8 +3,6 @@ package tier
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -61,9 +59,8 @@ type Env struct {
 	// Skip says why the tier is skipped, or "".
 	Skip string
 
-	seq     atomic.Int64
-	mu      sync.Mutex
-	cleanup []func() // run after the tests, last first
+	seq atomic.Int64
+	run *realkafka.Run
 
 	// transport refreshes metadata every second: kafka-go's shared default caches it for 6 s and
 	// would not see the topics the agents and the worker create meanwhile.
@@ -95,30 +92,14 @@ func (e *Env) Main(m *testing.M, ready func()) int {
 		ready()
 		return m.Run()
 	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	e.Run = hex.EncodeToString(b)
-	dir, err := os.MkdirTemp("", "offsetagent-realkafka-")
+	run, err := realkafka.NewRun("offsetagent-realkafka-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	e.Dir = dir
+	e.run, e.Run, e.Dir = run, run.ID, run.Dir
 	code := 1
-	defer func() {
-		realkafka.WaitStopped()
-		e.mu.Lock()
-		fns := e.cleanup
-		e.mu.Unlock()
-		for i := len(fns) - 1; i >= 0; i-- {
-			fns[i]()
-		}
-		if code != 0 {
-			fmt.Fprintf(os.Stderr, "real Kafka tier: logs of the broker, workers and agents kept in %s\n", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	}()
+	defer func() { run.End(code != 0, "real Kafka tier (the broker, workers and agents)") }()
 	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
 	if err := e.setup(ctx); err != nil {
@@ -226,11 +207,7 @@ func (e *Env) Unique(prefix string) string {
 }
 
 // AtExit registers f to run after every test.
-func (e *Env) AtExit(f func()) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.cleanup = append(e.cleanup, f)
-}
+func (e *Env) AtExit(f func()) { e.run.AtExit(f) }
 
 // Connect names one Connect cluster's group and internal topics.
 type Connect struct{ Group, Config, Offsets, Status string }
