@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -174,10 +175,11 @@ func (p *publisher) queue(entries []*Entry, prog Progress) []*Entry {
 }
 
 // publish writes the requests of batch in one call and adds them to inflight; a request that
-// cannot be encoded or written is finished as failed at publish_request.
+// cannot be encoded, or that B refused, is finished as failed at publish_request.
 func (p *publisher) publish(ctx context.Context, w *kafka.Writer, batch []*Entry, inflight map[string]*Entry, prog Progress) {
 	source := RequestSourcePrefix + p.opts.MigrationID
 	msgs := make([]kafka.Message, 0, len(batch))
+	sent := make([]*Entry, 0, len(batch))
 	for _, e := range batch {
 		body, err := e.Body.MarshalJSON()
 		var m kafka.Message
@@ -193,21 +195,78 @@ func (p *publisher) publish(ctx context.Context, w *kafka.Writer, batch []*Entry
 			continue
 		}
 		msgs = append(msgs, m)
+		sent = append(sent, e)
 		inflight[e.RequestID] = e
 	}
-	if err := w.WriteMessages(ctx, msgs...); err != nil {
-		if ctx.Err() != nil {
-			// Cut off while writing: the broker may have appended the requests. They stay in
-			// flight, and their outcome is what their result (or deadline) makes it.
-			return
+	p.write(ctx, w, sent, msgs, inflight, prog)
+}
+
+// write writes msgs, the requests of sent, in one call, and judges each request by its own
+// answer: one written, or whose write may have appended it (its result, or its deadline,
+// then tells its outcome), stays in flight; one that B refused is failed. B refuses a
+// partition's record batch as a whole (above the topic's max.message.bytes, say), so the
+// refused requests of a call of several are written again one by one: one bad request fails
+// alone, not the others that shared its batch.
+func (p *publisher) write(ctx context.Context, w *kafka.Writer, sent []*Entry, msgs []kafka.Message, inflight map[string]*Entry, prog Progress) {
+	if len(msgs) == 0 {
+		return
+	}
+	err := w.WriteMessages(ctx, msgs...)
+	if err == nil || ctx.Err() != nil {
+		// Cut off while writing: the broker may have appended the requests. They stay in
+		// flight, and their outcome is what their result (or deadline) makes it.
+		return
+	}
+	var errs kafka.WriteErrors
+	if !errors.As(err, &errs) || len(errs) != len(msgs) {
+		// Refused before anything was sent (the topic's metadata, a message above the
+		// writer's limit): nothing was written.
+		errs = make(kafka.WriteErrors, len(msgs))
+		for i := range errs {
+			errs[i] = err
 		}
-		for _, e := range batch {
-			if inflight[e.RequestID] == e {
-				delete(inflight, e.RequestID)
-				p.finish(prog, e, OutcomeFailed, "publish_request", fmt.Sprintf("publish to %q: %v", p.opts.To.RequestTopic, err))
+	} else {
+		for i, werr := range errs {
+			if werr != nil && mayBeWritten(werr) {
+				// Left in flight: re-publishing is not needed to learn its fate (B's agents
+				// answer each request id once), and its deadline bounds the wait.
+				p.opts.Logger.Warn("request write unconfirmed: awaiting its result", "connector", sent[i].TargetName,
+					"request_id", sent[i].RequestID, "err", werr)
+				errs[i] = nil
 			}
 		}
 	}
+	var refused []int
+	for i, werr := range errs {
+		if werr != nil {
+			refused = append(refused, i)
+		}
+	}
+	for _, i := range refused {
+		if len(msgs) > 1 {
+			p.write(ctx, w, sent[i:i+1], msgs[i:i+1], inflight, prog)
+			continue
+		}
+		e := sent[i]
+		delete(inflight, e.RequestID)
+		p.finish(prog, e, OutcomeFailed, "publish_request", fmt.Sprintf("publish to %q: B refused the request: %v", p.opts.To.RequestTopic, errs[i]))
+	}
+}
+
+// mayBeWritten reports whether a write that ended in err (for one message, after the
+// writer's retries) may still have appended the message: anything but a broker's answer
+// that refuses the records. REQUEST_TIMED_OUT and NOT_ENOUGH_REPLICAS_AFTER_APPEND come after
+// the append; an unknown server error, a lost connection or a timeout leave it unknown.
+func mayBeWritten(err error) bool {
+	var kerr kafka.Error
+	if !errors.As(err, &kerr) {
+		return true
+	}
+	switch kerr {
+	case kafka.RequestTimedOut, kafka.NotEnoughReplicasAfterAppend, kafka.Unknown:
+		return true
+	}
+	return false
 }
 
 // settle finishes the in-flight requests whose results arrived.

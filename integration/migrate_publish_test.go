@@ -1,0 +1,138 @@
+package integration
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetagent/offsetagent/agent"
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/migrate"
+)
+
+// fileSourceBody is a file source connector's body with one offset; extra is appended to
+// its config.
+func fileSourceBody(name, extra string) string {
+	return fmt.Sprintf(`{"name":%q,"config":{"connector.class":%q,"file":"%s.txt","topic":"t","tasks.max":"1"%s},"initial_offsets":[{"partition":{"filename":"%s.txt"},"offset":{"position":7}}]}`,
+		name, fileSource, name, extra, name)
+}
+
+// newSourcesPair is newMigrationPair with the connectors of bodies on A; prepareB, when not
+// nil, may edit B's agent configuration and prepare B's cluster before B's agent makes its
+// topics. B's agent is stopped on return.
+func newSourcesPair(t *testing.T, bodies []string, prepareB func(c *cluster, cfg *agent.Config)) (*migrationPair, *cluster) {
+	t.Helper()
+	b := startCluster(t)
+	p := &migrationPair{cfgA: testConfig(startCluster(t)), cfgB: testConfig(b)}
+	if prepareB != nil {
+		prepareB(b, &p.cfgB)
+	}
+	agentA := startAgent(t, p.cfgA, agent.Options{})
+	clA := newClient(t, p.cfgA)
+	var ids []string
+	for _, body := range bodies {
+		ids = append(ids, clA.publish(body, events.RequestOptions{}))
+	}
+	for _, id := range ids {
+		r := clA.waitResult(id, resultWait)
+		require.Equal(t, events.TypeCreateSucceeded, r.Type, "%s: %s", r.Data.Name, r.Data.Message)
+	}
+	agentA.stop(t)
+	startAgent(t, p.cfgB, agent.Options{}).stop(t)
+	p.clB = newClient(t, p.cfgB)
+	return p, b
+}
+
+// outcomeSteps maps each report entry to "outcome step".
+func outcomeSteps(rep *migrate.Report) map[string]string {
+	out := map[string]string{}
+	for _, e := range rep.Connectors {
+		out[e.Name] = strings.TrimSpace(fmt.Sprintf("%s %s", e.Outcome, e.FailedStep))
+	}
+	return out
+}
+
+// A batch of requests of which B refuses one is not failed as a whole: here the five
+// requests go to one partition of B's request topic in one record batch, which is above the
+// topic's max.message.bytes because of one of them. Only that connector fails at
+// publish_request; the others are written on their own and created.
+func TestMigrateBatchRefusesOneRequest(t *testing.T) {
+	payload := make([]byte, 6000)
+	_, err := rand.Read(payload)
+	require.NoError(t, err)
+	names := []string{"small-1", "small-2", "small-3", "small-4"}
+	var bodies []string
+	for _, n := range names {
+		bodies = append(bodies, fileSourceBody(n, ""))
+	}
+	// Random hex: no codec makes it fit.
+	bodies = append(bodies, fileSourceBody("big-src", fmt.Sprintf(`,"payload":%q`, hex.EncodeToString(payload))))
+	p, _ := newSourcesPair(t, bodies, func(_ *cluster, cfg *agent.Config) {
+		cfg.RequestTopicPartitions = 1
+		createTopicWith(t, newClient(t, *cfg), cfg.RequestTopic, 1, map[string]string{"max.message.bytes": "8000"})
+	})
+	startAgent(t, p.cfgB, agent.Options{})
+	o := p.options(t)
+	o.Concurrency, o.Timeout = 16, time.Minute
+	rep, err := migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"small-1": "succeeded", "small-2": "succeeded", "small-3": "succeeded", "small-4": "succeeded",
+		"big-src": "failed publish_request"}, outcomeSteps(rep))
+	for _, e := range rep.Connectors {
+		if e.Name == "big-src" {
+			require.Contains(t, e.Message, "[10] Message Size Too Large")
+		}
+	}
+	live := p.clB.live(p.cfgB.ConfigTopic)
+	require.NotContains(t, live, "connector-big-src")
+	for _, n := range names {
+		require.Contains(t, live, "connector-"+n)
+	}
+}
+
+// A request whose write ends without knowing whether B appended it (here B answers
+// REQUEST_TIMED_OUT, after appending, every time the writer tries one partition) is not
+// failed: it stays in flight, its result arrives, and it succeeded. The requests on the
+// other partitions of the same call are not failed either.
+func TestMigrateUnknownWriteIsPending(t *testing.T) {
+	var names, bodies []string
+	for i := range 6 {
+		names = append(names, fmt.Sprintf("src-%d", i))
+		bodies = append(bodies, fileSourceBody(names[i], ""))
+	}
+	p, b := newSourcesPair(t, bodies, nil)
+	fake := b.requireFake(t)
+	part := func(name string) int { return (&kafka.Hash{}).Balance(kafka.Message{Key: []byte(name)}, 0, 1, 2) }
+	timedOut := part(names[0])
+	others := 0
+	for _, n := range names {
+		if part(n) != timedOut {
+			others++
+		}
+	}
+	require.Positive(t, others, "the other requests go to other partitions")
+	h := fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: p.cfgB.RequestTopic, Partitions: []int32{int32(timedOut)},
+		Err: kerr.RequestTimedOut, Count: -1, When: notProbe})
+	defer h.Remove()
+	startAgent(t, p.cfgB, agent.Options{})
+	o := p.options(t)
+	o.Concurrency, o.Timeout = 16, 2*time.Minute
+	rep, err := migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Positive(t, h.Hits(), "the fault answered the writes")
+	want := map[string]string{}
+	for _, n := range names {
+		want[n] = "succeeded"
+	}
+	require.Equal(t, want, outcomeSteps(rep))
+}
