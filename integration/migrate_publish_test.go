@@ -136,3 +136,31 @@ func TestMigrateUnknownWriteIsPending(t *testing.T) {
 	}
 	require.Equal(t, want, outcomeSteps(rep))
 }
+
+// An offsets-only request (into a Strimzi-managed B) does not stand for a creation: after a
+// --to-strimzi-cluster run, a plain run of the same selection creates the connector, and a
+// run after that publishes nothing.
+func TestMigrateOffsetsOnlyThenCreate(t *testing.T) {
+	p := newMigrationPair(t)
+	startAgent(t, p.cfgB, agent.Options{})
+	o := p.options(t)
+	o.Timeout = time.Minute
+	o.Strimzi = &migrate.StrimziTarget{Cluster: "connect-b", Dir: t.TempDir()}
+	rep, err := migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"file-src-1": "succeeded"}, outcomeSteps(rep))
+	require.NotContains(t, p.clB.live(p.cfgB.ConfigTopic), "connector-file-src-1", "offsets only")
+
+	o = p.options(t)
+	o.Timeout = time.Minute
+	rep, err = migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"file-src-1": "succeeded"}, outcomeSteps(rep))
+	require.Contains(t, p.clB.live(p.cfgB.ConfigTopic), "connector-file-src-1", "the plain run created the connector")
+
+	requests := len(p.clB.readAll(p.cfgB.RequestTopic))
+	rep, err = migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.True(t, rep.OK())
+	require.Len(t, p.clB.readAll(p.cfgB.RequestTopic), requests, "nothing published again")
+}

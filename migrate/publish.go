@@ -156,8 +156,9 @@ func (p *publisher) queue(entries []*Entry, prog Progress) []*Entry {
 			prog.Done(e)
 			continue
 		}
+		series := requestSeries(p.opts.MigrationID, e.TargetName, e.Body.Create)
 		attempt := 1
-		if prev, ok := p.results.latestFor(e.TargetName); ok {
+		if prev, ok := p.results.latestFor(series); ok {
 			if prev.typ == events.TypeCreateSucceeded {
 				e.Outcome, e.RequestID = OutcomeSucceeded, prev.id
 				prog.Done(e)
@@ -165,7 +166,7 @@ func (p *publisher) queue(entries []*Entry, prog Progress) []*Entry {
 			}
 			attempt = attemptOf(prev.id) + 1
 		}
-		e.RequestID = requestID(p.opts.MigrationID, e.TargetName, attempt)
+		e.RequestID = requestID(p.opts.MigrationID, e.TargetName, e.Body.Create, attempt)
 		if p.opts.DryRun {
 			e.RequestID = fmt.Sprintf("%s/%s/dry-run-%d", p.opts.MigrationID, e.TargetName, time.Now().UnixNano())
 		}
