@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -163,4 +164,55 @@ func TestMigrateOffsetsOnlyThenCreate(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, rep.OK())
 	require.Len(t, p.clB.readAll(p.cfgB.RequestTopic), requests, "nothing published again")
+}
+
+// While results are awaited, the progress says every WaitReport how many are in, how many
+// are awaited and how long is left: a --result-topic that B's agents do not write shows as
+// no result coming, not as silence.
+func TestMigrateWaitProgress(t *testing.T) {
+	p := newMigrationPair(t)
+	startAgent(t, p.cfgB, agent.Options{})
+	other := "other-" + p.cfgB.ResultTopic
+	p.clB.createTopic(other, 1)
+	o := p.options(t)
+	o.To.ResultTopic = other
+	o.Timeout, o.Grace, o.WaitReport = 4*time.Second, 500*time.Millisecond, 500*time.Millisecond
+	var out bytes.Buffer
+	o.Progress = migrate.LineProgress(&out)
+	rep, err := migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"file-src-1": "failed await_result"}, outcomeSteps(rep))
+	require.Contains(t, out.String(), fmt.Sprintf("waiting for results on topic %q: 0 of 1 in, 1 awaited, ", other))
+	require.Contains(t, out.String(), "none yet: B's agents must write their results to this topic")
+}
+
+// A dry run creates nothing: interrupted before its plan arrived, it is not pending ("may
+// still create"): its plan was not received.
+func TestMigrateInterruptedDryRunIsNotPending(t *testing.T) {
+	p := newMigrationPair(t)
+	o := p.options(t)
+	o.Timeout, o.DryRun = time.Hour, true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for range 600 {
+			if ctx.Err() != nil {
+				return
+			}
+			if len(p.clB.readAll(p.cfgB.RequestTopic)) > 0 {
+				cancel()
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	rep, err := migrate.Migrate(ctx, o)
+	require.NoError(t, err)
+	require.Len(t, rep.Connectors, 1)
+	e := rep.Connectors[0]
+	require.NotEqual(t, migrate.OutcomePending, e.Outcome, e.Message)
+	require.Equal(t, migrate.OutcomeFailed, e.Outcome, e.Message)
+	require.Contains(t, e.Message, "no plan received")
+	require.NotContains(t, e.Message, "may still")
+	require.False(t, rep.OK())
 }

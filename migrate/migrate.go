@@ -57,6 +57,9 @@ type Target struct {
 // defaultGrace is MigrateOptions.Grace when it is 0.
 const defaultGrace = 30 * time.Second
 
+// defaultWaitReport is MigrateOptions.WaitReport when it is 0.
+const defaultWaitReport = 15 * time.Second
+
 // defaultMaxRequestBytes is Target.MaxRequestBytes when it is 0 (the agent's default).
 const defaultMaxRequestBytes = 16 << 20
 
@@ -87,6 +90,9 @@ type MigrateOptions struct {
 	DryRun bool
 	// Progress is told about each connector as its outcome is known; nil for none.
 	Progress Progress
+	// WaitReport is how often Progress is told, while results are awaited, how many are in
+	// (default 15 s).
+	WaitReport time.Duration
 	// Strimzi, when not nil, migrates into a Connect cluster the Strimzi operator manages:
 	// offsets only on B, and a KafkaConnector manifest per connector (strimzi.go).
 	Strimzi *StrimziTarget
@@ -111,6 +117,9 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	}
 	if opts.Grace <= 0 {
 		opts.Grace = defaultGrace
+	}
+	if opts.WaitReport <= 0 {
+		opts.WaitReport = defaultWaitReport
 	}
 	interrupt := ctx // cancelled by the caller only: tells an interrupt from the deadline
 	var deadline time.Time

@@ -17,15 +17,31 @@ type Progress interface {
 	Start(total int)
 	// Done is called once per selected connector, from one goroutine.
 	Done(e *Entry)
+	// Waiting is called every MigrateOptions.WaitReport while results are awaited, from the
+	// goroutine that calls Done.
+	Waiting(w Wait)
 	// Finish is called once at the end.
 	Finish()
 }
 
+// Wait is where the wait for results stands.
+type Wait struct {
+	// Topic is the result topic read (Target.ResultTopic).
+	Topic string
+	// In is how many results of this run's requests arrived, Awaited how many requests
+	// still have none.
+	In, Awaited int
+	// Left is the time left until the results are no longer awaited (the deadline plus
+	// the grace); 0 without a deadline.
+	Left time.Duration
+}
+
 type noProgress struct{}
 
-func (noProgress) Start(int)   {}
-func (noProgress) Done(*Entry) {}
-func (noProgress) Finish()     {}
+func (noProgress) Start(int)    {}
+func (noProgress) Done(*Entry)  {}
+func (noProgress) Waiting(Wait) {}
+func (noProgress) Finish()      {}
 
 // publisher publishes the requests of one migration and collects their results.
 type publisher struct {
@@ -68,7 +84,14 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		w.Transport = p.opts.To.Transport
 	}
 	defer w.Close()
+	var tick <-chan time.Time
+	if p.opts.WaitReport > 0 {
+		t := time.NewTicker(p.opts.WaitReport)
+		defer t.Stop()
+		tick = t.C
+	}
 	inflight := map[string]*Entry{}
+	answered := 0
 	for len(queue) > 0 || len(inflight) > 0 {
 		if n := min(p.opts.Concurrency-len(inflight), len(queue)); n > 0 && pubCtx.Err() == nil {
 			batch := queue[:n]
@@ -81,6 +104,7 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		}
 		got, changed := p.results.take(inflight)
 		if len(got) > 0 {
+			answered += len(got)
 			p.settle(got, inflight, prog)
 			continue
 		}
@@ -102,6 +126,12 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		select {
 		case <-changed:
 		case <-waitCtx.Done():
+		case <-tick:
+			wait := Wait{Topic: p.opts.To.ResultTopic, In: answered, Awaited: len(inflight)}
+			if d, ok := waitCtx.Deadline(); ok {
+				wait.Left = time.Until(d).Round(time.Second)
+			}
+			prog.Waiting(wait)
 		}
 	}
 	return publishing
@@ -120,6 +150,15 @@ func (p *publisher) cutShort(ctx context.Context) string {
 // else pending, with what to do.
 func (p *publisher) unanswered(ctx context.Context, prog Progress, e *Entry) {
 	switch {
+	case p.opts.DryRun:
+		// A dry run creates nothing, whatever becomes of its request: it is never pending.
+		why := "the run was interrupted"
+		if ctx.Err() == nil {
+			why = fmt.Sprintf("none by the request's deadline %s (+%s)", p.deadline.UTC().Format(time.RFC3339), p.opts.Grace)
+		}
+		p.finish(prog, e, OutcomeFailed, "await_result", fmt.Sprintf(
+			"no plan received: %s. A dry run creates nothing on B; run it again for the plan (check that B's agents run and write their results to %q)",
+			why, p.opts.To.ResultTopic))
 	case p.deadline.IsZero():
 		p.finish(prog, e, OutcomePending, "await_result", fmt.Sprintf(
 			"no result yet, and the request has no deadline (--timeout 0): B's agent carries it out whenever it reads it. "+
