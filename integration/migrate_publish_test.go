@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -215,4 +216,51 @@ func TestMigrateInterruptedDryRunIsNotPending(t *testing.T) {
 	require.Contains(t, e.Message, "no plan received")
 	require.NotContains(t, e.Message, "may still")
 	require.False(t, rep.OK())
+}
+
+// An --include, --exclude or --rename that has no effect on A's connectors is named, and the
+// run refused before anything is stopped or published, unless AllowEmpty; with it, a
+// selection that matches nothing is an empty report.
+func TestSelectionFlagsMatchingNothing(t *testing.T) {
+	p := newMigrationPair(t)
+	export := func(flags migrate.SelectionFlags, allowEmpty bool) (*migrate.Report, error) {
+		sel, err := migrate.NewSelection(flags)
+		require.NoError(t, err)
+		return migrate.Export(context.Background(), migrate.Options{
+			Topics:    &migrate.TopicsSource{Brokers: p.cfgA.Brokers, ConfigTopic: p.cfgA.ConfigTopic, OffsetsTopic: p.cfgA.OffsetsTopic},
+			Selection: sel, Logger: testLogger(t), AllowEmpty: allowEmpty,
+		})
+	}
+	tests := []struct {
+		name  string
+		flags migrate.SelectionFlags
+		want  string
+	}{
+		{name: "misspelt exclude", flags: migrate.SelectionFlags{Exclude: []string{"file-scr-1"}},
+			want: `--exclude "file-scr-1" matches no selected connector`},
+		{name: "one of two includes", flags: migrate.SelectionFlags{Include: []string{"file-src-.*", "fle-src-2"}},
+			want: `--include "fle-src-2" matches no connector of A`},
+		{name: "misspelt rename", flags: migrate.SelectionFlags{Rename: []string{"fil-src-(.*)=b-$1"}},
+			want: `--rename "fil-src-(.*)=b-$1" renames no selected connector`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := export(tc.flags, false)
+			require.ErrorContains(t, err, tc.want)
+			var unmatched *migrate.UnmatchedError
+			require.True(t, errors.As(err, &unmatched), "%T", err)
+			require.Nil(t, rep)
+
+			rep, err = export(tc.flags, true)
+			require.NoError(t, err)
+			require.Equal(t, map[string]string{"file-src-1": "planned"}, outcomeSteps(rep))
+		})
+	}
+	_, err := export(migrate.SelectionFlags{Include: []string{"nothing"}}, false)
+	var none *migrate.NoneSelectedError
+	require.True(t, errors.As(err, &none), "%v", err)
+	rep, err := export(migrate.SelectionFlags{Include: []string{"nothing"}}, true)
+	require.NoError(t, err)
+	require.Empty(t, rep.Connectors)
+	require.True(t, rep.OK())
 }

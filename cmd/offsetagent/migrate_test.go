@@ -106,6 +106,20 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	}
 	require.Empty(t, out)
 	require.Contains(t, stderr, "1 connectors: 0 succeeded, 1 planned, 0 failed, 0 skipped")
+	// A misspelt --exclude is named and refused (exit 1) unless --allow-empty.
+	code, out, stderr = cmd("export", "--from-brokers", a.Addr(), "--exclude", "file-scr-1")
+	require.Equal(t, 1, code, stderr)
+	require.Empty(t, out)
+	require.Contains(t, stderr, `--exclude "file-scr-1" matches no selected connector (A has 1: file-src-1): check the spelling, or give --allow-empty`)
+	code, out, stderr = cmd("export", "--from-brokers", a.Addr(), "--exclude", "file-scr-1", "--allow-empty")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, `"name":"file-src-1"`)
+	require.Contains(t, stderr, `flag="--exclude \"file-scr-1\" matches no selected connector"`)
+	code, out, stderr = cmd("export", "--from-brokers", a.Addr(), "--include", "nothing", "--allow-empty")
+	require.Equal(t, 0, code, stderr)
+	require.Empty(t, out)
+	require.Contains(t, stderr, "0 connectors: 0 succeeded")
+
 	bodies, err := os.ReadFile(filepath.Join(dir, "bodies.jsonl"))
 	require.NoError(t, err)
 	require.Equal(t, `{"name":"file-src-1","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"test.txt","name":"file-src-1","tasks.max":"1","topic":"test-topic"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"filename":"test.txt"},"offset":{"position":30}}]}`+"\n", string(bodies))
