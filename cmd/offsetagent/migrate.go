@@ -156,6 +156,15 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 // selectionKey is the text a derived migration id hashes: every flag that changes what is
 // created on B, in an encoding that tells apart every two selections.
 //
+// Left out on purpose: --to-strimzi-cluster (an offsets-only request has ids of its own
+// within the migration, so a plain run after it creates the connectors, and both share
+// --stop-source's state records), --stop-source (it changes what happens on A), --dry-run
+// (its request ids are its own, and plans never count as results), and the flags that decide
+// only whether a connector can be published and how exactly its offsets are found (--exact,
+// --allow-replay, --mm2-target-alias, --checkpoint-wait, --allow-unreadable-offsets,
+// --allow-empty): the runbook re-runs the same migration with them to complete its failed
+// connectors, and a new id would re-publish, and so fail as existing, those it created.
+//
 // Where each repeatable flag was given at most once, and never empty, the key is the flags
 // joined by NUL bytes, as it always was, so that a migration begun by an earlier version keeps
 // its id: a command-line value holds no NUL, and the number of fields is fixed. A flag given

@@ -229,6 +229,31 @@ func TestSelectionKeyUnambiguous(t *testing.T) {
 	require.Equal(t, "connect-configs\x00connect-offsets\x00orders-.*\x00\x00\x00a=1,b=2\x00\x00\x00copy", legacy.selectionKey())
 }
 
+// The flags that only decide whether a connector can be published, or what happens on A,
+// keep the migration id: re-running with them completes the same migration.
+func TestSelectionKeyKeptByRerunFlags(t *testing.T) {
+	base := fleetFlags{mm2SourceAlias: "A", replicationPolicy: "default", include: listFlag{"orders-.*"}}
+	tests := []struct {
+		name string
+		edit func(f *fleetFlags)
+	}{
+		{name: "exact", edit: func(f *fleetFlags) { f.exact = true }},
+		{name: "allow replay", edit: func(f *fleetFlags) { f.allowReplay = true }},
+		{name: "target alias", edit: func(f *fleetFlags) { f.mm2TargetAlias = "B" }},
+		{name: "checkpoint wait", edit: func(f *fleetFlags) { f.checkpointWait = time.Minute }},
+		{name: "allow unreadable", edit: func(f *fleetFlags) { f.allowUnreadable = true }},
+		{name: "allow empty", edit: func(f *fleetFlags) { f.allowEmpty = true }},
+		{name: "stop source", edit: func(f *fleetFlags) { f.stopSource = true }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := base
+			tc.edit(&f)
+			require.Equal(t, base.selectionKey(), f.selectionKey())
+		})
+	}
+}
+
 func migrateIDOf(f *fleetFlags) string {
 	return migrate.DeriveMigrationID("cluster-A", f.selectionKey())
 }
