@@ -283,7 +283,7 @@ func (p *publisher) write(ctx context.Context, w *kafka.Writer, sent []*Entry, m
 		}
 	}
 	for _, i := range refused {
-		if len(msgs) > 1 {
+		if len(msgs) > 1 && ctx.Err() == nil {
 			p.write(ctx, w, sent[i:i+1], msgs[i:i+1], inflight, prog)
 			continue
 		}
