@@ -253,8 +253,8 @@ func (p *publisher) write(ctx context.Context, w *kafka.Writer, sent []*Entry, m
 	}
 	err := w.WriteMessages(ctx, msgs...)
 	if err == nil || ctx.Err() != nil {
-		// Cut off while writing: the broker may have appended the requests. They stay in
-		// flight, and their outcome is what their result (or deadline) makes it.
+		// Written; or cut off while writing, and the broker may have appended the requests.
+		// They stay in flight, and their outcome is what their result (or deadline) makes it.
 		return
 	}
 	var errs kafka.WriteErrors
