@@ -289,16 +289,21 @@ func TestMigrateFleet(t *testing.T) {
 }
 
 // Bad input on A makes that connector skipped with the reason and never stops the others; a
-// deleted connector is not selected at all.
+// deleted connector is not selected at all (an --include of its name matches nothing:
+// AllowEmpty goes on).
 func TestExportSkipsBadInput(t *testing.T) {
 	f := newFleet(t)
 	f.seed(t)
 	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{"bad-.*", "deleted-src", "file-src-1"}})
 	require.NoError(t, err)
-	rep, err := migrate.Export(context.Background(), migrate.Options{
+	opts := migrate.Options{
 		Topics:    &migrate.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
 		Selection: sel, Logger: slog.New(slog.DiscardHandler),
-	})
+	}
+	_, err = migrate.Export(context.Background(), opts)
+	require.ErrorContains(t, err, `--include "deleted-src" matches no connector of A`)
+	opts.AllowEmpty = true
+	rep, err := migrate.Export(context.Background(), opts)
 	require.NoError(t, err)
 	require.False(t, rep.OK())
 	got := map[string]string{}

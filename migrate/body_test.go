@@ -64,8 +64,9 @@ func TestAttemptOf(t *testing.T) {
 		name, id string
 		want     int
 	}{
-		{name: "first", id: requestID("m-1", "a/b", 1), want: 1},
-		{name: "later", id: requestID("m-1", "a", 12), want: 12},
+		{name: "first", id: requestID("m-1", "a/b", "", 1), want: 1},
+		{name: "later", id: requestID("m-1", "a", events.CreateConnector, 12), want: 12},
+		{name: "offsets only", id: requestID("m-1", "a", events.CreateOffsetsOnly, 3), want: 3},
 		{name: "dry run", id: "m-1/a/dry-run-5", want: 0},
 		{name: "leading zero is foreign", id: "m-1/a/01", want: 0},
 		{name: "no slash", id: "x", want: 0},

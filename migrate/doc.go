@@ -5,8 +5,9 @@
 // per connector, publishes the bodies as create requests to the agents running on B and
 // collects their results into a report.
 //
-// Runs are idempotent: request ids derive from the migration id and the connector's name on B,
-// and B's result topic is read first, so a connector that already succeeded is not published
+// Runs are idempotent: request ids derive from the migration id, the connector's name on B
+// and what the request creates (a connector, or its offsets alone), and B's result topic is
+// read first, so a connector that already succeeded is not published
 // again and one whose last attempt failed is published under the next attempt's id. Before
 // StopSource stops a connector, its state is recorded in a compacted topic on B (states.go), and
 // every run of the migration creates it in that state, not in the STOPPED a re-run finds on A;
@@ -15,8 +16,10 @@
 //
 // Outcomes are true: every request carries a deadline (events.ExtensionDeadline, the run's
 // start plus Timeout) that B's agents honour, and a connector is reported failed only once
-// its request can no longer be carried out (no result by the deadline plus Grace); an
-// interrupted run reports its requests in flight pending.
+// its request can no longer be carried out (B refused the write, or no result by the
+// deadline plus Grace); each request of a batch is judged by its own write, and one whose
+// write may have appended it is awaited. An interrupted run reports its requests in flight
+// pending, except a dry run's: it creates nothing.
 //
 // Reading flags and the environment, terminals and exit codes are left to the caller (cmd/).
 // Sink offsets are carried as read (SinkOffsetsCopy), left out (SinkOffsetsNone) or

@@ -51,6 +51,10 @@ type Options struct {
 	// Target.HTTPClient); nil means a client with a 30 s timeout.
 	HTTPClient *http.Client
 	Selection  Selection
+	// AllowEmpty goes on, with a warning, when an --include, --exclude or --rename does
+	// nothing to A's connectors, and makes a selection of none an empty report; without it
+	// either is an error (UnmatchedError, NoneSelectedError) before anything is stopped.
+	AllowEmpty bool
 	// InitialState overrides the state carried over from A ("" keeps it).
 	InitialState string
 	// SinkOffsets is copy (default), none or translate; SinkTranslator, when set, replaces
@@ -322,8 +326,25 @@ func (s *source) collect(ctx context.Context) ([]*Entry, error) {
 		}
 		entries = append(entries, e)
 	}
-	if len(entries) == 0 {
+	names := make([]string, 0, len(all))
+	for _, c := range all {
+		names = append(names, c.Name)
+	}
+	unmatched := sel.Unmatched(names)
+	switch {
+	case s.opts.AllowEmpty:
+		for _, u := range unmatched {
+			s.opts.Logger.Warn("a selection flag does nothing; going on (--allow-empty)", "flag", u)
+		}
+		if len(entries) == 0 {
+			s.opts.Logger.Warn("no connector of A matches the selection: nothing to do (--allow-empty)")
+			return nil, nil
+		}
+	case len(entries) == 0:
 		return nil, noneSelected(all)
+	case len(unmatched) > 0:
+		none := noneSelected(all)
+		return nil, &UnmatchedError{Flags: unmatched, Total: none.Total, Examples: none.Examples}
 	}
 	s.resolveStates(entries)
 	s.checkPipelines(ctx, entries)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,6 +57,9 @@ type Target struct {
 // defaultGrace is MigrateOptions.Grace when it is 0.
 const defaultGrace = 30 * time.Second
 
+// defaultWaitReport is MigrateOptions.WaitReport when it is 0.
+const defaultWaitReport = 15 * time.Second
+
 // defaultMaxRequestBytes is Target.MaxRequestBytes when it is 0 (the agent's default).
 const defaultMaxRequestBytes = 16 << 20
 
@@ -86,6 +90,9 @@ type MigrateOptions struct {
 	DryRun bool
 	// Progress is told about each connector as its outcome is known; nil for none.
 	Progress Progress
+	// WaitReport is how often Progress is told, while results are awaited, how many are in
+	// (default 15 s).
+	WaitReport time.Duration
 	// Strimzi, when not nil, migrates into a Connect cluster the Strimzi operator manages:
 	// offsets only on B, and a KafkaConnector manifest per connector (strimzi.go).
 	Strimzi *StrimziTarget
@@ -110,6 +117,9 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	}
 	if opts.Grace <= 0 {
 		opts.Grace = defaultGrace
+	}
+	if opts.WaitReport <= 0 {
+		opts.WaitReport = defaultWaitReport
 	}
 	interrupt := ctx // cancelled by the caller only: tells an interrupt from the deadline
 	var deadline time.Time
@@ -237,21 +247,42 @@ func DeriveMigrationID(clusterA, selectionKey string) string {
 	return "m-" + hex.EncodeToString(h[:8])
 }
 
+// requestSeries is the common prefix of the ids of every attempt of the request creating
+// target, what the request creates (Body.Create) included: "<migration id>/<target>/" for a
+// connector, "<migration id>/<target>/offsets-only-" for its offsets alone. An offsets-only
+// request's success creates no connector, so it never stands for a creation's, nor the
+// other way round: a run that creates connectors after a --to-strimzi-cluster run of the
+// same migration publishes them.
+func requestSeries(migrationID, target, create string) string {
+	if create == events.CreateOffsetsOnly {
+		return migrationID + "/" + target + "/" + events.CreateOffsetsOnly + "-"
+	}
+	return migrationID + "/" + target + "/"
+}
+
 // requestID is the id of attempt n (from 1) of the request creating target.
-func requestID(migrationID, target string, attempt int) string {
-	return fmt.Sprintf("%s/%s/%d", migrationID, target, attempt)
+func requestID(migrationID, target, create string, attempt int) string {
+	return requestSeries(migrationID, target, create) + strconv.Itoa(attempt)
+}
+
+// parseRequestID splits a request id made by requestID into its series and attempt number
+// (0 if it is not one).
+func parseRequestID(id string) (series string, attempt int) {
+	i := strings.LastIndexByte(id, '/')
+	if i < 0 {
+		return "", 0
+	}
+	last := strings.TrimPrefix(id[i+1:], events.CreateOffsetsOnly+"-")
+	n, err := strconv.Atoi(last)
+	if err != nil || n <= 0 || strconv.Itoa(n) != last {
+		return "", 0
+	}
+	return id[:len(id)-len(last)], n
 }
 
 // attemptOf parses the attempt number of a request id made by requestID (0 if it is not one).
 func attemptOf(id string) int {
-	i := strings.LastIndexByte(id, '/')
-	if i < 0 {
-		return 0
-	}
-	var n int
-	if _, err := fmt.Sscanf(id[i+1:], "%d", &n); err != nil || fmt.Sprint(n) != id[i+1:] {
-		return 0
-	}
+	_, n := parseRequestID(id)
 	return n
 }
 

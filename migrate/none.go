@@ -38,3 +38,24 @@ func (e *NoneSelectedError) Error() string {
 	return fmt.Sprintf("no connector of A matches the selection (--include, --exclude); A has %d: %s%s",
 		e.Total, strings.Join(e.Examples, ", "), more)
 }
+
+// UnmatchedError is the error of an export or migration with an --include, --exclude or
+// --rename that does nothing to A's connectors (Selection.Unmatched): almost always a typo,
+// and a misspelt --exclude would move the very connector it names. Nothing was stopped or
+// published; Options.AllowEmpty makes these warnings instead.
+type UnmatchedError struct {
+	// Flags names each flag that matched nothing, in flag order.
+	Flags []string
+	// Total is how many connectors A has; Examples are a few of their names, sorted.
+	Total    int
+	Examples []string
+}
+
+func (e *UnmatchedError) Error() string {
+	more := ""
+	if e.Total > len(e.Examples) {
+		more = fmt.Sprintf(", ... (%d more)", e.Total-len(e.Examples))
+	}
+	return fmt.Sprintf("%s (A has %d: %s%s): check the spelling, or give --allow-empty to go on without them",
+		strings.Join(e.Flags, "; "), e.Total, strings.Join(e.Examples, ", "), more)
+}

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -16,15 +17,31 @@ type Progress interface {
 	Start(total int)
 	// Done is called once per selected connector, from one goroutine.
 	Done(e *Entry)
+	// Waiting is called every MigrateOptions.WaitReport while results are awaited, from the
+	// goroutine that calls Done.
+	Waiting(w Wait)
 	// Finish is called once at the end.
 	Finish()
 }
 
+// Wait is where the wait for results stands.
+type Wait struct {
+	// Topic is the result topic read (Target.ResultTopic).
+	Topic string
+	// In is how many results of this run's requests arrived, Awaited how many requests
+	// still have none.
+	In, Awaited int
+	// Left is the time left until the results are no longer awaited (the deadline plus
+	// the grace); 0 without a deadline.
+	Left time.Duration
+}
+
 type noProgress struct{}
 
-func (noProgress) Start(int)   {}
-func (noProgress) Done(*Entry) {}
-func (noProgress) Finish()     {}
+func (noProgress) Start(int)    {}
+func (noProgress) Done(*Entry)  {}
+func (noProgress) Waiting(Wait) {}
+func (noProgress) Finish()      {}
 
 // publisher publishes the requests of one migration and collects their results.
 type publisher struct {
@@ -67,7 +84,14 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		w.Transport = p.opts.To.Transport
 	}
 	defer w.Close()
+	var tick <-chan time.Time
+	if p.opts.WaitReport > 0 {
+		t := time.NewTicker(p.opts.WaitReport)
+		defer t.Stop()
+		tick = t.C
+	}
 	inflight := map[string]*Entry{}
+	answered := 0
 	for len(queue) > 0 || len(inflight) > 0 {
 		if n := min(p.opts.Concurrency-len(inflight), len(queue)); n > 0 && pubCtx.Err() == nil {
 			batch := queue[:n]
@@ -80,6 +104,7 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		}
 		got, changed := p.results.take(inflight)
 		if len(got) > 0 {
+			answered += len(got)
 			p.settle(got, inflight, prog)
 			continue
 		}
@@ -101,6 +126,12 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		select {
 		case <-changed:
 		case <-waitCtx.Done():
+		case <-tick:
+			wait := Wait{Topic: p.opts.To.ResultTopic, In: answered, Awaited: len(inflight)}
+			if d, ok := waitCtx.Deadline(); ok {
+				wait.Left = time.Until(d).Round(time.Second)
+			}
+			prog.Waiting(wait)
 		}
 	}
 	return publishing
@@ -119,6 +150,15 @@ func (p *publisher) cutShort(ctx context.Context) string {
 // else pending, with what to do.
 func (p *publisher) unanswered(ctx context.Context, prog Progress, e *Entry) {
 	switch {
+	case p.opts.DryRun:
+		// A dry run creates nothing, whatever becomes of its request: it is never pending.
+		why := "the run was interrupted"
+		if ctx.Err() == nil {
+			why = fmt.Sprintf("none by the request's deadline %s (+%s)", p.deadline.UTC().Format(time.RFC3339), p.opts.Grace)
+		}
+		p.finish(prog, e, OutcomeFailed, "await_result", fmt.Sprintf(
+			"no plan received: %s. A dry run creates nothing on B; run it again for the plan (check that B's agents run and write their results to %q)",
+			why, p.opts.To.ResultTopic))
 	case p.deadline.IsZero():
 		p.finish(prog, e, OutcomePending, "await_result", fmt.Sprintf(
 			"no result yet, and the request has no deadline (--timeout 0): B's agent carries it out whenever it reads it. "+
@@ -155,8 +195,9 @@ func (p *publisher) queue(entries []*Entry, prog Progress) []*Entry {
 			prog.Done(e)
 			continue
 		}
+		series := requestSeries(p.opts.MigrationID, e.TargetName, e.Body.Create)
 		attempt := 1
-		if prev, ok := p.results.latestFor(e.TargetName); ok {
+		if prev, ok := p.results.latestFor(series); ok {
 			if prev.typ == events.TypeCreateSucceeded {
 				e.Outcome, e.RequestID = OutcomeSucceeded, prev.id
 				prog.Done(e)
@@ -164,7 +205,7 @@ func (p *publisher) queue(entries []*Entry, prog Progress) []*Entry {
 			}
 			attempt = attemptOf(prev.id) + 1
 		}
-		e.RequestID = requestID(p.opts.MigrationID, e.TargetName, attempt)
+		e.RequestID = requestID(p.opts.MigrationID, e.TargetName, e.Body.Create, attempt)
 		if p.opts.DryRun {
 			e.RequestID = fmt.Sprintf("%s/%s/dry-run-%d", p.opts.MigrationID, e.TargetName, time.Now().UnixNano())
 		}
@@ -174,10 +215,11 @@ func (p *publisher) queue(entries []*Entry, prog Progress) []*Entry {
 }
 
 // publish writes the requests of batch in one call and adds them to inflight; a request that
-// cannot be encoded or written is finished as failed at publish_request.
+// cannot be encoded, or that B refused, is finished as failed at publish_request.
 func (p *publisher) publish(ctx context.Context, w *kafka.Writer, batch []*Entry, inflight map[string]*Entry, prog Progress) {
 	source := RequestSourcePrefix + p.opts.MigrationID
 	msgs := make([]kafka.Message, 0, len(batch))
+	sent := make([]*Entry, 0, len(batch))
 	for _, e := range batch {
 		body, err := e.Body.MarshalJSON()
 		var m kafka.Message
@@ -193,21 +235,78 @@ func (p *publisher) publish(ctx context.Context, w *kafka.Writer, batch []*Entry
 			continue
 		}
 		msgs = append(msgs, m)
+		sent = append(sent, e)
 		inflight[e.RequestID] = e
 	}
-	if err := w.WriteMessages(ctx, msgs...); err != nil {
-		if ctx.Err() != nil {
-			// Cut off while writing: the broker may have appended the requests. They stay in
-			// flight, and their outcome is what their result (or deadline) makes it.
-			return
+	p.write(ctx, w, sent, msgs, inflight, prog)
+}
+
+// write writes msgs, the requests of sent, in one call, and judges each request by its own
+// answer: one written, or whose write may have appended it (its result, or its deadline,
+// then tells its outcome), stays in flight; one that B refused is failed. B refuses a
+// partition's record batch as a whole (above the topic's max.message.bytes, say), so the
+// refused requests of a call of several are written again one by one: one bad request fails
+// alone, not the others that shared its batch.
+func (p *publisher) write(ctx context.Context, w *kafka.Writer, sent []*Entry, msgs []kafka.Message, inflight map[string]*Entry, prog Progress) {
+	if len(msgs) == 0 {
+		return
+	}
+	err := w.WriteMessages(ctx, msgs...)
+	if err == nil || ctx.Err() != nil {
+		// Written; or cut off while writing, and the broker may have appended the requests.
+		// They stay in flight, and their outcome is what their result (or deadline) makes it.
+		return
+	}
+	var errs kafka.WriteErrors
+	if !errors.As(err, &errs) || len(errs) != len(msgs) {
+		// Refused before anything was sent (the topic's metadata, a message above the
+		// writer's limit): nothing was written.
+		errs = make(kafka.WriteErrors, len(msgs))
+		for i := range errs {
+			errs[i] = err
 		}
-		for _, e := range batch {
-			if inflight[e.RequestID] == e {
-				delete(inflight, e.RequestID)
-				p.finish(prog, e, OutcomeFailed, "publish_request", fmt.Sprintf("publish to %q: %v", p.opts.To.RequestTopic, err))
+	} else {
+		for i, werr := range errs {
+			if werr != nil && mayBeWritten(werr) {
+				// Left in flight: re-publishing is not needed to learn its fate (B's agents
+				// answer each request id once), and its deadline bounds the wait.
+				p.opts.Logger.Warn("request write unconfirmed: awaiting its result", "connector", sent[i].TargetName,
+					"request_id", sent[i].RequestID, "err", werr)
+				errs[i] = nil
 			}
 		}
 	}
+	var refused []int
+	for i, werr := range errs {
+		if werr != nil {
+			refused = append(refused, i)
+		}
+	}
+	for _, i := range refused {
+		if len(msgs) > 1 && ctx.Err() == nil {
+			p.write(ctx, w, sent[i:i+1], msgs[i:i+1], inflight, prog)
+			continue
+		}
+		e := sent[i]
+		delete(inflight, e.RequestID)
+		p.finish(prog, e, OutcomeFailed, "publish_request", fmt.Sprintf("publish to %q: B refused the request: %v", p.opts.To.RequestTopic, errs[i]))
+	}
+}
+
+// mayBeWritten reports whether a write that ended in err (for one message, after the
+// writer's retries) may still have appended the message: anything but a broker's answer
+// that refuses the records. REQUEST_TIMED_OUT and NOT_ENOUGH_REPLICAS_AFTER_APPEND come after
+// the append; an unknown server error, a lost connection or a timeout leave it unknown.
+func mayBeWritten(err error) bool {
+	var kerr kafka.Error
+	if !errors.As(err, &kerr) {
+		return true
+	}
+	switch kerr {
+	case kafka.RequestTimedOut, kafka.NotEnoughReplicasAfterAppend, kafka.Unknown:
+		return true
+	}
+	return false
 }
 
 // settle finishes the in-flight requests whose results arrived.

@@ -34,7 +34,7 @@ type resultsLog struct {
 
 	mu     sync.Mutex
 	byID   map[string]result
-	latest map[string]result // by connector name on B
+	latest map[string]result // by request series (requestSeries)
 	// fresh are the ids of the results that arrived since the last take.
 	fresh   []string
 	changed chan struct{} // closed and replaced when a result arrives
@@ -117,19 +117,20 @@ func (r *resultsLog) apply(msgs []kafka.Message) {
 	for _, rr := range got {
 		r.byID[rr.id] = rr
 		r.fresh = append(r.fresh, rr.id)
-		if rr.typ != events.TypeCreatePlanned {
-			r.latest[rr.name] = rr
+		if series, n := parseRequestID(rr.id); n > 0 && rr.typ != events.TypeCreatePlanned {
+			r.latest[series] = rr
 		}
 	}
 	close(r.changed)
 	r.changed = make(chan struct{})
 }
 
-// latestFor is the latest succeeded or failed result for connector name on B.
-func (r *resultsLog) latestFor(name string) (result, bool) {
+// latestFor is the latest succeeded or failed result of a request of series (one
+// connector's name on B, and what its requests create).
+func (r *resultsLog) latestFor(series string) (result, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res, ok := r.latest[name]
+	res, ok := r.latest[series]
 	return res, ok
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/offsetagent/offsetagent/events"
@@ -15,11 +16,16 @@ type Selection struct {
 	renames          []rename
 	set              []events.ConfigEntry
 	unset            []string
+
+	// includeExpr and excludeExpr are the expressions as given, for the messages.
+	includeExpr, excludeExpr []string
 }
 
 type rename struct {
 	re   *regexp.Regexp
 	repl string
+	// flag is the --rename value as given.
+	flag string
 }
 
 // SelectionFlags are the selection flags as given (each repeatable).
@@ -50,13 +56,14 @@ func NewSelection(f SelectionFlags) (Selection, error) {
 	for _, e := range f.Exclude {
 		s.exclude = append(s.exclude, compile("exclude", e))
 	}
+	s.includeExpr, s.excludeExpr = f.Include, f.Exclude
 	for _, r := range f.Rename {
 		expr, repl, ok := strings.Cut(r, "=")
 		if !ok || expr == "" || repl == "" {
 			errs = append(errs, fmt.Errorf("--rename %q: want RE=REPLACEMENT", r))
 			continue
 		}
-		s.renames = append(s.renames, rename{re: compile("rename", expr), repl: repl})
+		s.renames = append(s.renames, rename{re: compile("rename", expr), repl: repl, flag: r})
 	}
 	for _, kv := range f.Set {
 		k, v, ok := strings.Cut(kv, "=")
@@ -104,6 +111,43 @@ func (s Selection) Selected(name string) bool {
 		}
 	}
 	return true
+}
+
+// Unmatched names each --include, --exclude and --rename that does nothing to names (A's
+// connectors), in flag order: an --include that matches none of them, an --exclude that
+// matches none of those the includes select, a --rename that renames none of the selected
+// (no name it matches, or every one renamed by an earlier --rename). Such a flag is almost
+// always misspelt, and a misspelt --exclude moves the connector it was meant to keep.
+func (s Selection) Unmatched(names []string) []string {
+	var out []string
+	for i, re := range s.include {
+		if !slices.ContainsFunc(names, re.MatchString) {
+			out = append(out, fmt.Sprintf("--include %q matches no connector of A", s.includeExpr[i]))
+		}
+	}
+	included := slices.DeleteFunc(slices.Clone(names), func(n string) bool {
+		return len(s.include) > 0 && !slices.ContainsFunc(s.include, func(re *regexp.Regexp) bool { return re.MatchString(n) })
+	})
+	for i, re := range s.exclude {
+		if !slices.ContainsFunc(included, re.MatchString) {
+			out = append(out, fmt.Sprintf("--exclude %q matches no selected connector", s.excludeExpr[i]))
+		}
+	}
+	renamed := make([]bool, len(s.renames))
+	for _, n := range names {
+		if !s.Selected(n) {
+			continue
+		}
+		if i := slices.IndexFunc(s.renames, func(r rename) bool { return r.re.MatchString(n) }); i >= 0 {
+			renamed[i] = true
+		}
+	}
+	for i, r := range s.renames {
+		if !renamed[i] {
+			out = append(out, fmt.Sprintf("--rename %q renames no selected connector", r.flag))
+		}
+	}
+	return out
 }
 
 // TargetName is name on B: the first matching --rename applied, else name itself.

@@ -40,6 +40,40 @@ func TestSelection(t *testing.T) {
 	}
 }
 
+// Unmatched names each flag that does nothing to A's names, in flag order.
+func TestSelectionUnmatched(t *testing.T) {
+	names := []string{"orders-src", "orders-sink", "users-src"}
+	tests := []struct {
+		name  string
+		flags SelectionFlags
+		want  []string
+	}{
+		{name: "no flags", flags: SelectionFlags{}},
+		{name: "every flag does something", flags: SelectionFlags{Include: []string{"orders-.*", "users-src"}, Exclude: []string{".*-sink"},
+			Rename: []string{"orders-(.*)=o-$1"}}},
+		{name: "one of two includes", flags: SelectionFlags{Include: []string{"orders-.*", "user-src"}},
+			want: []string{`--include "user-src" matches no connector of A`}},
+		{name: "exclude of a name that exists but is not included", flags: SelectionFlags{Include: []string{"orders-.*"}, Exclude: []string{"users-src"}},
+			want: []string{`--exclude "users-src" matches no selected connector`}},
+		{name: "misspelt exclude", flags: SelectionFlags{Exclude: []string{"order-sink"}},
+			want: []string{`--exclude "order-sink" matches no selected connector`}},
+		{name: "rename of excluded names only", flags: SelectionFlags{Exclude: []string{"users-.*"}, Rename: []string{"users-(.*)=u-$1"}},
+			want: []string{`--rename "users-(.*)=u-$1" renames no selected connector`}},
+		{name: "rename shadowed by an earlier one", flags: SelectionFlags{Rename: []string{"orders-(.*)=o-$1", "orders-src=x"}},
+			want: []string{`--rename "orders-src=x" renames no selected connector`}},
+		{name: "several, in flag order", flags: SelectionFlags{Include: []string{"nope"}, Exclude: []string{"nada"}, Rename: []string{"zip=zap"}},
+			want: []string{`--include "nope" matches no connector of A`, `--exclude "nada" matches no selected connector`,
+				`--rename "zip=zap" renames no selected connector`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := NewSelection(tt.flags)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, s.Unmatched(names))
+		})
+	}
+}
+
 func TestSelectionErrors(t *testing.T) {
 	_, err := NewSelection(SelectionFlags{
 		Include: []string{"("}, Rename: []string{"nope", "a="}, Set: []string{"=x", "name=y", "novalue"},

@@ -43,6 +43,8 @@ type fleetFlags struct {
 	// Per-cluster client settings (security.go).
 	fromCommandConfig, toCommandConfig, fromConnectConfig string
 	allowUnreadable                                       bool
+	// allowEmpty: go on when a selection flag matches nothing, or nothing is selected.
+	allowEmpty bool
 }
 
 func (f *fleetFlags) register(fs *flag.FlagSet) {
@@ -56,6 +58,7 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowUnreadable, "allow-unreadable-offsets", false, "go on with a sink whose committed offsets cannot all be read (a topic or group the principal may not describe or read): its unreadable partitions get no offset")
 	fs.Var(&f.include, "include", "select connectors whose whole name matches this Go regexp (repeatable)")
 	fs.Var(&f.exclude, "exclude", "leave out connectors whose whole name matches this Go regexp (repeatable)")
+	fs.BoolVar(&f.allowEmpty, "allow-empty", false, "go on (with a warning) when an --include, --exclude or --rename matches no connector, and exit 0 when nothing is selected (by default either is exit status 1 before anything is stopped or published)")
 	fs.Var(&f.rename, "rename", "RE=REPL: rename on B (RE matches the whole name; REPL may use $1) (repeatable)")
 	fs.Var(&f.set, "set", "KEY=VALUE config edit for every selected connector (repeatable)")
 	fs.Var(&f.unset, "unset", "config key removed from every selected connector (repeatable)")
@@ -140,7 +143,7 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 	o := migrate.Options{
 		ConnectURL: f.fromConnectURL, Selection: sel, InitialState: strings.ToUpper(f.initialState),
 		SinkOffsets: migrate.SinkOffsetsMode(f.sinkMode()), StopSource: f.stopSource, SinkFollowsSource: f.sinkFollowsSource,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		AllowEmpty: f.allowEmpty, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	o.States = &migrate.StateStore{Brokers: splitList(f.toBrokers), Topic: f.stateTopic, SelectionKey: f.selectionKey()}
 	if f.fromBrokers != "" {
@@ -152,6 +155,15 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 
 // selectionKey is the text a derived migration id hashes: every flag that changes what is
 // created on B, in an encoding that tells apart every two selections.
+//
+// Left out on purpose: --to-strimzi-cluster (an offsets-only request has ids of its own
+// within the migration, so a plain run after it creates the connectors, and both share
+// --stop-source's state records), --stop-source (it changes what happens on A), --dry-run
+// (its request ids are its own, and plans never count as results), and the flags that decide
+// only whether a connector can be published and how exactly its offsets are found (--exact,
+// --allow-replay, --mm2-target-alias, --checkpoint-wait, --allow-unreadable-offsets,
+// --allow-empty): the runbook re-runs the same migration with them to complete its failed
+// connectors, and a new id would re-publish, and so fail as existing, those it created.
 //
 // Where each repeatable flag was given at most once, and never empty, the key is the flags
 // joined by NUL bytes, as it always was, so that a migration begun by an earlier version keeps

@@ -106,6 +106,20 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	}
 	require.Empty(t, out)
 	require.Contains(t, stderr, "1 connectors: 0 succeeded, 1 planned, 0 failed, 0 skipped")
+	// A misspelt --exclude is named and refused (exit 1) unless --allow-empty.
+	code, out, stderr = cmd("export", "--from-brokers", a.Addr(), "--exclude", "file-scr-1")
+	require.Equal(t, 1, code, stderr)
+	require.Empty(t, out)
+	require.Contains(t, stderr, `--exclude "file-scr-1" matches no selected connector (A has 1: file-src-1): check the spelling, or give --allow-empty`)
+	code, out, stderr = cmd("export", "--from-brokers", a.Addr(), "--exclude", "file-scr-1", "--allow-empty")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, `"name":"file-src-1"`)
+	require.Contains(t, stderr, `flag="--exclude \"file-scr-1\" matches no selected connector"`)
+	code, out, stderr = cmd("export", "--from-brokers", a.Addr(), "--include", "nothing", "--allow-empty")
+	require.Equal(t, 0, code, stderr)
+	require.Empty(t, out)
+	require.Contains(t, stderr, "0 connectors: 0 succeeded")
+
 	bodies, err := os.ReadFile(filepath.Join(dir, "bodies.jsonl"))
 	require.NoError(t, err)
 	require.Equal(t, `{"name":"file-src-1","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"test.txt","name":"file-src-1","tasks.max":"1","topic":"test-topic"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"filename":"test.txt"},"offset":{"position":30}}]}`+"\n", string(bodies))
@@ -213,6 +227,31 @@ func TestSelectionKeyUnambiguous(t *testing.T) {
 	}
 	legacy := fleetFlags{fromConfigTopic: "connect-configs", fromOffsetsTopic: "connect-offsets", include: listFlag{"orders-.*"}, set: listFlag{"a=1,b=2"}}
 	require.Equal(t, "connect-configs\x00connect-offsets\x00orders-.*\x00\x00\x00a=1,b=2\x00\x00\x00copy", legacy.selectionKey())
+}
+
+// The flags that only decide whether a connector can be published, or what happens on A,
+// keep the migration id: re-running with them completes the same migration.
+func TestSelectionKeyKeptByRerunFlags(t *testing.T) {
+	base := fleetFlags{mm2SourceAlias: "A", replicationPolicy: "default", include: listFlag{"orders-.*"}}
+	tests := []struct {
+		name string
+		edit func(f *fleetFlags)
+	}{
+		{name: "exact", edit: func(f *fleetFlags) { f.exact = true }},
+		{name: "allow replay", edit: func(f *fleetFlags) { f.allowReplay = true }},
+		{name: "target alias", edit: func(f *fleetFlags) { f.mm2TargetAlias = "B" }},
+		{name: "checkpoint wait", edit: func(f *fleetFlags) { f.checkpointWait = time.Minute }},
+		{name: "allow unreadable", edit: func(f *fleetFlags) { f.allowUnreadable = true }},
+		{name: "allow empty", edit: func(f *fleetFlags) { f.allowEmpty = true }},
+		{name: "stop source", edit: func(f *fleetFlags) { f.stopSource = true }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := base
+			tc.edit(&f)
+			require.Equal(t, base.selectionKey(), f.selectionKey())
+		})
+	}
 }
 
 func migrateIDOf(f *fleetFlags) string {

@@ -144,11 +144,13 @@ func (f *fleetFlags) reach(ctx context.Context, w io.Writer, cl clusters, timeou
 }
 
 // fleetError prints the error of an export or a migration and returns the exit status: 1 for
-// a selection that matches no connector, else 2 (nothing was stopped or published).
+// a selection that matches no connector or has a flag that matches nothing, else 2 (nothing
+// was stopped or published).
 func fleetError(stderr io.Writer, command string, err error) int {
 	fmt.Fprintf(stderr, "offsetagent %s: %v\n", command, err)
 	var none *migrate.NoneSelectedError
-	if errors.As(err, &none) {
+	var unmatched *migrate.UnmatchedError
+	if errors.As(err, &none) || errors.As(err, &unmatched) {
 		return 1
 	}
 	return 2

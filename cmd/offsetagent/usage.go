@@ -58,7 +58,8 @@ var helps = map[string]cmdHelp{
 			"The summary table goes to stderr; every exported connector's outcome is \"planned\".",
 		required: []string{"from-brokers|from-connect-url"},
 		after: "Exit status: 0 every selected connector exported (planned), 1 any skipped or failed, or\n" +
-			"a selection that matches no connector, 2 bad flags, an unreachable cluster or a refused precheck.\n" +
+			"a selection that matches no connector or an --include, --exclude or --rename that matches none\n" +
+			"(unless --allow-empty), 2 bad flags, an unreachable cluster or a refused precheck.\n" +
 			"See docs/migration.md.",
 	},
 	"migrate": {
@@ -75,8 +76,9 @@ var helps = map[string]cmdHelp{
 			"Connect topics (--to-config-topic, --to-offsets-topic).\n" +
 			"Outcomes: succeeded, planned (--dry-run), failed, skipped, pending.\n" +
 			"Exit status: 0 every selected connector succeeded (or planned), 1 any failed, skipped or\n" +
-			"pending, or a selection that matches no connector, 2 bad flags, an unreachable cluster or a\n" +
-			"refused precheck (nothing stopped or published). See docs/migration.md.",
+			"pending, or a selection that matches no connector or an --include, --exclude or --rename that\n" +
+			"matches none (unless --allow-empty), 2 bad flags, an unreachable cluster or a refused precheck\n" +
+			"(nothing stopped or published). See docs/migration.md.",
 	},
 	"demo": {
 		synopsis: "offsetagent demo",

@@ -1,0 +1,266 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetagent/offsetagent/agent"
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/migrate"
+)
+
+// fileSourceBody is a file source connector's body with one offset; extra is appended to
+// its config.
+func fileSourceBody(name, extra string) string {
+	return fmt.Sprintf(`{"name":%q,"config":{"connector.class":%q,"file":"%s.txt","topic":"t","tasks.max":"1"%s},"initial_offsets":[{"partition":{"filename":"%s.txt"},"offset":{"position":7}}]}`,
+		name, fileSource, name, extra, name)
+}
+
+// newSourcesPair is newMigrationPair with the connectors of bodies on A; prepareB, when not
+// nil, may edit B's agent configuration and prepare B's cluster before B's agent makes its
+// topics. B's agent is stopped on return.
+func newSourcesPair(t *testing.T, bodies []string, prepareB func(c *cluster, cfg *agent.Config)) (*migrationPair, *cluster) {
+	t.Helper()
+	b := startCluster(t)
+	p := &migrationPair{cfgA: testConfig(startCluster(t)), cfgB: testConfig(b)}
+	if prepareB != nil {
+		prepareB(b, &p.cfgB)
+	}
+	agentA := startAgent(t, p.cfgA, agent.Options{})
+	clA := newClient(t, p.cfgA)
+	var ids []string
+	for _, body := range bodies {
+		ids = append(ids, clA.publish(body, events.RequestOptions{}))
+	}
+	for _, id := range ids {
+		r := clA.waitResult(id, resultWait)
+		require.Equal(t, events.TypeCreateSucceeded, r.Type, "%s: %s", r.Data.Name, r.Data.Message)
+	}
+	agentA.stop(t)
+	startAgent(t, p.cfgB, agent.Options{}).stop(t)
+	p.clB = newClient(t, p.cfgB)
+	return p, b
+}
+
+// outcomeSteps maps each report entry to "outcome step".
+func outcomeSteps(rep *migrate.Report) map[string]string {
+	out := map[string]string{}
+	for _, e := range rep.Connectors {
+		out[e.Name] = strings.TrimSpace(fmt.Sprintf("%s %s", e.Outcome, e.FailedStep))
+	}
+	return out
+}
+
+// A batch of requests of which B refuses one is not failed as a whole: here the five
+// requests go to one partition of B's request topic in one record batch, which is above the
+// topic's max.message.bytes because of one of them. Only that connector fails at
+// publish_request; the others are written on their own and created.
+func TestMigrateBatchRefusesOneRequest(t *testing.T) {
+	payload := make([]byte, 6000)
+	_, err := rand.Read(payload)
+	require.NoError(t, err)
+	names := []string{"small-1", "small-2", "small-3", "small-4"}
+	var bodies []string
+	for _, n := range names {
+		bodies = append(bodies, fileSourceBody(n, ""))
+	}
+	// Random hex: no codec makes it fit.
+	bodies = append(bodies, fileSourceBody("big-src", fmt.Sprintf(`,"payload":%q`, hex.EncodeToString(payload))))
+	p, _ := newSourcesPair(t, bodies, func(_ *cluster, cfg *agent.Config) {
+		cfg.RequestTopicPartitions = 1
+		createTopicWith(t, newClient(t, *cfg), cfg.RequestTopic, 1, map[string]string{"max.message.bytes": "8000"})
+	})
+	startAgent(t, p.cfgB, agent.Options{})
+	o := p.options(t)
+	o.Concurrency, o.Timeout = 16, time.Minute
+	rep, err := migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"small-1": "succeeded", "small-2": "succeeded", "small-3": "succeeded", "small-4": "succeeded",
+		"big-src": "failed publish_request"}, outcomeSteps(rep))
+	for _, e := range rep.Connectors {
+		if e.Name == "big-src" {
+			require.Contains(t, e.Message, "[10] Message Size Too Large")
+		}
+	}
+	live := p.clB.live(p.cfgB.ConfigTopic)
+	require.NotContains(t, live, "connector-big-src")
+	for _, n := range names {
+		require.Contains(t, live, "connector-"+n)
+	}
+}
+
+// A request whose write ends without knowing whether B appended it (here B answers
+// REQUEST_TIMED_OUT, after appending, every time the writer tries one partition) is not
+// failed: it stays in flight, its result arrives, and it succeeded. The requests on the
+// other partitions of the same call are not failed either.
+func TestMigrateUnknownWriteIsPending(t *testing.T) {
+	var names, bodies []string
+	for i := range 6 {
+		names = append(names, fmt.Sprintf("src-%d", i))
+		bodies = append(bodies, fileSourceBody(names[i], ""))
+	}
+	p, b := newSourcesPair(t, bodies, nil)
+	fake := b.requireFake(t)
+	part := func(name string) int { return (&kafka.Hash{}).Balance(kafka.Message{Key: []byte(name)}, 0, 1, 2) }
+	timedOut := part(names[0])
+	others := 0
+	for _, n := range names {
+		if part(n) != timedOut {
+			others++
+		}
+	}
+	require.Positive(t, others, "the other requests go to other partitions")
+	h := fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: p.cfgB.RequestTopic, Partitions: []int32{int32(timedOut)},
+		Err: kerr.RequestTimedOut, Count: -1, When: notProbe})
+	defer h.Remove()
+	startAgent(t, p.cfgB, agent.Options{})
+	o := p.options(t)
+	o.Concurrency, o.Timeout = 16, 2*time.Minute
+	rep, err := migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Positive(t, h.Hits(), "the fault answered the writes")
+	want := map[string]string{}
+	for _, n := range names {
+		want[n] = "succeeded"
+	}
+	require.Equal(t, want, outcomeSteps(rep))
+}
+
+// An offsets-only request (into a Strimzi-managed B) does not stand for a creation: after a
+// --to-strimzi-cluster run, a plain run of the same selection creates the connector, and a
+// run after that publishes nothing.
+func TestMigrateOffsetsOnlyThenCreate(t *testing.T) {
+	p := newMigrationPair(t)
+	startAgent(t, p.cfgB, agent.Options{})
+	o := p.options(t)
+	o.Timeout = time.Minute
+	o.Strimzi = &migrate.StrimziTarget{Cluster: "connect-b", Dir: t.TempDir()}
+	rep, err := migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"file-src-1": "succeeded"}, outcomeSteps(rep))
+	require.NotContains(t, p.clB.live(p.cfgB.ConfigTopic), "connector-file-src-1", "offsets only")
+
+	o = p.options(t)
+	o.Timeout = time.Minute
+	rep, err = migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"file-src-1": "succeeded"}, outcomeSteps(rep))
+	require.Contains(t, p.clB.live(p.cfgB.ConfigTopic), "connector-file-src-1", "the plain run created the connector")
+
+	requests := len(p.clB.readAll(p.cfgB.RequestTopic))
+	rep, err = migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.True(t, rep.OK())
+	require.Len(t, p.clB.readAll(p.cfgB.RequestTopic), requests, "nothing published again")
+}
+
+// While results are awaited, the progress says every WaitReport how many are in, how many
+// are awaited and how long is left: a --result-topic that B's agents do not write shows as
+// no result coming, not as silence.
+func TestMigrateWaitProgress(t *testing.T) {
+	p := newMigrationPair(t)
+	startAgent(t, p.cfgB, agent.Options{})
+	other := "other-" + p.cfgB.ResultTopic
+	p.clB.createTopic(other, 1)
+	o := p.options(t)
+	o.To.ResultTopic = other
+	o.Timeout, o.Grace, o.WaitReport = 4*time.Second, 500*time.Millisecond, 500*time.Millisecond
+	var out bytes.Buffer
+	o.Progress = migrate.LineProgress(&out)
+	rep, err := migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"file-src-1": "failed await_result"}, outcomeSteps(rep))
+	require.Contains(t, out.String(), fmt.Sprintf("waiting for results on topic %q: 0 of 1 in, 1 awaited, ", other))
+	require.Contains(t, out.String(), "none yet: B's agents must write their results to this topic")
+}
+
+// A dry run creates nothing: interrupted before its plan arrived, it is not pending ("may
+// still create"): its plan was not received.
+func TestMigrateInterruptedDryRunIsNotPending(t *testing.T) {
+	p := newMigrationPair(t)
+	o := p.options(t)
+	o.Timeout, o.DryRun = time.Hour, true
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for range 600 {
+			if ctx.Err() != nil {
+				return
+			}
+			if len(p.clB.readAll(p.cfgB.RequestTopic)) > 0 {
+				cancel()
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	rep, err := migrate.Migrate(ctx, o)
+	require.NoError(t, err)
+	require.Len(t, rep.Connectors, 1)
+	e := rep.Connectors[0]
+	require.NotEqual(t, migrate.OutcomePending, e.Outcome, e.Message)
+	require.Equal(t, migrate.OutcomeFailed, e.Outcome, e.Message)
+	require.Contains(t, e.Message, "no plan received")
+	require.NotContains(t, e.Message, "may still")
+	require.False(t, rep.OK())
+}
+
+// An --include, --exclude or --rename that has no effect on A's connectors is named, and the
+// run refused before anything is stopped or published, unless AllowEmpty; with it, a
+// selection that matches nothing is an empty report.
+func TestSelectionFlagsMatchingNothing(t *testing.T) {
+	p := newMigrationPair(t)
+	export := func(flags migrate.SelectionFlags, allowEmpty bool) (*migrate.Report, error) {
+		sel, err := migrate.NewSelection(flags)
+		require.NoError(t, err)
+		return migrate.Export(context.Background(), migrate.Options{
+			Topics:    &migrate.TopicsSource{Brokers: p.cfgA.Brokers, ConfigTopic: p.cfgA.ConfigTopic, OffsetsTopic: p.cfgA.OffsetsTopic},
+			Selection: sel, Logger: testLogger(t), AllowEmpty: allowEmpty,
+		})
+	}
+	tests := []struct {
+		name  string
+		flags migrate.SelectionFlags
+		want  string
+	}{
+		{name: "misspelt exclude", flags: migrate.SelectionFlags{Exclude: []string{"file-scr-1"}},
+			want: `--exclude "file-scr-1" matches no selected connector`},
+		{name: "one of two includes", flags: migrate.SelectionFlags{Include: []string{"file-src-.*", "fle-src-2"}},
+			want: `--include "fle-src-2" matches no connector of A`},
+		{name: "misspelt rename", flags: migrate.SelectionFlags{Rename: []string{"fil-src-(.*)=b-$1"}},
+			want: `--rename "fil-src-(.*)=b-$1" renames no selected connector`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := export(tc.flags, false)
+			require.ErrorContains(t, err, tc.want)
+			var unmatched *migrate.UnmatchedError
+			require.True(t, errors.As(err, &unmatched), "%T", err)
+			require.Nil(t, rep)
+
+			rep, err = export(tc.flags, true)
+			require.NoError(t, err)
+			require.Equal(t, map[string]string{"file-src-1": "planned"}, outcomeSteps(rep))
+		})
+	}
+	_, err := export(migrate.SelectionFlags{Include: []string{"nothing"}}, false)
+	var none *migrate.NoneSelectedError
+	require.True(t, errors.As(err, &none), "%v", err)
+	rep, err := export(migrate.SelectionFlags{Include: []string{"nothing"}}, true)
+	require.NoError(t, err)
+	require.Empty(t, rep.Connectors)
+	require.True(t, rep.OK())
+}
