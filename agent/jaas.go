@@ -116,7 +116,8 @@ type jaasToken struct {
 // jaasTokenizer splits a JAAS entry as java.io.StreamTokenizer does with JaasConfig's
 // settings: words of letters, digits, `.`, `-`, `_` and `$` that start with a letter, `_` or
 // `$` (Java would read a leading digit, `.` or `-` as a number, which JaasConfig refuses as a
-// value: quote it), quoted strings, comments, and any other character on its own.
+// value: quote it), quoted strings, comments (`//`, `/* */` and, StreamTokenizer's default,
+// a lone `/` to the end of the line), and any other character on its own.
 type jaasTokenizer struct {
 	s []rune
 	i int
@@ -160,6 +161,12 @@ func (tz *jaasTokenizer) next() (jaasToken, error) {
 				return jaasToken{}, errors.New("unterminated /* comment")
 			}
 			tz.i += 2 + len([]rune(string(tz.s[tz.i+2:])[:end])) + 2
+		case r == '/':
+			// A lone slash is StreamTokenizer's default comment character: a comment to the
+			// end of the line.
+			for tz.i < len(tz.s) && tz.s[tz.i] != '\n' && tz.s[tz.i] != '\r' {
+				tz.i++
+			}
 		case r == '"' || r == '\'':
 			return tz.quoted(r)
 		case isJAASWordStart(r):
