@@ -76,12 +76,13 @@ demo-real: ## Apache Kafka + a Connect worker + the agent: the seed example in C
 demo-cdc: ## PostgreSQL -> Debezium -> Kafka A -> JDBC sink, moved to cluster B across MirrorMaker 2 while rows change
 	$(GO) test -count=1 -v -timeout 15m -run 'TestPipelineMigratedAcrossMirrorMaker2/stop-source' ./integration/realkafka/cdc/
 
-fuzz: ## Fuzz the request decoder, the MirrorMaker 2 record decoders and the client properties reader briefly
+fuzz: ## Fuzz the request decoder, the MirrorMaker 2 record decoders, the client properties reader and its errors (no secret in them) briefly
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) ./events/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeCheckpoint -fuzztime $(FUZZTIME) ./mm2/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeOffsetSync -fuzztime $(FUZZTIME) ./mm2/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseProperties$$' -fuzztime $(FUZZTIME) ./agent/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCommandConfig$$' -fuzztime $(FUZZTIME) ./agent/
+	$(GO) test -run '^$$' -fuzz '^FuzzSecretsNotInErrors$$' -fuzztime $(FUZZTIME) ./agent/
 
 props-goldens: ## Regenerate agent/testdata/props-oracle.json: java.util.Properties and Kafka's ConfigDef read the client properties inputs (java; mvn for the first jar download)
 	$(GO) run ./tools/props-oracle
