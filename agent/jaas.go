@@ -55,7 +55,6 @@ func parseJAAS(s string) (user, password string, err error) {
 		return "", "", fmt.Errorf("character %d: not a control flag: want required", flag.pos)
 	}
 	opts := map[string]string{}
-	var order []string
 	for {
 		t, err := tz.next()
 		if err != nil {
@@ -80,9 +79,6 @@ func parseJAAS(s string) (user, password string, err error) {
 		}
 		if v.kind != tokWord && v.kind != tokQuoted {
 			return "", "", fmt.Errorf("%s: value not specified (quote values: key=\"...\")", jaasOption(t))
-		}
-		if _, dup := opts[key]; !dup {
-			order = append(order, key)
 		}
 		opts[key] = v.text
 		if key != "username" && key != "password" && !(key == "tokenauth" && module == scramLoginModule) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sethvargo/go-envconfig"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
@@ -39,7 +40,12 @@ func TestSCRAMPasswordAsKafkaDerivesIt(t *testing.T) {
 				kfake.Superuser(tt.mechanism, "agent", tt.password))
 			require.NoError(t, err)
 			t.Cleanup(c.Close)
-			sec := Security{SASLMechanism: tt.mechanism, SASLUsername: "agent", SASLPassword: tt.password}
+			// The variables, read as the agent's configuration reads them.
+			var sec Security
+			require.NoError(t, envconfig.ProcessWith(context.Background(), &envconfig.Config{Target: &sec, Lookuper: envconfig.MapLookuper(map[string]string{
+				"OFFSETAGENT_SASL_MECHANISM": tt.mechanism, "OFFSETAGENT_SASL_USERNAME": "agent", "OFFSETAGENT_SASL_PASSWORD": tt.password,
+			})}))
+			require.Equal(t, tt.password, sec.SASLPassword)
 			if tt.fromFile {
 				file := "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=" + tt.mechanism + "\nsasl.jaas.config=" + scramLoginModule +
 					` required username="agent" password="` + escapeJAASValue(tt.password) + "\";\n"
