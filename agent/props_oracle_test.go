@@ -3,7 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"os"
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -129,14 +129,5 @@ func jaasSupported(entries []struct {
 
 // readsKey reports whether the client properties reader takes k's value.
 func readsKey(k string) bool {
-	return k == "security.protocol" || k == "sasl.mechanism" || k == "sasl.jaas.config" || strings.HasPrefix(k, "ssl.") && containsKey(tlsKeys, k)
-}
-
-func containsKey(keys []string, k string) bool {
-	for _, x := range keys {
-		if x == k {
-			return true
-		}
-	}
-	return false
+	return k == "security.protocol" || k == "sasl.mechanism" || k == "sasl.jaas.config" || slices.Contains(tlsKeys, k)
 }
