@@ -1,12 +1,16 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/xdg-go/scram"
 )
 
 // kafkaReading is what a Kafka client made of one properties file: the golden table
@@ -21,11 +25,8 @@ type kafkaReading struct {
 		Properties   map[string]string `json:"properties"`
 		Config       map[string]any    `json:"config"`
 		ConfigErrors map[string]string `json:"config_errors"`
-		JAAS         []struct {
-			Module  string            `json:"module"`
-			Options map[string]string `json:"options"`
-		} `json:"jaas"`
-		JAASError string `json:"jaas_error"`
+		JAAS         []jaasEntry       `json:"jaas"`
+		JAASError    string            `json:"jaas_error"`
 	} `json:"kafka"`
 }
 
@@ -113,12 +114,22 @@ func TestPropertiesReadAsKafkaReadsThem(t *testing.T) {
 	require.Greater(t, accepted, len(table)/2, "most inputs are files offsetagent accepts")
 }
 
-// jaasSupported reports whether entries, as Kafka read them, are one Plain or Scram login
-// module with a username and password and no other option.
-func jaasSupported(entries []struct {
+// jaasEntry is a login module entry as Kafka's JaasContext read it, with the SCRAM
+// credentials of its password option as Kafka derives them.
+type jaasEntry struct {
 	Module  string            `json:"module"`
 	Options map[string]string `json:"options"`
-}) bool {
+	SCRAM   map[string]struct {
+		Salt       []byte `json:"salt"`
+		Iterations string `json:"iterations"`
+		StoredKey  []byte `json:"stored_key"`
+		ServerKey  []byte `json:"server_key"`
+	} `json:"scram"`
+}
+
+// jaasSupported reports whether entries, as Kafka read them, are one Plain or Scram login
+// module with a username and password and no other option.
+func jaasSupported(entries []jaasEntry) bool {
 	if len(entries) != 1 || (entries[0].Module != plainLoginModule && entries[0].Module != scramLoginModule) {
 		return false
 	}
@@ -130,4 +141,58 @@ func jaasSupported(entries []struct {
 // readsKey reports whether the client properties reader takes k's value.
 func readsKey(k string) bool {
 	return k == "security.protocol" || k == "sasl.mechanism" || k == "sasl.jaas.config" || slices.Contains(tlsKeys, k)
+}
+
+// The agent's SCRAM client proves the password from sasl.jaas.config to a server that holds
+// the credential Kafka derived from it (ScramFormatter, as kafka-configs.sh and the Admin API
+// do), passwords that SASLprep would refuse or change included: a control character, U+FFFD,
+// a non-character, a no-break space, a ligature NFKC folds.
+func TestSCRAMCredentialsAsKafkaDerivesThem(t *testing.T) {
+	data, err := os.ReadFile("testdata/props-oracle.json")
+	require.NoError(t, err)
+	var table []kafkaReading
+	require.NoError(t, json.Unmarshal(data, &table))
+	checked := 0
+	for _, tc := range table {
+		for _, e := range tc.Kafka.JAAS {
+			for mech, cred := range e.SCRAM {
+				t.Run(tc.Name+"/"+mech, func(t *testing.T) {
+					iters, err := strconv.Atoi(cred.Iterations)
+					require.NoError(t, err)
+					gen := scram.SHA256
+					if mech == "SCRAM-SHA-512" {
+						gen = scram.SHA512
+					}
+					server, err := gen.NewServer(func(string) (scram.StoredCredentials, error) {
+						return scram.StoredCredentials{KeyFactors: scram.KeyFactors{Salt: string(cred.Salt), Iters: iters},
+							StoredKey: cred.StoredKey, ServerKey: cred.ServerKey}, nil
+					})
+					require.NoError(t, err)
+					m, err := saslMechanism(Security{SASLMechanism: mech, SASLUsername: e.Options["username"], SASLPassword: e.Options["password"]})
+					require.NoError(t, err)
+					sess, msg, err := m.Start(context.Background())
+					require.NoError(t, err)
+					conv := server.NewConversation()
+					for i := 0; i < 3; i++ {
+						challenge, err := conv.Step(string(msg))
+						require.NoError(t, err, "the server refused the client's message %d", i)
+						if conv.Done() {
+							break
+						}
+						var done bool
+						done, msg, err = sess.Next(context.Background(), []byte(challenge))
+						require.NoError(t, err)
+						if done {
+							break
+						}
+					}
+					require.True(t, conv.Valid(), "the server did not authenticate the client")
+					// The user name on the wire, escaped as Kafka's ScramFormatter.saslName does.
+					require.Equal(t, strings.NewReplacer("=", "=3D", ",", "=2C").Replace(e.Options["username"]), conv.Username())
+					checked++
+				})
+			}
+		}
+	}
+	require.Greater(t, checked, 4)
 }

@@ -5,14 +5,17 @@
 //    "config": {key: value | [values], ...}, ConfigDef.parseType of AdminClientConfig's keys
 //    "config_errors": {key: message, ...},   keys whose value ConfigDef or the key's validator
 //                                            refuses
-//    "jaas": [{"module": .., "flag": .., "options": {..}}, ...] | "jaas_error": message
-//                                            JaasContext.loadClientContext of sasl.jaas.config
+//    "jaas": [{"module": .., "flag": .., "options": {..}, "scram": {..}}, ...] | "jaas_error": message
+//                                            JaasContext.loadClientContext of sasl.jaas.config,
+//                                            with the SCRAM credentials of a password option
+//                                            as Kafka derives them (see scram)
 //    "load_error": message}                  Properties.load refused the file
 // Keys are sorted; every character outside printable ASCII is written as a JSON escape (backslash, u, four hex digits), so
 // the answer is the exact UTF-16 text Java holds. A Password is written as its value.
 import java.io.FileInputStream;
+import java.nio.charset.StandardCharsets;
 import java.io.InputStream;
-import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,6 +28,9 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.security.JaasContext;
+import org.apache.kafka.common.security.scram.ScramCredential;
+import org.apache.kafka.common.security.scram.internals.ScramFormatter;
+import org.apache.kafka.common.security.scram.internals.ScramMechanism;
 
 public final class PropsOracle {
     private PropsOracle() {
@@ -73,6 +79,38 @@ public final class PropsOracle {
             string(b, e.getKey());
             b.append(':');
             value(b, e.getValue());
+        }
+        b.append('}');
+    }
+
+    /** The salt of the SCRAM credentials the oracle derives: fixed, so the answer is too. */
+    static final byte[] SALT = "offsetagent-props-oracle".getBytes(StandardCharsets.US_ASCII);
+    static final int ITERATIONS = 4096;
+
+    /**
+     * The SCRAM credential of password for each mechanism, as kafka-configs.sh and
+     * Admin.alterUserScramCredentials derive it (ScramFormatter.saltedPassword, then
+     * generateCredential): {"SCRAM-SHA-256": {"salt", "iterations", "stored_key",
+     * "server_key"}, ...}, bytes in base64.
+     */
+    static void scram(StringBuilder b, String password) throws Exception {
+        Map<String, String> out = new TreeMap<>();
+        b.append('{');
+        String sep = "";
+        for (ScramMechanism m : new ScramMechanism[] {ScramMechanism.SCRAM_SHA_256, ScramMechanism.SCRAM_SHA_512}) {
+            ScramFormatter f = new ScramFormatter(m);
+            ScramCredential c = f.generateCredential(SALT, f.saltedPassword(password, SALT, ITERATIONS), ITERATIONS);
+            Base64.Encoder e = Base64.getEncoder();
+            b.append(sep);
+            sep = ",";
+            string(b, m.mechanismName());
+            b.append(':');
+            out.clear();
+            out.put("salt", e.encodeToString(c.salt()));
+            out.put("iterations", Integer.toString(c.iterations()));
+            out.put("stored_key", e.encodeToString(c.storedKey()));
+            out.put("server_key", e.encodeToString(c.serverKey()));
+            object(b, out);
         }
         b.append('}');
     }
@@ -139,6 +177,10 @@ public final class PropsOracle {
                         opts.put(o.getKey(), String.valueOf(o.getValue()));
                     }
                     object(j, opts);
+                    if (opts.containsKey("password")) {
+                        j.append(",\"scram\":");
+                        scram(j, opts.get("password"));
+                    }
                     j.append('}');
                 }
                 b.append(",\"jaas\":").append(j).append(']');
