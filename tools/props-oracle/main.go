@@ -1,8 +1,8 @@
 // Command props-oracle regenerates the golden table of the client properties reader
 // (agent/testdata/props-oracle.json) from its inputs (agent/testdata/props-oracle-cases.json)
 // with a real JVM: java.util.Properties.load reads each input, Kafka's ConfigDef parses the
-// values of the keys AdminClientConfig defines, and JaasContext reads sasl.jaas.config (see
-// PropsOracle.java). kafka-clients comes from the jar folder of the real Kafka tier
+// values of the keys AdminClientConfig defines, JaasContext reads sasl.jaas.config and
+// ScramFormatter derives the SCRAM credentials of its password (see PropsOracle.java). kafka-clients comes from the jar folder of the real Kafka tier
 // (integration/realkafka: Maven, cached after the first run), so java and, the first time,
 // mvn must be on the PATH. Run from the repository's root: make props-goldens.
 //
