@@ -51,14 +51,14 @@ func ParseCommandConfig(data []byte) (Security, []string, error) {
 	if err != nil {
 		return Security{}, nil, err
 	}
-	m := lastValues(props)
+	m := configValues(props)
 	var errs []error
 	var notes []string
 	var s Security
 
 	protocol := "PLAINTEXT"
 	if v, ok := m["security.protocol"]; ok {
-		protocol = strings.ToUpper(strings.TrimSpace(v))
+		protocol = strings.ToUpper(v)
 	}
 	useSASL, useTLS := false, false
 	switch protocol {
@@ -92,7 +92,7 @@ func ParseCommandConfig(data []byte) (Security, []string, error) {
 
 	if useSASL {
 		mech, ok := m["sasl.mechanism"]
-		mech = strings.ToUpper(strings.TrimSpace(mech))
+		mech = strings.ToUpper(mech)
 		switch {
 		case !ok:
 			errs = append(errs, errors.New("sasl.mechanism: not set, so Kafka's default GSSAPI (Kerberos) applies, which offsetagent does not support: set PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"))
@@ -144,6 +144,25 @@ func lastValues(props []Property) map[string]string {
 	return m
 }
 
+// configValues is the properties as a Kafka client's configuration holds them: the last value
+// of a key, trimmed as ConfigDef.parseType trims the value of every key it defines, whatever
+// its type (STRING, PASSWORD, LIST, ...): with String.trim, which drops the characters up to
+// U+0020 at both ends (blanks, control characters) and no other Unicode space (U+00A0 stays).
+// A password written with trailing blanks is thus the password without them, for Kafka and
+// for offsetagent alike. Every key the client properties reader takes is such a key.
+func configValues(props []Property) map[string]string {
+	m := lastValues(props)
+	for k, v := range m {
+		m[k] = javaTrim(v)
+	}
+	return m
+}
+
+// javaTrim is java.lang.String.trim: s without the characters up to U+0020 at both ends.
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
 // keysInOrder is the keys in the order of their first line, each once.
 func keysInOrder(props []Property) []string {
 	var out []string
@@ -183,7 +202,7 @@ func parseTLSProps(m map[string]string) (tlsProps, error) {
 		}
 	}
 	has := func(k string) bool { _, ok := m[k]; return ok }
-	storeType := func(k string) string { return strings.ToUpper(strings.TrimSpace(m[k])) }
+	storeType := func(k string) string { return strings.ToUpper(m[k]) }
 
 	// Truststore.
 	if has("ssl.truststore.location") || has("ssl.truststore.certificates") || has("ssl.truststore.type") {
@@ -199,7 +218,7 @@ func parseTLSProps(m map[string]string) (tlsProps, error) {
 		case has("ssl.truststore.location") && has("ssl.truststore.certificates"):
 			errs = append(errs, errors.New("ssl.truststore.location and ssl.truststore.certificates: set one, not both"))
 		case has("ssl.truststore.location"):
-			t.caFile = strings.TrimSpace(m["ssl.truststore.location"])
+			t.caFile = m["ssl.truststore.location"]
 		case has("ssl.truststore.certificates"):
 			t.caPEM = []byte(m["ssl.truststore.certificates"])
 		}
@@ -225,7 +244,7 @@ func parseTLSProps(m map[string]string) (tlsProps, error) {
 		case has("ssl.keystore.location") && inline:
 			errs = append(errs, errors.New("ssl.keystore.location and ssl.keystore.certificate.chain/ssl.keystore.key: set the file or the inline pair, not both"))
 		case has("ssl.keystore.location"):
-			f := strings.TrimSpace(m["ssl.keystore.location"])
+			f := m["ssl.keystore.location"]
 			t.certFile, t.keyFile = f, f
 		case has("ssl.keystore.certificate.chain") != has("ssl.keystore.key"):
 			errs = append(errs, errors.New("ssl.keystore.certificate.chain and ssl.keystore.key: set both or neither"))
@@ -245,7 +264,7 @@ func parseTLSProps(m map[string]string) (tlsProps, error) {
 	}
 
 	if v, ok := m["ssl.endpoint.identification.algorithm"]; ok {
-		switch strings.ToLower(strings.TrimSpace(v)) {
+		switch strings.ToLower(v) {
 		case "https":
 		case "":
 			t.noHostnameCheck = true

@@ -63,7 +63,7 @@ func TestParseJAAS(t *testing.T) {
 		{"kerberos", `com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true;`, "login module \"com.sun.security.auth.module.Krb5LoginModule\" not supported"},
 		{"no semicolon", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="s3cr3t"`, "not terminated by a semicolon"},
 		{"two modules", jaasScram + jaasScram, "more than one login module"},
-		{"numeric value", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password=123456;`, `value not specified for option "password"`},
+		{"numeric value", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password=123456;`, `option "password": value not specified`},
 		{"unterminated", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="s3cr3t;`, "unterminated quoted value"},
 		{"unknown option", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="s3cr3t" serviceName="kafka";`, `option "serviceName" not supported`},
 		{"no password", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u";`, "option password: missing"},

@@ -79,7 +79,8 @@ func ParseConnectConfig(data []byte) (ConnectSecurity, error) {
 		errs = append(errs, fmt.Errorf("basic.auth.credentials.source: %q not supported: want USER_INFO (or URL)", m["basic.auth.credentials.source"]))
 	}
 	if tlsGiven {
-		t, err := parseTLSProps(m)
+		// The ssl.* keys are Kafka's (SslConfigs), trimmed as its ConfigDef trims them.
+		t, err := parseTLSProps(configValues(props))
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -18,32 +19,42 @@ const (
 // with `//` and `/* */` comments): exactly one entry `<LoginModule> <flag> key=value ... ;`
 // whose values are words or strings quoted with `"` or `'` (with Java's backslash escapes).
 // Only the Plain and Scram login modules are accepted, with the options username and password
-// (and ScramLoginModule's tokenauth=false). Errors name the option, never a value: the text
-// holds a password.
+// (and ScramLoginModule's tokenauth=false).
+//
+// No error carries a part of the text, which holds a password, and a malformed one (a value
+// with a blank not quoted, a forgotten option name) can put any part of it where a login
+// module, a control flag or an option name is expected. Errors name the kind of problem and
+// its position (the character, counted from 1 in the value), and name a word only when it is
+// one of the login module classes or option names of jaasKnownWords, the repository's own
+// text.
 func parseJAAS(s string) (user, password string, err error) {
 	tz := &jaasTokenizer{s: []rune(s)}
-	module, err := tz.word("a login module class")
+	mod, err := tz.next()
 	if err != nil {
 		return "", "", err
 	}
-	switch module {
-	case plainLoginModule, scramLoginModule:
-	case "":
+	switch {
+	case mod.kind == tokEOF:
 		return "", "", errors.New("empty: give a login module, e.g. " + scramLoginModule + " required username=\"alice\" password=\"...\";")
+	case mod.kind == tokWord && (mod.text == plainLoginModule || mod.text == scramLoginModule):
+	case mod.kind == tokWord && slices.Contains(jaasKnownWords, mod.text):
+		return "", "", fmt.Errorf("login module %q not supported: use %s or %s", mod.text, plainLoginModule, scramLoginModule)
 	default:
-		return "", "", fmt.Errorf("login module %q not supported: use %s or %s", module, plainLoginModule, scramLoginModule)
+		return "", "", fmt.Errorf("character %d: not a login module offsetagent supports: begin with %s or %s", mod.pos, plainLoginModule, scramLoginModule)
 	}
-	flag, err := tz.word("a control flag after the login module")
+	module := mod.text
+	flag, err := tz.next()
 	if err != nil {
 		return "", "", err
 	}
-	switch strings.ToLower(flag) {
-	case "required", "requisite", "sufficient", "optional":
+	switch {
+	case flag.kind == tokEOF:
+		return "", "", errors.New("no control flag after the login module: want required")
+	case flag.kind == tokWord && slices.Contains([]string{"required", "requisite", "sufficient", "optional"}, strings.ToLower(flag.text)):
 	default:
-		return "", "", fmt.Errorf("control flag %q: want required", flag)
+		return "", "", fmt.Errorf("character %d: not a control flag: want required", flag.pos)
 	}
 	opts := map[string]string{}
-	var order []string
 	for {
 		t, err := tz.next()
 		if err != nil {
@@ -56,37 +67,29 @@ func parseJAAS(s string) (user, password string, err error) {
 			break
 		}
 		if t.kind != tokWord {
-			return "", "", errors.New("expected an option name (key=value)")
+			return "", "", fmt.Errorf("character %d: expected an option name (key=value)", t.pos)
 		}
 		key := t.text
 		if eq, err := tz.next(); err != nil || eq.kind != tokChar || eq.text != "=" {
-			return "", "", fmt.Errorf("value not specified for option %q", key)
+			return "", "", fmt.Errorf("%s: value not specified (is a value with blanks or punctuation not quoted?)", jaasOption(t))
 		}
 		v, err := tz.next()
 		if err != nil {
-			return "", "", fmt.Errorf("option %q: %w", key, err)
+			return "", "", fmt.Errorf("%s: %w", jaasOption(t), err)
 		}
 		if v.kind != tokWord && v.kind != tokQuoted {
-			return "", "", fmt.Errorf("value not specified for option %q (quote values: %s=\"...\")", key, key)
-		}
-		if _, dup := opts[key]; !dup {
-			order = append(order, key)
+			return "", "", fmt.Errorf("%s: value not specified (quote values: key=\"...\")", jaasOption(t))
 		}
 		opts[key] = v.text
+		if key != "username" && key != "password" && !(key == "tokenauth" && module == scramLoginModule) {
+			return "", "", fmt.Errorf("%s not supported: give username and password only", jaasOption(t))
+		}
 	}
 	if t, err := tz.next(); err != nil || t.kind != tokEOF {
 		return "", "", errors.New("more than one login module: give exactly one")
 	}
-	for _, k := range order {
-		switch {
-		case k == "username" || k == "password":
-		case k == "tokenauth" && module == scramLoginModule:
-			if !strings.EqualFold(opts[k], "false") {
-				return "", "", errors.New("option tokenauth: delegation tokens are not supported: remove it")
-			}
-		default:
-			return "", "", fmt.Errorf("option %q not supported: give username and password only", k)
-		}
+	if v, ok := opts["tokenauth"]; ok && !strings.EqualFold(v, "false") {
+		return "", "", errors.New("option tokenauth: delegation tokens are not supported: remove it")
 	}
 	user, ok := opts["username"]
 	if !ok || user == "" {
@@ -97,6 +100,22 @@ func parseJAAS(s string) (user, password string, err error) {
 		return "", "", errors.New("option password: missing")
 	}
 	return user, password, nil
+}
+
+// jaasKnownWords are the login module classes and option names of Kafka's and Java's login
+// modules that errors name: any other word of a JAAS text may be a part of a password.
+var jaasKnownWords = []string{
+	"com.sun.security.auth.module.Krb5LoginModule", "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
+	"username", "password", "tokenauth", "serviceName", "useKeyTab", "keyTab", "principal", "storeKey", "useTicketCache",
+	"debug", "clientId", "clientSecret", "scope", "unsecuredLoginStringClaim_sub",
+}
+
+// jaasOption names the option whose name is t: by name when it is a known one, else by position.
+func jaasOption(t jaasToken) string {
+	if slices.Contains(jaasKnownWords, t.text) {
+		return fmt.Sprintf("option %q", t.text)
+	}
+	return fmt.Sprintf("the option at character %d", t.pos)
 }
 
 type tokKind int
@@ -111,12 +130,15 @@ const (
 type jaasToken struct {
 	kind tokKind
 	text string
+	// pos is the token's first character, counted from 1.
+	pos int
 }
 
 // jaasTokenizer splits a JAAS entry as java.io.StreamTokenizer does with JaasConfig's
 // settings: words of letters, digits, `.`, `-`, `_` and `$` that start with a letter, `_` or
 // `$` (Java would read a leading digit, `.` or `-` as a number, which JaasConfig refuses as a
-// value: quote it), quoted strings, comments, and any other character on its own.
+// value: quote it), quoted strings, comments (`//`, `/* */` and, StreamTokenizer's default,
+// a lone `/` to the end of the line), and any other character on its own.
 type jaasTokenizer struct {
 	s []rune
 	i int
@@ -128,20 +150,6 @@ func isJAASWordStart(r rune) bool {
 
 func isJAASWordPart(r rune) bool {
 	return isJAASWordStart(r) || (r >= '0' && r <= '9') || r == '.' || r == '-'
-}
-
-func (tz *jaasTokenizer) word(what string) (string, error) {
-	t, err := tz.next()
-	if err != nil {
-		return "", err
-	}
-	if t.kind == tokEOF && what == "a login module class" {
-		return "", nil
-	}
-	if t.kind != tokWord {
-		return "", fmt.Errorf("expected %s", what)
-	}
-	return t.text, nil
 }
 
 func (tz *jaasTokenizer) next() (jaasToken, error) {
@@ -157,9 +165,15 @@ func (tz *jaasTokenizer) next() (jaasToken, error) {
 		case r == '/' && tz.i+1 < len(tz.s) && tz.s[tz.i+1] == '*':
 			end := strings.Index(string(tz.s[tz.i+2:]), "*/")
 			if end < 0 {
-				return jaasToken{}, errors.New("unterminated /* comment")
+				return jaasToken{}, fmt.Errorf("character %d: unterminated /* comment", tz.i+1)
 			}
 			tz.i += 2 + len([]rune(string(tz.s[tz.i+2:])[:end])) + 2
+		case r == '/':
+			// A lone slash is StreamTokenizer's default comment character: a comment to the
+			// end of the line.
+			for tz.i < len(tz.s) && tz.s[tz.i] != '\n' && tz.s[tz.i] != '\r' {
+				tz.i++
+			}
 		case r == '"' || r == '\'':
 			return tz.quoted(r)
 		case isJAASWordStart(r):
@@ -167,16 +181,17 @@ func (tz *jaasTokenizer) next() (jaasToken, error) {
 			for tz.i < len(tz.s) && isJAASWordPart(tz.s[tz.i]) {
 				tz.i++
 			}
-			return jaasToken{kind: tokWord, text: string(tz.s[start:tz.i])}, nil
+			return jaasToken{kind: tokWord, text: string(tz.s[start:tz.i]), pos: start + 1}, nil
 		case (r >= '0' && r <= '9') || r == '.' || r == '-':
 			// A number to StreamTokenizer, which JaasConfig does not take as a value.
+			start := tz.i
 			for tz.i < len(tz.s) && isJAASWordPart(tz.s[tz.i]) {
 				tz.i++
 			}
-			return jaasToken{kind: tokChar, text: "number"}, nil
+			return jaasToken{kind: tokChar, text: "number", pos: start + 1}, nil
 		default:
 			tz.i++
-			return jaasToken{kind: tokChar, text: string(r)}, nil
+			return jaasToken{kind: tokChar, text: string(r), pos: tz.i}, nil
 		}
 	}
 	return jaasToken{kind: tokEOF}, nil
@@ -186,6 +201,7 @@ func (tz *jaasTokenizer) next() (jaasToken, error) {
 // octal \0 to \377, and a backslash before any other character for that character. A string
 // may not span lines.
 func (tz *jaasTokenizer) quoted(q rune) (jaasToken, error) {
+	pos := tz.i + 1
 	tz.i++
 	var b strings.Builder
 	for tz.i < len(tz.s) {
@@ -193,9 +209,9 @@ func (tz *jaasTokenizer) quoted(q rune) (jaasToken, error) {
 		switch {
 		case r == q:
 			tz.i++
-			return jaasToken{kind: tokQuoted, text: b.String()}, nil
+			return jaasToken{kind: tokQuoted, text: b.String(), pos: pos}, nil
 		case r == '\n' || r == '\r':
-			return jaasToken{}, errors.New("unterminated quoted value (a quoted value ends on its line)")
+			return jaasToken{}, fmt.Errorf("character %d: unterminated quoted value (a quoted value ends on its line)", pos)
 		case r == '\\' && tz.i+1 < len(tz.s):
 			tz.i++
 			c := tz.s[tz.i]
@@ -236,5 +252,5 @@ func (tz *jaasTokenizer) quoted(q rune) (jaasToken, error) {
 			tz.i++
 		}
 	}
-	return jaasToken{}, errors.New("unterminated quoted value")
+	return jaasToken{}, fmt.Errorf("character %d: unterminated quoted value", pos)
 }

@@ -25,7 +25,8 @@ type Property struct {
 // The bytes are read as ISO 8859-1, as Kafka's Utils.loadProps reads them
 // (Properties.load(InputStream)): a character outside ASCII is written as a \uXXXX escape.
 // Properties are returned in file order; a key given twice is returned twice (the caller keeps
-// the last, as Properties does). A malformed \u escape is an error, as it is for Java; no error
+// the last, as Properties does). Values are returned as Properties holds them; a Kafka client
+// then trims them (see configValues). A malformed \u escape is an error, as it is for Java; no error
 // quotes a value, which may be a secret.
 func ParseProperties(data []byte) ([]Property, error) {
 	// ISO 8859-1: every byte is the code point of the same value.
@@ -65,6 +66,15 @@ func ParseProperties(data []byte) ([]Property, error) {
 		// (a backslash and its character) for the key/value split and decoded afterwards.
 		var logical []rune
 		for i < len(runes) && !isPropEOL(runes[i]) {
+			if len(logical) == 0 && (runes[i] == '#' || runes[i] == '!') {
+				// A logical line that has nothing yet when a natural line it continues onto
+				// starts with a comment sign is a comment, as for Properties.load: the comment
+				// ends with its natural line.
+				for i < len(runes) && !isPropEOL(runes[i]) {
+					i++
+				}
+				break
+			}
 			if runes[i] == '\\' {
 				if i+1 < len(runes) && !isPropEOL(runes[i+1]) {
 					logical = append(logical, runes[i], runes[i+1])
@@ -85,6 +95,10 @@ func ParseProperties(data []byte) ([]Property, error) {
 		}
 		if i < len(runes) {
 			i, line = nextLine(runes, i, line)
+		}
+		if len(logical) == 0 {
+			// Nothing but blanks and continuations, or a comment: no property.
+			continue
 		}
 		key, value := splitProperty(logical)
 		k, err := unescapeProperty(key)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 // escapeProperty writes s so that ParseProperties reads it back as s: as a key when key, else
@@ -79,15 +81,48 @@ func FuzzParseProperties(f *testing.F) {
 }
 
 // FuzzParseCommandConfig: the client properties reader never panics and never quotes the
-// JAAS password in an error.
+// JAAS password in an error. The check is sound where it runs: the password is a part of the
+// value of sasl.jaas.config and of no key or other value (the fuzzer may as well put it in a
+// key, which an error names), and it is one word of letters and digits with one outside
+// ASCII, so no text of the readers' own (ASCII) nor a key next to it can spell it. The file is
+// ISO 8859-1: one byte per character. FuzzSecretsNotInErrors plants secrets of any characters.
 func FuzzParseCommandConfig(f *testing.F) {
-	f.Add("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.jaas.config=", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="`, "P4ssw0rd", `";`)
-	f.Add("security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=", `org.apache.kafka.common.security.scram.ScramLoginModule required username='u' password=`, "P4ssw0rd", ` /* x`)
+	f.Add("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.jaas.config=", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="`, "P4ssw\u00f6rd", `";`)
+	f.Add("security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=", `org.apache.kafka.common.security.scram.ScramLoginModule required username='u' password=`, "P4ssw\u00f6rd", ` /* x`)
+	f.Add("security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\nsasl.jaas.config=", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password=my `, "P4ssw\u00f6rd", `;`)
 	f.Fuzz(func(t *testing.T, head, jaas, password, tail string) {
-		if len(password) < 6 || strings.ContainsAny(password, "\\\"'\r\n") || strings.Contains(head+jaas+tail, password) {
+		nonASCII := false
+		for _, r := range password {
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) || r > 0xFF {
+				return
+			}
+			nonASCII = nonASCII || r > 0x7F
+		}
+		if utf8.RuneCountInString(password) < 6 || !nonASCII || strings.Contains(head+jaas+tail, password) {
 			return
 		}
-		_, _, err := ParseCommandConfig([]byte(head + jaas + password + tail))
+		var file []byte
+		for _, r := range head + jaas + password + tail {
+			if r > 0xFF {
+				return
+			}
+			file = append(file, byte(r))
+		}
+		props, err := ParseProperties(file)
+		if err != nil {
+			return
+		}
+		inJAAS := false
+		for _, p := range props {
+			if strings.Contains(p.Key, password) || p.Key != "sasl.jaas.config" && strings.Contains(p.Value, password) {
+				return
+			}
+			inJAAS = inJAAS || p.Key == "sasl.jaas.config" && strings.Contains(p.Value, password)
+		}
+		if !inJAAS {
+			return
+		}
+		_, _, err = ParseCommandConfig(file)
 		if err != nil && strings.Contains(err.Error(), password) {
 			t.Fatalf("error quotes the password: %v", err)
 		}

@@ -13,7 +13,6 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
-	"github.com/segmentio/kafka-go/sasl/scram"
 )
 
 // Connections are the kafka-go transport (clients and writers) and dialer (readers and the
@@ -60,18 +59,8 @@ func saslMechanism(s Security) (sasl.Mechanism, error) {
 		return nil, nil
 	case "PLAIN":
 		return plain.Mechanism{Username: s.SASLUsername, Password: s.SASLPassword}, nil
-	case "SCRAM-SHA-256":
-		m, err := scram.Mechanism(scram.SHA256, s.SASLUsername, s.SASLPassword)
-		if err != nil {
-			return nil, fmt.Errorf("configure SASL SCRAM-SHA-256: %w", err)
-		}
-		return m, nil
-	case "SCRAM-SHA-512":
-		m, err := scram.Mechanism(scram.SHA512, s.SASLUsername, s.SASLPassword)
-		if err != nil {
-			return nil, fmt.Errorf("configure SASL SCRAM-SHA-512: %w", err)
-		}
-		return m, nil
+	case "SCRAM-SHA-256", "SCRAM-SHA-512":
+		return newSCRAM(s.SASLMechanism, s.SASLUsername, s.SASLPassword)
 	}
 	return nil, fmt.Errorf("unknown SASL mechanism %q", s.SASLMechanism)
 }
