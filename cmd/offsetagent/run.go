@@ -98,7 +98,13 @@ func loadConfigNotes(ctx context.Context) (agent.Config, []string, error) {
 	if err := envconfig.Process(ctx, &cfg); err != nil {
 		return cfg, nil, fmt.Errorf("read configuration: %w", err)
 	}
-	if err := cfg.Validate(); err != nil {
+	errs := []error{cfg.Validate()}
+	if cfg.CommandConfig != "" && cfg.Security.FromVariables() {
+		// Judged here, where it is known that Security came from the variables: once the
+		// file's settings are in it, Security looks the same as if they had.
+		errs = append(errs, errors.New("OFFSETAGENT_COMMAND_CONFIG: set together with OFFSETAGENT_SASL_*/OFFSETAGENT_TLS_* variables: give the brokers' security settings one way, not both"))
+	}
+	if err := errors.Join(errs...); err != nil {
 		return cfg, nil, fmt.Errorf("invalid configuration: %w", err)
 	}
 	if cfg.CommandConfig == "" {
