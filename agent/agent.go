@@ -227,11 +227,17 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	sctx, stopServer := context.WithCancel(ctx)
 	defer stopServer()
+	// The HTTP server outlives ctx until the drain ends (or start-up does): a scrape during
+	// the drain sees the requests still running and what the shutdown timeout cuts off, and
+	// /readyz says "shutting down".
+	httpCtx, stopHTTP := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopHTTP()
 	g, gctx := errgroup.WithContext(sctx)
-	g.Go(func() error { return srv.run(gctx) })
+	g.Go(func() error { return srv.run(httpCtx) })
 	g.Go(func() error { a.permissionLoop(gctx, a.cfg.PermissionCheckInterval); return nil })
 	if err := a.prepareTopicsRetrying(ctx); err != nil {
 		stopServer()
+		stopHTTP()
 		_ = g.Wait()
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return nil // stopped while starting
@@ -242,6 +248,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	// it ends as soon as the consumer has drained.
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
+	// work ends when the consumer has drained, when the shutdown timeout cuts it off, or when
+	// a part of the agent failed (the consumer then returns at once).
+	context.AfterFunc(work, stopHTTP)
 	stopWork := context.AfterFunc(ctx, func() {
 		a.stopping.Store(true)
 		t := time.AfterFunc(a.cfg.ShutdownTimeout, cancelWork)
