@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"time"
@@ -165,6 +166,17 @@ func (c *Config) Validate() error {
 		if strings.TrimSpace(f.value) == "" {
 			errs = append(errs, fmt.Errorf("%s: must not be empty", f.name))
 		}
+	}
+	// The logger is cmd's, but its settings are judged with the others, so that a wrong one is
+	// not found only after the others are fixed. Empty is the default.
+	if c.LogLevel != "" {
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
+			errs = append(errs, fmt.Errorf("OFFSETAGENT_LOG_LEVEL: %q, must be debug, info, warn or error", c.LogLevel))
+		}
+	}
+	if c.LogFormat != "" && c.LogFormat != "json" && c.LogFormat != "text" {
+		errs = append(errs, fmt.Errorf("OFFSETAGENT_LOG_FORMAT: %q, must be json or text", c.LogFormat))
 	}
 	if c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_CONCURRENCY: %d, must be at least 1", c.Concurrency))
