@@ -227,11 +227,17 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	sctx, stopServer := context.WithCancel(ctx)
 	defer stopServer()
+	// The HTTP server outlives ctx until the drain ends (or start-up does): a scrape during
+	// the drain sees the requests still running and what the shutdown timeout cuts off, and
+	// /readyz says "shutting down".
+	httpCtx, stopHTTP := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopHTTP()
 	g, gctx := errgroup.WithContext(sctx)
-	g.Go(func() error { return srv.run(gctx) })
+	g.Go(func() error { return srv.run(httpCtx) })
 	g.Go(func() error { a.permissionLoop(gctx, a.cfg.PermissionCheckInterval); return nil })
 	if err := a.prepareTopicsRetrying(ctx); err != nil {
 		stopServer()
+		stopHTTP()
 		_ = g.Wait()
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return nil // stopped while starting
@@ -242,6 +248,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	// it ends as soon as the consumer has drained.
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
+	// work ends when the consumer has drained, when the shutdown timeout cuts it off, or when
+	// a part of the agent failed (the consumer then returns at once).
+	context.AfterFunc(work, stopHTTP)
 	stopWork := context.AfterFunc(ctx, func() {
 		a.stopping.Store(true)
 		t := time.AfterFunc(a.cfg.ShutdownTimeout, cancelWork)
@@ -310,6 +319,11 @@ func (a *Agent) prepareTopicsRetrying(ctx context.Context) error {
 			if denied, _ := a.checkPermissions(ctx); len(denied) > 0 {
 				return fmt.Errorf("%w (%w)", deniedError(denied), err)
 			}
+			// A Connect topic that brokers which answer do not have is a wrong name (or
+			// workers that never ran), not slow brokers: say which at once.
+			if missing := a.missingConnectTopics(ctx); missing != nil {
+				return missing
+			}
 		}
 		d := b.Delay(attempt)
 		a.log.Warn("brokers not ready; start-up tries again", "err", err, "attempt", attempt, "retry_in", d)
@@ -317,6 +331,30 @@ func (a *Agent) prepareTopicsRetrying(ctx context.Context) error {
 			return errors.Join(err, ctx.Err())
 		}
 	}
+}
+
+// missingConnectTopics returns an error naming each of Connect's topics that the brokers,
+// asked afresh, answer is not there, or nil when both are (or the brokers did not answer, or
+// the agent creates them: OFFSETAGENT_CREATE_CONNECT_TOPICS). A client of its own asks: the
+// agent's answers from a metadata cache up to a second old.
+func (a *Agent) missingConnectTopics(ctx context.Context) error {
+	if a.cfg.CreateConnectTopics {
+		return nil
+	}
+	tr := a.conns.Separate()
+	defer tr.CloseIdleConnections()
+	cl := &kafka.Client{Addr: kafka.TCP(a.cfg.Brokers...), Transport: tr, Timeout: 10 * time.Second}
+	var errs []error
+	for _, t := range []struct{ variable, what, property, topic string }{
+		{"OFFSETAGENT_CONFIG_TOPIC", "config", "config.storage.topic", a.cfg.ConfigTopic},
+		{"OFFSETAGENT_OFFSETS_TOPIC", "offsets", "offset.storage.topic", a.cfg.OffsetsTopic},
+	} {
+		if _, err := kafkaio.PartitionCount(ctx, cl, t.topic); errors.Is(err, kafka.UnknownTopicOrPartition) {
+			errs = append(errs, fmt.Errorf("%s: Connect's %s topic %q does not exist on the brokers: set it to the workers' %s, or set OFFSETAGENT_CREATE_CONNECT_TOPICS=true to have it created",
+				t.variable, t.what, t.topic, t.property))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // startupTransient reports whether a start-up error is worth another try (see

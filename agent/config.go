@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"time"
@@ -101,7 +102,9 @@ type Config struct {
 	ConnectUserInfo string `env:"OFFSETAGENT_CONNECT_USER_INFO"`
 	// CommandConfig is a Kafka client properties file (what `kafka-*.sh --command-config`
 	// reads) with the SASL and TLS settings to the brokers, an alternative to the
-	// OFFSETAGENT_SASL_* and OFFSETAGENT_TLS_* variables; setting both is refused (optional).
+	// OFFSETAGENT_SASL_* and OFFSETAGENT_TLS_* variables (optional). cmd/offsetagent reads it
+	// into Security and refuses it together with those variables (Validate cannot tell where
+	// Security's values came from, so it does not judge that).
 	CommandConfig string `env:"OFFSETAGENT_COMMAND_CONFIG"`
 	// Security configures SASL and TLS to the brokers.
 	Security Security
@@ -133,7 +136,8 @@ type Security struct {
 	TLSNoHostnameCheck bool
 }
 
-// FromVariables reports whether any OFFSETAGENT_SASL_* or OFFSETAGENT_TLS_* variable set s.
+// FromVariables reports whether any field that an OFFSETAGENT_SASL_* or OFFSETAGENT_TLS_*
+// variable fills is set: for a Security read from the environment, whether one was given.
 func (s Security) FromVariables() bool {
 	return s.SASLMechanism != "" || s.SASLUsername != "" || s.SASLPassword != "" || s.TLSEnabled ||
 		s.TLSCAFile != "" || s.TLSCertFile != "" || s.TLSKeyFile != ""
@@ -162,6 +166,17 @@ func (c *Config) Validate() error {
 		if strings.TrimSpace(f.value) == "" {
 			errs = append(errs, fmt.Errorf("%s: must not be empty", f.name))
 		}
+	}
+	// The logger is cmd's, but its settings are judged with the others, so that a wrong one is
+	// not found only after the others are fixed. Empty is the default.
+	if c.LogLevel != "" {
+		var l slog.Level
+		if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
+			errs = append(errs, fmt.Errorf("OFFSETAGENT_LOG_LEVEL: %q, must be debug, info, warn or error", c.LogLevel))
+		}
+	}
+	if c.LogFormat != "" && c.LogFormat != "json" && c.LogFormat != "text" {
+		errs = append(errs, fmt.Errorf("OFFSETAGENT_LOG_FORMAT: %q, must be json or text", c.LogFormat))
 	}
 	if c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_CONCURRENCY: %d, must be at least 1", c.Concurrency))
@@ -211,9 +226,6 @@ func (c *Config) Validate() error {
 	}
 	if c.ConnectURL == "" && (c.ConnectConfig != "" || c.ConnectUserInfo != "") {
 		errs = append(errs, errors.New("OFFSETAGENT_CONNECT_CONFIG and OFFSETAGENT_CONNECT_USER_INFO: set without OFFSETAGENT_CONNECT_URL"))
-	}
-	if c.CommandConfig != "" && c.Security.FromVariables() {
-		errs = append(errs, errors.New("OFFSETAGENT_COMMAND_CONFIG: set together with OFFSETAGENT_SASL_*/OFFSETAGENT_TLS_* variables: give the brokers' security settings one way, not both"))
 	}
 	if (c.Security.TLSCertFile == "") != (c.Security.TLSKeyFile == "") {
 		errs = append(errs, errors.New("OFFSETAGENT_TLS_CERT_FILE and OFFSETAGENT_TLS_KEY_FILE: set both or neither"))

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/offsetagent/offsetagent/handlers"
 )
 
 // ConnectSecurity is how a client authenticates to a Connect REST API and checks its
@@ -145,19 +147,21 @@ func ConnectHTTPClient(baseURL string, c ConnectSecurity, timeout time.Duration)
 	}
 	var rt http.RoundTripper = tr
 	if c.BasicAuth {
-		rt = &basicAuth{user: c.Username, password: c.Password, next: tr}
+		rt = &basicAuth{user: c.Username, password: c.Password, origin: handlers.Origin(u), next: tr}
 	}
 	return &http.Client{Timeout: timeout, Transport: rt}, passwordInURL, nil
 }
 
-// basicAuth sets the Authorization header of every request that does not carry one.
+// basicAuth sets the Authorization header of every request to origin (the Connect URL's
+// scheme, host and port) that does not carry one; requests elsewhere (a redirect's target)
+// go without it.
 type basicAuth struct {
-	user, password string
-	next           http.RoundTripper
+	user, password, origin string
+	next                   http.RoundTripper
 }
 
 func (b *basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Header.Get("Authorization") != "" {
+	if r.Header.Get("Authorization") != "" || handlers.Origin(r.URL) != b.origin {
 		return b.next.RoundTrip(r)
 	}
 	r = r.Clone(r.Context())

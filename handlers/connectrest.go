@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -22,7 +23,8 @@ const maxConnectBody = 16 << 20
 
 // ConnectClient is a ConfigValidator that asks a Kafka Connect cluster's REST API (docs/connect-internals.md §8).
 // It is safe for concurrent use. Credentials for a Connect cluster behind basic auth go in the
-// base URL's userinfo; net/http sends them and strips them from its error messages.
+// base URL's userinfo (net/http sends them and strips them from its error messages) or in the
+// http.Client's transport; either way they go to the base URL's host only (NewConnectClient).
 type ConnectClient struct {
 	base string // scheme://[userinfo@]host[/path], no trailing slash
 	hc   *http.Client
@@ -51,8 +53,47 @@ func NewConnectClient(baseURL string, hc *http.Client) (*ConnectClient, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
+	// Connect's REST API does not redirect. A redirect to another host is refused, so that the
+	// credentials of the configured one never reach it: net/http forwards an Authorization
+	// header to the same host name on any port, and a transport that adds the header (basic
+	// auth from a properties file) adds it to every request it carries.
+	own := *hc
+	own.CheckRedirect = sameOriginOnly(u, hc.CheckRedirect)
 	u.Path, u.RawPath = strings.TrimRight(u.Path, "/"), ""
-	return &ConnectClient{base: u.String(), hc: hc, calls: make(chan struct{}, connectMaxCalls)}, nil
+	return &ConnectClient{base: u.String(), hc: &own, calls: make(chan struct{}, connectMaxCalls)}, nil
+}
+
+// sameOriginOnly is a redirect policy that refuses a redirect to another origin than base's
+// (scheme, host and port) and leaves the others to next (net/http's default when nil).
+func sameOriginOnly(base *url.URL, next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	want := Origin(base)
+	return func(req *http.Request, via []*http.Request) error {
+		if got := Origin(req.URL); got != want {
+			return fmt.Errorf("not following a redirect to %s, another host than the Connect URL's %s (whose credentials go to it only)", got, want)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+}
+
+// Origin is u's scheme, host and port (the scheme's default when u names none), lowercase:
+// where credentials for u may be sent.
+func Origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // Exists reports whether the cluster has the connector: GET /connectors/{name} answers 200 for

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -217,4 +218,37 @@ func TestReadAllSeesNewTopics(t *testing.T) {
 	require.NoError(t, w.WriteMessages(ctx, kafka.Message{Value: []byte("x")}))
 
 	require.Len(t, cl.readAll(cfg.ResultTopic), 1, "the record is in the topic")
+}
+
+// During the drain (SIGTERM while a request runs) the HTTP server stays up: /readyz answers
+// 503 from the start of the shutdown and /metrics keeps being served until the drain ends, so
+// that a scrape sees the requests still in flight and what the shutdown cuts off.
+func TestHTTPServesUntilTheDrainEnds(t *testing.T) {
+	c := crashCluster(t)
+	cfg := shutdownConfig(c, 3*time.Second)
+	cl := newFreshClient(t, cfg)
+	cl.createTopic(cfg.RequestTopic, 1)
+	hold := newBlocker(t, "before:write_config")
+	defer hold.unblock() // before the agent's stop, which waits for the lane, on a failure
+	a := startAgent(t, cfg, agent.Options{Fault: hold.hook})
+	cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{})
+	hold.waitEntered(t)
+
+	a.cancel() // what SIGTERM does
+	require.Eventually(t, func() bool { return !a.Ready() }, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // well into the drain, which lasts until the request ends
+	status, body := a.get(t, "/readyz")
+	require.Equal(t, http.StatusServiceUnavailable, status, body)
+	require.Contains(t, body, "shutting down")
+	status, body = a.get(t, "/metrics")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "offsetagent_requests_in_flight 1")
+	status, _ = a.get(t, "/healthz")
+	require.Equal(t, http.StatusOK, status)
+
+	hold.unblock()
+	_, err := a.waitRun(t, 20*time.Second)
+	require.NoError(t, err)
+	_, err = http.Get(a.url + "/metrics")
+	require.Error(t, err, "the server stops once the drain has ended")
 }

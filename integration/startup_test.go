@@ -84,3 +84,37 @@ func TestStartupWaitsForABrokerNotUpYet(t *testing.T) {
 	defer fake.Close()
 	require.Eventually(t, a.Ready, 60*time.Second, 20*time.Millisecond, "agent never became ready")
 }
+
+// A Connect topic that is not on brokers that answer (a misspelt name) ends the start-up at
+// once with an error naming the topic and its variable, instead of minutes of "brokers not
+// ready"; OFFSETAGENT_CREATE_CONNECT_TOPICS still creates it.
+func TestStartupNamesAMissingConnectTopic(t *testing.T) {
+	c := startCluster(t)
+	base := testConfig(c)
+	// Connect's topics as a worker made them; the agent is given one misspelt name.
+	startAgent(t, base, agent.Options{}).stop(t)
+	tests := []struct {
+		name     string
+		edit     func(*agent.Config)
+		variable string
+		topic    string
+	}{
+		{name: "config topic", edit: func(cfg *agent.Config) { cfg.ConfigTopic += "s" }, variable: "OFFSETAGENT_CONFIG_TOPIC", topic: base.ConfigTopic + "s"},
+		{name: "offsets topic", edit: func(cfg *agent.Config) { cfg.OffsetsTopic = "connect-offset" }, variable: "OFFSETAGENT_OFFSETS_TOPIC", topic: "connect-offset"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(c)
+			cfg.ConfigTopic, cfg.OffsetsTopic, cfg.CreateConnectTopics = base.ConfigTopic, base.OffsetsTopic, false
+			tc.edit(&cfg)
+			err, took := runUntilError(t, cfg, 30*time.Second)
+			t.Logf("failed after %s: %v", took.Round(time.Millisecond), err)
+			require.ErrorContains(t, err, tc.variable)
+			require.ErrorContains(t, err, `"`+tc.topic+`"`)
+			require.ErrorContains(t, err, "OFFSETAGENT_CREATE_CONNECT_TOPICS")
+		})
+	}
+	cfg := testConfig(c)
+	cfg.ConfigTopic += "-new"
+	startAgent(t, cfg, agent.Options{}) // CreateConnectTopics: created, ready
+}

@@ -45,3 +45,8 @@ func faultFromEnv() func(point, connector string) {
 		os.Exit(137)
 	}
 }
+
+// faultVariables are the variables faultFromEnv reads (for unknownVariables).
+func faultVariables() []string {
+	return []string{"OFFSETAGENT_FAULT_EXIT_AT", "OFFSETAGENT_FAULT_ONCE_DIR"}
+}

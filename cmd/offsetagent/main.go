@@ -36,7 +36,7 @@ commands:
   demo-migrate              two Connect clusters on an embedded broker: export, migrate --dry-run, migrate, again
   version                   print version, commit and Go version
   healthcheck               exit 0 if the agent on OFFSETAGENT_HTTP_ADDR is ready (for container healthchecks)
-  pprof on|off [--pid N]    switch the running agent's /debug/pprof (signals PID 1, the agent in its container)
+  pprof on|off --pid N      switch the running agent's /debug/pprof (signals process N: 1 in the agent's container)
 
 Run 'offsetagent COMMAND --help' for a command's flags.
 `

@@ -258,7 +258,7 @@ func (f *fleetFlags) setup(ctx context.Context, stderr io.Writer) (migrate.Optio
 	opts.States.Transport = cl.to.Transport
 	if f.fromConnectURL != "" {
 		if opts.HTTPClient, err = connectClient(f.fromConnectURL, "--from-connect-url", f.fromConnectConfig, "--from-connect-config",
-			"OFFSETAGENT_FROM_CONNECT_USER_INFO", stderr); err != nil {
+			fromConnectUserInfoVar, stderr); err != nil {
 			return opts, cfg, cl, err
 		}
 	} else if f.fromConnectConfig != "" {
@@ -345,7 +345,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	if *toConnectURL != "" {
 		var err error
 		if toHTTP, err = connectClient(*toConnectURL, "--to-connect-url", *toConnectConfig, "--to-connect-config",
-			"OFFSETAGENT_TO_CONNECT_USER_INFO", stderr); err != nil {
+			toConnectUserInfoVar, stderr); err != nil {
 			fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
 			return 2
 		}

@@ -33,7 +33,7 @@ func cmdOffsets(args []string, stdout, stderr io.Writer) int {
 	name := fs.Arg(0)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg, conns, err := clientConfig(ctx)
+	cfg, conns, err := clientConfig(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent: %v\n", err)
 		return 2

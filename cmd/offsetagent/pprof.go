@@ -38,14 +38,16 @@ func switchPprofOnSignals(ctx context.Context, s pprofSwitch) {
 	}()
 }
 
-const pprofUsage = "usage: offsetagent pprof on|off [--pid N]"
+const pprofUsage = "usage: offsetagent pprof on|off --pid N"
 
 // cmdPprof switches the agent's /debug/pprof on or off by signalling its process: in the
-// container, `kubectl exec <pod> -- /offsetagent pprof on` (the agent is PID 1 there).
+// container, `kubectl exec <pod> -- /offsetagent pprof on --pid 1` (the agent is PID 1
+// there). The PID has no default: outside the container PID 1 is init, which would take the
+// signal for something else, or ignore it, while the command said it had worked.
 func cmdPprof(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pprof", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	pid := fs.Int("pid", 1, "the agent's process id (1 in its container)")
+	pid := fs.Int("pid", 0, "the agent's process id (required; 1 in its container)")
 	fs.Usage = func() { fmt.Fprintln(stderr, pprofUsage); fs.PrintDefaults() }
 	if len(args) == 0 {
 		fs.Usage()
@@ -61,6 +63,13 @@ func cmdPprof(args []string, stdout, stderr io.Writer) int {
 	case "off":
 		sig = pprofOffSignal
 	default:
+		fs.Usage()
+		return 2
+	}
+	pidSet := false
+	fs.Visit(func(f *flag.Flag) { pidSet = pidSet || f.Name == "pid" })
+	if !pidSet {
+		fmt.Fprintln(stderr, "offsetagent pprof: --pid is required: the agent's process id (1 in its container)")
 		fs.Usage()
 		return 2
 	}

@@ -53,18 +53,24 @@ func TestPprofCommandSwitchesTheRunningAgent(t *testing.T) {
 
 func TestPprofCommandLine(t *testing.T) {
 	tests := []struct {
-		name string
-		args []string
+		name   string
+		args   []string
+		stderr string
 	}{
 		{name: "no state", args: []string{"pprof"}},
 		{name: "unknown state", args: []string{"pprof", "toggle"}},
 		{name: "bad pid", args: []string{"pprof", "on", "--pid", "0"}},
+		// PID 1 is the agent only in its container: elsewhere it is init, which takes the
+		// signal for something else (or ignores it) while the command said it had worked.
+		{name: "no pid", args: []string{"pprof", "on"}, stderr: "--pid is required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			require.Equal(t, 2, run(tt.args, strings.NewReader(""), &out, &errOut))
+			require.Equal(t, 2, run(tt.args, strings.NewReader(""), &out, &errOut), out.String())
 			require.Contains(t, errOut.String(), pprofUsage)
+			require.Contains(t, errOut.String(), tt.stderr)
+			require.Empty(t, out.String())
 		})
 	}
 }

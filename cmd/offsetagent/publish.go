@@ -46,7 +46,7 @@ func cmdPublish(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg, conns, err := clientConfig(ctx)
+	cfg, conns, err := clientConfig(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent: %v\n", err)
 		return 2

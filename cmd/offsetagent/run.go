@@ -36,15 +36,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// A misspelt variable is named first: it may be why the configuration is wrong.
+	unknown := unknownVariables(os.Environ())
 	cfg, notes, err := loadConfigNotes(ctx)
 	if err != nil {
+		warnUnknown(stderr, unknown)
 		fmt.Fprintf(stderr, "offsetagent: %v\n", err)
 		return 2
 	}
 	log, err := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
+		warnUnknown(stderr, unknown)
 		fmt.Fprintf(stderr, "offsetagent: %v\n", err)
 		return 2
+	}
+	for _, w := range unknown {
+		log.Warn("unknown variable", "warning", w)
 	}
 	for _, n := range notes {
 		log.Info("client properties key without effect", "note", n)
@@ -94,11 +101,15 @@ func loadConfig(ctx context.Context) (agent.Config, error) {
 // security settings from the file OFFSETAGENT_COMMAND_CONFIG names when it is set; the notes
 // are that file's accepted tuning keys.
 func loadConfigNotes(ctx context.Context) (agent.Config, []string, error) {
-	var cfg agent.Config
-	if err := envconfig.Process(ctx, &cfg); err != nil {
-		return cfg, nil, fmt.Errorf("read configuration: %w", err)
+	cfg, err := readConfig(ctx, envconfig.OsLookuper())
+	// Every value that cannot be read, then every one Validate refuses, all at once.
+	errs := []error{err, cfg.Validate()}
+	if cfg.CommandConfig != "" && cfg.Security.FromVariables() {
+		// Judged here, where it is known that Security came from the variables: once the
+		// file's settings are in it, Security looks the same as if they had.
+		errs = append(errs, errors.New("OFFSETAGENT_COMMAND_CONFIG: set together with OFFSETAGENT_SASL_*/OFFSETAGENT_TLS_* variables: give the brokers' security settings one way, not both"))
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := errors.Join(errs...); err != nil {
 		return cfg, nil, fmt.Errorf("invalid configuration: %w", err)
 	}
 	if cfg.CommandConfig == "" {
@@ -113,14 +124,23 @@ func loadConfigNotes(ctx context.Context) (agent.Config, []string, error) {
 }
 
 // clientConfig is the configuration and connections of the client subcommands (publish,
-// offsets): the same environment as the agent's.
-func clientConfig(ctx context.Context) (agent.Config, *agent.Connections, error) {
+// offsets, results): the same environment as the agent's. Unknown OFFSETAGENT_ variables are
+// warned about on stderr.
+func clientConfig(ctx context.Context, stderr io.Writer) (agent.Config, *agent.Connections, error) {
+	warnUnknown(stderr, unknownVariables(os.Environ()))
 	cfg, err := loadConfig(ctx)
 	if err != nil {
 		return cfg, nil, err
 	}
 	conns, err := agent.NewConnections(cfg.Security)
 	return cfg, conns, err
+}
+
+// warnUnknown writes the warnings of unknownVariables, one a line.
+func warnUnknown(w io.Writer, warnings []string) {
+	for _, s := range warnings {
+		fmt.Fprintf(w, "offsetagent: warning: %s\n", s)
+	}
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {

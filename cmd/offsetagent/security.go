@@ -25,6 +25,7 @@ type clusters struct {
 // OFFSETAGENT_TLS_* or OFFSETAGENT_COMMAND_CONFIG) when not given. The environment also gives
 // B's topic names (the returned Config).
 func (f *fleetFlags) clusters(ctx context.Context, stderr io.Writer) (agent.Config, clusters, error) {
+	warnUnknown(stderr, unknownVariables(os.Environ()))
 	cfg, notes, err := loadConfigNotes(ctx)
 	if err != nil {
 		return cfg, clusters{}, err

@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/offsetagent/offsetagent/agent"
 )
@@ -93,4 +97,50 @@ func TestAgentCommandConfig(t *testing.T) {
 	require.Equal(t, agent.Security{SASLMechanism: "SCRAM-SHA-256", SASLUsername: "agent", SASLPassword: "pw", TLSEnabled: true}, cfg.Security)
 	require.Len(t, notes, 1)
 	require.Contains(t, notes[0], "request.timeout.ms: accepted, without effect")
+}
+
+// An agent configured only by its client properties file (OFFSETAGENT_COMMAND_CONFIG, as
+// docs/operations.md shows for a SASL cluster), with no OFFSETAGENT_SASL_*/TLS_* variable,
+// starts and serves a request on brokers that demand SCRAM.
+func TestRunWithOnlyCommandConfig(t *testing.T) {
+	fake, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "agent", "agent-pw"),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }))
+	require.NoError(t, err)
+	t.Cleanup(fake.Close)
+	path := filepath.Join(t.TempDir(), "agent.properties")
+	require.NoError(t, os.WriteFile(path, []byte("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"+
+		"sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"agent\" password=\"agent-pw\";\n"), 0o600))
+	t.Setenv("OFFSETAGENT_COMMAND_CONFIG", path)
+	t.Setenv("OFFSETAGENT_BROKERS", fake.ListenAddrs()[0])
+	t.Setenv("OFFSETAGENT_CREATE_CONNECT_TOPICS", "true")
+	t.Setenv("OFFSETAGENT_HTTP_ADDR", "127.0.0.1:0")
+	t.Setenv("OFFSETAGENT_LOG_LEVEL", "error")
+
+	// What `offsetagent run` does before it dials: read the environment and the file, build
+	// the agent.
+	cfg, err := loadConfig(t.Context())
+	require.NoError(t, err)
+	_, err = agent.New(cfg, agent.Options{})
+	require.NoError(t, err, "the file's settings are the agent's, not variables set together with it")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- runAgentForTest(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	var out, errOut bytes.Buffer
+	for attempt := 0; ; attempt++ { // the agent creates the request topic as it starts
+		out.Reset()
+		errOut.Reset()
+		code := run([]string{"publish", "--wait", "--timeout", "30s", "-"}, strings.NewReader(demoRequest), &out, &errOut)
+		if code == 0 || out.Len() > 0 || attempt >= 50 {
+			require.Equal(t, 0, code, errOut.String())
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("the agent exited with %d", code)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	require.Contains(t, out.String(), `"type": "offsetagent.connector.create.succeeded"`)
 }
