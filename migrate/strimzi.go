@@ -142,18 +142,35 @@ type manifest struct {
 }
 
 type manifestMeta struct {
-	Name        string            `yaml:"name"`
-	Namespace   string            `yaml:"namespace,omitempty"`
-	Labels      map[string]string `yaml:"labels"`
-	Annotations map[string]string `yaml:"annotations,omitempty"`
+	Name        quoted            `yaml:"name"`
+	Namespace   quoted            `yaml:"namespace,omitempty"`
+	Labels      map[quoted]quoted `yaml:"labels"`
+	Annotations map[quoted]quoted `yaml:"annotations,omitempty"`
 }
 
 type manifestSpec struct {
-	Class    string     `yaml:"class"`
+	Class    quoted     `yaml:"class"`
 	TasksMax *int       `yaml:"tasksMax,omitempty"`
-	Version  string     `yaml:"version,omitempty"`
-	State    string     `yaml:"state"`
+	Version  quoted     `yaml:"version,omitempty"`
+	State    quoted     `yaml:"state"`
 	Config   *yaml.Node `yaml:"config"`
+}
+
+// quoted is a string a manifest writes double-quoted. Kubernetes reads manifests with
+// sigs.k8s.io/yaml, by YAML 1.1's rules: a plain on, off, yes, no, y or n is a boolean there,
+// 012 an octal number, and the API server refuses it for a string field or, in spec.config,
+// hands Connect another value than the one written. yaml.v3 writes such strings plain (YAML
+// 1.2 reads them as strings); quoted, every reader agrees.
+type quoted string
+
+// MarshalYAML writes q double-quoted.
+func (q quoted) MarshalYAML() (any, error) { return quotedNode(string(q)), nil }
+
+// IsZero makes omitempty leave out an empty q.
+func (q quoted) IsZero() bool { return q == "" }
+
+func quotedNode(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: yaml.DoubleQuotedStyle}
 }
 
 // specKeys are the config keys Strimzi takes from the spec rather than spec.config.
@@ -166,15 +183,15 @@ var specKeys = map[string]bool{"name": true, "connector.class": true, "tasks.max
 func (s *StrimziTarget) Manifest(b *Body, sourceName, migrationID string, reg *connectors.Registry) ([]byte, []string, error) {
 	var warnings []string
 	m := manifest{APIVersion: "kafka.strimzi.io/" + s.APIVersion, Kind: "KafkaConnector",
-		Metadata: manifestMeta{Name: b.Name, Namespace: s.Namespace, Labels: map[string]string{"strimzi.io/cluster": s.Cluster},
-			Annotations: map[string]string{"offsetagent.dev/migration-id": migrationID, "offsetagent.dev/source-connector": sourceName}},
-		Spec: manifestSpec{State: strings.ToLower(b.InitialState)},
+		Metadata: manifestMeta{Name: quoted(b.Name), Namespace: quoted(s.Namespace), Labels: map[quoted]quoted{"strimzi.io/cluster": quoted(s.Cluster)},
+			Annotations: map[quoted]quoted{"offsetagent.dev/migration-id": quoted(migrationID), "offsetagent.dev/source-connector": quoted(sourceName)}},
+		Spec: manifestSpec{State: quoted(strings.ToLower(b.InitialState))},
 	}
 	if m.Spec.State == "" {
 		m.Spec.State = "running"
 	}
 	class, _ := b.Config.Get("connector.class")
-	m.Spec.Class = class
+	m.Spec.Class = quoted(class)
 	if v, ok := b.Config.Get("tasks.max"); ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 1 {
@@ -183,7 +200,8 @@ func (s *StrimziTarget) Manifest(b *Body, sourceName, migrationID string, reg *c
 			m.Spec.TasksMax = &n
 		}
 	}
-	m.Spec.Version, _ = b.Config.Get("connector.plugin.version")
+	version, _ := b.Config.Get("connector.plugin.version")
+	m.Spec.Version = quoted(version)
 	var secret func(string) bool
 	if c, ok := reg.Lookup(class); ok {
 		secret = c.IsSecret
@@ -193,8 +211,9 @@ func (s *StrimziTarget) Manifest(b *Body, sourceName, migrationID string, reg *c
 		if specKeys[e.Key] {
 			continue
 		}
-		cfg.Content = append(cfg.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: e.Key})
-		v := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: e.Value}
+		// Keys and values double-quoted, every one (see quoted).
+		cfg.Content = append(cfg.Content, quotedNode(e.Key))
+		v := quotedNode(e.Value)
 		if e.Null {
 			v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
 		}
