@@ -196,6 +196,10 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		rep.Next = fmt.Sprintf("%d KafkaConnector manifests for the Connect cluster %s are in %s: applying them (kubectl apply -f %s, "+
 			"or a commit that Argo CD or Flux syncs) completes the migration; each connector starts at the offsets placed. "+
 			"Then check: offsetagent migrate --verify --manifests %s --to-connect-url <B's Connect REST API>", n, opts.Strimzi.Cluster, opts.Strimzi.Dir, opts.Strimzi.Dir, opts.Strimzi.Dir)
+		if opts.Strimzi.Secret != "" {
+			rep.Next = fmt.Sprintf("First apply the Secret %s that the manifests reference (kubectl apply -f %s; it holds the values in clear text: keep it out of Git). ",
+				opts.Strimzi.Secret, opts.Strimzi.SecretFile) + rep.Next
+		}
 	}
 	rep.Finished = time.Now().UTC()
 	return rep, nil

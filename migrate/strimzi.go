@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -38,6 +39,14 @@ type StrimziTarget struct {
 	Namespace string
 	// APIVersion is "v1beta2" (default: every Strimzi from 0.22 on serves it) or "v1".
 	APIVersion string
+	// Secret, "NAMESPACE/NAME", names a Kubernetes Secret: every config value that would be
+	// a secret in clear text in a manifest is written as a reference to one of its keys,
+	// ${secrets:NAMESPACE/NAME:<connector>.<config key>}, which Strimzi's
+	// KubernetesSecretConfigProvider resolves, and the values go to SecretFile, a Secret
+	// manifest outside Dir (Dir usually goes to Git). "" inlines the values, with a warning.
+	Secret string
+	// SecretFile is where the Secret manifest goes (with Secret; not inside Dir).
+	SecretFile string
 }
 
 // Strimzi API versions of KafkaConnector.
@@ -70,7 +79,39 @@ func (s *StrimziTarget) validate() []string {
 	if s.Dir == "" {
 		errs = append(errs, "--to-strimzi-cluster needs --manifests DIR")
 	}
-	return errs
+	return append(errs, s.validateSecret()...)
+}
+
+// validateSecret checks Secret and SecretFile.
+func (s *StrimziTarget) validateSecret() []string {
+	switch {
+	case s.Secret == "" && s.SecretFile == "":
+		return nil
+	case s.Secret == "":
+		return []string{"--strimzi-secret-file goes with --strimzi-secret NAMESPACE/NAME"}
+	}
+	ns, name, ok := strings.Cut(s.Secret, "/")
+	if !ok || len(ns) > 63 || !handlers.IsKubernetesName(ns) || strings.Contains(ns, ".") || !handlers.IsKubernetesName(name) {
+		return []string{fmt.Sprintf("--strimzi-secret %q: NAMESPACE/NAME of a Kubernetes Secret", s.Secret)}
+	}
+	if s.SecretFile == "" {
+		return []string{"--strimzi-secret needs --strimzi-secret-file FILE: where the Secret manifest with the values goes (not inside --manifests)"}
+	}
+	if inside(s.Dir, s.SecretFile) {
+		return []string{fmt.Sprintf("--strimzi-secret-file %s is inside --manifests %s, which goes to Git and is applied as it is: put it elsewhere", s.SecretFile, s.Dir)}
+	}
+	return nil
+}
+
+// inside reports whether path is dir or under it.
+func inside(dir, path string) bool {
+	d, err1 := filepath.Abs(dir)
+	p, err2 := filepath.Abs(path)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // KubernetesName turns a connector name into a KafkaConnector's metadata.name (a DNS-1123
@@ -181,7 +222,14 @@ var specKeys = map[string]bool{"name": true, "connector.class": true, "tasks.max
 // Secret; reference one through a config provider, ${secrets:...}, ${env:...} or
 // ${file:...}, as A's placeholders are kept), and a tasks.max that is not a number.
 func (s *StrimziTarget) Manifest(b *Body, sourceName, migrationID string, reg *connectors.Registry) ([]byte, []string, error) {
+	data, warnings, _, err := s.manifest(b, sourceName, migrationID, reg)
+	return data, warnings, err
+}
+
+// manifest is Manifest, and with Secret the values it references in the Secret, by key.
+func (s *StrimziTarget) manifest(b *Body, sourceName, migrationID string, reg *connectors.Registry) ([]byte, []string, map[string]string, error) {
 	var warnings []string
+	secrets := map[string]string{}
 	m := manifest{APIVersion: "kafka.strimzi.io/" + s.APIVersion, Kind: "KafkaConnector",
 		Metadata: manifestMeta{Name: quoted(b.Name), Namespace: quoted(s.Namespace), Labels: map[quoted]quoted{"strimzi.io/cluster": quoted(s.Cluster)},
 			Annotations: map[quoted]quoted{"offsetagent.dev/migration-id": quoted(migrationID), "offsetagent.dev/source-connector": quoted(sourceName)}},
@@ -213,14 +261,21 @@ func (s *StrimziTarget) Manifest(b *Body, sourceName, migrationID string, reg *c
 		}
 		// Keys and values double-quoted, every one (see quoted).
 		cfg.Content = append(cfg.Content, quotedNode(e.Key))
-		v := quotedNode(e.Value)
+		value := e.Value
+		switch {
+		case !clearSecret(e.Key, e.Value, secret):
+		case s.Secret != "":
+			key := secretKey(b.Name, e.Key, secrets)
+			secrets[key] = e.Value
+			value = "${secrets:" + s.Secret + ":" + key + "}"
+		default:
+			warnings = append(warnings, fmt.Sprintf("config %q holds a secret in clear text: keep it in a Kubernetes Secret and reference it with a config provider placeholder (${secrets:...}, ${env:...}, ${file:...}), or give --strimzi-secret", e.Key))
+		}
+		v := quotedNode(value)
 		if e.Null {
 			v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
 		}
 		cfg.Content = append(cfg.Content, v)
-		if clearSecret(e.Key, e.Value, secret) {
-			warnings = append(warnings, fmt.Sprintf("config %q holds a secret in clear text: keep it in a Kubernetes Secret and reference it with a config provider placeholder (${secrets:...}, ${env:...}, ${file:...})", e.Key))
-		}
 	}
 	m.Spec.Config = cfg
 	var buf bytes.Buffer
@@ -232,12 +287,89 @@ func (s *StrimziTarget) Manifest(b *Body, sourceName, migrationID string, reg *c
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(&m); err != nil {
-		return nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", b.Name, err)
+		return nil, nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", b.Name, err)
 	}
 	if err := enc.Close(); err != nil {
-		return nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", b.Name, err)
+		return nil, nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", b.Name, err)
 	}
-	return buf.Bytes(), warnings, nil
+	return buf.Bytes(), warnings, secrets, nil
+}
+
+// secretKey is the key in the Secret of config key of connector: "<connector>.<key>", every
+// character a Secret's key cannot hold ([-._a-zA-Z0-9]) replaced by '_', and a suffix when
+// that makes it one taken already.
+func secretKey(connector, key string, taken map[string]string) string {
+	k := secretKeyChars.ReplaceAllString(connector+"."+key, "_")
+	out := k
+	for n := 2; ; n++ {
+		if _, dup := taken[out]; !dup {
+			return out
+		}
+		out = fmt.Sprintf("%s-%d", k, n)
+	}
+}
+
+var secretKeyChars = regexp.MustCompile(`[^-._a-zA-Z0-9]`)
+
+// secretManifest is a Kubernetes Secret with the values the manifests reference.
+type secretManifest struct {
+	APIVersion string            `yaml:"apiVersion"`
+	Kind       string            `yaml:"kind"`
+	Metadata   secretMeta        `yaml:"metadata"`
+	Type       string            `yaml:"type"`
+	StringData map[quoted]quoted `yaml:"stringData"`
+}
+
+type secretMeta struct {
+	Name        quoted            `yaml:"name"`
+	Namespace   quoted            `yaml:"namespace"`
+	Annotations map[quoted]quoted `yaml:"annotations"`
+}
+
+// writeSecret writes the Secret manifest holding values to SecretFile, for its owner alone.
+func (s *StrimziTarget) writeSecret(values map[string]string, migrationID string) error {
+	ns, name, _ := strings.Cut(s.Secret, "/")
+	m := secretManifest{APIVersion: "v1", Kind: "Secret", Type: "Opaque", StringData: map[quoted]quoted{},
+		Metadata: secretMeta{Name: quoted(name), Namespace: quoted(ns), Annotations: map[quoted]quoted{"offsetagent.dev/migration-id": quoted(migrationID)}}}
+	for k, v := range values {
+		m.StringData[quoted(k)] = quoted(v)
+	}
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# Secret %s with the config values that the KafkaConnector manifests in %s reference (${secrets:%s:KEY}),\n", s.Secret, s.Dir, s.Secret)
+	fmt.Fprintf(&buf, "# written by offsetagent migrate (migration %s). It holds them in clear text: apply it before the manifests, and keep it out of Git.\n", migrationID)
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&m); err != nil {
+		return fmt.Errorf("encode Secret %s: %w", s.Secret, err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("encode Secret %s: %w", s.Secret, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.SecretFile), 0o700); err != nil {
+		return fmt.Errorf("create the Secret's directory: %w", err)
+	}
+	if err := writePrivate(s.SecretFile, buf.Bytes()); err != nil {
+		return fmt.Errorf("write Secret %s: %w", s.Secret, err)
+	}
+	return nil
+}
+
+// writePrivate writes data to path readable and writable by its owner only (0600), also when
+// the file existed with a wider mode: a manifest holds a connector's config, secrets included.
+func writePrivate(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("make %s private: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // placeholder is a config provider reference, ${provider:path:key}.
@@ -269,19 +401,21 @@ type Placed struct {
 // writeManifests writes the manifest of every entry whose offsets are on B (succeeded), and
 // PlacedFile; an entry whose manifest cannot be written fails. It returns the number written.
 func (s *StrimziTarget) writeManifests(entries []*Entry, migrationID string, reg *connectors.Registry) (int, error) {
-	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+	// The manifests hold the configs: the directory, when made here, is its owner's alone.
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return 0, fmt.Errorf("create manifests directory: %w", err)
 	}
 	var placed bytes.Buffer
 	n := 0
+	secrets := map[string]string{}
 	for _, e := range entries {
 		if e.Outcome != OutcomeSucceeded || e.Body == nil {
 			continue
 		}
-		data, warnings, err := s.Manifest(e.Body, e.Name, migrationID, reg)
+		data, warnings, values, err := s.manifest(e.Body, e.Name, migrationID, reg)
 		if err == nil {
 			path := filepath.Join(s.Dir, e.TargetName+".yaml")
-			if err = os.WriteFile(path, data, 0o644); err == nil {
+			if err = writePrivate(path, data); err == nil {
 				e.Manifest = path
 			}
 		}
@@ -289,6 +423,7 @@ func (s *StrimziTarget) writeManifests(entries []*Entry, migrationID string, reg
 			e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepWriteManifest, err.Error()
 			continue
 		}
+		maps.Copy(secrets, values)
 		e.Warnings = append(e.Warnings, warnings...)
 		line, err := json.Marshal(Placed{Name: e.TargetName, Type: e.Type, State: strings.ToUpper(stateOr(e.Body.InitialState)), Offsets: e.Body.InitialOffsets})
 		if err != nil {
@@ -297,8 +432,13 @@ func (s *StrimziTarget) writeManifests(entries []*Entry, migrationID string, reg
 		placed.Write(append(line, '\n'))
 		n++
 	}
-	if err := os.WriteFile(filepath.Join(s.Dir, PlacedFile), placed.Bytes(), 0o644); err != nil {
+	if err := writePrivate(filepath.Join(s.Dir, PlacedFile), placed.Bytes()); err != nil {
 		return n, fmt.Errorf("record the offsets placed: %w", err)
+	}
+	if s.Secret != "" {
+		if err := s.writeSecret(secrets, migrationID); err != nil {
+			return n, err
+		}
 	}
 	return n, nil
 }
