@@ -71,12 +71,18 @@ type MigrateOptions struct {
 	SelectionKey string
 	// Concurrency bounds the requests in flight (default 16).
 	Concurrency int
-	// Timeout bounds the run (0: none): it sets every request's deadline (the run's start
-	// plus Timeout), which B's agents honour: past it they write nothing and answer failed.
-	// Nothing is published from the deadline on; results are awaited until Grace after it,
-	// and a connector still without one is failed. With StopSource, 0 is refused: a run
-	// that stopped connectors on A must not wait forever. Cancelling ctx ends the run at
-	// once, and the requests in flight are OutcomePending.
+	// WaveSize is, with StopSource, how many connectors a wave stops on A and publishes
+	// before the next wave starts (waves.go; default Concurrency). A sink that follows its
+	// sources is in their wave.
+	WaveSize int
+	// Timeout bounds the prechecks and each wave (0: none): a wave's stop on A, and its
+	// requests' deadline (Timeout after the wave starts publishing), which B's agents honour:
+	// past it they write nothing and answer failed. Nothing of a wave is published from its
+	// deadline on; results are awaited until Grace after it, and a connector still without
+	// one is failed. Without StopSource the selection is one wave. With StopSource, 0 is
+	// refused: a run that stopped connectors on A must not wait forever. Cancelling ctx ends
+	// the run at once: the requests in flight are OutcomePending, and the connectors of the
+	// waves not started are skipped, untouched on A.
 	Timeout time.Duration
 	// Grace is how long past the requests' deadline results are awaited (default 30 s): a
 	// request that B's agent took up just before its deadline finishes within it. It also
@@ -105,6 +111,9 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 16
 	}
+	if opts.WaveSize <= 0 {
+		opts.WaveSize = opts.Concurrency
+	}
 	if opts.To.MaxRequestBytes <= 0 {
 		opts.To.MaxRequestBytes = defaultMaxRequestBytes
 	}
@@ -112,11 +121,10 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		opts.Grace = defaultGrace
 	}
 	interrupt := ctx // cancelled by the caller only: tells an interrupt from the deadline
-	var deadline time.Time
 	if opts.Timeout > 0 {
-		deadline = started.Add(opts.Timeout)
+		// The prechecks' bound; each wave has its own (waves.go).
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
 	if opts.To.Transport == nil {
@@ -174,20 +182,13 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		return nil, err
 	}
 
-	entries, err := src.collect(ctx)
+	entries, err := src.prepare(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if restB != nil {
-		warnPlugins(ctx, restB, entries, opts.Logger)
-	}
-	if opts.Strimzi != nil {
-		prepareStrimzi(entries)
-	}
 	rep := &Report{MigrationID: opts.MigrationID, From: src.describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
-	p := &publisher{opts: opts, results: results, deadline: deadline}
-	rep.Publishing = p.run(interrupt, entries)
+	rep.Publishing = runWaves(interrupt, src, restB, results, opts, entries)
 	if opts.Strimzi != nil && !opts.DryRun {
 		n, err := opts.Strimzi.writeManifests(entries, opts.MigrationID, opts.Registry)
 		if err != nil {
@@ -327,15 +328,67 @@ func precheckTarget(ctx context.Context, src *source, clusterA string, to Target
 	return restB, nil
 }
 
+// runWaves stops (with StopSource), builds and publishes entries, in waves with StopSource
+// (waves.go), and returns when the first request was published.
+func runWaves(interrupt context.Context, src *source, restB *restReader, results *resultsLog, opts MigrateOptions, entries []*Entry) (publishing time.Time) {
+	prog := opts.Progress
+	if prog == nil {
+		prog = noProgress{}
+	}
+	prog.Start(len(entries))
+	defer prog.Finish()
+	opts.Progress = waveProgress{prog}
+	waves := [][]*Entry{entries}
+	if opts.StopSource {
+		waves = splitWaves(entries, opts.WaveSize)
+	}
+	warned := map[string]bool{}
+	for i, wave := range waves {
+		if interrupt.Err() != nil {
+			for _, e := range wave {
+				e.skip(fmt.Sprintf("not stopped on A nor published: the run was interrupted before its wave (%d of %d)", i+1, len(waves)))
+				prog.Done(e)
+			}
+			continue
+		}
+		src.buildWave(interrupt, opts, restB, wave, warned)
+		p := &publisher{opts: opts, results: results}
+		if opts.Timeout > 0 {
+			p.deadline = time.Now().Add(opts.Timeout)
+		}
+		if t := p.run(interrupt, wave); publishing.IsZero() {
+			publishing = t
+		}
+	}
+	return publishing
+}
+
+// buildWave stops (with StopSource) and builds the wave's connectors, within Timeout.
+func (s *source) buildWave(interrupt context.Context, opts MigrateOptions, restB *restReader, wave []*Entry, warned map[string]bool) {
+	ctx := interrupt
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(interrupt, opts.Timeout)
+		defer cancel()
+	}
+	s.build(ctx, wave)
+	if restB != nil {
+		warnPlugins(ctx, restB, wave, warned, opts.Logger)
+	}
+	if opts.Strimzi != nil {
+		prepareStrimzi(wave)
+	}
+}
+
 // warnPlugins warns about each connector class a selected connector uses that B's Connect
-// cluster does not list (the class may be given by its simple name or alias).
-func warnPlugins(ctx context.Context, restB *restReader, entries []*Entry, logger *slog.Logger) {
+// cluster does not list (the class may be given by its simple name or alias), once per class
+// (warned).
+func warnPlugins(ctx context.Context, restB *restReader, entries []*Entry, warned map[string]bool, logger *slog.Logger) {
 	plugins, err := restB.plugins(ctx)
 	if err != nil {
 		logger.Warn("cannot list B's connector plugins", "err", err)
 		return
 	}
-	warned := map[string]bool{}
 	for _, e := range entries {
 		if e.Body == nil {
 			continue

@@ -1,0 +1,79 @@
+package migrate
+
+// With StopSource a migration moves the selection in waves: it stops a wave's connectors on A,
+// publishes their requests and awaits their results, then goes on with the next wave. Each
+// wave's stop is bounded by Timeout, and its requests' deadline is Timeout after the wave
+// starts publishing: a fleet whose stops take longer than Timeout in all still has every
+// connector it stopped published, with a whole Timeout for its request, instead of stopped on
+// A and left unpublished once a single deadline for the run has passed. A connector stays
+// stopped on A only as long as its own wave takes.
+
+// splitWaves cuts entries into waves of at most size entries, in their order, a pipeline (a
+// sink that follows its sources, and those sources) always in one wave: the sink on B starts
+// at the end of its topics on B read before its sources' requests are published. A pipeline
+// larger than size is a wave alone.
+func splitWaves(entries []*Entry, size int) [][]*Entry {
+	if size <= 0 {
+		size = len(entries)
+	}
+	// unit[i] is the index of the first entry of i's pipeline (i itself when none).
+	index := map[*Connector]int{}
+	for i, e := range entries {
+		index[e.connector] = i
+	}
+	unit := make([]int, len(entries))
+	for i := range unit {
+		unit[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for unit[i] != i {
+			i = unit[i]
+		}
+		return i
+	}
+	for i, e := range entries {
+		if e.connector == nil || e.connector.follows == nil {
+			continue
+		}
+		for _, src := range e.connector.follows.sources {
+			j, ok := index[src]
+			if !ok {
+				continue
+			}
+			a, b := find(i), find(j)
+			a, b = min(a, b), max(a, b)
+			unit[b] = a
+		}
+	}
+	members := map[int][]*Entry{}
+	var order []int
+	for i, e := range entries {
+		r := find(i)
+		if _, seen := members[r]; !seen {
+			order = append(order, r)
+		}
+		members[r] = append(members[r], e)
+	}
+	var waves [][]*Entry
+	var cur []*Entry
+	for _, r := range order {
+		u := members[r]
+		if len(cur) > 0 && len(cur)+len(u) > size {
+			waves = append(waves, cur)
+			cur = nil
+		}
+		cur = append(cur, u...)
+	}
+	if len(cur) > 0 {
+		waves = append(waves, cur)
+	}
+	return waves
+}
+
+// waveProgress hands each wave's outcomes to the run's Progress, which the run itself starts
+// once with the whole selection and finishes once.
+type waveProgress struct{ Progress }
+
+func (waveProgress) Start(int) {}
+func (waveProgress) Finish()   {}
