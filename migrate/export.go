@@ -44,6 +44,9 @@ type Options struct {
 	// MigrateOptions.Strimzi), before anything is stopped on A, so that two connectors
 	// becoming one name stop the run first.
 	kubernetesNames bool
+	// existingOnB, when set, reads the connectors B has now, by name, for refuseExisting
+	// (Migrate sets it for MigrateOptions.Strimzi): checked before anything is stopped on A.
+	existingOnB func(context.Context) (map[string]map[string]string, error)
 	// ConnectURL is A's Connect REST API ("" for none). With Topics it is used to stop
 	// connectors and to cross-check the listing.
 	ConnectURL string
@@ -337,6 +340,13 @@ func (s *source) prepare(ctx context.Context) ([]*Entry, error) {
 		return nil, noneSelected(all)
 	}
 	s.resolveStates(entries)
+	if s.opts.existingOnB != nil {
+		onB, err := s.opts.existingOnB(ctx)
+		if err != nil {
+			return nil, precheckf("read the connectors B has: %v", err)
+		}
+		refuseExisting(entries, onB, sel)
+	}
 	s.checkPipelines(ctx, entries)
 	if s.opts.StopSource {
 		if err := s.stopPrecheck(entries); err != nil {

@@ -140,6 +140,12 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		}
 	}
 	opts.Options.kubernetesNames = opts.Strimzi != nil
+	if opts.Strimzi != nil {
+		opts.Options.existingOnB = func(ctx context.Context) (map[string]map[string]string, error) {
+			return offsetstore.ReadConnectorConfigs(ctx, kafkaio.Options{Brokers: opts.To.Brokers, Transport: opts.To.Transport, Logger: opts.Logger},
+				opts.To.ConfigTopic)
+		}
+	}
 	src, err := openSource(ctx, opts.Options)
 	if err != nil {
 		return nil, err
@@ -164,7 +170,12 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	} else if !slices.Equal(st.Brokers, opts.To.Brokers) {
 		stateOps = kafkaio.TopicOps{}
 	}
-	restB, err := precheckTarget(ctx, src, clusterA, opts.To, stateOps)
+	// Into an operator-managed B, its config topic is read (refuseExisting).
+	configOps := []string{kafkaio.OpDescribe}
+	if opts.Strimzi != nil {
+		configOps = []string{kafkaio.OpRead}
+	}
+	restB, err := precheckTarget(ctx, src, clusterA, opts.To, configOps, stateOps)
 	if err != nil {
 		return nil, err
 	}
@@ -261,12 +272,12 @@ func attemptOf(id string) int {
 }
 
 // precheckTarget runs the checks of B before anything is stopped or published: B reachable,
-// the principal allowed every operation the run does on B's topics (the state topic's are
-// stateOps; the agents' group is checkAgents'), B's Connect topics and the agents' topics
+// the principal allowed every operation the run does on B's topics (the config topic's are
+// configOps, the state topic's stateOps; the agents' group is checkAgents'), B's Connect topics and the agents' topics
 // exist with Connect's settings, A and B not the same Connect cluster, an agent consumes the
 // request topic and serves B's Connect topics (checkAgents), and (with both REST URLs) B has
 // the plugins the selection uses.
-func precheckTarget(ctx context.Context, src *source, clusterA string, to Target, stateOps kafkaio.TopicOps) (*restReader, error) {
+func precheckTarget(ctx context.Context, src *source, clusterA string, to Target, configOps []string, stateOps kafkaio.TopicOps) (*restReader, error) {
 	cl := &kafka.Client{Addr: kafka.TCP(to.Brokers...), Timeout: 30 * time.Second}
 	if to.Transport != nil {
 		cl.Transport = to.Transport
@@ -278,7 +289,7 @@ func precheckTarget(ctx context.Context, src *source, clusterA string, to Target
 	// Every permission of the run on B, asked before anything is stopped on A: a Write on the
 	// request topic refused only at publishing would leave A's connectors stopped.
 	if err := kafkaio.RequireTopicOps(ctx, cl, to.Principal, []kafkaio.TopicOps{
-		{Topic: to.ConfigTopic, Ops: []string{kafkaio.OpDescribe}},
+		{Topic: to.ConfigTopic, Ops: configOps},
 		{Topic: to.OffsetsTopic, Ops: []string{kafkaio.OpDescribe}},
 		{Topic: to.RequestTopic, Ops: []string{kafkaio.OpWrite}},
 		{Topic: to.ResultTopic, Ops: []string{kafkaio.OpRead}},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -475,4 +476,67 @@ func readPlaced(dir string) ([]Placed, error) {
 		return nil, errors.New(PlacedFile + " lists no connector")
 	}
 	return out, nil
+}
+
+// refuseExisting gives a Problem (409) to each entry whose connector exists on B, as B's config
+// topic holds it now, with another config than its manifest declares: applying the manifest
+// would replace that connector's config (the operator updates an existing connector with PUT
+// .../config), and an offsets-only request would be refused anyway. Every selected connector
+// is checked, with or without offsets on A, before anything is stopped on A. A connector that
+// exists with the config of its manifest (one applied already) goes on.
+func refuseExisting(entries []*Entry, onB map[string]map[string]string, sel Selection) {
+	for _, e := range entries {
+		c := e.connector
+		if c.Problem != "" {
+			continue
+		}
+		have, ok := onB[e.TargetName]
+		if !ok {
+			continue
+		}
+		if diff := configDiff(have, operatorConfig(sel.EditConfig(c.Config, e.TargetName))); len(diff) > 0 {
+			c.Problem = fmt.Sprintf("409 Connector %s already exists on B with another config (%s): its manifest would replace that config; "+
+				"delete the connector on B first, or give this one another name (--rename)", e.TargetName, strings.Join(diff, ", "))
+		}
+	}
+}
+
+// operatorConfig is the config the Strimzi operator gives Connect for the manifest of cfg:
+// spec.config, with spec.class as connector.class, spec.tasksMax as tasks.max and spec.version
+// as connector.plugin.version; Connect adds the name. A null value is left out, and so is a
+// tasks.max that is not a number (Manifest leaves it out).
+func operatorConfig(cfg events.Config) map[string]string {
+	out := map[string]string{}
+	for _, e := range cfg {
+		if e.Null {
+			continue
+		}
+		out[e.Key] = e.Value
+	}
+	if v, ok := out["tasks.max"]; ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n < 1 {
+			delete(out, "tasks.max")
+		} else {
+			out["tasks.max"] = strconv.Itoa(n)
+		}
+	}
+	return out
+}
+
+// configDiff lists, sorted, the keys whose values differ between two configs ("name" aside:
+// each is under its connector's name). Values are not shown: they may be secrets.
+func configDiff(a, b map[string]string) []string {
+	var keys []string
+	for k, v := range a {
+		if w, ok := b[k]; k != "name" && (!ok || v != w) {
+			keys = append(keys, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; k != "name" && !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
