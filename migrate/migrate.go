@@ -273,8 +273,8 @@ func attemptOf(id string) int {
 
 // precheckTarget runs the checks of B before anything is stopped or published: B reachable,
 // the principal allowed every operation the run does on B's topics (the config topic's are
-// configOps, the state topic's stateOps; the agents' group is checkAgents'), B's Connect topics and the agents' topics
-// exist with Connect's settings, A and B not the same Connect cluster, an agent consumes the
+// configOps, the state topic's stateOps; the agents' group is checkAgents'), B's Connect
+// topics and the agents' topics exist with Connect's settings, A and B not the same Connect cluster, an agent consumes the
 // request topic and serves B's Connect topics (checkAgents), and (with both REST URLs) B has
 // the plugins the selection uses.
 func precheckTarget(ctx context.Context, src *source, clusterA string, to Target, configOps []string, stateOps kafkaio.TopicOps) (*restReader, error) {
@@ -337,58 +337,6 @@ func precheckTarget(ctx context.Context, src *source, clusterA string, to Target
 		return nil, precheckf("A and B are the same Connect cluster (%s, Kafka cluster %q)", redactURL(to.ConnectURL), rootB.KafkaClusterID)
 	}
 	return restB, nil
-}
-
-// runWaves stops (with StopSource), builds and publishes entries, in waves with StopSource
-// (waves.go), and returns when the first request was published.
-func runWaves(interrupt context.Context, src *source, restB *restReader, results *resultsLog, opts MigrateOptions, entries []*Entry) (publishing time.Time) {
-	prog := opts.Progress
-	if prog == nil {
-		prog = noProgress{}
-	}
-	prog.Start(len(entries))
-	defer prog.Finish()
-	opts.Progress = waveProgress{prog}
-	waves := [][]*Entry{entries}
-	if opts.StopSource {
-		waves = splitWaves(entries, opts.WaveSize)
-	}
-	warned := map[string]bool{}
-	for i, wave := range waves {
-		if interrupt.Err() != nil {
-			for _, e := range wave {
-				e.skip(fmt.Sprintf("not stopped on A nor published: the run was interrupted before its wave (%d of %d)", i+1, len(waves)))
-				prog.Done(e)
-			}
-			continue
-		}
-		src.buildWave(interrupt, opts, restB, wave, warned)
-		p := &publisher{opts: opts, results: results}
-		if opts.Timeout > 0 {
-			p.deadline = time.Now().Add(opts.Timeout)
-		}
-		if t := p.run(interrupt, wave); publishing.IsZero() {
-			publishing = t
-		}
-	}
-	return publishing
-}
-
-// buildWave stops (with StopSource) and builds the wave's connectors, within Timeout.
-func (s *source) buildWave(interrupt context.Context, opts MigrateOptions, restB *restReader, wave []*Entry, warned map[string]bool) {
-	ctx := interrupt
-	if opts.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(interrupt, opts.Timeout)
-		defer cancel()
-	}
-	s.build(ctx, wave)
-	if restB != nil {
-		warnPlugins(ctx, restB, wave, warned, opts.Logger)
-	}
-	if opts.Strimzi != nil {
-		prepareStrimzi(wave)
-	}
 }
 
 // warnPlugins warns about each connector class a selected connector uses that B's Connect

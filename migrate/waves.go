@@ -1,5 +1,11 @@
 package migrate
 
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
 // With StopSource a migration moves the selection in waves: it stops a wave's connectors on A,
 // publishes their requests and awaits their results, then goes on with the next wave. Each
 // wave's stop is bounded by Timeout, and its requests' deadline is Timeout after the wave
@@ -77,3 +83,55 @@ type waveProgress struct{ Progress }
 
 func (waveProgress) Start(int) {}
 func (waveProgress) Finish()   {}
+
+// runWaves stops (with StopSource), builds and publishes entries, in waves with StopSource
+// (waves.go), and returns when the first request was published.
+func runWaves(interrupt context.Context, src *source, restB *restReader, results *resultsLog, opts MigrateOptions, entries []*Entry) (publishing time.Time) {
+	prog := opts.Progress
+	if prog == nil {
+		prog = noProgress{}
+	}
+	prog.Start(len(entries))
+	defer prog.Finish()
+	opts.Progress = waveProgress{prog}
+	waves := [][]*Entry{entries}
+	if opts.StopSource {
+		waves = splitWaves(entries, opts.WaveSize)
+	}
+	warned := map[string]bool{}
+	for i, wave := range waves {
+		if interrupt.Err() != nil {
+			for _, e := range wave {
+				e.skip(fmt.Sprintf("not stopped on A nor published: the run was interrupted before its wave (%d of %d)", i+1, len(waves)))
+				prog.Done(e)
+			}
+			continue
+		}
+		src.buildWave(interrupt, opts, restB, wave, warned)
+		p := &publisher{opts: opts, results: results}
+		if opts.Timeout > 0 {
+			p.deadline = time.Now().Add(opts.Timeout)
+		}
+		if t := p.run(interrupt, wave); publishing.IsZero() {
+			publishing = t
+		}
+	}
+	return publishing
+}
+
+// buildWave stops (with StopSource) and builds the wave's connectors, within Timeout.
+func (s *source) buildWave(interrupt context.Context, opts MigrateOptions, restB *restReader, wave []*Entry, warned map[string]bool) {
+	ctx := interrupt
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(interrupt, opts.Timeout)
+		defer cancel()
+	}
+	s.build(ctx, wave)
+	if restB != nil {
+		warnPlugins(ctx, restB, wave, warned, opts.Logger)
+	}
+	if opts.Strimzi != nil {
+		prepareStrimzi(wave)
+	}
+}
