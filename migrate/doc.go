@@ -14,10 +14,11 @@
 // a connector whose state cannot be known (STOPPED without a record, or a REST status that does
 // not tell the target state) is refused unless InitialState gives one.
 //
-// Outcomes are true: every request carries a deadline (events.ExtensionDeadline, the run's
-// start plus Timeout) that B's agents honour, and a connector is reported failed only once
-// its request can no longer be carried out (B refused the write, or no result by the
-// deadline plus Grace); each request of a batch is judged by its own write, and one whose
+// Outcomes are true: every request carries a deadline (events.ExtensionDeadline, Timeout after
+// its wave starts publishing: with StopSource the selection is stopped on A and published in
+// waves, each bounded by Timeout, waves.go) that B's agents honour, and a connector is reported
+// failed only once its request can no longer be carried out (B refused the write, or no result
+// by the deadline plus Grace); each request of a batch is judged by its own write, and one whose
 // write may have appended it is awaited. An interrupted run reports its requests in flight
 // pending, except a dry run's: it creates nothing.
 //
@@ -30,7 +31,10 @@
 // A B whose connectors the Strimzi operator manages (MigrateOptions.Strimzi, strimzi.go) gets
 // the offsets only, through requests with "create": "offsets-only", and the caller gets one
 // KafkaConnector manifest per connector: the operator deletes every connector no resource
-// declares, so it, not the agent, must create them. Applying the manifests completes the
+// declares, so it, not the agent, must create them. A connector that B has already with
+// another config is refused before anything is stopped (its manifest would replace that
+// config), and secret values can go to a Kubernetes Secret the manifests reference
+// (StrimziTarget.Secret). Applying the manifests completes the
 // migration; VerifyStrimzi (verify.go) checks afterwards that B runs each connector with the
 // offsets placed.
 package migrate

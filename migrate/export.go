@@ -44,6 +44,9 @@ type Options struct {
 	// MigrateOptions.Strimzi), before anything is stopped on A, so that two connectors
 	// becoming one name stop the run first.
 	kubernetesNames bool
+	// existingOnB, when set, reads the connectors B has now, by name, for refuseExisting
+	// (Migrate sets it for MigrateOptions.Strimzi): checked before anything is stopped on A.
+	existingOnB func(context.Context) (map[string]map[string]string, error)
 	// ConnectURL is A's Connect REST API ("" for none). With Topics it is used to stop
 	// connectors and to cross-check the listing.
 	ConnectURL string
@@ -299,6 +302,17 @@ func (s *source) list(ctx context.Context) ([]*Connector, error) {
 // collect lists A's connectors, selects them, stops them with StopSource, and builds their
 // bodies. Connectors that cannot be exported are entries with OutcomeSkipped and no body.
 func (s *source) collect(ctx context.Context) ([]*Entry, error) {
+	entries, err := s.prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.build(ctx, entries)
+	return entries, nil
+}
+
+// prepare lists A's connectors and selects them, and runs the checks that come before
+// anything is stopped: their states, their pipelines, the stop's preconditions.
+func (s *source) prepare(ctx context.Context) ([]*Entry, error) {
 	all, err := s.list(ctx)
 	if err != nil {
 		return nil, err
@@ -347,13 +361,28 @@ func (s *source) collect(ctx context.Context) ([]*Entry, error) {
 		return nil, &UnmatchedError{Flags: unmatched, Total: none.Total, Examples: none.Examples}
 	}
 	s.resolveStates(entries)
+	if s.opts.existingOnB != nil {
+		onB, err := s.opts.existingOnB(ctx)
+		if err != nil {
+			return nil, precheckf("read the connectors B has: %v", err)
+		}
+		refuseExisting(entries, onB, sel)
+	}
 	s.checkPipelines(ctx, entries)
 	if s.opts.StopSource {
 		if err := s.stopPrecheck(entries); err != nil {
 			return nil, err
 		}
+	}
+	return entries, nil
+}
+
+// build stops the entries' connectors with StopSource, and builds their bodies.
+func (s *source) build(ctx context.Context, entries []*Entry) {
+	if s.opts.StopSource {
 		s.stopAll(ctx, entries)
 	}
+	var err error
 	for _, e := range entries {
 		c := e.connector
 		if c.Problem != "" {
@@ -377,12 +406,11 @@ func (s *source) collect(ctx context.Context) ([]*Entry, error) {
 				}
 			}
 		}
-		b := buildBody(c, e.TargetName, sel, s.opts.InitialState, sinkOffs, s.opts.SinkOffsets)
+		b := buildBody(c, e.TargetName, s.opts.Selection, s.opts.InitialState, sinkOffs, s.opts.SinkOffsets)
 		e.Body = &b
 		e.Offsets = len(b.InitialOffsets)
 		e.Outcome = OutcomePlanned
 	}
-	return entries, nil
 }
 
 // Export reads A and builds one body per selected connector. Per-connector problems are in

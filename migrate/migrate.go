@@ -75,12 +75,18 @@ type MigrateOptions struct {
 	SelectionKey string
 	// Concurrency bounds the requests in flight (default 16).
 	Concurrency int
-	// Timeout bounds the run (0: none): it sets every request's deadline (the run's start
-	// plus Timeout), which B's agents honour: past it they write nothing and answer failed.
-	// Nothing is published from the deadline on; results are awaited until Grace after it,
-	// and a connector still without one is failed. With StopSource, 0 is refused: a run
-	// that stopped connectors on A must not wait forever. Cancelling ctx ends the run at
-	// once, and the requests in flight are OutcomePending.
+	// WaveSize is, with StopSource, how many connectors a wave stops on A and publishes
+	// before the next wave starts (waves.go; default Concurrency). A sink that follows its
+	// sources is in their wave.
+	WaveSize int
+	// Timeout bounds the prechecks and each wave (0: none): a wave's stop on A, and its
+	// requests' deadline (Timeout after the wave starts publishing), which B's agents honour:
+	// past it they write nothing and answer failed. Nothing of a wave is published from its
+	// deadline on; results are awaited until Grace after it, and a connector still without
+	// one is failed. Without StopSource the selection is one wave. With StopSource, 0 is
+	// refused: a run that stopped connectors on A must not wait forever. Cancelling ctx ends
+	// the run at once: the requests in flight are OutcomePending, and the connectors of the
+	// waves not started are skipped, untouched on A.
 	Timeout time.Duration
 	// Grace is how long past the requests' deadline results are awaited (default 30 s): a
 	// request that B's agent took up just before its deadline finishes within it. It also
@@ -112,6 +118,9 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 16
 	}
+	if opts.WaveSize <= 0 {
+		opts.WaveSize = opts.Concurrency
+	}
 	if opts.To.MaxRequestBytes <= 0 {
 		opts.To.MaxRequestBytes = defaultMaxRequestBytes
 	}
@@ -122,11 +131,10 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		opts.WaitReport = defaultWaitReport
 	}
 	interrupt := ctx // cancelled by the caller only: tells an interrupt from the deadline
-	var deadline time.Time
 	if opts.Timeout > 0 {
-		deadline = started.Add(opts.Timeout)
+		// The prechecks' bound; each wave has its own (waves.go).
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
 	if opts.To.Transport == nil {
@@ -142,6 +150,12 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		}
 	}
 	opts.Options.kubernetesNames = opts.Strimzi != nil
+	if opts.Strimzi != nil {
+		opts.Options.existingOnB = func(ctx context.Context) (map[string]map[string]string, error) {
+			return offsetstore.ReadConnectorConfigs(ctx, kafkaio.Options{Brokers: opts.To.Brokers, Transport: opts.To.Transport, Logger: opts.Logger},
+				opts.To.ConfigTopic)
+		}
+	}
 	src, err := openSource(ctx, opts.Options)
 	if err != nil {
 		return nil, err
@@ -166,7 +180,12 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	} else if !slices.Equal(st.Brokers, opts.To.Brokers) {
 		stateOps = kafkaio.TopicOps{}
 	}
-	restB, err := precheckTarget(ctx, src, clusterA, opts.To, stateOps)
+	// Into an operator-managed B, its config topic is read (refuseExisting).
+	configOps := []string{kafkaio.OpDescribe}
+	if opts.Strimzi != nil {
+		configOps = []string{kafkaio.OpRead}
+	}
+	restB, err := precheckTarget(ctx, src, clusterA, opts.To, configOps, stateOps)
 	if err != nil {
 		return nil, err
 	}
@@ -184,20 +203,13 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		return nil, err
 	}
 
-	entries, err := src.collect(ctx)
+	entries, err := src.prepare(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if restB != nil {
-		warnPlugins(ctx, restB, entries, opts.Logger)
-	}
-	if opts.Strimzi != nil {
-		prepareStrimzi(entries)
-	}
 	rep := &Report{MigrationID: opts.MigrationID, From: src.describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
-	p := &publisher{opts: opts, results: results, deadline: deadline}
-	rep.Publishing = p.run(interrupt, entries)
+	rep.Publishing = runWaves(interrupt, src, restB, results, opts, entries)
 	if opts.Strimzi != nil && !opts.DryRun {
 		n, err := opts.Strimzi.writeManifests(entries, opts.MigrationID, opts.Registry)
 		if err != nil {
@@ -206,6 +218,10 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		rep.Next = fmt.Sprintf("%d KafkaConnector manifests for the Connect cluster %s are in %s: applying them (kubectl apply -f %s, "+
 			"or a commit that Argo CD or Flux syncs) completes the migration; each connector starts at the offsets placed. "+
 			"Then check: offsetagent migrate --verify --manifests %s --to-connect-url <B's Connect REST API>", n, opts.Strimzi.Cluster, opts.Strimzi.Dir, opts.Strimzi.Dir, opts.Strimzi.Dir)
+		if opts.Strimzi.Secret != "" {
+			rep.Next = fmt.Sprintf("First apply the Secret %s that the manifests reference (kubectl apply -f %s; it holds the values in clear text: keep it out of Git). ",
+				opts.Strimzi.Secret, opts.Strimzi.SecretFile) + rep.Next
+		}
 	}
 	rep.Finished = time.Now().UTC()
 	return rep, nil
@@ -287,12 +303,12 @@ func attemptOf(id string) int {
 }
 
 // precheckTarget runs the checks of B before anything is stopped or published: B reachable,
-// the principal allowed every operation the run does on B's topics (the state topic's are
-// stateOps; the agents' group is checkAgents'), B's Connect topics and the agents' topics
-// exist with Connect's settings, A and B not the same Connect cluster, an agent consumes the
+// the principal allowed every operation the run does on B's topics (the config topic's are
+// configOps, the state topic's stateOps; the agents' group is checkAgents'), B's Connect
+// topics and the agents' topics exist with Connect's settings, A and B not the same Connect cluster, an agent consumes the
 // request topic and serves B's Connect topics (checkAgents), and (with both REST URLs) B has
 // the plugins the selection uses.
-func precheckTarget(ctx context.Context, src *source, clusterA string, to Target, stateOps kafkaio.TopicOps) (*restReader, error) {
+func precheckTarget(ctx context.Context, src *source, clusterA string, to Target, configOps []string, stateOps kafkaio.TopicOps) (*restReader, error) {
 	cl := &kafka.Client{Addr: kafka.TCP(to.Brokers...), Timeout: 30 * time.Second}
 	if to.Transport != nil {
 		cl.Transport = to.Transport
@@ -304,7 +320,7 @@ func precheckTarget(ctx context.Context, src *source, clusterA string, to Target
 	// Every permission of the run on B, asked before anything is stopped on A: a Write on the
 	// request topic refused only at publishing would leave A's connectors stopped.
 	if err := kafkaio.RequireTopicOps(ctx, cl, to.Principal, []kafkaio.TopicOps{
-		{Topic: to.ConfigTopic, Ops: []string{kafkaio.OpDescribe}},
+		{Topic: to.ConfigTopic, Ops: configOps},
 		{Topic: to.OffsetsTopic, Ops: []string{kafkaio.OpDescribe}},
 		{Topic: to.RequestTopic, Ops: []string{kafkaio.OpWrite}},
 		{Topic: to.ResultTopic, Ops: []string{kafkaio.OpRead}},
@@ -355,14 +371,14 @@ func precheckTarget(ctx context.Context, src *source, clusterA string, to Target
 }
 
 // warnPlugins warns about each connector class a selected connector uses that B's Connect
-// cluster does not list (the class may be given by its simple name or alias).
-func warnPlugins(ctx context.Context, restB *restReader, entries []*Entry, logger *slog.Logger) {
+// cluster does not list (the class may be given by its simple name or alias), once per class
+// (warned).
+func warnPlugins(ctx context.Context, restB *restReader, entries []*Entry, warned map[string]bool, logger *slog.Logger) {
 	plugins, err := restB.plugins(ctx)
 	if err != nil {
 		logger.Warn("cannot list B's connector plugins", "err", err)
 		return
 	}
-	warned := map[string]bool{}
 	for _, e := range entries {
 		if e.Body == nil {
 			continue

@@ -106,7 +106,7 @@ func TestWarnPlugins(t *testing.T) {
 		{Name: "skipped"},
 	}
 	var logs bytes.Buffer
-	warnPlugins(context.Background(), restB, entries, slog.New(slog.NewTextHandler(&logs, nil)))
+	warnPlugins(context.Background(), restB, entries, map[string]bool{}, slog.New(slog.NewTextHandler(&logs, nil)))
 	require.Equal(t, 1, bytes.Count(logs.Bytes(), []byte("\n")), logs.String())
 	require.Contains(t, logs.String(), `msg="B lacks a connector plugin that a selected connector uses" connector=d class=io.debezium.connector.mysql.MySqlConnector`)
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,6 +40,14 @@ type StrimziTarget struct {
 	Namespace string
 	// APIVersion is "v1beta2" (default: every Strimzi from 0.22 on serves it) or "v1".
 	APIVersion string
+	// Secret, "NAMESPACE/NAME", names a Kubernetes Secret: every config value that would be
+	// a secret in clear text in a manifest is written as a reference to one of its keys,
+	// ${secrets:NAMESPACE/NAME:<connector>.<config key>}, which Strimzi's
+	// KubernetesSecretConfigProvider resolves, and the values go to SecretFile, a Secret
+	// manifest outside Dir (Dir usually goes to Git). "" inlines the values, with a warning.
+	Secret string
+	// SecretFile is where the Secret manifest goes (with Secret; not inside Dir).
+	SecretFile string
 }
 
 // Strimzi API versions of KafkaConnector.
@@ -70,7 +80,39 @@ func (s *StrimziTarget) validate() []string {
 	if s.Dir == "" {
 		errs = append(errs, "--to-strimzi-cluster needs --manifests DIR")
 	}
-	return errs
+	return append(errs, s.validateSecret()...)
+}
+
+// validateSecret checks Secret and SecretFile.
+func (s *StrimziTarget) validateSecret() []string {
+	switch {
+	case s.Secret == "" && s.SecretFile == "":
+		return nil
+	case s.Secret == "":
+		return []string{"--strimzi-secret-file goes with --strimzi-secret NAMESPACE/NAME"}
+	}
+	ns, name, ok := strings.Cut(s.Secret, "/")
+	if !ok || len(ns) > 63 || !handlers.IsKubernetesName(ns) || strings.Contains(ns, ".") || !handlers.IsKubernetesName(name) {
+		return []string{fmt.Sprintf("--strimzi-secret %q: NAMESPACE/NAME of a Kubernetes Secret", s.Secret)}
+	}
+	if s.SecretFile == "" {
+		return []string{"--strimzi-secret needs --strimzi-secret-file FILE: where the Secret manifest with the values goes (not inside --manifests)"}
+	}
+	if inside(s.Dir, s.SecretFile) {
+		return []string{fmt.Sprintf("--strimzi-secret-file %s is inside --manifests %s, which goes to Git and is applied as it is: put it elsewhere", s.SecretFile, s.Dir)}
+	}
+	return nil
+}
+
+// inside reports whether path is dir or under it.
+func inside(dir, path string) bool {
+	d, err1 := filepath.Abs(dir)
+	p, err2 := filepath.Abs(path)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // KubernetesName turns a connector name into a KafkaConnector's metadata.name (a DNS-1123
@@ -142,18 +184,35 @@ type manifest struct {
 }
 
 type manifestMeta struct {
-	Name        string            `yaml:"name"`
-	Namespace   string            `yaml:"namespace,omitempty"`
-	Labels      map[string]string `yaml:"labels"`
-	Annotations map[string]string `yaml:"annotations,omitempty"`
+	Name        quoted            `yaml:"name"`
+	Namespace   quoted            `yaml:"namespace,omitempty"`
+	Labels      map[quoted]quoted `yaml:"labels"`
+	Annotations map[quoted]quoted `yaml:"annotations,omitempty"`
 }
 
 type manifestSpec struct {
-	Class    string     `yaml:"class"`
+	Class    quoted     `yaml:"class"`
 	TasksMax *int       `yaml:"tasksMax,omitempty"`
-	Version  string     `yaml:"version,omitempty"`
-	State    string     `yaml:"state"`
+	Version  quoted     `yaml:"version,omitempty"`
+	State    quoted     `yaml:"state"`
 	Config   *yaml.Node `yaml:"config"`
+}
+
+// quoted is a string a manifest writes double-quoted. Kubernetes reads manifests with
+// sigs.k8s.io/yaml, by YAML 1.1's rules: a plain on, off, yes, no, y or n is a boolean there,
+// 012 an octal number, and the API server refuses it for a string field or, in spec.config,
+// hands Connect another value than the one written. yaml.v3 writes such strings plain (YAML
+// 1.2 reads them as strings); quoted, every reader agrees.
+type quoted string
+
+// MarshalYAML writes q double-quoted.
+func (q quoted) MarshalYAML() (any, error) { return quotedNode(string(q)), nil }
+
+// IsZero makes omitempty leave out an empty q.
+func (q quoted) IsZero() bool { return q == "" }
+
+func quotedNode(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: yaml.DoubleQuotedStyle}
 }
 
 // specKeys are the config keys Strimzi takes from the spec rather than spec.config.
@@ -164,17 +223,24 @@ var specKeys = map[string]bool{"name": true, "connector.class": true, "tasks.max
 // Secret; reference one through a config provider, ${secrets:...}, ${env:...} or
 // ${file:...}, as A's placeholders are kept), and a tasks.max that is not a number.
 func (s *StrimziTarget) Manifest(b *Body, sourceName, migrationID string, reg *connectors.Registry) ([]byte, []string, error) {
+	data, warnings, _, err := s.manifest(b, sourceName, migrationID, reg)
+	return data, warnings, err
+}
+
+// manifest is Manifest, and with Secret the values it references in the Secret, by key.
+func (s *StrimziTarget) manifest(b *Body, sourceName, migrationID string, reg *connectors.Registry) ([]byte, []string, map[string]string, error) {
 	var warnings []string
+	secrets := map[string]string{}
 	m := manifest{APIVersion: "kafka.strimzi.io/" + s.APIVersion, Kind: "KafkaConnector",
-		Metadata: manifestMeta{Name: b.Name, Namespace: s.Namespace, Labels: map[string]string{"strimzi.io/cluster": s.Cluster},
-			Annotations: map[string]string{"offsetagent.dev/migration-id": migrationID, "offsetagent.dev/source-connector": sourceName}},
-		Spec: manifestSpec{State: strings.ToLower(b.InitialState)},
+		Metadata: manifestMeta{Name: quoted(b.Name), Namespace: quoted(s.Namespace), Labels: map[quoted]quoted{"strimzi.io/cluster": quoted(s.Cluster)},
+			Annotations: map[quoted]quoted{"offsetagent.dev/migration-id": quoted(migrationID), "offsetagent.dev/source-connector": quoted(sourceName)}},
+		Spec: manifestSpec{State: quoted(strings.ToLower(b.InitialState))},
 	}
 	if m.Spec.State == "" {
 		m.Spec.State = "running"
 	}
 	class, _ := b.Config.Get("connector.class")
-	m.Spec.Class = class
+	m.Spec.Class = quoted(class)
 	if v, ok := b.Config.Get("tasks.max"); ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 1 {
@@ -183,7 +249,8 @@ func (s *StrimziTarget) Manifest(b *Body, sourceName, migrationID string, reg *c
 			m.Spec.TasksMax = &n
 		}
 	}
-	m.Spec.Version, _ = b.Config.Get("connector.plugin.version")
+	version, _ := b.Config.Get("connector.plugin.version")
+	m.Spec.Version = quoted(version)
 	var secret func(string) bool
 	if c, ok := reg.Lookup(class); ok {
 		secret = c.IsSecret
@@ -193,15 +260,23 @@ func (s *StrimziTarget) Manifest(b *Body, sourceName, migrationID string, reg *c
 		if specKeys[e.Key] {
 			continue
 		}
-		cfg.Content = append(cfg.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: e.Key})
-		v := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: e.Value}
+		// Keys and values double-quoted, every one (see quoted).
+		cfg.Content = append(cfg.Content, quotedNode(e.Key))
+		value := e.Value
+		switch {
+		case !clearSecret(e.Key, e.Value, secret):
+		case s.Secret != "":
+			key := secretKey(b.Name, e.Key, secrets)
+			secrets[key] = e.Value
+			value = "${secrets:" + s.Secret + ":" + key + "}"
+		default:
+			warnings = append(warnings, fmt.Sprintf("config %q holds a secret in clear text: keep it in a Kubernetes Secret and reference it with a config provider placeholder (${secrets:...}, ${env:...}, ${file:...}), or give --strimzi-secret", e.Key))
+		}
+		v := quotedNode(value)
 		if e.Null {
 			v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
 		}
 		cfg.Content = append(cfg.Content, v)
-		if clearSecret(e.Key, e.Value, secret) {
-			warnings = append(warnings, fmt.Sprintf("config %q holds a secret in clear text: keep it in a Kubernetes Secret and reference it with a config provider placeholder (${secrets:...}, ${env:...}, ${file:...})", e.Key))
-		}
 	}
 	m.Spec.Config = cfg
 	var buf bytes.Buffer
@@ -213,12 +288,89 @@ func (s *StrimziTarget) Manifest(b *Body, sourceName, migrationID string, reg *c
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(&m); err != nil {
-		return nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", b.Name, err)
+		return nil, nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", b.Name, err)
 	}
 	if err := enc.Close(); err != nil {
-		return nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", b.Name, err)
+		return nil, nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", b.Name, err)
 	}
-	return buf.Bytes(), warnings, nil
+	return buf.Bytes(), warnings, secrets, nil
+}
+
+// secretKey is the key in the Secret of config key of connector: "<connector>.<key>", every
+// character a Secret's key cannot hold ([-._a-zA-Z0-9]) replaced by '_', and a suffix when
+// that makes it one taken already.
+func secretKey(connector, key string, taken map[string]string) string {
+	k := secretKeyChars.ReplaceAllString(connector+"."+key, "_")
+	out := k
+	for n := 2; ; n++ {
+		if _, dup := taken[out]; !dup {
+			return out
+		}
+		out = fmt.Sprintf("%s-%d", k, n)
+	}
+}
+
+var secretKeyChars = regexp.MustCompile(`[^-._a-zA-Z0-9]`)
+
+// secretManifest is a Kubernetes Secret with the values the manifests reference.
+type secretManifest struct {
+	APIVersion string            `yaml:"apiVersion"`
+	Kind       string            `yaml:"kind"`
+	Metadata   secretMeta        `yaml:"metadata"`
+	Type       string            `yaml:"type"`
+	StringData map[quoted]quoted `yaml:"stringData"`
+}
+
+type secretMeta struct {
+	Name        quoted            `yaml:"name"`
+	Namespace   quoted            `yaml:"namespace"`
+	Annotations map[quoted]quoted `yaml:"annotations"`
+}
+
+// writeSecret writes the Secret manifest holding values to SecretFile, for its owner alone.
+func (s *StrimziTarget) writeSecret(values map[string]string, migrationID string) error {
+	ns, name, _ := strings.Cut(s.Secret, "/")
+	m := secretManifest{APIVersion: "v1", Kind: "Secret", Type: "Opaque", StringData: map[quoted]quoted{},
+		Metadata: secretMeta{Name: quoted(name), Namespace: quoted(ns), Annotations: map[quoted]quoted{"offsetagent.dev/migration-id": quoted(migrationID)}}}
+	for k, v := range values {
+		m.StringData[quoted(k)] = quoted(v)
+	}
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# Secret %s with the config values that the KafkaConnector manifests in %s reference (${secrets:%s:KEY}),\n", s.Secret, s.Dir, s.Secret)
+	fmt.Fprintf(&buf, "# written by offsetagent migrate (migration %s). It holds them in clear text: apply it before the manifests, and keep it out of Git.\n", migrationID)
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&m); err != nil {
+		return fmt.Errorf("encode Secret %s: %w", s.Secret, err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("encode Secret %s: %w", s.Secret, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(s.SecretFile), 0o700); err != nil {
+		return fmt.Errorf("create the Secret's directory: %w", err)
+	}
+	if err := writePrivate(s.SecretFile, buf.Bytes()); err != nil {
+		return fmt.Errorf("write Secret %s: %w", s.Secret, err)
+	}
+	return nil
+}
+
+// writePrivate writes data to path readable and writable by its owner only (0600), also when
+// the file existed with a wider mode: a manifest holds a connector's config, secrets included.
+func writePrivate(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("make %s private: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // placeholder is a config provider reference, ${provider:path:key}.
@@ -250,19 +402,21 @@ type Placed struct {
 // writeManifests writes the manifest of every entry whose offsets are on B (succeeded), and
 // PlacedFile; an entry whose manifest cannot be written fails. It returns the number written.
 func (s *StrimziTarget) writeManifests(entries []*Entry, migrationID string, reg *connectors.Registry) (int, error) {
-	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+	// The manifests hold the configs: the directory, when made here, is its owner's alone.
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return 0, fmt.Errorf("create manifests directory: %w", err)
 	}
 	var placed bytes.Buffer
 	n := 0
+	secrets := map[string]string{}
 	for _, e := range entries {
 		if e.Outcome != OutcomeSucceeded || e.Body == nil {
 			continue
 		}
-		data, warnings, err := s.Manifest(e.Body, e.Name, migrationID, reg)
+		data, warnings, values, err := s.manifest(e.Body, e.Name, migrationID, reg)
 		if err == nil {
 			path := filepath.Join(s.Dir, e.TargetName+".yaml")
-			if err = os.WriteFile(path, data, 0o644); err == nil {
+			if err = writePrivate(path, data); err == nil {
 				e.Manifest = path
 			}
 		}
@@ -270,6 +424,7 @@ func (s *StrimziTarget) writeManifests(entries []*Entry, migrationID string, reg
 			e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepWriteManifest, err.Error()
 			continue
 		}
+		maps.Copy(secrets, values)
 		e.Warnings = append(e.Warnings, warnings...)
 		line, err := json.Marshal(Placed{Name: e.TargetName, Type: e.Type, State: strings.ToUpper(stateOr(e.Body.InitialState)), Offsets: e.Body.InitialOffsets})
 		if err != nil {
@@ -278,8 +433,13 @@ func (s *StrimziTarget) writeManifests(entries []*Entry, migrationID string, reg
 		placed.Write(append(line, '\n'))
 		n++
 	}
-	if err := os.WriteFile(filepath.Join(s.Dir, PlacedFile), placed.Bytes(), 0o644); err != nil {
+	if err := writePrivate(filepath.Join(s.Dir, PlacedFile), placed.Bytes()); err != nil {
 		return n, fmt.Errorf("record the offsets placed: %w", err)
+	}
+	if s.Secret != "" {
+		if err := s.writeSecret(secrets, migrationID); err != nil {
+			return n, err
+		}
 	}
 	return n, nil
 }
@@ -316,4 +476,67 @@ func readPlaced(dir string) ([]Placed, error) {
 		return nil, errors.New(PlacedFile + " lists no connector")
 	}
 	return out, nil
+}
+
+// refuseExisting gives a Problem (409) to each entry whose connector exists on B, as B's config
+// topic holds it now, with another config than its manifest declares: applying the manifest
+// would replace that connector's config (the operator updates an existing connector with PUT
+// .../config), and an offsets-only request would be refused anyway. Every selected connector
+// is checked, with or without offsets on A, before anything is stopped on A. A connector that
+// exists with the config of its manifest (one applied already) goes on.
+func refuseExisting(entries []*Entry, onB map[string]map[string]string, sel Selection) {
+	for _, e := range entries {
+		c := e.connector
+		if c.Problem != "" {
+			continue
+		}
+		have, ok := onB[e.TargetName]
+		if !ok {
+			continue
+		}
+		if diff := configDiff(have, operatorConfig(sel.EditConfig(c.Config, e.TargetName))); len(diff) > 0 {
+			c.Problem = fmt.Sprintf("409 Connector %s already exists on B with another config (%s): its manifest would replace that config; "+
+				"delete the connector on B first, or give this one another name (--rename)", e.TargetName, strings.Join(diff, ", "))
+		}
+	}
+}
+
+// operatorConfig is the config the Strimzi operator gives Connect for the manifest of cfg:
+// spec.config, with spec.class as connector.class, spec.tasksMax as tasks.max and spec.version
+// as connector.plugin.version; Connect adds the name. A null value is left out, and so is a
+// tasks.max that is not a number (Manifest leaves it out).
+func operatorConfig(cfg events.Config) map[string]string {
+	out := map[string]string{}
+	for _, e := range cfg {
+		if e.Null {
+			continue
+		}
+		out[e.Key] = e.Value
+	}
+	if v, ok := out["tasks.max"]; ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n < 1 {
+			delete(out, "tasks.max")
+		} else {
+			out["tasks.max"] = strconv.Itoa(n)
+		}
+	}
+	return out
+}
+
+// configDiff lists, sorted, the keys whose values differ between two configs ("name" aside:
+// each is under its connector's name). Values are not shown: they may be secrets.
+func configDiff(a, b map[string]string) []string {
+	var keys []string
+	for k, v := range a {
+		if w, ok := b[k]; k != "name" && (!ok || v != w) {
+			keys = append(keys, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; k != "name" && !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }

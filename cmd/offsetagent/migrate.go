@@ -325,7 +325,8 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	resultTopic := fs.String("result-topic", "", "the result topic B's agents write")
 	migrationID := fs.String("migration-id", "", "the migration's id (default: derived from A's cluster id and the selection)")
 	concurrency := fs.Int("concurrency", 16, "requests in flight")
-	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the run: the requests' deadline, which B's agents honour (0: none; refused with --stop-source)")
+	waveSize := fs.Int("wave-size", 0, "with --stop-source: connectors stopped on A and published per wave, each wave bounded by --timeout (default: --concurrency)")
+	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the prechecks and on each wave: its stop on A, and its requests' deadline (from its publishing), which B's agents honour (0: none; refused with --stop-source)")
 	grace := fs.Duration("grace", 30*time.Second, "how long past the requests' deadline to wait for results still on their way")
 	dry := fs.Bool("dry-run", false, "publish dry-run requests: print the plans, change nothing on B")
 	toConnectURL := fs.String("to-connect-url", "", "B's Connect REST API (optional, for the prechecks and --verify; credentials: --to-connect-config or OFFSETAGENT_TO_CONNECT_USER_INFO)")
@@ -367,7 +368,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic, Transport: cl.to.Transport, Dialer: cl.to.Dialer,
 			Principal: cl.toPrincipal, AgentGroup: cfg.GroupID,
 			ConnectURL: *toConnectURL, HTTPClient: toHTTP, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
-		MigrationID: *migrationID, SelectionKey: f.selectionKey(), Concurrency: *concurrency, Timeout: *timeout, Grace: *grace, DryRun: *dry,
+		MigrationID: *migrationID, SelectionKey: f.selectionKey(), Concurrency: *concurrency, WaveSize: *waveSize, Timeout: *timeout, Grace: *grace, DryRun: *dry,
 		Progress: progressFor(stderr), Strimzi: sf.target(),
 	}
 	if *requestTopic != "" {

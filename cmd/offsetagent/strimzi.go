@@ -13,6 +13,7 @@ import (
 // strimziFlags are migrate's flags for a Connect cluster the Strimzi operator manages.
 type strimziFlags struct {
 	cluster, manifests, namespace, apiVersion string
+	secret, secretFile                        string
 	verify                                    bool
 }
 
@@ -21,6 +22,8 @@ func (f *strimziFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.manifests, "manifests", "", "with --to-strimzi-cluster or --verify: the directory of the KafkaConnector manifests")
 	fs.StringVar(&f.namespace, "strimzi-namespace", "", "metadata.namespace of the manifests (default: none, the namespace they are applied in)")
 	fs.StringVar(&f.apiVersion, "strimzi-api-version", migrate.StrimziV1beta2, "KafkaConnector API version of the manifests: v1beta2 or v1")
+	fs.StringVar(&f.secret, "strimzi-secret", "", "with --to-strimzi-cluster: NAMESPACE/NAME of a Kubernetes Secret; each config value that holds a secret is written as ${secrets:NAMESPACE/NAME:KEY} (Strimzi's KubernetesSecretConfigProvider) and its value goes to --strimzi-secret-file")
+	fs.StringVar(&f.secretFile, "strimzi-secret-file", "", "with --strimzi-secret: where the Secret manifest with the values goes (mode 0600; not inside --manifests)")
 	fs.BoolVar(&f.verify, "verify", false, "check through B's REST API (--to-connect-url) that each connector of --manifests runs with the offsets placed; nothing else runs")
 }
 
@@ -29,7 +32,8 @@ func (f *strimziFlags) target() *migrate.StrimziTarget {
 	if f.cluster == "" {
 		return nil
 	}
-	return &migrate.StrimziTarget{Cluster: f.cluster, Dir: f.manifests, Namespace: f.namespace, APIVersion: f.apiVersion}
+	return &migrate.StrimziTarget{Cluster: f.cluster, Dir: f.manifests, Namespace: f.namespace, APIVersion: f.apiVersion,
+		Secret: f.secret, SecretFile: f.secretFile}
 }
 
 // run does what these flags make of migrate before a migration: done with --verify (0 when
@@ -43,6 +47,9 @@ func (f *strimziFlags) run(ctx context.Context, connectURL string, hc *http.Clie
 		return f.runVerify(ctx, connectURL, hc, stdout, stderr), true
 	case f.manifests != "" && f.cluster == "":
 		fmt.Fprintln(stderr, "offsetagent migrate: --manifests goes with --to-strimzi-cluster or --verify")
+		return 2, true
+	case (f.secret != "" || f.secretFile != "") && f.cluster == "":
+		fmt.Fprintln(stderr, "offsetagent migrate: --strimzi-secret and --strimzi-secret-file go with --to-strimzi-cluster")
 		return 2, true
 	}
 	return 0, false

@@ -26,6 +26,12 @@ func TestMigrateStrimziFlagErrors(t *testing.T) {
 			stderr: `--to-strimzi-cluster "Connect_B": the name of a KafkaConnect resource`},
 		{name: "api version", args: []string{"migrate", "--from-brokers", "127.0.0.1:1", "--to-brokers", "127.0.0.1:1", "--to-strimzi-cluster", "b", "--manifests", "d", "--strimzi-api-version", "v1alpha1"},
 			stderr: `--strimzi-api-version "v1alpha1": v1beta2 or v1`},
+		{name: "secret without a cluster", args: []string{"migrate", "--from-brokers", "127.0.0.1:1", "--to-brokers", "127.0.0.1:1", "--strimzi-secret", "kafka/s"},
+			stderr: "--strimzi-secret and --strimzi-secret-file go with --to-strimzi-cluster"},
+		{name: "secret without its file", args: []string{"migrate", "--from-brokers", "127.0.0.1:1", "--to-brokers", "127.0.0.1:1", "--to-strimzi-cluster", "b", "--manifests", "d", "--strimzi-secret", "kafka/s"},
+			stderr: "--strimzi-secret needs --strimzi-secret-file FILE"},
+		{name: "secret file inside the manifests", args: []string{"migrate", "--from-brokers", "127.0.0.1:1", "--to-brokers", "127.0.0.1:1", "--to-strimzi-cluster", "b", "--manifests", "d",
+			"--strimzi-secret", "kafka/s", "--strimzi-secret-file", "d/s.yaml"}, stderr: "--strimzi-secret-file d/s.yaml is inside --manifests d"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

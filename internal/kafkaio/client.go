@@ -80,11 +80,22 @@ func PartitionLeaders(ctx context.Context, cl *kafka.Client, topic string) ([]in
 // READ_COMMITTED), where a reader of committed records stops: the high watermark unless a
 // transaction is open.
 func ListOffsets(ctx context.Context, cl *kafka.Client, topic string, n int, which int64) ([]int64, error) {
+	return listOffsets(ctx, cl, topic, n, which, kafka.ReadCommitted)
+}
+
+// LogEnds returns the high watermark of every partition 0..n-1 of topic (isolation level
+// READ_UNCOMMITTED): the end of the log, past the records of a transaction still open, which
+// ListOffsets's end stops before.
+func LogEnds(ctx context.Context, cl *kafka.Client, topic string, n int) ([]int64, error) {
+	return listOffsets(ctx, cl, topic, n, kafka.LastOffset, kafka.ReadUncommitted)
+}
+
+func listOffsets(ctx context.Context, cl *kafka.Client, topic string, n int, which int64, isolation kafka.IsolationLevel) ([]int64, error) {
 	reqs := make([]kafka.OffsetRequest, n)
 	for p := range reqs {
 		reqs[p] = kafka.OffsetRequest{Partition: p, Timestamp: which}
 	}
-	res, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{IsolationLevel: kafka.ReadCommitted,
+	res, err := cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{IsolationLevel: isolation,
 		Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
 	if err != nil {
 		return nil, fmt.Errorf("list offsets of topic %q: %w", topic, err)
