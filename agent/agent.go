@@ -79,6 +79,9 @@ type Agent struct {
 	// principal names the agent's principal in refused-permission messages
 	// (Security.Principal, read once: it may read the client certificate).
 	principal string
+	// clusterID is the Kafka cluster id of the brokers, read at start-up before the group is
+	// joined: the agent advertises it (advertise.go).
+	clusterID string
 }
 
 // New builds an agent. It validates cfg and reads TLS files but never dials.
@@ -204,6 +207,9 @@ func (a *Agent) readiness() error {
 	}
 	if err := a.health.deniedErr(); err != nil {
 		return err // also why the views may not load or the group not be joined
+	}
+	if mixed := a.health.mixedGroup(); mixed != "" {
+		return errors.New(mixed)
 	}
 	if !a.ready.Load() {
 		return errors.New("starting: loading views and joining the consumer group")
@@ -393,6 +399,11 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 		return fmt.Errorf("ensure result topic: %w", kafkaio.WithPrincipal(err, a.principal))
 	}
 	a.readResultMaxBytes(ctx)
+	md, err := a.client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{}})
+	if err != nil {
+		return fmt.Errorf("read the Kafka cluster's id: %w", err)
+	}
+	a.clusterID = md.ClusterID
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.IntentTopic, a.cfg.RequestTopicPartitions, map[string]string{
 		"cleanup.policy": "compact", "max.message.bytes": fmt.Sprint(intentMaxBytes),
 	}); err != nil {

@@ -28,8 +28,9 @@ func (a *Agent) consume(ctx, work context.Context) error {
 		Brokers: a.cfg.Brokers,
 		Dialer:  a.conns.Dialer,
 		Topics:  []string{a.cfg.RequestTopic},
-		// The agent's topics, for migrate's precheck (advertise.go).
-		GroupBalancers: groupBalancers(a.cfg),
+		// The agent's Connect cluster, topics and sources, for migrate's precheck and the
+		// other members (advertise.go).
+		GroupBalancers: groupBalancers(a.cfg, a.clusterID),
 		// A new group begins at the earliest request: requests published while no agent
 		// ran are processed when one starts.
 		StartOffset:           kafka.FirstOffset,
@@ -61,6 +62,9 @@ func (a *Agent) consume(ctx, work context.Context) error {
 			a.health.leftGeneration()
 			continue
 		}
+		// Before anything of the generation is fetched: a group that mixes two Connect
+		// clusters has its requests refused (advertise.go).
+		a.checkGroup(ctx)
 		a.joined.Store(true)
 		a.ready.Store(true)
 		assigned := gen.Assignments[a.cfg.RequestTopic]

@@ -32,6 +32,25 @@ type health struct {
 	oldest func() time.Duration
 	// denied are the permissions the last check found refused (permissions.go).
 	denied []error
+	// mixed says how the agent's group mixes two Connect clusters, "" when it does not
+	// (advertise.go).
+	mixed string
+}
+
+// setMixed records the verdict of checkGroup and returns the previous one.
+func (h *health) setMixed(mixed string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	before := h.mixed
+	h.mixed = mixed
+	return before
+}
+
+// mixedGroup says how the agent's group mixes two Connect clusters, "" when it does not.
+func (h *health) mixedGroup() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.mixed
 }
 
 // deniedErr says which permissions the last check found refused, nil when none.

@@ -95,6 +95,23 @@ type runningAgent struct {
 
 func startAgent(t *testing.T, cfg agent.Config, opts agent.Options) *runningAgent {
 	t.Helper()
+	r := launchAgent(t, cfg, opts)
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-r.done:
+			r.done <- err
+			t.Fatalf("agent stopped early: %v", err)
+		default:
+		}
+		return r.Ready()
+	}, 30*time.Second, 20*time.Millisecond, "agent never became ready")
+	return r
+}
+
+// launchAgent starts an agent in-process without waiting until it is ready (a test of an
+// agent that must not become ready).
+func launchAgent(t *testing.T, cfg agent.Config, opts agent.Options) *runningAgent {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
@@ -108,15 +125,6 @@ func startAgent(t *testing.T, cfg agent.Config, opts agent.Options) *runningAgen
 	r := &runningAgent{Agent: a, reg: reg, url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- a.Run(ctx) }()
 	t.Cleanup(func() { r.stop(t) })
-	require.Eventually(t, func() bool {
-		select {
-		case err := <-r.done:
-			r.done <- err
-			t.Fatalf("agent stopped early: %v", err)
-		default:
-		}
-		return a.Ready()
-	}, 30*time.Second, 20*time.Millisecond, "agent never became ready")
 	return r
 }
 

@@ -14,6 +14,10 @@
 // a connector whose state cannot be known (STOPPED without a record, or a REST status that does
 // not tell the target state) is refused unless InitialState gives one.
 //
+// Nothing is stopped or published before B's agents are checked through what they advertise
+// in their group membership (agents.go): that they write B's Connect cluster, publish to the
+// result topic the run reads and accept the run's source.
+//
 // Outcomes are true: every request carries a deadline (events.ExtensionDeadline, Timeout after
 // its wave starts publishing: with StopSource the selection is stopped on A and published in
 // waves, each bounded by Timeout, waves.go) that B's agents honour, and a connector is reported

@@ -185,12 +185,12 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	if opts.Strimzi != nil {
 		configOps = []string{kafkaio.OpRead}
 	}
-	restB, err := precheckTarget(ctx, src, clusterA, opts.To, configOps, stateOps)
-	if err != nil {
-		return nil, err
-	}
 	if opts.MigrationID == "" {
 		opts.MigrationID = DeriveMigrationID(clusterA, opts.SelectionKey)
+	}
+	restB, err := precheckTarget(ctx, src, clusterA, opts.To, configOps, stateOps, RequestSourcePrefix+opts.MigrationID)
+	if err != nil {
+		return nil, err
 	}
 	results, err := openResults(ctx, opts.To, RequestSourcePrefix+opts.MigrationID, opts.Logger)
 	if err != nil {
@@ -305,10 +305,11 @@ func attemptOf(id string) int {
 // precheckTarget runs the checks of B before anything is stopped or published: B reachable,
 // the principal allowed every operation the run does on B's topics (the config topic's are
 // configOps, the state topic's stateOps; the agents' group is checkAgents'), B's Connect
-// topics and the agents' topics exist with Connect's settings, A and B not the same Connect cluster, an agent consumes the
-// request topic and serves B's Connect topics (checkAgents), and (with both REST URLs) B has
+// topics and the agents' topics exist with Connect's settings, A and B not the same Connect
+// cluster, the agents consuming the request topic serve B's Connect cluster, publish to the
+// result topic and accept source, the requests' (checkAgents), and (with both REST URLs) B has
 // the plugins the selection uses.
-func precheckTarget(ctx context.Context, src *source, clusterA string, to Target, configOps []string, stateOps kafkaio.TopicOps) (*restReader, error) {
+func precheckTarget(ctx context.Context, src *source, clusterA string, to Target, configOps []string, stateOps kafkaio.TopicOps, source string) (*restReader, error) {
 	cl := &kafka.Client{Addr: kafka.TCP(to.Brokers...), Timeout: 30 * time.Second}
 	if to.Transport != nil {
 		cl.Transport = to.Transport
@@ -343,10 +344,12 @@ func precheckTarget(ctx context.Context, src *source, clusterA string, to Target
 	if src.opts.Topics != nil && clusterA == clusterB && src.opts.Topics.ConfigTopic == to.ConfigTopic {
 		return nil, precheckf("A and B are the same Connect cluster (Kafka cluster %q, config topic %q)", clusterA, to.ConfigTopic)
 	}
-	if warning, err := checkAgents(ctx, cl, to, to.RequireAgent); err != nil {
+	warnings, err := checkAgents(ctx, cl, to, clusterB, source, to.RequireAgent)
+	if err != nil {
 		return nil, err
-	} else if warning != "" {
-		src.opts.Logger.Warn(warning)
+	}
+	for _, w := range warnings {
+		src.opts.Logger.Warn(w)
 	}
 	if src.rest == nil || to.ConnectURL == "" {
 		return nil, nil
