@@ -96,6 +96,7 @@ type Store interface {
 	WriteEncoded(ctx context.Context, topic string, enc *offsetstore.Encoded) error
 	GroupOffsets(ctx context.Context, group string) ([]offsetstore.GroupOffset, error)
 	GroupMembers(ctx context.Context, group string) (int, error)
+	// DescribeGroup tells a group's state and member count (validate_config's live check).
 	DescribeGroup(ctx context.Context, group string) (offsetstore.GroupActivity, error)
 	DeleteGroup(ctx context.Context, group string) error
 	CommitGroupOffsets(ctx context.Context, group string, offsets []offsetstore.GroupOffset) error
