@@ -29,9 +29,11 @@ type Metrics struct {
 	// MaxInflightBytes is the configured bound of InFlightBytes, for panels that compare them.
 	MaxInflightBytes prometheus.Gauge
 	// ResultsUnpublished counts requests that finished but whose result the agent gave up
-	// publishing (shutdown cut it off, it could not be encoded, or the broker refused it and
-	// the minimal result too).
+	// publishing: shutdown cut it off (the request stays uncommitted and is redelivered).
 	ResultsUnpublished prometheus.Counter
+	// ResultsPending is the number of results the broker refuses, even as minimal results,
+	// that are being tried again; each holds its request, and its partition's commits, back.
+	ResultsPending prometheus.Gauge
 	// CleanupsIncomplete counts failed requests whose cleanup could not undo everything they
 	// wrote (the result's cleanup names what is left).
 	CleanupsIncomplete prometheus.Counter
@@ -136,7 +138,11 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 	})
 	m.ResultsUnpublished = f.NewCounter(prometheus.CounterOpts{
 		Name: "offsetagent_results_unpublished_total",
-		Help: "Requests whose result the agent gave up publishing: cut off by shutdown or not encodable (they stay uncommitted and are redelivered), or refused by the broker even as a minimal result (committed and not run again; each logged at ERROR with its request id).",
+		Help: "Requests whose result the agent gave up publishing because shutdown cut it off: they stay uncommitted and are redelivered.",
+	})
+	m.ResultsPending = f.NewGauge(prometheus.GaugeOpts{
+		Name: "offsetagent_results_pending",
+		Help: "Results the broker refuses (too large, invalid, not authorised), even as minimal results, being tried again: each keeps its request, and every later one of its partition, uncommitted until it is out.",
 	})
 	m.CleanupsIncomplete = f.NewCounter(prometheus.CounterOpts{
 		Name: "offsetagent_cleanups_incomplete_total",

@@ -45,13 +45,53 @@ func (a *Agent) readResultMaxBytes(ctx context.Context) {
 
 // publish writes the outcome's result event and waits for the broker's acknowledgement. A
 // result that does not fit the result topic is shortened first (resultRecord). Transient
-// errors are retried until the result is out or the agent's work context ends. An error that
-// says the broker refuses the record (too large, invalid, not authorised) is not retried: a
-// minimal result goes out instead, and if that is refused too, the request is counted in
-// offsetagent_results_unpublished_total, logged at ERROR and finished all the same: no
-// request is redone because its result could not be published. The error returned is the
-// work context's end only.
+// errors are retried (produceResult). An error that says the broker refuses the record (too
+// large, invalid, not authorised) is not the end of it either: a minimal result is tried at
+// once, and while that is refused too, the result is counted in offsetagent_results_pending,
+// logged, and tried again (the whole result first, shortened anew to the result topic's
+// max.message.bytes, read again after a size refusal) with a backoff of up to
+// resultRefusedMaxDelay, until it is out or the agent's work context ends. The request is
+// committed only after its result is out: a result is never dropped, since a requester that
+// hears nothing takes the request for not done. The error returned is the work context's end
+// only; it leaves the request uncommitted, to be run again by the next owner of its
+// partition (whose intent check rolls back what this run did).
 func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
+	backoff := kafkaio.Backoff{Base: time.Second, Max: resultRefusedMaxDelay, Attempts: 1}
+	pending := false
+	defer func() {
+		if pending {
+			a.metrics.ResultsPending.Dec()
+		}
+	}()
+	for attempt := 1; ; attempt++ {
+		err := a.publishOnce(work, out)
+		if err == nil || work.Err() != nil {
+			return err
+		}
+		if !pending {
+			pending = true
+			a.metrics.ResultsPending.Inc()
+			a.log.Error("result refused by the broker, minimal result too; the request stays uncommitted and its result is retried",
+				"connector", out.Result.Name, "request_id", out.Result.RequestID, "result", out.EventType, "err", err)
+		} else {
+			a.log.Warn("result still refused by the broker, retrying", "connector", out.Result.Name, "request_id", out.Result.RequestID, "err", err)
+		}
+		if !kafkaio.Sleep(work, backoff.Delay(attempt)) {
+			return work.Err()
+		}
+		if errors.Is(err, kafka.MessageSizeTooLarge) || errors.Is(err, kafka.RecordListTooLarge) {
+			a.readResultMaxBytes(work) // the topic's limit may have been lowered since it was read
+		}
+	}
+}
+
+// resultRefusedMaxDelay bounds the wait between two tries of a result the broker refuses.
+const resultRefusedMaxDelay = 30 * time.Second
+
+// publishOnce writes the outcome's result, or, when the broker refuses it, its minimal
+// result (Result.Minimal: the outcome, its counts and a note that it is shortened). It
+// returns the last refusal, or the work context's end.
+func (a *Agent) publishOnce(work context.Context, out *handlers.Outcome) error {
 	msg, err := a.resultRecord(out.EventType, &out.Result)
 	if err == nil {
 		err = a.produceResult(work, msg, &out.Result)
@@ -65,13 +105,7 @@ func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
 	if msg, err = a.encodeResult(out.EventType, &minimal); err == nil {
 		err = a.produceResult(work, msg, &out.Result)
 	}
-	if err == nil || work.Err() != nil {
-		return err
-	}
-	a.metrics.ResultsUnpublished.Inc()
-	a.log.Error("result not published", "connector", out.Result.Name, "request_id", out.Result.RequestID,
-		"result", out.EventType, "err", err)
-	return nil
+	return err
 }
 
 // encodeResult builds a result's record.

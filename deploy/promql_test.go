@@ -310,7 +310,7 @@ var panelMetrics = []string{
 	"offsetagent_offsets_written_total", "offsetagent_offsets_wiped_total",
 	"offsetagent_requests_in_flight", "offsetagent_request_lag", "offsetagent_build_info",
 	"offsetagent_retries_total", "offsetagent_requests_in_flight_bytes", "offsetagent_max_inflight_bytes",
-	"offsetagent_results_unpublished_total", "offsetagent_dedupe_entries", "offsetagent_ready",
+	"offsetagent_results_unpublished_total", "offsetagent_results_pending", "offsetagent_dedupe_entries", "offsetagent_ready",
 	"offsetagent_oldest_request_age_seconds", "process_cpu_seconds_total", "process_resident_memory_bytes",
 }
 
@@ -401,7 +401,7 @@ func TestAlertRules(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"OffsetagentHighFailureRatio", "OffsetagentStageSlow", "OffsetagentRequestLagGrowing",
-		"OffsetagentDown", "OffsetagentPartiallyDown", "OffsetagentNotReady", "OffsetagentLaneStuck", "OffsetagentResultsUnpublished"} {
+		"OffsetagentDown", "OffsetagentPartiallyDown", "OffsetagentNotReady", "OffsetagentLaneStuck", "OffsetagentResultsUnpublished", "OffsetagentResultsPending"} {
 		require.True(t, alerts[want], "missing alert %s", want)
 	}
 }

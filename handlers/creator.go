@@ -88,12 +88,16 @@ type Store interface {
 	Sync(ctx context.Context, topic string) error
 	Track(ctx context.Context, topic string) error
 	ConnectorConfig(name string) (map[string]string, bool)
+	// ConnectorNames lists the connectors of the config view (offsetstore.Store.ConnectorNames).
+	ConnectorNames() []string
 	ConfigRecord(key string) offsetstore.ConfigRecord
 	SourceOffsets(topic, connector string) []offsetstore.SourceRecord
 	Write(ctx context.Context, topic string, recs []offsetstore.Record) error
 	WriteEncoded(ctx context.Context, topic string, enc *offsetstore.Encoded) error
 	GroupOffsets(ctx context.Context, group string) ([]offsetstore.GroupOffset, error)
 	GroupMembers(ctx context.Context, group string) (int, error)
+	// DescribeGroup tells a group's state and member count (validate_config's live check).
+	DescribeGroup(ctx context.Context, group string) (offsetstore.GroupActivity, error)
 	DeleteGroup(ctx context.Context, group string) error
 	CommitGroupOffsets(ctx context.Context, group string, offsets []offsetstore.GroupOffset) error
 	Partitions(ctx context.Context, topic string) (int, error)

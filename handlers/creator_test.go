@@ -142,6 +142,10 @@ func (s *fakeStore) GroupOffsets(_ context.Context, group string) ([]offsetstore
 }
 
 func (s *fakeStore) GroupMembers(context.Context, string) (int, error) { return 0, nil }
+func (s *fakeStore) DescribeGroup(context.Context, string) (offsetstore.GroupActivity, error) {
+	return offsetstore.GroupActivity{}, nil
+}
+func (s *fakeStore) ConnectorNames() []string { return nil }
 
 func (s *fakeStore) DeleteGroup(_ context.Context, group string) error {
 	s.mu.Lock()

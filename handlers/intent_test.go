@@ -45,6 +45,12 @@ func (s *staleStore) Write(context.Context, string, []offsetstore.Record) error 
 func (s *staleStore) WriteEncoded(context.Context, string, *offsetstore.Encoded) error {
 	return nil
 }
+func (s *staleStore) DescribeGroup(context.Context, string) (offsetstore.GroupActivity, error) {
+	return offsetstore.GroupActivity{}, nil
+}
+func (s *staleStore) ConnectorNames() []string {
+	return nil
+}
 func (s *staleStore) GroupOffsets(context.Context, string) ([]offsetstore.GroupOffset, error) {
 	return nil, nil
 }

@@ -169,6 +169,9 @@ func (c *Creator) checkNotExists(ctx context.Context, j *job) error {
 	if _, exists := c.opts.Store.ConnectorConfig(j.name); exists {
 		return conflict(fmt.Sprintf("Connector %s already exists", j.name))
 	}
+	if err := c.checkGroupFree(ctx, j); err != nil {
+		return err
+	}
 	if j.connectorTopic != "" && j.req.Data.HasInitialOffsets {
 		if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Track(ctx, j.connectorTopic) }); err != nil {
 			return fmt.Errorf("read connector offsets topic %q: %w", j.connectorTopic, err)

@@ -110,3 +110,55 @@ func TestResultPublishTimeoutWritesOneResult(t *testing.T) {
 	require.Equal(t, 1, r.hits())
 	require.Equal(t, 1, r.cl.resultsFor(id), "one request, one result event")
 }
+
+// A result the broker keeps refusing (INVALID_RECORD for the whole result and the minimal one,
+// again and again) keeps its request uncommitted: it is tried again, counted in
+// offsetagent_results_pending, and goes out once the broker takes it; only then is the
+// request committed.
+func TestResultRefusedKeepsRequest(t *testing.T) {
+	r := newFaultRig(t)
+	r.start(t, "", nil)
+	h := r.fake.Fault(produceFault(r.cfg.ResultTopic, kerr.InvalidRecord, -1))
+	id := r.cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{})
+	committed := func() int64 { return r.cl.groupOffsets(r.cfg.GroupID)[fmt.Sprintf("%s/0", r.cfg.RequestTopic)] }
+	require.Eventually(t, func() bool { return h.Hits() >= 3 || committed() > 0 }, 30*time.Second, 20*time.Millisecond)
+	require.Zero(t, committed(), "no commit past a result that is not out (%d refusals)", h.Hits())
+	require.GreaterOrEqual(t, h.Hits(), 3, "the refused result is tried again")
+	require.Zero(t, r.cl.resultsFor(id))
+	require.Equal(t, 1.0, r.agent.gauge("offsetagent_results_pending"))
+
+	h.Remove()
+	res := r.cl.waitResult(id, 60*time.Second)
+	require.Equal(t, events.TypeCreateSucceeded, res.Type, res.Data.Message)
+	require.False(t, res.Data.Truncated, "the whole result")
+	r.waitCommitted(t, 1, resultWait)
+	require.Equal(t, 1, r.cl.resultsFor(id))
+	require.Equal(t, 0.0, r.agent.gauge("offsetagent_results_pending"))
+	require.Equal(t, 0.0, r.agent.metric(t, "offsetagent_results_unpublished_total"))
+}
+
+// An agent stopped while its result is refused leaves the request uncommitted; the agent
+// after it runs the request again (rolling back the interrupted run first) and publishes its
+// result once the broker takes it: the result is not lost with the agent.
+func TestResultRefusedSurvivesRestart(t *testing.T) {
+	r := newFaultRig(t)
+	r.cfg.ShutdownTimeout = 2 * time.Second
+	r.start(t, "", nil)
+	h := r.fake.Fault(produceFault(r.cfg.ResultTopic, kerr.InvalidRecord, -1))
+	id := r.cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{})
+	committed := func() int64 { return r.cl.groupOffsets(r.cfg.GroupID)[fmt.Sprintf("%s/0", r.cfg.RequestTopic)] }
+	require.Eventually(t, func() bool { return h.Hits() >= 3 || committed() > 0 }, 30*time.Second, 20*time.Millisecond)
+	r.agent.stop(t)
+	require.Zero(t, committed(), "no commit past a result that is not out (%d refusals)", h.Hits())
+	require.Zero(t, r.cl.resultsFor(id))
+
+	h.Remove()
+	b := startAgent(t, r.cfg, agent.Options{})
+	res := r.cl.waitResult(id, 60*time.Second)
+	require.Equal(t, events.TypeCreateSucceeded, res.Type, res.Data.Message)
+	r.waitCommitted(t, 1, resultWait)
+	require.Equal(t, 1, r.cl.resultsFor(id))
+	require.Contains(t, r.cl.live(r.cfg.ConfigTopic), "connector-file-src-1")
+	require.Equal(t, map[string]liveRecord{`["file-src-1",{"filename":"test.txt"}]`: {Partition: 2, Value: `{"position":30}`}}, r.cl.live(r.cfg.OffsetsTopic))
+	require.Equal(t, 0.0, b.gauge("offsetagent_results_pending"))
+}

@@ -1,9 +1,12 @@
 package integration
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/agent"
@@ -83,4 +86,74 @@ func TestAllowedGroupsConfigured(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A sink request whose group belongs to another connector, or has live members, is refused at
+// validate_config with 409 naming the owner (or the members), before anything is wiped, dry
+// run or not: consumer.override.group.id naming a stopped connector's group must not take its
+// offsets.
+func TestSinkGroupOwnedOrLive(t *testing.T) {
+	c := startCluster(t)
+	cfg := testConfig(c)
+	cfg.RequestTopicPartitions = 1
+	startAgent(t, cfg, agent.Options{})
+	cl := newClient(t, cfg)
+	cl.createTopic("orders", 2)
+
+	sink := func(name, group, extra string) string {
+		override := ""
+		if group != "" {
+			override = `,"consumer.override.group.id":"` + group + `"`
+		}
+		return `{"name":"` + name + `","config":{"connector.class":"io.confluent.connect.jdbc.JdbcSinkConnector","topics":"orders"` + override + `}` + extra + `,
+		  "initial_offsets":[{"partition":{"kafka_topic":"orders","kafka_partition":0},"offset":{"kafka_offset":1}}]}`
+	}
+	// orders-sink exists, stopped, with its group's offsets committed.
+	res := cl.waitResult(cl.publish(`{"name":"orders-sink","config":{"connector.class":"io.confluent.connect.jdbc.JdbcSinkConnector","topics":"orders"},"initial_state":"STOPPED",
+	  "initial_offsets":[{"partition":{"kafka_topic":"orders","kafka_partition":0},"offset":{"kafka_offset":40}},{"partition":{"kafka_topic":"orders","kafka_partition":1},"offset":{"kafka_offset":41}}]}`,
+		events.RequestOptions{}), resultWait)
+	require.Equal(t, events.TypeCreateSucceeded, res.Type, res.Data.Message)
+	owned := map[string]int64{"orders/0": 40, "orders/1": 41}
+	require.Equal(t, owned, cl.groupOffsets("connect-orders-sink"))
+
+	// A running sink task elsewhere: a live member of connect-live.
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: cfg.Brokers, Topic: "orders", GroupID: "connect-live", MaxWait: 100 * time.Millisecond})
+	t.Cleanup(func() { _ = r.Close() })
+	fetchCtx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _, _ = r.FetchMessage(fetchCtx) }()
+	require.Eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		dg, err := cl.kc.DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{"connect-live"}})
+		return err == nil && len(dg.Groups) == 1 && len(dg.Groups[0].Members) == 1
+	}, 20*time.Second, 100*time.Millisecond)
+	commitBefore := cl.groupOffsets("connect-live")
+
+	tests := []struct {
+		name, body string
+		dryRun     bool
+		want       []string
+	}{
+		{name: "another connector's group", body: sink("other", "connect-orders-sink", ""), want: []string{"connect-orders-sink", "orders-sink"}},
+		{name: "another connector's group, dry run", body: sink("other-dry", "connect-orders-sink", ""), dryRun: true, want: []string{"connect-orders-sink", "orders-sink"}},
+		{name: "a group with a live member", body: sink("live", "", ""), want: []string{"connect-live", "1 live member", "Stable"}},
+		{name: "a group with a live member, dry run", body: sink("other-live", "connect-live", ""), dryRun: true, want: []string{"connect-live", "1 live member"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := cl.waitResult(cl.publish(tt.body, events.RequestOptions{DryRun: tt.dryRun}), resultWait)
+			require.Equal(t, events.TypeCreateFailed, res.Type, res.Data.Message)
+			require.Equal(t, "validate_config", res.Data.FailedStep)
+			require.Equal(t, 409, res.Data.ErrorCode, res.Data.Message)
+			for _, w := range tt.want {
+				require.Contains(t, res.Data.Message, w)
+			}
+			require.Equal(t, owned, cl.groupOffsets("connect-orders-sink"), "the owner's offsets are untouched")
+			require.Equal(t, commitBefore, cl.groupOffsets("connect-live"))
+		})
+	}
+	// A sink of its own group, and a new name's default group, still go through.
+	res = cl.waitResult(cl.publish(sink("fresh-sink", "connect-fresh-sink", ""), events.RequestOptions{}), resultWait)
+	require.Equal(t, events.TypeCreateSucceeded, res.Type, res.Data.Message)
 }

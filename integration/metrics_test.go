@@ -117,13 +117,17 @@ offsetagent_offsets_wiped_total{type="source"} 0
 # HELP offsetagent_requests_in_flight Requests received and not yet finished.
 # TYPE offsetagent_requests_in_flight gauge
 offsetagent_requests_in_flight 0
-# HELP offsetagent_results_unpublished_total Requests whose result the agent gave up publishing: cut off by shutdown or not encodable (they stay uncommitted and are redelivered), or refused by the broker even as a minimal result (committed and not run again; each logged at ERROR with its request id).
+# HELP offsetagent_results_unpublished_total Requests whose result the agent gave up publishing because shutdown cut it off: they stay uncommitted and are redelivered.
 # TYPE offsetagent_results_unpublished_total counter
 offsetagent_results_unpublished_total 0
+# HELP offsetagent_results_pending Results the broker refuses (too large, invalid, not authorised), even as minimal results, being tried again: each keeps its request, and every later one of its partition, uncommitted until it is out.
+# TYPE offsetagent_results_pending gauge
+offsetagent_results_pending 0
 `
 	require.NoError(t, testutil.GatherAndCompare(a.reg, strings.NewReader(want),
 		"offsetagent_requests_total", "offsetagent_stage_failures_total", "offsetagent_offsets_written_total",
-		"offsetagent_offsets_wiped_total", "offsetagent_requests_in_flight", "offsetagent_results_unpublished_total"))
+		"offsetagent_offsets_wiped_total", "offsetagent_requests_in_flight", "offsetagent_results_unpublished_total",
+		"offsetagent_results_pending"))
 	require.Equal(t, 0.0, a.sumCounter(t, "offsetagent_retries_total"))
 	require.Equal(t, 0.0, a.metric(t, "offsetagent_requests_in_flight_bytes"))
 	require.Equal(t, map[string]int{

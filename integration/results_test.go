@@ -79,21 +79,21 @@ func TestOversizedResultsAreTruncated(t *testing.T) {
 	require.Equal(t, 0.0, a.metric(t, "offsetagent_results_unpublished_total"))
 }
 
-// A non-retriable error publishing a result (an authorization error, MESSAGE_TOO_LARGE) is
-// not retried: a minimal result goes out instead; if that is refused too, the request is
-// counted in offsetagent_results_unpublished_total and committed all the same, so no
-// request is redone because its result could not be published.
+// A non-retriable error publishing a result (an authorization error, MESSAGE_TOO_LARGE, an
+// invalid record) is not retried as is: a minimal result goes out instead. If that is refused
+// too, the result is not dropped: it is tried again after a backoff (the whole result first),
+// and the request is committed only once a result is out.
 func TestResultPublishNonRetriable(t *testing.T) {
 	cases := []struct {
 		name      string
 		err       *kerr.Error
 		count     int
-		published bool
+		truncated bool
 	}{
 		{"not authorized once: minimal result", kerr.TopicAuthorizationFailed, 1, true},
 		{"too large once: minimal result", kerr.MessageTooLarge, 1, true},
-		{"not authorized twice: no result", kerr.TopicAuthorizationFailed, 2, false},
-		{"invalid record twice: no result", kerr.InvalidRecord, 2, false},
+		{"not authorized twice: the whole result, later", kerr.TopicAuthorizationFailed, 2, false},
+		{"invalid record twice: the whole result, later", kerr.InvalidRecord, 2, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,19 +101,15 @@ func TestResultPublishNonRetriable(t *testing.T) {
 			r.start(t, "", nil)
 			r.install(produceFault(r.cfg.ResultTopic, tc.err, tc.count))
 			id := r.cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{})
+			res := r.cl.waitResult(id, 60*time.Second)
 			r.waitCommitted(t, 1, resultWait)
-			require.Equal(t, tc.count, r.hits(), "no retry beyond the minimal result")
-			if tc.published {
-				res := r.cl.waitResult(id, resultWait)
-				require.Equal(t, events.TypeCreateSucceeded, res.Type)
-				require.True(t, res.Data.Truncated, "the minimal result says it is shortened")
-				require.Equal(t, "file-src-1", res.Data.Name)
-				require.Equal(t, 1, *res.Data.OffsetsWritten)
-				require.Equal(t, 0.0, r.agent.metric(t, "offsetagent_results_unpublished_total"))
-			} else {
-				require.Equal(t, 1.0, r.agent.metric(t, "offsetagent_results_unpublished_total"))
-				require.Equal(t, 0, r.cl.resultsFor(id))
-			}
+			require.Equal(t, tc.count, r.hits())
+			require.Equal(t, events.TypeCreateSucceeded, res.Type)
+			require.Equal(t, tc.truncated, res.Data.Truncated, "only the minimal result says it is shortened")
+			require.Equal(t, "file-src-1", res.Data.Name)
+			require.Equal(t, 1, *res.Data.OffsetsWritten)
+			require.Equal(t, 1, r.cl.resultsFor(id))
+			require.Equal(t, 0.0, r.agent.metric(t, "offsetagent_results_unpublished_total"))
 			// The partition goes on.
 			next := r.cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{})
 			require.Equal(t, 409, r.cl.waitResult(next, resultWait).Data.ErrorCode)

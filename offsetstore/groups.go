@@ -61,20 +61,44 @@ func sortGroupOffsets(o []GroupOffset) {
 
 // GroupMembers returns the number of members of group (0 for an unknown group).
 func (s *Store) GroupMembers(ctx context.Context, group string) (int, error) {
+	g, err := s.DescribeGroup(ctx, group)
+	return g.Members, err
+}
+
+// GroupActivity is what DescribeGroups tells of a consumer group's life.
+type GroupActivity struct {
+	// State is the coordinator's word for the group: Empty, Stable, PreparingRebalance,
+	// CompletingRebalance, Dead, or "" for a group the coordinator does not know.
+	State string
+	// Members is the number of its members.
+	Members int
+}
+
+// Live reports whether the group has consumers, or is between generations with them: any
+// state but Empty and Dead. A live group's offsets belong to whoever consumes with it.
+func (g GroupActivity) Live() bool {
+	return g.Members > 0 || (g.State != "" && g.State != "Empty" && g.State != "Dead")
+}
+
+// DescribeGroup returns the state and member count of group (none for an unknown group).
+func (s *Store) DescribeGroup(ctx context.Context, group string) (GroupActivity, error) {
 	res, err := s.client.DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{group}})
 	if err != nil {
-		return 0, fmt.Errorf("describe group %q: %w", group, err)
+		return GroupActivity{}, fmt.Errorf("describe group %q: %w", group, err)
 	}
 	for _, g := range res.Groups {
 		if g.GroupID != group {
 			continue
 		}
-		if g.Error != nil && !errors.Is(g.Error, kafka.GroupIdNotFound) {
-			return 0, fmt.Errorf("describe group %q: %w", group, g.Error)
+		if g.Error != nil {
+			if errors.Is(g.Error, kafka.GroupIdNotFound) {
+				return GroupActivity{}, nil
+			}
+			return GroupActivity{}, fmt.Errorf("describe group %q: %w", group, g.Error)
 		}
-		return len(g.Members), nil
+		return GroupActivity{State: g.GroupState, Members: len(g.Members)}, nil
 	}
-	return 0, nil
+	return GroupActivity{}, nil
 }
 
 // DeleteGroup deletes group and its offsets (Connect's sink offset reset, docs/connect-internals.md §4). A group that

@@ -253,6 +253,33 @@ func TestStoreGroupWithMembers(t *testing.T) {
 
 	require.ErrorIs(t, s.DeleteGroup(ctx, group), ErrGroupNotEmpty)
 	require.ErrorIs(t, s.CommitGroupOffsets(ctx, group, []GroupOffset{{Topic: "orders", Partition: 0, Offset: 1}}), ErrGroupNotEmpty)
+	g, err := s.DescribeGroup(ctx, group)
+	require.NoError(t, err)
+	require.Equal(t, GroupActivity{State: "Stable", Members: 1}, g)
+	require.True(t, g.Live())
+	g, err = s.DescribeGroup(ctx, "never-existed")
+	require.NoError(t, err)
+	require.False(t, g.Live(), "an unknown group: %+v", g)
+}
+
+func TestGroupActivityLive(t *testing.T) {
+	tests := []struct {
+		name string
+		g    GroupActivity
+		live bool
+	}{
+		{name: "unknown group", g: GroupActivity{}},
+		{name: "empty: a stopped connector's group", g: GroupActivity{State: "Empty"}},
+		{name: "dead", g: GroupActivity{State: "Dead"}},
+		{name: "stable with members", g: GroupActivity{State: "Stable", Members: 2}, live: true},
+		{name: "rebalancing, members not listed", g: GroupActivity{State: "PreparingRebalance"}, live: true},
+		{name: "completing a rebalance", g: GroupActivity{State: "CompletingRebalance", Members: 1}, live: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.live, tt.g.Live())
+		})
+	}
 }
 
 func TestCheckConnectTopics(t *testing.T) {
