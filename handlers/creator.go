@@ -440,9 +440,9 @@ type job struct {
 
 	// Set by write_offsets and write_config.
 	written      int
-	writtenTo    []string // topics write_offsets wrote to (or tried)
+	writtenTo    []string // topics write_offsets wrote to (or may have: kafkaio.MayHaveWritten)
 	sinkWritten  bool
-	configTried  bool
+	configTried  bool // write_config's records may be in the config topic
 	targetStateK string
 }
 
