@@ -173,9 +173,14 @@ func (c *Creator) writeLanded(ctx context.Context, topic string, recs []offsetst
 }
 
 // landed runs the write op with retries and reports whether any attempt may have left records
-// in its topic.
+// in its topic. No attempt begins once ctx has ended: the destructive stages' ctx ends at the
+// request's giveup, and a write begun after it could land after the request's sender reported
+// it failed.
 func (c *Creator) landed(ctx context.Context, op func(context.Context) error) (landed bool, err error) {
 	err = c.retry(ctx, func(ctx context.Context) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		err := op(ctx)
 		landed = landed || kafkaio.MayHaveWritten(err)
 		return err

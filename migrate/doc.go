@@ -14,9 +14,11 @@
 // not tell the target state) is refused unless InitialState gives one.
 //
 // Outcomes are true: every request carries a deadline (events.ExtensionDeadline, the run's
-// start plus Timeout) that B's agents honour, and a connector is reported failed only once
-// its request can no longer be carried out (no result by the deadline plus Grace); an
-// interrupted run reports its requests in flight pending.
+// start plus Timeout) that B's agents honour, and the end of the wait for its result
+// (events.ExtensionGiveUp, the deadline plus Grace) by which B's agents finish its writes or
+// roll them back; a connector is reported failed only once its request can no longer be
+// carried out (no result by the deadline plus Grace); an interrupted run reports its requests
+// in flight pending.
 //
 // Reading flags and the environment, terminals and exit codes are left to the caller (cmd/).
 // Sink offsets are carried as read (SinkOffsetsCopy), left out (SinkOffsetsNone) or
