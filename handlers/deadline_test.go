@@ -61,9 +61,8 @@ func TestPastDeadline(t *testing.T) {
 func TestCreateWritesPastGiveUpRolledBack(t *testing.T) {
 	tests := []struct {
 		name string
-		// topic and value pick the write during which the giveup passes (value nil: any).
+		// topic picks the write (its first to the topic) during which the giveup passes.
 		topic   string
-		value   []byte
 		step    Step
 		stages  string
 		configs []string
