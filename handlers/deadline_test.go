@@ -52,6 +52,16 @@ func TestPastDeadline(t *testing.T) {
 	require.Equal(t, CodeDeadline, out.Result.ErrorCode)
 	require.Equal(t, string(StepDecode), out.Result.FailedStep)
 	require.Contains(t, out.Result.Message, "2026-12-04T17:00:00Z passed 0s before")
+
+	// A giveup that comes first refuses the request as well: from it on, its sender reports it
+	// failed.
+	req.Deadline, req.GiveUp = now.Add(time.Hour), now.Add(-time.Second)
+	out = PastDeadline(req, now)
+	require.NotNil(t, out, "past the giveup")
+	require.Equal(t, CodeDeadline, out.Result.ErrorCode)
+	require.Contains(t, out.Result.Message, "2026-12-04T16:59:59Z passed 1s before")
+	req.Deadline, req.GiveUp = time.Time{}, now.Add(time.Second)
+	require.Nil(t, PastDeadline(req, now), "giveup ahead, no deadline")
 }
 
 // A destructive stage that ends at or past the request's giveup fails it with 408 whatever it
