@@ -80,7 +80,7 @@ const RawOffsetsBytes = 64 << 10
 // application/json, text/json or any +json type) holding a create request
 // (ParseCreateRequest; an initial_offsets array of RawOffsetsBytes or more is checked and
 // left as text in RawOffsets). The extension dryrun (true or "true", case-insensitive) sets
-// DryRun; the extension deadline (an RFC 3339 timestamp) sets Deadline.
+// DryRun; the extensions deadline and giveup (RFC 3339 timestamps) set Deadline and GiveUp.
 func DecodeRequest(msg *kafka.Message, maxBytes int) (*Request, error) {
 	return decodeRequest(msg, maxBytes, defaultTuning(), false)
 }
@@ -170,7 +170,10 @@ func decodeRequest(msg *kafka.Message, maxBytes int, tune scanTuning, deferred b
 		return fail(decodeErr(ReasonInvalidEvent, err, "%v", err))
 	}
 	req.DryRun = dry
-	if req.Deadline, err = deadline(ev); err != nil {
+	if req.Deadline, err = timestamp(ev, ExtensionDeadline); err != nil {
+		return fail(decodeErr(ReasonInvalidEvent, err, "%v", err))
+	}
+	if req.GiveUp, err = timestamp(ev, ExtensionGiveUp); err != nil {
 		return fail(decodeErr(ReasonInvalidEvent, err, "%v", err))
 	}
 	if ct := ev.DataContentType(); !isJSONContentType(ct) {
@@ -297,16 +300,24 @@ func dryRun(ev *event.Event) (bool, error) {
 // the request as failed and be right.
 const ExtensionDeadline = "deadline"
 
-// deadline reads the deadline extension (zero when absent). A value that is not a timestamp
-// is an error rather than no deadline, so that a request meant to expire never runs late.
-func deadline(ev *event.Event) (time.Time, error) {
-	v, ok := ev.Extensions()[ExtensionDeadline]
+// ExtensionGiveUp is the CloudEvents extension attribute (type Timestamp, a ce_giveup header in
+// binary mode) from which the request's sender reports it failed if it has no result: the
+// deadline plus the grace the sender waits for a request taken up just before it
+// (`offsetagent migrate` sets deadline + --grace). The agent bounds the request's writes by it:
+// a write phase that runs past it is rolled back and the request fails (handlers, 408), so
+// that the sender's "failed" stays true.
+const ExtensionGiveUp = "giveup"
+
+// timestamp reads the timestamp extension name (zero when absent). A value that is not a
+// timestamp is an error rather than no bound, so that a request meant to expire never runs late.
+func timestamp(ev *event.Event, name string) (time.Time, error) {
+	v, ok := ev.Extensions()[name]
 	if !ok {
 		return time.Time{}, nil
 	}
 	t, err := types.ToTime(v)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("extension deadline is %v; it must be an RFC 3339 timestamp: %v", v, err)
+		return time.Time{}, fmt.Errorf("extension %s is %v; it must be an RFC 3339 timestamp: %v", name, v, err)
 	}
 	return t, nil
 }

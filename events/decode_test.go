@@ -29,6 +29,8 @@ func TestRequestRoundTrip(t *testing.T) {
 		{name: "explicit key", opts: RequestOptions{ID: "r5", Key: "other-key"}},
 		{name: "binary deadline", opts: RequestOptions{ID: "r6", Deadline: time.Date(2026, 12, 4, 17, 30, 0, 123456789, time.UTC)}},
 		{name: "structured deadline", opts: RequestOptions{Mode: ModeStructured, ID: "r7", Deadline: time.Date(2026, 12, 4, 17, 30, 0, 0, time.FixedZone("x", 3600))}},
+		{name: "binary giveup", opts: RequestOptions{ID: "r8", Deadline: time.Date(2026, 12, 4, 17, 30, 0, 0, time.UTC), GiveUp: time.Date(2026, 12, 4, 17, 30, 30, 5, time.UTC)}},
+		{name: "structured giveup", opts: RequestOptions{Mode: ModeStructured, ID: "r9", GiveUp: time.Date(2026, 12, 4, 17, 30, 30, 0, time.UTC)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,6 +58,7 @@ func TestRequestRoundTrip(t *testing.T) {
 			require.Equal(t, TypeCreateRequest, req.Type)
 			require.Equal(t, tt.opts.DryRun, req.DryRun)
 			require.True(t, tt.opts.Deadline.Equal(req.Deadline), "deadline %s, want %s", req.Deadline, tt.opts.Deadline)
+			require.True(t, tt.opts.GiveUp.Equal(req.GiveUp), "giveup %s, want %s", req.GiveUp, tt.opts.GiveUp)
 			require.Equal(t, wantCreateRequest(), req.Data)
 		})
 	}
@@ -170,6 +173,7 @@ func TestDecodeRequestRejects(t *testing.T) {
 		{name: "structured dryrun number", msg: structured(`,"dryrun":1,"data":` + body), reason: ReasonInvalidEvent, message: "extension dryrun is 1"},
 		{name: "deadline not a timestamp", msg: record(body, binaryHeaders("ce_deadline", "tomorrow")...), reason: ReasonInvalidEvent, message: "extension deadline is tomorrow; it must be an RFC 3339 timestamp"},
 		{name: "structured deadline number", msg: structured(`,"deadline":1,"data":` + body), reason: ReasonInvalidEvent, message: "extension deadline is 1"},
+		{name: "giveup not a timestamp", msg: record(body, binaryHeaders("ce_giveup", "later")...), reason: ReasonInvalidEvent, message: "extension giveup is later; it must be an RFC 3339 timestamp"},
 		{name: "text/plain data", msg: record(body, binaryHeaders("content-type", "text/plain")...), reason: ReasonInvalidData, message: `datacontenttype "text/plain" is not JSON`},
 		{name: "avro data", msg: record(body, binaryHeaders("content-type", "application/avro")...), reason: ReasonInvalidData, message: "is not JSON"},
 		{name: "empty value", msg: record("", binaryHeaders()...), reason: ReasonInvalidData, message: "request data is empty"},

@@ -45,6 +45,8 @@ type RequestOptions struct {
 	Time time.Time
 	// Deadline sets the deadline extension (ExtensionDeadline); zero leaves it out.
 	Deadline time.Time
+	// GiveUp sets the giveup extension (ExtensionGiveUp); zero leaves it out.
+	GiveUp time.Time
 }
 
 // RequestMessage builds a create request record carrying body as its data, for
@@ -93,6 +95,9 @@ func RequestMessage(topic string, body []byte, opts RequestOptions) (kafka.Messa
 	}
 	if !opts.Deadline.IsZero() {
 		ev.SetExtension(ExtensionDeadline, types.Timestamp{Time: opts.Deadline.UTC()})
+	}
+	if !opts.GiveUp.IsZero() {
+		ev.SetExtension(ExtensionGiveUp, types.Timestamp{Time: opts.GiveUp.UTC()})
 	}
 	if len(body) > 0 {
 		ev.DataEncoded = body

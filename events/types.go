@@ -87,7 +87,10 @@ type Request struct {
 	// Deadline is the CloudEvent extension "deadline" (ExtensionDeadline); zero when absent.
 	// Past it the agent writes nothing for the request and answers with a failed result.
 	Deadline time.Time
-	Data     CreateRequest
+	// GiveUp is the CloudEvent extension "giveup" (ExtensionGiveUp); zero when absent. The
+	// request's writes must be over by it: past it they are rolled back, and the request fails.
+	GiveUp time.Time
+	Data   CreateRequest
 
 	// pending is the data of a request whose initial_offsets text DecodeRequestDeferred left
 	// unchecked (Deferred), decoded again by Check with tune.

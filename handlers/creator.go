@@ -243,6 +243,10 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 	out := &Outcome{}
 	var failure *Failure
 	intentWritten, deadlineChecked := false, false
+	// The destructive stages write within the request's giveup: past it, its sender reports
+	// it failed. The cleanup runs on ctx, with its own bound.
+	writeCtx, cancelWrites := withGiveUp(ctx, req)
+	defer cancelWrites()
 	for _, st := range c.stages() {
 		if failure != nil || (st.skip != nil && st.skip(j)) {
 			j.reports = append(j.reports, events.StageReport{Stage: string(st.step), Outcome: events.OutcomeSkipped})
@@ -257,12 +261,19 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 			deadlineChecked = true
 			err = pastDeadline(req, time.Now())
 		}
+		stageCtx := ctx
+		if st.destructive {
+			stageCtx = writeCtx
+		}
 		if err == nil && st.destructive && !intentWritten && c.opts.Intents != nil {
-			err = c.writeIntent(ctx, j)
+			err = c.writeIntent(stageCtx, j)
 			intentWritten = err == nil
 		}
 		if err == nil {
-			err = st.run(ctx, j)
+			err = st.run(stageCtx, j)
+		}
+		if st.destructive {
+			err = pastGiveUp(req, err, time.Now())
 		}
 		took := time.Since(start)
 		if st.step == StepValidateOffsets {
@@ -444,9 +455,9 @@ type job struct {
 
 	// Set by write_offsets and write_config.
 	written      int
-	writtenTo    []string // topics write_offsets wrote to (or tried)
+	writtenTo    []string // topics write_offsets wrote to (or may have: kafkaio.MayHaveWritten)
 	sinkWritten  bool
-	configTried  bool
+	configTried  bool // write_config's records may be in the config topic
 	targetStateK string
 }
 

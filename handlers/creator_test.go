@@ -112,6 +112,10 @@ func (s *fakeStore) Write(_ context.Context, topic string, recs []offsetstore.Re
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check("write", topic, recs); err != nil {
+		var we *kafkaio.WriteError
+		if errors.As(err, &we) {
+			return err // says itself what was written
+		}
 		return &kafkaio.WriteError{Failed: []int{0}, Err: err}
 	}
 	if topic == testConfigTopic {
@@ -322,12 +326,37 @@ func TestCreateFailureUndoesEachStage(t *testing.T) {
 			wantOffsets: map[string]string{staleKey: staleVal, otherKey: `{"position":1}`},
 		},
 		{
+			// Refused outright: nothing of it is in the topic, and nothing of it is undone.
+			name:        "config write refused",
+			fail:        failFirst("write", testConfigTopic, nil, &kafkaio.WriteError{Failed: []int{0, 1}, NotWritten: []int{0, 1}, Err: boom}),
+			failedStep:  StepWriteConfig,
+			summary:     "removed 1 initial offsets; restored 1 previous offsets",
+			removed:     1,
+			restored:    1,
+			wantOffsets: map[string]string{staleKey: staleVal, otherKey: `{"position":1}`},
+		},
+		{
 			name:        "offsets write fails",
 			fail:        failFirst("write", testOffsetsTopic, []byte(`{"position":30}`), boom),
 			failedStep:  StepWriteOffsets,
 			summary:     "removed 1 initial offsets; restored 1 previous offsets",
 			removed:     1,
 			restored:    1,
+			wantOffsets: map[string]string{staleKey: staleVal, otherKey: `{"position":1}`},
+		},
+		{
+			name:        "offsets write refused",
+			fail:        failFirst("write", testOffsetsTopic, []byte(`{"position":30}`), &kafkaio.WriteError{Failed: []int{0}, NotWritten: []int{0}, Err: boom}),
+			failedStep:  StepWriteOffsets,
+			summary:     "restored 1 previous offsets",
+			restored:    1,
+			wantOffsets: map[string]string{staleKey: staleVal, otherKey: `{"position":1}`},
+		},
+		{
+			name:        "wipe refused",
+			fail:        failFirst("write", testOffsetsTopic, nil, &kafkaio.WriteError{Failed: []int{0}, NotWritten: []int{0}, Err: boom}),
+			failedStep:  StepWipeOffsets,
+			summary:     events.NothingUndone,
 			wantOffsets: map[string]string{staleKey: staleVal, otherKey: `{"position":1}`},
 		},
 		{

@@ -57,8 +57,9 @@ func (c *Creator) wipeOffsets(ctx context.Context, j *job) error {
 		for i, r := range prev {
 			tombs[i] = offsetstore.Record{Key: r.Key, Partition: r.Partition}
 		}
-		j.wipeStarted = true
-		if err := c.stepWrite(ctx, j, StepWipeOffsets, topic, tombs); err != nil {
+		landed, err := c.stepWrite(ctx, j, StepWipeOffsets, topic, tombs)
+		j.wipeStarted = j.wipeStarted || landed
+		if err != nil {
 			return fmt.Errorf("tombstone %d offsets in topic %q: %w", len(tombs), topic, err)
 		}
 		j.wiped += len(tombs)
@@ -88,14 +89,19 @@ func (c *Creator) writeOffsets(ctx context.Context, j *job) error {
 		return nil
 	}
 	for _, topic := range j.writeTopics(c.opts.OffsetsTopic) {
-		j.writtenTo = append(j.writtenTo, topic)
-		var err error
+		var (
+			landed bool
+			err    error
+		)
 		if j.encoded != nil && c.opts.Fault == nil {
-			err = c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.WriteEncoded(ctx, topic, j.encoded) })
+			landed, err = c.landed(ctx, func(ctx context.Context) error { return c.opts.Store.WriteEncoded(ctx, topic, j.encoded) })
 			err = c.authz(err, kafkaio.OpWrite, kafkaio.ResourceTopic, topic)
 		} else {
 			// Crash tests cut the write in two (stepWrite): encoded records go as records.
-			err = c.stepWrite(ctx, j, StepWriteOffsets, topic, j.sourceRecords())
+			landed, err = c.stepWrite(ctx, j, StepWriteOffsets, topic, j.sourceRecords())
+		}
+		if landed {
+			j.writtenTo = append(j.writtenTo, topic)
 		}
 		if err != nil {
 			return fmt.Errorf("write %d offsets to topic %q: %w", n, topic, err)
@@ -123,9 +129,10 @@ func (c *Creator) writeConfig(ctx context.Context, j *job) error {
 		recs[i].Headers = mark
 	}
 	j.prevConfig = c.configSnapshot(j.name)
-	j.configTried = true
 	j.targetStateK = string(recs[0].Key)
-	if err := c.stepWrite(ctx, j, StepWriteConfig, c.opts.ConfigTopic, recs); err != nil {
+	landed, err := c.stepWrite(ctx, j, StepWriteConfig, c.opts.ConfigTopic, recs)
+	j.configTried = landed
+	if err != nil {
 		return fmt.Errorf("write connector %q to config topic %q: %w", j.name, c.opts.ConfigTopic, err)
 	}
 	return nil
@@ -153,23 +160,48 @@ func configRecords(name, state string, config events.Config) []offsetstore.Recor
 // write sends recs to topic with retries. Writes are idempotent here (the same bytes, or
 // tombstones), so retrying a partly acknowledged batch is safe.
 func (c *Creator) write(ctx context.Context, topic string, recs []offsetstore.Record) error {
-	err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Write(ctx, topic, recs) })
-	return c.authz(err, kafkaio.OpWrite, kafkaio.ResourceTopic, topic)
+	_, err := c.writeLanded(ctx, topic, recs)
+	return err
 }
 
-// stepWrite is write for a stage's multi-record writes. With a fault hook installed (crash
-// tests only) it writes in two halves with the point "mid:<step>" between them, so a test can
-// stop the process in the middle of a multi-record write.
-func (c *Creator) stepWrite(ctx context.Context, j *job, step Step, topic string, recs []offsetstore.Record) error {
+// writeLanded is write that also says whether any of its records may be in the topic: false
+// only when every attempt was refused outright or never sent (kafkaio.MayHaveWritten), so
+// that a cleanup does not undo, nor report as left, what never landed.
+func (c *Creator) writeLanded(ctx context.Context, topic string, recs []offsetstore.Record) (bool, error) {
+	landed, err := c.landed(ctx, func(ctx context.Context) error { return c.opts.Store.Write(ctx, topic, recs) })
+	return landed, c.authz(err, kafkaio.OpWrite, kafkaio.ResourceTopic, topic)
+}
+
+// landed runs the write op with retries and reports whether any attempt may have left records
+// in its topic. No attempt begins once ctx has ended: the destructive stages' ctx ends at the
+// request's giveup, and a write begun after it could land after the request's sender reported
+// it failed.
+func (c *Creator) landed(ctx context.Context, op func(context.Context) error) (landed bool, err error) {
+	err = c.retry(ctx, func(ctx context.Context) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := op(ctx)
+		landed = landed || kafkaio.MayHaveWritten(err)
+		return err
+	})
+	return landed, err
+}
+
+// stepWrite is writeLanded for a stage's multi-record writes. With a fault hook installed
+// (crash tests only) it writes in two halves with the point "mid:<step>" between them, so a
+// test can stop the process in the middle of a multi-record write.
+func (c *Creator) stepWrite(ctx context.Context, j *job, step Step, topic string, recs []offsetstore.Record) (landed bool, err error) {
 	if c.opts.Fault == nil || len(recs) < 2 {
-		return c.write(ctx, topic, recs)
+		return c.writeLanded(ctx, topic, recs)
 	}
 	half := len(recs) / 2
-	if err := c.write(ctx, topic, recs[:half]); err != nil {
-		return err
+	if landed, err := c.writeLanded(ctx, topic, recs[:half]); err != nil {
+		return landed, err
 	}
 	c.fault(j, "mid:"+string(step))
-	return c.write(ctx, topic, recs[half:])
+	_, err = c.writeLanded(ctx, topic, recs[half:])
+	return true, err
 }
 
 func (c *Creator) groupMembers(ctx context.Context, group string) (int, error) {

@@ -3,10 +3,13 @@ package integration
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
@@ -33,16 +36,78 @@ func TestRequestDeadlineHonoured(t *testing.T) {
 	require.Equal(t, events.TypeCreateSucceeded, cl.waitResult(ok, resultWait).Type)
 }
 
+// Retriable produce errors that outlast a request's giveup (its deadline plus its sender's
+// grace, events.ExtensionGiveUp) end its write phase there: the request fails 408 at the stage
+// that was writing, what it wrote is rolled back, and nothing of it appears once the broker
+// takes writes again. REQUEST_TIMED_OUT is answered after the records were appended: the
+// config records land unacknowledged, and must be rolled back too.
+func TestWritesPastGiveUpRolledBack(t *testing.T) {
+	cases := []struct {
+		name  string
+		at    string
+		step  string
+		topic func(cfg agent.Config) string
+		err   *kerr.Error
+	}{
+		{name: "config topic request timed out", at: "before:write_config", step: "write_config",
+			topic: func(cfg agent.Config) string { return cfg.ConfigTopic }, err: kerr.RequestTimedOut},
+		{name: "config topic not enough replicas", at: "before:write_config", step: "write_config",
+			topic: func(cfg agent.Config) string { return cfg.ConfigTopic }, err: kerr.NotEnoughReplicas},
+		{name: "offsets topic request timed out", at: "before:write_offsets", step: "write_offsets",
+			topic: func(cfg agent.Config) string { return cfg.OffsetsTopic }, err: kerr.RequestTimedOut},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newFaultRig(t)
+			const grace = 2 * time.Second
+			deadline := time.Now().Add(5 * time.Second)
+			giveUp := deadline.Add(grace)
+			r.start(t, tc.at, func(cfg agent.Config) []kfake.Fault {
+				// The faults outlast the giveup by a second.
+				time.AfterFunc(time.Until(giveUp.Add(time.Second)), r.remove)
+				return []kfake.Fault{produceFault(tc.topic(cfg), tc.err, -1)}
+			})
+			seedSource(t, r.cl, r.cfg)
+			offsetsBefore := r.cl.live(r.cfg.OffsetsTopic)
+
+			id := r.cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{Deadline: deadline, GiveUp: giveUp})
+			res := r.cl.waitResult(id, resultWait)
+			require.Equal(t, events.TypeCreateFailed, res.Type, "a request whose writes ran past its giveup succeeded: %s", res.Data.Message)
+			require.Equal(t, 408, res.Data.ErrorCode, res.Data.Message)
+			require.Equal(t, tc.step, res.Data.FailedStep, res.Data.Message)
+			require.Contains(t, res.Data.Message, "rolled back")
+			require.Positive(t, r.hits(), "the faults were hit")
+			cu := res.Data.Cleanup
+			require.NotNil(t, cu)
+			require.Empty(t, cu.Error, cu.Summary)
+			require.Empty(t, cu.Left, cu.Summary)
+			require.Equal(t, 2, cu.OffsetsRestored, cu.Summary)
+
+			// Nothing of the request appears later: the broker takes writes again, and the
+			// agent answered once.
+			time.Sleep(time.Until(giveUp.Add(2 * time.Second)))
+			live := r.cl.live(r.cfg.ConfigTopic)
+			require.NotContains(t, live, "connector-file-src-1")
+			require.NotContains(t, live, "target-state-file-src-1")
+			require.Equal(t, offsetsBefore, r.cl.live(r.cfg.OffsetsTopic), "offsets topic ends as before")
+			require.Len(t, r.cl.allResults(), 1)
+		})
+	}
+}
+
 // migrationPair is A with one source connector (file-src-1) and B whose agent made its topics
 // and was stopped: requests published to B wait there until a test starts B's agent.
 type migrationPair struct {
 	cfgA, cfgB agent.Config
 	clB        *client
+	// clusterB is B's cluster (its kfake broker, for faults).
+	clusterB *cluster
 }
 
 func newMigrationPair(t *testing.T) *migrationPair {
 	t.Helper()
-	p := &migrationPair{cfgA: testConfig(startCluster(t)), cfgB: testConfig(startCluster(t))}
+	p := &migrationPair{cfgA: testConfig(startCluster(t)), clusterB: startCluster(t)}
+	p.cfgB = testConfig(p.clusterB)
 	agentA := startAgent(t, p.cfgA, agent.Options{})
 	clA := newClient(t, p.cfgA)
 	id := clA.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{})
@@ -88,6 +153,55 @@ func TestMigrateFailedRequestIsNeverCarriedOut(t *testing.T) {
 	require.Equal(t, events.TypeCreateFailed, res.Type, "B's agent carried out a request reported failed: %s", res.Data.Message)
 	require.Equal(t, 408, res.Data.ErrorCode)
 	require.Empty(t, p.clB.live(p.cfgB.ConfigTopic), "nothing of the failed connector is on B")
+}
+
+// "failed" stays true when B's agent took the request up in time but B's config topic keeps
+// failing its writes (retriable errors) past the run's grace: the agent rolls the request back
+// at its giveup and answers 408, and nothing of the connector appears on B once the broker
+// takes writes again.
+func TestMigrateFailedStaysTrueWhenWritesRunPastGrace(t *testing.T) {
+	p := newMigrationPair(t)
+	fake := p.clusterB.requireFake(t)
+	var (
+		mu      sync.Mutex
+		handles []*kfake.FaultHandle
+	)
+	var once sync.Once
+	startAgent(t, p.cfgB, agent.Options{Fault: func(point, _ string) {
+		if point == "before:write_config" {
+			once.Do(func() {
+				mu.Lock()
+				defer mu.Unlock()
+				handles = append(handles, fake.Fault(produceFault(p.cfgB.ConfigTopic, kerr.RequestTimedOut, -1)))
+			})
+		}
+	}})
+	o := p.options(t)
+	o.Timeout, o.Grace = 8*time.Second, 2*time.Second
+	rep, err := migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Len(t, rep.Connectors, 1)
+	e := rep.Connectors[0]
+	require.Equal(t, migrate.OutcomeFailed, e.Outcome, e.Message)
+	require.Contains(t, e.Message, "so it will not be created")
+
+	// The faults outlast the grace by a second.
+	time.Sleep(time.Second)
+	mu.Lock()
+	require.Len(t, handles, 1, "B's agent reached write_config")
+	require.Positive(t, handles[0].Hits())
+	handles[0].Remove()
+	mu.Unlock()
+
+	res := p.clB.waitResult(e.RequestID, resultWait)
+	require.Equal(t, events.TypeCreateFailed, res.Type, "B's agent carried out a request reported failed: %s", res.Data.Message)
+	require.Equal(t, 408, res.Data.ErrorCode, res.Data.Message)
+	require.Equal(t, "write_config", res.Data.FailedStep)
+	time.Sleep(2 * time.Second)
+	live := p.clB.live(p.cfgB.ConfigTopic)
+	require.NotContains(t, live, "connector-file-src-1", "the connector reported failed exists on B")
+	require.NotContains(t, live, "target-state-file-src-1")
+	require.Empty(t, p.clB.live(p.cfgB.OffsetsTopic), "no offset of the failed connector is on B")
 }
 
 // A run interrupted while its requests are in flight reports them pending, not failed: their

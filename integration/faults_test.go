@@ -74,6 +74,15 @@ func (r *faultRig) install(fs ...kfake.Fault) {
 	r.mu.Unlock()
 }
 
+// remove takes every installed fault away.
+func (r *faultRig) remove() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, h := range r.handles {
+		h.Remove()
+	}
+}
+
 // hits is how many requests the installed faults answered.
 func (r *faultRig) hits() int {
 	r.mu.Lock()
@@ -147,7 +156,9 @@ func (r *runningAgent) sumCounter(t *testing.T, name string) float64 {
 }
 
 // A permanent broker error on each write in turn fails the request at that step, and the
-// cleanup leaves the connector's offsets exactly as they were and no config record behind.
+// cleanup leaves the connector's offsets exactly as they were and no config record behind. The
+// produce errors here refuse the write outright: nothing of it is in the topic, so the cleanup
+// removes nothing of it (removed and configRemoved count only what earlier steps wrote).
 func TestBrokerFaultPermanentCleansUp(t *testing.T) {
 	cases := []struct {
 		name          string
@@ -166,18 +177,17 @@ func TestBrokerFaultPermanentCleansUp(t *testing.T) {
 			fault: func(cfg agent.Config) kfake.Fault {
 				return produceFault(cfg.OffsetsTopic, kerr.TopicAuthorizationFailed, 1)
 			},
-			step: "write_offsets", removed: 1, restored: 2, code: 403,
+			step: "write_offsets", removed: 0, restored: 2, code: 403,
 		},
 		{
 			name: "offsets topic produce invalid record", at: "before:write_offsets",
 			fault: func(cfg agent.Config) kfake.Fault { return produceFault(cfg.OffsetsTopic, kerr.InvalidRecord, 1) },
-			step:  "write_offsets", removed: 1, restored: 2,
+			step:  "write_offsets", removed: 0, restored: 2,
 		},
 		{
 			name: "config topic produce", at: "before:write_config",
 			fault: func(cfg agent.Config) kfake.Fault { return produceFault(cfg.ConfigTopic, kerr.InvalidRecord, 1) },
 			step:  "write_config", removed: 1, restored: 2,
-			configRemoved: []string{"target-state-file-src-1", "connector-file-src-1"},
 		},
 		{
 			name: "sink group commit", sink: true, at: "before:write_offsets",
@@ -190,7 +200,6 @@ func TestBrokerFaultPermanentCleansUp(t *testing.T) {
 			name: "config topic produce after sink offsets", sink: true, at: "before:write_config",
 			fault: func(cfg agent.Config) kfake.Fault { return produceFault(cfg.ConfigTopic, kerr.InvalidRecord, 1) },
 			step:  "write_config", removed: 2, restored: 2,
-			configRemoved: []string{"target-state-jdbc-sink", "connector-jdbc-sink"},
 		},
 	}
 	for _, tc := range cases {
@@ -271,11 +280,42 @@ func TestBrokerFaultCleanupFailureReported(t *testing.T) {
 	require.NotNil(t, cu)
 	require.True(t, strings.HasPrefix(cu.Summary, "cleanup incomplete"), cu.Summary)
 	require.Contains(t, strings.ToLower(cu.Error), "authoriz", cu.Error)
-	require.Contains(t, cu.Left, "initial offsets may remain in topic "+r.cfg.OffsetsTopic)
+	// write_offsets was refused outright ("0 of 1 records written", the one record refused):
+	// no initial offset is in the topic, and the cleanup does not say one may remain.
+	require.NotContains(t, cu.Left, "initial offsets may remain", cu.Left)
 	require.Contains(t, cu.Left, "2 previous offsets in topic "+r.cfg.OffsetsTopic+" were not restored")
 	require.Zero(t, cu.OffsetsRestored)
 	require.Len(t, res.Data.PreviousOffsets.Offsets, 2)
 	require.NotContains(t, r.cl.live(r.cfg.ConfigTopic), "connector-file-src-1")
+}
+
+// A write the broker refuses outright (the config topic refuses every write from write_config
+// on) left nothing in the topic: the cleanup puts back the offsets and has no config record to
+// remove, so it is complete, and offsetagent_cleanups_incomplete_total does not count it.
+func TestBrokerFaultRefusedWriteNothingLeft(t *testing.T) {
+	r := newFaultRig(t)
+	r.start(t, "before:write_config", func(cfg agent.Config) []kfake.Fault {
+		return []kfake.Fault{produceFault(cfg.ConfigTopic, kerr.TopicAuthorizationFailed, -1)}
+	})
+	seedSource(t, r.cl, r.cfg)
+	offsetsBefore := r.cl.live(r.cfg.OffsetsTopic)
+	id := r.cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{})
+	res := r.cl.waitResult(id, resultWait)
+	require.Equal(t, events.TypeCreateFailed, res.Type)
+	require.Equal(t, "write_config", res.Data.FailedStep, res.Data.Message)
+	require.Equal(t, 403, res.Data.ErrorCode, res.Data.Message)
+	cu := res.Data.Cleanup
+	require.NotNil(t, cu)
+	require.Empty(t, cu.Left, cu.Summary)
+	require.Empty(t, cu.Error, cu.Summary)
+	require.False(t, strings.HasPrefix(cu.Summary, "cleanup incomplete"), cu.Summary)
+	require.Empty(t, cu.ConfigRecordsRemoved, "no config record was written")
+	require.Equal(t, 1, cu.OffsetsRemoved, cu.Summary)
+	require.Equal(t, 2, cu.OffsetsRestored, cu.Summary)
+	require.Equal(t, offsetsBefore, r.cl.live(r.cfg.OffsetsTopic), "offsets topic ends as before")
+	require.Empty(t, r.cl.live(r.cfg.ConfigTopic))
+	r.agent.waitMetric(t, 1, "offsetagent_requests_total", "result", "failed")
+	require.Zero(t, r.agent.sumCounter(t, "offsetagent_cleanups_incomplete_total"))
 }
 
 // Transient broker errors on a few writes are retried by kafkaio.Retry (kafka-go's writers

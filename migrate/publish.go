@@ -71,7 +71,7 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		var cancel, cancelWait context.CancelFunc
 		pubCtx, cancel = context.WithDeadline(ctx, p.deadline)
 		defer cancel()
-		waitCtx, cancelWait = context.WithDeadline(ctx, p.deadline.Add(p.opts.Grace))
+		waitCtx, cancelWait = context.WithDeadline(ctx, p.giveUp())
 		defer cancelWait()
 	}
 	codec, _ := p.opts.To.Compression.Codec() // checked by validateTarget
@@ -135,6 +135,17 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		}
 	}
 	return publishing
+}
+
+// giveUp is every request's giveup extension (events.ExtensionGiveUp): the deadline plus the
+// grace, when the run stops awaiting results and reports those without one failed. B's agents
+// roll back a request whose writes run past it, so that the report stays true. Zero without a
+// deadline.
+func (p *publisher) giveUp() time.Time {
+	if p.deadline.IsZero() {
+		return time.Time{}
+	}
+	return p.deadline.Add(p.opts.Grace)
 }
 
 // cutShort says why the run stopped publishing.
@@ -225,7 +236,7 @@ func (p *publisher) publish(ctx context.Context, w *kafka.Writer, batch []*Entry
 		var m kafka.Message
 		if err == nil {
 			m, err = events.RequestMessage("", body, events.RequestOptions{ID: e.RequestID, Source: source,
-				DryRun: p.opts.DryRun, Key: e.TargetName, Deadline: p.deadline})
+				DryRun: p.opts.DryRun, Key: e.TargetName, Deadline: p.deadline, GiveUp: p.giveUp()})
 		}
 		if err == nil && len(m.Value) > p.opts.To.MaxRequestBytes {
 			err = fmt.Errorf("the request is %d bytes, above B's agents' OFFSETAGENT_MAX_REQUEST_BYTES (%d)", len(m.Value), p.opts.To.MaxRequestBytes)

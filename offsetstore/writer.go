@@ -25,10 +25,11 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	all := allIndexes(len(recs)) // failed and not written, when nothing is sent
 	leaders, err := s.producer.Leaders(ctx, topic)
 	n := len(leaders)
 	if err != nil {
-		return &kafkaio.WriteError{Failed: allIndexes(len(recs)), Err: fmt.Errorf("write to topic %q: %w", topic, err)}
+		return &kafkaio.WriteError{Failed: all, NotWritten: all, Err: fmt.Errorf("write to topic %q: %w", topic, err)}
 	}
 	parts := make([]int32, len(recs))
 	for i, r := range recs {
@@ -37,7 +38,7 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 			p = PartitionFor(r.Key, n)
 		}
 		if p >= n {
-			return &kafkaio.WriteError{Failed: allIndexes(len(recs)), Err: fmt.Errorf("write to topic %q: record %d: partition %d of %d", topic, i, p, n)}
+			return &kafkaio.WriteError{Failed: all, NotWritten: all, Err: fmt.Errorf("write to topic %q: record %d: partition %d of %d", topic, i, p, n)}
 		}
 		parts[i] = int32(p)
 	}
@@ -105,7 +106,8 @@ func (s *Store) WriteEncoded(ctx context.Context, topic string, enc *Encoded) er
 	}
 	leaders, err := s.producer.Leaders(ctx, topic)
 	if err != nil {
-		return &kafkaio.WriteError{Failed: allIndexes(enc.Len()), Err: fmt.Errorf("write to topic %q: %w", topic, err)}
+		all := allIndexes(enc.Len())
+		return &kafkaio.WriteError{Failed: all, NotWritten: all, Err: fmt.Errorf("write to topic %q: %w", topic, err)}
 	}
 	if len(leaders) != enc.Partitions() {
 		recs := enc.Records()

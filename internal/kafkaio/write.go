@@ -2,6 +2,7 @@ package kafkaio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -34,17 +35,80 @@ type WriteError struct {
 	// Written is how many records were acknowledged by the broker.
 	Written int
 	// Failed holds the indexes (into the records passed to Write), ascending, of the records
-	// that were not acknowledged: they may or may not be in the topic.
+	// that were not acknowledged.
 	Failed []int
+	// NotWritten holds those of Failed, ascending, known not to be in the topic: never sent,
+	// or refused by the broker before it appended them (refusedBeforeAppend). The others of
+	// Failed may or may not be in the topic (a timeout, a lost connection). A WriteError built
+	// without it says that every failed record may be there.
+	NotWritten []int
 	// Err is the first cause.
 	Err error
 }
 
 func (e *WriteError) Error() string {
-	return fmt.Sprintf("%d of %d records written: %v", e.Written, e.Written+len(e.Failed), e.Err)
+	failed, notWritten := len(e.Failed), len(e.NotWritten)
+	what := fmt.Sprintf("%d of %d records written", e.Written, e.Written+failed)
+	if notWritten > 0 {
+		what += fmt.Sprintf(", %d not (refused or not sent)", notWritten)
+	}
+	if failed > notWritten {
+		what += fmt.Sprintf(", %d unconfirmed (they may be in the topic)", failed-notWritten)
+	}
+	return fmt.Sprintf("%s: %v", what, e.Err)
 }
 
 func (e *WriteError) Unwrap() error { return e.Err }
+
+// MayHaveWritten reports whether a write that returned err may have left any of its records
+// in the topic: false only when err is a *WriteError with nothing acknowledged and every
+// failed record known not written. A caller that undoes a failed write skips the undo when
+// it is false: there is nothing to undo, and an undo that failed would report a leftover that
+// is not there.
+func MayHaveWritten(err error) bool {
+	var we *WriteError
+	if !errors.As(err, &we) {
+		return true
+	}
+	return we.Written > 0 || len(we.NotWritten) < len(we.Failed)
+}
+
+// notSentError is the error of a record that was never sent (its partition's leader unknown,
+// its partition out of range, the write cut off before its turn): it is not in the topic.
+type notSentError struct{ err error }
+
+func (e *notSentError) Error() string { return e.err.Error() }
+func (e *notSentError) Unwrap() error { return e.err }
+
+// notSent marks err as the error of records that were never sent.
+func notSent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &notSentError{err}
+}
+
+// refusedBeforeAppend are the produce errors a broker answers before appending anything
+// (Kafka checks them before the log append: the leadership, the ACLs, the records' validity,
+// min.insync.replicas). REQUEST_TIMED_OUT and NOT_ENOUGH_REPLICAS_AFTER_APPEND come after the
+// append; UNKNOWN_SERVER_ERROR and KAFKA_STORAGE_ERROR say nothing of it; they are not here.
+var refusedBeforeAppend = []kafka.Error{
+	kafka.InvalidMessage, kafka.UnknownTopicOrPartition, kafka.InvalidMessageSize, kafka.LeaderNotAvailable,
+	kafka.NotLeaderForPartition, kafka.MessageSizeTooLarge, kafka.InvalidTopic, kafka.RecordListTooLarge,
+	kafka.NotEnoughReplicas, kafka.InvalidRequiredAcks, kafka.TopicAuthorizationFailed,
+	kafka.ClusterAuthorizationFailed, kafka.InvalidTimestamp, kafka.UnsupportedForMessageFormat,
+	kafka.PolicyViolation, kafka.UnsupportedCompressionType, kafka.InvalidRecord,
+}
+
+// notInTopic reports whether a record that failed with err is known not to be in the topic.
+func notInTopic(err error) bool {
+	var ns *notSentError
+	if errors.As(err, &ns) {
+		return true
+	}
+	var kerr kafka.Error
+	return errors.As(err, &kerr) && slices.Contains(refusedBeforeAppend, kerr)
+}
 
 // SmallWrite is the size up to which Write queues its records with those of concurrent
 // callers (Produce); larger writes go in Produce requests of their own.
@@ -68,7 +132,8 @@ func (p *Producer) Leaders(ctx context.Context, topic string) ([]int, error) {
 
 // Write writes recs to topic, recs[i] to partition parts[i], with acks=all, in order per
 // partition. It returns once every record is acknowledged. On failure it returns a
-// *WriteError saying which records were acknowledged, so callers can clean up precisely.
+// *WriteError saying which records were acknowledged and which are known not written, so
+// callers can clean up precisely.
 // Cancelling ctx stops Write from sending further records; records already sent are waited for.
 //
 // Up to smallWrite records go through Produce, together with what concurrent callers write
@@ -100,15 +165,18 @@ func (p *Producer) Write(ctx context.Context, topic string, recs []Record, parts
 	if errs == nil {
 		return nil
 	}
-	var failed []int
+	var failed, notWritten []int
 	var first error
 	for i, e := range errs {
 		if e != nil {
 			failed = append(failed, i)
+			if owner[i] == nil || notInTopic(e) {
+				notWritten = append(notWritten, i)
+			}
 			first = cmpErr(first, e)
 		}
 	}
-	return &WriteError{Written: len(recs) - len(failed), Failed: failed, Err: first}
+	return &WriteError{Written: len(recs) - len(failed), Failed: failed, NotWritten: notWritten, Err: first}
 }
 
 // reportItems tells acked of the acknowledged items of a produce call: msgs[i] went in
@@ -147,7 +215,8 @@ func (p *Producer) WriteEncoded(ctx context.Context, topic string, enc *Encoded,
 		err = fmt.Errorf("%d partitions, records encoded for %d", len(leaders), enc.Partitions())
 	}
 	if err != nil {
-		return &WriteError{Failed: indexes(0, enc.Len()), Err: fmt.Errorf("write to topic %q: %w", topic, err)}
+		all := indexes(0, enc.Len())
+		return &WriteError{Failed: all, NotWritten: all, Err: fmt.Errorf("write to topic %q: %w", topic, err)}
 	}
 	byLeader := map[int]map[int32]partQueue{}
 	for part, bs := range enc.batches {
@@ -165,15 +234,16 @@ func (p *Producer) WriteEncoded(ctx context.Context, topic string, enc *Encoded,
 
 // writeRounds is Write for many records.
 func (p *Producer) writeRounds(ctx context.Context, topic string, recs []Record, parts []int32, acked func(Acked)) error {
+	all := indexes(0, len(recs))
 	leaders, err := p.leaders.get(ctx, topic)
 	if err != nil {
-		return &WriteError{Failed: indexes(0, len(recs)), Err: fmt.Errorf("write to topic %q: %w", topic, err)}
+		return &WriteError{Failed: all, NotWritten: all, Err: fmt.Errorf("write to topic %q: %w", topic, err)}
 	}
 	// Per leader, per partition: the indexes of its records, in order.
 	byLeader := map[int]map[int32]partQueue{}
 	for i, part := range parts {
 		if int(part) >= len(leaders) {
-			return &WriteError{Failed: indexes(0, len(recs)), Err: fmt.Errorf("write to topic %q: record %d: partition %d of %d", topic, i, part, len(leaders))}
+			return &WriteError{Failed: all, NotWritten: all, Err: fmt.Errorf("write to topic %q: record %d: partition %d of %d", topic, i, part, len(leaders))}
 		}
 		l := leaders[part]
 		if byLeader[l] == nil {
@@ -205,6 +275,14 @@ func (q partQueue) numbers() []int {
 	return indexes(q.batches[0].first, last.first+last.n)
 }
 
+// count is the number of records of pr, a large write's part for one partition.
+func (pr partitionRecords) count() int {
+	if pr.encoded.buf != nil {
+		return pr.encoded.n
+	}
+	return len(pr.idx)
+}
+
 // after returns what is left once pr, the queue's next part, was sent.
 func (q partQueue) after(pr partitionRecords) partQueue {
 	if pr.encoded.buf != nil {
@@ -219,14 +297,17 @@ func (q partQueue) after(pr partitionRecords) partQueue {
 // parallel, and returns a *WriteError naming the records (of n in all) not acknowledged.
 func (p *Producer) sendRounds(ctx context.Context, topic string, recs []Record, n int, byLeader map[int]map[int32]partQueue, acked func(Acked)) error {
 	var (
-		mu     sync.Mutex
-		failed []int
-		first  error
+		mu                 sync.Mutex
+		failed, notWritten []int
+		first              error
 	)
 	fail := func(idx []int, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		failed = append(failed, idx...)
+		if notInTopic(err) {
+			notWritten = append(notWritten, idx...)
+		}
 		first = cmpErr(first, err)
 	}
 	var wg sync.WaitGroup
@@ -240,10 +321,12 @@ func (p *Producer) sendRounds(ctx context.Context, topic string, recs []Record, 
 	}
 	p.leaders.forget(topic)
 	slices.Sort(failed)
+	slices.Sort(notWritten)
 	return &WriteError{
-		Written: n - len(failed),
-		Failed:  failed,
-		Err:     fmt.Errorf("write to topic %q: %w", topic, first),
+		Written:    n - len(failed),
+		Failed:     failed,
+		NotWritten: notWritten,
+		Err:        fmt.Errorf("write to topic %q: %w", topic, first),
 	}
 }
 
@@ -254,7 +337,7 @@ func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record
 	for len(pending) > 0 {
 		if err := ctx.Err(); err != nil {
 			for _, q := range pending {
-				fail(q.numbers(), err)
+				fail(q.numbers(), notSent(err))
 			}
 			return
 		}
@@ -282,7 +365,10 @@ func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record
 					rest := q.after(pr)
 					switch {
 					case errs[i] != nil:
-						fail(q.numbers(), errs[i])
+						// pr's records got the answer; the partition's later ones were
+						// never sent.
+						fail(q.numbers()[:pr.count()], errs[i])
+						fail(rest.numbers(), notSent(errs[i]))
 						delete(pending, pr.partition)
 					case rest.empty():
 						delete(pending, pr.partition)

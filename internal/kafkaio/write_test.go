@@ -1,0 +1,61 @@
+package kafkaio
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// A failed Write says which of its records are known not to be in the topic: those a broker
+// refused before appending them, never those whose answer says nothing of the append
+// (REQUEST_TIMED_OUT comes after it: kfake, as Kafka, keeps the records).
+func TestWriteErrorSaysWhatIsNotWritten(t *testing.T) {
+	tests := []struct {
+		name  string
+		n     int // records: up to SmallWrite go through Produce, more in rounds
+		err   *kerr.Error
+		notIn bool
+		text  string
+	}{
+		{name: "refused", n: 1, err: kerr.TopicAuthorizationFailed, notIn: true, text: "0 of 1 records written, 1 not (refused or not sent): "},
+		{name: "refused in rounds", n: SmallWrite + 1, err: kerr.InvalidRecord, notIn: true,
+			text: fmt.Sprintf("0 of %d records written, %d not (refused or not sent): ", SmallWrite+1, SmallWrite+1)},
+		{name: "not enough replicas", n: 2, err: kerr.NotEnoughReplicas, notIn: true, text: "0 of 2 records written, 2 not (refused or not sent): "},
+		{name: "timed out", n: 1, err: kerr.RequestTimedOut, text: "0 of 1 records written, 1 unconfirmed (they may be in the topic): "},
+		{name: "timed out in rounds", n: SmallWrite + 1, err: kerr.RequestTimedOut,
+			text: fmt.Sprintf("0 of %d records written, %d unconfirmed (they may be in the topic): ", SmallWrite+1, SmallWrite+1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _, p := startProducerCluster(t, "w")
+			ctx := testContext(t)
+			recs := make([]Record, tt.n)
+			parts := make([]int32, tt.n)
+			for i := range recs {
+				recs[i] = Record{Key: fmt.Appendf(nil, "k%d", i), Value: []byte("v")}
+				parts[i] = int32(i % 3)
+			}
+			c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: "w", Err: tt.err, Count: -1})
+			err := p.Write(ctx, "w", recs, parts, nil)
+			var we *WriteError
+			require.ErrorAs(t, err, &we)
+			require.Zero(t, we.Written)
+			require.Len(t, we.Failed, tt.n)
+			if tt.notIn {
+				require.Equal(t, we.Failed, we.NotWritten)
+			} else {
+				require.Empty(t, we.NotWritten)
+			}
+			require.Equal(t, !tt.notIn, MayHaveWritten(err))
+			require.Equal(t, !tt.notIn, MayHaveWritten(fmt.Errorf("wrapped: %w", err)))
+			require.Contains(t, err.Error(), tt.text)
+		})
+	}
+	require.True(t, MayHaveWritten(fmt.Errorf("not a write error")), "an error that says nothing of the records")
+	require.True(t, MayHaveWritten(&WriteError{Failed: []int{0}}), "built without NotWritten: the record may be there")
+	require.True(t, MayHaveWritten(&WriteError{Written: 1, Failed: []int{1}, NotWritten: []int{1}}), "one acknowledged")
+}
