@@ -314,7 +314,7 @@ func (c *Creator) recoverInterrupted(ctx context.Context, name string) error {
 	if !ok {
 		return nil
 	}
-	if err := c.recoverIntent(ctx, in); err != nil {
+	if err := c.recoverIntent(ctx, in, &undo{out: &events.Cleanup{}}); err != nil {
 		return fmt.Errorf("roll back interrupted request %s for connector %q: %w", in.RequestID, name, err)
 	}
 	return nil
