@@ -305,19 +305,22 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 	return out
 }
 
-// recoverInterrupted rolls back an interrupted earlier request for the connector, if any.
+// recoverInterrupted rolls back an interrupted earlier request for the connector, if any. A
+// rollback that cannot be done now is tried again until it is, or ctx ends (recoverOwed).
 func (c *Creator) recoverInterrupted(ctx context.Context, name string) error {
 	if c.opts.Intents == nil || name == "" {
 		return nil
 	}
-	in, ok := c.opts.Intents.Get(name)
-	if !ok {
+	return c.recoverOwed(ctx, name, func(ctx context.Context) error {
+		in, ok := c.opts.Intents.Get(name)
+		if !ok {
+			return nil
+		}
+		if err := c.recoverIntent(ctx, in, &undo{out: &events.Cleanup{}}); err != nil {
+			return fmt.Errorf("roll back interrupted request %s for connector %q: %w", in.RequestID, name, err)
+		}
 		return nil
-	}
-	if err := c.recoverIntent(ctx, in, &undo{out: &events.Cleanup{}}); err != nil {
-		return fmt.Errorf("roll back interrupted request %s for connector %q: %w", in.RequestID, name, err)
-	}
-	return nil
+	})
 }
 
 // writeIntent snapshots the connector and records the intent before the first write.
