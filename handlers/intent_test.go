@@ -191,7 +191,8 @@ func TestRecoverIntentTouchesOnlyWhatTheRequestWrote(t *testing.T) {
 			}
 			intents := &fakeIntents{intents: map[string]*Intent{"file-src-1": tt.in}}
 			c := newTestCreator(t, store, intents)
-			require.NoError(t, c.recoverInterrupted(context.Background(), "file-src-1"))
+			_, err := c.recoverInterrupted(context.Background(), &job{req: &events.Request{}, name: "file-src-1"})
+			require.NoError(t, err)
 			require.Equal(t, tt.wantConfigs, written, "config records written by the rollback")
 			require.Equal(t, tt.wantOffsets, store.liveOffsets())
 			_, left := intents.Get("file-src-1")

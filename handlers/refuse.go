@@ -36,7 +36,7 @@ func (c *Creator) Refuse(ctx context.Context, out *Outcome) {
 		return
 	}
 	j := &job{req: &events.Request{ID: id, Source: source}, name: name}
-	u := &undo{out: &events.Cleanup{}}
+	rb := &rollback{undo: undo{out: &events.Cleanup{}}}
 	err := c.recoverOwed(ctx, name, func(ctx context.Context) error {
 		if err := c.claim(ctx, j); err != nil {
 			return err
@@ -47,7 +47,9 @@ func (c *Creator) Refuse(ctx context.Context, out *Outcome) {
 		if !ok {
 			return nil
 		}
-		if err := c.recoverIntent(ctx, in, u); err != nil {
+		rb.own = in.RequestID == id && in.RequestSource == source
+		rb.id = in.RequestID
+		if err := c.recoverIntent(ctx, in, &rb.undo); err != nil {
 			return fmt.Errorf("roll back interrupted request %s for connector %q: %w", in.RequestID, name, err)
 		}
 		return nil
@@ -56,16 +58,39 @@ func (c *Creator) Refuse(ctx context.Context, out *Outcome) {
 		out.Failure.Reason = kafkaio.ReasonCanceled
 		return
 	}
-	if len(u.done) == 0 {
-		return // the attempt had written nothing: the refusal's words stand
+	rb.tell(out)
+}
+
+// rollback is what the rollback of an interrupted request undid, for the result of the
+// request that found its intent.
+type rollback struct {
+	undo
+	// id is the interrupted request's; own means it is the request being answered (its
+	// redelivery).
+	id  string
+	own bool
+}
+
+// tell puts what r undid into out, a failed result, when it undid anything: the message says
+// so instead of "nothing was written", and a result whose own cleanup undid nothing takes the
+// rollback's. A nil r tells nothing.
+func (r *rollback) tell(out *Outcome) {
+	if r == nil || len(r.done) == 0 || out.Failure == nil {
+		return
 	}
-	cleanup := u.finish()
-	rolled := "an interrupted earlier attempt of this request was rolled back (" + cleanup.Summary + ")"
+	cleanup := r.finish()
+	what := fmt.Sprintf("an interrupted earlier request (%s) for the connector was rolled back (%s)", r.id, cleanup.Summary)
+	if r.own {
+		what = "an interrupted earlier attempt of this request was rolled back (" + cleanup.Summary + ")"
+	}
 	msg := out.Failure.Message
 	if strings.Contains(msg, nothingWritten) {
-		msg = strings.Replace(msg, nothingWritten, rolled, 1)
+		msg = strings.Replace(msg, nothingWritten, what, 1)
 	} else {
-		msg += "; " + rolled
+		msg += "; " + what
+	}
+	if out.Result.Cleanup != nil && out.Result.Cleanup.Summary != events.NothingUndone {
+		cleanup = out.Result.Cleanup
 	}
 	out.Failure.Message = msg
 	out.Result.SetFailure(out.Result.FailedStep, out.Result.ErrorCode, msg, cleanup)
