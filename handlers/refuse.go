@@ -23,7 +23,9 @@ const nothingWritten = "nothing was written"
 //
 // Only a request whose own intent the view holds (request id and source, the name from the
 // result) is concerned; any other refusal takes no claim and writes nothing, so a source that
-// is not allowed cannot hold connectors' claims. A rollback that cannot be done now is tried
+// is not allowed cannot hold connectors' claims. The view is not read to its end for this: an
+// agent loads the intent log before it takes requests, and a replica that takes a partition
+// over does so a session timeout after its previous owner's last write. A rollback that cannot be done now is tried
 // again until it is (recoverOwed); when ctx ends first, out's Failure.Reason becomes
 // kafkaio.ReasonCanceled: the request must be left unanswered, for redelivery.
 func (c *Creator) Refuse(ctx context.Context, out *Outcome) {
