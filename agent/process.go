@@ -73,8 +73,8 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 	if kafkaio.TooLarge(msg) {
 		// Its compressed batch was not inflated (see requestInflateMax): nothing of it is known
 		// but its place.
-		return decodeFailure(msg, fmt.Errorf("its compressed record batch inflates beyond %d bytes (twice OFFSETAGENT_MAX_REQUEST_BYTES)",
-			requestInflateMax(a.cfg.MaxRequestBytes))), false
+		return a.undecodable(work, msg, fmt.Errorf("its compressed record batch inflates beyond %d bytes (twice OFFSETAGENT_MAX_REQUEST_BYTES)",
+			requestInflateMax(a.cfg.MaxRequestBytes)))
 	}
 	req, err := events.DecodeRequestDeferred(msg, a.cfg.MaxRequestBytes)
 	dup, allowed := false, true
@@ -93,7 +93,7 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 	a.metrics.StageDuration.WithLabelValues(string(handlers.StepDecode)).Observe((time.Since(start) - read).Seconds())
 	if err != nil {
 		a.log.Warn("undecodable request", "topic", msg.Topic, "partition", msg.Partition, "offset", msg.Offset, "err", err)
-		return decodeFailure(msg, err), false
+		return a.undecodable(work, msg, err)
 	}
 	// The decoded request holds what it needs; the stages let go of it piece by piece, so the
 	// record's value (up to MaxRequestBytes) must not be kept alive here. Nor its key: a fetched
@@ -103,19 +103,21 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 		a.log.Info("duplicate request skipped", "connector", req.Data.Name, "request_id", req.ID)
 		return nil, true
 	}
+	// A refusal may answer the redelivery of an attempt that was interrupted: refuse rolls
+	// that attempt back before the result goes out.
 	if !allowed {
-		return refused(req), false
+		return a.refuse(work, refused(req)), false
 	}
 	if late := handlers.PastDeadline(req, time.Now()); late != nil {
 		// Its sender has given up on it and reported it failed: carrying it out now would
 		// make that report false (a connector created on B after the operator resumed A).
 		a.log.Warn("request past its deadline refused", "connector", req.Data.Name, "request_id", req.ID)
-		return late, false
+		return a.refuse(work, late), false
 	}
 	if denied := a.readsDenied(work); len(denied) > 0 {
 		a.log.Warn("request refused: a permission the agent depends on is missing", "connector", req.Data.Name, "request_id", req.ID)
-		return handlers.Rejected(req.ID, req.Source, req.Data.Name, 403,
-			"refused before any step: the agent lacks a permission it depends on: "+deniedError(denied).Error()), false
+		return a.refuse(work, handlers.Rejected(req.ID, req.Source, req.Data.Name, 403,
+			"refused before any step: the agent lacks a permission it depends on: "+deniedError(denied).Error())), false
 	}
 	if mixed := a.health.mixedGroup(); mixed != "" {
 		a.log.Warn("request refused: the consumer group mixes two Connect clusters", "connector", req.Data.Name, "request_id", req.ID)
@@ -123,6 +125,34 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 	}
 	out = a.proc.Create(work, req)
 	return out, false
+}
+
+// undecodable is the outcome of a record that is not a decodable request: a duplicate when
+// the request its headers name already has its result out (a redelivered record that no
+// longer decodes, OFFSETAGENT_MAX_REQUEST_BYTES lowered since, must not get a second result),
+// otherwise decodeFailure's, refused as the other refusals are.
+func (a *Agent) undecodable(work context.Context, msg *kafka.Message, err error) (*handlers.Outcome, bool) {
+	out := decodeFailure(msg, err)
+	if a.results.seen(out.Result.RequestSource, out.Result.RequestID) {
+		a.log.Info("duplicate request skipped", "connector", out.Result.Name, "request_id", out.Result.RequestID)
+		return nil, true
+	}
+	return a.refuse(work, out), false
+}
+
+// refuser is a Processor that settles a request turned away before its first stage
+// (handlers.Creator.Refuse): an interrupted earlier attempt of it is rolled back first.
+type refuser interface {
+	Refuse(ctx context.Context, out *handlers.Outcome)
+}
+
+// refuse settles out, the failed outcome of a request turned away before its first stage,
+// with the Processor when it can (refuser).
+func (a *Agent) refuse(work context.Context, out *handlers.Outcome) *handlers.Outcome {
+	if r, ok := a.proc.(refuser); ok {
+		r.Refuse(work, out)
+	}
+	return out
 }
 
 // aheadReader is a Processor that reads a request's offsets text left unchecked by

@@ -58,33 +58,17 @@ func (u *undo) fail(what string, err error) {
 	u.left = append(u.left, what)
 }
 
-// undoWriteConfig puts back the config records write_config may have written as it found
-// them: tombstoned, or the earlier value of a key that had one (a target state left behind for
-// the name).
+// undoWriteConfig puts back the config records write_config wrote as it found them:
+// tombstoned, or the earlier value of a key that had one (a target state left behind for the
+// name). Which records are the request's is judged as the rollback of an interrupted request
+// judges it (rollBackConfig): only keys whose latest record carries the request's mark, and
+// nothing of a connector another writer created meanwhile.
 func (c *Creator) undoWriteConfig(ctx context.Context, j *job, u *undo) {
 	if !j.configTried {
 		return
 	}
-	keys := []string{"target-state-" + j.name, "connector-" + j.name}
-	recs := []offsetstore.Record{restoreConfig(keys[0], j.prevConfig), restoreConfig(keys[1], j.prevConfig)}
-	if err := c.write(ctx, c.opts.ConfigTopic, recs); err != nil {
-		u.fail(fmt.Sprintf("config records %s may remain", strings.Join(keys, ", ")), fmt.Errorf("tombstone config records: %w", err))
-		return
-	}
-	var removed, restored []string
-	for i, r := range recs {
-		if r.Value == nil {
-			removed = append(removed, keys[i])
-		} else {
-			restored = append(restored, keys[i])
-		}
-	}
-	u.out.ConfigRecordsRemoved = removed
-	if len(removed) > 0 {
-		u.done = append(u.done, "tombstoned "+strings.Join(removed, " and "))
-	}
-	if len(restored) > 0 {
-		u.done = append(u.done, "restored "+strings.Join(restored, " and "))
+	if _, err := c.rollBackConfig(ctx, j.name, j.req.Source, j.req.ID, false, j.prevConfig, u); err != nil {
+		u.fail(fmt.Sprintf("config records %s may remain", strings.Join(configKeys(j.name), ", ")), err)
 	}
 }
 

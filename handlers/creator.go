@@ -306,6 +306,7 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 		out.Failure = failure
 		failure.Message = c.scrub(j, failure.Message)
 		out.Result.SetFailure(string(failure.Step), failure.Code, failure.Message, c.cleanup(ctx, j))
+		j.rolledBack.tell(out) // an interrupted attempt rolled back in validate_config
 		// The cleanup put back what was wiped and removed what was written: the metrics
 		// count only the effects of successful requests.
 		out.OffsetsWritten, out.OffsetsWiped = 0, 0
@@ -320,19 +321,29 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 	return out
 }
 
-// recoverInterrupted rolls back an interrupted earlier request for the connector, if any.
-func (c *Creator) recoverInterrupted(ctx context.Context, name string) error {
-	if c.opts.Intents == nil || name == "" {
+// recoverInterrupted rolls back an interrupted earlier request for the connector, if any, and
+// returns what it undid (nil when there was no intent). A rollback that cannot be done now is
+// tried again until it is, or ctx ends (recoverOwed).
+func (c *Creator) recoverInterrupted(ctx context.Context, j *job) (*rollback, error) {
+	if c.opts.Intents == nil || j.name == "" {
+		return nil, nil
+	}
+	var rb *rollback
+	err := c.recoverOwed(ctx, j.name, func(ctx context.Context) error {
+		in, ok := c.opts.Intents.Get(j.name)
+		if !ok {
+			return nil
+		}
+		if rb == nil {
+			rb = &rollback{undo: undo{out: &events.Cleanup{}}, id: in.RequestID,
+				own: in.RequestID == j.req.ID && in.RequestSource == j.req.Source}
+		}
+		if err := c.recoverIntent(ctx, in, &rb.undo); err != nil {
+			return fmt.Errorf("roll back interrupted request %s for connector %q: %w", in.RequestID, j.name, err)
+		}
 		return nil
-	}
-	in, ok := c.opts.Intents.Get(name)
-	if !ok {
-		return nil
-	}
-	if err := c.recoverIntent(ctx, in); err != nil {
-		return fmt.Errorf("roll back interrupted request %s for connector %q: %w", in.RequestID, name, err)
-	}
-	return nil
+	})
+	return rb, err
 }
 
 // writeIntent snapshots the connector and records the intent before the first write.
@@ -429,6 +440,8 @@ type job struct {
 	// prevConfig is the connector's config records as write_config found them (what its
 	// undo writes back).
 	prevConfig []ConfigSnapshot
+	// rolledBack is what validate_config's rollback of an interrupted request undid.
+	rolledBack *rollback
 
 	// ahead is what ReadAhead read of the request's offsets, if anything.
 	ahead *readAhead

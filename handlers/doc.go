@@ -8,5 +8,7 @@
 // runtime does that with the Outcome. Errors from Kafka are classified once (kafkaio.Classify): a
 // transient error is retried with capped exponential backoff inside the stage, a permanent one
 // fails the request. A failed request is cleaned up by the undo of each stage that wrote,
-// in reverse order.
+// in reverse order. A request interrupted by the agent's death is rolled back from its intent
+// (intent.go) before its connector is worked on again, and before the agent answers a
+// redelivery it refuses (Refuse); a rollback is tried until it is done, never given up.
 package handlers

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
@@ -230,7 +231,7 @@ func (c *Creator) takeSnapshot(ctx context.Context, j *job) error {
 }
 
 // recoverIntent rolls back an interrupted request recorded by in, to exactly the state before
-// it, and touches nothing the request did not write:
+// it, and touches nothing the request did not write; u collects what it undid:
 //   - an intent whose request already has a result out is stale (the agent died between
 //     publishing the result and removing the intent): it is only removed;
 //   - an intent that found the connector existing belongs to a request that was rejected at,
@@ -242,7 +243,7 @@ func (c *Creator) takeSnapshot(ctx context.Context, j *job) error {
 //   - otherwise each config record that carries the request's mark is put back as the intent
 //     found it (tombstoned when there was none), and the connector's offsets are put back to
 //     the snapshot taken before the wipe, writing only the keys that differ from it.
-func (c *Creator) recoverIntent(ctx context.Context, in *Intent) error {
+func (c *Creator) recoverIntent(ctx context.Context, in *Intent, u *undo) error {
 	deleteIntent := func() error {
 		return c.retry(ctx, func(ctx context.Context) error { return c.opts.Intents.Delete(ctx, in.Name) })
 	}
@@ -253,52 +254,94 @@ func (c *Creator) recoverIntent(ctx context.Context, in *Intent) error {
 		c.opts.Logger.Info("removing intent of a request that found its connector existing", "connector", in.Name, "request_id", in.RequestID)
 		return deleteIntent()
 	}
-	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, c.opts.ConfigTopic) }); err != nil {
-		return fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
-	}
 	// An intent of an earlier version belongs to a request that did not mark its config
 	// records: a live connector is then left as it is, and the target state of one that is
 	// not live is taken as the request's.
-	ours := func(r offsetstore.ConfigRecord) bool {
-		return in.Version < intentVersion || r.Writer.IsRequest(in.RequestSource, in.RequestID)
+	foreign, err := c.rollBackConfig(ctx, in.Name, in.RequestSource, in.RequestID, in.Version < intentVersion, in.Config, u)
+	if err != nil {
+		return err
 	}
-	// A malformed connector record (its bytes kept: Value) is no connector to Connect, which
-	// skips it; a request may have passed its existence check over it.
-	if conn := c.opts.Store.ConfigRecord("connector-" + in.Name); conn.Live && conn.Value == nil &&
-		(in.Version < intentVersion || !conn.Writer.IsRequest(in.RequestSource, in.RequestID)) {
-		c.opts.Logger.Warn("connector of an interrupted request exists and was not written by it; leaving it as it is",
-			"connector", in.Name, "request_id", in.RequestID)
+	if foreign {
 		return deleteIntent()
 	}
 	c.opts.Logger.Warn("rolling back interrupted request", "connector", in.Name, "request_id", in.RequestID)
-	// The connector record first, as Connect deletes a connector: no worker sees a connector
-	// whose target state went away under it.
-	var recs []offsetstore.Record
-	for _, key := range slices.Backward(configKeys(in.Name)) {
-		if r := c.opts.Store.ConfigRecord(key); r.Live && ours(r) {
-			recs = append(recs, restoreConfig(key, in.Config))
-		}
-	}
-	if err := c.write(ctx, c.opts.ConfigTopic, recs); err != nil {
-		return fmt.Errorf("restore config records of %q: %w", in.Name, err)
-	}
 	if in.Type == string(connectors.Sink) {
-		if err := c.restoreGroup(ctx, in); err != nil {
+		if err := c.restoreGroup(ctx, in, u); err != nil {
 			return err
 		}
 	} else {
 		for _, topic := range in.Topics {
-			if err := c.restoreTopic(ctx, in, topic); err != nil {
+			if err := c.restoreTopic(ctx, in, topic, u); err != nil {
 				return err
 			}
 		}
 	}
+	if u.out.OffsetsRemoved > 0 {
+		u.done = append(u.done, fmt.Sprintf("removed %d offsets it wrote", u.out.OffsetsRemoved))
+	}
+	if u.out.OffsetsRestored > 0 {
+		u.done = append(u.done, fmt.Sprintf("restored %d previous offsets", u.out.OffsetsRestored))
+	}
 	return deleteIntent()
+}
+
+// rollBackConfig puts back the config records of connector name that request (source, id)
+// wrote, as snap found them (a tombstone for a key that had no record), once the config topic
+// is read to its end. It is the one judgement of which config records are a request's, for the
+// rollback of an interrupted request (recoverIntent) and the cleanup of a failed write_config
+// (undoWriteConfig): a key is the request's when its latest record carries the request's mark
+// (offsetstore.RequestMark), or, for legacy (an intent written before the marks), when it is
+// live. A connector whose live connector record is not the request's alone is another
+// writer's: foreign is true and nothing of it is touched. The connector record goes first, as
+// Connect deletes a connector, so that no worker sees a connector whose target state went away
+// under it. u collects what was tombstoned and restored.
+func (c *Creator) rollBackConfig(ctx context.Context, name, source, id string, legacy bool, snap []ConfigSnapshot, u *undo) (foreign bool, err error) {
+	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, c.opts.ConfigTopic) }); err != nil {
+		return false, fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
+	}
+	ours := func(r offsetstore.ConfigRecord) bool { return legacy || r.Writer.IsRequest(source, id) }
+	// A malformed connector record (its bytes kept: Value) is no connector to Connect, which
+	// skips it; a request may have passed its existence check over it.
+	if conn := c.opts.Store.ConfigRecord("connector-" + name); conn.Live && conn.Value == nil &&
+		(legacy || !conn.Writer.IsRequest(source, id)) {
+		c.opts.Logger.Warn("connector exists and was not written by the request rolled back; leaving it as it is",
+			"connector", name, "request_id", id)
+		u.done = append(u.done, fmt.Sprintf("left connector %s as it is: another writer's", name))
+		return true, nil
+	}
+	var recs []offsetstore.Record
+	for _, key := range slices.Backward(configKeys(name)) {
+		if r := c.opts.Store.ConfigRecord(key); r.Live && ours(r) {
+			recs = append(recs, restoreConfig(key, snap))
+		}
+	}
+	if len(recs) == 0 {
+		return false, nil
+	}
+	if err := c.write(ctx, c.opts.ConfigTopic, recs); err != nil {
+		return false, fmt.Errorf("restore config records of %q: %w", name, err)
+	}
+	var removed, restored []string
+	for _, r := range recs {
+		if r.Value == nil {
+			removed = append(removed, string(r.Key))
+		} else {
+			restored = append(restored, string(r.Key))
+		}
+	}
+	u.out.ConfigRecordsRemoved = append(u.out.ConfigRecordsRemoved, removed...)
+	if len(removed) > 0 {
+		u.done = append(u.done, "tombstoned "+strings.Join(removed, " and "))
+	}
+	if len(restored) > 0 {
+		u.done = append(u.done, "restored "+strings.Join(restored, " and "))
+	}
+	return false, nil
 }
 
 // restoreGroup puts a sink connector's group back to the intent's snapshot, unless it holds
 // exactly that already.
-func (c *Creator) restoreGroup(ctx context.Context, in *Intent) error {
+func (c *Creator) restoreGroup(ctx context.Context, in *Intent, u *undo) error {
 	if in.Group == "" {
 		return nil
 	}
@@ -322,6 +365,8 @@ func (c *Creator) restoreGroup(ctx context.Context, in *Intent) error {
 			return fmt.Errorf("restore offsets of group %q: %w", in.Group, err)
 		}
 	}
+	u.out.OffsetsRemoved += len(now)
+	u.out.OffsetsRestored += len(in.GroupSnapshot)
 	return nil
 }
 
@@ -359,7 +404,7 @@ func epochOf(g offsetstore.GroupOffset) int32 {
 // restoreTopic puts a source connector's offsets in topic back to the intent's snapshot:
 // a tombstone for each live key the snapshot does not hold, the snapshot's record for each key
 // whose live record differs from it; nothing when they are the same.
-func (c *Creator) restoreTopic(ctx context.Context, in *Intent, topic string) error {
+func (c *Creator) restoreTopic(ctx context.Context, in *Intent, topic string, u *undo) error {
 	if topic != c.opts.OffsetsTopic {
 		if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Track(ctx, topic) }); err != nil {
 			return fmt.Errorf("read offsets topic %q: %w", topic, err)
@@ -399,5 +444,7 @@ func (c *Creator) restoreTopic(ctx context.Context, in *Intent, topic string) er
 	if err := c.write(ctx, topic, append(tombs, recs...)); err != nil {
 		return fmt.Errorf("restore offsets in topic %q: %w", topic, err)
 	}
+	u.out.OffsetsRemoved += len(tombs)
+	u.out.OffsetsRestored += len(recs)
 	return nil
 }

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"testing"
 
@@ -196,7 +197,8 @@ func TestRecoverIntentTouchesOnlyWhatTheRequestWrote(t *testing.T) {
 			}
 			intents := &fakeIntents{intents: map[string]*Intent{"file-src-1": tt.in}}
 			c := newTestCreator(t, store, intents)
-			require.NoError(t, c.recoverInterrupted(context.Background(), "file-src-1"))
+			_, err := c.recoverInterrupted(context.Background(), &job{req: &events.Request{}, name: "file-src-1"})
+			require.NoError(t, err)
 			require.Equal(t, tt.wantConfigs, written, "config records written by the rollback")
 			require.Equal(t, tt.wantOffsets, store.liveOffsets())
 			_, left := intents.Get("file-src-1")
@@ -205,34 +207,99 @@ func TestRecoverIntentTouchesOnlyWhatTheRequestWrote(t *testing.T) {
 	}
 }
 
-// The config records a request writes carry its mark, and the cleanup of a request that
-// failed after writing them puts back a target state it found instead of tombstoning it.
+// The config records a request writes carry its mark, and the cleanup of a request whose
+// write_config failed puts back only the keys whose latest record carries it, as the rollback
+// of an interrupted request does: a target state it found is written back instead of
+// tombstoned, a key it did not write is not touched, and a connector another writer created
+// meanwhile is left as it is.
 func TestWriteConfigMarksAndRestores(t *testing.T) {
-	store := newFakeStore()
 	leftover := `{"state":"PAUSED"}`
-	store.configs = []offsetstore.Record{{Key: []byte(targetKey), Value: []byte(leftover)}}
-	store.fail = func(op, topic string, recs []offsetstore.Record) error {
-		if topic == testConfigTopic && len(recs) == 2 && recs[1].Value != nil {
-			return errors.New("broker gone")
-		}
-		return nil
+	foreign := `{"properties":{"connector.class":"FileStreamSource","name":"file-src-1"}}`
+	tests := []struct {
+		name string
+		// landed are the records of the failed write that reach the topic before it fails
+		// (0: the target state, 1: the connector) and what others wrote meanwhile.
+		landed func(recs []offsetstore.Record) []offsetstore.Record
+		// wantWritten are the config records the cleanup writes; wantRemoved its report.
+		wantWritten []string
+		wantRemoved []string
+		wantSummary string
+		wantLive    map[string]string
+	}{
+		{
+			name:        "refused outright",
+			landed:      func([]offsetstore.Record) []offsetstore.Record { return nil },
+			wantSummary: "nothing to undo",
+			wantLive:    map[string]string{targetKey: leftover},
+		},
+		{
+			name:        "target state written, connector refused",
+			landed:      func(recs []offsetstore.Record) []offsetstore.Record { return recs[:1] },
+			wantWritten: []string{targetKey + "=" + leftover},
+			wantSummary: "restored " + targetKey,
+			wantLive:    map[string]string{targetKey: leftover},
+		},
+		{
+			name:        "both written, acknowledgement lost",
+			landed:      func(recs []offsetstore.Record) []offsetstore.Record { return recs },
+			wantWritten: []string{connKey + "=", targetKey + "=" + leftover},
+			wantRemoved: []string{connKey},
+			wantSummary: "tombstoned " + connKey + "; restored " + targetKey,
+			wantLive:    map[string]string{targetKey: leftover},
+		},
+		{
+			name: "another writer created the connector meanwhile",
+			landed: func(recs []offsetstore.Record) []offsetstore.Record {
+				return []offsetstore.Record{recs[0], {Key: []byte(connKey), Value: []byte(foreign)}}
+			},
+			wantSummary: "left connector file-src-1 as it is: another writer's",
+			wantLive:    map[string]string{targetKey: `{"state":"STARTED","state.v2":"STARTED"}`, connKey: foreign},
+		},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := newFakeStore()
+			store.configs = []offsetstore.Record{{Key: []byte(targetKey), Value: []byte(leftover)}}
+			failed := false
+			var written []string
+			store.fail = func(op, topic string, recs []offsetstore.Record) error {
+				if topic != testConfigTopic {
+					return nil
+				}
+				if !failed {
+					failed = true
+					store.configs = append(store.configs, tt.landed(recs)...)
+					return errors.New("broker gone")
+				}
+				for _, r := range recs {
+					written = append(written, string(r.Key)+"="+string(r.Value))
+				}
+				return nil
+			}
+			c := newTestCreator(t, store, &fakeIntents{intents: map[string]*Intent{}})
+			req := fileSourceRequest()
+			req.Data.InitialOffsets, req.Data.HasInitialOffsets = nil, false
+			out := c.Create(context.Background(), req)
+			require.NotNil(t, out.Failure)
+			require.Equal(t, StepWriteConfig, out.Failure.Step)
+			require.Equal(t, tt.wantWritten, written, "config records written by the cleanup")
+			require.Equal(t, tt.wantRemoved, out.Result.Cleanup.ConfigRecordsRemoved)
+			require.Equal(t, tt.wantSummary, out.Result.Cleanup.Summary)
+			live := map[string]string{}
+			for _, r := range store.configs {
+				live[string(r.Key)] = string(r.Value)
+			}
+			maps.DeleteFunc(live, func(_, v string) bool { return v == "" })
+			require.Equal(t, tt.wantLive, live, "live config records after the cleanup")
+		})
+	}
+}
+
+// A write that goes through carries the request's mark on both records.
+func TestWriteConfigMarks(t *testing.T) {
+	store := newFakeStore()
 	c := newTestCreator(t, store, &fakeIntents{intents: map[string]*Intent{}})
 	req := fileSourceRequest()
-	req.Data.InitialOffsets, req.Data.HasInitialOffsets = nil, false
-	out := c.Create(context.Background(), req)
-	require.NotNil(t, out.Failure)
-	require.Equal(t, StepWriteConfig, out.Failure.Step)
-	last := store.configs[len(store.configs)-2:]
-	require.Equal(t, targetKey, string(last[0].Key))
-	require.Equal(t, leftover, string(last[0].Value), "the target state found is written back")
-	require.Equal(t, connKey, string(last[1].Key))
-	require.Nil(t, last[1].Value)
-	require.Equal(t, []string{connKey}, out.Result.Cleanup.ConfigRecordsRemoved)
-
-	// A write that goes through carries the request's mark on both records.
-	store.fail = nil
-	req = fileSourceRequest()
 	req.ID = "id-2"
 	require.Nil(t, c.Create(context.Background(), req).Failure)
 	for _, r := range store.configs[len(store.configs)-2:] {

@@ -220,7 +220,8 @@ func TestOffsetsOnlyInterruptedRollsBack(t *testing.T) {
 			if operatorCreated {
 				require.NoError(t, store.Write(context.Background(), testConfigTopic, []offsetstore.Record{{Key: []byte(connKey), Value: []byte(`{"properties":{}}`)}}))
 			}
-			require.NoError(t, c.recoverInterrupted(context.Background(), "file-src-1"))
+			_, err := c.recoverInterrupted(context.Background(), &job{req: &events.Request{}, name: "file-src-1"})
+			require.NoError(t, err)
 			_, ok = intents.Get("file-src-1")
 			require.False(t, ok, "the intent is removed")
 			if operatorCreated {

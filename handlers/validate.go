@@ -42,7 +42,8 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 	// rolled back first, so this one starts from the state before it. A dry run writes
 	// nothing, not even that.
 	if !j.req.DryRun {
-		if err := c.recoverInterrupted(ctx, j.name); err != nil {
+		var err error
+		if j.rolledBack, err = c.recoverInterrupted(ctx, j); err != nil {
 			return err
 		}
 	}

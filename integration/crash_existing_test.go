@@ -192,11 +192,11 @@ func groupEntries(t *testing.T, cfg agent.Config, group string) map[string]strin
 }
 
 // startOnceProcess starts the agent stopping at point once per connector (fault.go's
-// OFFSETAGENT_FAULT_ONCE_DIR), with extra environment.
-func startOnceProcess(t *testing.T, cfg agent.Config, point, onceDir string) *agentProcess {
+// OFFSETAGENT_FAULT_ONCE_DIR), with extra environment (env: NAME=value).
+func startOnceProcess(t *testing.T, cfg agent.Config, point, onceDir string, env ...string) *agentProcess {
 	t.Helper()
 	cmd := exec.Command(faultAgentBinary(t), "run")
-	cmd.Env = append(processEnv(cfg, point), "OFFSETAGENT_FAULT_ONCE_DIR="+onceDir)
+	cmd.Env = append(append(processEnv(cfg, point), "OFFSETAGENT_FAULT_ONCE_DIR="+onceDir), env...)
 	p := &agentProcess{cmd: cmd, out: &bytes.Buffer{}}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	require.NoError(t, cmd.Start())

@@ -188,6 +188,7 @@ func TestBrokerFaultPermanentCleansUp(t *testing.T) {
 			name: "config topic produce", at: "before:write_config",
 			fault: func(cfg agent.Config) kfake.Fault { return produceFault(cfg.ConfigTopic, kerr.InvalidRecord, 1) },
 			step:  "write_config", removed: 1, restored: 2,
+			// The write was refused: no config record carries the request's mark, none is tombstoned.
 		},
 		{
 			name: "sink group commit", sink: true, at: "before:write_offsets",
@@ -200,6 +201,7 @@ func TestBrokerFaultPermanentCleansUp(t *testing.T) {
 			name: "config topic produce after sink offsets", sink: true, at: "before:write_config",
 			fault: func(cfg agent.Config) kfake.Fault { return produceFault(cfg.ConfigTopic, kerr.InvalidRecord, 1) },
 			step:  "write_config", removed: 2, restored: 2,
+			// The write was refused: no config record carries the request's mark, none is tombstoned.
 		},
 	}
 	for _, tc := range cases {

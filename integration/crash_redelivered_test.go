@@ -1,0 +1,142 @@
+package integration
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/events"
+)
+
+// The agent is stopped at every point of a request (crashPoints), and the request is
+// redelivered to an agent that turns it away before its first stage: its source is no longer
+// allowed (403), its record no longer decodes (OFFSETAGENT_MAX_REQUEST_BYTES lowered: 400),
+// or its deadline passed while no agent ran (408). Whatever the refusal, the interrupted
+// attempt is rolled back first: the connector ends as it was before the request (no connector
+// record, the target state it found, its previous offsets), no intent or claim is left, and
+// the failed result says what the rollback undid ("nothing was written" only where the
+// attempt wrote nothing). A request stopped after its result went out (after:publish) is not
+// redone: it succeeded, and its connector stays.
+func TestCrashThenRefusedRedelivery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	faultAgentBinary(t) // built once, before the parallel subtests
+	c := crashCluster(t)
+	start := time.Now()
+	t.Cleanup(func() { t.Logf("all points: %s", time.Since(start).Round(time.Second)) })
+	// Each request has topics and a group of its own, so that no other request's stop
+	// interrupts its refusal. Six at a time: most of a run is waiting (for the group, for
+	// the late request's deadline), not CPU.
+	sem := make(chan struct{}, 6)
+	for i, point := range crashPoints {
+		t.Run(point, func(t *testing.T) {
+			t.Parallel()
+			for _, refusal := range []string{"source", "undecodable", "late"} {
+				t.Run(refusal, func(t *testing.T) {
+					t.Parallel()
+					sem <- struct{}{}
+					defer func() { <-sem }()
+					crashRedelivered(t, c, point, refusal, fmt.Sprintf("-%s-r%d", refusal, i))
+				})
+			}
+		})
+	}
+}
+
+// wroteBefore are the crash points at which the interrupted attempt has written to Connect's
+// topics (a source connector with initial offsets over two previous ones).
+var wroteBefore = []string{
+	"mid:wipe_offsets", "after:wipe_offsets",
+	"before:write_offsets", "mid:write_offsets", "after:write_offsets",
+	"before:write_config", "mid:write_config", "after:write_config",
+	"before:publish",
+}
+
+// crashRedelivered stops a request for a new source connector with initial offsets at point,
+// then runs an agent that refuses its redelivery: refusal is "source" (its source is no longer
+// allowed), "undecodable" (the record exceeds a lowered OFFSETAGENT_MAX_REQUEST_BYTES) or
+// "late" (its deadline passed meanwhile).
+func crashRedelivered(t *testing.T, c *cluster, point, refusal, suffix string) {
+	cfg := testConfig(c)
+	cl := newClient(t, cfg)
+	cl.createTopic(cfg.RequestTopic, 1)
+	seedConnectTopics(t, cl, cfg)
+	cc := crashCase{name: "src" + suffix, offsets: true}
+	seedCrashCase(t, cl, cfg, cc)
+	before := stateOf(t, cl, cfg, cc.name, cl.live(cfg.ConfigTopic), cl.live(cfg.OffsetsTopic))
+	var runs []*agentProcess
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i, p := range runs {
+				t.Logf("agent run %d:\n%s", i, p.out)
+			}
+		}
+	})
+
+	body, opts, env, code := cc.body(), events.RequestOptions{}, "", 0
+	switch refusal {
+	case "source":
+		opts.Source, env, code = "/crash-test/revoked", "OFFSETAGENT_ALLOWED_SOURCES=/integration-test", 403
+	case "undecodable":
+		// Padded past 1024 bytes: it decodes at first and no longer once the limit is lowered.
+		body = strings.Replace(body, `"topic":"t"`, `"topic":"t","x.padding":"`+strings.Repeat("x", 1200)+`"`, 1)
+		env, code = "OFFSETAGENT_MAX_REQUEST_BYTES=1024", 400
+	case "late":
+		code = 408
+	}
+	p := startOnceProcess(t, cfg, point+"@"+cc.name, "")
+	runs = append(runs, p)
+	results := 1
+	if refusal == "late" {
+		// The deadline leaves the running agent the time to take the request up and reach the
+		// point, and passes before the next agent starts: a dry run for another connector
+		// tells when the agent takes requests.
+		results++
+		cl.waitResult(cl.publish(crashCase{name: "warm" + suffix}.body(), events.RequestOptions{DryRun: true}), 60*time.Second)
+		opts.Deadline = time.Now().Add(3 * time.Second)
+	}
+	id := cl.publish(body, opts)
+	require.Equal(t, 137, p.wait(t, 90*time.Second), "the request should have stopped at %s; output:\n%s", point, p.out)
+	time.Sleep(time.Until(opts.Deadline))
+
+	q := startOnceProcess(t, cfg, "", "", env)
+	runs = append(runs, q)
+	r := cl.waitResult(id, 60*time.Second)
+	waitNoIntents(t, cl, cfg)
+	require.NoError(t, q.cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, q.wait(t, 30*time.Second), "graceful shutdown; output:\n%s", q.out)
+
+	require.Len(t, cl.allResults(), results, "one result per request")
+	require.Empty(t, cl.live(cfg.IntentTopic), "no intent or claim left behind")
+	after := stateOf(t, cl, cfg, cc.name, cl.live(cfg.ConfigTopic), cl.live(cfg.OffsetsTopic))
+	if point == "after:publish" {
+		// The result went out before the stop: the request succeeded and is not redone.
+		require.Equal(t, events.TypeCreateSucceeded, r.Type, r.Data.Message)
+		require.Contains(t, after.Config, "connector-"+cc.name)
+		require.Equal(t, map[string]string{
+			fmt.Sprintf(`[%q,{"filename":"f"}]`, cc.name): `{"position":100}`,
+			fmt.Sprintf(`[%q,{"filename":"g"}]`, cc.name): `{"position":101}`,
+		}, values(after.Offsets))
+		return
+	}
+	require.Equal(t, events.TypeCreateFailed, r.Type, r.Data.Message)
+	require.Equal(t, code, r.Data.ErrorCode, r.Data.Message)
+	require.Equal(t, before, after, "the interrupted attempt is rolled back before the refusal")
+	require.NotNil(t, r.Data.Cleanup)
+	if slices.Contains(wroteBefore, point) {
+		require.Contains(t, r.Data.Message, "rolled back")
+		require.NotContains(t, r.Data.Message, "nothing was written")
+		require.NotEqual(t, events.NothingUndone, r.Data.Cleanup.Summary)
+		return
+	}
+	require.Equal(t, events.NothingUndone, r.Data.Cleanup.Summary, r.Data.Message)
+	if refusal == "late" {
+		require.Contains(t, r.Data.Message, "nothing was written")
+	}
+}
