@@ -81,8 +81,8 @@ func TestCreateWritesPastGiveUpRolledBack(t *testing.T) {
 		{
 			name: "config records acknowledged after the giveup", topic: testConfigTopic, step: StepWriteConfig,
 			stages:  "validate_config:ok validate_offsets:ok wipe_offsets:ok write_offsets:ok write_config:failed",
-			configs: []string{targetKey, connKey, targetKey + "=", connKey + "="},
-			summary: "tombstoned target-state-file-src-1 and connector-file-src-1; removed 1 initial offsets; restored 1 previous offsets",
+			configs: []string{targetKey, connKey, connKey + "=", targetKey + "="}, // the rollback puts the connector record back first
+			summary: "tombstoned connector-file-src-1 and target-state-file-src-1; removed 1 initial offsets; restored 1 previous offsets",
 		},
 		{
 			name: "wipe acknowledged after the giveup", topic: testOffsetsTopic, step: StepWipeOffsets,

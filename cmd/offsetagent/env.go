@@ -139,7 +139,7 @@ func unknownVariables(environ []string) []string {
 	var unknown []string
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, envPrefix) && !slices.Contains(known, name) && !slices.Contains(unknown, name) {
+		if strings.HasPrefix(name, envPrefix) && !slices.Contains(known, name) && !slices.Contains(unknown, name) && !toolingVariable(name) {
 			unknown = append(unknown, name)
 		}
 	}
@@ -153,6 +153,19 @@ func unknownVariables(environ []string) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// toolingVariable reports whether name is read by the repository's own tests, benchmarks and
+// real-Kafka fixture (make test, make bench, .ci/run), not by offsetagent: set beside it in
+// CI and on developers' machines, it is no mistake of the agent's configuration.
+func toolingVariable(name string) bool {
+	for _, p := range []string{"OFFSETAGENT_TEST_", "OFFSETAGENT_REQUIRE_", "OFFSETAGENT_BENCH_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return slices.Contains([]string{"OFFSETAGENT_KAFKA_CACHE", "OFFSETAGENT_KAFKA_VERSION", "OFFSETAGENT_JVM_CDS",
+		"OFFSETAGENT_POSTGRES_BIN", "OFFSETAGENT_SECURED_AGENT_BIN", "OFFSETAGENT_UPDATE_GOLDENS", "OFFSETAGENT_CRASH_RACE"}, name)
 }
 
 // closest returns the name of known nearest to name when it is near enough to be what name

@@ -43,6 +43,11 @@ func TestConfigurationMistakesAreNamed(t *testing.T) {
 			want: []string{"OFFSETAGENT_BROKER is not a variable offsetagent reads: ignored; did you mean OFFSETAGENT_BROKERS?"},
 			// Read by export and migrate.
 			unwanted: []string{"OFFSETAGENT_FROM_CONNECT_USER_INFO is not"}},
+		{name: "the repository's own test variables",
+			env:      map[string]string{"OFFSETAGENT_REQUIRE_REAL_KAFKA": "1", "OFFSETAGENT_TEST_BROKERS": "127.0.0.1:1", "OFFSETAGENT_KAFKA_CACHE": "/tmp/x", "OFFSETAGENT_BROKERZ": "1"},
+			args:     []string{"offsets", "--connect-timeout", "100ms", "x"},
+			want:     []string{"OFFSETAGENT_BROKERZ is not a variable offsetagent reads"},
+			unwanted: []string{"OFFSETAGENT_REQUIRE_REAL_KAFKA is not", "OFFSETAGENT_TEST_BROKERS is not", "OFFSETAGENT_KAFKA_CACHE is not"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
