@@ -172,18 +172,20 @@ func TestMigrateOffsetsOnlyThenCreate(t *testing.T) {
 // no result coming, not as silence.
 func TestMigrateWaitProgress(t *testing.T) {
 	p := newMigrationPair(t)
-	startAgent(t, p.cfgB, agent.Options{})
-	other := "other-" + p.cfgB.ResultTopic
-	p.clB.createTopic(other, 1)
+	// B's agent holds its result back for a while: the run waits with no result in.
+	startAgent(t, p.cfgB, agent.Options{Fault: func(point, _ string) {
+		if point == "before:publish" {
+			time.Sleep(2 * time.Second)
+		}
+	}})
 	o := p.options(t)
-	o.To.ResultTopic = other
-	o.Timeout, o.Grace, o.WaitReport = 4*time.Second, 500*time.Millisecond, 500*time.Millisecond
+	o.Timeout, o.Grace, o.WaitReport = 6*time.Second, 500*time.Millisecond, 500*time.Millisecond
 	var out bytes.Buffer
 	o.Progress = migrate.LineProgress(&out)
 	rep, err := migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
-	require.Equal(t, map[string]string{"file-src-1": "failed await_result"}, outcomeSteps(rep))
-	require.Contains(t, out.String(), fmt.Sprintf("waiting for results on topic %q: 0 of 1 in, 1 awaited, ", other))
+	require.Equal(t, map[string]string{"file-src-1": "succeeded"}, outcomeSteps(rep))
+	require.Contains(t, out.String(), fmt.Sprintf("waiting for results on topic %q: 0 of 1 in, 1 awaited, ", p.cfgB.ResultTopic))
 	require.Contains(t, out.String(), "none yet: B's agents must write their results to this topic")
 }
 
