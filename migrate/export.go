@@ -150,6 +150,8 @@ type source struct {
 	rest   *restReader
 	// states are the migration's recorded states (nil for none).
 	states *states
+	// b is B, for the hazard checks (nil for an export).
+	b *targetSide
 }
 
 // openSource checks opts and connects to A (reading its topics to the end).
@@ -369,6 +371,7 @@ func (s *source) prepare(ctx context.Context) ([]*Entry, error) {
 		refuseExisting(entries, onB, sel)
 	}
 	s.checkPipelines(ctx, entries)
+	s.checkHazards(ctx, entries)
 	if s.opts.StopSource {
 		if err := s.stopPrecheck(entries); err != nil {
 			return nil, err

@@ -203,6 +203,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		return nil, err
 	}
 
+	src.b = &targetSide{to: opts.To, rest: restB}
 	entries, err := src.prepare(ctx)
 	if err != nil {
 		return nil, err

@@ -50,6 +50,8 @@ type Entry struct {
 	// name, a secret in clear text).
 	Manifest string   `json:"manifest,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Hazards are what the prechecks found would go wrong on B (hazards.go).
+	Hazards []Hazard `json:"hazards,omitempty"`
 
 	// Body is the KIP-995 body (nil when skipped). It holds secrets verbatim: never log it.
 	Body *Body `json:"-"`

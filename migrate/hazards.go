@@ -1,0 +1,76 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+)
+
+// The cutover's hazards are what would go wrong on B for a selected connector, found before
+// anything is stopped on A: they are part of the prechecks and of a dry run, named per
+// connector in the report (Entry.Hazards). A hazard that refuses skips its connector: it is
+// not stopped on A and nothing of it is published; one that does not is a warning the report
+// carries.
+
+// Checks that find hazards, as Hazard.Check says them.
+const (
+	// HazardPointsAtA: a config value still names A (its bootstrap servers, its cluster, a topic
+	// MirrorMaker 2 renames on B).
+	HazardPointsAtA = "points_at_a"
+	// HazardFamilyState: state a connector family keeps outside Connect's topics (Debezium's
+	// schema history, signal and heartbeat topics, a replication slot; a sink's own progress).
+	HazardFamilyState = "family_state"
+	// HazardPlugin: B lacks the connector's plugin, or B's Connect does not validate its config.
+	HazardPlugin = "plugin"
+	// HazardMM2: MirrorMaker 2 does not (or no longer does) checkpoint a sink's group.
+	HazardMM2 = "mm2"
+)
+
+// Hazard is one thing found about a connector before anything is stopped.
+type Hazard struct {
+	Check string `json:"check"`
+	// Key is the config key concerned, when one is.
+	Key string `json:"key,omitempty"`
+	// Message says what is wrong. It never carries a secret value.
+	Message string `json:"message"`
+	// Fix says what to do about it (a flag, a setting on B or on MirrorMaker 2).
+	Fix string `json:"fix,omitempty"`
+	// Refuse: the connector is skipped; otherwise the hazard is a warning.
+	Refuse bool `json:"refuse"`
+}
+
+func (h Hazard) String() string {
+	s := h.Message
+	if h.Key != "" {
+		s = h.Key + ": " + s
+	}
+	if h.Fix != "" {
+		s += "; " + h.Fix
+	}
+	return s
+}
+
+// hazard records h on e; a refusing hazard makes the connector's first Problem, so that it is
+// neither stopped on A nor published.
+func (e *Entry) hazard(h Hazard) {
+	e.Hazards = append(e.Hazards, h)
+	if h.Refuse && e.connector != nil && e.connector.Problem == "" {
+		e.connector.Problem = fmt.Sprintf("refused before anything was stopped (%s): %s", h.Check, h)
+	}
+}
+
+// targetSide is what the hazard checks know of B: nil for an export, which has no B.
+type targetSide struct {
+	to Target
+	// rest is B's Connect REST API (nil without Target.ConnectURL).
+	rest *restReader
+}
+
+// checkHazards runs every hazard check on the entries still without a Problem.
+func (s *source) checkHazards(ctx context.Context, entries []*Entry) {
+	checks := []func(context.Context, []*Entry){
+		// Each check appends what it finds with Entry.hazard.
+	}
+	for _, check := range checks {
+		check(ctx, entries)
+	}
+}
