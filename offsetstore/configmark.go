@@ -10,7 +10,7 @@ import (
 // The headers with which the agent marks the config records a request writes (the connector
 // and target-state records of write_config). Connect reads its config topic by key and value
 // only (KafkaConfigBackingStore hands record.value() to its converter; headers are never read,
-// docs/connect-internals.md §2.1), so a marked record is the same record to every worker. The
+// docs/connect-internals.md, "Config topic records"), so a marked record is the same record to every worker. The
 // mark lets a rollback tell the records an interrupted request wrote from those it found: it
 // tombstones or restores a key only while its latest record carries the request's mark.
 const (

@@ -13,7 +13,7 @@ import (
 )
 
 // ErrGroupNotEmpty means the sink connector's consumer group still has members: its tasks are
-// still running (or zombies are). Fail the request with Connect's message for that case (docs/connect-internals.md §4,
+// still running (or zombies are). Fail the request with Connect's message for that case (docs/connect-internals.md, "Sink connector offsets":
 // "either because its tasks haven't stopped completely yet ..."); do not retry blindly.
 var ErrGroupNotEmpty = errors.New("consumer group has active members")
 
@@ -101,7 +101,7 @@ func (s *Store) DescribeGroup(ctx context.Context, group string) (GroupActivity,
 	return GroupActivity{}, nil
 }
 
-// DeleteGroup deletes group and its offsets (Connect's sink offset reset, docs/connect-internals.md §4). A group that
+// DeleteGroup deletes group and its offsets (Connect's sink offset reset, docs/connect-internals.md, "Sink connector offsets"). A group that
 // does not exist counts as deleted; a group with members fails with ErrGroupNotEmpty.
 func (s *Store) DeleteGroup(ctx context.Context, group string) error {
 	res, err := s.client.DeleteGroups(ctx, &kafka.DeleteGroupsRequest{GroupIDs: []string{group}})
@@ -120,7 +120,7 @@ func (s *Store) DeleteGroup(ctx context.Context, group string) error {
 
 // CommitGroupOffsets commits offsets for group as Connect's alterSinkConnectorOffsets does
 // through AdminClient.alterConsumerGroupOffsets with `new OffsetAndMetadata(offset)`
-// (docs/connect-internals.md §4): generation -1 and no member id, which the coordinator accepts
+// (docs/connect-internals.md, "Sink connector offsets"): generation -1 and no member id, which the coordinator accepts
 // only for an empty group (a new group is created empty), no committed leader epoch (-1) and
 // empty metadata. The epoch matters: a consumer that resumes from a committed epoch checks it
 // against the partition's epochs, and one that does not match (kafka-go's commit sends 0) reads

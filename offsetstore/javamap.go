@@ -20,7 +20,7 @@ const (
 
 // JavaHashMapOrder returns m's members in the iteration order of a java.util.HashMap built with
 // new HashMap<>() and put() in m's order, which is what Connect's JsonConverter produces when it
-// reads a JSON object back (docs/connect-internals.md §3.2). Connect
+// reads a JSON object back (docs/connect-internals.md, "Offsets topic records"). Connect
 // writes offsets-topic keys in that order and tasks look their offsets up by exact key bytes,
 // so the order decides whether a task ever finds an offset we write.
 //

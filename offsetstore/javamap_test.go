@@ -25,7 +25,7 @@ func mapKeys(m jsonvalue.Map) []string {
 	return keys
 }
 
-// TestJavaHashMapOrderSpec checks the orders that docs/connect-internals.md §3.2
+// TestJavaHashMapOrderSpec checks the orders that docs/connect-internals.md, "Offsets topic records"
 // describes, as a real JVM reports them.
 func TestJavaHashMapOrderSpec(t *testing.T) {
 	tests := []struct {
@@ -86,7 +86,7 @@ func TestJavaHashMapOrderSpec(t *testing.T) {
 }
 
 // TestJavaHashMapBuckets checks the spread hash against the bucket table of
-// (the bucket at capacity 16 and 32, docs/connect-internals.md §3.2).
+// (the bucket at capacity 16 and 32, docs/connect-internals.md, "Offsets topic records").
 func TestJavaHashMapBuckets(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -19,7 +19,7 @@ func TestMurmur2SpecVectors(t *testing.T) {
 		{name: "a-little-bit-longer-string", input: "a-little-bit-longer-string", want: -1486304829},
 		{name: "lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", input: "lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8", want: -58897971},
 		{name: "abc", input: "abc", want: 479470107},
-		// docs/connect-internals.md §3.3
+		// docs/connect-internals.md, "Partitioning"
 		{name: "file source key", input: `["file-src-1",{"filename":"test.txt"}]`, want: -2121180496},
 	}
 	for _, tt := range tests {

@@ -194,8 +194,8 @@ func (s *Store) Sync(ctx context.Context, topic string) error {
 	return ot.log.Sync(ctx)
 }
 
-// Track starts tailing an extra offsets topic (a connector-specific offsets.storage.topic, docs/connect-internals.md
-// §3.5) and returns after its initial load. It is idempotent, needs Run to be running, and fails
+// Track starts tailing an extra offsets topic (a connector-specific offsets.storage.topic, docs/connect-internals.md,
+// "Connector-specific offsets topics (KIP-618)") and returns after its initial load. It is idempotent, needs Run to be running, and fails
 // if the topic does not exist.
 func (s *Store) Track(ctx context.Context, topic string) error {
 	if topic == s.opts.ConfigTopic {
@@ -259,9 +259,9 @@ func (s *Store) ConnectorNames() []string { return s.config.names() }
 func (s *Store) ConnectorProblem(name string) string { return s.config.problem(name) }
 
 // TargetState returns the target state of connector name ("STARTED", "PAUSED" or "STOPPED") per
-// the reader rules of spec §2.3: the stored state (even for a connector that does not exist, which
-// a future connector of that name would pick up), else STARTED for an existing connector; ok is
-// false when there is neither.
+// the reader rules of docs/connect-internals.md, "Target states": the stored state (even for a
+// connector that does not exist, which a future connector of that name would pick up), else
+// STARTED for an existing connector; ok is false when there is neither.
 func (s *Store) TargetState(name string) (state string, ok bool) {
 	return s.config.targetState(name)
 }

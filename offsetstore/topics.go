@@ -11,14 +11,15 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
-// Partition counts Connect creates its topics with (docs/connect-internals.md §2.1, §3.1).
+// Partition counts Connect creates its topics with (docs/connect-internals.md, "Config topic requirements"
+// and "Offsets topic requirements").
 const (
 	configTopicPartitions  = 1
 	offsetsTopicPartitions = 25
 	maxReplicationFactor   = 3
 )
 
-// Connect's worker property names, quoted in its own error message (docs/connect-internals.md §2.1).
+// Connect's worker property names, quoted in its own error message (docs/connect-internals.md, "Config topic requirements").
 const (
 	configStorageTopicProperty = "config.storage.topic"
 	offsetStorageTopicProperty = "offset.storage.topic"

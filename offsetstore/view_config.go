@@ -12,14 +12,14 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
-// Target states as the config topic spells them (docs/connect-internals.md §2.3). REST's "RUNNING" is STARTED here.
+// Target states as the config topic spells them (docs/connect-internals.md, "Target states"). REST's "RUNNING" is STARTED here.
 const (
 	TargetStarted = "STARTED"
 	TargetPaused  = "PAUSED"
 	TargetStopped = "STOPPED"
 )
 
-// Config topic key prefixes (docs/connect-internals.md §2.2). Records with other prefixes (task-, commit-, session-key,
+// Config topic key prefixes (docs/connect-internals.md, "Config topic records"). Records with other prefixes (task-, commit-, session-key,
 // ...) carry nothing the agent decides on and are skipped.
 const (
 	connectorKeyPrefix   = "connector-"
@@ -123,7 +123,7 @@ func (v *configView) applyConnector(name string, m *kafka.Message) {
 	v.connectors[name] = props
 }
 
-// applyTargetState implements the reader rules of docs/connect-internals.md §2.3: prefer state.v2 when it is a
+// applyTargetState implements the reader rules of docs/connect-internals.md, "Target states": prefer state.v2 when it is a
 // string, else state (V0 records only have it); an unknown value is logged and ignored, leaving
 // the previous state; a tombstone removes the state.
 func (v *configView) applyTargetState(name string, m *kafka.Message) {
@@ -161,7 +161,7 @@ func (v *configView) connectorConfig(name string) (map[string]string, bool) {
 }
 
 // targetState returns the target state of connector name ("STARTED", "PAUSED" or "STOPPED") per
-// Connect's reader rules (docs/connect-internals.md §2.3): the stored state (even for a connector that does not
+// Connect's reader rules (docs/connect-internals.md, "Target states"): the stored state (even for a connector that does not
 // exist, which a future connector of that name would pick up), else STARTED for an existing
 // connector; ok is false when there is neither.
 func (v *configView) targetState(name string) (string, bool) {
@@ -171,7 +171,7 @@ func (v *configView) targetState(name string) (string, bool) {
 		return s, true
 	}
 	if _, ok := v.connectors[name]; ok {
-		// A connector without a target-state record runs (docs/connect-internals.md §2.3 "Defaults").
+		// A connector without a target-state record runs (docs/connect-internals.md, "Target states").
 		return TargetStarted, true
 	}
 	return "", false

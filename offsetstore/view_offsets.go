@@ -18,8 +18,8 @@ type SourceRecord struct {
 	Partition  int
 }
 
-// offsetsView is KafkaOffsetBackingStore's data map plus its connectorPartitions index (docs/connect-internals.md
-// §3.4): the latest value per exact key bytes, and the live keys of each connector, so a request
+// offsetsView is KafkaOffsetBackingStore's data map plus its connectorPartitions index (docs/connect-internals.md,
+// "How Connect reads the topic"): the latest value per exact key bytes, and the live keys of each connector, so a request
 // for one connector never scans the topic.
 //
 // Its memory holds no pointer per key, so that the collector neither scans nor rehashes millions

@@ -9,7 +9,7 @@ import (
 
 // Record is one record to write. A nil Value is a tombstone. Partition < 0 means the partition is
 // computed like Kafka's default partitioner (PartitionFor over the topic's partition count), so a
-// key always lands where Connect would put it (docs/connect-internals.md §3.3).
+// key always lands where Connect would put it (docs/connect-internals.md, "Partitioning").
 type Record = kafkaio.Record
 
 // Write writes recs to topic with acks=all, in order per partition, batched and with the
