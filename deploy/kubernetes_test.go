@@ -225,8 +225,8 @@ func TestKubernetesDeployment(t *testing.T) {
 			require.False(t, c.Resources.Requests.Memory().IsZero())
 			require.False(t, c.Resources.Limits.Memory().IsZero())
 			// Memory request equal to the limit: the scheduler reserves what the agent may use.
-			// No CPU limit (docs/operations.md, "Memory and CPU of the Deployment": throttling only slows requests), so
-			// the pod is Burstable, not Guaranteed.
+			// No CPU limit (docs/operations.md, "Memory and CPU of the Deployment": throttling only
+			// slows requests), so the pod is Burstable, not Guaranteed.
 			require.Zero(t, c.Resources.Requests.Memory().Cmp(*c.Resources.Limits.Memory()), "memory request = limit")
 			require.True(t, c.Resources.Limits.Cpu().IsZero(), "no CPU limit")
 		}},
