@@ -21,7 +21,8 @@ import (
 // ConfigDef key with its documentation) is a few hundred KiB; this leaves ample room.
 const maxConnectBody = 16 << 20
 
-// ConnectClient is a ConfigValidator that asks a Kafka Connect cluster's REST API (docs/connect-internals.md §8).
+// ConnectClient is a ConfigValidator that asks a Kafka Connect cluster's REST API
+// (docs/connect-internals.md, "Validating a new connector").
 // It is safe for concurrent use. Credentials for a Connect cluster behind basic auth go in the
 // base URL's userinfo (net/http sends them and strips them from its error messages) or in the
 // http.Client's transport; either way they go to the base URL's host only (NewConnectClient).
@@ -135,7 +136,7 @@ func (c *ConnectClient) Validate(ctx context.Context, class string, config map[s
 // with its status (ConnectExceptionMapper: BadRequestException 400, as for an unknown
 // connector.class, NotFoundException 404, AlreadyExistsException 409, any other 500) and its
 // message; the validate endpoint answers 500 with the ExecutionException that wraps it, whose
-// message is the exception's toString, "<class>: <message>" (docs/connect-internals.md §8).
+// message is the exception's toString, "<class>: <message>" (docs/connect-internals.md, "Validating a new connector").
 // Other errors are returned as they are.
 func postAnswer(err error) error {
 	var f *Failure
@@ -268,7 +269,7 @@ type connectError struct {
 	Message   string `json:"message"`
 }
 
-// Connect's texts for answers that say "try again" (docs/connect-internals.md §5.1): its request timeout, the
+// Connect's texts for answers that say "try again" (docs/connect-internals.md, "Status codes"): its request timeout, the
 // 409s of a worker that cannot forward to the leader during a rebalance, and the answer of a
 // worker that has just read a new connector config and is about to rebalance (a 500 from
 // Apache Kafka 4.3's DistributedHerder; it follows every create on a busy cluster).

@@ -109,7 +109,8 @@ type Store interface {
 	ProbeGroupDelete(ctx context.Context, group, topic string) error
 }
 
-// ConfigValidator asks a Connect cluster's REST API about a connector (docs/connect-internals.md §8).
+// ConfigValidator asks a Connect cluster's REST API about a connector
+// (docs/connect-internals.md, "Validating a new connector").
 type ConfigValidator interface {
 	// Exists reports whether the cluster already has the connector (GET /connectors/{name}).
 	Exists(ctx context.Context, name string) (bool, error)

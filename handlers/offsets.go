@@ -10,9 +10,9 @@ import (
 )
 
 // Offsets returns a connector's current offsets in the GET /connectors/{name}/offsets shape
-// (docs/connect-internals.md §5.2). The type comes from the connector's config when it exists; for a name with no
-// config (e.g. a deleted connector whose offsets outlived it) source offsets win when there
-// are any, else the default sink group connect-<name> is read.
+// (docs/connect-internals.md, "Listing offsets"). The type comes from the connector's config when
+// it exists; for a name with no config (e.g. a deleted connector whose offsets outlived it) source
+// offsets win when there are any, else the default sink group connect-<name> is read.
 func Offsets(ctx context.Context, store Store, reg *connectors.Registry, offsetsTopic, name string) (*events.ConnectorOffsets, error) {
 	if err := store.Sync(ctx, offsetsTopic); err != nil {
 		return nil, fmt.Errorf("read offsets topic %q: %w", offsetsTopic, err)

@@ -19,13 +19,14 @@ import (
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
-// Connect's text for an alter request without offsets (docs/connect-internals.md §5.4 step 1).
+// Connect's text for an alter request without offsets (docs/connect-internals.md, "Checks of an
+// alter, in order", step 1).
 const msgNoOffsets = "Partitions / offsets need to be provided for an alter offsets request"
 
-// validateConfig applies Connect's POST /connectors checks in Connect's order (docs/connect-internals.md §8): the
-// name against config.name (400), a connector class (400), the aggregated ConfigDef errors
-// (400), then existence (409). It also settles the connector's type, target state and
-// offsets topics.
+// validateConfig applies Connect's POST /connectors checks in Connect's order
+// (docs/connect-internals.md, "Validating a new connector"): the name against config.name (400), a
+// connector class (400), the aggregated ConfigDef errors (400), then existence (409). It also
+// settles the connector's type, target state and offsets topics.
 func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 	// ConnectorsResource trims the name; a null name is "".
 	j.name = strings.TrimSpace(j.req.Data.Name)
@@ -239,7 +240,7 @@ func javaMapString(cfg events.Config) string {
 }
 
 // targetState maps KIP-980's initial_state (any case) to the config topic's state and the
-// REST spelling. An absent state is written explicitly as STARTED (docs/connect-internals.md §2.4: it also
+// REST spelling. An absent state is written explicitly as STARTED (docs/connect-internals.md, "Write order": it also
 // overrides a stale target state left behind for the name).
 func targetState(s string) (state, rest string, err error) {
 	switch strings.ToUpper(s) {
@@ -253,9 +254,9 @@ func targetState(s string) (state, rest string, err error) {
 	return "", "", badRequest(fmt.Sprintf("Invalid initial_state %q: must be one of RUNNING, PAUSED or STOPPED", s))
 }
 
-// validateOffsets applies the KIP-875 rules (docs/connect-internals.md §5.4 steps 1, 5 and 6) and the connector
-// class's own rules, and encodes the records the write will produce, so that nothing
-// destructive starts before every offset is known to be valid.
+// validateOffsets applies the KIP-875 rules (docs/connect-internals.md, "Checks of an alter, in
+// order", steps 1, 3 and 4) and the connector class's own rules, and encodes the records the write
+// will produce, so that nothing destructive starts before every offset is known to be valid.
 func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 	entries := j.req.Data.InitialOffsets
 	if err := refuseLoneSurrogates(j.req.Data.LoneSurrogates, true); err != nil {
@@ -512,11 +513,11 @@ func asFailure(err error) error {
 	return badRequest(err.Error())
 }
 
-// validateWithConnect asks the Connect cluster (docs/connect-internals.md §8), in Connect's order: a config with
-// errors fails with Connect's aggregated message (400), then an existing connector is a 409.
-// The reported type settles source or sink for classes the registry does not know. An
-// unreachable cluster is retried as a transient error and then fails the request: it is
-// never a pass.
+// validateWithConnect asks the Connect cluster (docs/connect-internals.md, "Validating a new
+// connector"), in Connect's order: a config with errors fails with Connect's aggregated message
+// (400), then an existing connector is a 409. The reported type settles source or sink for classes
+// the registry does not know. An unreachable cluster is retried as a transient error and then fails
+// the request: it is never a pass.
 func (c *Creator) validateWithConnect(ctx context.Context, j *job) error {
 	var typ string
 	if err := c.retry(ctx, func(ctx context.Context) (err error) {

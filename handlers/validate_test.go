@@ -8,7 +8,8 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 )
 
-// Connect's ConfigDef messages for the settings ConnectorConfig checks (docs/connect-internals.md §8).
+// Connect's ConfigDef messages for the settings ConnectorConfig checks
+// (docs/connect-internals.md, "Validating a new connector").
 func TestConfigErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -68,7 +69,7 @@ func TestTargetState(t *testing.T) {
 	require.Error(t, err, "the config topic's spelling is not a REST state")
 }
 
-// The target-state record's two-field form (docs/connect-internals.md §2.3) and the connector record.
+// The target-state record's two-field form (docs/connect-internals.md, "Target states") and the connector record.
 func TestConfigRecords(t *testing.T) {
 	recs := configRecords("c", "STOPPED", events.Config{{Key: "connector.class", Value: "X"}, {Key: "name", Value: "c"}})
 	require.Len(t, recs, 2)

@@ -12,12 +12,13 @@ import (
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
-// Connect's text when a sink connector's group still has members (docs/connect-internals.md §4).
+// Connect's text when a sink connector's group still has members (docs/connect-internals.md, "Sink connector offsets").
 const msgGroupNotEmpty = "Failed to reset consumer group offsets for connector %s either because its tasks haven't stopped completely yet or the connector was resumed before the request to alter its offsets could be successfully completed. If the connector is in a stopped state, this operation can be safely retried. If it doesn't eventually succeed, the Connect cluster may need to be restarted to get rid of the zombie sink tasks."
 
 // wipeOffsets snapshots the connector's current offsets and removes them: for a source
 // connector a tombstone for every live key in the global topic and in its own topic, reusing
-// the stored key bytes and partition (docs/connect-internals.md §3.4); for a sink connector the consumer group.
+// the stored key bytes and partition (docs/connect-internals.md, "How Connect reads the topic"); for
+// a sink connector the consumer group.
 func (c *Creator) wipeOffsets(ctx context.Context, j *job) error {
 	if j.typ == connectors.Sink {
 		members, err := c.groupMembers(ctx, j.group)
@@ -119,7 +120,7 @@ func (c *Creator) writeOffsets(ctx context.Context, j *job) error {
 
 // writeConfig writes target-state-<name> and then connector-<name> in one ordered write to the
 // config topic's single partition. The target state goes first so that no worker starts the
-// connector before it sees PAUSED or STOPPED (KIP-980, docs/connect-internals.md §2.4).
+// connector before it sees PAUSED or STOPPED (KIP-980, docs/connect-internals.md, "Write order").
 func (c *Creator) writeConfig(ctx context.Context, j *job) error {
 	recs := configRecords(j.name, j.state, j.config)
 	// Each record carries the request's mark: a rollback after a crash acts on a config key
@@ -143,7 +144,7 @@ func (c *Creator) writeConfig(ctx context.Context, j *job) error {
 func configRecords(name, state string, config events.Config) []offsetstore.Record {
 	v1 := state
 	if v1 == "STOPPED" {
-		v1 = "PAUSED" // pre-3.5 workers do not know STOPPED (docs/connect-internals.md §2.3)
+		v1 = "PAUSED" // pre-3.5 workers do not know STOPPED (docs/connect-internals.md, "Target states")
 	}
 	ts := jsonvalue.Map{{Key: "state", Value: v1}, {Key: "state.v2", Value: state}}
 	props := make(jsonvalue.Map, 0, len(config))

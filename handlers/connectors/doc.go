@@ -1,7 +1,8 @@
 // Package connectors is the registry of Kafka Connect connector classes and the KIP-875 offset rules
 // that apply to them: the generic sink and source checks Connect runs on every PATCH
-// /connectors/{name}/offsets body (docs/connect-internals.md §5.4), and per class the Go twin of the
-// connector's alterOffsets (§5.7) or, for connectors without one (Debezium, Confluent JDBC), the rules
+// /connectors/{name}/offsets body (docs/connect-internals.md, "Checks of an alter, in order"), and
+// per class the Go twin of the connector's alterOffsets (docs/connect-internals.md, "alterOffsets")
+// or, for connectors without one (Debezium, Confluent JDBC), the rules
 // of the offset loader their tasks run at start-up, so that a bad initial offset fails the create request
 // instead of the task.
 //

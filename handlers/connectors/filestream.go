@@ -10,9 +10,9 @@ import (
 // Source: apache/kafka connect/file/src/main/java/org/apache/kafka/connect/file/FileStreamSourceConnector.java
 // (alterOffsets, 3.6+), FileStreamSourceTask.java (partition {"filename": <file>}, offset
 // {"position": <long>}), FileStreamSinkConnector.java (alterOffsets returns true, no checks);
-// docs/connect-internals.md §5.7
+// docs/connect-internals.md, "alterOffsets"
 
-const fileStreamSource = "apache/kafka connect/file FileStreamSourceConnector.alterOffsets (3.6+); docs/connect-internals.md §5.7"
+const fileStreamSource = `apache/kafka connect/file FileStreamSourceConnector.alterOffsets (3.6+); docs/connect-internals.md, "alterOffsets"`
 
 func fileStreamClasses() []Class {
 	return []Class{

@@ -14,7 +14,8 @@ import (
 // Sources: apache/kafka connect/runtime/.../util/SinkUtils.java (parseSinkConnectorOffsets),
 // .../storage/OffsetUtils.java (validateFormat), .../runtime/Worker.java
 // (normalizeSourceConnectorOffsets, alterSinkConnectorOffsets), .../rest/entities/ConnectorOffsets.java
-// (toMap); docs/connect-internals.md §3.2, §5.3, §5.4.
+// (toMap); docs/connect-internals.md, "Offsets topic records", "The alter body" and "Checks of an
+// alter, in order".
 
 // Keys of a sink connector's KIP-875 partition and offset.
 const (
@@ -31,10 +32,11 @@ type SinkOffset struct {
 	Offset *int64
 }
 
-// ValidateSink applies SinkUtils.parseSinkConnectorOffsets (docs/connect-internals.md §5.4 step 5) to every entry in order
-// and returns the first failure as a 400 *Error with Connect's text. Values are read as Connect reads
-// them: the topic is String.valueOf of any non-null value, the partition and offset are
-// Integer.parseInt / Long.parseLong of String.valueOf, so 3 and "3" are both accepted and 3.0 is not.
+// ValidateSink applies SinkUtils.parseSinkConnectorOffsets (docs/connect-internals.md, "Checks of
+// an alter, in order", step 3) to every entry in order and returns the first failure as a 400
+// *Error with Connect's text. Values are read as Connect reads them: the topic is String.valueOf of
+// any non-null value, the partition and offset are Integer.parseInt / Long.parseLong of
+// String.valueOf, so 3 and "3" are both accepted and 3.0 is not.
 //
 // Entries naming the same topic-partition collapse into one at the first one's position with the last
 // one's offset. Connect keeps one of them too, but which one depends on HashMap iteration order.
@@ -112,7 +114,7 @@ func CheckSinkOffsets(connector string, offsets []SinkOffset) error {
 //
 // Our one addition: a number too large for a double (Jackson makes it Infinity, which JSON cannot
 // carry back) is rejected with our own text. Failures are 400, as KIP-995 asks for an invalid
-// initial_offsets; Connect's PATCH answers the same texts with 500 (docs/connect-internals.md §5.1).
+// initial_offsets; Connect's PATCH answers the same texts with 500 (docs/connect-internals.md, "Status codes").
 //
 // A null partition passes, as in Connect: it is written as ["<name>",null], which no task reads.
 // Connectors whose rules need a partition reject it in their Validate.

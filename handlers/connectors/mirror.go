@@ -10,12 +10,12 @@ import (
 // Source: apache/kafka connect/mirror/src/main/java/org/apache/kafka/connect/mirror/MirrorSourceConnector.java,
 // MirrorCheckpointConnector.java, MirrorHeartbeatConnector.java (alterOffsets, 3.6+, commit de409b3) and
 // MirrorUtils.java (validateSourcePartitionString, validateSourcePartitionPartition, validateSourceOffset);
-// docs/connect-internals.md §5.7
+// docs/connect-internals.md, "alterOffsets"
 //
 // alterOffsets sees the offsets after Worker.normalizeSourceConnectorOffsets, so maps are HashMaps and
 // print in Java HashMap order, and integers are Longs.
 
-const mirrorSource = "apache/kafka connect/mirror MirrorUtils + Mirror*Connector.alterOffsets (3.6+); docs/connect-internals.md §5.7"
+const mirrorSource = `apache/kafka connect/mirror MirrorUtils + Mirror*Connector.alterOffsets (3.6+); docs/connect-internals.md, "alterOffsets"`
 
 func mirrorClasses() []Class {
 	mk := func(name string, validate func(map[string]string, []events.OffsetEntry) error, flat func(map[string]string) FlatCheck) Class {

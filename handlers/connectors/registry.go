@@ -30,7 +30,7 @@ func (e *Error) Error() string { return e.Message }
 func badRequest(msg string) *Error { return &Error{Code: 400, Message: msg} }
 
 // connectFailure builds a 500 error: Connect maps a ConnectException thrown by a connector's
-// alterOffsets to 500, not 400 (docs/connect-internals.md §5.1).
+// alterOffsets to 500, not 400 (docs/connect-internals.md, "Status codes").
 func connectFailure(msg string) *Error { return &Error{Code: 500, Message: msg} }
 
 // Class describes one connector class.
@@ -42,9 +42,9 @@ type Class struct {
 	Aliases []string
 	// Type is source or sink.
 	Type Type
-	// AltersOffsets is true when the class's own alterOffsets returns true (the docs/connect-internals.md §5.7 built-ins
-	// only), so the definite KIP-875 success text applies; false selects the "framework-managed ...
-	// manually altered" text.
+	// AltersOffsets is true when the class's own alterOffsets returns true (the built-ins of
+	// docs/connect-internals.md, "alterOffsets", only), so the definite KIP-875 success text
+	// applies; false selects the "framework-managed ... manually altered" text.
 	AltersOffsets bool
 	// Validate is the Go twin of the connector's alterOffsets (and, for Debezium and JDBC, which have
 	// none, the loader rules of their offsets). config is the connector config; offsets have already
@@ -181,7 +181,7 @@ func (r *Registry) TypeOf(config map[string]string) Type {
 	return Source
 }
 
-// Success texts of Worker.completeModifyOffsetsCallback (docs/connect-internals.md §5.5) for an alter.
+// Success texts of Worker.completeModifyOffsetsCallback (docs/connect-internals.md, "Success messages") for an alter.
 const (
 	alteredByConnector = "The offsets for this connector have been altered successfully"
 	alteredByFramework = "The Connect framework-managed offsets for this connector have been altered successfully. " +
@@ -189,9 +189,9 @@ const (
 		"that the connector uses."
 )
 
-// SuccessMessage returns the KIP-875 success text Connect gives for an alter (docs/connect-internals.md §5.5) of class c: the
-// definite text when the class's alterOffsets returns true, else (and for a nil class) the
-// framework-managed text.
+// SuccessMessage returns the KIP-875 success text Connect gives for an alter
+// (docs/connect-internals.md, "Success messages") of class c: the definite text when the class's
+// alterOffsets returns true, else (and for a nil class) the framework-managed text.
 func SuccessMessage(c *Class) string {
 	if c != nil && c.AltersOffsets {
 		return alteredByConnector
