@@ -30,7 +30,8 @@ type refusal struct {
 }
 
 // checkpointStore is the materialised checkpoints topic: the last valid checkpoint per (group,
-// downstream topic, partition), as MirrorClient keeps it (spec §1.5), plus what was refused.
+// downstream topic, partition), as MirrorClient keeps it (docs/mirrormaker2.md, "Reading the
+// checkpoints"), plus what was refused.
 type checkpointStore struct {
 	// readMu serialises reads of the topic.
 	readMu sync.Mutex
@@ -98,7 +99,8 @@ func (s *checkpointStore) apply(r record) {
 	k := checkpointKey{group, topic, partition}
 	s.groups[group]++
 	if r.Value == nil {
-		// A tombstone deletes the key, as compaction would. MM2 never writes one (spec §1.5).
+		// A tombstone deletes the key, as compaction would. MM2 never writes one
+		// (docs/mirrormaker2.md, "Reading the checkpoints").
 		delete(s.valid, k)
 		delete(s.refused, k)
 		return

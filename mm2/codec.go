@@ -8,7 +8,8 @@ import (
 	"math"
 )
 
-// checkpointVersion is Checkpoint.VERSION, the only value version MirrorMaker 2 writes (spec §1.3).
+// checkpointVersion is Checkpoint.VERSION, the only value version MirrorMaker 2 writes
+// (docs/mirrormaker2.md, "Checkpoint records").
 const checkpointVersion = 0
 
 // maxStringBytes is the longest STRING the Kafka protocol types write (an INT16 length).
@@ -16,7 +17,7 @@ const maxStringBytes = math.MaxInt16
 
 // Checkpoint is one record of MirrorMaker 2's checkpoints topic (`<source>.checkpoints.internal`
 // on the target cluster): group's committed offset UpstreamOffset on the source cluster,
-// translated to Offset on the target cluster (spec §1.2, §1.3).
+// translated to Offset on the target cluster (docs/mirrormaker2.md, "Checkpoint records").
 type Checkpoint struct {
 	// Group is the consumer group, named as on the source cluster.
 	Group string `json:"group"`
@@ -33,8 +34,8 @@ type Checkpoint struct {
 }
 
 // OffsetSync is one record of MirrorMaker 2's offset-syncs topic: the source record at
-// UpstreamOffset of Topic/Partition landed at Offset on the target (spec §2.2). Topic is the
-// upstream (source-cluster) name, not renamed.
+// UpstreamOffset of Topic/Partition landed at Offset on the target (docs/mirrormaker2.md,
+// "Offset-sync records"). Topic is the upstream (source-cluster) name, not renamed.
 type OffsetSync struct {
 	Topic          string `json:"topic"`
 	Partition      int32  `json:"partition"`
@@ -94,7 +95,8 @@ func (e *FormatError) Error() string {
 	return s
 }
 
-// Key returns the key bytes MirrorMaker 2 writes for c: group, topic, partition (spec §1.2).
+// Key returns the key bytes MirrorMaker 2 writes for c: group, topic, partition
+// (docs/mirrormaker2.md, "Checkpoint records").
 func (c Checkpoint) Key() ([]byte, error) {
 	w := writer{record: "checkpoint", part: "key"}
 	w.str("group", c.Group)
@@ -104,7 +106,7 @@ func (c Checkpoint) Key() ([]byte, error) {
 }
 
 // Value returns the value bytes MirrorMaker 2 writes for c: version 0, upstreamOffset, offset,
-// metadata (spec §1.3).
+// metadata (docs/mirrormaker2.md, "Checkpoint records").
 func (c Checkpoint) Value() ([]byte, error) {
 	w := writer{record: "checkpoint", part: "value"}
 	w.int16(checkpointVersion)
@@ -114,7 +116,8 @@ func (c Checkpoint) Value() ([]byte, error) {
 	return w.buf, w.err
 }
 
-// Key returns the key bytes MirrorMaker 2 writes for s: topic, partition (spec §2.2).
+// Key returns the key bytes MirrorMaker 2 writes for s: topic, partition
+// (docs/mirrormaker2.md, "Offset-sync records").
 func (s OffsetSync) Key() ([]byte, error) {
 	w := writer{record: "offset sync", part: "key"}
 	w.str("topic", s.Topic)
@@ -122,7 +125,8 @@ func (s OffsetSync) Key() ([]byte, error) {
 	return w.buf, w.err
 }
 
-// Value returns the value bytes MirrorMaker 2 writes for s: upstreamOffset, offset (spec §2.2).
+// Value returns the value bytes MirrorMaker 2 writes for s: upstreamOffset, offset
+// (docs/mirrormaker2.md, "Offset-sync records").
 func (s OffsetSync) Value() ([]byte, error) {
 	w := writer{record: "offset sync", part: "value"}
 	w.int64(s.UpstreamOffset)
@@ -238,7 +242,8 @@ func (r *reader) errOrNil() error {
 	return r.err
 }
 
-// notWrappedOrNull refuses a null part and sniffs a converter's wrapping (spec §1.1): a JSON
+// notWrappedOrNull refuses a null part and sniffs a converter's wrapping (docs/mirrormaker2.md, "The
+// checkpoints topic"): a JSON
 // string or object where raw bytes were expected. The raw encodings start with an INT16 length
 // or version or the high byte of an offset, which is never '{' (0x7b) or '"' (0x22) for
 // lengths under 8704 and offsets under 2^61.

@@ -17,7 +17,7 @@ func unhex(t testing.TB, s string) []byte {
 	return b
 }
 
-// The worked examples of spec §1.4 and §2.2.
+// The examples of docs/mirrormaker2.md, "Checkpoint records" and "Offset-sync records".
 const (
 	specCheckpointKey              = "000e636f6e6e6563742d73696e6b2d3100066f726465727300000003"
 	specCheckpointKeyDefault       = "000e636f6e6e6563742d73696e6b2d310008412e6f726465727300000003"

@@ -1,8 +1,9 @@
 // Package mm2 translates a sink connector's consumer-group offsets from Kafka cluster A to
 // cluster B across MirrorMaker 2, and says per partition how exact the result is. It owns:
 //
-//   - the byte layouts of MM2's internal topics: checkpoints (Checkpoint, DecodeCheckpoint)
-//     and offset syncs (OffsetSync, DecodeOffsetSync), big-endian Kafka protocol types with
+//   - the byte layouts of MM2's internal topics (docs/mirrormaker2.md, "Checkpoint records" and
+//     "Offset-sync records"): checkpoints (Checkpoint, DecodeCheckpoint) and offset syncs
+//     (OffsetSync, DecodeOffsetSync), big-endian Kafka protocol types with
 //     no version header except the checkpoint value's INT16 0. Keys are read strictly
 //     (trailing bytes refused); values tolerate trailing bytes, as Java's Schema.read does;
 //     a checkpoint value with a version other than 0 and a record a Connect converter

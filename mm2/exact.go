@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// ExactScan is what --exact found for one partition (spec §3.6 step 4).
+// ExactScan is what --exact found for one partition (docs/migration.md, "--exact").
 type ExactScan struct {
 	// Found is true when the target holds the source's record at Committed-1, at offset At.
 	Found bool  `json:"found"`

@@ -65,7 +65,8 @@ func fetch(ctx context.Context, cl *kafka.Client, topic string, partition int, o
 
 // logTail reads one partition from its log start to its end, again and again: every readToEnd
 // applies the records written since the last one. It is the Go twin of the reads MirrorClient and
-// CheckpointStore make of MM2's single-partition topics (spec §1.5). It is not safe for
+// CheckpointStore make of MM2's single-partition topics
+// (docs/mirrormaker2.md, "Reading the checkpoints"). It is not safe for
 // concurrent use.
 type logTail struct {
 	cl        *kafka.Client

@@ -74,8 +74,9 @@ func TestGoldenCheckpoints(t *testing.T) {
 	}
 }
 
-// TestGoldenJavaDecodes: the Go readers accept what Java accepts, except where the spec asks
-// for more care than Java takes: trailing key bytes and value versions other than 0, which Java
+// TestGoldenJavaDecodes: the Go readers accept what Java accepts, except where
+// docs/mirrormaker2.md, "Primitive encodings" and "Checkpoint records" ask for more care than Java
+// takes: trailing key bytes and value versions other than 0, which Java
 // reads (the second one wrongly).
 func TestGoldenJavaDecodes(t *testing.T) {
 	stricter := map[string]Reason{"key trailing bytes": ReasonTrailingBytes, "value version 1": ReasonVersion}

@@ -25,8 +25,9 @@ const DefaultSeparator = "."
 // (IdentityReplicationPolicy.looksLikeHeartbeat).
 const heartbeatsTopic = "heartbeats"
 
-// Policy is how MirrorMaker 2 names the source cluster's topics on the target cluster (spec
-// §3.3), and its internal topics (§1.1, §2.1).
+// Policy is how MirrorMaker 2 names the source cluster's topics on the target cluster, and its
+// internal topics (docs/mirrormaker2.md, "Topic renaming", "The checkpoints topic" and "The
+// offset-syncs topic").
 type Policy struct {
 	// Kind is the replication policy; "" means PolicyDefault.
 	Kind PolicyKind
@@ -88,7 +89,8 @@ func (p Policy) CheckpointsTopic() string {
 
 // OffsetSyncsTopic is "mm2-offset-syncs<sep><otherAlias><sep>internal": with MM2's default
 // offset-syncs.topic.location=source it is on the source cluster and otherAlias is the target's
-// alias; with location=target it is on the target and otherAlias is the source's (spec §2.1).
+// alias; with location=target it is on the target and otherAlias is the source's (docs/mirrormaker2.md,
+// "The offset-syncs topic").
 func (p Policy) OffsetSyncsTopic(otherAlias string) string {
 	s := p.internalSep()
 	return "mm2-offset-syncs" + s + otherAlias + s + "internal"

@@ -22,7 +22,8 @@ type OffsetSyncsLocation struct {
 }
 
 // syncStore is the materialised offset-syncs topic: every sync per source partition since the
-// upstream offset last went backwards (OffsetSyncStore clears its slots then, spec §3.1).
+// upstream offset last went backwards (OffsetSyncStore clears its slots then,
+// docs/mirrormaker2.md, "Translation").
 type syncStore struct {
 	readMu sync.Mutex
 	tail   logTail
@@ -71,7 +72,7 @@ type bound struct {
 	// replay is the most records that may be delivered again.
 	replay int64
 	// skips is true when a sync shows a record at or after g landing below d: starting at d
-	// would skip it (MM2 before 3.4.1/3.5.0 extrapolated, spec §3.1).
+	// would skip it (MM2 before 3.4.1/3.5.0 extrapolated, docs/mirrormaker2.md, "Translation").
 	skips bool
 	// sync is the sync that gave the bound (or showed the skip).
 	sync OffsetSync

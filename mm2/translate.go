@@ -65,7 +65,7 @@ type Config struct {
 	Wait time.Duration
 	// PollInterval is the pause between reads while waiting; 0 means DefaultPollInterval.
 	PollInterval time.Duration
-	// Exact is --exact: refine each offset by matching the last consumed record (spec §3.6 step 4).
+	// Exact is --exact: refine each offset by matching the last consumed record (docs/migration.md, "--exact").
 	Exact bool
 	// Source is cluster A, read for --exact only.
 	Source kafkaio.Options
@@ -287,8 +287,9 @@ func (t *Translator) judge(p *PartitionTranslation, group string, cp *Checkpoint
 		p.Reason = fmt.Sprintf("checkpoint refused: its offset %d is past where offset sync (upstream %d, downstream %d) puts "+
 			"the next record; the sink would skip records (MM2 before 3.4.1/3.5.0 extrapolated)", c.Offset, b.sync.UpstreamOffset, b.sync.Offset)
 	case c.UpstreamOffset == g && !moving && (!b.known || b.replay == 0):
-		// Without offset syncs this is issue 16's definition: MM2 checkpointed the group's current
-		// commit. MM2's offset is still a lower bound (spec §3.1); --exact or the syncs prove it.
+		// Without offset syncs this is exact as docs/migration.md, "Verdicts" defines it: MM2
+		// checkpointed the group's current commit. MM2's offset is still a lower bound
+		// (docs/mirrormaker2.md, "Translation"); --exact or the syncs prove it.
 		p.Verdict, p.ReplayBound = VerdictExact, ptr(int64(0))
 	default:
 		p.Verdict = VerdictReplay

@@ -56,7 +56,8 @@ public class Golden {
             out.append(String.format("{\"topic\":%s,\"partition\":%d,\"upstream_offset\":%d,\"offset\":%d,\"key\":\"%s\",\"value\":\"%s\"}%s\n",
                 q((String) s[0]), s[1], s[2], s[3], HEX.formatHex(os.recordKey()), HEX.formatHex(os.recordValue()), i < syncs.length - 1 ? "," : ""));
         }
-        // How Java reads malformed records: spec §0 and §1.3 say what a Go reader does instead.
+        // How Java reads malformed records: docs/mirrormaker2.md, "Primitive encodings" and
+        // "Checkpoint records" say what a Go reader does instead.
         String k = "000e636f6e6e6563742d73696e6b2d3100066f726465727300000003";
         String v = "000000000000000003e800000000000003de0000";
         String[][] decodes = {
