@@ -60,7 +60,8 @@ func restState(target string) string {
 	}
 }
 
-// sinkGroup is the consumer group of sink connector name with config props (spec §4): the
+// sinkGroup is the consumer group of sink connector name with config props
+// (docs/connect-internals.md, "Sink connector offsets"): the
 // connector's consumer.override.group.id, else connect-<name>. A worker-level consumer.group.id
 // is not visible from the topics and is not honoured.
 func sinkGroup(name string, props map[string]string) string {

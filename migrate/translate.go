@@ -32,9 +32,10 @@ type MM2Sinks struct {
 	Logger *slog.Logger
 }
 
-// SinkTranslation is a sink entry's "translation" in the report: the counts of issue 16's
-// translation object, then what an operator must review: a rewritten topics.regex, the group
-// filter trap, and every partition that is not exact, with its reason.
+// SinkTranslation is a sink entry's "translation" in the report (docs/migration.md, "The
+// report"): the counts of mm2's translation object, then what an operator must review: a
+// rewritten topics.regex, the group filter trap, and every partition that is not exact, with its
+// reason.
 type SinkTranslation struct {
 	mm2.Report
 	// TopicsRegex flags a rewritten (or kept) topics.regex: "from -> to: note".

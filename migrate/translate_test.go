@@ -121,7 +121,7 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 				require.Equal(t, w.body, string(b), e.Name)
 			}
 
-			// The report's translation objects: issue 16's counts, then the details.
+			// The report's translation objects: the counts, then the details.
 			var buf bytes.Buffer
 			require.NoError(t, rep.WriteJSON(&buf))
 			var got struct {
