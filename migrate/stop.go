@@ -68,7 +68,8 @@ func (s *source) stopEach(ctx context.Context, entries []*Entry, followers bool,
 
 // stopOne is the stop barrier of docs/migration.md, "Stop on A and create on B": PUT /stop
 // (answered before the tasks stop and commit), then wait until the status is STOPPED with no
-// tasks and, for a sink, its group on A has no members, then read the offsets until two reads StablePause apart agree.
+// tasks and, for a sink, its group on A has no members, then read the offsets until two reads
+// StablePause apart agree.
 // c.State keeps the state A had before the stop, and is recorded in the migration's state
 // topic before the stop (RUNNING or PAUSED; a STOPPED connector is not recorded) (a later run finds the connector STOPPED and takes the recorded state);
 // c.Offsets gets the settled offsets.
