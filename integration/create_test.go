@@ -94,9 +94,10 @@ func TestCreateSourceConnectorExactRecords(t *testing.T) {
 	}
 }
 
-// MirrorMaker 2 offsets given in the PATCH-body shape: HashMap key order, murmur2 partition
-// 19 of 25 for the documented vector (docs/connect-internals.md §3.3), an integer beyond float64's exact range kept exact, a null
-// offset writing nothing, and initial_state STOPPED in its two-field form.
+// MirrorMaker 2 offsets given in the PATCH-body shape: HashMap key order, murmur2 partition 19 of
+// 25 for the documented vector (docs/connect-internals.md, "Partitioning"), an integer beyond
+// float64's exact range kept exact, a null offset writing nothing, and initial_state STOPPED in its
+// two-field form.
 func TestCreateMirrorSourceStopped(t *testing.T) {
 	c := startCluster(t)
 	cfg := testConfig(c)

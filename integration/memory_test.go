@@ -45,7 +45,7 @@ func peakRSS(t *testing.T, pid int) int64 {
 // not yet processed and what their requests hold while they are processed included: with
 // twenty requests of 5 MiB each (dry runs of 61,300 MirrorMaker 2 offsets each, so that the
 // offsets view does not grow) on six partitions, the process's peak RSS stays under 256 MiB
-// without GOMEMLIMIT, at the bound of the issue (16 MiB: one such request at a time) and at
+// without GOMEMLIMIT, at a bound of 16 MiB (one such request at a time, the case make test runs) and at
 // 64 MiB (three at a time), and every request is answered. The requests wait in the topic
 // before the agent starts, or are published all at once to an agent that is running; and the
 // machine is idle, or busy: a sibling process burns every core for the whole run, so that
@@ -70,7 +70,7 @@ func TestMemoryBoundedByInflightBytes(t *testing.T) {
 		running bool
 		busy    bool // burn every core in a sibling process while the agent works
 		// matrix: run only with OFFSETAGENT_TEST_MEMORY_MATRIX=1 (make test-memory); make test
-		// runs the issue's own case (dry runs published at once) without the CPU burner: make
+		// runs the 16 MiB case (dry runs published at once) without the CPU burner: make
 		// test runs the real-Kafka tier's JVMs beside it, and a burner on top of them starves
 		// every package of the run (the busy case stays in make test-memory).
 		matrix bool
@@ -95,8 +95,8 @@ func TestMemoryBoundedByInflightBytes(t *testing.T) {
 	}
 }
 
-// largeRequests is the issue's load: twenty requests of 5 MiB of MirrorMaker 2 offsets (61,300
-// offsets make a body of 5 MiB and 7 KiB).
+// largeRequests is the load the memory bound is proven under: twenty requests of 5 MiB of
+// MirrorMaker 2 offsets (61,300 offsets make a body of 5 MiB and 7 KiB).
 const largeRequests, largeRequestOffsets = 20, 61_300
 
 // runLargeRequests publishes twenty dry-run requests of 5 MiB on six partitions and runs the

@@ -147,7 +147,7 @@ func renameKey(t *testing.T, key, target string) string {
 	return string(offsetstore.AppendKey(nil, target, partition))
 }
 
-// TestMigrateFleet is issue 15's integration test: A holds a dozen connectors; migrate with a
+// TestMigrateFleet moves a fleet between Connect clusters: A holds a dozen connectors; migrate with a
 // rename, a --set and an --exclude leaves B's config topic, offsets topics and groups holding
 // exactly the expected records; a failed connector is retried under its next attempt's id; a
 // run after success changes nothing.

@@ -58,7 +58,7 @@ func mm2Encoded(t *testing.T, topic string, v interface {
 	return &kgo.Record{Topic: topic, Partition: 0, Key: k, Value: val}
 }
 
-// TestMigrateSinksAcrossMirrorMaker2 is issue 16's integration test. A holds sink connectors
+// TestMigrateSinksAcrossMirrorMaker2 translates sink offsets across MirrorMaker 2. A holds sink connectors
 // whose groups read `orders` (2 partitions) and `payments`; MirrorMaker 2 (played by the test,
 // its records written with the project's own encoder) mirrored them to B with offset shifts,
 // wrote checkpoints to B and offset syncs to A:

@@ -67,14 +67,14 @@ func hideUndescribableTopics(fake *kfake.Cluster, visible map[string]int32) {
 	})
 }
 
-// TestMigrateEachClusterItsOwnCredentials is issue 24's §1 and the migrate part of §2 on
-// kfake: A speaks SCRAM-SHA-512 over TLS behind its own CA, B SASL/PLAIN over TLS behind
-// another; `offsetagent migrate` gets each cluster's settings from its own properties file
-// (--from-command-config, --to-command-config), as a principal that has exactly the ACLs
-// docs/migration.md lists. A sink whose topic that principal may not Describe is refused by
-// name (Kafka would leave its offsets out of the group's answer: B's sink would replay its
-// topic); a topics.regex sink read without A's REST API is refused too; the rest migrate. No
-// password reaches the output, the report or the command line.
+// TestMigrateEachClusterItsOwnCredentials proves on kfake that migrate reaches each cluster with
+// its own security settings and needs only the ACLs the docs list: A speaks SCRAM-SHA-512 over TLS
+// behind its own CA, B SASL/PLAIN over TLS behind another; `offsetagent migrate` gets each
+// cluster's settings from its own properties file (--from-command-config, --to-command-config), as
+// a principal that has exactly the ACLs docs/migration.md lists. A sink whose topic that principal
+// may not Describe is refused by name (Kafka would leave its offsets out of the group's answer: B's
+// sink would replay its topic); a topics.regex sink read without A's REST API is refused too; the
+// rest migrate. No password reaches the output, the report or the command line.
 func TestMigrateEachClusterItsOwnCredentials(t *testing.T) {
 	pkiA, pkiB := newTestPKI(t), newTestPKI(t)
 	n := topicSeq.Add(1)

@@ -51,7 +51,8 @@ func TestConnectorSpecificOffsetsTopic(t *testing.T) {
 	req["config"].(map[string]string)["offsets.storage.topic"] = own
 	peers.agent.create(t, req)
 	// As Connect's ConnectorOffsetBackingStore.set: the connector's topic is the primary store,
-	// the worker's topic gets a copy (spec connect-internals.md §3.5).
+	// the worker's topic gets a copy (docs/connect-internals.md, "Connector-specific offsets topics
+	// (KIP-618)").
 	require.Len(t, offsetRecords(t, own, s.Name), 1, "the record in the connector's own offsets topic")
 	require.Len(t, offsetRecords(t, connectNames("main").offsets, s.Name), 1, "the copy in the worker's offsets topic")
 	s.RequireBorn(t, peers.worker, "RUNNING")

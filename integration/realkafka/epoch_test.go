@@ -18,7 +18,8 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 )
 
-// TestSinkResumesAfterLeaderEpochMove is issue 23's real-Kafka proof for sink offsets: on a
+// TestSinkResumesAfterLeaderEpochMove is the real-Kafka proof that sink offsets are committed as
+// Connect commits them, with no leader epoch, so a sink resumes where it was born: on a
 // broker of its own, records 0-9 of a topic are written in leader epoch 0 and, after a
 // restart, records 10-49 in a later epoch. Three FileStream sinks are born at offset 30: one
 // created by the agent, one moved there from the shared cluster by `offsetagent migrate`, and a

@@ -35,8 +35,9 @@ func connectorKinds(t *testing.T) map[string]map[string]string {
 	}
 }
 
-// messageCases are the PATCH validation rules of the spec (connect-internals.md §3.2, §5.4,
-// §5.7) that apply to initial offsets, one invalid offsets array each.
+// messageCases are the PATCH validation rules (docs/connect-internals.md, "Offsets topic records",
+// "Checks of an alter, in order" and "alterOffsets") that apply to initial offsets, one invalid
+// offsets array each.
 //
 // format is set for the rules of OffsetUtils.validateFormat: the agent answers them 400, as KIP-995
 // asks for initial_offsets that do not follow the KIP-875 format, where Connect's PATCH answers 500

@@ -10,7 +10,7 @@ import (
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 )
 
-// TestMigrateStopSource is issue 15's real-Kafka proof (tier.MigrateStopSource): a busy
+// TestMigrateStopSource proves migrate on real Kafka (tier.MigrateStopSource): a busy
 // FileStream source and sink are moved between two clusters of the tier's version with
 // `offsetagent migrate --stop-source`; every line and record is produced and written once.
 func TestMigrateStopSource(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
-// TestMigrateSinkAcrossMirrorMaker2 is issue 16's real-Kafka proof: a real MirrorMaker 2
+// TestMigrateSinkAcrossMirrorMaker2 proves sink translation on real Kafka: a real MirrorMaker 2
 // (MirrorSourceConnector and MirrorCheckpointConnector running on B's worker, with
 // ByteArrayConverter and groups.exclude changed so that connect-.* groups are checkpointed)
 // replicates A's topic to B, where the mirrored topic starts with records of B's own, so its

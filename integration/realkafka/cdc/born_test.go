@@ -53,7 +53,7 @@ func (c change) summary() string {
 	return fmt.Sprintf("%d %s %v", c.Source.TxID, c.Op, row["id"])
 }
 
-// TestDebeziumBornAtCommittedOffsets is issue 25 §2: a Debezium PostgreSQL connector created
+// TestDebeziumBornAtCommittedOffsets: a Debezium PostgreSQL connector created
 // through a request, with snapshot.mode=initial and initial_offsets in the exact shape Debezium
 // commits (a twin connector's offsets after a first batch of changes), streams every change
 // committed after that point and none before it, emits no snapshot record and uses the
@@ -152,7 +152,7 @@ func TestDebeziumBornAtCommittedOffsets(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	t.Logf("§2: %d changes before the offset, %d after it; %d connectors each streamed exactly the %d after it; took %s",
+	t.Logf("born at committed offsets: %d changes before the offset, %d after it; %d connectors each streamed exactly the %d after it; took %s",
 		len(first), len(second), len(states), len(second), time.Since(started).Round(time.Second))
 }
 

@@ -103,7 +103,7 @@ type pipelineCase struct {
 	follow bool
 }
 
-// TestPipelineMigratedAcrossMirrorMaker2 is issue 25 §3: PostgreSQL -> Debezium -> Kafka A ->
+// TestPipelineMigratedAcrossMirrorMaker2 migrates a CDC pipeline: PostgreSQL -> Debezium -> Kafka A ->
 // Debezium's JDBC sink into a second database, MirrorMaker 2 replicating A to B, and a writer
 // inserting, updating and deleting rows while `offsetagent migrate --mm2-source-alias A` moves
 // the source and the sink to B's worker. Counted on B's topic, which holds A's changes (MM2)

@@ -394,7 +394,8 @@ type Migration struct {
 	SharedWorkerA bool
 }
 
-// MigrateStopSource is issue 15's real-Kafka proof: two brokers with a Connect worker each (A:
+// MigrateStopSource is the real-Kafka proof of moving running connectors between Connect
+// clusters with nothing lost or sent twice: two brokers with a Connect worker each (A:
 // the Env's broker and version, B: the jars m.LibB); a FileStream source and a FileStream sink
 // running on A are moved with `offsetagent migrate --stop-source` while A's tasks are still busy,
 // and B's worker runs them from exactly the offsets A's tasks had reached: every line of the
