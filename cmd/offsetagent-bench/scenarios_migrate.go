@@ -17,7 +17,7 @@ import (
 // production migration; each request is a few produce round trips, so the rate grows with it).
 const migrateConcurrency = 1000
 
-// migrateScenario is issue 15's target: moving N connectors (10 offsets each) from one Connect
+// migrateScenario measures migrate's rate target: moving N connectors (10 offsets each) from one Connect
 // cluster's topics with migrate, against the many-connectors burst of the same requests
 // published directly (scenario 3's measurement): at least 0.8x its rate. Agents run with the
 // shipped defaults. Each is measured twice, in the order burst, migrate, migrate, burst, and
