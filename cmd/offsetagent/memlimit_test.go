@@ -136,7 +136,7 @@ func TestMemoryPolicy(t *testing.T) {
 	}{
 		{name: "small heap: the floor", inflight: 16 << 20, live: 10 << 20, want: memoryFloor,
 			source: "live heap + 2 x OFFSETAGENT_MAX_INFLIGHT_BYTES"},
-		{name: "the issue's bound: live heap + 32 MiB", inflight: 16 << 20, live: 100 << 20, want: 132 << 20,
+		{name: "a 16 MiB bound: live heap + 32 MiB", inflight: 16 << 20, live: 100 << 20, want: 132 << 20,
 			source: "live heap + 2 x OFFSETAGENT_MAX_INFLIGHT_BYTES"},
 		{name: "the default bound when 0: live heap + 64 MiB", inflight: 0, live: 100 << 20, want: 164 << 20,
 			source: "live heap + 2 x OFFSETAGENT_MAX_INFLIGHT_BYTES"},
