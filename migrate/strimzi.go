@@ -294,6 +294,11 @@ func (s *StrimziTarget) manifest(b *Body, sourceName, migrationID string, reg *c
 	if err := enc.Close(); err != nil {
 		return nil, nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", b.Name, err)
 	}
+	// Checked as written, before it is: one the API server or the operator would refuse
+	// fails its connector at write_manifest rather than at kubectl apply.
+	if err := checkManifest(buf.Bytes(), s.APIVersion); err != nil {
+		return nil, nil, nil, fmt.Errorf("KafkaConnector %s: %w", b.Name, err)
+	}
 	return buf.Bytes(), warnings, secrets, nil
 }
 
