@@ -195,6 +195,42 @@ func TestParseConnectConfig(t *testing.T) {
 	}
 }
 
+// The basic.auth.* values are trimmed as Kafka's ConfigDef trims a STRING or PASSWORD value
+// (Java's String.trim: every character up to U+0020 at both ends, no other), as the ssl.* ones
+// are: a trailing blank in a properties file is part of the value there.
+func TestParseConnectConfigTrimsBasicAuth(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       string
+		user     string
+		password string
+		err      string
+	}{
+		{name: "trailing blanks after the password", in: "basic.auth.user.info=admin:s3cr3t \t\n", user: "admin", password: "s3cr3t"},
+		{name: "escaped leading blank", in: "basic.auth.user.info=\\ admin:s3cr3t\n", user: "admin", password: "s3cr3t"},
+		{name: "control character at the end", in: "basic.auth.user.info=admin:s3cr3t\\u0001\n", user: "admin", password: "s3cr3t"},
+		{name: "source with trailing blanks", in: "basic.auth.credentials.source=USER_INFO \t\nbasic.auth.user.info=admin:s3cr3t\n", user: "admin", password: "s3cr3t"},
+		// Not a blank to Java's trim, unlike Go's strings.TrimSpace.
+		{name: "source with a trailing no-break space", in: "basic.auth.credentials.source=USER_INFO\\u00a0\nbasic.auth.user.info=admin:s3cr3t\n",
+			err: `basic.auth.credentials.source: "USER_INFO\u00a0" not supported`},
+		{name: "blanks alone", in: "basic.auth.user.info= \t\n", err: "basic.auth.user.info: want user:password"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseConnectConfig([]byte(tc.in))
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				require.NotContains(t, err.Error(), "s3cr3t")
+				return
+			}
+			require.NoError(t, err)
+			require.True(t, c.BasicAuth)
+			require.Equal(t, tc.user, c.Username)
+			require.Equal(t, tc.password, c.Password)
+		})
+	}
+}
+
 // The properties files docs/migration.md and docs/operations.md show are read as the docs
 // say: the client files as client properties, the REST files (with basic.auth keys) as
 // Connect REST properties.

@@ -47,7 +47,9 @@ func ParseConnectConfig(data []byte) (ConnectSecurity, error) {
 	if err != nil {
 		return ConnectSecurity{}, err
 	}
-	m := lastValues(props)
+	// Every value trimmed as Kafka's ConfigDef trims a STRING or PASSWORD one (the Schema
+	// Registry client's basic.auth.* keys are such, as Kafka's ssl.* keys are).
+	m := configValues(props)
 	var c ConnectSecurity
 	var errs []error
 	tlsGiven := false
@@ -61,7 +63,7 @@ func ParseConnectConfig(data []byte) (ConnectSecurity, error) {
 		}
 	}
 	source, hasSource := m["basic.auth.credentials.source"]
-	source = strings.ToUpper(strings.TrimSpace(source))
+	source = strings.ToUpper(source)
 	info, hasInfo := m["basic.auth.user.info"]
 	switch {
 	case !hasSource && !hasInfo:
@@ -81,8 +83,8 @@ func ParseConnectConfig(data []byte) (ConnectSecurity, error) {
 		errs = append(errs, fmt.Errorf("basic.auth.credentials.source: %q not supported: want USER_INFO (or URL)", m["basic.auth.credentials.source"]))
 	}
 	if tlsGiven {
-		// The ssl.* keys are Kafka's (SslConfigs), trimmed as its ConfigDef trims them.
-		t, err := parseTLSProps(configValues(props))
+		// The ssl.* keys are Kafka's (SslConfigs).
+		t, err := parseTLSProps(m)
 		if err != nil {
 			errs = append(errs, err)
 		}

@@ -6,53 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/internal/connecttest"
 )
-
-// authLog records the Authorization header of every request a server got ("" for none).
-type authLog struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func (l *authLog) add(r *http.Request) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.seen = append(l.seen, r.Header.Get("Authorization"))
-}
-
-func (l *authLog) all() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.seen...)
-}
-
-// redirectingPair starts two Connect REST servers on 127.0.0.1, on different ports: the
-// first redirects every request to the same path on the second (307, which keeps the method
-// and body), which answers as Connect would for an unknown connector. Each logs the
-// Authorization headers it got.
-func redirectingPair(t *testing.T) (first, second *httptest.Server, firstAuth, secondAuth *authLog) {
-	t.Helper()
-	firstAuth, secondAuth = &authLog{}, &authLog{}
-	second = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secondAuth.add(r)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write([]byte(`{"error_code":404,"message":"Connector x not found"}`))
-	}))
-	t.Cleanup(second.Close)
-	first = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		firstAuth.add(r)
-		http.Redirect(w, r, second.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
-	}))
-	t.Cleanup(first.Close)
-	return first, second, firstAuth, secondAuth
-}
 
 // The agent's Connect REST client (OFFSETAGENT_CONNECT_URL, used to validate configs) sends
 // its basic auth credentials to the configured host only: a redirect to another host (here
@@ -76,7 +36,7 @@ func TestConnectCredentialsStayOnTheConfiguredHost(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			first, _, firstAuth, secondAuth := redirectingPair(t)
+			first, firstAuth, secondAuth := connecttest.RedirectingPair(t)
 			cfg := tc.cfg(first.URL)
 			hc, err := connectHTTPClient(cfg, nil)
 			require.NoError(t, err)
@@ -87,13 +47,8 @@ func TestConnectCredentialsStayOnTheConfiguredHost(t *testing.T) {
 			_, validateErr := c.Validate(t.Context(), "org.apache.kafka.connect.file.FileStreamSourceConnector", map[string]string{"name": "x"})
 			_, existsErr := c.Exists(t.Context(), "x")
 
-			for _, a := range secondAuth.all() {
-				require.Empty(t, a, "the host a redirect names never gets the credentials")
-			}
-			require.Len(t, firstAuth.all(), 2)
-			for _, a := range firstAuth.all() {
-				require.True(t, strings.HasPrefix(a, "Basic "), "the configured host gets the credentials: %q", a)
-			}
+			connecttest.RequireCredentialsOnFirstOnly(t, firstAuth, secondAuth)
+			require.Len(t, firstAuth.All(), 2)
 			// A redirect to another host is not followed: the error says so.
 			for _, err := range []error{validateErr, existsErr} {
 				require.ErrorContains(t, err, "redirect")
@@ -105,9 +60,9 @@ func TestConnectCredentialsStayOnTheConfiguredHost(t *testing.T) {
 // A redirect within the configured host (a proxy in front of the workers that moves a path)
 // is followed, with the credentials.
 func TestConnectRedirectOnTheSameHostIsFollowed(t *testing.T) {
-	auth := &authLog{}
+	auth := &connecttest.AuthLog{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		auth.add(r)
+		auth.Add(r)
 		if !strings.HasPrefix(r.URL.Path, "/connect/") {
 			http.Redirect(w, r, "/connect"+r.URL.RequestURI(), http.StatusTemporaryRedirect)
 			return
@@ -124,8 +79,8 @@ func TestConnectRedirectOnTheSameHostIsFollowed(t *testing.T) {
 	exists, err := c.Exists(t.Context(), "x")
 	require.NoError(t, err)
 	require.False(t, exists)
-	require.Len(t, auth.all(), 2)
-	for _, a := range auth.all() {
+	require.Len(t, auth.All(), 2)
+	for _, a := range auth.All() {
 		require.True(t, strings.HasPrefix(a, "Basic "), a)
 	}
 }

@@ -36,7 +36,9 @@
 //
 // A B whose connectors the Strimzi operator manages (MigrateOptions.Strimzi, strimzi.go) gets
 // the offsets only, through requests with "create": "offsets-only", and the caller gets one
-// KafkaConnector manifest per connector: the operator deletes every connector no resource
+// KafkaConnector manifest per connector (kafka.strimzi.io/v1 unless StrimziTarget.APIVersion
+// asks for v1beta2; checked against its version's rules before it is written,
+// strimzi_check.go): the operator deletes every connector no resource
 // declares, so it, not the agent, must create them. A connector that B has already with
 // another config is refused before anything is stopped (its manifest would replace that
 // config), and secret values can go to a Kubernetes Secret the manifests reference

@@ -48,6 +48,50 @@ func writeConfigs(t *testing.T, ctx context.Context, cl *kafka.Client, cfgs ...m
 	}
 }
 
+// followPair is a source "src" that writes T and a sink "sink" that reads it: their configs
+// in A's config topic, and A's Connect REST API serving both, running.
+type followPair struct {
+	fc *fakeConnect
+	// srcStopped is closed when the migration stops the source on A.
+	srcStopped chan struct{}
+}
+
+func newFollowPair(t *testing.T, ctx context.Context, clA *kafka.Client) *followPair {
+	t.Helper()
+	srcCfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in", "topic": "T", "name": "src"}
+	sinkCfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": "out", "topics": "T", "name": "sink"}
+	writeConfigs(t, ctx, clA, srcCfg, sinkCfg)
+	p := &followPair{srcStopped: make(chan struct{}), fc: &fakeConnect{t: t, connectors: map[string]*fakeConnector{
+		"src":  {typ: "source", state: StateRunning, stopAt: -1, config: srcCfg, topics: []string{"T"}},
+		"sink": {typ: "sink", state: StateRunning, stopAt: -1, config: sinkCfg},
+	}}}
+	p.fc.onStop = func(name string) {
+		if name == "src" {
+			close(p.srcStopped)
+		}
+	}
+	return p
+}
+
+// export moves the pair from A to B with --stop-source, --sink-offsets translate and
+// --sink-follows-source, within timeout (the run's --timeout).
+func (p *followPair) export(t *testing.T, ctx context.Context, brokersA, brokersB []string, timeout time.Duration) *Report {
+	t.Helper()
+	policy := mm2.Policy{SourceAlias: "A"}
+	tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
+	require.NoError(t, err)
+	runCtx, cancelRun := context.WithTimeout(ctx, timeout)
+	defer cancelRun()
+	rep, err := Export(runCtx, Options{
+		Topics:     &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
+		ConnectURL: p.fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB},
+		StablePause: 50 * time.Millisecond, StopPoll: 20 * time.Millisecond, StopTimeout: 10 * time.Second,
+		SinkOffsets: SinkOffsetsTranslate, SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy}, SinkFollowsSource: true,
+	})
+	require.NoError(t, err)
+	return rep
+}
+
 // With --sink-follows-source the pair moves: the source stops first, A's sink stops once its
 // group has committed the end of T on A (lag 0), and the sink on B reads T (not A.T) from
 // T's end on B, or from its first record when B has no T yet.
@@ -74,42 +118,20 @@ func TestSinkFollowsSource(t *testing.T) {
 			defer cancel()
 			brokersA, clA := followCluster(t, ctx, 5, true)
 			brokersB, _ := followCluster(t, ctx, tt.onB, false)
-			srcCfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in", "topic": "T", "name": "src"}
-			sinkCfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": "out", "topics": "T", "name": "sink"}
-			writeConfigs(t, ctx, clA, srcCfg, sinkCfg)
+			pair := newFollowPair(t, ctx, clA)
+			fc := pair.fc
 			// A's sink has delivered 3 of T's 5 records when the migration starts.
 			require.NoError(t, kafkaio.CommitGroupOffsets(ctx, clA, "connect-sink", []kafkaio.GroupOffset{{Topic: "T", Offset: 3}}))
-			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-				"src":  {typ: "source", state: StateRunning, stopAt: -1, config: srcCfg, topics: []string{"T"}},
-				"sink": {typ: "sink", state: StateRunning, stopAt: -1, config: sinkCfg},
-			}}
-			srcStopped := make(chan struct{})
-			fc.onStop = func(name string) {
-				if name == "src" {
-					close(srcStopped)
-				}
-			}
 			caughtUp := make(chan time.Time, 1)
 			if tt.catchUp > 0 {
 				go func() {
-					<-srcStopped
+					<-pair.srcStopped
 					time.Sleep(tt.catchUp)
 					_ = kafkaio.CommitGroupOffsets(ctx, clA, "connect-sink", []kafkaio.GroupOffset{{Topic: "T", Offset: 5}})
 					caughtUp <- time.Now()
 				}()
 			}
-			policy := mm2.Policy{SourceAlias: "A"}
-			tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
-			require.NoError(t, err)
-			runCtx, cancelRun := context.WithTimeout(ctx, tt.timeout) // the run's --timeout
-			defer cancelRun()
-			rep, err := Export(runCtx, Options{
-				Topics:     &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
-				ConnectURL: fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB},
-				StablePause: 50 * time.Millisecond, StopPoll: 20 * time.Millisecond, StopTimeout: 10 * time.Second,
-				SinkOffsets: SinkOffsetsTranslate, SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy}, SinkFollowsSource: true,
-			})
-			require.NoError(t, err)
+			rep := pair.export(t, ctx, brokersA, brokersB, tt.timeout)
 			done := time.Now()
 			byName := map[string]*Entry{}
 			for _, e := range rep.Connectors {

@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
-	"github.com/offsetagent/offsetagent/mm2"
 )
 
 // A source with exactly.once.source.support=enabled writes its topic in transactions, each
@@ -75,23 +74,11 @@ func TestSinkFollowsTransactionalSource(t *testing.T) {
 				write(*tt.open)
 			}
 			brokersB, _ := followCluster(t, ctx, 2, false)
-			srcCfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in", "topic": "T", "name": "src"}
-			sinkCfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": "out", "topics": "T", "name": "sink"}
-			writeConfigs(t, ctx, clA, srcCfg, sinkCfg)
+			pair := newFollowPair(t, ctx, clA)
 			require.NoError(t, kafkaio.CommitGroupOffsets(ctx, clA, "connect-sink", []kafkaio.GroupOffset{{Topic: "T", Offset: tt.committed}}))
-			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-				"src":  {typ: "source", state: StateRunning, stopAt: -1, config: srcCfg, topics: []string{"T"}},
-				"sink": {typ: "sink", state: StateRunning, stopAt: -1, config: sinkCfg},
-			}}
-			srcStopped := make(chan struct{})
-			fc.onStop = func(name string) {
-				if name == "src" {
-					close(srcStopped)
-				}
-			}
 			settled := make(chan time.Time, 1)
 			go func() {
-				<-srcStopped
+				<-pair.srcStopped
 				if tt.caughtUp >= 0 {
 					time.Sleep(300 * time.Millisecond)
 					_ = kafkaio.CommitGroupOffsets(ctx, clA, "connect-sink", []kafkaio.GroupOffset{{Topic: "T", Offset: tt.caughtUp}})
@@ -105,18 +92,7 @@ func TestSinkFollowsTransactionalSource(t *testing.T) {
 				}
 				settled <- time.Now()
 			}()
-			policy := mm2.Policy{SourceAlias: "A"}
-			tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
-			require.NoError(t, err)
-			runCtx, cancelRun := context.WithTimeout(ctx, tt.timeout)
-			defer cancelRun()
-			rep, err := Export(runCtx, Options{
-				Topics:     &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
-				ConnectURL: fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB},
-				StablePause: 50 * time.Millisecond, StopPoll: 20 * time.Millisecond, StopTimeout: 10 * time.Second,
-				SinkOffsets: SinkOffsetsTranslate, SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy}, SinkFollowsSource: true,
-			})
-			require.NoError(t, err)
+			rep := pair.export(t, ctx, brokersA, brokersB, tt.timeout)
 			done := time.Now()
 			var sink *Entry
 			for _, e := range rep.Connectors {
@@ -132,9 +108,9 @@ func TestSinkFollowsTransactionalSource(t *testing.T) {
 			}
 			require.Equal(t, OutcomePlanned, sink.Outcome, sink.Message)
 			require.True(t, done.After(<-settled), "the run waited until A's sink had consumed every committed record")
-			fc.mu.Lock()
-			require.Equal(t, []string{"src", "sink"}, fc.stops)
-			fc.mu.Unlock()
+			pair.fc.mu.Lock()
+			require.Equal(t, []string{"src", "sink"}, pair.fc.stops)
+			pair.fc.mu.Unlock()
 		})
 	}
 }

@@ -38,7 +38,8 @@ type StrimziTarget struct {
 	Dir string
 	// Namespace, when set, is the manifests' metadata.namespace.
 	Namespace string
-	// APIVersion is "v1beta2" (default: every Strimzi from 0.22 on serves it) or "v1".
+	// APIVersion is "v1" (default: Strimzi serves it from 0.49 on, and from 1.0 on nothing
+	// else) or "v1beta2" (served from 0.22 to 0.51, for older operators).
 	APIVersion string
 	// Secret, "NAMESPACE/NAME", names a Kubernetes Secret: every config value that would be
 	// a secret in clear text in a manifest is written as a reference to one of its keys,
@@ -65,7 +66,7 @@ const PlacedFile = "offsetagent-placed.jsonl"
 func (s *StrimziTarget) validate() []string {
 	var errs []string
 	if s.APIVersion == "" {
-		s.APIVersion = StrimziV1beta2
+		s.APIVersion = StrimziV1
 	}
 	if s.APIVersion != StrimziV1beta2 && s.APIVersion != StrimziV1 {
 		errs = append(errs, fmt.Sprintf("--strimzi-api-version %q: v1beta2 or v1", s.APIVersion))
@@ -292,6 +293,11 @@ func (s *StrimziTarget) manifest(b *Body, sourceName, migrationID string, reg *c
 	}
 	if err := enc.Close(); err != nil {
 		return nil, nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", b.Name, err)
+	}
+	// Checked as written, before it is: one the API server or the operator would refuse
+	// fails its connector at write_manifest rather than at kubectl apply.
+	if err := checkManifest(buf.Bytes(), s.APIVersion); err != nil {
+		return nil, nil, nil, fmt.Errorf("KafkaConnector %s: %w", b.Name, err)
 	}
 	return buf.Bytes(), warnings, secrets, nil
 }

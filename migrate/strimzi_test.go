@@ -289,6 +289,24 @@ func TestStrimziNamesAndBodies(t *testing.T) {
 	require.Empty(t, fc.stops, "nothing stopped on A")
 }
 
+// Strimzi 1.0 serves kafka.strimzi.io/v1 alone: a target that names no version writes v1
+// manifests; v1beta2 stays for older operators.
+func TestStrimziAPIVersionDefault(t *testing.T) {
+	for _, tc := range []struct{ name, version, want string }{
+		{"default", "", StrimziV1},
+		{"older operator", StrimziV1beta2, StrimziV1beta2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &StrimziTarget{Cluster: "connect-b", Dir: "d", APIVersion: tc.version}
+			require.Empty(t, st.validate())
+			require.Equal(t, tc.want, st.APIVersion)
+			data, _, err := st.Manifest(sourceBody(StateRunning), "pg", "m-1", connectors.Builtin())
+			require.NoError(t, err)
+			require.Contains(t, string(data), "apiVersion: kafka.strimzi.io/"+tc.want+"\n")
+		})
+	}
+}
+
 func TestStrimziTargetValidate(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -2,16 +2,14 @@ package main
 
 import (
 	"bytes"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/offsetagent/offsetagent/internal/connecttest"
 	"github.com/offsetagent/offsetagent/migrate"
 )
 
@@ -55,65 +53,13 @@ func TestMigrateConnectCredentialsStayOnTheConfiguredHost(t *testing.T) {
 			for k, v := range tc.env {
 				t.Setenv(k, v)
 			}
-			first, firstAuth, secondAuth := redirectingPair(t)
+			first, firstAuth, secondAuth := connecttest.RedirectingPair(t)
 			var out, errOut bytes.Buffer
 			code := run(tc.args(first.URL), strings.NewReader(""), &out, &errOut)
-			for _, a := range secondAuth.all() {
-				require.Empty(t, a, "the host a redirect names never gets the credentials")
-			}
-			require.NotEmpty(t, firstAuth.all())
-			for _, a := range firstAuth.all() {
-				require.True(t, strings.HasPrefix(a, "Basic "), "the configured host gets the credentials: %q", a)
-			}
+			connecttest.RequireCredentialsOnFirstOnly(t, firstAuth, secondAuth)
 			t.Logf("exit %d: %s", code, errOut.String())
 			require.NotEqual(t, 0, code)
 			require.Contains(t, errOut.String()+out.String(), "redirect")
 		})
 	}
-}
-
-// authLog records the Authorization header of every request a server got ("" for none).
-type authLog struct {
-	mu   sync.Mutex
-	seen []string
-}
-
-func (l *authLog) add(r *http.Request) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.seen = append(l.seen, r.Header.Get("Authorization"))
-}
-
-func (l *authLog) all() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.seen...)
-}
-
-// redirectingPair starts two Connect REST servers on 127.0.0.1, on different ports: the
-// first redirects every request to the same path on the second (307), which answers as a
-// Connect worker's root and lists no connector. Each logs the Authorization headers it got.
-func redirectingPair(t *testing.T) (first *httptest.Server, firstAuth, secondAuth *authLog) {
-	t.Helper()
-	firstAuth, secondAuth = &authLog{}, &authLog{}
-	second := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secondAuth.add(r)
-		w.Header().Set("Content-Type", "application/json")
-		switch r.URL.Path {
-		case "/":
-			_, _ = w.Write([]byte(`{"version":"4.1.0","commit":"x","kafka_cluster_id":"second"}`))
-		case "/connectors":
-			_, _ = w.Write([]byte(`[]`))
-		default:
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"error_code":404,"message":"not found"}`))
-		}
-	}))
-	t.Cleanup(second.Close)
-	first = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		firstAuth.add(r)
-		http.Redirect(w, r, second.URL+r.URL.RequestURI(), http.StatusTemporaryRedirect)
-	}))
-	t.Cleanup(first.Close)
-	return first, firstAuth, secondAuth
 }

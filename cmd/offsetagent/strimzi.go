@@ -21,7 +21,7 @@ func (f *strimziFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.cluster, "to-strimzi-cluster", "", "B is the Connect cluster of this KafkaConnect resource, whose connectors the Strimzi operator manages: place offsets only and write KafkaConnector manifests (--manifests)")
 	fs.StringVar(&f.manifests, "manifests", "", "with --to-strimzi-cluster or --verify: the directory of the KafkaConnector manifests")
 	fs.StringVar(&f.namespace, "strimzi-namespace", "", "metadata.namespace of the manifests (default: none, the namespace they are applied in)")
-	fs.StringVar(&f.apiVersion, "strimzi-api-version", migrate.StrimziV1beta2, "KafkaConnector API version of the manifests: v1beta2 or v1")
+	fs.StringVar(&f.apiVersion, "strimzi-api-version", migrate.StrimziV1, "KafkaConnector API version of the manifests: v1 (Strimzi 0.49 and later; the only one from 1.0) or v1beta2 (operators before 1.0)")
 	fs.StringVar(&f.secret, "strimzi-secret", "", "with --to-strimzi-cluster: NAMESPACE/NAME of a Kubernetes Secret; each config value that holds a secret is written as ${secrets:NAMESPACE/NAME:KEY} (Strimzi's KubernetesSecretConfigProvider) and its value goes to --strimzi-secret-file")
 	fs.StringVar(&f.secretFile, "strimzi-secret-file", "", "with --strimzi-secret: where the Secret manifest with the values goes (mode 0600; not inside --manifests)")
 	fs.BoolVar(&f.verify, "verify", false, "check through B's REST API (--to-connect-url) that each connector of --manifests runs with the offsets placed; nothing else runs")

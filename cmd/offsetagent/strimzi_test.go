@@ -2,11 +2,36 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/migrate"
 )
+
+// Strimzi 1.0 serves kafka.strimzi.io/v1 alone: the manifests are v1 unless the flag asks for
+// v1beta2 (older operators).
+func TestStrimziAPIVersionFlagDefault(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{name: "default", want: migrate.StrimziV1},
+		{name: "older operator", args: []string{"--strimzi-api-version", "v1beta2"}, want: migrate.StrimziV1beta2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var f strimziFlags
+			fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+			f.register(fs)
+			require.NoError(t, fs.Parse(append([]string{"--to-strimzi-cluster", "connect-b", "--manifests", "d"}, tc.args...)))
+			require.Equal(t, tc.want, f.target().APIVersion)
+		})
+	}
+}
 
 func TestMigrateStrimziFlagErrors(t *testing.T) {
 	tests := []struct {

@@ -26,12 +26,8 @@ func TestSecuredAgent(t *testing.T) {
 	c := peers.a
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	user := unique("agent")
-	_, err := c.addUser(ctx, user)
-	require.NoError(t, err)
+	user, names := c.newAgentUser(ctx, t, "agent")
 	principal := "User:" + user
-	names := newAgentNames("agent")
-	c.createAgentTopics(t, names)
 	sinkTopic := unique("sink-in")
 	require.NoError(t, c.createTopic(ctx, sinkTopic, 1, nil))
 	c.produce(t, sinkTopic, 10)
@@ -41,15 +37,7 @@ func TestSecuredAgent(t *testing.T) {
 	a := startAgentProc(t, "agent", c.agentEnv(names, user))
 	a.waitReady(t)
 
-	t.Run("seed example", func(t *testing.T) {
-		name := unique("seed")
-		file := writeFile(t, name+".txt", lines("before", 0, 5))
-		res := c.publish(t, names, sourceRequest(name, file, 60))
-		require.Equal(t, events.TypeCreateSucceeded, res.Type, "failed at %s: %s", res.Data.FailedStep, res.Data.Message)
-		waitState(t, c.worker, name, "RUNNING")
-		require.Equal(t, fmt.Sprintf(`[{"offset":{"position":60},"partition":{"filename":%q}}]`, file), offsetsOf(t, c.worker, name))
-		restOK(t, c.worker, http.MethodDelete, "/connectors/"+name, nil)
-	})
+	t.Run("seed example", func(t *testing.T) { c.requireSeedExample(t, names, "seed") })
 	t.Run("sink", func(t *testing.T) {
 		name := unique("sink")
 		out := writeFile(t, name+".out", "")
@@ -169,6 +157,32 @@ func TestSecuredAgent(t *testing.T) {
 			})
 		}
 	}
+}
+
+// newAgentUser adds a SCRAM user for an agent and creates the agent's topics, both named after
+// prefix: it returns the user's name and the agent's names.
+func (c *cluster) newAgentUser(ctx context.Context, t *testing.T, prefix string) (string, agentNames) {
+	t.Helper()
+	user := unique(prefix)
+	_, err := c.addUser(ctx, user)
+	require.NoError(t, err)
+	names := newAgentNames(prefix)
+	c.createAgentTopics(t, names)
+	return user, names
+}
+
+// requireSeedExample publishes the seed example (a FileStream source born RUNNING at position
+// 60, named after prefix) to the agent of names, requires it created, RUNNING on c's worker at
+// that position, and deletes it.
+func (c *cluster) requireSeedExample(t *testing.T, names agentNames, prefix string) {
+	t.Helper()
+	name := unique(prefix)
+	file := writeFile(t, name+".txt", lines("before", 0, 5))
+	res := c.publish(t, names, sourceRequest(name, file, 60))
+	require.Equal(t, events.TypeCreateSucceeded, res.Type, "failed at %s: %s", res.Data.FailedStep, res.Data.Message)
+	waitState(t, c.worker, name, "RUNNING")
+	require.Equal(t, fmt.Sprintf(`[{"offset":{"position":60},"partition":{"filename":%q}}]`, file), offsetsOf(t, c.worker, name))
+	restOK(t, c.worker, http.MethodDelete, "/connectors/"+name, nil)
 }
 
 // requireRequestRefused publishes a source request named name and requires its failed

@@ -3,14 +3,9 @@ package secured_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
-
-	"github.com/offsetagent/offsetagent/events"
 )
 
 // TestSecuredAgentFromCommandConfig: the agent configured as docs/operations.md shows for a
@@ -22,11 +17,7 @@ func TestSecuredAgentFromCommandConfig(t *testing.T) {
 	c := peers.a
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	user := unique("agent-file")
-	_, err := c.addUser(ctx, user)
-	require.NoError(t, err)
-	names := newAgentNames("agent-file")
-	c.createAgentTopics(t, names)
+	user, names := c.newAgentUser(ctx, t, "agent-file")
 	c.grantAll(t, "User:"+user, agentACLs(agentScope{names: names, connect: c.connect, sinkTopic: "unused"}))
 
 	props := writeFile(t, unique("agent")+".properties", "security.protocol=SASL_SSL\n"+
@@ -43,12 +34,5 @@ func TestSecuredAgentFromCommandConfig(t *testing.T) {
 	env["OFFSETAGENT_COMMAND_CONFIG"] = props
 	a := startAgentProc(t, unique("agent-file"), env)
 	a.waitReady(t)
-
-	name := unique("seed-file")
-	file := writeFile(t, name+".txt", lines("before", 0, 5))
-	res := c.publish(t, names, sourceRequest(name, file, 60))
-	require.Equal(t, events.TypeCreateSucceeded, res.Type, "failed at %s: %s", res.Data.FailedStep, res.Data.Message)
-	waitState(t, c.worker, name, "RUNNING")
-	require.Equal(t, fmt.Sprintf(`[{"offset":{"position":60},"partition":{"filename":%q}}]`, file), offsetsOf(t, c.worker, name))
-	restOK(t, c.worker, http.MethodDelete, "/connectors/"+name, nil)
+	c.requireSeedExample(t, names, "seed-file")
 }
