@@ -174,3 +174,54 @@ func TestFamilyState(t *testing.T) {
 		})
 	}
 }
+
+// Read through A's REST API only, the schema history's completeness cannot be checked: a
+// warning says so. A refusal comes before anything is stopped: with --stop-source, a
+// PostgreSQL connector that drops its slot on stop is not stopped on A.
+func TestFamilyStateThroughREST(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  map[string]string
+		want wantHazard
+	}{
+		{name: "schema history on B, A's not read", cfg: map[string]string{"name": "dbz", "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+			"topic.prefix": "shop", "schema.history.internal.kafka.topic": "history.shop"},
+			want: wantHazard{"schema.history.internal.kafka.topic", false, `the schema history topic "history.shop" is on B (partition 0: offsets 0 to 3) but its completeness was not checked: A's Kafka cluster is not read`}},
+		{name: "slot dropped on stop, --stop-source", cfg: map[string]string{"name": "dbz", "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+			"topic.prefix": "shop", "slot.drop.on.stop": "true"},
+			want: wantHazard{"slot.drop.on.stop", true, `A's connector drops its replication slot "debezium" when it stops`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			brokersB, clB := followCluster(t, ctx, 0, false)
+			produceN(t, ctx, clB, "history.shop", 3)
+			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"dbz": {typ: "source", state: StateRunning, stopAt: -1, config: tt.cfg,
+				offsets: []string{`{"partition":{"server":"shop"},"offset":{"lsn":42}}`}}}}
+			src, err := openSource(ctx, Options{ConnectURL: fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB}})
+			require.NoError(t, err)
+			defer src.close()
+			require.NoError(t, src.openStates(ctx, "cluster-A", ""))
+			src.b = &targetSide{to: Target{Brokers: brokersB}}
+			entries, err := src.collect(ctx)
+			require.NoError(t, err)
+			require.Len(t, entries, 1)
+			e := entries[0]
+			require.Len(t, e.Hazards, 1, "%+v", e.Hazards)
+			h := e.Hazards[0]
+			require.Equal(t, HazardFamilyState, h.Check)
+			require.Equal(t, tt.want.key, h.Key)
+			require.Equal(t, tt.want.refuse, h.Refuse)
+			require.Contains(t, h.Message, tt.want.contains)
+			fc.mu.Lock()
+			defer fc.mu.Unlock()
+			if tt.want.refuse {
+				require.Equal(t, OutcomeSkipped, e.Outcome)
+				require.Empty(t, fc.stops, "refused before anything was stopped")
+			} else {
+				require.Equal(t, []string{"dbz"}, fc.stops)
+			}
+		})
+	}
+}
