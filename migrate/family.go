@@ -154,8 +154,10 @@ func (f *familyCheck) debezium(ctx context.Context) {
 	if f.out.ReplicationSlot {
 		f.slot()
 	}
-	f.signal(ctx)
-	f.heartbeat(ctx)
+	if nameB != "" { // without one, B's Connect refuses the config
+		f.signal(ctx)
+		f.heartbeat(ctx)
+	}
 }
 
 // schemaHistory checks the schema history topic: on B under the name B's config gives it,
