@@ -41,6 +41,8 @@ type Connector struct {
 	Problem string
 	// follows is set on a sink moved with --sink-follows-source (pipeline.go).
 	follows *following
+	// rekey moves a Debezium connector's offsets to its logical name on B (family.go).
+	rekey *rekey
 }
 
 // knownState reports whether s is an initial state of a body.

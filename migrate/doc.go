@@ -14,6 +14,12 @@
 // a connector whose state cannot be known (STOPPED without a record, or a REST status that does
 // not tell the target state) is refused unless InitialState gives one.
 //
+// Before anything is stopped, each selected connector is checked for what would go wrong on B
+// (hazards.go), among them the state its family keeps outside Connect's topics (family.go:
+// Debezium's schema history, signal and heartbeat topics, its logical name and PostgreSQL's
+// slot; a sink's own progress); a logical name changed by the edits re-keys a Debezium
+// connector's offsets.
+//
 // Nothing is stopped or published before B's agents are checked through what they advertise
 // in their group membership (agents.go): that they write B's Connect cluster, publish to the
 // result topic the run reads and accept the run's source.

@@ -410,6 +410,7 @@ func (s *source) build(ctx context.Context, entries []*Entry) {
 			}
 		}
 		b := buildBody(c, e.TargetName, s.opts.Selection, s.opts.InitialState, sinkOffs, s.opts.SinkOffsets)
+		b.InitialOffsets = c.rekey.apply(b.InitialOffsets)
 		e.Body = &b
 		e.Offsets = len(b.InitialOffsets)
 		e.Outcome = OutcomePlanned

@@ -22,6 +22,7 @@ func mongoClasses() []Class {
 		Type:     Source,
 		Validate: d.validate,
 		Secrets:  mongoSecrets,
+		Outside:  d.outside(false, false),
 		Source:   "debezium/debezium MongoDbPartition, MongoDbOffsetContext.Loader (1.x-3.x)",
 	}}
 }

@@ -26,6 +26,7 @@ func mysqlClasses() []Class {
 			Type:     Source,
 			Validate: d.validate,
 			Secrets:  debeziumSecrets,
+			Outside:  d.outside(true, false),
 			Source:   "debezium/debezium MySqlOffsetContext.Loader / MariaDbOffsetContext.Loader (1.x-3.x)",
 		}
 	}

@@ -30,6 +30,7 @@ func oracleClasses() []Class {
 		Type:     Source,
 		Validate: d.validate,
 		Secrets:  debeziumSecrets,
+		Outside:  d.outside(true, false),
 		Source:   "debezium/debezium OraclePartition, Oracle offset context loaders (1.x-3.x)",
 	}}
 }

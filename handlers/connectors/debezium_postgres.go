@@ -24,6 +24,7 @@ func postgresClasses() []Class {
 		Type:     Source,
 		Validate: d.validate,
 		Secrets:  postgresSecrets,
+		Outside:  d.outside(false, true),
 		Source:   "debezium/debezium PostgresOffsetContext.Loader (1.x-3.x)",
 	}}
 }

@@ -36,6 +36,7 @@ func sqlServerClasses() []Class {
 		CheckFlat:     d.checkFlat,
 		CheckFlatKeys: d.checkFlatKeys,
 		Secrets:       debeziumSecrets,
+		Outside:       d.outside(true, false),
 		// server before database is also the HashMap order (buckets 1 and 2); spelled out because a
 		// task that does not find these exact bytes starts from scratch.
 		PartitionOrder: fixedOrder("server", "database"),

@@ -14,6 +14,10 @@
 // exact text where one exists. Where Connect itself would accept an offset that the connector later
 // rejects, the text is our own and names the entry and the field.
 //
+// Each class also says what state it keeps outside Connect's topics (Class.Outside: Debezium's
+// logical name, schema history and replication slot, a sink's own progress), which migrate checks
+// before moving a connector.
+//
 // Adding a connector family is one small file with a func returning its []Class, one line in
 // builtinFamilies, and a table test.
 package connectors

@@ -80,6 +80,9 @@ type Class struct {
 	// credentials anyway, like a connection string), hidden in results, plans and logs. The
 	// Kafka client's PASSWORD keys apply to every class and are not listed (IsSecret).
 	Secrets []string
+	// Outside is the state the class keeps outside Connect's topics (outside.go), which a
+	// migration checks before anything is stopped.
+	Outside Outside
 }
 
 // Registry maps class names and aliases to classes. It is immutable after construction and safe for

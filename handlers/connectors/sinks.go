@@ -13,19 +13,21 @@ func commonSinkClasses() []Class {
 	sinks := []struct {
 		name, source string
 		secrets      []string
+		progress     string // Outside.Progress
 	}{
-		{"io.confluent.connect.s3.S3SinkConnector", "confluentinc/kafka-connect-storage-cloud S3SinkTask: consumer group only", s3Secrets},
-		{"io.confluent.connect.hdfs.HdfsSinkConnector", "confluentinc/kafka-connect-hdfs: also recovers offsets from its HDFS WAL and file names, which win over the group", nil},
-		{"io.confluent.connect.hdfs3.Hdfs3SinkConnector", "Confluent HDFS 3 sink: same recovery as the HDFS sink (not checked in code)", nil},
-		{"io.confluent.connect.jdbc.JdbcSinkConnector", "confluentinc/kafka-connect-jdbc JdbcSinkTask: consumer group only", jdbcSecrets},
-		{"io.confluent.connect.elasticsearch.ElasticsearchSinkConnector", "confluentinc/kafka-connect-elasticsearch: not checked in code", elasticSecrets},
-		{"org.apache.iceberg.connect.IcebergSinkConnector", "apache/iceberg IcebergSinkTask: commits offsets itself in transactions and keeps control-topic offsets in table snapshots", nil},
-		{"io.tabular.iceberg.connect.IcebergSinkConnector", "tabular-io/iceberg-kafka-connect, the predecessor of the Apache Iceberg sink: same offset handling", nil},
-		{"com.snowflake.kafka.connector.SnowflakeSinkConnector", "snowflakedb/snowflake-kafka-connector: with Snowpipe Streaming the channel's offset token wins over the group", snowflakeSecrets},
+		{"io.confluent.connect.s3.S3SinkConnector", "confluentinc/kafka-connect-storage-cloud S3SinkTask: consumer group only", s3Secrets, ""},
+		{"io.confluent.connect.hdfs.HdfsSinkConnector", "confluentinc/kafka-connect-hdfs: also recovers offsets from its HDFS WAL and file names, which win over the group", nil, hdfsProgress},
+		{"io.confluent.connect.hdfs3.Hdfs3SinkConnector", "Confluent HDFS 3 sink: same recovery as the HDFS sink (not checked in code)", nil, hdfsProgress},
+		{"io.confluent.connect.jdbc.JdbcSinkConnector", "confluentinc/kafka-connect-jdbc JdbcSinkTask: consumer group only", jdbcSecrets, ""},
+		{"io.confluent.connect.elasticsearch.ElasticsearchSinkConnector", "confluentinc/kafka-connect-elasticsearch: not checked in code", elasticSecrets, ""},
+		{"org.apache.iceberg.connect.IcebergSinkConnector", "apache/iceberg IcebergSinkTask: commits offsets itself in transactions and keeps control-topic offsets in table snapshots", nil, icebergProgress},
+		{"io.tabular.iceberg.connect.IcebergSinkConnector", "tabular-io/iceberg-kafka-connect, the predecessor of the Apache Iceberg sink: same offset handling", nil, icebergProgress},
+		{"com.snowflake.kafka.connector.SnowflakeSinkConnector", "snowflakedb/snowflake-kafka-connector: with Snowpipe Streaming the channel's offset token wins over the group", snowflakeSecrets, snowflakeProgress},
 	}
 	out := make([]Class, len(sinks))
 	for i, s := range sinks {
-		out[i] = Class{Name: s.name, Aliases: simpleAliases(s.name), Type: Sink, Source: s.source, Secrets: s.secrets}
+		out[i] = Class{Name: s.name, Aliases: simpleAliases(s.name), Type: Sink, Source: s.source, Secrets: s.secrets,
+			Outside: Outside{Progress: s.progress}}
 	}
 	return out
 }

@@ -1,0 +1,227 @@
+package migrate
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/mm2"
+)
+
+// produceN creates topic (one partition) on cl's cluster with n records; n < 0 creates
+// nothing.
+func produceN(t *testing.T, ctx context.Context, cl *kafka.Client, topic string, n int) {
+	t.Helper()
+	if n < 0 {
+		return
+	}
+	_, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: 1, ReplicationFactor: 1}}})
+	require.NoError(t, err)
+	w := &kafka.Writer{Addr: cl.Addr, Transport: cl.Transport, BatchTimeout: time.Millisecond, Topic: topic}
+	defer w.Close()
+	for range n {
+		require.NoError(t, w.WriteMessages(ctx, kafka.Message{Value: []byte("r")}))
+	}
+}
+
+// wantHazard is a hazard a case expects: its key, whether it refuses, a part of its text.
+type wantHazard struct {
+	key      string
+	refuse   bool
+	contains string
+}
+
+// TestFamilyState runs the prechecks of a migration on one connector of A (kfake) into B
+// (kfake) and compares the family-state hazards found, then builds its body: the checks of
+// Debezium's schema history, signal and heartbeat topics, its logical name and PostgreSQL's
+// slot, and of a sink that keeps its own progress.
+func TestFamilyState(t *testing.T) {
+	pg := func(kv ...string) map[string]string {
+		cfg := map[string]string{"name": "dbz", "connector.class": "io.debezium.connector.postgresql.PostgresConnector", "topic.prefix": "shop"}
+		for i := 0; i < len(kv); i += 2 {
+			cfg[kv[i]] = kv[i+1]
+		}
+		return cfg
+	}
+	mysql := func(kv ...string) map[string]string {
+		cfg := map[string]string{"name": "dbz", "connector.class": "io.debezium.connector.mysql.MySqlConnector", "topic.prefix": "shop",
+			"schema.history.internal.kafka.topic": "history.shop"}
+		for i := 0; i < len(kv); i += 2 {
+			cfg[kv[i]] = kv[i+1]
+		}
+		return cfg
+	}
+	iceberg := map[string]string{"name": "ice", "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector", "topics": "T"}
+	tests := []struct {
+		name string
+		cfg  map[string]string
+		// records of the topic on A and on B (-1: no topic), and the signal group's offset on
+		// B (-1: none).
+		topic            string
+		onA, onB, signal int
+		set              []string
+		translate        bool
+		want             []wantHazard
+		// body: a part of the body built, "" when the connector is refused.
+		body string
+	}{
+		{name: "schema history missing on B", cfg: mysql(), topic: "history.shop", onA: 3, onB: -1, want: []wantHazard{
+			{"schema.history.internal.kafka.topic", true, `the schema history topic "history.shop" is not on B`}}},
+		{name: "schema history short on B", cfg: mysql(), topic: "history.shop", onA: 3, onB: 1, want: []wantHazard{
+			{"schema.history.internal.kafka.topic", true, `the schema history topic "history.shop" is short on B: 1 records (partition 0: offsets 0 to 1) of A's 3`}}},
+		{name: "schema history complete on B", cfg: mysql(), topic: "history.shop", onA: 3, onB: 3, body: `"server":"shop"`},
+		{name: "1.x schema history under its name on B", topic: "h-b", onA: -1, onB: -1, set: []string{"database.history.kafka.topic=h-b"},
+			cfg: map[string]string{"name": "dbz", "connector.class": "io.debezium.connector.mysql.MySqlConnector", "database.server.name": "shop",
+				"database.history.kafka.topic": "h-a"},
+			want: []wantHazard{{"database.history.kafka.topic", true, `the schema history topic "h-b" is not on B`}}},
+		{name: "signal topic missing on B", cfg: pg("signal.enabled.channels", "source,kafka"), topic: "shop-signal", onA: 2, onB: -1,
+			want: []wantHazard{
+				{"slot.name", false, `A's task holds the replication slot "debezium" until it stops`},
+				{"signal.kafka.topic", true, `the signal topic "shop-signal" is not on B`}}},
+		{name: "signal group without offset on B", cfg: pg("signal.enabled.channels", "kafka", "signal.kafka.topic", "sig"), topic: "sig", onA: 2, onB: 2,
+			signal: -1, want: []wantHazard{
+				{"slot.name", false, `A's task holds`},
+				{"signal.kafka.topic", false, `the signal group "kafka-signal" has no offset on B's "sig" (partition 0: offsets 0 to 2)`}}, body: `"server":"shop"`},
+		{name: "signal group at its offset on B", cfg: pg("signal.enabled.channels", "kafka", "signal.kafka.topic", "sig", "signal.consumer.group.id", "g"),
+			topic: "sig", onA: 2, onB: 2, signal: 2, want: []wantHazard{{"slot.name", false, `A's task holds`}}, body: `"server":"shop"`},
+		{name: "heartbeat topic missing on B", cfg: pg("heartbeat.interval.ms", "1000"), onA: -1, onB: -1, want: []wantHazard{
+			{"slot.name", false, `A's task holds`},
+			{"heartbeat.interval.ms", false, `the heartbeat topic "__debezium-heartbeat.shop" is not on B`}}, body: `"server":"shop"`},
+		{name: "topic.prefix changed: offsets re-keyed", cfg: pg(), onA: -1, onB: -1, set: []string{"topic.prefix=shop2"}, want: []wantHazard{
+			{"topic.prefix", false, `the offsets kept under server="shop" are written on B under server="shop2"`},
+			{"slot.name", false, `A's task holds`}}, body: `"initial_offsets":[{"partition":{"server":"shop2"},"offset":{"lsn":42}}]`},
+		{name: "topic.prefix changed with a schema history", cfg: mysql(), topic: "history.shop", onA: 3, onB: 3, set: []string{"topic.prefix=shop2"},
+			want: []wantHazard{{"topic.prefix", true, `so is every record of the schema history`}}},
+		{name: "slot name changed", cfg: pg("slot.name", "a_slot"), onA: -1, onB: -1, set: []string{"slot.name=b_slot"}, want: []wantHazard{
+			{"slot.name", true, `the edit flags change the replication slot from "a_slot" to "b_slot"`},
+			{"slot.name", false, `A's task holds the replication slot "a_slot"`}}},
+		{name: "slot dropped on stop", cfg: pg("slot.drop.on.stop", "true"), onA: -1, onB: -1, want: []wantHazard{
+			{"slot.drop.on.stop", true, `A's connector drops its replication slot "debezium" when it stops`}}},
+		{name: "sink with its own progress, copied", cfg: iceberg, topic: "T", onA: 2, onB: 2, want: []wantHazard{
+			{"connector.class", false, `offsets not portable by Connect; see the connector's docs`}}, body: `"kafka_topic":"T"`},
+		{name: "sink with its own progress, across MirrorMaker 2", cfg: iceberg, topic: "T", onA: 2, onB: 2, translate: true, want: []wantHazard{
+			{"connector.class", true, `offsets not portable by Connect; see the connector's docs: it commits its consumer group's offsets itself`}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			brokersA, clA := followCluster(t, ctx, 0, true)
+			brokersB, clB := followCluster(t, ctx, 0, false)
+			if tt.topic != "" {
+				produceN(t, ctx, clA, tt.topic, tt.onA)
+				produceN(t, ctx, clB, tt.topic, tt.onB)
+			}
+			if tt.signal >= 0 && tt.onB > 0 {
+				group := tt.cfg["signal.consumer.group.id"]
+				if group == "" {
+					group = "kafka-signal"
+				}
+				require.NoError(t, kafkaio.CommitGroupOffsets(ctx, clB, group, []kafkaio.GroupOffset{{Topic: tt.topic, Offset: int64(tt.signal)}}))
+			}
+			writeConfigs(t, ctx, clA, tt.cfg)
+			w := &kafka.Writer{Addr: clA.Addr, Transport: clA.Transport, BatchTimeout: time.Millisecond}
+			require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets", Key: []byte(`["dbz",{"server":"shop"}]`), Value: []byte(`{"lsn":42}`)}))
+			require.NoError(t, w.Close())
+			if tt.cfg["topics"] != "" {
+				require.NoError(t, kafkaio.CommitGroupOffsets(ctx, clA, "connect-"+tt.cfg["name"], []kafkaio.GroupOffset{{Topic: "T", Offset: 1}}))
+			}
+			sel, err := NewSelection(SelectionFlags{Set: tt.set})
+			require.NoError(t, err)
+			opts := Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel}
+			if tt.translate {
+				policy := mm2.Policy{SourceAlias: "A", Kind: mm2.PolicyIdentity}
+				tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
+				require.NoError(t, err)
+				opts.SinkOffsets, opts.SinkTranslator = SinkOffsetsTranslate, &MM2Sinks{Translator: tr, Policy: policy}
+			}
+			src, err := openSource(ctx, opts)
+			require.NoError(t, err)
+			defer src.close()
+			src.b = &targetSide{to: Target{Brokers: brokersB}}
+			entries, err := src.prepare(ctx)
+			require.NoError(t, err)
+			require.Len(t, entries, 1)
+			e := entries[0]
+			var got []wantHazard
+			for _, h := range e.Hazards {
+				if h.Check == HazardFamilyState {
+					got = append(got, wantHazard{h.Key, h.Refuse, h.Message})
+				}
+			}
+			require.Len(t, got, len(tt.want), "%+v", got)
+			for i, w := range tt.want {
+				require.Equal(t, w.key, got[i].key, got[i].contains)
+				require.Equal(t, w.refuse, got[i].refuse, got[i].contains)
+				require.Contains(t, got[i].contains, w.contains)
+				require.NotEmpty(t, e.Hazards[i].Fix, "every hazard says what to do")
+			}
+			src.build(ctx, entries)
+			if tt.body == "" {
+				require.Equal(t, OutcomeSkipped, e.Outcome)
+				require.Contains(t, e.Message, "refused before anything was stopped (family_state)")
+				return
+			}
+			require.Equal(t, OutcomePlanned, e.Outcome, e.Message)
+			b, err := e.Body.MarshalJSON()
+			require.NoError(t, err)
+			require.True(t, strings.Contains(string(b), tt.body), "%s", b)
+		})
+	}
+}
+
+// Read through A's REST API only, the schema history's completeness cannot be checked: a
+// warning says so. A refusal comes before anything is stopped: with --stop-source, a
+// PostgreSQL connector that drops its slot on stop is not stopped on A.
+func TestFamilyStateThroughREST(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  map[string]string
+		want wantHazard
+	}{
+		{name: "schema history on B, A's not read", cfg: map[string]string{"name": "dbz", "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+			"topic.prefix": "shop", "schema.history.internal.kafka.topic": "history.shop"},
+			want: wantHazard{"schema.history.internal.kafka.topic", false, `the schema history topic "history.shop" is on B (partition 0: offsets 0 to 3) but its completeness was not checked: A's Kafka cluster is not read`}},
+		{name: "slot dropped on stop, --stop-source", cfg: map[string]string{"name": "dbz", "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+			"topic.prefix": "shop", "slot.drop.on.stop": "true"},
+			want: wantHazard{"slot.drop.on.stop", true, `A's connector drops its replication slot "debezium" when it stops`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			brokersB, clB := followCluster(t, ctx, 0, false)
+			produceN(t, ctx, clB, "history.shop", 3)
+			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"dbz": {typ: "source", state: StateRunning, stopAt: -1, config: tt.cfg,
+				offsets: []string{`{"partition":{"server":"shop"},"offset":{"lsn":42}}`}}}}
+			src, err := openSource(ctx, Options{ConnectURL: fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB}})
+			require.NoError(t, err)
+			defer src.close()
+			require.NoError(t, src.openStates(ctx, "cluster-A", ""))
+			src.b = &targetSide{to: Target{Brokers: brokersB}}
+			entries, err := src.collect(ctx)
+			require.NoError(t, err)
+			require.Len(t, entries, 1)
+			e := entries[0]
+			require.Len(t, e.Hazards, 1, "%+v", e.Hazards)
+			h := e.Hazards[0]
+			require.Equal(t, HazardFamilyState, h.Check)
+			require.Equal(t, tt.want.key, h.Key)
+			require.Equal(t, tt.want.refuse, h.Refuse)
+			require.Contains(t, h.Message, tt.want.contains)
+			fc.mu.Lock()
+			defer fc.mu.Unlock()
+			if tt.want.refuse {
+				require.Equal(t, OutcomeSkipped, e.Outcome)
+				require.Empty(t, fc.stops, "refused before anything was stopped")
+			} else {
+				require.Equal(t, []string{"dbz"}, fc.stops)
+			}
+		})
+	}
+}
