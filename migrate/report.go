@@ -144,6 +144,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 		for _, warn := range e.Warnings {
 			line += fmt.Sprintf("\nwarning: %s: %s", e.Name, warn)
 		}
+		for _, h := range e.Hazards {
+			if !h.Refuse { // a refusing hazard is the entry's message
+				line += fmt.Sprintf("\nwarning: %s: %s: %s", e.Name, h.Check, h)
+			}
+		}
 	}
 	if r.Next != "" {
 		line += "\n" + r.Next
