@@ -112,6 +112,7 @@ func (s *source) checkPointsAtA(ctx context.Context, entries []*Entry) {
 		}
 	}
 	mm, _ := s.opts.SinkTranslator.(*MM2Sinks)
+	partial := 0
 	for _, e := range entries {
 		if e.connector.Problem != "" {
 			continue
@@ -125,7 +126,9 @@ func (s *source) checkPointsAtA(ctx context.Context, entries []*Entry) {
 			var h *Hazard
 			switch {
 			case strings.HasSuffix(kv.Key, "bootstrap.servers") && !known:
-				h = pc.unknownA(kv, b)
+				if h = pc.unknownA(kv, b); h != nil {
+					partial++
+				}
 			case strings.HasSuffix(kv.Key, "bootstrap.servers"):
 				h = pc.brokers(kv, onlyA)
 			}
@@ -144,6 +147,10 @@ func (s *source) checkPointsAtA(ctx context.Context, entries []*Entry) {
 			}
 			e.hazard(*h)
 		}
+	}
+	if partial > 0 {
+		s.opts.Logger.Warn("settings that may point at A were not checked: A's brokers are not known without --from-brokers (see each connector's hazards)",
+			"settings", partial)
 	}
 }
 

@@ -63,7 +63,7 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.rename, "rename", "RE=REPL: rename on B (RE matches the whole name; REPL may use $1) (repeatable)")
 	fs.Var(&f.set, "set", "KEY=VALUE config edit for every selected connector (repeatable)")
 	fs.Var(&f.unset, "unset", "config key removed from every selected connector (repeatable)")
-	fs.Var(&f.mapValue, "map-value", "FROM=TO: every non-secret config value that is FROM (a list in any order), or lists FROM as one element, becomes TO, after --set and --unset; e.g. A's bootstrap list to B's (repeatable)")
+	fs.Var(&f.mapValue, "map-value", "every non-secret config value that is FROM (a list in any order), or lists FROM as one element, becomes TO, after --set and --unset: e.g. A's bootstrap list to B's (repeatable)")
 	fs.Var(&f.keepA, "keep-a", "config key that may keep pointing at A on purpose (a MirrorMaker 2 source reading A): --map-value leaves it alone, and migrate warns about it instead of refusing the connector (repeatable)")
 	fs.StringVar(&f.initialState, "initial-state", "", "RUNNING, PAUSED or STOPPED: overrides the state carried over from A")
 	fs.StringVar(&f.sinkOffsets, "sink-offsets", "", "copy, none or translate: what happens to sink offsets (default: translate with --mm2-source-alias, else copy)")

@@ -55,7 +55,8 @@ func migrateExit(t *testing.T, ctx context.Context, env []string, args ...string
 // brokers (its config only: there is no MySQL server, and A's worker has no MySQL plugin), are
 // refused by migrate --stop-source before anything stops: both still on A (the PostgreSQL one
 // RUNNING), neither on B, the report naming each key. With --map-value A's brokers=B's, the
-// PostgreSQL connector moves: RUNNING on B, its signal channel on B's brokers.
+// PostgreSQL connector moves: RUNNING on B, its signal channel on B's brokers. (Its file sorts
+// before the pipeline test's, which kills A's worker last.)
 func TestSettingsPointingAtARefusedThenMapped(t *testing.T) {
 	requirePeers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
