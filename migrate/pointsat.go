@@ -149,8 +149,7 @@ func (s *source) checkPointsAtA(ctx context.Context, entries []*Entry) {
 		}
 	}
 	if partial > 0 {
-		s.opts.Logger.Warn("settings that may point at A were not checked: A's brokers are not known without --from-brokers (see each connector's hazards)",
-			"settings", partial)
+		s.opts.Logger.Warn("settings that may point at A were not checked: A's brokers are not known without --from-brokers (see the connectors' hazards)")
 	}
 }
 
