@@ -1,7 +1,7 @@
 // Package migrate moves connectors from one Kafka Connect cluster (A) to another (B): it reads
 // A's connectors (their configs, target states and offsets) from A's internal topics and sink
 // groups, or from A's Connect REST API, selects and edits them (include, exclude, rename, set,
-// unset), optionally stops them on A behind a real stop barrier, builds one KIP-995 create body
+// unset, map-value), optionally stops them on A behind a real stop barrier, builds one KIP-995 create body
 // per connector, publishes the bodies as create requests to the agents running on B and
 // collects their results into a report.
 //

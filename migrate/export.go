@@ -95,6 +95,7 @@ func (o *Options) defaults() {
 	if o.Registry == nil {
 		o.Registry = connectors.Builtin()
 	}
+	o.Selection.reg = o.Registry
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

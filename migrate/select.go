@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
 )
 
 // Selection picks connectors by name and edits them on their way to B.
@@ -16,6 +17,11 @@ type Selection struct {
 	renames          []rename
 	set              []events.ConfigEntry
 	unset            []string
+	maps             []valueMap
+	keepA            []string
+	// reg knows the classes' secret keys, which --map-value leaves alone (nil:
+	// connectors.Builtin()).
+	reg *connectors.Registry
 
 	// includeExpr and excludeExpr are the expressions as given, for the messages.
 	includeExpr, excludeExpr []string
@@ -28,6 +34,12 @@ type rename struct {
 	flag string
 }
 
+// valueMap is one --map-value FROM=TO: from holds FROM's comma-separated elements, trimmed.
+type valueMap struct {
+	from []string
+	to   string
+}
+
 // SelectionFlags are the selection flags as given (each repeatable).
 type SelectionFlags struct {
 	// Include and Exclude are Go regexps that must match a whole connector name.
@@ -37,6 +49,17 @@ type SelectionFlags struct {
 	Rename []string
 	// Set holds KEY=VALUE config edits (split at the first '='); Unset holds keys to remove.
 	Set, Unset []string
+	// MapValue holds FROM=TO pairs (split at the first '='), applied after Set and Unset to
+	// every config value but the name, the secrets and the KeepA keys: a value whose
+	// comma-separated elements are FROM's (in any order, whitespace around commas ignored)
+	// becomes TO, and else each element of a value equal to a one-element FROM becomes TO.
+	// The first matching pair wins. A fleet's bootstrap list for A is rewritten to B's with
+	// one pair.
+	MapValue []string
+	// KeepA holds config keys that keep their value, and may point at A on purpose (a
+	// MirrorMaker 2 source reading A): MapValue leaves them alone, and the check of settings
+	// that point at A only warns about them (pointsat.go).
+	KeepA []string
 }
 
 // NewSelection compiles f. All problems are returned at once, in flag order.
@@ -85,6 +108,22 @@ func NewSelection(f SelectionFlags) (Selection, error) {
 		default:
 			s.unset = append(s.unset, k)
 		}
+	}
+	for _, kv := range f.MapValue {
+		from, to, ok := strings.Cut(kv, "=")
+		elems := listElems(from)
+		if !ok || len(elems) == 0 || strings.TrimSpace(to) == "" {
+			errs = append(errs, fmt.Errorf("--map-value %q: want FROM=TO", kv))
+			continue
+		}
+		s.maps = append(s.maps, valueMap{from: elems, to: strings.TrimSpace(to)})
+	}
+	for _, k := range f.KeepA {
+		if k == "" || strings.Contains(k, "=") {
+			errs = append(errs, fmt.Errorf("--keep-a %q: want a config key", k))
+			continue
+		}
+		s.keepA = append(s.keepA, k)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Selection{}, err
@@ -161,7 +200,8 @@ func (s Selection) TargetName(name string) string {
 }
 
 // EditConfig returns a copy of cfg with --unset keys removed, --set values applied (replacing
-// in place, new keys appended) and "name" set to target.
+// in place, new keys appended), --map-value applied (see SelectionFlags.MapValue) and "name"
+// set to target.
 func (s Selection) EditConfig(cfg events.Config, target string) events.Config {
 	out := make(events.Config, 0, len(cfg)+len(s.set)+1)
 	for _, e := range cfg {
@@ -188,5 +228,82 @@ func (s Selection) EditConfig(cfg events.Config, target string) events.Config {
 			out = append(out, kv)
 		}
 	}
+	if len(s.maps) == 0 {
+		return out
+	}
+	secret := s.secrets(cfg)
+	for i, e := range out {
+		if e.Key == "name" || s.Kept(e.Key) || secret(e.Key) {
+			continue
+		}
+		out[i].Value = s.mapValue(e.Value)
+	}
 	return out
+}
+
+// Kept reports whether key was given to --keep-a.
+func (s Selection) Kept(key string) bool { return slices.Contains(s.keepA, key) }
+
+// secrets returns whether a key of cfg holds a secret: by the class's family (Connect's own
+// PASSWORD keys) or by its name.
+func (s Selection) secrets(cfg events.Config) func(key string) bool {
+	reg := s.reg
+	if reg == nil {
+		reg = connectors.Builtin()
+	}
+	var class *connectors.Class
+	if name, ok := cfg.Get("connector.class"); ok {
+		class, _ = reg.Lookup(name)
+	}
+	return func(key string) bool { return class.IsSecret(key) || events.IsSecretKey(key) }
+}
+
+// mapValue applies the first --map-value that matches v as a whole, else each one-element
+// --map-value to the elements of v that equal it.
+func (s Selection) mapValue(v string) string {
+	elems := listElems(v)
+	if len(elems) == 0 {
+		return v
+	}
+	for _, m := range s.maps {
+		if sameElems(elems, m.from) {
+			return m.to
+		}
+	}
+	changed := false
+	for i, e := range elems {
+		for _, m := range s.maps {
+			if len(m.from) == 1 && e == m.from[0] {
+				elems[i], changed = m.to, true
+				break
+			}
+		}
+	}
+	if !changed {
+		return v
+	}
+	return strings.Join(elems, ",")
+}
+
+// listElems splits a comma-separated value into its trimmed elements; nil when one is empty
+// (not a list).
+func listElems(v string) []string {
+	parts := strings.Split(v, ",")
+	for i, p := range parts {
+		if parts[i] = strings.TrimSpace(p); parts[i] == "" {
+			return nil
+		}
+	}
+	return parts
+}
+
+// sameElems reports whether a and b hold the same elements, in any order.
+func sameElems(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }

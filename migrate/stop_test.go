@@ -20,10 +20,10 @@ import (
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
-func startKfake(t *testing.T) []string {
+func startKfake(t *testing.T, opts ...kfake.Opt) []string {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1),
-		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }))
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") })}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	return c.ListenAddrs()

@@ -34,6 +34,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 type fleetFlags struct {
 	fromBrokers, fromConfigTopic, fromOffsetsTopic, fromConnectURL string
 	include, exclude, rename, set, unset                           listFlag
+	mapValue, keepA                                                listFlag
 	initialState, sinkOffsets, toBrokers, report, stateTopic       string
 	stopSource                                                     bool
 	// MirrorMaker 2 (--sink-offsets translate).
@@ -62,6 +63,8 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.rename, "rename", "RE=REPL: rename on B (RE matches the whole name; REPL may use $1) (repeatable)")
 	fs.Var(&f.set, "set", "KEY=VALUE config edit for every selected connector (repeatable)")
 	fs.Var(&f.unset, "unset", "config key removed from every selected connector (repeatable)")
+	fs.Var(&f.mapValue, "map-value", "every non-secret config value that is FROM (a list in any order), or lists FROM as one element, becomes TO, after --set and --unset: e.g. A's bootstrap list to B's (repeatable)")
+	fs.Var(&f.keepA, "keep-a", "config key that may keep pointing at A on purpose (a MirrorMaker 2 source reading A): --map-value leaves it alone, and migrate warns about it instead of refusing the connector (repeatable)")
 	fs.StringVar(&f.initialState, "initial-state", "", "RUNNING, PAUSED or STOPPED: overrides the state carried over from A")
 	fs.StringVar(&f.sinkOffsets, "sink-offsets", "", "copy, none or translate: what happens to sink offsets (default: translate with --mm2-source-alias, else copy)")
 	fs.BoolVar(&f.stopSource, "stop-source", false, "stop each selected connector on A first and wait for its final commit (needs --from-connect-url; for sinks --from-brokers; with export also --to-brokers, for the state records)")
@@ -136,7 +139,8 @@ func (f *fleetFlags) translator(fromTransport, toTransport *kafka.Transport, log
 
 // options turns the flags into migrate.Options; the environment supplies SASL/TLS.
 func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: f.include, Exclude: f.exclude, Rename: f.rename, Set: f.set, Unset: f.unset})
+	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: f.include, Exclude: f.exclude, Rename: f.rename, Set: f.set, Unset: f.unset,
+		MapValue: f.mapValue, KeepA: f.keepA})
 	if err != nil {
 		return migrate.Options{}, err
 	}
@@ -174,7 +178,8 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 func (f *fleetFlags) selectionKey() string {
 	mm2 := f.sinkMode() == string(migrate.SinkOffsetsTranslate)
 	lists := []listFlag{f.include, f.exclude, f.rename, f.set, f.unset}
-	legacy := true
+	// --map-value and --keep-a are newer than the NUL-joined key: given, they key by JSON.
+	legacy := len(f.mapValue) == 0 && len(f.keepA) == 0
 	for _, l := range lists {
 		if len(l) > 1 || (len(l) == 1 && l[0] == "") {
 			legacy = false
@@ -207,10 +212,13 @@ func (f *fleetFlags) selectionKey() string {
 		Rename       []string `json:"rename"`
 		Set          []string `json:"set"`
 		Unset        []string `json:"unset"`
+		// Only when given, so that the ids of migrations without them stay as they were.
+		MapValue     []string `json:"map_value,omitempty"`
+		KeepA        []string `json:"keep_a,omitempty"`
 		InitialState string   `json:"initial_state"`
 		SinkOffsets  string   `json:"sink_offsets"`
 		MM2          *mm2Key  `json:"mm2,omitempty"`
-	}{f.fromConfigTopic, f.fromOffsetsTopic, f.include, f.exclude, f.rename, f.set, f.unset, f.initialState, f.sinkMode(), nil}
+	}{f.fromConfigTopic, f.fromOffsetsTopic, f.include, f.exclude, f.rename, f.set, f.unset, f.mapValue, f.keepA, f.initialState, f.sinkMode(), nil}
 	if mm2 {
 		k.MM2 = &mm2Key{f.mm2SourceAlias, f.replicationPolicy, f.replicationSeparator, f.sinkFollowsSource}
 	}

@@ -217,6 +217,8 @@ func TestSelectionKeyUnambiguous(t *testing.T) {
 		{name: "unset", a: fleetFlags{unset: listFlag{"a,b"}}, b: fleetFlags{unset: listFlag{"a", "b"}}},
 		{name: "rename", a: fleetFlags{rename: listFlag{"a=b,c=d"}}, b: fleetFlags{rename: listFlag{"a=b", "c=d"}}},
 		{name: "empty include", a: fleetFlags{}, b: fleetFlags{include: listFlag{""}}},
+		{name: "map-value", a: fleetFlags{}, b: fleetFlags{mapValue: listFlag{"a:9092=b:9092"}}},
+		{name: "keep-a", a: fleetFlags{mapValue: listFlag{"a:9092=b:9092"}}, b: fleetFlags{mapValue: listFlag{"a:9092=b:9092"}, keepA: listFlag{"k"}}},
 		{name: "value moved between flags", a: fleetFlags{include: listFlag{"x", "y"}}, b: fleetFlags{include: listFlag{"x"}, exclude: listFlag{"y"}}},
 	}
 	for _, tc := range differ {

@@ -209,8 +209,10 @@ func argName(flag, a string) string {
 		return "re=repl"
 	case flag == "set":
 		return "key=value"
-	case flag == "unset":
+	case flag == "unset" || flag == "keep-a":
 		return "key"
+	case flag == "map-value":
+		return "from=to"
 	case flag == "o" || flag == "report":
 		return "file"
 	case flag == "mode":

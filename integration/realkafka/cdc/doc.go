@@ -11,7 +11,10 @@
 // JDBC sink into a second database) moved by `offsetagent migrate` to another cluster across
 // MirrorMaker 2 while a writer keeps changing rows, with a clean stop and after a SIGKILL of
 // the first cluster's worker, leaves the target equal to the source, counts every change on
-// the second cluster's topic and the ones sent twice (TestPipelineMigratedAcrossMirrorMaker2).
+// the second cluster's topic and the ones sent twice (TestPipelineMigratedAcrossMirrorMaker2);
+// and a Debezium connector whose Kafka signal channel or schema history is on the first
+// cluster's brokers is refused before anything stops, and moved with --map-value
+// (TestSettingsPointingAtARefusedThenMapped).
 // `make demo-cdc` runs the pipeline verbosely and prints what an operator checks.
 //
 // The package has no code of its own beyond its tests: the fixtures are package realkafka's

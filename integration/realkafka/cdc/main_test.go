@@ -23,7 +23,8 @@ const setupTimeout = 8 * time.Minute
 
 // peers are what every test of the package shares: one PostgreSQL server, cluster A (a broker,
 // a Connect worker with Debezium's plugins, an agent writing to that worker's topics) and the
-// agent binary. The pipeline test adds cluster B.
+// agent binary. The pipeline test and the test of settings pointing at A each add a cluster B
+// of their own.
 var peers struct {
 	lib, plugins string
 	dir          string
