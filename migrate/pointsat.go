@@ -98,7 +98,10 @@ func (s *source) checkPointsAtA(ctx context.Context, entries []*Entry) {
 	for _, addr := range s.b.to.Brokers {
 		b.add(addr, "B's --to-brokers")
 	}
-	clB := &kafka.Client{Addr: kafka.TCP(s.b.to.Brokers...), Transport: s.b.to.Transport}
+	clB := &kafka.Client{Addr: kafka.TCP(s.b.to.Brokers...)}
+	if s.b.to.Transport != nil { // a nil *Transport in the interface is not kafka-go's default
+		clB.Transport = s.b.to.Transport
+	}
 	if err := b.addMetadata(ctx, clB, "advertised by B's brokers"); err != nil {
 		s.opts.Logger.Warn("cannot read the brokers B advertises", "err", err)
 	}
