@@ -58,7 +58,8 @@ func TestFamilyStateRefusedBeforeStop(t *testing.T) {
 		{Topic: to.RequestTopic, NumPartitions: 1, ReplicationFactor: 1}, {Topic: to.ResultTopic, NumPartitions: 1, ReplicationFactor: 1}}})
 	require.NoError(t, err)
 
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{name}})
+	// The signal channel is mapped to B: its settings are right, the state it needs is not.
+	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{name}, MapValue: []string{peers.brokerA.Addr + "=" + to.Brokers[0]}})
 	require.NoError(t, err)
 	rep, err := migrate.Migrate(ctx, migrate.MigrateOptions{
 		Options: migrate.Options{
