@@ -41,7 +41,8 @@ const maxFetchesPerRead = 100_000
 //   - a source: B's offsets topic (the connector's offsets.storage.topic when it has one) is
 //     read committed, from its start, in the partition that holds the partition's key (the
 //     key bytes Connect writes, which the task looks its offset up by). After the record of
-//     the placed offset, the first record of another position is the first offset B's task
+//     the placed offset (the first one, or the first after a wipe: tombstones then the placed
+//     offset again), the first record of another position is the first offset B's task
 //     committed: verified when it follows the placed one in the family's order, mismatch when
 //     it is before it (or a tombstone), unordered when the family has no known order; waiting
 //     while there is none. A placed offset that is not A's offset, or is not in the topic, is
@@ -268,7 +269,15 @@ func (t *sourceTrack) add(value []byte) {
 	}
 	switch {
 	case m != nil && partitionKey(m) == t.placed:
-		t.placedSeen, t.first, t.tomb = true, nil, false
+		// The placement; or, after it, a commit at the very same offset (a task that
+		// replayed up to it), which is not a new one; or, after a tombstone, the placement
+		// again (a wipe, as B's agent does before it writes the offsets).
+		if !t.placedSeen || t.tomb {
+			t.placedSeen, t.first, t.tomb = true, nil, false
+		}
+	case t.placedSeen && m == nil && t.first != nil:
+		// A wipe after B moved on: what follows is another placement's.
+		t.placedSeen, t.first, t.earliest = false, nil, nil
 	case t.placedSeen:
 		if t.first != nil || t.tomb {
 			return
@@ -278,7 +287,9 @@ func (t *sourceTrack) add(value []byte) {
 		} else if !t.samePosition(m) {
 			t.first = m
 		}
-	case m != nil && t.earliest == nil && !t.samePosition(m):
+	case m == nil:
+		t.earliest = nil // what was before is wiped
+	case t.earliest == nil && !t.samePosition(m):
 		t.earliest = m
 	}
 }
