@@ -69,8 +69,11 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 		bounded, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
+	// B is read through once whatever the timeout: a verdict needs it.
+	first, cancelFirst := context.WithTimeout(ctx, max(opts.Timeout, minFirstRead))
+	defer cancelFirst()
 	cl := kafkaio.NewClient(kafkaio.Options{Brokers: opts.Brokers, Transport: opts.Transport})
-	v, err := newVerifier(bounded, cl, c, opts.Registry)
+	v, err := newVerifier(first, cl, c, opts.Registry)
 	if err != nil {
 		return err
 	}
@@ -79,13 +82,11 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 		rounds += int(opts.Timeout / opts.Poll)
 	}
 	for i := range rounds {
-		readCtx, cancel := bounded, context.CancelFunc(func() {})
+		readCtx := bounded
 		if i == 0 {
-			// B is read through once whatever the timeout: a verdict needs it.
-			readCtx, cancel = context.WithTimeout(ctx, max(opts.Timeout, minFirstRead))
+			readCtx = first
 		}
 		err := v.read(readCtx)
-		cancel()
 		if err != nil {
 			if i > 0 && ctx.Err() == nil && (bounded.Err() != nil || errors.Is(err, context.DeadlineExceeded) || pastDeadline(bounded)) {
 				return nil // the timeout came in the middle of a read: what is undecided waits
