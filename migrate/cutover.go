@@ -238,6 +238,9 @@ func (c *Cutover) WriteSummary(w io.Writer) error {
 	fmt.Fprintf(&b, "cutover of migration %s: %d partitions of %d connectors: %d verified, %d waiting, %d mismatch, %d unordered\n",
 		c.MigrationID, c.Counts[VerdictVerified]+c.Counts[VerdictWaiting]+c.Counts[VerdictMismatch]+c.Counts[VerdictUnordered], conns,
 		c.Counts[VerdictVerified], c.Counts[VerdictWaiting], c.Counts[VerdictMismatch], c.Counts[VerdictUnordered])
+	if c.Error != "" {
+		fmt.Fprintf(&b, "the verification could not read B: %s\n", oneLine(c.Error, 200))
+	}
 	listed := 0
 	for _, cc := range c.Connectors {
 		for _, p := range cc.Partitions {
