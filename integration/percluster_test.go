@@ -177,7 +177,7 @@ ssl.truststore.certificates=`+inline+`
 		"--from-brokers", strings.Join(a.brokers, ","), "--from-config-topic", cfgA.ConfigTopic, "--from-offsets-topic", cfgA.OffsetsTopic,
 		"--from-command-config", aProps,
 		"--to-brokers", strings.Join(b.brokers, ","), "--to-command-config", bProps,
-		"--timeout", "1m", "--report", report)
+		"--timeout", "1m", "--report", report, "--no-verify")
 	require.Equal(t, 1, code, out)
 	require.Contains(t, out, "client.id: accepted, without effect")
 

@@ -34,6 +34,14 @@
 // An interrupted run reports its requests in flight pending, except a dry run's: it creates
 // nothing.
 //
+// Every migration that is not a dry run gets a cutover report (Report.Cutover, cutover.go): per
+// moved connector and partition, the offset on A, the offset placed on B and how it was
+// translated. With MigrateOptions.Verify, VerifyCutover then reads on B, read committed and
+// bounded by Verify, what each connector committed after the offsets placed: a source's first
+// new offset in its connector's offsets topic, compared in its family's order
+// (cutover_order.go), a sink's group offsets; each partition is verified, waiting, mismatch or
+// unordered. VerifyCutover runs again on a report read back with ReadCutover.
+//
 // Reading flags and the environment, terminals and exit codes are left to the caller (cmd/).
 // Sink offsets are carried as read (SinkOffsetsCopy), left out (SinkOffsetsNone) or
 // translated through MirrorMaker 2's checkpoints on B (SinkOffsetsTranslate with MM2Sinks, which

@@ -102,6 +102,15 @@ type MigrateOptions struct {
 	// Strimzi, when not nil, migrates into a Connect cluster the Strimzi operator manages:
 	// offsets only on B, and a KafkaConnector manifest per connector (strimzi.go).
 	Strimzi *StrimziTarget
+	// Verify, when not 0, bounds the verification of the cutover that follows a migration
+	// (not a dry run, nor one into an operator-managed B, whose connectors start only once
+	// their manifests are applied): VerifyCutover reads on B what each moved connector
+	// committed after the offsets placed, until every partition is decided or Verify has
+	// passed (Report.Cutover). 0, the default, verifies nothing: Report.Cutover then lists
+	// the partitions placed, waiting.
+	Verify time.Duration
+	// VerifyPoll is the pause between two reads of B while verifying (default 1 s).
+	VerifyPoll time.Duration
 }
 
 // RequestSourcePrefix is the CloudEvent source of migration requests, followed by the
@@ -225,6 +234,17 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		}
 	}
 	rep.Finished = time.Now().UTC()
+	if !opts.DryRun {
+		rep.Cutover = NewCutover(rep, opts.To.OffsetsTopic, opts.Registry)
+		if opts.Verify > 0 && opts.Strimzi == nil {
+			err := VerifyCutover(interrupt, rep.Cutover, VerifyCutoverOptions{Brokers: opts.To.Brokers, Transport: opts.To.Transport,
+				Timeout: opts.Verify, Poll: opts.VerifyPoll, Registry: opts.Registry})
+			if err != nil {
+				rep.Cutover.Error = err.Error()
+				opts.Logger.Warn("cannot verify the cutover on B", "err", err)
+			}
+		}
+	}
 	return rep, nil
 }
 

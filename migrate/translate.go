@@ -45,6 +45,9 @@ type SinkTranslation struct {
 	// NotExact lists the replay and missing partitions with their reasons (and --exact's
 	// scan when it ran and fell back).
 	NotExact []mm2.PartitionTranslation `json:"not_exact,omitempty"`
+
+	// all is every partition, for the cutover report.
+	all []mm2.PartitionTranslation
 }
 
 // TranslateSink translates c's offsets, rewrites c's topics for B and returns the offsets
@@ -58,7 +61,7 @@ func (m *MM2Sinks) TranslateSink(ctx context.Context, c *Connector, _ string) ([
 	if err != nil {
 		return nil, nil, err
 	}
-	d := &SinkTranslation{Report: tr.Report, GroupFilterTrap: tr.GroupFilterTrap}
+	d := &SinkTranslation{Report: tr.Report, GroupFilterTrap: tr.GroupFilterTrap, all: tr.Partitions}
 	for _, p := range tr.Partitions {
 		if p.Verdict != mm2.VerdictExact {
 			d.NotExact = append(d.NotExact, p)

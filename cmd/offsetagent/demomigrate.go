@@ -175,9 +175,10 @@ func demoMigrate(ctx context.Context, stdout, stderr io.Writer) error {
 			append(append(append([]string{"migrate"}, from...), to...), "--include", "order-.*"), 1},
 		{"the dry run: B's agent plans each connector and changes nothing",
 			append(append(append([]string{"migrate"}, from...), to...), "--dry-run"), 0},
-		{"the migration", append(append([]string{"migrate"}, from...), to...), 0},
+		// No Connect worker runs on B here: nothing would follow the offsets placed.
+		{"the migration", append(append(append([]string{"migrate"}, from...), to...), "--no-verify"), 0},
 		{"again: each connector already exists on B from this migration, nothing is written twice",
-			append(append([]string{"migrate"}, from...), to...), 0},
+			append(append(append([]string{"migrate"}, from...), to...), "--no-verify"), 0},
 	}
 	for _, s := range steps {
 		fmt.Fprintf(stdout, "\n== %s\n$ offsetagent %s\n", s.say, strings.Join(s.args, " "))

@@ -343,6 +343,8 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	toOffsetsTopic := fs.String("to-offsets-topic", "", "B's Connect offsets topic")
 	allowNoAgent := fs.Bool("allow-no-agent", false, "publish even when no agent consumes B's request topic now: the requests wait for one until --timeout")
 	connectTimeout := connectTimeoutFlag(fs)
+	var vf verifyFlags
+	vf.register(fs)
 	var sf strimziFlags
 	sf.register(fs)
 	if code, done := parseFleet(fs, args, stdout, stderr); done {
@@ -365,6 +367,9 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	if code, done := sf.run(ctx, *toConnectURL, toHTTP, stdout, stderr); done {
 		return code
 	}
+	if sf.verify {
+		return vf.runAlone(ctx, &f, stdout, stderr)
+	}
 	opts, cfg, cl, err := f.setup(ctx, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
@@ -377,7 +382,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 			Principal: cl.toPrincipal, AgentGroup: cfg.GroupID,
 			ConnectURL: *toConnectURL, HTTPClient: toHTTP, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
 		MigrationID: *migrationID, SelectionKey: f.selectionKey(), Concurrency: *concurrency, WaveSize: *waveSize, Timeout: *timeout, Grace: *grace, DryRun: *dry,
-		Progress: progressFor(stderr), Strimzi: sf.target(),
+		Progress: progressFor(stderr), Strimzi: sf.target(), Verify: vf.timeout(*dry),
 	}
 	if *requestTopic != "" {
 		mo.To.RequestTopic = *requestTopic
@@ -410,7 +415,11 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	return finishReport(rep, f.report, stdout, stderr)
+	code := finishReport(rep, f.report, stdout, stderr)
+	if !*dry {
+		code = max(code, vf.finish(rep.Cutover, mo.Verify > 0 && mo.Strimzi == nil, stdout, stderr))
+	}
+	return code
 }
 
 // progressFor draws a bar when w is a terminal, else one line per connector.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/migrate"
@@ -45,6 +46,10 @@ func TestExportAndMigrateFlagErrors(t *testing.T) {
 			stderr: "--sink-follows-source apply to --sink-offsets translate, not copy"},
 		{name: "unknown sink mode", args: []string{"export", "--from-brokers", "127.0.0.1:1", "--sink-offsets", "shift"},
 			stderr: `--sink-offsets "shift": want copy, none or translate`},
+		{name: "verify without a cutover report", args: []string{"migrate", "--verify", "--to-brokers", "127.0.0.1:1"},
+			stderr: "needs --cutover-report FILE (the migration's) and --to-brokers"},
+		{name: "verify a cutover report that is not one", args: []string{"migrate", "--verify", "--to-brokers", "127.0.0.1:1", "--cutover-report", "migrate_test.go"},
+			stderr: "read cutover report migrate_test.go"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -125,7 +130,9 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	require.Equal(t, `{"name":"file-src-1","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"test.txt","name":"file-src-1","tasks.max":"1","topic":"test-topic"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"filename":"test.txt"},"offset":{"position":30}}]}`+"\n", string(bodies))
 
 	// Waiting for B's agent to have created its topics.
-	migrateArgs := []string{"migrate", "--from-brokers", a.Addr(), "--to-brokers", b.Addr(), "--rename", "file-src-(.*)=b-$1", "--report", filepath.Join(dir, "migrate.json")}
+	cutover := filepath.Join(dir, "cutover.json")
+	migrateArgs := []string{"migrate", "--from-brokers", a.Addr(), "--to-brokers", b.Addr(), "--rename", "file-src-(.*)=b-$1", "--report", filepath.Join(dir, "migrate.json"),
+		"--verify-timeout", "300ms", "--cutover-report", cutover}
 	for attempt := 0; ; attempt++ {
 		code, out, stderr = cmd(migrateArgs...)
 		if code != 2 || attempt >= 50 {
@@ -145,6 +152,29 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &rep))
 	require.Equal(t, []map[string]any{{"name": "file-src-1", "target_name": "b-1", "type": "source", "offsets": 1.0,
 		"outcome": "succeeded", "failed_step": "", "message": "", "request_id": rep.MigrationID + "/b-1/1"}}, rep.Connectors)
+
+	// The cutover: no worker runs b-1 on B, so it waits; the report is private.
+	require.Contains(t, out, "1 partitions of 1 connectors: 0 verified, 1 waiting, 0 mismatch, 0 unordered")
+	fi, err := os.Stat(cutover)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	data, err = os.ReadFile(cutover)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"offset_placed": {`+"\n"+`            "position": 30`)
+	verify := []string{"migrate", "--verify", "--cutover-report", cutover, "--to-brokers", b.Addr(), "--verify-timeout", "300ms"}
+	code, out, stderr = cmd(verify...)
+	require.Equal(t, 3, code, stderr)
+	require.Contains(t, out, "1 waiting")
+	// B's worker commits the next position: verified, and the file says so.
+	w := &kafka.Writer{Addr: kafka.TCP(b.Addr()), Balancer: kafka.Murmur2Balancer{Consistent: true}, BatchTimeout: time.Millisecond}
+	require.NoError(t, w.WriteMessages(context.Background(), kafka.Message{Topic: "connect-offsets", Key: []byte(`["b-1",{"filename":"test.txt"}]`), Value: []byte(`{"position":42}`)}))
+	require.NoError(t, w.Close())
+	code, out, stderr = cmd(verify...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "1 verified, 0 waiting")
+	data, err = os.ReadFile(cutover)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"verdict": "verified"`)
 
 	// Again: nothing to do, still 0. A dry run of another rename plans and exits 0.
 	code, out, stderr = cmd(migrateArgs...)

@@ -24,7 +24,7 @@ func (f *strimziFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.apiVersion, "strimzi-api-version", migrate.StrimziV1, "KafkaConnector API version of the manifests: v1 (Strimzi 0.49 and later; the only one from 1.0) or v1beta2 (operators before 1.0)")
 	fs.StringVar(&f.secret, "strimzi-secret", "", "with --to-strimzi-cluster: NAMESPACE/NAME of a Kubernetes Secret; each config value that holds a secret is written as ${secrets:NAMESPACE/NAME:KEY} (Strimzi's KubernetesSecretConfigProvider) and its value goes to --strimzi-secret-file")
 	fs.StringVar(&f.secretFile, "strimzi-secret-file", "", "with --strimzi-secret: where the Secret manifest with the values goes (mode 0600; not inside --manifests)")
-	fs.BoolVar(&f.verify, "verify", false, "check through B's REST API (--to-connect-url) that each connector of --manifests runs with the offsets placed; nothing else runs")
+	fs.BoolVar(&f.verify, "verify", false, "verify an earlier run's cutover, nothing else: with --cutover-report FILE (that run's), on B's brokers, that each moved connector continues from the offsets placed, and rewrite FILE; with --manifests DIR, through B's REST API (--to-connect-url), that each connector of an operator-managed B runs with the offsets placed")
 }
 
 // target is the StrimziTarget of the flags, nil without --to-strimzi-cluster.
@@ -43,8 +43,10 @@ func (f *strimziFlags) run(ctx context.Context, connectURL string, hc *http.Clie
 	case f.verify && f.cluster != "":
 		fmt.Fprintln(stderr, "offsetagent migrate: --verify checks an earlier run's connectors: not with --to-strimzi-cluster")
 		return 2, true
-	case f.verify:
+	case f.verify && f.manifests != "":
 		return f.runVerify(ctx, connectURL, hc, stdout, stderr), true
+	case f.verify:
+		return 0, false // the cutover report's verification (cutover.go)
 	case f.manifests != "" && f.cluster == "":
 		fmt.Fprintln(stderr, "offsetagent migrate: --manifests goes with --to-strimzi-cluster or --verify")
 		return 2, true

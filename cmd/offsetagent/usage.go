@@ -75,10 +75,14 @@ var helps = map[string]cmdHelp{
 			"Before publishing, migrate checks that an agent consumes B's request topic and serves B's\n" +
 			"Connect topics (--to-config-topic, --to-offsets-topic).\n" +
 			"Outcomes: succeeded, planned (--dry-run), failed, skipped, pending.\n" +
+			"Then, unless --no-verify, the cutover is verified on B (up to --verify-timeout): per moved\n" +
+			"connector and partition, verified, waiting (nothing committed after the offset placed yet),\n" +
+			"mismatch or unordered; --cutover-report FILE keeps it. migrate --verify --cutover-report FILE\n" +
+			"--to-brokers HOSTS verifies it again (exit 0 all verified, 1 a mismatch, 3 some waiting).\n" +
 			"Exit status: 0 every selected connector succeeded (or planned), 1 any failed, skipped or\n" +
-			"pending, or a selection that matches no connector or an --include, --exclude or --rename that\n" +
-			"matches none (unless --allow-empty), 2 bad flags, an unreachable cluster or a refused precheck\n" +
-			"(nothing stopped or published). See docs/migration.md.",
+			"pending, a mismatch in the cutover, or a selection that matches no connector or an --include,\n" +
+			"--exclude or --rename that matches none (unless --allow-empty), 2 bad flags, an unreachable\n" +
+			"cluster or a refused precheck (nothing stopped or published). See docs/migration.md.",
 	},
 	"demo": {
 		synopsis: "offsetagent demo",

@@ -170,7 +170,7 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 	common := []string{"migrate", "--from-brokers", peers.brokerA.Addr, "--from-config-topic", peers.namesA.config,
 		"--from-offsets-topic", peers.namesA.offsets, "--to-brokers", b.broker.Addr, "--to-connect-url", b.worker.URL,
 		"--include", source + "|" + sink, "--mm2-source-alias", "A", "--mm2-target-alias", "B",
-		"--replication-policy", policy, "--checkpoint-wait", "30s", "--allow-replay",
+		"--replication-policy", policy, "--checkpoint-wait", "30s", "--allow-replay", "--no-verify",
 		"--report", reportPath}
 	var committed map[string]any
 	if c.kill {

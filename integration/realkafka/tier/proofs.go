@@ -453,10 +453,11 @@ func MigrateStopSource(t *testing.T, e *Env, m Migration) {
 	// offset-preserving link), as --sink-offsets copy requires.
 	ProduceTo(t, brokersB, sinkTopic, append(recordsA, recordsA2...)...)
 
+	cutover := filepath.Join(t.TempDir(), "cutover.json")
 	cmd := exec.CommandContext(ctx, e.AgentBin, "migrate",
 		"--from-brokers", strings.Join(brokersA, ","), "--from-config-topic", namesA.Config, "--from-offsets-topic", namesA.Offsets,
 		"--from-connect-url", wA.URL, "--to-brokers", b.Addr, "--to-connect-url", wB.URL,
-		"--include", src+"|"+sink, "--stop-source", "--report", filepath.Join(t.TempDir(), "report.json"))
+		"--include", src+"|"+sink, "--stop-source", "--verify-timeout", "2s", "--cutover-report", cutover, "--report", filepath.Join(t.TempDir(), "report.json"))
 	cmd.Env = agentB.Env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -497,4 +498,6 @@ func MigrateStopSource(t *testing.T, e *Env, m Migration) {
 		return len(written) >= len(allRecords)
 	}, 90*time.Second, 500*time.Millisecond, "records written by A's and B's sinks")
 	require.Equal(t, allRecords, written, "no record written twice, none skipped")
+
+	verifyCutover(ctx, t, e, agentB, b.Addr, cutover, wA, wB, namesA)
 }

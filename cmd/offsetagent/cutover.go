@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/offsetagent/offsetagent/migrate"
+)
+
+// defaultVerifyTimeout is --verify-timeout's default: long enough for a connector with
+// traffic to commit once after B starts it (Connect commits source offsets every 60 s by
+// default, offset.flush.interval.ms), short enough not to hold a run on idle connectors.
+const defaultVerifyTimeout = 90 * time.Second
+
+// verifyFlags are migrate's flags for the cutover's verification and its report.
+type verifyFlags struct {
+	noVerify      bool
+	verifyTimeout time.Duration
+	cutoverReport string
+}
+
+func (f *verifyFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.noVerify, "no-verify", false, "do not verify the cutover at the end of the migration (verify later with --verify --cutover-report FILE)")
+	fs.DurationVar(&f.verifyTimeout, "verify-timeout", defaultVerifyTimeout, "how long the verification waits for each moved connector to commit on B after the offsets placed; a partition without a new commit by then is reported waiting")
+	fs.StringVar(&f.cutoverReport, "cutover-report", "", "write the cutover report to this file (JSON, mode 0600: per moved connector and partition, the offset on A, the offset placed on B, its translation, the first offset B committed after it, the verdict); with --verify, read it and write it back verified")
+}
+
+// timeout is MigrateOptions.Verify: 0 with --no-verify or --dry-run.
+func (f *verifyFlags) timeout(dry bool) time.Duration {
+	if f.noVerify || dry || f.verifyTimeout <= 0 {
+		return 0
+	}
+	return f.verifyTimeout
+}
+
+// finish prints the summary of a verified cutover to stdout, writes the cutover report when
+// asked, and returns 1 when a partition is a mismatch (or the report cannot be written).
+func (f *verifyFlags) finish(cut *migrate.Cutover, verified bool, stdout, stderr io.Writer) int {
+	if cut == nil {
+		return 0
+	}
+	if verified {
+		_ = cut.WriteSummary(stdout)
+	}
+	if err := f.write(cut); err != nil {
+		fmt.Fprintf(stderr, "offsetagent migrate: write cutover report: %v\n", err)
+		return 1
+	}
+	if !cut.OK() {
+		return 1
+	}
+	return 0
+}
+
+func (f *verifyFlags) write(cut *migrate.Cutover) error {
+	if f.cutoverReport == "" {
+		return nil
+	}
+	file, err := createPrivate(f.cutoverReport)
+	if err != nil {
+		return err
+	}
+	return errors.Join(cut.WriteJSON(file), file.Close())
+}
+
+// runAlone is migrate --verify --cutover-report FILE: verify the cutover FILE records on B's
+// brokers and write FILE back. Exit status: 0 every partition verified, 1 a mismatch, 2 bad
+// flags or B unreadable, 3 partitions still waiting or unordered.
+func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stderr io.Writer) int {
+	if f.cutoverReport == "" || ff.toBrokers == "" {
+		fmt.Fprintln(stderr, "offsetagent migrate --verify: needs --cutover-report FILE (the migration's) and --to-brokers, or --manifests DIR and --to-connect-url (a migration into an operator-managed cluster)")
+		return 2
+	}
+	if f.noVerify {
+		fmt.Fprintln(stderr, "offsetagent migrate --verify: not with --no-verify")
+		return 2
+	}
+	cut, err := migrate.ReadCutover(f.cutoverReport)
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
+		return 2
+	}
+	_, cl, err := ff.clusters(ctx, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
+		return 2
+	}
+	if err := migrate.VerifyCutover(ctx, cut, migrate.VerifyCutoverOptions{Brokers: splitList(ff.toBrokers), Transport: cl.to.Transport,
+		Timeout: max(f.verifyTimeout, 0)}); err != nil {
+		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
+		return 2
+	}
+	_ = cut.WriteSummary(stdout)
+	if err := f.write(cut); err != nil {
+		fmt.Fprintf(stderr, "offsetagent migrate --verify: write cutover report: %v\n", err)
+		return 1
+	}
+	switch {
+	case !cut.OK():
+		return 1
+	case cut.AllVerified():
+		return 0
+	default:
+		return 3
+	}
+}

@@ -1,0 +1,270 @@
+package migrate
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/mm2"
+)
+
+// Verdict is what VerifyCutover found of one partition of a moved connector.
+type Verdict string
+
+// Verdicts of the cutover report.
+const (
+	// VerdictVerified: B continues from the offset placed. A source's first offset committed
+	// on B after the placed one follows it in its family's order; a sink's group on B is past
+	// the offset placed.
+	VerdictVerified Verdict = "verified"
+	// VerdictWaiting: B has committed nothing new for the partition yet (no traffic, or the
+	// connector is not running on B).
+	VerdictWaiting Verdict = "waiting"
+	// VerdictMismatch: B does not continue from the offset placed (its offset is before it,
+	// the placed one is not there, or a sink's group has a partition never placed); the
+	// entry's detail gives the numbers.
+	VerdictMismatch Verdict = "mismatch"
+	// VerdictUnordered: B committed a new offset, but the family's offsets have no order
+	// offsetagent knows (or either offset is a snapshot's): compare them by hand.
+	VerdictUnordered Verdict = "unordered"
+)
+
+// Evidence of a verdict.
+const (
+	// EvidenceOffsets: the offsets B's connector committed (its offsets topic, or its sink
+	// group), not the records it produced.
+	EvidenceOffsets = "offsets"
+)
+
+// Cutover is the cutover report of a migration: per moved connector and partition, the offset
+// on A, the offset placed on B, how it was translated, the first offset B committed after it,
+// and the verdict. It is what an auditor keeps of a cutover; VerifyCutover fills in B's side.
+type Cutover struct {
+	MigrationID string `json:"migration_id"`
+	// From is A (its REST API or brokers), To is B's brokers.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// OffsetsTopic is B's Connect offsets topic (a source with its own offsets.storage.topic
+	// names it in its entry).
+	OffsetsTopic string `json:"offsets_topic"`
+	// MigrationStarted and MigrationFinished are the migration's times (A read, offsets
+	// placed); VerifyStarted and VerifyFinished those of the last verification (zero before).
+	MigrationStarted  time.Time `json:"migration_started"`
+	MigrationFinished time.Time `json:"migration_finished"`
+	VerifyStarted     time.Time `json:"verify_started,omitzero"`
+	VerifyFinished    time.Time `json:"verify_finished,omitzero"`
+	// VerifyTimeout bounded the last verification.
+	VerifyTimeout string `json:"verify_timeout,omitempty"`
+	// Error says why the last verification could not read B ("" when it could).
+	Error string `json:"error,omitempty"`
+	// Counts are the partitions per verdict.
+	Counts     map[Verdict]int     `json:"counts"`
+	Connectors []*CutoverConnector `json:"connectors"`
+}
+
+// CutoverConnector is one moved connector of the cutover report.
+type CutoverConnector struct {
+	Name       string `json:"name"`
+	TargetName string `json:"target_name"`
+	Type       string `json:"type"`
+	Class      string `json:"class"`
+	// OffsetsTopic is the topic on B a source's offsets are read from (its
+	// offsets.storage.topic, else B's); Group is a sink's consumer group on B.
+	OffsetsTopic string `json:"offsets_topic,omitempty"`
+	Group        string `json:"group,omitempty"`
+	// Note says why the connector has no partitions to verify, when it has none.
+	Note       string              `json:"note,omitempty"`
+	Partitions []*CutoverPartition `json:"partitions"`
+}
+
+// CutoverPartition is one partition of a moved connector. Offsets are in the KIP-875 shape:
+// a sink's are {"kafka_offset": N}.
+type CutoverPartition struct {
+	Partition jsonvalue.Map `json:"partition"`
+	// OnA is the partition's offset on A when the migration read it (after the stop, with
+	// --stop-source); null when A had none.
+	OnA jsonvalue.Map `json:"offset_on_a"`
+	// Placed is the offset written on B; null when none was (a partition B's sink group has
+	// but the migration never placed, or a sink partition reset).
+	Placed jsonvalue.Map `json:"offset_placed"`
+	// Translation is how Placed came from OnA: "as read" (a source, or a sink copied), or
+	// MirrorMaker 2's verdict for a translated sink (exact, replay, missing).
+	Translation string `json:"translation"`
+	// FirstOnB is, for a source, the first offset B's connector committed after the placed
+	// one; for a sink, the group's committed offset on B. Null when there is none yet.
+	FirstOnB jsonvalue.Map `json:"first_on_b"`
+	Verdict  Verdict       `json:"verdict"`
+	Evidence string        `json:"evidence"`
+	Detail   string        `json:"detail,omitempty"`
+}
+
+// Translations of the cutover report besides MirrorMaker 2's verdicts.
+const translationAsRead = "as read"
+
+// NewCutover is the cutover report of rep before verification: a connector whose offsets
+// were placed on B (it succeeded) is listed with the partitions placed, each waiting.
+// offsetsTopic is B's Connect offsets topic; reg knows the connector classes (nil:
+// connectors.Builtin()).
+func NewCutover(rep *Report, offsetsTopic string, reg *connectors.Registry) *Cutover {
+	if reg == nil {
+		reg = connectors.Builtin()
+	}
+	c := &Cutover{MigrationID: rep.MigrationID, From: rep.From, To: rep.To, OffsetsTopic: offsetsTopic,
+		MigrationStarted: rep.Started, MigrationFinished: rep.Finished, Connectors: []*CutoverConnector{}}
+	for _, e := range rep.Connectors {
+		if e.Outcome != OutcomeSucceeded || e.Body == nil || e.connector == nil {
+			continue
+		}
+		c.Connectors = append(c.Connectors, cutoverEntry(e, offsetsTopic))
+	}
+	c.count()
+	return c
+}
+
+// cutoverEntry is entry e's connector in the cutover report.
+func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
+	conn := e.connector
+	class, _ := e.Body.Config.Get("connector.class")
+	cc := &CutoverConnector{Name: e.Name, TargetName: e.TargetName, Type: e.Type, Class: class, Partitions: []*CutoverPartition{}}
+	cfg := map[string]string{}
+	for _, kv := range e.Body.Config {
+		cfg[kv.Key] = kv.Value
+	}
+	onA := map[string]jsonvalue.Map{}
+	for _, o := range conn.Offsets {
+		onA[partitionKey(o.Partition)] = o.Offset
+	}
+	translated := map[string]mm2.PartitionTranslation{}
+	if tr, ok := e.Translation.(*SinkTranslation); ok {
+		for _, p := range tr.all {
+			translated[partitionKey(sinkPartition(p.Target))] = p
+		}
+	}
+	if conn.Type == connectors.Sink {
+		cc.Group = sinkGroup(e.TargetName, cfg)
+	} else {
+		cc.OffsetsTopic = offsetsTopic
+		if t := cfg["offsets.storage.topic"]; t != "" {
+			cc.OffsetsTopic = t
+		}
+	}
+	if !e.Body.HasOffsets {
+		cc.Note = "no offsets placed on B (A had none, or --sink-offsets none): nothing to verify"
+	}
+	for _, o := range e.Body.InitialOffsets {
+		k := partitionKey(o.Partition)
+		p := &CutoverPartition{Partition: o.Partition, OnA: onA[k], Placed: o.Offset, Translation: translationAsRead,
+			Verdict: VerdictWaiting, Evidence: EvidenceOffsets}
+		if tr, ok := translated[k]; ok {
+			p.Translation = string(tr.Verdict)
+			p.OnA = jsonvalue.Map{{Key: "kafka_offset", Value: jsonvalue.Number(fmt.Sprint(tr.Committed))}}
+		}
+		cc.Partitions = append(cc.Partitions, p)
+	}
+	return cc
+}
+
+// sinkPartition is a sink partition map (kafka_partition, kafka_topic) of tp.
+func sinkPartition(tp mm2.TopicPartition) jsonvalue.Map {
+	return jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number(fmt.Sprint(tp.Partition))}, {Key: "kafka_topic", Value: tp.Topic}}
+}
+
+// count sets Counts from the partitions' verdicts.
+func (c *Cutover) count() {
+	c.Counts = map[Verdict]int{VerdictVerified: 0, VerdictWaiting: 0, VerdictMismatch: 0, VerdictUnordered: 0}
+	for _, cc := range c.Connectors {
+		for _, p := range cc.Partitions {
+			c.Counts[p.Verdict]++
+		}
+	}
+}
+
+// OK reports whether no partition is a mismatch.
+func (c *Cutover) OK() bool { return c.Counts[VerdictMismatch] == 0 }
+
+// AllVerified reports whether every partition is verified.
+func (c *Cutover) AllVerified() bool {
+	n := 0
+	for _, v := range c.Counts {
+		n += v
+	}
+	return c.Counts[VerdictVerified] == n
+}
+
+// WriteJSON writes the cutover report as indented JSON.
+func (c *Cutover) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(c)
+}
+
+// ReadCutover reads a cutover report that WriteJSON wrote (the input of a later
+// verification).
+func ReadCutover(path string) (*Cutover, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var c Cutover
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("read cutover report %s: %w", path, err)
+	}
+	if c.MigrationID == "" || c.Connectors == nil {
+		return nil, fmt.Errorf("read cutover report %s: not a cutover report (no migration_id or connectors)", path)
+	}
+	return &c, nil
+}
+
+// maxListed bounds the mismatches WriteSummary lists, to keep it on one screen.
+const maxListed = 15
+
+// WriteSummary writes the cutover in a few lines: the partitions per verdict, and the
+// mismatches (the first maxListed).
+func (c *Cutover) WriteSummary(w io.Writer) error {
+	c.count()
+	var b strings.Builder
+	conns := 0
+	for _, cc := range c.Connectors {
+		if len(cc.Partitions) > 0 {
+			conns++
+		}
+	}
+	fmt.Fprintf(&b, "cutover of migration %s: %d partitions of %d connectors: %d verified, %d waiting, %d mismatch, %d unordered\n",
+		c.MigrationID, c.Counts[VerdictVerified]+c.Counts[VerdictWaiting]+c.Counts[VerdictMismatch]+c.Counts[VerdictUnordered], conns,
+		c.Counts[VerdictVerified], c.Counts[VerdictWaiting], c.Counts[VerdictMismatch], c.Counts[VerdictUnordered])
+	if c.Error != "" {
+		fmt.Fprintf(&b, "the verification could not read B: %s\n", oneLine(c.Error, 200))
+	}
+	listed := 0
+	for _, cc := range c.Connectors {
+		for _, p := range cc.Partitions {
+			if p.Verdict != VerdictMismatch {
+				continue
+			}
+			if listed++; listed <= maxListed {
+				fmt.Fprintf(&b, "mismatch: %s %s: %s\n", cc.TargetName, partitionKey(p.Partition), oneLine(p.Detail, 160))
+			}
+		}
+	}
+	if listed > maxListed {
+		fmt.Fprintf(&b, "... and %d more mismatches (see the cutover report)\n", listed-maxListed)
+	}
+	if n := c.Counts[VerdictWaiting]; n > 0 {
+		waiting := []string{}
+		for _, cc := range c.Connectors {
+			if slices.ContainsFunc(cc.Partitions, func(p *CutoverPartition) bool { return p.Verdict == VerdictWaiting }) {
+				waiting = append(waiting, cc.TargetName)
+			}
+		}
+		fmt.Fprintf(&b, "waiting: B has committed nothing new yet for %d partitions (%s): run migrate --verify again once they have traffic\n",
+			n, oneLine(strings.Join(waiting, ", "), 120))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,453 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// VerifyCutoverOptions configure VerifyCutover.
+type VerifyCutoverOptions struct {
+	// Brokers and Transport reach B's Kafka cluster (Transport nil: no SASL/TLS).
+	Brokers   []string
+	Transport *kafka.Transport
+	// Timeout bounds the verification; 0 reads B once.
+	Timeout time.Duration
+	// Poll is the pause between two reads of B (default 1 s).
+	Poll time.Duration
+	// Registry knows the connector classes and their offsets' order (nil:
+	// connectors.Builtin()).
+	Registry *connectors.Registry
+}
+
+// defaultVerifyPoll is VerifyCutoverOptions.Poll when it is 0.
+const defaultVerifyPoll = time.Second
+
+// maxFetchesPerRead bounds the fetches of one offsets-topic partition in one read of B.
+const maxFetchesPerRead = 100_000
+
+// VerifyCutover reads, on B, what each connector of c committed after the offsets placed,
+// and sets each partition's verdict (docs/migration.md, the verify step):
+//
+//   - a source: B's offsets topic (the connector's offsets.storage.topic when it has one) is
+//     read committed, from its start, in the partition that holds the partition's key (the
+//     key bytes Connect writes, which the task looks its offset up by). After the record of
+//     the placed offset (the first one, or the first after a wipe: tombstones then the placed
+//     offset again), the first record of another position is the first offset B's task
+//     committed: verified when it follows the placed one in the family's order, mismatch when
+//     it is before it (or a tombstone), unordered when the family has no known order; waiting
+//     while there is none. A placed offset that is not A's offset, or is not in the topic, is
+//     a mismatch (a placement compacted away is judged by the earliest offset left).
+//   - a sink: the committed offsets of its group on B (an OffsetFetch sees committed
+//     transactional commits only): equal to the placed one, waiting; past it, verified;
+//     before it, or an offset for a partition never placed, mismatch.
+//
+// It reads B again every Poll until every partition is verified, mismatch or unordered, or
+// Timeout has passed (what is still waiting stays so), or ctx ends. Errors are B's: the
+// topic or group cannot be read.
+func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) error {
+	if opts.Registry == nil {
+		opts.Registry = connectors.Builtin()
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = defaultVerifyPoll
+	}
+	c.VerifyStarted, c.VerifyFinished, c.VerifyTimeout, c.Error = time.Now().UTC(), time.Time{}, opts.Timeout.String(), ""
+	defer func() { c.VerifyFinished = time.Now().UTC(); c.count() }()
+	bounded := ctx
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		bounded, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	// B is read through once whatever the timeout: a verdict needs it.
+	first, cancelFirst := context.WithTimeout(ctx, max(opts.Timeout, minFirstRead))
+	defer cancelFirst()
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: opts.Brokers, Transport: opts.Transport})
+	v, err := newVerifier(first, cl, c, opts.Registry)
+	if err != nil {
+		return err
+	}
+	rounds := 1
+	if opts.Timeout > 0 {
+		rounds += int(opts.Timeout / opts.Poll)
+	}
+	for i := range rounds {
+		readCtx := bounded
+		if i == 0 {
+			readCtx = first
+		}
+		err := v.read(readCtx)
+		if err != nil {
+			if i > 0 && ctx.Err() == nil && (bounded.Err() != nil || errors.Is(err, context.DeadlineExceeded) || pastDeadline(bounded)) {
+				return nil // the timeout came in the middle of a read: what is undecided waits
+			}
+			return err
+		}
+		if v.decided() || opts.Timeout <= 0 || !kafkaio.Sleep(bounded, opts.Poll) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// minFirstRead is the least time the first read of B is given.
+const minFirstRead = 30 * time.Second
+
+// verifier is the state of one VerifyCutover.
+type verifier struct {
+	cl *kafka.Client
+	// sources are the tracked keys of each offsets topic, by partition and key bytes; next is
+	// where each partition is read from next.
+	sources map[string]map[int]map[string]*sourceTrack
+	next    map[string]map[int]int64
+	sinks   []*sinkTrack
+}
+
+// sourceTrack follows one source partition through its key's records.
+type sourceTrack struct {
+	p     *CutoverPartition
+	topic string
+	class string
+	order offsetOrder
+	// placed is the placed offset's text (keys sorted).
+	placed string
+	// placedSeen: a record of the placed offset was read; first is the first offset of
+	// another position after the last one (tomb: a tombstone came first).
+	placedSeen bool
+	first      jsonvalue.Map
+	tomb       bool
+	// any: the key has a record; earliest is its first offset of another position than the
+	// placed one, for a placement that is no longer in the topic.
+	any      bool
+	earliest jsonvalue.Map
+	// final: the verdict cannot change.
+	final bool
+}
+
+// sinkTrack follows one sink connector's group on B.
+type sinkTrack struct {
+	c     *CutoverConnector
+	final bool
+}
+
+func newVerifier(ctx context.Context, cl *kafka.Client, c *Cutover, reg *connectors.Registry) (*verifier, error) {
+	v := &verifier{cl: cl, sources: map[string]map[int]map[string]*sourceTrack{}, next: map[string]map[int]int64{}}
+	counts := map[string]int{}
+	for _, cc := range c.Connectors {
+		if cc.Type == string(connectors.Sink) {
+			if len(cc.Partitions) > 0 {
+				v.sinks = append(v.sinks, &sinkTrack{c: cc})
+			}
+			continue
+		}
+		if len(cc.Partitions) == 0 {
+			continue
+		}
+		n, ok := counts[cc.OffsetsTopic]
+		if !ok {
+			var err error
+			if n, err = kafkaio.PartitionCount(ctx, cl, cc.OffsetsTopic); err != nil {
+				return nil, fmt.Errorf("read B's offsets topic %q: %w", cc.OffsetsTopic, err)
+			}
+			counts[cc.OffsetsTopic] = n
+		}
+		order := offsetstore.JavaHashMapOrder
+		if class, ok := reg.Lookup(cc.Class); ok && class.PartitionOrder != nil {
+			order = class.PartitionOrder
+		}
+		for _, p := range cc.Partitions {
+			t := &sourceTrack{p: p, topic: cc.OffsetsTopic, class: cc.Class, order: orderOf(reg, cc.Class), placed: partitionKey(p.Placed)}
+			p.FirstOnB, p.Verdict, p.Evidence, p.Detail = nil, VerdictWaiting, EvidenceOffsets, ""
+			if p.OnA != nil && p.Placed != nil && partitionKey(p.OnA) != t.placed {
+				p.Verdict, t.final = VerdictMismatch, true
+				p.Detail = fmt.Sprintf("the offset placed on B, %s, is not A's offset at stop, %s", t.placed, partitionKey(p.OnA))
+			}
+			key := string(offsetstore.AppendKey(nil, cc.TargetName, order(p.Partition)))
+			part := offsetstore.PartitionFor([]byte(key), n)
+			if v.sources[cc.OffsetsTopic] == nil {
+				v.sources[cc.OffsetsTopic], v.next[cc.OffsetsTopic] = map[int]map[string]*sourceTrack{}, map[int]int64{}
+			}
+			if v.sources[cc.OffsetsTopic][part] == nil {
+				v.sources[cc.OffsetsTopic][part] = map[string]*sourceTrack{}
+				v.next[cc.OffsetsTopic][part] = kafka.FirstOffset
+			}
+			v.sources[cc.OffsetsTopic][part][key] = t
+		}
+	}
+	return v, nil
+}
+
+// decided reports whether no partition can change its verdict any more.
+func (v *verifier) decided() bool {
+	for _, parts := range v.sources {
+		for _, keys := range parts {
+			for _, t := range keys {
+				if !t.final {
+					return false
+				}
+			}
+		}
+	}
+	for _, s := range v.sinks {
+		if !s.final {
+			return false
+		}
+	}
+	return true
+}
+
+// read reads B once: each tracked offsets-topic partition to its last stable offset, each
+// sink's group; and judges every partition.
+func (v *verifier) read(ctx context.Context) error {
+	for topic, parts := range v.sources {
+		for part, keys := range parts {
+			if err := v.readPartition(ctx, topic, part, keys); err != nil {
+				return err
+			}
+			for _, t := range keys {
+				if !t.final {
+					t.judge()
+				}
+			}
+		}
+	}
+	for _, s := range v.sinks {
+		if s.final {
+			continue
+		}
+		offs, err := kafkaio.FetchGroupOffsets(ctx, v.cl, s.c.Group)
+		if err != nil {
+			return fmt.Errorf("read the offsets of group %q on B: %w", s.c.Group, err)
+		}
+		s.judge(offs)
+	}
+	return nil
+}
+
+// readPartition reads partition part of topic from where the last read ended to its last
+// stable offset, and gives each record of a tracked key to its track.
+func (v *verifier) readPartition(ctx context.Context, topic string, part int, keys map[string]*sourceTrack) error {
+	for range maxFetchesPerRead {
+		from := v.next[topic][part]
+		f, err := kafkaio.FetchPartition(ctx, v.cl, topic, part, from, 1<<20, 100*time.Millisecond)
+		if err != nil {
+			return fmt.Errorf("read B's offsets topic %q partition %d: %w", topic, part, err)
+		}
+		for _, m := range f.Messages {
+			if t := keys[string(m.Key)]; t != nil && !t.final {
+				t.add(m.Value)
+			}
+		}
+		v.next[topic][part] = f.Next
+		if f.Next >= f.LastStable || (len(f.Messages) == 0 && f.Next == from) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// add takes the next record of the track's key (a nil value is a tombstone).
+func (t *sourceTrack) add(value []byte) {
+	t.any = true
+	var m jsonvalue.Map
+	if value != nil {
+		sc := jsonvalue.NewScanner(value)
+		sc.AllowLeadingZeros()
+		var err error
+		if m, err = sc.Object(); err != nil {
+			return // Connect skips a record it cannot read; so does the verification
+		}
+	}
+	switch {
+	case m != nil && partitionKey(m) == t.placed:
+		// The placement; or, after it, a commit at the very same offset (a task that
+		// replayed up to it), which is not a new one; or, after a tombstone, the placement
+		// again (a wipe, as B's agent does before it writes the offsets).
+		if !t.placedSeen || t.tomb {
+			t.placedSeen, t.first, t.tomb = true, nil, false
+		}
+	case t.placedSeen && m == nil && t.first != nil:
+		// A wipe after B moved on: what follows is another placement's.
+		t.placedSeen, t.first, t.earliest = false, nil, nil
+	case t.placedSeen:
+		if t.first != nil || t.tomb {
+			return
+		}
+		if m == nil {
+			t.tomb = true
+		} else if !t.samePosition(m) {
+			t.first = m
+		}
+	case m == nil:
+		t.earliest = nil // what was before is wiped
+	case t.earliest == nil && !t.samePosition(m):
+		t.earliest = m
+	}
+}
+
+// samePosition reports whether offset m is at the placed offset's position in the family's
+// order (a commit that only refreshed other members).
+func (t *sourceTrack) samePosition(m jsonvalue.Map) bool {
+	if t.order == nil {
+		return false
+	}
+	c, ok := t.order(m, t.p.Placed)
+	return ok && c == 0
+}
+
+// judge sets the partition's verdict from what was read.
+func (t *sourceTrack) judge() {
+	p := t.p
+	switch {
+	case t.placedSeen && t.tomb:
+		p.Verdict, t.final = VerdictMismatch, true
+		p.Detail = fmt.Sprintf("after the offset placed, %s, B's topic %q holds a tombstone: the partition's offset was removed", t.placed, t.topic)
+	case t.placedSeen && t.first == nil:
+		p.Verdict = VerdictWaiting
+		p.Detail = fmt.Sprintf("B holds the offset placed, %s; its connector has committed nothing after it yet", t.placed)
+	case t.placedSeen:
+		t.compare(t.first, "")
+	case !t.any:
+		p.Verdict, t.final = VerdictMismatch, true
+		p.Detail = fmt.Sprintf("B's topic %q holds no offset for the partition: the offset placed, %s, is not there", t.topic, t.placed)
+	case t.earliest == nil:
+		p.Verdict = VerdictWaiting
+		p.Detail = fmt.Sprintf("the offset placed, %s, is no longer in B's topic %q (compacted), and nothing after it yet", t.placed, t.topic)
+	default:
+		t.compare(t.earliest, fmt.Sprintf("the offset placed is no longer in B's topic %q (compacted); judged by the earliest offset left: ", t.topic))
+	}
+}
+
+// compare judges got, the first offset B committed after the placed one.
+func (t *sourceTrack) compare(got jsonvalue.Map, prefix string) {
+	p := t.p
+	p.FirstOnB, t.final = got, true
+	first := partitionKey(got)
+	if t.order == nil {
+		p.Verdict = VerdictUnordered
+		p.Detail = prefix + fmt.Sprintf("B committed %s after the offset placed, %s; the offsets of %s have no order offsetagent knows: compare them by hand", first, t.placed, t.class)
+		return
+	}
+	c, ok := t.order(got, p.Placed)
+	switch {
+	case !ok:
+		p.Verdict = VerdictUnordered
+		p.Detail = prefix + fmt.Sprintf("B committed %s after the offset placed, %s; the two cannot be ordered (a snapshot's offset, or members missing): compare them by hand", first, t.placed)
+	case c > 0:
+		p.Verdict = VerdictVerified
+		p.Detail = prefix + fmt.Sprintf("B's first offset after the placed %s is %s: it follows it", t.placed, first)
+	case c < 0:
+		p.Verdict = VerdictMismatch
+		p.Detail = prefix + fmt.Sprintf("B's first offset after the placed %s is %s: before it (records produced again, or another offset placed)", t.placed, first)
+	default:
+		p.Verdict, t.final = VerdictWaiting, false
+		p.Detail = prefix + fmt.Sprintf("B holds %s, at the position placed, %s; nothing after it yet", first, t.placed)
+	}
+}
+
+// judge sets the verdicts of the sink's partitions from its group's committed offsets on B.
+func (s *sinkTrack) judge(offs []kafkaio.GroupOffset) {
+	committed := map[string]int64{}
+	for _, o := range offs {
+		committed[o.Topic+"/"+strconv.Itoa(int(o.Partition))] = o.Offset
+	}
+	placed := map[string]bool{}
+	final := true
+	for _, p := range s.c.Partitions {
+		topic, part, err := sinkTopicPartition(p.Partition)
+		if err != nil {
+			p.Verdict, p.Detail = VerdictMismatch, err.Error()
+			continue
+		}
+		k := topic + "/" + strconv.Itoa(int(part))
+		if p.Placed == nil && p.Translation == translationNotPlaced {
+			continue // found on B in an earlier read: judged below
+		}
+		placed[k] = true
+		want := sinkOffset(p.Placed)
+		got, ok := committed[k]
+		p.Evidence = EvidenceOffsets
+		switch {
+		case !ok && want < 0:
+			p.FirstOnB, p.Verdict = nil, VerdictWaiting
+			p.Detail = fmt.Sprintf("reset placed (no offset); group %q has committed nothing for it yet", s.c.Group)
+		case !ok:
+			p.FirstOnB, p.Verdict = nil, VerdictMismatch
+			p.Detail = fmt.Sprintf("group %q on B has no committed offset for it; %d was placed", s.c.Group, want)
+		case want < 0:
+			p.FirstOnB, p.Verdict = kafkaOffset(got), VerdictVerified
+			p.Detail = fmt.Sprintf("reset placed (no offset); group %q committed %d", s.c.Group, got)
+		case got == want:
+			p.FirstOnB, p.Verdict = kafkaOffset(got), VerdictWaiting
+			p.Detail = fmt.Sprintf("group %q on B is at the offset placed, %d; nothing consumed after it yet", s.c.Group, want)
+		case got > want:
+			p.FirstOnB, p.Verdict = kafkaOffset(got), VerdictVerified
+			p.Detail = fmt.Sprintf("group %q on B committed %d, past the %d placed", s.c.Group, got, want)
+		default:
+			p.FirstOnB, p.Verdict = kafkaOffset(got), VerdictMismatch
+			p.Detail = fmt.Sprintf("group %q on B committed %d, before the %d placed", s.c.Group, got, want)
+		}
+		if p.Verdict == VerdictWaiting {
+			final = false
+		}
+	}
+	for _, o := range offs {
+		k := o.Topic + "/" + strconv.Itoa(int(o.Partition))
+		if placed[k] {
+			continue
+		}
+		p := s.notPlaced(o.Topic, o.Partition)
+		p.FirstOnB, p.Verdict, p.Evidence = kafkaOffset(o.Offset), VerdictMismatch, EvidenceOffsets
+		p.Detail = fmt.Sprintf("group %q on B has offset %d for a partition the migration never placed (a partition A's group had no offset for starts by auto.offset.reset)", s.c.Group, o.Offset)
+	}
+	s.final = final
+}
+
+// translationNotPlaced is the translation of a partition B's group has but the migration never
+// placed.
+const translationNotPlaced = "not placed"
+
+// notPlaced is the connector's entry for a partition found on B only (added on first sight).
+func (s *sinkTrack) notPlaced(topic string, part int32) *CutoverPartition {
+	pm := jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number(strconv.Itoa(int(part)))}, {Key: "kafka_topic", Value: topic}}
+	k := partitionKey(pm)
+	for _, p := range s.c.Partitions {
+		if p.Translation == translationNotPlaced && partitionKey(p.Partition) == k {
+			return p
+		}
+	}
+	p := &CutoverPartition{Partition: pm, Translation: translationNotPlaced}
+	s.c.Partitions = append(s.c.Partitions, p)
+	return p
+}
+
+// sinkTopicPartition reads a sink partition map's kafka_topic and kafka_partition.
+func sinkTopicPartition(m jsonvalue.Map) (string, int32, error) {
+	topic, _ := m.Get("kafka_topic")
+	part, _ := m.Get("kafka_partition")
+	t, ok := topic.(string)
+	n, ok2 := part.(jsonvalue.Number)
+	if !ok || !ok2 {
+		return "", 0, errors.New("not a sink partition (kafka_topic, kafka_partition)")
+	}
+	p, err := strconv.ParseInt(string(n), 10, 32)
+	if err != nil {
+		return "", 0, fmt.Errorf("kafka_partition %s: %w", n, err)
+	}
+	return t, int32(p), nil
+}
+
+// kafkaOffset is a sink offset {"kafka_offset": n}.
+func kafkaOffset(n int64) jsonvalue.Map {
+	return jsonvalue.Map{{Key: "kafka_offset", Value: jsonvalue.Number(strconv.FormatInt(n, 10))}}
+}
