@@ -202,7 +202,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 				return 500, `{"error_code":500,"message":"org.apache.kafka.connect.runtime.rest.errors.BadRequestException: Connector config {database.password=` + secret + `} contains no connector type"}`
 			},
 			entries: []*Entry{pluginEntry("src", "connector.class", "FileStreamSource", "database.password", secret)},
-			want:    map[string][]string{"src": {"plugin  true: B's Connect could not validate the config: "}},
+			want:    map[string][]string{"src": {"plugin  true: B's Connect could not validate the config (PUT /connector-plugins/FileStreamSource/config/validate): 500 org.apache.kafka.connect.runtime.rest.errors.BadRequestException: Connector config {database.password=[hidden]}"}},
 			problem: []string{"src"},
 		},
 		{
