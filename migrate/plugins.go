@@ -84,7 +84,7 @@ func (s *source) checkPlugins(ctx context.Context, entries []*Entry) {
 		}
 		return
 	}
-	plugins, versions, err := s.bPlugins(ctx)
+	plugins, bVersion, err := s.bPlugins(ctx)
 	if err != nil {
 		for _, e := range todo {
 			e.hazard(Hazard{Check: HazardPlugin, Refuse: true,
@@ -106,7 +106,7 @@ func (s *source) checkPlugins(ctx context.Context, entries []*Entry) {
 			found = resolvePlugin(plugins, class)
 			resolved[class] = found
 		}
-		if h, ok := pluginHazard(class, found, cfg, versions); ok {
+		if h, ok := pluginHazard(class, found, cfg, bVersion); ok {
 			e.hazard(h)
 			if h.Refuse {
 				continue
@@ -117,9 +117,8 @@ func (s *source) checkPlugins(ctx context.Context, entries []*Entry) {
 	s.validateOnB(ctx, validate)
 }
 
-// bPlugins lists B's connector plugins, and B's Connect version when it knows plugin versions
-// ("" when it does not, or says no version).
-func (s *source) bPlugins(ctx context.Context) (plugins []bPlugin, versions string, err error) {
+// bPlugins lists B's connector plugins, and says B's Connect version (GET /).
+func (s *source) bPlugins(ctx context.Context) (plugins []bPlugin, bVersion string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, pluginCallTimeout)
 	defer cancel()
 	if _, err := s.b.rest.c.Call(ctx, http.MethodGet, "/connector-plugins?connectorsOnly=true", nil, &plugins); err != nil {
@@ -132,7 +131,7 @@ func (s *source) bPlugins(ctx context.Context) (plugins []bPlugin, versions stri
 	return plugins, root.Version, nil
 }
 
-// resolvePlugin returns B's plugins class names, as Connect resolves connector.class: the full
+// resolvePlugin returns the plugins of B that class names, as Connect resolves connector.class: the full
 // class name, else the simple name, else the simple name without "Connector" (an alias). More
 // than one class for a simple name or alias is ambiguous: Connect refuses it too, and so does
 // the check (pluginHazard).
@@ -193,8 +192,9 @@ func pluginHazard(class string, found []bPlugin, cfg events.Config, bVersion str
 				bVersion, name, strings.Join(installed, ", "), want),
 			Fix: "check that the version B has suits the connector, or upgrade B's Connect"}, true
 	}
-	if strings.HasPrefix(want, "[") || strings.HasPrefix(want, "(") {
-		return Hazard{}, false // a range: B's validate checks it against what B has
+	if strings.HasPrefix(want, "[") || strings.HasPrefix(want, "(") || len(installed) == 0 {
+		// A range, or a plugin that says no version: B's validate checks it against what B has.
+		return Hazard{}, false
 	}
 	if !slices.Contains(installed, want) {
 		// A version without brackets is an exact requirement to Connect.
@@ -303,8 +303,11 @@ func (s *source) validateOne(ctx context.Context, e *Entry) []Hazard {
 	return hs
 }
 
-// topicMissingRE matches a validation error that says a topic does not exist.
-var topicMissingRE = regexp.MustCompile(`(?i)topic.*(does not exist|doesn't exist|not exist|not found|unknown)|unknown topic`)
+// topicMissingRE matches a validation error that says a topic does not exist
+// ("Topic orders does not exist", "topic 'orders' not found", "Unknown topic or partition"). Up
+// to a colon only: "Invalid value x for configuration topic.creation.groups: ... not found"
+// speaks of something else.
+var topicMissingRE = regexp.MustCompile(`(?i)\btopics?\b[^:]*\b(does not exist|doesn't exist|do not exist|not found)|unknown topic|UnknownTopicOrPartition`)
 
 // topicMissingOnly reports whether every error says only that a topic does not exist (yet): a
 // plugin that checks its topics on B sees B as it is before the migration, while MirrorMaker 2

@@ -341,3 +341,24 @@ func TestCheckPluginsBoundsCalls(t *testing.T) {
 	require.Len(t, b.validated, 300)
 	require.LessOrEqual(t, peak, 8, "validate calls in flight")
 }
+
+func TestTopicMissingOnly(t *testing.T) {
+	tests := []struct {
+		name string
+		errs []string
+		want bool
+	}{
+		{name: "does not exist", errs: []string{"Topic orders does not exist"}, want: true},
+		{name: "not found", errs: []string{"topic 'orders' not found on the cluster"}, want: true},
+		{name: "unknown topic", errs: []string{"Unknown topic or partition: orders"}, want: true},
+		{name: "another error too", errs: []string{"Topic orders does not exist", "Value must be at least 1"}},
+		{name: "a topic setting's other error", errs: []string{"Invalid value x for configuration topic.creation.groups: group not found"}},
+		{name: "missing setting", errs: []string{`Missing required configuration "topic" which has no default value.`}},
+		{name: "none"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, topicMissingOnly(tt.errs))
+		})
+	}
+}
