@@ -71,6 +71,7 @@ func (s *source) checkHazards(ctx context.Context, entries []*Entry) {
 		// Each check appends what it finds with Entry.hazard.
 		s.checkPointsAtA,
 		s.checkFamilyState,
+		s.checkPlugins,
 	}
 	for _, check := range checks {
 		check(ctx, entries)

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -219,7 +218,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	}
 	rep := &Report{MigrationID: opts.MigrationID, From: src.describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
-	rep.Publishing = runWaves(interrupt, src, restB, results, opts, entries)
+	rep.Publishing = runWaves(interrupt, src, results, opts, entries)
 	if opts.Strimzi != nil && !opts.DryRun {
 		n, err := opts.Strimzi.writeManifests(entries, opts.MigrationID, opts.Registry)
 		if err != nil {
@@ -328,8 +327,8 @@ func attemptOf(id string) int {
 // configOps, the state topic's stateOps; the agents' group is checkAgents'), B's Connect
 // topics and the agents' topics exist with Connect's settings, A and B not the same Connect
 // cluster, the agents consuming the request topic serve B's Connect cluster, publish to the
-// result topic and accept source, the requests' (checkAgents), and (with both REST URLs) B has
-// the plugins the selection uses.
+// result topic and accept source, the requests' (checkAgents). It returns B's REST reader
+// (nil without Target.ConnectURL), for the hazard checks: B's plugins are checked there.
 func precheckTarget(ctx context.Context, src *source, clusterA string, to Target, configOps []string, stateOps kafkaio.TopicOps, source string) (*restReader, error) {
 	cl := &kafka.Client{Addr: kafka.TCP(to.Brokers...), Timeout: 30 * time.Second}
 	if to.Transport != nil {
@@ -372,48 +371,27 @@ func precheckTarget(ctx context.Context, src *source, clusterA string, to Target
 	for _, w := range warnings {
 		src.opts.Logger.Warn(w)
 	}
-	if src.rest == nil || to.ConnectURL == "" {
+	if to.ConnectURL == "" {
 		return nil, nil
 	}
 	restB, err := newRESTReader(to.ConnectURL, to.HTTPClient, src.opts.Registry)
 	if err != nil {
 		return nil, precheckf("--to-connect-url: %v", err)
 	}
-	rootA, err := src.rest.root(ctx)
-	if err != nil {
-		return nil, precheckf("GET / on A: %v", err)
-	}
 	rootB, err := restB.root(ctx)
 	if err != nil {
 		return nil, precheckf("GET / on B: %v", err)
+	}
+	if src.rest == nil {
+		return restB, nil
+	}
+	rootA, err := src.rest.root(ctx)
+	if err != nil {
+		return nil, precheckf("GET / on A: %v", err)
 	}
 	if strings.TrimRight(to.ConnectURL, "/") == strings.TrimRight(src.opts.ConnectURL, "/") ||
 		(rootA.KafkaClusterID == rootB.KafkaClusterID && src.opts.Topics != nil && src.opts.Topics.ConfigTopic == to.ConfigTopic) {
 		return nil, precheckf("A and B are the same Connect cluster (%s, Kafka cluster %q)", redactURL(to.ConnectURL), rootB.KafkaClusterID)
 	}
 	return restB, nil
-}
-
-// warnPlugins warns about each connector class a selected connector uses that B's Connect
-// cluster does not list (the class may be given by its simple name or alias), once per class
-// (warned).
-func warnPlugins(ctx context.Context, restB *restReader, entries []*Entry, warned map[string]bool, logger *slog.Logger) {
-	plugins, err := restB.plugins(ctx)
-	if err != nil {
-		logger.Warn("cannot list B's connector plugins", "err", err)
-		return
-	}
-	for _, e := range entries {
-		if e.Body == nil {
-			continue
-		}
-		class, _ := e.Body.Config.Get("connector.class")
-		if class == "" || warned[class] || slices.ContainsFunc(plugins, func(p string) bool {
-			return p == class || strings.HasSuffix(p, "."+class) || strings.HasSuffix(p, "."+class+"Connector")
-		}) {
-			continue
-		}
-		warned[class] = true
-		logger.Warn("B lacks a connector plugin that a selected connector uses", "connector", e.Name, "class", class)
-	}
 }

@@ -1,13 +1,8 @@
 package migrate
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"log/slog"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -83,30 +78,4 @@ func TestStopBarrierWaitsForSinkGroupMembers(t *testing.T) {
 		Partition: jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number("0")}, {Key: "kafka_topic", Value: "orders"}},
 		Offset:    jsonvalue.Map{{Key: "kafka_offset", Value: jsonvalue.Number("2")}},
 	}}, e.Body.InitialOffsets, "the offsets of the final commit")
-}
-
-func TestWarnPlugins(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		require.Equal(t, "/connector-plugins", r.URL.Path)
-		fmt.Fprint(w, `[{"class":"org.apache.kafka.connect.file.FileStreamSourceConnector","type":"source","version":"3.9.0"},
-			{"class":"org.apache.kafka.connect.mirror.MirrorSourceConnector","type":"source","version":"3.9.0"}]`)
-	}))
-	defer srv.Close()
-	restB, err := newRESTReader(srv.URL, nil, nil)
-	require.NoError(t, err)
-	entry := func(name, class string) *Entry {
-		return &Entry{Name: name, Body: &Body{Config: events.Config{{Key: "connector.class", Value: class}}}}
-	}
-	entries := []*Entry{
-		entry("a", "org.apache.kafka.connect.file.FileStreamSourceConnector"),
-		entry("b", "FileStreamSource"),      // an alias of a listed class
-		entry("c", "MirrorSourceConnector"), // a simple name
-		entry("d", "io.debezium.connector.mysql.MySqlConnector"),
-		entry("e", "io.debezium.connector.mysql.MySqlConnector"), // warned once
-		{Name: "skipped"},
-	}
-	var logs bytes.Buffer
-	warnPlugins(context.Background(), restB, entries, map[string]bool{}, slog.New(slog.NewTextHandler(&logs, nil)))
-	require.Equal(t, 1, bytes.Count(logs.Bytes(), []byte("\n")), logs.String())
-	require.Contains(t, logs.String(), `msg="B lacks a connector plugin that a selected connector uses" connector=d class=io.debezium.connector.mysql.MySqlConnector`)
 }

@@ -86,7 +86,7 @@ func (waveProgress) Finish()   {}
 
 // runWaves stops (with StopSource), builds and publishes entries, in waves with StopSource
 // (waves.go), and returns when the first request was published.
-func runWaves(interrupt context.Context, src *source, restB *restReader, results *resultsLog, opts MigrateOptions, entries []*Entry) (publishing time.Time) {
+func runWaves(interrupt context.Context, src *source, results *resultsLog, opts MigrateOptions, entries []*Entry) (publishing time.Time) {
 	prog := opts.Progress
 	if prog == nil {
 		prog = noProgress{}
@@ -98,7 +98,6 @@ func runWaves(interrupt context.Context, src *source, restB *restReader, results
 	if opts.StopSource {
 		waves = splitWaves(entries, opts.WaveSize)
 	}
-	warned := map[string]bool{}
 	for i, wave := range waves {
 		if interrupt.Err() != nil {
 			for _, e := range wave {
@@ -107,7 +106,7 @@ func runWaves(interrupt context.Context, src *source, restB *restReader, results
 			}
 			continue
 		}
-		src.buildWave(interrupt, opts, restB, wave, warned)
+		src.buildWave(interrupt, opts, wave)
 		p := &publisher{opts: opts, results: results}
 		if opts.Timeout > 0 {
 			p.deadline = time.Now().Add(opts.Timeout)
@@ -120,7 +119,7 @@ func runWaves(interrupt context.Context, src *source, restB *restReader, results
 }
 
 // buildWave stops (with StopSource) and builds the wave's connectors, within Timeout.
-func (s *source) buildWave(interrupt context.Context, opts MigrateOptions, restB *restReader, wave []*Entry, warned map[string]bool) {
+func (s *source) buildWave(interrupt context.Context, opts MigrateOptions, wave []*Entry) {
 	ctx := interrupt
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -128,9 +127,6 @@ func (s *source) buildWave(interrupt context.Context, opts MigrateOptions, restB
 		defer cancel()
 	}
 	s.build(ctx, wave)
-	if restB != nil {
-		warnPlugins(ctx, restB, wave, warned, opts.Logger)
-	}
 	if opts.Strimzi != nil {
 		prepareStrimzi(wave)
 	}

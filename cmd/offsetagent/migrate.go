@@ -337,7 +337,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the prechecks and on each wave: its stop on A, and its requests' deadline (from its publishing), which B's agents honour (0: none; refused with --stop-source)")
 	grace := fs.Duration("grace", 30*time.Second, "how long past the requests' deadline to wait for results still on their way")
 	dry := fs.Bool("dry-run", false, "publish dry-run requests: print the plans, change nothing on B")
-	toConnectURL := fs.String("to-connect-url", "", "B's Connect REST API (optional, for the prechecks and --verify; credentials: --to-connect-config or OFFSETAGENT_TO_CONNECT_USER_INFO)")
+	toConnectURL := fs.String("to-connect-url", "", "B's Connect REST API (for the prechecks: without it B's plugins and configs are not checked; and --verify; credentials: --to-connect-config or OFFSETAGENT_TO_CONNECT_USER_INFO)")
 	toConnectConfig := fs.String("to-connect-config", "", "properties file for B's Connect REST API: basic.auth.user.info, ssl.truststore.*, ssl.keystore.* (PEM)")
 	toConfigTopic := fs.String("to-config-topic", "", "B's Connect config topic")
 	toOffsetsTopic := fs.String("to-offsets-topic", "", "B's Connect offsets topic")

@@ -150,6 +150,13 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(dir, "migrate.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &rep))
+	// Without --to-connect-url B's plugins are not checked: the report says so per connector.
+	require.Len(t, rep.Connectors, 1)
+	require.Equal(t, []any{map[string]any{"check": "plugin", "refuse": false,
+		"message": "not checked whether B's Connect has the connector's plugin and takes its config: B's Connect REST API was not given",
+		"fix":     "give --to-connect-url (B's Connect REST API) so that the plugin is looked up and the config validated on B before anything stops"}},
+		rep.Connectors[0]["hazards"])
+	delete(rep.Connectors[0], "hazards")
 	require.Equal(t, []map[string]any{{"name": "file-src-1", "target_name": "b-1", "type": "source", "offsets": 1.0,
 		"outcome": "succeeded", "failed_step": "", "message": "", "request_id": rep.MigrationID + "/b-1/1"}}, rep.Connectors)
 
