@@ -208,8 +208,14 @@ func TestFamilyStateThroughREST(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, entries, 1)
 			e := entries[0]
-			require.Len(t, e.Hazards, 1, "%+v", e.Hazards)
-			h := e.Hazards[0]
+			var family []Hazard
+			for _, h := range e.Hazards {
+				if h.Check == HazardFamilyState {
+					family = append(family, h)
+				}
+			}
+			require.Len(t, family, 1, "%+v", e.Hazards)
+			h := family[0]
 			require.Equal(t, HazardFamilyState, h.Check)
 			require.Equal(t, tt.want.key, h.Key)
 			require.Equal(t, tt.want.refuse, h.Refuse)

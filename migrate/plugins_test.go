@@ -247,7 +247,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 			opts := Options{Selection: sel}
 			opts.defaults()
 			s := &source{opts: opts, b: &targetSide{rest: b.serve(t)}}
-			s.checkHazards(ctx, tt.entries)
+			s.checkPlugins(ctx, tt.entries)
 			for _, e := range tt.entries {
 				var got []string
 				for _, h := range e.Hazards {
@@ -292,7 +292,7 @@ func TestCheckPluginsWithoutRESTB(t *testing.T) {
 	opts.defaults()
 	s := &source{opts: opts, b: &targetSide{}}
 	entries := []*Entry{pluginEntry("a", "connector.class", "FileStreamSource"), pluginEntry("b", "connector.class", "FileStreamSink")}
-	s.checkHazards(context.Background(), entries)
+	s.checkPlugins(context.Background(), entries)
 	for _, e := range entries {
 		require.Len(t, e.Hazards, 1, e.Name)
 		h := e.Hazards[0]
@@ -333,7 +333,7 @@ func TestCheckPluginsBoundsCalls(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s.checkHazards(ctx, entries)
+	s.checkPlugins(ctx, entries)
 	for _, e := range entries {
 		require.Empty(t, e.Hazards, e.Name)
 	}

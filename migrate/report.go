@@ -148,17 +148,45 @@ func (r *Report) WriteTable(w io.Writer) error {
 		for _, warn := range e.Warnings {
 			line += fmt.Sprintf("\nwarning: %s: %s", e.Name, warn)
 		}
-		for _, h := range e.Hazards {
-			if !h.Refuse { // a refusing hazard is the entry's message
-				line += fmt.Sprintf("\nwarning: %s: %s: %s", e.Name, h.Check, h)
-			}
-		}
 	}
+	line += hazardWarnings(r.Connectors)
 	if r.Next != "" {
 		line += "\n" + r.Next
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err
+}
+
+// hazardWarnings are the lines of the hazards that warn (a refusing one is its connector's
+// message), one per text: the same warning of many connectors (B's plugins not checked) is one
+// line naming them.
+func hazardWarnings(entries []*Entry) string {
+	var texts []string
+	names := map[string][]string{}
+	for _, e := range entries {
+		for _, h := range e.Hazards {
+			if h.Refuse {
+				continue
+			}
+			text := h.Check + ": " + h.String()
+			if _, seen := names[text]; !seen {
+				texts = append(texts, text)
+			}
+			if n := names[text]; len(n) == 0 || n[len(n)-1] != e.Name {
+				names[text] = append(n, e.Name)
+			}
+		}
+	}
+	var out strings.Builder
+	for _, text := range texts {
+		n := names[text]
+		who := strings.Join(n, ", ")
+		if len(n) > 5 {
+			who = fmt.Sprintf("%s and %d more", strings.Join(n[:5], ", "), len(n)-5)
+		}
+		fmt.Fprintf(&out, "\nwarning: %s: %s", who, text)
+	}
+	return out.String()
 }
 
 func dash(s string) string {
