@@ -78,6 +78,9 @@ type CutoverConnector struct {
 	// offsets.storage.topic, else B's); Group is a sink's consumer group on B.
 	OffsetsTopic string `json:"offsets_topic,omitempty"`
 	Group        string `json:"group,omitempty"`
+	// State is the state the connector was born in on B: one born PAUSED or STOPPED commits
+	// nothing until it is resumed, so the verification reads B once for it and does not wait.
+	State string `json:"state_on_b,omitempty"`
 	// Note says why the connector has no partitions to verify, when it has none.
 	Note       string              `json:"note,omitempty"`
 	Partitions []*CutoverPartition `json:"partitions"`
@@ -131,7 +134,8 @@ func NewCutover(rep *Report, offsetsTopic string, reg *connectors.Registry) *Cut
 func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 	conn := e.connector
 	class, _ := e.Body.Config.Get("connector.class")
-	cc := &CutoverConnector{Name: e.Name, TargetName: e.TargetName, Type: e.Type, Class: class, Partitions: []*CutoverPartition{}}
+	cc := &CutoverConnector{Name: e.Name, TargetName: e.TargetName, Type: e.Type, Class: class, State: e.Body.InitialState,
+		Partitions: []*CutoverPartition{}}
 	cfg := map[string]string{}
 	for _, kv := range e.Body.Config {
 		cfg[kv.Key] = kv.Value
@@ -168,6 +172,12 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 		cc.Partitions = append(cc.Partitions, p)
 	}
 	return cc
+}
+
+// idle reports whether the connector was born in a state in which it commits nothing
+// (PAUSED or STOPPED): nothing of it can be verified until it is resumed on B.
+func (cc *CutoverConnector) idle() bool {
+	return cc.State == StatePaused || cc.State == StateStopped
 }
 
 // sinkPartition is a sink partition map (kafka_partition, kafka_topic) of tp.

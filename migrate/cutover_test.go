@@ -2,14 +2,18 @@ package migrate
 
 import (
 	"bytes"
+	"context"
 	"testing"
+	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/mm2"
+	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // A sink translated through MirrorMaker 2 is listed with A's committed offset on A's topic,
@@ -52,4 +56,50 @@ func TestNewCutover(t *testing.T) {
 		`mismatch: sink-b {"kafka_partition":0,"kafka_topic":"A.orders"}: group on B committed 5, before the 8 placed`+"\n"+
 		"waiting: B has committed nothing new yet for 1 partitions (src-b): run migrate --verify again once they have traffic\n", out.String())
 	require.False(t, c.OK())
+}
+
+// A connector born PAUSED or STOPPED on B commits nothing until it is resumed: the
+// verification reads B once for it and says why it waits, instead of holding the run until its
+// timeout; a running one without traffic is still waited for.
+func TestVerifyDoesNotWaitForIdleConnectors(t *testing.T) {
+	brokers := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
+	part := jsonvalue.Map{{Key: "filename", Value: "f"}}
+	placed := jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("30")}}
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), BatchTimeout: time.Millisecond}
+	defer w.Close()
+	for _, name := range []string{"paused", "running"} {
+		require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets",
+			Key: offsetstore.AppendKey(nil, name, offsetstore.JavaHashMapOrder(part)), Value: []byte(`{"position":30}`)}))
+	}
+	cutover := func(names ...string) *Cutover {
+		c := &Cutover{MigrationID: "m-1", OffsetsTopic: "connect-offsets"}
+		for _, name := range names {
+			state := StateRunning
+			if name == "paused" {
+				state = StatePaused
+			}
+			c.Connectors = append(c.Connectors, &CutoverConnector{Name: name, TargetName: name, Type: "source", Class: "FileStreamSource",
+				OffsetsTopic: "connect-offsets", State: state,
+				Partitions: []*CutoverPartition{{Partition: part, OnA: placed, Placed: placed, Verdict: VerdictWaiting}}})
+		}
+		return c
+	}
+
+	idle := cutover("paused")
+	require.NoError(t, VerifyCutover(ctx, idle, VerifyCutoverOptions{Brokers: brokers, Timeout: time.Hour, Poll: 50 * time.Millisecond}))
+	require.NoError(t, ctx.Err(), "returned after one read, not at the timeout")
+	p := idle.Connectors[0].Partitions[0]
+	require.Equal(t, VerdictWaiting, p.Verdict)
+	require.Contains(t, p.Detail, "born PAUSED on B: it commits nothing until it is resumed")
+
+	short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
+	defer cancelShort()
+	both := cutover("paused", "running")
+	_ = VerifyCutover(short, both, VerifyCutoverOptions{Brokers: brokers, Timeout: time.Hour, Poll: 50 * time.Millisecond})
+	require.Error(t, short.Err(), "a running connector without traffic is waited for")
+	require.NotContains(t, both.Connectors[1].Partitions[0].Detail, "born")
 }

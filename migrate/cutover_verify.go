@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -62,7 +63,7 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 		opts.Poll = defaultVerifyPoll
 	}
 	c.VerifyStarted, c.VerifyFinished, c.VerifyTimeout, c.Error = time.Now().UTC(), time.Time{}, opts.Timeout.String(), ""
-	defer func() { c.VerifyFinished = time.Now().UTC(); c.count() }()
+	defer func() { c.VerifyFinished = time.Now().UTC(); c.noteIdle(); c.count() }()
 	bounded := ctx
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -100,6 +101,25 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 	return nil
 }
 
+// noteIdle says of each partition still waiting of a connector born PAUSED or STOPPED why
+// it waits: B's connector commits nothing until it is resumed.
+func (c *Cutover) noteIdle() {
+	for _, cc := range c.Connectors {
+		if !cc.idle() {
+			continue
+		}
+		for _, p := range cc.Partitions {
+			if p.Verdict == VerdictWaiting && !strings.HasPrefix(p.Detail, "born ") {
+				why := fmt.Sprintf("born %s on B: it commits nothing until it is resumed; verify again after resuming it (migrate --verify --cutover-report FILE)", cc.State)
+				if p.Detail != "" {
+					why += "; " + p.Detail
+				}
+				p.Detail = why
+			}
+		}
+	}
+}
+
 // minFirstRead is the least time the first read of B is given.
 const minFirstRead = 30 * time.Second
 
@@ -130,14 +150,15 @@ type sourceTrack struct {
 	// placed one, for a placement that is no longer in the topic.
 	any      bool
 	earliest jsonvalue.Map
-	// final: the verdict cannot change.
-	final bool
+	// final: the verdict cannot change; idle: the connector commits nothing until resumed
+	// on B (born PAUSED or STOPPED), so its verdict is not waited for.
+	final, idle bool
 }
 
 // sinkTrack follows one sink connector's group on B.
 type sinkTrack struct {
-	c     *CutoverConnector
-	final bool
+	c           *CutoverConnector
+	final, idle bool
 }
 
 func newVerifier(ctx context.Context, cl *kafka.Client, c *Cutover, reg *connectors.Registry) (*verifier, error) {
@@ -146,7 +167,7 @@ func newVerifier(ctx context.Context, cl *kafka.Client, c *Cutover, reg *connect
 	for _, cc := range c.Connectors {
 		if cc.Type == string(connectors.Sink) {
 			if len(cc.Partitions) > 0 {
-				v.sinks = append(v.sinks, &sinkTrack{c: cc})
+				v.sinks = append(v.sinks, &sinkTrack{c: cc, idle: cc.idle()})
 			}
 			continue
 		}
@@ -166,7 +187,8 @@ func newVerifier(ctx context.Context, cl *kafka.Client, c *Cutover, reg *connect
 			order = class.PartitionOrder
 		}
 		for _, p := range cc.Partitions {
-			t := &sourceTrack{p: p, topic: cc.OffsetsTopic, class: cc.Class, order: orderOf(reg, cc.Class), placed: partitionKey(p.Placed)}
+			t := &sourceTrack{p: p, topic: cc.OffsetsTopic, class: cc.Class, order: orderOf(reg, cc.Class), placed: partitionKey(p.Placed),
+				idle: cc.idle()}
 			p.FirstOnB, p.Verdict, p.Evidence, p.Detail = nil, VerdictWaiting, EvidenceOffsets, ""
 			if p.OnA != nil && p.Placed != nil && partitionKey(p.OnA) != t.placed {
 				p.Verdict, t.final = VerdictMismatch, true
@@ -192,14 +214,14 @@ func (v *verifier) decided() bool {
 	for _, parts := range v.sources {
 		for _, keys := range parts {
 			for _, t := range keys {
-				if !t.final {
+				if !t.final && !t.idle {
 					return false
 				}
 			}
 		}
 	}
 	for _, s := range v.sinks {
-		if !s.final {
+		if !s.final && !s.idle {
 			return false
 		}
 	}
