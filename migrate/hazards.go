@@ -69,6 +69,7 @@ type targetSide struct {
 func (s *source) checkHazards(ctx context.Context, entries []*Entry) {
 	checks := []func(context.Context, []*Entry){
 		// Each check appends what it finds with Entry.hazard.
+		s.checkMM2,
 	}
 	for _, check := range checks {
 		check(ctx, entries)
