@@ -46,7 +46,9 @@
 // Sink offsets are carried as read (SinkOffsetsCopy), left out (SinkOffsetsNone) or
 // translated through MirrorMaker 2's checkpoints on B (SinkOffsetsTranslate with MM2Sinks, which
 // also renames the sink's topics and fails a connector whose offsets are not all exact unless
-// replay is allowed); a caller can plug another mode in through Options.SinkTranslator.
+// replay is allowed, and refuses before anything is stopped a sink whose group MirrorMaker 2
+// will not checkpoint: mm2health.go); a caller can plug another mode in through
+// Options.SinkTranslator.
 //
 // A B whose connectors the Strimzi operator manages (MigrateOptions.Strimzi, strimzi.go) gets
 // the offsets only, through requests with "create": "offsets-only", and the caller gets one

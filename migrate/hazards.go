@@ -72,6 +72,7 @@ func (s *source) checkHazards(ctx context.Context, entries []*Entry) {
 		s.checkPointsAtA,
 		s.checkFamilyState,
 		s.checkPlugins,
+		s.checkMM2,
 	}
 	for _, check := range checks {
 		check(ctx, entries)

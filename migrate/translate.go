@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
@@ -15,6 +16,12 @@ import (
 // SinkOffsetsTranslate translates sink offsets through MirrorMaker 2's checkpoints on B
 // (MM2Sinks is the SinkTranslator that does it).
 const SinkOffsetsTranslate SinkOffsetsMode = "translate"
+
+// DefaultCheckpointMaxAge is --checkpoint-max-age's default: well past MM2's
+// emit.checkpoints.interval.seconds (default 60) and the offset flush that promotes its latest
+// offset sync (offset.flush.interval.ms, default 60 s), so that only MM2 no longer checkpointing
+// a group is older.
+const DefaultCheckpointMaxAge = 15 * time.Minute
 
 // MM2Sinks is the SinkTranslator of --sink-offsets translate: each sink's group offsets on A
 // go through MM2's checkpoints on B, its topics are renamed by MM2's replication policy in the
@@ -30,6 +37,15 @@ type MM2Sinks struct {
 	// Logger receives a warning per connector accepted with replay or missing partitions;
 	// nil discards them.
 	Logger *slog.Logger
+	// CheckpointMaxAge is --checkpoint-max-age: a group whose newest checkpoint is older than
+	// this, while A's commits are ahead of it, is one MM2 no longer checkpoints (mm2health.go);
+	// 0 skips that check.
+	CheckpointMaxAge time.Duration
+	// ConfigTopics are the topics on B where MM2's connector configs are read (--mm2-config-topic);
+	// none means B's Connect config topic, mm2.DedicatedConfigTopic and mm2.StrimziConfigTopic.
+	ConfigTopics []string
+	// blocked are the groups the health check found MM2 will not checkpoint (mm2health.go).
+	blocked blockedGroups
 }
 
 // SinkTranslation is a sink entry's "translation" in the report (docs/migration.md, "The
@@ -57,7 +73,11 @@ func (m *MM2Sinks) TranslateSink(ctx context.Context, c *Connector, _ string) ([
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the sink offsets of group %q on A: %w", c.Group, err)
 	}
-	tr, err := m.Translator.TranslateGroup(ctx, c.Group, committed)
+	translate := m.Translator.TranslateGroup
+	if m.blocked.has(c.Group) {
+		translate = m.Translator.TranslateGroupNow // no checkpoint will come: none is waited for
+	}
+	tr, err := translate(ctx, c.Group, committed)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -44,7 +44,9 @@ func startMM2Target(t *testing.T, topic string, cps ...mm2.Checkpoint) []string 
 // The verdicts decide the outcome: exact is planned; replay and missing fail the connector at
 // translate_sink_offsets unless replay is allowed, and then a missing partition gets no offset.
 // Topics are renamed in the offsets and the config (topics.regex flagged, the DLQ untouched),
-// and a group without any checkpoint gets the group filter trap.
+// and a group without any checkpoint gets the group filter trap; without --allow-replay such a
+// group (connect-<name>, which MM2's default groups.exclude matches) is refused before anything
+// is stopped (mm2health.go).
 func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 	policy := mm2.Policy{Kind: mm2.PolicyDefault, SourceAlias: "A"}
 	b := startMM2Target(t, policy.CheckpointsTopic(),
@@ -82,7 +84,7 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 			"sink-exact": {outcome: OutcomePlanned,
 				body: `{"name":"sink-exact","config":{"connector.class":"` + class + `","name":"sink-exact","topics":"A.orders"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"A.orders"},"offset":{"kafka_offset":7}}]}`},
 			"sink-replay":  {outcome: OutcomeFailed, message: "1 of 1 partitions replay (an unknown number of records delivered again); --allow-replay accepts them"},
-			"sink-missing": {outcome: OutcomeFailed, message: "groups.exclude (console-consumer-.*, connect-.*, __.*) excludes Connect sink groups"},
+			"sink-missing": {outcome: OutcomeSkipped, message: "refused before anything was stopped (mm2): groups.exclude: "},
 			"sink-regex": {outcome: OutcomePlanned,
 				body: `{"name":"sink-regex","config":{"connector.class":"` + class + `","errors.deadletterqueue.topic.name":"orders-dlq","name":"sink-regex","topics.regex":"A\\.(?:orders-.*)"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":1,"kafka_topic":"A.orders-eu"},"offset":{"kafka_offset":4}}]}`},
 		}},
@@ -110,6 +112,10 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 				}
 				require.Equal(t, w.outcome, e.Outcome, e.Name+": "+e.Message)
 				require.Contains(t, e.Message, w.message, e.Name)
+				if w.outcome == OutcomeSkipped {
+					require.Nil(t, e.Body)
+					continue
+				}
 				if w.outcome == OutcomeFailed {
 					require.Equal(t, StepTranslateSinkOffsets, e.FailedStep)
 					require.Nil(t, e.Body)
@@ -148,9 +154,11 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 				"replay_bound": 0.0, "missing_partitions": []any{}}, counts("sink-exact"))
 			require.Equal(t, map[string]any{"policy": "default", "partitions": 1.0, "exact": 0.0, "replay": 1.0, "missing": 0.0,
 				"replay_bound": nil, "missing_partitions": []any{}}, counts("sink-replay"))
-			require.Equal(t, map[string]any{"policy": "default", "partitions": 1.0, "exact": 0.0, "replay": 0.0, "missing": 1.0,
-				"replay_bound": 0.0, "missing_partitions": []any{"A.orders-0"}}, counts("sink-missing"))
-			require.Contains(t, byName["sink-missing"]["group_filter_trap"], `none for "connect-sink-missing"`)
+			if tt.allowReplay {
+				require.Equal(t, map[string]any{"policy": "default", "partitions": 1.0, "exact": 0.0, "replay": 0.0, "missing": 1.0,
+					"replay_bound": 0.0, "missing_partitions": []any{"A.orders-0"}}, counts("sink-missing"))
+				require.Contains(t, byName["sink-missing"]["group_filter_trap"], `none for "connect-sink-missing"`)
+			}
 			require.Equal(t, `orders-.* -> A\.(?:orders-.*): topics.regex rewritten to match the topics renamed by the default policy; check it`,
 				byName["sink-regex"]["topics_regex"])
 			notExact := byName["sink-replay"]["not_exact"].([]any)

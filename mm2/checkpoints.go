@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/segmentio/kafka-go"
 
@@ -43,6 +44,8 @@ type checkpointStore struct {
 	refused map[checkpointKey]refusal
 	// groups counts the records attributed to each group, valid or refused.
 	groups map[string]int
+	// written is the timestamp of each group's newest valid checkpoint record.
+	written map[string]time.Time
 	// unattributed counts records whose key cannot be read even after unwrapping, and keeps the
 	// last one's error.
 	unattributed     int
@@ -55,6 +58,7 @@ func newCheckpointStore(b kafkaio.Options, topic string) *checkpointStore {
 		valid:   map[checkpointKey]Checkpoint{},
 		refused: map[checkpointKey]refusal{},
 		groups:  map[string]int{},
+		written: map[string]time.Time{},
 	}
 }
 
@@ -81,6 +85,9 @@ func (s *checkpointStore) apply(r record) {
 		k := checkpointKey{c.Group, c.Topic, c.Partition}
 		s.valid[k] = c
 		s.groups[c.Group]++
+		if r.Time.After(s.written[c.Group]) {
+			s.written[c.Group] = r.Time
+		}
 		return
 	}
 	// Attribute a refused record to its key when the key can be read, unwrapping a converter's
@@ -117,6 +124,13 @@ func (s *checkpointStore) lookup(k checkpointKey) (c Checkpoint, ok bool, ref *r
 		ref = &r
 	}
 	return c, ok, ref
+}
+
+// newest returns the timestamp of group's newest valid checkpoint record (zero for none).
+func (s *checkpointStore) newest(group string) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.written[group]
 }
 
 // groupStats is what the store holds about one group and the others.

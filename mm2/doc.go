@@ -14,6 +14,10 @@
 //   - the translation (Translator): reading B's `<alias>.checkpoints.internal`, waiting for
 //     checkpoints that are missing or moving, a verdict per partition, the group-filter trap,
 //     replay bounds from the offset syncs, and the --exact refinement.
+//   - MM2's health for a group (Health, with the Setup ReadSetup finds in MM2's connector
+//     configs on B): why its checkpoints will not come (the group filter, checkpoints or offset
+//     syncs switched off, checkpoints past a maximum age), so that a caller refuses a sink
+//     before stopping anything instead of waiting for them (health.go says how it decides).
 //
 // A migration command calls it like this, once per run and then once per sink connector:
 //

@@ -96,6 +96,9 @@ type Translator struct {
 	afterRead func()
 }
 
+// Target is cluster B as configured: where the checkpoints topic, and MM2's config, are read.
+func (t *Translator) Target() kafkaio.Options { return t.cfg.Target }
+
 // NewTranslator checks cfg and returns a Translator. It never dials.
 func NewTranslator(cfg Config) (*Translator, error) {
 	var errs []error
@@ -203,6 +206,16 @@ func (t Translation) AllExact() bool {
 // verdict and, with Config.Exact, refines each. An error means nothing could be decided (the
 // checkpoints topic is missing or unreadable, ctx ended); per-partition problems are verdicts.
 func (t *Translator) TranslateGroup(ctx context.Context, group string, offsets map[TopicPartition]int64) (Translation, error) {
+	return t.translateGroup(ctx, group, offsets, false)
+}
+
+// TranslateGroupNow is TranslateGroup without the wait: for a group whose checkpoints Health
+// found will not come.
+func (t *Translator) TranslateGroupNow(ctx context.Context, group string, offsets map[TopicPartition]int64) (Translation, error) {
+	return t.translateGroup(ctx, group, offsets, true)
+}
+
+func (t *Translator) translateGroup(ctx context.Context, group string, offsets map[TopicPartition]int64, noWait bool) (Translation, error) {
 	parts := make([]PartitionTranslation, 0, len(offsets))
 	for tp, g := range offsets {
 		parts = append(parts, PartitionTranslation{Source: tp, Committed: g,
@@ -213,7 +226,7 @@ func (t *Translator) TranslateGroup(ctx context.Context, group string, offsets m
 	})
 	tr := Translation{Group: group, Partitions: parts}
 
-	rs, err := t.await(ctx, group, parts)
+	rs, err := t.await(ctx, group, parts, noWait)
 	tr.Waited = rs.waited
 	if err != nil {
 		return Translation{}, fmt.Errorf("translate group %q: %w", group, err)

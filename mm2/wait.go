@@ -10,8 +10,9 @@ import (
 // and unchanged between two consecutive reads, or until the wait deadline (Config.Wait after the
 // Translator's first read). The first two reads follow each other at once, so nothing is waited
 // for when all checkpoints are present and still. A group with no checkpoint at all is waited
-// for too: MM2 may not have discovered it yet (refresh.groups.interval.seconds).
-func (t *Translator) await(ctx context.Context, group string, parts []PartitionTranslation) (readState, error) {
+// for too: MM2 may not have discovered it yet (refresh.groups.interval.seconds). With noWait the
+// two reads are made and nothing is waited for.
+func (t *Translator) await(ctx context.Context, group string, parts []PartitionTranslation, noWait bool) (readState, error) {
 	start := time.Now()
 	t.deadlineOnce.Do(func() { t.deadline = start.Add(t.cfg.Wait) })
 	if err := t.read(ctx); err != nil {
@@ -26,7 +27,7 @@ func (t *Translator) await(ctx context.Context, group string, parts []PartitionT
 		cur := t.snapshot(group, parts)
 		pending := pendingCheckpoints(parts, prev, cur)
 		left := time.Until(t.deadline)
-		if pending == 0 || left <= 0 {
+		if pending == 0 || left <= 0 || noWait {
 			st := readState{waited: time.Since(start), checkpoints: cur, moving: make([]bool, len(parts))}
 			for i := range parts {
 				st.moving[i] = !sameCheckpoint(prev[i], cur[i])

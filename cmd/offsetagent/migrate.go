@@ -39,7 +39,8 @@ type fleetFlags struct {
 	stopSource                                                     bool
 	// MirrorMaker 2 (--sink-offsets translate).
 	mm2SourceAlias, mm2TargetAlias, replicationPolicy, replicationSeparator string
-	checkpointWait                                                          time.Duration
+	checkpointWait, checkpointMaxAge                                        time.Duration
+	mm2ConfigTopics                                                         listFlag
 	exact, allowReplay, sinkFollowsSource                                   bool
 	// Per-cluster client settings (security.go).
 	fromCommandConfig, toCommandConfig, fromConnectConfig string
@@ -76,6 +77,10 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.replicationPolicy, "replication-policy", string(mm2.PolicyDefault), "default or identity: how MirrorMaker 2 names A's topics on B")
 	fs.StringVar(&f.replicationSeparator, "replication-separator", mm2.DefaultSeparator, "MirrorMaker 2's replication.policy.separator")
 	fs.DurationVar(&f.checkpointWait, "checkpoint-wait", mm2.DefaultWait, "how long to wait, in all, while a needed checkpoint is missing or still moving")
+	fs.DurationVar(&f.checkpointMaxAge, "checkpoint-max-age", migrate.DefaultCheckpointMaxAge,
+		"before anything stops, refuse a sink whose group's newest MirrorMaker 2 checkpoint is older than this while A's commits are ahead of it (0: no such check)")
+	fs.Var(&f.mm2ConfigTopics, "mm2-config-topic", "Connect config topic on B (--to-brokers) holding MirrorMaker 2's connector configs, read to check that MM2 checkpoints each sink's group "+
+		"(repeatable; default: B's Connect config topic, mm2-configs.<ALIAS>.internal and mirrormaker2-cluster-configs)")
 	fs.BoolVar(&f.exact, "exact", false, "refine each translated offset by finding A's last consumed record on B")
 	fs.BoolVar(&f.allowReplay, "allow-replay", false, "accept sink partitions translated with replay or not at all (missing ones get no offset)")
 	fs.BoolVar(&f.sinkFollowsSource, "sink-follows-source", false, "move a sink together with a selected source that writes its topics (with --stop-source): on B it reads the topics the source writes there, not MirrorMaker 2's renamed copies, from where the source starts writing (by default such a pair is refused when the replication policy renames topics)")
@@ -98,8 +103,8 @@ func (f *fleetFlags) sinkMode() string {
 // each with its cluster's SASL/TLS transport (nil for none).
 func (f *fleetFlags) translator(fromTransport, toTransport *kafka.Transport, logger *slog.Logger) (migrate.SinkTranslator, error) {
 	if f.sinkMode() != string(migrate.SinkOffsetsTranslate) {
-		if f.mm2SourceAlias != "" || f.mm2TargetAlias != "" || f.exact || f.allowReplay || f.sinkFollowsSource {
-			return nil, fmt.Errorf("--mm2-source-alias, --mm2-target-alias, --exact, --allow-replay and --sink-follows-source apply to --sink-offsets translate, not %s", f.sinkMode())
+		if f.mm2SourceAlias != "" || f.mm2TargetAlias != "" || f.exact || f.allowReplay || f.sinkFollowsSource || len(f.mm2ConfigTopics) > 0 {
+			return nil, fmt.Errorf("--mm2-source-alias, --mm2-target-alias, --mm2-config-topic, --exact, --allow-replay and --sink-follows-source apply to --sink-offsets translate, not %s", f.sinkMode())
 		}
 		return nil, nil
 	}
@@ -115,6 +120,9 @@ func (f *fleetFlags) translator(fromTransport, toTransport *kafka.Transport, log
 	}
 	if f.checkpointWait < 0 {
 		errs = append(errs, fmt.Errorf("--checkpoint-wait %s: must not be negative", f.checkpointWait))
+	}
+	if f.checkpointMaxAge < 0 {
+		errs = append(errs, fmt.Errorf("--checkpoint-max-age %s: must not be negative", f.checkpointMaxAge))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -134,7 +142,8 @@ func (f *fleetFlags) translator(fromTransport, toTransport *kafka.Transport, log
 	if err != nil {
 		return nil, err
 	}
-	return &migrate.MM2Sinks{Translator: tr, Policy: policy, AllowReplay: f.allowReplay, Logger: logger}, nil
+	return &migrate.MM2Sinks{Translator: tr, Policy: policy, AllowReplay: f.allowReplay, Logger: logger,
+		CheckpointMaxAge: f.checkpointMaxAge, ConfigTopics: f.mm2ConfigTopics}, nil
 }
 
 // options turns the flags into migrate.Options; the environment supplies SASL/TLS.
@@ -165,7 +174,8 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 // --stop-source's state records), --stop-source (it changes what happens on A), --dry-run
 // (its request ids are its own, and plans never count as results), and the flags that decide
 // only whether a connector can be published and how exactly its offsets are found (--exact,
-// --allow-replay, --mm2-target-alias, --checkpoint-wait, --allow-unreadable-offsets,
+// --allow-replay, --mm2-target-alias, --checkpoint-wait, --checkpoint-max-age,
+// --mm2-config-topic, --allow-unreadable-offsets,
 // --allow-empty): the runbook re-runs the same migration with them to complete its failed
 // connectors, and a new id would re-publish, and so fail as existing, those it created.
 //

@@ -20,7 +20,9 @@ import (
 
 // TestMigrateSinkAcrossMirrorMaker2 proves sink translation on real Kafka: a real MirrorMaker 2
 // (MirrorSourceConnector and MirrorCheckpointConnector running on B's worker, with
-// ByteArrayConverter and groups.exclude changed so that connect-.* groups are checkpointed)
+// ByteArrayConverter) replicates A's topic to B. With MM2's default groups.exclude, `migrate
+// --stop-source` refuses a sink still RUNNING on A before stopping it, naming the MM2 setting to
+// change; with groups.exclude changed as named, so that connect-.* groups are checkpointed, it
 // replicates A's topic to B, where the mirrored topic starts with records of B's own, so its
 // offsets differ from A's. A FileStream sink consumed part of the topic on A; after `migrate
 // --sink-offsets translate`, B's sink continues on the mirrored topic with no record skipped
@@ -89,17 +91,73 @@ func TestMigrateSinkAcrossMirrorMaker2(t *testing.T) {
 		}
 		return cfg
 	}
+	checkpointConfig := map[string]string{
+		"groups":                            ".*",
+		"emit.checkpoints.interval.seconds": "1",
+		"refresh.groups.interval.seconds":   "1",
+		"sync.group.offsets.enabled":        "false",
+	}
 	restOK(t, wB, http.MethodPost, "/connectors", map[string]any{"name": "mm2-source",
 		"config": mm2Config("org.apache.kafka.connect.mirror.MirrorSourceConnector", nil)})
+	// First with MM2's default groups.exclude, which excludes every connect-<name> group.
 	restOK(t, wB, http.MethodPost, "/connectors", map[string]any{"name": "mm2-checkpoint",
-		"config": mm2Config("org.apache.kafka.connect.mirror.MirrorCheckpointConnector", map[string]string{
-			"groups":                            ".*",
-			"groups.exclude":                    "console-consumer-.*, __.*",
-			"emit.checkpoints.interval.seconds": "1",
-			"refresh.groups.interval.seconds":   "1",
-			"sync.group.offsets.enabled":        "false",
-		})})
+		"config": mm2Config("org.apache.kafka.connect.mirror.MirrorCheckpointConnector", checkpointConfig)})
+	// (no task: no group passes its filter)
 	waitState(t, wB, "mm2-source", "RUNNING")
+
+	// A sink still RUNNING on A is refused before anything is stopped, with the MM2 setting to
+	// change read from the checkpoint connector's config in B's Connect config topic.
+	running := unique("mm2-running")
+	restOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": running, "config": map[string]string{
+		"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": filepath.Join(t.TempDir(), "running.txt"),
+		"topics": topic, "tasks.max": "1"}})
+	waitState(t, wA, running, "RUNNING")
+	healthReport := filepath.Join(t.TempDir(), "health.json")
+	cmd := exec.CommandContext(ctx, peers.agentBin, "migrate", "--from-brokers", strings.Join(brokersA, ","), "--from-config-topic", namesA.config,
+		"--from-offsets-topic", namesA.offsets, "--from-connect-url", wA.URL, "--to-brokers", b.Addr, "--include", running,
+		"--mm2-source-alias", "A", "--mm2-target-alias", "B", "--checkpoint-wait", "20s", "--stop-source", "--timeout", "2m", "--report", healthReport)
+	cmd.Env = agentB.env
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "%s", out)
+	require.Equal(t, 1, exit.ExitCode(), "%s", out)
+	var status struct {
+		Connector struct{ State string }
+		Tasks     []struct{ State string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(restOK(t, wA, http.MethodGet, "/connectors/"+running+"/status", nil)), &status))
+	require.Equal(t, "RUNNING", status.Connector.State, "nothing was stopped on A")
+	require.Len(t, status.Tasks, 1)
+	require.Equal(t, "RUNNING", status.Tasks[0].State)
+	hdata, err := os.ReadFile(healthReport)
+	require.NoError(t, err)
+	var health struct {
+		Connectors []struct {
+			Outcome string
+			Hazards []struct {
+				Check, Key, Message, Fix string
+				Refuse                   bool
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(hdata, &health), "%s", hdata)
+	require.Len(t, health.Connectors, 1)
+	require.Equal(t, "skipped", health.Connectors[0].Outcome, "%s", hdata)
+	require.Len(t, health.Connectors[0].Hazards, 1, "%s", hdata)
+	h := health.Connectors[0].Hazards[0]
+	t.Logf("hazard: %+v", h)
+	require.Equal(t, "mm2", h.Check)
+	require.Equal(t, "groups.exclude", h.Key)
+	require.True(t, h.Refuse)
+	require.Contains(t, h.Message, `"mm2-checkpoint"`)
+	require.Contains(t, h.Message, `group "connect-`+running+`"`)
+	require.Contains(t, h.Fix, `groups.exclude = console-consumer-.*, __.* on the MirrorCheckpointConnector "mm2-checkpoint"`)
+	require.Contains(t, h.Fix, "A->B.groups.exclude = console-consumer-.*, __.*")
+	restOK(t, wA, http.MethodDelete, "/connectors/"+running, nil)
+
+	// The named fix: MM2 then checkpoints connect-* groups.
+	checkpointConfig["groups.exclude"] = "console-consumer-.*, __.*"
+	restOK(t, wB, http.MethodPut, "/connectors/mm2-checkpoint/config", mm2Config("org.apache.kafka.connect.mirror.MirrorCheckpointConnector", checkpointConfig))
 	waitState(t, wB, "mm2-checkpoint", "RUNNING")
 	require.Len(t, waitTopic(t, brokersB, remote, 103), 103, "MM2 mirrored A's 100 records after B's 3")
 	cp := waitCheckpoint(t, brokersB, policy.CheckpointsTopic(), group, remote, 60)
