@@ -1,6 +1,7 @@
 package realkafka
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -67,12 +68,33 @@ type Broker struct {
 
 // StartBroker formats a fresh storage folder with Kafka's StorageTool, starts kafka.Kafka in
 // combined mode and returns once the broker answers metadata requests.
+// The ports are free when picked and bound by the JVM seconds later: a broker whose port
+// another process took meanwhile (tests of other packages run alongside) starts again on new
+// ports, from a fresh storage folder, up to three times.
 func StartBroker(ctx context.Context, cfg BrokerConfig) (*Broker, error) {
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 2 * time.Minute
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
+	for attempt := 1; ; attempt++ {
+		b, err := startBroker(ctx, cfg)
+		if err == nil || attempt == 3 || !portTaken(filepath.Join(cfg.Dir, "broker.log")) {
+			return b, err
+		}
+		if err := os.RemoveAll(filepath.Join(cfg.Dir, "data")); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// portTaken reports whether the JVM that logged to path failed to bind a port.
+func portTaken(path string) bool {
+	log, err := os.ReadFile(path)
+	return err == nil && bytes.Contains(log, []byte("Address already in use"))
+}
+
+func startBroker(ctx context.Context, cfg BrokerConfig) (*Broker, error) {
 	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err

@@ -63,12 +63,23 @@ type Worker struct {
 // StartWorker starts org.apache.kafka.connect.cli.ConnectDistributed with JSON converters without
 // schemas and the internal topics as a deployment sets them (config: 1 partition, offsets: 25,
 // status: 5, all compacted, replication factor 1), and returns once GET /health is healthy.
+// A worker whose REST port another process took between its pick and the JVM's bind starts
+// again on another port, up to three times.
 func StartWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 3 * time.Minute
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
+	for attempt := 1; ; attempt++ {
+		w, err := startWorker(ctx, cfg)
+		if err == nil || attempt == 3 || !portTaken(filepath.Join(cfg.Dir, "worker.log")) {
+			return w, err
+		}
+	}
+}
+
+func startWorker(ctx context.Context, cfg WorkerConfig) (*Worker, error) {
 	ports, err := freePorts(1)
 	if err != nil {
 		return nil, err
