@@ -17,6 +17,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -52,7 +53,7 @@ type Agent struct {
 	opts    Options
 	log     *slog.Logger
 	metrics *Metrics
-	conns   *Connections
+	conns   *clientconfig.Connections
 	client  *kafka.Client
 	store   *offsetstore.Store
 	proc    Processor
@@ -101,7 +102,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	conns, err := NewConnections(cfg.Security)
+	conns, err := clientconfig.NewConnections(cfg.Security)
 	if err != nil {
 		return nil, err
 	}
