@@ -6,8 +6,26 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/internal/clientconfig"
 )
+
+// connectValidator is the Connect REST client that validates configs, at
+// OFFSETAGENT_CONNECT_URL, or nil (no validation with Connect) when that is not set.
+func connectValidator(cfg Config, log *slog.Logger) (handlers.ConfigValidator, error) {
+	if cfg.ConnectURL == "" {
+		return nil, nil
+	}
+	hc, err := connectHTTPClient(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	c, err := handlers.NewConnectClient(cfg.ConnectURL, hc)
+	if err != nil {
+		return nil, fmt.Errorf("OFFSETAGENT_CONNECT_URL: %w", err)
+	}
+	return c, nil
+}
 
 // connectHTTPClient is the client of the agent's OFFSETAGENT_CONNECT_URL, with
 // OFFSETAGENT_CONNECT_CONFIG and OFFSETAGENT_CONNECT_USER_INFO.
