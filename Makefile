@@ -80,11 +80,11 @@ fuzz: ## Fuzz the request decoder, the MirrorMaker 2 record decoders, the client
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) ./events/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeCheckpoint -fuzztime $(FUZZTIME) ./mm2/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeOffsetSync -fuzztime $(FUZZTIME) ./mm2/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseProperties$$' -fuzztime $(FUZZTIME) ./agent/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseCommandConfig$$' -fuzztime $(FUZZTIME) ./agent/
-	$(GO) test -run '^$$' -fuzz '^FuzzSecretsNotInErrors$$' -fuzztime $(FUZZTIME) ./agent/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseProperties$$' -fuzztime $(FUZZTIME) ./internal/clientconfig/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseCommandConfig$$' -fuzztime $(FUZZTIME) ./internal/clientconfig/
+	$(GO) test -run '^$$' -fuzz '^FuzzSecretsNotInErrors$$' -fuzztime $(FUZZTIME) ./internal/clientconfig/
 
-props-goldens: ## Regenerate agent/testdata/props-oracle.json: java.util.Properties and Kafka's ConfigDef read the client properties inputs (java; mvn for the first jar download)
+props-goldens: ## Regenerate internal/clientconfig/testdata/props-oracle.json: java.util.Properties and Kafka's ConfigDef read the client properties inputs (java; mvn for the first jar download)
 	$(GO) run ./tools/props-oracle
 
 test-memory: ## The agent's peak RSS under the in-flight bound, every case (idle and busy machine, both bounds)

@@ -17,6 +17,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -52,7 +53,7 @@ type Agent struct {
 	opts    Options
 	log     *slog.Logger
 	metrics *Metrics
-	conns   *Connections
+	conns   *clientconfig.Connections
 	client  *kafka.Client
 	store   *offsetstore.Store
 	proc    Processor
@@ -89,24 +90,48 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	// Repeated WARN lines (a broker outage) are written once per repeatWindow.
-	opts.Logger = slog.New(newRepeatLimiter(opts.Logger.Handler(), repeatWindow))
-	if opts.Registry == nil {
-		r := prometheus.NewRegistry()
-		opts.Registry, opts.Gatherer = r, r
-	}
-	if opts.Version == "" {
-		opts.Version = "dev"
-	}
-	conns, err := NewConnections(cfg.Security)
+	opts = opts.withDefaults()
+	conns, err := clientconfig.NewConnections(cfg.Security)
 	if err != nil {
 		return nil, err
 	}
+	a := newAgent(cfg, opts, conns)
+	if err := a.openTopics(); err != nil {
+		return nil, err
+	}
+	if a.proc, err = a.newProcessor(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// withDefaults returns o with the fields left unset filled (a logger that discards, a fresh
+// registry that also gathers, version dev) and its logger wrapped to write a repeated WARN
+// line once per repeatWindow.
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	// A broker outage repeats the same WARN lines from every fetcher.
+	o.Logger = slog.New(newRepeatLimiter(o.Logger.Handler(), repeatWindow))
+	if o.Registry == nil {
+		r := prometheus.NewRegistry()
+		o.Registry, o.Gatherer = r, r
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	return o
+}
+
+// newAgent builds the agent's own state from a valid cfg: its metrics, the in-flight byte
+// budget, the running requests and health, and the Kafka client on conns.
+func newAgent(cfg Config, opts Options, conns *clientconfig.Connections) *Agent {
 	a := &Agent{cfg: cfg, opts: opts, log: opts.Logger, conns: conns, permKick: make(chan struct{}, 1),
 		principal: cfg.Security.Principal()}
+	if cfg.PermissionCheckInterval == 0 {
+		a.cfg.PermissionCheckInterval = defaultPermissionCheckInterval
+	}
 	a.pprof.Store(cfg.Pprof)
 	a.metrics = NewMetrics(opts.Registry, opts.Version)
 	inflightMax := cfg.MaxInflightBytes
@@ -122,28 +147,28 @@ func New(cfg Config, opts Options) (*Agent, error) {
 	}
 	a.health = newHealth(session, cfg.StuckAfter, a.running.oldest)
 	a.client = &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: conns.Transport, Timeout: 30 * time.Second}
+	return a
+}
+
+// openTopics builds the readers and writers of the topics the agent uses: Connect's config
+// and offsets topics (the store), and its own result and intent topics. Nothing is read yet.
+func (a *Agent) openTopics() error {
+	cfg, opts, conns := a.cfg, a.opts, a.conns
+	var err error
 	a.store, err = offsetstore.New(offsetstore.Options{
 		Brokers: cfg.Brokers, ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,
 		Transport: conns.Transport, Dialer: conns.Dialer, Logger: opts.Logger,
 	})
 	if err != nil {
-		return nil, err
-	}
-	pattern, err := cfg.OffsetsTopicPattern()
-	if err != nil {
-		return nil, err
-	}
-	groups, err := cfg.GroupsPattern()
-	if err != nil {
-		return nil, err
+		return err
 	}
 	logOpts := offsetstore.Options{Brokers: cfg.Brokers, Transport: conns.Transport, Dialer: conns.Dialer, Logger: opts.Logger}
 	if a.results, err = newResultLog(logOpts, cfg.ResultTopic, cfg.DedupeWindow, cfg.DedupeMaxEntries); err != nil {
-		return nil, err
+		return err
 	}
 	stateGauges(opts.Registry, a.Ready, a.running.oldest, a.results.size)
 	if a.intents, err = newIntentLog(logOpts, cfg.IntentTopic, a.store.Producer(), a.results.seen); err != nil {
-		return nil, err
+		return err
 	}
 	a.intents.refused = func(err error) error {
 		if _, ok := kafkaio.AuthorizationCode(err); !ok {
@@ -152,44 +177,49 @@ func New(cfg Config, opts Options) (*Agent, error) {
 		a.kickPermissions()
 		return kafkaio.Authz(err, a.principal, kafkaio.OpWrite, kafkaio.ResourceTopic, cfg.IntentTopic)
 	}
-	if cfg.PermissionCheckInterval == 0 {
-		a.cfg.PermissionCheckInterval = defaultPermissionCheckInterval
+	return nil
+}
+
+// newProcessor returns Options.Stages when set, else the staged creation on the agent's
+// store and logs, validating configs with the Connect REST API when Config.ConnectURL is set.
+func (a *Agent) newProcessor() (Processor, error) {
+	if a.opts.Stages != nil {
+		return a.opts.Stages, nil
 	}
-	if opts.Stages != nil {
-		a.proc = opts.Stages
-	} else {
-		var validator handlers.ConfigValidator
-		if cfg.ConnectURL != "" {
-			hc, err := connectHTTPClient(cfg, opts.Logger)
-			if err != nil {
-				return nil, err
-			}
-			if validator, err = handlers.NewConnectClient(cfg.ConnectURL, hc); err != nil {
-				return nil, fmt.Errorf("OFFSETAGENT_CONNECT_URL: %w", err)
-			}
-		}
-		creator, err := handlers.NewCreator(handlers.Options{
-			Store: a.store, Registry: connectors.Builtin(),
-			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,
-			AllowedOffsetsTopics: pattern,
-			AllowedGroups:        groups,
-			OnRetry:              func(r kafkaio.Reason) { a.metrics.Retries.WithLabelValues(string(r)).Inc() },
-			Intents:              a.intents,
-			Claims:               a.intents,
-			ResultOut:            a.results.seen,
-			Validator:            validator,
-			ManagedBy:            cfg.ConnectorsManagedBy,
-			Fault:                opts.Fault,
-			Backoff:              opts.Backoff,
-			Logger:               opts.Logger,
-			Principal:            a.principal,
-		})
-		if err != nil {
-			return nil, err
-		}
-		a.proc = creator
+	cfg, opts := a.cfg, a.opts
+	// Both compile: Validate checked them.
+	pattern, err := cfg.OffsetsTopicPattern()
+	if err != nil {
+		return nil, err
 	}
-	return a, nil
+	groups, err := cfg.GroupsPattern()
+	if err != nil {
+		return nil, err
+	}
+	validator, err := connectValidator(cfg, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	creator, err := handlers.NewCreator(handlers.Options{
+		Store: a.store, Registry: connectors.Builtin(),
+		ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,
+		AllowedOffsetsTopics: pattern,
+		AllowedGroups:        groups,
+		OnRetry:              func(r kafkaio.Reason) { a.metrics.Retries.WithLabelValues(string(r)).Inc() },
+		Intents:              a.intents,
+		Claims:               a.intents,
+		ResultOut:            a.results.seen,
+		Validator:            validator,
+		ManagedBy:            cfg.ConnectorsManagedBy,
+		Fault:                opts.Fault,
+		Backoff:              opts.Backoff,
+		Logger:               opts.Logger,
+		Principal:            a.principal,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return creator, nil
 }
 
 // Store returns the agent's view of Connect's topics (for the offsets subcommand and tests).

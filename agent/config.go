@@ -10,6 +10,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 )
 
 // Config is the agent's configuration. cmd/offsetagent fills it from the environment with
@@ -95,7 +96,7 @@ type Config struct {
 	ConnectorsManagedBy handlers.Manager `env:"OFFSETAGENT_CONNECTORS_MANAGED_BY"`
 	// ConnectConfig is a properties file with the ConnectURL client's settings: basic auth
 	// (basic.auth.user.info) and TLS (ssl.truststore.*, ssl.keystore.* of type PEM,
-	// ssl.endpoint.identification.algorithm); see ParseConnectConfig (optional).
+	// ssl.endpoint.identification.algorithm); see clientconfig.ParseConnectConfig (optional).
 	ConnectConfig string `env:"OFFSETAGENT_CONNECT_CONFIG"`
 	// ConnectUserInfo is user:password for basic auth to ConnectURL, an alternative to
 	// basic.auth.user.info in ConnectConfig (optional).
@@ -107,40 +108,7 @@ type Config struct {
 	// Security's values came from, so it does not judge that).
 	CommandConfig string `env:"OFFSETAGENT_COMMAND_CONFIG"`
 	// Security configures SASL and TLS to the brokers.
-	Security Security
-}
-
-// Security holds the credentials and TLS settings for the brokers.
-type Security struct {
-	// SASLMechanism is PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; empty disables SASL.
-	SASLMechanism string `env:"OFFSETAGENT_SASL_MECHANISM"`
-	// SASLUsername and SASLPassword are the SASL credentials.
-	SASLUsername string `env:"OFFSETAGENT_SASL_USERNAME"`
-	SASLPassword string `env:"OFFSETAGENT_SASL_PASSWORD"`
-	// TLSEnabled turns on TLS; TLSCAFile, TLSCertFile and TLSKeyFile are PEM files (optional).
-	TLSEnabled  bool   `env:"OFFSETAGENT_TLS_ENABLED, default=false"`
-	TLSCAFile   string `env:"OFFSETAGENT_TLS_CA_FILE"`
-	TLSCertFile string `env:"OFFSETAGENT_TLS_CERT_FILE"`
-	TLSKeyFile  string `env:"OFFSETAGENT_TLS_KEY_FILE"`
-
-	// The fields below come only from a Kafka client properties file (OFFSETAGENT_COMMAND_CONFIG,
-	// --from-command-config, --to-command-config; see ParseCommandConfig).
-
-	// TLSCAPEM, TLSCertPEM and TLSKeyPEM are PEM given inline (ssl.truststore.certificates,
-	// ssl.keystore.certificate.chain, ssl.keystore.key), used where the matching file is not set.
-	TLSCAPEM, TLSCertPEM, TLSKeyPEM []byte
-	// TLSKeyPassword decrypts an encrypted PKCS#8 private key (ssl.key.password).
-	TLSKeyPassword string
-	// TLSNoHostnameCheck verifies the broker's certificate chain but not that it names the host
-	// (ssl.endpoint.identification.algorithm set empty).
-	TLSNoHostnameCheck bool
-}
-
-// FromVariables reports whether any field that an OFFSETAGENT_SASL_* or OFFSETAGENT_TLS_*
-// variable fills is set: for a Security read from the environment, whether one was given.
-func (s Security) FromVariables() bool {
-	return s.SASLMechanism != "" || s.SASLUsername != "" || s.SASLPassword != "" || s.TLSEnabled ||
-		s.TLSCAFile != "" || s.TLSCertFile != "" || s.TLSKeyFile != ""
+	Security clientconfig.Security
 }
 
 // defaultPermissionCheckInterval is PermissionCheckInterval when it is zero.

@@ -155,7 +155,7 @@ type Options struct {
 	Fault  func(point, connector string)
 	Logger *slog.Logger
 	// Principal names the agent's principal in refused-permission messages (User:alice;
-	// agent.Security.Principal). Empty means User:ANONYMOUS.
+	// clientconfig.Security.Principal). Empty means User:ANONYMOUS.
 	Principal string
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 )
 
 // Where kfake's ACL checks differ from Apache Kafka's (StandardAuthorizer), which the real
@@ -132,9 +133,9 @@ func newACLFixture(t *testing.T) *aclFixture {
 	cfg.CreateConnectTopics = false // Create is an optional ACL: the topics exist
 	cfg.RequestTopicPartitions = 1
 	cfg.PermissionCheckInterval = 100 * time.Millisecond
-	cfg.Security = agent.Security{SASLMechanism: "SCRAM-SHA-256", SASLUsername: "offsetagent", SASLPassword: "agent-pw"}
+	cfg.Security = clientconfig.Security{SASLMechanism: "SCRAM-SHA-256", SASLUsername: "offsetagent", SASLPassword: "agent-pw"}
 	adminCfg := cfg
-	adminCfg.Security = agent.Security{SASLMechanism: "SCRAM-SHA-256", SASLUsername: "admin", SASLPassword: "admin-pw"}
+	adminCfg.Security = clientconfig.Security{SASLMechanism: "SCRAM-SHA-256", SASLUsername: "admin", SASLPassword: "admin-pw"}
 	f := &aclFixture{t: t, c: c, admin: admin, cfg: cfg, adminCl: newSecureClient(t, adminCfg)}
 	compact := map[string]string{"cleanup.policy": "compact"}
 	f.createTopic(cfg.RequestTopic, 1, nil)
@@ -435,11 +436,11 @@ func TestStartupCertificateErrors(t *testing.T) {
 	pki.leaf(11, "offsetagent", x509.ExtKeyUsageClientAuth, expired, []string{"127.0.0.1"}, clientCert, clientKey)
 	runStartupErrorCases(t, []startupErrorCase{
 		{name: "expired broker certificate", opts: []kfake.Opt{kfake.TLS(pki.brokerConfig(t, expired, "127.0.0.1"))},
-			sec: agent.Security{TLSEnabled: true, TLSCAFile: pki.CAFile}, contains: []string{"expired"}},
+			sec: clientconfig.Security{TLSEnabled: true, TLSCAFile: pki.CAFile}, contains: []string{"expired"}},
 		{name: "broker certificate for another host", opts: []kfake.Opt{kfake.TLS(pki.brokerConfig(t, time.Now().Add(time.Hour), "broker.example", "10.9.9.9"))},
-			sec: agent.Security{TLSEnabled: true, TLSCAFile: pki.CAFile}, contains: []string{"valid for 10.9.9.9, not 127.0.0.1"}},
+			sec: clientconfig.Security{TLSEnabled: true, TLSCAFile: pki.CAFile}, contains: []string{"valid for 10.9.9.9, not 127.0.0.1"}},
 		{name: "expired client certificate", opts: []kfake.Opt{kfake.TLS(pki.serverConfig(true))},
-			sec:      agent.Security{TLSEnabled: true, TLSCAFile: pki.CAFile, TLSCertFile: clientCert, TLSKeyFile: clientKey},
+			sec:      clientconfig.Security{TLSEnabled: true, TLSCAFile: pki.CAFile, TLSCertFile: clientCert, TLSKeyFile: clientKey},
 			contains: []string{"expired", "certificate"}},
 	})
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
 )
@@ -104,8 +105,8 @@ func TestMigrateEachClusterItsOwnCredentials(t *testing.T) {
 	b := startSecureCluster(t, kfake.TLS(pkiB.serverConfig(false)), kfake.EnableSASL(), kfake.EnableACLs(),
 		kfake.Superuser("PLAIN", "agent-b", "agent-b-pw"), kfake.User("PLAIN", "migrator-b", migratorBPassword, aclsB...))
 	cfgA.Brokers, cfgB.Brokers = a.brokers, b.brokers
-	cfgA.Security = agent.Security{SASLMechanism: "SCRAM-SHA-512", SASLUsername: "admin-a", SASLPassword: "admin-a-pw", TLSEnabled: true, TLSCAFile: pkiA.CAFile}
-	cfgB.Security = agent.Security{SASLMechanism: "PLAIN", SASLUsername: "agent-b", SASLPassword: "agent-b-pw", TLSEnabled: true, TLSCAFile: pkiB.CAFile}
+	cfgA.Security = clientconfig.Security{SASLMechanism: "SCRAM-SHA-512", SASLUsername: "admin-a", SASLPassword: "admin-a-pw", TLSEnabled: true, TLSCAFile: pkiA.CAFile}
+	cfgB.Security = clientconfig.Security{SASLMechanism: "PLAIN", SASLUsername: "agent-b", SASLPassword: "agent-b-pw", TLSEnabled: true, TLSCAFile: pkiB.CAFile}
 
 	// A's connectors, created by an agent on A as its superuser.
 	agentA := startAgent(t, cfgA, agent.Options{})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 )
 
 // startSecureCluster starts kfake with extra options (SASL, TLS). Security tests always use
@@ -38,13 +39,13 @@ func startSecureCluster(t *testing.T, opts ...kfake.Opt) *cluster {
 type secureClient struct {
 	t     *testing.T
 	cfg   agent.Config
-	conns *agent.Connections
+	conns *clientconfig.Connections
 	kc    *kafka.Client
 }
 
 func newSecureClient(t *testing.T, cfg agent.Config) *secureClient {
 	t.Helper()
-	conns, err := agent.NewConnections(cfg.Security)
+	conns, err := clientconfig.NewConnections(cfg.Security)
 	require.NoError(t, err)
 	return &secureClient{t: t, cfg: cfg, conns: conns,
 		kc: &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: conns.Transport, Timeout: 10 * time.Second}}
@@ -136,21 +137,21 @@ func TestSecureBrokers(t *testing.T) {
 	cases := []struct {
 		name string
 		opts []kfake.Opt
-		sec  agent.Security
+		sec  clientconfig.Security
 	}{
 		{"SASL PLAIN", []kfake.Opt{kfake.EnableSASL(), kfake.Superuser("PLAIN", "agent", "plain-pw")},
-			agent.Security{SASLMechanism: "PLAIN", SASLUsername: "agent", SASLPassword: "plain-pw"}},
+			clientconfig.Security{SASLMechanism: "PLAIN", SASLUsername: "agent", SASLPassword: "plain-pw"}},
 		{"SASL SCRAM-SHA-256", []kfake.Opt{kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "agent", "scram256-pw")},
-			agent.Security{SASLMechanism: "SCRAM-SHA-256", SASLUsername: "agent", SASLPassword: "scram256-pw"}},
+			clientconfig.Security{SASLMechanism: "SCRAM-SHA-256", SASLUsername: "agent", SASLPassword: "scram256-pw"}},
 		{"SASL SCRAM-SHA-512", []kfake.Opt{kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "agent", "scram512-pw")},
-			agent.Security{SASLMechanism: "SCRAM-SHA-512", SASLUsername: "agent", SASLPassword: "scram512-pw"}},
+			clientconfig.Security{SASLMechanism: "SCRAM-SHA-512", SASLUsername: "agent", SASLPassword: "scram512-pw"}},
 		{"TLS with CA file", []kfake.Opt{kfake.TLS(pki.serverConfig(false))},
-			agent.Security{TLSEnabled: true, TLSCAFile: pki.CAFile}},
+			clientconfig.Security{TLSEnabled: true, TLSCAFile: pki.CAFile}},
 		{"TLS with client certificate", []kfake.Opt{kfake.TLS(pki.serverConfig(true))},
-			agent.Security{TLSEnabled: true, TLSCAFile: pki.CAFile, TLSCertFile: pki.ClientCertFile, TLSKeyFile: pki.ClientKeyFile}},
+			clientconfig.Security{TLSEnabled: true, TLSCAFile: pki.CAFile, TLSCertFile: pki.ClientCertFile, TLSKeyFile: pki.ClientKeyFile}},
 		{"SCRAM-SHA-512 over mutual TLS", []kfake.Opt{kfake.TLS(pki.serverConfig(true)), kfake.EnableSASL(),
 			kfake.Superuser("SCRAM-SHA-512", "agent", "both-pw")},
-			agent.Security{SASLMechanism: "SCRAM-SHA-512", SASLUsername: "agent", SASLPassword: "both-pw",
+			clientconfig.Security{SASLMechanism: "SCRAM-SHA-512", SASLUsername: "agent", SASLPassword: "both-pw",
 				TLSEnabled: true, TLSCAFile: pki.CAFile, TLSCertFile: pki.ClientCertFile, TLSKeyFile: pki.ClientKeyFile}},
 	}
 	for _, tc := range cases {
@@ -230,7 +231,7 @@ type startupErrorCase struct {
 	opts []kfake.Opt
 	// kafkaLike answers failed SASL authentications as Apache Kafka does.
 	kafkaLike bool
-	sec       agent.Security
+	sec       clientconfig.Security
 	contains  []string // the error names one of these, case-insensitively
 }
 
@@ -268,17 +269,17 @@ func TestSecureBrokerStartupErrors(t *testing.T) {
 	runStartupErrorCases(t, []startupErrorCase{
 		{name: "SCRAM-SHA-256 wrong password", kafkaLike: true,
 			opts: []kfake.Opt{kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "agent", "right")},
-			sec:  agent.Security{SASLMechanism: "SCRAM-SHA-256", SASLUsername: "agent", SASLPassword: "wrong"}, contains: sasl},
+			sec:  clientconfig.Security{SASLMechanism: "SCRAM-SHA-256", SASLUsername: "agent", SASLPassword: "wrong"}, contains: sasl},
 		{name: "SCRAM-SHA-512 wrong password", kafkaLike: true,
 			opts: []kfake.Opt{kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "agent", "right")},
-			sec:  agent.Security{SASLMechanism: "SCRAM-SHA-512", SASLUsername: "agent", SASLPassword: "wrong"}, contains: sasl},
+			sec:  clientconfig.Security{SASLMechanism: "SCRAM-SHA-512", SASLUsername: "agent", SASLPassword: "wrong"}, contains: sasl},
 		{name: "PLAIN wrong password", kafkaLike: true,
 			opts: []kfake.Opt{kfake.EnableSASL(), kfake.Superuser("PLAIN", "agent", "right")},
-			sec:  agent.Security{SASLMechanism: "PLAIN", SASLUsername: "agent", SASLPassword: "wrong"}, contains: sasl},
+			sec:  clientconfig.Security{SASLMechanism: "PLAIN", SASLUsername: "agent", SASLPassword: "wrong"}, contains: sasl},
 		{name: "untrusted broker certificate", opts: []kfake.Opt{kfake.TLS(pki.serverConfig(false))},
-			sec: agent.Security{TLSEnabled: true, TLSCAFile: other.CAFile}, contains: []string{"certificate", "x509"}},
+			sec: clientconfig.Security{TLSEnabled: true, TLSCAFile: other.CAFile}, contains: []string{"certificate", "x509"}},
 		{name: "client certificate missing", opts: []kfake.Opt{kfake.TLS(pki.serverConfig(true))},
-			sec: agent.Security{TLSEnabled: true, TLSCAFile: pki.CAFile}, contains: []string{"certificate", "tls"}},
+			sec: clientconfig.Security{TLSEnabled: true, TLSCAFile: pki.CAFile}, contains: []string{"certificate", "tls"}},
 	})
 }
 
@@ -291,12 +292,12 @@ func TestStartupErrorOnDroppedSASLConnectionNamesSASL(t *testing.T) {
 	runStartupErrorCases(t, []startupErrorCase{
 		{name: "SCRAM-SHA-256 wrong password",
 			opts: []kfake.Opt{kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "agent", "right")},
-			sec:  agent.Security{SASLMechanism: "SCRAM-SHA-256", SASLUsername: "agent", SASLPassword: "wrong"}, contains: sasl},
+			sec:  clientconfig.Security{SASLMechanism: "SCRAM-SHA-256", SASLUsername: "agent", SASLPassword: "wrong"}, contains: sasl},
 		{name: "unknown user",
 			opts: []kfake.Opt{kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "agent", "right")},
-			sec:  agent.Security{SASLMechanism: "SCRAM-SHA-512", SASLUsername: "nobody", SASLPassword: "right"}, contains: sasl},
+			sec:  clientconfig.Security{SASLMechanism: "SCRAM-SHA-512", SASLUsername: "nobody", SASLPassword: "right"}, contains: sasl},
 		{name: "PLAIN wrong password",
 			opts: []kfake.Opt{kfake.EnableSASL(), kfake.Superuser("PLAIN", "agent", "right")},
-			sec:  agent.Security{SASLMechanism: "PLAIN", SASLUsername: "agent", SASLPassword: "wrong"}, contains: sasl},
+			sec:  clientconfig.Security{SASLMechanism: "PLAIN", SASLUsername: "agent", SASLPassword: "wrong"}, contains: sasl},
 	})
 }

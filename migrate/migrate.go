@@ -29,7 +29,7 @@ type Target struct {
 	// Transport and Dialer carry SASL/TLS; nil means none.
 	Transport *kafka.Transport
 	Dialer    *kafka.Dialer
-	// Principal describes who Transport authenticates as on B (agent.Security.Principal),
+	// Principal describes who Transport authenticates as on B (clientconfig.Security.Principal),
 	// for the messages of refused permissions.
 	Principal string
 	// AgentGroup is the consumer group of B's agents (their OFFSETAGENT_GROUP_ID): when no

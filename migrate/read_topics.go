@@ -24,7 +24,7 @@ type TopicsSource struct {
 	// Transport and Dialer carry SASL/TLS; nil means none.
 	Transport *kafka.Transport
 	Dialer    *kafka.Dialer
-	// Principal describes who Transport authenticates as (agent.Security.Principal), for the
+	// Principal describes who Transport authenticates as (clientconfig.Security.Principal), for the
 	// messages of refused permissions.
 	Principal string
 	// AllowUnreadable goes on with a sink whose committed offsets cannot all be read (a topic

@@ -11,6 +11,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
@@ -42,7 +43,7 @@ func endOffsets(ctx context.Context, cl *kafka.Client, topic string) (map[int]in
 
 // waitResult reads topic from the given offsets until it finds the result of requestID. It
 // reads committed records only (kafkaio.FetchPartition), as every reader of the product.
-func waitResult(ctx context.Context, cfg agent.Config, conns *agent.Connections, from map[int]int64, requestID string) (*kafka.Message, error) {
+func waitResult(ctx context.Context, cfg agent.Config, conns *clientconfig.Connections, from map[int]int64, requestID string) (*kafka.Message, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	found := make(chan kafka.Message, 1)

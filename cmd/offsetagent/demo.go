@@ -13,6 +13,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
@@ -89,7 +90,7 @@ func demo(ctx context.Context, stdout, stderr io.Writer) error {
 	defer func() { stopAgent(); <-done }()
 	fmt.Fprintf(stdout, "== agent running, metrics on http://%s/metrics\n", ln.Addr())
 
-	conns, err := agent.NewConnections(cfg.Security)
+	conns, err := clientconfig.NewConnections(cfg.Security)
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func demo(ctx context.Context, stdout, stderr io.Writer) error {
 }
 
 // dumpTopic prints every record of topic: partition, offset, key and value.
-func dumpTopic(ctx context.Context, cfg agent.Config, conns *agent.Connections, topic string, w io.Writer) error {
+func dumpTopic(ctx context.Context, cfg agent.Config, conns *clientconfig.Connections, topic string, w io.Writer) error {
 	cl := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: conns.Transport, Timeout: 10 * time.Second}
 	ends, err := endOffsets(ctx, cl, topic)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 )
 
 // The connectors of the migration demo's Connect cluster A: sources and a sink, running,
@@ -52,7 +53,7 @@ type demoCluster struct {
 	name   string
 	broker *embeddedBroker
 	cfg    agent.Config
-	conns  *agent.Connections
+	conns  *clientconfig.Connections
 	stop   func()
 }
 
@@ -69,7 +70,7 @@ func startDemoCluster(ctx context.Context, name string, stderr io.Writer) (*demo
 		return nil, err
 	}
 	c.cfg.Brokers, c.cfg.CreateConnectTopics = []string{b.Addr()}, true
-	if c.conns, err = agent.NewConnections(c.cfg.Security); err != nil {
+	if c.conns, err = clientconfig.NewConnections(c.cfg.Security); err != nil {
 		c.stop()
 		return nil, err
 	}

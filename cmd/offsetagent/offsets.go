@@ -17,6 +17,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -57,7 +58,7 @@ func cmdOffsets(args []string, stdout, stderr io.Writer) int {
 }
 
 // readOffsets loads a view of Connect's topics and returns name's offsets.
-func readOffsets(ctx context.Context, cfg agent.Config, conns *agent.Connections, name string) (*events.ConnectorOffsets, error) {
+func readOffsets(ctx context.Context, cfg agent.Config, conns *clientconfig.Connections, name string) (*events.ConnectorOffsets, error) {
 	store, err := offsetstore.New(offsetstore.Options{
 		Brokers: cfg.Brokers, ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,
 		Transport: conns.Transport, Dialer: conns.Dialer, Logger: slog.New(slog.DiscardHandler),

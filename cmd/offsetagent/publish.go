@@ -16,6 +16,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 )
 
 func cmdPublish(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -74,7 +75,7 @@ func cmdPublish(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // publish sends body as a request event and, with wait, returns its result.
-func publish(ctx context.Context, cfg agent.Config, conns *agent.Connections, body []byte, opts events.RequestOptions, wait bool, timeout time.Duration) (*printableResult, error) {
+func publish(ctx context.Context, cfg agent.Config, conns *clientconfig.Connections, body []byte, opts events.RequestOptions, wait bool, timeout time.Duration) (*printableResult, error) {
 	if opts.ID == "" {
 		opts.ID = uuid.NewString()
 	}

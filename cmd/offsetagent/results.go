@@ -17,6 +17,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
@@ -78,7 +79,7 @@ func cmdResults(args []string, stdout, stderr io.Writer) int {
 
 // latestResults reads up to scan records at the end of each partition of the result topic
 // and returns the latest n results (failed ones only with onlyFailed), oldest first.
-func latestResults(ctx context.Context, cfg agent.Config, conns *agent.Connections, onlyFailed bool, n int, scan int64) ([]resultLine, error) {
+func latestResults(ctx context.Context, cfg agent.Config, conns *clientconfig.Connections, onlyFailed bool, n int, scan int64) ([]resultLine, error) {
 	cl := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: conns.Transport, Timeout: 10 * time.Second}
 	end, err := endOffsets(ctx, cl, cfg.ResultTopic)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/offsetagent/offsetagent/agent"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 )
 
 // embeddedAddr is where `run --embedded-broker` and `demo` listen.
@@ -115,7 +116,7 @@ func loadConfigNotes(ctx context.Context) (agent.Config, []string, error) {
 	if cfg.CommandConfig == "" {
 		return cfg, nil, nil
 	}
-	sec, notes, err := agent.ReadCommandConfig(cfg.CommandConfig)
+	sec, notes, err := clientconfig.ReadCommandConfig(cfg.CommandConfig)
 	if err != nil {
 		return cfg, nil, fmt.Errorf("OFFSETAGENT_COMMAND_CONFIG: %w", err)
 	}
@@ -126,13 +127,13 @@ func loadConfigNotes(ctx context.Context) (agent.Config, []string, error) {
 // clientConfig is the configuration and connections of the client subcommands (publish,
 // offsets, results): the same environment as the agent's. Unknown OFFSETAGENT_ variables are
 // warned about on stderr.
-func clientConfig(ctx context.Context, stderr io.Writer) (agent.Config, *agent.Connections, error) {
+func clientConfig(ctx context.Context, stderr io.Writer) (agent.Config, *clientconfig.Connections, error) {
 	warnUnknown(stderr, unknownVariables(os.Environ()))
 	cfg, err := loadConfig(ctx)
 	if err != nil {
 		return cfg, nil, err
 	}
-	conns, err := agent.NewConnections(cfg.Security)
+	conns, err := clientconfig.NewConnections(cfg.Security)
 	return cfg, conns, err
 }
 

@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/offsetagent/offsetagent/agent"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 )
 
 // clusters are the Kafka connections of export and migrate: A's (--from-brokers, MirrorMaker
 // 2's offset syncs) and B's (--to-brokers: requests, results, state records, checkpoints).
 type clusters struct {
-	from, to *agent.Connections
+	from, to *clientconfig.Connections
 	// fromPrincipal and toPrincipal describe A's and B's principals for messages
-	// (agent.Security.Principal).
+	// (clientconfig.Security.Principal).
 	fromPrincipal, toPrincipal string
 }
 
@@ -36,7 +37,7 @@ func (f *fleetFlags) clusters(ctx context.Context, stderr io.Writer) (agent.Conf
 	cl := clusters{fromPrincipal: cfg.Security.Principal(), toPrincipal: cfg.Security.Principal()}
 	if f.fromCommandConfig == "" || f.toCommandConfig == "" {
 		// The environment's settings serve the cluster without a file of its own.
-		env, err := agent.NewConnections(cfg.Security)
+		env, err := clientconfig.NewConnections(cfg.Security)
 		if err != nil {
 			return cfg, clusters{}, err
 		}
@@ -44,19 +45,19 @@ func (f *fleetFlags) clusters(ctx context.Context, stderr io.Writer) (agent.Conf
 	}
 	for _, c := range []struct {
 		flag, path string
-		conns      **agent.Connections
+		conns      **clientconfig.Connections
 	}{{"--from-command-config", f.fromCommandConfig, &cl.from}, {"--to-command-config", f.toCommandConfig, &cl.to}} {
 		if c.path == "" {
 			continue
 		}
-		sec, notes, err := agent.ReadCommandConfig(c.path)
+		sec, notes, err := clientconfig.ReadCommandConfig(c.path)
 		if err != nil {
 			return cfg, cl, fmt.Errorf("%s: %w", c.flag, err)
 		}
 		for _, n := range notes {
 			fmt.Fprintf(stderr, "offsetagent: note: %s\n", n)
 		}
-		if *c.conns, err = agent.NewConnections(sec); err != nil {
+		if *c.conns, err = clientconfig.NewConnections(sec); err != nil {
 			return cfg, cl, fmt.Errorf("%s: %w", c.flag, err)
 		}
 		if c.conns == &cl.from {
@@ -73,10 +74,10 @@ func (f *fleetFlags) clusters(ctx context.Context, stderr io.Writer) (agent.Conf
 // A URL that carries a password still works, with one warning on stderr that says where it
 // is visible and what to use instead.
 func connectClient(url, urlFlag, path, configFlag, userVar string, stderr io.Writer) (*http.Client, error) {
-	var cs agent.ConnectSecurity
+	var cs clientconfig.ConnectSecurity
 	if path != "" {
 		var err error
-		if cs, err = agent.ReadConnectConfig(path); err != nil {
+		if cs, err = clientconfig.ReadConnectConfig(path); err != nil {
 			return nil, fmt.Errorf("%s: %w", configFlag, err)
 		}
 	}
@@ -84,7 +85,7 @@ func connectClient(url, urlFlag, path, configFlag, userVar string, stderr io.Wri
 	if err != nil {
 		return nil, err
 	}
-	hc, inURL, err := agent.ConnectHTTPClient(url, cs, 30*time.Second)
+	hc, inURL, err := clientconfig.ConnectHTTPClient(url, cs, 30*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", urlFlag, err)
 	}

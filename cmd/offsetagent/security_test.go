@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/offsetagent/offsetagent/agent"
+	"github.com/offsetagent/offsetagent/internal/clientconfig"
 )
 
 // The per-cluster settings are refused at start with one clear line naming the flag or
@@ -94,7 +95,7 @@ func TestAgentCommandConfig(t *testing.T) {
 	t.Setenv("OFFSETAGENT_COMMAND_CONFIG", path)
 	cfg, notes, err := loadConfigNotes(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, agent.Security{SASLMechanism: "SCRAM-SHA-256", SASLUsername: "agent", SASLPassword: "pw", TLSEnabled: true}, cfg.Security)
+	require.Equal(t, clientconfig.Security{SASLMechanism: "SCRAM-SHA-256", SASLUsername: "agent", SASLPassword: "pw", TLSEnabled: true}, cfg.Security)
 	require.Len(t, notes, 1)
 	require.Contains(t, notes[0], "request.timeout.ms: accepted, without effect")
 }

@@ -1,6 +1,6 @@
 // Command props-oracle regenerates the golden table of the client properties reader
-// (agent/testdata/props-oracle.json) from its inputs (agent/testdata/props-oracle-cases.json)
-// with a real JVM: java.util.Properties.load reads each input, Kafka's ConfigDef parses the
+// (internal/clientconfig/testdata/props-oracle.json) from its inputs
+// (internal/clientconfig/testdata/props-oracle-cases.json) with a real JVM: java.util.Properties.load reads each input, Kafka's ConfigDef parses the
 // values of the keys AdminClientConfig defines, JaasContext reads sasl.jaas.config and
 // ScramFormatter derives the SCRAM credentials of its password (see PropsOracle.java). kafka-clients comes from the jar folder of the real Kafka tier
 // (integration/realkafka: Maven, cached after the first run), so java and, the first time,
@@ -37,8 +37,8 @@ type golden struct {
 }
 
 func main() {
-	cases := flag.String("cases", "agent/testdata/props-oracle-cases.json", "the inputs")
-	out := flag.String("out", "agent/testdata/props-oracle.json", "the golden table to write")
+	cases := flag.String("cases", "internal/clientconfig/testdata/props-oracle-cases.json", "the inputs")
+	out := flag.String("out", "internal/clientconfig/testdata/props-oracle.json", "the golden table to write")
 	src := flag.String("java", "tools/props-oracle/PropsOracle.java", "the oracle's Java source")
 	flag.Parse()
 	if err := run(context.Background(), *cases, *out, *src); err != nil {

@@ -1,4 +1,4 @@
-package agent
+package clientconfig
 
 import (
 	"os"
@@ -235,7 +235,7 @@ func TestParseConnectConfigTrimsBasicAuth(t *testing.T) {
 // say: the client files as client properties, the REST files (with basic.auth keys) as
 // Connect REST properties.
 func TestDocumentedPropertiesFilesParse(t *testing.T) {
-	for _, file := range []string{"../docs/migration.md", "../docs/operations.md"} {
+	for _, file := range []string{"../../docs/migration.md", "../../docs/operations.md"} {
 		doc, err := os.ReadFile(file)
 		require.NoError(t, err)
 		blocks := strings.Split(string(doc), "```properties\n")[1:]

@@ -1,4 +1,4 @@
-package agent
+package clientconfig
 
 import (
 	"bytes"
@@ -14,6 +14,39 @@ import (
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
 )
+
+// Security holds the credentials and TLS settings for the brokers.
+type Security struct {
+	// SASLMechanism is PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512; empty disables SASL.
+	SASLMechanism string `env:"OFFSETAGENT_SASL_MECHANISM"`
+	// SASLUsername and SASLPassword are the SASL credentials.
+	SASLUsername string `env:"OFFSETAGENT_SASL_USERNAME"`
+	SASLPassword string `env:"OFFSETAGENT_SASL_PASSWORD"`
+	// TLSEnabled turns on TLS; TLSCAFile, TLSCertFile and TLSKeyFile are PEM files (optional).
+	TLSEnabled  bool   `env:"OFFSETAGENT_TLS_ENABLED, default=false"`
+	TLSCAFile   string `env:"OFFSETAGENT_TLS_CA_FILE"`
+	TLSCertFile string `env:"OFFSETAGENT_TLS_CERT_FILE"`
+	TLSKeyFile  string `env:"OFFSETAGENT_TLS_KEY_FILE"`
+
+	// The fields below come only from a Kafka client properties file (OFFSETAGENT_COMMAND_CONFIG,
+	// --from-command-config, --to-command-config; see ParseCommandConfig).
+
+	// TLSCAPEM, TLSCertPEM and TLSKeyPEM are PEM given inline (ssl.truststore.certificates,
+	// ssl.keystore.certificate.chain, ssl.keystore.key), used where the matching file is not set.
+	TLSCAPEM, TLSCertPEM, TLSKeyPEM []byte
+	// TLSKeyPassword decrypts an encrypted PKCS#8 private key (ssl.key.password).
+	TLSKeyPassword string
+	// TLSNoHostnameCheck verifies the broker's certificate chain but not that it names the host
+	// (ssl.endpoint.identification.algorithm set empty).
+	TLSNoHostnameCheck bool
+}
+
+// FromVariables reports whether any field that an OFFSETAGENT_SASL_* or OFFSETAGENT_TLS_*
+// variable fills is set: for a Security read from the environment, whether one was given.
+func (s Security) FromVariables() bool {
+	return s.SASLMechanism != "" || s.SASLUsername != "" || s.SASLPassword != "" || s.TLSEnabled ||
+		s.TLSCAFile != "" || s.TLSCertFile != "" || s.TLSKeyFile != ""
+}
 
 // Connections are the kafka-go transport (clients and writers) and dialer (readers and the
 // consumer group) that carry one set of SASL and TLS settings.

@@ -1,4 +1,4 @@
-package agent
+package clientconfig
 
 import (
 	"crypto/aes"
@@ -15,7 +15,6 @@ import (
 	"encoding/pem"
 	"io"
 	"log"
-	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
@@ -253,25 +252,4 @@ func TestDecryptKeyPEM(t *testing.T) {
 	got, err := decryptKeyPEM(plain, "")
 	require.NoError(t, err)
 	require.Equal(t, plain, got)
-}
-
-// The agent's Connect REST client takes OFFSETAGENT_CONNECT_CONFIG and
-// OFFSETAGENT_CONNECT_USER_INFO; a password in OFFSETAGENT_CONNECT_URL works with one warning
-// that does not repeat it.
-func TestAgentConnectHTTPClient(t *testing.T) {
-	var logs strings.Builder
-	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	_, err := connectHTTPClient(Config{ConnectURL: "http://admin:url-S3cret@127.0.0.1:1"}, logger)
-	require.NoError(t, err)
-	require.Contains(t, logs.String(), "OFFSETAGENT_CONNECT_URL carries a password")
-	require.NotContains(t, logs.String(), "url-S3cret")
-
-	path := filepath.Join(t.TempDir(), "rest.properties")
-	require.NoError(t, os.WriteFile(path, []byte("basic.auth.user.info=admin:file-S3cret\n"), 0o600))
-	_, err = connectHTTPClient(Config{ConnectURL: "http://127.0.0.1:1", ConnectConfig: path, ConnectUserInfo: "admin:env-S3cret"}, logger)
-	require.ErrorContains(t, err, "OFFSETAGENT_CONNECT_USER_INFO: set, and the Connect REST properties file has basic.auth.user.info too")
-	require.NotContains(t, err.Error(), "S3cret")
-	_, err = connectHTTPClient(Config{ConnectURL: "http://u:url-S3cret@127.0.0.1:1", ConnectUserInfo: "admin:env-S3cret"}, logger)
-	require.ErrorContains(t, err, "OFFSETAGENT_CONNECT_URL: connect URL http://u:xxxxx@127.0.0.1:1 carries credentials")
-	require.NotContains(t, err.Error(), "S3cret")
 }

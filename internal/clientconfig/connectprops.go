@@ -1,9 +1,8 @@
-package agent
+package clientconfig
 
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -169,28 +168,4 @@ func (b *basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.SetBasicAuth(b.user, b.password)
 	return b.next.RoundTrip(r)
-}
-
-// connectHTTPClient is the client of the agent's OFFSETAGENT_CONNECT_URL, with
-// OFFSETAGENT_CONNECT_CONFIG and OFFSETAGENT_CONNECT_USER_INFO.
-func connectHTTPClient(cfg Config, log *slog.Logger) (*http.Client, error) {
-	var cs ConnectSecurity
-	if cfg.ConnectConfig != "" {
-		var err error
-		if cs, err = ReadConnectConfig(cfg.ConnectConfig); err != nil {
-			return nil, fmt.Errorf("OFFSETAGENT_CONNECT_CONFIG: %w", err)
-		}
-	}
-	cs, err := cs.WithUserInfo(cfg.ConnectUserInfo, "OFFSETAGENT_CONNECT_USER_INFO")
-	if err != nil {
-		return nil, err
-	}
-	hc, inURL, err := ConnectHTTPClient(cfg.ConnectURL, cs, 30*time.Second)
-	if err != nil {
-		return nil, fmt.Errorf("OFFSETAGENT_CONNECT_URL: %w", err)
-	}
-	if inURL && log != nil {
-		log.Warn("OFFSETAGENT_CONNECT_URL carries a password, readable wherever the environment is (docker inspect, /proc/PID/environ, manifests): put it in OFFSETAGENT_CONNECT_USER_INFO or basic.auth.user.info of OFFSETAGENT_CONNECT_CONFIG")
-	}
-	return hc, nil
 }

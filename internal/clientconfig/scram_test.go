@@ -1,13 +1,12 @@
-package agent
+package clientconfig
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go"
 	"github.com/sethvargo/go-envconfig"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -22,8 +21,9 @@ func escapeJAASValue(s string) string {
 // Kafka's SCRAM clients and kafka-configs.sh derive the salted password from the password's
 // UTF-8 bytes as they are (ScramFormatter.normalize), without SASLprep: a password that
 // SASLprep would refuse (a control character, U+FFFD, a non-character) or change (a no-break
-// space) authenticates the agent as it does a Java client, and no error or log line carries
-// any part of it. The agent runs against a kfake broker that holds the SCRAM credential.
+// space) authenticates the agent and the CLI as it does a Java client, and no error carries
+// any part of it. The connections authenticate to a kfake broker that holds the SCRAM
+// credential.
 func TestSCRAMPasswordAsKafkaDerivesIt(t *testing.T) {
 	tests := []struct {
 		name, mechanism, password string
@@ -53,38 +53,27 @@ func TestSCRAMPasswordAsKafkaDerivesIt(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, tt.password, sec.SASLPassword)
 			}
-			cfg := Config{
-				Brokers: c.ListenAddrs(), RequestTopic: "requests", ResultTopic: "results", GroupID: "offsetagent",
-				ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets", IntentTopic: "intents",
-				CreateConnectTopics: true, RequestTopicPartitions: 2, HTTPAddr: "127.0.0.1:0", LogLevel: "debug", LogFormat: "json",
-				Concurrency: 2, MaxRequestBytes: 1 << 20, ShutdownTimeout: 5 * time.Second, SessionTimeout: 10 * time.Second,
-				DedupeWindow: time.Hour, DedupeMaxEntries: 1000, AllowedSources: []string{"/src"}, Security: sec,
-			}
-			var logs syncBuffer
-			reg := prometheus.NewRegistry()
-			log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			a, err := New(cfg, Options{Registry: reg, Gatherer: reg, Logger: log, Stages: &fakeProcessor{}})
+			// Both ways the agent and the CLI reach the brokers: the transport (clients and
+			// writers) and the dialer (readers and the consumer group).
+			conns, err := NewConnections(sec)
 			if err != nil {
-				// Where the start path logs it (cmd/offsetagent: "build agent").
-				log.Error("build agent", "err", err)
-				requireNoSecret(t, logs.String(), tt.password)
-				t.Fatalf("build agent: %v", err)
+				requireNoSecret(t, err.Error(), tt.password)
+				t.Fatalf("build connections: %v", err)
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- a.Run(ctx) }()
-			ready := false
-			for deadline := time.Now().Add(30 * time.Second); !ready && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-				ready = a.Ready()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			client := &kafka.Client{Addr: kafka.TCP(c.ListenAddrs()...), Transport: conns.Transport, Timeout: 10 * time.Second}
+			_, err = client.Metadata(ctx, &kafka.MetadataRequest{})
+			if err != nil {
+				requireNoSecret(t, err.Error(), tt.password)
 			}
-			cancel()
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				t.Error("agent did not stop within 30s")
+			require.NoError(t, err, "the transport did not authenticate with the password")
+			conn, err := conns.Dialer.DialContext(ctx, "tcp", c.ListenAddrs()[0])
+			if err != nil {
+				requireNoSecret(t, err.Error(), tt.password)
 			}
-			requireNoSecret(t, logs.String(), tt.password)
-			require.True(t, ready, "the agent never became ready (authenticated) with the password:\n%s", logs.String())
+			require.NoError(t, err, "the dialer did not authenticate with the password")
+			require.NoError(t, conn.Close())
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -83,4 +84,25 @@ func TestConnectRedirectOnTheSameHostIsFollowed(t *testing.T) {
 	for _, a := range auth.All() {
 		require.True(t, strings.HasPrefix(a, "Basic "), a)
 	}
+}
+
+// The agent's Connect REST client takes OFFSETAGENT_CONNECT_CONFIG and
+// OFFSETAGENT_CONNECT_USER_INFO; a password in OFFSETAGENT_CONNECT_URL works with one warning
+// that does not repeat it.
+func TestAgentConnectHTTPClient(t *testing.T) {
+	var logs strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	_, err := connectHTTPClient(Config{ConnectURL: "http://admin:url-S3cret@127.0.0.1:1"}, logger)
+	require.NoError(t, err)
+	require.Contains(t, logs.String(), "OFFSETAGENT_CONNECT_URL carries a password")
+	require.NotContains(t, logs.String(), "url-S3cret")
+
+	path := filepath.Join(t.TempDir(), "rest.properties")
+	require.NoError(t, os.WriteFile(path, []byte("basic.auth.user.info=admin:file-S3cret\n"), 0o600))
+	_, err = connectHTTPClient(Config{ConnectURL: "http://127.0.0.1:1", ConnectConfig: path, ConnectUserInfo: "admin:env-S3cret"}, logger)
+	require.ErrorContains(t, err, "OFFSETAGENT_CONNECT_USER_INFO: set, and the Connect REST properties file has basic.auth.user.info too")
+	require.NotContains(t, err.Error(), "S3cret")
+	_, err = connectHTTPClient(Config{ConnectURL: "http://u:url-S3cret@127.0.0.1:1", ConnectUserInfo: "admin:env-S3cret"}, logger)
+	require.ErrorContains(t, err, "OFFSETAGENT_CONNECT_URL: connect URL http://u:xxxxx@127.0.0.1:1 carries credentials")
+	require.NotContains(t, err.Error(), "S3cret")
 }
