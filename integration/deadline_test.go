@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
@@ -239,4 +241,97 @@ func TestMigrateInterruptedIsPending(t *testing.T) {
 	rep, err = migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.Equal(t, fmt.Sprint(migrate.OutcomeSucceeded), fmt.Sprint(rep.Connectors[0].Outcome))
+}
+
+// delayProduceOnce holds the first produce request that writes to topic (a record of a
+// partition, not a permission probe) until the time until returns has passed, then lets the
+// broker append it and answer as usual: an acknowledgement that comes late. It reports on hit
+// when the request arrived.
+func delayProduceOnce(fake *kfake.Cluster, topic string, until func() time.Time) (hit <-chan struct{}) {
+	arrived := make(chan struct{})
+	var once sync.Once
+	fake.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		req := kreq.(*kmsg.ProduceRequest)
+		writes := false
+		for _, t := range req.Topics {
+			for _, p := range t.Partitions {
+				writes = writes || (t.Topic == topic && p.Partition >= 0)
+			}
+		}
+		first := false
+		if writes {
+			once.Do(func() { first = true })
+		}
+		if !first {
+			return nil, nil, false
+		}
+		fake.DropControl()
+		close(arrived)
+		fake.SleepControl(func() { time.Sleep(time.Until(until())) })
+		return nil, nil, false
+	})
+	return arrived
+}
+
+// The write that creates the connector must be acknowledged, and its result published, before
+// the request's giveup: the agent keeps a reserve before it for the result. A write
+// acknowledged within the reserve (just before the giveup) is rolled back and answered 408,
+// whatever else is slow (here the result's own write, which would have landed after the
+// giveup, after the request's sender reported it failed); a stage that ends within the reserve
+// leaves the connector's config records unwritten: no record of the connector ever appears.
+func TestFinalWriteKeepsResultReserve(t *testing.T) {
+	cases := []struct {
+		name string
+		// slow is the topic whose first write is acknowledged just before the giveup.
+		slow func(cfg agent.Config) string
+		step string
+		// configWritten: the connector record was written, and then tombstoned.
+		configWritten bool
+	}{
+		{name: "config write acknowledged just before the giveup", slow: func(cfg agent.Config) string { return cfg.ConfigTopic },
+			step: "write_config", configWritten: true},
+		{name: "offsets write acknowledged just before the giveup", slow: func(cfg agent.Config) string { return cfg.OffsetsTopic },
+			step: "write_offsets"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newFaultRig(t)
+			r.start(t, "", nil)
+			const grace = 2 * time.Second
+			deadline := time.Now().Add(4 * time.Second)
+			giveUp := deadline.Add(grace)
+			slow := delayProduceOnce(r.fake, tc.slow(r.cfg), func() time.Time { return giveUp.Add(-300 * time.Millisecond) })
+			// The result's write takes a second: out after the giveup.
+			delayProduceOnce(r.fake, r.cfg.ResultTopic, func() time.Time { return time.Now().Add(time.Second) })
+
+			id := r.cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{Deadline: deadline, GiveUp: giveUp})
+			res := r.cl.waitResult(id, resultWait)
+			seen := time.Since(giveUp).Round(100 * time.Millisecond)
+			select {
+			case <-slow:
+			default:
+				t.Fatal("the slow write never came")
+			}
+			require.Equal(t, events.TypeCreateFailed, res.Type, "a request whose write ended within the result's reserve succeeded, its result read %s after the giveup", seen)
+			require.Equal(t, 408, res.Data.ErrorCode, res.Data.Message)
+			require.Equal(t, tc.step, res.Data.FailedStep, res.Data.Message)
+			require.Contains(t, res.Data.Message, "rolled back")
+			require.NotNil(t, res.Data.Cleanup)
+			require.Empty(t, res.Data.Cleanup.Left, res.Data.Cleanup.Summary)
+
+			var records []kafka.Message
+			for _, m := range r.cl.readAll(r.cfg.ConfigTopic) {
+				if string(m.Key) == "connector-file-src-1" {
+					records = append(records, m)
+				}
+			}
+			live := r.cl.live(r.cfg.ConfigTopic)
+			require.NotContains(t, live, "connector-file-src-1", "the connector exists on B")
+			require.NotContains(t, live, "target-state-file-src-1")
+			if !tc.configWritten {
+				require.Empty(t, records, "the connector's record was written, within the reserve")
+			}
+			require.Empty(t, r.cl.live(r.cfg.OffsetsTopic), "no offset of the failed request is left")
+		})
+	}
 }
