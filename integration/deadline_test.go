@@ -335,3 +335,32 @@ func TestFinalWriteKeepsResultReserve(t *testing.T) {
 		})
 	}
 }
+
+// "failed" is never reported for a request that created its connector: B's agent created it
+// in time, but B refuses its result (here until the run has ended). At the giveup, with no
+// result, migrate looks at B's config topic, finds the connector record this request wrote,
+// and reports the connector pending, saying it exists on B, instead of "it will not be
+// created". Once the result goes out, the same command reports it succeeded.
+func TestMigrateCreatedWithoutResultIsPending(t *testing.T) {
+	p := newMigrationPair(t)
+	fake := p.clusterB.requireFake(t)
+	refused := fake.Fault(produceFault(p.cfgB.ResultTopic, kerr.TopicAuthorizationFailed, -1))
+	startAgent(t, p.cfgB, agent.Options{})
+	o := p.options(t)
+	o.Timeout, o.Grace = 6*time.Second, 2*time.Second
+	rep, err := migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Len(t, rep.Connectors, 1)
+	e := rep.Connectors[0]
+	require.Positive(t, refused.Hits(), "B refused the result")
+	require.Contains(t, p.clB.live(p.cfgB.ConfigTopic), "connector-file-src-1", "B's agent created the connector")
+	require.Equal(t, migrate.OutcomePending, e.Outcome, "a connector that exists on B reported %s: %s", e.Outcome, e.Message)
+	require.Contains(t, e.Message, "exists on B")
+	require.Contains(t, e.Message, e.RequestID)
+
+	refused.Remove()
+	require.Equal(t, events.TypeCreateSucceeded, p.clB.waitResult(e.RequestID, resultWait).Type)
+	rep, err = migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprint(migrate.OutcomeSucceeded), fmt.Sprint(rep.Connectors[0].Outcome), rep.Connectors[0].Message)
+}
