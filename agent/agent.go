@@ -179,6 +179,7 @@ func New(cfg Config, opts Options) (*Agent, error) {
 			ResultOut:            a.results.seen,
 			Validator:            validator,
 			ManagedBy:            cfg.ConnectorsManagedBy,
+			ResultReserve:        cfg.ResultReserve,
 			Fault:                opts.Fault,
 			Backoff:              opts.Backoff,
 			Logger:               opts.Logger,
