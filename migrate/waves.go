@@ -108,7 +108,7 @@ func runWaves(interrupt context.Context, src *source, restB *restReader, results
 			continue
 		}
 		src.buildWave(interrupt, opts, restB, wave, warned)
-		p := &publisher{opts: opts, results: results}
+		p := &publisher{opts: opts, results: results, restB: restB}
 		if opts.Timeout > 0 {
 			p.deadline = time.Now().Add(opts.Timeout)
 		}
