@@ -364,3 +364,32 @@ func TestMigrateCreatedWithoutResultIsPending(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, fmt.Sprint(migrate.OutcomeSucceeded), fmt.Sprint(rep.Connectors[0].Outcome), rep.Connectors[0].Message)
 }
+
+// A request whose writes before the connector's config records end within the reserve kept
+// for its result (its offsets' write acknowledged just before its giveup, see also
+// TestFinalWriteKeepsResultReserve) begins no write of the config records: B's config topic
+// never holds a record of the connector, not even one tombstoned later, and the request fails
+// 408 with its offsets rolled back.
+func TestNoConnectorRecordWithinReserve(t *testing.T) {
+	r := newFaultRig(t)
+	const grace = 2 * time.Second
+	deadline := time.Now().Add(4 * time.Second)
+	giveUp := deadline.Add(grace)
+	r.start(t, "after:write_offsets", func(agent.Config) []kfake.Fault {
+		time.Sleep(time.Until(giveUp.Add(-300 * time.Millisecond)))
+		return nil
+	})
+	seedSource(t, r.cl, r.cfg)
+	offsetsBefore := r.cl.live(r.cfg.OffsetsTopic)
+	id := r.cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{Deadline: deadline, GiveUp: giveUp})
+	res := r.cl.waitResult(id, resultWait)
+	require.Equal(t, events.TypeCreateFailed, res.Type, "a request that began its last write within the result's reserve succeeded")
+	require.Equal(t, 408, res.Data.ErrorCode, res.Data.Message)
+	require.Equal(t, "write_config", res.Data.FailedStep, res.Data.Message)
+	require.Contains(t, res.Data.Message, "rolled back")
+	for _, m := range r.cl.readAll(r.cfg.ConfigTopic) {
+		require.NotContains(t, []string{"connector-file-src-1", "target-state-file-src-1"}, string(m.Key),
+			"B's config topic got a record of the connector (tombstone: %t)", m.Value == nil)
+	}
+	require.Equal(t, offsetsBefore, r.cl.live(r.cfg.OffsetsTopic), "offsets topic ends as before")
+}
