@@ -477,8 +477,8 @@ type job struct {
 	// Set by write_offsets and write_config.
 	written      int
 	writtenTo    []string // topics write_offsets wrote to (or may have: kafkaio.MayHaveWritten)
-	sinkWritten  bool
-	configTried  bool // write_config's records may be in the config topic
+	sinkWritten  bool     // the sink's commit may be in its group (kafkaio.MayHaveWritten)
+	configTried  bool     // write_config's records may be in the config topic
 	targetStateK string
 }
 
