@@ -45,7 +45,7 @@ func TestResultRefusalLiftedFullResult(t *testing.T) {
 			require.Equal(t, "org.apache.kafka.connect.file.FileStreamSourceConnector", d.Config.Map()["connector.class"])
 			require.Equal(t, 1, *d.OffsetsWritten)
 			require.NotEmpty(t, d.InitialOffsetsResponse)
-			require.Len(t, d.Stages, 6)
+			require.Len(t, d.Stages, 5)
 			require.Equal(t, 0.0, r.agent.gauge("offsetagent_results_pending"))
 		})
 	}
