@@ -393,3 +393,26 @@ func TestNoConnectorRecordWithinReserve(t *testing.T) {
 	}
 	require.Equal(t, offsetsBefore, r.cl.live(r.cfg.OffsetsTopic), "offsets topic ends as before")
 }
+
+// A request without a result at the giveup is failed only when B shows that it did not create
+// its connector: when B's config topic cannot be read (here the run's Read on it is refused
+// once the requests are out, and no Connect REST API of B is given), it is pending, with what
+// to check on B.
+func TestMigrateUnknownOnBIsPending(t *testing.T) {
+	p := newMigrationPair(t)
+	fake := p.clusterB.requireFake(t)
+	o := p.options(t)
+	o.Timeout, o.Grace = 5*time.Second, 500*time.Millisecond
+	from := time.Now().Add(3 * time.Second) // after the prechecks, before the giveup
+	refused := fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Metadata}, Topic: p.cfgB.ConfigTopic, Err: kerr.TopicAuthorizationFailed, Count: -1,
+		When: func(kmsg.Request) bool { return time.Now().After(from) }})
+	rep, err := migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Len(t, rep.Connectors, 1)
+	e := rep.Connectors[0]
+	require.Positive(t, refused.Hits(), "the run asked B's config topic")
+	require.Equal(t, migrate.OutcomePending, e.Outcome, "reported %s though B could not be read: %s", e.Outcome, e.Message)
+	require.Contains(t, e.Message, "is not known")
+	require.Contains(t, e.Message, "Read")
+	require.Contains(t, e.Message, e.RequestID)
+}
