@@ -52,11 +52,10 @@ func (a *Agent) readResultMaxBytes(ctx context.Context) {
 // that is not about size, an ACL say, may lift: the whole result then goes out, not the
 // minimal one), shortened anew to the result topic's max.message.bytes, read again after a
 // size refusal, with a backoff of up to resultRefusedMaxDelay, until it is out or the agent's
-// work context ends. The request is
-// committed only after its result is out: a result is never dropped, since a requester that
-// hears nothing takes the request for not done. The error returned is the work context's end
-// only; it leaves the request uncommitted, to be run again by the next owner of its
-// partition (whose intent check rolls back what this run did).
+// work context ends. The request is committed only after its result is out: a result is never
+// dropped, since a requester that hears nothing takes the request for not done. The error
+// returned is the work context's end only; it leaves the request uncommitted, to be run again
+// by the next owner of its partition (whose intent check rolls back what this run did).
 func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
 	backoff := kafkaio.Backoff{Base: time.Second, Max: resultRefusedMaxDelay, Attempts: 1}
 	pending := false
