@@ -67,15 +67,19 @@ func (p *publisher) lookOnB(ctx context.Context, inflight map[string]*Entry) (se
 		}
 		return seen, why
 	}
+	var restErr error
 	for id, e := range inflight {
 		exists, rerr := p.restB.c.Exists(ctx, e.TargetName)
 		switch {
 		case rerr != nil:
 			seen[id] = unknownOnB
-			why += fmt.Sprintf("; nor B's Connect REST API: %v", rerr)
+			restErr = rerr
 		case exists:
 			seen[id] = created
 		}
+	}
+	if restErr != nil {
+		why += fmt.Sprintf("; nor B's Connect REST API: %v", restErr)
 	}
 	return seen, why
 }
