@@ -20,9 +20,11 @@ const (
 	// begin no write past the giveup less the reserve kept for the result, and roll back one
 	// acknowledged later: it will not be created.
 	notCreated onB = iota
-	// created: the connector record the request wrote is live in B's config topic (or, when
-	// the topic cannot be read, B's Connect REST API knows the connector).
+	// created: the connector record the request wrote is live in B's config topic.
 	created
+	// existsOnB: B's config topic could not be read, and B's Connect REST API knows the
+	// connector.
+	existsOnB
 	// unknownOnB: B could not be asked.
 	unknownOnB
 )
@@ -75,7 +77,7 @@ func (p *publisher) lookOnB(ctx context.Context, inflight map[string]*Entry) (se
 			seen[id] = unknownOnB
 			restErr = rerr
 		case exists:
-			seen[id] = created
+			seen[id] = existsOnB
 		}
 	}
 	if restErr != nil {
@@ -94,6 +96,11 @@ func (p *publisher) unansweredOnB(prog Progress, e *Entry, seen onB, why string)
 			"no result by the request's giveup %s, but the connector exists on B: B's agent created it (its config record, of request id %s, is in B's config topic %q). "+
 				"Do not resume it on A. B's agent publishes the result once B takes it: run the same command again to learn it, or check the connector on B (GET /connectors/%s/status)",
 			giveUp, e.RequestID, p.opts.To.ConfigTopic, e.TargetName))
+	case existsOnB:
+		p.finish(prog, e, OutcomePending, "await_result", fmt.Sprintf(
+			"no result by the request's giveup %s, but the connector exists on B: B's Connect REST API knows it (%s). "+
+				"Do not resume it on A. Run the same command again to learn the request's outcome (request id %s), or check the connector on B (GET /connectors/%s/status)",
+			giveUp, why, e.RequestID, e.TargetName))
 	case unknownOnB:
 		p.finish(prog, e, OutcomePending, "await_result", fmt.Sprintf(
 			"no result by the request's giveup %s, and whether the connector exists on B is not known (%s). "+
