@@ -54,8 +54,13 @@ func (e *GroupCommitError) Unwrap() error { return e.Err }
 // no epoch (LeaderEpoch nil, -1 on the wire) and empty metadata. Below OffsetCommit v6 the
 // request has no leader epoch field and the coordinator stores none. The partitions the
 // coordinator refused come back joined, each a *GroupCommitError; an error of the round trip
-// itself is returned as the transport gave it.
+// itself is returned as the transport gave it. A refusal for lack of an ACL is an *AuthzError
+// instead: Read on the group when the group was refused, else Read on the first refused topic.
 func CommitGroupOffsets(ctx context.Context, cl *kafka.Client, group string, offsets []GroupOffset) error {
+	return groupCommitRefusal(cl, commitGroupOffsets(ctx, cl, group, offsets), group)
+}
+
+func commitGroupOffsets(ctx context.Context, cl *kafka.Client, group string, offsets []GroupOffset) error {
 	if len(offsets) == 0 {
 		return nil
 	}
