@@ -33,7 +33,7 @@ func (a *Agent) readResultMaxBytes(ctx context.Context) {
 	case refused:
 		// DescribeConfigs on the result topic is optional (docs/operations.md, Kafka ACLs).
 		a.log.Info("results are bounded to 1 MiB: the result topic's max.message.bytes cannot be read without the optional DescribeConfigs ACL",
-			"topic", a.cfg.ResultTopic, "err", kafkaio.Authz(err, a.principal, kafkaio.OpDescribeConfigs, kafkaio.ResourceTopic, a.cfg.ResultTopic))
+			"topic", a.cfg.ResultTopic, "err", err)
 	case err != nil:
 		a.log.Warn("read max.message.bytes of the result topic; assuming 1 MiB", "topic", a.cfg.ResultTopic, "err", err)
 	case ok && perr == nil && n > 0:
@@ -220,7 +220,6 @@ func (a *Agent) produceResult(work context.Context, msg kafka.Message, res *even
 		if work.Err() != nil || refusedResult(err) {
 			if _, ok := kafkaio.AuthorizationCode(err); ok {
 				a.kickPermissions()
-				err = kafkaio.Authz(err, a.principal, kafkaio.OpWrite, kafkaio.ResourceTopic, a.cfg.ResultTopic)
 			}
 			return err
 		}

@@ -157,9 +157,6 @@ type Options struct {
 	// connector name. Crash tests make it exit the process.
 	Fault  func(point, connector string)
 	Logger *slog.Logger
-	// Principal names the agent's principal in refused-permission messages (User:alice;
-	// clientconfig.Security.Principal). Empty means User:ANONYMOUS.
-	Principal string
 }
 
 // Creator runs create requests against one Connect cluster.

@@ -102,8 +102,14 @@ var refusedBeforeCommit = []kafka.Error{
 // request has no leader epoch field and the coordinator stores none. The partitions the
 // coordinator refused come back joined, each a *GroupCommitError; an error of the round trip
 // itself is returned as the transport gave it. A commit refused for any partition is a
-// *CommitError; MayHaveWritten tells whether anything of it may be in the group.
+// *CommitError; MayHaveWritten tells whether anything of it may be in the group. A refusal for
+// lack of an ACL is worded as an *AuthzError (Read on the group when the group was refused,
+// else Read on the first refused topic) that still unwraps to the *CommitError.
 func CommitGroupOffsets(ctx context.Context, cl *kafka.Client, group string, offsets []GroupOffset) error {
+	return groupCommitRefusal(cl, commitGroupOffsets(ctx, cl, group, offsets), group)
+}
+
+func commitGroupOffsets(ctx context.Context, cl *kafka.Client, group string, offsets []GroupOffset) error {
 	if len(offsets) == 0 {
 		return nil
 	}
