@@ -27,8 +27,10 @@ import (
 //   - the schema history topic (KafkaSchemaHistory, KafkaDatabaseHistory in 1.x) must be on B
 //     under the name B's config gives it, with as many records as A's (A read through
 //     --from-brokers; otherwise a warning that completeness was not checked): missing or
-//     short, the connector is refused.
-//   - the Kafka signal channel's topic must be on B (refused otherwise); its consumer group
+//     short, the connector is refused. A history whose bootstrap.servers names none of B's
+//     brokers (A's, kept with --keep-a, or a third cluster) is not looked for on B: a warning.
+//   - the Kafka signal channel's topic must be on B (refused otherwise; as for the history,
+//     not looked for on B when signal.kafka.bootstrap.servers names none of B's brokers); its consumer group
 //     positions the channel on B's topic, and without a committed offset there the channel
 //     starts at the earliest record and runs every signal again (a warning).
 //   - the heartbeat topic: on B, or created by B (the broker's auto.create.topics.enable, or
@@ -82,8 +84,15 @@ func (r *rekey) apply(offs []events.ConnectorOffset) []events.ConnectorOffset {
 // outside Connect's topics.
 func (s *source) checkFamilyState(ctx context.Context, entries []*Entry) {
 	var b *kafka.Client
+	var bAddrs clusterAddrs
 	if s.b != nil {
 		b = kafkaio.NewClient(kafkaio.Options{Brokers: s.b.to.Brokers, Transport: s.b.to.Transport})
+		for _, addr := range s.b.to.Brokers {
+			bAddrs.add(addr, "B's --to-brokers")
+		}
+		if err := bAddrs.addMetadata(ctx, b, "advertised by B's brokers"); err != nil {
+			s.opts.Logger.Warn("cannot read the brokers B advertises", "err", err)
+		}
 	}
 	for _, e := range entries {
 		c := e.connector
@@ -94,7 +103,7 @@ func (s *source) checkFamilyState(ctx context.Context, entries []*Entry) {
 		if !ok {
 			continue
 		}
-		f := familyCheck{s: s, e: e, out: class.Outside, a: c.Config.Map(), b: b,
+		f := familyCheck{s: s, e: e, out: class.Outside, a: c.Config.Map(), b: b, bAddrs: bAddrs,
 			onB: s.opts.Selection.EditConfig(c.Config, e.TargetName).Map()}
 		switch {
 		case f.out.Progress != "":
@@ -112,7 +121,24 @@ type familyCheck struct {
 	out     connectors.Outside
 	a, onB  map[string]string
 	b       *kafka.Client // nil without B
+	bAddrs  clusterAddrs  // B's brokers: --to-brokers and those B advertises
 	nameOnB string
+}
+
+// elsewhere returns the value of key, a bootstrap.servers setting of B's config, when it names
+// none of B's brokers: the topics of that setting are on another Kafka cluster (A's, kept with
+// --keep-a, or a third one), not looked for on B. A's is the points-at check's concern.
+func (f *familyCheck) elsewhere(key string) (string, bool) {
+	v := strings.TrimSpace(f.onB[key])
+	if v == "" || len(f.bAddrs.addrs) == 0 {
+		return "", false
+	}
+	for _, addr := range strings.Split(v, ",") {
+		if _, onB := f.bAddrs.addrs[normAddr(addr)]; onB {
+			return "", false
+		}
+	}
+	return v, true
 }
 
 func (f *familyCheck) hazard(key, msg, fix string, refuse bool) {
@@ -176,6 +202,11 @@ func (f *familyCheck) schemaHistory(ctx context.Context) {
 	topicB := strings.TrimSpace(f.onB[topicKey])
 	if topicB == "" || f.b == nil {
 		return // Debezium requires it: B's Connect refuses the config without one
+	}
+	if servers, ok := f.elsewhere(classKey + ".kafka.bootstrap.servers"); ok {
+		f.hazard(classKey+".kafka.bootstrap.servers", fmt.Sprintf("the schema history is kept on the Kafka cluster at %q, not B: its topic %q is not looked for on B",
+			servers, topicB), "make sure that cluster stays reachable from B's workers, or move the history to B and --set this key", false)
+		return
 	}
 	topicA := strings.TrimSpace(f.a[topicKey])
 	if topicA == "" {
@@ -245,6 +276,11 @@ func (f *familyCheck) signal(ctx context.Context) {
 	topic := strings.TrimSpace(f.onB["signal.kafka.topic"])
 	if topic == "" {
 		topic = f.nameOnB + "-signal"
+	}
+	if servers, ok := f.elsewhere("signal.kafka.bootstrap.servers"); ok {
+		f.hazard("signal.kafka.bootstrap.servers", fmt.Sprintf("the signal channel is kept on the Kafka cluster at %q, not B: its topic %q is not looked for on B",
+			servers, topic), "make sure that cluster stays reachable from B's workers, or move the signal topic to B and --set this key", false)
+		return
 	}
 	group := orDefault(f.onB["signal.consumer.group.id"], orDefault(f.onB["signal.kafka.groupId"], dbzSignalGroup))
 	r, err := topicRange(ctx, f.b, topic)
