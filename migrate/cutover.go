@@ -50,6 +50,9 @@ type Cutover struct {
 	// From is A (its REST API or brokers), To is B's brokers.
 	From string `json:"from"`
 	To   string `json:"to"`
+	// ToClusterID is the id of B's Kafka cluster, where the offsets were placed: a later
+	// verification against another cluster is refused.
+	ToClusterID string `json:"to_cluster_id,omitempty"`
 	// OffsetsTopic is B's Connect offsets topic (a source with its own offsets.storage.topic
 	// names it in its entry).
 	OffsetsTopic string `json:"offsets_topic"`

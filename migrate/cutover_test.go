@@ -3,6 +3,8 @@ package migrate
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -102,4 +104,36 @@ func TestVerifyDoesNotWaitForIdleConnectors(t *testing.T) {
 	_ = VerifyCutover(short, both, VerifyCutoverOptions{Brokers: brokers, Timeout: time.Hour, Poll: 50 * time.Millisecond})
 	require.Error(t, short.Err(), "a running connector without traffic is waited for")
 	require.NotContains(t, both.Connectors[1].Partitions[0].Detail, "born")
+}
+
+// A cutover report names the Kafka cluster the migration placed its offsets on: a later
+// verification against another cluster (--to-brokers of another B, or a report of another
+// migration) is refused instead of judging that cluster's topics; a report without the name
+// gets B's.
+func TestVerifyRefusesAnotherClustersReport(t *testing.T) {
+	brokers := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
+	idB, err := kafkaClusterID(ctx, cl)
+	require.NoError(t, err)
+	report := func(to string) *Cutover {
+		path := filepath.Join(t.TempDir(), "cutover.json")
+		require.NoError(t, os.WriteFile(path, []byte(`{"migration_id":"m-1",`+to+`"offsets_topic":"connect-offsets","connectors":[
+  {"name":"f","target_name":"f","type":"source","class":"FileStreamSource","offsets_topic":"connect-offsets","partitions":[
+    {"partition":{"filename":"f"},"offset_on_a":{"position":30},"offset_placed":{"position":30},"verdict":"waiting","evidence":"offsets"}]}]}`), 0o600))
+		c, err := ReadCutover(path)
+		require.NoError(t, err)
+		return c
+	}
+
+	other := report(`"to_cluster_id":"another-cluster",`)
+	err = VerifyCutover(ctx, other, VerifyCutoverOptions{Brokers: brokers})
+	require.ErrorContains(t, err, `the cutover report is of a migration into Kafka cluster "another-cluster"; --to-brokers reach cluster "`+idB+`"`)
+	require.Equal(t, VerdictWaiting, other.Connectors[0].Partitions[0].Verdict, "nothing judged")
+
+	unnamed := report("")
+	require.NoError(t, VerifyCutover(ctx, unnamed, VerifyCutoverOptions{Brokers: brokers}))
+	require.Equal(t, idB, unnamed.ToClusterID)
 }

@@ -54,7 +54,8 @@ const maxFetchesPerRead = 100_000
 //
 // It reads B again every Poll until every partition is verified, mismatch or unordered, or
 // Timeout has passed (what is still waiting stays so), or ctx ends. Errors are B's: the
-// topic or group cannot be read.
+// topic or group cannot be read, or B is not the Kafka cluster c names (c.ToClusterID, set to
+// B's when empty).
 func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) error {
 	if opts.Registry == nil {
 		opts.Registry = connectors.Builtin()
@@ -74,6 +75,16 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 	first, cancelFirst := context.WithTimeout(ctx, max(opts.Timeout, minFirstRead))
 	defer cancelFirst()
 	cl := kafkaio.NewClient(kafkaio.Options{Brokers: opts.Brokers, Transport: opts.Transport})
+	id, err := kafkaClusterID(first, cl)
+	if err != nil {
+		return fmt.Errorf("read B's cluster id: %w", err)
+	}
+	switch {
+	case c.ToClusterID == "":
+		c.ToClusterID = id
+	case c.ToClusterID != id:
+		return fmt.Errorf("the cutover report is of a migration into Kafka cluster %q; --to-brokers reach cluster %q: give the brokers of the cluster the offsets were placed on", c.ToClusterID, id)
+	}
 	v, err := newVerifier(first, cl, c, opts.Registry)
 	if err != nil {
 		return err
