@@ -27,11 +27,11 @@ const (
 	// connector is not running on B).
 	VerdictWaiting Verdict = "waiting"
 	// VerdictMismatch: B does not continue from the offset placed (its offset is before it,
-	// the placed one is not there, or a sink's group has a partition never placed); the
-	// entry's detail gives the numbers.
+	// or the placed one is not there); the entry's detail gives the numbers.
 	VerdictMismatch Verdict = "mismatch"
 	// VerdictUnordered: B committed a new offset, but the family's offsets have no order
-	// offsetagent knows (or either offset is a snapshot's): compare them by hand.
+	// offsetagent knows (or either offset is a snapshot's), or nothing was placed for it (a
+	// sink partition A's group had no offset for): compare them by hand.
 	VerdictUnordered Verdict = "unordered"
 )
 

@@ -14,6 +14,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -136,4 +137,28 @@ func TestVerifyRefusesAnotherClustersReport(t *testing.T) {
 	unnamed := report("")
 	require.NoError(t, VerifyCutover(ctx, unnamed, VerifyCutoverOptions{Brokers: brokers}))
 	require.Equal(t, idB, unnamed.ToClusterID)
+}
+
+// A partition A's sink group had no offset for (nothing consumed there yet on A) is not placed;
+// B's group starts it by its auto.offset.reset, as A's would have: that is no mismatch, and
+// the verification says so instead of failing the cutover.
+func TestVerifySinkPartitionNeverPlaced(t *testing.T) {
+	brokers := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	_, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: "T", NumPartitions: 2, ReplicationFactor: 1}}})
+	require.NoError(t, err)
+	require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, "connect-snk", []kafkaio.GroupOffset{{Topic: "T", Partition: 0, Offset: 7}, {Topic: "T", Partition: 1, Offset: 3}}))
+	c := &Cutover{MigrationID: "m-1", Connectors: []*CutoverConnector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
+		Partitions: []*CutoverPartition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: kafkaOffset(5), Placed: kafkaOffset(5),
+			Translation: translationAsRead, Verdict: VerdictWaiting}}}}}
+	require.NoError(t, VerifyCutover(ctx, c, VerifyCutoverOptions{Brokers: brokers}))
+	ps := c.Connectors[0].Partitions
+	require.Len(t, ps, 2)
+	require.Equal(t, VerdictVerified, ps[0].Verdict, ps[0].Detail)
+	require.Equal(t, translationNotPlaced, ps[1].Translation)
+	require.Equal(t, VerdictUnordered, ps[1].Verdict, ps[1].Detail)
+	require.Contains(t, ps[1].Detail, "auto.offset.reset")
+	require.True(t, c.OK(), "no mismatch: %+v", c.Counts)
 }

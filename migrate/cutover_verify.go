@@ -50,7 +50,8 @@ const maxFetchesPerRead = 100_000
 //     a mismatch (a placement compacted away is judged by the earliest offset left).
 //   - a sink: the committed offsets of its group on B (an OffsetFetch sees committed
 //     transactional commits only): equal to the placed one, waiting; past it, verified;
-//     before it, or an offset for a partition never placed, mismatch.
+//     before it, mismatch; an offset for a partition never placed (A's group had none),
+//     unordered.
 //
 // It reads B again every Poll until every partition is verified, mismatch or unordered, or
 // Timeout has passed (what is still waiting stays so), or ctx ends. Errors are B's: the
@@ -440,8 +441,11 @@ func (s *sinkTrack) judge(offs []kafkaio.GroupOffset) {
 			continue
 		}
 		p := s.notPlaced(o.Topic, o.Partition)
-		p.FirstOnB, p.Verdict, p.Evidence = kafkaOffset(o.Offset), VerdictMismatch, EvidenceOffsets
-		p.Detail = fmt.Sprintf("group %q on B has offset %d for a partition the migration never placed (a partition A's group had no offset for starts by auto.offset.reset)", s.c.Group, o.Offset)
+		// A's group had no offset there: B's starts it by its auto.offset.reset, as A's would
+		// have. Nothing was placed to continue from, so nothing proves or disproves it.
+		p.FirstOnB, p.Verdict, p.Evidence = kafkaOffset(o.Offset), VerdictUnordered, EvidenceOffsets
+		p.Detail = fmt.Sprintf("group %q on B has offset %d for a partition the migration never placed: A's group had no offset there, so B's started it "+
+			"by its auto.offset.reset (earliest for Connect's sinks unless overridden), as A's would have; compare by hand if A had consumed it since", s.c.Group, o.Offset)
 	}
 	s.final = final
 }
