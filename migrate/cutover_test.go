@@ -162,3 +162,47 @@ func TestVerifySinkPartitionNeverPlaced(t *testing.T) {
 	require.Contains(t, ps[1].Detail, "auto.offset.reset")
 	require.True(t, c.OK(), "no mismatch: %+v", c.Counts)
 }
+
+// A Debezium connector placed at a streaming offset whose first commit on B is a snapshot's
+// started over (snapshot.mode, or its position gone from the database's log): it did not
+// resume from the offset placed. That is a mismatch, not a pair to compare by hand; a
+// placement in the middle of a snapshot still is.
+func TestVerifySnapshotAfterStreamingPlacement(t *testing.T) {
+	tests := []struct {
+		name, placed, first string
+		want                Verdict
+	}{
+		{name: "streaming placed, snapshot on B", placed: `{"file":"mysql-bin.000003","pos":1000}`,
+			first: `{"file":"mysql-bin.000001","pos":4,"snapshot":true}`, want: VerdictMismatch},
+		{name: "streaming placed, streaming on B", placed: `{"file":"mysql-bin.000003","pos":1000}`,
+			first: `{"file":"mysql-bin.000003","pos":2000}`, want: VerdictVerified},
+		{name: "snapshot placed, snapshot on B", placed: `{"file":"mysql-bin.000003","pos":1000,"snapshot":true}`,
+			first: `{"file":"mysql-bin.000003","pos":1000,"snapshot":true,"ts_sec":2}`, want: VerdictUnordered},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			brokers := startKfake(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+			require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
+			part := jsonvalue.Map{{Key: "server", Value: "shop"}}
+			placed, err := jsonvalue.NewScanner([]byte(tt.placed)).Object()
+			require.NoError(t, err)
+			key := offsetstore.AppendKey(nil, "dbz", offsetstore.JavaHashMapOrder(part))
+			w := &kafka.Writer{Addr: kafka.TCP(brokers...), BatchTimeout: time.Millisecond}
+			defer w.Close()
+			require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets", Key: key, Value: []byte(tt.placed)},
+				kafka.Message{Topic: "connect-offsets", Key: key, Value: []byte(tt.first)}))
+			c := &Cutover{MigrationID: "m-1", OffsetsTopic: "connect-offsets", Connectors: []*CutoverConnector{{Name: "dbz", TargetName: "dbz", Type: "source",
+				Class: "io.debezium.connector.mysql.MySqlConnector", OffsetsTopic: "connect-offsets",
+				Partitions: []*CutoverPartition{{Partition: part, OnA: placed, Placed: placed, Verdict: VerdictWaiting}}}}}
+			require.NoError(t, VerifyCutover(ctx, c, VerifyCutoverOptions{Brokers: brokers}))
+			p := c.Connectors[0].Partitions[0]
+			require.Equal(t, tt.want, p.Verdict, p.Detail)
+			if tt.want == VerdictMismatch {
+				require.Contains(t, p.Detail, "a snapshot's offset")
+			}
+		})
+	}
+}

@@ -45,7 +45,8 @@ const maxFetchesPerRead = 100_000
 //     the placed offset (the first one, or the first after a wipe: tombstones then the placed
 //     offset again), the first record of another position is the first offset B's task
 //     committed: verified when it follows the placed one in the family's order, mismatch when
-//     it is before it (or a tombstone), unordered when the family has no known order; waiting
+//     it is before it (or a tombstone, or a Debezium snapshot's offset after a streaming
+//     placement), unordered when the family has no known order; waiting
 //     while there is none. A placed offset that is not A's offset, or is not in the topic, is
 //     a mismatch (a placement compacted away is judged by the earliest offset left).
 //   - a sink: the committed offsets of its group on B (an OffsetFetch sees committed
@@ -374,6 +375,12 @@ func (t *sourceTrack) compare(got jsonvalue.Map, prefix string) {
 	}
 	c, ok := t.order(got, p.Placed)
 	switch {
+	case snapshotting(got) && !snapshotting(p.Placed):
+		// Debezium placed at a streaming position snapshots again only when it starts over
+		// (snapshot.mode, or the position gone from the database's log).
+		p.Verdict = VerdictMismatch
+		p.Detail = prefix + fmt.Sprintf("B's first offset after the placed %s is %s, a snapshot's offset: the connector started a new snapshot "+
+			"instead of resuming from the streaming position placed (its snapshot.mode, or the position no longer in the database's log)", t.placed, first)
 	case !ok:
 		p.Verdict = VerdictUnordered
 		p.Detail = prefix + fmt.Sprintf("B committed %s after the offset placed, %s; the two cannot be ordered (a snapshot's offset, or members missing): compare them by hand", first, t.placed)
