@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/segmentio/kafka-go"
 
@@ -94,24 +95,71 @@ func (s *source) checkFamilyState(ctx context.Context, entries []*Entry) {
 			s.opts.Logger.Warn("cannot read the brokers B advertises", "err", err)
 		}
 	}
+	var todo []*Entry
 	for _, e := range entries {
-		c := e.connector
-		if c.Problem != "" {
-			continue
-		}
-		class, ok := s.opts.Registry.Lookup(c.Config.Map()["connector.class"])
-		if !ok {
-			continue
-		}
-		f := familyCheck{s: s, e: e, out: class.Outside, a: c.Config.Map(), b: b, bAddrs: bAddrs,
-			onB: s.opts.Selection.EditConfig(c.Config, e.TargetName).Map()}
-		switch {
-		case f.out.Progress != "":
-			f.sinkProgress()
-		case f.out.NameKey != "":
-			f.debezium(ctx)
+		if e.connector.Problem == "" {
+			todo = append(todo, e)
 		}
 	}
+	// Each connector's checks are a few calls to A and B: a fleet's run at once, bounded, each
+	// recording on its own entry only; what is B's, not the connector's, is asked once (auto).
+	auto := &onceAutoCreates{cl: b}
+	next := make(chan *Entry)
+	var wg sync.WaitGroup
+	for range min(familyChecksInFlight, len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for e := range next {
+				s.checkFamilyOf(ctx, e, b, bAddrs, auto)
+			}
+		}()
+	}
+	for _, e := range todo {
+		next <- e
+	}
+	close(next)
+	wg.Wait()
+}
+
+// familyChecksInFlight bounds the connectors whose family state is checked at once.
+const familyChecksInFlight = 8
+
+// checkFamilyOf checks the state e's connector family keeps outside Connect's topics.
+func (s *source) checkFamilyOf(ctx context.Context, e *Entry, b *kafka.Client, bAddrs clusterAddrs, auto *onceAutoCreates) {
+	c := e.connector
+	class, ok := s.opts.Registry.Lookup(c.Config.Map()["connector.class"])
+	if !ok {
+		return
+	}
+	f := familyCheck{s: s, e: e, out: class.Outside, a: c.Config.Map(), b: b, bAddrs: bAddrs, auto: auto,
+		onB: s.opts.Selection.EditConfig(c.Config, e.TargetName).Map()}
+	switch {
+	case f.out.Progress != "":
+		f.sinkProgress()
+	case f.out.NameKey != "":
+		f.debezium(ctx)
+	}
+}
+
+// onceAutoCreates asks B's brokers once per run whether they create topics (autoCreates).
+type onceAutoCreates struct {
+	cl   *kafka.Client
+	mu   sync.Mutex
+	done bool
+	auto bool
+	err  error
+}
+
+func (o *onceAutoCreates) get(ctx context.Context) (bool, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.done {
+		o.auto, o.err = autoCreates(ctx, o.cl)
+		// A cancelled ask is not an answer: the next connector asks again.
+		o.done = o.err == nil || ctx.Err() == nil
+	}
+	return o.auto, o.err
 }
 
 // familyCheck is the check of one connector: its config on A and on B, and B's brokers.
@@ -122,6 +170,7 @@ type familyCheck struct {
 	a, onB  map[string]string
 	b       *kafka.Client // nil without B
 	bAddrs  clusterAddrs  // B's brokers: --to-brokers and those B advertises
+	auto    *onceAutoCreates
 	nameOnB string
 }
 
@@ -331,7 +380,7 @@ func (f *familyCheck) heartbeat(ctx context.Context) {
 		return // B's Connect creates it (topic.creation.enable, on by default)
 	}
 	why := "B's brokers do not create topics (auto.create.topics.enable=false)"
-	if auto, err := autoCreates(ctx, f.b); err != nil {
+	if auto, err := f.auto.get(ctx); err != nil {
 		why = "whether B's brokers create topics is unknown: " + err.Error()
 	} else if auto {
 		return

@@ -2,12 +2,15 @@ package migrate
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/mm2"
@@ -249,4 +252,46 @@ func TestFamilyStateThroughREST(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A fleet's checks ask B what is B's, not the connector's, once per run: whether B's brokers
+// create topics is asked once for every heartbeat topic missing there, not once per connector.
+func TestFamilyStateAsksBOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	brokersA, clA := followCluster(t, ctx, 0, true)
+	b := startKfakeCluster(t)
+	var describeConfigs atomic.Int32
+	b.ControlKey(int16(kmsg.DescribeConfigs), func(kmsg.Request) (kmsg.Response, error, bool) {
+		b.KeepControl()
+		describeConfigs.Add(1)
+		return nil, nil, false
+	})
+	const n = 6
+	var cfgs []map[string]string
+	for i := range n {
+		cfgs = append(cfgs, map[string]string{"name": fmt.Sprintf("dbz-%d", i), "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+			"topic.prefix": fmt.Sprintf("shop%d", i), "heartbeat.interval.ms": "1000"})
+	}
+	writeConfigs(t, ctx, clA, cfgs...)
+	sel, err := NewSelection(SelectionFlags{})
+	require.NoError(t, err)
+	src, err := openSource(ctx, Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel})
+	require.NoError(t, err)
+	defer src.close()
+	src.b = &targetSide{to: Target{Brokers: b.ListenAddrs()}}
+	entries, err := src.prepare(ctx)
+	require.NoError(t, err)
+	require.Len(t, entries, n)
+	for _, e := range entries {
+		var family []string
+		for _, h := range e.Hazards {
+			if h.Check == HazardFamilyState && h.Key == "heartbeat.interval.ms" {
+				family = append(family, h.Message)
+			}
+		}
+		require.Len(t, family, 1, "%s: %v", e.Name, e.Hazards)
+		require.Contains(t, family[0], fmt.Sprintf(`the heartbeat topic "__debezium-heartbeat.%s" is not on B`, e.connector.Config.Map()["topic.prefix"]))
+	}
+	require.Equal(t, int32(1), describeConfigs.Load(), "B's broker config asked once")
 }
