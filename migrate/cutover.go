@@ -144,7 +144,7 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 		cfg[kv.Key] = kv.Value
 	}
 	onA := map[string]jsonvalue.Map{}
-	for _, o := range conn.Offsets {
+	for _, o := range conn.rekey.apply(conn.Offsets) { // under the partitions placed on B
 		onA[partitionKey(o.Partition)] = o.Offset
 	}
 	translated := map[string]mm2.PartitionTranslation{}

@@ -206,3 +206,20 @@ func TestVerifySnapshotAfterStreamingPlacement(t *testing.T) {
 		})
 	}
 }
+
+// A Debezium connector whose logical name the edit flags change has its offsets placed under
+// the new name: the cutover report still gives each partition A's offset at stop, found under
+// the old name.
+func TestNewCutoverRekeyedSource(t *testing.T) {
+	part := func(name string) jsonvalue.Map { return jsonvalue.Map{{Key: "server", Value: name}} }
+	lsn := jsonvalue.Map{{Key: "lsn", Value: jsonvalue.Number("42")}}
+	conn := &Connector{Name: "dbz", Type: connectors.Source, Offsets: []events.ConnectorOffset{{Partition: part("shop"), Offset: lsn}},
+		rekey: &rekey{key: "server", from: "shop", to: "shop2"}}
+	rep := &Report{MigrationID: "m-1", Connectors: []*Entry{{Name: "dbz", TargetName: "dbz", Type: "source", Outcome: OutcomeSucceeded, connector: conn,
+		Body: &Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"}},
+			InitialOffsets: conn.rekey.apply(conn.Offsets), HasOffsets: true}}}}
+	c := NewCutover(rep, "connect-offsets", nil)
+	p := c.Connectors[0].Partitions[0]
+	require.Equal(t, `{"server":"shop2"}`, partitionKey(p.Partition))
+	require.Equal(t, `{"lsn":42}`, partitionKey(p.OnA), "A's offset, kept under the old name")
+}
