@@ -151,17 +151,6 @@ func TestMigrateMM2Health(t *testing.T) {
 		}
 		return out
 	}
-	// mm2Hazards are e's hazards of the MirrorMaker 2 check (without --to-connect-url the run
-	// also warns that B's plugins are not checked).
-	mm2Hazards := func(e *migrate.Entry) []migrate.Hazard {
-		var out []migrate.Hazard
-		for _, h := range e.Hazards {
-			if h.Check == migrate.HazardMM2 {
-				out = append(out, h)
-			}
-		}
-		return out
-	}
 	// refused checks that e was refused before anything was stopped or published, for the MM2
 	// setting key, and returns its hazard.
 	refused := func(t *testing.T, e *migrate.Entry, key string) migrate.Hazard {
@@ -224,4 +213,16 @@ func TestMigrateMM2Health(t *testing.T) {
 		require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, "%s %s", e.FailedStep, e.Message)
 		require.Empty(t, clB.groupOffsets("connect-"+n("exclude")), "missing: no offset on B")
 	})
+}
+
+// mm2Hazards are e's MirrorMaker 2 hazards, the other checks' warnings aside (the plugin
+// check's, without B's REST API here).
+func mm2Hazards(e *migrate.Entry) []migrate.Hazard {
+	var out []migrate.Hazard
+	for _, h := range e.Hazards {
+		if h.Check == migrate.HazardMM2 {
+			out = append(out, h)
+		}
+	}
+	return out
 }

@@ -27,11 +27,11 @@ const (
 	// connector is not running on B).
 	VerdictWaiting Verdict = "waiting"
 	// VerdictMismatch: B does not continue from the offset placed (its offset is before it,
-	// the placed one is not there, or a sink's group has a partition never placed); the
-	// entry's detail gives the numbers.
+	// or the placed one is not there); the entry's detail gives the numbers.
 	VerdictMismatch Verdict = "mismatch"
 	// VerdictUnordered: B committed a new offset, but the family's offsets have no order
-	// offsetagent knows (or either offset is a snapshot's): compare them by hand.
+	// offsetagent knows (or either offset is a snapshot's), or nothing was placed for it (a
+	// sink partition A's group had no offset for): compare them by hand.
 	VerdictUnordered Verdict = "unordered"
 )
 
@@ -50,6 +50,9 @@ type Cutover struct {
 	// From is A (its REST API or brokers), To is B's brokers.
 	From string `json:"from"`
 	To   string `json:"to"`
+	// ToClusterID is the id of B's Kafka cluster, where the offsets were placed: a later
+	// verification against another cluster is refused.
+	ToClusterID string `json:"to_cluster_id,omitempty"`
 	// OffsetsTopic is B's Connect offsets topic (a source with its own offsets.storage.topic
 	// names it in its entry).
 	OffsetsTopic string `json:"offsets_topic"`
@@ -141,7 +144,7 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 		cfg[kv.Key] = kv.Value
 	}
 	onA := map[string]jsonvalue.Map{}
-	for _, o := range conn.Offsets {
+	for _, o := range conn.rekey.apply(conn.Offsets) { // under the partitions placed on B
 		onA[partitionKey(o.Partition)] = o.Offset
 	}
 	translated := map[string]mm2.PartitionTranslation{}

@@ -3,6 +3,8 @@ package migrate
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -104,4 +107,121 @@ func TestVerifyDoesNotWaitForIdleConnectors(t *testing.T) {
 	require.False(t, time.Now().Before(deadline.Add(-100*time.Millisecond)),
 		"a running connector without traffic is waited for, to the end of ctx (returned %v)", err)
 	require.NotContains(t, both.Connectors[1].Partitions[0].Detail, "born")
+}
+
+// A cutover report names the Kafka cluster the migration placed its offsets on: a later
+// verification against another cluster (--to-brokers of another B, or a report of another
+// migration) is refused instead of judging that cluster's topics; a report without the name
+// gets B's.
+func TestVerifyRefusesAnotherClustersReport(t *testing.T) {
+	brokers := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
+	idB, err := kafkaClusterID(ctx, cl)
+	require.NoError(t, err)
+	report := func(to string) *Cutover {
+		path := filepath.Join(t.TempDir(), "cutover.json")
+		require.NoError(t, os.WriteFile(path, []byte(`{"migration_id":"m-1",`+to+`"offsets_topic":"connect-offsets","connectors":[
+  {"name":"f","target_name":"f","type":"source","class":"FileStreamSource","offsets_topic":"connect-offsets","partitions":[
+    {"partition":{"filename":"f"},"offset_on_a":{"position":30},"offset_placed":{"position":30},"verdict":"waiting","evidence":"offsets"}]}]}`), 0o600))
+		c, err := ReadCutover(path)
+		require.NoError(t, err)
+		return c
+	}
+
+	other := report(`"to_cluster_id":"another-cluster",`)
+	err = VerifyCutover(ctx, other, VerifyCutoverOptions{Brokers: brokers})
+	require.ErrorContains(t, err, `the cutover report is of a migration into Kafka cluster "another-cluster"; --to-brokers reach cluster "`+idB+`"`)
+	require.Equal(t, VerdictWaiting, other.Connectors[0].Partitions[0].Verdict, "nothing judged")
+
+	unnamed := report("")
+	require.NoError(t, VerifyCutover(ctx, unnamed, VerifyCutoverOptions{Brokers: brokers}))
+	require.Equal(t, idB, unnamed.ToClusterID)
+}
+
+// A partition A's sink group had no offset for (nothing consumed there yet on A) is not placed;
+// B's group starts it by its auto.offset.reset, as A's would have: that is no mismatch, and
+// the verification says so instead of failing the cutover.
+func TestVerifySinkPartitionNeverPlaced(t *testing.T) {
+	brokers := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	_, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: "T", NumPartitions: 2, ReplicationFactor: 1}}})
+	require.NoError(t, err)
+	require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, "connect-snk", []kafkaio.GroupOffset{{Topic: "T", Partition: 0, Offset: 7}, {Topic: "T", Partition: 1, Offset: 3}}))
+	c := &Cutover{MigrationID: "m-1", Connectors: []*CutoverConnector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
+		Partitions: []*CutoverPartition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: kafkaOffset(5), Placed: kafkaOffset(5),
+			Translation: translationAsRead, Verdict: VerdictWaiting}}}}}
+	require.NoError(t, VerifyCutover(ctx, c, VerifyCutoverOptions{Brokers: brokers}))
+	ps := c.Connectors[0].Partitions
+	require.Len(t, ps, 2)
+	require.Equal(t, VerdictVerified, ps[0].Verdict, ps[0].Detail)
+	require.Equal(t, translationNotPlaced, ps[1].Translation)
+	require.Equal(t, VerdictUnordered, ps[1].Verdict, ps[1].Detail)
+	require.Contains(t, ps[1].Detail, "auto.offset.reset")
+	require.True(t, c.OK(), "no mismatch: %+v", c.Counts)
+}
+
+// A Debezium connector placed at a streaming offset whose first commit on B is a snapshot's
+// started over (snapshot.mode, or its position gone from the database's log): it did not
+// resume from the offset placed. That is a mismatch, not a pair to compare by hand; a
+// placement in the middle of a snapshot still is.
+func TestVerifySnapshotAfterStreamingPlacement(t *testing.T) {
+	tests := []struct {
+		name, placed, first string
+		want                Verdict
+	}{
+		{name: "streaming placed, snapshot on B", placed: `{"file":"mysql-bin.000003","pos":1000}`,
+			first: `{"file":"mysql-bin.000001","pos":4,"snapshot":true}`, want: VerdictMismatch},
+		{name: "streaming placed, streaming on B", placed: `{"file":"mysql-bin.000003","pos":1000}`,
+			first: `{"file":"mysql-bin.000003","pos":2000}`, want: VerdictVerified},
+		{name: "snapshot placed, snapshot on B", placed: `{"file":"mysql-bin.000003","pos":1000,"snapshot":true}`,
+			first: `{"file":"mysql-bin.000003","pos":1000,"snapshot":true,"ts_sec":2}`, want: VerdictUnordered},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			brokers := startKfake(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+			require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
+			part := jsonvalue.Map{{Key: "server", Value: "shop"}}
+			placed, err := jsonvalue.NewScanner([]byte(tt.placed)).Object()
+			require.NoError(t, err)
+			key := offsetstore.AppendKey(nil, "dbz", offsetstore.JavaHashMapOrder(part))
+			w := &kafka.Writer{Addr: kafka.TCP(brokers...), BatchTimeout: time.Millisecond}
+			defer w.Close()
+			require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets", Key: key, Value: []byte(tt.placed)},
+				kafka.Message{Topic: "connect-offsets", Key: key, Value: []byte(tt.first)}))
+			c := &Cutover{MigrationID: "m-1", OffsetsTopic: "connect-offsets", Connectors: []*CutoverConnector{{Name: "dbz", TargetName: "dbz", Type: "source",
+				Class: "io.debezium.connector.mysql.MySqlConnector", OffsetsTopic: "connect-offsets",
+				Partitions: []*CutoverPartition{{Partition: part, OnA: placed, Placed: placed, Verdict: VerdictWaiting}}}}}
+			require.NoError(t, VerifyCutover(ctx, c, VerifyCutoverOptions{Brokers: brokers}))
+			p := c.Connectors[0].Partitions[0]
+			require.Equal(t, tt.want, p.Verdict, p.Detail)
+			if tt.want == VerdictMismatch {
+				require.Contains(t, p.Detail, "a snapshot's offset")
+			}
+		})
+	}
+}
+
+// A Debezium connector whose logical name the edit flags change has its offsets placed under
+// the new name: the cutover report still gives each partition A's offset at stop, found under
+// the old name.
+func TestNewCutoverRekeyedSource(t *testing.T) {
+	part := func(name string) jsonvalue.Map { return jsonvalue.Map{{Key: "server", Value: name}} }
+	lsn := jsonvalue.Map{{Key: "lsn", Value: jsonvalue.Number("42")}}
+	conn := &Connector{Name: "dbz", Type: connectors.Source, Offsets: []events.ConnectorOffset{{Partition: part("shop"), Offset: lsn}},
+		rekey: &rekey{key: "server", from: "shop", to: "shop2"}}
+	rep := &Report{MigrationID: "m-1", Connectors: []*Entry{{Name: "dbz", TargetName: "dbz", Type: "source", Outcome: OutcomeSucceeded, connector: conn,
+		Body: &Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"}},
+			InitialOffsets: conn.rekey.apply(conn.Offsets), HasOffsets: true}}}}
+	c := NewCutover(rep, "connect-offsets", nil)
+	p := c.Connectors[0].Partitions[0]
+	require.Equal(t, `{"server":"shop2"}`, partitionKey(p.Partition))
+	require.Equal(t, `{"lsn":42}`, partitionKey(p.OnA), "A's offset, kept under the old name")
 }

@@ -45,16 +45,19 @@ const maxFetchesPerRead = 100_000
 //     the placed offset (the first one, or the first after a wipe: tombstones then the placed
 //     offset again), the first record of another position is the first offset B's task
 //     committed: verified when it follows the placed one in the family's order, mismatch when
-//     it is before it (or a tombstone), unordered when the family has no known order; waiting
+//     it is before it (or a tombstone, or a Debezium snapshot's offset after a streaming
+//     placement), unordered when the family has no known order; waiting
 //     while there is none. A placed offset that is not A's offset, or is not in the topic, is
 //     a mismatch (a placement compacted away is judged by the earliest offset left).
 //   - a sink: the committed offsets of its group on B (an OffsetFetch sees committed
 //     transactional commits only): equal to the placed one, waiting; past it, verified;
-//     before it, or an offset for a partition never placed, mismatch.
+//     before it, mismatch; an offset for a partition never placed (A's group had none),
+//     unordered.
 //
 // It reads B again every Poll until every partition is verified, mismatch or unordered, or
 // Timeout has passed (what is still waiting stays so), or ctx ends. Errors are B's: the
-// topic or group cannot be read.
+// topic or group cannot be read, or B is not the Kafka cluster c names (c.ToClusterID, set to
+// B's when empty).
 func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) error {
 	if opts.Registry == nil {
 		opts.Registry = connectors.Builtin()
@@ -74,6 +77,16 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 	first, cancelFirst := context.WithTimeout(ctx, max(opts.Timeout, minFirstRead))
 	defer cancelFirst()
 	cl := kafkaio.NewClient(kafkaio.Options{Brokers: opts.Brokers, Transport: opts.Transport})
+	id, err := kafkaClusterID(first, cl)
+	if err != nil {
+		return fmt.Errorf("read B's cluster id: %w", err)
+	}
+	switch {
+	case c.ToClusterID == "":
+		c.ToClusterID = id
+	case c.ToClusterID != id:
+		return fmt.Errorf("the cutover report is of a migration into Kafka cluster %q; --to-brokers reach cluster %q: give the brokers of the cluster the offsets were placed on", c.ToClusterID, id)
+	}
 	v, err := newVerifier(first, cl, c, opts.Registry)
 	if err != nil {
 		return err
@@ -362,6 +375,12 @@ func (t *sourceTrack) compare(got jsonvalue.Map, prefix string) {
 	}
 	c, ok := t.order(got, p.Placed)
 	switch {
+	case snapshotting(got) && !snapshotting(p.Placed):
+		// Debezium placed at a streaming position snapshots again only when it starts over
+		// (snapshot.mode, or the position gone from the database's log).
+		p.Verdict = VerdictMismatch
+		p.Detail = prefix + fmt.Sprintf("B's first offset after the placed %s is %s, a snapshot's offset: the connector started a new snapshot "+
+			"instead of resuming from the streaming position placed (its snapshot.mode, or the position no longer in the database's log)", t.placed, first)
 	case !ok:
 		p.Verdict = VerdictUnordered
 		p.Detail = prefix + fmt.Sprintf("B committed %s after the offset placed, %s; the two cannot be ordered (a snapshot's offset, or members missing): compare them by hand", first, t.placed)
@@ -429,8 +448,11 @@ func (s *sinkTrack) judge(offs []kafkaio.GroupOffset) {
 			continue
 		}
 		p := s.notPlaced(o.Topic, o.Partition)
-		p.FirstOnB, p.Verdict, p.Evidence = kafkaOffset(o.Offset), VerdictMismatch, EvidenceOffsets
-		p.Detail = fmt.Sprintf("group %q on B has offset %d for a partition the migration never placed (a partition A's group had no offset for starts by auto.offset.reset)", s.c.Group, o.Offset)
+		// A's group had no offset there: B's starts it by its auto.offset.reset, as A's would
+		// have. Nothing was placed to continue from, so nothing proves or disproves it.
+		p.FirstOnB, p.Verdict, p.Evidence = kafkaOffset(o.Offset), VerdictUnordered, EvidenceOffsets
+		p.Detail = fmt.Sprintf("group %q on B has offset %d for a partition the migration never placed: A's group had no offset there, so B's started it "+
+			"by its auto.offset.reset (earliest for Connect's sinks unless overridden), as A's would have; compare by hand if A had consumed it since", s.c.Group, o.Offset)
 	}
 	s.final = final
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/segmentio/kafka-go"
 
@@ -27,8 +28,10 @@ import (
 //   - the schema history topic (KafkaSchemaHistory, KafkaDatabaseHistory in 1.x) must be on B
 //     under the name B's config gives it, with as many records as A's (A read through
 //     --from-brokers; otherwise a warning that completeness was not checked): missing or
-//     short, the connector is refused.
-//   - the Kafka signal channel's topic must be on B (refused otherwise); its consumer group
+//     short, the connector is refused. A history whose bootstrap.servers names none of B's
+//     brokers (A's, kept with --keep-a, or a third cluster) is not looked for on B: a warning.
+//   - the Kafka signal channel's topic must be on B (refused otherwise; as for the history,
+//     not looked for on B when signal.kafka.bootstrap.servers names none of B's brokers); its consumer group
 //     positions the channel on B's topic, and without a committed offset there the channel
 //     starts at the earliest record and runs every signal again (a warning).
 //   - the heartbeat topic: on B, or created by B (the broker's auto.create.topics.enable, or
@@ -82,27 +85,81 @@ func (r *rekey) apply(offs []events.ConnectorOffset) []events.ConnectorOffset {
 // outside Connect's topics.
 func (s *source) checkFamilyState(ctx context.Context, entries []*Entry) {
 	var b *kafka.Client
+	var bAddrs clusterAddrs
 	if s.b != nil {
 		b = kafkaio.NewClient(kafkaio.Options{Brokers: s.b.to.Brokers, Transport: s.b.to.Transport, Principal: s.b.to.Principal})
+		for _, addr := range s.b.to.Brokers {
+			bAddrs.add(addr, "B's --to-brokers")
+		}
+		if err := bAddrs.addMetadata(ctx, b, "advertised by B's brokers"); err != nil {
+			s.opts.Logger.Warn("cannot read the brokers B advertises", "err", err)
+		}
 	}
+	var todo []*Entry
 	for _, e := range entries {
-		c := e.connector
-		if c.Problem != "" {
-			continue
-		}
-		class, ok := s.opts.Registry.Lookup(c.Config.Map()["connector.class"])
-		if !ok {
-			continue
-		}
-		f := familyCheck{s: s, e: e, out: class.Outside, a: c.Config.Map(), b: b,
-			onB: s.opts.Selection.EditConfig(c.Config, e.TargetName).Map()}
-		switch {
-		case f.out.Progress != "":
-			f.sinkProgress()
-		case f.out.NameKey != "":
-			f.debezium(ctx)
+		if e.connector.Problem == "" {
+			todo = append(todo, e)
 		}
 	}
+	// Each connector's checks are a few calls to A and B: a fleet's run at once, bounded, each
+	// recording on its own entry only; what is B's, not the connector's, is asked once (auto).
+	auto := &onceAutoCreates{cl: b}
+	next := make(chan *Entry)
+	var wg sync.WaitGroup
+	for range min(familyChecksInFlight, len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for e := range next {
+				s.checkFamilyOf(ctx, e, b, bAddrs, auto)
+			}
+		}()
+	}
+	for _, e := range todo {
+		next <- e
+	}
+	close(next)
+	wg.Wait()
+}
+
+// familyChecksInFlight bounds the connectors whose family state is checked at once.
+const familyChecksInFlight = 8
+
+// checkFamilyOf checks the state e's connector family keeps outside Connect's topics.
+func (s *source) checkFamilyOf(ctx context.Context, e *Entry, b *kafka.Client, bAddrs clusterAddrs, auto *onceAutoCreates) {
+	c := e.connector
+	class, ok := s.opts.Registry.Lookup(c.Config.Map()["connector.class"])
+	if !ok {
+		return
+	}
+	f := familyCheck{s: s, e: e, out: class.Outside, a: c.Config.Map(), b: b, bAddrs: bAddrs, auto: auto,
+		onB: s.opts.Selection.EditConfig(c.Config, e.TargetName).Map()}
+	switch {
+	case f.out.Progress != "":
+		f.sinkProgress()
+	case f.out.NameKey != "":
+		f.debezium(ctx)
+	}
+}
+
+// onceAutoCreates asks B's brokers once per run whether they create topics (autoCreates).
+type onceAutoCreates struct {
+	cl   *kafka.Client
+	mu   sync.Mutex
+	done bool
+	auto bool
+	err  error
+}
+
+func (o *onceAutoCreates) get(ctx context.Context) (bool, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.done {
+		o.auto, o.err = autoCreates(ctx, o.cl)
+		// A cancelled ask is not an answer: the next connector asks again.
+		o.done = o.err == nil || ctx.Err() == nil
+	}
+	return o.auto, o.err
 }
 
 // familyCheck is the check of one connector: its config on A and on B, and B's brokers.
@@ -112,7 +169,25 @@ type familyCheck struct {
 	out     connectors.Outside
 	a, onB  map[string]string
 	b       *kafka.Client // nil without B
+	bAddrs  clusterAddrs  // B's brokers: --to-brokers and those B advertises
+	auto    *onceAutoCreates
 	nameOnB string
+}
+
+// elsewhere returns the value of key, a bootstrap.servers setting of B's config, when it names
+// none of B's brokers: the topics of that setting are on another Kafka cluster (A's, kept with
+// --keep-a, or a third one), not looked for on B. A's is the points-at check's concern.
+func (f *familyCheck) elsewhere(key string) (string, bool) {
+	v := strings.TrimSpace(f.onB[key])
+	if v == "" || len(f.bAddrs.addrs) == 0 {
+		return "", false
+	}
+	for _, addr := range strings.Split(v, ",") {
+		if _, onB := f.bAddrs.addrs[normAddr(addr)]; onB {
+			return "", false
+		}
+	}
+	return v, true
 }
 
 func (f *familyCheck) hazard(key, msg, fix string, refuse bool) {
@@ -176,6 +251,11 @@ func (f *familyCheck) schemaHistory(ctx context.Context) {
 	topicB := strings.TrimSpace(f.onB[topicKey])
 	if topicB == "" || f.b == nil {
 		return // Debezium requires it: B's Connect refuses the config without one
+	}
+	if servers, ok := f.elsewhere(classKey + ".kafka.bootstrap.servers"); ok {
+		f.hazard(classKey+".kafka.bootstrap.servers", fmt.Sprintf("the schema history is kept on the Kafka cluster at %q, not B: its topic %q is not looked for on B",
+			servers, topicB), "make sure that cluster stays reachable from B's workers, or move the history to B and --set this key", false)
+		return
 	}
 	topicA := strings.TrimSpace(f.a[topicKey])
 	if topicA == "" {
@@ -246,6 +326,11 @@ func (f *familyCheck) signal(ctx context.Context) {
 	if topic == "" {
 		topic = f.nameOnB + "-signal"
 	}
+	if servers, ok := f.elsewhere("signal.kafka.bootstrap.servers"); ok {
+		f.hazard("signal.kafka.bootstrap.servers", fmt.Sprintf("the signal channel is kept on the Kafka cluster at %q, not B: its topic %q is not looked for on B",
+			servers, topic), "make sure that cluster stays reachable from B's workers, or move the signal topic to B and --set this key", false)
+		return
+	}
 	group := orDefault(f.onB["signal.consumer.group.id"], orDefault(f.onB["signal.kafka.groupId"], dbzSignalGroup))
 	r, err := topicRange(ctx, f.b, topic)
 	switch {
@@ -295,7 +380,7 @@ func (f *familyCheck) heartbeat(ctx context.Context) {
 		return // B's Connect creates it (topic.creation.enable, on by default)
 	}
 	why := "B's brokers do not create topics (auto.create.topics.enable=false)"
-	if auto, err := autoCreates(ctx, f.b); err != nil {
+	if auto, err := f.auto.get(ctx); err != nil {
 		why = "whether B's brokers create topics is unknown: " + err.Error()
 	} else if auto {
 		return

@@ -2,12 +2,15 @@ package migrate
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/mm2"
@@ -64,7 +67,7 @@ func TestFamilyState(t *testing.T) {
 		// B (-1: none).
 		topic            string
 		onA, onB, signal int
-		set              []string
+		set, keep        []string
 		translate        bool
 		want             []wantHazard
 		// body: a part of the body built, "" when the connector is refused.
@@ -79,6 +82,21 @@ func TestFamilyState(t *testing.T) {
 			cfg: map[string]string{"name": "dbz", "connector.class": "io.debezium.connector.mysql.MySqlConnector", "database.server.name": "shop",
 				"database.history.kafka.topic": "h-a"},
 			want: []wantHazard{{"database.history.kafka.topic", true, `the schema history topic "h-b" is not on B`}}},
+		// A history or signal channel on a Kafka cluster other than B (A's, kept with
+		// --keep-a, or a third one): its topic is not looked for on B.
+		{name: "schema history kept on A", cfg: mysql("schema.history.internal.kafka.bootstrap.servers", "$A"), topic: "history.shop", onA: 3, onB: -1,
+			keep: []string{"schema.history.internal.kafka.bootstrap.servers"}, want: []wantHazard{
+				{"schema.history.internal.kafka.bootstrap.servers", false, `the schema history is kept on the Kafka cluster at `}}, body: `"server":"shop"`},
+		{name: "schema history on a third cluster", cfg: mysql("schema.history.internal.kafka.bootstrap.servers", "history-kafka:9092"), topic: "history.shop",
+			onA: 3, onB: -1, want: []wantHazard{
+				{"schema.history.internal.kafka.bootstrap.servers", false, `the schema history is kept on the Kafka cluster at "history-kafka:9092", not B`}},
+			body: `"server":"shop"`},
+		{name: "schema history on B, named by B's broker", cfg: mysql("schema.history.internal.kafka.bootstrap.servers", "$B"), topic: "history.shop",
+			onA: 3, onB: -1, want: []wantHazard{{"schema.history.internal.kafka.topic", true, `the schema history topic "history.shop" is not on B`}}},
+		{name: "signal channel on a third cluster", cfg: pg("signal.enabled.channels", "kafka", "signal.kafka.topic", "sig",
+			"signal.kafka.bootstrap.servers", "signals:9092"), topic: "sig", onA: 2, onB: -1, want: []wantHazard{
+			{"slot.name", false, `A's task holds`},
+			{"signal.kafka.bootstrap.servers", false, `the signal channel is kept on the Kafka cluster at "signals:9092", not B`}}, body: `"server":"shop"`},
 		{name: "signal topic missing on B", cfg: pg("signal.enabled.channels", "source,kafka"), topic: "shop-signal", onA: 2, onB: -1,
 			want: []wantHazard{
 				{"slot.name", false, `A's task holds the replication slot "debezium" until it stops`},
@@ -124,14 +142,18 @@ func TestFamilyState(t *testing.T) {
 				}
 				require.NoError(t, kafkaio.CommitGroupOffsets(ctx, clB, group, []kafkaio.GroupOffset{{Topic: tt.topic, Offset: int64(tt.signal)}}))
 			}
-			writeConfigs(t, ctx, clA, tt.cfg)
+			cfg := map[string]string{}
+			for k, v := range tt.cfg { // "$A" and "$B" name A's and B's broker
+				cfg[k] = strings.NewReplacer("$A", brokersA[0], "$B", brokersB[0]).Replace(v)
+			}
+			writeConfigs(t, ctx, clA, cfg)
 			w := &kafka.Writer{Addr: clA.Addr, Transport: clA.Transport, BatchTimeout: time.Millisecond}
 			require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets", Key: []byte(`["dbz",{"server":"shop"}]`), Value: []byte(`{"lsn":42}`)}))
 			require.NoError(t, w.Close())
 			if tt.cfg["topics"] != "" {
 				require.NoError(t, kafkaio.CommitGroupOffsets(ctx, clA, "connect-"+tt.cfg["name"], []kafkaio.GroupOffset{{Topic: "T", Offset: 1}}))
 			}
-			sel, err := NewSelection(SelectionFlags{Set: tt.set})
+			sel, err := NewSelection(SelectionFlags{Set: tt.set, KeepA: tt.keep})
 			require.NoError(t, err)
 			opts := Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel}
 			if tt.translate {
@@ -230,4 +252,46 @@ func TestFamilyStateThroughREST(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A fleet's checks ask B what is B's, not the connector's, once per run: whether B's brokers
+// create topics is asked once for every heartbeat topic missing there, not once per connector.
+func TestFamilyStateAsksBOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	brokersA, clA := followCluster(t, ctx, 0, true)
+	b := startKfakeCluster(t)
+	var describeConfigs atomic.Int32
+	b.ControlKey(int16(kmsg.DescribeConfigs), func(kmsg.Request) (kmsg.Response, error, bool) {
+		b.KeepControl()
+		describeConfigs.Add(1)
+		return nil, nil, false
+	})
+	const n = 6
+	var cfgs []map[string]string
+	for i := range n {
+		cfgs = append(cfgs, map[string]string{"name": fmt.Sprintf("dbz-%d", i), "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+			"topic.prefix": fmt.Sprintf("shop%d", i), "heartbeat.interval.ms": "1000"})
+	}
+	writeConfigs(t, ctx, clA, cfgs...)
+	sel, err := NewSelection(SelectionFlags{})
+	require.NoError(t, err)
+	src, err := openSource(ctx, Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel})
+	require.NoError(t, err)
+	defer src.close()
+	src.b = &targetSide{to: Target{Brokers: b.ListenAddrs()}}
+	entries, err := src.prepare(ctx)
+	require.NoError(t, err)
+	require.Len(t, entries, n)
+	for _, e := range entries {
+		var family []string
+		for _, h := range e.Hazards {
+			if h.Check == HazardFamilyState && h.Key == "heartbeat.interval.ms" {
+				family = append(family, h.Message)
+			}
+		}
+		require.Len(t, family, 1, "%s: %v", e.Name, e.Hazards)
+		require.Contains(t, family[0], fmt.Sprintf(`the heartbeat topic "__debezium-heartbeat.%s" is not on B`, e.connector.Config.Map()["topic.prefix"]))
+	}
+	require.Equal(t, int32(1), describeConfigs.Load(), "B's broker config asked once")
 }

@@ -65,8 +65,17 @@ type targetSide struct {
 	rest *restReader
 }
 
-// checkHazards runs every hazard check on the entries still without a Problem.
+// checkHazards runs every hazard check on the entries still without a Problem. Each check
+// sees every one of them, also those an earlier check refused, so that one refusal hides no
+// other hazard (a dry run lists all there is to fix); the connector's Problem is the first
+// refusal.
 func (s *source) checkHazards(ctx context.Context, entries []*Entry) {
+	var todo []*Entry
+	for _, e := range entries {
+		if e.connector != nil && e.connector.Problem == "" {
+			todo = append(todo, e)
+		}
+	}
 	checks := []func(context.Context, []*Entry){
 		// Each check appends what it finds with Entry.hazard.
 		s.checkPointsAtA,
@@ -74,7 +83,19 @@ func (s *source) checkHazards(ctx context.Context, entries []*Entry) {
 		s.checkPlugins,
 		s.checkMM2,
 	}
+	refused := map[*Entry]string{}
 	for _, check := range checks {
-		check(ctx, entries)
+		check(ctx, todo)
+		for _, e := range todo {
+			if p := e.connector.Problem; p != "" {
+				if _, ok := refused[e]; !ok {
+					refused[e] = p
+				}
+				e.connector.Problem = "" // the next checks look at it too
+			}
+		}
+	}
+	for e, p := range refused {
+		e.connector.Problem = p
 	}
 }

@@ -234,6 +234,13 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	rep.Finished = time.Now().UTC()
 	if !opts.DryRun {
 		rep.Cutover = NewCutover(rep, opts.To.OffsetsTopic, opts.Registry)
+		clB := &kafka.Client{Addr: kafka.TCP(opts.To.Brokers...), Timeout: 30 * time.Second}
+		if opts.To.Transport != nil {
+			clB.Transport = opts.To.Transport
+		}
+		if id, err := kafkaClusterID(ctx, clB); err == nil { // else the verification records it
+			rep.Cutover.ToClusterID = id
+		}
 		if opts.Verify > 0 && opts.Strimzi == nil {
 			err := VerifyCutover(interrupt, rep.Cutover, VerifyCutoverOptions{Brokers: opts.To.Brokers, Transport: opts.To.Transport,
 				Timeout: opts.Verify, Poll: opts.VerifyPoll, Registry: opts.Registry})

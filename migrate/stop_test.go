@@ -17,11 +17,17 @@ import (
 
 func startKfake(t *testing.T, opts ...kfake.Opt) []string {
 	t.Helper()
+	return startKfakeCluster(t, opts...).ListenAddrs()
+}
+
+// startKfakeCluster is startKfake's cluster, for a test that watches its requests.
+func startKfakeCluster(t *testing.T, opts ...kfake.Opt) *kfake.Cluster {
+	t.Helper()
 	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1),
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") })}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
-	return c.ListenAddrs()
+	return c
 }
 
 // With A's topics and its REST API, a sink's stop barrier also waits until its consumer group

@@ -1,0 +1,44 @@
+package migrate
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// Every check runs on every selected connector: one that refuses does not hide what the next
+// would find, so a dry run lists all that is to fix at once, not one per run. The connector's
+// problem is the first refusal.
+func TestHazardsOneRefusalHidesNoOther(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	brokersA, brokersB := startKfake(t, kfake.ClusterID("cluster-A")), startKfake(t, kfake.ClusterID("cluster-B"))
+	clA := &kafka.Client{Addr: kafka.TCP(brokersA...)}
+	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clA, "connect-configs", "connect-offsets", true))
+	writeConfigs(t, ctx, clA, map[string]string{"name": "dbz", "connector.class": "io.debezium.connector.mysql.MySqlConnector", "topic.prefix": "shop",
+		"schema.history.internal.kafka.topic": "history.shop", "producer.override.bootstrap.servers": brokersA[0]})
+	sel, err := NewSelection(SelectionFlags{})
+	require.NoError(t, err)
+	src, err := openSource(ctx, Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel})
+	require.NoError(t, err)
+	defer src.close()
+	src.b = &targetSide{to: Target{Brokers: brokersB}}
+	entries, err := src.prepare(ctx)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	refused := map[string]string{}
+	for _, h := range entries[0].Hazards {
+		if h.Refuse {
+			refused[h.Check] = h.Key
+		}
+	}
+	require.Equal(t, map[string]string{HazardPointsAtA: "producer.override.bootstrap.servers", HazardFamilyState: "schema.history.internal.kafka.topic"},
+		refused, "%+v", entries[0].Hazards)
+	require.Contains(t, entries[0].connector.Problem, "refused before anything was stopped (points_at_a)")
+}
