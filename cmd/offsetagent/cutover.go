@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/offsetagent/offsetagent/migrate"
@@ -56,15 +57,23 @@ func (f *verifyFlags) finish(cut *migrate.Cutover, verified bool, stdout, stderr
 	return 0
 }
 
+// write writes the cutover report to --cutover-report FILE whole or not at all: to a
+// private file beside it, renamed over FILE once written (a re-verification that cannot write
+// keeps the report it read).
 func (f *verifyFlags) write(cut *migrate.Cutover) error {
 	if f.cutoverReport == "" {
 		return nil
 	}
-	file, err := createPrivate(f.cutoverReport)
+	tmp := f.cutoverReport + ".tmp"
+	file, err := createPrivate(tmp)
 	if err != nil {
 		return err
 	}
-	return errors.Join(cut.WriteJSON(file), file.Close())
+	if err := errors.Join(cut.WriteJSON(file), file.Sync(), file.Close()); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, f.cutoverReport)
 }
 
 // runAlone is migrate --verify --cutover-report FILE: verify the cutover FILE records on B's

@@ -172,6 +172,17 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	code, out, stderr = cmd(verify...)
 	require.Equal(t, 3, code, stderr)
 	require.Contains(t, out, "1 waiting")
+	// A re-verification that cannot write its report keeps the one it read, whole.
+	require.NoError(t, os.Mkdir(cutover+".tmp", 0o700))
+	before, err := os.ReadFile(cutover)
+	require.NoError(t, err)
+	code, _, stderr = cmd(verify...)
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "write cutover report")
+	after, err := os.ReadFile(cutover)
+	require.NoError(t, err)
+	require.Equal(t, string(before), string(after))
+	require.NoError(t, os.Remove(cutover+".tmp"))
 	// B's worker commits the next position: verified, and the file says so.
 	w := &kafka.Writer{Addr: kafka.TCP(b.Addr()), Balancer: kafka.Murmur2Balancer{Consistent: true}, BatchTimeout: time.Millisecond}
 	require.NoError(t, w.WriteMessages(context.Background(), kafka.Message{Topic: "connect-offsets", Key: []byte(`["b-1",{"filename":"test.txt"}]`), Value: []byte(`{"position":42}`)}))
