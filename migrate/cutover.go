@@ -40,6 +40,9 @@ const (
 	// EvidenceOffsets: the offsets B's connector committed (its offsets topic, or its sink
 	// group), not the records it produced.
 	EvidenceOffsets = "offsets"
+	// EvidenceRecords: the records B's connector produced, by the position each carries
+	// (Debezium's source block), and A's last record (cutover_records.go).
+	EvidenceRecords = "records"
 )
 
 // Cutover is the cutover report of a migration: per moved connector and partition, the offset
@@ -84,6 +87,12 @@ type CutoverConnector struct {
 	// State is the state the connector was born in on B: one born PAUSED or STOPPED commits
 	// nothing until it is resumed, so the verification reads B once for it and does not wait.
 	State string `json:"state_on_b,omitempty"`
+	// TopicPrefix is a Debezium source's topic.prefix (database.server.name before Debezium
+	// 2.0): the topics on B its records are read from. BornAfter is when the migration had read
+	// the connector's offsets on A (after stopping it, with --stop-source): B's connector was
+	// born after it, and produced no record before it.
+	TopicPrefix string    `json:"topic_prefix,omitempty"`
+	BornAfter   time.Time `json:"born_after,omitzero"`
 	// Note says why the connector has no partitions to verify, when it has none.
 	Note       string              `json:"note,omitempty"`
 	Partitions []*CutoverPartition `json:"partitions"`
@@ -105,9 +114,14 @@ type CutoverPartition struct {
 	// FirstOnB is, for a source, the first offset B's connector committed after the placed
 	// one; for a sink, the group's committed offset on B. Null when there is none yet.
 	FirstOnB jsonvalue.Map `json:"first_on_b"`
-	Verdict  Verdict       `json:"verdict"`
-	Evidence string        `json:"evidence"`
-	Detail   string        `json:"detail,omitempty"`
+	// FirstRecordOnB is the position of the earliest record B's connector produced, and
+	// LastRecordOnA that of A's last record found on B (its mirror), where the family's
+	// records carry one (Debezium's source block).
+	FirstRecordOnB jsonvalue.Map `json:"first_record_on_b,omitempty"`
+	LastRecordOnA  jsonvalue.Map `json:"last_record_on_a,omitempty"`
+	Verdict        Verdict       `json:"verdict"`
+	Evidence       string        `json:"evidence"`
+	Detail         string        `json:"detail,omitempty"`
 }
 
 // Translations of the cutover report besides MirrorMaker 2's verdicts.
@@ -138,10 +152,15 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 	conn := e.connector
 	class, _ := e.Body.Config.Get("connector.class")
 	cc := &CutoverConnector{Name: e.Name, TargetName: e.TargetName, Type: e.Type, Class: class, State: e.Body.InitialState,
-		Partitions: []*CutoverPartition{}}
+		BornAfter: e.bornAfter, Partitions: []*CutoverPartition{}}
 	cfg := map[string]string{}
 	for _, kv := range e.Body.Config {
 		cfg[kv.Key] = kv.Value
+	}
+	for _, k := range []string{"topic.prefix", "database.server.name"} {
+		if cc.TopicPrefix == "" && strings.HasPrefix(class, "io.debezium.") {
+			cc.TopicPrefix = cfg[k]
+		}
 	}
 	onA := map[string]jsonvalue.Map{}
 	for _, o := range conn.rekey.apply(conn.Offsets) { // under the partitions placed on B

@@ -11,6 +11,8 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -103,4 +105,18 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 			})
 		}
 	}
+}
+
+// The cutover report keeps what the records' verification needs of a Debezium source: its
+// topic prefix on B and when its offsets had been read on A.
+func TestNewCutoverDebeziumRecordsNeeds(t *testing.T) {
+	read := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	offsets := []events.ConnectorOffset{{Partition: jsonvalue.Map{{Key: "server", Value: "shop"}}, Offset: jsonvalue.Map{{Key: "lsn", Value: jsonvalue.Number("1000")}}}}
+	rep := &Report{MigrationID: "m-1", Connectors: []*Entry{{Name: "pg", TargetName: "pg", Type: "source", Outcome: OutcomeSucceeded, bornAfter: read,
+		connector: &Connector{Name: "pg", Type: connectors.Source, Offsets: offsets},
+		Body: &Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"}, {Key: "topic.prefix", Value: "shop"}},
+			InitialOffsets: offsets, HasOffsets: true}}}}
+	cc := NewCutover(rep, "connect-offsets", nil).Connectors[0]
+	require.Equal(t, "shop", cc.TopicPrefix)
+	require.Equal(t, read, cc.BornAfter)
 }

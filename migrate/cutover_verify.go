@@ -144,6 +144,8 @@ type verifier struct {
 	sources map[string]map[int]map[string]*sourceTrack
 	next    map[string]map[int]int64
 	sinks   []*sinkTrack
+	// records are the tracks of the sources whose records carry their position.
+	records []*recordTrack
 }
 
 // sourceTrack follows one source partition through its key's records.
@@ -217,6 +219,9 @@ func newVerifier(ctx context.Context, cl *kafka.Client, c *Cutover, reg *connect
 				v.next[cc.OffsetsTopic][part] = kafka.FirstOffset
 			}
 			v.sources[cc.OffsetsTopic][part][key] = t
+			if r := newRecordTrack(reg, cc, t); r != nil {
+				v.records = append(v.records, r)
+			}
 		}
 	}
 	return v, nil
@@ -255,6 +260,15 @@ func (v *verifier) read(ctx context.Context) error {
 				}
 			}
 		}
+	}
+	for _, r := range v.records {
+		if r.final {
+			continue
+		}
+		if err := r.read(ctx, v.cl); err != nil {
+			return err
+		}
+		r.judge()
 	}
 	for _, s := range v.sinks {
 		if s.final {

@@ -59,6 +59,9 @@ type Entry struct {
 	connector *Connector
 	// local: nothing to publish (a connector without offsets, into an operator-managed B).
 	local bool
+	// bornAfter is when the connector's offsets had been read on A (its wave built): its
+	// connector on B is born after it.
+	bornAfter time.Time
 }
 
 func (e *Entry) skip(reason string) {

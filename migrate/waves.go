@@ -107,6 +107,10 @@ func runWaves(interrupt context.Context, src *source, results *resultsLog, opts 
 			continue
 		}
 		src.buildWave(interrupt, opts, wave)
+		read := time.Now().UTC()
+		for _, e := range wave {
+			e.bornAfter = read
+		}
 		p := &publisher{opts: opts, results: results, restB: src.b.rest}
 		if opts.Timeout > 0 {
 			p.deadline = time.Now().Add(opts.Timeout)
