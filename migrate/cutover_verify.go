@@ -49,6 +49,11 @@ const maxFetchesPerRead = 100_000
 //     placement), unordered when the family has no known order; waiting
 //     while there is none. A placed offset that is not A's offset, or is not in the topic, is
 //     a mismatch (a placement compacted away is judged by the earliest offset left).
+//   - a Debezium source whose records carry their position (cutover_records.go): the
+//     records its connector produced on B, told from A's by their timestamps and topics, judge
+//     it when there are any (evidence "records"): verified when B's earliest is after the
+//     placed position, mismatch when it is at or before it, or when A's last record is past
+//     it; the offsets stay the evidence while B has produced nothing.
 //   - a sink: the committed offsets of its group on B (an OffsetFetch sees committed
 //     transactional commits only): equal to the placed one, waiting; past it, verified;
 //     before it, mismatch; an offset for a partition never placed (A's group had none),
