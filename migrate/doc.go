@@ -40,8 +40,9 @@
 // translated. With MigrateOptions.Verify, VerifyCutover then reads on B, read committed and
 // bounded by Verify, what each connector committed after the offsets placed: a source's first
 // new offset in its connector's offsets topic, compared in its family's order
-// (cutover_order.go), a sink's group offsets; each partition is verified, waiting, mismatch or
-// unordered. VerifyCutover runs again on a report read back with ReadCutover.
+// (cutover_order.go), and for a Debezium source the change events it produced on B, by the
+// position in their source block (cutover_records.go), a sink's group offsets; each partition
+// is verified, waiting, mismatch or unordered, with the evidence it rests on. VerifyCutover runs again on a report read back with ReadCutover.
 //
 // Reading flags and the environment, terminals and exit codes are left to the caller (cmd/).
 // Sink offsets are carried as read (SinkOffsetsCopy), left out (SinkOffsetsNone) or
