@@ -365,11 +365,8 @@ func SinkOffsetsParity(t *testing.T, e *Env) {
 // it and an agent writing to that worker's topics, all stopped when t ends.
 func (e *Env) StartClusterB(ctx context.Context, t testing.TB, name, lib string) (*realkafka.Broker, *realkafka.Worker, *Agent) {
 	t.Helper()
-	d, err := e.Subdir("broker-" + name)
+	b, err := e.StartBroker(ctx, "broker-"+name, lib)
 	require.NoError(t, err)
-	b, err := realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: lib, Dir: d})
-	require.NoError(t, err)
-	e.AtExit(b.Stop)
 	realkafka.StopAfter(t, b.Stop)
 	names := e.ConnectNames(name)
 	w, err := e.StartWorkerOn(ctx, "worker-"+name, lib, []string{b.Addr}, names)
