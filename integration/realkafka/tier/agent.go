@@ -67,6 +67,15 @@ func (e *Env) StartAgent(ctx context.Context, name string, extra map[string]stri
 	return a, nil
 }
 
+// StartAgentOn starts an agent (StartAgent) on broker writing to the Connect cluster n's topics.
+func (e *Env) StartAgentOn(ctx context.Context, name, broker string, n Connect) (*Agent, error) {
+	return e.StartAgent(ctx, name, map[string]string{
+		"OFFSETAGENT_BROKERS":       broker,
+		"OFFSETAGENT_CONFIG_TOPIC":  n.Config,
+		"OFFSETAGENT_OFFSETS_TOPIC": n.Offsets,
+	})
+}
+
 // LaunchAgent runs the agent binary as `offsetagent run` with vars over the tests' settings (a
 // free HTTP address, text logs at debug level, a 10 s shutdown timeout) and returns at once
 // (see WaitReady). With clean, the test's own OFFSETAGENT_ variables are left out of its

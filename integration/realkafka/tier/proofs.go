@@ -372,11 +372,7 @@ func (e *Env) StartClusterB(ctx context.Context, t testing.TB, name, lib string)
 	w, err := e.StartWorkerOn(ctx, "worker-"+name, lib, []string{b.Addr}, names)
 	require.NoError(t, err)
 	realkafka.StopAfter(t, w.Stop)
-	ag, err := e.StartAgent(ctx, "agent-"+name, map[string]string{
-		"OFFSETAGENT_BROKERS":       b.Addr,
-		"OFFSETAGENT_CONFIG_TOPIC":  names.Config,
-		"OFFSETAGENT_OFFSETS_TOPIC": names.Offsets,
-	})
+	ag, err := e.StartAgentOn(ctx, "agent-"+name, b.Addr, names)
 	require.NoError(t, err)
 	realkafka.StopAfter(t, ag.Stop)
 	return b, w, ag
