@@ -1,7 +1,6 @@
 package tier
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -328,6 +327,23 @@ func (e *Env) StartCluster(ctx context.Context, name string, n Connect) (*realka
 	return b, w, nil
 }
 
+// StartTestWorker starts a Connect worker (StartWorker) for the cluster names n that stops when
+// t ends.
+func (e *Env) StartTestWorker(ctx context.Context, t testing.TB, name string, n Connect) (*realkafka.Worker, error) {
+	w, err := e.StartWorker(ctx, name, n)
+	if err == nil {
+		realkafka.StopAfter(t, w.Stop)
+	}
+	return w, err
+}
+
+// StopAfter stops a process t started when t ends (and, should that not happen, after every
+// test).
+func (e *Env) StopAfter(t testing.TB, stop func()) {
+	e.AtExit(stop)
+	realkafka.StopAfter(t, stop)
+}
+
 // Unique returns prefix-<run>-<n>, a name no other test or run uses.
 func (e *Env) Unique(prefix string) string {
 	return fmt.Sprintf("%s-%s-%d", prefix, e.Run, e.seq.Add(1))
@@ -359,25 +375,12 @@ func (e *Env) StartWorkerOn(ctx context.Context, name, lib string, brokers []str
 	}
 	cfg := realkafka.WorkerConfig{Lib: lib, Dir: d, Brokers: brokers, PluginPath: e.Plugins,
 		GroupID: n.Group, ConfigTopic: n.Config, OffsetsTopic: n.Offsets, StatusTopic: n.Status}
-	// The fixture picks a free REST port and frees it for the worker: on a machine shared with
-	// other test runs, another process may take it first. A new port is tried then.
-	for attempt := 1; ; attempt++ {
-		w, err := realkafka.StartWorker(ctx, cfg)
-		if err == nil {
-			e.AtExit(w.Stop)
-			return w, nil
-		}
-		if attempt == 3 || !portTaken(filepath.Join(d, "worker.log")) {
-			return nil, err
-		}
-		fmt.Printf("real Kafka tier: %s's REST port was taken by another process, starting it again\n", name)
+	w, err := realkafka.StartWorker(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
-}
-
-// portTaken reports whether the JVM that logged to path failed to bind a port.
-func portTaken(path string) bool {
-	b, err := os.ReadFile(path)
-	return err == nil && bytes.Contains(b, []byte("java.net.BindException: Address already in use"))
+	e.AtExit(w.Stop)
+	return w, nil
 }
 
 // Subdir creates (if needed) and returns a folder of the run's folder.
