@@ -33,8 +33,8 @@ func commit(t *testing.T, db, stmts string) int64 {
 	return id
 }
 
-// run commits each step and returns the change events they make, as "txid op id".
-func run(t *testing.T, db string, steps []step) []string {
+// commitSteps commits each step and returns the change events they make, as "txid op id".
+func commitSteps(t *testing.T, db string, steps []step) []string {
 	t.Helper()
 	var out []string
 	for _, s := range steps {
@@ -78,7 +78,7 @@ func TestDebeziumBornAtCommittedOffsets(t *testing.T) {
 	cfg["snapshot.mode"] = "no_data"
 	tier.RestOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": twin, "config": cfg})
 	tier.WaitState(t, w, twin, "RUNNING")
-	first := run(t, db, []step{
+	first := commitSteps(t, db, []step{
 		{"INSERT INTO items VALUES (1, 1, 'a'), (2, 1, 'b');", []string{"c 1", "c 2"}},
 		{"UPDATE items SET v = 2 WHERE id = 1;", []string{"u 1"}},
 		{"INSERT INTO items VALUES (3, 1, 'c');", []string{"c 3"}},
@@ -108,7 +108,7 @@ func TestDebeziumBornAtCommittedOffsets(t *testing.T) {
 	tier.RestOK(t, w, http.MethodDelete, "/connectors/"+twin, nil)
 	sqlExec(t, db, "SELECT pg_drop_replication_slot('twin')")
 
-	second := run(t, db, []step{
+	second := commitSteps(t, db, []step{
 		{"INSERT INTO items VALUES (4, 1, 'd');", []string{"c 4"}},
 		{"UPDATE items SET v = 3, note = 'a2' WHERE id = 1;\nUPDATE items SET v = 2 WHERE id = 3;", []string{"u 1", "u 3"}},
 		{"DELETE FROM items WHERE id = 4;", []string{"d 4"}},
