@@ -88,7 +88,7 @@ type Env struct {
 	Postgres *realkafka.Postgres
 
 	seq atomic.Int64
-	run *realkafka.Run
+	run *Run
 
 	// transport refreshes metadata every second: kafka-go's shared default caches it for 6 s and
 	// would not see the topics the agents and the worker create meanwhile.
@@ -137,7 +137,7 @@ func (e *Env) Main(m *testing.M, ready func()) int {
 		ready()
 		return m.Run()
 	}
-	run, err := realkafka.NewRun("offsetagent-" + e.Cfg.Name + "-")
+	run, err := NewRun("offsetagent-" + e.Cfg.Name + "-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -332,7 +332,7 @@ func (e *Env) StartCluster(ctx context.Context, name string, n Connect) (*realka
 func (e *Env) StartTestWorker(ctx context.Context, t testing.TB, name string, n Connect) (*realkafka.Worker, error) {
 	w, err := e.StartWorker(ctx, name, n)
 	if err == nil {
-		realkafka.StopAfter(t, w.Stop)
+		StopAfter(t, w.Stop)
 	}
 	return w, err
 }
@@ -341,7 +341,7 @@ func (e *Env) StartTestWorker(ctx context.Context, t testing.TB, name string, n 
 // test).
 func (e *Env) StopAfter(t testing.TB, stop func()) {
 	e.AtExit(stop)
-	realkafka.StopAfter(t, stop)
+	StopAfter(t, stop)
 }
 
 // Unique returns prefix-<run>-<n>, a name no other test or run uses.

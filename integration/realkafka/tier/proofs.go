@@ -367,14 +367,14 @@ func (e *Env) StartClusterB(ctx context.Context, t testing.TB, name, lib string)
 	t.Helper()
 	b, err := e.StartBroker(ctx, "broker-"+name, lib)
 	require.NoError(t, err)
-	realkafka.StopAfter(t, b.Stop)
+	StopAfter(t, b.Stop)
 	names := e.ConnectNames(name)
 	w, err := e.StartWorkerOn(ctx, "worker-"+name, lib, []string{b.Addr}, names)
 	require.NoError(t, err)
-	realkafka.StopAfter(t, w.Stop)
+	StopAfter(t, w.Stop)
 	ag, err := e.StartAgentOn(ctx, "agent-"+name, b.Addr, names)
 	require.NoError(t, err)
-	realkafka.StopAfter(t, ag.Stop)
+	StopAfter(t, ag.Stop)
 	return b, w, ag
 }
 
@@ -409,7 +409,7 @@ func MigrateStopSource(t *testing.T, e *Env, m Migration) {
 		var err error
 		wA, err = e.StartWorker(ctx, "worker-mig-a", namesA)
 		require.NoError(t, err)
-		realkafka.StopAfter(t, wA.Stop)
+		StopAfter(t, wA.Stop)
 	}
 	brokersA := e.Brokers
 
