@@ -211,6 +211,7 @@ func (a *Agent) newProcessor() (Processor, error) {
 		ResultOut:            a.results.seen,
 		Validator:            validator,
 		ManagedBy:            cfg.ConnectorsManagedBy,
+		ResultReserve:        cfg.ResultReserve,
 		Fault:                opts.Fault,
 		Backoff:              opts.Backoff,
 		Logger:               opts.Logger,

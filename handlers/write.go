@@ -76,10 +76,13 @@ func (c *Creator) writeOffsets(ctx context.Context, j *job) error {
 		if len(j.sinkOffsets) == 0 {
 			return nil
 		}
-		j.sinkWritten = true
-		if err := c.retry(ctx, func(ctx context.Context) error {
+		// A commit the coordinator refused for every partition before committing any (an
+		// ACL, say) left nothing to undo (kafkaio.MayHaveWritten).
+		landed, err := c.landed(ctx, func(ctx context.Context) error {
 			return c.opts.Store.CommitGroupOffsets(ctx, j.group, j.sinkOffsets)
-		}); err != nil {
+		})
+		j.sinkWritten = landed
+		if err != nil {
 			return fmt.Errorf("commit offsets of group %q: %w", j.group, c.groupCommitAuthz(err, j.group))
 		}
 		j.written = len(j.sinkOffsets)

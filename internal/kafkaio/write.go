@@ -61,16 +61,22 @@ func (e *WriteError) Error() string {
 func (e *WriteError) Unwrap() error { return e.Err }
 
 // MayHaveWritten reports whether a write that returned err may have left any of its records
-// in the topic: false only when err is a *WriteError with nothing acknowledged and every
-// failed record known not written. A caller that undoes a failed write skips the undo when
+// in the topic, or a group commit (CommitGroupOffsets) any of its offsets in the group: false
+// only when err is a *WriteError with nothing acknowledged and every failed record known not
+// written, or a *CommitError with no partition accepted and every refusal one answered before
+// the commit (refusedBeforeCommit). A caller that undoes a failed write skips the undo when
 // it is false: there is nothing to undo, and an undo that failed would report a leftover that
 // is not there.
 func MayHaveWritten(err error) bool {
 	var we *WriteError
-	if !errors.As(err, &we) {
-		return true
+	if errors.As(err, &we) {
+		return we.Written > 0 || len(we.NotWritten) < len(we.Failed)
 	}
-	return we.Written > 0 || len(we.NotWritten) < len(we.Failed)
+	var ce *CommitError
+	if errors.As(err, &ce) {
+		return !ce.notCommitted()
+	}
+	return true
 }
 
 // notSentError is the error of a record that was never sent (its partition's leader unknown,
