@@ -16,24 +16,24 @@ import (
 // TestWipeExistingOffsets: offsets that outlived a deleted connector are wiped by the request
 // that creates a connector of the same name: the worker sees only the new ones.
 func TestWipeExistingOffsets(t *testing.T) {
-	requirePeers(t)
-	s := newFileSource(t, "wipe")
+	env.RequirePeers(t)
+	s := env.NewFileSource(t, "wipe")
 	cfg := s.Request("STOPPED")["config"]
-	restOK(t, peers.worker, http.MethodPost, "/connectors", map[string]any{"name": s.Name, "config": cfg, "initial_state": "STOPPED"})
-	restOK(t, peers.worker, http.MethodPatch, "/connectors/"+s.Name+"/offsets", map[string]any{"offsets": []any{
+	tier.RestOK(t, env.Worker, http.MethodPost, "/connectors", map[string]any{"name": s.Name, "config": cfg, "initial_state": "STOPPED"})
+	tier.RestOK(t, env.Worker, http.MethodPatch, "/connectors/"+s.Name+"/offsets", map[string]any{"offsets": []any{
 		map[string]any{"partition": map[string]any{"filename": s.File}, "offset": map[string]any{"position": 3}},
 		map[string]any{"partition": map[string]any{"filename": "/old/other.txt"}, "offset": map[string]any{"position": 99}},
 	}})
-	restOK(t, peers.worker, http.MethodDelete, "/connectors/"+s.Name, nil)
+	tier.RestOK(t, env.Worker, http.MethodDelete, "/connectors/"+s.Name, nil)
 	require.Eventually(t, func() bool {
-		status, _ := rest(t, peers.worker, http.MethodGet, "/connectors/"+s.Name, nil)
+		status, _ := tier.Rest(t, env.Worker, http.MethodGet, "/connectors/"+s.Name, nil)
 		return status == http.StatusNotFound
 	}, 30*time.Second, 100*time.Millisecond)
 
-	res := peers.agent.create(t, s.Request("RUNNING"))
+	res := env.Agent.Create(t, s.Request("RUNNING"))
 	require.Equal(t, 2, *res.Data.OffsetsWiped)
 	require.Equal(t, 1, *res.Data.OffsetsWritten)
-	s.RequireBorn(t, peers.worker, "RUNNING")
+	s.RequireBorn(t, env.Worker, "RUNNING")
 }
 
 // TestFileStreamSinkInitialOffsets: a FileStream sink born at topic offsets writes the records
@@ -43,31 +43,31 @@ func TestFileStreamSinkInitialOffsets(t *testing.T) { tier.SinkInitialOffsets(t,
 // TestConnectorSpecificOffsetsTopic: a source connector with its own offsets.storage.topic gets
 // its initial offsets in that topic, and the worker reads them there.
 func TestConnectorSpecificOffsetsTopic(t *testing.T) {
-	requirePeers(t)
-	s := newFileSource(t, "own")
-	own := unique("own-offsets")
-	createTopic(t, own, 5, true)
+	env.RequirePeers(t)
+	s := env.NewFileSource(t, "own")
+	own := env.Unique("own-offsets")
+	env.CreateTopic(t, own, 5, true)
 	req := s.Request("RUNNING")
 	req["config"].(map[string]string)["offsets.storage.topic"] = own
-	peers.agent.create(t, req)
+	env.Agent.Create(t, req)
 	// As Connect's ConnectorOffsetBackingStore.set: the connector's topic is the primary store,
 	// the worker's topic gets a copy (docs/connect-internals.md, "Connector-specific offsets topics
 	// (KIP-618)").
-	require.Len(t, offsetRecords(t, own, s.Name), 1, "the record in the connector's own offsets topic")
-	require.Len(t, offsetRecords(t, connectNames("main").offsets, s.Name), 1, "the copy in the worker's offsets topic")
-	s.RequireBorn(t, peers.worker, "RUNNING")
+	require.Len(t, env.OffsetRecords(t, own, s.Name), 1, "the record in the connector's own offsets topic")
+	require.Len(t, env.OffsetRecords(t, env.ConnectNames("main").Offsets, s.Name), 1, "the copy in the worker's offsets topic")
+	s.RequireBorn(t, env.Worker, "RUNNING")
 }
 
 // TestMirrorSourceInitialOffsets: a MirrorMaker 2 MirrorSourceConnector born at an upstream
 // offset mirrors the records after it (its offset is the last replicated record's).
 func TestMirrorSourceInitialOffsets(t *testing.T) {
-	requirePeers(t)
-	name := unique("mm2")
+	env.RequirePeers(t)
+	name := env.Unique("mm2")
 	upstream := name + "-orders"
-	createTopic(t, upstream, 1, false)
-	produce(t, upstream, numbered("r-%d", 10)...)
-	brokers := strings.Join(peers.brokers, ",")
-	res := peers.agent.create(t, map[string]any{"name": name,
+	env.CreateTopic(t, upstream, 1, false)
+	env.Produce(t, upstream, tier.Numbered("r-%d", 10)...)
+	brokers := strings.Join(env.Brokers, ",")
+	res := env.Agent.Create(t, map[string]any{"name": name,
 		"config": map[string]string{
 			"connector.class":      "org.apache.kafka.connect.mirror.MirrorSourceConnector",
 			"source.cluster.alias": "src", "target.cluster.alias": "tgt",
@@ -82,8 +82,8 @@ func TestMirrorSourceInitialOffsets(t *testing.T) {
 		"initial_offsets": []any{map[string]any{"partition": map[string]any{"cluster": "src", "topic": upstream, "partition": 0},
 			"offset": map[string]any{"offset": 5}}}})
 	require.Equal(t, "The offsets for this connector have been altered successfully", res.Data.InitialOffsetsResponse)
-	waitState(t, peers.worker, name, "RUNNING")
-	got := waitValues(t, "src."+upstream, 4)
+	tier.WaitState(t, env.Worker, name, "RUNNING")
+	got := env.WaitValues(t, "src."+upstream, 4)
 	require.Equal(t, []string{"r-6", "r-7", "r-8", "r-9"}, got)
 }
 
@@ -100,7 +100,7 @@ func TestMirrorSourceInitialOffsets(t *testing.T) {
 // plugin version it has none of, with a NullPointerException (500) instead of the config
 // errors (400) of the first attempt. The agent gives POST's answer as of its call.
 func TestConnectURLValidation(t *testing.T) {
-	requirePeers(t)
+	env.RequirePeers(t)
 	tests := []struct {
 		name   string
 		config map[string]string
@@ -119,21 +119,21 @@ func TestConnectURLValidation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			name := unique("rest")
-			first, body := rest(t, peers.worker, http.MethodPost, "/connectors", map[string]any{"name": name, "config": tc.config})
+			name := env.Unique("rest")
+			first, body := tier.Rest(t, env.Worker, http.MethodPost, "/connectors", map[string]any{"name": name, "config": tc.config})
 			require.NotEqual(t, 2, first/100, "the worker accepted it: %s", body)
-			status, body := rest(t, peers.worker, http.MethodPost, "/connectors", map[string]any{"name": name, "config": tc.config})
+			status, body := tier.Rest(t, env.Worker, http.MethodPost, "/connectors", map[string]any{"name": name, "config": tc.config})
 			var connect struct {
 				ErrorCode int    `json:"error_code"`
 				Message   string `json:"message"`
 			}
 			require.NoError(t, json.Unmarshal([]byte(body), &connect), body)
 			require.NotEqual(t, 2, status/100, "the worker accepted it: %s", body)
-			vstatus, vbody := rest(t, peers.worker, http.MethodPut,
+			vstatus, vbody := tier.Rest(t, env.Worker, http.MethodPut,
 				"/connector-plugins/"+url.PathEscape(tc.config["connector.class"])+"/config/validate", tc.config)
 			t.Logf("POST /connectors: %d %.300s\nthe validate endpoint: %d %.300s", status, body, vstatus, vbody)
-			res := peers.agent.publish(t, map[string]any{"name": name + "-agent", "config": tc.config})
-			require.Equal(t, typeFailed, res.Type)
+			res := env.Agent.Publish(t, map[string]any{"name": name + "-agent", "config": tc.config})
+			require.Equal(t, tier.TypeFailed, res.Type)
 			require.Equal(t, "validate_config", res.Data.FailedStep)
 			require.Equal(t, status, res.Data.ErrorCode, "POST /connectors answered %d %s", status, body)
 			require.Equal(t, strings.ReplaceAll(connect.Message, name, name+"-agent"), res.Data.Message)

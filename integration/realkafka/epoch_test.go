@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetagent/offsetagent/integration/realkafka"
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 )
 
@@ -29,42 +30,42 @@ import (
 // worker's consumer takes offset 30 for a truncation of epoch 0, which ended at offset 10, and
 // replays records 10-49.
 func TestSinkResumesAfterLeaderEpochMove(t *testing.T) {
-	requirePeers(t)
-	if peers.lib == "" {
+	env.RequirePeers(t)
+	if env.Lib == "" {
 		t.Skip("needs the jars to start a broker of its own")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
 	// C: a broker of its own (the restart would disturb the shared one's other users).
-	d, err := subdir("broker-epoch")
+	d, err := env.Subdir("broker-epoch")
 	require.NoError(t, err)
-	b, err := realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: peers.lib, Dir: d})
+	b, err := realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: env.Lib, Dir: d})
 	require.NoError(t, err)
-	stopAfter(t, b.Stop)
+	env.StopAfter(t, b.Stop)
 	brokersC := []string{b.Addr}
-	topic := unique("epoch-in")
-	createTopicOn(t, brokersC, topic, 1)
-	produceTo(t, brokersC, topic, valuesFrom("m", 0, 10)...)
+	topic := env.Unique("epoch-in")
+	tier.CreateTopicOn(t, brokersC, topic, 1)
+	tier.ProduceTo(t, brokersC, topic, tier.ValuesFrom("m", 0, 10)...)
 	require.NoError(t, b.Restart(ctx))
-	produceTo(t, brokersC, topic, valuesFrom("m", 10, 40)...)
+	tier.ProduceTo(t, brokersC, topic, tier.ValuesFrom("m", 10, 40)...)
 	epochs := recordEpochs(t, brokersC, topic, 50)
 	require.Equal(t, int32(0), epochs[9], "records 0-9 in leader epoch 0")
 	require.Greater(t, epochs[10], int32(0), "records 10-49 in a later leader epoch")
 	t.Logf("leader epochs: records 0-9 in %d, 10-49 in %d", epochs[0], epochs[10])
 
 	// C's Connect cluster and agent, started after the restart.
-	names := connectNames("epoch")
-	d, err = subdir("worker-epoch")
+	names := env.ConnectNames("epoch")
+	d, err = env.Subdir("worker-epoch")
 	require.NoError(t, err)
-	w, err := realkafka.StartWorker(ctx, realkafka.WorkerConfig{Lib: peers.lib, Dir: d, Brokers: brokersC,
-		GroupID: names.group, ConfigTopic: names.config, OffsetsTopic: names.offsets, StatusTopic: names.status})
+	w, err := realkafka.StartWorker(ctx, realkafka.WorkerConfig{Lib: env.Lib, Dir: d, Brokers: brokersC,
+		GroupID: names.Group, ConfigTopic: names.Config, OffsetsTopic: names.Offsets, StatusTopic: names.Status})
 	require.NoError(t, err)
-	stopAfter(t, w.Stop)
-	agentC, err := startAgent(ctx, "agent-epoch", map[string]string{
+	env.StopAfter(t, w.Stop)
+	agentC, err := env.StartAgent(ctx, "agent-epoch", map[string]string{
 		"OFFSETAGENT_BROKERS":       b.Addr,
-		"OFFSETAGENT_CONFIG_TOPIC":  names.config,
-		"OFFSETAGENT_OFFSETS_TOPIC": names.offsets,
+		"OFFSETAGENT_CONFIG_TOPIC":  names.Config,
+		"OFFSETAGENT_OFFSETS_TOPIC": names.Offsets,
 	})
 	require.NoError(t, err)
 
@@ -72,32 +73,32 @@ func TestSinkResumesAfterLeaderEpochMove(t *testing.T) {
 		"offset": map[string]any{"kafka_offset": 30}}}
 	sinkConfig := func(name string) map[string]string {
 		return map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
-			"topics": topic, "file": filepath.Join(peers.dir, "files", name+".out"), "tasks.max": "1"}
+			"topics": topic, "file": filepath.Join(env.Dir, "files", name+".out"), "tasks.max": "1"}
 	}
-	_, err = subdir("files")
+	_, err = env.Subdir("files")
 	require.NoError(t, err)
 
 	// The twin, Connect's way.
-	twin := unique("epoch-twin")
-	restOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": twin, "config": sinkConfig(twin), "initial_state": "STOPPED"})
-	restOK(t, w, http.MethodPatch, "/connectors/"+twin+"/offsets", map[string]any{"offsets": at30})
+	twin := env.Unique("epoch-twin")
+	tier.RestOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": twin, "config": sinkConfig(twin), "initial_state": "STOPPED"})
+	tier.RestOK(t, w, http.MethodPatch, "/connectors/"+twin+"/offsets", map[string]any{"offsets": at30})
 
 	// The agent's.
-	byAgent := unique("epoch-agent")
-	agentC.create(t, map[string]any{"name": byAgent, "config": sinkConfig(byAgent), "initial_state": "STOPPED", "initial_offsets": at30})
+	byAgent := env.Unique("epoch-agent")
+	agentC.Create(t, map[string]any{"name": byAgent, "config": sinkConfig(byAgent), "initial_state": "STOPPED", "initial_offsets": at30})
 
 	// Migrated: a stopped sink on the shared cluster (A) at offset 30 of its own copy of the
 	// topic, moved to C by `offsetagent migrate`.
-	moved := unique("epoch-moved")
-	createTopic(t, topic, 1, false)
-	produce(t, topic, valuesFrom("m", 0, 50)...)
-	peers.agent.create(t, map[string]any{"name": moved, "config": sinkConfig(moved), "initial_state": "STOPPED", "initial_offsets": at30})
-	cmd := exec.CommandContext(ctx, peers.agentBin, "migrate",
-		"--from-brokers", strings.Join(peers.brokers, ","), "--from-config-topic", connectNames("main").config,
-		"--from-offsets-topic", connectNames("main").offsets, "--from-connect-url", peers.worker.URL,
+	moved := env.Unique("epoch-moved")
+	env.CreateTopic(t, topic, 1, false)
+	env.Produce(t, topic, tier.ValuesFrom("m", 0, 50)...)
+	env.Agent.Create(t, map[string]any{"name": moved, "config": sinkConfig(moved), "initial_state": "STOPPED", "initial_offsets": at30})
+	cmd := exec.CommandContext(ctx, env.AgentBin, "migrate",
+		"--from-brokers", strings.Join(env.Brokers, ","), "--from-config-topic", env.ConnectNames("main").Config,
+		"--from-offsets-topic", env.ConnectNames("main").Offsets, "--from-connect-url", env.Worker.URL,
 		"--to-brokers", b.Addr, "--to-connect-url", w.URL,
 		"--include", moved, "--report", filepath.Join(t.TempDir(), "report.json"), "--no-verify")
-	cmd.Env = agentC.env
+	cmd.Env = agentC.Env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
@@ -115,13 +116,13 @@ func TestSinkResumesAfterLeaderEpochMove(t *testing.T) {
 		wantLines[i] = fmt.Sprintf("m-%02d", 30+i)
 	}
 	for _, name := range []string{twin, byAgent, moved} {
-		waitState(t, w, name, "STOPPED")
-		restOK(t, w, http.MethodPut, "/connectors/"+name+"/resume", nil)
+		tier.WaitState(t, w, name, "STOPPED")
+		tier.RestOK(t, w, http.MethodPut, "/connectors/"+name+"/resume", nil)
 	}
 	for _, name := range []string{twin, byAgent, moved} {
 		out := sinkConfig(name)["file"]
 		var got []string
-		require.Eventually(t, func() bool { got = fileLines(t, out); return len(got) >= len(wantLines) },
+		require.Eventually(t, func() bool { got = tier.FileLines(t, out); return len(got) >= len(wantLines) },
 			90*time.Second, 250*time.Millisecond, "sink %s wrote %d lines", name, len(got))
 		require.Equal(t, wantLines, got, "sink %s: records 30-49, none replayed", name)
 	}

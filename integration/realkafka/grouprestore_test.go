@@ -20,16 +20,16 @@ import (
 // of the snapshot) gives the group back its entries byte for byte. A null metadata is stored
 // as "" by the broker, so "" is what the snapshot keeps.
 func TestGroupSnapshotRestoredOnKafka(t *testing.T) {
-	requirePeers(t)
+	env.RequirePeers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topic, group := unique("snap-in"), unique("connect-snap")
-	createTopic(t, topic, 3, false)
+	topic, group := env.Unique("snap-in"), env.Unique("connect-snap")
+	env.CreateTopic(t, topic, 3, false)
 
 	// A consumer's commit (at most v9: v10 names topics by id), generation -1 as an admin's.
 	versions := kversion.Stable()
 	versions.SetMaxKeyVersion(kmsg.OffsetCommit.Int16(), 9)
-	kc, err := kgo.NewClient(kgo.SeedBrokers(peers.brokers...), kgo.MaxVersions(versions))
+	kc, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.MaxVersions(versions))
 	require.NoError(t, err)
 	defer kc.Close()
 	req := kmsg.NewPtrOffsetCommitRequest()
@@ -54,15 +54,15 @@ func TestGroupSnapshotRestoredOnKafka(t *testing.T) {
 			require.Zero(t, p.ErrorCode, "partition %d", p.Partition)
 		}
 	}
-	before := kafkatest.GroupEntries(t, peers.brokers, group)
+	before := kafkatest.GroupEntries(t, env.Brokers, group)
 	require.Equal(t, map[string]string{
 		topic + "/0": `offset=40 epoch=3 metadata="m"`,
 		topic + "/1": `offset=17 epoch=0 metadata=""`,
 		topic + "/2": `offset=41 epoch=-1 metadata="task-0 generation 3"`,
 	}, before)
 
-	s, err := offsetstore.New(offsetstore.Options{Brokers: peers.brokers, ConfigTopic: connectNames("main").config,
-		OffsetsTopic: connectNames("main").offsets})
+	s, err := offsetstore.New(offsetstore.Options{Brokers: env.Brokers, ConfigTopic: env.ConnectNames("main").Config,
+		OffsetsTopic: env.ConnectNames("main").Offsets})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.Close()) }()
 	snap, err := s.GroupOffsets(ctx, group)
@@ -77,7 +77,7 @@ func TestGroupSnapshotRestoredOnKafka(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, gone)
 	require.NoError(t, s.CommitGroupOffsets(ctx, group, snap))
-	require.Equal(t, before, kafkatest.GroupEntries(t, peers.brokers, group), "restored byte for byte")
+	require.Equal(t, before, kafkatest.GroupEntries(t, env.Brokers, group), "restored byte for byte")
 }
 
 func ptr[T any](v T) *T { return &v }

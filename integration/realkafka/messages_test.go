@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 )
 
 // connectorKinds are the configs the message parity cases use, by kind; the worker has every
@@ -16,8 +18,8 @@ func connectorKinds(t *testing.T) map[string]map[string]string {
 	mm2 := func(class string, kv ...string) map[string]string {
 		c := map[string]string{"connector.class": class, "tasks.max": "1",
 			"source.cluster.alias": "src", "target.cluster.alias": "tgt",
-			"source.cluster.bootstrap.servers": strings.Join(peers.brokers, ","),
-			"target.cluster.bootstrap.servers": strings.Join(peers.brokers, ",")}
+			"source.cluster.bootstrap.servers": strings.Join(env.Brokers, ","),
+			"target.cluster.bootstrap.servers": strings.Join(env.Brokers, ",")}
 		for i := 0; i < len(kv); i += 2 {
 			c[kv[i]] = kv[i+1]
 		}
@@ -25,10 +27,10 @@ func connectorKinds(t *testing.T) map[string]map[string]string {
 	}
 	return map[string]map[string]string{
 		"file-source": {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
-			"file": writeFile(t, unique("msg")+".txt", ""), "topic": "t", "tasks.max": "1"},
+			"file": env.WriteFile(t, env.Unique("msg")+".txt", ""), "topic": "t", "tasks.max": "1"},
 		"stdin-source": {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "topic": "t", "tasks.max": "1"},
 		"file-sink": {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
-			"topics": "t", "file": writeFile(t, unique("msg")+".sink", ""), "tasks.max": "1"},
+			"topics": "t", "file": env.WriteFile(t, env.Unique("msg")+".sink", ""), "tasks.max": "1"},
 		"mirror-source":     mm2("org.apache.kafka.connect.mirror.MirrorSourceConnector", "topics", "orders"),
 		"mirror-checkpoint": mm2("org.apache.kafka.connect.mirror.MirrorCheckpointConnector", "groups", "g1"),
 		"mirror-heartbeat":  mm2("org.apache.kafka.connect.mirror.MirrorHeartbeatConnector"),
@@ -83,19 +85,19 @@ var messageCases = []struct {
 // TestValidationMessageParity: the same invalid offsets sent to the real worker's
 // PATCH /connectors/NAME/offsets and to the agent give the same status and the same message.
 func TestValidationMessageParity(t *testing.T) {
-	requirePeers(t)
+	env.RequirePeers(t)
 	kinds := connectorKinds(t)
 	// One STOPPED connector of each kind on the worker takes every PATCH of that kind.
 	onWorker := map[string]string{}
 	for kind, cfg := range kinds {
-		onWorker[kind] = unique("msg-" + kind)
-		restOK(t, peers.worker, http.MethodPost, "/connectors", map[string]any{"name": onWorker[kind], "config": cfg, "initial_state": "STOPPED"})
+		onWorker[kind] = env.Unique("msg-" + kind)
+		tier.RestOK(t, env.Worker, http.MethodPost, "/connectors", map[string]any{"name": onWorker[kind], "config": cfg, "initial_state": "STOPPED"})
 	}
 	type outcome struct {
 		connectStatus int
 		connectBody   string
 		agentName     string
-		agent         result
+		agent         tier.Result
 	}
 	outcomes := make([]outcome, len(messageCases))
 	var wg sync.WaitGroup
@@ -111,9 +113,9 @@ func TestValidationMessageParity(t *testing.T) {
 				panic(err)
 			}
 			o := &outcomes[i]
-			o.connectStatus, o.connectBody = rest(t, peers.worker, http.MethodPatch, "/connectors/"+onWorker[tc.kind]+"/offsets", map[string]any{"offsets": entries})
-			o.agentName = unique("msg-agent")
-			o.agent = peers.agent.publish(t, map[string]any{"name": o.agentName, "config": kinds[tc.kind], "initial_offsets": entries})
+			o.connectStatus, o.connectBody = tier.Rest(t, env.Worker, http.MethodPatch, "/connectors/"+onWorker[tc.kind]+"/offsets", map[string]any{"offsets": entries})
+			o.agentName = env.Unique("msg-agent")
+			o.agent = env.Agent.Publish(t, map[string]any{"name": o.agentName, "config": kinds[tc.kind], "initial_offsets": entries})
 		}()
 	}
 	wg.Wait()
@@ -126,7 +128,7 @@ func TestValidationMessageParity(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal([]byte(o.connectBody), &connect), o.connectBody)
 			require.NotEqual(t, 2, o.connectStatus/100, "Connect accepted %s: %s", tc.offsets, o.connectBody)
-			require.Equal(t, typeFailed, o.agent.Type, "the agent accepted %s", tc.offsets)
+			require.Equal(t, tier.TypeFailed, o.agent.Type, "the agent accepted %s", tc.offsets)
 			// A message that names the connector names each one's own.
 			want := strings.ReplaceAll(connect.Message, onWorker[tc.kind], o.agentName)
 			require.Equal(t, want, o.agent.Data.Message, "message of Connect (expected) and of the agent (actual)")

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 )
 
 // TestMigrateReRunKeepsStates: `migrate --stop-source` stops a RUNNING and a PAUSED source on a
@@ -18,36 +20,36 @@ import (
 // topic no agent reads): both are reported failed. The re-run, which finds both STOPPED on A,
 // creates them on B's worker RUNNING and PAUSED, the states recorded before the first stop.
 func TestMigrateReRunKeepsStates(t *testing.T) {
-	requirePeers(t)
-	if peers.lib == "" {
+	env.RequirePeers(t)
+	if env.Lib == "" {
 		t.Skip("needs the jars to start a second broker")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	namesA := connectNames("rerun-a")
-	wA, err := startWorker(ctx, t, "worker-rerun-a", namesA)
+	namesA := env.ConnectNames("rerun-a")
+	wA, err := env.StartTestWorker(ctx, t, "worker-rerun-a", namesA)
 	require.NoError(t, err)
-	b, wB, agentB := startClusterB(ctx, t, "rerun-b")
-	running, paused := unique("rerun-running"), unique("rerun-paused")
+	b, wB, agentB := env.StartClusterB(ctx, t, "rerun-b", env.Lib)
+	running, paused := env.Unique("rerun-running"), env.Unique("rerun-paused")
 	for _, name := range []string{running, paused} {
-		file := writeFile(t, name+".txt", "x\n")
-		restOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": name, "config": map[string]string{
+		file := env.WriteFile(t, name+".txt", "x\n")
+		tier.RestOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": name, "config": map[string]string{
 			"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": file, "topic": name + "-out", "tasks.max": "1"}})
 	}
-	restOK(t, wA, http.MethodPut, "/connectors/"+paused+"/pause", nil)
-	waitState(t, wA, running, "RUNNING")
-	waitState(t, wA, paused, "PAUSED")
+	tier.RestOK(t, wA, http.MethodPut, "/connectors/"+paused+"/pause", nil)
+	tier.WaitState(t, wA, running, "RUNNING")
+	tier.WaitState(t, wA, paused, "PAUSED")
 	// Requests and results topics that no agent reads: the first run gets no results.
-	nobody := unique("nobody")
-	createTopicOn(t, []string{b.Addr}, nobody+"-requests", 1)
-	createTopicOn(t, []string{b.Addr}, nobody+"-results", 1)
+	nobody := env.Unique("nobody")
+	tier.CreateTopicOn(t, []string{b.Addr}, nobody+"-requests", 1)
+	tier.CreateTopicOn(t, []string{b.Addr}, nobody+"-results", 1)
 
 	migrate := func(extra ...string) (int, string) {
-		args := append([]string{"migrate", "--from-brokers", strings.Join(peers.brokers, ","), "--from-config-topic", namesA.config,
-			"--from-offsets-topic", namesA.offsets, "--from-connect-url", wA.URL, "--to-brokers", b.Addr,
+		args := append([]string{"migrate", "--from-brokers", strings.Join(env.Brokers, ","), "--from-config-topic", namesA.Config,
+			"--from-offsets-topic", namesA.Offsets, "--from-connect-url", wA.URL, "--to-brokers", b.Addr,
 			"--include", running + "|" + paused, "--stop-source", "--no-verify", "--report", filepath.Join(t.TempDir(), "report.json")}, extra...)
-		cmd := exec.CommandContext(ctx, peers.agentBin, args...)
-		cmd.Env = agentB.env
+		cmd := exec.CommandContext(ctx, env.AgentBin, args...)
+		cmd.Env = agentB.Env
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
@@ -63,11 +65,11 @@ func TestMigrateReRunKeepsStates(t *testing.T) {
 	code, out := migrate("--request-topic", nobody+"-requests", "--result-topic", nobody+"-results", "--allow-no-agent", "--timeout", "20s", "--grace", "1s")
 	require.Equal(t, 1, code, out)
 	require.Regexp(t, running+`\s+`+running+`\s+source\s+\d+\s+failed\s+await_result\s+no result by the request's deadline`, out)
-	waitState(t, wA, running, "STOPPED")
-	waitState(t, wA, paused, "STOPPED")
+	tier.WaitState(t, wA, running, "STOPPED")
+	tier.WaitState(t, wA, paused, "STOPPED")
 
 	code, out = migrate()
 	require.Equal(t, 0, code, out)
-	waitState(t, wB, running, "RUNNING")
-	waitState(t, wB, paused, "PAUSED")
+	tier.WaitState(t, wB, running, "RUNNING")
+	tier.WaitState(t, wB, paused, "PAUSED")
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -29,68 +30,46 @@ import (
 // --sink-offsets translate`, B's sink continues on the mirrored topic with no record skipped
 // and no more delivered again than the verdict's replay bound.
 func TestMigrateSinkAcrossMirrorMaker2(t *testing.T) {
-	requirePeers(t)
-	if peers.lib == "" {
+	env.RequirePeers(t)
+	if env.Lib == "" {
 		t.Skip("needs the jars to start a second broker")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	started := time.Now()
 
-	namesA := connectNames("mm2-a")
-	wA, err := startWorker(ctx, t, "worker-mm2-a", namesA)
+	namesA := env.ConnectNames("mm2-a")
+	wA, err := env.StartTestWorker(ctx, t, "worker-mm2-a", namesA)
 	require.NoError(t, err)
-	brokersA := peers.brokers
-	b, wB, agentB := startClusterB(ctx, t, "mm2-b")
+	brokersA := env.Brokers
+	b, wB, agentB := env.StartClusterB(ctx, t, "mm2-b", env.Lib)
 	brokersB := []string{b.Addr}
 	policy := mm2.Policy{Kind: mm2.PolicyDefault, SourceAlias: "A", TargetAlias: "B"}
 
 	// A's topic: the sink on A consumes its first 60 records, then is stopped; 40 more follow.
-	sink, topic := unique("mm2-sink"), unique("mm2-topic")
+	sink, topic := env.Unique("mm2-sink"), env.Unique("mm2-topic")
 	remote := policy.RemoteTopic(topic)
-	createTopicOn(t, brokersA, topic, 1)
-	first, rest := valuesFrom("r", 0, 60), valuesFrom("r", 60, 40)
-	produceTo(t, brokersA, topic, first...)
+	tier.CreateTopicOn(t, brokersA, topic, 1)
+	first, rest := tier.ValuesFrom("r", 0, 60), tier.ValuesFrom("r", 60, 40)
+	tier.ProduceTo(t, brokersA, topic, first...)
 	sinkOut := filepath.Join(t.TempDir(), "sink.txt")
-	restOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": sink, "config": map[string]string{
+	tier.RestOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": sink, "config": map[string]string{
 		"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": sinkOut, "topics": topic, "tasks.max": "1"}})
-	waitState(t, wA, sink, "RUNNING")
-	require.Eventually(t, func() bool { return len(fileLines(t, sinkOut)) >= len(first) }, 90*time.Second, 250*time.Millisecond)
-	restOK(t, wA, http.MethodPut, "/connectors/"+sink+"/stop", nil)
-	waitState(t, wA, sink, "STOPPED")
+	tier.WaitState(t, wA, sink, "RUNNING")
+	require.Eventually(t, func() bool { return len(tier.FileLines(t, sinkOut)) >= len(first) }, 90*time.Second, 250*time.Millisecond)
+	tier.RestOK(t, wA, http.MethodPut, "/connectors/"+sink+"/stop", nil)
+	tier.WaitState(t, wA, sink, "STOPPED")
 	group := "connect-" + sink
-	require.Eventually(t, func() bool { return groupOffsets(t, group, topic)[0] == `60 metadata=""` }, 60*time.Second, 250*time.Millisecond)
-	produceTo(t, brokersA, topic, rest...)
+	require.Eventually(t, func() bool { return env.GroupOffsets(t, group, topic)[0] == `60 metadata=""` }, 60*time.Second, 250*time.Millisecond)
+	tier.ProduceTo(t, brokersA, topic, rest...)
 
 	// B's copy of the topic begins with 3 records of B's own: A's record k lands at k+3.
-	createTopicOn(t, brokersB, remote, 1)
-	produceTo(t, brokersB, remote, valuesFrom("b", 0, 3)...)
+	tier.CreateTopicOn(t, brokersB, remote, 1)
+	tier.ProduceTo(t, brokersB, remote, tier.ValuesFrom("b", 0, 3)...)
 
 	// MirrorMaker 2 as connectors on B's worker, A -> B.
 	mm2Config := func(class string, extra map[string]string) map[string]string {
-		cfg := map[string]string{
-			"connector.class":                       class,
-			"tasks.max":                             "1",
-			"source.cluster.alias":                  "A",
-			"target.cluster.alias":                  "B",
-			"source.cluster.bootstrap.servers":      strings.Join(brokersA, ","),
-			"target.cluster.bootstrap.servers":      b.Addr,
-			"topics":                                topic,
-			"key.converter":                         "org.apache.kafka.connect.converters.ByteArrayConverter",
-			"value.converter":                       "org.apache.kafka.connect.converters.ByteArrayConverter",
-			"header.converter":                      "org.apache.kafka.connect.converters.ByteArrayConverter",
-			"offset-syncs.topic.replication.factor": "1",
-			"replication.factor":                    "1",
-			"checkpoints.topic.replication.factor":  "1",
-			"sync.topic.configs.enabled":            "false",
-			"sync.topic.acls.enabled":               "false",
-			"refresh.topics.interval.seconds":       "1",
-			"offset.lag.max":                        "10",
-		}
-		for k, v := range extra {
-			cfg[k] = v
-		}
-		return cfg
+		return tier.MM2Config(class, brokersA, []string{b.Addr}, topic, extra)
 	}
 	checkpointConfig := map[string]string{
 		"groups":                            ".*",
@@ -98,26 +77,26 @@ func TestMigrateSinkAcrossMirrorMaker2(t *testing.T) {
 		"refresh.groups.interval.seconds":   "1",
 		"sync.group.offsets.enabled":        "false",
 	}
-	restOK(t, wB, http.MethodPost, "/connectors", map[string]any{"name": "mm2-source",
-		"config": mm2Config("org.apache.kafka.connect.mirror.MirrorSourceConnector", nil)})
+	tier.RestOK(t, wB, http.MethodPost, "/connectors", map[string]any{"name": "mm2-source",
+		"config": mm2Config(tier.MirrorSource, nil)})
 	// First with MM2's default groups.exclude, which excludes every connect-<name> group.
-	restOK(t, wB, http.MethodPost, "/connectors", map[string]any{"name": "mm2-checkpoint",
-		"config": mm2Config("org.apache.kafka.connect.mirror.MirrorCheckpointConnector", checkpointConfig)})
+	tier.RestOK(t, wB, http.MethodPost, "/connectors", map[string]any{"name": "mm2-checkpoint",
+		"config": mm2Config(tier.MirrorCheckpoint, checkpointConfig)})
 	// (no task: no group passes its filter)
-	waitState(t, wB, "mm2-source", "RUNNING")
+	tier.WaitState(t, wB, "mm2-source", "RUNNING")
 
 	// A sink still RUNNING on A is refused before anything is stopped, with the MM2 setting to
 	// change read from the checkpoint connector's config in B's Connect config topic.
-	running := unique("mm2-running")
-	restOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": running, "config": map[string]string{
+	running := env.Unique("mm2-running")
+	tier.RestOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": running, "config": map[string]string{
 		"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": filepath.Join(t.TempDir(), "running.txt"),
 		"topics": topic, "tasks.max": "1"}})
-	waitState(t, wA, running, "RUNNING")
+	tier.WaitState(t, wA, running, "RUNNING")
 	healthReport := filepath.Join(t.TempDir(), "health.json")
-	cmd := exec.CommandContext(ctx, peers.agentBin, "migrate", "--from-brokers", strings.Join(brokersA, ","), "--from-config-topic", namesA.config,
-		"--from-offsets-topic", namesA.offsets, "--from-connect-url", wA.URL, "--to-brokers", b.Addr, "--include", running,
+	cmd := exec.CommandContext(ctx, env.AgentBin, "migrate", "--from-brokers", strings.Join(brokersA, ","), "--from-config-topic", namesA.Config,
+		"--from-offsets-topic", namesA.Offsets, "--from-connect-url", wA.URL, "--to-brokers", b.Addr, "--include", running,
 		"--mm2-source-alias", "A", "--mm2-target-alias", "B", "--checkpoint-wait", "20s", "--stop-source", "--timeout", "2m", "--report", healthReport)
-	cmd.Env = agentB.env
+	cmd.Env = agentB.Env
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit, "%s", out)
@@ -126,7 +105,7 @@ func TestMigrateSinkAcrossMirrorMaker2(t *testing.T) {
 		Connector struct{ State string }
 		Tasks     []struct{ State string }
 	}
-	require.NoError(t, json.Unmarshal([]byte(restOK(t, wA, http.MethodGet, "/connectors/"+running+"/status", nil)), &status))
+	require.NoError(t, json.Unmarshal([]byte(tier.RestOK(t, wA, http.MethodGet, "/connectors/"+running+"/status", nil)), &status))
 	require.Equal(t, "RUNNING", status.Connector.State, "nothing was stopped on A")
 	require.Len(t, status.Tasks, 1)
 	require.Equal(t, "RUNNING", status.Tasks[0].State)
@@ -161,22 +140,22 @@ func TestMigrateSinkAcrossMirrorMaker2(t *testing.T) {
 	require.Contains(t, h.Message, `group "connect-`+running+`"`)
 	require.Contains(t, h.Fix, `groups.exclude = console-consumer-.*, __.* on the MirrorCheckpointConnector "mm2-checkpoint"`)
 	require.Contains(t, h.Fix, "A->B.groups.exclude = console-consumer-.*, __.*")
-	restOK(t, wA, http.MethodDelete, "/connectors/"+running, nil)
+	tier.RestOK(t, wA, http.MethodDelete, "/connectors/"+running, nil)
 
 	// The named fix: MM2 then checkpoints connect-* groups.
 	checkpointConfig["groups.exclude"] = "console-consumer-.*, __.*"
-	restOK(t, wB, http.MethodPut, "/connectors/mm2-checkpoint/config", mm2Config("org.apache.kafka.connect.mirror.MirrorCheckpointConnector", checkpointConfig))
-	waitState(t, wB, "mm2-checkpoint", "RUNNING")
-	require.Len(t, waitTopic(t, brokersB, remote, 103), 103, "MM2 mirrored A's 100 records after B's 3")
+	tier.RestOK(t, wB, http.MethodPut, "/connectors/mm2-checkpoint/config", mm2Config(tier.MirrorCheckpoint, checkpointConfig))
+	tier.WaitState(t, wB, "mm2-checkpoint", "RUNNING")
+	require.Len(t, tier.WaitTopic(t, brokersB, remote, 103), 103, "MM2 mirrored A's 100 records after B's 3")
 	cp := waitCheckpoint(t, brokersB, policy.CheckpointsTopic(), group, remote, 60)
 	t.Logf("MM2 checkpoint: upstreamOffset %d, offset %d (exact: 63); setup took %s", cp.UpstreamOffset, cp.Offset, time.Since(started).Round(time.Second))
 
-	common := []string{"--from-brokers", strings.Join(brokersA, ","), "--from-config-topic", namesA.config, "--from-offsets-topic", namesA.offsets,
+	common := []string{"--from-brokers", strings.Join(brokersA, ","), "--from-config-topic", namesA.Config, "--from-offsets-topic", namesA.Offsets,
 		"--from-connect-url", wA.URL, "--to-brokers", b.Addr, "--include", sink, "--initial-state", "RUNNING",
 		"--mm2-source-alias", "A", "--mm2-target-alias", "B", "--checkpoint-wait", "30s"}
 	offsetagent := func(args ...string) (string, string) {
-		cmd := exec.CommandContext(ctx, peers.agentBin, args...)
-		cmd.Env = agentB.env
+		cmd := exec.CommandContext(ctx, env.AgentBin, args...)
+		cmd.Env = agentB.Env
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		require.NoError(t, cmd.Run(), "%v\nstdout:\n%s\nstderr:\n%s", args, stdout.String(), stderr.String())
@@ -216,13 +195,13 @@ func TestMigrateSinkAcrossMirrorMaker2(t *testing.T) {
 
 	// B's sink runs on the mirrored topic and appends to the same file: A's 60 records, then at
 	// most `bound` of them again, then the 40 A's sink never saw, each once, in order.
-	require.Contains(t, restOK(t, wB, http.MethodGet, "/connectors/"+sink+"/config", nil), `"topics":"`+remote+`"`)
-	waitState(t, wB, sink, "RUNNING")
+	require.Contains(t, tier.RestOK(t, wB, http.MethodGet, "/connectors/"+sink+"/config", nil), `"topics":"`+remote+`"`)
+	tier.WaitState(t, wB, sink, "RUNNING")
 	want := len(first) + len(rest)
 	var written []string
-	require.Eventually(t, func() bool { written = fileLines(t, sinkOut); return len(written) >= want }, 90*time.Second, 250*time.Millisecond)
+	require.Eventually(t, func() bool { written = tier.FileLines(t, sinkOut); return len(written) >= want }, 90*time.Second, 250*time.Millisecond)
 	time.Sleep(2 * time.Second) // anything more B's sink would write
-	written = fileLines(t, sinkOut)
+	written = tier.FileLines(t, sinkOut)
 	unquote := func(vs []string) []string {
 		out := make([]string, len(vs))
 		for i, v := range vs {
@@ -248,7 +227,7 @@ func waitCheckpoint(t *testing.T, brokers []string, cpTopic, group, topic string
 	require.Eventually(t, func() bool {
 		seen = nil
 		ok := false
-		for _, m := range topicMessages(t, brokers, cpTopic) {
+		for _, m := range tier.TopicMessages(t, brokers, cpTopic) {
 			c, err := mm2.DecodeCheckpoint(m.Key, m.Value)
 			require.NoError(t, err, "MM2's checkpoint at offset %d", m.Offset)
 			seen = append(seen, fmt.Sprintf("%+v", c))

@@ -21,7 +21,7 @@ import (
 // whose name starts with one of drop: a worker started from it lacks their plugins.
 func libWithout(t *testing.T, name, lib string, drop ...string) string {
 	t.Helper()
-	dir, err := subdir(name)
+	dir, err := env.Subdir(name)
 	require.NoError(t, err)
 	entries, err := os.ReadDir(lib)
 	require.NoError(t, err)
@@ -47,8 +47,8 @@ func libWithout(t *testing.T, name, lib string, drop ...string) string {
 // on A, B has no connector and no request was published; the report names the missing plugin and
 // Connect's own validation message.
 func TestMigrateRefusesPluginsBeforeStop(t *testing.T) {
-	requirePeers(t)
-	if peers.lib == "" {
+	env.RequirePeers(t)
+	if env.Lib == "" {
 		t.Skip("needs the jars to start a worker without the test connector")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -58,38 +58,38 @@ func TestMigrateRefusesPluginsBeforeStop(t *testing.T) {
 	// and its agent. The worker's jar set is new, so no class-data-sharing archive is written
 	// for it (it would be of no use to any other run).
 	t.Setenv("OFFSETAGENT_JVM_CDS", "off")
-	libB := libWithout(t, "lib-plugins-b", peers.lib, "offsetagent-realkafka-")
+	libB := libWithout(t, "lib-plugins-b", env.Lib, "offsetagent-realkafka-")
 	namesB := env.ConnectNames("plugins-b")
-	wB, err := env.StartWorkerOn(ctx, "worker-plugins-b", libB, peers.brokers, namesB)
+	wB, err := env.StartWorkerOn(ctx, "worker-plugins-b", libB, env.Brokers, namesB)
 	require.NoError(t, err)
-	stopAfter(t, wB.Stop)
-	agentB, err := startAgent(ctx, "agent-plugins-b", map[string]string{
+	env.StopAfter(t, wB.Stop)
+	agentB, err := env.StartAgent(ctx, "agent-plugins-b", map[string]string{
 		"OFFSETAGENT_CONFIG_TOPIC": namesB.Config, "OFFSETAGENT_OFFSETS_TOPIC": namesB.Offsets,
 	})
 	require.NoError(t, err)
 
 	// A: the shared worker runs both connectors.
-	alt, file := unique("plug-alt"), unique("plug-file")
-	restOK(t, peers.worker, http.MethodPost, "/connectors", map[string]any{"name": alt, "config": map[string]string{
+	alt, file := env.Unique("plug-alt"), env.Unique("plug-file")
+	tier.RestOK(t, env.Worker, http.MethodPost, "/connectors", map[string]any{"name": alt, "config": map[string]string{
 		"connector.class": tier.TestConnector, "tasks.max": "1"}})
-	restOK(t, peers.worker, http.MethodPost, "/connectors", map[string]any{"name": file, "config": map[string]string{
+	tier.RestOK(t, env.Worker, http.MethodPost, "/connectors", map[string]any{"name": file, "config": map[string]string{
 		"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "tasks.max": "1",
 		"file": env.WriteFile(t, file+".txt", "a\n"), "topic": file + "-out"}})
 	t.Cleanup(func() {
 		for _, n := range []string{alt, file} {
-			rest(t, peers.worker, http.MethodDelete, "/connectors/"+n, nil)
+			tier.Rest(t, env.Worker, http.MethodDelete, "/connectors/"+n, nil)
 		}
 	})
-	tier.WaitState(t, peers.worker, alt, "RUNNING")
-	tier.WaitState(t, peers.worker, file, "RUNNING")
+	tier.WaitState(t, env.Worker, alt, "RUNNING")
+	tier.WaitState(t, env.Worker, file, "RUNNING")
 
 	namesA := env.ConnectNames("main")
 	report := filepath.Join(t.TempDir(), "report.json")
 	cmd := exec.CommandContext(ctx, env.AgentBin, "migrate",
-		"--from-brokers", strings.Join(peers.brokers, ","), "--from-config-topic", namesA.Config, "--from-offsets-topic", namesA.Offsets,
-		"--from-connect-url", peers.worker.URL, "--to-brokers", strings.Join(peers.brokers, ","), "--to-connect-url", wB.URL,
+		"--from-brokers", strings.Join(env.Brokers, ","), "--from-config-topic", namesA.Config, "--from-offsets-topic", namesA.Offsets,
+		"--from-connect-url", env.Worker.URL, "--to-brokers", strings.Join(env.Brokers, ","), "--to-connect-url", wB.URL,
 		"--include", alt+"|"+file, "--unset", "topic", "--stop-source", "--timeout", "2m", "--report", report)
-	cmd.Env = agentB.env
+	cmd.Env = agentB.Env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
@@ -117,15 +117,15 @@ func TestMigrateRefusesPluginsBeforeStop(t *testing.T) {
 
 	// Nothing stopped on A, nothing on B.
 	for _, n := range []string{alt, file} {
-		require.Equal(t, "RUNNING", tier.WaitState(t, peers.worker, n, "RUNNING").Connector.State, n)
+		require.Equal(t, "RUNNING", tier.WaitState(t, env.Worker, n, "RUNNING").Connector.State, n)
 	}
-	require.JSONEq(t, `[]`, restOK(t, wB, http.MethodGet, "/connectors", nil))
+	require.JSONEq(t, `[]`, tier.RestOK(t, wB, http.MethodGet, "/connectors", nil))
 	var requests string
-	for _, kv := range agentB.env {
+	for _, kv := range agentB.Env {
 		if v, ok := strings.CutPrefix(kv, "OFFSETAGENT_REQUEST_TOPIC="); ok {
 			requests = v
 		}
 	}
 	require.NotEmpty(t, requests)
-	require.Empty(t, topicValues(t, peers.brokers, requests), "no request published to B")
+	require.Empty(t, tier.TopicValues(t, env.Brokers, requests), "no request published to B")
 }

@@ -24,8 +24,8 @@ const policyGoldens = "../../mm2/testdata/replication-policy-goldens.json"
 // TestGoldenReplicationPolicy checks the Go policy against. OFFSETAGENT_UPDATE_GOLDENS=1 writes
 // the file instead.
 func TestReplicationPolicyGoldens(t *testing.T) {
-	requirePeers(t)
-	if peers.lib == "" {
+	env.RequirePeers(t)
+	if env.Lib == "" {
 		t.Skip("needs the Kafka jars (OFFSETAGENT_KAFKA_CACHE with external brokers)")
 	}
 	java, err := realkafka.Java()
@@ -34,7 +34,7 @@ func TestReplicationPolicyGoldens(t *testing.T) {
 	defer cancel()
 	src, err := filepath.Abs("../../mm2/testdata/golden/PolicyVectors.java")
 	require.NoError(t, err)
-	cmd := exec.CommandContext(ctx, java, "-cp", filepath.Join(peers.lib, "*"), src)
+	cmd := exec.CommandContext(ctx, java, "-cp", filepath.Join(env.Lib, "*"), src)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "stderr:\n%s", stderr.String())

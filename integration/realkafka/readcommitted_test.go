@@ -1,11 +1,9 @@
 package realkafka_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetagent/offsetagent/integration/realkafka"
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -23,90 +22,81 @@ import (
 // an aborted target state (PAUSED) are not what `offsetagent offsets`, `export` and `migrate`
 // carry: they carry the committed offset the worker itself reports, and the committed state.
 func TestExactlyOnceWorkerAbortedOffsets(t *testing.T) {
-	requirePeers(t)
+	env.RequirePeers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 
 	// A Connect cluster of its own: the shared worker is not exactly-once.
-	names := connectNames("eos")
-	d, err := subdir("worker-eos")
+	names := env.ConnectNames("eos")
+	d, err := env.Subdir("worker-eos")
 	require.NoError(t, err)
-	w, err := realkafka.StartWorker(ctx, realkafka.WorkerConfig{Lib: peers.lib, Dir: d, Brokers: peers.brokers,
-		GroupID: names.group, ConfigTopic: names.config, OffsetsTopic: names.offsets, StatusTopic: names.status,
+	w, err := realkafka.StartWorker(ctx, realkafka.WorkerConfig{Lib: env.Lib, Dir: d, Brokers: env.Brokers,
+		GroupID: names.Group, ConfigTopic: names.Config, OffsetsTopic: names.Offsets, StatusTopic: names.Status,
 		Extra: map[string]string{"exactly.once.source.support": "enabled"}})
 	require.NoError(t, err)
-	stopAfter(t, w.Stop)
+	env.StopAfter(t, w.Stop)
 
-	name := unique("eos-src")
-	content, _ := lines("e", 0, 10)
-	file := writeFile(t, name+".txt", content)
-	restOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": name, "config": map[string]string{
+	name := env.Unique("eos-src")
+	content, _ := tier.Lines("e", 0, 10)
+	file := env.WriteFile(t, name+".txt", content)
+	tier.RestOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": name, "config": map[string]string{
 		"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": file,
 		"topic": name + "-out", "tasks.max": "1", "exactly.once.support": "required"}})
-	waitState(t, w, name, "RUNNING")
+	tier.WaitState(t, w, name, "RUNNING")
 	// Its offset reaches the end of the file (the worker's own read_committed view) and stays
 	// there: the file does not grow.
-	committed := `{"offsets":[{"partition":{"filename":` + jsonString(file) + `},"offset":{"position":` + itoa(len(content)) + `}}]}`
-	require.Eventually(t, func() bool { return sameJSON(offsetsOf(t, w, name), committed) },
+	committed := `{"offsets":[{"partition":{"filename":` + tier.JSONString(file) + `},"offset":{"position":` + itoa(len(content)) + `}}]}`
+	require.Eventually(t, func() bool { return tier.SameJSON(tier.OffsetsOf(t, w, name), committed) },
 		90*time.Second, 500*time.Millisecond, "the connector's offset")
 
 	// A transaction over the offset and the target state, aborted.
-	key := `["` + name + `",{"filename":` + jsonString(file) + `}]`
-	txn, err := kgo.NewClient(kgo.SeedBrokers(peers.brokers...), kgo.TransactionalID(name+"-aborted"),
+	key := `["` + name + `",{"filename":` + tier.JSONString(file) + `}]`
+	txn, err := kgo.NewClient(kgo.SeedBrokers(env.Brokers...), kgo.TransactionalID(name+"-aborted"),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	require.NoError(t, err)
 	defer txn.Close()
 	require.NoError(t, txn.BeginTransaction())
 	require.NoError(t, txn.ProduceSync(ctx,
-		&kgo.Record{Topic: names.offsets, Key: []byte(key), Value: []byte(`{"position":999}`),
+		&kgo.Record{Topic: names.Offsets, Key: []byte(key), Value: []byte(`{"position":999}`),
 			Partition: int32(offsetstore.PartitionFor([]byte(key), 25))},
-		&kgo.Record{Topic: names.config, Key: []byte("target-state-" + name), Value: []byte(`{"state":"PAUSED","state.v2":"PAUSED"}`)},
+		&kgo.Record{Topic: names.Config, Key: []byte("target-state-" + name), Value: []byte(`{"state":"PAUSED","state.v2":"PAUSED"}`)},
 	).FirstErr())
 	require.NoError(t, txn.EndTransaction(ctx, kgo.TryAbort))
 	// The worker's own view is unchanged.
-	require.JSONEq(t, committed, offsetsOf(t, w, name))
-	waitState(t, w, name, "RUNNING")
+	require.JSONEq(t, committed, tier.OffsetsOf(t, w, name))
+	tier.WaitState(t, w, name, "RUNNING")
 
-	env := func(extra ...string) []string {
-		return append(append([]string{}, peers.agent.env...), extra...)
-	}
-	run := func(env []string, args ...string) string {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, peers.agentBin, args...)
-		cmd.Env = env
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		require.NoError(t, cmd.Run(), "%v\nstdout:\n%s\nstderr:\n%s", args, stdout.String(), stderr.String())
-		return stdout.String()
+	agentEnv := func(extra ...string) []string {
+		return append(append([]string{}, env.Agent.Env...), extra...)
 	}
 
 	// offsetagent offsets NAME, on the worker's topics.
-	out := run(env("OFFSETAGENT_CONFIG_TOPIC="+names.config, "OFFSETAGENT_OFFSETS_TOPIC="+names.offsets), "offsets", name)
+	out := env.Offsetagent(t, ctx, agentEnv("OFFSETAGENT_CONFIG_TOPIC="+names.Config, "OFFSETAGENT_OFFSETS_TOPIC="+names.Offsets), "offsets", name)
 	require.JSONEq(t, committed, out)
 
 	// export: the committed offset and state.
-	from := []string{"--from-brokers", strings.Join(peers.brokers, ","), "--from-config-topic", names.config,
-		"--from-offsets-topic", names.offsets, "--include", name}
-	out = run(env(), append([]string{"export"}, from...)...)
+	from := []string{"--from-brokers", strings.Join(env.Brokers, ","), "--from-config-topic", names.Config,
+		"--from-offsets-topic", names.Offsets, "--include", name}
+	out = env.Offsetagent(t, ctx, agentEnv(), append([]string{"export"}, from...)...)
 	require.Contains(t, out, `"position":`+itoa(len(content)))
 	require.NotContains(t, out, "999")
 	require.Contains(t, out, `"initial_state":"RUNNING"`)
 
 	// migrate to another Connect cluster (its topics on the same broker), through its agent.
-	namesB := connectNames("eos-b")
-	agentB, err := startAgent(ctx, "agent-eos-b", map[string]string{
-		"OFFSETAGENT_CONFIG_TOPIC":          namesB.config,
-		"OFFSETAGENT_OFFSETS_TOPIC":         namesB.offsets,
+	namesB := env.ConnectNames("eos-b")
+	agentB, err := env.StartAgent(ctx, "agent-eos-b", map[string]string{
+		"OFFSETAGENT_CONFIG_TOPIC":          namesB.Config,
+		"OFFSETAGENT_OFFSETS_TOPIC":         namesB.Offsets,
 		"OFFSETAGENT_CREATE_CONNECT_TOPICS": "true",
 	})
 	require.NoError(t, err)
-	run(agentB.env, append(append([]string{"migrate"}, from...), "--to-brokers", strings.Join(peers.brokers, ","), "--no-verify")...)
-	recs := offsetRecords(t, namesB.offsets, name)
+	env.Offsetagent(t, ctx, agentB.Env, append(append([]string{"migrate"}, from...), "--to-brokers", strings.Join(env.Brokers, ","), "--no-verify")...)
+	recs := env.OffsetRecords(t, namesB.Offsets, name)
 	require.Len(t, recs, 1)
 	require.Equal(t, key, string(recs[0].Key))
 	require.JSONEq(t, `{"position":`+itoa(len(content))+`}`, string(recs[0].Value))
 	var state string
-	for _, r := range readTopic(t, namesB.config) {
+	for _, r := range env.ReadTopic(t, namesB.Config) {
 		if string(r.Key) == "target-state-"+name {
 			state = string(r.Value)
 		}
@@ -117,14 +107,4 @@ func TestExactlyOnceWorkerAbortedOffsets(t *testing.T) {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
-}
-
-func sameJSON(a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return bytes.Equal(xa, ya)
 }

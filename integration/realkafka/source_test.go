@@ -11,15 +11,6 @@ import (
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 )
 
-// fileSource is a FileStream source born at the end of the first lines of its file.
-type fileSource = tier.FileSource
-
-// newFileSource writes a file of 5 lines and returns a source whose initial offset is their end.
-func newFileSource(t *testing.T, prefix string) fileSource {
-	t.Helper()
-	return env.NewFileSource(t, prefix)
-}
-
 // TestFileStreamSourceInitialStates: with the worker running while the agent writes, a
 // FileStream source created by the agent in each initial_state is in that state at its initial
 // offsets, and a RUNNING one produces from the given file position (tier.SourceInitialStates).
@@ -29,28 +20,28 @@ func TestFileStreamSourceInitialStates(t *testing.T) { tier.SourceInitialStates(
 // (creating them as Connect would) before any worker of that cluster runs; the worker started
 // afterwards finds every connector in its state at its initial offsets.
 func TestFileStreamSourceWorkerStartedAfterwards(t *testing.T) {
-	requirePeers(t)
+	env.RequirePeers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	names := connectNames("late")
-	a, err := startAgent(ctx, "agent-late", map[string]string{
-		"OFFSETAGENT_CONFIG_TOPIC":          names.config,
-		"OFFSETAGENT_OFFSETS_TOPIC":         names.offsets,
+	names := env.ConnectNames("late")
+	a, err := env.StartAgent(ctx, "agent-late", map[string]string{
+		"OFFSETAGENT_CONFIG_TOPIC":          names.Config,
+		"OFFSETAGENT_OFFSETS_TOPIC":         names.Offsets,
 		"OFFSETAGENT_CREATE_CONNECT_TOPICS": "true",
 	})
 	require.NoError(t, err)
 	states := []string{"RUNNING", "PAUSED", "STOPPED"}
-	sources := map[string]fileSource{}
+	sources := map[string]tier.FileSource{}
 	for _, state := range states {
-		s := newFileSource(t, "late-"+state)
-		a.create(t, s.Request(state))
+		s := env.NewFileSource(t, "late-"+state)
+		a.Create(t, s.Request(state))
 		sources[state] = s
 	}
-	a.stop()
-	w, err := startWorker(ctx, t, "worker-late", names)
+	a.Stop()
+	w, err := env.StartTestWorker(ctx, t, "worker-late", names)
 	require.NoError(t, err)
 	defer w.Stop()
-	list := restOK(t, w, http.MethodGet, "/connectors", nil)
+	list := tier.RestOK(t, w, http.MethodGet, "/connectors", nil)
 	for _, state := range states {
 		require.Contains(t, list, sources[state].Name)
 	}

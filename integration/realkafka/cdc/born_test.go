@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 )
 
 // step is one writer transaction and the change events it makes, as "op id" ("c 3", "u 1",
@@ -31,8 +33,8 @@ func commit(t *testing.T, db, stmts string) int64 {
 	return id
 }
 
-// run commits each step and returns the change events they make, as "txid op id".
-func run(t *testing.T, db string, steps []step) []string {
+// commitSteps commits each step and returns the change events they make, as "txid op id".
+func commitSteps(t *testing.T, db string, steps []step) []string {
 	t.Helper()
 	var out []string
 	for _, s := range steps {
@@ -61,9 +63,9 @@ func (c change) summary() string {
 // batch, so it holds both batches: only the offset's LSN keeps the first out, and only a read
 // offset keeps the snapshot away.
 func TestDebeziumBornAtCommittedOffsets(t *testing.T) {
-	requirePeers(t)
+	env.RequirePeers(t)
 	started := time.Now()
-	w, db := peers.workerA, "born_"+peers.run
+	w, db := env.Worker, "born_"+env.Run
 	createSourceDB(t, db)
 	states := []string{"RUNNING", "PAUSED", "STOPPED"}
 	for _, s := range states {
@@ -71,12 +73,12 @@ func TestDebeziumBornAtCommittedOffsets(t *testing.T) {
 	}
 
 	// The twin streams the first batch and commits Debezium's own offsets.
-	twin, twinPrefix := "cdc-"+peers.run+"-twin", "cdc-"+peers.run+"-twin"
+	twin, twinPrefix := "cdc-"+env.Run+"-twin", "cdc-"+env.Run+"-twin"
 	cfg := debeziumConfig(db, "twin", twinPrefix)
 	cfg["snapshot.mode"] = "no_data"
-	restOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": twin, "config": cfg})
-	waitState(t, w, twin, "RUNNING")
-	first := run(t, db, []step{
+	tier.RestOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": twin, "config": cfg})
+	tier.WaitState(t, w, twin, "RUNNING")
+	first := commitSteps(t, db, []step{
 		{"INSERT INTO items VALUES (1, 1, 'a'), (2, 1, 'b');", []string{"c 1", "c 2"}},
 		{"UPDATE items SET v = 2 WHERE id = 1;", []string{"u 1"}},
 		{"INSERT INTO items VALUES (3, 1, 'c');", []string{"c 3"}},
@@ -89,24 +91,24 @@ func TestDebeziumBornAtCommittedOffsets(t *testing.T) {
 		_, body, err := w.Do(ctx, http.MethodGet, "/connectors/"+twin+"/offsets", nil)
 		return err == nil && strings.Contains(string(body), `"txId":`+lastTx)
 	}, 90*time.Second, 250*time.Millisecond, "the twin commits the first batch's last transaction %s", lastTx)
-	restOK(t, w, http.MethodPut, "/connectors/"+twin+"/stop", nil)
-	waitState(t, w, twin, "STOPPED")
+	tier.RestOK(t, w, http.MethodPut, "/connectors/"+twin+"/stop", nil)
+	tier.WaitState(t, w, twin, "STOPPED")
 	var got struct {
 		Offsets []struct {
 			Partition map[string]any `json:"partition"`
 			Offset    map[string]any `json:"offset"`
 		} `json:"offsets"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(restOK(t, w, http.MethodGet, "/connectors/"+twin+"/offsets", nil)), &got))
+	require.NoError(t, json.Unmarshal([]byte(tier.RestOK(t, w, http.MethodGet, "/connectors/"+twin+"/offsets", nil)), &got))
 	require.Len(t, got.Offsets, 1)
 	require.Equal(t, map[string]any{"server": twinPrefix}, got.Offsets[0].Partition)
 	point := got.Offsets[0].Offset
 	t.Logf("Debezium %s committed after the first batch: %s", "3.6.1.Final", mustJSON(t, point))
 	require.Equal(t, lastTx, fmt.Sprint(point["txId"]))
-	restOK(t, w, http.MethodDelete, "/connectors/"+twin, nil)
+	tier.RestOK(t, w, http.MethodDelete, "/connectors/"+twin, nil)
 	sqlExec(t, db, "SELECT pg_drop_replication_slot('twin')")
 
-	second := run(t, db, []step{
+	second := commitSteps(t, db, []step{
 		{"INSERT INTO items VALUES (4, 1, 'd');", []string{"c 4"}},
 		{"UPDATE items SET v = 3, note = 'a2' WHERE id = 1;\nUPDATE items SET v = 2 WHERE id = 3;", []string{"u 1", "u 3"}},
 		{"DELETE FROM items WHERE id = 4;", []string{"d 4"}},
@@ -115,22 +117,22 @@ func TestDebeziumBornAtCommittedOffsets(t *testing.T) {
 
 	for _, state := range states {
 		t.Run(state, func(t *testing.T) {
-			name := "cdc-" + peers.run + "-born-" + strings.ToLower(state)
+			name := "cdc-" + env.Run + "-born-" + strings.ToLower(state)
 			slot := "born_" + strings.ToLower(state)
 			initial := []any{map[string]any{"partition": map[string]any{"server": name}, "offset": point}}
-			peers.agentA.create(t, map[string]any{"name": name, "config": debeziumConfig(db, slot, name),
+			env.Agent.Create(t, map[string]any{"name": name, "config": debeziumConfig(db, slot, name),
 				"initial_state": state, "initial_offsets": initial})
-			waitState(t, w, name, state)
+			tier.WaitState(t, w, name, state)
 			require.JSONEq(t, mustJSON(t, map[string]any{"offsets": initial}),
-				restOK(t, w, http.MethodGet, "/connectors/"+name+"/offsets", nil), "the worker reads the request's offsets")
+				tier.RestOK(t, w, http.MethodGet, "/connectors/"+name+"/offsets", nil), "the worker reads the request's offsets")
 			if state != "RUNNING" {
-				restOK(t, w, http.MethodPut, "/connectors/"+name+"/resume", nil)
-				waitState(t, w, name, "RUNNING")
+				tier.RestOK(t, w, http.MethodPut, "/connectors/"+name+"/resume", nil)
+				tier.WaitState(t, w, name, "RUNNING")
 			}
 			topic := name + ".public.items"
 			var events []change
 			require.Eventually(t, func() bool {
-				events, _ = readChanges(peers.brokerA.Addr, topic)
+				events, _ = readChanges(env.Broker.Addr, topic)
 				// A snapshot record ends the wait at once: the checks below name the failure.
 				return len(events) >= len(second) || len(events) > 0 && events[0].Op == "r"
 			}, 90*time.Second, 250*time.Millisecond, "%s holds the second batch's %d changes", topic, len(second))
@@ -146,7 +148,7 @@ func TestDebeziumBornAtCommittedOffsets(t *testing.T) {
 			require.Equal(t, second, seen, "every change after the offset, in order, and none of the first batch %v", first)
 			require.Contains(t, slots(t, db), slot+" true", "the connector streams from the slot it was given")
 			require.Len(t, slots(t, db), len(states), "no slot created: %v", slots(t, db))
-			restOK(t, w, http.MethodDelete, "/connectors/"+name, nil)
+			tier.RestOK(t, w, http.MethodDelete, "/connectors/"+name, nil)
 		})
 	}
 	if t.Failed() {

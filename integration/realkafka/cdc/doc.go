@@ -17,8 +17,10 @@
 // (TestSettingsPointingAtARefusedThenMapped).
 // `make demo-cdc` runs the pipeline verbosely and prints what an operator checks.
 //
-// The package has no code of its own beyond its tests: the fixtures are package realkafka's
-// (StartPostgres, StartBroker, StartWorker with a PluginPath, Jars with Debezium set), and the
-// tests read the same environment as realkafka's, plus OFFSETAGENT_POSTGRES_BIN (the folder of
-// initdb, postgres and psql; default /usr/lib/postgresql/15/bin).
+// The package has no code of its own beyond its tests. They run on package tier's harness (its
+// Env with Config.Debezium and Config.Postgres, cluster A as Config.Peers, and its REST, wait,
+// agent and MirrorMaker 2 functions) over package realkafka's fixtures (StartPostgres,
+// StartBroker, StartWorker with a PluginPath, Jars with Debezium set), and read the same
+// environment as realkafka's, plus OFFSETAGENT_POSTGRES_BIN (the folder of initdb, postgres and
+// psql; default /usr/lib/postgresql/15/bin).
 package cdc

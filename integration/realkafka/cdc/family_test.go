@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -24,24 +25,24 @@ import (
 // no signal topic. The connector is still RUNNING on A, its slot still there, nothing is
 // published to B.
 func TestFamilyStateRefusedBeforeStop(t *testing.T) {
-	requirePeers(t)
+	env.RequirePeers(t)
 	started := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	w, db := peers.workerA, "family_"+peers.run
-	name, slot := "cdc-"+peers.run+"-family", "family_"+peers.run
+	w, db := env.Worker, "family_"+env.Run
+	name, slot := "cdc-"+env.Run+"-family", "family_"+env.Run
 	createSourceDB(t, db)
-	clA := &kafka.Client{Addr: kafka.TCP(peers.brokerA.Addr), Timeout: 10 * time.Second}
+	clA := &kafka.Client{Addr: kafka.TCP(env.Broker.Addr), Timeout: 10 * time.Second}
 	_, err := clA.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: name + "-signal", NumPartitions: 1, ReplicationFactor: 1}}})
 	require.NoError(t, err)
 	cfg := debeziumConfig(db, slot, name)
 	cfg["snapshot.mode"] = "no_data"
 	cfg["slot.drop.on.stop"] = "true"
 	cfg["signal.enabled.channels"] = "source,kafka"
-	cfg["signal.kafka.bootstrap.servers"] = peers.brokerA.Addr
-	restOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": name, "config": cfg})
-	t.Cleanup(func() { restOK(t, w, http.MethodDelete, "/connectors/"+name, nil) })
-	waitState(t, w, name, "RUNNING")
+	cfg["signal.kafka.bootstrap.servers"] = env.Broker.Addr
+	tier.RestOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": name, "config": cfg})
+	t.Cleanup(func() { tier.RestOK(t, w, http.MethodDelete, "/connectors/"+name, nil) })
+	tier.WaitState(t, w, name, "RUNNING")
 	require.Eventually(t, func() bool { return strings.Join(slots(t, db), ",") == slot+" true" }, 30*time.Second, 100*time.Millisecond,
 		"A's task streams from its slot")
 
@@ -59,11 +60,11 @@ func TestFamilyStateRefusedBeforeStop(t *testing.T) {
 	require.NoError(t, err)
 
 	// The signal channel is mapped to B: its settings are right, the state it needs is not.
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{name}, MapValue: []string{peers.brokerA.Addr + "=" + to.Brokers[0]}})
+	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{name}, MapValue: []string{env.Broker.Addr + "=" + to.Brokers[0]}})
 	require.NoError(t, err)
 	rep, err := migrate.Migrate(ctx, migrate.MigrateOptions{
 		Options: migrate.Options{
-			Topics:     &migrate.TopicsSource{Brokers: []string{peers.brokerA.Addr}, ConfigTopic: peers.namesA.config, OffsetsTopic: peers.namesA.offsets},
+			Topics:     &migrate.TopicsSource{Brokers: []string{env.Broker.Addr}, ConfigTopic: namesA.Config, OffsetsTopic: namesA.Offsets},
 			ConnectURL: w.URL, StopSource: true, Selection: sel,
 		},
 		To: to, SelectionKey: name, Timeout: 30 * time.Second,
@@ -85,8 +86,8 @@ func TestFamilyStateRefusedBeforeStop(t *testing.T) {
 	require.Contains(t, refused["slot.drop.on.stop"], `drops its replication slot "`+slot+`" when it stops`)
 	require.Contains(t, refused["signal.kafka.topic"], `the signal topic "`+name+`-signal" is not on B`)
 
-	var st connectorStatus
-	require.NoError(t, json.Unmarshal([]byte(restOK(t, w, http.MethodGet, "/connectors/"+name+"/status", nil)), &st))
+	var st tier.ConnectorStatus
+	require.NoError(t, json.Unmarshal([]byte(tier.RestOK(t, w, http.MethodGet, "/connectors/"+name+"/status", nil)), &st))
 	require.Equal(t, "RUNNING", st.Connector.State, "not stopped on A")
 	require.Contains(t, slots(t, db), slot+" true", "the slot is still A's")
 	lo, err := clB.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{to.RequestTopic: {kafka.LastOffsetOf(0)}}})

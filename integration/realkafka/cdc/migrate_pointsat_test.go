@@ -11,29 +11,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/migrate"
 )
 
-// createTopic creates a one-partition topic on broker.
-func createTopic(t *testing.T, broker, topic string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cl := &kafka.Client{Addr: kafka.TCP(broker), Timeout: 10 * time.Second}
-	resp, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: 1, ReplicationFactor: 1}}})
-	require.NoError(t, err)
-	require.NoError(t, resp.Errors[topic])
-}
-
-// migrateExit runs migrate with args in env and returns its exit code and the report it wrote.
-func migrateExit(t *testing.T, ctx context.Context, env []string, args ...string) (int, *migrate.Report) {
+// migrateExit runs migrate with args in the environment vars and returns its exit code and the report it wrote.
+func migrateExit(t *testing.T, ctx context.Context, vars []string, args ...string) (int, *migrate.Report) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "report.json")
-	cmd := exec.CommandContext(ctx, peers.agentBin, append(append([]string{"migrate"}, args...), "--report", path)...)
-	cmd.Env = env
+	cmd := exec.CommandContext(ctx, env.AgentBin, append(append([]string{"migrate"}, args...), "--report", path)...)
+	cmd.Env = vars
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	code := 0
@@ -58,45 +47,45 @@ func migrateExit(t *testing.T, ctx context.Context, env []string, args ...string
 // PostgreSQL connector moves: RUNNING on B, its signal channel on B's brokers. (Its file sorts
 // before the pipeline test's, which kills A's worker last.)
 func TestSettingsPointingAtARefusedThenMapped(t *testing.T) {
-	requirePeers(t)
+	env.RequirePeers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	started := time.Now()
-	namesB := connectNames("pointsat-b")
-	brokerB, workerB, err := startCluster(ctx, "pointsat-b", namesB)
+	namesB := env.ConnectNames("pointsat-b")
+	brokerB, workerB, err := env.StartCluster(ctx, "pointsat-b", namesB)
 	require.NoError(t, err)
-	agentB, err := startAgent(ctx, "agent-pointsat-b", brokerB.Addr, namesB)
+	agentB, err := env.StartAgentOn(ctx, "agent-pointsat-b", brokerB.Addr, namesB)
 	require.NoError(t, err)
 	t.Logf("cluster B started in %s", time.Since(started).Round(time.Second))
 
-	a, b := peers.brokerA.Addr, brokerB.Addr
-	db, pg, mysql := "pointsat_"+peers.run, "cdc-"+peers.run+"-pointsat-pg", "cdc-"+peers.run+"-pointsat-mysql"
-	signals := "cdc-" + peers.run + "-pointsat-signals"
+	a, b := env.Broker.Addr, brokerB.Addr
+	db, pg, mysql := "pointsat_"+env.Run, "cdc-"+env.Run+"-pointsat-pg", "cdc-"+env.Run+"-pointsat-mysql"
+	signals := "cdc-" + env.Run + "-pointsat-signals"
 	createSourceDB(t, db)
-	createTopic(t, a, signals)
-	createTopic(t, b, signals)
-	cfg := debeziumConfig(db, "pointsat", "cdc-"+peers.run+"-pointsat")
+	tier.CreateTopicOn(t, []string{a}, signals, 1)
+	tier.CreateTopicOn(t, []string{b}, signals, 1)
+	cfg := debeziumConfig(db, "pointsat", "cdc-"+env.Run+"-pointsat")
 	cfg["signal.enabled.channels"] = "source,kafka"
 	cfg["signal.kafka.bootstrap.servers"] = a
 	cfg["signal.kafka.topic"] = signals
-	restOK(t, peers.workerA, http.MethodPost, "/connectors", map[string]any{"name": pg, "config": cfg})
-	waitState(t, peers.workerA, pg, "RUNNING")
+	tier.RestOK(t, env.Worker, http.MethodPost, "/connectors", map[string]any{"name": pg, "config": cfg})
+	tier.WaitState(t, env.Worker, pg, "RUNNING")
 	// Written to A's config topic by A's agent: A's worker cannot load the class (FAILED).
-	peers.agentA.create(t, map[string]any{"name": mysql, "config": map[string]string{
+	env.Agent.Create(t, map[string]any{"name": mysql, "config": map[string]string{
 		"connector.class":   "io.debezium.connector.mysql.MySqlConnector",
 		"tasks.max":         "1",
 		"database.hostname": "127.0.0.1", "database.port": "3306", "database.user": "debezium",
-		"database.password": "pw-secret-mysql", "database.server.id": "223344", "topic.prefix": "cdc-" + peers.run + "-pointsat-mysql",
+		"database.password": "pw-secret-mysql", "database.server.id": "223344", "topic.prefix": "cdc-" + env.Run + "-pointsat-mysql",
 		"schema.history.internal.kafka.bootstrap.servers": a,
-		"schema.history.internal.kafka.topic":             "cdc-" + peers.run + "-pointsat-history",
-	}, "initial_offsets": []any{map[string]any{"partition": map[string]any{"server": "cdc-" + peers.run + "-pointsat-mysql"},
+		"schema.history.internal.kafka.topic":             "cdc-" + env.Run + "-pointsat-history",
+	}, "initial_offsets": []any{map[string]any{"partition": map[string]any{"server": "cdc-" + env.Run + "-pointsat-mysql"},
 		"offset": map[string]any{"ts_sec": 1700000000, "file": "mysql-bin.000003", "pos": 154, "row": 1, "server_id": 223344, "event": 2}}}})
-	t.Cleanup(func() { restOK(t, peers.workerA, http.MethodDelete, "/connectors/"+mysql, nil) })
+	t.Cleanup(func() { tier.RestOK(t, env.Worker, http.MethodDelete, "/connectors/"+mysql, nil) })
 
-	common := []string{"--from-brokers", a, "--from-config-topic", peers.namesA.config, "--from-offsets-topic", peers.namesA.offsets,
-		"--from-connect-url", peers.workerA.URL, "--to-brokers", b, "--to-connect-url", workerB.URL, "--stop-source", "--timeout", "2m"}
+	common := []string{"--from-brokers", a, "--from-config-topic", namesA.Config, "--from-offsets-topic", namesA.Offsets,
+		"--from-connect-url", env.Worker.URL, "--to-brokers", b, "--to-connect-url", workerB.URL, "--stop-source", "--timeout", "2m"}
 
-	code, rep := migrateExit(t, ctx, agentB.env, append(common, "--include", pg+"|"+mysql)...)
+	code, rep := migrateExit(t, ctx, agentB.Env, append(common, "--include", pg+"|"+mysql)...)
 	require.Equal(t, 1, code, "both connectors are refused")
 	hazards := map[string]string{}
 	for _, e := range rep.Connectors {
@@ -111,8 +100,8 @@ func TestSettingsPointingAtARefusedThenMapped(t *testing.T) {
 	require.Contains(t, hazards[pg], `signal.kafka.bootstrap.servers: value "`+a+`" names A's broker`)
 	require.Contains(t, hazards[mysql], `schema.history.internal.kafka.bootstrap.servers: value "`+a+`" names A's broker`)
 	require.Contains(t, hazards[pg], "--map-value "+a+"="+b)
-	var st connectorStatus
-	require.NoError(t, json.Unmarshal([]byte(restOK(t, peers.workerA, http.MethodGet, "/connectors/"+pg+"/status", nil)), &st))
+	var st tier.ConnectorStatus
+	require.NoError(t, json.Unmarshal([]byte(tier.RestOK(t, env.Worker, http.MethodGet, "/connectors/"+pg+"/status", nil)), &st))
 	require.Equal(t, "RUNNING", st.Connector.State, "refused before it was stopped on A")
 	for _, name := range []string{pg, mysql} {
 		rctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -122,18 +111,18 @@ func TestSettingsPointingAtARefusedThenMapped(t *testing.T) {
 		require.Equal(t, http.StatusNotFound, code, "%s is not created on B", name)
 	}
 
-	code, rep = migrateExit(t, ctx, agentB.env, append(common, "--include", pg, "--map-value", a+"="+b)...)
+	code, rep = migrateExit(t, ctx, agentB.Env, append(common, "--include", pg, "--map-value", a+"="+b)...)
 	require.Equal(t, 0, code)
 	require.Len(t, rep.Connectors, 1)
 	require.Equal(t, migrate.OutcomeSucceeded, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
-	waitState(t, workerB, pg, "RUNNING")
+	tier.WaitState(t, workerB, pg, "RUNNING")
 	var onB map[string]string
-	require.NoError(t, json.Unmarshal([]byte(restOK(t, workerB, http.MethodGet, "/connectors/"+pg+"/config", nil)), &onB))
+	require.NoError(t, json.Unmarshal([]byte(tier.RestOK(t, workerB, http.MethodGet, "/connectors/"+pg+"/config", nil)), &onB))
 	require.Equal(t, b, onB["signal.kafka.bootstrap.servers"], "its signal channel is on B")
 	require.Equal(t, signals, onB["signal.kafka.topic"])
-	require.NoError(t, json.Unmarshal([]byte(restOK(t, peers.workerA, http.MethodGet, "/connectors/"+pg+"/status", nil)), &st))
+	require.NoError(t, json.Unmarshal([]byte(tier.RestOK(t, env.Worker, http.MethodGet, "/connectors/"+pg+"/status", nil)), &st))
 	require.Equal(t, "STOPPED", st.Connector.State, "stopped on A by the move")
-	restOK(t, workerB, http.MethodDelete, "/connectors/"+pg, nil)
-	restOK(t, peers.workerA, http.MethodDelete, "/connectors/"+pg, nil)
+	tier.RestOK(t, workerB, http.MethodDelete, "/connectors/"+pg, nil)
+	tier.RestOK(t, env.Worker, http.MethodDelete, "/connectors/"+pg, nil)
 	t.Logf("took %s", time.Since(started).Round(time.Second))
 }

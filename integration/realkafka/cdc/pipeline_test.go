@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/integration/realkafka"
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/migrate"
 )
 
@@ -28,7 +29,7 @@ import (
 type clusterB struct {
 	broker *realkafka.Broker
 	worker *realkafka.Worker
-	agent  *agentProc
+	agent  *tier.Agent
 }
 
 // startClusterB starts cluster B and MirrorMaker 2 as connectors on B's worker, replicating
@@ -40,55 +41,36 @@ type clusterB struct {
 // with --sink-follows-source.
 func startClusterB(t *testing.T, ctx context.Context) clusterB {
 	t.Helper()
-	names := connectNames("b")
-	b, w, err := startCluster(ctx, "b", names)
+	names := env.ConnectNames("b")
+	b, w, err := env.StartCluster(ctx, "b", names)
 	require.NoError(t, err)
-	ag, err := startAgent(ctx, "agent-b", b.Addr, names)
+	ag, err := env.StartAgentOn(ctx, "agent-b", b.Addr, names)
 	require.NoError(t, err)
 	mm2 := func(class string, extra map[string]string) map[string]string {
-		cfg := map[string]string{
-			"connector.class":                       class,
-			"tasks.max":                             "1",
-			"source.cluster.alias":                  "A",
-			"target.cluster.alias":                  "B",
-			"source.cluster.bootstrap.servers":      peers.brokerA.Addr,
-			"target.cluster.bootstrap.servers":      b.Addr,
-			"replication.policy.class":              "org.apache.kafka.connect.mirror.IdentityReplicationPolicy",
-			"topics":                                "cdc-" + peers.run + "-p.*",
-			"key.converter":                         "org.apache.kafka.connect.converters.ByteArrayConverter",
-			"value.converter":                       "org.apache.kafka.connect.converters.ByteArrayConverter",
-			"header.converter":                      "org.apache.kafka.connect.converters.ByteArrayConverter",
-			"offset-syncs.topic.replication.factor": "1",
-			"replication.factor":                    "1",
-			"checkpoints.topic.replication.factor":  "1",
-			"sync.topic.configs.enabled":            "false",
-			"sync.topic.acls.enabled":               "false",
-			"refresh.topics.interval.seconds":       "1",
-			"offset.lag.max":                        "10",
-		}
+		cfg := map[string]string{"replication.policy.class": "org.apache.kafka.connect.mirror.IdentityReplicationPolicy"}
 		for k, v := range extra {
 			cfg[k] = v
 		}
-		return cfg
+		return tier.MM2Config(class, env.Brokers, []string{b.Addr}, "cdc-"+env.Run+"-p.*", cfg)
 	}
-	restOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": "mm2-source",
-		"config": mm2("org.apache.kafka.connect.mirror.MirrorSourceConnector", nil)})
-	restOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": "mm2-checkpoint",
-		"config": mm2("org.apache.kafka.connect.mirror.MirrorCheckpointConnector", map[string]string{
+	tier.RestOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": "mm2-source",
+		"config": mm2(tier.MirrorSource, nil)})
+	tier.RestOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": "mm2-checkpoint",
+		"config": mm2(tier.MirrorCheckpoint, map[string]string{
 			"groups":                            ".*",
 			"groups.exclude":                    "console-consumer-.*, __.*",
 			"emit.checkpoints.interval.seconds": "1",
 			"refresh.groups.interval.seconds":   "1",
 			"sync.group.offsets.enabled":        "false",
 		})})
-	restOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": "mm2-default-source",
-		"config": mm2("org.apache.kafka.connect.mirror.MirrorSourceConnector", map[string]string{
+	tier.RestOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": "mm2-default-source",
+		"config": mm2(tier.MirrorSource, map[string]string{
 			"replication.policy.class": "org.apache.kafka.connect.mirror.DefaultReplicationPolicy",
-			"topics":                   "cdc-" + peers.run + "-d.*",
+			"topics":                   "cdc-" + env.Run + "-d.*",
 		})})
-	waitStatus(t, w, "mm2-source", "RUNNING", false)
-	waitStatus(t, w, "mm2-checkpoint", "RUNNING", false)
-	waitStatus(t, w, "mm2-default-source", "RUNNING", false)
+	tier.WaitState(t, w, "mm2-source", "RUNNING", tier.TasksOptional())
+	tier.WaitState(t, w, "mm2-checkpoint", "RUNNING", tier.TasksOptional())
+	tier.WaitState(t, w, "mm2-default-source", "RUNNING", tier.TasksOptional())
 	return clusterB{broker: b, worker: w, agent: ag}
 }
 
@@ -113,7 +95,7 @@ type pipelineCase struct {
 // twice; after A's worker is killed in the middle of multi-row transactions, what is sent twice
 // are changes of the transactions after the offset A's Debezium had last committed.
 func TestPipelineMigratedAcrossMirrorMaker2(t *testing.T) {
-	requirePeers(t)
+	env.RequirePeers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	started := time.Now()
@@ -131,24 +113,24 @@ func TestPipelineMigratedAcrossMirrorMaker2(t *testing.T) {
 
 func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, n int) {
 	started := time.Now()
-	wA := peers.workerA
-	src, dst := fmt.Sprintf("src%d_%s", n, peers.run), fmt.Sprintf("dst%d_%s", n, peers.run)
+	wA := env.Worker
+	src, dst := fmt.Sprintf("src%d_%s", n, env.Run), fmt.Sprintf("dst%d_%s", n, env.Run)
 	createSourceDB(t, src)
 	sqlExec(t, "postgres", "CREATE DATABASE "+dst)
 	sqlExec(t, dst, "CREATE TABLE items (id int PRIMARY KEY, v int NOT NULL, note text NOT NULL)")
-	prefix := fmt.Sprintf("cdc-%s-p%d", peers.run, n)
+	prefix := fmt.Sprintf("cdc-%s-p%d", env.Run, n)
 	policy, topicOnB := "identity", func(t string) string { return t }
 	if c.follow {
-		prefix = fmt.Sprintf("cdc-%s-d%d", peers.run, n)
+		prefix = fmt.Sprintf("cdc-%s-d%d", env.Run, n)
 		policy, topicOnB = "default", func(t string) string { return "A." + t }
 	}
 	source, sink, slot, topic := prefix+"-source", prefix+"-sink", fmt.Sprintf("pipeline%d", n), prefix+".public.items"
-	restOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": source, "config": debeziumConfig(src, slot, prefix)})
-	restOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": sink, "config": map[string]string{
+	tier.RestOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": source, "config": debeziumConfig(src, slot, prefix)})
+	tier.RestOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": sink, "config": map[string]string{
 		"connector.class":                "io.debezium.connector.jdbc.JdbcSinkConnector",
 		"tasks.max":                      "1",
 		"topics":                         topic,
-		"connection.url":                 fmt.Sprintf("jdbc:postgresql://127.0.0.1:%d/%s", peers.pg.Port, dst),
+		"connection.url":                 fmt.Sprintf("jdbc:postgresql://127.0.0.1:%d/%s", env.Postgres.Port, dst),
 		"connection.username":            "postgres",
 		"connection.password":            "unused",
 		"insert.mode":                    "upsert",
@@ -161,22 +143,22 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 		"key.converter.schemas.enable":   "true",
 		"value.converter.schemas.enable": "true",
 	}})
-	waitState(t, wA, source, "RUNNING")
-	waitState(t, wA, sink, "RUNNING")
+	tier.WaitState(t, wA, source, "RUNNING")
+	tier.WaitState(t, wA, sink, "RUNNING")
 
 	wr := startWriter(t, src, c.rowsPerTx, 100*time.Millisecond)
 	wr.waitTxs(t, 40)
 	reportPath := filepath.Join(t.TempDir(), "report.json")
-	common := []string{"migrate", "--from-brokers", peers.brokerA.Addr, "--from-config-topic", peers.namesA.config,
-		"--from-offsets-topic", peers.namesA.offsets, "--to-brokers", b.broker.Addr, "--to-connect-url", b.worker.URL,
+	common := []string{"migrate", "--from-brokers", env.Broker.Addr, "--from-config-topic", namesA.Config,
+		"--from-offsets-topic", namesA.Offsets, "--to-brokers", b.broker.Addr, "--to-connect-url", b.worker.URL,
 		"--include", source + "|" + sink, "--mm2-source-alias", "A", "--mm2-target-alias", "B",
 		"--replication-policy", policy, "--checkpoint-wait", "30s", "--allow-replay", "--no-verify",
 		"--report", reportPath}
 	var committed map[string]any
 	if c.kill {
 		wA.Kill()
-		peers.skip = "cluster A's worker was killed by " + t.Name() // no later test may use it
-		committed = lastOffset(t, peers.brokerA.Addr, peers.namesA.offsets, source)
+		env.Skip = "cluster A's worker was killed by " + t.Name() // no later test may use it
+		committed = lastOffset(t, env.Broker.Addr, namesA.Offsets, source)
 	} else {
 		common = append(common, "--stop-source", "--from-connect-url", wA.URL)
 	}
@@ -186,7 +168,7 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 	}
 	_, txsBefore, _ := wr.result()
 	migStart := time.Now()
-	stdout := offsetagent(t, ctx, b.agent.env, common...)
+	stdout := env.Offsetagent(t, ctx, b.agent.Env, common...)
 	migTook := time.Since(migStart)
 	t.Logf("migrate (%s, writer at transaction %d):\n%s", migTook.Round(time.Second), txsBefore, stdout)
 	require.Regexp(t, source+`\s+`+source+`\s+source\s+1\s+succeeded`, stdout)
@@ -207,12 +189,12 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 		require.Zero(t, verdict.Missing, "MM2 checkpointed the sink's group: %+v", verdict)
 	}
 	if !c.kill {
-		waitState(t, wA, source, "STOPPED")
-		waitState(t, wA, sink, "STOPPED")
-		committed = lastOffset(t, peers.brokerA.Addr, peers.namesA.offsets, source)
+		tier.WaitState(t, wA, source, "STOPPED")
+		tier.WaitState(t, wA, sink, "STOPPED")
+		committed = lastOffset(t, env.Broker.Addr, namesA.Offsets, source)
 	}
-	waitState(t, b.worker, source, "RUNNING")
-	waitState(t, b.worker, sink, "RUNNING")
+	tier.WaitState(t, b.worker, source, "RUNNING")
+	tier.WaitState(t, b.worker, sink, "RUNNING")
 
 	// The writer goes on for 30 transactions on B's watch, then stops.
 	_, txsAfterMigrate, _ := wr.result()
@@ -225,8 +207,8 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 	query := "SELECT id, v, note FROM items ORDER BY id"
 	var srcRows, dstRows []string
 	require.Eventually(t, func() bool {
-		a, aerr := peers.pg.Query(ctx, src, query)
-		b, berr := peers.pg.Query(ctx, dst, query)
+		a, aerr := env.Postgres.Query(ctx, src, query)
+		b, berr := env.Postgres.Query(ctx, dst, query)
 		srcRows, dstRows = rows(a), rows(b)
 		return aerr == nil && berr == nil && a == b
 	}, 2*time.Minute, 500*time.Millisecond, "the target equals the source")
@@ -250,7 +232,7 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 		return countMissing(want, onB) == 0
 	}, 2*time.Minute, 500*time.Millisecond, "every committed change reaches B")
 	require.Zero(t, countMissing(want, onB), "no change lost")
-	onA := changes(t, peers.brokerA.Addr, topic)
+	onA := changes(t, env.Broker.Addr, topic)
 	seen := map[string]int{}
 	snapshotsB, doubled := 0, 0
 	var doubledIDs []change
@@ -428,10 +410,10 @@ func reportTranslation[T any](t *testing.T, path, sink string, ok func(*T) bool)
 // the sink would read there, and to leave both running on A and absent from B.
 func refused(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, common []string, source, sink, topic string) {
 	t.Helper()
-	args := append(append([]string{}, common...), "--stop-source", "--from-connect-url", peers.workerA.URL)
+	args := append(append([]string{}, common...), "--stop-source", "--from-connect-url", env.Worker.URL)
 	started := time.Now()
-	cmd := exec.CommandContext(ctx, peers.agentBin, args...)
-	cmd.Env = b.agent.env
+	cmd := exec.CommandContext(ctx, env.AgentBin, args...)
+	cmd.Env = b.agent.Env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -449,8 +431,8 @@ func refused(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, comm
 		require.Contains(t, string(data), want, "the report names the pair and what to do")
 	}
 	for _, name := range []string{source, sink} {
-		var st connectorStatus
-		require.NoError(t, json.Unmarshal([]byte(restOK(t, peers.workerA, http.MethodGet, "/connectors/"+name+"/status", nil)), &st))
+		var st tier.ConnectorStatus
+		require.NoError(t, json.Unmarshal([]byte(tier.RestOK(t, env.Worker, http.MethodGet, "/connectors/"+name+"/status", nil)), &st))
 		require.Equal(t, "RUNNING", st.Connector.State, "%s was not stopped on A", name)
 		rctx, cancel := context.WithTimeout(ctx, time.Minute)
 		code, _, err := b.worker.Do(rctx, http.MethodGet, "/connectors/"+name, nil)

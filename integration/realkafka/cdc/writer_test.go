@@ -82,7 +82,7 @@ func (w *writer) loop() {
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		out, err := peers.pg.Query(ctx, w.db, "BEGIN;\n"+strings.Join(stmts, "\n")+"\nSELECT pg_current_xact_id();\nCOMMIT;")
+		out, err := env.Postgres.Query(ctx, w.db, "BEGIN;\n"+strings.Join(stmts, "\n")+"\nSELECT pg_current_xact_id();\nCOMMIT;")
 		cancel()
 		w.mu.Lock()
 		if err != nil {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 )
 
 // aclRow is one row of the agent's ACL table in docs/operations.md ("Kafka ACLs"): key names
@@ -50,7 +52,7 @@ func ops(o ...kmsg.ACLOperation) []kmsg.ACLOperation { return o }
 // agentScope names the resources of one agent's rows.
 type agentScope struct {
 	names     agentNames
-	connect   connectNames
+	connect   tier.Connect
 	sinkTopic string
 }
 
@@ -66,9 +68,9 @@ func (r aclRow) resourceName(s agentScope) string {
 	case "OFFSETAGENT_INTENT_TOPIC":
 		return s.names.intents
 	case "OFFSETAGENT_CONFIG_TOPIC":
-		return s.connect.config
+		return s.connect.Config
 	case "OFFSETAGENT_OFFSETS_TOPIC":
-		return s.connect.offsets
+		return s.connect.Offsets
 	case keySinkGroups:
 		return "connect-"
 	case keySinkTopics:

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 )
 
 // TestSecuredAgent runs the agent on cluster A with exactly the ACLs docs/operations.md lists:
@@ -22,29 +23,29 @@ import (
 // API); then each ACL is removed in turn and the request or the agent fails fast, with a
 // message naming the principal, the operation and the resource, having written nothing.
 func TestSecuredAgent(t *testing.T) {
-	requirePeers(t)
+	env.RequirePeers(t)
 	c := peers.a
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	user, names := c.newAgentUser(ctx, t, "agent")
 	principal := "User:" + user
-	sinkTopic := unique("sink-in")
+	sinkTopic := env.Unique("sink-in")
 	require.NoError(t, c.createTopic(ctx, sinkTopic, 1, nil))
 	c.produce(t, sinkTopic, 10)
 	scope := agentScope{names: names, connect: c.connect, sinkTopic: sinkTopic}
 	c.grantAll(t, principal, agentACLs(scope))
 
 	a := startAgentProc(t, "agent", c.agentEnv(names, user))
-	a.waitReady(t)
+	waitReady(t, a)
 
 	t.Run("seed example", func(t *testing.T) { c.requireSeedExample(t, names, "seed") })
 	t.Run("sink", func(t *testing.T) {
-		name := unique("sink")
-		out := writeFile(t, name+".out", "")
+		name := env.Unique("sink")
+		out := env.WriteFile(t, name+".out", "")
 		res := c.publish(t, names, sinkRequest(name, sinkTopic, out, 6))
 		require.Equal(t, events.TypeCreateSucceeded, res.Type, "failed at %s: %s", res.Data.FailedStep, res.Data.Message)
-		waitState(t, c.worker, name, "RUNNING")
-		require.Equal(t, fmt.Sprintf(`[{"offset":{"kafka_offset":6},"partition":{"kafka_partition":0,"kafka_topic":%q}}]`, sinkTopic), offsetsOf(t, c.worker, name))
+		tier.WaitState(t, c.worker, name, "RUNNING")
+		require.Equal(t, fmt.Sprintf(`[{"offset":{"kafka_offset":6},"partition":{"kafka_partition":0,"kafka_topic":%q}}]`, sinkTopic), tier.SortedOffsetsOf(t, c.worker, name))
 		var got string
 		require.Eventually(t, func() bool {
 			b, _ := os.ReadFile(out)
@@ -52,10 +53,10 @@ func TestSecuredAgent(t *testing.T) {
 			return strings.Count(got, "\n") >= 4
 		}, 60*time.Second, 250*time.Millisecond, "sink output %q", got)
 		require.Equal(t, "m-06\nm-07\nm-08\nm-09\n", got)
-		restOK(t, c.worker, http.MethodDelete, "/connectors/"+name, nil)
+		tier.RestOK(t, c.worker, http.MethodDelete, "/connectors/"+name, nil)
 	})
 
-	a.stop()
+	a.Stop()
 
 	// Each ACL removed in turn, before a fresh agent starts: either the agent is not ready and
 	// says which permission it lacks (a topic or group it depends on), and is ready once it is
@@ -67,7 +68,7 @@ func TestSecuredAgent(t *testing.T) {
 			t.Run("without "+x.String(), func(t *testing.T) {
 				require.NoError(t, c.revoke(ctx, principal, x))
 				defer func() { require.NoError(t, c.grant(ctx, principal, x)) }()
-				name := unique("refused")
+				name := env.Unique("refused")
 				group := "connect-" + name
 				resource := x.Name
 				switch r.key {
@@ -77,18 +78,18 @@ func TestSecuredAgent(t *testing.T) {
 					resource = sinkTopic
 				}
 				want := permissionPattern(principal, op, resource)
-				env := c.agentEnv(names, user)
-				env["OFFSETAGENT_PERMISSION_CHECK_INTERVAL"] = "1s"
-				b := startAgentProc(t, unique("agent-without"), env)
+				vars := c.agentEnv(names, user)
+				vars["OFFSETAGENT_PERMISSION_CHECK_INTERVAL"] = "1s"
+				b := startAgentProc(t, env.Unique("agent-without"), vars)
 				deadline := time.Now().Add(30 * time.Second)
 				for {
-					status, body := b.readyz()
+					status, body := b.Readyz()
 					if status == http.StatusOK {
-						require.True(t, requestLevel(r.key), "/readyz 200 without %s, which the agent depends on: %s\n%s", x, body, b.logText())
+						require.True(t, requestLevel(r.key), "/readyz 200 without %s, which the agent depends on: %s\n%s", x, body, b.LogText())
 						break
 					}
-					if want.MatchString(body) || want.MatchString(b.logText()) {
-						t.Logf("not ready (/readyz %d %s), as it should; log:\n%s", status, body, b.logText())
+					if want.MatchString(body) || want.MatchString(b.LogText()) {
+						t.Logf("not ready (/readyz %d %s), as it should; log:\n%s", status, body, b.LogText())
 						// The agent can still write results: a request meanwhile fails, its
 						// result naming the permission and the failing step, with nothing
 						// written. Without a Write, the agent consumes requests while not
@@ -104,56 +105,56 @@ func TestSecuredAgent(t *testing.T) {
 						require.NoError(t, c.grant(ctx, principal, x))
 						ready := time.Now().Add(20 * time.Second)
 						for {
-							if status, _ := b.readyz(); status == http.StatusOK {
+							if status, _ := b.Readyz(); status == http.StatusOK {
 								break
 							}
 							select {
-							case <-b.done:
-								require.Error(t, b.exitErr, "the agent ended with exit code 0 without %s", x)
-								require.Regexp(t, want, b.logText(), "the agent ended without naming %s", x)
+							case <-b.Done():
+								require.Error(t, b.ExitErr(), "the agent ended with exit code 0 without %s", x)
+								require.Regexp(t, want, b.LogText(), "the agent ended without naming %s", x)
 								b = nil
 							case <-time.After(100 * time.Millisecond):
 							}
 							if b == nil {
 								break
 							}
-							require.True(t, time.Now().Before(ready), "not ready within 20 s of the grant; log:\n%s", b.logText())
+							require.True(t, time.Now().Before(ready), "not ready within 20 s of the grant; log:\n%s", b.LogText())
 						}
 						if !resultsWritable(r.key, op) || op != kmsg.ACLOperationRead {
 							return
 						}
 						if b == nil {
-							b = startAgentProc(t, unique("agent-regranted"), env)
-							b.waitReady(t)
+							b = startAgentProc(t, env.Unique("agent-regranted"), vars)
+							waitReady(t, b)
 						}
 						require.NoError(t, c.revoke(ctx, principal, x))
 						for notReady := time.Now().Add(20 * time.Second); ; {
-							if _, body := b.readyz(); want.MatchString(body) {
+							if _, body := b.Readyz(); want.MatchString(body) {
 								break
 							}
-							require.True(t, time.Now().Before(notReady), "/readyz does not name %s within 20 s of its revocation; log:\n%s", x, b.logText())
+							require.True(t, time.Now().Before(notReady), "/readyz does not name %s within 20 s of its revocation; log:\n%s", x, b.LogText())
 							time.Sleep(100 * time.Millisecond)
 						}
-						c.requireRequestRefused(t, names, unique("refused"), principal, op, resource)
+						c.requireRequestRefused(t, names, env.Unique("refused"), principal, op, resource)
 						return
 					}
-					require.True(t, time.Now().Before(deadline), "no message naming %s within 30 s; /readyz %d %s; log:\n%s", want, status, body, b.logText())
+					require.True(t, time.Now().Before(deadline), "no message naming %s within 30 s; /readyz %d %s; log:\n%s", want, status, body, b.LogText())
 					time.Sleep(200 * time.Millisecond)
 				}
-				before := c.endOffsets(t, c.connect.config, c.connect.offsets)
-				var res result
+				before := c.endOffsets(t, c.connect.Config, c.connect.Offsets)
+				var res tier.Result
 				if r.key == keySinkGroups || r.key == keySinkTopics {
 					c.commitGroup(t, group, sinkTopic, 3)
-					res = c.publish(t, names, sinkRequest(name, sinkTopic, writeFile(t, name+".out", ""), 6))
+					res = c.publish(t, names, sinkRequest(name, sinkTopic, env.WriteFile(t, name+".out", ""), 6))
 					require.Equal(t, map[int32]int64{0: 3}, c.groupOffsets(t, group, sinkTopic), "the sink group's offsets must be as they were")
 				} else {
-					res = c.publish(t, names, sourceRequest(name, writeFile(t, name+".txt", ""), 0))
+					res = c.publish(t, names, sourceRequest(name, env.WriteFile(t, name+".txt", ""), 0))
 				}
 				require.Equal(t, events.TypeCreateFailed, res.Type, "the request succeeded without %s: the documented list is not minimal", x)
 				requireNamesPermission(t, res.Data.Message, principal, op, resource)
-				status, _ := rest(t, c.worker, http.MethodGet, "/connectors/"+name, nil)
+				status, _ := tier.Rest(t, c.worker, http.MethodGet, "/connectors/"+name, nil)
 				require.Equal(t, http.StatusNotFound, status, "the connector must not exist")
-				require.Equal(t, before, c.endOffsets(t, c.connect.config, c.connect.offsets), "nothing written to Connect's topics")
+				require.Equal(t, before, c.endOffsets(t, c.connect.Config, c.connect.Offsets), "nothing written to Connect's topics")
 			})
 		}
 	}
@@ -163,7 +164,7 @@ func TestSecuredAgent(t *testing.T) {
 // prefix: it returns the user's name and the agent's names.
 func (c *cluster) newAgentUser(ctx context.Context, t *testing.T, prefix string) (string, agentNames) {
 	t.Helper()
-	user := unique(prefix)
+	user := env.Unique(prefix)
 	_, err := c.addUser(ctx, user)
 	require.NoError(t, err)
 	names := newAgentNames(prefix)
@@ -176,28 +177,29 @@ func (c *cluster) newAgentUser(ctx context.Context, t *testing.T, prefix string)
 // that position, and deletes it.
 func (c *cluster) requireSeedExample(t *testing.T, names agentNames, prefix string) {
 	t.Helper()
-	name := unique(prefix)
-	file := writeFile(t, name+".txt", lines("before", 0, 5))
+	name := env.Unique(prefix)
+	content, _ := tier.Lines("before", 0, 5)
+	file := env.WriteFile(t, name+".txt", content)
 	res := c.publish(t, names, sourceRequest(name, file, 60))
 	require.Equal(t, events.TypeCreateSucceeded, res.Type, "failed at %s: %s", res.Data.FailedStep, res.Data.Message)
-	waitState(t, c.worker, name, "RUNNING")
-	require.Equal(t, fmt.Sprintf(`[{"offset":{"position":60},"partition":{"filename":%q}}]`, file), offsetsOf(t, c.worker, name))
-	restOK(t, c.worker, http.MethodDelete, "/connectors/"+name, nil)
+	tier.WaitState(t, c.worker, name, "RUNNING")
+	require.Equal(t, fmt.Sprintf(`[{"offset":{"position":60},"partition":{"filename":%q}}]`, file), tier.SortedOffsetsOf(t, c.worker, name))
+	tier.RestOK(t, c.worker, http.MethodDelete, "/connectors/"+name, nil)
 }
 
 // requireRequestRefused publishes a source request named name and requires its failed
 // result to name the permission and the failing step, with nothing written.
 func (c *cluster) requireRequestRefused(t *testing.T, names agentNames, name, principal string, op kmsg.ACLOperation, resource string) {
 	t.Helper()
-	before := c.endOffsets(t, c.connect.config, c.connect.offsets)
-	res := c.publish(t, names, sourceRequest(name, writeFile(t, name+".txt", ""), 0))
+	before := c.endOffsets(t, c.connect.Config, c.connect.Offsets)
+	res := c.publish(t, names, sourceRequest(name, env.WriteFile(t, name+".txt", ""), 0))
 	t.Logf("result: %s at %q: %s", res.Type, res.Data.FailedStep, res.Data.Message)
 	require.Equal(t, events.TypeCreateFailed, res.Type, "a request succeeded without %s %s", opWord(op), resource)
 	require.NotEmpty(t, res.Data.FailedStep, "the failed result names the failing step")
 	requireNamesPermission(t, res.Data.Message, principal, op, resource)
-	status, _ := rest(t, c.worker, http.MethodGet, "/connectors/"+name, nil)
+	status, _ := tier.Rest(t, c.worker, http.MethodGet, "/connectors/"+name, nil)
 	require.Equal(t, http.StatusNotFound, status, "the connector must not exist")
-	require.Equal(t, before, c.endOffsets(t, c.connect.config, c.connect.offsets), "nothing written to Connect's topics")
+	require.Equal(t, before, c.endOffsets(t, c.connect.Config, c.connect.Offsets), "nothing written to Connect's topics")
 }
 
 // resultsWritable: the agent can still consume requests and write results without op on the

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/integration/realkafka"
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 )
 
 // cluster is one secured Kafka cluster: a broker, its CA, the fixture's admin client and a
@@ -30,15 +31,12 @@ type cluster struct {
 	broker    *realkafka.Broker
 	admin     *kgo.Client
 	worker    *realkafka.Worker
-	connect   connectNames
+	connect   tier.Connect
 	// users are the SCRAM users made so far: name -> password.
 	users map[string]string
 	// restUser and restPass are the worker's basic auth credentials.
 	restUser, restPass string
 }
-
-// connectNames names one Connect cluster's group and internal topics.
-type connectNames struct{ group, config, offsets, status string }
 
 // startTimeout bounds each JVM's start: the two clusters' four JVMs start at once.
 const startTimeout = 5 * time.Minute
@@ -50,7 +48,10 @@ const scramIterations = 4096
 // startCluster starts cluster name: its CA and certificates, a secured broker, the admin
 // client, the Connect worker's user and ACLs, and the worker serving HTTPS with basic auth.
 func startCluster(ctx context.Context, name string) (*cluster, error) {
-	dir := filepath.Join(peers.dir, name)
+	dir, err := env.Subdir(name)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "broker"), 0o755); err != nil {
 		return nil, err
 	}
@@ -69,7 +70,7 @@ func startCluster(ctx context.Context, name string) (*cluster, error) {
 	if c.adminCert, err = ca.issue("admin", 3); err != nil {
 		return nil, err
 	}
-	c.broker, err = realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: peers.lib, Dir: filepath.Join(dir, "broker"),
+	c.broker, err = realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: env.Lib, Dir: filepath.Join(dir, "broker"),
 		// Four JVMs start at once on a shared two-core machine.
 		StartTimeout: startTimeout,
 		Secure: &realkafka.ListenerSecurity{
@@ -90,11 +91,11 @@ func startCluster(ctx context.Context, name string) (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	atExit(c.broker.Stop)
+	env.AtExit(c.broker.Stop)
 	if c.admin, err = newAdminClient(c); err != nil {
 		return nil, err
 	}
-	atExit(c.admin.Close)
+	env.AtExit(c.admin.Close)
 	if err := c.startWorker(ctx); err != nil {
 		return nil, err
 	}
@@ -104,8 +105,7 @@ func startCluster(ctx context.Context, name string) (*cluster, error) {
 // startWorker makes the worker's SCRAM user and its ACLs, and starts it with REST on HTTPS
 // behind basic auth.
 func (c *cluster) startWorker(ctx context.Context) error {
-	p := "sec-" + peers.run + "-" + c.name
-	c.connect = connectNames{group: p + "-connect", config: p + "-configs", offsets: p + "-offsets", status: p + "-status"}
+	c.connect = env.ConnectNames(c.name)
 	user := "connect-" + c.name
 	pass, err := c.addUser(ctx, user)
 	if err != nil {
@@ -154,9 +154,9 @@ func (c *cluster) startWorker(ctx context.Context) error {
 			extra[prefix+k] = v
 		}
 	}
-	c.worker, err = realkafka.StartWorker(ctx, realkafka.WorkerConfig{Lib: peers.lib, Dir: wdir,
-		Brokers: []string{c.broker.Addr}, GroupID: c.connect.group, ConfigTopic: c.connect.config,
-		OffsetsTopic: c.connect.offsets, StatusTopic: c.connect.status, Extra: extra,
+	c.worker, err = realkafka.StartWorker(ctx, realkafka.WorkerConfig{Lib: env.Lib, Dir: wdir,
+		Brokers: []string{c.broker.Addr}, GroupID: c.connect.Group, ConfigTopic: c.connect.Config,
+		OffsetsTopic: c.connect.Offsets, StatusTopic: c.connect.Status, Extra: extra,
 		JVMProperties: map[string]string{"java.security.auth.login.config": jaas},
 		REST:          &realkafka.RESTSecurity{TLS: c.adminTLS(), User: restUser, Password: restPass},
 		StartTimeout:  startTimeout,
@@ -164,7 +164,7 @@ func (c *cluster) startWorker(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	atExit(c.worker.Stop)
+	env.AtExit(c.worker.Stop)
 	return nil
 }
 

@@ -3,8 +3,9 @@
 // auth, with offsetagent's agent and migrate running against them with exactly the ACLs the
 // operations and migration runbooks list.
 //
-// Its tests (in _test.go files only) start, once for the package, two secured clusters, A and
-// B, each with a certificate authority of its own that the test generates:
+// Its tests (in _test.go files only) run on package tier's harness and start, once for the
+// package and at the first test that needs them (tier.Config.Peers and Lazy), two secured
+// clusters, A and B, each with a certificate authority of its own that the test generates:
 //   - a KRaft broker (package realkafka's, with ListenerSecurity) whose client listener is
 //     SASL_SSL with SCRAM-SHA-512 only, whose inter-broker and controller listeners are SSL with
 //     client certificates, with StandardAuthorizer and allow.everyone.if.no.acl.found=false. The

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 )
 
 // migrateACLs are the ACLs docs/migration.md lists for the principal running migrate, on A and
@@ -23,20 +25,20 @@ import (
 // TestSecuredMigrate grants exactly these for its names, and TestMigrateACLsAreTheDocumented
 // checks them, for the doc's names, against the doc's kafka-acls.sh lines. The state topic's
 // Create is left out: the test creates the topic, as the doc allows.
-func migrateACLs(a connectNames, sinkTopicsA []string, b connectNames, bAgent agentNames, stateTopic string) (onA, onB []acl) {
+func migrateACLs(a tier.Connect, sinkTopicsA []string, b tier.Connect, bAgent agentNames, stateTopic string) (onA, onB []acl) {
 	lit, pre := kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLResourcePatternTypePrefixed
 	topic, group := kmsg.ACLResourceTypeTopic, kmsg.ACLResourceTypeGroup
 	onA = []acl{
-		{topic, a.config, lit, kmsg.ACLOperationRead},
-		{topic, a.offsets, lit, kmsg.ACLOperationRead},
+		{topic, a.Config, lit, kmsg.ACLOperationRead},
+		{topic, a.Offsets, lit, kmsg.ACLOperationRead},
 		{group, "connect-", pre, kmsg.ACLOperationDescribe},
 	}
 	for _, s := range sinkTopicsA {
 		onA = append(onA, acl{topic, s, lit, kmsg.ACLOperationDescribe})
 	}
 	onB = []acl{
-		{topic, b.config, lit, kmsg.ACLOperationDescribe},
-		{topic, b.offsets, lit, kmsg.ACLOperationDescribe},
+		{topic, b.Config, lit, kmsg.ACLOperationDescribe},
+		{topic, b.Offsets, lit, kmsg.ACLOperationDescribe},
 		{topic, bAgent.requests, lit, kmsg.ACLOperationWrite},
 		{topic, bAgent.results, lit, kmsg.ACLOperationRead},
 		{group, bAgent.group, lit, kmsg.ACLOperationDescribe}, // the agent check
@@ -106,7 +108,7 @@ func TestMigrateACLsAreTheDocumented(t *testing.T) {
 			}
 		}
 	}
-	defaults := connectNames{config: "connect-configs", offsets: "connect-offsets"}
+	defaults := tier.Connect{Config: "connect-configs", Offsets: "connect-offsets"}
 	onA, onB := migrateACLs(defaults, []string{"orders"}, defaults,
 		agentNames{requests: "connect-offset-requests", results: "connect-offset-results", group: "offsetagent"}, "offsetagent-migration-states")
 	want := map[string]bool{}
@@ -125,18 +127,18 @@ func TestMigrateACLsAreTheDocumented(t *testing.T) {
 // sink whose topic on A the principal may not describe is refused (exit 1), naming the
 // permission, and nothing is created on B.
 func TestSecuredMigrate(t *testing.T) {
-	requirePeers(t)
+	env.RequirePeers(t)
 	A, B := peers.a, peers.b
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
 	// B's agent, with the documented ACLs.
-	agentUser := unique("agent-b")
+	agentUser := env.Unique("agent-b")
 	_, err := B.addUser(ctx, agentUser)
 	require.NoError(t, err)
 	bNames := newAgentNames("agent-b")
 	B.createAgentTopics(t, bNames)
-	src, sink, refused := unique("mig-src"), unique("mig-sink"), unique("mig-refused")
+	src, sink, refused := env.Unique("mig-src"), env.Unique("mig-sink"), env.Unique("mig-refused")
 	sinkTopic, refusedTopic := sink+"-in", refused+"-in"
 	for _, c := range []*cluster{A, B} {
 		for _, tp := range []string{sinkTopic, refusedTopic} {
@@ -147,12 +149,12 @@ func TestSecuredMigrate(t *testing.T) {
 	}
 	B.grantAll(t, "User:"+agentUser, agentACLs(agentScope{names: bNames, connect: B.connect, sinkTopic: sinkTopic}))
 	agentB := startAgentProc(t, "agent-b", B.agentEnv(bNames, agentUser))
-	agentB.waitReady(t)
+	waitReady(t, agentB)
 
 	// migrate's principals, one per cluster, and their files.
-	stateTopic := unique("states")
+	stateTopic := env.Unique("states")
 	require.NoError(t, B.createTopic(ctx, stateTopic, 1, map[string]string{"cleanup.policy": "compact"}))
-	userA, userB := unique("migrate-a"), unique("migrate-b")
+	userA, userB := env.Unique("migrate-a"), env.Unique("migrate-b")
 	passA, err := A.addUser(ctx, userA)
 	require.NoError(t, err)
 	passB, err := B.addUser(ctx, userB)
@@ -170,14 +172,15 @@ func TestSecuredMigrate(t *testing.T) {
 	require.NoError(t, err)
 
 	// On A: a source that has produced its file and a sink that has consumed its topic.
-	file := writeFile(t, src+".txt", lines("a", 0, 20))
-	sinkOut := writeFile(t, sink+".out", "")
-	restOK(t, A.worker, http.MethodPost, "/connectors", map[string]any{"name": src, "config": map[string]string{
+	content, _ := tier.Lines("a", 0, 20)
+	file := env.WriteFile(t, src+".txt", content)
+	sinkOut := env.WriteFile(t, sink+".out", "")
+	tier.RestOK(t, A.worker, http.MethodPost, "/connectors", map[string]any{"name": src, "config": map[string]string{
 		"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": file, "topic": src + "-out", "tasks.max": "1"}})
-	restOK(t, A.worker, http.MethodPost, "/connectors", map[string]any{"name": sink, "config": map[string]string{
+	tier.RestOK(t, A.worker, http.MethodPost, "/connectors", map[string]any{"name": sink, "config": map[string]string{
 		"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": sinkOut, "topics": sinkTopic, "tasks.max": "1"}})
-	waitState(t, A.worker, src, "RUNNING")
-	waitState(t, A.worker, sink, "RUNNING")
+	tier.WaitState(t, A.worker, src, "RUNNING")
+	tier.WaitState(t, A.worker, sink, "RUNNING")
 
 	// migrate runs migrate from A to B and returns its output followed by its JSON report (the
 	// summary table shortens long messages).
@@ -185,15 +188,15 @@ func TestSecuredMigrate(t *testing.T) {
 		t.Helper()
 		report := filepath.Join(t.TempDir(), "report.json")
 		full := append([]string{"migrate",
-			"--from-brokers", A.broker.Addr, "--from-config-topic", A.connect.config, "--from-offsets-topic", A.connect.offsets,
+			"--from-brokers", A.broker.Addr, "--from-config-topic", A.connect.Config, "--from-offsets-topic", A.connect.Offsets,
 			"--from-command-config", fromCfg, "--from-connect-url", A.worker.URL, "--from-connect-config", fromConnect,
 			"--to-brokers", B.broker.Addr, "--to-command-config", toCfg, "--to-connect-url", B.worker.URL, "--to-connect-config", toConnect,
 			"--request-topic", bNames.requests, "--result-topic", bNames.results, "--state-topic", stateTopic,
 			"--timeout", "2m", "--no-verify", "--report", report}, args...)
-		cmd := exec.CommandContext(ctx, peers.agentBin, full...)
+		cmd := exec.CommandContext(ctx, env.AgentBin, full...)
 		// B's Connect topics; no credentials in the environment: the files carry them.
 		// B's agents' group: the agent check names it when the principal may not Describe it.
-		cmd.Env = append(cleanEnv(), "OFFSETAGENT_CONFIG_TOPIC="+B.connect.config, "OFFSETAGENT_OFFSETS_TOPIC="+B.connect.offsets,
+		cmd.Env = append(tier.CleanEnv(), "OFFSETAGENT_CONFIG_TOPIC="+B.connect.Config, "OFFSETAGENT_OFFSETS_TOPIC="+B.connect.Offsets,
 			"OFFSETAGENT_GROUP_ID="+bNames.group)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
@@ -233,7 +236,7 @@ func TestSecuredMigrate(t *testing.T) {
 					// the source would go on: it is left out here.
 					include, code = sink, 1
 				}
-				before := B.endOffsets(t, B.connect.config, B.connect.offsets, bNames.requests, stateTopic)
+				before := B.endOffsets(t, B.connect.Config, B.connect.Offsets, bNames.requests, stateTopic)
 				start := time.Now()
 				out, err := migrate(t, "--include", include, "--stop-source")
 				took := time.Since(start)
@@ -245,17 +248,17 @@ func TestSecuredMigrate(t *testing.T) {
 				require.Regexp(t, `principal `+regexp.QuoteMeta(side.principal)+` is not allowed to `+opWord(x.Op)+` (Topic|Group) \\?"`+
 					regexp.QuoteMeta(resource)+`\\?"`, out, "the message must name the principal, the operation and the resource")
 				for _, name := range []string{src, sink} {
-					status, body := rest(t, A.worker, http.MethodGet, "/connectors/"+name+"/status", nil)
+					status, body := tier.Rest(t, A.worker, http.MethodGet, "/connectors/"+name+"/status", nil)
 					require.Equal(t, http.StatusOK, status, body)
 					var st struct {
 						Connector struct{ State string } `json:"connector"`
 					}
 					require.NoError(t, json.Unmarshal([]byte(body), &st), body)
 					require.Equal(t, "RUNNING", st.Connector.State, "A's connector %s must be untouched: %s", name, body)
-					status, _ = rest(t, B.worker, http.MethodGet, "/connectors/"+name, nil)
+					status, _ = tier.Rest(t, B.worker, http.MethodGet, "/connectors/"+name, nil)
 					require.Equal(t, http.StatusNotFound, status, "nothing created on B")
 				}
-				require.Equal(t, before, B.endOffsets(t, B.connect.config, B.connect.offsets, bNames.requests, stateTopic), "nothing written on B")
+				require.Equal(t, before, B.endOffsets(t, B.connect.Config, B.connect.Offsets, bNames.requests, stateTopic), "nothing written on B")
 				require.Empty(t, B.groupOffsets(t, "connect-"+sink, sinkTopic), "no sink group offsets on B")
 			})
 		}
@@ -266,21 +269,21 @@ func TestSecuredMigrate(t *testing.T) {
 		require.NoError(t, err, out)
 		require.Regexp(t, src+`\s+`+src+`\s+source\s+1\s+succeeded`, out)
 		require.Regexp(t, sink+`\s+`+sink+`\s+sink\s+1\s+succeeded`, out)
-		waitState(t, A.worker, src, "STOPPED")
-		waitState(t, A.worker, sink, "STOPPED")
+		tier.WaitState(t, A.worker, src, "STOPPED")
+		tier.WaitState(t, A.worker, sink, "STOPPED")
 		// B's connectors carry A's final offsets, as each worker's REST API shows them.
-		require.Equal(t, offsetsOf(t, A.worker, src), offsetsOf(t, B.worker, src))
-		require.Equal(t, offsetsOf(t, A.worker, sink), offsetsOf(t, B.worker, sink))
-		require.Equal(t, fmt.Sprintf(`[{"offset":{"kafka_offset":30},"partition":{"kafka_partition":0,"kafka_topic":%q}}]`, sinkTopic), offsetsOf(t, B.worker, sink))
-		waitState(t, B.worker, src, "RUNNING")
-		waitState(t, B.worker, sink, "RUNNING")
+		require.Equal(t, tier.SortedOffsetsOf(t, A.worker, src), tier.SortedOffsetsOf(t, B.worker, src))
+		require.Equal(t, tier.SortedOffsetsOf(t, A.worker, sink), tier.SortedOffsetsOf(t, B.worker, sink))
+		require.Equal(t, fmt.Sprintf(`[{"offset":{"kafka_offset":30},"partition":{"kafka_partition":0,"kafka_topic":%q}}]`, sinkTopic), tier.SortedOffsetsOf(t, B.worker, sink))
+		tier.WaitState(t, B.worker, src, "RUNNING")
+		tier.WaitState(t, B.worker, sink, "RUNNING")
 	})
 
 	t.Run("sink topic not describable on A", func(t *testing.T) {
-		restOK(t, A.worker, http.MethodPost, "/connectors", map[string]any{"name": refused, "config": map[string]string{
-			"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": writeFile(t, refused+".out", ""),
+		tier.RestOK(t, A.worker, http.MethodPost, "/connectors", map[string]any{"name": refused, "config": map[string]string{
+			"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": env.WriteFile(t, refused+".out", ""),
 			"topics": refusedTopic, "tasks.max": "1"}})
-		waitState(t, A.worker, refused, "RUNNING")
+		tier.WaitState(t, A.worker, refused, "RUNNING")
 		// The sink's task has committed: its group holds offsets migrate must not take for none.
 		require.Eventually(t, func() bool { return A.groupOffsets(t, "connect-"+refused, refusedTopic)[0] == 30 },
 			90*time.Second, 250*time.Millisecond, "A's sink commits its offsets")
@@ -289,9 +292,9 @@ func TestSecuredMigrate(t *testing.T) {
 		require.ErrorAs(t, err, &exit, out)
 		require.Equal(t, 1, exit.ExitCode(), out)
 		require.Regexp(t, `principal User:`+regexp.QuoteMeta(userA)+` is not allowed to Describe Topic \\?"`+regexp.QuoteMeta(refusedTopic)+`\\?"`, out)
-		status, _ := rest(t, B.worker, http.MethodGet, "/connectors/"+refused, nil)
+		status, _ := tier.Rest(t, B.worker, http.MethodGet, "/connectors/"+refused, nil)
 		require.Equal(t, http.StatusNotFound, status, "nothing created on B")
-		waitState(t, A.worker, refused, "RUNNING")
+		tier.WaitState(t, A.worker, refused, "RUNNING")
 	})
 }
 

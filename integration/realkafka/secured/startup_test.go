@@ -15,11 +15,11 @@ import (
 // certificate each end the agent at start-up with a clear line and a non-zero exit; /readyz
 // is never 200 meanwhile.
 func TestSecuredAgentRefusedAtStart(t *testing.T) {
-	requirePeers(t)
+	env.RequirePeers(t)
 	c := peers.a
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	user := unique("agent-start")
+	user := env.Unique("agent-start")
 	_, err := c.addUser(ctx, user)
 	require.NoError(t, err)
 	names := newAgentNames("agent-start")
@@ -29,7 +29,7 @@ func TestSecuredAgentRefusedAtStart(t *testing.T) {
 	// A client certificate of the cluster's CA that expired yesterday, for the broker's
 	// INTERNAL listener (SSL, ssl.client.auth=required), whose principal User:CN=... has the
 	// agent's ACLs: its expiry is the only thing wrong.
-	expiredCN := unique("expired-client")
+	expiredCN := env.Unique("expired-client")
 	expired, err := c.ca.issueValid(expiredCN, 10, time.Now().Add(-48*time.Hour), time.Now().Add(-24*time.Hour))
 	require.NoError(t, err)
 	c.grantAll(t, "User:CN="+expiredCN, agentACLs(agentScope{names: names, connect: c.connect, sinkTopic: "unused"}))
@@ -49,28 +49,28 @@ func TestSecuredAgentRefusedAtStart(t *testing.T) {
 			"OFFSETAGENT_TLS_CERT_FILE": expired.CertFile, "OFFSETAGENT_TLS_KEY_FILE": expired.KeyFile}, "expired"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := c.agentEnv(names, user)
+			vars := c.agentEnv(names, user)
 			for k, v := range tc.env {
-				env[k] = v
+				vars[k] = v
 				if v == "" {
-					delete(env, k)
+					delete(vars, k)
 				}
 			}
 			start := time.Now()
-			a := startAgentProc(t, unique("agent-start"), env)
+			a := startAgentProc(t, env.Unique("agent-start"), vars)
 			for exited := false; !exited; {
-				status, body := a.readyz()
+				status, body := a.Readyz()
 				require.NotEqual(t, http.StatusOK, status, "/readyz 200: %s", body)
 				select {
-				case <-a.done:
+				case <-a.Done():
 					exited = true
 				case <-time.After(100 * time.Millisecond):
 				}
-				require.Less(t, time.Since(start), 30*time.Second, "still running after 30 s:\n%s", a.logText())
+				require.Less(t, time.Since(start), 30*time.Second, "still running after 30 s:\n%s", a.LogText())
 			}
-			require.Error(t, a.exitErr, "the agent must exit non-zero:\n%s", a.logText())
-			log := a.logText()
-			t.Logf("exit after %s: %v; log:\n%s", time.Since(start).Round(10*time.Millisecond), a.exitErr, log)
+			require.Error(t, a.ExitErr(), "the agent must exit non-zero:\n%s", a.LogText())
+			log := a.LogText()
+			t.Logf("exit after %s: %v; log:\n%s", time.Since(start).Round(10*time.Millisecond), a.ExitErr(), log)
 			require.NotContains(t, log, c.users[user], "the password must not be logged")
 			var errLines []string
 			for _, l := range strings.Split(log, "\n") {

@@ -74,7 +74,7 @@ func verifyCutover(ctx context.Context, t *testing.T, e *Env, agentB *Agent, bro
 	RestOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": src, "config": map[string]string{
 		"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": file, "topic": src + "-out", "tasks.max": "1"}})
 	placed := `{"offsets":[{"partition":{"filename":` + JSONString(file) + `},"offset":{"position":` + fmt.Sprint(len(content)) + `}}]}`
-	require.Eventually(t, func() bool { return sameJSON(OffsetsOf(t, wA, src), placed) }, 60*time.Second, 300*time.Millisecond, "the source's offset on A")
+	require.Eventually(t, func() bool { return SameJSON(OffsetsOf(t, wA, src), placed) }, 60*time.Second, 300*time.Millisecond, "the source's offset on A")
 	wrongCutover := filepath.Join(t.TempDir(), "cutover-wrong.json")
 	code, out = run("migrate", "--from-brokers", strings.Join(e.Brokers, ","), "--from-config-topic", namesA.Config, "--from-offsets-topic", namesA.Offsets,
 		"--to-brokers", brokerB, "--include", src, "--initial-state", "STOPPED", "--verify-timeout", "1s", "--cutover-report", wrongCutover)
@@ -96,8 +96,8 @@ func verifyCutover(ctx context.Context, t *testing.T, e *Env, agentB *Agent, bro
 	require.Contains(t, out, `mismatch: `+src+` {"filename":`+JSONString(file)+`}: B's first offset after the placed {"position":`+fmt.Sprint(len(content))+`} is {"position":0}: before it`)
 }
 
-// sameJSON reports whether two JSON texts hold the same value.
-func sameJSON(a, b string) bool {
+// SameJSON reports whether two JSON texts hold the same value.
+func SameJSON(a, b string) bool {
 	var x, y any
 	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
 		return false

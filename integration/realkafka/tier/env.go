@@ -1,7 +1,6 @@
 package tier
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -36,6 +35,31 @@ type Config struct {
 	// ExternalBrokers lets OFFSETAGENT_TEST_BROKERS (an external cluster) and
 	// OFFSETAGENT_TEST_DOCKER=1 (testcontainers' apache/kafka:Version) replace the JVM broker.
 	ExternalBrokers bool
+
+	// Name names the package's run: its folder is offsetagent-<Name>-*; "realkafka" when empty.
+	Name string
+	// NamePrefix begins the names of its topics, groups and Connect clusters; "rk" when empty.
+	NamePrefix string
+	// Label names the tier in its messages; "real Kafka tier" when empty.
+	Label string
+	// Debezium adds Debezium's plugins to the jars (realkafka.JarsConfig.Debezium), and gives
+	// every worker the Env starts their plugin.path (Plugins).
+	Debezium bool
+	// Postgres starts a PostgreSQL server (Env.Postgres) from the programs in PostgresBin
+	// (realkafka.PostgresConfig.Bin; empty is the machine's default).
+	Postgres    bool
+	PostgresBin string
+	// Tools are the other programs the package needs, each with why; one missing skips the tier.
+	Tools map[string]string
+	// AgentBin is an agent binary to test instead of building this tree's.
+	AgentBin string
+	// Peers starts the package's shared peers instead of the default ones (a broker, a worker
+	// and the main agent); it runs once the jars are resolved and PostgreSQL runs, while the
+	// agent builds (StartAgent and LaunchAgent wait for the build).
+	Peers func(ctx context.Context, e *Env) error
+	// Lazy starts the peers at the first RequirePeers instead of before the tests, so that a
+	// run of the package's JVM-free tests alone starts none.
+	Lazy bool
 }
 
 // Env is one test package's peers: the processes every test of the package shares.
@@ -58,13 +82,24 @@ type Env struct {
 	Run string
 	// Skip says why the tier is skipped, or "".
 	Skip string
+	// Plugins is the plugin.path of Debezium's plugins (Config.Debezium), or "".
+	Plugins string
+	// Postgres is the PostgreSQL server (Config.Postgres), or nil.
+	Postgres *realkafka.Postgres
 
 	seq atomic.Int64
-	run *realkafka.Run
+	run *Run
 
 	// transport refreshes metadata every second: kafka-go's shared default caches it for 6 s and
 	// would not see the topics the agents and the worker create meanwhile.
 	transport *kafka.Transport
+
+	built     chan error
+	buildOnce sync.Once
+	buildErr  error
+
+	setupOnce sync.Once
+	setupErr  error
 
 	parityOnce  sync.Once
 	parityAgent *Agent
@@ -76,38 +111,51 @@ func New(cfg Config) *Env {
 	if cfg.Version == "" {
 		cfg.Version = realkafka.DefaultVersion
 	}
-	return &Env{Cfg: cfg, transport: &kafka.Transport{MetadataTTL: time.Second}}
+	if cfg.Name == "" {
+		cfg.Name = "realkafka"
+	}
+	if cfg.NamePrefix == "" {
+		cfg.NamePrefix = "rk"
+	}
+	if cfg.Label == "" {
+		cfg.Label = "real Kafka tier"
+	}
+	return &Env{Cfg: cfg, transport: &kafka.Transport{MetadataTTL: time.Second}, built: make(chan error, 1)}
 }
 
-// Main is a test package's TestMain: it starts the peers (or records why the tier is skipped),
-// calls ready, runs the tests and stops the peers. It keeps the logs when a test failed.
+// Main is a test package's TestMain: it starts the peers (or records why the tier is skipped;
+// with Config.Lazy, the first RequirePeers starts them), calls ready, runs the tests and stops
+// the peers. It keeps the logs when a test failed.
 func (e *Env) Main(m *testing.M, ready func()) int {
 	if reason := e.missingTools(); reason != "" {
 		if os.Getenv(RequireEnv) == "1" {
-			fmt.Fprintf(os.Stderr, "FAIL real Kafka tier (%s): %s (%s=1 forbids skipping it)\n", e.Cfg.Version, reason, RequireEnv)
+			fmt.Fprintf(os.Stderr, "FAIL %s (%s): %s (%s=1 forbids skipping it)\n", e.Cfg.Label, e.Cfg.Version, reason, RequireEnv)
 			return 1
 		}
-		e.Skip = "real Kafka tier skipped: " + reason
+		e.Skip = e.Cfg.Label + " skipped: " + reason
 		fmt.Println("SKIP " + e.Skip)
 		ready()
 		return m.Run()
 	}
-	run, err := realkafka.NewRun("offsetagent-realkafka-")
+	run, err := NewRun("offsetagent-" + e.Cfg.Name + "-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	e.run, e.Run, e.Dir = run, run.ID, run.Dir
 	code := 1
-	defer func() { run.End(code != 0, "real Kafka tier (the broker, workers and agents)") }()
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
-	defer cancel()
-	if err := e.setup(ctx); err != nil {
-		fmt.Fprintf(os.Stderr, "real Kafka tier setup (Kafka %s): %v\n", e.Cfg.Version, err)
-		return code
+	defer func() { run.End(code != 0, e.Cfg.Label+" (its processes)") }()
+	if !e.Cfg.Lazy {
+		if err := e.setup(); err != nil {
+			fmt.Fprintf(os.Stderr, "%s setup (Kafka %s): %v\n", e.Cfg.Label, e.Cfg.Version, err)
+			return code
+		}
 	}
 	ready()
 	code = m.Run()
+	if e.setupErr != nil {
+		code = 1
+	}
 	return code
 }
 
@@ -120,6 +168,16 @@ func (e *Env) external() bool {
 func (e *Env) missingTools() string {
 	if _, err := realkafka.Java(); err != nil {
 		return err.Error()
+	}
+	if e.Cfg.Postgres {
+		if _, err := realkafka.PostgresBin(e.Cfg.PostgresBin); err != nil {
+			return err.Error()
+		}
+	}
+	for tool, why := range e.Cfg.Tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			return tool + " is not on the PATH (" + why + ")"
+		}
 	}
 	if e.Cfg.ExternalBrokers && os.Getenv("OFFSETAGENT_TEST_BROKERS") != "" && e.Cfg.CacheDir != "" {
 		return ""
@@ -137,13 +195,38 @@ func (e *Env) missingTools() string {
 
 // JarsConfig is the jar resolution of the Env's version.
 func (e *Env) JarsConfig() realkafka.JarsConfig {
-	return realkafka.JarsConfig{Version: e.Cfg.Version, CacheDir: e.Cfg.CacheDir}
+	return realkafka.JarsConfig{Version: e.Cfg.Version, CacheDir: e.Cfg.CacheDir, Debezium: e.Cfg.Debezium}
 }
 
-// setup starts the shared peers: the agent build runs while the JVMs start.
-func (e *Env) setup(ctx context.Context) error {
-	built := make(chan error, 1)
-	go func() { built <- e.buildAgent(ctx) }()
+// setup starts the shared peers once (see Main and RequirePeers) and says why they did not.
+func (e *Env) setup() error {
+	e.setupOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+		defer cancel()
+		start := time.Now()
+		e.setupErr = e.start(ctx)
+		if e.setupErr == nil && e.Cfg.Lazy {
+			fmt.Printf("%s: peers up in %s\n", e.Cfg.Label, time.Since(start).Round(100*time.Millisecond))
+		}
+	})
+	return e.setupErr
+}
+
+// start starts the shared peers: the agent build runs while PostgreSQL and the JVMs start.
+func (e *Env) start(ctx context.Context) error {
+	go func() { e.built <- e.buildAgent(ctx) }()
+	if e.Cfg.Postgres {
+		d, err := e.Subdir("postgres")
+		if err != nil {
+			return err
+		}
+		pg, err := realkafka.StartPostgres(ctx, realkafka.PostgresConfig{Bin: e.Cfg.PostgresBin, LogDir: d})
+		if err != nil {
+			return err
+		}
+		e.AtExit(pg.Stop)
+		e.Postgres = pg
+	}
 	if e.Lib == "" {
 		start := time.Now()
 		lib, err := realkafka.Jars(ctx, e.JarsConfig())
@@ -152,9 +235,25 @@ func (e *Env) setup(ctx context.Context) error {
 		}
 		e.Lib = lib
 		if d := time.Since(start); d > 5*time.Second {
-			fmt.Printf("real Kafka tier: resolved the Kafka %s jars in %s\n", e.Cfg.Version, d.Round(time.Second))
+			fmt.Printf("%s: resolved the Kafka %s jars in %s\n", e.Cfg.Label, e.Cfg.Version, d.Round(time.Second))
 		}
 	}
+	if e.Cfg.Debezium {
+		e.Plugins = realkafka.PluginPath(e.Lib)
+	}
+	start := e.startDefault
+	if e.Cfg.Peers != nil {
+		start = func(ctx context.Context) error { return e.Cfg.Peers(ctx, e) }
+	}
+	if err := start(ctx); err != nil {
+		return err
+	}
+	return e.awaitBuild()
+}
+
+// startDefault starts the default peers: a broker (or the external one), a worker and the main
+// agent.
+func (e *Env) startDefault(ctx context.Context) error {
 	switch {
 	case e.Cfg.ExternalBrokers && os.Getenv("OFFSETAGENT_TEST_BROKERS") != "":
 		e.Brokers = strings.Split(os.Getenv("OFFSETAGENT_TEST_BROKERS"), ",")
@@ -168,15 +267,10 @@ func (e *Env) setup(ctx context.Context) error {
 			return err
 		}
 	default:
-		d, err := e.Subdir("broker")
+		b, err := e.StartBroker(ctx, "broker", e.Lib)
 		if err != nil {
 			return err
 		}
-		b, err := realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: e.Lib, Dir: d})
-		if err != nil {
-			return err
-		}
-		e.AtExit(b.Stop)
 		e.Broker, e.Brokers = b, []string{b.Addr}
 	}
 	w, err := e.StartWorker(ctx, "worker", e.ConnectNames("main"))
@@ -184,9 +278,6 @@ func (e *Env) setup(ctx context.Context) error {
 		return err
 	}
 	e.Worker = w
-	if err := <-built; err != nil {
-		return err
-	}
 	names := e.ConnectNames("main")
 	a, err := e.StartAgent(ctx, "agent", map[string]string{
 		"OFFSETAGENT_CONFIG_TOPIC":           names.Config,
@@ -199,6 +290,58 @@ func (e *Env) setup(ctx context.Context) error {
 	}
 	e.Agent = a
 	return nil
+}
+
+// awaitBuild waits for the agent build and says how it went.
+func (e *Env) awaitBuild() error {
+	e.buildOnce.Do(func() { e.buildErr = <-e.built })
+	return e.buildErr
+}
+
+// StartBroker starts a single-node KRaft broker from the jars lib in the run's folder name,
+// stopped after the tests.
+func (e *Env) StartBroker(ctx context.Context, name, lib string) (*realkafka.Broker, error) {
+	d, err := e.Subdir(name)
+	if err != nil {
+		return nil, err
+	}
+	b, err := realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: lib, Dir: d})
+	if err != nil {
+		return nil, err
+	}
+	e.AtExit(b.Stop)
+	return b, nil
+}
+
+// StartCluster starts a Kafka cluster of the Env's version: a broker ("broker-"+name) and a
+// Connect worker ("worker-"+name) for the cluster names n on it, stopped after the tests.
+func (e *Env) StartCluster(ctx context.Context, name string, n Connect) (*realkafka.Broker, *realkafka.Worker, error) {
+	b, err := e.StartBroker(ctx, "broker-"+name, e.Lib)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := e.StartWorkerOn(ctx, "worker-"+name, e.Lib, []string{b.Addr}, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, w, nil
+}
+
+// StartTestWorker starts a Connect worker (StartWorker) for the cluster names n that stops when
+// t ends.
+func (e *Env) StartTestWorker(ctx context.Context, t testing.TB, name string, n Connect) (*realkafka.Worker, error) {
+	w, err := e.StartWorker(ctx, name, n)
+	if err == nil {
+		StopAfter(t, w.Stop)
+	}
+	return w, err
+}
+
+// StopAfter stops a process t started when t ends (and, should that not happen, after every
+// test).
+func (e *Env) StopAfter(t testing.TB, stop func()) {
+	e.AtExit(stop)
+	StopAfter(t, stop)
 }
 
 // Unique returns prefix-<run>-<n>, a name no other test or run uses.
@@ -214,7 +357,7 @@ type Connect struct{ Group, Config, Offsets, Status string }
 
 // ConnectNames names the Connect cluster "cluster" of this run.
 func (e *Env) ConnectNames(cluster string) Connect {
-	p := "rk-" + e.Run + "-" + cluster
+	p := e.Cfg.NamePrefix + "-" + e.Run + "-" + cluster
 	return Connect{Group: p + "-connect", Config: p + "-configs", Offsets: p + "-offsets", Status: p + "-status"}
 }
 
@@ -230,27 +373,14 @@ func (e *Env) StartWorkerOn(ctx context.Context, name, lib string, brokers []str
 	if err != nil {
 		return nil, err
 	}
-	cfg := realkafka.WorkerConfig{Lib: lib, Dir: d, Brokers: brokers,
+	cfg := realkafka.WorkerConfig{Lib: lib, Dir: d, Brokers: brokers, PluginPath: e.Plugins,
 		GroupID: n.Group, ConfigTopic: n.Config, OffsetsTopic: n.Offsets, StatusTopic: n.Status}
-	// The fixture picks a free REST port and frees it for the worker: on a machine shared with
-	// other test runs, another process may take it first. A new port is tried then.
-	for attempt := 1; ; attempt++ {
-		w, err := realkafka.StartWorker(ctx, cfg)
-		if err == nil {
-			e.AtExit(w.Stop)
-			return w, nil
-		}
-		if attempt == 3 || !portTaken(filepath.Join(d, "worker.log")) {
-			return nil, err
-		}
-		fmt.Printf("real Kafka tier: %s's REST port was taken by another process, starting it again\n", name)
+	w, err := realkafka.StartWorker(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
-}
-
-// portTaken reports whether the JVM that logged to path failed to bind a port.
-func portTaken(path string) bool {
-	b, err := os.ReadFile(path)
-	return err == nil && bytes.Contains(b, []byte("java.net.BindException: Address already in use"))
+	e.AtExit(w.Stop)
+	return w, nil
 }
 
 // Subdir creates (if needed) and returns a folder of the run's folder.
@@ -259,8 +389,12 @@ func (e *Env) Subdir(name string) (string, error) {
 	return d, os.MkdirAll(d, 0o755)
 }
 
-// buildAgent builds cmd/offsetagent into the run's folder.
+// buildAgent builds cmd/offsetagent into the run's folder (or takes Config.AgentBin).
 func (e *Env) buildAgent(ctx context.Context) error {
+	if e.Cfg.AgentBin != "" {
+		e.AgentBin = e.Cfg.AgentBin
+		return nil
+	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return fmt.Errorf("find the go command: %w", err)
@@ -274,10 +408,14 @@ func (e *Env) buildAgent(ctx context.Context) error {
 	return nil
 }
 
-// RequirePeers skips the test when the tier is skipped.
+// RequirePeers skips the test when the tier is skipped; with Config.Lazy it starts the peers
+// on first use and fails the test when they cannot start.
 func (e *Env) RequirePeers(t testing.TB) {
 	t.Helper()
 	if e.Skip != "" {
 		t.Skip(e.Skip)
+	}
+	if err := e.setup(); err != nil {
+		t.Fatalf("%s setup (Kafka %s): %v", e.Cfg.Label, e.Cfg.Version, err)
 	}
 }

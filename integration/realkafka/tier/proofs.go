@@ -365,23 +365,16 @@ func SinkOffsetsParity(t *testing.T, e *Env) {
 // it and an agent writing to that worker's topics, all stopped when t ends.
 func (e *Env) StartClusterB(ctx context.Context, t testing.TB, name, lib string) (*realkafka.Broker, *realkafka.Worker, *Agent) {
 	t.Helper()
-	d, err := e.Subdir("broker-" + name)
+	b, err := e.StartBroker(ctx, "broker-"+name, lib)
 	require.NoError(t, err)
-	b, err := realkafka.StartBroker(ctx, realkafka.BrokerConfig{Lib: lib, Dir: d})
-	require.NoError(t, err)
-	e.AtExit(b.Stop)
-	realkafka.StopAfter(t, b.Stop)
+	StopAfter(t, b.Stop)
 	names := e.ConnectNames(name)
 	w, err := e.StartWorkerOn(ctx, "worker-"+name, lib, []string{b.Addr}, names)
 	require.NoError(t, err)
-	realkafka.StopAfter(t, w.Stop)
-	ag, err := e.StartAgent(ctx, "agent-"+name, map[string]string{
-		"OFFSETAGENT_BROKERS":       b.Addr,
-		"OFFSETAGENT_CONFIG_TOPIC":  names.Config,
-		"OFFSETAGENT_OFFSETS_TOPIC": names.Offsets,
-	})
+	StopAfter(t, w.Stop)
+	ag, err := e.StartAgentOn(ctx, "agent-"+name, b.Addr, names)
 	require.NoError(t, err)
-	realkafka.StopAfter(t, ag.Stop)
+	StopAfter(t, ag.Stop)
 	return b, w, ag
 }
 
@@ -416,7 +409,7 @@ func MigrateStopSource(t *testing.T, e *Env, m Migration) {
 		var err error
 		wA, err = e.StartWorker(ctx, "worker-mig-a", namesA)
 		require.NoError(t, err)
-		realkafka.StopAfter(t, wA.Stop)
+		StopAfter(t, wA.Stop)
 	}
 	brokersA := e.Brokers
 

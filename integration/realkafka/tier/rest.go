@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,12 +46,27 @@ type ConnectorStatus struct {
 	Type string `json:"type"`
 }
 
+// WaitOption changes what WaitState waits for.
+type WaitOption func(*waitOptions)
+
+type waitOptions struct{ tasksOptional bool }
+
+// TasksOptional lets a RUNNING connector have no task yet: MirrorMaker 2's source has none
+// until the source cluster has a topic to mirror.
+func TasksOptional() WaitOption { return func(o *waitOptions) { o.tasksOptional = true } }
+
 // WaitState waits until the worker reports the connector and its tasks in state (see tasksIn).
-func WaitState(t testing.TB, w *realkafka.Worker, name, state string) ConnectorStatus {
+// A FAILED connector or task fails the test at once; one not in state within 2 minutes fails it
+// then.
+func WaitState(t testing.TB, w *realkafka.Worker, name, state string, opts ...WaitOption) ConnectorStatus {
 	t.Helper()
+	var o waitOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var last ConnectorStatus
 	var lastBody string
-	deadline := time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		status, body := Rest(t, w, http.MethodGet, "/connectors/"+name+"/status", nil)
 		lastBody = body
@@ -60,7 +76,10 @@ func WaitState(t testing.TB, w *realkafka.Worker, name, state string) ConnectorS
 			if last.Connector.State == "FAILED" {
 				t.Fatalf("connector %s failed: %s", name, body)
 			}
-			if last.Connector.State == state && tasksIn(last, state) {
+			for _, tk := range last.Tasks {
+				require.NotEqual(t, "FAILED", tk.State, "connector %s: a task failed: %s", name, tk.Trace)
+			}
+			if last.Connector.State == state && (tasksIn(last, state) || o.tasksOptional && state == "RUNNING" && len(last.Tasks) == 0) {
 				return last
 			}
 		}
@@ -88,6 +107,19 @@ func tasksIn(s ConnectorStatus, state string) bool {
 		}
 	}
 	return true
+}
+
+// SortedOffsetsOf is GET /connectors/NAME/offsets with its entries' JSON sorted.
+func SortedOffsetsOf(t testing.TB, w *realkafka.Worker, name string) string {
+	t.Helper()
+	var v struct {
+		Offsets []any `json:"offsets"`
+	}
+	body := OffsetsOf(t, w, name)
+	require.NoError(t, json.Unmarshal([]byte(body), &v), body)
+	b, err := json.Marshal(v.Offsets)
+	require.NoError(t, err)
+	return string(b)
 }
 
 // OffsetsOf is GET /connectors/NAME/offsets, as returned.
@@ -118,3 +150,41 @@ func sortedOffsets(t testing.TB, s string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// MM2Config is the config of MirrorMaker 2's connector class (MirrorSourceConnector,
+// MirrorCheckpointConnector) run as a connector on the target cluster's worker: source alias
+// "A" on sourceBrokers, target alias "B" on targetBrokers, mirroring the topics that match
+// topics, bytes as they are (ByteArrayConverter), replication factor 1, topics and groups
+// refreshed every second; extra adds or overrides settings (replication.policy.class, groups,
+// ...).
+func MM2Config(class string, sourceBrokers, targetBrokers []string, topics string, extra map[string]string) map[string]string {
+	cfg := map[string]string{
+		"connector.class":                       class,
+		"tasks.max":                             "1",
+		"source.cluster.alias":                  "A",
+		"target.cluster.alias":                  "B",
+		"source.cluster.bootstrap.servers":      strings.Join(sourceBrokers, ","),
+		"target.cluster.bootstrap.servers":      strings.Join(targetBrokers, ","),
+		"topics":                                topics,
+		"key.converter":                         "org.apache.kafka.connect.converters.ByteArrayConverter",
+		"value.converter":                       "org.apache.kafka.connect.converters.ByteArrayConverter",
+		"header.converter":                      "org.apache.kafka.connect.converters.ByteArrayConverter",
+		"offset-syncs.topic.replication.factor": "1",
+		"replication.factor":                    "1",
+		"checkpoints.topic.replication.factor":  "1",
+		"sync.topic.configs.enabled":            "false",
+		"sync.topic.acls.enabled":               "false",
+		"refresh.topics.interval.seconds":       "1",
+		"offset.lag.max":                        "10",
+	}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	return cfg
+}
+
+// MM2 connector classes.
+const (
+	MirrorSource     = "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+	MirrorCheckpoint = "org.apache.kafka.connect.mirror.MirrorCheckpointConnector"
+)

@@ -238,12 +238,15 @@ func ValuesFrom(prefix string, first, n int) []string {
 	return out
 }
 
-// CreateTopicOn creates a topic on brokers.
+// CreateTopicOn creates a new topic on brokers.
 func CreateTopicOn(t testing.TB, brokers []string, topic string, partitions int) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
-	_, err := cl.CreateTopics(context.Background(), &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: partitions, ReplicationFactor: 1}}})
+	resp, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: partitions, ReplicationFactor: 1}}})
 	require.NoError(t, err)
+	require.NoError(t, resp.Errors[topic])
 }
 
 // ProduceTo writes values to partition 0 of topic on brokers, in order.

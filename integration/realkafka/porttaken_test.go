@@ -1,4 +1,4 @@
-package tier
+package realkafka
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestPortTaken: a worker that could not bind its REST port is told from one that failed
+// TestPortTaken: a JVM that could not bind its port is told from one that failed
 // otherwise (the text is the one a 3.9.1 worker logged when another process took its port).
 func TestPortTaken(t *testing.T) {
 	dir := t.TempDir()

@@ -1,4 +1,4 @@
-package realkafka
+package tier
 
 import (
 	"crypto/rand"
@@ -10,7 +10,7 @@ import (
 
 // Run is one test package's run of real peers: a name part unique to the run (for topics and
 // groups on a shared cluster), a temporary folder for the peers' data and logs, and what to stop
-// at the end. The tier (package tier), the Debezium tier and the secured tier each have one.
+// at the end. Each real-tier test package has one (Env).
 type Run struct {
 	// ID is unique to the run: 8 hex digits.
 	ID string

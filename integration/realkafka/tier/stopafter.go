@@ -1,4 +1,4 @@
-package realkafka
+package tier
 
 import (
 	"sync"
