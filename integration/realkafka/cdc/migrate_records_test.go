@@ -19,8 +19,9 @@ import (
 )
 
 // TestVerifyByRecords: two Debezium PostgreSQL connectors move with migrate --stop-source
-// from A to B (here the same Kafka and Connect cluster, under another name: B's connectors
-// write into the topics A's wrote, as with MirrorMaker 2's identity policy). migrate --verify
+// from A to B, a second Connect cluster on A's Kafka cluster (one worker and its agent): B's
+// connectors write into the topics A's wrote, as with MirrorMaker 2's identity policy, so A's
+// records are there to be told from B's. migrate --verify
 // then judges each by the change events it produced on B: the one placed at A's offset, with
 // rows inserted after the cutover, is verified with evidence "records"; the other, whose
 // offset on A was set back before its last transaction (a wrong placement its offsets cannot
@@ -33,6 +34,13 @@ func TestVerifyByRecords(t *testing.T) {
 	defer cancel()
 	started := time.Now()
 	w, db := env.Worker, "records_"+env.Run
+	namesB := env.ConnectNames("recb")
+	wB, err := env.StartTestWorker(ctx, t, "worker-recb", namesB)
+	require.NoError(t, err)
+	agentB, err := env.StartAgentOn(ctx, "agent-recb", env.Broker.Addr, namesB)
+	require.NoError(t, err)
+	env.StopAfter(t, agentB.Stop)
+	t.Logf("cluster B (worker and agent) started in %s", time.Since(started).Round(time.Second))
 	createSourceDB(t, db)
 	good, wrong := "cdc-"+env.Run+"-recgood", "cdc-"+env.Run+"-recwrong"
 	sqlExec(t, db, "SELECT pg_create_logical_replication_slot('recwrong', 'pgoutput')")
@@ -45,11 +53,10 @@ func TestVerifyByRecords(t *testing.T) {
 		}
 		tier.RestOK(t, w, http.MethodPost, "/connectors", map[string]any{"name": name, "config": cfg})
 		t.Cleanup(func() {
-			for _, n := range []string{name, name + "-b"} {
-				rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				_, _, _ = w.Do(rctx, http.MethodDelete, "/connectors/"+n, nil)
-				cancel()
-			}
+			rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, _, _ = wB.Do(rctx, http.MethodDelete, "/connectors/"+name, nil)
+			_, _, _ = w.Do(rctx, http.MethodDelete, "/connectors/"+name, nil)
 		})
 	}
 	for _, name := range []string{good, wrong} {
@@ -90,15 +97,15 @@ func TestVerifyByRecords(t *testing.T) {
 
 	a := env.Broker.Addr
 	cutover := filepath.Join(t.TempDir(), "cutover.json")
-	code, rep := migrateExit(t, ctx, env.Agent.Env, "--from-brokers", a, "--from-config-topic", namesA.Config, "--from-offsets-topic", namesA.Offsets,
-		"--from-connect-url", w.URL, "--to-brokers", a, "--to-connect-url", w.URL, "--stop-source", "--timeout", "2m",
-		"--include", good+"|"+wrong, "--initial-state", "RUNNING", "--rename", "(.*)=$1-b", "--no-verify", "--cutover-report", cutover)
+	code, rep := migrateExit(t, ctx, agentB.Env, "--from-brokers", a, "--from-config-topic", namesA.Config, "--from-offsets-topic", namesA.Offsets,
+		"--from-connect-url", w.URL, "--to-brokers", a, "--to-connect-url", wB.URL, "--stop-source", "--timeout", "2m",
+		"--include", good+"|"+wrong, "--initial-state", "RUNNING", "--no-verify", "--cutover-report", cutover)
 	require.Equal(t, 0, code)
 	for _, e := range rep.Connectors {
 		require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, "%s: %s", e.Name, e.Message)
 	}
 	for _, name := range []string{good, wrong} {
-		tier.WaitState(t, w, name+"-b", "RUNNING")
+		tier.WaitState(t, wB, name, "RUNNING")
 	}
 	commit(t, db, "INSERT INTO items VALUES (4, 1, 'd');")
 
@@ -106,7 +113,7 @@ func TestVerifyByRecords(t *testing.T) {
 	var cut migrate.Cutover
 	require.Eventually(t, func() bool { // until each connector on B has produced the row inserted after the cutover
 		cmd := exec.CommandContext(ctx, env.AgentBin, "migrate", "--verify", "--cutover-report", cutover, "--to-brokers", a, "--verify-timeout", "5s")
-		cmd.Env = env.Agent.Env
+		cmd.Env = agentB.Env
 		out, _ = cmd.CombinedOutput()
 		data, err := os.ReadFile(cutover)
 		require.NoError(t, err)
