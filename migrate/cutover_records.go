@@ -144,6 +144,8 @@ type recordTrack struct {
 	// snapshot, lastA A's latest record.
 	firstB, snapshotB, lastA *recordSeen
 	final                    bool
+	// readErr is why the last read of the topics failed (a topic B's principal may not read).
+	readErr error
 }
 
 // newRecordTrack is the record track of connector cc's partition st, when its family's records
@@ -353,14 +355,22 @@ func (r *recordTrack) judge() {
 			return
 		}
 	}
+	note := func(s string) { // once: a decided offsets verdict keeps its detail from round to round
+		if !strings.Contains(p.Detail, s) {
+			p.Detail = strings.TrimPrefix(p.Detail+"; ", "; ") + s
+		}
+	}
 	if r.firstB == nil {
+		if r.readErr != nil {
+			note(fmt.Sprintf("the records on B could not be read (%v): the offsets are the evidence", r.readErr))
+		}
 		return // nothing of B's yet: the offsets are the evidence
 	}
 	first := partitionKey(r.firstB.pos)
 	c, ok := r.fam.order(r.firstB.pos, p.Placed)
 	switch {
 	case !ok:
-		p.Detail = strings.TrimPrefix(p.Detail+"; ", "; ") + fmt.Sprintf("B's first record is at %s: %v", first, errNoRecordOrder)
+		note(fmt.Sprintf("B's first record is at %s: %v", first, errNoRecordOrder))
 	case c <= 0:
 		decide(VerdictMismatch, fmt.Sprintf("B's first record is at %s (%s), at or before the offset placed, %s: a record A had produced is produced "+
 			"again (duplicates downstream)", first, r.firstB.where, placed))
