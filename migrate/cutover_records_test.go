@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -19,10 +20,10 @@ import (
 
 // debeziumEvent is a Debezium PostgreSQL change event whose source block is at lsn, in
 // JsonConverter's shape with schemas (the payload envelope) or without.
-func debeziumEvent(lsn int, schemas bool) []byte {
-	payload := fmt.Sprintf(`{"before":null,"after":{"id":%d},"source":{"version":"3.1.0.Final","connector":"postgresql","name":"shop",`+
-		`"ts_ms":1,"snapshot":"false","db":"shop","sequence":"[\"%d\",\"%d\"]","schema":"public","table":"orders","txId":%d,"lsn":%d,"xmin":null},`+
-		`"op":"c","ts_ms":2}`, lsn, lsn-8, lsn, lsn/10, lsn)
+func debeziumEvent(lsn int, schemas bool, name, snapshot string) []byte {
+	payload := fmt.Sprintf(`{"before":null,"after":{"id":%d},"source":{"version":"3.1.0.Final","connector":"postgresql","name":%q,`+
+		`"ts_ms":1,"snapshot":%q,"db":"shop","sequence":"[\"%d\",\"%d\"]","schema":"public","table":"orders","txId":%d,"lsn":%d,"xmin":null},`+
+		`"op":"c","ts_ms":2}`, lsn, name, snapshot, lsn-8, lsn, lsn/10, lsn)
 	if !schemas {
 		return []byte(payload)
 	}
@@ -41,6 +42,9 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 		topic string
 		lsn   int
 		bornB bool // produced after the connector's birth on B
+		// name is the source block's logical name ("" the connector's), snapshot its
+		// snapshot member ("" false).
+		name, snapshot string
 	}
 	cases := []struct {
 		name     string
@@ -50,19 +54,25 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 		detail   string
 	}{
 		{name: "B continues after the placed offset, past A's mirrored records",
-			records: []rec{{"shop.public.orders", 900, false}, {"shop.public.orders", 1000, false}, {"shop.public.orders", 1100, true}, {"shop.public.orders", 1200, true}},
+			records: []rec{{topic: "shop.public.orders", lsn: 900, bornB: false}, {topic: "shop.public.orders", lsn: 1000, bornB: false}, {topic: "shop.public.orders", lsn: 1100, bornB: true}, {topic: "shop.public.orders", lsn: 1200, bornB: true}},
 			verdict: VerdictVerified, evidence: "records", detail: `B's first record is at {"lsn":1100}`},
 		{name: "B produces the placed record again",
-			records: []rec{{"shop.public.orders", 1000, false}, {"shop.public.orders", 1000, true}, {"shop.public.orders", 1100, true}},
+			records: []rec{{topic: "shop.public.orders", lsn: 1000, bornB: false}, {topic: "shop.public.orders", lsn: 1000, bornB: true}, {topic: "shop.public.orders", lsn: 1100, bornB: true}},
 			verdict: VerdictMismatch, evidence: "records", detail: `at or before the offset placed`},
 		{name: "B's earliest record is in another topic",
-			records: []rec{{"shop.public.orders", 1100, true}, {"shop.public.items", 950, true}},
+			records: []rec{{topic: "shop.public.orders", lsn: 1100, bornB: true}, {topic: "shop.public.items", lsn: 950, bornB: true}},
 			verdict: VerdictMismatch, evidence: "records", detail: `"shop.public.items"`},
 		{name: "A produced past the placed offset (its renamed mirror on B)",
-			records: []rec{{"A.shop.public.orders", 1000, false}, {"A.shop.public.orders", 1050, false}, {"shop.public.orders", 1100, true}},
+			records: []rec{{topic: "A.shop.public.orders", lsn: 1000, bornB: false}, {topic: "A.shop.public.orders", lsn: 1050, bornB: false}, {topic: "shop.public.orders", lsn: 1100, bornB: true}},
 			verdict: VerdictMismatch, evidence: "records", detail: `A's last record is at {"lsn":1050}`},
+		{name: "B snapshots again",
+			records: []rec{{topic: "shop.public.orders", lsn: 1100, bornB: true, snapshot: "first"}},
+			verdict: VerdictMismatch, evidence: "records", detail: "started a new snapshot"},
+		{name: "another connector's records in the topic are not B's",
+			records: []rec{{topic: "shop.public.orders", lsn: 900, bornB: true, name: "other"}, {topic: "shop.public.orders", lsn: 1100, bornB: true}},
+			verdict: VerdictVerified, evidence: "records", detail: `B's first record is at {"lsn":1100}`},
 		{name: "no record of B yet: the offsets decide",
-			records: []rec{{"shop.public.orders", 1000, false}},
+			records: []rec{{topic: "shop.public.orders", lsn: 1000, bornB: false}},
 			verdict: VerdictWaiting, evidence: EvidenceOffsets},
 	}
 	for _, schemas := range []bool{false, true} {
@@ -87,7 +97,7 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 					if r.bornB {
 						at = born.Add(time.Duration(i+1) * time.Second)
 					}
-					require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: r.topic, Key: []byte(`{"id":1}`), Value: debeziumEvent(r.lsn, schemas), Time: at}))
+					require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: r.topic, Key: []byte(`{"id":1}`), Value: debeziumEvent(r.lsn, schemas, cmp.Or(r.name, "shop"), cmp.Or(r.snapshot, "false")), Time: at}))
 				}
 				path := filepath.Join(t.TempDir(), "cutover.json")
 				require.NoError(t, os.WriteFile(path, []byte(`{"migration_id":"m-1","offsets_topic":"connect-offsets","connectors":[
