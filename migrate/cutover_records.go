@@ -42,11 +42,16 @@ type recordFamily struct {
 	position func(src jsonvalue.Map) (jsonvalue.Map, bool)
 	// order compares two positions, or a position with the offset placed.
 	order offsetOrder
+	// interleaved: a change event's position is where its change is in the log, not where its
+	// transaction commits, and transactions are emitted in commit order (PostgreSQL): a
+	// transaction committed after the offset placed may hold changes from before it. Its
+	// records are judged by transaction (postgresJudge).
+	interleaved bool
 }
 
 // recordFamilies are the families whose records carry a position, by connector class.
 var recordFamilies = map[string]recordFamily{
-	"io.debezium.connector.postgresql.PostgresConnector": {position: members("lsn"), order: postgresRecordOrder},
+	"io.debezium.connector.postgresql.PostgresConnector": {position: members("lsn"), order: postgresRecordOrder, interleaved: true},
 	"io.debezium.connector.mysql.MySqlConnector":         {position: members("file", "pos", "row"), order: binlogRecordOrder},
 	"io.debezium.connector.mariadb.MariaDbConnector":     {position: members("file", "pos", "row"), order: binlogRecordOrder},
 	"io.debezium.connector.sqlserver.SqlServerConnector": {position: members("commit_lsn", "change_lsn", "event_serial_no"), order: lsnOrder},
@@ -130,6 +135,8 @@ const recordLookback = 10 * time.Minute
 type recordSeen struct {
 	pos   jsonvalue.Map
 	where string
+	// tx is the event's transaction (its source block's txId), "" when it has none.
+	tx string
 }
 
 // recordTrack follows the records of one source connector's topics on B.
@@ -143,7 +150,9 @@ type recordTrack struct {
 	// firstB is B's earliest record (in the family's order), snapshotB its first record of a
 	// snapshot, lastA A's latest record.
 	firstB, snapshotB, lastA *recordSeen
-	final                    bool
+	// txA are the transactions of A's records (a family whose events are interleaved).
+	txA   map[string]bool
+	final bool
 	// readErr is why the last read of the topics failed (a topic B's principal may not read).
 	readErr error
 }
@@ -273,7 +282,16 @@ func (r *recordTrack) add(m kafka.Message, mirror bool) {
 	}
 	seen := &recordSeen{pos: pos, where: fmt.Sprintf("topic %q partition %d offset %d, at %s", m.Topic, m.Partition, m.Offset,
 		m.Time.UTC().Format(time.RFC3339Nano))}
+	if tx, ok := src.Get("txId"); ok && tx != nil {
+		seen.tx = fmt.Sprint(tx)
+	}
 	if mirror || m.Time.Before(r.born) {
+		if seen.tx != "" {
+			if r.txA == nil {
+				r.txA = map[string]bool{}
+			}
+			r.txA[seen.tx] = true
+		}
 		if r.lastA == nil || r.cmp(pos, r.lastA.pos) > 0 {
 			r.lastA = seen
 		}
@@ -348,6 +366,10 @@ func (r *recordTrack) judge() {
 			"from the streaming position placed, %s", r.snapshotB.where, placed))
 		return
 	}
+	if r.fam.interleaved {
+		r.judgeInterleaved(decide)
+		return
+	}
 	if r.lastA != nil {
 		if c, ok := r.fam.order(r.lastA.pos, p.Placed); ok && c > 0 {
 			decide(VerdictMismatch, fmt.Sprintf("A's last record is at %s (%s), after the offset placed, %s: B's connector resumes before it and produces "+
@@ -380,5 +402,65 @@ func (r *recordTrack) judge() {
 			detail += fmt.Sprintf("; A's last record is at %s", partitionKey(r.lastA.pos))
 		}
 		decide(VerdictVerified, detail)
+	}
+}
+
+// judgeInterleaved judges the records of a family whose events carry their change's position,
+// not their transaction's commit (PostgreSQL). Every event A produced belongs to a transaction
+// committed at or before the offset placed, so its change precedes that commit (the offset's
+// lsn_commit): A's record past it is proof that A produced more than was placed. B's events
+// belong to transactions committed after it, but an interleaved one may hold changes from
+// before it: a B event before the commit placed is a replay only when its transaction is one
+// A produced (the offset's txId, or one of A's records seen on B); otherwise the records prove
+// nothing and the offsets stay the evidence, with a note. B's event past the commit placed,
+// in a transaction A did not produce, verifies.
+func (r *recordTrack) judgeInterleaved(decide func(Verdict, string)) {
+	p := r.st.p
+	placed := partitionKey(p.Placed)
+	commit := p.Placed
+	if v, ok := p.Placed.Get("lsn_commit"); ok && v != nil {
+		commit = jsonvalue.Map{{Key: "lsn", Value: v}}
+	}
+	if r.lastA != nil {
+		if c, ok := r.fam.order(r.lastA.pos, commit); ok && c > 0 {
+			decide(VerdictMismatch, fmt.Sprintf("A's last record is at %s (%s), after the commit of the offset placed, %s: B's connector resumes before it and produces "+
+				"again what A had produced since", partitionKey(r.lastA.pos), r.lastA.where, placed))
+			return
+		}
+	}
+	if r.firstB == nil {
+		return // nothing of B's yet: the offsets are the evidence
+	}
+	first := partitionKey(r.firstB.pos)
+	placedTx := ""
+	if v, ok := p.Placed.Get("txId"); ok && v != nil {
+		placedTx = fmt.Sprint(v)
+	}
+	replayed := r.firstB.tx != "" && (r.firstB.tx == placedTx || r.txA[r.firstB.tx])
+	c, ok := r.fam.order(r.firstB.pos, commit)
+	switch {
+	case replayed:
+		decide(VerdictMismatch, fmt.Sprintf("B's first record is at %s (%s) in transaction %s, which A had produced (the offset placed is %s): "+
+			"it is produced again (duplicates downstream)", first, r.firstB.where, r.firstB.tx, placed))
+	case !ok:
+		r.noteOnce(fmt.Sprintf("B's first record is at %s: %v", first, errNoRecordOrder))
+	case c > 0:
+		detail := fmt.Sprintf("B's first record is at %s (%s), after the commit of the offset placed, %s", first, r.firstB.where, placed)
+		if r.lastA != nil {
+			detail += fmt.Sprintf("; A's last record is at %s", partitionKey(r.lastA.pos))
+		}
+		decide(VerdictVerified, detail)
+	default:
+		r.noteOnce(fmt.Sprintf("B's first record is at %s (%s), before the commit of the offset placed, in transaction %s that A's records on B do not show: "+
+			"a transaction committed after the offset placed (interleaved), or one A produced that is not mirrored to B; the offsets are the evidence",
+			first, r.firstB.where, r.firstB.tx))
+	}
+}
+
+// noteOnce adds s to the partition's detail, once.
+func (r *recordTrack) noteOnce(s string) {
+	p := r.st.p
+	if !strings.Contains(p.Detail, s) {
+		p.Detail = strings.TrimPrefix(p.Detail+"; ", "; ") + s
 	}
 }

@@ -20,10 +20,10 @@ import (
 
 // debeziumEvent is a Debezium PostgreSQL change event whose source block is at lsn, in
 // JsonConverter's shape with schemas (the payload envelope) or without.
-func debeziumEvent(lsn int, schemas bool, name, snapshot string) []byte {
+func debeziumEvent(lsn, tx int, schemas bool, name, snapshot string) []byte {
 	payload := fmt.Sprintf(`{"before":null,"after":{"id":%d},"source":{"version":"3.1.0.Final","connector":"postgresql","name":%q,`+
 		`"ts_ms":1,"snapshot":%q,"db":"shop","sequence":"[\"%d\",\"%d\"]","schema":"public","table":"orders","txId":%d,"lsn":%d,"xmin":null},`+
-		`"op":"c","ts_ms":2}`, lsn, name, snapshot, lsn-8, lsn, lsn/10, lsn)
+		`"op":"c","ts_ms":2}`, lsn, name, snapshot, lsn-8, lsn, tx, lsn)
 	if !schemas {
 		return []byte(payload)
 	}
@@ -45,6 +45,8 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 		// name is the source block's logical name ("" the connector's), snapshot its
 		// snapshot member ("" false).
 		name, snapshot string
+		// tx is the event's transaction (0: lsn/10, so the placed offset's 1000 is in 100).
+		tx int
 	}
 	cases := []struct {
 		name     string
@@ -58,10 +60,15 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 			verdict: VerdictVerified, evidence: "records", detail: `B's first record is at {"lsn":1100}`},
 		{name: "B produces the placed record again",
 			records: []rec{{topic: "shop.public.orders", lsn: 1000, bornB: false}, {topic: "shop.public.orders", lsn: 1000, bornB: true}, {topic: "shop.public.orders", lsn: 1100, bornB: true}},
-			verdict: VerdictMismatch, evidence: "records", detail: `at or before the offset placed`},
-		{name: "B's earliest record is in another topic",
-			records: []rec{{topic: "shop.public.orders", lsn: 1100, bornB: true}, {topic: "shop.public.items", lsn: 950, bornB: true}},
+			verdict: VerdictMismatch, evidence: "records", detail: `in transaction 100, which A had produced`},
+		{name: "B's earliest record, in another topic, is of a transaction A produced",
+			records: []rec{{topic: "shop.public.items", lsn: 950, bornB: false}, {topic: "shop.public.orders", lsn: 1100, bornB: true}, {topic: "shop.public.items", lsn: 950, bornB: true}},
 			verdict: VerdictMismatch, evidence: "records", detail: `"shop.public.items"`},
+		// A transaction begun before the placed one's commit and committed after it holds
+		// changes from before that commit: PostgreSQL's events come in commit order.
+		{name: "an interleaved transaction committed after the placed one: the offsets decide",
+			records: []rec{{topic: "shop.public.orders", lsn: 1000, bornB: false}, {topic: "shop.public.orders", lsn: 950, tx: 105, bornB: true}, {topic: "shop.public.orders", lsn: 1100, tx: 105, bornB: true}},
+			verdict: VerdictWaiting, evidence: EvidenceOffsets, detail: `(interleaved)`},
 		{name: "A produced past the placed offset (its renamed mirror on B)",
 			records: []rec{{topic: "A.shop.public.orders", lsn: 1000, bornB: false}, {topic: "A.shop.public.orders", lsn: 1050, bornB: false}, {topic: "shop.public.orders", lsn: 1100, bornB: true}},
 			verdict: VerdictMismatch, evidence: "records", detail: `A's last record is at {"lsn":1050}`},
@@ -97,7 +104,7 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 					if r.bornB {
 						at = born.Add(time.Duration(i+1) * time.Second)
 					}
-					require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: r.topic, Key: []byte(`{"id":1}`), Value: debeziumEvent(r.lsn, schemas, cmp.Or(r.name, "shop"), cmp.Or(r.snapshot, "false")), Time: at}))
+					require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: r.topic, Key: []byte(`{"id":1}`), Value: debeziumEvent(r.lsn, cmp.Or(r.tx, r.lsn/10), schemas, cmp.Or(r.name, "shop"), cmp.Or(r.snapshot, "false")), Time: at}))
 				}
 				path := filepath.Join(t.TempDir(), "cutover.json")
 				require.NoError(t, os.WriteFile(path, []byte(`{"migration_id":"m-1","offsets_topic":"connect-offsets","connectors":[
