@@ -406,24 +406,35 @@ func (r *recordTrack) judge() {
 }
 
 // judgeInterleaved judges the records of a family whose events carry their change's position,
-// not their transaction's commit (PostgreSQL). Every event A produced belongs to a transaction
-// committed at or before the offset placed, so its change precedes that commit (the offset's
-// lsn_commit): A's record past it is proof that A produced more than was placed. B's events
-// belong to transactions committed after it, but an interleaved one may hold changes from
-// before it: a B event before the commit placed is a replay only when its transaction is one
-// A produced (the offset's txId, or one of A's records seen on B); otherwise the records prove
-// nothing and the offsets stay the evidence, with a note. B's event past the commit placed,
-// in a transaction A did not produce, verifies.
+// not their transaction's commit (PostgreSQL), and come in commit order. The offset placed is
+// the last event processed (lsn, in transaction txId) and the commit of the transaction before
+// it (lsn_commit): every event A produced is at or before the later of the two (an earlier
+// transaction's events precede its commit), so A's record past that is proof that A produced
+// more than was placed. B's events are the rest of the placed transaction and transactions
+// committed after it, but an interleaved one may hold changes from before the offset placed:
+// a B event is a replay only when it is of the placed transaction at or before the placed
+// lsn, or of another transaction A produced (seen in A's records on B); it verifies when it is
+// past both, or later in the placed transaction; otherwise the records prove nothing and the
+// offsets stay the evidence, with a note.
 func (r *recordTrack) judgeInterleaved(decide func(Verdict, string)) {
 	p := r.st.p
 	placed := partitionKey(p.Placed)
-	commit := p.Placed
-	if v, ok := p.Placed.Get("lsn_commit"); ok && v != nil {
-		commit = jsonvalue.Map{{Key: "lsn", Value: v}}
+	bound := jsonvalue.Map{{Key: "lsn", Value: nil}}
+	for _, k := range []string{"lsn", "lsn_proc", "lsn_commit"} {
+		v, ok := p.Placed.Get(k)
+		if !ok || v == nil {
+			continue
+		}
+		cand := jsonvalue.Map{{Key: "lsn", Value: v}}
+		if bound[0].Value == nil {
+			bound = cand
+		} else if c, ok := r.fam.order(cand, bound); ok && c > 0 {
+			bound = cand
+		}
 	}
 	if r.lastA != nil {
-		if c, ok := r.fam.order(r.lastA.pos, commit); ok && c > 0 {
-			decide(VerdictMismatch, fmt.Sprintf("A's last record is at %s (%s), after the commit of the offset placed, %s: B's connector resumes before it and produces "+
+		if c, ok := r.fam.order(r.lastA.pos, bound); ok && c > 0 {
+			decide(VerdictMismatch, fmt.Sprintf("A's last record is at %s (%s), after the offset placed, %s: B's connector resumes before it and produces "+
 				"again what A had produced since", partitionKey(r.lastA.pos), r.lastA.where, placed))
 			return
 		}
@@ -436,22 +447,23 @@ func (r *recordTrack) judgeInterleaved(decide func(Verdict, string)) {
 	if v, ok := p.Placed.Get("txId"); ok && v != nil {
 		placedTx = fmt.Sprint(v)
 	}
-	replayed := r.firstB.tx != "" && (r.firstB.tx == placedTx || r.txA[r.firstB.tx])
-	c, ok := r.fam.order(r.firstB.pos, commit)
+	inPlaced := r.firstB.tx != "" && r.firstB.tx == placedTx
+	atOrBefore, ordered := r.fam.order(r.firstB.pos, p.Placed)
+	pastBound, _ := r.fam.order(r.firstB.pos, bound)
 	switch {
-	case replayed:
-		decide(VerdictMismatch, fmt.Sprintf("B's first record is at %s (%s) in transaction %s, which A had produced (the offset placed is %s): "+
-			"it is produced again (duplicates downstream)", first, r.firstB.where, r.firstB.tx, placed))
-	case !ok:
+	case !ordered:
 		r.noteOnce(fmt.Sprintf("B's first record is at %s: %v", first, errNoRecordOrder))
-	case c > 0:
-		detail := fmt.Sprintf("B's first record is at %s (%s), after the commit of the offset placed, %s", first, r.firstB.where, placed)
+	case (inPlaced && atOrBefore <= 0) || (!inPlaced && r.firstB.tx != "" && r.txA[r.firstB.tx]):
+		decide(VerdictMismatch, fmt.Sprintf("B's first record is at %s (%s) in transaction %s, which A had produced up to the offset placed, %s: "+
+			"it is produced again (duplicates downstream)", first, r.firstB.where, r.firstB.tx, placed))
+	case pastBound > 0 || inPlaced:
+		detail := fmt.Sprintf("B's first record is at %s (%s), after the offset placed, %s", first, r.firstB.where, placed)
 		if r.lastA != nil {
 			detail += fmt.Sprintf("; A's last record is at %s", partitionKey(r.lastA.pos))
 		}
 		decide(VerdictVerified, detail)
 	default:
-		r.noteOnce(fmt.Sprintf("B's first record is at %s (%s), before the commit of the offset placed, in transaction %s that A's records on B do not show: "+
+		r.noteOnce(fmt.Sprintf("B's first record is at %s (%s), before the offset placed, in transaction %s that A's records on B do not show: "+
 			"a transaction committed after the offset placed (interleaved), or one A produced that is not mirrored to B; the offsets are the evidence",
 			first, r.firstB.where, r.firstB.tx))
 	}

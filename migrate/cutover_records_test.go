@@ -64,6 +64,9 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 		{name: "B's earliest record, in another topic, is of a transaction A produced",
 			records: []rec{{topic: "shop.public.items", lsn: 950, bornB: false}, {topic: "shop.public.orders", lsn: 1100, bornB: true}, {topic: "shop.public.items", lsn: 950, bornB: true}},
 			verdict: VerdictMismatch, evidence: "records", detail: `"shop.public.items"`},
+		{name: "B goes on inside the placed transaction, past the offset placed",
+			records: []rec{{topic: "shop.public.orders", lsn: 1000, bornB: false}, {topic: "shop.public.orders", lsn: 1010, tx: 100, bornB: true}},
+			verdict: VerdictVerified, evidence: "records", detail: `B's first record is at {"lsn":1010}`},
 		// A transaction begun before the placed one's commit and committed after it holds
 		// changes from before that commit: PostgreSQL's events come in commit order.
 		{name: "an interleaved transaction committed after the placed one: the offsets decide",
