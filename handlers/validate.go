@@ -276,47 +276,63 @@ func (c *Creator) validateOffsets(ctx context.Context, j *job) error {
 		return badRequest(msgNoOffsets)
 	}
 	if j.typ == connectors.Sink {
-		parsed, err := connectors.ValidateSink(entries)
-		if err != nil {
-			return asFailure(err)
-		}
-		// Connect rejects negative offsets only when it commits them; refuse them before
-		// anything is wiped.
-		if err := connectors.CheckSinkOffsets(j.name, parsed); err != nil {
-			return asFailure(err)
-		}
-		if err := c.checkSinkPartitions(ctx, parsed); err != nil {
-			return err
-		}
-		if j.class != nil && j.class.Validate != nil {
-			if err := j.class.Validate(j.props, entries); err != nil {
-				return asFailure(err)
-			}
-		}
-		// Duplicate partitions: the last one wins (ConnectorOffsets.toMap uses a HashMap).
-		type tp struct {
-			topic     string
-			partition int32
-		}
-		index := make(map[tp]int, len(parsed))
-		last := make([]connectors.SinkOffset, 0, len(parsed))
-		for _, p := range parsed {
-			k := tp{p.Topic, p.Partition}
-			if i, ok := index[k]; ok {
-				last[i] = p
-				continue
-			}
-			index[k] = len(last)
-			last = append(last, p)
-		}
-		for _, p := range last {
-			if p.Offset != nil { // a null offset resets the partition: the wipe already did
-				j.sinkOffsets = append(j.sinkOffsets, offsetstore.GroupOffset{Topic: p.Topic, Partition: p.Partition, Offset: *p.Offset})
-			}
-		}
-		return nil
+		return c.validateSinkOffsets(ctx, j, entries)
 	}
+	return c.validateSourceOffsets(j, entries)
+}
 
+// validateSinkOffsets is validateOffsets for a sink connector: it checks the entries and keeps
+// the group offsets the write will commit.
+func (c *Creator) validateSinkOffsets(ctx context.Context, j *job, entries []events.OffsetEntry) error {
+	parsed, err := connectors.ValidateSink(entries)
+	if err != nil {
+		return asFailure(err)
+	}
+	// Connect rejects negative offsets only when it commits them; refuse them before
+	// anything is wiped.
+	if err := connectors.CheckSinkOffsets(j.name, parsed); err != nil {
+		return asFailure(err)
+	}
+	if err := c.checkSinkPartitions(ctx, parsed); err != nil {
+		return err
+	}
+	if j.class != nil && j.class.Validate != nil {
+		if err := j.class.Validate(j.props, entries); err != nil {
+			return asFailure(err)
+		}
+	}
+	for _, p := range lastPerPartition(parsed) {
+		if p.Offset != nil { // a null offset resets the partition: the wipe already did
+			j.sinkOffsets = append(j.sinkOffsets, offsetstore.GroupOffset{Topic: p.Topic, Partition: p.Partition, Offset: *p.Offset})
+		}
+	}
+	return nil
+}
+
+// lastPerPartition keeps, of duplicate partitions, the last one, in the place of the first:
+// the last one wins (ConnectorOffsets.toMap uses a HashMap).
+func lastPerPartition(parsed []connectors.SinkOffset) []connectors.SinkOffset {
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	index := make(map[tp]int, len(parsed))
+	last := make([]connectors.SinkOffset, 0, len(parsed))
+	for _, p := range parsed {
+		k := tp{p.Topic, p.Partition}
+		if i, ok := index[k]; ok {
+			last[i] = p
+			continue
+		}
+		index[k] = len(last)
+		last = append(last, p)
+	}
+	return last
+}
+
+// validateSourceOffsets is validateOffsets for a source connector: it validates and encodes
+// the records the write will produce.
+func (c *Creator) validateSourceOffsets(j *job, entries []events.OffsetEntry) error {
 	if len(entries) >= collectAfterOffsets {
 		// The request record is garbage now (a large request's values are copied out of it:
 		// events.ParseCreateRequest), but the heap's goal was set while it was live. Collected,
