@@ -404,12 +404,11 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 // migrateFlags are the flags of migrate that export does not have.
 type migrateFlags struct {
 	requestTopic, resultTopic, migrationID *string
-	concurrency, waveSize                  *int
-	timeout, grace                         *time.Duration
-	dry, allowNoAgent                      *bool
 	toConnectURL, toConnectConfig          *string
 	toConfigTopic, toOffsetsTopic          *string
-	connectTimeout                         *time.Duration
+	concurrency, waveSize                  *int
+	timeout, grace, connectTimeout         *time.Duration
+	dry, allowNoAgent                      *bool
 }
 
 func (mf *migrateFlags) register(fs *flag.FlagSet) {
