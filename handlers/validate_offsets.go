@@ -2,17 +2,11 @@ package handlers
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync/atomic"
-	"time"
-
-	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
-	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -229,59 +223,4 @@ func (e offsetEntries) Take(i int) (partition, offset jsonvalue.Map) {
 	en := e[i]
 	e[i] = events.OffsetEntry{}
 	return en.Partition, en.Offset
-}
-
-// missingTopicAttempts × 300 ms outlasts the agent transport's metadata refresh interval.
-const missingTopicAttempts = 6
-
-// checkSinkPartitions refuses offsets for topics or partitions that do not exist. Connect
-// does not check them up front; the broker refuses the commit, which our classifier would
-// retry for a minute before failing with 500. A clear 400 before anything is wiped is better.
-func (c *Creator) checkSinkPartitions(ctx context.Context, offsets []connectors.SinkOffset) error {
-	counts := map[string]int{}
-	for _, o := range offsets {
-		if o.Offset == nil {
-			continue // a reset needs nothing to exist
-		}
-		n, ok := counts[o.Topic]
-		if !ok {
-			// A missing topic is an answer, not a transient error; but a topic created just
-			// before the request may not be in the client's metadata yet (kafka-go caches it;
-			// the agent's transport refreshes every second), so ask again for a short while.
-			missing := false
-			for attempt := 0; ; attempt++ {
-				err := c.retry(ctx, func(ctx context.Context) (err error) {
-					n, err = c.opts.Store.Partitions(ctx, o.Topic)
-					var kerr kafka.Error
-					if missing = errors.As(err, &kerr) && kerr == kafka.UnknownTopicOrPartition; missing {
-						err = nil
-					}
-					return err
-				})
-				if err != nil {
-					return fmt.Errorf("describe topic %q: %w", o.Topic, err)
-				}
-				if !missing || attempt >= missingTopicAttempts {
-					break
-				}
-				if !kafkaio.Sleep(ctx, 300*time.Millisecond) {
-					return ctx.Err()
-				}
-			}
-			if missing {
-				// A topic the principal may not Describe looks missing too: name the ACL.
-				if err := c.opts.Store.ProbeRead(ctx, o.Topic); err != nil {
-					if _, refused := kafkaio.AuthorizationCode(err); refused {
-						return c.refused(c.authz(err, kafkaio.OpRead, kafkaio.ResourceTopic, o.Topic))
-					}
-				}
-				return badRequest(fmt.Sprintf("Topic %s of the sink connector's initial offsets does not exist", o.Topic))
-			}
-			counts[o.Topic] = n
-		}
-		if int(o.Partition) >= n {
-			return badRequest(fmt.Sprintf("Partition %d of topic %s does not exist: the topic has %d partitions", o.Partition, o.Topic, n))
-		}
-	}
-	return nil
 }
