@@ -131,7 +131,14 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	opts.setRunMode()
+	opts.setDryRun()
+	opts.Options.kubernetesNames = opts.Strimzi != nil
+	if opts.Strimzi != nil {
+		opts.Options.existingOnB = func(ctx context.Context) (map[string]map[string]string, error) {
+			return offsetstore.ReadConnectorConfigs(ctx, kafkaio.Options{Brokers: opts.To.Brokers, Transport: opts.To.Transport, Logger: opts.Logger},
+				opts.To.ConfigTopic)
+		}
+	}
 	src, err := openSource(ctx, opts.Options)
 	if err != nil {
 		return nil, err
@@ -182,7 +189,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	return rep, nil
 }
 
-// setDefaults fills in the options left at zero.
+// setDefaults fills in the options left at zero, B's transport included.
 func (o *MigrateOptions) setDefaults() {
 	if o.Concurrency <= 0 {
 		o.Concurrency = 16
@@ -199,28 +206,20 @@ func (o *MigrateOptions) setDefaults() {
 	if o.WaitReport <= 0 {
 		o.WaitReport = defaultWaitReport
 	}
-}
-
-// setRunMode sets B's transport when none is given and what a dry run or an operator-managed
-// B changes in the source's options.
-func (o *MigrateOptions) setRunMode() {
 	if o.To.Transport == nil {
 		// Not kafka-go's shared default: it caches metadata for 6 s and would not see topics
 		// an agent created just before.
 		o.To.Transport = &kafka.Transport{MetadataTTL: time.Second}
 	}
+}
+
+// setDryRun keeps a dry run from stopping A's connectors: it plans their stop instead.
+func (o *MigrateOptions) setDryRun() {
 	if o.DryRun && o.StopSource {
 		// A dry run changes nothing: not on B, and not on A either.
 		o.StopSource, o.Options.stopPlanned = false, true
 		if o.Logger != nil {
 			o.Logger.Warn("--dry-run: connectors on A are not stopped; their offsets are read as they are now")
-		}
-	}
-	o.Options.kubernetesNames = o.Strimzi != nil
-	if o.Strimzi != nil {
-		o.Options.existingOnB = func(ctx context.Context) (map[string]map[string]string, error) {
-			return offsetstore.ReadConnectorConfigs(ctx, kafkaio.Options{Brokers: o.To.Brokers, Transport: o.To.Transport, Logger: o.Logger},
-				o.To.ConfigTopic)
 		}
 	}
 }
