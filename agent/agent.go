@@ -146,7 +146,8 @@ func newAgent(cfg Config, opts Options, conns *clientconfig.Connections) *Agent 
 		session = defaultSessionTimeout
 	}
 	a.health = newHealth(session, cfg.StuckAfter, a.running.oldest)
-	a.client = &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: conns.Transport, Timeout: 30 * time.Second}
+	a.client = kafkaio.NewClient(kafkaio.Options{Brokers: cfg.Brokers, Transport: conns.Transport, Principal: a.principal})
+	a.client.Timeout = 30 * time.Second
 	return a
 }
 
@@ -157,12 +158,13 @@ func (a *Agent) openTopics() error {
 	var err error
 	a.store, err = offsetstore.New(offsetstore.Options{
 		Brokers: cfg.Brokers, ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,
-		Transport: conns.Transport, Dialer: conns.Dialer, Logger: opts.Logger,
+		Transport: conns.Transport, Dialer: conns.Dialer, Logger: opts.Logger, Principal: a.principal,
 	})
 	if err != nil {
 		return err
 	}
-	logOpts := offsetstore.Options{Brokers: cfg.Brokers, Transport: conns.Transport, Dialer: conns.Dialer, Logger: opts.Logger}
+	logOpts := offsetstore.Options{Brokers: cfg.Brokers, Transport: conns.Transport, Dialer: conns.Dialer, Logger: opts.Logger,
+		Principal: a.principal}
 	if a.results, err = newResultLog(logOpts, cfg.ResultTopic, cfg.DedupeWindow, cfg.DedupeMaxEntries); err != nil {
 		return err
 	}
@@ -175,7 +177,7 @@ func (a *Agent) openTopics() error {
 			return err
 		}
 		a.kickPermissions()
-		return kafkaio.Authz(err, a.principal, kafkaio.OpWrite, kafkaio.ResourceTopic, cfg.IntentTopic)
+		return err // the producer's *kafkaio.AuthzError
 	}
 	return nil
 }
@@ -211,10 +213,10 @@ func (a *Agent) newProcessor() (Processor, error) {
 		ResultOut:            a.results.seen,
 		Validator:            validator,
 		ManagedBy:            cfg.ConnectorsManagedBy,
+		ResultReserve:        cfg.ResultReserve,
 		Fault:                opts.Fault,
 		Backoff:              opts.Backoff,
 		Logger:               opts.Logger,
-		Principal:            a.principal,
 	})
 	if err != nil {
 		return nil, err
@@ -418,15 +420,15 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 				return fmt.Errorf("authenticate to brokers with SASL %s as %q (wrong credentials?): %w", s.SASLMechanism, s.SASLUsername, err)
 			}
 		}
-		return fmt.Errorf("check Connect topics: %w", kafkaio.WithPrincipal(err, a.principal))
+		return fmt.Errorf("check Connect topics: %w", err)
 	}
 	// Requests may be as large as MaxRequestBytes: the broker's 1 MiB default would refuse them.
 	reqConfigs := map[string]string{"max.message.bytes": fmt.Sprint(a.cfg.MaxRequestBytes + 1<<20)}
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.RequestTopic, a.cfg.RequestTopicPartitions, reqConfigs); err != nil {
-		return fmt.Errorf("ensure request topic: %w", kafkaio.WithPrincipal(err, a.principal))
+		return fmt.Errorf("ensure request topic: %w", err)
 	}
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.ResultTopic, a.cfg.RequestTopicPartitions, nil); err != nil {
-		return fmt.Errorf("ensure result topic: %w", kafkaio.WithPrincipal(err, a.principal))
+		return fmt.Errorf("ensure result topic: %w", err)
 	}
 	a.readResultMaxBytes(ctx)
 	md, err := a.client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{}})
@@ -437,7 +439,7 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.IntentTopic, a.cfg.RequestTopicPartitions, map[string]string{
 		"cleanup.policy": "compact", "max.message.bytes": fmt.Sprint(intentMaxBytes),
 	}); err != nil {
-		return fmt.Errorf("ensure intent topic: %w", kafkaio.WithPrincipal(err, a.principal))
+		return fmt.Errorf("ensure intent topic: %w", err)
 	}
 	return nil
 }

@@ -62,6 +62,12 @@ type Config struct {
 	RequestCompression events.Compression `env:"OFFSETAGENT_REQUEST_COMPRESSION"`
 	// ShutdownTimeout bounds how long in-flight requests may take to finish on SIGTERM (default 30s).
 	ShutdownTimeout time.Duration `env:"OFFSETAGENT_SHUTDOWN_TIMEOUT, default=30s"`
+	// ResultReserve is the time a request's writes leave before its giveup (the giveup
+	// extension: when its sender stops waiting and reports it failed) for its result to go
+	// out (default 5s; at most half the sender's grace, the giveup less the deadline): a
+	// write acknowledged later is rolled back and the request answered 408. Zero means the
+	// default.
+	ResultReserve time.Duration `env:"OFFSETAGENT_RESULT_RESERVE, default=5s"`
 	// SessionTimeout is the consumer group session timeout: how long a replica that died is
 	// waited for before its partitions move (default 10s).
 	SessionTimeout time.Duration `env:"OFFSETAGENT_SESSION_TIMEOUT, default=10s"`
@@ -160,6 +166,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SessionTimeout < 0 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_SESSION_TIMEOUT: %s, must not be negative", c.SessionTimeout))
+	}
+	if c.ResultReserve < 0 {
+		errs = append(errs, fmt.Errorf("OFFSETAGENT_RESULT_RESERVE: %s, must not be negative", c.ResultReserve))
 	}
 	if c.PermissionCheckInterval < 0 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_PERMISSION_CHECK_INTERVAL: %s, must not be negative", c.PermissionCheckInterval))

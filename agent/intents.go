@@ -36,8 +36,8 @@ type intentLog struct {
 
 	logger *slog.Logger
 
-	// refused, when not nil, words a write's error when the broker refused it for an ACL
-	// (set by the agent: kafkaio.Authz with its principal, and a permission check now).
+	// refused, when not nil, is told of a write's error when the broker refused it for an
+	// ACL (the producer's *kafkaio.AuthzError; set by the agent: a permission check now).
 	refused func(error) error
 
 	// wmu orders the writes to the topic: under it, a write is queued on the producer (which

@@ -59,15 +59,13 @@ func (a *Agent) permissions() []permission {
 // (a broker down, ctx ended): those keep what the previous round found, and the other health
 // checks see brokers that do not answer.
 func (a *Agent) checkPermissions(ctx context.Context) (denied []error, unknown []string) {
-	principal := a.principal
 	for _, p := range a.permissions() {
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := p.probe(pctx)
 		cancel()
 		switch _, refused := kafkaio.AuthorizationCode(err); {
 		case refused:
-			denied = append(denied, &kafkaio.AuthzError{Principal: principal, Operation: p.op,
-				ResourceType: p.resourceType, Resource: p.resource, Code: authzCode(err)})
+			denied = append(denied, err) // the probe's *kafkaio.AuthzError
 		case err != nil:
 			unknown = append(unknown, p.key())
 		}
@@ -84,11 +82,6 @@ func authzKey(err error) string {
 		return az.Operation + " " + az.ResourceType + " " + az.Resource
 	}
 	return ""
-}
-
-func authzCode(err error) error {
-	c, _ := kafkaio.AuthorizationCode(err)
-	return c
 }
 
 // permissionLoop runs checkPermissions every interval, and at once when kicked, until ctx
@@ -191,8 +184,7 @@ func (a *Agent) readsDenied(ctx context.Context) []error {
 		cancel()
 		switch _, refused := kafkaio.AuthorizationCode(err); {
 		case refused:
-			out = append(out, &kafkaio.AuthzError{Principal: a.principal, Operation: p.op,
-				ResourceType: p.resourceType, Resource: p.resource, Code: authzCode(err)})
+			out = append(out, err)
 		case err != nil:
 			out = append(out, prev[i])
 		}

@@ -33,7 +33,7 @@ func (a *Agent) readResultMaxBytes(ctx context.Context) {
 	case refused:
 		// DescribeConfigs on the result topic is optional (docs/operations.md, Kafka ACLs).
 		a.log.Info("results are bounded to 1 MiB: the result topic's max.message.bytes cannot be read without the optional DescribeConfigs ACL",
-			"topic", a.cfg.ResultTopic, "err", kafkaio.Authz(err, a.principal, kafkaio.OpDescribeConfigs, kafkaio.ResourceTopic, a.cfg.ResultTopic))
+			"topic", a.cfg.ResultTopic, "err", err)
 	case err != nil:
 		a.log.Warn("read max.message.bytes of the result topic; assuming 1 MiB", "topic", a.cfg.ResultTopic, "err", err)
 	case ok && perr == nil && n > 0:
@@ -46,15 +46,16 @@ func (a *Agent) readResultMaxBytes(ctx context.Context) {
 // publish writes the outcome's result event and waits for the broker's acknowledgement. A
 // result that does not fit the result topic is shortened first (resultRecord). Transient
 // errors are retried (produceResult). An error that says the broker refuses the record (too
-// large, invalid, not authorised) is not the end of it either: a minimal result is tried at
-// once, and while that is refused too, the result is counted in offsetagent_results_pending,
-// logged, and tried again (the whole result first, shortened anew to the result topic's
-// max.message.bytes, read again after a size refusal) with a backoff of up to
-// resultRefusedMaxDelay, until it is out or the agent's work context ends. The request is
-// committed only after its result is out: a result is never dropped, since a requester that
-// hears nothing takes the request for not done. The error returned is the work context's end
-// only; it leaves the request uncommitted, to be run again by the next owner of its
-// partition (whose intent check rolls back what this run did).
+// large, invalid, not authorised) is not the end of it either: after a refusal of its size a
+// minimal result is tried at once; while the result is refused, it is counted in
+// offsetagent_results_pending, logged, and tried again, the whole result first (a refusal
+// that is not about size, an ACL say, may lift: the whole result then goes out, not the
+// minimal one), shortened anew to the result topic's max.message.bytes, read again after a
+// size refusal, with a backoff of up to resultRefusedMaxDelay, until it is out or the agent's
+// work context ends. The request is committed only after its result is out: a result is never
+// dropped, since a requester that hears nothing takes the request for not done. The error
+// returned is the work context's end only; it leaves the request uncommitted, to be run again
+// by the next owner of its partition (whose intent check rolls back what this run did).
 func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
 	backoff := kafkaio.Backoff{Base: time.Second, Max: resultRefusedMaxDelay, Attempts: 1}
 	pending := false
@@ -71,7 +72,7 @@ func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
 		if !pending {
 			pending = true
 			a.metrics.ResultsPending.Inc()
-			a.log.Error("result refused by the broker, minimal result too; the request stays uncommitted and its result is retried",
+			a.log.Error("result refused by the broker; the request stays uncommitted and its result is retried",
 				"connector", out.Result.Name, "request_id", out.Result.RequestID, "result", out.EventType, "err", err)
 		} else {
 			a.log.Warn("result still refused by the broker, retrying", "connector", out.Result.Name, "request_id", out.Result.RequestID, "err", err)
@@ -79,24 +80,30 @@ func (a *Agent) publish(work context.Context, out *handlers.Outcome) error {
 		if !kafkaio.Sleep(work, backoff.Delay(attempt)) {
 			return work.Err()
 		}
-		if errors.Is(err, kafka.MessageSizeTooLarge) || errors.Is(err, kafka.RecordListTooLarge) {
+		if sizeRefused(err) {
 			a.readResultMaxBytes(work) // the topic's limit may have been lowered since it was read
 		}
 	}
 }
 
+// sizeRefused reports whether a publish error is the broker's refusal of the record's size:
+// the one refusal a shorter result answers.
+func sizeRefused(err error) bool {
+	return errors.Is(err, kafka.MessageSizeTooLarge) || errors.Is(err, kafka.RecordListTooLarge)
+}
+
 // resultRefusedMaxDelay bounds the wait between two tries of a result the broker refuses.
 const resultRefusedMaxDelay = 30 * time.Second
 
-// publishOnce writes the outcome's result, or, when the broker refuses it, its minimal
-// result (Result.Minimal: the outcome, its counts and a note that it is shortened). It
-// returns the last refusal, or the work context's end.
+// publishOnce writes the outcome's result, or, when the broker refuses it for its size, its
+// minimal result (Result.Minimal: the outcome, its counts and a note that it is shortened).
+// It returns the last refusal, or the work context's end.
 func (a *Agent) publishOnce(work context.Context, out *handlers.Outcome) error {
 	msg, err := a.resultRecord(out.EventType, &out.Result)
 	if err == nil {
 		err = a.produceResult(work, msg, &out.Result)
 	}
-	if err == nil || work.Err() != nil {
+	if err == nil || work.Err() != nil || !sizeRefused(err) {
 		return err
 	}
 	a.log.Warn("result refused by the broker; publishing a minimal result instead",
@@ -213,7 +220,6 @@ func (a *Agent) produceResult(work context.Context, msg kafka.Message, res *even
 		if work.Err() != nil || refusedResult(err) {
 			if _, ok := kafkaio.AuthorizationCode(err); ok {
 				a.kickPermissions()
-				err = kafkaio.Authz(err, a.principal, kafkaio.OpWrite, kafkaio.ResourceTopic, a.cfg.ResultTopic)
 			}
 			return err
 		}

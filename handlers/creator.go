@@ -149,14 +149,14 @@ type Options struct {
 	// (OFFSETAGENT_CONNECTORS_MANAGED_BY): with it, a request without "create" places the
 	// offsets only, and one that asks for the connector is refused (see createMode).
 	ManagedBy Manager
+	// ResultReserve is the time a request's writes leave before its giveup for its result
+	// (writesEnd); 0 means DefaultResultReserve.
+	ResultReserve time.Duration
 	// Fault, when not nil, is called at named points of a request (stage boundaries, inside
 	// validate_config, between the records of multi-record writes) with the request's
 	// connector name. Crash tests make it exit the process.
 	Fault  func(point, connector string)
 	Logger *slog.Logger
-	// Principal names the agent's principal in refused-permission messages (User:alice;
-	// clientconfig.Security.Principal). Empty means User:ANONYMOUS.
-	Principal string
 }
 
 // Creator runs create requests against one Connect cluster.
@@ -187,6 +187,9 @@ func NewCreator(opts Options) (*Creator, error) {
 	}
 	if opts.Backoff.Attempts == 0 {
 		opts.Backoff = kafkaio.DefaultBackoff()
+	}
+	if opts.ResultReserve <= 0 {
+		opts.ResultReserve = DefaultResultReserve
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -244,9 +247,11 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 	out := &Outcome{}
 	var failure *Failure
 	intentWritten, deadlineChecked := false, false
-	// The destructive stages write within the request's giveup: past it, its sender reports
-	// it failed. The cleanup runs on ctx, with its own bound.
-	writeCtx, cancelWrites := withGiveUp(ctx, req)
+	// The destructive stages write within the request's giveup, less the reserve its result
+	// needs: from the giveup on, its sender reports it failed. The cleanup runs on ctx, with
+	// its own bound.
+	writesEnd := c.writesEnd(req)
+	writeCtx, cancelWrites := withWritesEnd(ctx, writesEnd)
 	defer cancelWrites()
 	for _, st := range c.stages() {
 		if failure != nil || (st.skip != nil && st.skip(j)) {
@@ -260,7 +265,7 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 			// Last look at the deadline before the first write: validation may have taken
 			// the request past it.
 			deadlineChecked = true
-			err = pastDeadline(req, time.Now())
+			err = pastDeadline(req, writesEnd, time.Now())
 		}
 		stageCtx := ctx
 		if st.destructive {
@@ -274,7 +279,7 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 			err = st.run(stageCtx, j)
 		}
 		if st.destructive {
-			err = pastGiveUp(req, err, time.Now())
+			err = pastGiveUp(req, c.writesEnd(req), err, time.Now())
 		}
 		took := time.Since(start)
 		if st.step == StepValidateOffsets {
@@ -470,8 +475,8 @@ type job struct {
 	// Set by write_offsets and write_config.
 	written      int
 	writtenTo    []string // topics write_offsets wrote to (or may have: kafkaio.MayHaveWritten)
-	sinkWritten  bool
-	configTried  bool // write_config's records may be in the config topic
+	sinkWritten  bool     // the sink's commit may be in its group (kafkaio.MayHaveWritten)
+	configTried  bool     // write_config's records may be in the config topic
 	targetStateK string
 }
 

@@ -135,3 +135,31 @@ func TestCreatePastGiveUpBeforeFirstWrite(t *testing.T) {
 	require.Equal(t, before, store.liveOffsets())
 	require.Empty(t, store.configKeys())
 }
+
+// A request's writes end before its giveup by the reserve kept for its result: the
+// configured one, or half its sender's grace (the giveup less the deadline) when shorter.
+func TestWritesEnd(t *testing.T) {
+	giveUp := time.Date(2026, 12, 4, 17, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name             string
+		deadline, giveUp time.Time
+		reserve          time.Duration
+		want             time.Time
+	}{
+		{name: "no giveup", deadline: giveUp},
+		{name: "default reserve", deadline: giveUp.Add(-time.Minute), giveUp: giveUp, want: giveUp.Add(-DefaultResultReserve)},
+		{name: "configured reserve", deadline: giveUp.Add(-time.Minute), giveUp: giveUp, reserve: 20 * time.Second, want: giveUp.Add(-20 * time.Second)},
+		{name: "half a short grace", deadline: giveUp.Add(-2 * time.Second), giveUp: giveUp, want: giveUp.Add(-time.Second)},
+		{name: "giveup without deadline", giveUp: giveUp, want: giveUp.Add(-DefaultResultReserve)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := NewCreator(Options{Store: newFakeStore(), Registry: connectors.Builtin(), ConfigTopic: testConfigTopic,
+				OffsetsTopic: testOffsetsTopic, ResultReserve: tt.reserve})
+			require.NoError(t, err)
+			req := fileSourceRequest()
+			req.Deadline, req.GiveUp = tt.deadline, tt.giveUp
+			require.Equal(t, tt.want, c.writesEnd(req))
+		})
+	}
+}

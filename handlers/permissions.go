@@ -60,8 +60,7 @@ func (c *Creator) checkPermissions(ctx context.Context, j *job) error {
 // checkWrite fails with 403 unless the agent may Write topic (what: "config", "offsets").
 func (c *Creator) checkWrite(ctx context.Context, topic, what string) error {
 	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.ProbeWrite(ctx, topic) }); err != nil {
-		return c.refused(fmt.Errorf("check permission to write %s topic %q: %w", what, topic,
-			kafkaio.Authz(err, c.opts.Principal, kafkaio.OpWrite, kafkaio.ResourceTopic, topic)))
+		return c.refused(fmt.Errorf("check permission to write %s topic %q: %w", what, topic, err))
 	}
 	return nil
 }
@@ -80,8 +79,7 @@ func (c *Creator) checkSinkPermissions(ctx context.Context, j *job) error {
 		}
 		return err
 	}); err != nil {
-		return c.refused(fmt.Errorf("list offsets of group %q: %w", j.group,
-			kafkaio.Authz(err, c.opts.Principal, kafkaio.OpDescribe, kafkaio.ResourceGroup, j.group)))
+		return c.refused(fmt.Errorf("list offsets of group %q: %w", j.group, err))
 	}
 	topics = append(topics, prevTopics...)
 	slices.Sort(topics)
@@ -90,28 +88,16 @@ func (c *Creator) checkSinkPermissions(ctx context.Context, j *job) error {
 		return nil // nothing to commit and nothing to restore
 	}
 	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.ProbeGroupCommit(ctx, j.group, topics) }); err != nil {
-		return c.refused(fmt.Errorf("check permission to commit offsets of group %q: %w", j.group, c.groupCommitAuthz(err, j.group)))
+		return c.refused(fmt.Errorf("check permission to commit offsets of group %q: %w", j.group, err))
 	}
 	if len(prevTopics) > 0 {
 		if err := c.retry(ctx, func(ctx context.Context) error {
 			return c.opts.Store.ProbeGroupDelete(ctx, j.group, prevTopics[0])
 		}); err != nil {
-			return c.refused(fmt.Errorf("check permission to delete group %q: %w", j.group,
-				kafkaio.Authz(err, c.opts.Principal, kafkaio.OpDelete, kafkaio.ResourceGroup, j.group)))
+			return c.refused(fmt.Errorf("check permission to delete group %q: %w", j.group, err))
 		}
 	}
 	return nil
-}
-
-// groupCommitAuthz words the refusal of a commit (or its probe) of group: the group's Read
-// when the group was refused, else Read on the first refused topic.
-func (c *Creator) groupCommitAuthz(err error, group string) error {
-	var ce *kafkaio.GroupCommitError
-	topic := ""
-	if errors.As(err, &ce) {
-		topic = ce.Topic
-	}
-	return kafkaio.GroupAuthz(err, c.opts.Principal, group, kafkaio.OpRead, topic)
 }
 
 // refused turns an authorization refusal into the request's failure: 403 and the

@@ -290,7 +290,7 @@ func (c *Creator) checkSinkPartitions(ctx context.Context, offsets []connectors.
 				// A topic the principal may not Describe looks missing too: name the ACL.
 				if err := c.opts.Store.ProbeRead(ctx, o.Topic); err != nil {
 					if _, refused := kafkaio.AuthorizationCode(err); refused {
-						return c.refused(c.authz(err, kafkaio.OpRead, kafkaio.ResourceTopic, o.Topic))
+						return c.refused(err)
 					}
 				}
 				return badRequest(fmt.Sprintf("Topic %s of the sink connector's initial offsets does not exist", o.Topic))

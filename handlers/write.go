@@ -40,7 +40,7 @@ func (c *Creator) wipeOffsets(ctx context.Context, j *job) error {
 			if errors.Is(err, offsetstore.ErrGroupNotEmpty) {
 				return internal(fmt.Sprintf(msgGroupNotEmpty, j.name))
 			}
-			return fmt.Errorf("delete group %q: %w", j.group, c.authz(err, kafkaio.OpDelete, kafkaio.ResourceGroup, j.group))
+			return fmt.Errorf("delete group %q: %w", j.group, err)
 		}
 		j.wiped = len(prev)
 		return nil
@@ -76,11 +76,14 @@ func (c *Creator) writeOffsets(ctx context.Context, j *job) error {
 		if len(j.sinkOffsets) == 0 {
 			return nil
 		}
-		j.sinkWritten = true
-		if err := c.retry(ctx, func(ctx context.Context) error {
+		// A commit the coordinator refused for every partition before committing any (an
+		// ACL, say) left nothing to undo (kafkaio.MayHaveWritten).
+		landed, err := c.landed(ctx, func(ctx context.Context) error {
 			return c.opts.Store.CommitGroupOffsets(ctx, j.group, j.sinkOffsets)
-		}); err != nil {
-			return fmt.Errorf("commit offsets of group %q: %w", j.group, c.groupCommitAuthz(err, j.group))
+		})
+		j.sinkWritten = landed
+		if err != nil {
+			return fmt.Errorf("commit offsets of group %q: %w", j.group, err)
 		}
 		j.written = len(j.sinkOffsets)
 		return nil
@@ -96,7 +99,6 @@ func (c *Creator) writeOffsets(ctx context.Context, j *job) error {
 		)
 		if j.encoded != nil && c.opts.Fault == nil {
 			landed, err = c.landed(ctx, func(ctx context.Context) error { return c.opts.Store.WriteEncoded(ctx, topic, j.encoded) })
-			err = c.authz(err, kafkaio.OpWrite, kafkaio.ResourceTopic, topic)
 		} else {
 			// Crash tests cut the write in two (stepWrite): encoded records go as records.
 			landed, err = c.stepWrite(ctx, j, StepWriteOffsets, topic, j.sourceRecords())
@@ -169,8 +171,7 @@ func (c *Creator) write(ctx context.Context, topic string, recs []offsetstore.Re
 // only when every attempt was refused outright or never sent (kafkaio.MayHaveWritten), so
 // that a cleanup does not undo, nor report as left, what never landed.
 func (c *Creator) writeLanded(ctx context.Context, topic string, recs []offsetstore.Record) (bool, error) {
-	landed, err := c.landed(ctx, func(ctx context.Context) error { return c.opts.Store.Write(ctx, topic, recs) })
-	return landed, c.authz(err, kafkaio.OpWrite, kafkaio.ResourceTopic, topic)
+	return c.landed(ctx, func(ctx context.Context) error { return c.opts.Store.Write(ctx, topic, recs) })
 }
 
 // landed runs the write op with retries and reports whether any attempt may have left records
@@ -212,13 +213,7 @@ func (c *Creator) groupMembers(ctx context.Context, group string) (int, error) {
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("describe group %q: %w", group, c.authz(err, kafkaio.OpDescribe, kafkaio.ResourceGroup, group))
+		return 0, fmt.Errorf("describe group %q: %w", group, err)
 	}
 	return n, nil
-}
-
-// authz words a broker's refusal of op on the resource with the agent's principal
-// (kafkaio.Authz); other errors come back unchanged.
-func (c *Creator) authz(err error, op, resourceType, resource string) error {
-	return kafkaio.Authz(err, c.opts.Principal, op, resourceType, resource)
 }

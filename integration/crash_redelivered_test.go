@@ -9,14 +9,19 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 )
 
 // The agent is stopped at every point of a request (crashPoints), and the request is
 // redelivered to an agent that turns it away before its first stage: its source is no longer
 // allowed (403), its record no longer decodes (OFFSETAGENT_MAX_REQUEST_BYTES lowered: 400),
-// or its deadline passed while no agent ran (408). Whatever the refusal, the interrupted
+// its deadline passed while no agent ran (408), or the agent lacks a Read permission it
+// depends on (403: the brokers refuse its probe of the offsets topic). Whatever the refusal, the interrupted
 // attempt is rolled back first: the connector ends as it was before the request (no connector
 // record, the target state it found, its previous offsets), no intent or claim is left, and
 // the failed result says what the rollback undid ("nothing was written" only where the
@@ -37,7 +42,7 @@ func TestCrashThenRefusedRedelivery(t *testing.T) {
 	for i, point := range crashPoints {
 		t.Run(point, func(t *testing.T) {
 			t.Parallel()
-			for _, refusal := range []string{"source", "undecodable", "late"} {
+			for _, refusal := range []string{"source", "undecodable", "late", "read"} {
 				t.Run(refusal, func(t *testing.T) {
 					t.Parallel()
 					sem <- struct{}{}
@@ -60,8 +65,9 @@ var wroteBefore = []string{
 
 // crashRedelivered stops a request for a new source connector with initial offsets at point,
 // then runs an agent that refuses its redelivery: refusal is "source" (its source is no longer
-// allowed), "undecodable" (the record exceeds a lowered OFFSETAGENT_MAX_REQUEST_BYTES) or
-// "late" (its deadline passed meanwhile).
+// allowed), "undecodable" (the record exceeds a lowered OFFSETAGENT_MAX_REQUEST_BYTES), "late"
+// (its deadline passed meanwhile) or "read" (the agent may not Read the offsets topic, as its
+// permission probe finds: denyReadProbe).
 func crashRedelivered(t *testing.T, c *cluster, point, refusal, suffix string) {
 	cfg := testConfig(c)
 	cl := newClient(t, cfg)
@@ -89,6 +95,9 @@ func crashRedelivered(t *testing.T, c *cluster, point, refusal, suffix string) {
 		env, code = "OFFSETAGENT_MAX_REQUEST_BYTES=1024", 400
 	case "late":
 		code = 408
+	case "read":
+		// A round every 200 ms: the agent joins its group once a round found the refusal.
+		env, code = "OFFSETAGENT_PERMISSION_CHECK_INTERVAL=200ms", 403
 	}
 	p := startOnceProcess(t, cfg, point+"@"+cc.name, "")
 	runs = append(runs, p)
@@ -105,6 +114,9 @@ func crashRedelivered(t *testing.T, c *cluster, point, refusal, suffix string) {
 	require.Equal(t, 137, p.wait(t, 90*time.Second), "the request should have stopped at %s; output:\n%s", point, p.out)
 	time.Sleep(time.Until(opts.Deadline))
 
+	if refusal == "read" {
+		denyReadProbe(t, c.requireFake(t), cfg)
+	}
 	q := startOnceProcess(t, cfg, "", "", env)
 	runs = append(runs, q)
 	r := cl.waitResult(id, 60*time.Second)
@@ -127,6 +139,10 @@ func crashRedelivered(t *testing.T, c *cluster, point, refusal, suffix string) {
 	}
 	require.Equal(t, events.TypeCreateFailed, r.Type, r.Data.Message)
 	require.Equal(t, code, r.Data.ErrorCode, r.Data.Message)
+	if refusal == "read" {
+		require.Contains(t, r.Data.Message, "lacks a permission it depends on")
+		require.Contains(t, r.Data.Message, cfg.OffsetsTopic)
+	}
 	require.Equal(t, before, after, "the interrupted attempt is rolled back before the refusal")
 	require.NotNil(t, r.Data.Cleanup)
 	if slices.Contains(wroteBefore, point) {
@@ -139,4 +155,40 @@ func crashRedelivered(t *testing.T, c *cluster, point, refusal, suffix string) {
 	if refusal == "late" {
 		require.Contains(t, r.Data.Message, "nothing was written")
 	}
+}
+
+// denyReadProbe makes the brokers refuse the Read permission probe (kafkaio.ProbeRead: a fetch
+// of partition -1) of cfg's offsets topic, as they would for a principal without the ACL, while
+// the agent's reads of the topic itself still work (its rollback reads the topic). The agent's
+// group join is answered COORDINATOR_LOAD_IN_PROGRESS until two probes were refused: a round
+// of the permission check (every 200 ms with the env of "read") found the refusal before the
+// agent takes a request.
+func denyReadProbe(t *testing.T, fake *kfake.Cluster, cfg agent.Config) {
+	t.Helper()
+	probes := fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: cfg.OffsetsTopic, Err: kerr.TopicAuthorizationFailed, Count: -1,
+		When: func(r kmsg.Request) bool {
+			for _, rt := range r.(*kmsg.FetchRequest).Topics {
+				for _, p := range rt.Partitions {
+					if p.Partition < 0 {
+						return true
+					}
+				}
+			}
+			return false
+		}})
+	t.Cleanup(probes.Remove)
+	fake.ControlKey(int16(kmsg.JoinGroup), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		req := kreq.(*kmsg.JoinGroupRequest)
+		if req.Group != cfg.GroupID {
+			return nil, nil, false
+		}
+		if probes.Hits() >= 2 {
+			fake.DropControl()
+			return nil, nil, false
+		}
+		fake.KeepControl()
+		res := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		res.ErrorCode = kerr.CoordinatorLoadInProgress.Code
+		return res, nil, true
+	})
 }

@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
@@ -239,4 +241,178 @@ func TestMigrateInterruptedIsPending(t *testing.T) {
 	rep, err = migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.Equal(t, fmt.Sprint(migrate.OutcomeSucceeded), fmt.Sprint(rep.Connectors[0].Outcome))
+}
+
+// delayProduceOnce holds the first produce request that writes to topic (a record of a
+// partition, not a permission probe) until the time until returns has passed, then lets the
+// broker append it and answer as usual: an acknowledgement that comes late. It reports on hit
+// when the request arrived.
+func delayProduceOnce(fake *kfake.Cluster, topic string, until func() time.Time) (hit <-chan struct{}) {
+	arrived := make(chan struct{})
+	var once sync.Once
+	fake.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		req := kreq.(*kmsg.ProduceRequest)
+		writes := false
+		for _, t := range req.Topics {
+			for _, p := range t.Partitions {
+				writes = writes || (t.Topic == topic && p.Partition >= 0)
+			}
+		}
+		first := false
+		if writes {
+			once.Do(func() { first = true })
+		}
+		if !first {
+			return nil, nil, false
+		}
+		fake.DropControl()
+		close(arrived)
+		fake.SleepControl(func() { time.Sleep(time.Until(until())) })
+		return nil, nil, false
+	})
+	return arrived
+}
+
+// The write that creates the connector must be acknowledged, and its result published, before
+// the request's giveup: the agent keeps a reserve before it for the result. A write
+// acknowledged within the reserve (just before the giveup) is rolled back and answered 408,
+// whatever else is slow (here the result's own write, which would have landed after the
+// giveup, after the request's sender reported it failed); a stage that ends within the reserve
+// leaves the connector's config records unwritten: no record of the connector ever appears.
+func TestFinalWriteKeepsResultReserve(t *testing.T) {
+	cases := []struct {
+		name string
+		// slow is the topic whose first write is acknowledged just before the giveup.
+		slow func(cfg agent.Config) string
+		step string
+		// configWritten: the connector record was written, and then tombstoned.
+		configWritten bool
+	}{
+		{name: "config write acknowledged just before the giveup", slow: func(cfg agent.Config) string { return cfg.ConfigTopic },
+			step: "write_config", configWritten: true},
+		{name: "offsets write acknowledged just before the giveup", slow: func(cfg agent.Config) string { return cfg.OffsetsTopic },
+			step: "write_offsets"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newFaultRig(t)
+			r.start(t, "", nil)
+			const grace = 2 * time.Second
+			deadline := time.Now().Add(4 * time.Second)
+			giveUp := deadline.Add(grace)
+			slow := delayProduceOnce(r.fake, tc.slow(r.cfg), func() time.Time { return giveUp.Add(-300 * time.Millisecond) })
+			// The result's write takes a second: out after the giveup.
+			delayProduceOnce(r.fake, r.cfg.ResultTopic, func() time.Time { return time.Now().Add(time.Second) })
+
+			id := r.cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{Deadline: deadline, GiveUp: giveUp})
+			res := r.cl.waitResult(id, resultWait)
+			seen := time.Since(giveUp).Round(100 * time.Millisecond)
+			select {
+			case <-slow:
+			default:
+				t.Fatal("the slow write never came")
+			}
+			require.Equal(t, events.TypeCreateFailed, res.Type, "a request whose write ended within the result's reserve succeeded, its result read %s after the giveup", seen)
+			require.Equal(t, 408, res.Data.ErrorCode, res.Data.Message)
+			require.Equal(t, tc.step, res.Data.FailedStep, res.Data.Message)
+			require.Contains(t, res.Data.Message, "rolled back")
+			require.NotNil(t, res.Data.Cleanup)
+			require.Empty(t, res.Data.Cleanup.Left, res.Data.Cleanup.Summary)
+
+			var records []kafka.Message
+			for _, m := range r.cl.readAll(r.cfg.ConfigTopic) {
+				if string(m.Key) == "connector-file-src-1" {
+					records = append(records, m)
+				}
+			}
+			live := r.cl.live(r.cfg.ConfigTopic)
+			require.NotContains(t, live, "connector-file-src-1", "the connector exists on B")
+			require.NotContains(t, live, "target-state-file-src-1")
+			if !tc.configWritten {
+				require.Empty(t, records, "the connector's record was written, within the reserve")
+			}
+			require.Empty(t, r.cl.live(r.cfg.OffsetsTopic), "no offset of the failed request is left")
+		})
+	}
+}
+
+// "failed" is never reported for a request that created its connector: B's agent created it
+// in time, but B refuses its result (here until the run has ended). At the giveup, with no
+// result, migrate looks at B's config topic, finds the connector record this request wrote,
+// and reports the connector pending, saying it exists on B, instead of "it will not be
+// created". Once the result goes out, the same command reports it succeeded.
+func TestMigrateCreatedWithoutResultIsPending(t *testing.T) {
+	p := newMigrationPair(t)
+	fake := p.clusterB.requireFake(t)
+	refused := fake.Fault(produceFault(p.cfgB.ResultTopic, kerr.TopicAuthorizationFailed, -1))
+	startAgent(t, p.cfgB, agent.Options{})
+	o := p.options(t)
+	o.Timeout, o.Grace = 6*time.Second, 2*time.Second
+	rep, err := migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Len(t, rep.Connectors, 1)
+	e := rep.Connectors[0]
+	require.Positive(t, refused.Hits(), "B refused the result")
+	require.Contains(t, p.clB.live(p.cfgB.ConfigTopic), "connector-file-src-1", "B's agent created the connector")
+	require.Equal(t, migrate.OutcomePending, e.Outcome, "a connector that exists on B reported %s: %s", e.Outcome, e.Message)
+	require.Contains(t, e.Message, "exists on B")
+	require.Contains(t, e.Message, e.RequestID)
+
+	refused.Remove()
+	require.Equal(t, events.TypeCreateSucceeded, p.clB.waitResult(e.RequestID, resultWait).Type)
+	rep, err = migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprint(migrate.OutcomeSucceeded), fmt.Sprint(rep.Connectors[0].Outcome), rep.Connectors[0].Message)
+}
+
+// A request whose writes before the connector's config records end within the reserve kept
+// for its result (its offsets' write acknowledged just before its giveup, see also
+// TestFinalWriteKeepsResultReserve) begins no write of the config records: B's config topic
+// never holds a record of the connector, not even one tombstoned later, and the request fails
+// 408 with its offsets rolled back.
+func TestNoConnectorRecordWithinReserve(t *testing.T) {
+	r := newFaultRig(t)
+	const grace = 2 * time.Second
+	deadline := time.Now().Add(4 * time.Second)
+	giveUp := deadline.Add(grace)
+	r.start(t, "after:write_offsets", func(agent.Config) []kfake.Fault {
+		time.Sleep(time.Until(giveUp.Add(-300 * time.Millisecond)))
+		return nil
+	})
+	seedSource(t, r.cl, r.cfg)
+	offsetsBefore := r.cl.live(r.cfg.OffsetsTopic)
+	id := r.cl.publish(readFile(t, "testdata/file-src-1.json"), events.RequestOptions{Deadline: deadline, GiveUp: giveUp})
+	res := r.cl.waitResult(id, resultWait)
+	require.Equal(t, events.TypeCreateFailed, res.Type, "a request that began its last write within the result's reserve succeeded")
+	require.Equal(t, 408, res.Data.ErrorCode, res.Data.Message)
+	require.Equal(t, "write_config", res.Data.FailedStep, res.Data.Message)
+	require.Contains(t, res.Data.Message, "rolled back")
+	for _, m := range r.cl.readAll(r.cfg.ConfigTopic) {
+		require.NotContains(t, []string{"connector-file-src-1", "target-state-file-src-1"}, string(m.Key),
+			"B's config topic got a record of the connector (tombstone: %t)", m.Value == nil)
+	}
+	require.Equal(t, offsetsBefore, r.cl.live(r.cfg.OffsetsTopic), "offsets topic ends as before")
+}
+
+// A request without a result at the giveup is failed only when B shows that it did not create
+// its connector: when B's config topic cannot be read (here the run's Read on it is refused
+// once the requests are out, and no Connect REST API of B is given), it is pending, with what
+// to check on B.
+func TestMigrateUnknownOnBIsPending(t *testing.T) {
+	p := newMigrationPair(t)
+	fake := p.clusterB.requireFake(t)
+	o := p.options(t)
+	o.Timeout, o.Grace = 5*time.Second, 500*time.Millisecond
+	from := time.Now().Add(3 * time.Second) // after the prechecks, before the giveup
+	refused := fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Metadata}, Topic: p.cfgB.ConfigTopic, Err: kerr.TopicAuthorizationFailed, Count: -1,
+		When: func(kmsg.Request) bool { return time.Now().After(from) }})
+	rep, err := migrate.Migrate(context.Background(), o)
+	require.NoError(t, err)
+	require.Len(t, rep.Connectors, 1)
+	e := rep.Connectors[0]
+	require.Positive(t, refused.Hits(), "the run asked B's config topic")
+	require.Equal(t, migrate.OutcomePending, e.Outcome, "reported %s though B could not be read: %s", e.Outcome, e.Message)
+	require.Contains(t, e.Message, "is not known")
+	require.Contains(t, e.Message, "Read")
+	require.Contains(t, e.Message, e.RequestID)
 }

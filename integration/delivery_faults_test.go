@@ -111,10 +111,9 @@ func TestResultPublishTimeoutWritesOneResult(t *testing.T) {
 	require.Equal(t, 1, r.cl.resultsFor(id), "one request, one result event")
 }
 
-// A result the broker keeps refusing (INVALID_RECORD for the whole result and the minimal one,
-// again and again) keeps its request uncommitted: it is tried again, counted in
-// offsetagent_results_pending, and goes out once the broker takes it; only then is the
-// request committed.
+// A result the broker keeps refusing (INVALID_RECORD, again and again) keeps its request
+// uncommitted: it is tried again, counted in offsetagent_results_pending, and goes out, whole,
+// once the broker takes it; only then is the request committed.
 func TestResultRefusedKeepsRequest(t *testing.T) {
 	r := newFaultRig(t)
 	r.start(t, "", nil)
@@ -130,8 +129,11 @@ func TestResultRefusedKeepsRequest(t *testing.T) {
 	h.Remove()
 	res := r.cl.waitResult(id, 60*time.Second)
 	require.Equal(t, events.TypeCreateSucceeded, res.Type, res.Data.Message)
-	// The fault may be lifted between the whole result's try and the minimal one's: either is
-	// the request's true outcome.
+	// A refusal that is not about size is answered by the whole result again, not the
+	// minimal one: once it lifts, the whole result goes out.
+	require.False(t, res.Data.Truncated, "the minimal result went out")
+	require.NotEmpty(t, res.Data.Config)
+	require.Equal(t, 1, *res.Data.OffsetsWritten)
 	r.waitCommitted(t, 1, resultWait)
 	require.Equal(t, 1, r.cl.resultsFor(id))
 	require.Equal(t, 0.0, r.agent.gauge("offsetagent_results_pending"))

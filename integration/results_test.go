@@ -80,9 +80,10 @@ func TestOversizedResultsAreTruncated(t *testing.T) {
 }
 
 // A non-retriable error publishing a result (an authorization error, MESSAGE_TOO_LARGE, an
-// invalid record) is not retried as is: a minimal result goes out instead. If that is refused
-// too, the result is not dropped: it is tried again after a backoff (the whole result first),
-// and the request is committed only once a result is out.
+// invalid record) is not retried at once: after MESSAGE_TOO_LARGE a minimal result goes out
+// instead; after the others, or when the minimal result is refused too, the result is not
+// dropped: it is tried again after a backoff (the whole result first), and the request is
+// committed only once a result is out.
 func TestResultPublishNonRetriable(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -90,7 +91,7 @@ func TestResultPublishNonRetriable(t *testing.T) {
 		count     int
 		truncated bool
 	}{
-		{"not authorized once: minimal result", kerr.TopicAuthorizationFailed, 1, true},
+		{"not authorized once: the whole result, later", kerr.TopicAuthorizationFailed, 1, false},
 		{"too large once: minimal result", kerr.MessageTooLarge, 1, true},
 		{"not authorized twice: the whole result, later", kerr.TopicAuthorizationFailed, 2, false},
 		{"invalid record twice: the whole result, later", kerr.InvalidRecord, 2, false},

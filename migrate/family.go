@@ -83,7 +83,7 @@ func (r *rekey) apply(offs []events.ConnectorOffset) []events.ConnectorOffset {
 func (s *source) checkFamilyState(ctx context.Context, entries []*Entry) {
 	var b *kafka.Client
 	if s.b != nil {
-		b = kafkaio.NewClient(kafkaio.Options{Brokers: s.b.to.Brokers, Transport: s.b.to.Transport})
+		b = kafkaio.NewClient(kafkaio.Options{Brokers: s.b.to.Brokers, Transport: s.b.to.Transport, Principal: s.b.to.Principal})
 	}
 	for _, e := range entries {
 		c := e.connector

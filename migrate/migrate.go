@@ -135,7 +135,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	opts.Options.kubernetesNames = opts.Strimzi != nil
 	if opts.Strimzi != nil {
 		opts.Options.existingOnB = func(ctx context.Context) (map[string]map[string]string, error) {
-			return offsetstore.ReadConnectorConfigs(ctx, kafkaio.Options{Brokers: opts.To.Brokers, Transport: opts.To.Transport, Logger: opts.Logger},
+			return offsetstore.ReadConnectorConfigs(ctx, kafkaio.Options{Brokers: opts.To.Brokers, Transport: opts.To.Transport, Logger: opts.Logger, Principal: opts.To.Principal},
 				opts.To.ConfigTopic)
 		}
 	}
@@ -160,8 +160,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	}
 	results, err := openResults(ctx, opts.To, RequestSourcePrefix+opts.MigrationID, opts.Logger)
 	if err != nil {
-		return nil, precheckf("read B's result topic %q: %v", opts.To.ResultTopic, kafkaio.Authz(err, opts.To.Principal,
-			kafkaio.OpRead, kafkaio.ResourceTopic, opts.To.ResultTopic))
+		return nil, precheckf("read B's result topic %q: %v", opts.To.ResultTopic, err)
 	}
 	defer results.close()
 	src.opts.States = &st
@@ -367,10 +366,8 @@ func attemptOf(id string) int {
 // result topic and accept source, the requests' (checkAgents). It returns B's REST reader
 // (nil without Target.ConnectURL), for the hazard checks: B's plugins are checked there.
 func precheckTarget(ctx context.Context, src *source, clusterA string, to Target, configOps []string, stateOps kafkaio.TopicOps, source string) (*restReader, error) {
-	cl := &kafka.Client{Addr: kafka.TCP(to.Brokers...), Timeout: 30 * time.Second}
-	if to.Transport != nil {
-		cl.Transport = to.Transport
-	}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Principal: to.Principal})
+	cl.Timeout = 30 * time.Second
 	clusterB, err := kafkaClusterID(ctx, cl)
 	if err != nil {
 		return nil, precheckf("B's Kafka cluster is unreachable: %v", err)
@@ -387,7 +384,7 @@ func precheckTarget(ctx context.Context, src *source, clusterA string, to Target
 		return nil, precheckf("B: %v", err)
 	}
 	if err := offsetstore.CheckConnectTopics(ctx, cl, to.ConfigTopic, to.OffsetsTopic, false); err != nil {
-		return nil, precheckf("B's Connect topics: %v", kafkaio.WithPrincipal(err, to.Principal))
+		return nil, precheckf("B's Connect topics: %v", err)
 	}
 	for _, t := range []string{to.RequestTopic, to.ResultTopic} {
 		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{t}})

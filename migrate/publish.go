@@ -50,6 +50,9 @@ type publisher struct {
 	// deadline is every request's deadline (events.ExtensionDeadline), zero for none: no
 	// request is published from it on, and B's agents carry out none they read from it on.
 	deadline time.Time
+	// restB is B's Connect REST API, nil when not given: asked at the giveup when B's config
+	// topic cannot be read (lookOnB).
+	restB *restReader
 }
 
 // run publishes a request for every entry with a body, at most opts.Concurrency in flight, and
@@ -115,8 +118,14 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 			queue = nil
 		}
 		if waitCtx.Err() != nil {
+			var seen map[string]onB
+			why := ""
+			if len(inflight) > 0 && !p.opts.DryRun && !p.deadline.IsZero() && (ctx.Err() == nil || !time.Now().Before(p.giveUp())) {
+				// Failed only for a request that B shows did not create its connector.
+				seen, why = p.lookOnB(ctx, inflight)
+			}
 			for _, e := range inflight {
-				p.unanswered(ctx, prog, e)
+				p.unanswered(ctx, prog, e, seen[e.RequestID], why)
 			}
 			return publishing
 		}
@@ -156,10 +165,11 @@ func (p *publisher) cutShort(ctx context.Context) string {
 	return fmt.Sprintf("the run's --timeout %s ran out", p.opts.Timeout)
 }
 
-// unanswered finishes an entry whose request got no result: failed when its deadline passed
-// and the grace after it was waited out in full (B's agents refuse it from its deadline on),
-// else pending, with what to do.
-func (p *publisher) unanswered(ctx context.Context, prog Progress, e *Entry) {
+// unanswered finishes an entry whose request got no result: failed when its deadline passed,
+// the grace after it was waited out in full (B's agents refuse it from its deadline on), and
+// B shows that it did not create the connector (seen, why: lookOnB), else pending, with what
+// to do.
+func (p *publisher) unanswered(ctx context.Context, prog Progress, e *Entry, seen onB, why string) {
 	switch {
 	case p.opts.DryRun:
 		// A dry run creates nothing, whatever becomes of its request: it is never pending.
@@ -180,9 +190,7 @@ func (p *publisher) unanswered(ctx context.Context, prog Progress, e *Entry) {
 				"Before acting on A, run the same command again after %s to learn its outcome (request id %s)",
 			p.deadline.UTC().Format(time.RFC3339), p.deadline.Add(p.opts.Grace).UTC().Format(time.RFC3339), e.RequestID))
 	default:
-		p.finish(prog, e, OutcomeFailed, "await_result", fmt.Sprintf(
-			"no result by the request's deadline %s (+%s): B's agents refuse it from then on, so it will not be created",
-			p.deadline.UTC().Format(time.RFC3339), p.opts.Grace))
+		p.unansweredOnB(prog, e, seen, why)
 	}
 }
 

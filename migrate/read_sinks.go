@@ -40,9 +40,9 @@ import (
 func (r *topicsReader) sinkOffsets(ctx context.Context, c *Connector) ([]events.ConnectorOffset, error) {
 	gos, err := r.store.GroupOffsets(ctx, c.Group)
 	if err != nil {
-		if code, ok := kafkaio.AuthorizationCode(err); ok {
-			return nil, fmt.Errorf("read the sink's committed offsets: %w", &kafkaio.AuthzError{Principal: r.src.Principal,
-				Operation: kafkaio.OpDescribe, ResourceType: kafkaio.ResourceGroup, Resource: c.Group, Code: code})
+		var az *kafkaio.AuthzError
+		if errors.As(err, &az) {
+			return nil, fmt.Errorf("read the sink's committed offsets: %w", err)
 		}
 		return nil, err
 	}
@@ -141,8 +141,8 @@ func (r *topicsReader) checkTopics(ctx context.Context, group string, topics []s
 		case e == nil || errors.Is(e, kafka.UnknownTopicOrPartition):
 			// Described, or does not exist (no offsets there).
 		default:
-			if code, ok := kafkaio.AuthorizationCode(e); ok {
-				unreadable = append(unreadable, r.describeTopic(t, code))
+			if _, ok := kafkaio.AuthorizationCode(e); ok {
+				unreadable = append(unreadable, e) // DescribeTopics' *kafkaio.AuthzError
 				continue
 			}
 			return nil, nil, fmt.Errorf("describe topic %q: %w", t, e)
@@ -153,9 +153,8 @@ func (r *topicsReader) checkTopics(ctx context.Context, group string, topics []s
 	}
 	offs, refused, err := kafkaio.FetchGroupOffsetsOf(ctx, r.client, group, parts)
 	if err != nil {
-		if code, ok := kafkaio.AuthorizationCode(err); ok {
-			return append(unreadable, &kafkaio.AuthzError{Principal: r.src.Principal, Operation: kafkaio.OpDescribe,
-				ResourceType: kafkaio.ResourceGroup, Resource: group, Code: code}), nil, nil
+		if _, ok := kafkaio.AuthorizationCode(err); ok {
+			return append(unreadable, err), nil, nil // FetchGroupOffsetsOf's *kafkaio.AuthzError
 		}
 		return nil, nil, fmt.Errorf("fetch offsets of group %q for the sink's topics: %w", group, err)
 	}
@@ -165,17 +164,13 @@ func (r *topicsReader) checkTopics(ctx context.Context, group string, topics []s
 	}
 	slices.Sort(names)
 	for _, t := range names {
-		if code, ok := kafkaio.AuthorizationCode(refused[t]); ok {
-			unreadable = append(unreadable, r.describeTopic(t, code))
+		if _, ok := kafkaio.AuthorizationCode(refused[t]); ok {
+			unreadable = append(unreadable, refused[t]) // a *kafkaio.AuthzError
 			continue
 		}
 		unreadable = append(unreadable, fmt.Errorf("topic %q: %w", t, refused[t]))
 	}
 	return unreadable, offs, nil
-}
-
-func (r *topicsReader) describeTopic(topic string, code error) error {
-	return &kafkaio.AuthzError{Principal: r.src.Principal, Operation: kafkaio.OpDescribe, ResourceType: kafkaio.ResourceTopic, Resource: topic, Code: code}
 }
 
 func (r *topicsReader) principal() string {

@@ -54,7 +54,7 @@ func openTopics(ctx context.Context, src TopicsSource, reg *connectors.Registry,
 	if src.Transport == nil {
 		src.Transport = &kafka.Transport{MetadataTTL: time.Second} // see Migrate
 	}
-	cl := &kafka.Client{Addr: kafka.TCP(src.Brokers...), Transport: src.Transport}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: src.Brokers, Transport: src.Transport, Principal: src.Principal})
 	// Refused at once and named, not retried by the readers below until ctx ends.
 	if err := kafkaio.RequireTopicOps(ctx, cl, src.Principal, []kafkaio.TopicOps{
 		{Topic: src.ConfigTopic, Ops: []string{kafkaio.OpRead}}, {Topic: src.OffsetsTopic, Ops: []string{kafkaio.OpRead}},
@@ -63,7 +63,7 @@ func openTopics(ctx context.Context, src TopicsSource, reg *connectors.Registry,
 	}
 	store, err := offsetstore.New(offsetstore.Options{
 		Brokers: src.Brokers, ConfigTopic: src.ConfigTopic, OffsetsTopic: src.OffsetsTopic,
-		Transport: src.Transport, Dialer: src.Dialer, Logger: logger,
+		Transport: src.Transport, Dialer: src.Dialer, Logger: logger, Principal: src.Principal,
 	})
 	if err != nil {
 		return nil, err

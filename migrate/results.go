@@ -45,7 +45,7 @@ type resultsLog struct {
 func openResults(ctx context.Context, to Target, source string, logger *slog.Logger) (*resultsLog, error) {
 	r := &resultsLog{source: source, logger: logger, byID: map[string]result{}, latest: map[string]result{},
 		changed: make(chan struct{}), done: make(chan error, 1)}
-	l, err := kafkaio.NewLog(kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Logger: logger},
+	l, err := kafkaio.NewLog(kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Logger: logger, Principal: to.Principal},
 		to.ResultTopic, r.apply)
 	if err != nil {
 		return nil, err

@@ -107,7 +107,7 @@ func runWaves(interrupt context.Context, src *source, results *resultsLog, opts 
 			continue
 		}
 		src.buildWave(interrupt, opts, wave)
-		p := &publisher{opts: opts, results: results}
+		p := &publisher{opts: opts, results: results, restB: src.b.rest}
 		if opts.Timeout > 0 {
 			p.deadline = time.Now().Add(opts.Timeout)
 		}

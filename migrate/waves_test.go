@@ -28,7 +28,8 @@ func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
 		require.NoError(t, offsetstore.EnsureTopic(ctx, cl, topic, 1, nil))
 	}
 	// Each stop takes about 60 status reads 20 ms apart: 1.2 s. Eight at a time, the fleet's
-	// take about 3.6 s, beyond the 2.5 s --timeout; a wave's, about 1.2 s.
+	// take about 3.6 s, beyond the 3 s --timeout; a wave's, about 1.2 s (room for a loaded
+	// machine on both sides).
 	fc := &fakeConnect{t: t, stopLag: 60, connectors: map[string]*fakeConnector{}}
 	for i := range n {
 		name := fmt.Sprintf("src-%02d", i)
@@ -42,7 +43,7 @@ func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
 			StopTimeout: 10 * time.Second},
 		To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 			OffsetsTopic: "connect-offsets"},
-		SelectionKey: t.Name(), Timeout: 2500 * time.Millisecond, Grace: 100 * time.Millisecond, Concurrency: waveSize, WaveSize: waveSize,
+		SelectionKey: t.Name(), Timeout: 3 * time.Second, Grace: 100 * time.Millisecond, Concurrency: waveSize, WaveSize: waveSize,
 	}
 	rep, err := Migrate(ctx, opts)
 	require.NoError(t, err)

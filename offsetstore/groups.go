@@ -40,7 +40,7 @@ func (s *Store) GroupOffsets(ctx context.Context, group string) ([]GroupOffset, 
 		return nil, nil // some brokers (kfake) say so for a group without offsets
 	}
 	if err != nil {
-		return nil, fmt.Errorf("fetch offsets of group %q: %w", group, err)
+		return nil, wrapf(err, "fetch offsets of group %q", group)
 	}
 	out := make([]GroupOffset, len(gos))
 	for i, o := range gos {
@@ -84,7 +84,7 @@ func (g GroupActivity) Live() bool {
 func (s *Store) DescribeGroup(ctx context.Context, group string) (GroupActivity, error) {
 	res, err := s.client.DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{group}})
 	if err != nil {
-		return GroupActivity{}, fmt.Errorf("describe group %q: %w", group, err)
+		return GroupActivity{}, s.refusal(fmt.Errorf("describe group %q: %w", group, err), kafkaio.OpDescribe, kafkaio.ResourceGroup, group)
 	}
 	for _, g := range res.Groups {
 		if g.GroupID != group {
@@ -94,7 +94,7 @@ func (s *Store) DescribeGroup(ctx context.Context, group string) (GroupActivity,
 			if errors.Is(g.Error, kafka.GroupIdNotFound) {
 				return GroupActivity{}, nil
 			}
-			return GroupActivity{}, fmt.Errorf("describe group %q: %w", group, g.Error)
+			return GroupActivity{}, s.refusal(fmt.Errorf("describe group %q: %w", group, g.Error), kafkaio.OpDescribe, kafkaio.ResourceGroup, group)
 		}
 		return GroupActivity{State: g.GroupState, Members: len(g.Members)}, nil
 	}
@@ -106,7 +106,7 @@ func (s *Store) DescribeGroup(ctx context.Context, group string) (GroupActivity,
 func (s *Store) DeleteGroup(ctx context.Context, group string) error {
 	res, err := s.client.DeleteGroups(ctx, &kafka.DeleteGroupsRequest{GroupIDs: []string{group}})
 	if err != nil {
-		return fmt.Errorf("delete group %q: %w", group, err)
+		return s.refusal(fmt.Errorf("delete group %q: %w", group, err), kafkaio.OpDelete, kafkaio.ResourceGroup, group)
 	}
 	switch err := res.Errors[group]; {
 	case err == nil, errors.Is(err, kafka.GroupIdNotFound):
@@ -114,7 +114,7 @@ func (s *Store) DeleteGroup(ctx context.Context, group string) error {
 	case errors.Is(err, kafka.NonEmptyGroup):
 		return fmt.Errorf("delete group %q: %w: %w", group, ErrGroupNotEmpty, err)
 	default:
-		return fmt.Errorf("delete group %q: %w", group, err)
+		return s.refusal(fmt.Errorf("delete group %q: %w", group, err), kafkaio.OpDelete, kafkaio.ResourceGroup, group)
 	}
 }
 
@@ -149,7 +149,17 @@ func (s *Store) CommitGroupOffsets(ctx context.Context, group string, offsets []
 		// UnknownMemberIdException to its "tasks haven't stopped" message).
 		return fmt.Errorf("commit offsets of group %q: %w: %w", group, ErrGroupNotEmpty, err)
 	}
-	return fmt.Errorf("commit offsets of group %q: %w", group, err)
+	return wrapf(err, "commit offsets of group %q", group)
+}
+
+// wrapf adds what the store was doing to err, unless err is a refusal (*kafkaio.AuthzError),
+// which names the operation and the resource itself: the caller adds what it asked for.
+func wrapf(err error, format string, args ...any) error {
+	var az *kafkaio.AuthzError
+	if errors.As(err, &az) {
+		return err
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
 }
 
 // DeleteGroupOffsets deletes the committed offsets of the given partitions of group

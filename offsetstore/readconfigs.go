@@ -14,6 +14,37 @@ import (
 // a connector whose latest record is malformed). It needs Read on the topic, and no offsets
 // topic.
 func ReadConnectorConfigs(ctx context.Context, opts kafkaio.Options, topic string) (map[string]map[string]string, error) {
+	v, err := readConfigView(ctx, opts, topic)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]string{}
+	for _, name := range v.names() {
+		if props, ok := v.connectorConfig(name); ok {
+			out[name] = props
+		}
+	}
+	return out, nil
+}
+
+// ReadConfigRecords reads a Connect cluster's config topic to its end once, as
+// ReadConnectorConfigs does, and returns what it holds of each of keys (connector-<name> or
+// target-state-<name>): whether its latest record is live, and the request whose mark it
+// carries.
+func ReadConfigRecords(ctx context.Context, opts kafkaio.Options, topic string, keys []string) (map[string]ConfigRecord, error) {
+	v, err := readConfigView(ctx, opts, topic)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]ConfigRecord, len(keys))
+	for _, k := range keys {
+		out[k] = v.record(k)
+	}
+	return out, nil
+}
+
+// readConfigView reads topic, a config topic, to its end once into a view.
+func readConfigView(ctx context.Context, opts kafkaio.Options, topic string) (*configView, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -40,11 +71,5 @@ func ReadConnectorConfigs(ctx context.Context, opts kafkaio.Options, topic strin
 	if err != nil {
 		return nil, fmt.Errorf("read config topic %q: %w", topic, err)
 	}
-	out := map[string]map[string]string{}
-	for _, name := range v.names() {
-		if props, ok := v.connectorConfig(name); ok {
-			out[name] = props
-		}
-	}
-	return out, nil
+	return v, nil
 }

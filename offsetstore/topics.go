@@ -41,7 +41,7 @@ func CheckConnectTopics(ctx context.Context, cl *kafka.Client, configTopic, offs
 	}
 	n, err := kafkaio.PartitionCount(ctx, cl, configTopic)
 	if err != nil {
-		return fmt.Errorf("check config topic: %w", kafkaio.Authz(err, "", kafkaio.OpDescribe, kafkaio.ResourceTopic, configTopic))
+		return fmt.Errorf("check config topic: %w", kafkaio.Authz(err, kafkaio.PrincipalOf(cl), kafkaio.OpDescribe, kafkaio.ResourceTopic, configTopic))
 	}
 	if n != configTopicPartitions {
 		// KafkaConfigBackingStore.start's message, verbatim.
@@ -52,7 +52,7 @@ func CheckConnectTopics(ctx context.Context, cl *kafka.Client, configTopic, offs
 		return err
 	}
 	if _, err := kafkaio.PartitionCount(ctx, cl, offsetsTopic); err != nil {
-		return fmt.Errorf("check offsets topic: %w", kafkaio.Authz(err, "", kafkaio.OpDescribe, kafkaio.ResourceTopic, offsetsTopic))
+		return fmt.Errorf("check offsets topic: %w", kafkaio.Authz(err, kafkaio.PrincipalOf(cl), kafkaio.OpDescribe, kafkaio.ResourceTopic, offsetsTopic))
 	}
 	return checkCompact(ctx, cl, offsetsTopic, offsetStorageTopicProperty)
 }
@@ -83,7 +83,7 @@ func checkCompact(ctx context.Context, cl *kafka.Client, topic, property string)
 }
 
 // TopicConfig returns the value of one config of topic; ok is false when the broker reports
-// none.
+// none. A refusal is a *kafkaio.AuthzError naming DescribeConfigs on topic and cl's principal.
 func TopicConfig(ctx context.Context, cl *kafka.Client, topic, name string) (value string, ok bool, err error) {
 	res, err := cl.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{
 		Resources: []kafka.DescribeConfigRequestResource{{
@@ -93,14 +93,16 @@ func TopicConfig(ctx context.Context, cl *kafka.Client, topic, name string) (val
 		}},
 	})
 	if err != nil {
-		return "", false, fmt.Errorf("describe configs of topic %q: %w", topic, err)
+		return "", false, kafkaio.Authz(fmt.Errorf("describe configs of topic %q: %w", topic, err),
+			kafkaio.PrincipalOf(cl), kafkaio.OpDescribeConfigs, kafkaio.ResourceTopic, topic)
 	}
 	for _, r := range res.Resources {
 		if r.ResourceName != topic {
 			continue
 		}
 		if r.Error != nil {
-			return "", false, fmt.Errorf("describe configs of topic %q: %w", topic, r.Error)
+			return "", false, kafkaio.Authz(fmt.Errorf("describe configs of topic %q: %w", topic, r.Error),
+				kafkaio.PrincipalOf(cl), kafkaio.OpDescribeConfigs, kafkaio.ResourceTopic, topic)
 		}
 		for _, e := range r.ConfigEntries {
 			if e.ConfigName == name {
@@ -140,7 +142,7 @@ func EnsureTopic(ctx context.Context, cl *kafka.Client, topic string, partitions
 	if err != nil && !errors.Is(err, kafka.TopicAlreadyExists) {
 		// Refused: the principal may not Create the topic, or (a topic that exists) may not
 		// even Describe it, which Read, Write and Delete imply.
-		return fmt.Errorf("create topic %q: %w", topic, kafkaio.Authz(err, "", kafkaio.OpCreate, kafkaio.ResourceTopic, topic))
+		return fmt.Errorf("create topic %q: %w", topic, kafkaio.Authz(err, kafkaio.PrincipalOf(cl), kafkaio.OpCreate, kafkaio.ResourceTopic, topic))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,8 +144,15 @@ func TestMigrateSinkAcrossMirrorMaker2(t *testing.T) {
 	require.NoError(t, json.Unmarshal(hdata, &health), "%s", hdata)
 	require.Len(t, health.Connectors, 1)
 	require.Equal(t, "skipped", health.Connectors[0].Outcome, "%s", hdata)
-	require.Len(t, health.Connectors[0].Hazards, 1, "%s", hdata)
-	h := health.Connectors[0].Hazards[0]
+	hazards := health.Connectors[0].Hazards
+	hazards = slices.DeleteFunc(hazards, func(h struct {
+		Check, Key, Message, Fix string
+		Refuse                   bool
+	}) bool {
+		return h.Check != "mm2" // B's plugins are not checked here (no --to-connect-url): a warning
+	})
+	require.Len(t, hazards, 1, "%s", hdata)
+	h := hazards[0]
 	t.Logf("hazard: %+v", h)
 	require.Equal(t, "mm2", h.Check)
 	require.Equal(t, "groups.exclude", h.Key)

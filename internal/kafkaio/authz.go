@@ -35,6 +35,9 @@ type AuthzError struct {
 	ResourceType string // ResourceTopic, ResourceGroup, ...
 	Resource     string // the topic or group name; empty for the cluster
 	Code         error
+	// Err is the refused call's own error when it says more than Code (a commit's
+	// *CommitError: which partitions were refused, whether any was committed); nil for none.
+	Err error
 }
 
 func (e *AuthzError) Error() string {
@@ -62,7 +65,12 @@ func (e *AuthzError) Error() string {
 	return b.String()
 }
 
-func (e *AuthzError) Unwrap() error { return e.Code }
+func (e *AuthzError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Code}
+	}
+	return []error{e.Code, e.Err}
+}
 
 // codeName is Kafka's name of the error code (TOPIC_AUTHORIZATION_FAILED), as the Java
 // client's Errors enum and the protocol guide spell it.
@@ -163,17 +171,31 @@ func GroupAuthz(err error, principal, group, topicOp, topic string) error {
 	return Authz(err, principal, topicOp, ResourceTopic, topic)
 }
 
-// WithPrincipal returns the *AuthzError in err with principal filled in, when it has none:
-// code that words a refusal without knowing who asked (offsetstore's start-up checks) leaves
-// it to its caller. The AuthzError replaces err (whose text, built when it was wrapped, says
-// no principal); it names the operation and the resource itself. Any other err comes back
-// unchanged.
-func WithPrincipal(err error, principal string) error {
-	var az *AuthzError
-	if errors.As(err, &az) && az.Principal == "" {
-		out := *az
-		out.Principal = principal
-		return &out
+// refusal is Authz for a request made through cl, naming cl's principal (PrincipalOf): every
+// function of this package that makes a request returns its refusal so, complete, and its
+// callers only add what they were doing.
+func refusal(cl *kafka.Client, err error, operation, resourceType, resource string) error {
+	return Authz(err, PrincipalOf(cl), operation, resourceType, resource)
+}
+
+// groupCommitRefusal words the refusal of a commit of group's offsets (or its probe): Read on
+// the group when the group was refused, else Read on the first refused topic (the
+// *GroupCommitError's).
+func groupCommitRefusal(cl *kafka.Client, err error, group string) error {
+	var worded error
+	if errors.Is(err, kafka.GroupAuthorizationFailed) {
+		worded = Authz(err, PrincipalOf(cl), OpRead, ResourceGroup, group)
+	} else {
+		var ce *GroupCommitError
+		topic := ""
+		if errors.As(err, &ce) {
+			topic = ce.Topic
+		}
+		worded = GroupAuthz(err, PrincipalOf(cl), group, OpRead, topic)
 	}
-	return err
+	var ae *AuthzError
+	if errors.As(worded, &ae) && ae != err && ae.Err == nil {
+		ae.Err = err
+	}
+	return worded
 }

@@ -17,9 +17,15 @@ type Options struct {
 	Transport *kafka.Transport
 	// Logger receives the logs of readers; nil discards them.
 	Logger *slog.Logger
+	// Principal describes who Transport authenticates as (User:alice; clientconfig's
+	// Security.Principal), for the *AuthzError of a refused request. Empty means
+	// User:ANONYMOUS.
+	Principal string
 }
 
-// NewClient builds a kafka.Client over the brokers of opts. It never dials.
+// NewClient builds a kafka.Client over the brokers of opts. It never dials. The client knows
+// opts.Principal: the functions of this package name it in the *AuthzError of a request the
+// brokers refused.
 func NewClient(opts Options) *kafka.Client {
 	cl := &kafka.Client{Addr: kafka.TCP(opts.Brokers...)}
 	// A nil Transport must stay a nil interface: a typed nil *kafka.Transport would be called
@@ -27,15 +33,37 @@ func NewClient(opts Options) *kafka.Client {
 	if opts.Transport != nil {
 		cl.Transport = opts.Transport
 	}
+	if opts.Principal != "" {
+		cl.Transport = &principalTransport{RoundTripper: transportOf(cl), principal: opts.Principal}
+	}
 	return cl
 }
 
-// transportOf is the RoundTripper of cl.
+// principalTransport is the RoundTripper of a client built by NewClient with a principal: it
+// carries the principal to the refusals of that client's requests.
+type principalTransport struct {
+	kafka.RoundTripper
+	principal string
+}
+
+// transportOf is the RoundTripper of cl, under the principal NewClient put on it.
 func transportOf(cl *kafka.Client) kafka.RoundTripper {
+	if pt, ok := cl.Transport.(*principalTransport); ok {
+		return pt.RoundTripper
+	}
 	if cl.Transport != nil {
 		return cl.Transport
 	}
 	return kafka.DefaultTransport
+}
+
+// PrincipalOf is the principal cl was built with (Options.Principal), empty for none: code
+// that makes a request of its own through cl names it in the refusal (Authz).
+func PrincipalOf(cl *kafka.Client) string {
+	if pt, ok := cl.Transport.(*principalTransport); ok {
+		return pt.principal
+	}
+	return ""
 }
 
 // PartitionCount returns the number of partitions of topic, or an error wrapping

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -46,6 +47,52 @@ func (e *GroupCommitError) Error() string {
 
 func (e *GroupCommitError) Unwrap() error { return e.Err }
 
+// CommitError is the error of a commit the coordinator refused for some of its partitions.
+// errors.Is and errors.As see each refusal (a *GroupCommitError); its text is theirs, joined.
+type CommitError struct {
+	// Committed is how many partitions of the commit the coordinator accepted.
+	Committed int
+	// Refused are the refused partitions, in the coordinator's order.
+	Refused []*GroupCommitError
+}
+
+func (e *CommitError) Error() string { return errors.Join(e.Unwrap()...).Error() }
+
+func (e *CommitError) Unwrap() []error {
+	errs := make([]error, len(e.Refused))
+	for i, r := range e.Refused {
+		errs[i] = r
+	}
+	return errs
+}
+
+// notCommitted reports whether nothing of the commit is in the group: no partition accepted,
+// and every refusal one that a coordinator answers before it appends the partition's offset
+// (refusedBeforeCommit).
+func (e *CommitError) notCommitted() bool {
+	if e.Committed > 0 {
+		return false
+	}
+	for _, r := range e.Refused {
+		var kerr kafka.Error
+		if !errors.As(r.Err, &kerr) || !slices.Contains(refusedBeforeCommit, kerr) {
+			return false
+		}
+	}
+	return true
+}
+
+// refusedBeforeCommit are the per-partition errors of an OffsetCommit that a coordinator
+// answers before it appends the partition's offset to __consumer_offsets: the ACLs, the
+// request's validity, the group's membership. COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR and
+// REQUEST_TIMED_OUT may follow an append (Kafka's GroupMetadataManager maps an append that
+// timed out or lost its replicas to them); they are not here.
+var refusedBeforeCommit = []kafka.Error{
+	kafka.GroupAuthorizationFailed, kafka.TopicAuthorizationFailed, kafka.UnknownTopicOrPartition,
+	kafka.OffsetMetadataTooLarge, kafka.InvalidCommitOffsetSize, kafka.UnknownMemberId,
+	kafka.IllegalGeneration, kafka.RebalanceInProgress, kafka.InvalidGroupId,
+}
+
 // CommitGroupOffsets commits offsets for group as Kafka's Admin.alterConsumerGroupOffsets
 // commits a map of OffsetAndMetadata: generation -1, no member id and no group instance id (an
 // admin commit, which the coordinator accepts only for a group without members, and which
@@ -54,8 +101,15 @@ func (e *GroupCommitError) Unwrap() error { return e.Err }
 // no epoch (LeaderEpoch nil, -1 on the wire) and empty metadata. Below OffsetCommit v6 the
 // request has no leader epoch field and the coordinator stores none. The partitions the
 // coordinator refused come back joined, each a *GroupCommitError; an error of the round trip
-// itself is returned as the transport gave it.
+// itself is returned as the transport gave it. A commit refused for any partition is a
+// *CommitError; MayHaveWritten tells whether anything of it may be in the group. A refusal for
+// lack of an ACL is worded as an *AuthzError (Read on the group when the group was refused,
+// else Read on the first refused topic) that still unwraps to the *CommitError.
 func CommitGroupOffsets(ctx context.Context, cl *kafka.Client, group string, offsets []GroupOffset) error {
+	return groupCommitRefusal(cl, commitGroupOffsets(ctx, cl, group, offsets), group)
+}
+
+func commitGroupOffsets(ctx context.Context, cl *kafka.Client, group string, offsets []GroupOffset) error {
 	if len(offsets) == 0 {
 		return nil
 	}
@@ -87,13 +141,18 @@ func CommitGroupOffsets(ctx context.Context, cl *kafka.Client, group string, off
 	if !ok {
 		return fmt.Errorf("unexpected response %T", kres)
 	}
-	var errs []error
+	ce := &CommitError{}
 	for _, t := range res.Topics {
 		for _, p := range t.Partitions {
 			if p.ErrorCode != 0 {
-				errs = append(errs, &GroupCommitError{Topic: t.Topic, Partition: p.Partition, Err: kafka.Error(p.ErrorCode)})
+				ce.Refused = append(ce.Refused, &GroupCommitError{Topic: t.Topic, Partition: p.Partition, Err: kafka.Error(p.ErrorCode)})
+			} else {
+				ce.Committed++
 			}
 		}
 	}
-	return errors.Join(errs...)
+	if len(ce.Refused) == 0 {
+		return nil
+	}
+	return ce
 }

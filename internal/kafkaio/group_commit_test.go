@@ -117,6 +117,33 @@ func TestCommitGroupOffsetsRefused(t *testing.T) {
 	var ge *GroupCommitError
 	require.True(t, errors.As(err, &ge))
 	require.Equal(t, GroupCommitError{Topic: "orders", Partition: 0, Err: kafka.UnknownMemberId}, *ge)
+	require.False(t, MayHaveWritten(fmt.Errorf("commit: %w", err)), "refused before anything was committed")
+}
+
+// A commit may have left offsets in the group unless no partition was accepted and every
+// refusal is one a coordinator answers before it commits.
+func TestMayHaveWrittenCommit(t *testing.T) {
+	refused := func(err error) *GroupCommitError { return &GroupCommitError{Topic: "orders", Err: err} }
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{name: "every partition refused for an ACL", want: false, err: &CommitError{Refused: []*GroupCommitError{
+			refused(kafka.GroupAuthorizationFailed), refused(kafka.TopicAuthorizationFailed)}}},
+		{name: "unknown topic", want: false, err: &CommitError{Refused: []*GroupCommitError{refused(kafka.UnknownTopicOrPartition)}}},
+		{name: "one partition accepted", want: true, err: &CommitError{Committed: 1, Refused: []*GroupCommitError{
+			refused(kafka.TopicAuthorizationFailed)}}},
+		{name: "coordinator not available (may follow an append)", want: true, err: &CommitError{Refused: []*GroupCommitError{
+			refused(kafka.GroupAuthorizationFailed), refused(kafka.GroupCoordinatorNotAvailable)}}},
+		{name: "request timed out", want: true, err: &CommitError{Refused: []*GroupCommitError{refused(kafka.RequestTimedOut)}}},
+		{name: "a round trip that failed", want: true, err: errors.New("read tcp: connection reset")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, MayHaveWritten(fmt.Errorf("commit offsets of group %q: %w", "g", tt.err)))
+		})
+	}
 }
 
 // TestFetchGroupOffsets: the fetch reaches each group's coordinator among three brokers as an

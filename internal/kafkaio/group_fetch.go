@@ -18,8 +18,14 @@ const maxOffsetFetchVersion = 5
 // v2+), each with its committed leader epoch (nil for none, or below OffsetFetch v5) and
 // metadata, in the coordinator's order; partitions without a committed offset are left out.
 // An error the coordinator answered for the group is a kafka.Error; the partitions it answered
-// with an error come back joined, each wrapping its kafka.Error.
+// with an error come back joined, each wrapping its kafka.Error. A refusal for lack of an ACL
+// is an *AuthzError naming Describe on the group.
 func FetchGroupOffsets(ctx context.Context, cl *kafka.Client, group string) ([]GroupOffset, error) {
+	offsets, err := fetchGroupOffsets(ctx, cl, group)
+	return offsets, refusal(cl, err, OpDescribe, ResourceGroup, group)
+}
+
+func fetchGroupOffsets(ctx context.Context, cl *kafka.Client, group string) ([]GroupOffset, error) {
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Group = group // Topics nil: every partition the group has an offset for
 	kres, err := exchangeGroup(ctx, cl, group, req, maxOffsetFetchVersion)
@@ -65,9 +71,19 @@ func FetchGroupOffsets(ctx context.Context, cl *kafka.Client, group string) ([]G
 // Topics set). It exists for what the fetch of every partition hides: Kafka leaves out of that
 // answer the topics the principal may not Describe, as if the group had no offsets there,
 // while a partition asked for by name is answered with TOPIC_AUTHORIZATION_FAILED. Partitions
-// answered with an error are returned in refused, by topic (the first error of each topic);
-// partitions without a committed offset are left out.
+// answered with an error are returned in refused, by topic (the first error of each topic;
+// an *AuthzError naming Describe on the topic for a missing ACL); partitions without a
+// committed offset are left out. A refusal of the group is an *AuthzError naming Describe on
+// the group.
 func FetchGroupOffsetsOf(ctx context.Context, cl *kafka.Client, group string, topics map[string][]int) (offsets []GroupOffset, refused map[string]error, err error) {
+	offsets, refused, err = fetchGroupOffsetsOf(ctx, cl, group, topics)
+	for t, e := range refused {
+		refused[t] = refusal(cl, e, OpDescribe, ResourceTopic, t)
+	}
+	return offsets, refused, refusal(cl, err, OpDescribe, ResourceGroup, group)
+}
+
+func fetchGroupOffsetsOf(ctx context.Context, cl *kafka.Client, group string, topics map[string][]int) (offsets []GroupOffset, refused map[string]error, err error) {
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Group = group
 	req.Topics = []kmsg.OffsetFetchRequestTopic{}
@@ -124,7 +140,8 @@ const maxMetadataVersion = 8
 // principal may Describe, where a topic it may not Describe is simply missing, as one that
 // does not exist is; the broker answers TOPIC_AUTHORIZATION_FAILED for the first and
 // UNKNOWN_TOPIC_OR_PARTITION for the second. The result maps each topic to its partitions, or
-// to the broker's error for it in refused.
+// to the broker's error for it in refused (an *AuthzError naming Describe on the topic for a
+// missing ACL).
 func DescribeTopics(ctx context.Context, cl *kafka.Client, topics []string) (partitions map[string][]int, refused map[string]error, err error) {
 	req := kmsg.NewPtrMetadataRequest()
 	for _, t := range topics {
@@ -146,7 +163,7 @@ func DescribeTopics(ctx context.Context, cl *kafka.Client, topics []string) (par
 			continue
 		}
 		if t.ErrorCode != 0 {
-			refused[*t.Topic] = kafka.Error(t.ErrorCode)
+			refused[*t.Topic] = refusal(cl, kafka.Error(t.ErrorCode), OpDescribe, ResourceTopic, *t.Topic)
 			continue
 		}
 		for _, p := range t.Partitions {

@@ -150,8 +150,8 @@ func (l *Log) Partitions() int {
 }
 
 // Run reads the topic until ctx is done. It returns nil when ctx ends it, and an error when the
-// topic cannot be described or a partition cannot be read for a non-retriable reason. Run may be
-// called once.
+// topic cannot be described or a partition cannot be read for a non-retriable reason (an
+// *AuthzError naming Read on the topic for a missing ACL). Run may be called once.
 func (l *Log) Run(ctx context.Context) (err error) {
 	l.mu.Lock()
 	if l.started {
@@ -164,6 +164,7 @@ func (l *Log) Run(ctx context.Context) (err error) {
 		if ctx.Err() != nil {
 			err = nil
 		}
+		err = refusal(l.client, err, OpRead, ResourceTopic, l.topic)
 		l.mu.Lock()
 		l.runErr = err
 		l.mu.Unlock()

@@ -30,9 +30,14 @@ const (
 )
 
 // ProbeWrite reports whether cl's principal may Write topic: nil when it may, the broker's
-// authorization error (a kafka.Error, e.g. kafka.TopicAuthorizationFailed) when it may not,
-// another error when the broker could not be asked. Nothing is written.
+// authorization error (wrapping a kafka.Error, e.g. kafka.TopicAuthorizationFailed) when it may not,
+// another error when the broker could not be asked. A refusal is an *AuthzError naming cl's
+// principal and Write on topic. Nothing is written.
 func ProbeWrite(ctx context.Context, cl *kafka.Client, topic string) error {
+	return refusal(cl, probeWrite(ctx, cl, topic), OpWrite, ResourceTopic, topic)
+}
+
+func probeWrite(ctx context.Context, cl *kafka.Client, topic string) error {
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks = -1
 	req.TimeoutMillis = 5000
@@ -60,6 +65,10 @@ func ProbeWrite(ctx context.Context, cl *kafka.Client, topic string) error {
 // ProbeRead reports whether cl's principal may Read topic, as ProbeWrite does for Write.
 // Nothing is fetched.
 func ProbeRead(ctx context.Context, cl *kafka.Client, topic string) error {
+	return refusal(cl, probeRead(ctx, cl, topic), OpRead, ResourceTopic, topic)
+}
+
+func probeRead(ctx context.Context, cl *kafka.Client, topic string) error {
 	req := kmsg.NewPtrFetchRequest() // replica -1, session 0, epoch -1: a sessionless fetch
 	req.MaxWaitMillis = 0
 	req.MinBytes = 0
@@ -94,7 +103,8 @@ func ProbeRead(ctx context.Context, cl *kafka.Client, topic string) error {
 // Read on the group and Read on each topic, what an OffsetCommit (and OffsetFetch, a group's
 // deletion of its offsets) needs. The refusals come back joined, each a *GroupCommitError
 // naming its topic and wrapping kafka.GroupAuthorizationFailed or
-// kafka.TopicAuthorizationFailed. Nothing is committed, and the group's entries are untouched
+// kafka.TopicAuthorizationFailed, worded as one *AuthzError: Read on the group when the group
+// was refused, else Read on the first refused topic. Nothing is committed, and the group's entries are untouched
 // (Apache Kafka answers before its group coordinator sees the request; kfake creates an
 // unknown group empty, as a commit would).
 //
@@ -102,6 +112,10 @@ func ProbeRead(ctx context.Context, cl *kafka.Client, topic string) error {
 // its ACL passed: that counts as allowed for the group, and the topics are then unchecked on
 // brokers that look at members first (kfake; Apache Kafka checks the topics first).
 func ProbeGroupCommit(ctx context.Context, cl *kafka.Client, group string, topics []string) error {
+	return groupCommitRefusal(cl, probeGroupCommit(ctx, cl, group, topics), group)
+}
+
+func probeGroupCommit(ctx context.Context, cl *kafka.Client, group string, topics []string) error {
 	if len(topics) == 0 {
 		return nil
 	}
@@ -151,8 +165,13 @@ func probeAnswer(code int16) error {
 // ProbeGroupDelete reports whether cl's principal may Delete group (what deleting the group
 // and its offsets needs), by an OffsetDelete of partition -1 of topic: nil when it may,
 // kafka.GroupAuthorizationFailed (or the topic's refusal) when it may not. A group that does
-// not exist, or one with members, answers after its ACL passed: allowed. Nothing is deleted.
+// not exist, or one with members, answers after its ACL passed: allowed. A refusal is an
+// *AuthzError naming Delete on the group. Nothing is deleted.
 func ProbeGroupDelete(ctx context.Context, cl *kafka.Client, group, topic string) error {
+	return refusal(cl, probeGroupDelete(ctx, cl, group, topic), OpDelete, ResourceGroup, group)
+}
+
+func probeGroupDelete(ctx context.Context, cl *kafka.Client, group, topic string) error {
 	req := kmsg.NewPtrOffsetDeleteRequest()
 	req.Group = group
 	t := kmsg.NewOffsetDeleteRequestTopic()

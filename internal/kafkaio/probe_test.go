@@ -79,3 +79,44 @@ func TestProbes(t *testing.T) {
 		require.Equal(t, entry, offs, g)
 	}
 }
+
+// Every call that makes a request returns a refusal as a complete *AuthzError: the principal
+// of the client's Options, the operation the call needs and the resource, with the
+// kafka-acls.sh line; the caller only adds what it was doing.
+func TestCallsWordTheirRefusals(t *testing.T) {
+	user, admin := aclCluster(t, allow(kmsg.ACLResourceTypeTopic, "allowed", kmsg.ACLOperationRead))
+	cl := NewClient(Options{Brokers: []string{user.Addr.String()}, Transport: user.Transport.(*kafka.Transport), Principal: "User:probe"})
+	cl.Timeout = 10 * time.Second
+	require.Equal(t, "User:probe", PrincipalOf(cl))
+	require.Empty(t, PrincipalOf(user))
+	ctx := testContext(t)
+	// kfake answers an OffsetDelete of an unknown group before its ACL check: g exists.
+	require.NoError(t, CommitGroupOffsets(ctx, admin, "g", []GroupOffset{{Topic: "allowed", Offset: 1}}))
+	producer := NewProducer(Options{Brokers: []string{user.Addr.String()}, Transport: user.Transport.(*kafka.Transport), Principal: "User:probe"})
+	_, refusedOf, err := DescribeTopics(ctx, cl, []string{"refused"})
+	require.NoError(t, err)
+
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"ProbeWrite", ProbeWrite(ctx, cl, "refused"), `Write Topic "refused"`},
+		{"ProbeRead", ProbeRead(ctx, cl, "refused"), `Read Topic "refused"`},
+		{"ProbeGroupCommit", ProbeGroupCommit(ctx, cl, "g", []string{"allowed"}), `Read Group "g"`},
+		{"ProbeGroupDelete", ProbeGroupDelete(ctx, cl, "g", "allowed"), `Delete Group "g"`},
+		{"CommitGroupOffsets", CommitGroupOffsets(ctx, cl, "g", []GroupOffset{{Topic: "allowed", Offset: 1}}), `Read Group "g"`},
+		{"FetchGroupOffsets", func() error { _, err := FetchGroupOffsets(ctx, cl, "g"); return err }(), `Describe Group "g"`},
+		{"DescribeTopics", refusedOf["refused"], `Describe Topic "refused"`},
+		{"Producer.Write", producer.Write(ctx, "allowed", []Record{{Value: []byte("v")}}, []int32{0}, nil), `Write Topic "allowed"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var az *AuthzError
+			require.ErrorAs(t, tc.err, &az)
+			require.Equal(t, "User:probe", az.Principal)
+			require.ErrorContains(t, tc.err, `principal User:probe is not allowed to `+tc.want)
+			require.ErrorContains(t, tc.err, `kafka-acls.sh --bootstrap-server BROKER --add --allow-principal User:probe`)
+		})
+	}
+}

@@ -73,8 +73,9 @@ func NewProducer(opts Options) *Producer {
 // Produce writes msgs (Topic, Key, Value and Headers), each to its Partition or, when that is
 // negative, to the partition kafka-go's Hash balancer picks for its key (FNV-1a, as a
 // kafka.Writer with Balancer &kafka.Hash{} does). It returns one error per message, nil when
-// every message was acknowledged. A message whose context ends before its acknowledgement
-// gets ctx.Err(); it may still be written.
+// every message was acknowledged; a message refused for lack of an ACL gets an *AuthzError
+// naming Write on its topic. A message whose context ends before its acknowledgement gets
+// ctx.Err(); it may still be written.
 func (p *Producer) Produce(ctx context.Context, msgs []kafka.Message) []error {
 	errs, _ := p.produce(ctx, msgs)
 	return errs
@@ -125,7 +126,7 @@ func (w *Pending) Wait(ctx context.Context) []error {
 		case <-it.done:
 			if it.err != nil {
 				w.p.leaders.forget(it.topic)
-				errs[i] = fmt.Errorf("write to topic %q: %w", it.topic, it.err)
+				errs[i] = refusal(w.p.client, fmt.Errorf("write to topic %q: %w", it.topic, it.err), OpWrite, ResourceTopic, it.topic)
 				failed = true
 			}
 		default:
@@ -176,7 +177,7 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(in
 			leadersOf[m.Topic] = ls
 		}
 		if err := topicErr[m.Topic]; err != nil {
-			fail(i, fmt.Errorf("write to topic %q: %w", m.Topic, err))
+			fail(i, refusal(p.client, fmt.Errorf("write to topic %q: %w", m.Topic, err), OpWrite, ResourceTopic, m.Topic))
 			continue
 		}
 		part := m.Partition

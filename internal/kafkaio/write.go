@@ -61,16 +61,22 @@ func (e *WriteError) Error() string {
 func (e *WriteError) Unwrap() error { return e.Err }
 
 // MayHaveWritten reports whether a write that returned err may have left any of its records
-// in the topic: false only when err is a *WriteError with nothing acknowledged and every
-// failed record known not written. A caller that undoes a failed write skips the undo when
+// in the topic, or a group commit (CommitGroupOffsets) any of its offsets in the group: false
+// only when err is a *WriteError with nothing acknowledged and every failed record known not
+// written, or a *CommitError with no partition accepted and every refusal one answered before
+// the commit (refusedBeforeCommit). A caller that undoes a failed write skips the undo when
 // it is false: there is nothing to undo, and an undo that failed would report a leftover that
 // is not there.
 func MayHaveWritten(err error) bool {
 	var we *WriteError
-	if !errors.As(err, &we) {
-		return true
+	if errors.As(err, &we) {
+		return we.Written > 0 || len(we.NotWritten) < len(we.Failed)
 	}
-	return we.Written > 0 || len(we.NotWritten) < len(we.Failed)
+	var ce *CommitError
+	if errors.As(err, &ce) {
+		return !ce.notCommitted()
+	}
+	return true
 }
 
 // notSentError is the error of a record that was never sent (its partition's leader unknown,
@@ -125,9 +131,22 @@ type Acked struct {
 }
 
 // Leaders returns the leader broker ID of every partition of topic, indexed by partition;
-// the answer is reused for a moment (see leaderCache). The slice must not be changed.
+// the answer is reused for a moment (see leaderCache). The slice must not be changed. A
+// refusal is an *AuthzError naming Write on topic, what the leaders are looked up for.
 func (p *Producer) Leaders(ctx context.Context, topic string) ([]int, error) {
-	return p.leaders.get(ctx, topic)
+	leaders, err := p.leaders.get(ctx, topic)
+	return leaders, refusal(p.client, err, OpWrite, ResourceTopic, topic)
+}
+
+// writeRefusal words the refusal in err, the result of a write to topic, as an *AuthzError
+// naming Write on topic: the cause of a *WriteError, which stays (MayHaveWritten reads it).
+func (p *Producer) writeRefusal(topic string, err error) error {
+	var we *WriteError
+	if errors.As(err, &we) {
+		we.Err = refusal(p.client, we.Err, OpWrite, ResourceTopic, topic)
+		return err
+	}
+	return refusal(p.client, err, OpWrite, ResourceTopic, topic)
 }
 
 // Write writes recs to topic, recs[i] to partition parts[i], with acks=all, in order per
@@ -144,7 +163,14 @@ func (p *Producer) Leaders(ctx context.Context, topic string) ([]int, error) {
 //
 // acked, when not nil, is told of every acknowledged run of records with its offsets, before
 // Write returns, possibly from several goroutines at once.
+//
+// A refusal for lack of an ACL is a *WriteError whose cause is an *AuthzError naming Write on
+// topic.
 func (p *Producer) Write(ctx context.Context, topic string, recs []Record, parts []int32, acked func(Acked)) error {
+	return p.writeRefusal(topic, p.write(ctx, topic, recs, parts, acked))
+}
+
+func (p *Producer) write(ctx context.Context, topic string, recs []Record, parts []int32, acked func(Acked)) error {
 	if len(recs) == 0 {
 		return nil
 	}
@@ -204,6 +230,10 @@ func reportItems(msgs []kafka.Message, errs []error, owner []*produceItem, acked
 // *WriteError are the records' numbers in enc (Encoded.Records); acked is told of each
 // acknowledged batch (Acked.Batch).
 func (p *Producer) WriteEncoded(ctx context.Context, topic string, enc *Encoded, acked func(Acked)) error {
+	return p.writeRefusal(topic, p.writeEncoded(ctx, topic, enc, acked))
+}
+
+func (p *Producer) writeEncoded(ctx context.Context, topic string, enc *Encoded, acked func(Acked)) error {
 	if enc.Len() == 0 {
 		return nil
 	}
