@@ -244,7 +244,15 @@ func (c *Creator) stages() []stage {
 // failure, including cleanup that failed, is part of the outcome. ctx bounds the whole request.
 func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 	j := &job{req: req, name: req.Data.Name, ahead: c.takeReadAhead(req)}
-	out := &Outcome{}
+	failure := c.runStages(ctx, j)
+	j.settleOptimisticIntent()
+	return c.outcome(ctx, j, failure)
+}
+
+// runStages runs the stages of j in order and returns the failure of the first that fails
+// (the later ones are skipped), or nil.
+func (c *Creator) runStages(ctx context.Context, j *job) *Failure {
+	req := j.req
 	var failure *Failure
 	intentWritten, deadlineChecked := false, false
 	// The destructive stages write within the request's giveup, less the reserve its result
@@ -293,7 +301,14 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 		j.reports = append(j.reports, rep)
 		c.fault(j, "after:"+string(st.step))
 	}
-	j.settleOptimisticIntent()
+	return failure
+}
+
+// outcome is the outcome of j after its stages: its result, failed (after its cleanup),
+// planned or succeeded.
+func (c *Creator) outcome(ctx context.Context, j *job, failure *Failure) *Outcome {
+	req := j.req
+	out := &Outcome{}
 	out.ConnectorType = j.typ
 	out.OffsetsWiped = j.wiped
 	out.OffsetsWritten = j.written
