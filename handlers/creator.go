@@ -243,23 +243,23 @@ func (c *Creator) stages() []stage {
 // failure, including cleanup that failed, is part of the outcome. ctx bounds the whole request.
 func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 	j := &job{req: req, name: req.Data.Name, ahead: c.takeReadAhead(req)}
-	failure := c.runStages(ctx, j)
-	j.settleOptimisticIntent()
-	return c.outcome(ctx, j, failure)
-}
-
-// runStages runs the stages of j in order and returns the failure of the first that fails
-// (the later ones are skipped), or nil.
-func (c *Creator) runStages(ctx context.Context, j *job) *Failure {
-	req := j.req
-	var failure *Failure
-	intentWritten, deadlineChecked := false, false
 	// The destructive stages write within the request's giveup, less the reserve its result
 	// needs: from the giveup on, its sender reports it failed. The cleanup runs on ctx, with
 	// its own bound.
 	writesEnd := c.writesEnd(req)
 	writeCtx, cancelWrites := withWritesEnd(ctx, writesEnd)
 	defer cancelWrites()
+	failure := c.runStages(ctx, writeCtx, writesEnd, j)
+	j.settleOptimisticIntent()
+	return c.outcome(ctx, j, failure)
+}
+
+// runStages runs the stages of j in order, the destructive ones on writeCtx, and returns the
+// failure of the first that fails (the later ones are skipped), or nil.
+func (c *Creator) runStages(ctx, writeCtx context.Context, writesEnd time.Time, j *job) *Failure {
+	req := j.req
+	var failure *Failure
+	intentWritten, deadlineChecked := false, false
 	for _, st := range c.stages() {
 		if failure != nil || (st.skip != nil && st.skip(j)) {
 			j.reports = append(j.reports, events.StageReport{Stage: string(st.step), Outcome: events.OutcomeSkipped})
