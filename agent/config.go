@@ -129,6 +129,16 @@ const defaultMaxInflightBytes = 32 << 20
 // Validate reports every invalid setting at once.
 func (c *Config) Validate() error {
 	var errs []error
+	errs = c.checkRequired(errs)
+	errs = c.checkLogging(errs)
+	errs = c.checkLimits(errs)
+	errs = c.checkPatterns(errs)
+	errs = c.checkSecurity(errs)
+	return errors.Join(errs...)
+}
+
+// checkRequired appends to errs the brokers and topic and group names that are missing.
+func (c *Config) checkRequired(errs []error) []error {
 	if len(c.Brokers) == 0 {
 		errs = append(errs, errors.New("OFFSETAGENT_BROKERS: at least one broker is required"))
 	}
@@ -141,6 +151,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: must not be empty", f.name))
 		}
 	}
+	return errs
+}
+
+// checkLogging appends to errs an invalid log level or format.
+func (c *Config) checkLogging(errs []error) []error {
 	// The logger is cmd's, but its settings are judged with the others, so that a wrong one is
 	// not found only after the others are fixed. Empty is the default.
 	if c.LogLevel != "" {
@@ -152,6 +167,11 @@ func (c *Config) Validate() error {
 	if c.LogFormat != "" && c.LogFormat != "json" && c.LogFormat != "text" {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_LOG_FORMAT: %q, must be json or text", c.LogFormat))
 	}
+	return errs
+}
+
+// checkLimits appends to errs the sizes, counts and durations out of their range.
+func (c *Config) checkLimits(errs []error) []error {
 	if c.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_CONCURRENCY: %d, must be at least 1", c.Concurrency))
 	}
@@ -182,6 +202,11 @@ func (c *Config) Validate() error {
 	if c.RequestTopicPartitions < 1 {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_REQUEST_TOPIC_PARTITIONS: %d, must be at least 1", c.RequestTopicPartitions))
 	}
+	return errs
+}
+
+// checkPatterns appends to errs the patterns and names that do not parse.
+func (c *Config) checkPatterns(errs []error) []error {
 	if c.AllowedOffsetsTopics != "" {
 		if _, err := regexp.Compile(c.AllowedOffsetsTopics); err != nil {
 			errs = append(errs, fmt.Errorf("OFFSETAGENT_ALLOWED_OFFSETS_TOPICS: %w", err))
@@ -193,6 +218,11 @@ func (c *Config) Validate() error {
 	if _, err := handlers.ParseManager(string(c.ConnectorsManagedBy)); err != nil {
 		errs = append(errs, fmt.Errorf("OFFSETAGENT_CONNECTORS_MANAGED_BY: %w", err))
 	}
+	return errs
+}
+
+// checkSecurity appends to errs the SASL, Connect REST and TLS settings that are incomplete or refused.
+func (c *Config) checkSecurity(errs []error) []error {
 	switch c.Security.SASLMechanism {
 	case "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
 	default:
@@ -207,7 +237,7 @@ func (c *Config) Validate() error {
 	if (c.Security.TLSCertFile == "") != (c.Security.TLSKeyFile == "") {
 		errs = append(errs, errors.New("OFFSETAGENT_TLS_CERT_FILE and OFFSETAGENT_TLS_KEY_FILE: set both or neither"))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // OffsetsTopicPattern returns the compiled AllowedOffsetsTopics, defaulting to exactly OffsetsTopic.

@@ -18,29 +18,7 @@ import (
 // only then does the group move on, so the next owner of a partition starts after the last
 // request this replica finished and nothing runs twice.
 func (a *Agent) consume(ctx, work context.Context) error {
-	session := a.cfg.SessionTimeout
-	if session == 0 {
-		session = defaultSessionTimeout
-	}
-	heartbeat := min(time.Second, session/3)
-	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
-		ID:      a.cfg.GroupID,
-		Brokers: a.cfg.Brokers,
-		Dialer:  a.conns.Dialer,
-		Topics:  []string{a.cfg.RequestTopic},
-		// The agent's Connect cluster, topics and sources, for migrate's precheck and the
-		// other members (advertise.go).
-		GroupBalancers: groupBalancers(a.cfg, a.clusterID),
-		// A new group begins at the earliest request: requests published while no agent
-		// ran are processed when one starts.
-		StartOffset:           kafka.FirstOffset,
-		WatchPartitionChanges: true,
-		HeartbeatInterval:     heartbeat,
-		SessionTimeout:        session,
-		RebalanceTimeout:      a.cfg.ShutdownTimeout + 10*time.Second,
-		JoinGroupBackoff:      time.Second,
-		Timeout:               10 * time.Second,
-	})
+	cg, heartbeat, err := a.newConsumerGroup()
 	if err != nil {
 		return err
 	}
@@ -62,44 +40,79 @@ func (a *Agent) consume(ctx, work context.Context) error {
 			a.health.leftGeneration()
 			continue
 		}
-		// Before anything of the generation is fetched: a group that mixes two Connect
-		// clusters has its requests refused (advertise.go).
-		a.checkGroup(ctx)
-		a.joined.Store(true)
-		a.ready.Store(true)
-		assigned := gen.Assignments[a.cfg.RequestTopic]
-		ids := make([]int, len(assigned))
-		for i, pa := range assigned {
-			ids[i] = pa.ID
-		}
-		a.health.joinedGeneration(ids)
-		// The group's own heartbeats are not observable: a probe of ours tells /readyz whether
-		// the coordinator still knows this member.
+		a.startGeneration(ctx, gen, lanes, heartbeat)
+	}
+}
+
+// newConsumerGroup joins the agent's consumer group on the request topic; heartbeat is its
+// heartbeat interval.
+func (a *Agent) newConsumerGroup() (_ *kafka.ConsumerGroup, heartbeat time.Duration, _ error) {
+	session := a.cfg.SessionTimeout
+	if session == 0 {
+		session = defaultSessionTimeout
+	}
+	heartbeat = min(time.Second, session/3)
+	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
+		ID:      a.cfg.GroupID,
+		Brokers: a.cfg.Brokers,
+		Dialer:  a.conns.Dialer,
+		Topics:  []string{a.cfg.RequestTopic},
+		// The agent's Connect cluster, topics and sources, for migrate's precheck and the
+		// other members (advertise.go).
+		GroupBalancers: groupBalancers(a.cfg, a.clusterID),
+		// A new group begins at the earliest request: requests published while no agent
+		// ran are processed when one starts.
+		StartOffset:           kafka.FirstOffset,
+		WatchPartitionChanges: true,
+		HeartbeatInterval:     heartbeat,
+		SessionTimeout:        session,
+		RebalanceTimeout:      a.cfg.ShutdownTimeout + 10*time.Second,
+		JoinGroupBackoff:      time.Second,
+		Timeout:               10 * time.Second,
+	})
+	return cg, heartbeat, err
+}
+
+// startGeneration starts the work of a generation: its heartbeat probe and one fetcher per
+// partition assigned.
+func (a *Agent) startGeneration(ctx context.Context, gen *kafka.Generation, lanes *lanes, heartbeat time.Duration) {
+	// Before anything of the generation is fetched: a group that mixes two Connect
+	// clusters has its requests refused (advertise.go).
+	a.checkGroup(ctx)
+	a.joined.Store(true)
+	a.ready.Store(true)
+	assigned := gen.Assignments[a.cfg.RequestTopic]
+	ids := make([]int, len(assigned))
+	for i, pa := range assigned {
+		ids[i] = pa.ID
+	}
+	a.health.joinedGeneration(ids)
+	// The group's own heartbeats are not observable: a probe of ours tells /readyz whether
+	// the coordinator still knows this member.
+	gen.Start(func(gctx context.Context) {
+		a.heartbeatProbe(gctx, gen, heartbeat)
+		a.health.leftGeneration()
+	})
+	a.log.Info("partitions assigned", "generation", gen.ID, "partitions", len(assigned))
+	// A previous owner may have published results it did not commit: see them before
+	// deciding whether a redelivered request is new.
+	if err := a.results.log.Sync(ctx); err != nil && ctx.Err() == nil {
+		a.log.Warn("read result topic", "err", err)
+	} else if err := a.intents.sweep(ctx, a.results.seen); err != nil && ctx.Err() == nil {
+		a.log.Warn("remove stale intents", "err", err)
+	}
+	for _, pa := range assigned {
 		gen.Start(func(gctx context.Context) {
-			a.heartbeatProbe(gctx, gen, heartbeat)
-			a.health.leftGeneration()
+			a.consumePartition(ctx, gctx, gen, lanes, pa, len(assigned))
 		})
-		a.log.Info("partitions assigned", "generation", gen.ID, "partitions", len(assigned))
-		// A previous owner may have published results it did not commit: see them before
-		// deciding whether a redelivered request is new.
-		if err := a.results.log.Sync(ctx); err != nil && ctx.Err() == nil {
-			a.log.Warn("read result topic", "err", err)
-		} else if err := a.intents.sweep(ctx, a.results.seen); err != nil && ctx.Err() == nil {
-			a.log.Warn("remove stale intents", "err", err)
-		}
-		for _, pa := range assigned {
-			gen.Start(func(gctx context.Context) {
-				a.consumePartition(ctx, gctx, gen, lanes, pa, len(assigned))
-			})
-		}
-		if len(assigned) == 0 {
-			gen.Start(func(gctx context.Context) {
-				select {
-				case <-gctx.Done():
-				case <-ctx.Done():
-				}
-			})
-		}
+	}
+	if len(assigned) == 0 {
+		gen.Start(func(gctx context.Context) {
+			select {
+			case <-gctx.Done():
+			case <-ctx.Done():
+			}
+		})
 	}
 }
 

@@ -113,25 +113,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 			Help: "Always 1; labels carry the build's version and Go version.",
 		}, []string{"version", "goversion"}),
 	}
-	for _, r := range []string{ResultSucceeded, ResultFailed, ResultPlanned, ResultDuplicate} {
-		m.Requests.WithLabelValues(r)
-	}
-	// The stage label values are the steps of a request, the reason values the transient
-	// reasons of the error classifier.
-	for _, s := range handlers.StepNames() {
-		m.StageDuration.WithLabelValues(s)
-		for _, c := range ErrorCodes {
-			m.StageFailures.WithLabelValues(s, c)
-		}
-	}
-	for _, t := range []string{"source", "sink"} {
-		m.OffsetsWritten.WithLabelValues(t)
-		m.OffsetsWiped.WithLabelValues(t)
-	}
-	for _, r := range kafkaio.TransientReasons() {
-		m.Retries.WithLabelValues(string(r))
-	}
-	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+	m.createLabels(version)
 	m.MaxInflightBytes = f.NewGauge(prometheus.GaugeOpts{
 		Name: "offsetagent_max_inflight_bytes",
 		Help: "The configured OFFSETAGENT_MAX_INFLIGHT_BYTES: the bound of offsetagent_requests_in_flight_bytes.",
@@ -153,6 +135,29 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		nil, nil)}
 	reg.MustRegister(m.RequestLag)
 	return m
+}
+
+// createLabels creates every label combination of the vectors up front.
+func (m *Metrics) createLabels(version string) {
+	for _, r := range []string{ResultSucceeded, ResultFailed, ResultPlanned, ResultDuplicate} {
+		m.Requests.WithLabelValues(r)
+	}
+	// The stage label values are the steps of a request, the reason values the transient
+	// reasons of the error classifier.
+	for _, s := range handlers.StepNames() {
+		m.StageDuration.WithLabelValues(s)
+		for _, c := range ErrorCodes {
+			m.StageFailures.WithLabelValues(s, c)
+		}
+	}
+	for _, t := range []string{"source", "sink"} {
+		m.OffsetsWritten.WithLabelValues(t)
+		m.OffsetsWiped.WithLabelValues(t)
+	}
+	for _, r := range kafkaio.TransientReasons() {
+		m.Retries.WithLabelValues(string(r))
+	}
+	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 }
 
 // lagStale is how long a measurement of the request lag is served: past it (the last

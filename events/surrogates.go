@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // hasSurrogateEscape reports whether data holds a \uD800-\uDFFF escape at all: the cheap test
@@ -45,7 +47,7 @@ type surrogateWalker struct {
 }
 
 func (w *surrogateWalker) skipWS() {
-	w.pos = skipWS(w.data, w.pos)
+	w.pos = jsonvalue.SkipSpace(w.data, w.pos)
 }
 
 // walk reads the value at pos; path names it (the top-level object when depth is 0).
@@ -102,7 +104,7 @@ func (w *surrogateWalker) walk(path string, depth int) {
 			w.walk(elem, depth+1)
 		}
 	default:
-		end, _ := skipValue(w.data, w.pos)
+		end, _ := jsonvalue.SkipValue(w.data, w.pos)
 		w.pos = end
 	}
 }

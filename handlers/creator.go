@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"regexp"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
@@ -244,15 +243,23 @@ func (c *Creator) stages() []stage {
 // failure, including cleanup that failed, is part of the outcome. ctx bounds the whole request.
 func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 	j := &job{req: req, name: req.Data.Name, ahead: c.takeReadAhead(req)}
-	out := &Outcome{}
-	var failure *Failure
-	intentWritten, deadlineChecked := false, false
 	// The destructive stages write within the request's giveup, less the reserve its result
 	// needs: from the giveup on, its sender reports it failed. The cleanup runs on ctx, with
 	// its own bound.
 	writesEnd := c.writesEnd(req)
 	writeCtx, cancelWrites := withWritesEnd(ctx, writesEnd)
 	defer cancelWrites()
+	failure := c.runStages(ctx, writeCtx, writesEnd, j)
+	j.settleOptimisticIntent()
+	return c.outcome(ctx, j, failure)
+}
+
+// runStages runs the stages of j in order, the destructive ones on writeCtx, and returns the
+// failure of the first that fails (the later ones are skipped), or nil.
+func (c *Creator) runStages(ctx, writeCtx context.Context, writesEnd time.Time, j *job) *Failure {
+	req := j.req
+	var failure *Failure
+	intentWritten, deadlineChecked := false, false
 	for _, st := range c.stages() {
 		if failure != nil || (st.skip != nil && st.skip(j)) {
 			j.reports = append(j.reports, events.StageReport{Stage: string(st.step), Outcome: events.OutcomeSkipped})
@@ -293,7 +300,14 @@ func (c *Creator) Create(ctx context.Context, req *events.Request) *Outcome {
 		j.reports = append(j.reports, rep)
 		c.fault(j, "after:"+string(st.step))
 	}
-	j.settleOptimisticIntent()
+	return failure
+}
+
+// outcome is the outcome of j after its stages: its result, failed (after its cleanup),
+// planned or succeeded.
+func (c *Creator) outcome(ctx context.Context, j *job, failure *Failure) *Outcome {
+	req := j.req
+	out := &Outcome{}
 	out.ConnectorType = j.typ
 	out.OffsetsWiped = j.wiped
 	out.OffsetsWritten = j.written
@@ -417,99 +431,4 @@ func (c *Creator) fault(j *job, point string) {
 	if c.opts.Fault != nil {
 		c.opts.Fault(point, j.name)
 	}
-}
-
-// job is the state of one request as it moves through the stages.
-type job struct {
-	req     *events.Request
-	reports []events.StageReport
-
-	// Set by validate_config.
-	name string
-	// offsetsOnly: the request places the connector's offsets and writes no config records.
-	offsetsOnly bool
-	config      events.Config
-	props       map[string]string
-	class       *connectors.Class
-	typ         connectors.Type
-	state       string // config-topic target state: STARTED, PAUSED or STOPPED
-	restState   string // REST spelling: RUNNING, PAUSED or STOPPED
-	// connectorTopic is the connector's own offsets.storage.topic when it differs from the
-	// global one ("" otherwise).
-	connectorTopic string
-	group          string // sink consumer group
-	// globalSynced, when not nil, delivers the result of a Sync of the global offsets topic
-	// started by validate_config.
-	globalSynced chan error
-	// optimistic, when not nil, is the intent written during validate_config.
-	optimistic *optimisticIntent
-	// prevConfig is the connector's config records as write_config found them (what its
-	// undo writes back).
-	prevConfig []ConfigSnapshot
-	// rolledBack is what validate_config's rollback of an interrupted request undid.
-	rolledBack *rollback
-
-	// ahead is what ReadAhead read of the request's offsets, if anything.
-	ahead *readAhead
-
-	// Set by validate_offsets.
-	records []offsetstore.Record // new source offsets (non-null), partition computed per topic
-	// encoded holds the new source offsets instead of records when the single pass encoded
-	// them straight into record batches (large requests of the common shape). write_offsets
-	// lets go of them once every topic acknowledged them (the views drop their batches once
-	// applied), and sets encodedWritten: a cleanup then finds the keys in the views.
-	encoded        *offsetstore.Encoded
-	encodedWritten bool
-	aheadTook      time.Duration // the time ReadAhead took to read the records used
-	sinkOffsets    []offsetstore.GroupOffset
-
-	// Set by wipe_offsets: the snapshot of what was there.
-	snapshotTaken bool
-	prevSource    map[string][]offsetstore.SourceRecord // by topic
-	prevTopics    []string                              // the keys of prevSource, global topic first
-	prevGroup     []offsetstore.GroupOffset
-	wiped         int
-	// wipeStarted means tombstones or deletions may have reached the broker.
-	wipeStarted bool
-
-	// Set by write_offsets and write_config.
-	written      int
-	writtenTo    []string // topics write_offsets wrote to (or may have: kafkaio.MayHaveWritten)
-	sinkWritten  bool     // the sink's commit may be in its group (kafkaio.MayHaveWritten)
-	configTried  bool     // write_config's records may be in the config topic
-	targetStateK string
-}
-
-// sourceRecords are the new source offsets as records; encoded ones are decoded from their
-// batches (for a cleanup's tombstones, not for the write).
-func (j *job) sourceRecords() []offsetstore.Record {
-	if j.encoded != nil {
-		return j.encoded.Records()
-	}
-	return j.records
-}
-
-// sourceCount is the number of new source offsets.
-func (j *job) sourceCount() int {
-	if j.encoded != nil {
-		return j.encoded.Len()
-	}
-	return len(j.records)
-}
-
-// sourceTopics are the offsets topics of a source connector, in wipe order: the global topic
-// first (Connect tombstones the secondary store first), then the connector's own.
-func (j *job) sourceTopics(global string) []string {
-	if j.connectorTopic != "" {
-		return []string{global, j.connectorTopic}
-	}
-	return []string{global}
-}
-
-// writeTopics are the topics new offsets go to, in Connect's order: the connector's own
-// (primary) topic first, then the global one.
-func (j *job) writeTopics(global string) []string {
-	t := j.sourceTopics(global)
-	slices.Reverse(t)
-	return t
 }

@@ -123,21 +123,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	if err := opts.validateTarget(); err != nil {
 		return nil, err
 	}
-	if opts.Concurrency <= 0 {
-		opts.Concurrency = 16
-	}
-	if opts.WaveSize <= 0 {
-		opts.WaveSize = opts.Concurrency
-	}
-	if opts.To.MaxRequestBytes <= 0 {
-		opts.To.MaxRequestBytes = defaultMaxRequestBytes
-	}
-	if opts.Grace <= 0 {
-		opts.Grace = defaultGrace
-	}
-	if opts.WaitReport <= 0 {
-		opts.WaitReport = defaultWaitReport
-	}
+	opts.setDefaults()
 	interrupt := ctx // cancelled by the caller only: tells an interrupt from the deadline
 	if opts.Timeout > 0 {
 		// The prechecks' bound; each wave has its own (waves.go).
@@ -145,18 +131,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	if opts.To.Transport == nil {
-		// Not kafka-go's shared default: it caches metadata for 6 s and would not see topics
-		// an agent created just before.
-		opts.To.Transport = &kafka.Transport{MetadataTTL: time.Second}
-	}
-	if opts.DryRun && opts.StopSource {
-		// A dry run changes nothing: not on B, and not on A either.
-		opts.StopSource, opts.Options.stopPlanned = false, true
-		if opts.Logger != nil {
-			opts.Logger.Warn("--dry-run: connectors on A are not stopped; their offsets are read as they are now")
-		}
-	}
+	opts.setDryRun()
 	opts.Options.kubernetesNames = opts.Strimzi != nil
 	if opts.Strimzi != nil {
 		opts.Options.existingOnB = func(ctx context.Context) (map[string]map[string]string, error) {
@@ -174,25 +149,8 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	if err != nil {
 		return nil, precheckf("A's cluster id: %v", err)
 	}
-	st := StateStore{}
-	if opts.States != nil {
-		st = *opts.States
-	}
-	// The state topic's permissions are checked with B's when it is on B.
-	stateOps := kafkaio.TopicOps{Topic: st.topic(), Ops: []string{kafkaio.OpRead}}
-	if opts.StopSource {
-		stateOps.Ops = append(stateOps.Ops, kafkaio.OpWrite)
-	}
-	if len(st.Brokers) == 0 {
-		st.Brokers, st.Transport = opts.To.Brokers, opts.To.Transport
-	} else if !slices.Equal(st.Brokers, opts.To.Brokers) {
-		stateOps = kafkaio.TopicOps{}
-	}
-	// Into an operator-managed B, its config topic is read (refuseExisting).
-	configOps := []string{kafkaio.OpDescribe}
-	if opts.Strimzi != nil {
-		configOps = []string{kafkaio.OpRead}
-	}
+	st, stateOps := opts.stateStore()
+	configOps := opts.configOps()
 	if opts.MigrationID == "" {
 		opts.MigrationID = DeriveMigrationID(clusterA, opts.SelectionKey)
 	}
@@ -219,38 +177,117 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		Started: started, Connectors: entries}
 	rep.Publishing = runWaves(interrupt, src, results, opts, entries)
 	if opts.Strimzi != nil && !opts.DryRun {
-		n, err := opts.Strimzi.writeManifests(entries, opts.MigrationID, opts.Registry)
-		if err != nil {
+		if err := opts.writeStrimziManifests(rep, entries); err != nil {
 			return rep, err
-		}
-		rep.Next = fmt.Sprintf("%d KafkaConnector manifests for the Connect cluster %s are in %s: applying them (kubectl apply -f %s, "+
-			"or a commit that Argo CD or Flux syncs) completes the migration; each connector starts at the offsets placed. "+
-			"Then check: offsetagent migrate --verify --manifests %s --to-connect-url <B's Connect REST API>", n, opts.Strimzi.Cluster, opts.Strimzi.Dir, opts.Strimzi.Dir, opts.Strimzi.Dir)
-		if opts.Strimzi.Secret != "" {
-			rep.Next = fmt.Sprintf("First apply the Secret %s that the manifests reference (kubectl apply -f %s; it holds the values in clear text: keep it out of Git). ",
-				opts.Strimzi.Secret, opts.Strimzi.SecretFile) + rep.Next
 		}
 	}
 	rep.Finished = time.Now().UTC()
 	if !opts.DryRun {
-		rep.Cutover = NewCutover(rep, opts.To.OffsetsTopic, opts.Registry)
-		clB := &kafka.Client{Addr: kafka.TCP(opts.To.Brokers...), Timeout: 30 * time.Second}
-		if opts.To.Transport != nil {
-			clB.Transport = opts.To.Transport
-		}
-		if id, err := kafkaClusterID(ctx, clB); err == nil { // else the verification records it
-			rep.Cutover.ToClusterID = id
-		}
-		if opts.Verify > 0 && opts.Strimzi == nil {
-			err := VerifyCutover(interrupt, rep.Cutover, VerifyCutoverOptions{Brokers: opts.To.Brokers, Transport: opts.To.Transport,
-				Timeout: opts.Verify, Poll: opts.VerifyPoll, Registry: opts.Registry})
-			if err != nil {
-				rep.Cutover.Error = err.Error()
-				opts.Logger.Warn("cannot verify the cutover on B", "err", err)
-			}
-		}
+		opts.verifyCutover(interrupt, rep)
 	}
 	return rep, nil
+}
+
+// setDefaults fills in the options left at zero, B's transport included.
+func (o *MigrateOptions) setDefaults() {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 16
+	}
+	if o.WaveSize <= 0 {
+		o.WaveSize = o.Concurrency
+	}
+	if o.To.MaxRequestBytes <= 0 {
+		o.To.MaxRequestBytes = defaultMaxRequestBytes
+	}
+	if o.Grace <= 0 {
+		o.Grace = defaultGrace
+	}
+	if o.WaitReport <= 0 {
+		o.WaitReport = defaultWaitReport
+	}
+	if o.To.Transport == nil {
+		// Not kafka-go's shared default: it caches metadata for 6 s and would not see topics
+		// an agent created just before.
+		o.To.Transport = &kafka.Transport{MetadataTTL: time.Second}
+	}
+}
+
+// setDryRun keeps a dry run from stopping A's connectors: it plans their stop instead.
+func (o *MigrateOptions) setDryRun() {
+	if o.DryRun && o.StopSource {
+		// A dry run changes nothing: not on B, and not on A either.
+		o.StopSource, o.Options.stopPlanned = false, true
+		if o.Logger != nil {
+			o.Logger.Warn("--dry-run: connectors on A are not stopped; their offsets are read as they are now")
+		}
+	}
+}
+
+// stateStore returns the migration state store (on B's brokers unless given) and the
+// permissions its topic needs, checked with B's when it is on B.
+func (o *MigrateOptions) stateStore() (StateStore, kafkaio.TopicOps) {
+	st := StateStore{}
+	if o.States != nil {
+		st = *o.States
+	}
+	// The state topic's permissions are checked with B's when it is on B.
+	stateOps := kafkaio.TopicOps{Topic: st.topic(), Ops: []string{kafkaio.OpRead}}
+	if o.StopSource {
+		stateOps.Ops = append(stateOps.Ops, kafkaio.OpWrite)
+	}
+	if len(st.Brokers) == 0 {
+		st.Brokers, st.Transport = o.To.Brokers, o.To.Transport
+	} else if !slices.Equal(st.Brokers, o.To.Brokers) {
+		stateOps = kafkaio.TopicOps{}
+	}
+	return st, stateOps
+}
+
+// configOps returns the operations the precheck needs on B's config topic: into an
+// operator-managed B, its config topic is read (refuseExisting).
+func (o *MigrateOptions) configOps() []string {
+	if o.Strimzi != nil {
+		return []string{kafkaio.OpRead}
+	}
+	return []string{kafkaio.OpDescribe}
+}
+
+// writeStrimziManifests writes the KafkaConnector manifests of the entries into an operator-managed
+// B and says in rep.Next how to apply them.
+func (o *MigrateOptions) writeStrimziManifests(rep *Report, entries []*Entry) error {
+	n, err := o.Strimzi.writeManifests(entries, o.MigrationID, o.Registry)
+	if err != nil {
+		return err
+	}
+	rep.Next = fmt.Sprintf("%d KafkaConnector manifests for the Connect cluster %s are in %s: applying them (kubectl apply -f %s, "+
+		"or a commit that Argo CD or Flux syncs) completes the migration; each connector starts at the offsets placed. "+
+		"Then check: offsetagent migrate --verify --manifests %s --to-connect-url <B's Connect REST API>", n, o.Strimzi.Cluster, o.Strimzi.Dir, o.Strimzi.Dir, o.Strimzi.Dir)
+	if o.Strimzi.Secret != "" {
+		rep.Next = fmt.Sprintf("First apply the Secret %s that the manifests reference (kubectl apply -f %s; it holds the values in clear text: keep it out of Git). ",
+			o.Strimzi.Secret, o.Strimzi.SecretFile) + rep.Next
+	}
+	return nil
+}
+
+// verifyCutover sets rep.Cutover, the partitions placed, and, with Verify (not into an
+// operator-managed B), verifies them on B; an error of the verification is in the cutover.
+func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
+	rep.Cutover = NewCutover(rep, o.To.OffsetsTopic, o.Registry)
+	clB := &kafka.Client{Addr: kafka.TCP(o.To.Brokers...), Timeout: 30 * time.Second}
+	if o.To.Transport != nil {
+		clB.Transport = o.To.Transport
+	}
+	if id, err := kafkaClusterID(interrupt, clB); err == nil { // else the verification records it
+		rep.Cutover.ToClusterID = id
+	}
+	if o.Verify > 0 && o.Strimzi == nil {
+		err := VerifyCutover(interrupt, rep.Cutover, VerifyCutoverOptions{Brokers: o.To.Brokers, Transport: o.To.Transport,
+			Timeout: o.Verify, Poll: o.VerifyPoll, Registry: o.Registry})
+		if err != nil {
+			rep.Cutover.Error = err.Error()
+			o.Logger.Warn("cannot verify the cutover on B", "err", err)
+		}
+	}
 }
 
 func (o *MigrateOptions) validateTarget() error {

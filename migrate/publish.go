@@ -77,15 +77,7 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		waitCtx, cancelWait = context.WithDeadline(ctx, p.giveUp())
 		defer cancelWait()
 	}
-	codec, _ := p.opts.To.Compression.Codec() // checked by validateTarget
-	// BatchBytes: kafka-go refuses a message above it by its size before compression (1 MiB
-	// by default), and with it every other message of the same call.
-	w := &kafka.Writer{Addr: kafka.TCP(p.opts.To.Brokers...), Topic: p.opts.To.RequestTopic, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 1000, Compression: codec,
-		BatchBytes: int64(p.opts.To.MaxRequestBytes) + 1<<20}
-	if p.opts.To.Transport != nil {
-		w.Transport = p.opts.To.Transport
-	}
+	w := p.requestWriter()
 	defer w.Close()
 	var tick <-chan time.Time
 	if p.opts.WaitReport > 0 {
@@ -118,15 +110,7 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 			queue = nil
 		}
 		if waitCtx.Err() != nil {
-			var seen map[string]onB
-			why := ""
-			if len(inflight) > 0 && !p.opts.DryRun && !p.deadline.IsZero() && (ctx.Err() == nil || !time.Now().Before(p.giveUp())) {
-				// Failed only for a request that B shows did not create its connector.
-				seen, why = p.lookOnB(ctx, inflight)
-			}
-			for _, e := range inflight {
-				p.unanswered(ctx, prog, e, seen[e.RequestID], why)
-			}
+			p.settleUnanswered(ctx, inflight, prog)
 			return publishing
 		}
 		if len(inflight) == 0 {
@@ -144,6 +128,34 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		}
 	}
 	return publishing
+}
+
+// requestWriter is the writer of the requests to B's request topic.
+func (p *publisher) requestWriter() *kafka.Writer {
+	codec, _ := p.opts.To.Compression.Codec() // checked by validateTarget
+	// BatchBytes: kafka-go refuses a message above it by its size before compression (1 MiB
+	// by default), and with it every other message of the same call.
+	w := &kafka.Writer{Addr: kafka.TCP(p.opts.To.Brokers...), Topic: p.opts.To.RequestTopic, Balancer: &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 1000, Compression: codec,
+		BatchBytes: int64(p.opts.To.MaxRequestBytes) + 1<<20}
+	if p.opts.To.Transport != nil {
+		w.Transport = p.opts.To.Transport
+	}
+	return w
+}
+
+// settleUnanswered settles the requests in flight when the run stops awaiting results,
+// after a look at B where it can tell whether they created their connectors.
+func (p *publisher) settleUnanswered(ctx context.Context, inflight map[string]*Entry, prog Progress) {
+	var seen map[string]onB
+	why := ""
+	if len(inflight) > 0 && !p.opts.DryRun && !p.deadline.IsZero() && (ctx.Err() == nil || !time.Now().Before(p.giveUp())) {
+		// Failed only for a request that B shows did not create its connector.
+		seen, why = p.lookOnB(ctx, inflight)
+	}
+	for _, e := range inflight {
+		p.unanswered(ctx, prog, e, seen[e.RequestID], why)
+	}
 }
 
 // giveUp is every request's giveup extension (events.ExtensionGiveUp): the deadline plus the

@@ -125,9 +125,13 @@ func scanKeyConnector(key []byte) (string, bool) {
 	i = jsonvalue.SkipSpace(key, i+1)
 	switch {
 	case i < len(key) && key[i] == '{':
-		if i = skipObject(key, i); i < 0 {
+		// The partition's members are not validated: Connect's readers would reject a
+		// malformed key anyway, and the agent never writes one.
+		end, ok := jsonvalue.SkipValue(key, i)
+		if !ok {
 			return "", false
 		}
+		i = end
 	case bytes.HasPrefix(key[i:], []byte("null")):
 		i += len("null")
 	default:
@@ -162,29 +166,4 @@ func scanString(b []byte, i int) (int, bool) {
 		}
 	}
 	return -1, escaped
-}
-
-// skipObject returns the index after the JSON object opening at b[i] (balanced braces and
-// brackets, strings honoured), or -1. It does not validate the members: Connect's readers would
-// reject a malformed key anyway, and the agent never writes one.
-func skipObject(b []byte, i int) int {
-	depth := 0
-	for j := i; j < len(b); j++ {
-		switch b[j] {
-		case '"':
-			end, _ := scanString(b, j)
-			if end < 0 {
-				return -1
-			}
-			j = end
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return j + 1
-			}
-		}
-	}
-	return -1
 }

@@ -57,14 +57,9 @@ func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string, no
 		runtime.MemProfileRate = 32 << 10
 	}
 	in := bufio.NewReader(stdin)
-	line, err := in.ReadString('\n')
+	cfg, err := readAgentConfig(in)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent-bench agent: read config: %v\n", err)
-		return 1
-	}
-	var cfg agent.Config
-	if err := json.Unmarshal([]byte(line), &cfg); err != nil {
-		fmt.Fprintf(stderr, "offsetagent-bench agent: config: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent-bench agent: %v\n", err)
 		return 1
 	}
 	opts := agent.Options{Version: "bench"}
@@ -85,8 +80,7 @@ func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string, no
 	}
 	fmt.Fprintln(stdout, "ready")
 
-	var sampler *peakSampler
-	var profile *os.File
+	ph := &markedPhase{cpuProfile: cpuProfile}
 	for {
 		cmd, err := in.ReadString('\n')
 		if err != nil {
@@ -94,41 +88,11 @@ func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string, no
 		}
 		switch strings.TrimSpace(cmd) {
 		case "mark":
-			idle := liveHeap()
-			if cpuProfile != "" {
-				if profile, err = os.Create(cpuProfile); err == nil {
-					err = pprof.StartCPUProfile(profile)
-				}
-				if err != nil {
-					fmt.Fprintf(stderr, "offsetagent-bench agent: CPU profile: %v\n", err)
-				}
-			}
-			sampler = samplePeak()
-			fmt.Fprintf(stdout, "idle %d\n", idle)
+			ph.mark(stdout, stderr)
 		case "peak":
-			var peak, live uint64
-			if sampler != nil {
-				peak = sampler.finish()
-				live = sampler.live.Load()
-				sampler = nil
-			}
-			if profile != nil {
-				if f, err := os.Create(cpuProfile + ".mem"); err == nil {
-					_ = pprof.Lookup("allocs").WriteTo(f, 0)
-					f.Close()
-				}
-				pprof.StopCPUProfile()
-				_ = profile.Close()
-				profile = nil
-			}
-			fmt.Fprintf(stdout, "peak %d %d\n", peak, live)
+			ph.peak(stdout)
 		case "sync":
-			sctx, scancel := context.WithTimeout(ctx, time.Minute)
-			if err := a.Store().Sync(sctx, cfg.OffsetsTopic); err != nil {
-				fmt.Fprintf(stderr, "offsetagent-bench agent: sync: %v\n", err)
-			}
-			scancel()
-			fmt.Fprintln(stdout, "synced")
+			syncOffsets(ctx, a, cfg.OffsetsTopic, stdout, stderr)
 		}
 	}
 	cancel()
@@ -137,6 +101,73 @@ func serveAgent(stdin io.Reader, stdout, stderr io.Writer, cpuProfile string, no
 	case <-time.After(30 * time.Second):
 	}
 	return 0
+}
+
+// readAgentConfig reads the agent's configuration, one line of JSON.
+func readAgentConfig(in *bufio.Reader) (agent.Config, error) {
+	var cfg agent.Config
+	line, err := in.ReadString('\n')
+	if err != nil {
+		return cfg, fmt.Errorf("read config: %w", err)
+	}
+	if err := json.Unmarshal([]byte(line), &cfg); err != nil {
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
+}
+
+// markedPhase is the phase of the run between "mark" and "peak": its heap sampler and, with
+// cpuProfile, its CPU profile.
+type markedPhase struct {
+	cpuProfile string
+	sampler    *peakSampler
+	profile    *os.File
+}
+
+// mark starts the phase: it writes the idle live heap.
+func (ph *markedPhase) mark(stdout, stderr io.Writer) {
+	idle := liveHeap()
+	if ph.cpuProfile != "" {
+		var err error
+		if ph.profile, err = os.Create(ph.cpuProfile); err == nil {
+			err = pprof.StartCPUProfile(ph.profile)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "offsetagent-bench agent: CPU profile: %v\n", err)
+		}
+	}
+	ph.sampler = samplePeak()
+	fmt.Fprintf(stdout, "idle %d\n", idle)
+}
+
+// peak ends the phase: it writes the peak and live heap it saw.
+func (ph *markedPhase) peak(stdout io.Writer) {
+	var peak, live uint64
+	if ph.sampler != nil {
+		peak = ph.sampler.finish()
+		live = ph.sampler.live.Load()
+		ph.sampler = nil
+	}
+	if ph.profile != nil {
+		if f, err := os.Create(ph.cpuProfile + ".mem"); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+		pprof.StopCPUProfile()
+		_ = ph.profile.Close()
+		ph.profile = nil
+	}
+	fmt.Fprintf(stdout, "peak %d %d\n", peak, live)
+}
+
+// syncOffsets reads the offsets topic to its end into the agent's store.
+func syncOffsets(ctx context.Context, a *agent.Agent, topic string, stdout, stderr io.Writer) {
+	sctx, scancel := context.WithTimeout(ctx, time.Minute)
+	if err := a.Store().Sync(sctx, topic); err != nil {
+		fmt.Fprintf(stderr, "offsetagent-bench agent: sync: %v\n", err)
+	}
+	scancel()
+	fmt.Fprintln(stdout, "synced")
 }
 
 // agentProc is the driver's handle on an agent child process.

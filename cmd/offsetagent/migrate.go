@@ -339,20 +339,8 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	var f fleetFlags
 	f.register(fs)
-	requestTopic := fs.String("request-topic", "", "the request topic B's agents consume")
-	resultTopic := fs.String("result-topic", "", "the result topic B's agents write")
-	migrationID := fs.String("migration-id", "", "the migration's id (default: derived from A's cluster id and the selection)")
-	concurrency := fs.Int("concurrency", 16, "requests in flight")
-	waveSize := fs.Int("wave-size", 0, "with --stop-source: connectors stopped on A and published per wave, each wave bounded by --timeout (default: --concurrency)")
-	timeout := fs.Duration("timeout", 30*time.Minute, "bound on the prechecks and on each wave: its stop on A, and its requests' deadline (from its publishing), which B's agents honour (0: none; refused with --stop-source)")
-	grace := fs.Duration("grace", 30*time.Second, "how long past the requests' deadline to wait for results still on their way")
-	dry := fs.Bool("dry-run", false, "publish dry-run requests: print the plans, change nothing on B")
-	toConnectURL := fs.String("to-connect-url", "", "B's Connect REST API (for the prechecks: without it B's plugins and configs are not checked; and --verify; credentials: --to-connect-config or OFFSETAGENT_TO_CONNECT_USER_INFO)")
-	toConnectConfig := fs.String("to-connect-config", "", "properties file for B's Connect REST API: basic.auth.user.info, ssl.truststore.*, ssl.keystore.* (PEM)")
-	toConfigTopic := fs.String("to-config-topic", "", "B's Connect config topic")
-	toOffsetsTopic := fs.String("to-offsets-topic", "", "B's Connect offsets topic")
-	allowNoAgent := fs.Bool("allow-no-agent", false, "publish even when no agent consumes B's request topic now: the requests wait for one until --timeout")
-	connectTimeout := connectTimeoutFlag(fs)
+	var mf migrateFlags
+	mf.register(fs)
 	var vf verifyFlags
 	vf.register(fs)
 	var sf strimziFlags
@@ -362,19 +350,12 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var toHTTP *http.Client
-	if *toConnectURL != "" {
-		var err error
-		if toHTTP, err = connectClient(*toConnectURL, "--to-connect-url", *toConnectConfig, "--to-connect-config",
-			toConnectUserInfoVar, stderr); err != nil {
-			fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
-			return 2
-		}
-	} else if *toConnectConfig != "" {
-		fmt.Fprintln(stderr, "offsetagent migrate: --to-connect-config: given without --to-connect-url")
+	toHTTP, err := mf.toConnectClient(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
 		return 2
 	}
-	if code, done := sf.run(ctx, *toConnectURL, toHTTP, stdout, stderr); done {
+	if code, done := sf.run(ctx, *mf.toConnectURL, toHTTP, stdout, stderr); done {
 		return code
 	}
 	if sf.verify {
@@ -390,28 +371,16 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 		To: migrate.Target{Brokers: splitList(f.toBrokers), RequestTopic: cfg.RequestTopic, ResultTopic: cfg.ResultTopic,
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic, Transport: cl.to.Transport, Dialer: cl.to.Dialer,
 			Principal: cl.toPrincipal, AgentGroup: cfg.GroupID,
-			ConnectURL: *toConnectURL, HTTPClient: toHTTP, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
-		MigrationID: *migrationID, SelectionKey: f.selectionKey(), Concurrency: *concurrency, WaveSize: *waveSize, Timeout: *timeout, Grace: *grace, DryRun: *dry,
-		Progress: progressFor(stderr), Strimzi: sf.target(), Verify: vf.timeout(*dry),
+			ConnectURL: *mf.toConnectURL, HTTPClient: toHTTP, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
+		MigrationID: *mf.migrationID, SelectionKey: f.selectionKey(), Concurrency: *mf.concurrency, WaveSize: *mf.waveSize, Timeout: *mf.timeout, Grace: *mf.grace, DryRun: *mf.dry,
+		Progress: progressFor(stderr), Strimzi: sf.target(), Verify: vf.timeout(*mf.dry),
 	}
-	if *requestTopic != "" {
-		mo.To.RequestTopic = *requestTopic
-	}
-	if *resultTopic != "" {
-		mo.To.ResultTopic = *resultTopic
-	}
-	if *toConfigTopic != "" {
-		mo.To.ConfigTopic = *toConfigTopic
-	}
-	if *toOffsetsTopic != "" {
-		mo.To.OffsetsTopic = *toOffsetsTopic
-	}
-	mo.To.RequireAgent = !*allowNoAgent
+	mf.setTarget(&mo.To)
 	if err := mo.Check(); err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
 		return 2
 	}
-	if err := f.reach(ctx, stderr, cl, *connectTimeout, true); err != nil {
+	if err := f.reach(ctx, stderr, cl, *mf.connectTimeout, true); err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
 		return 2
 	}
@@ -419,17 +388,72 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fleetError(stderr, "migrate", err)
 	}
-	if *dry {
+	if *mf.dry {
 		if err := rep.WritePlans(stdout); err != nil {
 			fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
 			return 1
 		}
 	}
 	code := finishReport(rep, f.report, stdout, stderr)
-	if !*dry {
+	if !*mf.dry {
 		code = max(code, vf.finish(rep.Cutover, mo.Verify > 0 && mo.Strimzi == nil, stdout, stderr))
 	}
 	return code
+}
+
+// migrateFlags are the flags of migrate that export does not have.
+type migrateFlags struct {
+	requestTopic, resultTopic, migrationID *string
+	toConnectURL, toConnectConfig          *string
+	toConfigTopic, toOffsetsTopic          *string
+	concurrency, waveSize                  *int
+	timeout, grace, connectTimeout         *time.Duration
+	dry, allowNoAgent                      *bool
+}
+
+func (mf *migrateFlags) register(fs *flag.FlagSet) {
+	mf.requestTopic = fs.String("request-topic", "", "the request topic B's agents consume")
+	mf.resultTopic = fs.String("result-topic", "", "the result topic B's agents write")
+	mf.migrationID = fs.String("migration-id", "", "the migration's id (default: derived from A's cluster id and the selection)")
+	mf.concurrency = fs.Int("concurrency", 16, "requests in flight")
+	mf.waveSize = fs.Int("wave-size", 0, "with --stop-source: connectors stopped on A and published per wave, each wave bounded by --timeout (default: --concurrency)")
+	mf.timeout = fs.Duration("timeout", 30*time.Minute, "bound on the prechecks and on each wave: its stop on A, and its requests' deadline (from its publishing), which B's agents honour (0: none; refused with --stop-source)")
+	mf.grace = fs.Duration("grace", 30*time.Second, "how long past the requests' deadline to wait for results still on their way")
+	mf.dry = fs.Bool("dry-run", false, "publish dry-run requests: print the plans, change nothing on B")
+	mf.toConnectURL = fs.String("to-connect-url", "", "B's Connect REST API (for the prechecks: without it B's plugins and configs are not checked; and --verify; credentials: --to-connect-config or OFFSETAGENT_TO_CONNECT_USER_INFO)")
+	mf.toConnectConfig = fs.String("to-connect-config", "", "properties file for B's Connect REST API: basic.auth.user.info, ssl.truststore.*, ssl.keystore.* (PEM)")
+	mf.toConfigTopic = fs.String("to-config-topic", "", "B's Connect config topic")
+	mf.toOffsetsTopic = fs.String("to-offsets-topic", "", "B's Connect offsets topic")
+	mf.allowNoAgent = fs.Bool("allow-no-agent", false, "publish even when no agent consumes B's request topic now: the requests wait for one until --timeout")
+	mf.connectTimeout = connectTimeoutFlag(fs)
+}
+
+// toConnectClient returns the client of B's Connect REST API, nil without --to-connect-url.
+func (mf *migrateFlags) toConnectClient(stderr io.Writer) (*http.Client, error) {
+	if *mf.toConnectURL != "" {
+		return connectClient(*mf.toConnectURL, "--to-connect-url", *mf.toConnectConfig, "--to-connect-config",
+			toConnectUserInfoVar, stderr)
+	} else if *mf.toConnectConfig != "" {
+		return nil, errors.New("--to-connect-config: given without --to-connect-url")
+	}
+	return nil, nil
+}
+
+// setTarget applies the flags that override the agents' configuration to B's target.
+func (mf *migrateFlags) setTarget(to *migrate.Target) {
+	if *mf.requestTopic != "" {
+		to.RequestTopic = *mf.requestTopic
+	}
+	if *mf.resultTopic != "" {
+		to.ResultTopic = *mf.resultTopic
+	}
+	if *mf.toConfigTopic != "" {
+		to.ConfigTopic = *mf.toConfigTopic
+	}
+	if *mf.toOffsetsTopic != "" {
+		to.OffsetsTopic = *mf.toOffsetsTopic
+	}
+	to.RequireAgent = !*mf.allowNoAgent
 }
 
 // progressFor draws a bar when w is a terminal, else one line per connector.

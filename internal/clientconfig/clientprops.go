@@ -56,64 +56,16 @@ func ParseCommandConfig(data []byte) (Security, []string, error) {
 	var notes []string
 	var s Security
 
-	protocol := "PLAINTEXT"
-	if v, ok := m["security.protocol"]; ok {
-		protocol = strings.ToUpper(v)
-	}
-	useSASL, useTLS := false, false
-	switch protocol {
-	case "PLAINTEXT":
-	case "SSL":
-		useTLS = true
-	case "SASL_PLAINTEXT":
-		useSASL = true
-	case "SASL_SSL":
-		useSASL, useTLS = true, true
-	default:
-		errs = append(errs, fmt.Errorf("security.protocol: %q, want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", m["security.protocol"]))
+	protocol, useSASL, useTLS, err := securityProtocol(m)
+	if err != nil {
+		errs = append(errs, err)
 	}
 	s.TLSEnabled = useTLS
-
-	for _, k := range keysInOrder(props) {
-		switch {
-		case k == "security.protocol" || k == "sasl.mechanism" || k == "sasl.jaas.config":
-		case strings.HasPrefix(k, "ssl."):
-			if !useTLS && protocol != "" && isKnownProtocol(protocol) {
-				errs = append(errs, fmt.Errorf("%s: set, but security.protocol is %s, under which Kafka does not use TLS: use SSL or SASL_SSL, or remove it", k, protocol))
-			}
-		case strings.HasPrefix(k, "sasl."):
-			errs = append(errs, fmt.Errorf("%s: not supported (only sasl.mechanism and sasl.jaas.config with the Plain or Scram login module are): remove it", k))
-		case slices.Contains(tuningKeys, k):
-			notes = append(notes, fmt.Sprintf("%s: accepted, without effect (offsetagent keeps its own timeouts and client id)", k))
-		default:
-			errs = append(errs, fmt.Errorf("%s: not supported: offsetagent reads only the security settings (security.protocol, sasl.*, ssl.*) of a client properties file: remove it", k))
-		}
-	}
-
+	errs, notes = checkKeys(props, protocol, useTLS, errs, notes)
 	if useSASL {
-		mech, ok := m["sasl.mechanism"]
-		mech = strings.ToUpper(mech)
-		switch {
-		case !ok:
-			errs = append(errs, errors.New("sasl.mechanism: not set, so Kafka's default GSSAPI (Kerberos) applies, which offsetagent does not support: set PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"))
-		case mech == "PLAIN" || mech == "SCRAM-SHA-256" || mech == "SCRAM-SHA-512":
-			s.SASLMechanism = mech
-		default:
-			errs = append(errs, fmt.Errorf("sasl.mechanism: %q not supported: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", m["sasl.mechanism"]))
-		}
-		if jaas, ok := m["sasl.jaas.config"]; !ok {
-			errs = append(errs, errors.New("sasl.jaas.config: not set: give the credentials inline, e.g. sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"alice\" password=\"...\"; (a JAAS file named by java.security.auth.login.config is not read)"))
-		} else if user, pass, err := parseJAAS(jaas); err != nil {
-			errs = append(errs, fmt.Errorf("sasl.jaas.config: %w", err))
-		} else {
-			s.SASLUsername, s.SASLPassword = user, pass
-		}
+		errs = s.setSASL(m, errs)
 	} else if protocol != "" && isKnownProtocol(protocol) {
-		for _, k := range []string{"sasl.mechanism", "sasl.jaas.config"} {
-			if _, ok := m[k]; ok {
-				errs = append(errs, fmt.Errorf("%s: set, but security.protocol is %s, under which Kafka does not use SASL: use SASL_SSL or SASL_PLAINTEXT, or remove it", k, protocol))
-			}
-		}
+		errs = refuseSASLKeys(m, protocol, errs)
 	}
 
 	if useTLS {
@@ -129,6 +81,81 @@ func ParseCommandConfig(data []byte) (Security, []string, error) {
 		return Security{}, nil, err
 	}
 	return s, notes, nil
+}
+
+// securityProtocol reads security.protocol (PLAINTEXT by default) and whether it uses SASL and
+// TLS.
+func securityProtocol(m map[string]string) (protocol string, useSASL, useTLS bool, err error) {
+	protocol = "PLAINTEXT"
+	if v, ok := m["security.protocol"]; ok {
+		protocol = strings.ToUpper(v)
+	}
+	switch protocol {
+	case "PLAINTEXT":
+	case "SSL":
+		useTLS = true
+	case "SASL_PLAINTEXT":
+		useSASL = true
+	case "SASL_SSL":
+		useSASL, useTLS = true, true
+	default:
+		err = fmt.Errorf("security.protocol: %q, want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", m["security.protocol"])
+	}
+	return protocol, useSASL, useTLS, err
+}
+
+// checkKeys appends to errs every key, in file order, that is not read or does not apply under
+// protocol, and to notes every tuning key accepted without effect.
+func checkKeys(props []Property, protocol string, useTLS bool, errs []error, notes []string) ([]error, []string) {
+	for _, k := range keysInOrder(props) {
+		switch {
+		case k == "security.protocol" || k == "sasl.mechanism" || k == "sasl.jaas.config":
+		case strings.HasPrefix(k, "ssl."):
+			if !useTLS && protocol != "" && isKnownProtocol(protocol) {
+				errs = append(errs, fmt.Errorf("%s: set, but security.protocol is %s, under which Kafka does not use TLS: use SSL or SASL_SSL, or remove it", k, protocol))
+			}
+		case strings.HasPrefix(k, "sasl."):
+			errs = append(errs, fmt.Errorf("%s: not supported (only sasl.mechanism and sasl.jaas.config with the Plain or Scram login module are): remove it", k))
+		case slices.Contains(tuningKeys, k):
+			notes = append(notes, fmt.Sprintf("%s: accepted, without effect (offsetagent keeps its own timeouts and client id)", k))
+		default:
+			errs = append(errs, fmt.Errorf("%s: not supported: offsetagent reads only the security settings (security.protocol, sasl.*, ssl.*) of a client properties file: remove it", k))
+		}
+	}
+	return errs, notes
+}
+
+// setSASL sets the SASL mechanism and credentials of s from sasl.mechanism and
+// sasl.jaas.config, appending to errs what is missing or refused.
+func (s *Security) setSASL(m map[string]string, errs []error) []error {
+	mech, ok := m["sasl.mechanism"]
+	mech = strings.ToUpper(mech)
+	switch {
+	case !ok:
+		errs = append(errs, errors.New("sasl.mechanism: not set, so Kafka's default GSSAPI (Kerberos) applies, which offsetagent does not support: set PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"))
+	case mech == "PLAIN" || mech == "SCRAM-SHA-256" || mech == "SCRAM-SHA-512":
+		s.SASLMechanism = mech
+	default:
+		errs = append(errs, fmt.Errorf("sasl.mechanism: %q not supported: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", m["sasl.mechanism"]))
+	}
+	if jaas, ok := m["sasl.jaas.config"]; !ok {
+		errs = append(errs, errors.New("sasl.jaas.config: not set: give the credentials inline, e.g. sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username=\"alice\" password=\"...\"; (a JAAS file named by java.security.auth.login.config is not read)"))
+	} else if user, pass, err := parseJAAS(jaas); err != nil {
+		errs = append(errs, fmt.Errorf("sasl.jaas.config: %w", err))
+	} else {
+		s.SASLUsername, s.SASLPassword = user, pass
+	}
+	return errs
+}
+
+// refuseSASLKeys appends to errs the SASL keys set under a protocol without SASL.
+func refuseSASLKeys(m map[string]string, protocol string, errs []error) []error {
+	for _, k := range []string{"sasl.mechanism", "sasl.jaas.config"} {
+		if _, ok := m[k]; ok {
+			errs = append(errs, fmt.Errorf("%s: set, but security.protocol is %s, under which Kafka does not use SASL: use SASL_SSL or SASL_PLAINTEXT, or remove it", k, protocol))
+		}
+	}
+	return errs
 }
 
 func isKnownProtocol(p string) bool {
@@ -201,13 +228,23 @@ func parseTLSProps(m map[string]string) (tlsProps, error) {
 			errs = append(errs, fmt.Errorf("%s: not supported: offsetagent reads PEM stores (ssl.truststore.*, ssl.keystore.*), ssl.key.password and ssl.endpoint.identification.algorithm: remove it", k))
 		}
 	}
-	has := func(k string) bool { _, ok := m[k]; return ok }
-	storeType := func(k string) string { return strings.ToUpper(m[k]) }
+	errs = t.readTruststore(m, errs)
+	errs = t.readKeystore(m, errs)
+	errs = t.readHostnameCheck(m, errs)
+	return t, errors.Join(errs...)
+}
 
-	// Truststore.
-	if has("ssl.truststore.location") || has("ssl.truststore.certificates") || has("ssl.truststore.type") {
-		switch typ := storeType("ssl.truststore.type"); {
-		case !has("ssl.truststore.type"):
+// hasProp says whether the key k is set.
+func hasProp(m map[string]string, k string) bool { _, ok := m[k]; return ok }
+
+// storeTypeOf is the store type the key k names, in upper case.
+func storeTypeOf(m map[string]string, k string) string { return strings.ToUpper(m[k]) }
+
+// readTruststore reads the ssl.truststore.* keys into t, appending to errs what is refused.
+func (t *tlsProps) readTruststore(m map[string]string, errs []error) []error {
+	if hasProp(m, "ssl.truststore.location") || hasProp(m, "ssl.truststore.certificates") || hasProp(m, "ssl.truststore.type") {
+		switch typ := storeTypeOf(m, "ssl.truststore.type"); {
+		case !hasProp(m, "ssl.truststore.type"):
 			errs = append(errs, errors.New("ssl.truststore.type: not set, so Kafka's default JKS applies, which offsetagent does not read: set ssl.truststore.type=PEM with a PEM file, or convert a JKS truststore: keytool -list -rfc -keystore truststore.jks > ca.pem"))
 		case typ == "JKS" || typ == "PKCS12":
 			errs = append(errs, fmt.Errorf("ssl.truststore.type: %s not supported: convert it to PEM and set ssl.truststore.type=PEM: %s", typ, convertTrust(typ)))
@@ -215,54 +252,63 @@ func parseTLSProps(m map[string]string) (tlsProps, error) {
 			errs = append(errs, fmt.Errorf("ssl.truststore.type: %q not supported: want PEM", m["ssl.truststore.type"]))
 		}
 		switch {
-		case has("ssl.truststore.location") && has("ssl.truststore.certificates"):
+		case hasProp(m, "ssl.truststore.location") && hasProp(m, "ssl.truststore.certificates"):
 			errs = append(errs, errors.New("ssl.truststore.location and ssl.truststore.certificates: set one, not both"))
-		case has("ssl.truststore.location"):
+		case hasProp(m, "ssl.truststore.location"):
 			t.caFile = m["ssl.truststore.location"]
-		case has("ssl.truststore.certificates"):
+		case hasProp(m, "ssl.truststore.certificates"):
 			t.caPEM = []byte(m["ssl.truststore.certificates"])
 		}
-		if has("ssl.truststore.password") && storeType("ssl.truststore.type") == "PEM" {
+		if hasProp(m, "ssl.truststore.password") && storeTypeOf(m, "ssl.truststore.type") == "PEM" {
 			errs = append(errs, errors.New("ssl.truststore.password: not used with a PEM truststore (Kafka refuses it too): remove it"))
 		}
-	} else if has("ssl.truststore.password") {
+	} else if hasProp(m, "ssl.truststore.password") {
 		errs = append(errs, errors.New("ssl.truststore.password: set without a truststore: remove it"))
 	}
+	return errs
+}
 
-	// Keystore.
-	if has("ssl.keystore.location") || has("ssl.keystore.certificate.chain") || has("ssl.keystore.key") || has("ssl.keystore.type") {
-		switch typ := storeType("ssl.keystore.type"); {
-		case !has("ssl.keystore.type"):
+// readKeystore reads the ssl.keystore.* keys and ssl.key.password into t, appending to errs
+// what is refused.
+func (t *tlsProps) readKeystore(m map[string]string, errs []error) []error {
+	if hasProp(m, "ssl.keystore.location") || hasProp(m, "ssl.keystore.certificate.chain") || hasProp(m, "ssl.keystore.key") || hasProp(m, "ssl.keystore.type") {
+		switch typ := storeTypeOf(m, "ssl.keystore.type"); {
+		case !hasProp(m, "ssl.keystore.type"):
 			errs = append(errs, errors.New("ssl.keystore.type: not set, so Kafka's default JKS applies, which offsetagent does not read: set ssl.keystore.type=PEM with a PEM file holding the key and the certificate chain"))
 		case typ == "JKS" || typ == "PKCS12":
 			errs = append(errs, fmt.Errorf("ssl.keystore.type: %s not supported: convert it to PEM and set ssl.keystore.type=PEM: %s", typ, convertKey(typ)))
 		case typ != "PEM":
 			errs = append(errs, fmt.Errorf("ssl.keystore.type: %q not supported: want PEM", m["ssl.keystore.type"]))
 		}
-		inline := has("ssl.keystore.certificate.chain") || has("ssl.keystore.key")
+		inline := hasProp(m, "ssl.keystore.certificate.chain") || hasProp(m, "ssl.keystore.key")
 		switch {
-		case has("ssl.keystore.location") && inline:
+		case hasProp(m, "ssl.keystore.location") && inline:
 			errs = append(errs, errors.New("ssl.keystore.location and ssl.keystore.certificate.chain/ssl.keystore.key: set the file or the inline pair, not both"))
-		case has("ssl.keystore.location"):
+		case hasProp(m, "ssl.keystore.location"):
 			f := m["ssl.keystore.location"]
 			t.certFile, t.keyFile = f, f
-		case has("ssl.keystore.certificate.chain") != has("ssl.keystore.key"):
+		case hasProp(m, "ssl.keystore.certificate.chain") != hasProp(m, "ssl.keystore.key"):
 			errs = append(errs, errors.New("ssl.keystore.certificate.chain and ssl.keystore.key: set both or neither"))
 		case inline:
 			t.certPEM, t.keyPEM = []byte(m["ssl.keystore.certificate.chain"]), []byte(m["ssl.keystore.key"])
 		}
-		if has("ssl.keystore.password") && storeType("ssl.keystore.type") == "PEM" {
+		if hasProp(m, "ssl.keystore.password") && storeTypeOf(m, "ssl.keystore.type") == "PEM" {
 			errs = append(errs, errors.New("ssl.keystore.password: not used with a PEM keystore (Kafka refuses it too; an encrypted key's password is ssl.key.password): remove it"))
 		}
 		t.keyPassword = m["ssl.key.password"]
 	} else {
 		for _, k := range []string{"ssl.keystore.password", "ssl.key.password"} {
-			if has(k) {
+			if hasProp(m, k) {
 				errs = append(errs, fmt.Errorf("%s: set without a keystore: remove it", k))
 			}
 		}
 	}
+	return errs
+}
 
+// readHostnameCheck reads ssl.endpoint.identification.algorithm into t, appending to errs a
+// value that is refused.
+func (t *tlsProps) readHostnameCheck(m map[string]string, errs []error) []error {
 	if v, ok := m["ssl.endpoint.identification.algorithm"]; ok {
 		switch strings.ToLower(v) {
 		case "https":
@@ -272,7 +318,7 @@ func parseTLSProps(m map[string]string) (tlsProps, error) {
 			errs = append(errs, fmt.Errorf("ssl.endpoint.identification.algorithm: %q not supported: want https (the default: the broker's certificate must name the host) or empty (no hostname check)", v))
 		}
 	}
-	return t, errors.Join(errs...)
+	return errs
 }
 
 func sortedMapKeys(m map[string]string) []string {

@@ -40,12 +40,7 @@ func ParseProperties(data []byte) ([]Property, error) {
 		// One logical line: from its first natural line to the end of the last one it
 		// continues onto.
 		start := line
-		skipBlanks := func() {
-			for i < len(runes) && isPropBlank(runes[i]) {
-				i++
-			}
-		}
-		skipBlanks()
+		i = skipPropBlanks(runes, i)
 		if i < len(runes) && isPropEOL(runes[i]) {
 			i, line = nextLine(runes, i, line)
 			continue
@@ -54,64 +49,94 @@ func ParseProperties(data []byte) ([]Property, error) {
 			break
 		}
 		if runes[i] == '#' || runes[i] == '!' {
-			for i < len(runes) && !isPropEOL(runes[i]) {
-				i++
-			}
+			i = skipToEOL(runes, i)
 			if i < len(runes) {
 				i, line = nextLine(runes, i, line)
 			}
 			continue
 		}
-		// Gather the logical line's characters, resolving continuations; escapes are kept
-		// (a backslash and its character) for the key/value split and decoded afterwards.
 		var logical []rune
-		for i < len(runes) && !isPropEOL(runes[i]) {
-			if len(logical) == 0 && (runes[i] == '#' || runes[i] == '!') {
-				// A logical line that has nothing yet when a natural line it continues onto
-				// starts with a comment sign is a comment, as for Properties.load: the comment
-				// ends with its natural line.
-				for i < len(runes) && !isPropEOL(runes[i]) {
-					i++
-				}
-				break
-			}
-			if runes[i] == '\\' {
-				if i+1 < len(runes) && !isPropEOL(runes[i+1]) {
-					logical = append(logical, runes[i], runes[i+1])
-					i += 2
-					continue
-				}
-				// A backslash at the end of a natural line: the line goes on on the next one
-				// (or ends at the end of the data).
-				i++
-				if i < len(runes) {
-					i, line = nextLine(runes, i, line)
-				}
-				skipBlanks()
-				continue
-			}
-			logical = append(logical, runes[i])
-			i++
-		}
-		if i < len(runes) {
-			i, line = nextLine(runes, i, line)
-		}
+		logical, i, line = readLogicalLine(runes, i, line)
 		if len(logical) == 0 {
 			// Nothing but blanks and continuations, or a comment: no property.
 			continue
 		}
-		key, value := splitProperty(logical)
-		k, err := unescapeProperty(key)
+		p, err := parseProperty(logical, start)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: key: %w", start, err)
+			return nil, err
 		}
-		v, err := unescapeProperty(value)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: value of %q: %w", start, k, err)
-		}
-		out = append(out, Property{Key: k, Value: v, Line: start})
+		out = append(out, p)
 	}
 	return out, nil
+}
+
+// skipPropBlanks returns the index of the first rune at or after i that is not a blank.
+func skipPropBlanks(runes []rune, i int) int {
+	for i < len(runes) && isPropBlank(runes[i]) {
+		i++
+	}
+	return i
+}
+
+// skipToEOL returns the index of the line terminator that ends the natural line at i, or the
+// end of runes.
+func skipToEOL(runes []rune, i int) int {
+	for i < len(runes) && !isPropEOL(runes[i]) {
+		i++
+	}
+	return i
+}
+
+// readLogicalLine gathers the characters of the logical line at i, resolving continuations,
+// and returns them with the position and line number after it; escapes are kept (a backslash
+// and its character) for the key/value split and decoded afterwards.
+func readLogicalLine(runes []rune, i, line int) ([]rune, int, int) {
+	var logical []rune
+	for i < len(runes) && !isPropEOL(runes[i]) {
+		if len(logical) == 0 && (runes[i] == '#' || runes[i] == '!') {
+			// A logical line that has nothing yet when a natural line it continues onto
+			// starts with a comment sign is a comment, as for Properties.load: the comment
+			// ends with its natural line.
+			i = skipToEOL(runes, i)
+			break
+		}
+		if runes[i] == '\\' {
+			if i+1 < len(runes) && !isPropEOL(runes[i+1]) {
+				logical = append(logical, runes[i], runes[i+1])
+				i += 2
+				continue
+			}
+			// A backslash at the end of a natural line: the line goes on on the next one
+			// (or ends at the end of the data).
+			i++
+			if i < len(runes) {
+				i, line = nextLine(runes, i, line)
+			}
+			i = skipPropBlanks(runes, i)
+			continue
+		}
+		logical = append(logical, runes[i])
+		i++
+	}
+	if i < len(runes) {
+		i, line = nextLine(runes, i, line)
+	}
+	return logical, i, line
+}
+
+// parseProperty splits the logical line that starts on line start into its key and value and
+// decodes their escapes.
+func parseProperty(logical []rune, start int) (Property, error) {
+	key, value := splitProperty(logical)
+	k, err := unescapeProperty(key)
+	if err != nil {
+		return Property{}, fmt.Errorf("line %d: key: %w", start, err)
+	}
+	v, err := unescapeProperty(value)
+	if err != nil {
+		return Property{}, fmt.Errorf("line %d: value of %q: %w", start, k, err)
+	}
+	return Property{Key: k, Value: v, Line: start}, nil
 }
 
 // nextLine steps over the line terminator at i (\n, \r or \r\n) and counts the line.

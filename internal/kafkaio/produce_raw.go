@@ -81,8 +81,17 @@ func (r *rawProduce) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 	}
 	version := min(r.version, maxProduceVersion)
 	const corr = 1 // one request per exchange: any id will do
-	// The request in segments: framing (with the small record sets copied in), then each large
-	// record set as it lies, then the framing that follows it.
+	for _, s := range r.requestSegments(version, corr) {
+		if _, err := rw.Write(s); err != nil {
+			return nil, fmt.Errorf("produce: write request: %w", err)
+		}
+	}
+	return r.readResponse(rw, version, corr)
+}
+
+// requestSegments returns the request in segments: framing (with the small record sets copied
+// in), then each large record set as it lies, then the framing that follows it.
+func (r *rawProduce) requestSegments(version int16, corr uint32) [][]byte {
 	var segs [][]byte
 	var frame []byte
 	size := 0
@@ -130,11 +139,12 @@ func (r *rawProduce) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 	}
 	flush()
 	be.PutUint32(segs[0], uint32(size-4))
-	for _, s := range segs {
-		if _, err := rw.Write(s); err != nil {
-			return nil, fmt.Errorf("produce: write request: %w", err)
-		}
-	}
+	return segs
+}
+
+// readResponse reads and decodes the response to request corr.
+func (r *rawProduce) readResponse(rw io.ReadWriter, version int16, corr int32) (protocol.Message, error) {
+	be := binary.BigEndian
 	var head [8]byte
 	if _, err := io.ReadFull(rw, head[:]); err != nil {
 		return nil, fmt.Errorf("produce: read response: %w", err)

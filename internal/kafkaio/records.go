@@ -104,103 +104,124 @@ func (rr *recordReader) read(data []byte, topic string, p int, offset int64, out
 		}
 		b := data[:size]
 		data = data[size:]
-		if b[batchMagicOffset] < 2 { // a message of the formats before record batches
-			var err error
-			if out, next, err = rr.readLegacy(b, topic, p, next, out, flush, own); errors.Is(err, errReadFull) {
-				return out, next, nil
-			} else if err != nil {
-				return out, next, fmt.Errorf("read records of partition %d at offset %d: %w", p, int64(binary.BigEndian.Uint64(b)), err)
-			}
-			continue
-		}
-		if size < batchHeaderSize {
-			return out, next, fmt.Errorf("read records of partition %d at offset %d: %w: length %d",
-				p, next, errCorruptBatch, size-batchLogOverhead)
-		}
-		base := int64(binary.BigEndian.Uint64(b))
-		last := base + int64(int32(binary.BigEndian.Uint32(b[batchLastDeltaOffset:])))
-		// Before the offset check: the batches before the offset asked for still close the
-		// aborted transactions they end.
-		if b[batchMagicOffset] == 2 && rr.aborts.drop(b, last) {
-			next = max(next, last+1) // an aborted transaction's batch or its marker
-			continue
-		}
-		if last < next {
-			continue // wholly before the offset asked for: a batch may start before it
-		}
-		if magic := b[batchMagicOffset]; magic > 2 {
-			return out, next, fmt.Errorf("read records of partition %d at offset %d: record batch magic %d not supported", p, base, magic)
-		}
-		if crc32.Checksum(b[attrOffset:], castagnoli) != binary.BigEndian.Uint32(b[crcOffset:]) {
-			return out, next, fmt.Errorf("read records of partition %d at offset %d: %w: CRC mismatch", p, base, errCorruptBatch)
-		}
-		attrs := binary.BigEndian.Uint16(b[attrOffset:])
-		records := b[batchHeaderSize:]
-		if codec := compress.Compression(attrs & batchCompressionMask); codec != compress.None {
-			if rr.borrow && len(out) > 0 {
-				// The buffer is about to be reused: hand over the records that alias it.
-				if flush == nil {
-					return out, next, errors.New("read records: borrowed records need a flush")
-				}
-				flush(out)
-				out = out[:0]
-			}
-		}
-		count := int(int32(binary.BigEndian.Uint32(b[batchCountOffset:])))
-		inData := true
-		if codec := compress.Compression(attrs & batchCompressionMask); codec != compress.None {
-			limit, room := rr.inflateLimit()
-			if room && limit == 0 {
-				return out, max(next, base), nil // readMax is used up
-			}
-			var err error
-			if rr.keepMin > 0 && !rr.borrow && count == 1 && len(records) >= inflateOwnMin {
-				// One large record (a large request, published compressed): inflated into a
-				// buffer of its own, exactly sized, that its message keeps (see keepMin).
-				records, err = inflateOwn(codec, records, limit)
-			} else if rr.readMax > 0 && !rr.borrow && len(records) >= inflateExactMin {
-				// Several large records (requests published at once): an exactly sized buffer
-				// too, not one grown by doubling, and garbage once the records this read
-				// returns are copied out of it. (Smaller batches, of many small requests, keep
-				// the one pass into the reader's buffer.)
-				records, err = inflateOwn(codec, records, limit)
-				inData = false
-			} else {
-				records, err = rr.inflate(codec, records, limit)
-				inData = false
-			}
-			if errors.Is(err, errInflateLimit) && room {
-				// Beyond what is left of readMax (perhaps not beyond inflateMax): the next read
-				// starts at this batch and takes it first.
-				return out, max(next, base), nil
-			}
-			if errors.Is(err, errInflateLimit) && last-max(base, next) < maxTooLarge {
-				// Not read: each of its records is a message that says so (TooLarge).
-				for o := max(base, next); o <= last; o++ {
-					out = append(out, kafka.Message{Topic: topic, Partition: p, Offset: o, Headers: tooLargeHeaders})
-				}
-				next = last + 1
-				continue
-			}
-			if err != nil {
-				return out, next, fmt.Errorf("read records of partition %d at offset %d: %w", p, base, err)
-			}
-		}
-		if !rr.take(int64(len(records))) {
-			return out, max(next, base), nil // an uncompressed batch beyond readMax
-		}
-		bt := batch{base: base, firstTS: int64(binary.BigEndian.Uint64(b[batchFirstTSOffset:])),
-			count: count, control: attrs&batchControlFlag != 0, inData: inData}
 		var err error
-		out, next, err = rr.readBatch(bt, records, topic, p, next, out, flush, own)
+		if b[batchMagicOffset] < 2 { // a message of the formats before record batches
+			out, next, err = rr.readLegacy(b, topic, p, next, out, flush, own)
+			if err != nil && !errors.Is(err, errReadFull) {
+				err = fmt.Errorf("read records of partition %d at offset %d: %w", p, int64(binary.BigEndian.Uint64(b)), err)
+			}
+		} else {
+			out, next, err = rr.readRecordBatch(b, topic, p, next, out, flush, own)
+		}
 		if errors.Is(err, errReadFull) {
 			return out, next, nil
+		}
+		if err != nil {
+			return out, next, err
+		}
+	}
+	return out, next, nil
+}
+
+// readRecordBatch reads the record batch b (magic 2) for read and returns out and next as read
+// continues after it. It returns errReadFull, with the offset the next read starts at, when
+// read stops at this batch.
+func (rr *recordReader) readRecordBatch(b []byte, topic string, p int, next int64, out []kafka.Message,
+	flush func([]kafka.Message), own ownFunc) ([]kafka.Message, int64, error) {
+	if len(b) < batchHeaderSize {
+		return out, next, fmt.Errorf("read records of partition %d at offset %d: %w: length %d",
+			p, next, errCorruptBatch, len(b)-batchLogOverhead)
+	}
+	base := int64(binary.BigEndian.Uint64(b))
+	last := base + int64(int32(binary.BigEndian.Uint32(b[batchLastDeltaOffset:])))
+	// Before the offset check: the batches before the offset asked for still close the
+	// aborted transactions they end.
+	if b[batchMagicOffset] == 2 && rr.aborts.drop(b, last) {
+		return out, max(next, last+1), nil // an aborted transaction's batch or its marker
+	}
+	if last < next {
+		return out, next, nil // wholly before the offset asked for: a batch may start before it
+	}
+	if magic := b[batchMagicOffset]; magic > 2 {
+		return out, next, fmt.Errorf("read records of partition %d at offset %d: record batch magic %d not supported", p, base, magic)
+	}
+	if crc32.Checksum(b[attrOffset:], castagnoli) != binary.BigEndian.Uint32(b[crcOffset:]) {
+		return out, next, fmt.Errorf("read records of partition %d at offset %d: %w: CRC mismatch", p, base, errCorruptBatch)
+	}
+	attrs := binary.BigEndian.Uint16(b[attrOffset:])
+	records := b[batchHeaderSize:]
+	count := int(int32(binary.BigEndian.Uint32(b[batchCountOffset:])))
+	inData := true
+	if codec := compress.Compression(attrs & batchCompressionMask); codec != compress.None {
+		var err error
+		if out, err = rr.handOverBorrowed(out, flush); err != nil {
+			return out, next, err
+		}
+		limit, room := rr.inflateLimit()
+		if room && limit == 0 {
+			return out, max(next, base), errReadFull // readMax is used up
+		}
+		records, inData, err = rr.inflateRecords(codec, records, count, limit)
+		if errors.Is(err, errInflateLimit) && room {
+			// Beyond what is left of readMax (perhaps not beyond inflateMax): the next read
+			// starts at this batch and takes it first.
+			return out, max(next, base), errReadFull
+		}
+		if errors.Is(err, errInflateLimit) && last-max(base, next) < maxTooLarge {
+			// Not read: each of its records is a message that says so (TooLarge).
+			for o := max(base, next); o <= last; o++ {
+				out = append(out, kafka.Message{Topic: topic, Partition: p, Offset: o, Headers: tooLargeHeaders})
+			}
+			return out, last + 1, nil
 		}
 		if err != nil {
 			return out, next, fmt.Errorf("read records of partition %d at offset %d: %w", p, base, err)
 		}
 	}
-	return out, next, nil
+	if !rr.take(int64(len(records))) {
+		return out, max(next, base), errReadFull // an uncompressed batch beyond readMax
+	}
+	bt := batch{base: base, firstTS: int64(binary.BigEndian.Uint64(b[batchFirstTSOffset:])),
+		count: count, control: attrs&batchControlFlag != 0, inData: inData}
+	out, next, err := rr.readBatch(bt, records, topic, p, next, out, flush, own)
+	if err != nil && !errors.Is(err, errReadFull) {
+		err = fmt.Errorf("read records of partition %d at offset %d: %w", p, base, err)
+	}
+	return out, next, err
+}
+
+// handOverBorrowed passes the records of out to flush before a compressed batch is inflated:
+// with borrow, the buffer they alias is about to be reused.
+func (rr *recordReader) handOverBorrowed(out []kafka.Message, flush func([]kafka.Message)) ([]kafka.Message, error) {
+	if !rr.borrow || len(out) == 0 {
+		return out, nil
+	}
+	if flush == nil {
+		return out, errors.New("read records: borrowed records need a flush")
+	}
+	flush(out)
+	return out[:0], nil
+}
+
+// inflateRecords inflates the count compressed records of a batch, up to limit bytes; inData
+// is false when they were inflated into the reader's buffer.
+func (rr *recordReader) inflateRecords(codec compress.Compression, records []byte, count int, limit int64) (_ []byte, inData bool, err error) {
+	if rr.keepMin > 0 && !rr.borrow && count == 1 && len(records) >= inflateOwnMin {
+		// One large record (a large request, published compressed): inflated into a
+		// buffer of its own, exactly sized, that its message keeps (see keepMin).
+		records, err = inflateOwn(codec, records, limit)
+		return records, true, err
+	}
+	if rr.readMax > 0 && !rr.borrow && len(records) >= inflateExactMin {
+		// Several large records (requests published at once): an exactly sized buffer
+		// too, not one grown by doubling, and garbage once the records this read
+		// returns are copied out of it. (Smaller batches, of many small requests, keep
+		// the one pass into the reader's buffer.)
+		records, err = inflateOwn(codec, records, limit)
+		return records, false, err
+	}
+	records, err = rr.inflate(codec, records, limit)
+	return records, false, err
 }
 
 // batch is what readBatch needs of a record batch header.

@@ -105,12 +105,8 @@ func (rr *recordReader) readLegacy(b []byte, topic string, p int, next int64, ou
 	if room && limit == 0 {
 		return out, next, errReadFull
 	}
-	if rr.borrow && len(out) > 0 {
-		if flush == nil {
-			return out, next, fmt.Errorf("read records: borrowed records need a flush")
-		}
-		flush(out)
-		out = out[:0]
+	if out, err = rr.handOverBorrowed(out, flush); err != nil {
+		return out, next, err
 	}
 	set, err := rr.inflate(codec, m.value, limit)
 	if errors.Is(err, errInflateLimit) && room {
@@ -128,24 +124,9 @@ func (rr *recordReader) readLegacy(b []byte, topic string, p int, next int64, ou
 		return out, next, err
 	}
 	rr.take(int64(len(set)))
-	var inner []legacyMessage
-	for len(set) > 0 {
-		if len(set) < batchLogOverhead {
-			return out, next, fmt.Errorf("%w: inner message set", errCorruptBatch)
-		}
-		size := batchLogOverhead + int(int32(binary.BigEndian.Uint32(set[batchLengthOffset:])))
-		if size < legacyMinSize || size > len(set) {
-			return out, next, fmt.Errorf("%w: inner message of %d bytes", errCorruptBatch, size)
-		}
-		im, err := decodeLegacy(set[:size])
-		if err != nil {
-			return out, next, err
-		}
-		if im.attrs&batchCompressionMask != 0 {
-			return out, next, fmt.Errorf("%w: nested compression", errCorruptBatch)
-		}
-		inner = append(inner, im)
-		set = set[size:]
+	inner, err := decodeInnerMessages(set)
+	if err != nil {
+		return out, next, err
 	}
 	if len(inner) == 0 {
 		return out, next, nil
@@ -165,6 +146,31 @@ func (rr *recordReader) readLegacy(b []byte, topic string, p int, next int64, ou
 		}
 	}
 	return out, next, nil
+}
+
+// decodeInnerMessages decodes the uncompressed messages of the inflated message set of a
+// compressed magic 0/1 message.
+func decodeInnerMessages(set []byte) ([]legacyMessage, error) {
+	var inner []legacyMessage
+	for len(set) > 0 {
+		if len(set) < batchLogOverhead {
+			return nil, fmt.Errorf("%w: inner message set", errCorruptBatch)
+		}
+		size := batchLogOverhead + int(int32(binary.BigEndian.Uint32(set[batchLengthOffset:])))
+		if size < legacyMinSize || size > len(set) {
+			return nil, fmt.Errorf("%w: inner message of %d bytes", errCorruptBatch, size)
+		}
+		im, err := decodeLegacy(set[:size])
+		if err != nil {
+			return nil, err
+		}
+		if im.attrs&batchCompressionMask != 0 {
+			return nil, fmt.Errorf("%w: nested compression", errCorruptBatch)
+		}
+		inner = append(inner, im)
+		set = set[size:]
+	}
+	return inner, nil
 }
 
 // appendLegacy appends one uncompressed message as a record at its offset, unless it is before
