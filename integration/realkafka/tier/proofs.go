@@ -1,14 +1,11 @@
 package tier
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -376,121 +373,4 @@ func (e *Env) StartClusterB(ctx context.Context, t testing.TB, name, lib string)
 	require.NoError(t, err)
 	StopAfter(t, ag.Stop)
 	return b, w, ag
-}
-
-// Migration says how MigrateStopSource sets up its two clusters.
-type Migration struct {
-	// LibB is the jar folder of cluster B's broker and worker.
-	LibB string
-	// SharedWorkerA makes the Env's worker cluster A (one JVM fewer); otherwise A is a Connect
-	// cluster of its own on the Env's broker.
-	SharedWorkerA bool
-}
-
-// MigrateStopSource is the real-Kafka proof of moving running connectors between Connect
-// clusters with nothing lost or sent twice: two brokers with a Connect worker each (A:
-// the Env's broker and version, B: the jars m.LibB); a FileStream source and a FileStream sink
-// running on A are moved with `offsetagent migrate --stop-source` while A's tasks are still busy,
-// and B's worker runs them from exactly the offsets A's tasks had reached: every line of the
-// source's file is produced once, on A or on B, and every record of the sink's topic is written
-// once, by A's sink or B's.
-func MigrateStopSource(t *testing.T, e *Env, m Migration) {
-	e.RequirePeers(t)
-	if e.Lib == "" || m.LibB == "" {
-		t.Skip("needs the jars to start a second broker")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-
-	// A: the shared broker, with the shared worker or a Connect cluster of its own.
-	namesA, wA := e.ConnectNames("main"), e.Worker
-	if !m.SharedWorkerA {
-		namesA = e.ConnectNames("mig-a")
-		var err error
-		wA, err = e.StartWorker(ctx, "worker-mig-a", namesA)
-		require.NoError(t, err)
-		StopAfter(t, wA.Stop)
-	}
-	brokersA := e.Brokers
-
-	// B: a broker, a worker and an agent of their own.
-	b, wB, agentB := e.StartClusterB(ctx, t, "mig-b", m.LibB)
-	brokersB := []string{b.Addr}
-
-	// On A: a source reading a file and a sink writing one, both running and busy.
-	src, sink := e.Unique("mig-src"), e.Unique("mig-sink")
-	first, _ := Lines("a", 0, 20)
-	file := e.WriteFile(t, src+".txt", first)
-	srcTopic, sinkTopic := src+"-out", sink+"-in"
-	// Both workers run on this host: B's sink appends to the file A's sink wrote.
-	sinkOut := filepath.Join(t.TempDir(), "sink.txt")
-	for _, brokers := range [][]string{brokersA, brokersB} {
-		CreateTopicOn(t, brokers, sinkTopic, 1)
-	}
-	recordsA := ValuesFrom("r", 0, 30)
-	ProduceTo(t, brokersA, sinkTopic, recordsA...)
-	RestOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": src, "config": map[string]string{
-		"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": file, "topic": srcTopic, "tasks.max": "1"}})
-	RestOK(t, wA, http.MethodPost, "/connectors", map[string]any{"name": sink, "config": map[string]string{
-		"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": sinkOut, "topics": sinkTopic, "tasks.max": "1"}})
-	WaitState(t, wA, src, "RUNNING")
-	WaitState(t, wA, sink, "RUNNING")
-	require.NotEmpty(t, WaitTopic(t, brokersA, srcTopic, 1))
-	// More work arrives while the migration stops the tasks: their final commits decide.
-	more, _ := Lines("a", 20, 200)
-	AppendFile(t, file, more)
-	recordsA2 := ValuesFrom("r", 30, 200)
-	ProduceTo(t, brokersA, sinkTopic, recordsA2...)
-
-	// B's copy of the sink's topic holds the same records at the same offsets (an
-	// offset-preserving link), as --sink-offsets copy requires.
-	ProduceTo(t, brokersB, sinkTopic, append(recordsA, recordsA2...)...)
-
-	cutover := filepath.Join(t.TempDir(), "cutover.json")
-	cmd := exec.CommandContext(ctx, e.AgentBin, "migrate",
-		"--from-brokers", strings.Join(brokersA, ","), "--from-config-topic", namesA.Config, "--from-offsets-topic", namesA.Offsets,
-		"--from-connect-url", wA.URL, "--to-brokers", b.Addr, "--to-connect-url", wB.URL,
-		"--include", src+"|"+sink, "--stop-source", "--verify-timeout", "2s", "--cutover-report", cutover, "--report", filepath.Join(t.TempDir(), "report.json"))
-	cmd.Env = agentB.Env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-	require.Regexp(t, src+`\s+`+src+`\s+source\s+1\s+succeeded`, stdout.String())
-	require.Regexp(t, sink+`\s+`+sink+`\s+sink\s+1\s+succeeded`, stdout.String())
-
-	WaitState(t, wA, src, "STOPPED")
-	WaitState(t, wA, sink, "STOPPED")
-	// B's connectors run, as they did on A.
-	WaitState(t, wB, src, "RUNNING")
-	WaitState(t, wB, sink, "RUNNING")
-	last, _ := Lines("a", 220, 5)
-	AppendFile(t, file, last)
-	recordsB := ValuesFrom("r", 230, 5)
-	ProduceTo(t, brokersB, sinkTopic, recordsB...)
-
-	// Every line once, on A or on B; every record once in the sink's file, by A or by B.
-	allLines := strings.Split(strings.TrimSuffix(first+more+last, "\n"), "\n")
-	var produced []string
-	require.Eventually(t, func() bool {
-		produced = append(TopicValues(t, brokersA, srcTopic), TopicValues(t, brokersB, srcTopic)...)
-		return len(produced) >= len(allLines)
-	}, 90*time.Second, 500*time.Millisecond, "lines produced on A and B")
-	want := make([]string, len(allLines))
-	for i, l := range allLines {
-		want[i] = JSONString(l)
-	}
-	require.Equal(t, want, produced, "no line produced twice, none skipped")
-	t.Logf("source: %d lines produced on A, %d on B", len(TopicValues(t, brokersA, srcTopic)), len(TopicValues(t, brokersB, srcTopic)))
-	var allRecords []string
-	for _, v := range append(append(recordsA, recordsA2...), recordsB...) {
-		allRecords = append(allRecords, strings.Trim(v, `"`)) // the sink writes the string itself
-	}
-	var written []string
-	require.Eventually(t, func() bool {
-		written = FileLines(t, sinkOut)
-		return len(written) >= len(allRecords)
-	}, 90*time.Second, 500*time.Millisecond, "records written by A's and B's sinks")
-	require.Equal(t, allRecords, written, "no record written twice, none skipped")
-
-	verifyCutover(ctx, t, e, agentB, b.Addr, cutover, wA, wB, namesA)
 }

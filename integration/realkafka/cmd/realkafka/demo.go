@@ -34,37 +34,11 @@ func demo(ctx context.Context, p *peers, dir string, stdout, stderr io.Writer) e
 	if err := os.WriteFile(testFile, []byte(seedBefore), 0o644); err != nil {
 		return err
 	}
-	bin := filepath.Join(dir, "offsetagent")
-	fmt.Fprintln(stdout, "== building the agent")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/offsetagent/offsetagent/cmd/offsetagent").CombinedOutput(); err != nil {
-		return fmt.Errorf("build the agent: %w\n%s", err, out)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	bin, env, stop, err := startDemoAgent(ctx, p, dir, stdout)
 	if err != nil {
 		return err
 	}
-	httpAddr := ln.Addr().String()
-	ln.Close()
-	env := append(os.Environ(),
-		"OFFSETAGENT_BROKERS="+p.broker.Addr,
-		"OFFSETAGENT_CONNECT_URL="+p.worker.URL,
-		"OFFSETAGENT_HTTP_ADDR="+httpAddr,
-		"OFFSETAGENT_LOG_FORMAT=text")
-	logf, err := os.Create(filepath.Join(dir, "agent.log"))
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
-	agent := exec.Command(bin, "run")
-	agent.Env, agent.Stdout, agent.Stderr = env, logf, logf
-	if err := agent.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = agent.Process.Signal(os.Interrupt); _ = agent.Wait() }()
-	if err := waitHTTP(ctx, "http://"+httpAddr+"/readyz"); err != nil {
-		return fmt.Errorf("agent not ready (log: %s): %w", logf.Name(), err)
-	}
-	fmt.Fprintf(stdout, "== agent running against Apache Kafka %s, Connect REST %s\n", p.broker.Addr, p.worker.URL)
+	defer stop()
 
 	seed, err := seedFile()
 	if err != nil {
@@ -76,8 +50,60 @@ func demo(ctx context.Context, p *peers, dir string, stdout, stderr io.Writer) e
 	if err := pub.Run(); err != nil {
 		return fmt.Errorf("publish the seed example: %w", err)
 	}
+	if err := showSeedConnector(ctx, p, stdout); err != nil {
+		return err
+	}
+	if err := appendLines(testFile, seedAfter); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n== test.txt: %q, then appended %q\n", seedBefore, seedAfter)
+	fmt.Fprintf(stdout, "== records the connector produced to test-topic (from position 30: no skipped line)\n")
+	return printRecords(ctx, p.broker.Addr, "test-topic", len(seedAfter), stdout)
+}
 
+// startDemoAgent builds the agent into dir and runs it against the peers until stop, logging
+// to dir/agent.log; it returns once the agent is ready, with the binary and its environment.
+func startDemoAgent(ctx context.Context, p *peers, dir string, stdout io.Writer) (bin string, env []string, stop func(), err error) {
+	bin = filepath.Join(dir, "offsetagent")
+	fmt.Fprintln(stdout, "== building the agent")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/offsetagent/offsetagent/cmd/offsetagent").CombinedOutput(); err != nil {
+		return "", nil, nil, fmt.Errorf("build the agent: %w\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, nil, err
+	}
+	httpAddr := ln.Addr().String()
+	ln.Close()
+	env = append(os.Environ(),
+		"OFFSETAGENT_BROKERS="+p.broker.Addr,
+		"OFFSETAGENT_CONNECT_URL="+p.worker.URL,
+		"OFFSETAGENT_HTTP_ADDR="+httpAddr,
+		"OFFSETAGENT_LOG_FORMAT=text")
+	logf, err := os.Create(filepath.Join(dir, "agent.log"))
+	if err != nil {
+		return "", nil, nil, err
+	}
+	agent := exec.Command(bin, "run")
+	agent.Env, agent.Stdout, agent.Stderr = env, logf, logf
+	if err := agent.Start(); err != nil {
+		logf.Close()
+		return "", nil, nil, err
+	}
+	stop = func() { _ = agent.Process.Signal(os.Interrupt); _ = agent.Wait(); logf.Close() }
+	if err := waitHTTP(ctx, "http://"+httpAddr+"/readyz"); err != nil {
+		stop()
+		return "", nil, nil, fmt.Errorf("agent not ready (log: %s): %w", logf.Name(), err)
+	}
+	fmt.Fprintf(stdout, "== agent running against Apache Kafka %s, Connect REST %s\n", p.broker.Addr, p.worker.URL)
+	return bin, env, stop, nil
+}
+
+// showSeedConnector waits until the seed's connector has a running task, and prints Connect's
+// status and offsets of it.
+func showSeedConnector(ctx context.Context, p *peers, stdout io.Writer) error {
 	var status string
+	var err error
 	for ctx.Err() == nil {
 		var st struct {
 			Tasks []struct {
@@ -96,20 +122,20 @@ func demo(ctx context.Context, p *peers, dir string, stdout, stderr io.Writer) e
 		return err
 	}
 	fmt.Fprintf(stdout, "\n== Connect: GET %s/connectors/file-src-1/offsets\n%s\n", p.worker.URL, offsets)
-	f, err := os.OpenFile(testFile, os.O_APPEND|os.O_WRONLY, 0)
+	return nil
+}
+
+// appendLines appends lines to the file at path.
+func appendLines(path string, lines []string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString(strings.Join(seedAfter, "\n") + "\n")
+	_, err = f.WriteString(strings.Join(lines, "\n") + "\n")
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\n== test.txt: %q, then appended %q\n", seedBefore, seedAfter)
-	fmt.Fprintf(stdout, "== records the connector produced to test-topic (from position 30: no skipped line)\n")
-	return printRecords(ctx, p.broker.Addr, "test-topic", len(seedAfter), stdout)
+	return err
 }
 
 // seedFile finds integration/testdata/file-src-1.json from the module root.
