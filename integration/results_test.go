@@ -108,6 +108,19 @@ func TestResultPublishNonRetriable(t *testing.T) {
 			require.Equal(t, events.TypeCreateSucceeded, res.Type)
 			require.Equal(t, tc.truncated, res.Data.Truncated, "only the minimal result says it is shortened")
 			require.Equal(t, "file-src-1", res.Data.Name)
+			if !tc.truncated {
+				// Refused for anything but its size: once the refusal lifts, the whole result
+				// goes out, not the minimal one (which says less: no config, "truncated").
+				d := res.Data
+				require.Nil(t, d.FullCounts)
+				require.Equal(t, id, d.RequestID)
+				require.Equal(t, "RUNNING", d.InitialState)
+				require.Equal(t, "org.apache.kafka.connect.file.FileStreamSourceConnector", d.Config.Map()["connector.class"],
+					"the whole result carries the connector's config")
+				require.NotEmpty(t, d.InitialOffsetsResponse)
+				require.Len(t, d.Stages, 5)
+				require.Equal(t, 0.0, r.agent.gauge("offsetagent_results_pending"))
+			}
 			require.Equal(t, 1, *res.Data.OffsetsWritten)
 			require.Equal(t, 1, r.cl.resultsFor(id))
 			require.Equal(t, 0.0, r.agent.metric(t, "offsetagent_results_unpublished_total"))

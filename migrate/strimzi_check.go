@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -145,7 +146,7 @@ func (c *checker) stringMap(path string, v any, value func(string) bool) map[str
 		return nil
 	}
 	out := map[string]string{}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !isQualifiedName(k) {
 			c.addf("%s %q: not a qualified name ([prefix/]name)", path, k)
 		}
@@ -239,7 +240,7 @@ func (c *checker) config(v any) {
 	if !ok {
 		return
 	}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if slices.Contains(forbiddenConfigKeys, k) {
 			c.addf("spec.config.%s: not allowed (the operator sets it from the spec or the name)", k)
 		}
@@ -253,15 +254,6 @@ func (c *checker) config(v any) {
 			c.addf("spec.config.%s: a %T, not a string", k, v)
 		}
 	}
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // show is v as a problem names it: its JSON text. Never a config value's: one may be a secret.

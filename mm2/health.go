@@ -130,20 +130,20 @@ func (t *Translator) checkpointConnectorFindings(group string, c MM2Connector) [
 	if !set {
 		groups = DefaultGroups
 	}
-	if in, ok := matchesList(javaList(groups), group); ok && !in {
+	if in, ok := matchesList(splitList(groups), group); ok && !in {
 		out = append(out, Finding{Key: GroupsKey, Blocked: true,
 			Message: fmt.Sprintf("%s does not include group %q: its %s (%s) does not match it", c.where(), group, GroupsKey, groups),
-			Fix:     fixFor(p, &c, class, GroupsKey, strings.Join(append(javaList(groups), regexpQuote(group)), ", "))})
+			Fix:     fixFor(p, &c, class, GroupsKey, strings.Join(append(splitList(groups), regexpQuote(group)), ", "))})
 	}
 	exclude, set := c.setting(GroupsExcludeKey, groupsBlacklistKey)
 	shown := exclude
 	if !set {
 		exclude, shown = DefaultGroupsExclude, "not set, so MM2's default: "+DefaultGroupsExclude
 	}
-	if ex, ok := matchesList(javaList(exclude), group); ok && ex {
+	if ex, ok := matchesList(splitList(exclude), group); ok && ex {
 		out = append(out, Finding{Key: GroupsExcludeKey, Blocked: true,
 			Message: fmt.Sprintf("%s excludes group %q: its %s (%s) matches it, so MM2 never checkpoints the group", c.where(), group, GroupsExcludeKey, shown),
-			Fix:     fixFor(p, &c, class, GroupsExcludeKey, strings.Join(without(javaList(exclude), group), ", ")) + refreshNote})
+			Fix:     fixFor(p, &c, class, GroupsExcludeKey, strings.Join(without(splitList(exclude), group), ", ")) + refreshNote})
 	}
 	return out
 }

@@ -145,20 +145,6 @@ func (c MM2Connector) disabled(key string) bool {
 	return ok && strings.EqualFold(strings.TrimSpace(v), "false")
 }
 
-// javaList splits a Connect LIST value as ConfigDef does: on commas with the blanks around
-// them; a blank value is the empty list.
-func javaList(v string) []string {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return nil
-	}
-	parts := strings.Split(v, ",")
-	for i := range parts {
-		parts[i] = strings.TrimSpace(parts[i])
-	}
-	return parts
-}
-
 // matchesList reports whether group matches the pattern MirrorUtils.compilePatternList makes
 // of list (the entries joined by |, matched against the whole name; an empty list matches
 // nothing). ok is false when an entry is not a Go regexp (Java's syntax is wider).

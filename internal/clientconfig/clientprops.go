@@ -3,6 +3,7 @@ package clientconfig
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -223,7 +224,7 @@ var tlsKeys = []string{
 func parseTLSProps(m map[string]string) (tlsProps, error) {
 	var t tlsProps
 	var errs []error
-	for _, k := range sortedMapKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if strings.HasPrefix(k, "ssl.") && !slices.Contains(tlsKeys, k) {
 			errs = append(errs, fmt.Errorf("%s: not supported: offsetagent reads PEM stores (ssl.truststore.*, ssl.keystore.*), ssl.key.password and ssl.endpoint.identification.algorithm: remove it", k))
 		}
@@ -319,15 +320,6 @@ func (t *tlsProps) readHostnameCheck(m map[string]string, errs []error) []error 
 		}
 	}
 	return errs
-}
-
-func sortedMapKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func convertTrust(typ string) string {
