@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -120,6 +119,30 @@ func newMigrationPair(t *testing.T) *migrationPair {
 	return p
 }
 
+// migrateOne runs a migration of the pair's one connector and returns the report and its entry.
+func (p *migrationPair) migrateOne(t *testing.T, ctx context.Context, o migrate.MigrateOptions) (*migrate.Report, *migrate.Entry) {
+	t.Helper()
+	rep, err := migrate.Migrate(ctx, o)
+	require.NoError(t, err)
+	require.Len(t, rep.Connectors, 1)
+	return rep, rep.Connectors[0]
+}
+
+// interruptOncePublished cancels the run (cancel) once its request is on B's request topic,
+// checking for up to 30 s.
+func (p *migrationPair) interruptOncePublished(ctx context.Context, cancel context.CancelFunc) {
+	for range 600 {
+		if ctx.Err() != nil {
+			return
+		}
+		if len(p.clB.readAll(p.cfgB.RequestTopic)) > 0 {
+			cancel()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func (p *migrationPair) options(t *testing.T) migrate.MigrateOptions {
 	t.Helper()
 	sel, err := migrate.NewSelection(migrate.SelectionFlags{})
@@ -142,10 +165,7 @@ func TestMigrateFailedRequestIsNeverCarriedOut(t *testing.T) {
 	p := newMigrationPair(t)
 	o := p.options(t)
 	o.Timeout, o.Grace = 15*time.Second, 500*time.Millisecond
-	rep, err := migrate.Migrate(context.Background(), o)
-	require.NoError(t, err)
-	require.Len(t, rep.Connectors, 1)
-	e := rep.Connectors[0]
+	_, e := p.migrateOne(t, context.Background(), o)
 	require.Equal(t, migrate.OutcomeFailed, e.Outcome, e.Message)
 	require.Equal(t, "await_result", e.FailedStep, "the request was published: %s", e.Message)
 	require.Contains(t, e.Message, "so it will not be created")
@@ -180,10 +200,7 @@ func TestMigrateFailedStaysTrueWhenWritesRunPastGrace(t *testing.T) {
 	}})
 	o := p.options(t)
 	o.Timeout, o.Grace = 8*time.Second, 2*time.Second
-	rep, err := migrate.Migrate(context.Background(), o)
-	require.NoError(t, err)
-	require.Len(t, rep.Connectors, 1)
-	e := rep.Connectors[0]
+	_, e := p.migrateOne(t, context.Background(), o)
 	require.Equal(t, migrate.OutcomeFailed, e.Outcome, e.Message)
 	require.Contains(t, e.Message, "so it will not be created")
 
@@ -214,23 +231,8 @@ func TestMigrateInterruptedIsPending(t *testing.T) {
 	o.Timeout = time.Hour
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		// Interrupt once the request is on B's request topic.
-		for range 600 {
-			if ctx.Err() != nil {
-				return
-			}
-			if len(p.clB.readAll(p.cfgB.RequestTopic)) > 0 {
-				cancel()
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}()
-	rep, err := migrate.Migrate(ctx, o)
-	require.NoError(t, err)
-	require.Len(t, rep.Connectors, 1)
-	e := rep.Connectors[0]
+	go p.interruptOncePublished(ctx, cancel)
+	rep, e := p.migrateOne(t, ctx, o)
 	require.Equal(t, migrate.OutcomePending, e.Outcome, e.Message)
 	require.Contains(t, e.Message, "run the same command again after")
 	require.False(t, rep.OK())
@@ -238,9 +240,8 @@ func TestMigrateInterruptedIsPending(t *testing.T) {
 	startAgent(t, p.cfgB, agent.Options{})
 	require.Equal(t, events.TypeCreateSucceeded, p.clB.waitResult(e.RequestID, resultWait).Type, "pending was right: it was carried out")
 	// The re-run learns the outcome.
-	rep, err = migrate.Migrate(context.Background(), o)
-	require.NoError(t, err)
-	require.Equal(t, fmt.Sprint(migrate.OutcomeSucceeded), fmt.Sprint(rep.Connectors[0].Outcome))
+	_, e = p.migrateOne(t, context.Background(), o)
+	require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, e.Message)
 }
 
 // delayProduceOnce holds the first produce request that writes to topic (a record of a
@@ -348,10 +349,7 @@ func TestMigrateCreatedWithoutResultIsPending(t *testing.T) {
 	startAgent(t, p.cfgB, agent.Options{})
 	o := p.options(t)
 	o.Timeout, o.Grace = 6*time.Second, 2*time.Second
-	rep, err := migrate.Migrate(context.Background(), o)
-	require.NoError(t, err)
-	require.Len(t, rep.Connectors, 1)
-	e := rep.Connectors[0]
+	_, e := p.migrateOne(t, context.Background(), o)
 	require.Positive(t, refused.Hits(), "B refused the result")
 	require.Contains(t, p.clB.live(p.cfgB.ConfigTopic), "connector-file-src-1", "B's agent created the connector")
 	require.Equal(t, migrate.OutcomePending, e.Outcome, "a connector that exists on B reported %s: %s", e.Outcome, e.Message)
@@ -360,9 +358,8 @@ func TestMigrateCreatedWithoutResultIsPending(t *testing.T) {
 
 	refused.Remove()
 	require.Equal(t, events.TypeCreateSucceeded, p.clB.waitResult(e.RequestID, resultWait).Type)
-	rep, err = migrate.Migrate(context.Background(), o)
-	require.NoError(t, err)
-	require.Equal(t, fmt.Sprint(migrate.OutcomeSucceeded), fmt.Sprint(rep.Connectors[0].Outcome), rep.Connectors[0].Message)
+	_, e = p.migrateOne(t, context.Background(), o)
+	require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, e.Message)
 }
 
 // A request whose writes before the connector's config records end within the reserve kept
@@ -406,10 +403,7 @@ func TestMigrateUnknownOnBIsPending(t *testing.T) {
 	from := time.Now().Add(3 * time.Second) // after the prechecks, before the giveup
 	refused := fake.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Metadata}, Topic: p.cfgB.ConfigTopic, Err: kerr.TopicAuthorizationFailed, Count: -1,
 		When: func(kmsg.Request) bool { return time.Now().After(from) }})
-	rep, err := migrate.Migrate(context.Background(), o)
-	require.NoError(t, err)
-	require.Len(t, rep.Connectors, 1)
-	e := rep.Connectors[0]
+	_, e := p.migrateOne(t, context.Background(), o)
 	require.Positive(t, refused.Hits(), "the run asked B's config topic")
 	require.Equal(t, migrate.OutcomePending, e.Outcome, "reported %s though B could not be read: %s", e.Outcome, e.Message)
 	require.Contains(t, e.Message, "is not known")

@@ -197,22 +197,8 @@ func TestMigrateInterruptedDryRunIsNotPending(t *testing.T) {
 	o.Timeout, o.DryRun = time.Hour, true
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		for range 600 {
-			if ctx.Err() != nil {
-				return
-			}
-			if len(p.clB.readAll(p.cfgB.RequestTopic)) > 0 {
-				cancel()
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}()
-	rep, err := migrate.Migrate(ctx, o)
-	require.NoError(t, err)
-	require.Len(t, rep.Connectors, 1)
-	e := rep.Connectors[0]
+	go p.interruptOncePublished(ctx, cancel)
+	rep, e := p.migrateOne(t, ctx, o)
 	require.NotEqual(t, migrate.OutcomePending, e.Outcome, e.Message)
 	require.Equal(t, migrate.OutcomeFailed, e.Outcome, e.Message)
 	require.Contains(t, e.Message, "no plan received")
