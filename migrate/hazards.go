@@ -63,6 +63,9 @@ type targetSide struct {
 	to Target
 	// rest is B's Connect REST API (nil without Target.ConnectURL).
 	rest *restReader
+	// ids resolves the addresses the checks meet to Kafka cluster ids (identity.go), made on
+	// first use.
+	ids *identities
 }
 
 // checkHazards runs every hazard check on the entries still without a Problem. Each check

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,6 +16,14 @@ import (
 // on; the listener and its connections close when the test ends.
 func Forward(t testing.TB, target string) string {
 	t.Helper()
+	addr, _ := ForwardCounting(t, target)
+	return addr
+}
+
+// ForwardCounting is Forward, and the count of the connections it has accepted so far.
+func ForwardCounting(t testing.TB, target string) (string, *atomic.Int32) {
+	t.Helper()
+	var accepted atomic.Int32
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	var mu sync.Mutex
@@ -46,6 +55,7 @@ func Forward(t testing.TB, target string) string {
 			if err != nil {
 				return // closed at the end of the test, or broken: no more connections
 			}
+			accepted.Add(1)
 			out, err := net.Dial("tcp", target)
 			if err != nil {
 				in.Close()
@@ -65,7 +75,7 @@ func Forward(t testing.TB, target string) string {
 			}
 		}
 	})
-	return l.Addr().String()
+	return l.Addr().String(), &accepted
 }
 
 // ClosedAddr is an address of 127.0.0.1 where nothing listens: a port taken and let go, so a
