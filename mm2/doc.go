@@ -34,7 +34,7 @@
 //	// tr2.Offsets(): the same by renamed partition;
 //	// tr2.Report: the report's "translation" object; tr2.AllExact(): no replay, none missing;
 //	// tr2.GroupFilterTrap: MM2 does not checkpoint this group, and how to change that.
-//	config, rewrite := policy.RewriteConfig(cfg) // or RewriteTopics / RewriteTopicsRegex per entry
+//	config, rewrite, err := policy.RewriteConfig(cfg) // or RewriteTopics / RewriteTopicsRegex per entry
 //
 // Verdicts (see docs/migration.md, "Across MirrorMaker 2"): exact when the checkpoint's upstreamOffset equals the committed
 // offset g (and, when the offset syncs are read, they show no replay) or --exact found A's
