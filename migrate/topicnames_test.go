@@ -136,8 +136,8 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 		{name: "a class offsetagent does not know, with a RegexRouter",
 			config: routedChain("connector.class", "com.example.DocSink", "topics", "orders"),
 			want: want{skipped: true, hazards: map[string][]string{
-				"transforms.route.regex":  {`value "orders" of transform "route" (RegexRouter) reads the record's topic`, `--set transforms.route.regex=A\.(?:orders)`},
-				"predicates.isDb.pattern": {`predicate "isDb" (TopicNameMatches)`, `--set predicates.isDb.pattern=A\.(?:db_.*)`},
+				"transforms.route.regex":       {`value "orders" of transform "route" (RegexRouter) reads the record's topic`, `--set transforms.route.regex=A\.(?:orders)`},
+				"predicates.isDb.pattern":      {`predicate "isDb" (TopicNameMatches)`, `--set predicates.isDb.pattern=A\.(?:db_.*)`},
 				"transforms.route.replacement": {`value "db_$0"`, "--set transforms.route.replacement=..."},
 				"transforms.tag.topic.field":   {`value "dest" of transform "tag" (InsertField$Value)`}},
 				refuse: map[string]bool{"transforms.route.regex": true, "predicates.isDb.pattern": true, "transforms.tag.topic.field": true}}},
