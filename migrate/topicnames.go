@@ -330,7 +330,8 @@ func (t *topicNames) refusesRenamed(f *sinkFamily, derived, why string, ch chain
 		if t.regex != "" && len(t.renamed) == 0 {
 			key = mm2.TopicsRegexKey
 		}
-		hs = append(hs, Hazard{Check: HazardTopicNames, Key: key, Refuse: true, Fix: fix,
+		hs = append(hs, Hazard{Check: HazardTopicNames, Key: key, Refuse: true,
+			Fix: fix + "; or --keep-a " + key + " to move it anyway, writing under B's names (a warning then)",
 			Message: fmt.Sprintf("%s names %s after the record's topic, and on B its records carry their topics' names there (%s): it would write somewhere else than on A, and nothing would fail; %s",
 				f.name, derived, t.namesOnB(), cannot)})
 	}
