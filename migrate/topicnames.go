@@ -96,7 +96,7 @@ func (r *topicRestore) owns(key string) bool {
 // above). It runs before anything is stopped, for an export too.
 func (s *source) checkTopicNames(_ context.Context, entries []*Entry) {
 	m, ok := s.opts.SinkTranslator.(*MM2Sinks)
-	if !ok || m.Policy.RemotePrefix() == "" {
+	if !ok {
 		return
 	}
 	for _, e := range entries {
@@ -177,7 +177,9 @@ func (t *topicNames) check(m *MM2Sinks, onA events.Config, target string) (*topi
 			}
 		}
 	}
-	t.regex = strings.TrimSpace(t.onA[mm2.TopicsRegexKey])
+	if t.policy.Kind != mm2.PolicyIdentity { // which keeps every name a regex matches but heartbeats
+		t.regex = strings.TrimSpace(t.onA[mm2.TopicsRegexKey])
+	}
 	if len(t.renamed) == 0 && t.regex == "" {
 		return nil, hs
 	}
@@ -213,11 +215,21 @@ func (t *topicNames) check(m *MM2Sinks, onA events.Config, target string) (*topi
 	for _, topic := range slices.Sorted(maps.Keys(t.renamed)) {
 		if r := t.renamed[topic]; r != prefix+topic {
 			return nil, append(hs, Hazard{Check: HazardTopicNames, Key: mm2.TopicsKey, Refuse: true,
-				Message: fmt.Sprintf("topic %q is %q on B (it came from there): no one transform gives every record back its topic's name on A, and %s %s", topic, r, f.name, strings.Join(what, ", ")),
+				Message: fmt.Sprintf("topic %q is %q on B (it came from there): no one transform gives every record back its topic's name on A, on which %s depend", topic, r, strings.Join(what, ", ")),
 				Fix:     identityFix})
 		}
 	}
-	r := &topicRestore{alias: t.freeAlias(), regex: regexp.QuoteMeta(prefix) + "(.*)"}
+	// Every topic the sink reads on B is renamed, but the heartbeats under the identity policy:
+	// there the regex names them, so that a kept topic that begins with the prefix stays.
+	group := "(.*)"
+	if t.regex == "" && len(t.renamed) < len(listElems(t.onA[mm2.TopicsKey])) {
+		var quoted []string
+		for _, topic := range slices.Sorted(maps.Keys(t.renamed)) {
+			quoted = append(quoted, regexp.QuoteMeta(topic))
+		}
+		group = "(" + strings.Join(quoted, "|") + ")"
+	}
+	r := &topicRestore{alias: t.freeAlias(), regex: regexp.QuoteMeta(prefix) + group}
 	r.why = fmt.Sprintf("MirrorMaker 2's %s policy names A's topics %q on B; this transform, first in the chain, gives each record back its topic's name on A, so that %s stay as on A (%s)",
 		policyName(t.policy), prefix+"<topic>", strings.Join(what, ", "), why)
 	return r, hs

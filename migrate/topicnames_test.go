@@ -165,6 +165,16 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 		{name: "the identity policy keeps the names", policy: mm2.PolicyIdentity,
 			config: []string{"connector.class", "io.confluent.connect.s3.S3SinkConnector", "topics", "orders"},
 			want:   want{absent: []string{"transforms"}}},
+		{name: "the identity policy keeps a regex's names", policy: mm2.PolicyIdentity,
+			config: routedChain("topics.regex", "orders|payments"),
+			want:   want{config: map[string]string{"topics.regex": "orders|payments", "transforms": "route,tag"}}},
+		{name: "the identity policy still renames MirrorMaker 2's heartbeats", policy: mm2.PolicyIdentity,
+			config: []string{"connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector", "topics", "heartbeats"},
+			want:   want{config: restored(restoreAlias, "")}},
+		{name: "the identity policy: only the heartbeats get their names back", policy: mm2.PolicyIdentity,
+			config: []string{"connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector", "topics", "A.kept, heartbeats, shop.heartbeats"},
+			want: want{config: map[string]string{"topics": "A.kept,A.heartbeats,A.shop.heartbeats", "transforms": restoreAlias,
+				"transforms." + restoreAlias + ".regex": `A\.(heartbeats|shop\.heartbeats)`}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -237,13 +237,11 @@ func (p Policy) RewriteTopics(value string) (string, map[string]string) {
 	return strings.Join(renamed, ","), renames
 }
 
-// RemotePrefix is what the policy puts before a topic's name on the target, "<alias><sep>",
-// and "" for the identity policy. A topic that came from the target alias originally goes
-// back to its original name instead (RemoteTopic).
+// RemotePrefix is what the policy puts before the name of a topic it renames on the target,
+// "<alias><sep>": every topic under the default policy, only the heartbeats topics under the
+// identity policy. A topic that came from the target alias originally goes back to its
+// original name instead (RemoteTopic).
 func (p Policy) RemotePrefix() string {
-	if p.kind() == PolicyIdentity {
-		return ""
-	}
 	return p.SourceAlias + p.sep()
 }
 
