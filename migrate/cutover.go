@@ -93,6 +93,9 @@ type CutoverConnector struct {
 	// born after it, and produced no record before it.
 	TopicPrefix string    `json:"topic_prefix,omitempty"`
 	BornAfter   time.Time `json:"born_after,omitzero"`
+	// Rewrites are the settings the migration changed for B itself (Entry.Rewrites): what
+	// the connector on B runs with beside A's config and the edit flags.
+	Rewrites []ConfigRewrite `json:"config_rewrites,omitempty"`
 	// Note says why the connector has no partitions to verify, when it has none.
 	Note       string              `json:"note,omitempty"`
 	Partitions []*CutoverPartition `json:"partitions"`
@@ -152,7 +155,7 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 	conn := e.connector
 	class, _ := e.Body.Config.Get("connector.class")
 	cc := &CutoverConnector{Name: e.Name, TargetName: e.TargetName, Type: e.Type, Class: class, State: e.Body.InitialState,
-		BornAfter: e.bornAfter, Partitions: []*CutoverPartition{}}
+		BornAfter: e.bornAfter, Rewrites: e.Rewrites, Partitions: []*CutoverPartition{}}
 	cfg := map[string]string{}
 	for _, kv := range e.Body.Config {
 		cfg[kv.Key] = kv.Value

@@ -23,6 +23,10 @@ const (
 	HazardPlugin = "plugin"
 	// HazardMM2: MirrorMaker 2 does not (or no longer does) checkpoint a sink's group.
 	HazardMM2 = "mm2"
+	// HazardTopicNames: across a replication policy that renames topics, a sink derives a
+	// destination (a table, an index, a path, a transform's output) from its topics' names,
+	// and offsetagent cannot give its records back their names on A (topicnames.go).
+	HazardTopicNames = "topic_names"
 )
 
 // Hazard is one thing found about a connector before anything is stopped.
@@ -85,6 +89,7 @@ func (s *source) checkHazards(ctx context.Context, entries []*Entry) {
 		s.checkFamilyState,
 		s.checkPlugins,
 		s.checkMM2,
+		s.checkTopicNames,
 	}
 	refused := map[*Entry]string{}
 	for _, check := range checks {

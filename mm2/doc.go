@@ -11,6 +11,8 @@
 //   - the replication policies (Policy): the name of A's topics on B (default:
 //     "<alias><sep><topic>", identity: unchanged), the checkpoints and offset-syncs topic
 //     names, and the rewrite of a sink's `topics` and `topics.regex` (its DLQ is left alone);
+//     a `topics.regex` is Java's, and is rewritten only where Java reads the rewritten pattern
+//     as the original behind the prefix, else refused (regexwrap.go);
 //   - the translation (Translator): reading B's `<alias>.checkpoints.internal`, waiting for
 //     checkpoints that are missing or moving, a verdict per partition, the group-filter trap,
 //     replay bounds from the offset syncs, and the --exact refinement.
@@ -34,7 +36,7 @@
 //	// tr2.Offsets(): the same by renamed partition;
 //	// tr2.Report: the report's "translation" object; tr2.AllExact(): no replay, none missing;
 //	// tr2.GroupFilterTrap: MM2 does not checkpoint this group, and how to change that.
-//	config, rewrite := policy.RewriteConfig(cfg) // or RewriteTopics / RewriteTopicsRegex per entry
+//	config, rewrite, err := policy.RewriteConfig(cfg) // or RewriteTopics / RewriteTopicsRegex per entry
 //
 // Verdicts (see docs/migration.md, "Across MirrorMaker 2"): exact when the checkpoint's upstreamOffset equals the committed
 // offset g (and, when the offset syncs are read, they show no replay) or --exact found A's
