@@ -31,7 +31,12 @@ const (
 	DefaultTopicsExclude = `mm2.*\.internal, .*\.replica, __.*`
 	// topics.exclude's former name, deprecated by KIP-629 and removed in Kafka 4.0.
 	topicsBlacklistKey = "topics.blacklist"
+	// legacyTopicsExclude is the default topics.exclude of earlier MirrorMaker 2 releases.
+	legacyTopicsExclude = `.*[\-\.]internal, .*\.replica, __.*`
 )
+
+// legacyTopicsExcludeRE is legacyTopicsExclude compiled.
+var legacyTopicsExcludeRE = javaregex.MustCompile(strings.Join(splitList(legacyTopicsExclude), "|"))
 
 // errEmptyEntry: a LIST value with an empty entry ("a,,b", "a,"). Kafka 4.0 and later refuse
 // the value (the connector does not start); earlier versions match the empty name with it.

@@ -232,6 +232,15 @@ func topicFindings(p Policy, c MM2Connector, class string, topics []string, why 
 			out = append(out, undecided(p, &c, class, v, "topic", topic))
 		case !v.passes:
 			left[v.by.key] = append(left[v.by.key], topic)
+		case !tf.exclude.set:
+			// MM2's default topics.exclude changed between releases: a topic only the
+			// earlier default excludes depends on B's MirrorMaker 2 version.
+			if m, err := legacyTopicsExcludeRE.Matches(topic); err == nil && m {
+				out = append(out, Finding{Key: TopicsExcludeKey, Blocked: true,
+					Message: fmt.Sprintf("%s does not set %s, and MM2's default depends on its release: earlier ones exclude %s (%s), later ones do not (%s)",
+						c.where(), TopicsExcludeKey, topic, legacyTopicsExclude, DefaultTopicsExclude),
+					Fix: fixFor(p, &c, class, TopicsExcludeKey, DefaultTopicsExclude)})
+			}
 		}
 	}
 	for _, l := range []*listSetting{&tf.include, &tf.exclude} {

@@ -94,6 +94,8 @@ func TestConfigFindings(t *testing.T) {
 			group: "connect-s", topics: []string{"orders", "payments"}, want: []want{{TopicsExcludeKey, "set topics.exclude = x on"}}},
 		{name: "MM2's default topics.exclude", setup: checkpoint(false, map[string]string{"groups.exclude": ""}),
 			group: "connect-s", topics: []string{"mm2-offsets.A.internal"}, want: []want{{TopicsExcludeKey, `set topics.exclude = .*\.replica, __.* on`}}},
+		{name: "a topic only earlier releases exclude by default", setup: checkpoint(false, map[string]string{"groups.exclude": ""}),
+			group: "connect-s", topics: []string{"orders-internal"}, want: []want{{TopicsExcludeKey, `set topics.exclude = mm2.*\.internal, .*\.replica, __.* on`}}},
 		{name: "own topic filter", setup: checkpoint(false, map[string]string{"groups.exclude": "", "topic.filter.class": "com.example.T"}), group: "connect-s",
 			notes: []want{{TopicFilterClassKey, "com.example.T"}}},
 		{name: "no source connector replicates the topic", group: "connect-s", topics: []string{"orders", "payments"},
