@@ -263,7 +263,7 @@ func TestMigrateMM2Health(t *testing.T) {
 	})
 	t.Run("checkpoint records that cannot be read", func(t *testing.T) {
 		h := refused(t, run("unreadable", n("unreadable"), false, 20*time.Second)["unreadable"], "")
-		require.Contains(t, h.Message, `1 checkpoint records of group "connect-`+n("unreadable")+`" in `+policy("unreadable").CheckpointsTopic()+" could not be read")
+		require.Contains(t, h.Message, `none of the 1 checkpoint records of group "connect-`+n("unreadable")+`" in `+policy("unreadable").CheckpointsTopic()+" could be read")
 		require.Contains(t, h.Message, "converter_wrapped")
 		require.NotContains(t, h.Message, "0001-01-01")
 		require.Contains(t, h.Fix, "ByteArrayConverter")

@@ -126,7 +126,7 @@ func (t *Translator) checkpointFindings(ctx context.Context, group string, commi
 		// Every checkpoint record of the group was refused: none can be used, and MM2 keeps
 		// writing the same way.
 		return []Finding{{Blocked: true,
-			Message: fmt.Sprintf("%d checkpoint records of group %q in %s could not be read, and none could (the last, at offset %d: %v): no checkpoint of the group is usable",
+			Message: fmt.Sprintf("none of the %d checkpoint records of group %q in %s could be read (the last, at offset %d: %v): no checkpoint of the group is usable",
 				st.refused, group, cpTopic, st.lastMine.offset, st.lastMine.err),
 			Fix: unreadableFix(st.lastMine.err, cpTopic)}}, nil
 	}

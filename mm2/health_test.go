@@ -182,7 +182,7 @@ func TestHealthUnreadableCheckpoints(t *testing.T) {
 			}
 		}
 		require.Len(t, blocked, 1, "--checkpoint-max-age %s: %+v", maxAge, fs)
-		require.Contains(t, blocked[0].Message, `3 checkpoint records of group "connect-s" in A.checkpoints.internal could not be read, and none could (the last, at offset 2: `)
+		require.Contains(t, blocked[0].Message, `none of the 3 checkpoint records of group "connect-s" in A.checkpoints.internal could be read (the last, at offset 2: `)
 		require.Contains(t, blocked[0].Message, "converter_wrapped")
 		require.Contains(t, blocked[0].Fix, "ByteArrayConverter")
 	}
