@@ -30,6 +30,8 @@ require (
 	sigs.k8s.io/kustomize/kyaml v0.21.2
 )
 
+require github.com/dlclark/regexp2/v2 v2.13.0
+
 require (
 	dario.cat/mergo v1.0.2 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20261006220739-8c912ac31dd4 // indirect

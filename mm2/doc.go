@@ -17,9 +17,15 @@
 //     checkpoints that are missing or moving, a verdict per partition, the group-filter trap,
 //     replay bounds from the offset syncs, and the --exact refinement.
 //   - MM2's health for a group (Health, with the Setup ReadSetup finds in MM2's connector
-//     configs on B): why its checkpoints will not come (the group filter, checkpoints or offset
-//     syncs switched off, checkpoints past a maximum age), so that a caller refuses a sink
-//     before stopping anything instead of waiting for them (health.go says how it decides).
+//     configs on B, and the checkpoint connectors' status when the caller read it): why its
+//     checkpoints will not come (the group filter, the topic filters of the checkpoint and
+//     source connectors, checkpoints or offset syncs switched off, the checkpoint connector
+//     failed or stopped, checkpoint records that cannot be read, checkpoints past a maximum
+//     age), so that a caller refuses a sink before stopping anything instead of waiting for
+//     them (health.go says how it decides). MM2's filters are judged as MM2 judges them
+//     (filter.go): Connect's LIST parsing, the entries joined by | into one Java regex,
+//     evaluated by internal/javaregex; a pattern that cannot be evaluated refuses the sink
+//     with the pattern and why.
 //
 // A migration command calls it like this, once per run and then once per sink connector:
 //

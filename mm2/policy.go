@@ -265,17 +265,3 @@ func (p Policy) RewriteTopicsRegex(re string) (string, string, error) {
 	}
 	return out, note, nil
 }
-
-// splitList splits a Connect LIST value: trimmed, then split on commas with any spaces around
-// them; an empty value is an empty list.
-func splitList(s string) []string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil
-	}
-	parts := strings.Split(s, ",")
-	for i := range parts {
-		parts[i] = strings.TrimSpace(parts[i])
-	}
-	return parts
-}

@@ -25,7 +25,8 @@ import (
 // (MirrorSourceConnector and MirrorCheckpointConnector running on B's worker, with
 // ByteArrayConverter) replicates A's topic to B. With MM2's default groups.exclude, `migrate
 // --stop-source` refuses a sink still RUNNING on A before stopping it, naming the MM2 setting to
-// change; with groups.exclude changed as named, so that connect-.* groups are checkpointed, it
+// change, and so it does with a groups.exclude whose lookahead (Java's syntax) excludes the
+// sink's group; with groups.exclude changed as named, so that connect-.* groups are checkpointed, it
 // replicates A's topic to B, where the mirrored topic starts with records of B's own, so its
 // offsets differ from A's. A FileStream sink consumed part of the topic on A; after `migrate
 // --sink-offsets translate`, B's sink continues on the mirrored topic with no record skipped
@@ -115,6 +116,7 @@ func TestMigrateSinkAcrossMirrorMaker2(t *testing.T) {
 		"config": mm2Config(tier.MirrorCheckpoint, checkpointConfig)})
 	// (no task: no group passes its filter)
 	tier.WaitState(t, wB, "mm2-source", "RUNNING")
+	tier.WaitState(t, wB, "mm2-checkpoint", "RUNNING", tier.TasksOptional())
 
 	// A sink still RUNNING on A is refused before anything is stopped, with the MM2 setting to
 	// change read from the checkpoint connector's config in B's Connect config topic.
@@ -123,54 +125,67 @@ func TestMigrateSinkAcrossMirrorMaker2(t *testing.T) {
 		"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": filepath.Join(t.TempDir(), "running.txt"),
 		"topics": topic, "tasks.max": "1"}})
 	tier.WaitState(t, wA, running, "RUNNING")
-	healthReport := filepath.Join(t.TempDir(), "health.json")
-	cmd := exec.CommandContext(ctx, env.AgentBin, "migrate", "--from-brokers", strings.Join(brokersA, ","), "--from-config-topic", namesA.Config,
-		"--from-offsets-topic", namesA.Offsets, "--from-connect-url", wA.URL, "--to-brokers", b.Addr, "--include", running,
-		"--mm2-source-alias", "A", "--mm2-target-alias", "B", "--checkpoint-wait", "20s", "--stop-source", "--timeout", "2m", "--report", healthReport)
-	cmd.Env = agentB.Env
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	require.ErrorAs(t, err, &exit, "%s", out)
-	require.Equal(t, 1, exit.ExitCode(), "%s", out)
-	var status struct {
-		Connector struct{ State string }
-		Tasks     []struct{ State string }
-	}
-	require.NoError(t, json.Unmarshal([]byte(tier.RestOK(t, wA, http.MethodGet, "/connectors/"+running+"/status", nil)), &status))
-	require.Equal(t, "RUNNING", status.Connector.State, "nothing was stopped on A")
-	require.Len(t, status.Tasks, 1)
-	require.Equal(t, "RUNNING", status.Tasks[0].State)
-	hdata, err := os.ReadFile(healthReport)
-	require.NoError(t, err)
-	var health struct {
-		Connectors []struct {
-			Outcome string
-			Hazards []struct {
-				Check, Key, Message, Fix string
-				Refuse                   bool
-			}
-		}
-	}
-	require.NoError(t, json.Unmarshal(hdata, &health), "%s", hdata)
-	require.Len(t, health.Connectors, 1)
-	require.Equal(t, "skipped", health.Connectors[0].Outcome, "%s", hdata)
-	hazards := health.Connectors[0].Hazards
-	hazards = slices.DeleteFunc(hazards, func(h struct {
+	type hazard struct {
 		Check, Key, Message, Fix string
 		Refuse                   bool
-	}) bool {
-		return h.Check != "mm2" // B's plugins are not checked here (no --to-connect-url): a warning
-	})
-	require.Len(t, hazards, 1, "%s", hdata)
-	h := hazards[0]
-	t.Logf("hazard: %+v", h)
-	require.Equal(t, "mm2", h.Check)
+	}
+	// refusedBeforeStop runs `migrate --stop-source` on the running sink and returns its one
+	// MirrorMaker 2 hazard, after checking that it refused the sink before anything was
+	// stopped. B's Connect REST API is given: the checkpoint connector's status is read there.
+	refusedBeforeStop := func() hazard {
+		t.Helper()
+		healthReport := filepath.Join(t.TempDir(), "health.json")
+		cmd := exec.CommandContext(ctx, env.AgentBin, "migrate", "--from-brokers", strings.Join(brokersA, ","), "--from-config-topic", namesA.Config,
+			"--from-offsets-topic", namesA.Offsets, "--from-connect-url", wA.URL, "--to-brokers", b.Addr, "--to-connect-url", wB.URL, "--include", running,
+			"--mm2-source-alias", "A", "--mm2-target-alias", "B", "--checkpoint-wait", "20s", "--stop-source", "--timeout", "2m", "--report", healthReport)
+		cmd.Env = agentB.Env
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "%s", out)
+		require.Equal(t, 1, exit.ExitCode(), "%s", out)
+		var status struct {
+			Connector struct{ State string }
+			Tasks     []struct{ State string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(tier.RestOK(t, wA, http.MethodGet, "/connectors/"+running+"/status", nil)), &status))
+		require.Equal(t, "RUNNING", status.Connector.State, "nothing was stopped on A")
+		require.Len(t, status.Tasks, 1)
+		require.Equal(t, "RUNNING", status.Tasks[0].State)
+		hdata, err := os.ReadFile(healthReport)
+		require.NoError(t, err)
+		var health struct {
+			Connectors []struct {
+				Outcome string
+				Hazards []hazard
+			}
+		}
+		require.NoError(t, json.Unmarshal(hdata, &health), "%s", hdata)
+		require.Len(t, health.Connectors, 1)
+		require.Equal(t, "skipped", health.Connectors[0].Outcome, "%s", hdata)
+		hazards := slices.DeleteFunc(health.Connectors[0].Hazards, func(h hazard) bool { return h.Check != "mm2" })
+		require.Len(t, hazards, 1, "%s", hdata) // the checkpoint connector is RUNNING: its status says nothing
+		h := hazards[0]
+		t.Logf("hazard: %+v", h)
+		require.True(t, h.Refuse)
+		return h
+	}
+	h := refusedBeforeStop()
 	require.Equal(t, "groups.exclude", h.Key)
-	require.True(t, h.Refuse)
 	require.Contains(t, h.Message, `"mm2-checkpoint"`)
 	require.Contains(t, h.Message, `group "connect-`+running+`"`)
 	require.Contains(t, h.Fix, `groups.exclude = console-consumer-.*, __.* on the MirrorCheckpointConnector "mm2-checkpoint"`)
 	require.Contains(t, h.Fix, "A->B.groups.exclude = console-consumer-.*, __.*")
+
+	// A groups.exclude with a lookahead, Java's syntax that Go's regexp refuses, which still
+	// excludes the running sink's group (it spares only connect-keep-*): refused as MirrorMaker 2
+	// reads it, before anything is stopped.
+	checkpointConfig["groups.exclude"] = "console-consumer-.*, connect-(?!keep-).*, __.*"
+	tier.RestOK(t, wB, http.MethodPut, "/connectors/mm2-checkpoint/config", mm2Config(tier.MirrorCheckpoint, checkpointConfig))
+	tier.WaitState(t, wB, "mm2-checkpoint", "RUNNING", tier.TasksOptional())
+	h = refusedBeforeStop()
+	require.Equal(t, "groups.exclude", h.Key)
+	require.Contains(t, h.Message, `its groups.exclude (console-consumer-.*, connect-(?!keep-).*, __.*) matches it`)
+	require.Contains(t, h.Fix, `groups.exclude = console-consumer-.*, __.* on the MirrorCheckpointConnector "mm2-checkpoint"`)
 	tier.RestOK(t, wA, http.MethodDelete, "/connectors/"+running, nil)
 
 	// The named fix: MM2 then checkpoints connect-* groups.
