@@ -33,9 +33,6 @@ import (
 // and no more delivered again than the verdict's replay bound.
 func TestMigrateSinkAcrossMirrorMaker2(t *testing.T) {
 	env.RequirePeers(t)
-	if env.Lib == "" {
-		t.Skip("needs the jars to start a second broker")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	started := time.Now()
