@@ -55,10 +55,36 @@ func TestNewCutover(t *testing.T) {
 	p.Verdict, p.Detail = VerdictMismatch, "group on B committed 5, before the 8 placed"
 	var out bytes.Buffer
 	require.NoError(t, c.WriteSummary(&out))
-	require.Equal(t, "cutover of migration m-1: 2 partitions of 2 connectors: 0 verified, 1 waiting, 1 mismatch, 0 unordered\n"+
+	require.Equal(t, "cutover of migration m-1: 2 partitions of 2 connectors: 0 verified, 1 waiting, 1 mismatch, 0 unordered, 0 replay\n"+
 		`mismatch: sink-b {"kafka_partition":0,"kafka_topic":"A.orders"}: group on B committed 5, before the 8 placed`+"\n"+
 		"waiting: B has committed nothing new yet for 1 partitions (src-b): run migrate --verify again once they have traffic\n", out.String())
 	require.False(t, c.OK())
+
+	// A replay is counted and listed apart from the mismatches, and is no mismatch.
+	p.Verdict, p.Detail = VerdictVerified, ""
+	src.Partitions[0].Verdict, src.Partitions[0].Detail = VerdictReplay, "B produces again 3 records A produced past the offset placed"
+	src.Partitions[0].Replay = &CutoverReplay{Records: 3, First: jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("31")}},
+		Last: jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("33")}}}
+	out.Reset()
+	require.NoError(t, c.WriteSummary(&out))
+	require.Equal(t, "cutover of migration m-1: 2 partitions of 2 connectors: 1 verified, 0 waiting, 0 mismatch, 0 unordered, 1 replay\n"+
+		`replay: src-b {"filename":"f"}: B produces again 3 records A produced past the offset placed`+"\n", out.String())
+	require.True(t, c.OK())
+	require.True(t, c.Replays())
+	require.True(t, c.Decided())
+	var js bytes.Buffer
+	require.NoError(t, c.WriteJSON(&js))
+	require.Contains(t, js.String(), `"replay": {
+            "records": 3,
+            "first": {
+              "position": 31
+            },
+            "last": {
+              "position": 33
+            }
+          },
+          "verdict": "replay"`)
+	require.Contains(t, js.String(), `"replay": 1`)
 }
 
 // A connector born PAUSED or STOPPED on B commits nothing until it is resumed: the

@@ -396,7 +396,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	}
 	code := finishReport(rep, f.report, stdout, stderr)
 	if !*mf.dry {
-		code = max(code, vf.finish(rep.Cutover, mo.Verify > 0 && mo.Strimzi == nil, stdout, stderr))
+		code = worseExit(code, vf.finish(rep.Cutover, mo.Verify > 0 && mo.Strimzi == nil, stdout, stderr))
 	}
 	return code
 }
