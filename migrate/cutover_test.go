@@ -251,3 +251,65 @@ func TestNewCutoverRekeyedSource(t *testing.T) {
 	require.Equal(t, `{"server":"shop2"}`, partitionKey(p.Partition))
 	require.Equal(t, `{"lsn":42}`, partitionKey(p.OnA), "A's offset, kept under the old name")
 }
+
+// A sink placed below B's log start of its topic skips the records in between: B no longer
+// holds them (retention, or a mirror that began after them), so the sink's consumer resets
+// past them. That is a mismatch naming the log start and how many records were skipped, also
+// when retention removes them while the verification waits; records consumed while B held
+// them stay verified when retention removes them later.
+func TestVerifySinkBelowLogStart(t *testing.T) {
+	type step struct {
+		deleteTo, commit int64 // before the verification: records deleted below deleteTo, the group's commit (0: none)
+		verdict          Verdict
+		detail           string
+	}
+	tests := []struct {
+		name   string
+		placed int64
+		steps  []step
+	}{
+		{name: "placed below the log start, group past it", placed: 5,
+			steps: []step{{deleteTo: 100, commit: 150, verdict: VerdictMismatch,
+				detail: `B's log start of topic "T" partition 0 is 100, past the offset placed, 5: records 5..99 (95) are not on B`}}},
+		{name: "placed below the log start, nothing consumed yet", placed: 5,
+			steps: []step{{deleteTo: 100, commit: 5, verdict: VerdictMismatch, detail: `group "connect-snk" is at 5`}}},
+		{name: "placed at the log start", placed: 100,
+			steps: []step{{deleteTo: 100, commit: 150, verdict: VerdictVerified, detail: "past the 100 placed"}}},
+		{name: "retention deletes them while the verification waits", placed: 5,
+			steps: []step{{commit: 5, verdict: VerdictWaiting}, {deleteTo: 100, commit: 150, verdict: VerdictMismatch, detail: "records 5..99 (95) are not on B"}}},
+		{name: "retention deletes them once consumed", placed: 5,
+			steps: []step{{commit: 150, verdict: VerdictVerified}, {deleteTo: 100, verdict: VerdictVerified, detail: "past the 5 placed"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kc := startKfakeCluster(t)
+			brokers := kc.ListenAddrs()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+			require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "T", 1, nil))
+			w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: "T", BatchTimeout: time.Millisecond, BatchSize: 200, RequiredAcks: kafka.RequireAll}
+			defer w.Close()
+			msgs := make([]kafka.Message, 200)
+			for i := range msgs {
+				msgs[i] = kafka.Message{Value: []byte("r")}
+			}
+			require.NoError(t, w.WriteMessages(ctx, msgs...))
+			c := &Cutover{MigrationID: "m-1", Connectors: []*CutoverConnector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
+				Partitions: []*CutoverPartition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: kafkaOffset(tt.placed),
+					Placed: kafkaOffset(tt.placed), Translation: translationAsRead, Verdict: VerdictWaiting}}}}}
+			for _, s := range tt.steps {
+				if s.deleteTo > 0 {
+					require.NoError(t, kc.DeleteRecords("T", 0, s.deleteTo))
+				}
+				if s.commit > 0 {
+					require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, "connect-snk", []kafkaio.GroupOffset{{Topic: "T", Partition: 0, Offset: s.commit}}))
+				}
+				require.NoError(t, VerifyCutover(ctx, c, VerifyCutoverOptions{Brokers: brokers}))
+				p := c.Connectors[0].Partitions[0]
+				require.Equal(t, s.verdict, p.Verdict, p.Detail)
+				require.Contains(t, p.Detail, s.detail)
+			}
+		})
+	}
+}

@@ -274,7 +274,7 @@ func (v *verifier) read(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("read the offsets of group %q on B: %w", s.c.Group, err)
 		}
-		s.judge(offs)
+		s.judge(offs, s.logStarts(ctx, v.cl))
 	}
 	return nil
 }
