@@ -307,6 +307,15 @@ func ReadCutover(path string) (*Cutover, error) {
 	return &c, nil
 }
 
+// countsText is the partitions per verdict: "9 verified, 2 waiting, ...".
+func (c *Cutover) countsText() string {
+	parts := make([]string, len(verdicts))
+	for i, v := range verdicts {
+		parts[i] = fmt.Sprintf("%d %s", c.Counts[v], v)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // maxListed bounds the mismatches (and, apart, the replays) WriteSummary lists, to keep it on
 // one screen.
 const maxListed = 15
@@ -323,15 +332,7 @@ func (c *Cutover) WriteSummary(w io.Writer) error {
 		}
 		total += len(cc.Partitions)
 	}
-	fmt.Fprintf(&b, "cutover of migration %s: %d partitions of %d connectors", c.MigrationID, total, conns)
-	for i, v := range verdicts {
-		sep := ", "
-		if i == 0 {
-			sep = ": "
-		}
-		fmt.Fprintf(&b, "%s%d %s", sep, c.Counts[v], v)
-	}
-	b.WriteString("\n")
+	fmt.Fprintf(&b, "cutover of migration %s: %d partitions of %d connectors: %s\n", c.MigrationID, total, conns, c.countsText())
 	if c.Error != "" {
 		fmt.Fprintf(&b, "the verification could not read B: %s\n", oneLine(c.Error, 200))
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -312,4 +314,56 @@ func TestVerifySinkBelowLogStart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lineSignal is an io.Writer that keeps the lines written and calls after(n) with the
+// number written so far.
+type lineSignal struct {
+	mu    sync.Mutex
+	lines []string
+	after func(n int)
+}
+
+func (l *lineSignal) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	l.lines = append(l.lines, strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")...)
+	n := len(l.lines)
+	l.mu.Unlock()
+	l.after(n)
+	return len(b), nil
+}
+
+// While the verification waits for B's connectors to commit, it says what it waits for and
+// for how long when it starts, and the partitions per verdict as it goes, instead of a
+// silent wait.
+func TestVerifyTellsWhatItWaitsFor(t *testing.T) {
+	brokers := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
+	part := jsonvalue.Map{{Key: "filename", Value: "f"}}
+	placed := jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("30")}}
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), BatchTimeout: time.Millisecond, RequiredAcks: kafka.RequireAll}
+	defer w.Close()
+	require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets",
+		Key: offsetstore.AppendKey(nil, "src-b", offsetstore.JavaHashMapOrder(part)), Value: []byte(`{"position":30}`)}))
+	c := &Cutover{MigrationID: "m-1", OffsetsTopic: "connect-offsets", Connectors: []*CutoverConnector{{Name: "src", TargetName: "src-b",
+		Type: "source", Class: "FileStreamSource", OffsetsTopic: "connect-offsets", State: StateRunning,
+		Partitions: []*CutoverPartition{{Partition: part, OnA: placed, Placed: placed, Verdict: VerdictWaiting}}}}}
+	waiting, stop := context.WithCancel(ctx)
+	defer stop()
+	out := &lineSignal{after: func(n int) {
+		if n >= 3 {
+			stop() // the start and two rounds of counts
+		}
+	}}
+	err := VerifyCutover(waiting, c, VerifyCutoverOptions{Brokers: brokers, Timeout: time.Hour, Poll: 10 * time.Millisecond,
+		Progress: out, ProgressEvery: time.Nanosecond})
+	require.NoError(t, ctx.Err())
+	require.GreaterOrEqual(t, len(out.lines), 3, "%v %+v", err, c.Connectors[0].Partitions[0])
+	require.Equal(t, "verifying the cutover on B: waiting up to 1h0m0s for 1 of 1 partitions (src-b) to move past the offsets placed: "+
+		"sources' new offsets in B's topic connect-offsets (Connect commits them every offset.flush.interval.ms, 60s by default); "+
+		"now 0 verified, 1 waiting, 0 mismatch, 0 unordered, 0 replay; the counts every 1ns", out.lines[0])
+	require.Regexp(t, `^cutover verification: \d+s of 1h0m0s: 0 verified, 1 waiting, 0 mismatch, 0 unordered, 0 replay$`, out.lines[1])
 }

@@ -131,7 +131,7 @@ func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stde
 		return 2
 	}
 	if err := migrate.VerifyCutover(ctx, cut, migrate.VerifyCutoverOptions{Brokers: splitList(ff.toBrokers), Transport: cl.to.Transport,
-		Timeout: max(f.verifyTimeout, 0)}); err != nil {
+		Timeout: max(f.verifyTimeout, 0), Progress: stderr}); err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
 		return 2
 	}
