@@ -34,8 +34,10 @@ func debeziumEvent(lsn, tx int, schemas bool, name, snapshot string) []byte {
 // the verification reads the connector's topics on B (under its topic.prefix, read committed)
 // and judges by B's first record. Records older than the connector's birth on B (MirrorMaker
 // 2's copies of A's, which keep A's timestamps) are A's, and so are the records of A's topics
-// mirrored under another name: they are not taken for B's, but A's last one must not be past
-// the offset placed.
+// mirrored under another name: they are not taken for B's, and A's records past the offset
+// placed are what B produces again: a replay when A never committed past it, a mismatch when
+// A's offset was set back. PostgreSQL's offset is the last event processed and the last
+// commit: A's records are bounded by the later of the two.
 func TestVerifyDebeziumRecords(t *testing.T) {
 	born := time.Now().Add(-time.Minute).UTC().Truncate(time.Millisecond)
 	type rec struct {
@@ -48,19 +50,26 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 		// tx is the event's transaction (0: lsn/10, so the placed offset's 1000 is in 100).
 		tx int
 	}
+	const atCommit = `{"lsn_proc":1000,"lsn_commit":1000,"lsn":1000,"txId":100,"ts_usec":1}`
 	cases := []struct {
 		name     string
 		records  []rec
 		verdict  Verdict
 		evidence string
 		detail   string
+		// placed is the offset placed ("": atCommit), furthest A's furthest commit past it
+		// ("": none); running: A was not stopped before its offsets were read.
+		placed, furthest string
+		running          bool
+		// replay is the count of records B produces again (0: no replay).
+		replay int
 	}{
 		{name: "B continues after the placed offset, past A's mirrored records",
 			records: []rec{{topic: "shop.public.orders", lsn: 900, bornB: false}, {topic: "shop.public.orders", lsn: 1000, bornB: false}, {topic: "shop.public.orders", lsn: 1100, bornB: true}, {topic: "shop.public.orders", lsn: 1200, bornB: true}},
 			verdict: VerdictVerified, evidence: "records", detail: `B's first record is at {"lsn":1100}`},
 		{name: "B produces the placed record again",
 			records: []rec{{topic: "shop.public.orders", lsn: 1000, bornB: false}, {topic: "shop.public.orders", lsn: 1000, bornB: true}, {topic: "shop.public.orders", lsn: 1100, bornB: true}},
-			verdict: VerdictMismatch, evidence: "records", detail: `in transaction 100, which A had produced`},
+			verdict: VerdictMismatch, evidence: "records", detail: `B's first record is at {"lsn":1000}`},
 		{name: "B's earliest record, in another topic, is of a transaction A produced",
 			records: []rec{{topic: "shop.public.items", lsn: 950, bornB: false}, {topic: "shop.public.orders", lsn: 1100, bornB: true}, {topic: "shop.public.items", lsn: 950, bornB: true}},
 			verdict: VerdictMismatch, evidence: "records", detail: `"shop.public.items"`},
@@ -72,9 +81,43 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 		{name: "an interleaved transaction committed after the placed one: the offsets decide",
 			records: []rec{{topic: "shop.public.orders", lsn: 1000, bornB: false}, {topic: "shop.public.orders", lsn: 950, tx: 105, bornB: true}, {topic: "shop.public.orders", lsn: 1100, tx: 105, bornB: true}},
 			verdict: VerdictWaiting, evidence: EvidenceOffsets, detail: `(interleaved)`},
-		{name: "A produced past the placed offset (its renamed mirror on B)",
-			records: []rec{{topic: "A.shop.public.orders", lsn: 1000, bornB: false}, {topic: "A.shop.public.orders", lsn: 1050, bornB: false}, {topic: "shop.public.orders", lsn: 1100, bornB: true}},
-			verdict: VerdictMismatch, evidence: "records", detail: `A's last record is at {"lsn":1050}`},
+		// The offset at the placed transaction's commit: its last event at 1000, its commit at
+		// 1100. A transaction committed before it, with changes between the two (1040), is one
+		// A produced before it: not past the offset, which the later of the two bounds.
+		{name: "an offset at its commit, past its last event: A's earlier transaction up to the commit is not past it",
+			placed:  `{"lsn_proc":1100,"lsn_commit":1100,"lsn":1000,"txId":100,"ts_usec":1}`,
+			records: []rec{{topic: "shop.public.orders", lsn: 1000, bornB: false}, {topic: "shop.public.orders", lsn: 1040, tx: 95, bornB: false}, {topic: "shop.public.orders", lsn: 1150, tx: 101, bornB: true}},
+			verdict: VerdictVerified, evidence: "records", detail: `B's first record is at {"lsn":1150}`},
+		// The offset inside the placed transaction (its last event at 1000, the commit before
+		// it at 900): B's event at 950 of a transaction A's records do not show is not past the
+		// later of the two, so the records do not place it.
+		{name: "an offset inside its transaction, past the last commit: B's event before its lsn is not placed",
+			placed:  `{"lsn_proc":1000,"lsn_commit":900,"lsn":1000,"txId":100,"ts_usec":1}`,
+			records: []rec{{topic: "shop.public.orders", lsn: 1000, bornB: false}, {topic: "shop.public.orders", lsn: 950, tx: 101, bornB: true}},
+			verdict: VerdictWaiting, evidence: EvidenceOffsets, detail: `(interleaved)`},
+		// A's worker died after producing transactions past its last commit: B produces them
+		// again. Not a wrong placement: its own verdict, with their count and range.
+		{name: "A produced past the placed offset and never committed it: a replay",
+			records: []rec{{topic: "A.shop.public.orders", lsn: 1000, bornB: false}, {topic: "A.shop.public.orders", lsn: 1050, bornB: false},
+				{topic: "A.shop.public.orders", lsn: 1080, bornB: false}, {topic: "shop.public.orders", lsn: 1050, bornB: true}, {topic: "shop.public.orders", lsn: 1100, bornB: true}},
+			verdict: VerdictReplay, evidence: "records", replay: 2,
+			detail: `produces again the 2 records A produced past it, from {"lsn":1050} (topic "A.shop.public.orders" partition 0 offset 1`},
+		{name: "A produced the rest of the placed transaction: a replay",
+			records: []rec{{topic: "shop.public.orders", lsn: 1000, bornB: false}, {topic: "shop.public.orders", lsn: 1010, tx: 100, bornB: false},
+				{topic: "shop.public.orders", lsn: 1010, tx: 100, bornB: true}},
+			verdict: VerdictReplay, evidence: "records", replay: 1, detail: `the 1 record A produced past it, from {"lsn":1010}`},
+		{name: "A produced past the placed offset, B has produced nothing yet: a replay still",
+			records: []rec{{topic: "A.shop.public.orders", lsn: 1000, bornB: false}, {topic: "A.shop.public.orders", lsn: 1050, bornB: false}},
+			verdict: VerdictReplay, evidence: "records", replay: 1, detail: "B has produced no record yet"},
+		{name: "A had committed past the placed offset: set back, a mismatch",
+			furthest: `{"lsn_proc":1080,"lsn_commit":1080,"lsn":1080,"txId":108,"ts_usec":2}`,
+			records: []rec{{topic: "A.shop.public.orders", lsn: 1000, bornB: false}, {topic: "A.shop.public.orders", lsn: 1050, bornB: false},
+				{topic: "A.shop.public.orders", lsn: 1080, bornB: false}, {topic: "shop.public.orders", lsn: 1050, bornB: true}},
+			verdict: VerdictMismatch, evidence: "records", detail: `A's offset was set back: A's offsets topic held {"lsn":1080,`},
+		{name: "A was not stopped: its later records are no evidence",
+			running: true,
+			records: []rec{{topic: "shop.public.orders", lsn: 1000, bornB: false}, {topic: "shop.public.orders", lsn: 1050, bornB: true}, {topic: "A.shop.public.orders", lsn: 1080, bornB: false}},
+			verdict: VerdictWaiting, evidence: EvidenceOffsets, detail: "A was not stopped before its offsets were read"},
 		{name: "B snapshots again",
 			records: []rec{{topic: "shop.public.orders", lsn: 1100, bornB: true, snapshot: "first"}},
 			verdict: VerdictMismatch, evidence: "records", detail: "started a new snapshot"},
@@ -94,11 +137,11 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 				cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
 				require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
 				part := jsonvalue.Map{{Key: "server", Value: "shop"}}
-				w := &kafka.Writer{Addr: kafka.TCP(brokers...), BatchTimeout: time.Millisecond}
+				placed := cmp.Or(tc.placed, atCommit)
+				w := &kafka.Writer{Addr: kafka.TCP(brokers...), BatchTimeout: time.Millisecond, RequiredAcks: kafka.RequireAll}
 				defer w.Close()
 				require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets",
-					Key:   offsetstore.AppendKey(nil, "pg-b", offsetstore.JavaHashMapOrder(part)),
-					Value: []byte(`{"lsn_proc":1000,"lsn_commit":1000,"lsn":1000,"txId":100,"ts_usec":1}`)}))
+					Key: offsetstore.AppendKey(nil, "pg-b", offsetstore.JavaHashMapOrder(part)), Value: []byte(placed)}))
 				for _, r := range tc.records {
 					require.NoError(t, offsetstore.EnsureTopic(ctx, cl, r.topic, 1, nil))
 				}
@@ -109,12 +152,15 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 					}
 					require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: r.topic, Key: []byte(`{"id":1}`), Value: debeziumEvent(r.lsn, cmp.Or(r.tx, r.lsn/10), schemas, cmp.Or(r.name, "shop"), cmp.Or(r.snapshot, "false")), Time: at}))
 				}
+				furthest := ""
+				if tc.furthest != "" {
+					furthest = `"furthest_on_a":` + tc.furthest + `,`
+				}
 				path := filepath.Join(t.TempDir(), "cutover.json")
 				require.NoError(t, os.WriteFile(path, []byte(`{"migration_id":"m-1","offsets_topic":"connect-offsets","connectors":[
   {"name":"pg","target_name":"pg-b","type":"source","class":"io.debezium.connector.postgresql.PostgresConnector","offsets_topic":"connect-offsets",
-   "topic_prefix":"shop","born_after":"`+born.Format(time.RFC3339Nano)+`","partitions":[
-    {"partition":{"server":"shop"},"offset_on_a":{"lsn_proc":1000,"lsn_commit":1000,"lsn":1000,"txId":100,"ts_usec":1},
-     "offset_placed":{"lsn_proc":1000,"lsn_commit":1000,"lsn":1000,"txId":100,"ts_usec":1},"verdict":"waiting","evidence":"offsets"}]}]}`), 0o600))
+   "topic_prefix":"shop","born_after":"`+born.Format(time.RFC3339Nano)+`","stopped_on_a":`+fmt.Sprint(!tc.running)+`,"history_on_a":"read","partitions":[
+    {"partition":{"server":"shop"},"offset_on_a":`+placed+`,"offset_placed":`+placed+`,`+furthest+`"verdict":"waiting","evidence":"offsets"}]}]}`), 0o600))
 				c, err := ReadCutover(path)
 				require.NoError(t, err)
 				require.NoError(t, VerifyCutover(ctx, c, VerifyCutoverOptions{Brokers: brokers}))
@@ -122,6 +168,12 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 				require.Equal(t, tc.verdict, p.Verdict, p.Detail)
 				require.Equal(t, tc.evidence, p.Evidence)
 				require.Contains(t, p.Detail, tc.detail)
+				if tc.replay == 0 {
+					require.Nil(t, p.Replay)
+				} else {
+					require.NotNil(t, p.Replay, p.Detail)
+					require.Equal(t, tc.replay, p.Replay.Records)
+				}
 			})
 		}
 	}
