@@ -334,11 +334,12 @@ func (r *recordTrack) judge() {
 				partitionKey(first.pos), first.where, placed, why))
 			return
 		}
-		if cover == coverUnknown && !r.rule.trustsB() {
-			first = nil // it cannot place A's records either
-		}
 	}
-	if rep := r.replayed(first); rep != nil {
+	placer := first // where B resumed, which places A's records the offset does not
+	if cover == coverUnknown && !r.rule.trustsB() {
+		placer = nil
+	}
+	if rep := r.replayed(placer); rep != nil {
 		r.judgeReplay(rep, first, decide)
 		return
 	}

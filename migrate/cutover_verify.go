@@ -270,10 +270,7 @@ func newVerifier(ctx context.Context, cl *kafka.Client, c *Cutover, reg *connect
 			}
 			counts[cc.OffsetsTopic] = n
 		}
-		order := offsetstore.JavaHashMapOrder
-		if class, ok := reg.Lookup(cc.Class); ok && class.PartitionOrder != nil {
-			order = class.PartitionOrder
-		}
+		order := partitionOrder(reg, cc.Class)
 		for _, p := range cc.Partitions {
 			t := &sourceTrack{cc: cc, p: p, topic: cc.OffsetsTopic, class: cc.Class, order: orderOf(reg, cc.Class), placed: partitionKey(p.Placed),
 				idle: cc.idle()}
