@@ -57,7 +57,7 @@ func TestVerifyExitStatus(t *testing.T) {
 	}{
 		{name: "verified", a: []int{900, 1000}, b: []int{1100}, code: 0, summary: "1 verified, 0 waiting, 0 mismatch, 0 unordered, 0 replay"},
 		{name: "replay", a: []int{1000, 1050, 1080}, b: []int{1050}, code: exitReplay,
-			summary: "0 verified, 0 waiting, 0 mismatch, 0 unordered, 1 replay", listed: `replay: pg-b {"server":"shop"}: B continues from A's last committed offset`},
+			summary: "0 verified, 0 waiting, 0 mismatch, 0 unordered, 1 replay", listed: `replay: pg-b {"server":"shop"}: B produces again the 2 records A produced past its last committed offset, from {"lsn":1050}`},
 		{name: "set back", a: []int{1000, 1050}, b: []int{1050}, furthest: `"furthest_on_a":{"lsn":1050,"txId":105},`, code: 1,
 			summary: "0 verified, 0 waiting, 1 mismatch, 0 unordered, 0 replay", listed: `mismatch: pg-b {"server":"shop"}: A's offset was set back`},
 	}
