@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,10 +29,19 @@ type VerifyCutoverOptions struct {
 	// Registry knows the connector classes and their offsets' order (nil:
 	// connectors.Builtin()).
 	Registry *connectors.Registry
+	// Progress, when not nil, is told in lines what the verification waits for and for how
+	// long when it starts waiting (after its first read of B), and the partitions per verdict
+	// every ProgressEvery (default 10 s) while it waits.
+	Progress      io.Writer
+	ProgressEvery time.Duration
 }
 
-// defaultVerifyPoll is VerifyCutoverOptions.Poll when it is 0.
-const defaultVerifyPoll = time.Second
+// defaultVerifyPoll is VerifyCutoverOptions.Poll when it is 0; defaultVerifyProgress
+// VerifyCutoverOptions.ProgressEvery.
+const (
+	defaultVerifyPoll     = time.Second
+	defaultVerifyProgress = 10 * time.Second
+)
 
 // maxFetchesPerRead bounds the fetches of one offsets-topic partition in one read of B.
 const maxFetchesPerRead = 100_000
@@ -48,18 +59,23 @@ const maxFetchesPerRead = 100_000
 //     placement), unordered when the family has no known order; waiting
 //     while there is none. A placed offset that is not A's offset, or is not in the topic, is
 //     a mismatch (a placement compacted away is judged by the earliest offset left).
-//   - a Debezium source whose records carry their position (cutover_records.go): the
-//     records its connector produced on B, told from A's by their timestamps and topics, judge
-//     it when there are any (evidence "records"): verified when B's earliest is after the
-//     placed position, mismatch when it is at or before it, or when A's last record is past
-//     it; the offsets stay the evidence while B has produced nothing.
+//   - a Debezium source whose records carry their position (cutover_records.go), moved with
+//     A stopped: the records its connector produced on B, told from A's by their timestamps
+//     and topics, and A's found there judge it when they say something (evidence "records"),
+//     each placed against the offset as its family's offset says (cutover_families.go):
+//     mismatch when B's earliest is one the offset covers (or cannot be where B resumed);
+//     replay when A produced records past the offset that it never committed (mismatch when
+//     A's offsets topic shows its offset was set back: cutover_history.go); verified when B's
+//     earliest is past the offset; the offsets stay the evidence otherwise.
 //   - a sink: the committed offsets of its group on B (an OffsetFetch sees committed
-//     transactional commits only): equal to the placed one, waiting; past it, verified;
-//     before it, mismatch; an offset for a partition never placed (A's group had none),
-//     unordered.
+//     transactional commits only) and the log start of each placed partition on B: equal to
+//     the placed one, waiting; past it, verified; before it, or the placed one below B's log
+//     start (records skipped), mismatch; an offset for a partition never placed (A's group
+//     had none), unordered.
 //
-// It reads B again every Poll until every partition is verified, mismatch or unordered, or
-// Timeout has passed (what is still waiting stays so), or ctx ends. Errors are B's: the
+// It reads B again every Poll until every partition is verified, mismatch, unordered or
+// replay (one whose B side has been seen), or Timeout has passed (what is still waiting stays
+// so), or ctx ends; Progress is told what it waits for. Errors are B's: the
 // topic or group cannot be read, or B is not the Kafka cluster c names (c.ToClusterID, set to
 // B's when empty).
 func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) error {
@@ -68,6 +84,9 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 	}
 	if opts.Poll <= 0 {
 		opts.Poll = defaultVerifyPoll
+	}
+	if opts.ProgressEvery <= 0 {
+		opts.ProgressEvery = defaultVerifyProgress
 	}
 	c.VerifyStarted, c.VerifyFinished, c.VerifyTimeout, c.Error = time.Now().UTC(), time.Time{}, opts.Timeout.String(), ""
 	defer func() { c.VerifyFinished = time.Now().UTC(); c.noteIdle(); c.count() }()
@@ -99,6 +118,7 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 	if opts.Timeout > 0 {
 		rounds += int(opts.Timeout / opts.Poll)
 	}
+	var told time.Time // the last progress line
 	for i := range rounds {
 		readCtx := bounded
 		if i == 0 {
@@ -111,11 +131,70 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 			}
 			return err
 		}
-		if v.decided() || opts.Timeout <= 0 || !kafkaio.Sleep(bounded, opts.Poll) {
+		if v.decided() || opts.Timeout <= 0 {
+			return nil
+		}
+		switch {
+		case opts.Progress == nil:
+		case i == 0:
+			c.count()
+			fmt.Fprintln(opts.Progress, c.waitLine(opts.Timeout, opts.ProgressEvery))
+			told = time.Now()
+		case time.Since(told) >= opts.ProgressEvery:
+			c.count()
+			fmt.Fprintf(opts.Progress, "cutover verification: %s of %s: %s\n", time.Since(c.VerifyStarted).Round(time.Second), opts.Timeout, c.countsText())
+			told = time.Now()
+		}
+		if !kafkaio.Sleep(bounded, opts.Poll) {
 			return nil
 		}
 	}
 	return nil
+}
+
+// waitLine says what the verification waits for, once B was read a first time: the
+// partitions still undecided and where B's side of each comes from, and for how long.
+func (c *Cutover) waitLine(timeout, every time.Duration) string {
+	var names, topics, groups, prefixes []string
+	n, total := 0, 0
+	for _, cc := range c.Connectors {
+		total += len(cc.Partitions)
+		open := 0
+		for _, p := range cc.Partitions {
+			if p.Verdict == VerdictWaiting || p.Verdict == VerdictReplay && p.FirstRecordOnB == nil {
+				open++
+			}
+		}
+		if open == 0 || cc.idle() {
+			continue
+		}
+		n += open
+		names = append(names, cc.TargetName)
+		switch {
+		case cc.Type == string(connectors.Sink):
+			groups = append(groups, cc.Group)
+		case cc.TopicPrefix != "" && cc.StoppedOnA:
+			prefixes = append(prefixes, cc.TopicPrefix)
+			fallthrough
+		default:
+			if !slices.Contains(topics, cc.OffsetsTopic) {
+				topics = append(topics, cc.OffsetsTopic)
+			}
+		}
+	}
+	var from []string
+	if len(topics) > 0 {
+		from = append(from, fmt.Sprintf("sources' new offsets in B's topic %s (Connect commits them every offset.flush.interval.ms, 60s by default)",
+			oneLine(strings.Join(topics, ", "), 80)))
+	}
+	if len(prefixes) > 0 {
+		from = append(from, fmt.Sprintf("Debezium records under topic prefix %s", oneLine(strings.Join(prefixes, ", "), 80)))
+	}
+	if len(groups) > 0 {
+		from = append(from, fmt.Sprintf("sinks' commits in group %s", oneLine(strings.Join(groups, ", "), 80)))
+	}
+	return fmt.Sprintf("verifying the cutover on B: waiting up to %s for %d of %d partitions (%s) to move past the offsets placed: %s; "+
+		"now %s; the counts every %s", timeout, n, total, oneLine(strings.Join(names, ", "), 120), strings.Join(from, "; "), c.countsText(), every)
 }
 
 // noteIdle says of each partition still waiting of a connector born PAUSED or STOPPED why
@@ -154,6 +233,7 @@ type verifier struct {
 
 // sourceTrack follows one source partition through its key's records.
 type sourceTrack struct {
+	cc    *CutoverConnector
 	p     *CutoverPartition
 	topic string
 	class string
@@ -195,12 +275,9 @@ func newVerifier(ctx context.Context, cl *kafka.Client, c *Cutover, reg *connect
 			}
 			counts[cc.OffsetsTopic] = n
 		}
-		order := offsetstore.JavaHashMapOrder
-		if class, ok := reg.Lookup(cc.Class); ok && class.PartitionOrder != nil {
-			order = class.PartitionOrder
-		}
+		order := partitionOrder(reg, cc.Class)
 		for _, p := range cc.Partitions {
-			t := &sourceTrack{p: p, topic: cc.OffsetsTopic, class: cc.Class, order: orderOf(reg, cc.Class), placed: partitionKey(p.Placed),
+			t := &sourceTrack{cc: cc, p: p, topic: cc.OffsetsTopic, class: cc.Class, order: orderOf(reg, cc.Class), placed: partitionKey(p.Placed),
 				idle: cc.idle()}
 			p.FirstOnB, p.Verdict, p.Evidence, p.Detail = nil, VerdictWaiting, EvidenceOffsets, ""
 			if p.OnA != nil && p.Placed != nil && partitionKey(p.OnA) != t.placed {
@@ -241,6 +318,11 @@ func (v *verifier) decided() bool {
 			return false
 		}
 	}
+	for _, r := range v.records {
+		if r.pending && !r.st.idle {
+			return false // a replay whose B side is not seen yet
+		}
+	}
 	return true
 }
 
@@ -263,7 +345,9 @@ func (v *verifier) read(ctx context.Context) error {
 		if r.final {
 			continue
 		}
-		r.readErr = r.read(ctx, v.cl) // the offsets stay the evidence of what cannot be read
+		if r.inert == "" {
+			r.readErr = r.read(ctx, v.cl) // the offsets stay the evidence of what cannot be read
+		}
 		r.judge()
 	}
 	for _, s := range v.sinks {
@@ -274,7 +358,7 @@ func (v *verifier) read(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("read the offsets of group %q on B: %w", s.c.Group, err)
 		}
-		s.judge(offs)
+		s.judge(offs, s.logStarts(ctx, v.cl))
 	}
 	return nil
 }

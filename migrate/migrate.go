@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -110,6 +112,9 @@ type MigrateOptions struct {
 	Verify time.Duration
 	// VerifyPoll is the pause between two reads of B while verifying (default 1 s).
 	VerifyPoll time.Duration
+	// VerifyProgress, when not nil, is told what the verification waits for, and the counts
+	// per verdict while it waits (VerifyCutoverOptions.Progress).
+	VerifyProgress io.Writer
 }
 
 // RequestSourcePrefix is the CloudEvent source of migration requests, followed by the
@@ -273,6 +278,12 @@ func (o *MigrateOptions) writeStrimziManifests(rep *Report, entries []*Entry) er
 // operator-managed B), verifies them on B; an error of the verification is in the cutover.
 func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
 	rep.Cutover = NewCutover(rep, o.To.OffsetsTopic, o.Registry)
+	for _, cc := range rep.Cutover.Connectors {
+		// With StopSource every connector published was stopped on A before its offsets
+		// were read (the stop barrier), or skipped.
+		cc.StoppedOnA = o.StopSource && cc.Type != string(connectors.Sink)
+	}
+	rep.Cutover.readHistoryOnA(interrupt, o.Topics, rep, o.Registry)
 	clB := &kafka.Client{Addr: kafka.TCP(o.To.Brokers...), Timeout: 30 * time.Second}
 	if o.To.Transport != nil {
 		clB.Transport = o.To.Transport
@@ -282,7 +293,7 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
 	}
 	if o.Verify > 0 && o.Strimzi == nil {
 		err := VerifyCutover(interrupt, rep.Cutover, VerifyCutoverOptions{Brokers: o.To.Brokers, Transport: o.To.Transport,
-			Timeout: o.Verify, Poll: o.VerifyPoll, Registry: o.Registry})
+			Timeout: o.Verify, Poll: o.VerifyPoll, Registry: o.Registry, Progress: o.VerifyProgress})
 		if err != nil {
 			rep.Cutover.Error = err.Error()
 			o.Logger.Warn("cannot verify the cutover on B", "err", err)
