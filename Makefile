@@ -13,7 +13,7 @@ IMAGE     ?= offsetagent:$(VERSION)
 PROMTOOL  ?= promtool
 
 .DEFAULT_GOAL := help
-.PHONY: help build test test-memory test-real test-integration-real bench bench-real demo demo-migrate demo-real demo-cdc lint fmt tidy docker up fuzz chaos props-goldens regex-goldens
+.PHONY: help build test test-memory test-real test-integration-real bench bench-real demo demo-migrate demo-real demo-cdc lint fmt tidy docker up fuzz chaos props-goldens regex-goldens secrets-goldens
 
 help: ## Show this help
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
@@ -76,19 +76,23 @@ demo-real: ## Apache Kafka + a Connect worker + the agent: the seed example in C
 demo-cdc: ## PostgreSQL -> Debezium -> Kafka A -> JDBC sink, moved to cluster B across MirrorMaker 2 while rows change
 	$(GO) test -count=1 -v -timeout 15m -run 'TestPipelineMigratedAcrossMirrorMaker2/stop-source' ./integration/realkafka/cdc/
 
-fuzz: ## Fuzz the request decoder, the MirrorMaker 2 record decoders, the client properties reader and its errors (no secret in them) briefly
+fuzz: ## Fuzz the request decoder, the MirrorMaker 2 record decoders, the client properties reader and its errors (no secret in them), planted secrets in manifests and messages, briefly
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) ./events/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeCheckpoint -fuzztime $(FUZZTIME) ./mm2/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeOffsetSync -fuzztime $(FUZZTIME) ./mm2/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseProperties$$' -fuzztime $(FUZZTIME) ./internal/clientconfig/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCommandConfig$$' -fuzztime $(FUZZTIME) ./internal/clientconfig/
 	$(GO) test -run '^$$' -fuzz '^FuzzSecretsNotInErrors$$' -fuzztime $(FUZZTIME) ./internal/clientconfig/
+	$(GO) test -run '^$$' -fuzz '^FuzzPlantedSecrets$$' -fuzztime $(FUZZTIME) ./migrate/
 
 props-goldens: ## Regenerate internal/clientconfig/testdata/props-oracle.json: java.util.Properties and Kafka's ConfigDef read the client properties inputs (java; mvn for the first jar download)
 	$(GO) run ./tools/props-oracle
 
 regex-goldens: ## Regenerate internal/javaregex/testdata/java-oracle.json and mm2/testdata/filter-oracle.json: java.util.regex and MirrorMaker 2's group and topic filters judge the patterns (java; mvn for the first jar download)
 	$(GO) run ./tools/regex-oracle
+
+secrets-goldens: ## Regenerate events/testdata/secrets-oracle.json: Kafka's ConfigTransformer and JaasConfig read config values (java; mvn for the first jar download)
+	$(GO) run ./tools/secrets-oracle
 
 test-memory: ## The agent's peak RSS under the in-flight bound, every case (idle and busy machine, both bounds)
 	OFFSETAGENT_TEST_MEMORY_MATRIX=1 $(GO) test -count=1 -run TestMemoryBoundedByInflightBytes -v -timeout 20m ./integration/

@@ -14,7 +14,10 @@ import (
 )
 
 // Config is the agent's configuration. cmd/offsetagent fills it from the environment with
-// go-envconfig; tests build it directly. Validate never dials.
+// go-envconfig; tests build it directly. Validate never dials. A field whose zero value
+// means its default but which cannot be zero carries a nonzero tag (the reason): the
+// environment setting its variable to zero is refused there, where it is known that the
+// zero was given rather than left unset.
 type Config struct {
 	// Brokers are the bootstrap brokers (default localhost:9092).
 	Brokers []string `env:"OFFSETAGENT_BROKERS, default=localhost:9092"`
@@ -65,9 +68,11 @@ type Config struct {
 	// ResultReserve is the time a request's writes leave before its giveup (the giveup
 	// extension: when its sender stops waiting and reports it failed) for its result to go
 	// out (default 5s; at most half the sender's grace, the giveup less the deadline): a
-	// write acknowledged later is rolled back and the request answered 408. Zero means the
-	// default.
-	ResultReserve time.Duration `env:"OFFSETAGENT_RESULT_RESERVE, default=5s"`
+	// write acknowledged later is rolled back and the request answered 408. Zero (a field
+	// left unset) means the default; the variable set to 0 is refused (nonzero): no reserve
+	// at all would publish the result of a write that ended at the giveup after its sender
+	// reported the request failed.
+	ResultReserve time.Duration `env:"OFFSETAGENT_RESULT_RESERVE, default=5s" nonzero:"a request's result needs time to go out before its giveup"`
 	// SessionTimeout is the consumer group session timeout: how long a replica that died is
 	// waited for before its partitions move (default 10s).
 	SessionTimeout time.Duration `env:"OFFSETAGENT_SESSION_TIMEOUT, default=10s"`

@@ -7,6 +7,14 @@
 // (Result.SetFailure, RejectedResult) live here, and it depends on nothing of the service but
 // the JSON value model (internal/jsonvalue).
 //
+// So do the rules for secrets in a connector config, which results, plans, failure messages
+// and migrate's manifests follow: which keys hold secrets (IsSecretKey, by name, with a
+// family's PASSWORD keys on top), which parts of a value hold one in clear text (SecretSpans:
+// a password inside a URL, the options of a sasl.jaas.config read as Kafka's JaasConfig reads
+// it, jaas.go; never a config provider placeholder, read as Connect's ConfigTransformer reads
+// it, ConfigVariables), how a config is shown (Config.Redacted) and how a message built from it
+// by someone else is scrubbed of them however it spells them (Config.Scrub, scrub.go).
+//
 // The binding mirrors sdk-go's protocol/kafka_sarama/v2 on top of sdk-go's binding packages,
 // because sdk-go has no kafka-go binding.
 //

@@ -1,7 +1,9 @@
 package events
 
 import (
+	"cmp"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -40,23 +42,55 @@ func redactValue(key, value string, secret func(string) bool) string {
 	return MaskCredentials(value)
 }
 
-// minScrubLen is the shortest secret Scrub looks for: shorter ones would mask unrelated text
-// (a password "1" in "tasks.max=1").
+// minScrubLen is the shortest secret, in characters, that Scrub hides wherever it stands in a
+// message. A shorter one (a password "1") would hide unrelated text ("partition 10",
+// "tasks.max=1"): it is hidden only where it stands as a value token (scrub.go).
 const minScrubLen = 4
 
-// Scrub replaces every secret of the config that text quotes (a value RedactedBy hides or
-// masks) by its redacted form. It is for messages built from the config by someone else: a
-// connector's or Connect's own validation error, which may quote the value it refused.
+// Scrub replaces every secret of the config that text quotes by HiddenValue: the value of each
+// key RedactedBy hides, and each part of a value that holds a secret (SecretSpans: a password
+// inside a URL, the text around a placeholder, the options of a JAAS config that are secret by
+// name, such as password and clientSecret), each also trimmed of the blanks around it and as
+// the program reading it sees it (a JAAS string's escapes read). It is for messages built from
+// the config by someone else: a connector's or Connect's own validation error, which may quote
+// the value it refused, and may quote it JSON-escaped or Go-quoted; see scrub.go for how each
+// spelling is found.
 func (c Config) Scrub(text string, secret func(key string) bool) string {
+	var hide []string
 	for _, e := range c {
-		if e.Null || len(e.Value) < minScrubLen || !strings.Contains(text, e.Value) {
+		if e.Null || e.Value == "" {
 			continue
 		}
-		if r := redactValue(e.Key, e.Value, secret); r != e.Value {
-			text = strings.ReplaceAll(text, e.Value, r)
+		if IsSecretKey(e.Key) || (secret != nil && secret(e.Key)) {
+			hide = append(hide, e.Value)
+		}
+		for _, p := range secretParts(e.Key, e.Value, secret) {
+			// Of a JAAS config's options, those secret by name: a username or a principal
+			// is what messages about access name (the brokers' own, and ours).
+			if p.Name == "" || IsSecretKey(p.Name) {
+				hide = append(hide, e.Value[p.Start:p.End], p.read)
+			}
 		}
 	}
-	return text
+	if len(hide) == 0 {
+		return text
+	}
+	return scrubText(text, hide, c.tokenOwners(secret))
+}
+
+// tokenOwners returns the values of the keys that are no secret, by value: a short secret
+// that is also such a key's value is left where it stands as that key's value ("tasks.max=1"
+// with a password "1").
+func (c Config) tokenOwners(secret func(key string) bool) map[string][]string {
+	out := map[string][]string{}
+	for _, e := range c {
+		if e.Null || IsSecretKey(e.Key) || (secret != nil && secret(e.Key)) {
+			continue
+		}
+		v := trimBlanks(e.Value)
+		out[v] = append(out[v], e.Key)
+	}
+	return out
 }
 
 // secretWords are the parts of a key that make it secret wherever they appear: Connect's
@@ -100,19 +134,53 @@ var (
 // parameters and JDBC properties whose names IsSecretKey calls secret
 // (;password=[hidden]), and of JAAS-style password="..." options.
 func MaskCredentials(s string) string {
+	spans := credentialSpans(s)
+	if len(spans) == 0 {
+		return s
+	}
+	var b strings.Builder
+	at := 0
+	for _, sp := range spans {
+		b.WriteString(s[at:sp.Start])
+		b.WriteString(HiddenValue)
+		at = sp.End
+	}
+	b.WriteString(s[at:])
+	return b.String()
+}
+
+// credentialSpans returns where the passwords MaskCredentials masks are in s, in order and
+// apart (overlapping ones merged), empty ones included (";password=;" is masked too).
+func credentialSpans(s string) []SecretSpan {
+	var spans []SecretSpan
+	add := func(re *regexp.Regexp, group int, keep func(m []int) bool) {
+		for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+			if keep == nil || keep(m) {
+				spans = append(spans, SecretSpan{Start: m[2*group], End: m[2*group+1]})
+			}
+		}
+	}
 	if strings.Contains(s, "@") {
-		s = userInfoPassword.ReplaceAllString(s, "${1}"+HiddenValue+"@")
-		s = oraclePassword.ReplaceAllString(s, "${1}"+HiddenValue+"@")
+		add(userInfoPassword, 2, nil)
+		add(oraclePassword, 2, nil)
 	}
 	if strings.Contains(s, "=") {
-		s = uriParam.ReplaceAllStringFunc(s, func(m string) string {
-			sub := uriParam.FindStringSubmatch(m)
-			if !IsSecretKey(sub[2]) {
-				return m
-			}
-			return sub[1] + sub[2] + "=" + HiddenValue
-		})
-		s = quotedPassword.ReplaceAllString(s, "${1}"+HiddenValue+"${3}")
+		add(uriParam, 3, func(m []int) bool { return IsSecretKey(s[m[4]:m[5]]) })
+		add(quotedPassword, 2, nil)
 	}
-	return s
+	return mergeSpans(spans)
+}
+
+// mergeSpans sorts spans by start and merges those that overlap.
+func mergeSpans(spans []SecretSpan) []SecretSpan {
+	slices.SortFunc(spans, func(a, b SecretSpan) int { return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.End, b.End)) })
+	var out []SecretSpan
+	for _, sp := range spans {
+		if n := len(out); n > 0 && sp.Start < out[n-1].End {
+			out[n-1].End = max(out[n-1].End, sp.End)
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
 }

@@ -92,3 +92,58 @@ func TestRedactedByAndScrub(t *testing.T) {
 	require.Equal(t, "Invalid value [hidden] for vendor.signing.material; could not reach mongodb://app:[hidden]@db:27017 with [hidden]",
 		cfg.Scrub(msg, family))
 }
+
+// A secret is hidden however a message spells it: trimmed of the blanks around it in the
+// config, JSON-escaped (once, or twice when a JSON document quotes another), quoted by Go's
+// %q, and when it is shorter than 4 characters wherever it stands as a value token, which
+// leaves the rest of the message (numbers, names, other keys' values) as it was.
+func TestScrubSpellings(t *testing.T) {
+	family := func(key string) bool { return key == "vendor.signing.material" }
+	tests := []struct {
+		name   string
+		config Config
+		text   string
+		want   string
+	}{
+		{name: "trimmed in the message",
+			config: Config{{Key: "database.password", Value: "  s3cr3t-pw \n"}},
+			text:   "login failed for s3cr3t-pw on db",
+			want:   "login failed for [hidden] on db"},
+		{name: "JSON-escaped quote and backslash",
+			config: Config{{Key: "database.password", Value: `pa"ss\word`}},
+			text:   `Connect answered 400: {"message":"invalid \"pa\"ss\\word\""}`,
+			want:   `Connect answered 400: {"message":"invalid \"[hidden]\""}`},
+		{name: "JSON \\u escapes, lowercase and uppercase",
+			config: Config{{Key: "database.password", Value: "pässwörd<1>"}},
+			text:   `{"a":"p\u00e4ssw\u00f6rd\u003c1\u003e","b":"p\u00E4ssw\u00F6rd<1>"}`,
+			want:   `{"a":"[hidden]","b":"[hidden]"}`},
+		{name: "escaped twice: a JSON document quoted in a JSON string",
+			config: Config{{Key: "vendor.signing.material", Value: `k"ey\1`}},
+			text:   `{"error":"{\"config\":{\"vendor.signing.material\":\"k\\\"ey\\\\1\"}}"}`,
+			want:   `{"error":"{\"config\":{\"vendor.signing.material\":\"[hidden]\"}}"}`},
+		{name: "Go-quoted",
+			config: Config{{Key: "database.password", Value: "tab\there\x01"}},
+			text:   `value "tab\there\x01" refused`,
+			want:   `value "[hidden]" refused`},
+		{name: "short secret as a value token",
+			config: Config{{Key: "tasks.max", Value: "1"}, {Key: "database.password", Value: "ab"},
+				{Key: "connection.url", Value: "mongodb://app:pw@db:27017"}},
+			text: `Invalid value ab for configuration database.password: too short; {"database.password":"ab"}; ` +
+				`tasks.max=1 partition 1 of connector-ab at abc; could not reach mongodb://app:pw@db:27017`,
+			want: `Invalid value [hidden] for configuration database.password: too short; {"database.password":"[hidden]"}; ` +
+				`tasks.max=1 partition 1 of connector-ab at abc; could not reach mongodb://app:[hidden]@db:27017`},
+		{name: "short secret that is also another key's value",
+			config: Config{{Key: "tasks.max", Value: "1"}, {Key: "database.password", Value: "1"}},
+			text:   `tasks.max=1 "tasks.max": "1" password 1, partition 10`,
+			want:   `tasks.max=1 "tasks.max": "1" password [hidden], partition 10`},
+		{name: "a password inside a JAAS value, quoted alone; the username is shown",
+			config: Config{{Key: "sasl.jaas.config", Value: `org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="Cl3ar-Passw0rd";`}},
+			text:   `authentication of alice failed: password 'Cl3ar-Passw0rd' rejected`,
+			want:   `authentication of alice failed: password '[hidden]' rejected`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, tt.config.Scrub(tt.text, family))
+		})
+	}
+}

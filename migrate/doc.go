@@ -66,7 +66,9 @@
 // declares, so it, not the agent, must create them. A connector that B has already with
 // another config is refused before anything is stopped (its manifest would replace that
 // config), and secret values can go to a Kubernetes Secret the manifests reference
-// (StrimziTarget.Secret). Applying the manifests completes the
+// (StrimziTarget.Secret, strimzi_secret.go: a value with config provider placeholders keeps
+// them, and each part of it in clear text is referenced in its place, since Connect reads a
+// provider's value once; events.SecretSpans says which parts those are). Applying the manifests completes the
 // migration; VerifyStrimzi (verify.go) checks afterwards that B runs each connector with the
 // offsets placed.
 package migrate

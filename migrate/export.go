@@ -47,6 +47,9 @@ type Options struct {
 	// existingOnB, when set, reads the connectors B has now, by name, for refuseExisting
 	// (Migrate sets it for MigrateOptions.Strimzi): checked before anything is stopped on A.
 	existingOnB func(context.Context) (map[string]map[string]string, error)
+	// declared, with existingOnB, is a connector's config as its manifest declares it
+	// (StrimziTarget.declaredConfig: secrets referenced in the Secret), for refuseExisting.
+	declared func(name string, cfg events.Config) (events.Config, error)
 	// ConnectURL is A's Connect REST API ("" for none). With Topics it is used to stop
 	// connectors and to cross-check the listing.
 	ConnectURL string
@@ -369,7 +372,7 @@ func (s *source) prepare(ctx context.Context) ([]*Entry, error) {
 		if err != nil {
 			return nil, precheckf("read the connectors B has: %v", err)
 		}
-		refuseExisting(entries, onB, sel)
+		refuseExisting(entries, onB, sel, s.opts.declared)
 	}
 	s.checkPipelines(ctx, entries)
 	s.checkHazards(ctx, entries)

@@ -143,6 +143,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 			return offsetstore.ReadConnectorConfigs(ctx, kafkaio.Options{Brokers: opts.To.Brokers, Transport: opts.To.Transport, Logger: opts.Logger, Principal: opts.To.Principal},
 				opts.To.ConfigTopic)
 		}
+		opts.Options.declared = opts.Strimzi.declared(opts.Registry)
 	}
 	src, err := openSource(ctx, opts.Options)
 	if err != nil {

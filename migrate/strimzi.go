@@ -45,7 +45,9 @@ type StrimziTarget struct {
 	// a secret in clear text in a manifest is written as a reference to one of its keys,
 	// ${secrets:NAMESPACE/NAME:<connector>.<config key>}, which Strimzi's
 	// KubernetesSecretConfigProvider resolves, and the values go to SecretFile, a Secret
-	// manifest outside Dir (Dir usually goes to Git). "" inlines the values, with a warning.
+	// manifest outside Dir (Dir usually goes to Git). In a value with placeholders, each part
+	// in clear text is referenced in its place instead (clearParts, reference). "" inlines
+	// the values, with a warning.
 	Secret string
 	// SecretFile is where the Secret manifest goes (with Secret; not inside Dir).
 	SecretFile string
@@ -220,16 +222,18 @@ func quotedNode(s string) *yaml.Node {
 var specKeys = map[string]bool{"name": true, "connector.class": true, "tasks.max": true, "connector.plugin.version": true}
 
 // Manifest builds the KafkaConnector manifest of body for the target, and the warnings it
-// raises: each config value that holds a secret in clear text (a KafkaConnector is not a
-// Secret; reference one through a config provider, ${secrets:...}, ${env:...} or
-// ${file:...}, as A's placeholders are kept), and a tasks.max that is not a number.
+// raises: each config value that holds a secret in clear text, whole or in part, without
+// Secret (a KafkaConnector is not a Secret; reference one through a config provider,
+// ${secrets:...}, ${env:...} or ${file:...}, as A's placeholders are kept), and a tasks.max
+// that is not a number.
 func (s *StrimziTarget) Manifest(b *Body, sourceName, migrationID string, reg *connectors.Registry) ([]byte, []string, error) {
-	data, warnings, _, err := s.manifest(b, sourceName, migrationID, reg)
+	data, warnings, _, err := s.manifest(b, sourceName, migrationID, reg, nil)
 	return data, warnings, err
 }
 
-// manifest is Manifest, and with Secret the values it references in the Secret, by key.
-func (s *StrimziTarget) manifest(b *Body, sourceName, migrationID string, reg *connectors.Registry) ([]byte, []string, map[string]string, error) {
+// manifest is Manifest, and with Secret the values it references in the Secret, by key; taken
+// are the keys other manifests reference.
+func (s *StrimziTarget) manifest(b *Body, sourceName, migrationID string, reg *connectors.Registry, taken map[string]string) ([]byte, []string, map[string]string, error) {
 	var warnings []string
 	secrets := map[string]string{}
 	m := manifest{APIVersion: "kafka.strimzi.io/" + s.APIVersion, Kind: "KafkaConnector",
@@ -252,32 +256,22 @@ func (s *StrimziTarget) manifest(b *Body, sourceName, migrationID string, reg *c
 	}
 	version, _ := b.Config.Get("connector.plugin.version")
 	m.Spec.Version = quoted(version)
-	var secret func(string) bool
-	if c, ok := reg.Lookup(class); ok {
-		secret = c.IsSecret
+	declared, secrets, secretWarnings, err := s.declaredConfig(b.Name, b.Config, classSecret(reg, b.Config), taken)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("KafkaConnector %s: %w", b.Name, err)
 	}
+	warnings = append(warnings, secretWarnings...)
 	cfg := &yaml.Node{Kind: yaml.MappingNode}
-	for _, e := range b.Config {
+	for _, e := range declared {
 		if specKeys[e.Key] {
 			continue
 		}
 		// Keys and values double-quoted, every one (see quoted).
-		cfg.Content = append(cfg.Content, quotedNode(e.Key))
-		value := e.Value
-		switch {
-		case !clearSecret(e.Key, e.Value, secret):
-		case s.Secret != "":
-			key := secretKey(b.Name, e.Key, secrets)
-			secrets[key] = e.Value
-			value = "${secrets:" + s.Secret + ":" + key + "}"
-		default:
-			warnings = append(warnings, fmt.Sprintf("config %q holds a secret in clear text: keep it in a Kubernetes Secret and reference it with a config provider placeholder (${secrets:...}, ${env:...}, ${file:...}), or give --strimzi-secret", e.Key))
-		}
-		v := quotedNode(value)
+		v := quotedNode(e.Value)
 		if e.Null {
 			v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
 		}
-		cfg.Content = append(cfg.Content, v)
+		cfg.Content = append(cfg.Content, quotedNode(e.Key), v)
 	}
 	m.Spec.Config = cfg
 	var buf bytes.Buffer
@@ -300,6 +294,57 @@ func (s *StrimziTarget) manifest(b *Body, sourceName, migrationID string, reg *c
 		return nil, nil, nil, fmt.Errorf("KafkaConnector %s: %w", b.Name, err)
 	}
 	return buf.Bytes(), warnings, secrets, nil
+}
+
+// classSecret returns the PASSWORD keys' rule of cfg's connector class (nil's rule, the Kafka
+// client's keys, when reg does not know it).
+func classSecret(reg *connectors.Registry, cfg events.Config) func(string) bool {
+	name, _ := cfg.Get("connector.class")
+	class, _ := reg.Lookup(name)
+	return class.IsSecret
+}
+
+// declaredConfig is cfg, the config of connector name, as its manifest declares it: each value
+// that holds a secret in clear text (clearParts) referenced in the Secret, its values in values
+// by key (none of taken, the keys other manifests reference), or, without a Secret, left as it
+// is with a warning. The keys Strimzi takes from the spec are left as they are. A value whose
+// secret cannot be referenced is an error naming its key.
+func (s *StrimziTarget) declaredConfig(name string, cfg events.Config, secret func(string) bool, taken map[string]string) (events.Config, map[string]string, []string, error) {
+	values := map[string]string{}
+	var warnings []string
+	out := make(events.Config, 0, len(cfg))
+	for _, e := range cfg {
+		if e.Null || specKeys[e.Key] {
+			out = append(out, e)
+			continue
+		}
+		parts := clearParts(e.Key, e.Value, secret)
+		switch {
+		case len(parts) == 0:
+		case s.Secret != "":
+			v, err := s.reference(name, e.Key, e.Value, parts, values, taken)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			e.Value = v
+		default:
+			warnings = append(warnings, fmt.Sprintf("config %q holds a secret in clear text%s: keep it in a Kubernetes Secret and reference it with a config provider placeholder (${secrets:...}, ${env:...}, ${file:...}), or give --strimzi-secret", e.Key, clearNames(parts)))
+		}
+		out = append(out, e)
+	}
+	return out, values, warnings, nil
+}
+
+// declared returns refuseExisting's view of a connector's config: as its manifest declares it.
+// A nil reg is Options' default, connectors.Builtin().
+func (s *StrimziTarget) declared(reg *connectors.Registry) func(name string, cfg events.Config) (events.Config, error) {
+	if reg == nil {
+		reg = connectors.Builtin()
+	}
+	return func(name string, cfg events.Config) (events.Config, error) {
+		out, _, _, err := s.declaredConfig(name, cfg, classSecret(reg, cfg), nil)
+		return out, err
+	}
 }
 
 // Placed is one line of PlacedFile: what a connector's manifest declares and the offsets that
@@ -325,7 +370,7 @@ func (s *StrimziTarget) writeManifests(entries []*Entry, migrationID string, reg
 		if e.Outcome != OutcomeSucceeded || e.Body == nil {
 			continue
 		}
-		data, warnings, values, err := s.manifest(e.Body, e.Name, migrationID, reg)
+		data, warnings, values, err := s.manifest(e.Body, e.Name, migrationID, reg, secrets)
 		if err == nil {
 			path := filepath.Join(s.Dir, e.TargetName+".yaml")
 			if err = writePrivate(path, data); err == nil {
@@ -391,22 +436,33 @@ func readPlaced(dir string) ([]Placed, error) {
 }
 
 // refuseExisting gives a Problem (409) to each entry whose connector exists on B, as B's config
-// topic holds it now, with another config than its manifest declares: applying the manifest
-// would replace that connector's config (the operator updates an existing connector with PUT
-// .../config), and an offsets-only request would be refused anyway. Every selected connector
-// is checked, with or without offsets on A, before anything is stopped on A. A connector that
-// exists with the config of its manifest (one applied already) goes on.
-func refuseExisting(entries []*Entry, onB map[string]map[string]string, sel Selection) {
+// topic holds it now, with another config than its manifest declares (declared, the config
+// with its secrets referenced in the Secret; nil leaves it as A's edits make it): applying the
+// manifest would replace that connector's config (the operator updates an existing connector
+// with PUT .../config), and an offsets-only request would be refused anyway. A connector whose
+// manifest cannot be declared (a secret that cannot be referenced) gets that Problem. Every
+// selected connector is checked, with or without offsets on A, before anything is stopped on
+// A. A connector that exists with the config of its manifest (one applied already) goes on.
+func refuseExisting(entries []*Entry, onB map[string]map[string]string, sel Selection, declared func(string, events.Config) (events.Config, error)) {
 	for _, e := range entries {
 		c := e.connector
 		if c.Problem != "" {
 			continue
 		}
+		cfg := sel.EditConfig(c.Config, e.TargetName)
+		if declared != nil {
+			d, err := declared(e.TargetName, cfg)
+			if err != nil {
+				c.Problem = "its KafkaConnector manifest cannot be written: " + err.Error()
+				continue
+			}
+			cfg = d
+		}
 		have, ok := onB[e.TargetName]
 		if !ok {
 			continue
 		}
-		if diff := configDiff(have, operatorConfig(sel.EditConfig(c.Config, e.TargetName))); len(diff) > 0 {
+		if diff := configDiff(have, operatorConfig(cfg)); len(diff) > 0 {
 			c.Problem = fmt.Sprintf("409 Connector %s already exists on B with another config (%s): its manifest would replace that config; "+
 				"delete the connector on B first, or give this one another name (--rename)", e.TargetName, strings.Join(diff, ", "))
 		}

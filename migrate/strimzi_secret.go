@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -18,12 +19,13 @@ import (
 
 // secretKey is the key in the Secret of config key of connector: "<connector>.<key>", every
 // character a Secret's key cannot hold ([-._a-zA-Z0-9]) replaced by '_', and a suffix when
-// that makes it one taken already.
-func secretKey(connector, key string, taken map[string]string) string {
+// that makes it one taken already, by this connector or another ("a.b" and "a" with the keys
+// "c" and "b.c").
+func secretKey(connector, key string, taken ...map[string]string) string {
 	k := secretKeyChars.ReplaceAllString(connector+"."+key, "_")
 	out := k
 	for n := 2; ; n++ {
-		if _, dup := taken[out]; !dup {
+		if !slices.ContainsFunc(taken, func(m map[string]string) bool { _, dup := m[out]; return dup }) {
 			return out
 		}
 		out = fmt.Sprintf("%s-%d", k, n)
@@ -93,19 +95,83 @@ func writePrivate(path string, data []byte) error {
 	return f.Close()
 }
 
-// placeholder is a config provider reference, ${provider:path:key}.
-var placeholder = regexp.MustCompile(`\$\{[^}]*\}`)
-
-// clearSecret reports whether a config value holds a secret in clear text: a secret key
-// (by name, or a PASSWORD key of the class) whose value references no placeholder, or a
-// password inside a value (a URI's user info, a JDBC property), not counting placeholders.
-func clearSecret(key, value string, secret func(string) bool) bool {
+// clearParts returns the parts of the value of config key that hold a secret in clear text, in
+// order and apart: a value of a secret key (by name, or a PASSWORD key of the class, secret)
+// without a placeholder is a secret whole, as Connect hides a PASSWORD value whole; any other
+// value's are events.SecretSpans, the text around and between its placeholders.
+func clearParts(key, value string, secret func(string) bool) []events.SecretSpan {
 	if strings.TrimSpace(value) == "" {
-		return false
+		return nil
 	}
-	if events.IsSecretKey(key) || (secret != nil && secret(key)) {
-		return !placeholder.MatchString(value)
+	if len(events.ConfigVariables(value)) == 0 && (events.IsSecretKey(key) || (secret != nil && secret(key))) {
+		return []events.SecretSpan{{End: len(value)}}
 	}
-	v := placeholder.ReplaceAllString(value, events.HiddenValue)
-	return events.MaskCredentials(v) != v
+	return events.SecretSpans(key, value, secret)
+}
+
+// clearNames names the parts of a value holding a secret for a warning: the JAAS options.
+func clearNames(parts []events.SecretSpan) string {
+	var names []string
+	for _, p := range parts {
+		if p.Name != "" && !slices.Contains(names, p.Name) {
+			names = append(names, p.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " (option " + strings.Join(names, ", ") + ")"
+}
+
+// reference returns value as a manifest holds it with the Secret: a value without a placeholder
+// whole as a reference to one key of the Secret, ${secrets:NAMESPACE/NAME:<connector>.<key>};
+// in a value with placeholders, each of its parts as a reference to a key of its own
+// (<connector>.<key>.<JAAS option>), the placeholders kept, since Connect reads a Secret's value
+// as it is (events.ConfigVariables). secrets gets the values by key; taken are the keys other
+// connectors' manifests reference. A value in which the references would change how Connect
+// reads A's placeholders is an error: it cannot be split.
+func (s *StrimziTarget) reference(connector, key, value string, parts []events.SecretSpan, secrets, taken map[string]string) (string, error) {
+	ref := func(name, v string) string {
+		k := secretKey(connector, name, secrets, taken)
+		secrets[k] = v
+		return "${secrets:" + s.Secret + ":" + k + "}"
+	}
+	vars := events.ConfigVariables(value)
+	if len(vars) == 0 {
+		return ref(key, value), nil
+	}
+	var b strings.Builder
+	var want [][2]int // where each placeholder of the value written must be found
+	add := func(text string) {
+		want = append(want, [2]int{b.Len(), b.Len() + len(text)})
+		b.WriteString(text)
+	}
+	at, vi := 0, 0
+	flushVars := func(upto int) {
+		for ; vi < len(vars) && vars[vi].Start < upto; vi++ {
+			b.WriteString(value[at:vars[vi].Start])
+			add(value[vars[vi].Start:vars[vi].End])
+			at = vars[vi].End
+		}
+	}
+	for _, p := range parts {
+		flushVars(p.Start)
+		b.WriteString(value[at:p.Start])
+		name := key
+		if p.Name != "" {
+			name = key + "." + p.Name
+		}
+		add(ref(name, value[p.Start:p.End]))
+		at = p.End
+	}
+	flushVars(len(value))
+	b.WriteString(value[at:])
+	out := b.String()
+	got := events.ConfigVariables(out)
+	if !slices.EqualFunc(got, want, func(v events.ConfigVariable, w [2]int) bool { return v.Start == w[0] && v.End == w[1] }) {
+		return "", fmt.Errorf("config %q holds a secret in clear text beside config provider placeholders, and references to the Secret "+
+			"in its place would change how Connect reads the value (a \"${\" before them that no '}' closes would take them in): "+
+			"put the whole value in a Secret of your own and reference it", key)
+	}
+	return out, nil
 }

@@ -85,9 +85,30 @@ func readConfig(ctx context.Context, lookup envconfig.Lookuper) (agent.Config, e
 				return cfg, fmt.Errorf("%s: default: %w", f.variable, err) // a bad default is a bug in agent.Config
 			}
 		}
+		if err := refusedZero(f, v, lookup); err != nil {
+			errs = append(errs, err)
+		}
 		root.FieldByIndex(f.index).Set(v)
 	}
 	return cfg, errors.Join(errs...)
+}
+
+// refusedZero is the error of a variable set to the zero of a field tagged nonzero (its
+// reason): agent.Config's zero value means the default for a caller that leaves the field
+// unset, so a variable set to zero would silently be the default, not what it says.
+func refusedZero(f envField, v reflect.Value, lookup envconfig.Lookuper) error {
+	why := f.field.Tag.Get("nonzero")
+	value, set := lookup.Lookup(f.variable)
+	if why == "" || !set || !v.IsZero() {
+		return nil
+	}
+	def := "none"
+	for _, opt := range strings.Split(f.field.Tag.Get("env"), ",")[1:] {
+		if d, ok := strings.CutPrefix(strings.TrimSpace(opt), "default="); ok {
+			def = d
+		}
+	}
+	return fmt.Errorf("%s: %q is zero, which it cannot be: %s; unset it for the default (%s)", f.variable, value, why, def)
 }
 
 // readField reads the one field f from lookup with go-envconfig, which keeps its rules

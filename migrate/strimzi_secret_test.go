@@ -1,0 +1,193 @@
+package migrate
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+	k8syaml "sigs.k8s.io/yaml"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// mixedJAAS references its username through a placeholder and holds its password in clear
+// text.
+const mixedJAAS = `org.apache.kafka.common.security.plain.PlainLoginModule required username="${secrets:kafka/creds:username}" password="Cl3ar-Passw0rd";`
+
+func jaasSinkBody(jaas string) *Body {
+	return &Body{Name: "orders-sink", InitialState: StateRunning, HasOffsets: true, Create: events.CreateOffsetsOnly,
+		Config: events.Config{
+			{Key: "connector.class", Value: "org.apache.kafka.connect.file.FileStreamSinkConnector"},
+			{Key: "topics", Value: "orders"},
+			{Key: "consumer.override.sasl.jaas.config", Value: jaas},
+		}}
+}
+
+// specConfig is the spec.config of a KafkaConnector manifest.
+func specConfig(t testing.TB, data []byte) map[string]string {
+	t.Helper()
+	var m struct {
+		Spec struct {
+			Config map[string]string `yaml:"config"`
+		} `yaml:"spec"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &m))
+	return m.Spec.Config
+}
+
+// A secret-typed value holding a placeholder and a clear password: the placeholder stays,
+// the password goes to the Secret, referenced where it was, and the value Connect resolves is
+// the one A had; without --strimzi-secret it is a warning.
+func TestStrimziSecretMixedValue(t *testing.T) {
+	t.Run("with a Secret", func(t *testing.T) {
+		st := &StrimziTarget{Cluster: "connect-b", APIVersion: StrimziV1, Secret: "kafka/connect-b-secrets"}
+		data, warnings, values, err := st.manifest(jaasSinkBody(mixedJAAS), "orders-sink", "m-1", connectors.Builtin(), nil)
+		require.NoError(t, err)
+		require.Empty(t, warnings)
+		require.NotContains(t, string(data), "Cl3ar-Passw0rd")
+		got := specConfig(t, data)["consumer.override.sasl.jaas.config"]
+		require.Equal(t, `org.apache.kafka.common.security.plain.PlainLoginModule required username="${secrets:kafka/creds:username}" `+
+			`password="${secrets:kafka/connect-b-secrets:orders-sink.consumer.override.sasl.jaas.config.password}";`, got)
+		require.Equal(t, map[string]string{"orders-sink.consumer.override.sasl.jaas.config.password": "Cl3ar-Passw0rd"}, values)
+	})
+	t.Run("without a Secret", func(t *testing.T) {
+		st := &StrimziTarget{Cluster: "connect-b", APIVersion: StrimziV1}
+		_, warnings, _, err := st.manifest(jaasSinkBody(mixedJAAS), "orders-sink", "m-1", connectors.Builtin(), nil)
+		require.NoError(t, err)
+		require.Len(t, warnings, 1)
+		require.Contains(t, warnings[0], `config "consumer.override.sasl.jaas.config" holds a secret in clear text`)
+		require.NotContains(t, warnings[0], "Cl3ar-Passw0rd")
+	})
+}
+
+// A migration into an operator-managed B with --strimzi-secret, end to end: no planted secret
+// is in a manifest, the report, the table or the log, only in the Secret; a connector whose
+// manifest was applied already (its config on B holds the references) goes on, where it was
+// refused as one with another config; and one whose secret cannot be referenced without
+// changing how Connect reads its placeholders is refused before anything is stopped.
+func TestStrimziSecretEndToEnd(t *testing.T) {
+	brokersB := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	clB := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
+	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clB, "connect-configs", "connect-offsets", true))
+	for _, topic := range []string{"requests", "results"} {
+		require.NoError(t, offsetstore.EnsureTopic(ctx, clB, topic, 1, nil))
+	}
+	with := func(name, key, value string) map[string]string {
+		cfg := fileSourceConfig(name)
+		cfg[key] = value
+		return cfg
+	}
+	const plain = "org.apache.kafka.common.security.plain.PlainLoginModule required "
+	onA := map[string]map[string]string{
+		"jaas-src": with("jaas-src", "producer.override.sasl.jaas.config", plain+`username="${secrets:kafka/creds:username}" password="Pl4nted-Jaas-Ж";`),
+		"applied":  with("applied", "producer.override.ssl.key.password", "Pl4nted-Key-Ж"),
+		// A "${" that no '}' closes: Connect would read a reference after it as part of a
+		// placeholder of its own.
+		"unsplittable": with("unsplittable", "producer.override.sasl.jaas.config", plain+`username="${env:KAFKA_USER}" serviceName="kafka${" password="Pl4nted-Env-Ж";`),
+	}
+	// applied's manifest was applied: B holds its config as the operator created it.
+	writeConfigs(t, ctx, clB, with("applied", "producer.override.ssl.key.password", "${secrets:kafka/connect-b-secrets:applied.producer.override.ssl.key.password}"))
+	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{}}
+	for n, cfg := range onA {
+		fc.connectors[n] = &fakeConnector{typ: "source", state: StateRunning, stopAt: -1, config: cfg}
+	}
+	root := t.TempDir()
+	dir, secretFile := filepath.Join(root, "manifests"), filepath.Join(root, "private", "secret.yaml")
+	var logs bytes.Buffer
+	rep, err := Migrate(ctx, MigrateOptions{
+		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond,
+			StopTimeout: 5 * time.Second, Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))},
+		To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+			OffsetsTopic: "connect-offsets"},
+		SelectionKey: t.Name(), Timeout: 10 * time.Second, Grace: 100 * time.Millisecond,
+		Strimzi: &StrimziTarget{Cluster: "connect-b", Dir: dir, Secret: "kafka/connect-b-secrets", SecretFile: secretFile},
+	})
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, e := range rep.Connectors {
+		got[e.Name] = string(e.Outcome) + " " + e.Message + strings.Join(e.Warnings, "; ")
+	}
+	require.Equal(t, map[string]string{
+		"jaas-src": "succeeded no offsets on A: nothing to place on B",
+		"applied":  "succeeded no offsets on A: nothing to place on B",
+		"unsplittable": `skipped its KafkaConnector manifest cannot be written: config "producer.override.sasl.jaas.config" holds a secret in clear text ` +
+			`beside config provider placeholders, and references to the Secret in its place would change how Connect reads the value ` +
+			`(a "${" before them that no '}' closes would take them in): put the whole value in a Secret of your own and reference it`,
+	}, got)
+	fc.mu.Lock()
+	require.ElementsMatch(t, []string{"jaas-src", "applied"}, fc.stops, "the refused connector stays untouched on A")
+	fc.mu.Unlock()
+
+	var out bytes.Buffer
+	require.NoError(t, rep.WriteJSON(&out))
+	require.NoError(t, rep.WriteTable(&out))
+	out.WriteString(rep.Next)
+	out.Write(logs.Bytes())
+	files, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(dir, f.Name()))
+		require.NoError(t, err)
+		out.Write(data)
+	}
+	require.NotContains(t, out.String(), "Pl4nted")
+	requireNoCanary(t, "the manifests, the report and the log", out.String())
+	manifest, err := os.ReadFile(filepath.Join(dir, "jaas-src.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, plain+`username="${secrets:kafka/creds:username}" password="${secrets:kafka/connect-b-secrets:jaas-src.producer.override.sasl.jaas.config.password}";`,
+		specConfig(t, manifest)["producer.override.sasl.jaas.config"])
+
+	data, err := os.ReadFile(secretFile)
+	require.NoError(t, err)
+	var secret struct {
+		StringData map[string]string `json:"stringData"`
+	}
+	require.NoError(t, k8syaml.Unmarshal(data, &secret))
+	require.Equal(t, map[string]string{
+		"jaas-src.producer.override.sasl.jaas.config.password": "Pl4nted-Jaas-Ж",
+		"applied.producer.override.ssl.key.password":           "Pl4nted-Key-Ж",
+	}, secret.StringData)
+}
+
+// Two connectors whose Secret keys would be one ("pg.orders" with database.password and "pg"
+// with orders.database.password): each gets its own key, and each manifest resolves to its own
+// value, where the second overwrote the first.
+func TestStrimziSecretKeysOfTwoConnectors(t *testing.T) {
+	root := t.TempDir()
+	st := &StrimziTarget{Cluster: "connect-b", Dir: filepath.Join(root, "manifests"), APIVersion: StrimziV1,
+		Secret: "kafka/connect-b-secrets", SecretFile: filepath.Join(root, "secret.yaml")}
+	body := func(name, key, value string) *Body {
+		return &Body{Name: name, InitialState: StateRunning, Config: events.Config{
+			{Key: "connector.class", Value: "org.apache.kafka.connect.file.FileStreamSourceConnector"}, {Key: key, Value: value}}}
+	}
+	entries := []*Entry{
+		{Name: "pg.orders", TargetName: "pg.orders", Type: "source", Outcome: OutcomeSucceeded, Body: body("pg.orders", "database.password", "pw-one")},
+		{Name: "pg", TargetName: "pg", Type: "source", Outcome: OutcomeSucceeded, Body: body("pg", "orders.database.password", "pw-two")},
+	}
+	_, err := st.writeManifests(entries, "m-1", connectors.Builtin())
+	require.NoError(t, err)
+	data, err := os.ReadFile(st.SecretFile)
+	require.NoError(t, err)
+	var secret struct {
+		StringData map[string]string `json:"stringData"`
+	}
+	require.NoError(t, k8syaml.Unmarshal(data, &secret))
+	require.Len(t, secret.StringData, 2, "%v", secret.StringData)
+	for _, c := range []struct{ name, key, want string }{{"pg.orders", "database.password", "pw-one"}, {"pg", "orders.database.password", "pw-two"}} {
+		m, err := os.ReadFile(filepath.Join(st.Dir, c.name+".yaml"))
+		require.NoError(t, err)
+		require.Equal(t, c.want, resolve(specConfig(t, m)[c.key], st.Secret, secret.StringData), c.name)
+	}
+}
