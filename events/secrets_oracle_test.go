@@ -10,7 +10,7 @@ import (
 )
 
 // kafkaReading is how Kafka read one value: the golden table testdata/secrets-oracle.json,
-// written by tools/secrets-oracle (make secrets-goldens) with kafka-clients' ConfigTransformer
+// written by tools/oracle (make goldens) with kafka-clients' ConfigTransformer
 // and JaasConfig from the inputs in testdata/secrets-oracle-cases.json.
 type kafkaReading struct {
 	Name  string `json:"name"`

@@ -20,7 +20,7 @@ import (
 // setting does not. The patterns are Java's: they are evaluated by internal/javaregex, and
 // one it cannot evaluate as Java would, or that Java refuses, leaves the question undecided
 // (an error), never answered. mm2/testdata/filter-oracle.json, written by MirrorMaker 2's own
-// filter classes (make regex-goldens), proves the whole chain.
+// filter classes (make goldens), proves the whole chain.
 
 // The topic filter's settings besides topics (TopicsKey): DefaultTopicFilter's, and
 // topic.filter.class of MirrorSourceConfig and MirrorCheckpointConfig; MM2's defaults.

@@ -9,7 +9,7 @@ import (
 )
 
 // filterOracle is testdata/filter-oracle.json, written by MirrorMaker 2's own DefaultGroupFilter
-// and DefaultTopicFilter on a real JVM (make regex-goldens): what each decides per name for a
+// and DefaultTopicFilter on a real JVM (make goldens): what each decides per name for a
 // configuration, or that it refuses the configuration.
 type filterOracle struct {
 	Filter  string   `json:"filter"`

@@ -10,7 +10,7 @@ import (
 )
 
 // goldens is testdata/mm2-goldens.json, written by MirrorMaker 2's own classes
-// (testdata/golden/gen-goldens.sh).
+// (tools/oracle/RecordsOracle.java, make goldens).
 type goldens struct {
 	Checkpoints []struct {
 		Checkpoint

@@ -9,8 +9,8 @@ import (
 )
 
 // policyGoldens is testdata/replication-policy-goldens.json, printed by MirrorMaker 2's own
-// DefaultReplicationPolicy (testdata/golden/PolicyVectors.java; integration/realkafka's
-// TestReplicationPolicyGoldens runs it on the real tier and compares).
+// DefaultReplicationPolicy (tools/oracle/PolicyOracle.java, make goldens; integration/realkafka's
+// TestGoldens runs it on the real tier and compares).
 type policyGoldens struct {
 	KafkaVersion string       `json:"kafka_version"`
 	Cases        []policyCase `json:"cases"`

@@ -9,7 +9,7 @@ import (
 )
 
 // regexWrapGoldens is testdata/regex-wrap-goldens.json, printed by java.util.regex
-// (testdata/golden/RegexWrapVectors.java) for the cases of testdata/regex-wrap-cases.tsv.
+// (tools/oracle/RegexWrapOracle.java, make goldens) for the cases of testdata/regex-wrap-cases.tsv.
 type regexWrapGoldens struct {
 	Cases []struct {
 		Alias     string   `json:"alias"`

@@ -26,7 +26,8 @@ type oracleInput struct {
 	Orders []string `json:"orders"`
 }
 
-// oracleGolden is testdata/oracle-golden.json, the oracle's answer (gen-goldens.sh).
+// oracleGolden is testdata/oracle-golden.json, the oracle's answer (tools/oracle's
+// connect set: make goldens).
 type oracleGolden struct {
 	Murmur2 []struct {
 		Input     string `json:"input"`
@@ -51,7 +52,7 @@ func loadOracle(t testing.TB) (oracleInput, oracleGolden) {
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(data, v), path)
 	}
-	require.Len(t, golden.Entries, len(in.Entries), "golden out of date: run testdata/gen-goldens.sh")
+	require.Len(t, golden.Entries, len(in.Entries), "golden out of date: run make goldens GOLDENS=connect")
 	require.Len(t, golden.Murmur2, len(in.Murmur2))
 	require.Len(t, golden.Orders, len(in.Orders))
 	return in, golden

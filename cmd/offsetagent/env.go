@@ -186,7 +186,7 @@ func toolingVariable(name string) bool {
 		}
 	}
 	return slices.Contains([]string{"OFFSETAGENT_KAFKA_CACHE", "OFFSETAGENT_KAFKA_VERSION", "OFFSETAGENT_JVM_CDS",
-		"OFFSETAGENT_POSTGRES_BIN", "OFFSETAGENT_SECURED_AGENT_BIN", "OFFSETAGENT_UPDATE_GOLDENS", "OFFSETAGENT_CRASH_RACE"}, name)
+		"OFFSETAGENT_POSTGRES_BIN", "OFFSETAGENT_SECURED_AGENT_BIN", "OFFSETAGENT_CRASH_RACE"}, name)
 }
 
 // closest returns the name of known nearest to name when it is near enough to be what name

@@ -32,7 +32,7 @@ func jdbcSourceClasses() []Class {
 		Secrets:  jdbcSecrets,
 		// TimestampIncrementingOffset.toMap fills new HashMap<>(3), whose capacity is 4, not 16. For
 		// these three keys both capacities give the same order (timestamp_nanos, incrementing,
-		// timestamp; checked on a JVM with the connect-oracle tool), so the default order is
+		// timestamp; checked on a JVM with tools/oracle's ConnectOracle), so the default order is
 		// byte-equal to the task's records and OffsetOrder stays nil.
 		Source: "confluentinc/kafka-connect-jdbc 10.9.x JdbcSourceTask, TimestampIncrementingOffset",
 	}}

@@ -17,7 +17,7 @@
 // such as a connector's client overrides with their prefix removed), with sasl.jaas.config read as Kafka's JaasConfig reads it (jaas.go)
 // and encrypted keys decrypted (pkcs8.go). A real JVM is the oracle of that reader: the
 // golden table testdata/props-oracle.json comes from java.util.Properties and kafka-clients
-// (tools/props-oracle, make props-goldens). No error quotes a value, which may be a secret;
+// (tools/oracle, make goldens). No error quotes a value, which may be a secret;
 // the fuzz targets hold the reader to that.
 //
 // For a Connect REST API: ConnectSecurity holds basic auth and TLS, from a properties file in

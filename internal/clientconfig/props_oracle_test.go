@@ -14,7 +14,7 @@ import (
 )
 
 // kafkaReading is what a Kafka client made of one properties file: the golden table
-// testdata/props-oracle.json, written by tools/props-oracle (make props-goldens) with
+// testdata/props-oracle.json, written by tools/oracle (make goldens) with
 // java.util.Properties.load and kafka-clients' ConfigDef and JaasContext from the inputs in
 // testdata/props-oracle-cases.json.
 type kafkaReading struct {

@@ -42,5 +42,5 @@
 // The proof is testdata/java-oracle.json: java.util.regex on a real JVM compiled each pattern
 // of testdata/java-oracle-cases.json and matched it against each name; TestJavaOracle requires
 // the same answers, the same refusals, and refuses as unsupported only the patterns the table
-// lists. `make regex-goldens` (tools/regex-oracle) regenerates it.
+// lists. `make goldens` (tools/oracle) regenerates it.
 package javaregex

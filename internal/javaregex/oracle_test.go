@@ -10,7 +10,7 @@ import (
 )
 
 // oracleCase is a row of testdata/java-oracle.json, which a real JVM wrote (make
-// regex-goldens): Java's answer for the pattern, compiled by java.util.regex.Pattern and
+// goldens): Java's answer for the pattern, compiled by java.util.regex.Pattern and
 // matched whole against each name.
 type oracleCase struct {
 	Pattern     string   `json:"pattern"`

@@ -1,5 +1,5 @@
-# Writes oracle-input.json, the oracle request behind oracle-golden.json (run gen-goldens.sh
-# afterwards). Each entry is one offsets-topic record: connector name, partition and offset as
+# Writes oracle-input.json, the oracle request behind oracle-golden.json (run
+# make goldens GOLDENS=connect afterwards). Each entry is one offsets-topic record: connector name, partition and offset as
 # JSON text (offset null = tombstone). "orders" asks for HashMap key orders only.
 import json, os
 E=[]

@@ -1,5 +1,5 @@
 // RegexOracle: what Java makes of regular expressions and of MirrorMaker 2's group and topic
-// filters, for the golden tables of internal/javaregex and mm2 (see main.go).
+// filters, for the golden tables of internal/javaregex and mm2 (see sets.go).
 //
 // It reads lines on stdin, every string in hex of its UTF-8 bytes ("-" for a setting not set),
 // and prints one JSON line per input line:

@@ -1,18 +1,16 @@
-// Prints the golden vectors of MirrorMaker 2's DefaultReplicationPolicy for mm2's policy tests
-// (../replication-policy-goldens.json), computed by Kafka's own class from connect-mirror-client:
+// PolicyOracle: the golden vectors of MirrorMaker 2's DefaultReplicationPolicy for mm2's policy
+// tests (mm2/testdata/replication-policy-goldens.json), computed by Kafka's own class from connect-mirror-client:
 // topicSource, upstreamTopic, originalTopic and formatRemoteTopic, and the rename of
 // MirrorCheckpointTask.renameTopicPartition (source alias A, target alias B), for topic names
 // with empty segments among others (Java's String.split drops trailing empty strings).
-// Run in source-file mode on the real tier's classpath:
-//   java -cp 'LIB/*' PolicyVectors.java > ../replication-policy-goldens.json
-// (integration/realkafka's TestReplicationPolicyGoldens runs it and compares).
+// Takes no input; prints the golden file.
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.utils.AppInfoParser;
 import org.apache.kafka.connect.mirror.DefaultReplicationPolicy;
 
-public class PolicyVectors {
+public class PolicyOracle {
     static String q(String s) {
         if (s == null) return "null";
         StringBuilder b = new StringBuilder("\"");
@@ -33,7 +31,7 @@ public class PolicyVectors {
         // Taken as they are: separators that overlap or nearly match.
         String[] literal = {"B---orders", "B----orders", "B-orders", "B.-orders", "B_.orders", "-B-orders"};
         StringBuilder out = new StringBuilder();
-        out.append("{\n\"generator\": \"mm2/testdata/golden/PolicyVectors.java: org.apache.kafka.connect.mirror.DefaultReplicationPolicy\",\n");
+        out.append("{\n\"generator\": \"tools/oracle/PolicyOracle.java (make goldens): org.apache.kafka.connect.mirror.DefaultReplicationPolicy\",\n");
         out.append("\"kafka_version\": ").append(q(AppInfoParser.getVersion())).append(",\n\"cases\": [\n");
         List<String> lines = new ArrayList<>();
         for (String sep : separators) {

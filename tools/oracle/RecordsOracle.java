@@ -1,6 +1,7 @@
-// Prints MirrorMaker 2's own bytes and names for mm2's golden tests, computed by Kafka's
-// connect-mirror and connect-mirror-client classes. It sits in MM2's package because
-// recordKey/recordValue are package-private. Run by gen-goldens.sh.
+// RecordsOracle: MirrorMaker 2's own checkpoint and offset-sync bytes and names for mm2's golden
+// tests (mm2/testdata/mm2-goldens.json), computed by Kafka's connect-mirror and
+// connect-mirror-client classes. It sits in MM2's package because recordKey/recordValue are
+// package-private. Takes no input; prints the golden file.
 package org.apache.kafka.connect.mirror;
 
 import java.util.HexFormat;
@@ -9,7 +10,7 @@ import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 
-public class Golden {
+public class RecordsOracle {
     static final HexFormat HEX = HexFormat.of();
 
     static String q(String s) {

@@ -1,4 +1,5 @@
-// Prints the golden vectors of mm2's topics.regex rewrite (../regex-wrap-goldens.json), judged by
+// RegexWrapOracle: the golden vectors of mm2's topics.regex rewrite
+// (mm2/testdata/regex-wrap-goldens.json), judged by
 // java.util.regex as Kafka Connect judges a sink's topics.regex: Pattern.compile(regex) and
 // matcher(topic).matches(). Each line of standard input is a case, its fields separated by tabs:
 // the source alias, the replication separator, the pattern, the regex mm2 makes of it (or, for
@@ -6,10 +7,8 @@
 // when mm2 refuses it, and the topics, separated by spaces. For each case it prints whether the
 // pattern matches each topic on A, and whether the rewritten regex matches the topic's name on
 // B ("<alias><sep><topic>"); null where a regex does not compile.
-// Run in source-file mode with any JDK 17+ (no classpath):
-//   java RegexWrapVectors.java < input > ../regex-wrap-goldens.json
-// (integration/realkafka's TestRegexWrapGoldens builds the input from ../regex-wrap-cases.tsv
-// and compares.)
+// Needs no jar: the input (tools/oracle's regexwrap set builds it from
+// mm2/testdata/regex-wrap-cases.tsv and mm2's rewrite) is all it reads.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -18,7 +17,7 @@ import java.util.List;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
-public class RegexWrapVectors {
+public class RegexWrapOracle {
     static String q(String s) {
         if (s == null) return "null";
         StringBuilder b = new StringBuilder("\"");
@@ -59,7 +58,7 @@ public class RegexWrapVectors {
                 q(alias), q(sep), q(pattern), q(rewritten), refused, String.join(",", qt),
                 matches(compile(pattern), "", topics), matches(compile(rewritten), alias + sep, topics)));
         }
-        System.out.print("{\n\"generator\": \"mm2/testdata/golden/RegexWrapVectors.java: java.util.regex.Pattern, Java "
+        System.out.print("{\n\"generator\": \"tools/oracle/RegexWrapOracle.java (make goldens): java.util.regex.Pattern, Java "
             + System.getProperty("java.specification.version") + "\",\n\"cases\": [\n" + String.join(",\n", lines) + "\n]\n}\n");
     }
 }
