@@ -134,18 +134,11 @@ func newAgent(cfg Config, opts Options, conns *clientconfig.Connections) *Agent 
 	}
 	a.pprof.Store(cfg.Pprof)
 	a.metrics = NewMetrics(opts.Registry, opts.Version)
-	inflightMax := cfg.MaxInflightBytes
-	if inflightMax == 0 {
-		inflightMax = defaultMaxInflightBytes
-	}
+	inflightMax := cfg.InflightBound()
 	a.inflight = newBudget(inflightMax, minFetchBytes, func(used int64) { a.metrics.InFlightBytes.Set(float64(used)) })
 	a.metrics.MaxInflightBytes.Set(float64(inflightMax))
 	a.running = newRunning()
-	session := cfg.SessionTimeout
-	if session == 0 {
-		session = defaultSessionTimeout
-	}
-	a.health = newHealth(session, cfg.StuckAfter, a.running.oldest)
+	a.health = newHealth(cfg.sessionTimeout(), cfg.StuckAfter, a.running.oldest)
 	a.client = kafkaio.NewClient(kafkaio.Options{Brokers: cfg.Brokers, Transport: conns.Transport, Principal: a.principal})
 	a.client.Timeout = 30 * time.Second
 	return a

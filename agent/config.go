@@ -57,8 +57,10 @@ type Config struct {
 	// end of their processing (default 32 MiB): a request counts 4 times its record's size,
 	// what it holds while it is decoded, encoded and planned. Fetching pauses at the bound, so
 	// large requests wait for each other (a request of 8 MiB or more runs alone) while small
-	// ones run up to Concurrency. Zero means the default.
-	MaxInflightBytes int64 `env:"OFFSETAGENT_MAX_INFLIGHT_BYTES, default=33554432"`
+	// ones run up to Concurrency. Zero (a field left unset) means the default
+	// (InflightBound); the variable set to 0 is refused (nonzero), as any bound below 1024
+	// bytes is: it would read as "no bound" and be the default without a word.
+	MaxInflightBytes int64 `env:"OFFSETAGENT_MAX_INFLIGHT_BYTES, default=33554432" nonzero:"it bounds the memory of the requests held at once, at least 1024 bytes"`
 	// RequestCompression is the codec offsetagent's own publishers (the publish and migrate
 	// commands) compress request records with: none, gzip, snappy, lz4 or zstd (default
 	// events.DefaultRequestCompression, snappy). The agent reads requests of every codec.
@@ -74,19 +76,26 @@ type Config struct {
 	// reported the request failed.
 	ResultReserve time.Duration `env:"OFFSETAGENT_RESULT_RESERVE, default=5s" nonzero:"a request's result needs time to go out before its giveup"`
 	// SessionTimeout is the consumer group session timeout: how long a replica that died is
-	// waited for before its partitions move (default 10s).
-	SessionTimeout time.Duration `env:"OFFSETAGENT_SESSION_TIMEOUT, default=10s"`
+	// waited for before its partitions move (default 10s). Zero (a field left unset) means the
+	// default (sessionTimeout); the variable set to 0 is refused (nonzero): Kafka's group
+	// coordinator refuses a session below its group.min.session.timeout.ms (6s by default).
+	SessionTimeout time.Duration `env:"OFFSETAGENT_SESSION_TIMEOUT, default=10s" nonzero:"Kafka's group coordinator refuses a session timeout below group.min.session.timeout.ms (6s by default)"`
 	// PermissionCheckInterval is how often the agent asks the brokers whether it may still
 	// read and write its topics and its group (default 15s): /readyz is 503 while one of
-	// those permissions is missing. Zero means the default.
-	PermissionCheckInterval time.Duration `env:"OFFSETAGENT_PERMISSION_CHECK_INTERVAL, default=15s"`
+	// those permissions is missing. Zero (a field left unset) means the default; the variable
+	// set to 0 is refused (nonzero): the checks cannot stop, for only a later check sees a
+	// permission granted again (a refused write of the agent's own asks for one at once), and
+	// without one /readyz would stay 503 for good.
+	PermissionCheckInterval time.Duration `env:"OFFSETAGENT_PERMISSION_CHECK_INTERVAL, default=15s" nonzero:"only a later check sees a permission granted again, and without one /readyz would stay 503 for good"`
 	// StuckAfter is how long a lane may work on one request before /readyz reports the
 	// replica not ready (default 5m; 0 turns the check off).
 	StuckAfter time.Duration `env:"OFFSETAGENT_STUCK_AFTER, default=5m"`
 	// DedupeWindow is how long a request's result is remembered, so that a redelivered request
-	// is not run again (default 168h). The result topic's retention should be at least as long.
+	// is not run again (default 168h; 0: no time bound, DedupeMaxEntries alone bounds it). The
+	// result topic's retention should be at least as long.
 	DedupeWindow time.Duration `env:"OFFSETAGENT_DEDUPE_WINDOW, default=168h"`
-	// DedupeMaxEntries bounds the same memory by count (default 1000000, about 100 MB at most).
+	// DedupeMaxEntries bounds the same memory by count (default 1000000, about 100 MB at most;
+	// 0: no count bound, DedupeWindow alone bounds it).
 	DedupeMaxEntries int `env:"OFFSETAGENT_DEDUPE_MAX_ENTRIES, default=1000000"`
 	// AllowedSources, when set, lists the CloudEvent sources whose requests are accepted;
 	// others get a failed result with error_code 403.
@@ -130,6 +139,23 @@ const defaultSessionTimeout = 10 * time.Second
 
 // defaultMaxInflightBytes is MaxInflightBytes when it is zero.
 const defaultMaxInflightBytes = 32 << 20
+
+// InflightBound is the memory bound of the requests held at once: MaxInflightBytes, or its
+// default when it is zero.
+func (c *Config) InflightBound() int64 {
+	if c.MaxInflightBytes == 0 {
+		return defaultMaxInflightBytes
+	}
+	return c.MaxInflightBytes
+}
+
+// sessionTimeout is SessionTimeout, or its default when it is zero.
+func (c *Config) sessionTimeout() time.Duration {
+	if c.SessionTimeout == 0 {
+		return defaultSessionTimeout
+	}
+	return c.SessionTimeout
+}
 
 // Validate reports every invalid setting at once.
 func (c *Config) Validate() error {

@@ -47,10 +47,7 @@ func (a *Agent) consume(ctx, work context.Context) error {
 // newConsumerGroup joins the agent's consumer group on the request topic; heartbeat is its
 // heartbeat interval.
 func (a *Agent) newConsumerGroup() (_ *kafka.ConsumerGroup, heartbeat time.Duration, _ error) {
-	session := a.cfg.SessionTimeout
-	if session == 0 {
-		session = defaultSessionTimeout
-	}
+	session := a.cfg.sessionTimeout()
 	heartbeat = min(time.Second, session/3)
 	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID:      a.cfg.GroupID,

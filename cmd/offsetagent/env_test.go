@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/sethvargo/go-envconfig"
 	"github.com/stretchr/testify/require"
 )
 
@@ -35,6 +39,18 @@ func TestConfigurationMistakesAreNamed(t *testing.T) {
 			env:  map[string]string{"OFFSETAGENT_RESULT_RESERVE": "0", "OFFSETAGENT_MAX_REQUEST_BYTES": "10"},
 			args: []string{"run"},
 			want: []string{`OFFSETAGENT_RESULT_RESERVE: "0" is zero, which it cannot be: a request's result needs time to go out before its giveup; unset it for the default (5s)`}},
+		{name: "an in-flight bound of zero, which would silently be the default",
+			env:  map[string]string{"OFFSETAGENT_MAX_INFLIGHT_BYTES": "0", "OFFSETAGENT_MAX_REQUEST_BYTES": "10"},
+			args: []string{"run"},
+			want: []string{`OFFSETAGENT_MAX_INFLIGHT_BYTES: "0" is zero, which it cannot be: it bounds the memory of the requests held at once, at least 1024 bytes; unset it for the default (33554432)`}},
+		{name: "a session timeout of zero, which would silently be the default",
+			env:  map[string]string{"OFFSETAGENT_SESSION_TIMEOUT": "0s", "OFFSETAGENT_MAX_REQUEST_BYTES": "10"},
+			args: []string{"run"},
+			want: []string{`OFFSETAGENT_SESSION_TIMEOUT: "0s" is zero, which it cannot be: Kafka's group coordinator refuses a session timeout below group.min.session.timeout.ms (6s by default); unset it for the default (10s)`}},
+		{name: "a permission check interval of zero, which would silently be the default",
+			env:  map[string]string{"OFFSETAGENT_PERMISSION_CHECK_INTERVAL": "0", "OFFSETAGENT_MAX_REQUEST_BYTES": "10"},
+			args: []string{"run"},
+			want: []string{`OFFSETAGENT_PERMISSION_CHECK_INTERVAL: "0" is zero, which it cannot be: only a later check sees a permission granted again, and without one /readyz would stay 503 for good; unset it for the default (15s)`}},
 		{name: "misspelt variables of the agent",
 			env:  map[string]string{"OFFSETAGENT_CONCURENCY": "4", "OFFSETAGENT_SASL_USER": "u", "OFFSETAGENT_FROBNICATE": "1", "OFFSETAGENT_MAX_REQUEST_BYTES": "10"},
 			args: []string{"run"},
@@ -95,4 +111,57 @@ func TestKnownVariablesAreTheDocumented(t *testing.T) {
 		require.True(t, documented[f.variable], "%s is read but not in the README's configuration table", f.variable)
 	}
 	require.Contains(t, knownVariables(), "OFFSETAGENT_SASL_PASSWORD", "nested structs are walked")
+}
+
+// zeroHonoured are the variables with a default other than zero whose 0 the agent honours, and
+// what it then does; the README's configuration table says the same in each one's row. Every
+// other such variable refuses 0 by name (a nonzero tag or Validate): a zero that silently
+// became the default would be a setting the agent does not do.
+var zeroHonoured = map[string]string{
+	"OFFSETAGENT_SHUTDOWN_TIMEOUT":   "requests still running are cut off at once on SIGTERM",
+	"OFFSETAGENT_STUCK_AFTER":        "no stuck-lane check",
+	"OFFSETAGENT_DEDUPE_WINDOW":      "no time bound on the results remembered",
+	"OFFSETAGENT_DEDUPE_MAX_ENTRIES": "no count bound on the results remembered",
+}
+
+// Every number or duration with a default other than zero either refuses 0, naming its
+// variable, or honours it as zeroHonoured says, documented in its README row.
+func TestZeroIsRefusedOrHonoured(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	checked := 0
+	for _, f := range configFields() {
+		kind := f.field.Type.Kind()
+		if kind < reflect.Int || kind > reflect.Uint64 {
+			continue // numbers and durations only: an empty string or list is not read as a zero
+		}
+		def := ""
+		for _, opt := range strings.Split(f.field.Tag.Get("env"), ",")[1:] {
+			if d, ok := strings.CutPrefix(strings.TrimSpace(opt), "default="); ok {
+				def = d
+			}
+		}
+		if def == "" || def == "0" || def == "0s" {
+			continue
+		}
+		checked++
+		t.Run(f.variable, func(t *testing.T) {
+			cfg, err := readConfig(context.Background(), envconfig.MapLookuper(map[string]string{f.variable: "0"}))
+			err = errors.Join(err, cfg.Validate())
+			if means, ok := zeroHonoured[f.variable]; ok {
+				require.NoError(t, err, "0 is honoured: %s", means)
+				row := ""
+				for _, line := range strings.Split(string(readme), "\n") {
+					if strings.HasPrefix(line, "| `"+f.variable+"`") || strings.HasPrefix(line, "| `OFFSETAGENT_") && strings.Contains(line, "`"+f.variable+"`") {
+						row = line
+					}
+				}
+				require.Regexp(t, "`?0`?: ", row, "the README's row of %s says what 0 means", f.variable)
+				return
+			}
+			require.Error(t, err, "0 would silently be the default (%s)", def)
+			require.Contains(t, err.Error(), f.variable+": ")
+		})
+	}
+	require.Greater(t, checked, 8, "the numbers and durations with a default")
 }

@@ -60,11 +60,7 @@ type memoryPolicy struct {
 // newMemoryPolicy is the policy for cfg, GOMEMLIMIT's value and the container's memory limit (0:
 // none).
 func newMemoryPolicy(cfg agent.Config, goMemLimit string, container int64) memoryPolicy {
-	bound := cfg.MaxInflightBytes
-	if bound == 0 {
-		bound = 32 << 20 // agent's default (Config.MaxInflightBytes)
-	}
-	return memoryPolicy{operator: strings.TrimSpace(goMemLimit), container: container, headroom: 2 * bound}
+	return memoryPolicy{operator: strings.TrimSpace(goMemLimit), container: container, headroom: 2 * cfg.InflightBound()}
 }
 
 // ceiling is the most the limit may be: 90% of the container's limit, or no limit.
