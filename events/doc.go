@@ -11,7 +11,7 @@
 // and migrate's manifests follow: which keys hold secrets (IsSecretKey, by name, with a
 // family's PASSWORD keys on top), which parts of a value hold one in clear text (SecretSpans:
 // a password inside a URL, the options of a sasl.jaas.config read as Kafka's JaasConfig reads
-// it, jaas.go; never a config provider placeholder, read as Connect's ConfigTransformer reads
+// it by internal/jaas, jaas.go; never a config provider placeholder, read as Connect's ConfigTransformer reads
 // it, ConfigVariables), how a config is shown (Config.Redacted) and how a message built from it
 // by someone else is scrubbed of them however it spells them (Config.Scrub, scrub.go).
 //

@@ -2,11 +2,14 @@ package events
 
 import (
 	"cmp"
+	"errors"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/offsetagent/offsetagent/internal/jaas"
 )
 
 // Which parts of a config value are secrets in clear text. Config provider placeholders
@@ -128,26 +131,27 @@ func secretParts(key, value string, secret func(string) bool) []secretPart {
 	}
 	same := func(s string) string { return s }
 	if IsSecretKey(key) || (secret != nil && secret(key)) {
-		jaas, ok := jaasText{}, false
+		var cfg jaas.Config
+		err := errors.New("not a sasl.jaas.config")
 		if isJAASKey(key) {
-			jaas, ok = jaasParse(masked)
+			cfg, err = jaas.Parse(masked)
 		}
-		if !ok {
+		if err != nil {
 			add(SecretSpan{End: len(value)}, true, same)
 			return out
 		}
-		for _, e := range jaas.entries {
-			for _, o := range e.options {
-				if jaasSecretOption(o.name) {
+		for _, e := range cfg.Entries {
+			for _, o := range e.Options {
+				if jaasSecretOption(o.Name) {
 					read := same
-					if o.quoted {
-						read = javaUnescape
+					if o.Quoted {
+						read = jaas.Unescape
 					}
-					add(SecretSpan{Start: o.start, End: o.end, Name: o.name}, false, read)
+					add(SecretSpan{Start: o.Start, End: o.End, Name: o.Name}, false, read)
 				}
 			}
 		}
-		for _, c := range jaas.comments {
+		for _, c := range cfg.Comments {
 			add(SecretSpan{Start: c[0], End: c[1]}, false, same)
 		}
 		slices.SortFunc(out, func(a, b secretPart) int { return cmp.Compare(a.Start, b.Start) })

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/internal/jaas"
 )
 
 // kafkaReading is how Kafka read one value: the golden table testdata/secrets-oracle.json,
@@ -29,7 +31,7 @@ type kafkaReading struct {
 }
 
 // Placeholders are found where Connect finds them and read as it reads them (ConfigVariables),
-// and a sasl.jaas.config is read as Kafka's JaasConfig reads it (jaasParse): accepted or
+// and a sasl.jaas.config is read as Kafka's JaasConfig reads it (package jaas's Parse): accepted or
 // refused alike, every entry's login module, flag and options, each option's value with its
 // escapes read.
 func TestSecretsReadAsKafkaReadsThem(t *testing.T) {
@@ -55,20 +57,20 @@ func TestSecretsReadAsKafkaReadsThem(t *testing.T) {
 			b.WriteString(tc.Value[at:])
 			require.Equal(t, tc.Kafka.Variables, b.String(), "placeholders")
 
-			jaas, ok := jaasParse(tc.Value)
+			cfg, err := jaas.Parse(tc.Value)
 			if tc.Kafka.JAASError != "" {
-				require.False(t, ok, "Kafka refuses it: %s", tc.Kafka.JAASError)
+				require.Error(t, err, "Kafka refuses it: %s", tc.Kafka.JAASError)
 				return
 			}
-			require.True(t, ok, "Kafka reads it")
-			require.Len(t, jaas.entries, len(tc.Kafka.JAAS))
+			require.NoError(t, err, "Kafka reads it")
+			require.Len(t, cfg.Entries, len(tc.Kafka.JAAS))
 			for i, want := range tc.Kafka.JAAS {
-				e := jaas.entries[i]
-				require.Equal(t, want.Module, e.module)
-				require.Equal(t, want.Flag, "LoginModuleControlFlag: "+e.flag)
+				e := cfg.Entries[i]
+				require.Equal(t, want.Module, e.Module)
+				require.Equal(t, want.Flag, "LoginModuleControlFlag: "+e.Flag)
 				got := map[string]string{}
-				for _, o := range e.options {
-					got[o.name] = o.read
+				for _, o := range e.Options {
+					got[o.Name] = o.Value
 				}
 				require.Equal(t, want.Options, got)
 			}

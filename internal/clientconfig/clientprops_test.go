@@ -64,7 +64,7 @@ func TestParseJAAS(t *testing.T) {
 		{"no semicolon", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="s3cr3t"`, "not terminated by a semicolon"},
 		{"two modules", jaasScram + jaasScram, "more than one login module"},
 		{"numeric value", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password=123456;`, `option "password": value not specified`},
-		{"unterminated", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="s3cr3t;`, "unterminated quoted value"},
+		{"unterminated", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="s3cr3t;`, "the quoted value at character 88 has no closing quote"},
 		{"unknown option", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="s3cr3t" serviceName="kafka";`, `option "serviceName" not supported`},
 		{"no password", `org.apache.kafka.common.security.plain.PlainLoginModule required username="u";`, "option password: missing"},
 		{"bad flag", `org.apache.kafka.common.security.plain.PlainLoginModule mandatory username="u" password="s3cr3t";`, "control flag"},
