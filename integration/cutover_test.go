@@ -124,7 +124,7 @@ func TestMigrateVerifyCutover(t *testing.T) {
 			require.Equal(t, want, cutoverVerdicts(c))
 			require.False(t, c.OK())
 			require.Equal(t, map[migrate.Verdict]int{migrate.VerdictVerified: 4, migrate.VerdictWaiting: 4, migrate.VerdictMismatch: 2,
-				migrate.VerdictUnordered: 0}, c.Counts)
+				migrate.VerdictUnordered: 0, migrate.VerdictReplay: 0}, c.Counts)
 			for _, cc := range c.Connectors {
 				for _, p := range cc.Partitions {
 					if p.Verdict == migrate.VerdictMismatch {

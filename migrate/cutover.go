@@ -33,7 +33,16 @@ const (
 	// offsetagent knows (or either offset is a snapshot's), or nothing was placed for it (a
 	// sink partition A's group had no offset for): compare them by hand.
 	VerdictUnordered Verdict = "unordered"
+	// VerdictReplay: the offset placed is A's last committed one and B continues from it, but
+	// A had produced records past it that it never committed (its worker died, or its task
+	// failed, before committing them: Connect's sources are at least once). B produces them
+	// again: the entry's Replay gives their count and range. Not a wrong placement (that is a
+	// mismatch): the duplicates come from A.
+	VerdictReplay Verdict = "replay"
 )
+
+// verdicts are the verdicts in the order the summary counts them.
+var verdicts = []Verdict{VerdictVerified, VerdictWaiting, VerdictMismatch, VerdictUnordered, VerdictReplay}
 
 // Evidence of a verdict.
 const (
@@ -93,6 +102,14 @@ type CutoverConnector struct {
 	// born after it, and produced no record before it.
 	TopicPrefix string    `json:"topic_prefix,omitempty"`
 	BornAfter   time.Time `json:"born_after,omitzero"`
+	// StoppedOnA: the migration stopped the connector on A (--stop-source) before it read its
+	// offsets, so A produced nothing after BornAfter. Without it A may still be running: its
+	// records are no evidence of anything, and a source is judged by its offsets only.
+	StoppedOnA bool `json:"stopped_on_a,omitempty"`
+	// HistoryOnA says whether A's offsets topic was read for the commits A made before its
+	// last one ("read"), or why not: it tells a set-back offset (A had committed past the one
+	// placed: a mismatch) from A's uncommitted output after a crash (a replay).
+	HistoryOnA string `json:"history_on_a,omitempty"`
 	// Note says why the connector has no partitions to verify, when it has none.
 	Note       string              `json:"note,omitempty"`
 	Partitions []*CutoverPartition `json:"partitions"`
@@ -119,9 +136,33 @@ type CutoverPartition struct {
 	// records carry one (Debezium's source block).
 	FirstRecordOnB jsonvalue.Map `json:"first_record_on_b,omitempty"`
 	LastRecordOnA  jsonvalue.Map `json:"last_record_on_a,omitempty"`
-	Verdict        Verdict       `json:"verdict"`
-	Evidence       string        `json:"evidence"`
-	Detail         string        `json:"detail,omitempty"`
+	// FurthestOnA is, for a source, the furthest offset A's offsets topic held for the
+	// partition in its family's order, when it is past OnA: A had committed past the offset
+	// placed, and its offset was set back since.
+	FurthestOnA jsonvalue.Map `json:"furthest_on_a,omitempty"`
+	// LogStartOnB is, for a sink, the first offset B still holds of the partition's topic (its
+	// log start) when the verification judged it: an offset placed below it skips records.
+	LogStartOnB *int64 `json:"log_start_on_b,omitempty"`
+	// Replay is, for the verdict replay, what B produces again: A's records past the offset
+	// placed.
+	Replay   *CutoverReplay `json:"replay,omitempty"`
+	Verdict  Verdict        `json:"verdict"`
+	Evidence string         `json:"evidence"`
+	Detail   string         `json:"detail,omitempty"`
+}
+
+// CutoverReplay is what B's connector produces again after a cutover whose offset placed is
+// A's last committed one: the records A produced past it (found on B, where A's records are
+// mirrored or share B's topics), which A never committed.
+type CutoverReplay struct {
+	// Records is how many there are; First and Last are the positions of the first and the
+	// last in the family's order, FirstAt and LastAt where they are on B (topic, partition,
+	// offset, timestamp).
+	Records int           `json:"records"`
+	First   jsonvalue.Map `json:"first"`
+	Last    jsonvalue.Map `json:"last"`
+	FirstAt string        `json:"first_at,omitempty"`
+	LastAt  string        `json:"last_at,omitempty"`
 }
 
 // Translations of the cutover report besides MirrorMaker 2's verdicts.
@@ -209,7 +250,10 @@ func sinkPartition(tp mm2.TopicPartition) jsonvalue.Map {
 
 // count sets Counts from the partitions' verdicts.
 func (c *Cutover) count() {
-	c.Counts = map[Verdict]int{VerdictVerified: 0, VerdictWaiting: 0, VerdictMismatch: 0, VerdictUnordered: 0}
+	c.Counts = map[Verdict]int{}
+	for _, v := range verdicts {
+		c.Counts[v] = 0
+	}
 	for _, cc := range c.Connectors {
 		for _, p := range cc.Partitions {
 			c.Counts[p.Verdict]++
@@ -219,6 +263,16 @@ func (c *Cutover) count() {
 
 // OK reports whether no partition is a mismatch.
 func (c *Cutover) OK() bool { return c.Counts[VerdictMismatch] == 0 }
+
+// Replays reports whether a partition is a replay: B continues from the offset placed and
+// produces again records A produced past it.
+func (c *Cutover) Replays() bool { return c.Counts[VerdictReplay] > 0 }
+
+// Decided reports whether no partition is waiting or unordered: each is verified, a mismatch
+// or a replay.
+func (c *Cutover) Decided() bool {
+	return c.Counts[VerdictWaiting] == 0 && c.Counts[VerdictUnordered] == 0
+}
 
 // AllVerified reports whether every partition is verified.
 func (c *Cutover) AllVerified() bool {
@@ -253,39 +307,50 @@ func ReadCutover(path string) (*Cutover, error) {
 	return &c, nil
 }
 
-// maxListed bounds the mismatches WriteSummary lists, to keep it on one screen.
+// countsText is the partitions per verdict: "9 verified, 2 waiting, ...".
+func (c *Cutover) countsText() string {
+	parts := make([]string, len(verdicts))
+	for i, v := range verdicts {
+		parts[i] = fmt.Sprintf("%d %s", c.Counts[v], v)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// maxListed bounds the mismatches (and, apart, the replays) WriteSummary lists, to keep it on
+// one screen.
 const maxListed = 15
 
-// WriteSummary writes the cutover in a few lines: the partitions per verdict, and the
-// mismatches (the first maxListed).
+// WriteSummary writes the cutover in a few lines: the partitions per verdict, the mismatches
+// and the replays (the first maxListed of each), and the connectors still waiting.
 func (c *Cutover) WriteSummary(w io.Writer) error {
 	c.count()
 	var b strings.Builder
-	conns := 0
+	conns, total := 0, 0
 	for _, cc := range c.Connectors {
 		if len(cc.Partitions) > 0 {
 			conns++
 		}
+		total += len(cc.Partitions)
 	}
-	fmt.Fprintf(&b, "cutover of migration %s: %d partitions of %d connectors: %d verified, %d waiting, %d mismatch, %d unordered\n",
-		c.MigrationID, c.Counts[VerdictVerified]+c.Counts[VerdictWaiting]+c.Counts[VerdictMismatch]+c.Counts[VerdictUnordered], conns,
-		c.Counts[VerdictVerified], c.Counts[VerdictWaiting], c.Counts[VerdictMismatch], c.Counts[VerdictUnordered])
+	fmt.Fprintf(&b, "cutover of migration %s: %d partitions of %d connectors: %s\n", c.MigrationID, total, conns, c.countsText())
 	if c.Error != "" {
 		fmt.Fprintf(&b, "the verification could not read B: %s\n", oneLine(c.Error, 200))
 	}
-	listed := 0
-	for _, cc := range c.Connectors {
-		for _, p := range cc.Partitions {
-			if p.Verdict != VerdictMismatch {
-				continue
-			}
-			if listed++; listed <= maxListed {
-				fmt.Fprintf(&b, "mismatch: %s %s: %s\n", cc.TargetName, partitionKey(p.Partition), oneLine(p.Detail, 160))
+	for _, v := range []Verdict{VerdictMismatch, VerdictReplay} {
+		listed := 0
+		for _, cc := range c.Connectors {
+			for _, p := range cc.Partitions {
+				if p.Verdict != v {
+					continue
+				}
+				if listed++; listed <= maxListed {
+					fmt.Fprintf(&b, "%s: %s %s: %s\n", v, cc.TargetName, partitionKey(p.Partition), oneLine(p.Detail, 160))
+				}
 			}
 		}
-	}
-	if listed > maxListed {
-		fmt.Fprintf(&b, "... and %d more mismatches (see the cutover report)\n", listed-maxListed)
+		if listed > maxListed {
+			fmt.Fprintf(&b, "... and %d more %s partitions (see the cutover report)\n", listed-maxListed, v)
+		}
 	}
 	if n := c.Counts[VerdictWaiting]; n > 0 {
 		waiting := []string{}

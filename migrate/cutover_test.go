@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,10 +57,36 @@ func TestNewCutover(t *testing.T) {
 	p.Verdict, p.Detail = VerdictMismatch, "group on B committed 5, before the 8 placed"
 	var out bytes.Buffer
 	require.NoError(t, c.WriteSummary(&out))
-	require.Equal(t, "cutover of migration m-1: 2 partitions of 2 connectors: 0 verified, 1 waiting, 1 mismatch, 0 unordered\n"+
+	require.Equal(t, "cutover of migration m-1: 2 partitions of 2 connectors: 0 verified, 1 waiting, 1 mismatch, 0 unordered, 0 replay\n"+
 		`mismatch: sink-b {"kafka_partition":0,"kafka_topic":"A.orders"}: group on B committed 5, before the 8 placed`+"\n"+
 		"waiting: B has committed nothing new yet for 1 partitions (src-b): run migrate --verify again once they have traffic\n", out.String())
 	require.False(t, c.OK())
+
+	// A replay is counted and listed apart from the mismatches, and is no mismatch.
+	p.Verdict, p.Detail = VerdictVerified, ""
+	src.Partitions[0].Verdict, src.Partitions[0].Detail = VerdictReplay, "B produces again 3 records A produced past the offset placed"
+	src.Partitions[0].Replay = &CutoverReplay{Records: 3, First: jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("31")}},
+		Last: jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("33")}}}
+	out.Reset()
+	require.NoError(t, c.WriteSummary(&out))
+	require.Equal(t, "cutover of migration m-1: 2 partitions of 2 connectors: 1 verified, 0 waiting, 0 mismatch, 0 unordered, 1 replay\n"+
+		`replay: src-b {"filename":"f"}: B produces again 3 records A produced past the offset placed`+"\n", out.String())
+	require.True(t, c.OK())
+	require.True(t, c.Replays())
+	require.True(t, c.Decided())
+	var js bytes.Buffer
+	require.NoError(t, c.WriteJSON(&js))
+	require.Contains(t, js.String(), `"replay": {
+            "records": 3,
+            "first": {
+              "position": 31
+            },
+            "last": {
+              "position": 33
+            }
+          },
+          "verdict": "replay"`)
+	require.Contains(t, js.String(), `"replay": 1`)
 }
 
 // A connector born PAUSED or STOPPED on B commits nothing until it is resumed: the
@@ -224,4 +252,118 @@ func TestNewCutoverRekeyedSource(t *testing.T) {
 	p := c.Connectors[0].Partitions[0]
 	require.Equal(t, `{"server":"shop2"}`, partitionKey(p.Partition))
 	require.Equal(t, `{"lsn":42}`, partitionKey(p.OnA), "A's offset, kept under the old name")
+}
+
+// A sink placed below B's log start of its topic skips the records in between: B no longer
+// holds them (retention, or a mirror that began after them), so the sink's consumer resets
+// past them. That is a mismatch naming the log start and how many records were skipped, also
+// when retention removes them while the verification waits; records consumed while B held
+// them stay verified when retention removes them later.
+func TestVerifySinkBelowLogStart(t *testing.T) {
+	type step struct {
+		deleteTo, commit int64 // before the verification: records deleted below deleteTo, the group's commit (0: none)
+		verdict          Verdict
+		detail           string
+	}
+	tests := []struct {
+		name   string
+		placed int64
+		steps  []step
+	}{
+		{name: "placed below the log start, group past it", placed: 5,
+			steps: []step{{deleteTo: 100, commit: 150, verdict: VerdictMismatch,
+				detail: `B's log start of topic "T" partition 0 is 100, past the offset placed, 5: records 5..99 (95) are not on B`}}},
+		{name: "placed below the log start, nothing consumed yet", placed: 5,
+			steps: []step{{deleteTo: 100, commit: 5, verdict: VerdictMismatch, detail: `group "connect-snk" is at 5`}}},
+		{name: "placed at the log start", placed: 100,
+			steps: []step{{deleteTo: 100, commit: 150, verdict: VerdictVerified, detail: "past the 100 placed"}}},
+		{name: "retention deletes them while the verification waits", placed: 5,
+			steps: []step{{commit: 5, verdict: VerdictWaiting}, {deleteTo: 100, commit: 150, verdict: VerdictMismatch, detail: "records 5..99 (95) are not on B"}}},
+		{name: "retention deletes them once consumed", placed: 5,
+			steps: []step{{commit: 150, verdict: VerdictVerified}, {deleteTo: 100, verdict: VerdictVerified, detail: "past the 5 placed"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kc := startKfakeCluster(t)
+			brokers := kc.ListenAddrs()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+			require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "T", 1, nil))
+			w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: "T", BatchTimeout: time.Millisecond, BatchSize: 200, RequiredAcks: kafka.RequireAll}
+			defer w.Close()
+			msgs := make([]kafka.Message, 200)
+			for i := range msgs {
+				msgs[i] = kafka.Message{Value: []byte("r")}
+			}
+			require.NoError(t, w.WriteMessages(ctx, msgs...))
+			c := &Cutover{MigrationID: "m-1", Connectors: []*CutoverConnector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
+				Partitions: []*CutoverPartition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: kafkaOffset(tt.placed),
+					Placed: kafkaOffset(tt.placed), Translation: translationAsRead, Verdict: VerdictWaiting}}}}}
+			for _, s := range tt.steps {
+				if s.deleteTo > 0 {
+					require.NoError(t, kc.DeleteRecords("T", 0, s.deleteTo))
+				}
+				if s.commit > 0 {
+					require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, "connect-snk", []kafkaio.GroupOffset{{Topic: "T", Partition: 0, Offset: s.commit}}))
+				}
+				require.NoError(t, VerifyCutover(ctx, c, VerifyCutoverOptions{Brokers: brokers}))
+				p := c.Connectors[0].Partitions[0]
+				require.Equal(t, s.verdict, p.Verdict, p.Detail)
+				require.Contains(t, p.Detail, s.detail)
+			}
+		})
+	}
+}
+
+// lineSignal is an io.Writer that keeps the lines written and calls after(n) with the
+// number written so far.
+type lineSignal struct {
+	mu    sync.Mutex
+	lines []string
+	after func(n int)
+}
+
+func (l *lineSignal) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	l.lines = append(l.lines, strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")...)
+	n := len(l.lines)
+	l.mu.Unlock()
+	l.after(n)
+	return len(b), nil
+}
+
+// While the verification waits for B's connectors to commit, it says what it waits for and
+// for how long when it starts, and the partitions per verdict as it goes, instead of a
+// silent wait.
+func TestVerifyTellsWhatItWaitsFor(t *testing.T) {
+	brokers := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
+	part := jsonvalue.Map{{Key: "filename", Value: "f"}}
+	placed := jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("30")}}
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), BatchTimeout: time.Millisecond, RequiredAcks: kafka.RequireAll}
+	defer w.Close()
+	require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets",
+		Key: offsetstore.AppendKey(nil, "src-b", offsetstore.JavaHashMapOrder(part)), Value: []byte(`{"position":30}`)}))
+	c := &Cutover{MigrationID: "m-1", OffsetsTopic: "connect-offsets", Connectors: []*CutoverConnector{{Name: "src", TargetName: "src-b",
+		Type: "source", Class: "FileStreamSource", OffsetsTopic: "connect-offsets", State: StateRunning,
+		Partitions: []*CutoverPartition{{Partition: part, OnA: placed, Placed: placed, Verdict: VerdictWaiting}}}}}
+	waiting, stop := context.WithCancel(ctx)
+	defer stop()
+	out := &lineSignal{after: func(n int) {
+		if n >= 3 {
+			stop() // the start and two rounds of counts
+		}
+	}}
+	err := VerifyCutover(waiting, c, VerifyCutoverOptions{Brokers: brokers, Timeout: time.Hour, Poll: 10 * time.Millisecond,
+		Progress: out, ProgressEvery: time.Nanosecond})
+	require.NoError(t, ctx.Err())
+	require.GreaterOrEqual(t, len(out.lines), 3, "%v %+v", err, c.Connectors[0].Partitions[0])
+	require.Equal(t, "verifying the cutover on B: waiting up to 1h0m0s for 1 of 1 partitions (src-b) to move past the offsets placed: "+
+		"sources' new offsets in B's topic connect-offsets (Connect commits them every offset.flush.interval.ms, 60s by default); "+
+		"now 0 verified, 1 waiting, 0 mismatch, 0 unordered, 0 replay; the counts every 1ns", out.lines[0])
+	require.Regexp(t, `^cutover verification: \d+s of 1h0m0s: 0 verified, 1 waiting, 0 mismatch, 0 unordered, 0 replay$`, out.lines[1])
 }

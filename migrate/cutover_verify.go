@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,10 +29,19 @@ type VerifyCutoverOptions struct {
 	// Registry knows the connector classes and their offsets' order (nil:
 	// connectors.Builtin()).
 	Registry *connectors.Registry
+	// Progress, when not nil, is told in lines what the verification waits for and for how
+	// long when it starts waiting (after its first read of B), and the partitions per verdict
+	// every ProgressEvery (default 10 s) while it waits.
+	Progress      io.Writer
+	ProgressEvery time.Duration
 }
 
-// defaultVerifyPoll is VerifyCutoverOptions.Poll when it is 0.
-const defaultVerifyPoll = time.Second
+// defaultVerifyPoll is VerifyCutoverOptions.Poll when it is 0; defaultVerifyProgress
+// VerifyCutoverOptions.ProgressEvery.
+const (
+	defaultVerifyPoll     = time.Second
+	defaultVerifyProgress = 10 * time.Second
+)
 
 // maxFetchesPerRead bounds the fetches of one offsets-topic partition in one read of B.
 const maxFetchesPerRead = 100_000
@@ -69,6 +80,9 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 	if opts.Poll <= 0 {
 		opts.Poll = defaultVerifyPoll
 	}
+	if opts.ProgressEvery <= 0 {
+		opts.ProgressEvery = defaultVerifyProgress
+	}
 	c.VerifyStarted, c.VerifyFinished, c.VerifyTimeout, c.Error = time.Now().UTC(), time.Time{}, opts.Timeout.String(), ""
 	defer func() { c.VerifyFinished = time.Now().UTC(); c.noteIdle(); c.count() }()
 	bounded := ctx
@@ -99,6 +113,7 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 	if opts.Timeout > 0 {
 		rounds += int(opts.Timeout / opts.Poll)
 	}
+	var told time.Time // the last progress line
 	for i := range rounds {
 		readCtx := bounded
 		if i == 0 {
@@ -111,11 +126,70 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 			}
 			return err
 		}
-		if v.decided() || opts.Timeout <= 0 || !kafkaio.Sleep(bounded, opts.Poll) {
+		if v.decided() || opts.Timeout <= 0 {
+			return nil
+		}
+		switch {
+		case opts.Progress == nil:
+		case i == 0:
+			c.count()
+			fmt.Fprintln(opts.Progress, c.waitLine(opts.Timeout, opts.ProgressEvery))
+			told = time.Now()
+		case time.Since(told) >= opts.ProgressEvery:
+			c.count()
+			fmt.Fprintf(opts.Progress, "cutover verification: %s of %s: %s\n", time.Since(c.VerifyStarted).Round(time.Second), opts.Timeout, c.countsText())
+			told = time.Now()
+		}
+		if !kafkaio.Sleep(bounded, opts.Poll) {
 			return nil
 		}
 	}
 	return nil
+}
+
+// waitLine says what the verification waits for, once B was read a first time: the
+// partitions still undecided and where B's side of each comes from, and for how long.
+func (c *Cutover) waitLine(timeout, every time.Duration) string {
+	var names, topics, groups, prefixes []string
+	n, total := 0, 0
+	for _, cc := range c.Connectors {
+		total += len(cc.Partitions)
+		open := 0
+		for _, p := range cc.Partitions {
+			if p.Verdict == VerdictWaiting || p.Verdict == VerdictReplay && p.FirstRecordOnB == nil {
+				open++
+			}
+		}
+		if open == 0 || cc.idle() {
+			continue
+		}
+		n += open
+		names = append(names, cc.TargetName)
+		switch {
+		case cc.Type == string(connectors.Sink):
+			groups = append(groups, cc.Group)
+		case cc.TopicPrefix != "" && cc.StoppedOnA:
+			prefixes = append(prefixes, cc.TopicPrefix)
+			fallthrough
+		default:
+			if !slices.Contains(topics, cc.OffsetsTopic) {
+				topics = append(topics, cc.OffsetsTopic)
+			}
+		}
+	}
+	var from []string
+	if len(topics) > 0 {
+		from = append(from, fmt.Sprintf("sources' new offsets in B's topic %s (Connect commits them every offset.flush.interval.ms, 60s by default)",
+			oneLine(strings.Join(topics, ", "), 80)))
+	}
+	if len(prefixes) > 0 {
+		from = append(from, fmt.Sprintf("Debezium records under topic prefix %s", oneLine(strings.Join(prefixes, ", "), 80)))
+	}
+	if len(groups) > 0 {
+		from = append(from, fmt.Sprintf("sinks' commits in group %s", oneLine(strings.Join(groups, ", "), 80)))
+	}
+	return fmt.Sprintf("verifying the cutover on B: waiting up to %s for %d of %d partitions (%s) to move past the offsets placed: %s; "+
+		"now %s; the counts every %s", timeout, n, total, oneLine(strings.Join(names, ", "), 120), strings.Join(from, "; "), c.countsText(), every)
 }
 
 // noteIdle says of each partition still waiting of a connector born PAUSED or STOPPED why
@@ -274,7 +348,7 @@ func (v *verifier) read(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("read the offsets of group %q on B: %w", s.c.Group, err)
 		}
-		s.judge(offs)
+		s.judge(offs, s.logStarts(ctx, v.cl))
 	}
 	return nil
 }

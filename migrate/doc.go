@@ -42,7 +42,7 @@
 // new offset in its connector's offsets topic, compared in its family's order
 // (cutover_order.go), and for a Debezium source the change events it produced on B, by the
 // position in their source block (cutover_records.go), a sink's group offsets; each partition
-// is verified, waiting, mismatch or unordered, with the evidence it rests on. VerifyCutover runs again on a report read back with ReadCutover.
+// is verified, waiting, mismatch, unordered or replay, with the evidence it rests on. VerifyCutover runs again on a report read back with ReadCutover.
 //
 // Reading flags and the environment, terminals and exit codes are left to the caller (cmd/).
 // Sink offsets are carried as read (SinkOffsetsCopy), left out (SinkOffsetsNone) or

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -110,6 +111,9 @@ type MigrateOptions struct {
 	Verify time.Duration
 	// VerifyPoll is the pause between two reads of B while verifying (default 1 s).
 	VerifyPoll time.Duration
+	// VerifyProgress, when not nil, is told what the verification waits for, and the counts
+	// per verdict while it waits (VerifyCutoverOptions.Progress).
+	VerifyProgress io.Writer
 }
 
 // RequestSourcePrefix is the CloudEvent source of migration requests, followed by the
@@ -282,7 +286,7 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
 	}
 	if o.Verify > 0 && o.Strimzi == nil {
 		err := VerifyCutover(interrupt, rep.Cutover, VerifyCutoverOptions{Brokers: o.To.Brokers, Transport: o.To.Transport,
-			Timeout: o.Verify, Poll: o.VerifyPoll, Registry: o.Registry})
+			Timeout: o.Verify, Poll: o.VerifyPoll, Registry: o.Registry, Progress: o.VerifyProgress})
 		if err != nil {
 			rep.Cutover.Error = err.Error()
 			o.Logger.Warn("cannot verify the cutover on B", "err", err)

@@ -38,8 +38,36 @@ func (f *verifyFlags) timeout(dry bool) time.Duration {
 	return f.verifyTimeout
 }
 
+// Exit statuses of the cutover's verification besides 0, 1 (a mismatch) and 2 (bad flags,
+// B unreadable).
+const (
+	// exitWaiting: migrate --verify found partitions still waiting or unordered (and no
+	// mismatch): run it again once they have traffic, or compare them by hand.
+	exitWaiting = 3
+	// exitReplay: every partition is decided and none is a mismatch, but one is a replay: B
+	// continues from the offset placed and produces again records A produced past its last
+	// commit (A's worker died): expect those duplicates downstream.
+	exitReplay = 4
+)
+
+// worseExit is the exit status of a run that ended with statuses a and b: the worse one,
+// where a failure (1, 2) is worse than a replay (4), and a replay worse than 0.
+func worseExit(a, b int) int {
+	rank := func(c int) int {
+		if c == exitReplay {
+			return 1 // between 0 and 1
+		}
+		return 2 * c
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
 // finish prints the summary of a verified cutover to stdout, writes the cutover report when
-// asked, and returns 1 when a partition is a mismatch (or the report cannot be written).
+// asked, and returns 1 when a partition is a mismatch (or the report cannot be written),
+// exitReplay when one is a replay.
 func (f *verifyFlags) finish(cut *migrate.Cutover, verified bool, stdout, stderr io.Writer) int {
 	if cut == nil {
 		return 0
@@ -51,8 +79,11 @@ func (f *verifyFlags) finish(cut *migrate.Cutover, verified bool, stdout, stderr
 		fmt.Fprintf(stderr, "offsetagent migrate: write cutover report: %v\n", err)
 		return 1
 	}
-	if !cut.OK() {
+	switch {
+	case !cut.OK():
 		return 1
+	case cut.Replays():
+		return exitReplay
 	}
 	return 0
 }
@@ -78,7 +109,8 @@ func (f *verifyFlags) write(cut *migrate.Cutover) error {
 
 // runAlone is migrate --verify --cutover-report FILE: verify the cutover FILE records on B's
 // brokers and write FILE back. Exit status: 0 every partition verified, 1 a mismatch, 2 bad
-// flags or B unreadable, 3 partitions still waiting or unordered.
+// flags or B unreadable, 3 partitions still waiting or unordered (and no mismatch), 4 every
+// partition verified or a replay, and one a replay.
 func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stderr io.Writer) int {
 	if f.cutoverReport == "" || ff.toBrokers == "" {
 		fmt.Fprintln(stderr, "offsetagent migrate --verify: needs --cutover-report FILE (the migration's) and --to-brokers, or --manifests DIR and --to-connect-url (a migration into an operator-managed cluster)")
@@ -99,7 +131,7 @@ func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stde
 		return 2
 	}
 	if err := migrate.VerifyCutover(ctx, cut, migrate.VerifyCutoverOptions{Brokers: splitList(ff.toBrokers), Transport: cl.to.Transport,
-		Timeout: max(f.verifyTimeout, 0)}); err != nil {
+		Timeout: max(f.verifyTimeout, 0), Progress: stderr}); err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
 		return 2
 	}
@@ -111,9 +143,11 @@ func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stde
 	switch {
 	case !cut.OK():
 		return 1
-	case cut.AllVerified():
-		return 0
+	case !cut.Decided():
+		return exitWaiting
+	case cut.Replays():
+		return exitReplay
 	default:
-		return 3
+		return 0
 	}
 }

@@ -373,7 +373,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 			Principal: cl.toPrincipal, AgentGroup: cfg.GroupID,
 			ConnectURL: *mf.toConnectURL, HTTPClient: toHTTP, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
 		MigrationID: *mf.migrationID, SelectionKey: f.selectionKey(), Concurrency: *mf.concurrency, WaveSize: *mf.waveSize, Timeout: *mf.timeout, Grace: *mf.grace, DryRun: *mf.dry,
-		Progress: progressFor(stderr), Strimzi: sf.target(), Verify: vf.timeout(*mf.dry),
+		Progress: progressFor(stderr), Strimzi: sf.target(), Verify: vf.timeout(*mf.dry), VerifyProgress: stderr,
 	}
 	mf.setTarget(&mo.To)
 	if err := mo.Check(); err != nil {
@@ -396,7 +396,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	}
 	code := finishReport(rep, f.report, stdout, stderr)
 	if !*mf.dry {
-		code = max(code, vf.finish(rep.Cutover, mo.Verify > 0 && mo.Strimzi == nil, stdout, stderr))
+		code = worseExit(code, vf.finish(rep.Cutover, mo.Verify > 0 && mo.Strimzi == nil, stdout, stderr))
 	}
 	return code
 }

@@ -172,6 +172,9 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	code, out, stderr = cmd(verify...)
 	require.Equal(t, 3, code, stderr)
 	require.Contains(t, out, "1 waiting")
+	// What it waits for, and how long, is on standard error before the wait.
+	require.Contains(t, stderr, "verifying the cutover on B: waiting up to 300ms for 1 of 1 partitions (b-1) to move past the offsets placed: "+
+		"sources' new offsets in B's topic connect-offsets")
 	// A re-verification that cannot write its report keeps the one it read, whole.
 	require.NoError(t, os.Mkdir(cutover+".tmp", 0o700))
 	before, err := os.ReadFile(cutover)

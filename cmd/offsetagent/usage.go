@@ -75,14 +75,19 @@ var helps = map[string]cmdHelp{
 			"Before publishing, migrate checks that an agent consumes B's request topic and serves B's\n" +
 			"Connect topics (--to-config-topic, --to-offsets-topic).\n" +
 			"Outcomes: succeeded, planned (--dry-run), failed, skipped, pending.\n" +
-			"Then, unless --no-verify, the cutover is verified on B (up to --verify-timeout): per moved\n" +
-			"connector and partition, verified, waiting (nothing committed after the offset placed yet),\n" +
-			"mismatch or unordered; --cutover-report FILE keeps it. migrate --verify --cutover-report FILE\n" +
-			"--to-brokers HOSTS verifies it again (exit 0 all verified, 1 a mismatch, 3 some waiting).\n" +
+			"Then, unless --no-verify, the cutover is verified on B (up to --verify-timeout, saying on\n" +
+			"stderr what it waits for, and the counts every 10s): per moved connector and partition,\n" +
+			"verified, waiting (nothing committed after the offset placed yet), mismatch (B does not\n" +
+			"continue from the offset placed, or it skips records), unordered (compare by hand) or replay\n" +
+			"(B continues from A's last committed offset and produces again what A produced past it before\n" +
+			"its worker died); --cutover-report FILE keeps it. migrate --verify --cutover-report FILE\n" +
+			"--to-brokers HOSTS verifies it again (exit 0 all verified, 1 a mismatch, 2 bad flags or B\n" +
+			"unreadable, 3 some waiting or unordered, 4 all decided and some replay).\n" +
 			"Exit status: 0 every selected connector succeeded (or planned), 1 any failed, skipped or\n" +
 			"pending, a mismatch in the cutover, or a selection that matches no connector or an --include,\n" +
 			"--exclude or --rename that matches none (unless --allow-empty), 2 bad flags, an unreachable\n" +
-			"cluster or a refused precheck (nothing stopped or published). See docs/migration.md.",
+			"cluster or a refused precheck (nothing stopped or published), 4 all succeeded and the cutover\n" +
+			"has a replay (and no mismatch). See docs/migration.md.",
 	},
 	"demo": {
 		synopsis: "offsetagent demo",
