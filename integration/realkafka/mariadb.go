@@ -18,9 +18,9 @@ import (
 // mariadbd in sbin, mariadb-install-db and the client mariadb in bin.
 const DefaultMariaDBPrefix = "/usr"
 
-// ErrNoMariaDB means MariaDB's programs (mariadbd, mariadb-install-db, mariadb) are not installed.
-var ErrNoMariaDB = errors.New("MariaDB is not installed (no mariadbd, mariadb-install-db and mariadb under " + DefaultMariaDBPrefix +
-	"; apt-get install mariadb-server)")
+// ErrNoMariaDB means MariaDB's programs (mariadbd, mariadb-install-db, mariadb) are not installed;
+// MariaDBPrograms wraps it with the folder looked in.
+var ErrNoMariaDB = errors.New("MariaDB is not installed")
 
 // MariaDBConfig says how to start a MariaDB server.
 type MariaDBConfig struct {
@@ -52,7 +52,7 @@ type MariaDB struct {
 }
 
 // MariaDBPrograms returns the paths of MariaDB's programs under prefix (each in bin or sbin), or
-// ErrNoMariaDB.
+// an ErrNoMariaDB.
 func MariaDBPrograms(prefix string) (server, installDB, client string, err error) {
 	prefix = or(prefix, DefaultMariaDBPrefix)
 	find := func(name string) string {
@@ -66,7 +66,8 @@ func MariaDBPrograms(prefix string) (server, installDB, client string, err error
 	}
 	server, installDB, client = find("mariadbd"), find("mariadb-install-db"), find("mariadb")
 	if server == "" || installDB == "" || client == "" {
-		return "", "", "", ErrNoMariaDB
+		return "", "", "", fmt.Errorf("%w (no mariadbd, mariadb-install-db and mariadb in %s/bin or %s/sbin; apt-get install mariadb-server)",
+			ErrNoMariaDB, prefix, prefix)
 	}
 	return server, installDB, client, nil
 }
