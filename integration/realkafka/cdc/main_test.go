@@ -10,10 +10,10 @@ import (
 )
 
 // env is what every test of the package shares (package tier): one PostgreSQL server, one
-// MariaDB server (its tests skip without it), cluster
-// A (Broker, Worker with Debezium's plugins, and Agent writing to that worker's topics, namesA)
-// and the agent binary. The pipeline test and the test of settings pointing at A each add a
-// cluster B of their own.
+// MariaDB server (its tests skip without it), cluster A (Broker, Worker with Debezium's
+// plugins, and Agent writing to that worker's topics, namesA) and the agent binary. The
+// pipeline test and the test of settings pointing at A each add a cluster B of their own; the
+// tests judging by records share one on A's Kafka cluster (clusterBOnA).
 var env = tier.New(tier.Config{
 	Version:       os.Getenv("OFFSETAGENT_KAFKA_VERSION"),
 	CacheDir:      os.Getenv("OFFSETAGENT_KAFKA_CACHE"),
