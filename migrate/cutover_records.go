@@ -2,9 +2,7 @@ package migrate
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math/big"
 	"strings"
 	"time"
 
@@ -31,101 +29,19 @@ import (
 //
 // This assumes the clocks of A's and B's Connect workers and of the host running migrate agree
 // to well within the time between the read of A and B's first record, and that A was stopped
-// before its offsets were read (--stop-source): a record A produced after that read would be
-// taken for B's.
-
-// recordFamily says where a family's change events carry their position and how positions
-// compare.
-type recordFamily struct {
-	// position is the position of a change event's source block, in the members its order
-	// compares (false: the block has none).
-	position func(src jsonvalue.Map) (jsonvalue.Map, bool)
-	// order compares two positions, or a position with the offset placed.
-	order offsetOrder
-	// interleaved: a change event's position is where its change is in the log, not where its
-	// transaction commits, and transactions are emitted in commit order (PostgreSQL): a
-	// transaction committed after the offset placed may hold changes from before it. Its
-	// records are judged by transaction (postgresJudge).
-	interleaved bool
-}
-
-// recordFamilies are the families whose records carry a position, by connector class.
-var recordFamilies = map[string]recordFamily{
-	"io.debezium.connector.postgresql.PostgresConnector": {position: members("lsn"), order: postgresRecordOrder, interleaved: true},
-	"io.debezium.connector.mysql.MySqlConnector":         {position: members("file", "pos", "row"), order: binlogRecordOrder},
-	"io.debezium.connector.mariadb.MariaDbConnector":     {position: members("file", "pos", "row"), order: binlogRecordOrder},
-	"io.debezium.connector.sqlserver.SqlServerConnector": {position: members("commit_lsn", "change_lsn", "event_serial_no"), order: lsnOrder},
-	"io.debezium.connector.db2.Db2Connector":             {position: members("commit_lsn", "change_lsn"), order: lsnOrder},
-	"io.debezium.connector.oracle.OracleConnector":       {position: members("scn"), order: tupleOrder(orderPart{key: "scn", kind: 'n'})},
-	"io.debezium.connector.mongodb.MongoDbConnector":     {position: mongoPosition, order: tupleOrder(orderPart{key: "sec", kind: 'n'}, orderPart{key: "ord", kind: 'n', optional: true})},
-}
-
-// binlogRecordOrder: a MySQL change event's binlog file and position, then its row in the
-// event. The offset's pos is where its transaction starts, so a record produced again inside
-// the transaction of the offset placed is not told from a new one.
-var binlogRecordOrder = tupleOrder(orderPart{key: "file", kind: 'f'}, orderPart{key: "pos", kind: 'n'}, orderPart{key: "row", kind: 'n', optional: true})
-
-// postgresRecordOrder compares a change event's lsn with another's, or with the offset's lsn
-// (the last event's processed; lsn_proc when there is none).
-func postgresRecordOrder(a, b jsonvalue.Map) (int, bool) {
-	lsn := func(m jsonvalue.Map) jsonvalue.Map {
-		if _, ok := m.Get("lsn"); ok {
-			return m
-		}
-		if v, ok := m.Get("lsn_proc"); ok {
-			return jsonvalue.Map{{Key: "lsn", Value: v}}
-		}
-		return m
-	}
-	return tupleOrder(orderPart{key: "lsn", kind: 'n'})(lsn(a), lsn(b))
-}
-
-// members is a position of the source block's members keys (those present); false when the
-// first is absent.
-func members(keys ...string) func(jsonvalue.Map) (jsonvalue.Map, bool) {
-	return func(src jsonvalue.Map) (jsonvalue.Map, bool) {
-		var pos jsonvalue.Map
-		for i, k := range keys {
-			v, ok := src.Get(k)
-			if !ok || v == nil {
-				if i == 0 {
-					return nil, false
-				}
-				continue
-			}
-			pos = append(pos, jsonvalue.Field{Key: k, Value: v})
-		}
-		return pos, true
-	}
-}
-
-// mongoPosition: MongoDB's offset has the event's seconds (sec) and its order in them (ord);
-// the source block has the milliseconds (ts_ms) and ord.
-func mongoPosition(src jsonvalue.Map) (jsonvalue.Map, bool) {
-	ms, ok := src.Get("ts_ms")
-	n, ok2 := ms.(jsonvalue.Number)
-	if !ok || !ok2 {
-		return nil, false
-	}
-	v, ok := new(big.Int).SetString(string(n), 10)
-	if !ok {
-		return nil, false
-	}
-	pos := jsonvalue.Map{{Key: "sec", Value: jsonvalue.Number(v.Quo(v, big.NewInt(1000)).String())}}
-	if ord, ok := src.Get("ord"); ok {
-		pos = append(pos, jsonvalue.Field{Key: "ord", Value: ord})
-	}
-	return pos, true
-}
-
-// recordFamilyOf is the record family of connector class (a name or an alias reg knows).
-func recordFamilyOf(reg *connectors.Registry, class string) (recordFamily, bool) {
-	if c, ok := reg.Lookup(class); ok {
-		class = c.Name
-	}
-	f, ok := recordFamilies[class]
-	return f, ok
-}
+// before its offsets were read (--stop-source, CutoverConnector.StoppedOnA): a record A
+// produced after that read would be taken for B's. A connector A may still run has no record
+// evidence: its offsets are the evidence, and the entry says why.
+//
+// The records then say, by the family's reading of the offset placed (cutover_families.go):
+//
+//   - B's first record is one the offset covers: B produces again what A had produced up to it
+//     (mismatch); or one that cannot be where B resumed from the offset (mismatch);
+//   - A produced records past the offset: B produces them again. When A's offsets topic shows
+//     A had committed past the offset placed (FurthestOnA), the offset was set back: a
+//     mismatch; otherwise A never committed them (its worker died before its next commit) and
+//     the offset placed is the only one it has: a replay, with their count and range;
+//   - else B's first record past the offset verifies the cutover.
 
 // recordLookback is how long before the connector's birth on B its topics are read from: far
 // enough back to hold A's last records, without reading a topic's whole history.
@@ -135,24 +51,42 @@ const recordLookback = 10 * time.Minute
 type recordSeen struct {
 	pos   jsonvalue.Map
 	where string
-	// tx is the event's transaction (its source block's txId), "" when it has none.
-	tx string
+	// tx is the event's transaction (its source block's txId), "" when it has none; src the
+	// members of its source block the families' rules read.
+	tx  string
+	src jsonvalue.Map
+	// key tells two copies of one record apart from two records (an A record seen in a
+	// mirror of its topic and in the topic itself).
+	key string
 }
+
+// ruleMembers are the source block's members an offsetRule reads besides the position.
+var ruleMembers = []string{"txId", "commit_scn", "redo_thread", "lsid", "txnNumber"}
+
+// maxRecordsOfA bounds the records of A a track keeps to count what B produces again.
+const maxRecordsOfA = 100_000
 
 // recordTrack follows the records of one source connector's topics on B.
 type recordTrack struct {
 	st     *sourceTrack
 	fam    recordFamily
+	rule   offsetRule
 	prefix string
 	born   time.Time
+	// inert says why the records are no evidence for the connector ("" when they are).
+	inert string
 	// next is where each partition of each topic is read from next.
 	next map[string]map[int]int64
 	// firstB is B's earliest record (in the family's order), snapshotB its first record of a
 	// snapshot, lastA A's latest record.
 	firstB, snapshotB, lastA *recordSeen
-	// txA are the transactions of A's records (a family whose events are interleaved).
-	txA   map[string]bool
-	final bool
+	// ofA are A's records (the first maxRecordsOfA; more is A's dropped), keyed by seenA.
+	ofA     []*recordSeen
+	seenA   map[string]bool
+	dropped int
+	// final: the verdict cannot change; pending: a replay whose B side has not been seen yet
+	// (B's first record), to be read again.
+	final, pending bool
 	// readErr is why the last read of the topics failed (a topic B's principal may not read).
 	readErr error
 }
@@ -166,8 +100,14 @@ func newRecordTrack(reg *connectors.Registry, cc *CutoverConnector, st *sourceTr
 		// record's partition: its offsets are the evidence.
 		return nil
 	}
-	st.p.FirstRecordOnB, st.p.LastRecordOnA = nil, nil
-	return &recordTrack{st: st, fam: fam, prefix: cc.TopicPrefix, born: cc.BornAfter, next: map[string]map[int]int64{}}
+	st.p.FirstRecordOnB, st.p.LastRecordOnA, st.p.Replay = nil, nil, nil
+	r := &recordTrack{st: st, fam: fam, rule: fam.rule(st.p.Placed), prefix: cc.TopicPrefix, born: cc.BornAfter,
+		next: map[string]map[int]int64{}, seenA: map[string]bool{}}
+	if !cc.StoppedOnA {
+		r.inert = "the records on B are no evidence: A was not stopped before its offsets were read (migrate without --stop-source), " +
+			"so A's later records cannot be told from B's; the offsets are the evidence"
+	}
+	return r
 }
 
 // topicOwner says whose records topic holds: B's connector's (and A's, copied under the same
@@ -282,18 +222,32 @@ func (r *recordTrack) add(m kafka.Message, mirror bool) {
 	}
 	seen := &recordSeen{pos: pos, where: fmt.Sprintf("topic %q partition %d offset %d, at %s", m.Topic, m.Partition, m.Offset,
 		m.Time.UTC().Format(time.RFC3339Nano))}
+	for _, k := range ruleMembers {
+		if v, ok := src.Get(k); ok && v != nil {
+			seen.src = append(seen.src, jsonvalue.Field{Key: k, Value: v})
+		}
+	}
 	if tx, ok := src.Get("txId"); ok && tx != nil {
 		seen.tx = fmt.Sprint(tx)
 	}
-	if mirror || m.Time.Before(r.born) {
-		if seen.tx != "" {
-			if r.txA == nil {
-				r.txA = map[string]bool{}
-			}
-			r.txA[seen.tx] = true
-		}
+	ofA := mirror || m.Time.Before(r.born)
+	r.rule.see(seen, ofA)
+	if ofA {
 		if r.lastA == nil || r.cmp(pos, r.lastA.pos) > 0 {
 			r.lastA = seen
+		}
+		topic := m.Topic
+		if mirror {
+			topic = topic[strings.IndexByte(topic, '.')+1:]
+		}
+		seen.key = fmt.Sprintf("%s/%d/%s", topic, m.Partition, partitionKey(pos))
+		switch {
+		case r.seenA[seen.key]:
+		case len(r.ofA) >= maxRecordsOfA:
+			r.dropped++
+		default:
+			r.seenA[seen.key] = true
+			r.ofA = append(r.ofA, seen)
 		}
 		return
 	}
@@ -338,15 +292,15 @@ func sourceBlock(value []byte) (jsonvalue.Map, bool) {
 	return s, ok
 }
 
-// errNoRecordOrder is why records are no evidence for a partition: its records and its offset
-// placed cannot be ordered.
-var errNoRecordOrder = errors.New("the records' positions and the offset placed cannot be ordered")
-
 // judge sets the partition's verdict from its records when they say something: B produced a
 // record, or A produced one past the offset placed. A mismatch its offsets already show
 // stands.
 func (r *recordTrack) judge() {
 	p := r.st.p
+	if r.inert != "" {
+		r.noteOnce(r.inert)
+		return
+	}
 	if r.lastA != nil {
 		p.LastRecordOnA = r.lastA.pos
 	}
@@ -358,115 +312,130 @@ func (r *recordTrack) judge() {
 	}
 	placed := partitionKey(p.Placed)
 	decide := func(v Verdict, detail string) {
-		p.Verdict, p.Evidence, p.Detail = v, EvidenceRecords, detail
-		r.final, r.st.final = true, true
+		p.Verdict, p.Evidence, p.Detail, p.Replay = v, EvidenceRecords, detail, nil
+		r.final, r.st.final, r.pending = true, true, false
 	}
 	if r.snapshotB != nil && !snapshotting(p.Placed) {
 		decide(VerdictMismatch, fmt.Sprintf("B's connector produced a snapshot's record (%s) after it was born on B: it started a new snapshot instead of resuming "+
 			"from the streaming position placed, %s", r.snapshotB.where, placed))
 		return
 	}
-	if r.fam.interleaved {
-		r.judgeInterleaved(decide)
-		return
-	}
-	if r.lastA != nil {
-		if c, ok := r.fam.order(r.lastA.pos, p.Placed); ok && c > 0 {
-			decide(VerdictMismatch, fmt.Sprintf("A's last record is at %s (%s), after the offset placed, %s: B's connector resumes before it and produces "+
-				"again what A had produced since", partitionKey(r.lastA.pos), r.lastA.where, placed))
+	first := r.firstB
+	cover := coverUnknown
+	if first != nil {
+		cover = r.rule.cover(first, false)
+		if cover == coverBefore {
+			decide(VerdictMismatch, fmt.Sprintf("B's first record is at %s (%s), which the offset placed, %s, covers: B produces again what A had produced "+
+				"up to it (duplicates downstream)", partitionKey(first.pos), first.where, placed))
 			return
 		}
-	}
-	note := func(s string) { // once: a decided offsets verdict keeps its detail from round to round
-		if !strings.Contains(p.Detail, s) {
-			p.Detail = strings.TrimPrefix(p.Detail+"; ", "; ") + s
+		if why := r.rule.resumes(first); why != "" {
+			decide(VerdictMismatch, fmt.Sprintf("B's first record is at %s (%s), which cannot be where B resumed from the offset placed, %s: %s",
+				partitionKey(first.pos), first.where, placed, why))
+			return
 		}
+		if cover == coverUnknown && !r.rule.trustsB() {
+			first = nil // it cannot place A's records either
+		}
+	}
+	if rep := r.replayed(first); rep != nil {
+		r.judgeReplay(rep, first, decide)
+		return
 	}
 	if r.firstB == nil {
 		if r.readErr != nil {
-			note(fmt.Sprintf("the records on B could not be read (%v): the offsets are the evidence", r.readErr))
+			r.noteOnce(fmt.Sprintf("the records on B could not be read (%v): the offsets are the evidence", r.readErr))
 		}
 		return // nothing of B's yet: the offsets are the evidence
 	}
-	first := partitionKey(r.firstB.pos)
-	c, ok := r.fam.order(r.firstB.pos, p.Placed)
-	switch {
-	case !ok:
-		note(fmt.Sprintf("B's first record is at %s: %v", first, errNoRecordOrder))
-	case c <= 0:
-		decide(VerdictMismatch, fmt.Sprintf("B's first record is at %s (%s), at or before the offset placed, %s: a record A had produced is produced "+
-			"again (duplicates downstream)", first, r.firstB.where, placed))
-	default:
-		detail := fmt.Sprintf("B's first record is at %s (%s), after the offset placed, %s", first, r.firstB.where, placed)
-		if r.lastA != nil {
-			detail += fmt.Sprintf("; A's last record is at %s", partitionKey(r.lastA.pos))
-		}
-		decide(VerdictVerified, detail)
+	if cover == coverUnknown && !r.rule.trustsB() {
+		r.noteOnce(fmt.Sprintf("B's first record is at %s (%s), which the offset placed, %s, does not place: a transaction committed after "+
+			"the offset placed with changes from before it (interleaved), or one A produced that is not on B; the offsets are the evidence",
+			partitionKey(r.firstB.pos), r.firstB.where, placed))
+		return
 	}
+	detail := fmt.Sprintf("B's first record is at %s (%s), after the offset placed, %s", partitionKey(r.firstB.pos), r.firstB.where, placed)
+	if r.lastA != nil {
+		detail += fmt.Sprintf("; A's last record is at %s", partitionKey(r.lastA.pos))
+	}
+	decide(VerdictVerified, detail)
 }
 
-// judgeInterleaved judges the records of a family whose events carry their change's position,
-// not their transaction's commit (PostgreSQL), and come in commit order. The offset placed is
-// the last event processed (lsn, in transaction txId) and the commit of the transaction before
-// it (lsn_commit): every event A produced is at or before the later of the two (an earlier
-// transaction's events precede its commit), so A's record past that is proof that A produced
-// more than was placed. B's events are the rest of the placed transaction and transactions
-// committed after it, but an interleaved one may hold changes from before the offset placed:
-// a B event is a replay only when it is of the placed transaction at or before the placed
-// lsn, or of another transaction A produced (seen in A's records on B); it verifies when it is
-// past both, or later in the placed transaction; otherwise the records prove nothing and the
-// offsets stay the evidence, with a note.
-func (r *recordTrack) judgeInterleaved(decide func(Verdict, string)) {
-	p := r.st.p
-	placed := partitionKey(p.Placed)
-	bound := jsonvalue.Map{{Key: "lsn", Value: nil}}
-	for _, k := range []string{"lsn", "lsn_proc", "lsn_commit"} {
-		v, ok := p.Placed.Get(k)
-		if !ok || v == nil {
+// replayed is what B produces again of A's records: those past the offset placed (nil when
+// none is). A record the offset does not place is past it when it is at or after first, B's
+// first record (where B resumed); while first is nil it is not counted.
+func (r *recordTrack) replayed(first *recordSeen) *CutoverReplay {
+	var rep *CutoverReplay
+	var lo, hi *recordSeen
+	for _, a := range r.ofA {
+		c := r.rule.cover(a, true)
+		if c == coverUnknown && first != nil {
+			c = coverBefore
+			if r.cmp(a.pos, first.pos) >= 0 {
+				c = coverAfter
+			}
+		}
+		if c != coverAfter {
 			continue
 		}
-		cand := jsonvalue.Map{{Key: "lsn", Value: v}}
-		if bound[0].Value == nil {
-			bound = cand
-		} else if c, ok := r.fam.order(cand, bound); ok && c > 0 {
-			bound = cand
+		if rep == nil {
+			rep = &CutoverReplay{}
+		}
+		rep.Records++
+		if lo == nil || r.cmp(a.pos, lo.pos) < 0 {
+			lo = a
+		}
+		if hi == nil || r.cmp(a.pos, hi.pos) > 0 {
+			hi = a
 		}
 	}
-	if r.lastA != nil {
-		if c, ok := r.fam.order(r.lastA.pos, bound); ok && c > 0 {
-			decide(VerdictMismatch, fmt.Sprintf("A's last record is at %s (%s), after the offset placed, %s: B's connector resumes before it and produces "+
-				"again what A had produced since", partitionKey(r.lastA.pos), r.lastA.where, placed))
-			return
-		}
+	if rep != nil {
+		rep.First, rep.FirstAt, rep.Last, rep.LastAt = lo.pos, lo.where, hi.pos, hi.where
 	}
-	if r.firstB == nil {
-		return // nothing of B's yet: the offsets are the evidence
+	return rep
+}
+
+// judgeReplay judges A's records past the offset placed: a mismatch when A had committed past
+// it (its offset was set back), else a replay, decided once B's first record is seen.
+func (r *recordTrack) judgeReplay(rep *CutoverReplay, first *recordSeen, decide func(Verdict, string)) {
+	p := r.st.p
+	placed := partitionKey(p.Placed)
+	count := plural(rep.Records, "record")
+	if r.dropped > 0 {
+		count = fmt.Sprintf("at least %s (%d more of A's were not kept)", count, r.dropped)
 	}
-	first := partitionKey(r.firstB.pos)
-	placedTx := ""
-	if v, ok := p.Placed.Get("txId"); ok && v != nil {
-		placedTx = fmt.Sprint(v)
+	what := fmt.Sprintf("%s A produced past it, from %s (%s) to %s (%s)", count,
+		partitionKey(rep.First), rep.FirstAt, partitionKey(rep.Last), rep.LastAt)
+	if p.FurthestOnA != nil {
+		decide(VerdictMismatch, fmt.Sprintf("A's offset was set back: A's offsets topic held %s, past the offset placed, %s; B produces again the %s, "+
+			"which A had committed", partitionKey(p.FurthestOnA), placed, what))
+		return
 	}
-	inPlaced := r.firstB.tx != "" && r.firstB.tx == placedTx
-	atOrBefore, ordered := r.fam.order(r.firstB.pos, p.Placed)
-	pastBound, _ := r.fam.order(r.firstB.pos, bound)
-	switch {
-	case !ordered:
-		r.noteOnce(fmt.Sprintf("B's first record is at %s: %v", first, errNoRecordOrder))
-	case (inPlaced && atOrBefore <= 0) || (!inPlaced && r.firstB.tx != "" && r.txA[r.firstB.tx]):
-		decide(VerdictMismatch, fmt.Sprintf("B's first record is at %s (%s) in transaction %s, which A had produced up to the offset placed, %s: "+
-			"it is produced again (duplicates downstream)", first, r.firstB.where, r.firstB.tx, placed))
-	case pastBound > 0 || inPlaced:
-		detail := fmt.Sprintf("B's first record is at %s (%s), after the offset placed, %s", first, r.firstB.where, placed)
-		if r.lastA != nil {
-			detail += fmt.Sprintf("; A's last record is at %s", partitionKey(r.lastA.pos))
-		}
-		decide(VerdictVerified, detail)
+	detail := fmt.Sprintf("B continues from A's last committed offset, %s, and produces again the %s, which A never committed "+
+		"(its worker died, or its task failed, before its next commit): duplicates downstream, not a wrong placement", placed, what)
+	switch cc := r.st.cc; {
+	case cc.HistoryOnA == historyRead:
+	case cc.HistoryOnA == "":
+		detail += "; A's offsets topic was not read for earlier commits, so an offset set back on A would look the same"
 	default:
-		r.noteOnce(fmt.Sprintf("B's first record is at %s (%s), before the offset placed, in transaction %s that A's records on B do not show: "+
-			"a transaction committed after the offset placed (interleaved), or one A produced that is not mirrored to B; the offsets are the evidence",
-			first, r.firstB.where, r.firstB.tx))
+		detail += fmt.Sprintf("; A's offsets topic %s, so an offset set back on A would look the same", cc.HistoryOnA)
 	}
+	if first == nil {
+		r.pending = true
+		p.Verdict, p.Evidence, p.Replay = VerdictReplay, EvidenceRecords, rep
+		p.Detail = detail + "; B has produced no record yet"
+		return
+	}
+	decide(VerdictReplay, detail+fmt.Sprintf("; B's first record is at %s (%s)", partitionKey(first.pos), first.where))
+	p.Replay = rep
+}
+
+// plural is n things: "1 record", "2 records".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // noteOnce adds s to the partition's detail, once.

@@ -228,6 +228,7 @@ type verifier struct {
 
 // sourceTrack follows one source partition through its key's records.
 type sourceTrack struct {
+	cc    *CutoverConnector
 	p     *CutoverPartition
 	topic string
 	class string
@@ -274,7 +275,7 @@ func newVerifier(ctx context.Context, cl *kafka.Client, c *Cutover, reg *connect
 			order = class.PartitionOrder
 		}
 		for _, p := range cc.Partitions {
-			t := &sourceTrack{p: p, topic: cc.OffsetsTopic, class: cc.Class, order: orderOf(reg, cc.Class), placed: partitionKey(p.Placed),
+			t := &sourceTrack{cc: cc, p: p, topic: cc.OffsetsTopic, class: cc.Class, order: orderOf(reg, cc.Class), placed: partitionKey(p.Placed),
 				idle: cc.idle()}
 			p.FirstOnB, p.Verdict, p.Evidence, p.Detail = nil, VerdictWaiting, EvidenceOffsets, ""
 			if p.OnA != nil && p.Placed != nil && partitionKey(p.OnA) != t.placed {
@@ -315,6 +316,11 @@ func (v *verifier) decided() bool {
 			return false
 		}
 	}
+	for _, r := range v.records {
+		if r.pending && !r.st.idle {
+			return false // a replay whose B side is not seen yet
+		}
+	}
 	return true
 }
 
@@ -337,7 +343,9 @@ func (v *verifier) read(ctx context.Context) error {
 		if r.final {
 			continue
 		}
-		r.readErr = r.read(ctx, v.cl) // the offsets stay the evidence of what cannot be read
+		if r.inert == "" {
+			r.readErr = r.read(ctx, v.cl) // the offsets stay the evidence of what cannot be read
+		}
 		r.judge()
 	}
 	for _, s := range v.sinks {

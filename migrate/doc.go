@@ -40,9 +40,12 @@
 // translated. With MigrateOptions.Verify, VerifyCutover then reads on B, read committed and
 // bounded by Verify, what each connector committed after the offsets placed: a source's first
 // new offset in its connector's offsets topic, compared in its family's order
-// (cutover_order.go), and for a Debezium source the change events it produced on B, by the
-// position in their source block (cutover_records.go), a sink's group offsets; each partition
-// is verified, waiting, mismatch, unordered or replay, with the evidence it rests on. VerifyCutover runs again on a report read back with ReadCutover.
+// (cutover_order.go), and for a Debezium source the change events it produced on B and A's
+// found there, each placed against the offset as its family's offset says (cutover_records.go,
+// cutover_families.go; A's offsets topic tells a set-back offset from A's uncommitted output:
+// cutover_history.go), a sink's group offsets and the log start of its topics on B; each
+// partition is verified, waiting, mismatch, unordered or replay, with the evidence it rests
+// on. VerifyCutover runs again on a report read back with ReadCutover.
 //
 // Reading flags and the environment, terminals and exit codes are left to the caller (cmd/).
 // Sink offsets are carried as read (SinkOffsetsCopy), left out (SinkOffsetsNone) or

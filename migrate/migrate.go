@@ -15,6 +15,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -277,6 +278,12 @@ func (o *MigrateOptions) writeStrimziManifests(rep *Report, entries []*Entry) er
 // operator-managed B), verifies them on B; an error of the verification is in the cutover.
 func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
 	rep.Cutover = NewCutover(rep, o.To.OffsetsTopic, o.Registry)
+	for _, cc := range rep.Cutover.Connectors {
+		// With StopSource every connector published was stopped on A before its offsets
+		// were read (the stop barrier), or skipped.
+		cc.StoppedOnA = o.StopSource && cc.Type != string(connectors.Sink)
+	}
+	rep.Cutover.readHistoryOnA(interrupt, o.Topics, rep, o.Registry)
 	clB := &kafka.Client{Addr: kafka.TCP(o.To.Brokers...), Timeout: 30 * time.Second}
 	if o.To.Transport != nil {
 		clB.Transport = o.To.Transport

@@ -25,8 +25,9 @@ import (
 // rows inserted after the cutover, is verified with evidence "records"; the other, whose
 // offset on A was set back before its last transaction (a wrong placement its offsets cannot
 // show: B holds what A had), replays that transaction on B and is a mismatch with evidence
-// "records", A's last record being past the offset placed. Its slot keeps the WAL
-// (flush.lsn.source=false), so the replay is real.
+// "records": A's records are past the offset placed, and A's offsets topic, which migrate
+// reads, shows A had committed past it (not a replay of what A never committed). Its slot
+// keeps the WAL (flush.lsn.source=false), so the replay is real.
 func TestVerifyByRecords(t *testing.T) {
 	env.RequirePeers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -126,7 +127,8 @@ func TestVerifyByRecords(t *testing.T) {
 	p = verdicts[wrong]
 	require.Equal(t, migrate.VerdictMismatch, p.Verdict, p.Detail)
 	require.Equal(t, migrate.EvidenceRecords, p.Evidence)
-	require.Contains(t, p.Detail, "A's last record is at")
-	require.Contains(t, string(out), "1 verified, 0 waiting, 1 mismatch")
+	require.Contains(t, p.Detail, "A's offset was set back: A's offsets topic held")
+	require.NotNil(t, p.FurthestOnA)
+	require.Contains(t, string(out), "1 verified, 0 waiting, 1 mismatch, 0 unordered, 0 replay")
 	t.Logf("took %s", time.Since(started).Round(time.Second))
 }
