@@ -244,8 +244,8 @@ func deleteAfter(t *testing.T, name string, workers ...*realkafka.Worker) {
 // produced (every change on its topic exactly once), and migrate --verify says verified with
 // evidence "records". The other's offset on A was set back to before its last transaction (a
 // wrong placement its offsets cannot show: B holds what A had): B produces that transaction
-// again, and the verification says mismatch with evidence "records", A's last record being
-// past the offset placed.
+// again, and the verification says mismatch with evidence "records", naming the offset A had
+// committed before it was set back.
 func mariadbStopSource(t *testing.T, ctx context.Context, mv mariadbMove) {
 	m, db, w, wB := mv.m, mv.db, env.Worker, mv.wB
 	good, early := "cdc-"+env.Run+"-mgood", "cdc-"+env.Run+"-mearly"
@@ -279,6 +279,7 @@ func mariadbStopSource(t *testing.T, ctx context.Context, mv mariadbMove) {
 	// would.
 	tier.RestOK(t, w, http.MethodPut, "/connectors/"+early+"/stop", nil)
 	tier.WaitState(t, w, early, "STOPPED")
+	afterTx2 := sourceOffset(t, w, early)
 	tier.RestOK(t, w, http.MethodPatch, "/connectors/"+early+"/offsets",
 		map[string]any{"offsets": []any{map[string]any{"partition": map[string]any{"server": early}, "offset": afterTx1}}})
 
@@ -320,7 +321,8 @@ func mariadbStopSource(t *testing.T, ctx context.Context, mv mariadbMove) {
 	p = verdicts[early]
 	require.Equal(t, migrate.VerdictMismatch, p.Verdict, p.Detail)
 	require.Equal(t, migrate.EvidenceRecords, p.Evidence)
-	require.Contains(t, p.Detail, "A's last record is at")
+	require.NotNil(t, p.FurthestOnA, "the mismatch names the offset A had committed before it was set back: %s", p.Detail)
+	require.Equal(t, binlogAt(t, afterTx2), binlogAt(t, p.FurthestOnA), "A's furthest offset")
 	require.Contains(t, out, "1 verified, 0 waiting, 1 mismatch")
 	require.Equal(t, 1, code, "a mismatch is exit status 1")
 }
@@ -445,6 +447,19 @@ func mariadbKilled(t *testing.T, ctx context.Context, mv mariadbMove, wK *realka
 	requirePosition(t, doubled[len(doubled)-1], p.Replay.Last, "the replay's last record")
 	require.Contains(t, out, "1 replay")
 	require.Equal(t, 4, code, "a replay without a mismatch is exit status 4")
+}
+
+// binlogAt is an offset's (or a record position's) binlog file and pos, and its event and row
+// counts, as "file/pos/event/row".
+func binlogAt(t *testing.T, offset any) string {
+	t.Helper()
+	var o struct {
+		File       string `json:"file"`
+		Pos        int64  `json:"pos"`
+		Event, Row int64
+	}
+	require.NoError(t, json.Unmarshal([]byte(mustJSON(t, offset)), &o))
+	return fmt.Sprintf("%s/%d/%d/%d", o.File, o.Pos, o.Event, o.Row)
 }
 
 // requirePosition requires pos (a record position of the cutover report) to be where change c
