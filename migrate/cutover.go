@@ -274,15 +274,6 @@ func (c *Cutover) Decided() bool {
 	return c.Counts[VerdictWaiting] == 0 && c.Counts[VerdictUnordered] == 0
 }
 
-// AllVerified reports whether every partition is verified.
-func (c *Cutover) AllVerified() bool {
-	n := 0
-	for _, v := range c.Counts {
-		n += v
-	}
-	return c.Counts[VerdictVerified] == n
-}
-
 // WriteJSON writes the cutover report as indented JSON.
 func (c *Cutover) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)

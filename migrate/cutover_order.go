@@ -57,7 +57,7 @@ var familyOrders = map[string]offsetOrder{
 	"io.debezium.connector.postgresql.PostgresConnector":      postgresOrder,
 	"io.debezium.connector.sqlserver.SqlServerConnector":      lsnOrder,
 	"io.debezium.connector.db2.Db2Connector":                  lsnOrder,
-	"io.debezium.connector.oracle.OracleConnector":            tupleOrder(orderPart{key: "scn", kind: 'n'}),
+	"io.debezium.connector.oracle.OracleConnector":            oracleOrder,
 	"io.debezium.connector.mongodb.MongoDbConnector":          tupleOrder(orderPart{key: "sec", kind: 'n'}, orderPart{key: "ord", kind: 'n', optional: true}),
 }
 
@@ -76,6 +76,45 @@ func jdbcOrder(a, b jsonvalue.Map) (int, bool) {
 			orderPart{key: "incrementing", kind: 'n', optional: true})(a, b)
 	}
 	return tupleOrder(orderPart{key: "incrementing", kind: 'n'})(a, b)
+}
+
+// oracleOrder: what was emitted, the commit_scn of each redo thread (newOracleRule reads it),
+// then the low watermark scn (where mining restarts, which a transaction left open holds back
+// while commits go on), then, inside one transaction emitted in part (txId, Debezium 3.2 and
+// later), the events of it emitted (txSeq). An offset without commit_scn has its scn only.
+// Two offsets one of whose threads is ahead and another behind have no order.
+func oracleOrder(a, b jsonvalue.Map) (int, bool) {
+	scn := tupleOrder(orderPart{key: "scn", kind: 'n'})
+	ra, rb := newOracleRule(a).(*oracleRule), newOracleRule(b).(*oracleRule)
+	if !ra.ok || !rb.ok || snapshotting(a) || snapshotting(b) {
+		return scn(a, b)
+	}
+	c := 0
+	for thread, ca := range ra.commits {
+		cb, ok := rb.commits[thread]
+		if !ok {
+			return 0, false
+		}
+		switch d := ca.scn.Cmp(cb.scn); {
+		case d != 0 && c != 0 && d != c:
+			return 0, false
+		case d != 0:
+			c = d
+		}
+	}
+	if len(ra.commits) != len(rb.commits) {
+		return 0, false
+	}
+	if c != 0 {
+		return c, true
+	}
+	if c, ok := scn(a, b); !ok || c != 0 {
+		return c, ok
+	}
+	if ra.partial == "" || ra.partial != rb.partial {
+		return 0, true
+	}
+	return tupleOrder(orderPart{key: "txSeq", kind: 'n', optional: true})(a, b)
 }
 
 // postgresOrder: the commit LSN (lsn_proc when there is none, as Debezium's loader falls

@@ -35,6 +35,16 @@ func TestOffsetOrder(t *testing.T) {
 		{name: "sql server hex lsn", class: "SqlServer", got: `{"commit_lsn":"0000002b:00000a28:0004","change_lsn":"0000002b:00000a28:0003"}`,
 			placed: `{"commit_lsn":"0000002b:00000a28:0003","change_lsn":"0000002b:00000a28:0002","event_serial_no":1}`, cmp: 1, ok: true},
 		{name: "oracle scn string", class: "OracleConnector", got: `{"scn":"10000000000000000001"}`, placed: `{"scn":"9999999999999999999"}`, cmp: 1, ok: true},
+		// A transaction left open holds the low watermark (scn) back while commits go on.
+		{name: "oracle commits past a held watermark", class: "OracleConnector", got: `{"commit_scn":"1100:1:0b.2","snapshot_scn":"500","scn":"900"}`,
+			placed: `{"commit_scn":"1000:1:0a.1","snapshot_scn":"500","scn":"900"}`, cmp: 1, ok: true},
+		{name: "oracle an earlier commit", class: "OracleConnector", got: `{"commit_scn":"990:1:","scn":"950"}`,
+			placed: `{"commit_scn":"1000:1:0a.1","scn":"900"}`, cmp: -1, ok: true},
+		{name: "oracle redo threads apart", class: "OracleConnector", got: `{"commit_scn":"1100:1:,900:2:","scn":"950"}`,
+			placed: `{"commit_scn":"1000:1:,1000:2:","scn":"900"}`},
+		{name: "oracle the same commit, more of a transaction emitted", class: "OracleConnector",
+			got:    `{"commit_scn":"1000:1:0a.1","scn":"900","txId":"0b.2","txSeq":7}`,
+			placed: `{"commit_scn":"1000:1:0a.1","scn":"900","txId":"0b.2","txSeq":3}`, cmp: 1, ok: true},
 		{name: "mongodb", class: "MongoDbConnector", got: `{"sec":1700000000,"ord":2}`, placed: `{"sec":1700000000,"ord":3}`, cmp: -1, ok: true},
 		{name: "a member missing", class: "FileStreamSource", got: `{"pos":45}`, placed: `{"position":30}`},
 	}

@@ -27,7 +27,7 @@ type verifyFlags struct {
 func (f *verifyFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noVerify, "no-verify", false, "do not verify the cutover at the end of the migration (verify later with --verify --cutover-report FILE)")
 	fs.DurationVar(&f.verifyTimeout, "verify-timeout", defaultVerifyTimeout, "how long the verification waits for each moved connector to commit on B after the offsets placed; a partition without a new commit by then is reported waiting")
-	fs.StringVar(&f.cutoverReport, "cutover-report", "", "write the cutover report to this file (JSON, mode 0600: per moved connector and partition, the offset on A, the offset placed on B, its translation, the first offset B committed after it, for a Debezium source the positions of its first record on B and of A's last, the verdict and its evidence); with --verify, read it and write it back verified")
+	fs.StringVar(&f.cutoverReport, "cutover-report", "", "write the cutover report to this file (JSON, mode 0600: per moved connector and partition, the offset on A, the offset placed on B, its translation, the first offset B committed after it, for a Debezium source the positions of its first record on B and of A's last, for a replay what B produces again, the verdict and its evidence); with --verify, read it and write it back verified")
 }
 
 // timeout is MigrateOptions.Verify: 0 with --no-verify or --dry-run.
