@@ -334,11 +334,12 @@ func (r *recordTrack) judge() {
 				partitionKey(first.pos), first.where, placed, why))
 			return
 		}
-		if cover == coverUnknown && !r.rule.trustsB() {
-			first = nil // it cannot place A's records either
-		}
 	}
-	if rep := r.replayed(first); rep != nil {
+	placer := first // where B resumed, which places A's records the offset does not
+	if cover == coverUnknown && !r.rule.trustsB() {
+		placer = nil
+	}
+	if rep := r.replayed(placer); rep != nil {
 		r.judgeReplay(rep, first, decide)
 		return
 	}
@@ -404,15 +405,14 @@ func (r *recordTrack) judgeReplay(rep *CutoverReplay, first *recordSeen, decide 
 	if r.dropped > 0 {
 		count = fmt.Sprintf("at least %s (%d more of A's were not kept)", count, r.dropped)
 	}
-	what := fmt.Sprintf("%s A produced past it, from %s (%s) to %s (%s)", count,
-		partitionKey(rep.First), rep.FirstAt, partitionKey(rep.Last), rep.LastAt)
+	span := fmt.Sprintf("from %s (%s) to %s (%s)", partitionKey(rep.First), rep.FirstAt, partitionKey(rep.Last), rep.LastAt)
 	if p.FurthestOnA != nil {
-		decide(VerdictMismatch, fmt.Sprintf("A's offset was set back: A's offsets topic held %s, past the offset placed, %s; B produces again the %s, "+
-			"which A had committed", partitionKey(p.FurthestOnA), placed, what))
+		decide(VerdictMismatch, fmt.Sprintf("A's offset was set back: A's offsets topic held %s, past the offset placed, %s; B produces again the %s A had "+
+			"produced and committed past it, %s", partitionKey(p.FurthestOnA), placed, count, span))
 		return
 	}
-	detail := fmt.Sprintf("B continues from A's last committed offset, %s, and produces again the %s, which A never committed "+
-		"(its worker died, or its task failed, before its next commit): duplicates downstream, not a wrong placement", placed, what)
+	detail := fmt.Sprintf("B produces again the %s A produced past its last committed offset, %s, which A never committed (its worker died, or its "+
+		"task failed, before its next commit): duplicates downstream, not a wrong placement; B continues from A's last committed offset, %s", count, span, placed)
 	switch cc := r.st.cc; {
 	case cc.HistoryOnA == historyRead:
 	case cc.HistoryOnA == "":

@@ -102,11 +102,11 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 			records: []rec{{topic: "A.shop.public.orders", lsn: 1000, bornB: false}, {topic: "A.shop.public.orders", lsn: 1050, bornB: false},
 				{topic: "A.shop.public.orders", lsn: 1080, bornB: false}, {topic: "shop.public.orders", lsn: 1050, bornB: true}, {topic: "shop.public.orders", lsn: 1100, bornB: true}},
 			verdict: VerdictReplay, evidence: "records", replay: 2,
-			detail: `produces again the 2 records A produced past it, from {"lsn":1050} (topic "A.shop.public.orders" partition 0 offset 1`},
+			detail: `produces again the 2 records A produced past its last committed offset, from {"lsn":1050} (topic "A.shop.public.orders" partition 0 offset 1`},
 		{name: "A produced the rest of the placed transaction: a replay",
 			records: []rec{{topic: "shop.public.orders", lsn: 1000, bornB: false}, {topic: "shop.public.orders", lsn: 1010, tx: 100, bornB: false},
 				{topic: "shop.public.orders", lsn: 1010, tx: 100, bornB: true}},
-			verdict: VerdictReplay, evidence: "records", replay: 1, detail: `the 1 record A produced past it, from {"lsn":1010}`},
+			verdict: VerdictReplay, evidence: "records", replay: 1, detail: `the 1 record A produced past its last committed offset, from {"lsn":1010}`},
 		{name: "A produced past the placed offset, B has produced nothing yet: a replay still",
 			records: []rec{{topic: "A.shop.public.orders", lsn: 1000, bornB: false}, {topic: "A.shop.public.orders", lsn: 1050, bornB: false}},
 			verdict: VerdictReplay, evidence: "records", replay: 1, detail: "B has produced no record yet"},
@@ -266,7 +266,7 @@ func TestVerifyRecordsByFamily(t *testing.T) {
 			verdict: VerdictMismatch, detail: "its row 1 is neither the first of its row event nor the 2 rows the offset placed skips"},
 		{name: "binlog: A's worker died inside the transaction: a replay", classes: mysqlClasses, placed: inTx,
 			records: []rec{a(binlog(1120, 0)), a(binlog(1220, 0)), a(binlog(1320, 0)), b(binlog(1220, 0)), b(binlog(1320, 0)), b(binlog(1420, 0))},
-			verdict: VerdictReplay, replay: 2, replayPos: `{"file":"bin.000003","pos":1220,"row":0}`, detail: "produces again the 2 records A produced past it"},
+			verdict: VerdictReplay, replay: 2, replayPos: `{"file":"bin.000003","pos":1220,"row":0}`, detail: "produces again the 2 records A produced past its last committed offset"},
 		// Its third single-row insert: at least its event 4, the event the offset is in, and
 		// a row it does not skip... or a later event: B's first record places it.
 		{name: "binlog: A's rows the positions do not place are placed by B's first record", classes: mysqlClasses,

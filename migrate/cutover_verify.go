@@ -59,18 +59,23 @@ const maxFetchesPerRead = 100_000
 //     placement), unordered when the family has no known order; waiting
 //     while there is none. A placed offset that is not A's offset, or is not in the topic, is
 //     a mismatch (a placement compacted away is judged by the earliest offset left).
-//   - a Debezium source whose records carry their position (cutover_records.go): the
-//     records its connector produced on B, told from A's by their timestamps and topics, judge
-//     it when there are any (evidence "records"): verified when B's earliest is after the
-//     placed position, mismatch when it is at or before it, or when A's last record is past
-//     it; the offsets stay the evidence while B has produced nothing.
+//   - a Debezium source whose records carry their position (cutover_records.go), moved with
+//     A stopped: the records its connector produced on B, told from A's by their timestamps
+//     and topics, and A's found there judge it when they say something (evidence "records"),
+//     each placed against the offset as its family's offset says (cutover_families.go):
+//     mismatch when B's earliest is one the offset covers (or cannot be where B resumed);
+//     replay when A produced records past the offset that it never committed (mismatch when
+//     A's offsets topic shows its offset was set back: cutover_history.go); verified when B's
+//     earliest is past the offset; the offsets stay the evidence otherwise.
 //   - a sink: the committed offsets of its group on B (an OffsetFetch sees committed
-//     transactional commits only): equal to the placed one, waiting; past it, verified;
-//     before it, mismatch; an offset for a partition never placed (A's group had none),
-//     unordered.
+//     transactional commits only) and the log start of each placed partition on B: equal to
+//     the placed one, waiting; past it, verified; before it, or the placed one below B's log
+//     start (records skipped), mismatch; an offset for a partition never placed (A's group
+//     had none), unordered.
 //
-// It reads B again every Poll until every partition is verified, mismatch or unordered, or
-// Timeout has passed (what is still waiting stays so), or ctx ends. Errors are B's: the
+// It reads B again every Poll until every partition is verified, mismatch, unordered or
+// replay (one whose B side has been seen), or Timeout has passed (what is still waiting stays
+// so), or ctx ends; Progress is told what it waits for. Errors are B's: the
 // topic or group cannot be read, or B is not the Kafka cluster c names (c.ToClusterID, set to
 // B's when empty).
 func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) error {
@@ -270,10 +275,7 @@ func newVerifier(ctx context.Context, cl *kafka.Client, c *Cutover, reg *connect
 			}
 			counts[cc.OffsetsTopic] = n
 		}
-		order := offsetstore.JavaHashMapOrder
-		if class, ok := reg.Lookup(cc.Class); ok && class.PartitionOrder != nil {
-			order = class.PartitionOrder
-		}
+		order := partitionOrder(reg, cc.Class)
 		for _, p := range cc.Partitions {
 			t := &sourceTrack{cc: cc, p: p, topic: cc.OffsetsTopic, class: cc.Class, order: orderOf(reg, cc.Class), placed: partitionKey(p.Placed),
 				idle: cc.idle()}
