@@ -350,8 +350,10 @@ func topicEnd(t *testing.T, topic string) int64 {
 	return lo.Topics[topic][0].LastOffset
 }
 
-// bulkRows is the size of the transaction A's worker is killed in the middle of.
-const bulkRows = 5000
+// bulkRows is the size of the transaction A's worker is killed in the middle of: A's worker
+// dies at its first offset commit in the transaction, at most offset.flush.interval.ms (1 s)
+// after its first records, by when Debezium had produced 117 to 2442 of them in the runs here.
+const bulkRows = 12000
 
 // mariadbKilled: A's Connect worker is SIGKILLed while its connector is producing the changes
 // of one transaction of bulkRows rows, past the last offset it committed. A transaction
