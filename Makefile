@@ -13,7 +13,7 @@ IMAGE     ?= offsetagent:$(VERSION)
 PROMTOOL  ?= promtool
 
 .DEFAULT_GOAL := help
-.PHONY: help build test test-memory test-real test-integration-real bench bench-real demo demo-migrate demo-real demo-cdc lint fmt tidy docker up fuzz chaos props-goldens
+.PHONY: help build test test-memory test-real test-integration-real bench bench-real demo demo-migrate demo-real demo-cdc lint fmt tidy docker up fuzz chaos props-goldens regex-goldens
 
 help: ## Show this help
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
@@ -87,6 +87,9 @@ fuzz: ## Fuzz the request decoder, the MirrorMaker 2 record decoders, the client
 
 props-goldens: ## Regenerate internal/clientconfig/testdata/props-oracle.json: java.util.Properties and Kafka's ConfigDef read the client properties inputs (java; mvn for the first jar download)
 	$(GO) run ./tools/props-oracle
+
+regex-goldens: ## Regenerate internal/javaregex/testdata/java-oracle.json and mm2/testdata/filter-oracle.json: java.util.regex and MirrorMaker 2's group and topic filters judge the patterns (java; mvn for the first jar download)
+	$(GO) run ./tools/regex-oracle
 
 test-memory: ## The agent's peak RSS under the in-flight bound, every case (idle and busy machine, both bounds)
 	OFFSETAGENT_TEST_MEMORY_MATRIX=1 $(GO) test -count=1 -run TestMemoryBoundedByInflightBytes -v -timeout 20m ./integration/

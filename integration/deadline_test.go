@@ -2,11 +2,11 @@ package integration
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -41,18 +41,30 @@ func TestRequestDeadlineHonoured(t *testing.T) {
 // grace, events.ExtensionGiveUp) end its write phase there: the request fails 408 at the stage
 // that was writing, what it wrote is rolled back, and nothing of it appears once the broker
 // takes writes again. REQUEST_TIMED_OUT is answered after the records were appended: the
-// config records land unacknowledged, and must be rolled back too.
+// config records land unacknowledged, and must be rolled back too (tombstoned: a worker that
+// read the connector record runs the connector until a tombstone says otherwise).
+//
+// The config topic's faults are installed before the request is sent (at ""): with a fault
+// hook the agent would write a stage's records in two halves around the point "mid:<step>"
+// (Creator.stepWrite), and faults installed at "before:write_config" would reach the target
+// state only, never the connector record. Without one it writes both in one produce request,
+// as in production, and both land unacknowledged.
 func TestWritesPastGiveUpRolledBack(t *testing.T) {
 	cases := []struct {
-		name  string
+		name string
+		// at is the fault point at which the faults are installed; "" is before the request.
 		at    string
 		step  string
 		topic func(cfg agent.Config) string
 		err   *kerr.Error
+		// landed are the config keys whose records the broker appended unacknowledged: each
+		// must end tombstoned. The connector's other config keys must have no record at all.
+		landed []string
 	}{
-		{name: "config topic request timed out", at: "before:write_config", step: "write_config",
-			topic: func(cfg agent.Config) string { return cfg.ConfigTopic }, err: kerr.RequestTimedOut},
-		{name: "config topic not enough replicas", at: "before:write_config", step: "write_config",
+		{name: "config topic request timed out", step: "write_config",
+			topic: func(cfg agent.Config) string { return cfg.ConfigTopic }, err: kerr.RequestTimedOut,
+			landed: []string{"target-state-file-src-1", "connector-file-src-1"}},
+		{name: "config topic not enough replicas", step: "write_config",
 			topic: func(cfg agent.Config) string { return cfg.ConfigTopic }, err: kerr.NotEnoughReplicas},
 		{name: "offsets topic request timed out", at: "before:write_offsets", step: "write_offsets",
 			topic: func(cfg agent.Config) string { return cfg.OffsetsTopic }, err: kerr.RequestTimedOut},
@@ -63,11 +75,15 @@ func TestWritesPastGiveUpRolledBack(t *testing.T) {
 			const grace = 2 * time.Second
 			deadline := time.Now().Add(5 * time.Second)
 			giveUp := deadline.Add(grace)
-			r.start(t, tc.at, func(cfg agent.Config) []kfake.Fault {
+			arm := func(cfg agent.Config) []kfake.Fault {
 				// The faults outlast the giveup by a second.
 				time.AfterFunc(time.Until(giveUp.Add(time.Second)), r.remove)
 				return []kfake.Fault{produceFault(tc.topic(cfg), tc.err, -1)}
-			})
+			}
+			r.start(t, tc.at, arm)
+			if tc.at == "" {
+				r.install(arm(r.cfg)...)
+			}
 			seedSource(t, r.cl, r.cfg)
 			offsetsBefore := r.cl.live(r.cfg.OffsetsTopic)
 
@@ -90,10 +106,46 @@ func TestWritesPastGiveUpRolledBack(t *testing.T) {
 			live := r.cl.live(r.cfg.ConfigTopic)
 			require.NotContains(t, live, "connector-file-src-1")
 			require.NotContains(t, live, "target-state-file-src-1")
+			history := configHistory(r.cl, r.cfg.ConfigTopic, "file-src-1")
+			for _, key := range []string{"target-state-file-src-1", "connector-file-src-1"} {
+				if slices.Contains(tc.landed, key) {
+					requireLandedThenTombstoned(t, history[key], key)
+				} else {
+					require.Empty(t, history[key], "%s: records of a write refused before its append", key)
+				}
+			}
 			require.Equal(t, offsetsBefore, r.cl.live(r.cfg.OffsetsTopic), "offsets topic ends as before")
 			require.Len(t, r.cl.allResults(), 1)
 		})
 	}
+}
+
+// configHistory is, for each config key of connector name (its target state and its
+// config), what the config topic holds of it in order: "value" for a record, "tombstone" for
+// a tombstone. A rollback must be seen as tombstones: the live view alone cannot tell a
+// record rolled back from one that never landed.
+func configHistory(cl *client, topic, name string) map[string][]string {
+	out := map[string][]string{}
+	for _, m := range cl.readAll(topic) {
+		key := string(m.Key)
+		if key != "connector-"+name && key != "target-state-"+name {
+			continue
+		}
+		if m.Value == nil {
+			out[key] = append(out[key], "tombstone")
+		} else {
+			out[key] = append(out[key], "value")
+		}
+	}
+	return out
+}
+
+// requireLandedThenTombstoned checks a key's history (configHistory): it landed (a record
+// with a value) and its last record is a tombstone.
+func requireLandedThenTombstoned(t *testing.T, history []string, key string) {
+	t.Helper()
+	require.Contains(t, history, "value", "%s: the late record never landed, so its rollback was never tried: %v", key, history)
+	require.Equal(t, "tombstone", history[len(history)-1], "%s: the late record was not tombstoned: %v", key, history)
 }
 
 // migrationPair is A with one source connector (file-src-1) and B whose agent made its topics
@@ -320,17 +372,18 @@ func TestFinalWriteKeepsResultReserve(t *testing.T) {
 			require.NotNil(t, res.Data.Cleanup)
 			require.Empty(t, res.Data.Cleanup.Left, res.Data.Cleanup.Summary)
 
-			var records []kafka.Message
-			for _, m := range r.cl.readAll(r.cfg.ConfigTopic) {
-				if string(m.Key) == "connector-file-src-1" {
-					records = append(records, m)
-				}
-			}
 			live := r.cl.live(r.cfg.ConfigTopic)
 			require.NotContains(t, live, "connector-file-src-1", "the connector exists on B")
 			require.NotContains(t, live, "target-state-file-src-1")
-			if !tc.configWritten {
-				require.Empty(t, records, "the connector's record was written, within the reserve")
+			history := configHistory(r.cl, r.cfg.ConfigTopic, "file-src-1")
+			if tc.configWritten {
+				// The late write appended both records (one produce request); the rollback
+				// tombstoned both.
+				for _, key := range []string{"target-state-file-src-1", "connector-file-src-1"} {
+					require.Equal(t, []string{"value", "tombstone"}, history[key], "%s: written late, then tombstoned", key)
+				}
+			} else {
+				require.Empty(t, history["connector-file-src-1"], "the connector's record was written, within the reserve")
 			}
 			require.Empty(t, r.cl.live(r.cfg.OffsetsTopic), "no offset of the failed request is left")
 		})

@@ -69,7 +69,8 @@ func mm2Encoded(t *testing.T, topic string, v interface {
 // Sinks: exact (checkpoints of the current commits), lag (a checkpoint of an older commit, a
 // topics.regex and a DLQ), none (no checkpoint: MM2's default groups.exclude, refused before
 // anything is stopped unless --allow-replay), stale (a checkpoint
-// above the commit) and wrapped (a checkpoint a JsonConverter wrapped) under the default
+// above the commit) and wrapped (a checkpoint a JsonConverter wrapped, its only one: refused
+// before anything is stopped, with the count of records that cannot be read) under the default
 // policy; ident under the identity policy. Without --allow-replay only exact succeeds; with
 // --exact and --allow-replay, lag becomes exact and the missing ones get no offset. B's groups
 // hold exactly the expected offsets.
@@ -211,7 +212,8 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 	const failed = migrate.StepTranslateSinkOffsets
 
 	// Run 1, default policy, neither --exact nor --allow-replay: only exact succeeds; none is
-	// refused before anything is stopped (MM2's default groups.exclude, inferred).
+	// refused before anything is stopped (MM2's default groups.exclude, inferred; wrapped:
+	// none of its checkpoint records can be read).
 	defaultSinks := "(exact|lag|none|stale|wrapped)-" + sfx
 	rep := run(def, defaultSinks, false, false)
 	require.False(t, rep.OK())
@@ -220,7 +222,7 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 		"lag":     {"failed", failed, rpt(mm2.PolicyDefault, 1, 0, 1, 0, bound(5))},
 		"none":    {outcome: "skipped"},
 		"stale":   {"failed", failed, rpt(mm2.PolicyDefault, 1, 0, 0, 1, bound(0), remote+"-0")},
-		"wrapped": {"failed", failed, rpt(mm2.PolicyDefault, 1, 0, 0, 1, bound(0), remote+"-0")},
+		"wrapped": {outcome: "skipped"},
 	}, entries(rep))
 	messages := map[string]string{}
 	for _, e := range rep.Connectors {
@@ -231,7 +233,9 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 	require.Contains(t, messages["none"], "MirrorMaker 2's default groups.exclude (console-consumer-.*, connect-.*, __.*) excludes it")
 	require.Contains(t, messages["none"], "groups.exclude = console-consumer-.*, __.*")
 	require.Contains(t, messages["stale"], "stale checkpoint refused: its upstreamOffset 35 is above the committed offset 8")
-	require.Contains(t, messages["wrapped"], "refused: checkpoint key: converter_wrapped")
+	require.Contains(t, messages["wrapped"], "refused before anything was stopped (mm2)")
+	require.Contains(t, messages["wrapped"], `none of the 1 checkpoint records of group "connect-`+n("wrapped")+`" in `+cpTopic+" could be read")
+	require.Contains(t, messages["wrapped"], "checkpoint key: converter_wrapped")
 	require.Equal(t, map[string]int64{remote + "/0": 15, remote + "/1": 13}, clB.groupOffsets("connect-"+n("exact")))
 	require.Empty(t, clB.groupOffsets("connect-"+n("lag")), "a failed connector writes nothing on B")
 

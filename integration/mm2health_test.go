@@ -2,8 +2,10 @@ package integration
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +34,15 @@ import (
 //     further and its last consumed record is old, past --checkpoint-max-age 1h; beside it,
 //     fresh: the same old checkpoint, but the group just consumed a new record: waiting is
 //     right, it is not refused (its translation then says replay);
-//   - healthy: the group included, its checkpoint current: the sink moves.
+//   - healthy: the group included, its checkpoint current: the sink moves;
+//   - lookahead: groups.exclude connect-(?!keep-).*, a Java regex Go's regexp cannot compile,
+//     which excludes the group: refused, as MirrorMaker 2 reads it;
+//   - unevaluable: groups.exclude with a Java construct that cannot be evaluated here as Java
+//     would (\p{IsAlphabetic}): refused, with the pattern and why, never passed in silence;
+//   - topics: the checkpoint connector's topics leave the sink's topic out: no checkpoint;
+//   - unreadable: every checkpoint record of the group was written through a Connect
+//     converter: refused, with their count and why;
+//   - failed: the checkpoint connector is FAILED on B's Connect (its REST API given).
 //
 // With --allow-replay a refusal becomes a warning and the translation does not wait.
 func TestMigrateMM2Health(t *testing.T) {
@@ -81,7 +91,8 @@ func TestMigrateMM2Health(t *testing.T) {
 		r.Timestamp = at
 		return r
 	}
-	for _, c := range []string{"exclude", "syncs", "inferred", "stale", "healthy"} {
+	flows := []string{"exclude", "syncs", "inferred", "stale", "healthy", "lookahead", "unevaluable", "topics", "unreadable", "failed"}
+	for _, c := range flows {
 		clB.createTopic(policy(c).CheckpointsTopic(), 1)
 		clB.createTopic(policy(c).RemoteTopic(orders), 1)
 	}
@@ -98,15 +109,24 @@ func TestMigrateMM2Health(t *testing.T) {
 	mm2Config(dedicated, "MirrorSourceConnector", "MirrorSourceConnector", policy("syncs").SourceAlias, map[string]string{"emit.offset-syncs.enabled": "false"})
 	mm2Config(dedicated, "MirrorCheckpointConnector", "MirrorCheckpointConnector", policy("syncs").SourceAlias, fixed)
 	// stale and healthy: connectors on B's Connect cluster that include connect-.* groups.
-	for _, c := range []string{"stale", "healthy"} {
+	for _, c := range []string{"stale", "healthy", "unreadable", "failed"} {
 		mm2Config(cfgB.ConfigTopic, "mm2-checkpoint-"+c+"-"+sfx, "MirrorCheckpointConnector", policy(c).SourceAlias, fixed)
 	}
+	mm2Config(cfgB.ConfigTopic, "mm2-checkpoint-lookahead-"+sfx, "MirrorCheckpointConnector", policy("lookahead").SourceAlias,
+		map[string]string{"groups.exclude": "console-consumer-.*, connect-(?!keep-).*"})
+	mm2Config(cfgB.ConfigTopic, "mm2-checkpoint-unevaluable-"+sfx, "MirrorCheckpointConnector", policy("unevaluable").SourceAlias,
+		map[string]string{"groups.exclude": `connect-\p{IsAlphabetic}+-keep`})
+	mm2Config(cfgB.ConfigTopic, "mm2-checkpoint-topics-"+sfx, "MirrorCheckpointConnector", policy("topics").SourceAlias,
+		map[string]string{"groups.exclude": "", "topics": "payments-.*"})
+	wrapped := checkpoint("unreadable", "connect-"+n("unreadable"), orders, 20, 20, now)
+	wrapped.Value = fmt.Appendf(nil, `{"schema":{"type":"bytes","optional":false},"payload":%q}`, base64.StdEncoding.EncodeToString(wrapped.Value))
 	produceExact(t, b.brokers,
 		checkpoint("exclude", "app-"+sfx, orders, 5, 5, now),
 		checkpoint("inferred", "app-"+sfx, orders, 5, 5, now),
 		checkpoint("stale", "connect-"+n("stale"), orders, 10, 10, now.Add(-2*time.Hour)),
 		checkpoint("stale", "connect-"+n("fresh"), recent, 10, 10, now.Add(-2*time.Hour)),
-		checkpoint("healthy", "connect-"+n("healthy"), orders, 20, 20, now))
+		checkpoint("healthy", "connect-"+n("healthy"), orders, 20, 20, now),
+		wrapped, checkpoint("unreadable", "app-"+sfx, orders, 5, 5, now))
 
 	// The sinks on A, created through an agent on A with their group offsets.
 	agentA := startAgent(t, cfgA, agent.Options{})
@@ -115,7 +135,8 @@ func TestMigrateMM2Health(t *testing.T) {
 	for _, s := range []struct {
 		name, topic string
 		offset      int
-	}{{"exclude", orders, 20}, {"syncs", orders, 20}, {"inferred", orders, 20}, {"stale", orders, 20}, {"fresh", recent, 20}, {"healthy", orders, 20}} {
+	}{{"exclude", orders, 20}, {"syncs", orders, 20}, {"inferred", orders, 20}, {"stale", orders, 20}, {"fresh", recent, 20}, {"healthy", orders, 20},
+		{"lookahead", orders, 20}, {"unevaluable", orders, 20}, {"topics", orders, 20}, {"unreadable", orders, 20}, {"failed", orders, 20}} {
 		ids = append(ids, pub.publish(fmt.Sprintf(`{"name":%q,"config":{"connector.class":%q,"file":"out.txt","topics":%q},`+
 			`"initial_offsets":[{"partition":{"kafka_topic":%q,"kafka_partition":0},"offset":{"kafka_offset":%d}}]}`,
 			n(s.name), fileSink, s.topic, s.topic, s.offset), events.RequestOptions{}))
@@ -125,6 +146,24 @@ func TestMigrateMM2Health(t *testing.T) {
 		require.Equal(t, events.TypeCreateSucceeded, r.Type, "%s: %s", r.Data.Name, r.Data.Message)
 	}
 	agentA.stop(t)
+
+	// B's Connect REST API, for the status of MM2's checkpoint connector of flow "failed"; B has
+	// the sink's plugin and takes its config.
+	connectB := &connectStub{root: `{"version":"4.3.1","commit":"b","kafka_cluster_id":"cluster-B"}`,
+		handle: func(w http.ResponseWriter, r *http.Request) bool {
+			switch {
+			case r.URL.Path == "/connector-plugins":
+				fmt.Fprintf(w, `[{"class":%q,"type":"sink","version":"4.3.1"}]`, fileSink)
+			case strings.HasSuffix(r.URL.Path, "/config/validate"):
+				fmt.Fprintf(w, `{"name":%q,"error_count":0,"groups":[],"configs":[]}`, fileSink)
+			case r.URL.Path == "/connectors/mm2-checkpoint-failed-"+sfx+"/status":
+				fmt.Fprint(w, `{"name":"mm2-checkpoint-failed","connector":{"state":"FAILED","worker_id":"b:8083","trace":"org.apache.kafka.common.errors.TimeoutException: list consumer groups\n\tat x"},"tasks":[],"type":"source"}`)
+			default:
+				return false
+			}
+			return true
+		}}
+	connectURL := connectB.serve(t)
 
 	run := func(c, include string, allowReplay bool, wait time.Duration) map[string]*migrate.Entry {
 		t.Helper()
@@ -141,7 +180,7 @@ func TestMigrateMM2Health(t *testing.T) {
 				SinkTranslator: &migrate.MM2Sinks{Translator: tr, Policy: p, AllowReplay: allowReplay, CheckpointMaxAge: time.Hour},
 			},
 			To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
-				ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic},
+				ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic, ConnectURL: map[bool]string{true: connectURL}[c == "failed"]},
 			SelectionKey: include + fmt.Sprint(allowReplay), Concurrency: 4, Timeout: 2 * time.Minute,
 		})
 		require.NoError(t, err)
@@ -156,7 +195,7 @@ func TestMigrateMM2Health(t *testing.T) {
 	refused := func(t *testing.T, e *migrate.Entry, key string) migrate.Hazard {
 		t.Helper()
 		require.Equal(t, migrate.OutcomeSkipped, e.Outcome, "%s: %s %s", e.Name, e.FailedStep, e.Message)
-		hs := mm2Hazards(e)
+		hs := refusals(mm2Hazards(e))
 		require.Len(t, hs, 1, "%+v", e.Hazards)
 		h := hs[0]
 		t.Logf("%s: %s", e.Name, h)
@@ -199,20 +238,66 @@ func TestMigrateMM2Health(t *testing.T) {
 	})
 	t.Run("healthy moves", func(t *testing.T) {
 		e := run("healthy", n("healthy"), false, 20*time.Second)["healthy"]
-		require.Empty(t, mm2Hazards(e))
+		hs := mm2Hazards(e)
+		require.Empty(t, refusals(hs))
+		require.Len(t, hs, 1, "one warning: the checkpoint connector's status was not read")
+		require.Contains(t, hs[0].Message, `not checked whether MirrorMaker 2's connector "mm2-checkpoint-healthy-`+sfx+`"`)
+		require.Contains(t, hs[0].Message, "give --to-connect-url")
 		require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, "%s %s", e.FailedStep, e.Message)
 		require.Equal(t, map[string]int64{policy("healthy").RemoteTopic(orders) + "/0": 20}, clB.groupOffsets("connect-"+n("healthy")))
+	})
+	t.Run("lookahead groups.exclude, as Java reads it", func(t *testing.T) {
+		h := refused(t, run("lookahead", n("lookahead"), false, 20*time.Second)["lookahead"], "groups.exclude")
+		require.Contains(t, h.Message, "connect-(?!keep-).*")
+		require.Contains(t, h.Fix, "groups.exclude = console-consumer-.*")
+	})
+	t.Run("a pattern that cannot be evaluated", func(t *testing.T) {
+		h := refused(t, run("unevaluable", n("unevaluable"), false, 20*time.Second)["unevaluable"], "groups.exclude")
+		require.Contains(t, h.Message, `cannot tell whether its groups.exclude (connect-\p{IsAlphabetic}+-keep) matches group "connect-`+n("unevaluable")+`"`)
+		require.Contains(t, h.Message, `the property \p{IsAlphabetic}`)
+	})
+	t.Run("the checkpoint connector's topics leave the topic out", func(t *testing.T) {
+		h := refused(t, run("topics", n("topics"), false, 20*time.Second)["topics"], "topics")
+		require.Contains(t, h.Message, "leaves out topic "+orders)
+		require.Contains(t, h.Fix, "topics = payments-.*, "+strings.ReplaceAll(orders, "-", "-"))
+	})
+	t.Run("checkpoint records that cannot be read", func(t *testing.T) {
+		h := refused(t, run("unreadable", n("unreadable"), false, 20*time.Second)["unreadable"], "")
+		require.Contains(t, h.Message, `none of the 1 checkpoint records of group "connect-`+n("unreadable")+`" in `+policy("unreadable").CheckpointsTopic()+" could be read")
+		require.Contains(t, h.Message, "converter_wrapped")
+		require.NotContains(t, h.Message, "0001-01-01")
+		require.Contains(t, h.Fix, "ByteArrayConverter")
+	})
+	t.Run("the checkpoint connector FAILED on B", func(t *testing.T) {
+		h := refused(t, run("failed", n("failed"), false, 20*time.Second)["failed"], "")
+		require.Contains(t, h.Message, `"mm2-checkpoint-failed-`+sfx+`" (config topic `+cfgB.ConfigTopic+` on B) is FAILED`)
+		require.Contains(t, h.Message, "TimeoutException: list consumer groups")
+		require.Contains(t, h.Fix, "/restart")
+		require.NotEmpty(t, connectB.called("GET /connectors/mm2-checkpoint-failed-"+sfx+"/status"))
 	})
 	t.Run("--allow-replay: a warning, and no wait", func(t *testing.T) {
 		start := time.Now()
 		e := run("exclude", n("exclude"), true, 20*time.Second)["exclude"]
 		require.Less(t, time.Since(start), 10*time.Second, "no wait for a checkpoint that will not come")
 		hs := mm2Hazards(e)
-		require.Len(t, hs, 1)
+		require.Len(t, hs, 2, "%+v", hs)
+		require.Equal(t, "groups.exclude", hs[1].Key)
 		require.False(t, hs[0].Refuse)
+		require.False(t, hs[1].Refuse)
 		require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, "%s %s", e.FailedStep, e.Message)
 		require.Empty(t, clB.groupOffsets("connect-"+n("exclude")), "missing: no offset on B")
 	})
+}
+
+// refusals are the hazards of hs that refuse.
+func refusals(hs []migrate.Hazard) []migrate.Hazard {
+	var out []migrate.Hazard
+	for _, h := range hs {
+		if h.Refuse {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // mm2Hazards are e's MirrorMaker 2 hazards, the other checks' warnings aside (the plugin

@@ -84,6 +84,13 @@ func TestOversizedResultsAreTruncated(t *testing.T) {
 // instead; after the others, or when the minimal result is refused too, the result is not
 // dropped: it is tried again after a backoff (the whole result first), and the request is
 // committed only once a result is out.
+//
+// The refusal counts are chosen so that each row tells the two answers apart. A refusal
+// answered with the minimal result costs two tries (whole, minimal) per round: after one such
+// round the whole result goes out again, so a count of two cannot tell whether the minimal
+// result was tried; a count of three can (the minimal result would be the fourth try, and
+// go out). Hence "invalid record three times": answered as a size refusal, it would go out
+// minimal.
 func TestResultPublishNonRetriable(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -95,6 +102,11 @@ func TestResultPublishNonRetriable(t *testing.T) {
 		{"too large once: minimal result", kerr.MessageTooLarge, 1, true},
 		{"not authorized twice: the whole result, later", kerr.TopicAuthorizationFailed, 2, false},
 		{"invalid record twice: the whole result, later", kerr.InvalidRecord, 2, false},
+		{"invalid record three times: the whole result, later", kerr.InvalidRecord, 3, false},
+		// The whole result refused for its size, the minimal one refused too: neither is
+		// dropped, and the next round tries the whole result first (read anew against the
+		// topic's limit, which it fits).
+		{"too large, minimal result refused too: the whole result, later", kerr.MessageTooLarge, 2, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

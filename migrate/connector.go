@@ -43,6 +43,8 @@ type Connector struct {
 	follows *following
 	// rekey moves a Debezium connector's offsets to its logical name on B (family.go).
 	rekey *rekey
+	// restore gives a sink's records on B back their topics' names on A (topicnames.go).
+	restore *topicRestore
 }
 
 // knownState reports whether s is an initial state of a body.

@@ -102,6 +102,9 @@ type CutoverConnector struct {
 	// born after it, and produced no record before it.
 	TopicPrefix string    `json:"topic_prefix,omitempty"`
 	BornAfter   time.Time `json:"born_after,omitzero"`
+	// Rewrites are the settings the migration changed for B itself (Entry.Rewrites): what
+	// the connector on B runs with beside A's config and the edit flags.
+	Rewrites []ConfigRewrite `json:"config_rewrites,omitempty"`
 	// StoppedOnA: the migration stopped the connector on A (--stop-source) before it read its
 	// offsets, so A produced nothing after BornAfter. Without it A may still be running: its
 	// records are no evidence of anything, and a source is judged by its offsets only.
@@ -193,7 +196,7 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 	conn := e.connector
 	class, _ := e.Body.Config.Get("connector.class")
 	cc := &CutoverConnector{Name: e.Name, TargetName: e.TargetName, Type: e.Type, Class: class, State: e.Body.InitialState,
-		BornAfter: e.bornAfter, Partitions: []*CutoverPartition{}}
+		BornAfter: e.bornAfter, Rewrites: e.Rewrites, Partitions: []*CutoverPartition{}}
 	cfg := map[string]string{}
 	for _, kv := range e.Body.Config {
 		cfg[kv.Key] = kv.Value

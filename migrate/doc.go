@@ -18,7 +18,10 @@
 // (hazards.go), among them the state its family keeps outside Connect's topics (family.go:
 // Debezium's schema history, signal and heartbeat topics, its logical name and PostgreSQL's
 // slot; a sink's own progress); a logical name changed by the edits re-keys a Debezium
-// connector's offsets.
+// connector's offsets. Across a replication policy that renames topics, what a sink derives
+// from its topics' names (tables, indices, paths, its transforms' output) stays as on A through
+// a transform that gives its records back their names on A, or the sink is refused
+// (topicnames.go); every setting the migration changes for B is listed in the report.
 //
 // Nothing is stopped or published before B's agents are checked through what they advertise
 // in their group membership (agents.go): that they write B's Connect cluster, publish to the

@@ -393,6 +393,7 @@ func (s *source) build(ctx context.Context, entries []*Entry) {
 			e.skip(scrub(s.opts.Registry, c.Config, c.Problem))
 			continue
 		}
+		onA := c.Config // before a SinkTranslator renames its topics
 		var sinkOffs []events.ConnectorOffset
 		if c.Type == connectors.Sink {
 			sinkOffs = c.Offsets
@@ -411,7 +412,9 @@ func (s *source) build(ctx context.Context, entries []*Entry) {
 			}
 		}
 		b := buildBody(c, e.TargetName, s.opts.Selection, s.opts.InitialState, sinkOffs, s.opts.SinkOffsets)
+		b.Config = c.restore.apply(b.Config)
 		b.InitialOffsets = c.rekey.apply(b.InitialOffsets)
+		e.Rewrites = s.rewrites(c, onA, b.Config, e.TargetName)
 		e.Body = &b
 		e.Offsets = len(b.InitialOffsets)
 		e.Outcome = OutcomePlanned

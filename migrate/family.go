@@ -28,10 +28,12 @@ import (
 //   - the schema history topic (KafkaSchemaHistory, KafkaDatabaseHistory in 1.x) must be on B
 //     under the name B's config gives it, with as many records as A's (A read through
 //     --from-brokers; otherwise a warning that completeness was not checked): missing or
-//     short, the connector is refused. A history whose bootstrap.servers names none of B's
-//     brokers (A's, kept with --keep-a, or a third cluster) is not looked for on B: a warning.
+//     short, the connector is refused. A history whose bootstrap.servers is not B's Kafka
+//     cluster, judged by the cluster id its addresses answer with (identity.go), never by
+//     their spelling (A's, kept with --keep-a; a third cluster; or one that gives no answer)
+//     is not looked for on B: a warning that says which.
 //   - the Kafka signal channel's topic must be on B (refused otherwise; as for the history,
-//     not looked for on B when signal.kafka.bootstrap.servers names none of B's brokers); its consumer group
+//     not looked for on B when signal.kafka.bootstrap.servers is not B's cluster); its consumer group
 //     positions the channel on B's topic, and without a committed offset there the channel
 //     starts at the earliest record and runs every signal again (a warning).
 //   - the heartbeat topic: on B, or created by B (the broker's auto.create.topics.enable, or
@@ -85,15 +87,10 @@ func (r *rekey) apply(offs []events.ConnectorOffset) []events.ConnectorOffset {
 // outside Connect's topics.
 func (s *source) checkFamilyState(ctx context.Context, entries []*Entry) {
 	var b *kafka.Client
-	var bAddrs clusterAddrs
+	var ids *identities
 	if s.b != nil {
 		b = kafkaio.NewClient(kafkaio.Options{Brokers: s.b.to.Brokers, Transport: s.b.to.Transport, Principal: s.b.to.Principal})
-		for _, addr := range s.b.to.Brokers {
-			bAddrs.add(addr, "B's --to-brokers")
-		}
-		if err := bAddrs.addMetadata(ctx, b, "advertised by B's brokers"); err != nil {
-			s.opts.Logger.Warn("cannot read the brokers B advertises", "err", err)
-		}
+		ids = s.identities(ctx)
 	}
 	var todo []*Entry
 	for _, e := range entries {
@@ -111,7 +108,7 @@ func (s *source) checkFamilyState(ctx context.Context, entries []*Entry) {
 		go func() {
 			defer wg.Done()
 			for e := range next {
-				s.checkFamilyOf(ctx, e, b, bAddrs, auto)
+				s.checkFamilyOf(ctx, e, b, ids, auto)
 			}
 		}()
 	}
@@ -126,13 +123,13 @@ func (s *source) checkFamilyState(ctx context.Context, entries []*Entry) {
 const familyChecksInFlight = 8
 
 // checkFamilyOf checks the state e's connector family keeps outside Connect's topics.
-func (s *source) checkFamilyOf(ctx context.Context, e *Entry, b *kafka.Client, bAddrs clusterAddrs, auto *onceAutoCreates) {
+func (s *source) checkFamilyOf(ctx context.Context, e *Entry, b *kafka.Client, ids *identities, auto *onceAutoCreates) {
 	c := e.connector
 	class, ok := s.opts.Registry.Lookup(c.Config.Map()["connector.class"])
 	if !ok {
 		return
 	}
-	f := familyCheck{s: s, e: e, out: class.Outside, a: c.Config.Map(), b: b, bAddrs: bAddrs, auto: auto,
+	f := familyCheck{s: s, e: e, out: class.Outside, a: c.Config.Map(), b: b, ids: ids, auto: auto,
 		onB: s.opts.Selection.EditConfig(c.Config, e.TargetName).Map()}
 	switch {
 	case f.out.Progress != "":
@@ -169,25 +166,38 @@ type familyCheck struct {
 	out     connectors.Outside
 	a, onB  map[string]string
 	b       *kafka.Client // nil without B
-	bAddrs  clusterAddrs  // B's brokers: --to-brokers and those B advertises
+	ids     *identities   // the cluster ids of addresses (identity.go); nil without B
 	auto    *onceAutoCreates
 	nameOnB string
 }
 
-// elsewhere returns the value of key, a bootstrap.servers setting of B's config, when it names
-// none of B's brokers: the topics of that setting are on another Kafka cluster (A's, kept with
-// --keep-a, or a third one), not looked for on B. A's is the points-at check's concern.
-func (f *familyCheck) elsewhere(key string) (string, bool) {
+// elsewhere says whether key, a bootstrap.servers setting of B's config, keeps its topics on
+// another Kafka cluster than B, and which (for a message): A's (kept with --keep-a; otherwise
+// the points-at check refuses it), a third one, or one migrate could not identify. Its
+// addresses are judged by the cluster they answer as (identity.go), never by their spelling:
+// B's under any name is B. Its topics are not looked for on B when they are elsewhere.
+func (f *familyCheck) elsewhere(ctx context.Context, key string) (string, bool) {
 	v := strings.TrimSpace(f.onB[key])
-	if v == "" || len(f.bAddrs.addrs) == 0 {
+	if v == "" || f.ids == nil || f.ids.b == "" {
+		return "", false // the client's default, or B's id unknown: looked for on B
+	}
+	n, ok := f.ids.setting(f.onB, key, v)
+	switch {
+	case !ok:
+		return "", false
+	case n.undecided != "":
+		return fmt.Sprintf("the Kafka cluster at %q, which migrate could not identify (%s)", v, n.undecided), true
+	}
+	cv := f.ids.verdict(f.ids.answers(ctx, n))
+	switch {
+	case len(cv.onA) > 0:
+		return fmt.Sprintf("A's Kafka cluster %q (at %q)", f.ids.a, v), true
+	case len(cv.other) > 0:
+		return fmt.Sprintf("Kafka cluster %q (at %q)", cv.other[0].id, v), true
+	case len(cv.onB) > 0:
 		return "", false
 	}
-	for _, addr := range strings.Split(v, ",") {
-		if _, onB := f.bAddrs.addrs[normAddr(addr)]; onB {
-			return "", false
-		}
-	}
-	return v, true
+	return fmt.Sprintf("the Kafka cluster at %q, which migrate could not identify (%s)", v, f.ids.others(cv, n.ownNote)), true
 }
 
 func (f *familyCheck) hazard(key, msg, fix string, refuse bool) {
@@ -252,9 +262,9 @@ func (f *familyCheck) schemaHistory(ctx context.Context) {
 	if topicB == "" || f.b == nil {
 		return // Debezium requires it: B's Connect refuses the config without one
 	}
-	if servers, ok := f.elsewhere(classKey + ".kafka.bootstrap.servers"); ok {
-		f.hazard(classKey+".kafka.bootstrap.servers", fmt.Sprintf("the schema history is kept on the Kafka cluster at %q, not B: its topic %q is not looked for on B",
-			servers, topicB), "make sure that cluster stays reachable from B's workers, or move the history to B and --set this key", false)
+	if where, ok := f.elsewhere(ctx, classKey+".kafka.bootstrap.servers"); ok {
+		f.hazard(classKey+".kafka.bootstrap.servers", fmt.Sprintf("the schema history is kept on %s, not B: its topic %q is not looked for on B",
+			where, topicB), "make sure that cluster stays reachable from B's workers, or move the history to B and --set this key", false)
 		return
 	}
 	topicA := strings.TrimSpace(f.a[topicKey])
@@ -326,9 +336,9 @@ func (f *familyCheck) signal(ctx context.Context) {
 	if topic == "" {
 		topic = f.nameOnB + "-signal"
 	}
-	if servers, ok := f.elsewhere("signal.kafka.bootstrap.servers"); ok {
-		f.hazard("signal.kafka.bootstrap.servers", fmt.Sprintf("the signal channel is kept on the Kafka cluster at %q, not B: its topic %q is not looked for on B",
-			servers, topic), "make sure that cluster stays reachable from B's workers, or move the signal topic to B and --set this key", false)
+	if where, ok := f.elsewhere(ctx, "signal.kafka.bootstrap.servers"); ok {
+		f.hazard("signal.kafka.bootstrap.servers", fmt.Sprintf("the signal channel is kept on %s, not B: its topic %q is not looked for on B",
+			where, topic), "make sure that cluster stays reachable from B's workers, or move the signal topic to B and --set this key", false)
 		return
 	}
 	group := orDefault(f.onB["signal.consumer.group.id"], orDefault(f.onB["signal.kafka.groupId"], dbzSignalGroup))

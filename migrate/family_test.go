@@ -3,6 +3,8 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -10,10 +12,13 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/mm2"
+	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // produceN creates topic (one partition) on cl's cluster with n records; n < 0 creates
@@ -30,6 +35,17 @@ func produceN(t *testing.T, ctx context.Context, cl *kafka.Client, topic string,
 	for range n {
 		require.NoError(t, w.WriteMessages(ctx, kafka.Message{Value: []byte("r")}))
 	}
+}
+
+// idCluster is a kfake cluster with cluster id id, and Connect's topics when connect.
+func idCluster(t *testing.T, ctx context.Context, id string, connect bool) ([]string, *kafka.Client) {
+	t.Helper()
+	brokers := startKfake(t, kfake.ClusterID(id))
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
+	if connect {
+		require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	}
+	return brokers, cl
 }
 
 // wantHazard is a hazard a case expects: its key, whether it refuses, a part of its text.
@@ -83,20 +99,37 @@ func TestFamilyState(t *testing.T) {
 				"database.history.kafka.topic": "h-a"},
 			want: []wantHazard{{"database.history.kafka.topic", true, `the schema history topic "h-b" is not on B`}}},
 		// A history or signal channel on a Kafka cluster other than B (A's, kept with
-		// --keep-a, or a third one): its topic is not looked for on B.
+		// --keep-a, a third one, or one that does not answer): its topic is not looked for on
+		// B. Which cluster is the id its addresses answer with ("$A", "$B", "$C" name A's, B's
+		// and a third cluster's broker, "$localB" B's as localhost, "$fwdB" a port forwarded
+		// to B's that no broker advertises, "$closed" an address where nothing listens).
 		{name: "schema history kept on A", cfg: mysql("schema.history.internal.kafka.bootstrap.servers", "$A"), topic: "history.shop", onA: 3, onB: -1,
 			keep: []string{"schema.history.internal.kafka.bootstrap.servers"}, want: []wantHazard{
-				{"schema.history.internal.kafka.bootstrap.servers", false, `the schema history is kept on the Kafka cluster at `}}, body: `"server":"shop"`},
-		{name: "schema history on a third cluster", cfg: mysql("schema.history.internal.kafka.bootstrap.servers", "history-kafka:9092"), topic: "history.shop",
+				{"schema.history.internal.kafka.bootstrap.servers", false, `the schema history is kept on A's Kafka cluster "cluster-A" (at "127.0.0.1:`}},
+			body: `"server":"shop"`},
+		{name: "schema history on a third cluster", cfg: mysql("schema.history.internal.kafka.bootstrap.servers", "$C"), topic: "history.shop",
 			onA: 3, onB: -1, want: []wantHazard{
-				{"schema.history.internal.kafka.bootstrap.servers", false, `the schema history is kept on the Kafka cluster at "history-kafka:9092", not B`}},
+				{"schema.history.internal.kafka.bootstrap.servers", false, `the schema history is kept on Kafka cluster "cluster-C" (at "127.0.0.1:`}},
+			body: `"server":"shop"`},
+		{name: "schema history where nothing answers", cfg: mysql("schema.history.internal.kafka.bootstrap.servers", "$closed"), topic: "history.shop",
+			onA: 3, onB: -1, want: []wantHazard{
+				{"schema.history.internal.kafka.bootstrap.servers", false, `which migrate could not identify (127.0.0.1:`}},
 			body: `"server":"shop"`},
 		{name: "schema history on B, named by B's broker", cfg: mysql("schema.history.internal.kafka.bootstrap.servers", "$B"), topic: "history.shop",
 			onA: 3, onB: -1, want: []wantHazard{{"schema.history.internal.kafka.topic", true, `the schema history topic "history.shop" is not on B`}}},
+		{name: "schema history on B, named by localhost", cfg: mysql("schema.history.internal.kafka.bootstrap.servers", "$localB"), topic: "history.shop",
+			onA: 3, onB: -1, want: []wantHazard{{"schema.history.internal.kafka.topic", true, `the schema history topic "history.shop" is not on B`}}},
+		{name: "schema history on B, through a port no broker advertises", cfg: mysql("schema.history.internal.kafka.bootstrap.servers", "$fwdB"),
+			topic: "history.shop", onA: 3, onB: 1, want: []wantHazard{
+				{"schema.history.internal.kafka.topic", true, `the schema history topic "history.shop" is short on B: 1 records`}}},
 		{name: "signal channel on a third cluster", cfg: pg("signal.enabled.channels", "kafka", "signal.kafka.topic", "sig",
-			"signal.kafka.bootstrap.servers", "signals:9092"), topic: "sig", onA: 2, onB: -1, want: []wantHazard{
+			"signal.kafka.bootstrap.servers", "$C"), topic: "sig", onA: 2, onB: -1, want: []wantHazard{
 			{"slot.name", false, `A's task holds`},
-			{"signal.kafka.bootstrap.servers", false, `the signal channel is kept on the Kafka cluster at "signals:9092", not B`}}, body: `"server":"shop"`},
+			{"signal.kafka.bootstrap.servers", false, `the signal channel is kept on Kafka cluster "cluster-C" (at "127.0.0.1:`}}, body: `"server":"shop"`},
+		{name: "signal channel on B, named by localhost", cfg: pg("signal.enabled.channels", "kafka", "signal.kafka.topic", "sig",
+			"signal.kafka.bootstrap.servers", "$localB"), topic: "sig", onA: 2, onB: -1, want: []wantHazard{
+			{"slot.name", false, `A's task holds`},
+			{"signal.kafka.topic", true, `the signal topic "sig" is not on B`}}},
 		{name: "signal topic missing on B", cfg: pg("signal.enabled.channels", "source,kafka"), topic: "shop-signal", onA: 2, onB: -1,
 			want: []wantHazard{
 				{"slot.name", false, `A's task holds the replication slot "debezium" until it stops`},
@@ -129,8 +162,8 @@ func TestFamilyState(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			brokersA, clA := followCluster(t, ctx, 0, true)
-			brokersB, clB := followCluster(t, ctx, 0, false)
+			brokersA, clA := idCluster(t, ctx, "cluster-A", true)
+			brokersB, clB := idCluster(t, ctx, "cluster-B", false)
 			if tt.topic != "" {
 				produceN(t, ctx, clA, tt.topic, tt.onA)
 				produceN(t, ctx, clB, tt.topic, tt.onB)
@@ -142,9 +175,14 @@ func TestFamilyState(t *testing.T) {
 				}
 				require.NoError(t, kafkaio.CommitGroupOffsets(ctx, clB, group, []kafkaio.GroupOffset{{Topic: tt.topic, Offset: int64(tt.signal)}}))
 			}
+			names := []string{"$A", brokersA[0], "$B", brokersB[0], "$localB", "localhost:" + port(t, brokersB[0]),
+				"$fwdB", kafkatest.Forward(t, brokersB[0]), "$closed", kafkatest.ClosedAddr(t)}
+			if slices.ContainsFunc(slices.Collect(maps.Values(tt.cfg)), func(v string) bool { return strings.Contains(v, "$C") }) {
+				names = append(names, "$C", startKfake(t, kfake.ClusterID("cluster-C"))[0])
+			}
 			cfg := map[string]string{}
-			for k, v := range tt.cfg { // "$A" and "$B" name A's and B's broker
-				cfg[k] = strings.NewReplacer("$A", brokersA[0], "$B", brokersB[0]).Replace(v)
+			for k, v := range tt.cfg {
+				cfg[k] = strings.NewReplacer(names...).Replace(v)
 			}
 			writeConfigs(t, ctx, clA, cfg)
 			w := &kafka.Writer{Addr: clA.Addr, Transport: clA.Transport, BatchTimeout: time.Millisecond}
@@ -171,9 +209,11 @@ func TestFamilyState(t *testing.T) {
 			require.Len(t, entries, 1)
 			e := entries[0]
 			var got []wantHazard
+			var fixes []string
 			for _, h := range e.Hazards {
 				if h.Check == HazardFamilyState {
 					got = append(got, wantHazard{h.Key, h.Refuse, h.Message})
+					fixes = append(fixes, h.Fix)
 				}
 			}
 			require.Len(t, got, len(tt.want), "%+v", got)
@@ -181,7 +221,7 @@ func TestFamilyState(t *testing.T) {
 				require.Equal(t, w.key, got[i].key, got[i].contains)
 				require.Equal(t, w.refuse, got[i].refuse, got[i].contains)
 				require.Contains(t, got[i].contains, w.contains)
-				require.NotEmpty(t, e.Hazards[i].Fix, "every hazard says what to do")
+				require.NotEmpty(t, fixes[i], "every hazard says what to do")
 			}
 			src.build(ctx, entries)
 			if tt.body == "" {

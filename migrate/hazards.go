@@ -23,6 +23,10 @@ const (
 	HazardPlugin = "plugin"
 	// HazardMM2: MirrorMaker 2 does not (or no longer does) checkpoint a sink's group.
 	HazardMM2 = "mm2"
+	// HazardTopicNames: across a replication policy that renames topics, a sink derives a
+	// destination (a table, an index, a path, a transform's output) from its topics' names,
+	// and offsetagent cannot give its records back their names on A (topicnames.go).
+	HazardTopicNames = "topic_names"
 )
 
 // Hazard is one thing found about a connector before anything is stopped.
@@ -63,6 +67,9 @@ type targetSide struct {
 	to Target
 	// rest is B's Connect REST API (nil without Target.ConnectURL).
 	rest *restReader
+	// ids resolves the addresses the checks meet to Kafka cluster ids (identity.go), made on
+	// first use.
+	ids *identities
 }
 
 // checkHazards runs every hazard check on the entries still without a Problem. Each check
@@ -82,6 +89,7 @@ func (s *source) checkHazards(ctx context.Context, entries []*Entry) {
 		s.checkFamilyState,
 		s.checkPlugins,
 		s.checkMM2,
+		s.checkTopicNames,
 	}
 	refused := map[*Entry]string{}
 	for _, check := range checks {

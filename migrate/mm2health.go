@@ -2,7 +2,11 @@ package migrate
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/url"
 	"sync"
+	"time"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/mm2"
@@ -13,7 +17,9 @@ import (
 // would come (mm2.Translator.Health): MM2's configuration read on B (its connectors' configs in
 // B's Connect config topic, a dedicated MM2's mm2-configs.<alias>.internal, a Strimzi
 // KafkaMirrorMaker2's mirrormaker2-cluster-configs, or the --mm2-config-topic given), else what
-// the checkpoints topic shows, and the age of the group's checkpoints (--checkpoint-max-age). A
+// the checkpoints topic shows, and the age of the group's checkpoints (--checkpoint-max-age);
+// the status of MM2's checkpoint connector is read from B's Connect REST API when it runs
+// there (mm2Status), and a finding says so when it could not be read. A
 // group MM2 will not checkpoint refuses its sink, with the MM2 setting to change; with
 // --allow-replay, which accepts partitions without a checkpoint, it is a warning, and the
 // translation does not wait for the checkpoints (--checkpoint-wait).
@@ -46,6 +52,7 @@ func (s *source) checkMM2(ctx context.Context, entries []*Entry) {
 		b.Transport = s.b.to.Transport
 	}
 	setup := mm2.ReadSetup(ctx, b, topics, m.Policy)
+	s.mm2Status(ctx, &setup)
 	for _, e := range sinks {
 		c := e.connector
 		committed, err := mm2.SinkPartitions(c.Offsets)
@@ -61,6 +68,42 @@ func (s *source) checkMM2(ctx context.Context, entries []*Entry) {
 			e.hazard(Hazard{Check: HazardMM2, Key: f.Key, Message: f.Message, Fix: f.Fix, Refuse: f.Blocked && !m.AllowReplay})
 			if f.Blocked {
 				m.blocked.Store(c.Group, true)
+			}
+		}
+	}
+}
+
+// mm2StatusTimeout bounds the read of one MirrorMaker 2 connector's status.
+const mm2StatusTimeout = 15 * time.Second
+
+// mm2Status reads the status of MirrorMaker 2's checkpoint connectors from B's Connect REST API
+// when they run on B's Connect cluster (their config is in B's config topic) and the API was
+// given; otherwise it says why their status was not read. A connector that is not running
+// writes no checkpoint: its sink is refused before anything is stopped (mm2.Health).
+func (s *source) mm2Status(ctx context.Context, setup *mm2.Setup) {
+	for i := range setup.Checkpoint {
+		c := &setup.Checkpoint[i]
+		switch {
+		case c.Dedicated:
+			c.StatusUnread = "a dedicated MirrorMaker 2 (connect-mirror-maker.sh) runs it, with no Connect REST API to ask: see that process's log"
+		case s.b == nil || c.Topic != s.b.to.ConfigTopic:
+			c.StatusUnread = fmt.Sprintf("it runs on the Connect cluster whose config topic is %s, not on B's Connect (whose REST API --to-connect-url would give): "+
+				"ask that cluster's REST API, or for a Strimzi KafkaMirrorMaker2 its status (kubectl get kafkamirrormaker2 -o yaml)", c.Topic)
+		case s.b.rest == nil:
+			c.StatusUnread = "B's Connect REST API was not given: give --to-connect-url"
+		default:
+			var st mm2.ConnectorStatus
+			rctx, cancel := context.WithTimeout(ctx, mm2StatusTimeout)
+			code, err := s.b.rest.c.Call(rctx, http.MethodGet, "/connectors/"+url.PathEscape(c.Name)+"/status", nil, &st, http.StatusNotFound)
+			cancel()
+			switch {
+			case err != nil:
+				c.StatusUnread = fmt.Sprintf("GET /connectors/%s/status on B's Connect REST API failed: %v", c.Name, err)
+			case code == http.StatusNotFound:
+				c.StatusUnread = fmt.Sprintf("B's Connect REST API does not know it (GET /connectors/%s/status: 404): does --to-connect-url serve the Connect cluster of config topic %s?",
+					c.Name, c.Topic)
+			default:
+				c.Status = &st
 			}
 		}
 	}

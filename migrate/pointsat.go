@@ -3,11 +3,7 @@ package migrate
 import (
 	"context"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
-
-	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/mm2"
@@ -19,61 +15,30 @@ import (
 // consumer.override.*, admin.override.*), MirrorMaker 2's cluster settings. On B such a
 // connector runs, and goes on reading or writing A, which is about to be retired: nothing fails
 // until A is gone. So before anything is stopped, the config each selected connector will have
-// on B (after --set, --unset and --map-value) is checked (HazardPointsAtA, refusing):
+// on B (after --set, --unset and --map-value) is checked (HazardPointsAtA):
 //
-//   - every key ending in "bootstrap.servers" whose address list shares an address with A's
-//     brokers: --from-brokers and the addresses A's metadata advertises, less B's (--to-brokers
-//     and B's advertised ones). Addresses compare without case, whitespace or a
-//     "PROTOCOL://" prefix. A read through its Connect REST API only has no known brokers:
-//     such a key that does not name B is a warning that says the check was partial;
+//   - every setting that lists Kafka addresses is judged by the Kafka cluster its addresses
+//     answer as (identity.go), never by their spelling: one answering with A's cluster id
+//     refuses, whether A was read from its brokers or through its Connect REST API only (A's
+//     id is then the one GET / gives). All answering with B's id pass. One answering as a third
+//     cluster is a warning (the connector on B keeps using it: B's workers must reach it); one
+//     that gives no answer (unreachable from where migrate runs, its security refused, a
+//     ${...} placeholder) is a warning that names the key and why, since whether it names A
+//     was not decided;
 //   - every value that names A's Kafka cluster id (a secret one by its key only);
 //   - across MirrorMaker 2 with a policy that renames topics (MM2Sinks), every "*.kafka.topic"
 //     key (Debezium's schema.history.internal.kafka.topic, signal.kafka.topic) of a Kafka on
 //     B: there A's topic has its remote name.
 //
-// A key given to --keep-a may point at A on purpose (a MirrorMaker 2 source reading A): it is a
-// warning, and --map-value leaves it alone. When A and B are one Kafka cluster (the same
+// A key given to --keep-a may point at A on purpose (a MirrorMaker 2 source reading A): naming
+// A is a warning, and --map-value leaves it alone. When A and B are one Kafka cluster (the same
 // cluster id), nothing can point at A rather than at B, and nothing is checked.
 
-// clusterAddrs is what names a Kafka cluster: its id and its brokers' addresses (normalised),
-// each with where it was read.
-type clusterAddrs struct {
-	id    string
-	addrs map[string]string
-}
-
-func (c *clusterAddrs) add(addr, from string) {
-	if c.addrs == nil {
-		c.addrs = map[string]string{}
-	}
-	if n := normAddr(addr); n != "" {
-		if _, ok := c.addrs[n]; !ok {
-			c.addrs[n] = from
-		}
-	}
-}
-
-// addMetadata adds the brokers cl's cluster advertises, and its id.
-func (c *clusterAddrs) addMetadata(ctx context.Context, cl *kafka.Client, from string) error {
-	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{}})
-	if err != nil {
-		return fmt.Errorf("read cluster metadata: %w", err)
-	}
-	c.id = md.ClusterID
-	for _, b := range md.Brokers {
-		c.add(net.JoinHostPort(b.Host, strconv.Itoa(b.Port)), from)
-	}
-	return nil
-}
-
-// normAddr is a bootstrap address as Kafka's clients parse it: without a "PROTOCOL://"
-// prefix, in lower case.
-func normAddr(addr string) string {
-	addr = strings.TrimSpace(addr)
-	if _, rest, ok := strings.Cut(addr, "://"); ok {
-		addr = rest
-	}
-	return strings.ToLower(addr)
+// configOnB is one connector's config on B, with its settings that list Kafka addresses.
+type configOnB struct {
+	e     *Entry
+	cfg   events.Config
+	named map[string]named
 }
 
 // checkPointsAtA finds the settings of the selected connectors that would still point at A on
@@ -82,61 +47,43 @@ func (s *source) checkPointsAtA(ctx context.Context, entries []*Entry) {
 	if s.b == nil {
 		return
 	}
-	var a, b clusterAddrs
-	known := s.topics != nil // A's brokers are known
-	if known {
-		for _, addr := range s.opts.Topics.Brokers {
-			a.add(addr, "A's --from-brokers")
-		}
-		if err := a.addMetadata(ctx, s.topics.client, "advertised by A's brokers"); err != nil {
-			s.opts.Logger.Warn("cannot read the brokers A advertises: settings naming them are not found", "err", err)
-		}
-	}
-	if a.id == "" {
-		a.id, _ = s.clusterID(ctx)
-	}
-	for _, addr := range s.b.to.Brokers {
-		b.add(addr, "B's --to-brokers")
-	}
-	clB := &kafka.Client{Addr: kafka.TCP(s.b.to.Brokers...)}
-	if s.b.to.Transport != nil { // a nil *Transport in the interface is not kafka-go's default
-		clB.Transport = s.b.to.Transport
-	}
-	if err := b.addMetadata(ctx, clB, "advertised by B's brokers"); err != nil {
-		s.opts.Logger.Warn("cannot read the brokers B advertises", "err", err)
-	}
-	if a.id != "" && a.id == b.id {
+	ids := s.identities(ctx)
+	if ids.a != "" && ids.a == ids.b {
 		return // one Kafka cluster: what names A names B
 	}
-	onlyA := map[string]string{}
-	for addr, from := range a.addrs {
-		if _, onB := b.addrs[addr]; !onB {
-			onlyA[addr] = from
-		}
-	}
-	mm, _ := s.opts.SinkTranslator.(*MM2Sinks)
-	partial := 0
+	var todo []configOnB
+	var all []named
 	for _, e := range entries {
 		if e.connector.Problem != "" {
 			continue
 		}
-		cfg := s.opts.Selection.EditConfig(e.connector.Config, e.TargetName)
-		pc := pointsCheck{sel: s.opts.Selection, cfg: cfg, onA: e.connector.Config, secret: s.opts.Selection.secrets(cfg), toB: strings.Join(s.b.to.Brokers, ",")}
-		for _, kv := range cfg {
+		c := configOnB{e: e, cfg: s.opts.Selection.EditConfig(e.connector.Config, e.TargetName), named: map[string]named{}}
+		m := c.cfg.Map()
+		for _, kv := range c.cfg {
+			if n, ok := ids.setting(m, kv.Key, kv.Value); ok && kv.Key != "name" {
+				c.named[kv.Key] = n
+				all = append(all, n)
+			}
+		}
+		todo = append(todo, c)
+	}
+	// Every address of the fleet asked at once, bounded, each once: the checks below find
+	// the answers at hand.
+	ids.prefetch(ctx, all)
+	mm, _ := s.opts.SinkTranslator.(*MM2Sinks)
+	for _, c := range todo {
+		pc := pointsCheck{sel: s.opts.Selection, cfg: c.cfg, onA: c.e.connector.Config, secret: s.opts.Selection.secrets(c.cfg),
+			toB: strings.Join(s.b.to.Brokers, ",")}
+		for _, kv := range c.cfg {
 			if kv.Key == "name" {
 				continue
 			}
 			var h *Hazard
-			switch {
-			case strings.HasSuffix(kv.Key, "bootstrap.servers") && !known:
-				if h = pc.unknownA(kv, b); h != nil {
-					partial++
-				}
-			case strings.HasSuffix(kv.Key, "bootstrap.servers"):
-				h = pc.brokers(kv, onlyA)
+			if n, ok := c.named[kv.Key]; ok {
+				h = pc.addresses(ctx, kv, n, ids)
 			}
-			if h == nil && a.id != "" && strings.Contains(kv.Value, a.id) {
-				h = pc.clusterID(kv, a.id)
+			if h == nil && ids.a != "" && strings.Contains(kv.Value, ids.a) {
+				h = pc.clusterID(kv, ids.a)
 			}
 			if h == nil && mm != nil && mm.Policy.Kind != mm2.PolicyIdentity {
 				h = pc.renamedTopic(kv, mm)
@@ -148,11 +95,8 @@ func (s *source) checkPointsAtA(ctx context.Context, entries []*Entry) {
 				h.Message += " (kept by --keep-a)"
 				h.Fix, h.Refuse = "", false
 			}
-			e.hazard(*h)
+			c.e.hazard(*h)
 		}
-	}
-	if partial > 0 {
-		s.opts.Logger.Warn("settings that may point at A were not checked: A's brokers are not known without --from-brokers (see the connectors' hazards)")
 	}
 }
 
@@ -177,34 +121,61 @@ func (p pointsCheck) keep(key string) string {
 	return fmt.Sprintf("or --keep-a %s if the connector on B must keep using A", key)
 }
 
-// brokers: kv lists an address of A's (onlyA) that is not B's.
-func (p pointsCheck) brokers(kv events.ConfigEntry, onlyA map[string]string) *Hazard {
-	for _, addr := range strings.Split(kv.Value, ",") {
-		from, ok := onlyA[normAddr(addr)]
-		if !ok {
-			continue
-		}
-		fix := fmt.Sprintf("rewrite it with --map-value %s=%s (every value listing these addresses, in any order), or --map-value %s=<B's broker> per address, or --set %s=%s; %s",
-			strings.TrimSpace(kv.Value), p.toB, strings.TrimSpace(addr), kv.Key, p.toB, p.keep(kv.Key))
-		if p.secret(kv.Key) {
-			fix = fmt.Sprintf("give --set %s=<B's value>; %s", kv.Key, p.keep(kv.Key))
-		}
-		return &Hazard{Check: HazardPointsAtA, Key: kv.Key, Refuse: true, Fix: fix,
-			Message: fmt.Sprintf("%s names A's broker %s (%s): on B the connector would still use cluster A", p.value(kv), normAddr(addr), from)}
+// mapFix says how to point kv at B. The address migrate reaches B at (--to-brokers) is not
+// offered as the value: B's workers may reach B by another listener, or another name.
+func (p pointsCheck) mapFix(kv events.ConfigEntry) string {
+	if p.secret(kv.Key) {
+		return fmt.Sprintf("give --set %s=<B's value> (--map-value leaves secrets alone)", kv.Key)
 	}
-	return nil
+	return fmt.Sprintf("rewrite it with --map-value %s=<B's bootstrap servers, as B's Connect workers reach them> (every value listing "+
+		"these addresses, in any order), or --set %s=<the same>; %s", strings.TrimSpace(kv.Value), kv.Key, p.whichB())
 }
 
-// unknownA: A's brokers are not known, and kv names none of B's.
-func (p pointsCheck) unknownA(kv events.ConfigEntry, b clusterAddrs) *Hazard {
-	for _, addr := range strings.Split(kv.Value, ",") {
-		if _, onB := b.addrs[normAddr(addr)]; onB {
+// whichB says which address of B a fix needs.
+func (p pointsCheck) whichB() string {
+	return fmt.Sprintf("that is the bootstrap.servers of B's worker config, not necessarily the --to-brokers migrate uses (%s), "+
+		"which may be another listener's", p.toB)
+}
+
+// addresses judges kv, a setting listing Kafka addresses (n), by the clusters they answer as.
+func (p pointsCheck) addresses(ctx context.Context, kv events.ConfigEntry, n named, ids *identities) *Hazard {
+	if n.undecided != "" {
+		if p.sel.Kept(kv.Key) {
 			return nil
 		}
+		return &Hazard{Check: HazardPointsAtA, Key: kv.Key,
+			Message: fmt.Sprintf("%s was not checked: %s; whether the connector on B would still use cluster A is not decided", p.value(kv), n.undecided),
+			Fix: fmt.Sprintf("make sure it does not name A's Kafka cluster where B's workers run; if it does, give --set %s=<B's bootstrap servers, "+
+				"as B's Connect workers reach them> (%s); %s", kv.Key, p.whichB(), p.keep(kv.Key))}
 	}
-	return &Hazard{Check: HazardPointsAtA, Key: kv.Key,
-		Message: fmt.Sprintf("A's brokers are not known (A is read through its Connect REST API only), so whether %s names A was not checked", p.value(kv)),
-		Fix:     "give --from-brokers to check it"}
+	v := ids.verdict(ids.answers(ctx, n))
+	hide := p.secret(kv.Key)
+	switch {
+	case n.kind == maybeAddresses && len(v.onA)+len(v.onB)+len(v.other) == 0:
+		return nil // no Kafka broker answers: not taken for a Kafka address
+	case len(v.onA) > 0:
+		addrs := addrList(v.onA)
+		if hide {
+			addrs = "an address of it"
+		}
+		return &Hazard{Check: HazardPointsAtA, Key: kv.Key, Refuse: true, Fix: p.mapFix(kv) + "; " + p.keep(kv.Key),
+			Message: fmt.Sprintf("%s names A's Kafka cluster: %s answered with A's cluster id %q; on B the connector would still use cluster A",
+				p.value(kv), addrs, ids.a)}
+	case len(v.other) == 0 && len(v.unknown) == 0, p.sel.Kept(kv.Key):
+		return nil // B's, or kept on A on purpose
+	case hide:
+		return &Hazard{Check: HazardPointsAtA, Key: kv.Key,
+			Message: fmt.Sprintf("%s: an address of it answers as another cluster than B, or not at all; whether it names A's Kafka cluster was not decided", p.value(kv)),
+			Fix:     fmt.Sprintf("check which cluster it names where B's workers run; if A's, %s; %s", p.mapFix(kv), p.keep(kv.Key))}
+	case len(v.unknown) == 0:
+		return &Hazard{Check: HazardPointsAtA, Key: kv.Key,
+			Message: fmt.Sprintf("%s names another Kafka cluster than A and B: %s", p.value(kv), ids.others(v, "")),
+			Fix:     "none if the connector on B is meant to use that cluster: make sure B's workers reach it"}
+	default:
+		return &Hazard{Check: HazardPointsAtA, Key: kv.Key,
+			Message: fmt.Sprintf("%s: whether it names A's Kafka cluster was not decided: %s", p.value(kv), ids.others(v, n.ownNote)),
+			Fix:     fmt.Sprintf("check which cluster it names where B's workers run; if A's, %s; %s", p.mapFix(kv), p.keep(kv.Key))}
+	}
 }
 
 // clusterID: kv names A's Kafka cluster id.

@@ -4,17 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
+	"net"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -31,50 +37,64 @@ const jaasNamingA = `org.apache.kafka.common.security.plain.PlainLoginModule req
 
 func newPointsAtA(t *testing.T) *pointsAtA {
 	t.Helper()
-	f := &pointsAtA{brokersA: startKfake(t, kfake.ClusterID("cluster-A")), brokersB: startKfake(t, kfake.ClusterID("cluster-B"))}
+	closed := kafkatest.ClosedAddr(t) // a broker gone: the list still names A
+	return newPointsAtAWith(t, nil, func(a, b string) map[string]map[string]string {
+		return map[string]map[string]string{
+			"dbz-pg": {"connector.class": "io.debezium.connector.postgresql.PostgresConnector", "topic.prefix": "shop",
+				"database.password": "pw-secret-1", "signal.enabled.channels": "source,kafka",
+				"signal.kafka.bootstrap.servers": closed + ", " + a, "signal.kafka.topic": "shop-signals"},
+			"dbz-mysql": {"connector.class": "io.debezium.connector.mysql.MySqlConnector", "topic.prefix": "inv",
+				"database.password": "pw-secret-2", "schema.history.internal.kafka.bootstrap.servers": "PLAINTEXT://" + a,
+				"schema.history.internal.kafka.topic": "schemahistory.inv"},
+			"mm2-src": {"connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector", "source.cluster.alias": "A",
+				"target.cluster.alias": "B", "source.cluster.bootstrap.servers": a, "target.cluster.bootstrap.servers": b, "topics": "orders"},
+			// A secret that names A's cluster id: named by its key, never by its value.
+			"jaas-src": withConfig(fileSourceConfig("jaas-src"), "producer.override.sasl.jaas.config", jaasNamingA),
+			"file-src": fileSourceConfig("file-src"),
+		}
+	})
+}
+
+// withConfig is cfg with the keys and values of kv added.
+func withConfig(cfg map[string]string, kv ...string) map[string]string {
+	for i := 0; i+1 < len(kv); i += 2 {
+		cfg[kv[i]] = kv[i+1]
+	}
+	return cfg
+}
+
+// newPointsAtAWith is A (a kfake cluster "cluster-A" with optsA, written with trA, nil for
+// plaintext) and B ("cluster-B"), with the connectors configs gives for A's and B's brokers on
+// A, in its config topic and its REST API.
+func newPointsAtAWith(t *testing.T, trA *kafka.Transport, configs func(a, b string) map[string]map[string]string, optsA ...kfake.Opt) *pointsAtA {
+	t.Helper()
+	f := &pointsAtA{brokersA: startKfake(t, append([]kfake.Opt{kfake.ClusterID("cluster-A")}, optsA...)...), brokersB: startKfake(t, kfake.ClusterID("cluster-B"))}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	tr := &kafka.Transport{MetadataTTL: time.Second}
-	for _, brokers := range [][]string{f.brokersA, f.brokersB} {
-		cl := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: tr}
+	if trA == nil {
+		trA = tr
+	}
+	clA := &kafka.Client{Addr: kafka.TCP(f.brokersA...), Transport: trA}
+	clB := &kafka.Client{Addr: kafka.TCP(f.brokersB...), Transport: tr}
+	for _, cl := range []*kafka.Client{clA, clB} {
 		require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
 	}
-	clB := &kafka.Client{Addr: kafka.TCP(f.brokersB...), Transport: tr}
 	for _, topic := range []string{"requests", "results"} {
 		require.NoError(t, offsetstore.EnsureTopic(ctx, clB, topic, 1, nil))
 	}
 	// The Debezium connectors' schema history and signal topics are on both clusters, under
 	// both names (the family-state checks want them on B): only their settings are at issue.
-	clA := &kafka.Client{Addr: kafka.TCP(f.brokersA...), Transport: tr}
 	for _, topic := range []string{"shop-signals", "schemahistory.inv"} {
 		require.NoError(t, offsetstore.EnsureTopic(ctx, clA, topic, 1, nil))
 		for _, onB := range []string{topic, "A." + topic} {
 			require.NoError(t, offsetstore.EnsureTopic(ctx, clB, onB, 1, nil))
 		}
 	}
-	a, b := f.brokersA[0], f.brokersB[0]
-	configs := map[string]map[string]string{
-		"dbz-pg": {"connector.class": "io.debezium.connector.postgresql.PostgresConnector", "topic.prefix": "shop",
-			"database.password": "pw-secret-1", "signal.enabled.channels": "source,kafka",
-			"signal.kafka.bootstrap.servers": "other-broker:9092, " + a, "signal.kafka.topic": "shop-signals"},
-		"dbz-mysql": {"connector.class": "io.debezium.connector.mysql.MySqlConnector", "topic.prefix": "inv",
-			"database.password": "pw-secret-2", "schema.history.internal.kafka.bootstrap.servers": "PLAINTEXT://" + a,
-			"schema.history.internal.kafka.topic": "schemahistory.inv"},
-		"mm2-src": {"connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector", "source.cluster.alias": "A",
-			"target.cluster.alias": "B", "source.cluster.bootstrap.servers": a, "target.cluster.bootstrap.servers": b, "topics": "orders"},
-		// A secret that names A's cluster id: named by its key, never by its value.
-		"jaas-src": maps.Collect(func(yield func(string, string) bool) {
-			for k, v := range fileSourceConfig("jaas-src") {
-				yield(k, v)
-			}
-			yield("producer.override.sasl.jaas.config", jaasNamingA)
-		}),
-		"file-src": fileSourceConfig("file-src"),
-	}
 	f.fc = &fakeConnect{t: t, connectors: map[string]*fakeConnector{}}
-	w := &kafka.Writer{Addr: kafka.TCP(f.brokersA...), Transport: tr, BatchTimeout: time.Millisecond}
+	w := &kafka.Writer{Addr: kafka.TCP(f.brokersA...), Transport: trA, BatchTimeout: time.Millisecond}
 	defer w.Close()
-	for name, cfg := range configs {
+	for name, cfg := range configs(f.brokersA[0], f.brokersB[0]) {
 		cfg["name"] = name
 		v, err := json.Marshal(map[string]any{"properties": cfg})
 		require.NoError(t, err)
@@ -133,7 +153,7 @@ func TestMigrateRefusesSettingsPointingAtA(t *testing.T) {
 	a := f.brokersA[0]
 	_, refused, stopped := f.run(t, f.options(t, SelectionFlags{}))
 	want := map[string][]string{
-		"dbz-pg":    {"signal.kafka.bootstrap.servers", `"other-broker:9092, ` + a + `"`, "--map-value"},
+		"dbz-pg":    {"signal.kafka.bootstrap.servers", fmt.Sprintf("%q", f.fc.connectors["dbz-pg"].config["signal.kafka.bootstrap.servers"]), "--map-value"},
 		"dbz-mysql": {"schema.history.internal.kafka.bootstrap.servers", `"PLAINTEXT://` + a + `"`, "--map-value"},
 		"mm2-src":   {"source.cluster.bootstrap.servers", "--keep-a"},
 		"jaas-src":  {"producer.override.sasl.jaas.config", `A's Kafka cluster id "cluster-A"`},
@@ -165,8 +185,8 @@ func body(t *testing.T, rep *Report, name, key string) string {
 // --map-value rewrites A's addresses to B's in every connector at once, --keep-a keeps a key
 // on A on purpose (a warning), and neither touches a secret. Across MirrorMaker 2 with a
 // renaming policy, a Debezium topic setting of a Kafka on B names A's topic, whose copy on B has
-// the remote name: refused until mapped. A read through REST only: the check is partial, a
-// warning.
+// the remote name: refused until mapped. A read through REST only: A's id is known from it,
+// and a setting whose addresses answer with it is refused as when A's brokers are read.
 func TestMigrateMapsSettingsToB(t *testing.T) {
 	f := newPointsAtA(t)
 	a, b := f.brokersA[0], f.brokersB[0]
@@ -181,7 +201,8 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 			require.Contains(t, refused["jaas-src"], p)
 		}
 		require.Equal(t, []string{"dbz-mysql", "dbz-pg", "file-src", "mm2-src"}, stopped)
-		require.Equal(t, "other-broker:9092,"+b, body(t, rep, "dbz-pg", "signal.kafka.bootstrap.servers"))
+		closed, _, _ := strings.Cut(f.fc.connectors["dbz-pg"].config["signal.kafka.bootstrap.servers"], ",")
+		require.Equal(t, closed+","+b, body(t, rep, "dbz-pg", "signal.kafka.bootstrap.servers"))
 		require.Equal(t, b, body(t, rep, "dbz-mysql", "schema.history.internal.kafka.bootstrap.servers"))
 		require.Equal(t, a, body(t, rep, "mm2-src", "source.cluster.bootstrap.servers"), "kept on A")
 		require.Equal(t, b, body(t, rep, "mm2-src", "target.cluster.bootstrap.servers"))
@@ -223,24 +244,174 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 		require.Equal(t, "A.shop-signals", body(t, rep, "dbz-pg", "signal.kafka.topic"))
 	})
 
-	t.Run("A read through REST only: partial, a warning", func(t *testing.T) {
+	t.Run("A read through REST only: judged by A's id all the same", func(t *testing.T) {
 		opts := f.options(t, SelectionFlags{Include: []string{"dbz-pg|mm2-src|jaas-src"}})
 		opts.Topics, opts.StopSource = nil, false
-		rep, refused, _ := f.run(t, opts)
-		require.Equal(t, []string{"jaas-src"}, slices.Collect(maps.Keys(refused)), "A's cluster id is known from its REST API")
-		warned := map[string][]string{}
-		for _, e := range rep.Connectors {
-			for _, h := range e.Hazards {
-				if !h.Refuse && h.Check == HazardPointsAtA {
-					warned[e.Name] = append(warned[e.Name], h.Key)
-					require.Contains(t, h.Message, "A's brokers are not known")
-					require.Contains(t, h.Fix, "--from-brokers")
-				}
+		_, refused, _ := f.run(t, opts)
+		require.Equal(t, []string{"dbz-pg", "jaas-src", "mm2-src"}, slices.Sorted(maps.Keys(refused)),
+			"A's cluster id is known from its REST API, and A's brokers answer with it: %v", refused)
+		require.Contains(t, refused["dbz-pg"], `signal.kafka.bootstrap.servers: value "`)
+		require.Contains(t, refused["dbz-pg"], `names A's Kafka cluster: `+a+` answered with A's cluster id "cluster-A"`)
+		require.Contains(t, refused["mm2-src"], `source.cluster.bootstrap.servers: value "`+a+`" names A's Kafka cluster`)
+	})
+
+}
+
+// pointsAtHazards is the HazardPointsAtA warnings of rep by connector: "key: message".
+func pointsAtWarnings(rep *Report) map[string][]string {
+	out := map[string][]string{}
+	for _, e := range rep.Connectors {
+		for _, h := range e.Hazards {
+			if h.Check == HazardPointsAtA && !h.Refuse {
+				out[e.Name] = append(out[e.Name], h.Key+": "+h.Message+"; "+h.Fix)
 			}
 		}
-		require.Equal(t, map[string][]string{"dbz-pg": {"signal.kafka.bootstrap.servers"}, "mm2-src": {"source.cluster.bootstrap.servers"}}, warned,
-			"a list that names B's brokers is not in doubt")
+	}
+	return out
+}
+
+// Every setting that lists Kafka addresses is judged by the cluster its addresses answer as,
+// never by their spelling, whether A is read from its brokers or through its REST API only:
+// A under localhost for 127.0.0.1, through a forwarded port no broker advertises (a Kubernetes
+// bootstrap Service, another listener), in Camel's "brokers" and "bootstrapServers", in a
+// "*.brokers" of another connector, is refused; B under another spelling passes; a third
+// cluster, an address where nothing listens and a ${...} placeholder are warnings that say
+// which and why; a non-Kafka "*.brokers" that no Kafka broker answers is not a Kafka address.
+func TestPointsAtAJudgedByClusterID(t *testing.T) {
+	closed := kafkatest.ClosedAddr(t)
+	third := startKfake(t, kfake.ClusterID("cluster-C"))[0]
+	var localA string
+	f := newPointsAtAWith(t, nil, func(a, b string) map[string]map[string]string {
+		localA = "localhost:" + port(t, a)
+		fwdA := kafkatest.Forward(t, a)
+		return map[string]map[string]string{
+			"localhost-a": withConfig(fileSourceConfig("localhost-a"), "producer.override.bootstrap.servers", localA),
+			"service-a":   withConfig(fileSourceConfig("service-a"), "consumer.override.bootstrap.servers", fwdA),
+			"camel-a": {"connector.class": "org.apache.camel.kafkaconnector.kafka.CamelKafkaSourceConnector", "camel.source.path.topic": "t",
+				"camel.component.kafka.brokers": localA},
+			"kamelet-a":   withConfig(fileSourceConfig("kamelet-a"), "camel.kamelet.kafka-source.bootstrapServers", fwdA),
+			"maybe-a":     withConfig(fileSourceConfig("maybe-a"), "cache.brokers", localA),
+			"on-b":        withConfig(fileSourceConfig("on-b"), "admin.override.bootstrap.servers", "LOCALHOST:"+port(t, b)),
+			"third":       withConfig(fileSourceConfig("third"), "producer.override.bootstrap.servers", third),
+			"unreachable": withConfig(fileSourceConfig("unreachable"), "producer.override.bootstrap.servers", closed),
+			"mqtt":        withConfig(fileSourceConfig("mqtt"), "mqtt.brokers", closed),
+			"placeholder": withConfig(fileSourceConfig("placeholder"), "producer.override.bootstrap.servers", "${file:/etc/kafka/b.properties:servers}"),
+		}
 	})
+	for _, restOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("REST only %t", restOnly), func(t *testing.T) {
+			opts := f.options(t, SelectionFlags{})
+			if restOnly {
+				opts.Topics, opts.StopSource = nil, false
+			}
+			rep, refused, stopped := f.run(t, opts)
+			want := map[string]string{
+				"localhost-a": `producer.override.bootstrap.servers: value "` + localA + `" names A's Kafka cluster: ` + localA + ` answered with A's cluster id "cluster-A"`,
+				"service-a":   `consumer.override.bootstrap.servers: value "127.0.0.1:`,
+				"camel-a":     `camel.component.kafka.brokers: value "` + localA + `" names A's Kafka cluster`,
+				"kamelet-a":   `camel.kamelet.kafka-source.bootstrapServers: value "127.0.0.1:`,
+				"maybe-a":     `cache.brokers: value "` + localA + `" names A's Kafka cluster`,
+			}
+			require.Equal(t, slices.Sorted(maps.Keys(want)), slices.Sorted(maps.Keys(refused)), "refused: %v", refused)
+			for name, part := range want {
+				require.Contains(t, refused[name], part)
+				require.Contains(t, refused[name], "names A's Kafka cluster")
+				require.Contains(t, refused[name], "as B's Connect workers reach them", "the fix does not offer --to-brokers as B's workers' address")
+			}
+			warned := pointsAtWarnings(rep)
+			require.Equal(t, []string{"placeholder", "third", "unreachable"}, slices.Sorted(maps.Keys(warned)), "%v", warned)
+			require.Contains(t, warned["third"][0], `producer.override.bootstrap.servers: value "`+third+`" names another Kafka cluster than A and B: `+
+				third+` answers as Kafka cluster "cluster-C", neither A's ("cluster-A") nor B's ("cluster-B")`)
+			require.Contains(t, warned["unreachable"][0], `producer.override.bootstrap.servers: value "`+closed+`": whether it names A's Kafka cluster was not decided: `+
+				closed+` did not say which cluster it is (ask `+closed+` for its cluster id:`)
+			require.Contains(t, warned["unreachable"][0], "connection refused")
+			require.Contains(t, warned["placeholder"][0], "producer.override.bootstrap.servers: value \"${file:/etc/kafka/b.properties:servers}\" was not checked: "+
+				"it is a config provider placeholder")
+			if !restOnly {
+				require.Equal(t, []string{"mqtt", "on-b", "placeholder", "third", "unreachable"}, stopped, "a refused connector is not stopped on A")
+			}
+		})
+	}
+}
+
+// port is the port of the address addr.
+func port(t *testing.T, addr string) string {
+	t.Helper()
+	_, p, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	return p
+}
+
+// A read through its REST API only, its brokers wanting SASL: an address is asked with the
+// connector's own security settings for that client (an override's, or Debezium's
+// schema.history.internal.consumer.* for its history), and A's id refuses; without readable
+// settings of its own (the worker's apply, or a ${...} placeholder), B's are refused by A's
+// brokers, and the warning says why. No secret reaches the report.
+func TestPointsAtAWithTheConnectorsOwnSecurity(t *testing.T) {
+	const jaas = `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="pw-secret-a";`
+	trA := &kafka.Transport{SASL: plain.Mechanism{Username: "admin", Password: "pw-secret-a"}, MetadataTTL: time.Second}
+	own := func(prefix, jaas string) []string {
+		return []string{prefix + "security.protocol", "SASL_PLAINTEXT", prefix + "sasl.mechanism", "PLAIN", prefix + "sasl.jaas.config", jaas}
+	}
+	f := newPointsAtAWith(t, trA, func(a, _ string) map[string]map[string]string {
+		localA := "localhost:" + port(t, a)
+		return map[string]map[string]string{
+			"own-sasl": withConfig(fileSourceConfig("own-sasl"), append([]string{"producer.override.bootstrap.servers", localA},
+				own("producer.override.", jaas)...)...),
+			"dbz-history": withConfig(map[string]string{"connector.class": "io.debezium.connector.mysql.MySqlConnector", "topic.prefix": "inv",
+				"schema.history.internal.kafka.topic": "schemahistory.inv", "schema.history.internal.kafka.bootstrap.servers": localA},
+				own("schema.history.internal.consumer.", jaas)...),
+			"worker-sasl": withConfig(fileSourceConfig("worker-sasl"), "producer.override.bootstrap.servers", localA),
+			"placeholder-jaas": withConfig(fileSourceConfig("placeholder-jaas"), append([]string{"producer.override.bootstrap.servers", localA},
+				own("producer.override.", "${file:/opt/secrets/jaas.properties:jaas}")...)...),
+		}
+	}, kfake.EnableSASL(), kfake.Superuser("PLAIN", "admin", "pw-secret-a"))
+	opts := f.options(t, SelectionFlags{})
+	opts.Topics, opts.StopSource = nil, false
+	rep, refused, _ := f.run(t, opts)
+	require.Equal(t, []string{"dbz-history", "own-sasl"}, slices.Sorted(maps.Keys(refused)), "%v", refused)
+	require.Contains(t, refused["own-sasl"], `producer.override.bootstrap.servers: value "localhost:`)
+	require.Contains(t, refused["dbz-history"], `schema.history.internal.kafka.bootstrap.servers: value "localhost:`)
+	for _, msg := range refused {
+		require.Contains(t, msg, `answered with A's cluster id "cluster-A"`)
+	}
+	warned := pointsAtWarnings(rep)
+	require.Equal(t, []string{"placeholder-jaas", "worker-sasl"}, slices.Sorted(maps.Keys(warned)), "%v", warned)
+	require.Contains(t, warned["worker-sasl"][0], "did not say which cluster it is (with B's client settings: ask localhost:")
+	require.Contains(t, warned["worker-sasl"][0], "the broker closed the connection")
+	require.Contains(t, warned["placeholder-jaas"][0], "the connector's own security settings (producer.override.*) are not used: "+
+		"producer.override.sasl.jaas.config is a config provider placeholder")
+}
+
+// A fleet whose connectors name one address with the same security settings of their own asks
+// it once in a run, for the points-at and the family checks alike: one connection reaches the
+// port forwarded to A.
+func TestPointsAtAAsksEachAddressOnce(t *testing.T) {
+	const jaas = `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="pw-secret-a";`
+	trA := &kafka.Transport{SASL: plain.Mechanism{Username: "admin", Password: "pw-secret-a"}, MetadataTTL: time.Second}
+	const n = 30
+	var accepted *atomic.Int32
+	f := newPointsAtAWith(t, trA, func(a, _ string) map[string]map[string]string {
+		var fwd string
+		fwd, accepted = kafkatest.ForwardCounting(t, a)
+		cfgs := map[string]map[string]string{}
+		for i := range n {
+			name := fmt.Sprintf("dbz-%d", i)
+			cfgs[name] = map[string]string{"connector.class": "io.debezium.connector.mysql.MySqlConnector", "topic.prefix": name,
+				"schema.history.internal.kafka.topic": "schemahistory.inv", "schema.history.internal.kafka.bootstrap.servers": fwd,
+				"schema.history.internal.consumer.security.protocol": "SASL_PLAINTEXT", "schema.history.internal.consumer.sasl.mechanism": "PLAIN",
+				"schema.history.internal.consumer.sasl.jaas.config": jaas}
+		}
+		return cfgs
+	}, kfake.EnableSASL(), kfake.Superuser("PLAIN", "admin", "pw-secret-a"))
+	opts := f.options(t, SelectionFlags{})
+	opts.Topics, opts.StopSource = nil, false
+	rep, refused, _ := f.run(t, opts)
+	require.Len(t, refused, n)
+	for _, e := range rep.Connectors {
+		require.Contains(t, e.Message, `answered with A's cluster id "cluster-A"`)
+	}
+	require.Equal(t, int32(1), accepted.Load(), "one lookup of the address for the whole fleet")
 }
 
 // A --map-value matches a whole value (a list in any order) or one element of a list; it never

@@ -52,6 +52,10 @@ type Entry struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Hazards are what the prechecks found would go wrong on B (hazards.go).
 	Hazards []Hazard `json:"hazards,omitempty"`
+	// Rewrites are the settings the migration changed for B itself, the edit flags' aside:
+	// topics renamed by MirrorMaker 2's policy, the transform restoring A's topic names
+	// (topicnames.go).
+	Rewrites []ConfigRewrite `json:"config_rewrites,omitempty"`
 
 	// Body is the KIP-995 body (nil when skipped). It holds secrets verbatim: never log it.
 	Body *Body `json:"-"`
@@ -151,6 +155,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		for _, warn := range e.Warnings {
 			line += fmt.Sprintf("\nwarning: %s: %s", e.Name, warn)
 		}
+		if e.Body != nil {
+			line += rewriteLines(e.Name, e.Rewrites)
+		}
 	}
 	line += hazardWarnings(r.Connectors)
 	if r.Next != "" {
@@ -158,6 +165,25 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err
+}
+
+// rewriteLines are the lines of a connector's rewrites, one per reason: the settings changed
+// for the same reason (the keys of one transform) share a line.
+func rewriteLines(name string, rws []ConfigRewrite) string {
+	var out strings.Builder
+	for i := 0; i < len(rws); {
+		j := i + 1
+		for j < len(rws) && rws[j].Why == rws[i].Why {
+			j++
+		}
+		var changes []string
+		for _, rw := range rws[i:j] {
+			changes = append(changes, rw.change())
+		}
+		fmt.Fprintf(&out, "\nrewritten for B: %s: %s: %s", name, strings.Join(changes, "; "), rws[i].Why)
+		i = j
+	}
+	return out.String()
 }
 
 // hazardWarnings are the lines of the hazards that warn (a refusing one is its connector's

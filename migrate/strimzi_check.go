@@ -16,10 +16,13 @@ import (
 // The rules a KafkaConnector manifest must meet to be applied and reconciled, by API version:
 // those of the KafkaConnector CRD's schema (the API server refuses a resource that breaks
 // them, unknown fields too under kubectl's default strict field validation), those Kubernetes
-// puts on every object's metadata, and those of the Strimzi operator (the strimzi.io/cluster
-// label that ties the resource to its KafkaConnect, spec.class, the config keys it refuses in
-// spec.config). v1 is v1beta2 without spec.pause (replaced by spec.state since Strimzi 0.38)
-// and with spec required.
+// puts on every object's metadata, that of the CRD's scale subresource (spec.tasksMax is a
+// replica count, an int32), those of the Strimzi operator (the strimzi.io/cluster label that
+// ties the resource to its KafkaConnect, spec.class, the config keys it refuses in
+// spec.config), and offsetagent's own (the API version asked for, config values that stay
+// strings). v1 is v1beta2 without spec.pause (replaced by spec.state since Strimzi 0.38) and
+// with spec required. The tests judge every case with the API server's own validation of the
+// published CRD (strimzi_crd_test.go): the Kubernetes rules here must refuse what it refuses.
 
 // connectorSpecFields are the fields of a KafkaConnector's spec in each API version.
 var connectorSpecFields = map[string][]string{
@@ -179,8 +182,10 @@ func (c *checker) spec(v any, version string) {
 	case !ok || strings.TrimSpace(class) == "":
 		c.addf("spec.class %s: not a class name", show(m["class"]))
 	}
-	if n, present := m["tasksMax"]; present && !isIntAtLeast(n, 1) {
-		c.addf("spec.tasksMax %s: not an integer of at least 1", show(n))
+	// A replica count of the CRD's scale subresource (specReplicasPath), which the API server
+	// bounds to an int32, as Connect bounds tasks.max (a Java int).
+	if n, present := m["tasksMax"]; present && !isIntIn(n, 1, math.MaxInt32) {
+		c.addf("spec.tasksMax %s: not an integer from 1 to %d", show(n), math.MaxInt32)
 	}
 	if s, present := m["version"]; present {
 		if _, ok := s.(string); !ok {
@@ -204,7 +209,7 @@ func (c *checker) spec(v any, version string) {
 				c.addf("spec.autoRestart.enabled %s: not a boolean", show(e))
 			}
 		}
-		if n, present := a["maxRestarts"]; present && !isIntAtLeast(n, math.MinInt64) {
+		if n, present := a["maxRestarts"]; present && !isIntIn(n, math.MinInt64, math.MaxInt64) {
 			c.addf("spec.autoRestart.maxRestarts %s: not an integer", show(n))
 		}
 	}
@@ -268,14 +273,14 @@ func show(v any) string {
 	return string(b)
 }
 
-// isIntAtLeast reports whether v (a json.Number) is an integer of at least min.
-func isIntAtLeast(v any, min int64) bool {
+// isIntIn reports whether v (a json.Number) is an integer from lo to hi.
+func isIntIn(v any, lo, hi int64) bool {
 	n, ok := v.(json.Number)
 	if !ok {
 		return false
 	}
 	i, err := n.Int64()
-	return err == nil && i >= min
+	return err == nil && i >= lo && i <= hi
 }
 
 var (

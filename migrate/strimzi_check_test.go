@@ -12,70 +12,93 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 )
 
-// Every rule of checkManifest refuses a manifest that breaks it, and names the field. Where
-// Strimzi's published CRD schema has the rule too, it refuses the manifest as well (crd):
-// the check agrees with the schema, and adds what the schema leaves to Kubernetes' metadata
-// rules and to the operator.
+// Every rule of checkManifest refuses a manifest that breaks it, and names the field. Each
+// case is judged by the Kubernetes API server's own code with Strimzi's published CRD
+// (kubeJudge): where the API server refuses the manifest, it decides the case, and
+// checkManifest must refuse it naming each field the API server names; where the API server
+// creates it, the rule is not Kubernetes' and the case says whose it is (beyond) and what
+// checkManifest says (want). A case marked beyond that the API server refuses, or one the API
+// server creates with no beyond, fails: the check and Kubernetes disagree, and one of them is
+// wrong.
+//
+// The rules Kubernetes does not have, and why:
+//   - the operator's: the strimzi.io/cluster label, naming a KafkaConnect (the operator
+//     reconciles only the KafkaConnectors labelled with their KafkaConnect's name),
+//     spec.class (the operator creates the connector with it; the CRD leaves it optional),
+//     and the spec.config keys it sets itself (name, connector.class, tasks.max,
+//     connector.plugin.version: the CRD only describes them, in prose);
+//   - offsetagent's: the manifest is of the API version asked for (--strimzi-api-version: an
+//     operator before 0.49 serves no v1, 1.x no v1beta2, and the API server takes either from
+//     the CRD that serves both), and spec.config's values are strings (the CRD preserves any
+//     value, and the operator passes a number or a YAML 1.1 boolean on in another spelling
+//     than the one on A);
+//   - the scale subresource's: spec.tasksMax is a replica count, at most 2^31-1 (kubeJudge
+//     leaves that check out: see there), as Connect's tasks.max, a Java int.
 func TestCheckManifestRefuses(t *testing.T) {
-	schemas := crdSchemas(t)
+	judge := strimziJudge(t)
 	spec := func(m map[string]any) map[string]any { return m["spec"].(map[string]any) }
 	meta := func(m map[string]any) map[string]any { return m["metadata"].(map[string]any) }
+	const (
+		operator = "the operator's"
+		ours     = "offsetagent's"
+		scale    = "the scale subresource's"
+	)
 	tests := []struct {
 		name    string
 		version string                 // default v1
 		edit    func(m map[string]any) // on the manifest as Kubernetes reads it
 		raw     func(s string) string  // on the manifest's text
-		want    string
-		crd     bool // the CRD's schema refuses it too
+		// beyond says whose rule the case is when the API server creates the manifest, and
+		// want what checkManifest says of it.
+		beyond, want string
 	}{
 		{name: "other API version", edit: func(m map[string]any) { m["apiVersion"] = "kafka.strimzi.io/v1beta2" },
-			want: `apiVersion "kafka.strimzi.io/v1beta2": want kafka.strimzi.io/v1`},
-		{name: "other kind", edit: func(m map[string]any) { m["kind"] = "KafkaConnect" }, want: `kind "KafkaConnect": want KafkaConnector`},
-		{name: "unknown top field", edit: func(m map[string]any) { m["specs"] = map[string]any{} }, want: "specs: unknown field", crd: true},
-		{name: "no metadata", edit: func(m map[string]any) { delete(m, "metadata") }, want: "metadata: required"},
-		{name: "no name", edit: func(m map[string]any) { delete(meta(m), "name") }, want: "metadata.name: required"},
-		{name: "name not a DNS name", edit: func(m map[string]any) { meta(m)["name"] = "Orders_Sink" }, want: `metadata.name "Orders_Sink": not a DNS subdomain name`},
-		{name: "name too long", edit: func(m map[string]any) { meta(m)["name"] = strings.Repeat("a", 254) }, want: "metadata.name \"aaa"},
-		{name: "namespace with a dot", edit: func(m map[string]any) { meta(m)["namespace"] = "a.b" }, want: `metadata.namespace "a.b": not a namespace name`},
-		{name: "unknown metadata field", edit: func(m map[string]any) { meta(m)["label"] = map[string]any{} }, want: "metadata.label: unknown field"},
-		{name: "no cluster label", edit: func(m map[string]any) { meta(m)["labels"] = map[string]any{"app": "x"} }, want: "no strimzi.io/cluster label"},
+			beyond: ours, want: `apiVersion "kafka.strimzi.io/v1beta2": want kafka.strimzi.io/v1`},
+		{name: "other kind", edit: func(m map[string]any) { m["kind"] = "KafkaConnect" }},
+		{name: "unknown top field", edit: func(m map[string]any) { m["specs"] = map[string]any{} }},
+		{name: "no metadata", edit: func(m map[string]any) { delete(m, "metadata") }},
+		{name: "no name", edit: func(m map[string]any) { delete(meta(m), "name") }},
+		{name: "name not a DNS name", edit: func(m map[string]any) { meta(m)["name"] = "Orders_Sink" }},
+		{name: "name too long", edit: func(m map[string]any) { meta(m)["name"] = strings.Repeat("a", 254) }},
+		{name: "namespace with a dot", edit: func(m map[string]any) { meta(m)["namespace"] = "a.b" }},
+		{name: "unknown metadata field", edit: func(m map[string]any) { meta(m)["label"] = map[string]any{} }},
+		{name: "no cluster label", edit: func(m map[string]any) { meta(m)["labels"] = map[string]any{"app": "x"} },
+			beyond: operator, want: "no strimzi.io/cluster label"},
 		{name: "cluster not a KafkaConnect name", edit: func(m map[string]any) { meta(m)["labels"] = map[string]any{"strimzi.io/cluster": "Connect_B"} },
-			want: `metadata.labels.strimzi.io/cluster "Connect_B": not the name of a KafkaConnect resource`},
-		{name: "label value too long", edit: func(m map[string]any) { meta(m)["labels"].(map[string]any)["team"] = strings.Repeat("x", 64) },
-			want: "metadata.labels.team \"xxx"},
-		{name: "label key not a qualified name", edit: func(m map[string]any) { meta(m)["labels"].(map[string]any)["a b"] = "x" },
-			want: `metadata.labels "a b": not a qualified name`},
-		{name: "annotation not a string", edit: func(m map[string]any) { meta(m)["annotations"].(map[string]any)["port"] = 8080 },
-			want: "metadata.annotations.port: 8080 is not a string"},
-		{name: "no spec", edit: func(m map[string]any) { delete(m, "spec") }, want: "spec: required", crd: true},
-		{name: "pause in v1", edit: func(m map[string]any) { spec(m)["pause"] = true }, want: "spec.pause: removed in kafka.strimzi.io/v1: use spec.state", crd: true},
-		{name: "pause not a boolean", version: StrimziV1beta2, edit: func(m map[string]any) { spec(m)["pause"] = "yes" }, want: `spec.pause "yes": not a boolean`, crd: true},
-		{name: "no class", edit: func(m map[string]any) { delete(spec(m), "class") }, want: "spec.class: required"},
-		{name: "class not a string", edit: func(m map[string]any) { spec(m)["class"] = 1 }, want: "spec.class 1: not a class name", crd: true},
-		{name: "tasksMax zero", edit: func(m map[string]any) { spec(m)["tasksMax"] = 0 }, want: "spec.tasksMax 0: not an integer of at least 1", crd: true},
-		{name: "tasksMax text", edit: func(m map[string]any) { spec(m)["tasksMax"] = "1" }, want: `spec.tasksMax "1": not an integer`, crd: true},
-		{name: "tasksMax fraction", edit: func(m map[string]any) { spec(m)["tasksMax"] = 1.5 }, want: "spec.tasksMax 1.5: not an integer", crd: true},
-		{name: "version not a string", edit: func(m map[string]any) { spec(m)["version"] = 4.1 }, want: "spec.version 4.1: not a string", crd: true},
-		{name: "state in REST spelling", edit: func(m map[string]any) { spec(m)["state"] = "RUNNING" }, want: `spec.state "RUNNING": one of running, paused, stopped`, crd: true},
-		{name: "misspelt spec field", edit: func(m map[string]any) { spec(m)["taskMax"] = 1 }, want: "spec.taskMax: unknown field", crd: true},
-		{name: "autoRestart enabled not a boolean", edit: func(m map[string]any) { spec(m)["autoRestart"] = map[string]any{"enabled": "true"} },
-			want: `spec.autoRestart.enabled "true": not a boolean`, crd: true},
-		{name: "listOffsets without its ConfigMap", edit: func(m map[string]any) { spec(m)["listOffsets"] = map[string]any{} },
-			want: "spec.listOffsets.toConfigMap: required", crd: true},
+			beyond: operator, want: `metadata.labels.strimzi.io/cluster "Connect_B": not the name of a KafkaConnect resource`},
+		{name: "label value too long", edit: func(m map[string]any) { meta(m)["labels"].(map[string]any)["team"] = strings.Repeat("x", 64) }},
+		{name: "label key not a qualified name", edit: func(m map[string]any) { meta(m)["labels"].(map[string]any)["a b"] = "x" }},
+		{name: "annotation not a string", edit: func(m map[string]any) { meta(m)["annotations"].(map[string]any)["port"] = 8080 }},
+		{name: "no spec", edit: func(m map[string]any) { delete(m, "spec") }},
+		{name: "pause in v1", edit: func(m map[string]any) { spec(m)["pause"] = true }},
+		{name: "pause not a boolean", version: StrimziV1beta2, edit: func(m map[string]any) { spec(m)["pause"] = "yes" }},
+		{name: "no class", edit: func(m map[string]any) { delete(spec(m), "class") },
+			beyond: operator, want: "spec.class: required"},
+		{name: "class not a string", edit: func(m map[string]any) { spec(m)["class"] = 1 }},
+		{name: "tasksMax zero", edit: func(m map[string]any) { spec(m)["tasksMax"] = 0 }},
+		{name: "tasksMax text", edit: func(m map[string]any) { spec(m)["tasksMax"] = "1" }},
+		{name: "tasksMax fraction", edit: func(m map[string]any) { spec(m)["tasksMax"] = 1.5 }},
+		{name: "tasksMax above a replica count", edit: func(m map[string]any) { spec(m)["tasksMax"] = int64(1) << 31 },
+			beyond: scale, want: "spec.tasksMax 2147483648: not an integer from 1 to 2147483647"},
+		{name: "version not a string", edit: func(m map[string]any) { spec(m)["version"] = 4.1 }},
+		{name: "state in REST spelling", edit: func(m map[string]any) { spec(m)["state"] = "RUNNING" }},
+		{name: "misspelt spec field", edit: func(m map[string]any) { spec(m)["taskMax"] = 1 }},
+		{name: "autoRestart enabled not a boolean", edit: func(m map[string]any) { spec(m)["autoRestart"] = map[string]any{"enabled": "true"} }},
+		{name: "listOffsets without its ConfigMap", edit: func(m map[string]any) { spec(m)["listOffsets"] = map[string]any{} }},
 		{name: "alterOffsets ConfigMap name not a string", edit: func(m map[string]any) {
 			spec(m)["alterOffsets"] = map[string]any{"fromConfigMap": map[string]any{"name": 1}}
-		}, want: "spec.alterOffsets.fromConfigMap.name 1: not a string", crd: true},
-		{name: "config not a mapping", edit: func(m map[string]any) { spec(m)["config"] = "a=b" }, want: `spec.config: "a=b" is not a mapping`, crd: true},
+		}},
+		{name: "config not a mapping", edit: func(m map[string]any) { spec(m)["config"] = "a=b" }},
 		{name: "config key the operator sets", edit: func(m map[string]any) { spec(m)["config"].(map[string]any)["tasks.max"] = "2" },
-			want: "spec.config.tasks.max: not allowed"},
+			beyond: operator, want: "spec.config.tasks.max: not allowed"},
 		{name: "config plugin version", edit: func(m map[string]any) { spec(m)["config"].(map[string]any)["connector.plugin.version"] = "1" },
-			want: "spec.config.connector.plugin.version: not allowed"},
+			beyond: operator, want: "spec.config.connector.plugin.version: not allowed"},
 		{name: "config value a number", edit: func(m map[string]any) { spec(m)["config"].(map[string]any)["database.port"] = 5432 },
-			want: "spec.config.database.port: a number, not a string"},
+			beyond: ours, want: "spec.config.database.port: a number, not a string"},
 		// YAML 1.1, as Kubernetes reads manifests: a plain yes is a boolean.
 		{name: "config value a YAML 1.1 boolean", raw: func(s string) string {
 			return strings.Replace(s, `"include.schema.changes": "true"`, `"include.schema.changes": yes`, 1)
-		}, want: "spec.config.include.schema.changes: a boolean, not a string"},
+		}, beyond: ours, want: "spec.config.include.schema.changes: a boolean, not a string"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,6 +110,7 @@ func TestCheckManifestRefuses(t *testing.T) {
 			data, _, err := st.Manifest(sourceBody(StateRunning), "pg", "m-1", connectors.Builtin())
 			require.NoError(t, err)
 			require.NoError(t, checkManifest(data, version), "the manifest as written passes")
+			judge.requireCreated(t, data)
 			if tc.raw != nil {
 				broken := tc.raw(string(data))
 				require.NotEqual(t, string(data), broken)
@@ -99,13 +123,25 @@ func TestCheckManifestRefuses(t *testing.T) {
 				require.NoError(t, err)
 			}
 			err = checkManifest(data, version)
-			require.Error(t, err)
-			require.Contains(t, err.Error(), tc.want)
+			require.Error(t, err, "checkManifest takes it")
 			require.NotContains(t, err.Error(), "5432", "config values are never shown")
-			if tc.crd {
-				var doc map[string]any
-				require.NoError(t, k8syaml.Unmarshal(data, &doc))
-				require.Error(t, schemas[version].Validate(jsonDoc(t, doc)), "the CRD's schema refuses it too")
+			problems := manifestProblems(data, version)
+			refused := judge.refusals(t, data)
+			if len(refused) == 0 {
+				require.NotEmpty(t, tc.beyond, "the API server creates it: whose rule is it (beyond)? checkManifest: %s", err)
+				require.Contains(t, err.Error(), tc.want)
+				return
+			}
+			require.Empty(t, tc.beyond, "the API server refuses it (%v): the case is Kubernetes', not %s", refused, tc.beyond)
+			for _, r := range refused {
+				named := false
+				for _, p := range problems {
+					// Some errors of the schema's validator name their field in their text
+					// only ("Checked value must be of type integer (default format) in
+					// spec.tasksMax").
+					named = named || sameField(fieldOf(p), r.field) || r.field == "" && strings.Contains(r.detail, " in "+fieldOf(p))
+				}
+				require.True(t, named, "the API server refuses %s; checkManifest names no such field: %s", r, err)
 			}
 		})
 	}

@@ -87,7 +87,10 @@ func (m *MM2Sinks) TranslateSink(ctx context.Context, c *Connector, _ string) ([
 			d.NotExact = append(d.NotExact, p)
 		}
 	}
-	c.Config, d.TopicsRegex = m.rewriteConfig(c.Config)
+	c.Config, d.TopicsRegex, err = m.rewriteConfig(c.Config)
+	if err != nil {
+		return nil, d, err
+	}
 	if tr.AllExact() {
 		return tr.ConnectorOffsets(), d, nil
 	}
@@ -145,9 +148,11 @@ func summarize(tr mm2.Translation) string {
 }
 
 // rewriteConfig renames cfg's `topics` name by name and rewrites its `topics.regex` to match
-// the renamed topics, in place of their entries; the DLQ topic and the rest stay. The second
-// result flags a topics.regex for the report ("" when there is none).
-func (m *MM2Sinks) rewriteConfig(cfg events.Config) (events.Config, string) {
+// the renamed topics, in place of their entries; the DLQ topic and the rest stay (what is
+// derived from the topics' names is topicnames.go's). The second result flags a topics.regex
+// for the report ("" when there is none). A topics.regex that cannot be rewritten with
+// certainty is an error; the hazard check refuses such a sink before anything is stopped.
+func (m *MM2Sinks) rewriteConfig(cfg events.Config) (events.Config, string, error) {
 	out := make(events.Config, 0, len(cfg))
 	var flag string
 	for _, e := range cfg {
@@ -156,12 +161,15 @@ func (m *MM2Sinks) rewriteConfig(cfg events.Config) (events.Config, string) {
 			e.Value, _ = m.Policy.RewriteTopics(e.Value)
 		case mm2.TopicsRegexKey:
 			if e.Value != "" {
-				to, note := m.Policy.RewriteTopicsRegex(e.Value)
+				to, note, err := m.Policy.RewriteTopicsRegex(e.Value)
+				if err != nil {
+					return nil, "", err
+				}
 				flag = fmt.Sprintf("%s -> %s: %s", e.Value, to, note)
 				e.Value = to
 			}
 		}
 		out = append(out, e)
 	}
-	return out, flag
+	return out, flag, nil
 }

@@ -42,8 +42,10 @@ type checkpointStore struct {
 	valid map[checkpointKey]Checkpoint
 	// refused holds the last refused record per key; a valid record wins over it.
 	refused map[checkpointKey]refusal
-	// groups counts the records attributed to each group, valid or refused.
-	groups map[string]int
+	// groups counts the records attributed to each group, valid or refused; validOf and
+	// refusedOf count the valid and the refused ones, and lastRefused is the latest refused one.
+	groups, validOf, refusedOf map[string]int
+	lastRefused                map[string]refusal
 	// written is the timestamp of each group's newest valid checkpoint record.
 	written map[string]time.Time
 	// unattributed counts records whose key cannot be read even after unwrapping, and keeps the
@@ -54,11 +56,14 @@ type checkpointStore struct {
 
 func newCheckpointStore(b kafkaio.Options, topic string) *checkpointStore {
 	return &checkpointStore{
-		tail:    logTail{cl: kafkaio.NewClient(b), topic: topic},
-		valid:   map[checkpointKey]Checkpoint{},
-		refused: map[checkpointKey]refusal{},
-		groups:  map[string]int{},
-		written: map[string]time.Time{},
+		tail:        logTail{cl: kafkaio.NewClient(b), topic: topic},
+		valid:       map[checkpointKey]Checkpoint{},
+		refused:     map[checkpointKey]refusal{},
+		groups:      map[string]int{},
+		validOf:     map[string]int{},
+		refusedOf:   map[string]int{},
+		lastRefused: map[string]refusal{},
+		written:     map[string]time.Time{},
 	}
 }
 
@@ -85,6 +90,7 @@ func (s *checkpointStore) apply(r record) {
 		k := checkpointKey{c.Group, c.Topic, c.Partition}
 		s.valid[k] = c
 		s.groups[c.Group]++
+		s.validOf[c.Group]++
 		if r.Time.After(s.written[c.Group]) {
 			s.written[c.Group] = r.Time
 		}
@@ -113,6 +119,8 @@ func (s *checkpointStore) apply(r record) {
 		return
 	}
 	s.refused[k] = refusal{offset: r.Offset, err: err}
+	s.refusedOf[group]++
+	s.lastRefused[group] = s.refused[k]
 }
 
 // lookup returns the checkpoint for k, if valid, and the last refused record for k, if any.
@@ -135,8 +143,11 @@ func (s *checkpointStore) newest(group string) time.Time {
 
 // groupStats is what the store holds about one group and the others.
 type groupStats struct {
-	// mine counts the records attributed to the group; otherGroups the other groups with records.
-	mine, otherGroups int
+	// mine counts the records attributed to the group, valid and refused the valid and the
+	// refused ones among them; otherGroups counts the other groups with records. lastMine is
+	// the group's latest refused record.
+	mine, valid, refused, otherGroups int
+	lastMine                          refusal
 	// unattributed counts the records no group could be named for; last is the latest of them.
 	unattributed int
 	last         refusal
@@ -148,7 +159,7 @@ func (s *checkpointStore) stats(group string) groupStats {
 	st := groupStats{unattributed: s.unattributed, last: s.lastUnattributed}
 	for g, n := range s.groups {
 		if g == group {
-			st.mine = n
+			st.mine, st.valid, st.refused, st.lastMine = n, s.validOf[g], s.refusedOf[g], s.lastRefused[g]
 		} else if n > 0 {
 			st.otherGroups++
 		}

@@ -11,13 +11,21 @@
 //   - the replication policies (Policy): the name of A's topics on B (default:
 //     "<alias><sep><topic>", identity: unchanged), the checkpoints and offset-syncs topic
 //     names, and the rewrite of a sink's `topics` and `topics.regex` (its DLQ is left alone);
+//     a `topics.regex` is Java's, and is rewritten only where Java reads the rewritten pattern
+//     as the original behind the prefix, else refused (regexwrap.go);
 //   - the translation (Translator): reading B's `<alias>.checkpoints.internal`, waiting for
 //     checkpoints that are missing or moving, a verdict per partition, the group-filter trap,
 //     replay bounds from the offset syncs, and the --exact refinement.
 //   - MM2's health for a group (Health, with the Setup ReadSetup finds in MM2's connector
-//     configs on B): why its checkpoints will not come (the group filter, checkpoints or offset
-//     syncs switched off, checkpoints past a maximum age), so that a caller refuses a sink
-//     before stopping anything instead of waiting for them (health.go says how it decides).
+//     configs on B, and the checkpoint connectors' status when the caller read it): why its
+//     checkpoints will not come (the group filter, the topic filters of the checkpoint and
+//     source connectors, checkpoints or offset syncs switched off, the checkpoint connector
+//     failed or stopped, checkpoint records that cannot be read, checkpoints past a maximum
+//     age), so that a caller refuses a sink before stopping anything instead of waiting for
+//     them (health.go says how it decides). MM2's filters are judged as MM2 judges them
+//     (filter.go): Connect's LIST parsing, the entries joined by | into one Java regex,
+//     evaluated by internal/javaregex; a pattern that cannot be evaluated refuses the sink
+//     with the pattern and why.
 //
 // A migration command calls it like this, once per run and then once per sink connector:
 //
@@ -34,7 +42,7 @@
 //	// tr2.Offsets(): the same by renamed partition;
 //	// tr2.Report: the report's "translation" object; tr2.AllExact(): no replay, none missing;
 //	// tr2.GroupFilterTrap: MM2 does not checkpoint this group, and how to change that.
-//	config, rewrite := policy.RewriteConfig(cfg) // or RewriteTopics / RewriteTopicsRegex per entry
+//	config, rewrite, err := policy.RewriteConfig(cfg) // or RewriteTopics / RewriteTopicsRegex per entry
 //
 // Verdicts (see docs/migration.md, "Across MirrorMaker 2"): exact when the checkpoint's upstreamOffset equals the committed
 // offset g (and, when the offset syncs are read, they show no replay) or --exact found A's

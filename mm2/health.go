@@ -16,9 +16,18 @@ import (
 // from the checkpoints topic. Waiting is right only where a checkpoint may still come:
 //
 //   - MM2's config read: a checkpoint connector of the flow would checkpoint the group (enabled,
-//     emit.checkpoints.enabled, offset syncs on, the group passing groups and groups.exclude): a
-//     missing checkpoint is MM2 not having discovered the group yet
-//     (refresh.groups.interval.seconds), so the translation waits (--checkpoint-wait);
+//     emit.checkpoints.enabled, offset syncs on, RUNNING with a task that has not failed when
+//     its status was read, the group passing groups and groups.exclude, every topic of the
+//     group's commits passing its topics and topics.exclude, and, when MM2's source connectors
+//     were read, one of them replicating each topic): a missing checkpoint is MM2 not having
+//     discovered the group yet (refresh.groups.interval.seconds), so the translation waits
+//     (--checkpoint-wait). A filter MM2 reads as a Java regex that cannot be evaluated here
+//     as Java would (filter.go) blocks too: the question is not answered, so nothing is
+//     stopped. A check that could not be made (the status not read, a filter class of MM2's
+//     user's own) is a finding that does not block;
+//   - MM2's config not read: said in a finding that does not block;
+//   - records of the group in the checkpoints topic, none of which can be read: blocked, with
+//     their count and why;
 //   - no config read and no checkpoint of the group at all while A holds its commits: a group
 //     MM2's default groups.exclude matches (connect-<name>) is blocked, named as the likely
 //     cause; another is waited for;
@@ -57,9 +66,41 @@ func (t *Translator) Health(ctx context.Context, group string, committed map[Top
 	if hc.Now.IsZero() {
 		hc.Now = time.Now()
 	}
-	if fs := t.configFindings(group, hc.Setup); len(fs) > 0 {
-		return fs, nil
+	var topics []string
+	for tp := range committed {
+		if !slices.Contains(topics, tp.Topic) {
+			topics = append(topics, tp.Topic)
+		}
 	}
+	slices.Sort(topics)
+	notes := t.configFindings(group, topics, hc.Setup)
+	if slices.ContainsFunc(notes, func(f Finding) bool { return f.Blocked }) {
+		return notes, nil
+	}
+	if !hc.Setup.Known() {
+		notes = append(notes, notRead(hc.Setup))
+	}
+	fs, err := t.checkpointFindings(ctx, group, committed, hc)
+	if err != nil {
+		return nil, err
+	}
+	return append(notes, fs...), nil
+}
+
+// notRead says that MM2's configuration was not found on B, so that neither its filters nor
+// whether its checkpoint connector runs were checked.
+func notRead(s Setup) Finding {
+	looked := ""
+	if len(s.Looked) > 0 {
+		looked = " (" + strings.Join(s.Looked, "; ") + ")"
+	}
+	return Finding{Message: "MirrorMaker 2's checkpoint connector for this flow was not found on B" + looked +
+		": neither its group and topic filters nor whether it is running were checked",
+		Fix: "name the Connect config topic that holds MirrorMaker 2's connectors with --mm2-config-topic"}
+}
+
+// checkpointFindings judges the group by what the checkpoints topic holds.
+func (t *Translator) checkpointFindings(ctx context.Context, group string, committed map[TopicPartition]int64, hc HealthCheck) ([]Finding, error) {
 	cpTopic := t.cfg.Policy.CheckpointsTopic()
 	if err := t.read(ctx); errors.Is(err, ErrNoCheckpointsTopic) {
 		return []Finding{{Blocked: true, Message: fmt.Sprintf("MirrorMaker 2's checkpoints topic %s does not exist on B: no checkpoint connector "+
@@ -72,8 +113,22 @@ func (t *Translator) Health(ctx context.Context, group string, committed map[Top
 		return nil, nil
 	}
 	st := t.checkpoints.stats(group)
-	if st.mine == 0 {
-		return t.noCheckpoint(group, hc.Setup, st), nil
+	if st.valid == 0 && st.refused == 0 { // none, or only tombstones
+		fs := t.noCheckpoint(group, hc.Setup, st)
+		if st.unattributed > 0 {
+			fs = append(fs, Finding{Message: fmt.Sprintf("%s holds %d record(s) that could not be read at all, not even their group (the last, at offset %d: %v): "+
+				"some may be checkpoints of group %q", cpTopic, st.unattributed, st.last.offset, st.last.err, group),
+				Fix: unreadableFix(st.last.err, cpTopic)})
+		}
+		return fs, nil
+	}
+	if st.valid == 0 && st.refused > 0 {
+		// Every checkpoint record of the group was refused: none can be used, and MM2 keeps
+		// writing the same way.
+		return []Finding{{Blocked: true,
+			Message: fmt.Sprintf("none of the %d checkpoint records of group %q in %s could be read (the last, at offset %d: %v): no checkpoint of the group is usable",
+				st.refused, group, cpTopic, st.lastMine.offset, st.lastMine.err),
+			Fix: unreadableFix(st.lastMine.err, cpTopic)}}, nil
 	}
 	if hc.MaxAge <= 0 {
 		return nil, nil
@@ -81,8 +136,19 @@ func (t *Translator) Health(ctx context.Context, group string, committed map[Top
 	return t.ageFindings(ctx, group, committed, hc)
 }
 
-// configFindings judges the group against MM2's configuration, when it was read.
-func (t *Translator) configFindings(group string, s Setup) []Finding {
+// unreadableFix says what to do about checkpoint records that cannot be read, by why.
+func unreadableFix(err error, topic string) string {
+	var fe *FormatError
+	if errors.As(err, &fe) && fe.Reason == ReasonWrapped {
+		return "run MirrorMaker 2's connectors with key.converter and value.converter = org.apache.kafka.connect.converters.ByteArrayConverter " +
+			"(as connect-mirror-maker.sh and Strimzi do): its checkpoints are then written in MM2's own format, which is read here"
+	}
+	return "find what writes these records to " + topic + ": MirrorMaker 2's MirrorCheckpointConnector writes its own binary format (docs/mirrormaker2.md, \"Checkpoint records\")"
+}
+
+// configFindings judges the group, whose committed offsets are for topics (A's names), against
+// MM2's configuration, when it was read.
+func (t *Translator) configFindings(group string, topics []string, s Setup) []Finding {
 	p := t.cfg.Policy
 	var out []Finding
 	for _, c := range s.Source {
@@ -93,23 +159,28 @@ func (t *Translator) configFindings(group string, s Setup) []Finding {
 				Fix: fixFor(p, &c, "MirrorSourceConnector", EmitOffsetSyncsKey, "true (the default)")})
 		}
 	}
+	out = append(out, sourceTopicFindings(p, s.Source, topics)...)
 	if !s.Known() {
 		return out
 	}
-	// The group is checkpointed when one checkpoint connector of the flow takes it.
+	// The group is checkpointed when one checkpoint connector of the flow takes it: then only
+	// that connector's notes are said.
 	var blocked []Finding
 	for _, c := range s.Checkpoint {
-		fs := t.checkpointConnectorFindings(group, c)
-		if len(fs) == 0 {
-			return out
+		fs := t.checkpointConnectorFindings(group, topics, c)
+		if !slices.ContainsFunc(fs, func(f Finding) bool { return f.Blocked }) {
+			return append(out, fs...)
 		}
 		blocked = append(blocked, fs...)
 	}
 	return append(out, blocked...)
 }
 
-// checkpointConnectorFindings says why checkpoint connector c does not checkpoint group.
-func (t *Translator) checkpointConnectorFindings(group string, c MM2Connector) []Finding {
+// checkpointConnectorFindings says why checkpoint connector c does not checkpoint group for
+// topics: its switches, its status when read, its group filter and its topic filter
+// (MirrorCheckpointConnector checkpoints a group only for the topics its topic filter takes,
+// and not at all when it takes none of them).
+func (t *Translator) checkpointConnectorFindings(group string, topics []string, c MM2Connector) []Finding {
 	p := t.cfg.Policy
 	const class = "MirrorCheckpointConnector"
 	var out []Finding
@@ -123,29 +194,163 @@ func (t *Translator) checkpointConnectorFindings(group string, c MM2Connector) [
 				Fix: fixFor(p, &c, class, key, "true (the default)")})
 		}
 	}
+	out = append(out, statusFindings(c)...)
 	if fc, ok := c.setting(GroupFilterClassKey); ok && strings.TrimSpace(fc) != "" && !strings.HasSuffix(strings.TrimSpace(fc), "DefaultGroupFilter") {
-		return out // a group filter of its own: its settings cannot be judged here
+		out = append(out, Finding{Key: GroupFilterClassKey,
+			Message: fmt.Sprintf("%s has its own %s (%s): whether it takes group %q is not judged here", c.where(), GroupFilterClassKey, strings.TrimSpace(fc), group)})
+	} else {
+		gf := groupFilter(c)
+		switch v := gf.judge(group); {
+		case v.err != nil:
+			out = append(out, undecided(p, &c, class, v, "group", group))
+		case v.passes:
+		case v.by.key == GroupsKey:
+			out = append(out, Finding{Key: GroupsKey, Blocked: true,
+				Message: fmt.Sprintf("%s does not include group %q: its %s (%s) does not match it", c.where(), group, GroupsKey, gf.include.shown()),
+				Fix:     fixFor(p, &c, class, GroupsKey, strings.Join(append(splitList(gf.include.value), regexpQuote(group)), ", "))})
+		default:
+			out = append(out, Finding{Key: GroupsExcludeKey, Blocked: true,
+				Message: fmt.Sprintf("%s excludes group %q: its %s (%s) matches it, so MM2 never checkpoints the group", c.where(), group, GroupsExcludeKey, gf.exclude.shown()),
+				Fix:     fixFor(p, &c, class, GroupsExcludeKey, listValue(without(splitList(gf.exclude.value), group))) + refreshNote})
+		}
 	}
-	groups, set := c.setting(GroupsKey)
-	if !set {
-		groups = DefaultGroups
+	return append(out, topicFindings(p, c, class, topics, "checkpoints the group only for the topics it takes: partitions of")...)
+}
+
+// topicFindings judges c's topic filter on the sink's topics.
+func topicFindings(p Policy, c MM2Connector, class string, topics []string, why string) []Finding {
+	if fc, ok := c.setting(TopicFilterClassKey); ok && strings.TrimSpace(fc) != "" && !strings.HasSuffix(strings.TrimSpace(fc), "DefaultTopicFilter") {
+		return []Finding{{Key: TopicFilterClassKey,
+			Message: fmt.Sprintf("%s has its own %s (%s): whether it takes topics %s is not judged here", c.where(), TopicFilterClassKey, strings.TrimSpace(fc), strings.Join(topics, ", "))}}
 	}
-	if in, ok := matchesList(splitList(groups), group); ok && !in {
-		out = append(out, Finding{Key: GroupsKey, Blocked: true,
-			Message: fmt.Sprintf("%s does not include group %q: its %s (%s) does not match it", c.where(), group, GroupsKey, groups),
-			Fix:     fixFor(p, &c, class, GroupsKey, strings.Join(append(splitList(groups), regexpQuote(group)), ", "))})
+	tf := topicFilter(c)
+	var out []Finding
+	left := map[string][]string{} // by the setting that leaves them out
+	for _, topic := range topics {
+		switch v := tf.judge(topic); {
+		case v.err != nil:
+			out = append(out, undecided(p, &c, class, v, "topic", topic))
+		case !v.passes:
+			left[v.by.key] = append(left[v.by.key], topic)
+		case !tf.exclude.set:
+			// MM2's default topics.exclude changed between releases: a topic only the
+			// earlier default excludes depends on B's MirrorMaker 2 version.
+			if m, err := legacyTopicsExcludeRE.Matches(topic); err == nil && m {
+				out = append(out, Finding{Key: TopicsExcludeKey, Blocked: true,
+					Message: fmt.Sprintf("%s does not set %s, and MM2's default depends on its release: earlier ones exclude %s (%s), later ones do not (%s)",
+						c.where(), TopicsExcludeKey, topic, legacyTopicsExclude, DefaultTopicsExclude),
+					Fix: fixFor(p, &c, class, TopicsExcludeKey, DefaultTopicsExclude)})
+			}
+		}
 	}
-	exclude, set := c.setting(GroupsExcludeKey, groupsBlacklistKey)
-	shown := exclude
-	if !set {
-		exclude, shown = DefaultGroupsExclude, "not set, so MM2's default: "+DefaultGroupsExclude
-	}
-	if ex, ok := matchesList(splitList(exclude), group); ok && ex {
-		out = append(out, Finding{Key: GroupsExcludeKey, Blocked: true,
-			Message: fmt.Sprintf("%s excludes group %q: its %s (%s) matches it, so MM2 never checkpoints the group", c.where(), group, GroupsExcludeKey, shown),
-			Fix:     fixFor(p, &c, class, GroupsExcludeKey, strings.Join(without(splitList(exclude), group), ", ")) + refreshNote})
+	for _, l := range []*listSetting{&tf.include, &tf.exclude} {
+		names := left[l.key]
+		if len(names) == 0 {
+			continue
+		}
+		verb, fix := "does not match", strings.Join(append(splitList(l.value), quoteAll(names)...), ", ")
+		if l == &tf.exclude {
+			verb, fix = "matches", listValue(without(splitList(l.value), names...))
+		}
+		out = append(out, Finding{Key: l.key, Blocked: true,
+			Message: fmt.Sprintf("%s leaves out topic %s of the sink: its %s (%s) %s it, and it %s them get no checkpoint",
+				c.where(), strings.Join(names, ", "), l.key, l.shown(), verb, why),
+			Fix: fixFor(p, &c, class, l.key, fix)})
 	}
 	return out
+}
+
+// sourceTopicFindings: topics no MirrorSourceConnector of the flow replicates get no offset
+// sync, so no checkpoint. Judged only when MM2's source connectors were read.
+func sourceTopicFindings(p Policy, sources []MM2Connector, topics []string) []Finding {
+	var running []MM2Connector
+	for _, c := range sources {
+		if !c.disabled(EnabledKey) {
+			running = append(running, c)
+		}
+	}
+	if len(running) == 0 {
+		return nil
+	}
+	var out []Finding
+	for _, topic := range topics {
+		var why []Finding
+		for _, c := range running {
+			fs := topicFindings(p, c, "MirrorSourceConnector", []string{topic}, "replicates, and writes offset syncs for, only the topics it takes:")
+			if len(fs) == 0 || !fs[0].Blocked { // this one replicates it, or cannot be judged
+				why = nil
+				break
+			}
+			why = append(why, fs...)
+		}
+		out = append(out, why...)
+	}
+	return out
+}
+
+// listValue writes a LIST value for a fix; an empty one is said so.
+func listValue(entries []string) string {
+	if len(entries) == 0 {
+		return `"" (empty)`
+	}
+	return strings.Join(entries, ", ")
+}
+
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = regexpQuote(n)
+	}
+	return out
+}
+
+// statusFindings judges c's status on its Connect cluster, when it was read: a checkpoint
+// connector that is not running, or whose every task failed, writes no checkpoint.
+func statusFindings(c MM2Connector) []Finding {
+	st := c.Status
+	if st == nil {
+		why := c.StatusUnread
+		if why == "" {
+			why = "its status was not read"
+		}
+		return []Finding{{Message: fmt.Sprintf("not checked whether %s is running: %s", c.where(), why),
+			Fix: "check that it is RUNNING with running tasks before its checkpoints are relied on"}}
+	}
+	restart := fmt.Sprintf("resume or restart it (PUT /connectors/%[1]s/resume, POST /connectors/%[1]s/restart?includeTasks=true&onlyFailed=true), then run again", c.Name)
+	switch state := strings.ToUpper(st.Connector.State); state {
+	case "RUNNING":
+	case "FAILED", "PAUSED", "STOPPED":
+		return []Finding{{Blocked: true, Message: fmt.Sprintf("%s is %s on its Connect cluster: it writes no checkpoint%s", c.where(), state, firstLine(st.Connector.Trace)),
+			Fix: restart}}
+	default: // UNASSIGNED, RESTARTING: on its way
+		return []Finding{{Message: fmt.Sprintf("%s is %s on its Connect cluster: its checkpoints may lag until it runs", c.where(), state)}}
+	}
+	failed := 0
+	var trace string
+	for _, task := range st.Tasks {
+		if strings.EqualFold(task.State, "FAILED") {
+			failed++
+			if trace == "" {
+				trace = firstLine(task.Trace)
+			}
+		}
+	}
+	switch {
+	case failed > 0 && failed == len(st.Tasks):
+		return []Finding{{Blocked: true, Message: fmt.Sprintf("every task of %s has FAILED: it writes no checkpoint%s", c.where(), trace), Fix: restart}}
+	case failed > 0:
+		return []Finding{{Message: fmt.Sprintf("%d of the %d tasks of %s have FAILED: the groups they checkpoint get no checkpoint%s", failed, len(st.Tasks), c.where(), trace), Fix: restart}}
+	}
+	return nil
+}
+
+// firstLine is a trace's first line, for a message.
+func firstLine(trace string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(trace), "\n")
+	if line == "" {
+		return ""
+	}
+	return " (" + line + ")"
 }
 
 const refreshNote = "; MM2 picks the group up within refresh.groups.interval.seconds (default 600) and checkpoints it every " +
@@ -156,7 +361,7 @@ func (t *Translator) noCheckpoint(group string, s Setup, st groupStats) []Findin
 	if s.Known() {
 		return nil // a checkpoint connector takes the group: not discovered yet, waited for
 	}
-	if !excludedByDefault.MatchString(group) {
+	if !excludedByDefault(group) {
 		return nil // perhaps not discovered yet: waited for
 	}
 	looked := "no MirrorMaker 2 config was readable on B"

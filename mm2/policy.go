@@ -3,7 +3,6 @@ package mm2
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -194,11 +193,12 @@ type ConfigRewrite struct {
 }
 
 // RewriteConfig returns a copy of a sink connector's config with `topics` renamed name by name
-// (RewriteTopics) and `topics.regex` rewritten to match the renamed topics (RewriteTopicsRegex).
-// Everything else, the dead letter queue topic (errors.deadletterqueue.topic.name) included,
-// stays as it is: the DLQ is written on the target and is no mirrored topic. A caller holding
-// the config in order calls the two functions on its entries instead.
-func (p Policy) RewriteConfig(cfg map[string]string) (map[string]string, ConfigRewrite) {
+// (RewriteTopics) and `topics.regex` rewritten to match the renamed topics (RewriteTopicsRegex),
+// or RewriteTopicsRegex's error. Everything else, the dead letter queue topic
+// (errors.deadletterqueue.topic.name) included, stays as it is: the DLQ is written on the
+// target and is no mirrored topic. A caller holding the config in order calls the two
+// functions on its entries instead.
+func (p Policy) RewriteConfig(cfg map[string]string) (map[string]string, ConfigRewrite, error) {
 	out := make(map[string]string, len(cfg))
 	for k, v := range cfg {
 		out[k] = v
@@ -209,13 +209,16 @@ func (p Policy) RewriteConfig(cfg map[string]string) (map[string]string, ConfigR
 	}
 	if re, ok := cfg[TopicsRegexKey]; ok && re != "" {
 		rw.RegexFrom = re
-		var rewritten string
-		rewritten, rw.RegexNote = p.RewriteTopicsRegex(re)
+		rewritten, note, err := p.RewriteTopicsRegex(re)
+		if err != nil {
+			return nil, ConfigRewrite{}, err
+		}
+		rw.RegexNote = note
 		if rewritten != re {
 			rw.RegexTo, out[TopicsRegexKey] = rewritten, rewritten
 		}
 	}
-	return out, rw
+	return out, rw, nil
 }
 
 // RewriteTopics renames every topic of a `topics` value (Connect's LIST: trimmed, split on
@@ -234,34 +237,31 @@ func (p Policy) RewriteTopics(value string) (string, map[string]string) {
 	return strings.Join(renamed, ","), renames
 }
 
+// RemotePrefix is what the policy puts before the name of a topic it renames on the target,
+// "<alias><sep>": every topic under the default policy, only the heartbeats topics under the
+// identity policy. A topic that came from the target alias originally goes back to its
+// original name instead (RemoteTopic).
+func (p Policy) RemotePrefix() string {
+	return p.SourceAlias + p.sep()
+}
+
 // RewriteTopicsRegex returns a `topics.regex` that matches the renamed topics of the ones re
-// matches, and a note for the report: a rewritten regex is checked by nobody but the operator.
-// The regex is Java's: it is wrapped, never compiled here.
-func (p Policy) RewriteTopicsRegex(re string) (string, string) {
+// matches, and a note for the report, or an error when re, a Java regex, cannot be moved
+// behind the policy's prefix with certainty (regexwrap.go: an anchor or a lookbehind inside
+// it, the COMMENTS flag, an unterminated \Q). The regex is never compiled here.
+func (p Policy) RewriteTopicsRegex(re string) (string, string, error) {
 	if p.kind() == PolicyIdentity {
-		return re, "topics.regex kept: the identity policy keeps topic names (its heartbeats topic aside)"
+		return re, "topics.regex kept: the identity policy keeps topic names (its heartbeats topic aside)", nil
 	}
 	// Java's Pattern.matcher(topic).matches() is a whole-name match, so the prefix plus a
-	// non-capturing group matches exactly the renamed topics of the old regex. QuoteMeta's
-	// escapes are valid in Java regexes too.
-	out := regexp.QuoteMeta(p.SourceAlias+p.sep()) + "(?:" + re + ")"
+	// non-capturing group matches exactly the renamed topics of the old regex.
+	out, err := wrapJavaRegex(p.RemotePrefix(), re)
+	if err != nil {
+		return "", "", fmt.Errorf("rewrite topics.regex for the %s policy: %w", p.kind(), err)
+	}
 	note := "topics.regex rewritten to match the topics renamed by the " + string(p.kind()) + " policy; check it"
 	if p.TargetAlias != "" {
 		note += "; topics that came from " + p.TargetAlias + " keep their original names on it and are not matched"
 	}
-	return out, note
-}
-
-// splitList splits a Connect LIST value: trimmed, then split on commas with any spaces around
-// them; an empty value is an empty list.
-func splitList(s string) []string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return nil
-	}
-	parts := strings.Split(s, ",")
-	for i := range parts {
-		parts[i] = strings.TrimSpace(parts[i])
-	}
-	return parts
+	return out, note, nil
 }

@@ -115,7 +115,8 @@ func TestRewriteConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, rw := tt.policy.RewriteConfig(tt.cfg)
+			got, rw, err := tt.policy.RewriteConfig(tt.cfg)
+			require.NoError(t, err)
 			require.Equal(t, tt.want, got)
 			require.Equal(t, tt.topics, rw.Topics)
 			require.Equal(t, tt.regexTo, rw.RegexTo)

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/offsetagent/offsetagent/internal/javaregex"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -61,6 +62,27 @@ type MM2Connector struct {
 	Dedicated bool
 	// Config is the connector's config as stored; only the settings above are ever quoted.
 	Config map[string]string
+	// Status is the connector's status on the Connect REST API of the cluster it runs on, when
+	// the caller read it (ReadSetup does not); StatusUnread then says why it was not.
+	Status       *ConnectorStatus
+	StatusUnread string
+}
+
+// ConnectorStatus is a connector's status as Connect's REST API gives it
+// (GET /connectors/{name}/status).
+type ConnectorStatus struct {
+	Connector struct {
+		State string `json:"state"`
+		Trace string `json:"trace,omitempty"`
+	} `json:"connector"`
+	Tasks []TaskStatus `json:"tasks"`
+}
+
+// TaskStatus is one task's status in a ConnectorStatus.
+type TaskStatus struct {
+	ID    int    `json:"id"`
+	State string `json:"state"`
+	Trace string `json:"trace,omitempty"`
 }
 
 // Setup is what B shows of MirrorMaker 2's configuration for the flow from A.
@@ -145,25 +167,13 @@ func (c MM2Connector) disabled(key string) bool {
 	return ok && strings.EqualFold(strings.TrimSpace(v), "false")
 }
 
-// matchesList reports whether group matches the pattern MirrorUtils.compilePatternList makes
-// of list (the entries joined by |, matched against the whole name; an empty list matches
-// nothing). ok is false when an entry is not a Go regexp (Java's syntax is wider).
-func matchesList(list []string, group string) (match, ok bool) {
-	if len(list) == 0 {
-		return false, true
-	}
-	re, err := regexp.Compile(`^(?:` + strings.Join(list, "|") + `)$`)
-	if err != nil {
-		return false, false
-	}
-	return re.MatchString(group), true
-}
-
-// without returns the entries of list that do not match group on their own.
-func without(list []string, group string) []string {
+// without returns the entries of list that match none of names on their own (an entry that
+// is not a pattern of its own is kept).
+func without(list []string, names ...string) []string {
 	var out []string
 	for _, e := range list {
-		if m, ok := matchesList([]string{e}, group); ok && m {
+		re, err := javaregex.Compile(e)
+		if err == nil && slices.ContainsFunc(names, func(n string) bool { m, err := re.Matches(n); return err == nil && m }) {
 			continue
 		}
 		out = append(out, e)

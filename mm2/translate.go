@@ -6,14 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/offsetagent/offsetagent/internal/javaregex"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
@@ -343,12 +344,18 @@ func report(kind PolicyKind, parts []PartitionTranslation) Report {
 	return r
 }
 
-// excludedByDefault is MM2's default groups.exclude (DefaultGroupFilter).
-var excludedByDefault = regexp.MustCompile(`^(?:console-consumer-.*|connect-.*|__.*)$`)
+// defaultGroupsExclude is MM2's default groups.exclude (DefaultGroupFilter), a Java regex.
+var defaultGroupsExclude = javaregex.MustCompile(strings.Join(splitList(DefaultGroupsExclude), "|"))
+
+// excludedByDefault reports whether MM2's default groups.exclude matches group.
+func excludedByDefault(group string) bool {
+	m, err := defaultGroupsExclude.Matches(group)
+	return err == nil && m
+}
 
 // groupFilterTrap explains why MM2 has no checkpoint for group while it has some for others.
 func groupFilterTrap(group, topic string, others int) string {
-	if excludedByDefault.MatchString(group) {
+	if excludedByDefault(group) {
 		return fmt.Sprintf("%s has checkpoints for %d other groups but none for %q: MirrorMaker 2's default "+
 			"groups.exclude (console-consumer-.*, connect-.*, __.*) excludes Connect sink groups. Set groups.exclude on "+
 			"the MirrorCheckpointConnector (in MM2's config: <source>-><target>.groups.exclude), e.g. to "+

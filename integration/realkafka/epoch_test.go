@@ -31,9 +31,6 @@ import (
 // replays records 10-49.
 func TestSinkResumesAfterLeaderEpochMove(t *testing.T) {
 	env.RequirePeers(t)
-	if env.Lib == "" {
-		t.Skip("needs the jars to start a broker of its own")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 

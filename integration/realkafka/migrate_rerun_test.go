@@ -21,9 +21,6 @@ import (
 // creates them on B's worker RUNNING and PAUSED, the states recorded before the first stop.
 func TestMigrateReRunKeepsStates(t *testing.T) {
 	env.RequirePeers(t)
-	if env.Lib == "" {
-		t.Skip("needs the jars to start a second broker")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	namesA := env.ConnectNames("rerun-a")

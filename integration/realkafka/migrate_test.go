@@ -10,5 +10,5 @@ import (
 // FileStream source and sink are moved between two clusters of the tier's version with
 // `offsetagent migrate --stop-source`; every line and record is produced and written once.
 func TestMigrateStopSource(t *testing.T) {
-	tier.MigrateStopSource(t, env, tier.Migration{LibB: env.Lib})
+	tier.MigrateStopSource(t, env, tier.Migration{})
 }

@@ -48,9 +48,6 @@ func libWithout(t *testing.T, name, lib string, drop ...string) string {
 // Connect's own validation message.
 func TestMigrateRefusesPluginsBeforeStop(t *testing.T) {
 	env.RequirePeers(t)
-	if env.Lib == "" {
-		t.Skip("needs the jars to start a worker without the test connector")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 

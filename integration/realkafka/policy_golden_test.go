@@ -25,9 +25,6 @@ const policyGoldens = "../../mm2/testdata/replication-policy-goldens.json"
 // the file instead.
 func TestReplicationPolicyGoldens(t *testing.T) {
 	env.RequirePeers(t)
-	if env.Lib == "" {
-		t.Skip("needs the Kafka jars (OFFSETAGENT_KAFKA_CACHE with external brokers)")
-	}
 	java, err := realkafka.Java()
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -52,6 +52,13 @@ func ParseCommandConfig(data []byte) (Security, []string, error) {
 	if err != nil {
 		return Security{}, nil, err
 	}
+	return ParseClientProperties(props)
+}
+
+// ParseClientProperties is ParseCommandConfig on properties already read: the security
+// settings of a Kafka client given some other way (a connector's client overrides, their
+// prefix removed), with the same rules, refusals and notes.
+func ParseClientProperties(props []Property) (Security, []string, error) {
 	m := configValues(props)
 	var errs []error
 	var notes []string

@@ -13,7 +13,8 @@
 // For Kafka's client properties files (`kafka-*.sh --command-config`): ParseProperties reads
 // the format of java.util.Properties (properties.go), ParseCommandConfig and
 // ReadCommandConfig take their security keys into Security and refuse every other key by
-// name (clientprops.go), with sasl.jaas.config read as Kafka's JaasConfig reads it (jaas.go)
+// name (clientprops.go; ParseClientProperties does the same for properties read otherwise,
+// such as a connector's client overrides with their prefix removed), with sasl.jaas.config read as Kafka's JaasConfig reads it (jaas.go)
 // and encrypted keys decrypted (pkcs8.go). A real JVM is the oracle of that reader: the
 // golden table testdata/props-oracle.json comes from java.util.Properties and kafka-clients
 // (tools/props-oracle, make props-goldens). No error quotes a value, which may be a secret;

@@ -10,8 +10,10 @@
 // everything else), the admin commit and fetch of a consumer group's offsets (CommitGroupOffsets,
 // FetchGroupOffsets: kmsg OffsetCommit and OffsetFetch requests on that transport, sent to the
 // group's coordinator, the commit with every field Kafka's Admin client sets and the fetch
-// with each entry's committed leader epoch and metadata), a short-lived cache of partition leaders, topic metadata helpers, and the
-// one error classifier (Classify) with its capped, jittered Backoff and Retry.
+// with each entry's committed leader epoch and metadata), a short-lived cache of partition leaders, topic metadata helpers, the
+// Kafka cluster id behind one bootstrap address (ClusterIDs: a cluster is known by its id,
+// not by how an address is spelled; each address asked once, bounded), and the one error
+// classifier (Classify) with its capped, jittered Backoff and Retry.
 //
 // Every read is READ_COMMITTED (aborts.go), as Connect's KafkaBasedLog reads with
 // exactly.once.source.support=enabled: Fetch with isolation level 1, nothing past a

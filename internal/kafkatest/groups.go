@@ -1,6 +1,6 @@
 // Package kafkatest holds the helpers that tests of several packages use to look at a Kafka
-// cluster the way a client other than the agent sees it (franz-go's kgo and kmsg). Only tests
-// import it.
+// cluster the way a client other than the agent sees it (franz-go's kgo and kmsg), or to reach
+// it by an address its brokers do not advertise (Forward). Only tests import it.
 package kafkatest
 
 import (

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,11 +42,12 @@ func migrateExit(t *testing.T, ctx context.Context, vars []string, args ...strin
 
 // TestSettingsPointingAtARefusedThenMapped: a Debezium PostgreSQL connector on A with a Kafka
 // signal channel on A's brokers, and a Debezium MySQL connector whose schema history is on A's
-// brokers (its config only: there is no MySQL server, and A's worker has no MySQL plugin), are
-// refused by migrate --stop-source before anything stops: both still on A (the PostgreSQL one
-// RUNNING), neither on B, the report naming each key. With --map-value A's brokers=B's, the
-// PostgreSQL connector moves: RUNNING on B, its signal channel on B's brokers. (Its file sorts
-// before the pipeline test's, which kills A's worker last.)
+// brokers named otherwise (localhost for --from-brokers' 127.0.0.1: its config only, there is
+// no MySQL server, and A's worker has no MySQL plugin), are refused by migrate --stop-source
+// before anything stops, each by the cluster id A's broker answers with: both still on A (the
+// PostgreSQL one RUNNING), neither on B, the report naming each key. With --map-value A's
+// brokers=B's, the PostgreSQL connector moves: RUNNING on B, its signal channel on B's brokers.
+// (Its file sorts before the pipeline test's, which kills A's worker last.)
 func TestSettingsPointingAtARefusedThenMapped(t *testing.T) {
 	env.RequirePeers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -59,6 +61,8 @@ func TestSettingsPointingAtARefusedThenMapped(t *testing.T) {
 	t.Logf("cluster B started in %s", time.Since(started).Round(time.Second))
 
 	a, b := env.Broker.Addr, brokerB.Addr
+	localA := strings.Replace(a, "127.0.0.1", "localhost", 1) // A, spelled otherwise
+	require.NotEqual(t, a, localA)
 	db, pg, mysql := "pointsat_"+env.Run, "cdc-"+env.Run+"-pointsat-pg", "cdc-"+env.Run+"-pointsat-mysql"
 	signals := "cdc-" + env.Run + "-pointsat-signals"
 	createSourceDB(t, db)
@@ -76,7 +80,7 @@ func TestSettingsPointingAtARefusedThenMapped(t *testing.T) {
 		"tasks.max":         "1",
 		"database.hostname": "127.0.0.1", "database.port": "3306", "database.user": "debezium",
 		"database.password": "pw-secret-mysql", "database.server.id": "223344", "topic.prefix": "cdc-" + env.Run + "-pointsat-mysql",
-		"schema.history.internal.kafka.bootstrap.servers": a,
+		"schema.history.internal.kafka.bootstrap.servers": localA,
 		"schema.history.internal.kafka.topic":             "cdc-" + env.Run + "-pointsat-history",
 	}, "initial_offsets": []any{map[string]any{"partition": map[string]any{"server": "cdc-" + env.Run + "-pointsat-mysql"},
 		"offset": map[string]any{"ts_sec": 1700000000, "file": "mysql-bin.000003", "pos": 154, "row": 1, "server_id": 223344, "event": 2}}}})
@@ -97,9 +101,10 @@ func TestSettingsPointingAtARefusedThenMapped(t *testing.T) {
 			}
 		}
 	}
-	require.Contains(t, hazards[pg], `signal.kafka.bootstrap.servers: value "`+a+`" names A's broker`)
-	require.Contains(t, hazards[mysql], `schema.history.internal.kafka.bootstrap.servers: value "`+a+`" names A's broker`)
-	require.Contains(t, hazards[pg], "--map-value "+a+"="+b)
+	require.Contains(t, hazards[pg], `signal.kafka.bootstrap.servers: value "`+a+`" names A's Kafka cluster: `+a+` answered with A's cluster id`)
+	require.Contains(t, hazards[mysql], `schema.history.internal.kafka.bootstrap.servers: value "`+localA+`" names A's Kafka cluster: `+localA+
+		` answered with A's cluster id`)
+	require.Contains(t, hazards[pg], "--map-value "+a+"=<B's bootstrap servers, as B's Connect workers reach them>")
 	var st tier.ConnectorStatus
 	require.NoError(t, json.Unmarshal([]byte(tier.RestOK(t, env.Worker, http.MethodGet, "/connectors/"+pg+"/status", nil)), &st))
 	require.Equal(t, "RUNNING", st.Connector.State, "refused before it was stopped on A")

@@ -22,7 +22,8 @@
 // read PEM (ssl.keystore.type=PEM) and so do offsetagent's clients.
 //
 // The environment is package realkafka's (OFFSETAGENT_KAFKA_VERSION, OFFSETAGENT_KAFKA_CACHE,
-// OFFSETAGENT_REQUIRE_REAL_KAFKA); without java (or mvn and no cached jars) the tests skip.
+// OFFSETAGENT_REQUIRE_REAL_KAFKA); without java (or mvn and no cached jars) the tests skip, or
+// fail under OFFSETAGENT_REQUIRE_REAL_KAFKA=1.
 // OFFSETAGENT_SECURED_AGENT_BIN runs them against another agent binary (an older build, to see
 // what they catch in it) instead of building this tree's.
 package secured

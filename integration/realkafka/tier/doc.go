@@ -13,6 +13,9 @@
 // of before the tests (Config.Lazy).
 //
 // What the tests call, for every package alike:
+//   - the peers and the one way to skip (env.go, skip.go): RequirePeers, which every test that
+//     uses them calls first, and SkipOrFail, for a test that cannot run here: a skip, or a
+//     failure under RequireEnv=1 (OFFSETAGENT_REQUIRE_REAL_KAFKA), never t.Skip;
 //   - Connect's REST API (rest.go): Rest, RestOK, WaitState (with TasksOptional for
 //     MirrorMaker 2's source), OffsetsOf, SortedOffsetsOf, RequireOffsets, ConnectorStatus;
 //   - MirrorMaker 2 as connectors on a worker: MM2Config, MirrorSource, MirrorCheckpoint;

@@ -87,7 +87,8 @@ type Env struct {
 	Agent *Agent
 	// Run is unique to this run: it prefixes topic and group names.
 	Run string
-	// Skip says why the tier is skipped, or "".
+	// Skip says why the tier is skipped, or why a peer the tests share is gone (a test that
+	// killed it sets it), or "": RequirePeers ends every later test with it (SkipOrFail).
 	Skip string
 	// Plugins is the plugin.path of Debezium's plugins (Config.Debezium), or "".
 	Plugins string
@@ -139,7 +140,7 @@ func New(cfg Config) *Env {
 // the peers. It keeps the logs when a test failed.
 func (e *Env) Main(m *testing.M, ready func()) int {
 	if reason := e.missingTools(); reason != "" {
-		if os.Getenv(RequireEnv) == "1" {
+		if Required() {
 			fmt.Fprintf(os.Stderr, "FAIL %s (%s): %s (%s=1 forbids skipping it)\n", e.Cfg.Label, e.Cfg.Version, reason, RequireEnv)
 			return 1
 		}
@@ -447,12 +448,15 @@ func (e *Env) buildAgent(ctx context.Context) error {
 	return nil
 }
 
-// RequirePeers skips the test when the tier is skipped; with Config.Lazy it starts the peers
-// on first use and fails the test when they cannot start.
+// RequirePeers skips the test when the tier is skipped or a peer is gone (Skip), or fails it
+// under RequireEnv=1 (SkipOrFail); with Config.Lazy it starts the peers on first use and fails
+// the test when they cannot start. Once it returns, Lib holds the jars of Cfg.Version: the
+// peers do not start without them, external brokers or not.
 func (e *Env) RequirePeers(t testing.TB) {
 	t.Helper()
 	if e.Skip != "" {
-		t.Skip(e.Skip)
+		SkipOrFail(t, e.Skip)
+		return
 	}
 	if err := e.setup(); err != nil {
 		t.Fatalf("%s setup (Kafka %s): %v", e.Cfg.Label, e.Cfg.Version, err)
@@ -468,10 +472,8 @@ func (e *Env) RequireMariaDB(t testing.TB) *realkafka.MariaDB {
 	switch {
 	case !e.Cfg.MariaDB:
 		t.Fatalf("%s: Config.MariaDB is not set", e.Cfg.Label)
-	case errors.Is(e.mariadbErr, realkafka.ErrNoMariaDB) && os.Getenv(RequireEnv) == "1":
-		t.Fatalf("%s: %v (%s=1 forbids skipping it)", e.Cfg.Label, e.mariadbErr, RequireEnv)
 	case errors.Is(e.mariadbErr, realkafka.ErrNoMariaDB):
-		t.Skipf("%s: %v", e.Cfg.Label, e.mariadbErr)
+		SkipOrFail(t, fmt.Sprintf("%s: %v", e.Cfg.Label, e.mariadbErr))
 	case e.mariadbErr != nil:
 		t.Fatalf("%s: start MariaDB: %v", e.Cfg.Label, e.mariadbErr)
 	}
