@@ -82,3 +82,17 @@ func TestDescribeGroupRefused(t *testing.T) {
 	_, err = DescribeGroup(ctx, cl, "seen")
 	require.NoError(t, err)
 }
+
+// A listing of the groups is complete only with Describe on the cluster: RequireClusterOps
+// names the principal and the cluster when it is missing.
+func TestRequireClusterOps(t *testing.T) {
+	cl, admin := aclCluster(t, allow(kmsg.ACLResourceTypeGroup, "seen", kmsg.ACLOperationDescribe))
+	ctx := testContext(t)
+	err := RequireClusterOps(ctx, cl, "User:probe", OpDescribe)
+	var ae *AuthzError
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, ResourceCluster, ae.ResourceType)
+	require.Equal(t, OpDescribe, ae.Operation)
+	require.Contains(t, err.Error(), "User:probe")
+	require.NoError(t, RequireClusterOps(ctx, admin, "User:admin", OpDescribe))
+}
