@@ -113,7 +113,7 @@ type CutoverConnector struct {
 	// its target state on A is STOPPED), or, A's REST API unreachable, how A's Kafka cluster
 	// showed that no live worker of A held the connector (workersofa.go): then its target
 	// state on A is unchanged, and WorkersOfA is what the verification asks again.
-	StoppedOnABy string `json:"stopped_on_a_by,omitempty"`
+	StoppedOnABy string               `json:"stopped_on_a_by,omitempty"`
 	WorkersOfA   *CutoverWorkersCheck `json:"workers_of_a,omitempty"`
 	// HistoryOnA says whether A's offsets topic was read for the commits A made before its
 	// last one ("read"), or why not: it tells a set-back offset (A had committed past the one
