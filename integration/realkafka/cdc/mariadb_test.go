@@ -17,6 +17,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/integration/realkafka"
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
 )
 
@@ -212,7 +213,7 @@ func TestMariaDBMoved(t *testing.T) {
 	errK := make(chan error, 1)
 	go func() {
 		var err error
-		wK, err = env.StartTestWorker(ctx, t, "worker-mdbk", namesK)
+		wK, err = env.StartTestWorkerWith(ctx, t, "worker-mdbk", namesK, map[string]string{"session.timeout.ms": fmt.Sprint(mdbkSession.Milliseconds())})
 		errK <- err
 	}()
 	wB, agentB := startClusterBOnA(t, ctx)
@@ -355,14 +356,23 @@ func topicEnd(t *testing.T, topic string) int64 {
 // after its first records, by when Debezium had produced 117 to 2442 of them in the runs here.
 const bulkRows = 12000
 
+// mdbkSession is the session of the worker mariadbKilled kills (session.timeout.ms): the
+// time A's Connect group keeps the dead worker as a member, long enough for the first
+// migrate run to find it there on a loaded machine.
+const mdbkSession = 20 * time.Second
+
 // mariadbKilled: A's Connect worker is SIGKILLed while its connector is producing the changes
-// of one transaction of bulkRows rows, past the last offset it committed. A transaction
-// committed while no worker runs the connector, then migrate (without --stop-source: A's
-// worker is gone) moves the connector to B, where it resumes at A's last committed offset, in
-// that transaction, and one more transaction is committed. On the topic: every change (none
-// lost); the changes produced twice are exactly A's last ones, from the offset placed on (all
-// in the transaction it is in, or later); and migrate --verify says replay with evidence
-// "records", counting them.
+// of one transaction of bulkRows rows, past the last offset it committed. Nothing answers at
+// A's REST API any more, so migrate --stop-source judges by the Connect groups on A's Kafka
+// cluster: at once, while the dead worker is still a member of A's group (until its session
+// expires), it refuses the connector, naming the group and the member, and leaves it; a
+// transaction is committed while no worker runs the connector; once the group has no member
+// the same command moves the connector to B (stopped on A de facto, as the cutover report
+// says), where it resumes at A's last committed offset, in that transaction, and one more
+// transaction is committed. On the topic: every change (none lost); the changes produced
+// twice are exactly A's last ones, from the offset placed on (all in the transaction it is in,
+// or later); and migrate --verify, which finds again that no worker of A holds the connector,
+// says replay with evidence "records", counting them.
 func mariadbKilled(t *testing.T, ctx context.Context, mv mariadbMove, wK *realkafka.Worker, namesK tier.Connect) {
 	m, db, wB := mv.m, mv.db, mv.wB
 	killed := "cdc-" + env.Run + "-mkill"
@@ -386,6 +396,24 @@ func mariadbKilled(t *testing.T, ctx context.Context, mv mariadbMove, wK *realka
 		return ok && o["file"] == txFile && fmt.Sprint(o["pos"]) == txPos
 	}, time.Minute, 20*time.Millisecond, "%s commits an offset in the transaction at %s/%s", killed, txFile, txPos)
 	wK.Kill()
+	killedAt := time.Now()
+
+	// At once: the dead worker is still a member of A's Connect group, holding the connector.
+	a := env.Broker.Addr
+	cutover := filepath.Join(t.TempDir(), "cutover.json")
+	args := []string{"--from-brokers", a, "--from-config-topic", namesK.Config, "--from-offsets-topic", namesK.Offsets,
+		"--from-connect-url", wK.URL, "--stop-source", "--to-brokers", a, "--to-connect-url", wB.URL, "--timeout", "2m",
+		"--include", killed, "--initial-state", "RUNNING", "--no-verify", "--cutover-report", cutover}
+	code, rep := migrateExit(t, ctx, mv.agentB.Env, args...)
+	require.Less(t, time.Since(killedAt), mdbkSession, "the first run ended within the dead worker's session")
+	require.NotEqual(t, 0, code, "a refused connector fails the run")
+	require.Len(t, rep.Connectors, 1)
+	require.Equal(t, migrate.OutcomeSkipped, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
+	for _, want := range []string{"A runs it", `Connect group "` + namesK.Group + `"`, "holds connector " + killed, "session.timeout.ms"} {
+		require.Contains(t, rep.Connectors[0].Message, want)
+	}
+	require.Equal(t, http.StatusNotFound, restStatus(t, wB, "/connectors/"+killed), "nothing created on B")
+
 	mdbExec(t, m, db, "BEGIN;\nINSERT INTO bulk VALUES (100001, 1, 'outage'), (100002, 1, 'outage');\nCOMMIT;")
 	onA := binlogChanges(t, topic)
 	require.Less(t, len(onA), bulkRows, "A's worker was killed in the middle of the transaction")
@@ -394,14 +422,24 @@ func mariadbKilled(t *testing.T, ctx context.Context, mv mariadbMove, wK *realka
 		len(onA), bulkRows, onA[len(onA)-1].at(), mustJSON(t, committed))
 	require.Equal(t, txPos, fmt.Sprint(committed["pos"]), "A's last committed offset is in the transaction")
 
-	a := env.Broker.Addr
-	cutover := filepath.Join(t.TempDir(), "cutover.json")
-	code, rep := migrateExit(t, ctx, mv.agentB.Env, "--from-brokers", a, "--from-config-topic", namesK.Config, "--from-offsets-topic", namesK.Offsets,
-		"--to-brokers", a, "--to-connect-url", wB.URL, "--timeout", "2m",
-		"--include", killed, "--initial-state", "RUNNING", "--no-verify", "--cutover-report", cutover)
+	// Once the dead worker's session has expired, A's group has no member: the same command
+	// moves the connector.
+	waitNoMember(t, namesK.Group, mdbkSession+time.Minute)
+	t.Logf("A's group %s has no member %s after the kill", namesK.Group, time.Since(killedAt).Round(time.Second))
+	code, rep = migrateExit(t, ctx, mv.agentB.Env, args...)
 	require.Equal(t, 0, code)
 	require.Len(t, rep.Connectors, 1)
 	require.Equal(t, migrate.OutcomeSucceeded, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
+	require.Len(t, rep.Connectors[0].Warnings, 1)
+	require.Contains(t, rep.Connectors[0].Warnings[0], "do not restart A's workers with it")
+	var moved migrate.Cutover
+	data, err := os.ReadFile(cutover)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &moved))
+	require.Len(t, moved.Connectors, 1)
+	require.True(t, moved.Connectors[0].StoppedOnA)
+	require.Contains(t, moved.Connectors[0].StoppedOnABy, "no live worker of A holds it")
+	require.Contains(t, moved.Connectors[0].StoppedOnABy, namesK.Group)
 	tier.WaitState(t, wB, killed, "RUNNING")
 	mdbExec(t, m, db, "INSERT INTO bulk VALUES (100003, 1, 'after');")
 
@@ -449,6 +487,46 @@ func mariadbKilled(t *testing.T, ctx context.Context, mv mariadbMove, wK *realka
 	requirePosition(t, doubled[len(doubled)-1], p.Replay.Last, "the replay's last record")
 	require.Contains(t, out, "1 replay")
 	require.Equal(t, 4, code, "a replay without a mismatch is exit status 4")
+	w := verdictsOfConnector(t, cut, killed).WorkersOfA
+	require.NotNil(t, w)
+	require.False(t, w.Held, w.Checked)
+	require.Contains(t, w.Checked, "checked again at the verification: no live worker of A holds it")
+}
+
+// verdictsOfConnector is connector name's entry of the cutover report.
+func verdictsOfConnector(t *testing.T, cut migrate.Cutover, name string) *migrate.CutoverConnector {
+	t.Helper()
+	for _, cc := range cut.Connectors {
+		if cc.Name == name {
+			return cc
+		}
+	}
+	t.Fatalf("%s is not in the cutover report", name)
+	return nil
+}
+
+// waitNoMember waits, at most within, until Connect group group on A's Kafka cluster has no
+// member (its last worker's session expired).
+func waitNoMember(t *testing.T, group string, within time.Duration) {
+	t.Helper()
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: []string{env.Broker.Addr}})
+	cl.Timeout = 10 * time.Second
+	require.Eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		d, err := kafkaio.DescribeGroup(ctx, cl, group)
+		return err == nil && len(d.Members) == 0
+	}, within, 250*time.Millisecond, "A's Connect group %s has no member", group)
+}
+
+// restStatus is the HTTP status of GET path on w.
+func restStatus(t *testing.T, w *realkafka.Worker, path string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code, _, err := w.Do(ctx, http.MethodGet, path, nil)
+	require.NoError(t, err)
+	return code
 }
 
 // binlogAt is an offset's (or a record position's) binlog file and pos, and its event and row

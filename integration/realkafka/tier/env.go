@@ -370,7 +370,12 @@ func (e *Env) StartCluster(ctx context.Context, name string, n Connect) (*realka
 // StartTestWorker starts a Connect worker (StartWorker) for the cluster names n that stops when
 // t ends.
 func (e *Env) StartTestWorker(ctx context.Context, t testing.TB, name string, n Connect) (*realkafka.Worker, error) {
-	w, err := e.StartWorker(ctx, name, n)
+	return e.StartTestWorkerWith(ctx, t, name, n, nil)
+}
+
+// StartTestWorkerWith is StartTestWorker with extra worker properties (WorkerConfig.Extra).
+func (e *Env) StartTestWorkerWith(ctx context.Context, t testing.TB, name string, n Connect, extra map[string]string) (*realkafka.Worker, error) {
+	w, err := e.startWorker(ctx, name, e.Lib, e.Brokers, n, extra)
 	if err == nil {
 		StopAfter(t, w.Stop)
 	}
@@ -409,12 +414,16 @@ func (e *Env) StartWorker(ctx context.Context, name string, n Connect) (*realkaf
 
 // StartWorkerOn starts a Connect worker from the jars lib on brokers, stopped after the tests.
 func (e *Env) StartWorkerOn(ctx context.Context, name, lib string, brokers []string, n Connect) (*realkafka.Worker, error) {
+	return e.startWorker(ctx, name, lib, brokers, n, nil)
+}
+
+func (e *Env) startWorker(ctx context.Context, name, lib string, brokers []string, n Connect, extra map[string]string) (*realkafka.Worker, error) {
 	d, err := e.Subdir(name)
 	if err != nil {
 		return nil, err
 	}
 	cfg := realkafka.WorkerConfig{Lib: lib, Dir: d, Brokers: brokers, PluginPath: e.Plugins,
-		GroupID: n.Group, ConfigTopic: n.Config, OffsetsTopic: n.Offsets, StatusTopic: n.Status}
+		GroupID: n.Group, ConfigTopic: n.Config, OffsetsTopic: n.Offsets, StatusTopic: n.Status, Extra: extra}
 	w, err := realkafka.StartWorker(ctx, cfg)
 	if err != nil {
 		return nil, err
