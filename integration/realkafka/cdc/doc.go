@@ -19,8 +19,10 @@
 // the change events they produce on B, which sit beside A's in the same topics when B is a
 // second Connect cluster on A's Kafka cluster: PostgreSQL connectors verified and, placed before
 // A's last transaction, a mismatch (TestVerifyByRecords); MariaDB connectors the same with
-// --stop-source, and after A's worker is SIGKILLed in the middle of a transaction a replay that
-// counts exactly the changes B produces again, none lost (TestMariaDBMoved).
+// --stop-source, and after A's worker is SIGKILLed in the middle of a transaction (A's REST API
+// gone with it: --stop-source judges by A's Connect group, refusing while the dead worker is
+// still a member and moving the connector once it has none) a replay that counts exactly the
+// changes B produces again, none lost (TestMariaDBMoved).
 // `make demo-cdc` runs the pipeline verbosely and prints what an operator checks.
 //
 // The package has no code of its own beyond its tests. They run on package tier's harness (its
