@@ -28,16 +28,17 @@ REAL_KAFKA_SKIP = $(if $(shell command -v java),$(if $(shell command -v mvn),,mv
 # make test runs two go test commands side by side. With the race detector: every package but
 # the real-Kafka tier; there the property tests that compare two code paths over thousands of
 # generated inputs take a sample (package internal/race). Without it: the real-Kafka tier (its
-# Go code starts JVMs, PostgreSQL and the agent binary, which is built without it) - Apache
-# Kafka 4.3.1 plain (realkafka) and secured (secured), Connect 3.9.1 (compat39), Debezium with
-# PostgreSQL (cdc) - and the sampled packages again, whose property tests then run in full.
+# Go code starts JVMs, PostgreSQL, MariaDB and the agent binary, which is built without it) -
+# Apache Kafka 4.3.1 plain (realkafka) and secured (secured), Connect 3.9.1 (compat39), Debezium
+# with PostgreSQL and MariaDB (cdc) - and the sampled packages again, whose property tests then
+# run in full.
 REAL_PKGS := ./integration/realkafka/...
 RACE_SAMPLED_PKGS := ./handlers/ ./events/ ./internal/kafkaio/
 # Tests of package integration that measure memory, which skip under the race detector.
 NORACE_INTEGRATION_TESTS := ^(TestCompressedBacklogWithinInflightBytes|TestMemoryBoundedByInflightBytes)$$
 
-test: ## Run the tests CI runs (embedded broker with the race detector; real Kafka, Connect, Debezium and PostgreSQL when java, mvn and PostgreSQL are installed)
-	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka/...): Apache Kafka and Connect workers as JVM processes (4.3.1 plain and secured, 3.9.1), Debezium with PostgreSQL")
+test: ## Run the tests CI runs (embedded broker with the race detector; real Kafka, Connect, Debezium, PostgreSQL and MariaDB when java, mvn, PostgreSQL and MariaDB are installed)
+	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka/...): Apache Kafka and Connect workers as JVM processes (4.3.1 plain and secured, 3.9.1), Debezium with PostgreSQL and MariaDB")
 	@command -v $(PROMTOOL) >/dev/null || echo "SKIP alert rules' unit tests (deploy): promtool is not on the PATH (apt-get install prometheus)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_PROMTOOL)), - OFFSETAGENT_REQUIRE_PROMTOOL=1 makes that a failure,)"
 	@( $(GO) test -count=1 -timeout 25m $(REAL_PKGS) $(RACE_SAMPLED_PKGS); a=$$?; \
 	  $(GO) test -count=1 -timeout 5m -run '$(NORACE_INTEGRATION_TESTS)' ./integration/; b=$$?; \
@@ -46,7 +47,7 @@ test: ## Run the tests CI runs (embedded broker with the race detector; real Kaf
 	wait $$real; real=$$?; \
 	if [ $$fast -ne 0 ] || [ $$real -ne 0 ]; then echo "FAIL make test (race-detector run: $$fast, real-Kafka tier and full property tests: $$real)"; exit 1; fi
 
-test-real: ## Run only the real Kafka tiers, verbosely (Apache Kafka brokers + Connect workers as JVM processes: 4.3.1, 3.9.1 in compat39; PostgreSQL + Debezium in cdc; TLS, SASL and ACLs in secured)
+test-real: ## Run only the real Kafka tiers, verbosely (Apache Kafka brokers + Connect workers as JVM processes: 4.3.1, 3.9.1 in compat39; PostgreSQL, MariaDB + Debezium in cdc; TLS, SASL and ACLs in secured)
 	$(GO) test -count=1 -p 4 -v -timeout 15m $(REAL_PKGS)
 
 bench: ## Run the Go benchmarks and the load scenarios (BENCH_SCALE=0.1 for a quick look)

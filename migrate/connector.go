@@ -45,6 +45,13 @@ type Connector struct {
 	rekey *rekey
 	// restore gives a sink's records on B back their topics' names on A (topicnames.go).
 	restore *topicRestore
+	// stoppedBy says how the stop barrier established that A no longer runs it:
+	// stoppedByREST, or how A's Kafka cluster showed that no worker of A holds it
+	// (workersofa.go); "" when it was not stopped.
+	stoppedBy string
+	// recordAt is the offset of its latest connector record in A's config topic, when the stop
+	// was established without A's REST API (-1 unknown).
+	recordAt int64
 }
 
 // knownState reports whether s is an initial state of a body.

@@ -109,6 +109,12 @@ type CutoverConnector struct {
 	// offsets, so A produced nothing after BornAfter. Without it A may still be running: its
 	// records are no evidence of anything, and a source is judged by its offsets only.
 	StoppedOnA bool `json:"stopped_on_a,omitempty"`
+	// StoppedOnABy says how the stop was established: "rest" (stopped through A's REST API:
+	// its target state on A is STOPPED), or, A's REST API unreachable, how A's Kafka cluster
+	// showed that no live worker of A held the connector (workersofa.go): then its target
+	// state on A is unchanged, and WorkersOfA is what the verification asks again.
+	StoppedOnABy string               `json:"stopped_on_a_by,omitempty"`
+	WorkersOfA   *CutoverWorkersCheck `json:"workers_of_a,omitempty"`
 	// HistoryOnA says whether A's offsets topic was read for the commits A made before its
 	// last one ("read"), or why not: it tells a set-back offset (A had committed past the one
 	// placed: a mismatch) from A's uncommitted output after a crash (a replay).
@@ -116,6 +122,24 @@ type CutoverConnector struct {
 	// Note says why the connector has no partitions to verify, when it has none.
 	Note       string              `json:"note,omitempty"`
 	Partitions []*CutoverPartition `json:"partitions"`
+}
+
+// CutoverWorkersCheck is, for a connector stopped on A without A's REST API, what the
+// verification needs to ask A's Kafka cluster again whether a worker of A holds it (a worker
+// of A restarted with it runs it again, and A's later records are then no evidence), and what
+// it found.
+type CutoverWorkersCheck struct {
+	// Brokers and ClusterID are A's Kafka cluster, ConfigTopic A's config topic, RecordAt the
+	// offset there of the connector's latest record (-1 unknown).
+	Brokers     []string `json:"brokers"`
+	ClusterID   string   `json:"cluster_id,omitempty"`
+	ConfigTopic string   `json:"config_topic"`
+	RecordAt    int64    `json:"connector_record_at"`
+	// Checked is what the last verification found: how no live worker of A holds it, or
+	// why A may run it again or it could not be checked (then Held is true, and the records
+	// are no evidence).
+	Checked string `json:"checked,omitempty"`
+	Held    bool   `json:"held,omitempty"`
 }
 
 // CutoverPartition is one partition of a moved connector. Offsets are in the KIP-875 shape:
@@ -196,7 +220,7 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 	conn := e.connector
 	class, _ := e.Body.Config.Get("connector.class")
 	cc := &CutoverConnector{Name: e.Name, TargetName: e.TargetName, Type: e.Type, Class: class, State: e.Body.InitialState,
-		BornAfter: e.bornAfter, Rewrites: e.Rewrites, Partitions: []*CutoverPartition{}}
+		BornAfter: e.bornAfter, Rewrites: e.Rewrites, StoppedOnABy: conn.stoppedBy, Partitions: []*CutoverPartition{}}
 	cfg := map[string]string{}
 	for _, kv := range e.Body.Config {
 		cfg[kv.Key] = kv.Value

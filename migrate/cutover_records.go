@@ -103,9 +103,12 @@ func newRecordTrack(reg *connectors.Registry, cc *CutoverConnector, st *sourceTr
 	st.p.FirstRecordOnB, st.p.LastRecordOnA, st.p.Replay = nil, nil, nil
 	r := &recordTrack{st: st, fam: fam, rule: fam.rule(st.p.Placed), prefix: cc.TopicPrefix, born: cc.BornAfter,
 		next: map[string]map[int]int64{}, seenA: map[string]bool{}}
-	if !cc.StoppedOnA {
+	switch {
+	case !cc.StoppedOnA:
 		r.inert = "the records on B are no evidence: A was not stopped before its offsets were read (migrate without --stop-source), " +
 			"so A's later records cannot be told from B's; the offsets are the evidence"
+	case cc.WorkersOfA != nil && cc.WorkersOfA.Held:
+		r.inert = "the records on B are no evidence: " + cc.WorkersOfA.Checked + "; A's later records cannot be told from B's; the offsets are the evidence"
 	}
 	return r
 }

@@ -34,6 +34,13 @@ type VerifyCutoverOptions struct {
 	// every ProgressEvery (default 10 s) while it waits.
 	Progress      io.Writer
 	ProgressEvery time.Duration
+	// FromBrokers, FromTransport and FromPrincipal reach A's Kafka cluster, where a connector
+	// stopped on A without A's REST API is checked again (CutoverConnector.WorkersOfA): no
+	// brokers means those the report names, and no transport B's when the report says A's
+	// Kafka cluster is B's, else none.
+	FromBrokers   []string
+	FromTransport *kafka.Transport
+	FromPrincipal string
 }
 
 // defaultVerifyPoll is VerifyCutoverOptions.Poll when it is 0; defaultVerifyProgress
@@ -110,6 +117,7 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 	case c.ToClusterID != id:
 		return fmt.Errorf("the cutover report is of a migration into Kafka cluster %q; --to-brokers reach cluster %q: give the brokers of the cluster the offsets were placed on", c.ToClusterID, id)
 	}
+	c.checkWorkersOfA(first, opts, id)
 	v, err := newVerifier(first, cl, c, opts.Registry)
 	if err != nil {
 		return err

@@ -152,6 +152,9 @@ type source struct {
 	opts   Options
 	topics *topicsReader
 	rest   *restReader
+	// restDown is why A's REST API, given with StopSource, could not be reached (nothing
+	// answers there): rest is nil, and a connector is stopped when no worker of A holds it.
+	restDown error
 	// states are the migration's recorded states (nil for none).
 	states *states
 	// b is B, for the hazard checks (nil for an export).
@@ -170,10 +173,22 @@ func openSource(ctx context.Context, opts Options) (*source, error) {
 		if err != nil {
 			return nil, precheckf("--from-connect-url: %v", err)
 		}
-		if _, err := r.root(ctx); err != nil {
+		_, err = r.root(ctx)
+		switch {
+		case err == nil:
+			s.rest = r
+		case opts.StopSource && opts.Topics != nil && restUnreachable(err):
+			// Nothing answers at A's REST API: a connector is stopped on A when no worker of
+			// A holds it, as A's Kafka cluster tells (workersofa.go).
+			s.restDown = err
+			opts.Logger.Warn("A's Connect REST API is unreachable: --stop-source takes a connector for stopped on A when no live worker of A holds it, "+
+				"as the Connect groups on A's Kafka cluster say", "url", redactURL(opts.ConnectURL), "err", err)
+		case opts.StopSource && restUnreachable(err):
+			return nil, precheckf("A's Connect REST API is unreachable: %v; with --from-brokers, --stop-source takes a connector for stopped on A "+
+				"when no live worker of A holds it, as the Connect groups on A's Kafka cluster say", err)
+		default:
 			return nil, precheckf("A's Connect REST API is unreachable: %v", err)
 		}
-		s.rest = r
 	}
 	if opts.Topics != nil {
 		t, err := openTopics(ctx, *opts.Topics, opts.Registry, opts.Logger)
@@ -184,6 +199,11 @@ func openSource(ctx context.Context, opts Options) (*source, error) {
 		t.rest = s.rest
 	}
 	return s, nil
+}
+
+// workers is the check of the Connect groups on A's Kafka cluster (with A's topics read).
+func (s *source) workers() workersOfA {
+	return workersOfA{cl: s.topics.client, principal: s.topics.src.Principal, configTopic: s.topics.src.ConfigTopic}
 }
 
 func (s *source) close() {
@@ -421,6 +441,10 @@ func (s *source) build(ctx context.Context, entries []*Entry) {
 		e.Body = &b
 		e.Offsets = len(b.InitialOffsets)
 		e.Outcome = OutcomePlanned
+		if c.stoppedBy != "" && c.stoppedBy != stoppedByREST {
+			e.Warnings = append(e.Warnings, "stopped on A without A's REST API (unreachable): "+c.stoppedBy+
+				"; its target state on A is unchanged: do not restart A's workers with it (they would resume it on A), and stop or delete it there once they are back")
+		}
 	}
 }
 

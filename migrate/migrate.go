@@ -279,10 +279,22 @@ func (o *MigrateOptions) writeStrimziManifests(rep *Report, entries []*Entry) er
 // operator-managed B), verifies them on B; an error of the verification is in the cutover.
 func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
 	rep.Cutover = NewCutover(rep, o.To.OffsetsTopic, o.Registry)
+	var clusterA string
+	if o.Topics != nil {
+		clA := kafkaio.NewClient(kafkaio.Options{Brokers: o.Topics.Brokers, Transport: o.Topics.Transport, Principal: o.Topics.Principal})
+		clusterA, _ = kafkaClusterID(interrupt, clA) // "": the verification asks it
+	}
+	byTarget := map[string]*Entry{}
+	for _, e := range rep.Connectors {
+		byTarget[e.TargetName] = e
+	}
 	for _, cc := range rep.Cutover.Connectors {
 		// With StopSource every connector published was stopped on A before its offsets
-		// were read (the stop barrier), or skipped.
+		// were read (the stop barrier, or no worker of A holding it), or skipped.
 		cc.StoppedOnA = o.StopSource && cc.Type != string(connectors.Sink)
+		if e := byTarget[cc.TargetName]; cc.StoppedOnA && cc.StoppedOnABy != stoppedByREST && e != nil && e.connector != nil && o.Topics != nil {
+			cc.WorkersOfA = &CutoverWorkersCheck{Brokers: o.Topics.Brokers, ClusterID: clusterA, ConfigTopic: o.Topics.ConfigTopic, RecordAt: e.connector.recordAt}
+		}
 	}
 	rep.Cutover.readHistoryOnA(interrupt, o.Topics, rep, o.Registry)
 	clB := &kafka.Client{Addr: kafka.TCP(o.To.Brokers...), Timeout: 30 * time.Second}
@@ -293,8 +305,12 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
 		rep.Cutover.ToClusterID = id
 	}
 	if o.Verify > 0 && o.Strimzi == nil {
-		err := VerifyCutover(interrupt, rep.Cutover, VerifyCutoverOptions{Brokers: o.To.Brokers, Transport: o.To.Transport,
-			Timeout: o.Verify, Poll: o.VerifyPoll, Registry: o.Registry, Progress: o.VerifyProgress})
+		vo := VerifyCutoverOptions{Brokers: o.To.Brokers, Transport: o.To.Transport,
+			Timeout: o.Verify, Poll: o.VerifyPoll, Registry: o.Registry, Progress: o.VerifyProgress}
+		if o.Topics != nil {
+			vo.FromBrokers, vo.FromTransport, vo.FromPrincipal = o.Topics.Brokers, o.Topics.Transport, o.Topics.Principal
+		}
+		err := VerifyCutover(interrupt, rep.Cutover, vo)
 		if err != nil {
 			rep.Cutover.Error = err.Error()
 			o.Logger.Warn("cannot verify the cutover on B", "err", err)

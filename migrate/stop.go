@@ -76,6 +76,20 @@ func (s *source) stopEach(ctx context.Context, entries []*Entry, followers bool,
 func (s *source) stopOne(ctx context.Context, c *Connector) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.StopTimeout)
 	defer cancel()
+	var how string
+	if s.restDown != nil {
+		// Nobody can stop it through A's REST API: it is stopped when no worker of A holds
+		// it (workersofa.go), or refused untouched.
+		at, ok := s.topics.store.ConnectorRecordAt(c.Name)
+		if !ok {
+			at = -1
+		}
+		c.recordAt = at
+		var err error
+		if how, err = s.workers().noneHolds(ctx, c.Name, at); err != nil {
+			return err
+		}
+	}
 	// A connector STOPPED already is not changed by the stop: nothing to record (a run finding
 	// it STOPPED with no record treats it as this one did).
 	if c.State != "" && c.State != StateStopped && !c.stateRecorded {
@@ -83,9 +97,6 @@ func (s *source) stopOne(ctx context.Context, c *Connector) error {
 			return fmt.Errorf("not stopped: %w", err)
 		}
 		c.stateRecorded = true
-	}
-	if err := s.rest.stop(ctx, c.Name); err != nil {
-		return err
 	}
 	tick := time.NewTicker(s.opts.StopPoll)
 	defer tick.Stop()
@@ -105,12 +116,21 @@ func (s *source) stopOne(ctx context.Context, c *Connector) error {
 			}
 		}
 	}
-	err := wait("the status is STOPPED with no tasks", func() (bool, error) {
-		state, tasks, err := s.rest.status(ctx, c.Name)
-		return err == nil && state == StateStopped && tasks == 0, nil
-	})
-	if err != nil {
-		return err
+	if s.restDown == nil {
+		if err := s.rest.stop(ctx, c.Name); err != nil {
+			return err
+		}
+		err := wait("the status is STOPPED with no tasks", func() (bool, error) {
+			state, tasks, err := s.rest.status(ctx, c.Name)
+			return err == nil && state == StateStopped && tasks == 0, nil
+		})
+		if err != nil {
+			return err
+		}
+		how = stoppedByREST
+	} else {
+		s.opts.Logger.Warn("stopped on A without A's REST API: no live worker of A holds it; do not restart A's workers with it "+
+			"(its target state on A is unchanged: they would resume it on A); stop or delete it there once they are back", "connector", c.Name)
 	}
 	if c.Type == connectors.Sink && s.topics != nil {
 		err := wait(fmt.Sprintf("group %q has no members", c.Group), func() (bool, error) {
@@ -142,7 +162,7 @@ func (s *source) stopOne(ctx context.Context, c *Connector) error {
 			return err
 		}
 		if sameOffsets(prev, cur) {
-			c.Offsets = cur
+			c.Offsets, c.stoppedBy = cur, how
 			return nil
 		}
 		prev = cur

@@ -256,6 +256,15 @@ func (s *Store) ConnectorConfig(name string) (props map[string]string, exists bo
 	return s.config.connectorConfig(name)
 }
 
+// ConnectorRecordAt returns the offset in the config topic of connector name's latest
+// connector record, and false when it has none or its latest is a tombstone.
+func (s *Store) ConnectorRecordAt(name string) (int64, bool) {
+	s.config.mu.RLock()
+	defer s.config.mu.RUnlock()
+	at, ok := s.config.connectorAt[name]
+	return at, ok
+}
+
 // ConnectorNames returns the names of the connectors in the config topic, sorted: those with a
 // live config, and those whose only or latest connector record is malformed (see
 // ConnectorProblem). Deleted (tombstoned) connectors are not listed.

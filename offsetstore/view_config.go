@@ -47,6 +47,9 @@ type configView struct {
 	// records beyond the maps above: their request marks, the bytes of target-state records
 	// and of malformed connector records (configmark.go).
 	latest map[string]ConfigRecord
+	// connectorAt is, per connector, the offset of its latest live connector record: a Connect
+	// group's leader that has read its config topic past it has seen the connector.
+	connectorAt map[string]int64
 }
 
 func newConfigView(logger *slog.Logger) *configView {
@@ -57,6 +60,7 @@ func newConfigView(logger *slog.Logger) *configView {
 		malformed:    map[string]string{},
 		pendingTasks: map[string]int{},
 		latest:       map[string]ConfigRecord{},
+		connectorAt:  map[string]int64{},
 	}
 }
 
@@ -76,6 +80,11 @@ func (v *configView) apply(msgs []kafka.Message) {
 		case strings.HasPrefix(key, connectorKeyPrefix):
 			name := strings.TrimPrefix(key, connectorKeyPrefix)
 			v.applyConnector(name, m)
+			if m.Value == nil {
+				delete(v.connectorAt, name)
+			} else {
+				v.connectorAt[name] = m.Offset
+			}
 			_, malformed := v.malformed[name]
 			v.keepRecord(key, m, malformed)
 		case strings.HasPrefix(key, taskKeyPrefix):

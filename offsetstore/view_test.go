@@ -128,13 +128,15 @@ func TestConfigViewTargetState(t *testing.T) {
 func TestConfigViewConnectorConfig(t *testing.T) {
 	v := newConfigView(slog.New(slog.DiscardHandler))
 	v.apply([]kafka.Message{
-		{Key: []byte("connector-c"), Value: []byte(`{"properties":{"name":"c","tasks.max":"1","odd":5}}`)},
-		{Key: []byte("connector-d"), Value: []byte(`{"properties":{"name":"d"}}`)},
-		{Key: []byte("task-c-0"), Value: []byte(`{"properties":{"x":"y"}}`)},
-		{Key: []byte("commit-c"), Value: []byte(`{"tasks":1}`)},
-		{Key: []byte("connector-e"), Value: []byte(`{"nope":1}`)},
-		{Key: []byte("connector-d")},
+		{Key: []byte("connector-c"), Value: []byte(`{"properties":{"name":"c","tasks.max":"1","odd":5}}`), Offset: 3},
+		{Key: []byte("connector-d"), Value: []byte(`{"properties":{"name":"d"}}`), Offset: 4},
+		{Key: []byte("task-c-0"), Value: []byte(`{"properties":{"x":"y"}}`), Offset: 5},
+		{Key: []byte("commit-c"), Value: []byte(`{"tasks":1}`), Offset: 6},
+		{Key: []byte("connector-e"), Value: []byte(`{"nope":1}`), Offset: 7},
+		{Key: []byte("connector-d"), Offset: 8},
 	})
+	// Where each connector's latest record is: a Connect leader that read past it has seen it.
+	require.Equal(t, map[string]int64{"c": 3, "e": 7}, v.connectorAt)
 	props, ok := v.connectorConfig("c")
 	require.True(t, ok)
 	require.Equal(t, map[string]string{"name": "c", "tasks.max": "1", "odd": "5"}, props)

@@ -130,8 +130,14 @@ func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stde
 		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
 		return 2
 	}
-	if err := migrate.VerifyCutover(ctx, cut, migrate.VerifyCutoverOptions{Brokers: splitList(ff.toBrokers), Transport: cl.to.Transport,
-		Timeout: max(f.verifyTimeout, 0), Progress: stderr}); err != nil {
+	vo := migrate.VerifyCutoverOptions{Brokers: splitList(ff.toBrokers), Transport: cl.to.Transport,
+		Timeout: max(f.verifyTimeout, 0), Progress: stderr}
+	if ff.fromBrokers != "" || ff.fromCommandConfig != "" {
+		// A's Kafka cluster, where a connector stopped on A without its REST API is checked
+		// again (the report's brokers when --from-brokers is not given).
+		vo.FromBrokers, vo.FromTransport, vo.FromPrincipal = splitList(ff.fromBrokers), cl.from.Transport, cl.fromPrincipal
+	}
+	if err := migrate.VerifyCutover(ctx, cut, vo); err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
 		return 2
 	}

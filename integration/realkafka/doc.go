@@ -2,10 +2,11 @@
 // broker (combined mode) and Kafka Connect distributed workers, started as JVM processes on
 // loopback with free ports and temporary directories, from jars that the pinned Maven project in
 // this folder resolves once into a cache folder outside the repository. With JarsConfig.Debezium
-// the same project also unpacks Debezium's PostgreSQL source and JDBC sink plugin archives into a
-// plugin.path folder (PluginPath) that WorkerConfig.PluginPath gives a worker, and StartPostgres
-// runs a PostgreSQL server with logical decoding from the machine's packages, for the change
-// data capture tests of package cdc.
+// the same project also unpacks Debezium's PostgreSQL and MariaDB source and JDBC sink plugin
+// archives into a plugin.path folder (PluginPath) that WorkerConfig.PluginPath gives a worker;
+// StartPostgres runs a PostgreSQL server with logical decoding and StartMariaDB a MariaDB server
+// writing a row-based binary log, both from the machine's packages, for the change data capture
+// tests of package cdc.
 //
 // The package is a fixture only: it starts processes from plain values and leaves every test
 // policy (which peers a package shares, its run folder and names, when a process stops, what

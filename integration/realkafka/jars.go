@@ -42,8 +42,8 @@ type JarsConfig struct {
 	// CacheDir is the folder that holds one sub-folder per version and project content; empty
 	// means the user's cache folder ($XDG_CACHE_HOME or ~/.cache) + "/offsetagent".
 	CacheDir string
-	// Debezium also installs Debezium's PostgreSQL source and JDBC sink connectors into a
-	// plugin.path folder (PluginPath), in a cache folder of its own.
+	// Debezium also installs Debezium's PostgreSQL and MariaDB source connectors and its JDBC
+	// sink connector into a plugin.path folder (PluginPath), in a cache folder of its own.
 	Debezium bool
 	// Log receives Maven's output; nil discards it.
 	Log io.Writer

@@ -90,3 +90,36 @@ func RequireTopicOps(ctx context.Context, cl *kafka.Client, principal string, ne
 	}
 	return nil
 }
+
+// RequireClusterOps asks the brokers behind cl (Metadata v8, IncludeClusterAuthorizedOperations,
+// KIP-430) whether cl's principal may do ops on the cluster, and returns an *AuthzError naming
+// principal, the operation and the cluster for the first that is not allowed. Unlike
+// RequireTopicOps it does not pass when it cannot tell: a broker that does not answer the
+// field is an error, for callers whose conclusion would rest on the permission (a listing of
+// the groups is complete only with Describe on the cluster).
+func RequireClusterOps(ctx context.Context, cl *kafka.Client, principal string, ops ...string) error {
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{} // none
+	req.IncludeClusterAuthorizedOperations = true
+	kres, err := exchangeAny(ctx, cl, req, maxMetadataVersion)
+	if err != nil {
+		return err
+	}
+	res, ok := kres.(*kmsg.MetadataResponse)
+	if !ok {
+		return fmt.Errorf("unexpected response %T", kres)
+	}
+	if req.GetVersion() < 8 || res.AuthorizedOperations == math.MinInt32 {
+		return fmt.Errorf("the brokers do not say which operations principal %q may do on the cluster (Metadata v%d)", principal, req.GetVersion())
+	}
+	for _, op := range ops {
+		bit, known := topicOpBits[op]
+		if !known {
+			return fmt.Errorf("operation %q on the cluster: unknown", op)
+		}
+		if res.AuthorizedOperations&(1<<int32(bit)) == 0 {
+			return &AuthzError{Principal: principal, Operation: op, ResourceType: ResourceCluster, Code: kafka.ClusterAuthorizationFailed}
+		}
+	}
+	return nil
+}

@@ -4,12 +4,44 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/integration/realkafka"
+	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 )
+
+// clusterBOnA is cluster B of the tests that judge a move by its records: a second Connect
+// cluster on A's Kafka cluster (a worker and its agent). B's connectors write into the topics
+// A's wrote, as with MirrorMaker 2's identity policy, so A's records are there to be told from
+// B's. It starts at the first such test and serves the others (stopped after the tests).
+var clusterBOnA struct {
+	once   sync.Once
+	worker *realkafka.Worker
+	agent  *tier.Agent
+	err    error
+}
+
+// startClusterBOnA returns clusterBOnA's worker and agent, started at the first call.
+func startClusterBOnA(t *testing.T, ctx context.Context) (*realkafka.Worker, *tier.Agent) {
+	t.Helper()
+	c := &clusterBOnA
+	c.once.Do(func() {
+		started := time.Now()
+		names := env.ConnectNames("recb")
+		if c.worker, c.err = env.StartWorker(ctx, "worker-recb", names); c.err != nil {
+			return
+		}
+		c.agent, c.err = env.StartAgentOn(ctx, "agent-recb", env.Broker.Addr, names)
+		t.Logf("cluster B on A's Kafka cluster (worker and agent) started in %s", time.Since(started).Round(time.Second))
+	})
+	require.NoError(t, c.err, "start cluster B on A's Kafka cluster")
+	return c.worker, c.agent
+}
 
 // change is one Debezium change event as the JsonConverter with schemas writes it.
 type change struct {
@@ -38,7 +70,11 @@ func changes(t *testing.T, broker, topic string) []change {
 
 // readChanges is changes for the conditions of require.Eventually, which must not fail the test
 // from their own goroutine.
-func readChanges(broker, topic string) ([]change, error) {
+func readChanges(broker, topic string) ([]change, error) { return readPayloads[change](broker, topic) }
+
+// readPayloads reads the records of topic on broker (partition 0) up to its current end and
+// decodes the payloads of the change events (tombstones skipped) as T.
+func readPayloads[T any](broker, topic string) ([]T, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl := &kafka.Client{Addr: kafka.TCP(broker), Timeout: 10 * time.Second, Transport: &kafka.Transport{MetadataTTL: time.Second}}
@@ -49,7 +85,7 @@ func readChanges(broker, topic string) ([]change, error) {
 	end := lo.Topics[topic][0].LastOffset
 	r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{broker}, Topic: topic, Partition: 0, MaxWait: 100 * time.Millisecond})
 	defer r.Close()
-	var out []change
+	var out []T
 	for {
 		m, err := r.ReadMessage(ctx)
 		if err != nil {
@@ -57,7 +93,7 @@ func readChanges(broker, topic string) ([]change, error) {
 		}
 		if m.Value != nil {
 			var env struct {
-				Payload change `json:"payload"`
+				Payload T `json:"payload"`
 			}
 			if err := json.Unmarshal(m.Value, &env); err != nil {
 				return nil, fmt.Errorf("decode %s at %d: %w: %s", topic, m.Offset, err, m.Value)

@@ -19,9 +19,8 @@ import (
 )
 
 // TestVerifyByRecords: two Debezium PostgreSQL connectors move with migrate --stop-source
-// from A to B, a second Connect cluster on A's Kafka cluster (one worker and its agent): B's
-// connectors write into the topics A's wrote, as with MirrorMaker 2's identity policy, so A's
-// records are there to be told from B's. migrate --verify
+// from A to B, a second Connect cluster on A's Kafka cluster (clusterBOnA): B's connectors
+// write into the topics A's wrote, so A's records are there to be told from B's. migrate --verify
 // then judges each by the change events it produced on B: the one placed at A's offset, with
 // rows inserted after the cutover, is verified with evidence "records"; the other, whose
 // offset on A was set back before its last transaction (a wrong placement its offsets cannot
@@ -35,13 +34,7 @@ func TestVerifyByRecords(t *testing.T) {
 	defer cancel()
 	started := time.Now()
 	w, db := env.Worker, "records_"+env.Run
-	namesB := env.ConnectNames("recb")
-	wB, err := env.StartTestWorker(ctx, t, "worker-recb", namesB)
-	require.NoError(t, err)
-	agentB, err := env.StartAgentOn(ctx, "agent-recb", env.Broker.Addr, namesB)
-	require.NoError(t, err)
-	env.StopAfter(t, agentB.Stop)
-	t.Logf("cluster B (worker and agent) started in %s", time.Since(started).Round(time.Second))
+	wB, agentB := startClusterBOnA(t, ctx)
 	createSourceDB(t, db)
 	good, wrong := "cdc-"+env.Run+"-recgood", "cdc-"+env.Run+"-recwrong"
 	sqlExec(t, db, "SELECT pg_create_logical_replication_slot('recwrong', 'pgoutput')")

@@ -6,10 +6,11 @@
 // data and logs, a name part unique to the run, what to stop at the end; run.go), the jars, the
 // agent binary build, and the peers the package's tests share (env.go). By default those are a
 // broker (or an external cluster), a Connect worker and a main agent; the package's differences
-// are Config fields, not copies: Debezium's plugins and a PostgreSQL server (cdc), another
-// program the tier needs and a prebuilt agent binary (secured), peers of the package's own
-// (Config.Peers: cdc's cluster A, secured's two secured clusters) and a start at the first
-// Env.RequirePeers instead of before the tests (Config.Lazy).
+// are Config fields, not copies: Debezium's plugins, a PostgreSQL and a MariaDB server (cdc;
+// Env.RequireMariaDB skips a test where MariaDB is not installed), another program the tier
+// needs and a prebuilt agent binary (secured), peers of the package's own (Config.Peers: cdc's
+// cluster A, secured's two secured clusters) and a start at the first Env.RequirePeers instead
+// of before the tests (Config.Lazy).
 //
 // What the tests call, for every package alike:
 //   - the peers and the one way to skip (env.go, skip.go): RequirePeers, which every test that

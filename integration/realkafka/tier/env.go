@@ -2,6 +2,7 @@ package tier
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -49,6 +50,12 @@ type Config struct {
 	// (realkafka.PostgresConfig.Bin; empty is the machine's default).
 	Postgres    bool
 	PostgresBin string
+	// MariaDB starts a MariaDB server (Env.MariaDB) from the programs under MariaDBPrefix
+	// (realkafka.MariaDBConfig.Prefix; empty is the machine's default) beside the other peers.
+	// Unlike PostgreSQL's, its absence skips only the tests that call RequireMariaDB (and fails
+	// them under OFFSETAGENT_REQUIRE_REAL_KAFKA=1).
+	MariaDB       bool
+	MariaDBPrefix string
 	// Tools are the other programs the package needs, each with why; one missing skips the tier.
 	Tools map[string]string
 	// AgentBin is an agent binary to test instead of building this tree's.
@@ -87,6 +94,10 @@ type Env struct {
 	Plugins string
 	// Postgres is the PostgreSQL server (Config.Postgres), or nil.
 	Postgres *realkafka.Postgres
+	// MariaDB is the MariaDB server (Config.MariaDB), or nil; RequireMariaDB returns it.
+	MariaDB *realkafka.MariaDB
+	// mariadbErr is why MariaDB did not start (realkafka.ErrNoMariaDB: it is not installed).
+	mariadbErr error
 
 	seq atomic.Int64
 	run *Run
@@ -213,9 +224,19 @@ func (e *Env) setup() error {
 	return e.setupErr
 }
 
-// start starts the shared peers: the agent build runs while PostgreSQL and the JVMs start.
+// start starts the shared peers: the agent build and MariaDB's start run while PostgreSQL and
+// the JVMs start.
 func (e *Env) start(ctx context.Context) error {
 	go func() { e.built <- e.buildAgent(ctx) }()
+	mariadb := make(chan error, 1)
+	if e.Cfg.MariaDB {
+		go func() { mariadb <- e.startMariaDB(ctx) }()
+	} else {
+		mariadb <- nil
+	}
+	// Whatever else fails, setup's ctx ends only once MariaDB's start has: its server is
+	// stopped after the tests, never left running.
+	defer func() { e.mariadbErr = <-mariadb }()
 	if e.Cfg.Postgres {
 		d, err := e.Subdir("postgres")
 		if err != nil {
@@ -250,6 +271,24 @@ func (e *Env) start(ctx context.Context) error {
 		return err
 	}
 	return e.awaitBuild()
+}
+
+// startMariaDB starts the MariaDB server (Config.MariaDB), stopped after the tests.
+func (e *Env) startMariaDB(ctx context.Context) error {
+	if _, _, _, err := realkafka.MariaDBPrograms(e.Cfg.MariaDBPrefix); err != nil {
+		return err
+	}
+	d, err := e.Subdir("mariadb")
+	if err != nil {
+		return err
+	}
+	m, err := realkafka.StartMariaDB(ctx, realkafka.MariaDBConfig{Prefix: e.Cfg.MariaDBPrefix, LogDir: d})
+	if err != nil {
+		return err
+	}
+	e.AtExit(m.Stop)
+	e.MariaDB = m
+	return nil
 }
 
 // startDefault starts the default peers: a broker (or the external one), a worker and the main
@@ -331,7 +370,12 @@ func (e *Env) StartCluster(ctx context.Context, name string, n Connect) (*realka
 // StartTestWorker starts a Connect worker (StartWorker) for the cluster names n that stops when
 // t ends.
 func (e *Env) StartTestWorker(ctx context.Context, t testing.TB, name string, n Connect) (*realkafka.Worker, error) {
-	w, err := e.StartWorker(ctx, name, n)
+	return e.StartTestWorkerWith(ctx, t, name, n, nil)
+}
+
+// StartTestWorkerWith is StartTestWorker with extra worker properties (WorkerConfig.Extra).
+func (e *Env) StartTestWorkerWith(ctx context.Context, t testing.TB, name string, n Connect, extra map[string]string) (*realkafka.Worker, error) {
+	w, err := e.startWorker(ctx, name, e.Lib, e.Brokers, n, extra)
 	if err == nil {
 		StopAfter(t, w.Stop)
 	}
@@ -370,12 +414,16 @@ func (e *Env) StartWorker(ctx context.Context, name string, n Connect) (*realkaf
 
 // StartWorkerOn starts a Connect worker from the jars lib on brokers, stopped after the tests.
 func (e *Env) StartWorkerOn(ctx context.Context, name, lib string, brokers []string, n Connect) (*realkafka.Worker, error) {
+	return e.startWorker(ctx, name, lib, brokers, n, nil)
+}
+
+func (e *Env) startWorker(ctx context.Context, name, lib string, brokers []string, n Connect, extra map[string]string) (*realkafka.Worker, error) {
 	d, err := e.Subdir(name)
 	if err != nil {
 		return nil, err
 	}
 	cfg := realkafka.WorkerConfig{Lib: lib, Dir: d, Brokers: brokers, PluginPath: e.Plugins,
-		GroupID: n.Group, ConfigTopic: n.Config, OffsetsTopic: n.Offsets, StatusTopic: n.Status}
+		GroupID: n.Group, ConfigTopic: n.Config, OffsetsTopic: n.Offsets, StatusTopic: n.Status, Extra: extra}
 	w, err := realkafka.StartWorker(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -422,4 +470,21 @@ func (e *Env) RequirePeers(t testing.TB) {
 	if err := e.setup(); err != nil {
 		t.Fatalf("%s setup (Kafka %s): %v", e.Cfg.Label, e.Cfg.Version, err)
 	}
+}
+
+// RequireMariaDB is RequirePeers for a test of MariaDB (Config.MariaDB): it returns the server,
+// skips the test when MariaDB is not installed (a failure under OFFSETAGENT_REQUIRE_REAL_KAFKA=1)
+// and fails it when the server did not start.
+func (e *Env) RequireMariaDB(t testing.TB) *realkafka.MariaDB {
+	t.Helper()
+	e.RequirePeers(t)
+	switch {
+	case !e.Cfg.MariaDB:
+		t.Fatalf("%s: Config.MariaDB is not set", e.Cfg.Label)
+	case errors.Is(e.mariadbErr, realkafka.ErrNoMariaDB):
+		SkipOrFail(t, fmt.Sprintf("%s: %v", e.Cfg.Label, e.mariadbErr))
+	case e.mariadbErr != nil:
+		t.Fatalf("%s: start MariaDB: %v", e.Cfg.Label, e.mariadbErr)
+	}
+	return e.MariaDB
 }
