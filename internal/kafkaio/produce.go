@@ -42,7 +42,7 @@ func (pr *partitionRecords) addTo(b *batchBuilder) {
 // those without one, the offset the broker gave the part's first record. It is the one place
 // a Produce request is built.
 func (p *Producer) produceOnce(ctx context.Context, parts []partitionRecords, bufs *produceBufs) ([]error, []int64) {
-	req := &rawProduce{clientID: clientIDOf(p.client), acks: int16(kafka.RequireAll), timeoutMs: produceTimeoutMs}
+	req := &rawProduce{clientID: clientIDOf(p.client), acks: int16(kafka.RequireAll), timeoutMs: produceTimeout(ctx)}
 	size := 0
 	for _, pr := range parts {
 		if pr.encoded.buf == nil {

@@ -154,6 +154,9 @@ func (p *Producer) writeRefusal(topic string, err error) error {
 // *WriteError saying which records were acknowledged and which are known not written, so
 // callers can clean up precisely.
 // Cancelling ctx stops Write from sending further records; records already sent are waited for.
+// ctx's deadline bounds the write: no record is sent from then on, the Produce requests carry
+// a timeout that ends before it (produceTimeout: a broker answers by then), and a record not
+// acknowledged at the deadline is reported failed and may be in the topic (not NotWritten).
 //
 // Up to smallWrite records go through Produce, together with what concurrent callers write
 // meanwhile. Larger writes are sent leader by leader in rounds: each round sends every
@@ -184,9 +187,11 @@ func (p *Producer) write(ctx context.Context, topic string, recs []Record, parts
 	for i := range recs {
 		msgs[i] = kafka.Message{Topic: topic, Partition: int(parts[i]), Key: recs[i].Key, Value: recs[i].Value, Headers: recs[i].Headers}
 	}
-	// WithoutCancel: once queued, the records are sent whatever ctx does; returning early
-	// would lose track of which were acknowledged.
-	errs, owner := p.produce(context.WithoutCancel(ctx), msgs)
+	// WithoutCancel: once queued, the records are sent whatever ctx's cancellation does;
+	// returning early would lose track of which were acknowledged. ctx's deadline still bounds
+	// them: none is sent from then on, none is in flight past it (produceBy).
+	deadline, _ := ctx.Deadline()
+	errs, owner := p.produceBy(context.WithoutCancel(ctx), msgs, deadline)
 	reportItems(msgs, errs, owner, acked)
 	if errs == nil {
 		return nil
