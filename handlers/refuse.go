@@ -21,17 +21,24 @@ const nothingWritten = "nothing was written"
 // the connector's claim, as Create does before its stages. What the rollback undid becomes
 // the result's cleanup, and the message says so instead of "nothing was written".
 //
-// Only a request whose own intent the view holds (request id and source, the name from the
+// Only a request whose own intent the store holds (request id and source, the name from the
 // result) is concerned; any other refusal takes no claim and writes nothing, so a source that
-// is not allowed cannot hold connectors' claims. The view is not read to its end for this: an
-// agent loads the intent log before it takes requests, and a replica that takes a partition
-// over does so a session timeout after its previous owner's last write. A rollback that cannot be done now is tried
-// again until it is (recoverOwed); when ctx ends first, out's Failure.Reason becomes
-// kafkaio.ReasonCanceled: the request must be left unanswered, for redelivery.
+// is not allowed cannot hold connectors' claims. The store is read to its end first
+// (IntentStore.CatchUp), as a claim reads it: a replica's view can lag the intent topic (the
+// replica that takes a partition over has not necessarily read its previous owner's last
+// writes), and "no intent" in a lagging view would answer "nothing was written" over what the
+// interrupted attempt wrote, whose intent the next sweep then removes as stale. A read or a
+// rollback that cannot be done now is tried again until it is (recoverOwed); when ctx ends
+// first, out's Failure.Reason becomes kafkaio.ReasonCanceled: the request must be left
+// unanswered, for redelivery.
 func (c *Creator) Refuse(ctx context.Context, out *Outcome) {
 	name := strings.TrimSpace(out.Result.Name)
 	id, source := out.Result.RequestID, out.Result.RequestSource
 	if c.opts.Intents == nil || name == "" || out.Failure == nil {
+		return
+	}
+	if err := c.recoverOwed(ctx, name, func(ctx context.Context) error { return c.opts.Intents.CatchUp(ctx, name) }); err != nil {
+		out.Failure.Reason = kafkaio.ReasonCanceled
 		return
 	}
 	if in, ok := c.opts.Intents.Get(name); !ok || in.RequestID != id || in.RequestSource != source {
@@ -93,6 +100,9 @@ func (r *rollback) tell(out *Outcome) {
 	}
 	if out.Result.Cleanup != nil && out.Result.Cleanup.Summary != events.NothingUndone {
 		cleanup = out.Result.Cleanup
+	}
+	if r.own && r.previous != nil && out.Result.PreviousOffsets == nil {
+		out.Result.PreviousOffsets = r.previous
 	}
 	out.Failure.Message = msg
 	out.Result.SetFailure(out.Result.FailedStep, out.Result.ErrorCode, msg, cleanup)
