@@ -17,7 +17,8 @@
 // the request is said, not undone.
 //
 // The destructive stages write within the request's giveup less the reserve for its result
-// (deadline.go): no write begins past it, and each one begun before is bounded by it (its
-// Produce requests' own timeout ends before it, kafkaio.Producer.Write), so that no write of
-// the request is in flight when its sender looks at the cluster at the giveup.
+// (deadline.go): no write begins past it, and each one begun before asks the broker to answer
+// by then (its Produce requests' own timeout ends before it, kafkaio.Producer.Write), so that
+// no write of the request is in flight when its sender looks at the cluster at the giveup. A
+// write answered later (a broker that held it past its timeout) is waited for, and rolled back.
 package handlers

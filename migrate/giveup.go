@@ -38,12 +38,12 @@ const giveUpCheckTimeout = 30 * time.Second
 // REST API when it is given. why says what kept B from being asked, for the unknown ones.
 //
 // It looks only from the requests' giveup on, when no write of theirs is in flight: B's agents
-// begin none from the giveup less the reserve kept for the result, and bound each one they
-// began before it by then (the Produce request's own timeout ends before it, and the agent
-// waits for it no longer, taking one unanswered then as possibly written and rolling it
-// back). So, from brokers that settle each Produce request within its timeout (Kafka answers
-// it by then), a config record of the request is in B's config topic at the look or never
-// (docs/operations.md, "A write in flight at the giveup", for one that does not).
+// begin none from the giveup less the reserve kept for the result, and each one they began
+// before asks the broker to answer before then (its Produce request's own timeout ends
+// before it: Kafka appends the records, waits for the replicas no longer and answers). So,
+// from brokers that settle each Produce request within its timeout, a config record of the
+// request is in B's config topic at the look or never (docs/operations.md, "A write in flight
+// at the giveup", for one that does not).
 func (p *publisher) lookOnB(ctx context.Context, inflight map[string]*Entry) (seen map[string]onB, why string) {
 	ctx = context.WithoutCancel(ctx)
 	kafkaio.Sleep(ctx, time.Until(p.giveUp())) // ctx cannot end: bounded by the giveup

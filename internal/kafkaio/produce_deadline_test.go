@@ -74,9 +74,10 @@ func TestWriteDeadlineBoundsTheProduceTimeout(t *testing.T) {
 	}
 }
 
-// A write the broker holds past the writer's deadline is not waited for past it: the write
-// fails at the deadline, its record reported as possibly in the topic (the broker may still
-// append it). A write queued behind it whose deadline passes before its turn is never sent.
+// A write sent before its deadline is waited for until the broker answers, even past the
+// deadline: a broker that holds it longer than its timeout appends it, if at all, before it
+// answers, and the writer must know (its rollback must see the records). A write queued behind
+// it whose deadline passes before its turn is never sent, and says so (NotWritten).
 func TestWriteDeadlineEndsTheWrite(t *testing.T) {
 	c, brokers, p := startProducerCluster(t, "w")
 	ctx := testContext(t)
@@ -87,7 +88,7 @@ func TestWriteDeadlineEndsTheWrite(t *testing.T) {
 	defer releaseOnce.Do(func() { close(release) })
 	seen := holdProduces(c, "w", release)
 
-	held, cancelHeld := context.WithTimeout(ctx, 500*time.Millisecond)
+	held, cancelHeld := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancelHeld()
 	first := make(chan error, 1)
 	go func() {
@@ -95,7 +96,7 @@ func TestWriteDeadlineEndsTheWrite(t *testing.T) {
 	}()
 	<-seen // the first write is in the broker, which holds it
 
-	// The second write queues behind the first (one Produce request in flight per leader)
+	// The second write queues behind the first (one Produce request in flight per leader),
 	// and its deadline passes before its turn.
 	queued, cancelQueued := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancelQueued()
@@ -103,30 +104,27 @@ func TestWriteDeadlineEndsTheWrite(t *testing.T) {
 	go func() {
 		second <- p.Write(queued, "w", []Record{{Key: []byte("queued"), Value: []byte("v")}}, []int32{0}, nil)
 	}()
-
-	for _, w := range []struct {
-		name string
-		done <-chan error
-	}{{"held", first}, {"queued", second}} {
-		select {
-		case err := <-w.done:
-			var we *WriteError
-			require.ErrorAs(t, err, &we, "the %s write returns at its deadline", w.name)
-			require.ErrorIs(t, err, context.DeadlineExceeded)
-			require.True(t, MayHaveWritten(err), "a write unanswered at its deadline may be in the topic")
-		case <-time.After(10 * time.Second):
-			t.Fatalf("the %s write was waited for past its deadline", w.name)
-		}
-	}
+	<-queued.Done()
+	<-held.Done()
 	releaseOnce.Do(func() { close(release) })
 
-	// The held write is appended once the broker lets it go (as Kafka appends a request it
-	// processes late); the queued one, whose deadline passed before its turn, never is.
-	require.Eventually(t, func() bool {
-		keys := readPartition(t, brokers, "w", 0)
-		return len(keys) >= 2
-	}, 10*time.Second, 20*time.Millisecond)
-	// One more write goes through the producer after the queued one's turn.
+	wait := func(name string, done <-chan error) error {
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the %s write never returned", name)
+			return nil
+		}
+	}
+	require.NoError(t, wait("held", first), "the write sent before its deadline is acknowledged, late")
+	err := wait("queued", second)
+	var we *WriteError
+	require.ErrorAs(t, err, &we, "the write whose deadline passed in the queue fails")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Equal(t, []int{0}, we.NotWritten, "it was never sent: %v", err)
+	require.False(t, MayHaveWritten(err))
+
 	require.NoError(t, p.Write(ctx, "w", []Record{{Key: []byte("after"), Value: []byte("v")}}, []int32{0}, nil))
 	require.Equal(t, []string{"warm-up=v", "held=v", "after=v"}, readPartition(t, brokers, "w", 0), "a write past its deadline was sent")
 }
