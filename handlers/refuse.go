@@ -27,7 +27,8 @@ const nothingWritten = "nothing was written"
 // (IntentStore.CatchUp), as a claim reads it: a replica's view can lag the intent topic (the
 // replica that takes a partition over has not necessarily read its previous owner's last
 // writes), and "no intent" in a lagging view would answer "nothing was written" over what the
-// interrupted attempt wrote, whose intent the next sweep then removes as stale. A read or a
+// interrupted attempt wrote, whose intent the next sweep then removes as stale (a Read of the
+// intent topic refused by the brokers is not waited out: catchUpIntents). A read or a
 // rollback that cannot be done now is tried again until it is (recoverOwed); when ctx ends
 // first, out's Failure.Reason becomes kafkaio.ReasonCanceled: the request must be left
 // unanswered, for redelivery.
@@ -37,7 +38,7 @@ func (c *Creator) Refuse(ctx context.Context, out *Outcome) {
 	if c.opts.Intents == nil || name == "" || out.Failure == nil {
 		return
 	}
-	if err := c.recoverOwed(ctx, name, func(ctx context.Context) error { return c.opts.Intents.CatchUp(ctx, name) }); err != nil {
+	if err := c.recoverOwed(ctx, name, func(ctx context.Context) error { return c.catchUpIntents(ctx, name) }); err != nil {
 		out.Failure.Reason = kafkaio.ReasonCanceled
 		return
 	}
@@ -68,6 +69,20 @@ func (c *Creator) Refuse(ctx context.Context, out *Outcome) {
 		return
 	}
 	rb.tell(out)
+}
+
+// catchUpIntents reads the intent store to its end for connector name (IntentStore.CatchUp).
+// A Read of the intent topic that the brokers refuse is the one failure not waited out: the
+// agent refuses every request for it meanwhile (403, naming the Read), and the refusal goes by
+// the intents read so far, as it did before the Read was taken away; waiting would leave every
+// request unanswered until the ACL is granted again.
+func (c *Creator) catchUpIntents(ctx context.Context, name string) error {
+	err := c.opts.Intents.CatchUp(ctx, name)
+	if _, refused := kafkaio.AuthorizationCode(err); refused {
+		c.opts.Logger.Warn("intent topic cannot be read to its end: the refusal goes by the intents read so far", "connector", name, "err", err)
+		return nil
+	}
+	return err
 }
 
 // rollback is what the rollback of an interrupted request undid, for the result of the
