@@ -103,6 +103,17 @@ func (il *intentLog) Get(name string) (*handlers.Intent, bool) {
 	return in, ok
 }
 
+// CatchUp implements handlers.IntentStore: it reads the intent topic (and so the partition of
+// name's intent and claims) to its end. A replica's view may lag the topic (a replica that has
+// just taken a partition over may not have read what its previous owner wrote last); Get is
+// then true to everything written before the call.
+func (il *intentLog) CatchUp(ctx context.Context, name string) error {
+	if err := il.log.Sync(ctx); err != nil {
+		return fmt.Errorf("read intent topic %q to its end: %w", il.topic, err)
+	}
+	return nil
+}
+
 // Put implements handlers.IntentStore: the intent is acknowledged by the broker before the
 // request's first destructive write.
 func (il *intentLog) Put(ctx context.Context, in *handlers.Intent) error {

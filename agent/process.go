@@ -121,7 +121,8 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 	}
 	if mixed := a.health.mixedGroup(); mixed != "" {
 		a.log.Warn("request refused: the consumer group mixes two Connect clusters", "connector", req.Data.Name, "request_id", req.ID)
-		return handlers.Rejected(req.ID, req.Source, req.Data.Name, 500, "refused before any step, nothing written: the agent's "+mixed), false
+		return a.refuse(work, handlers.Rejected(req.ID, req.Source, req.Data.Name, 500,
+			"refused before any step, nothing was written: the agent's "+mixed)), false
 	}
 	out = a.proc.Create(work, req)
 	return out, false

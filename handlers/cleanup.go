@@ -46,6 +46,9 @@ type undo struct {
 	// stop ends the cleanup: a later undo would make things worse (e.g. restoring a group
 	// that could not be emptied).
 	stop bool
+	// previous, when not nil, is what the connector's offsets were before an interrupted
+	// request whose rollback left them to another writer's connector (leaveOffsets).
+	previous *events.ConnectorOffsets
 }
 
 // fail records that what remains because of err.
@@ -61,15 +64,33 @@ func (u *undo) fail(what string, err error) {
 // undoWriteConfig puts back the config records write_config wrote as it found them:
 // tombstoned, or the earlier value of a key that had one (a target state left behind for the
 // name). Which records are the request's is judged as the rollback of an interrupted request
-// judges it (rollBackConfig): only keys whose latest record carries the request's mark, and
-// nothing of a connector another writer created meanwhile.
+// judges it (judgeConfig, recoverIntent): only keys whose latest record carries the request's
+// mark, and nothing of a connector another writer created meanwhile: its offsets neither (the
+// undos of the earlier stages do not run), and what the request wrote of them is said as left.
 func (c *Creator) undoWriteConfig(ctx context.Context, j *job, u *undo) {
 	if !j.configTried {
 		return
 	}
-	if _, err := c.rollBackConfig(ctx, j.name, j.req.Source, j.req.ID, false, j.prevConfig, u); err != nil {
-		u.fail(fmt.Sprintf("config records %s may remain", strings.Join(configKeys(j.name), ", ")), err)
+	v, err := c.judgeConfig(ctx, j.name, j.req.Source, j.req.ID, false, j.prevConfig)
+	if err == nil && !v.foreign {
+		err = c.putBackConfig(ctx, j.name, v.recs, u)
 	}
+	if err != nil {
+		u.fail(fmt.Sprintf("config records %s may remain", strings.Join(configKeys(j.name), ", ")), err)
+		return
+	}
+	if !v.foreign {
+		return
+	}
+	c.opts.Logger.Warn("connector exists and was not written by the request rolled back; leaving it as it is",
+		"connector", j.name, "request_id", j.req.ID)
+	u.done = append(u.done, fmt.Sprintf("left connector %s as it is: another writer's", j.name))
+	if j.wipeStarted || j.sinkWritten || len(j.writtenTo) > 0 {
+		u.left = append(u.left, fmt.Sprintf("the offsets this request wrote for connector %s: another writer created the connector meanwhile, "+
+			"so they are left to it (previous_offsets holds what was there before; PATCH /connectors/%s/offsets puts it back once the connector is stopped)",
+			j.name, j.name))
+	}
+	u.stop = true
 }
 
 // undoWriteOffsets removes the initial offsets written so far: a sink connector's group is

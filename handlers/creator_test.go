@@ -219,6 +219,9 @@ func (f *fakeIntents) Put(_ context.Context, in *Intent) error {
 	return nil
 }
 
+// CatchUp has nothing to read: the map is the store.
+func (f *fakeIntents) CatchUp(context.Context, string) error { return nil }
+
 func (f *fakeIntents) Delete(_ context.Context, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -72,8 +72,9 @@ type recordingIntents struct {
 	puts []*Intent
 }
 
-func (r *recordingIntents) Get(string) (*Intent, bool)           { return nil, false }
-func (r *recordingIntents) Delete(context.Context, string) error { return nil }
+func (r *recordingIntents) Get(string) (*Intent, bool)            { return nil, false }
+func (r *recordingIntents) Delete(context.Context, string) error  { return nil }
+func (r *recordingIntents) CatchUp(context.Context, string) error { return nil }
 func (r *recordingIntents) Put(_ context.Context, in *Intent) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

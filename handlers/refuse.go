@@ -21,17 +21,25 @@ const nothingWritten = "nothing was written"
 // the connector's claim, as Create does before its stages. What the rollback undid becomes
 // the result's cleanup, and the message says so instead of "nothing was written".
 //
-// Only a request whose own intent the view holds (request id and source, the name from the
+// Only a request whose own intent the store holds (request id and source, the name from the
 // result) is concerned; any other refusal takes no claim and writes nothing, so a source that
-// is not allowed cannot hold connectors' claims. The view is not read to its end for this: an
-// agent loads the intent log before it takes requests, and a replica that takes a partition
-// over does so a session timeout after its previous owner's last write. A rollback that cannot be done now is tried
-// again until it is (recoverOwed); when ctx ends first, out's Failure.Reason becomes
-// kafkaio.ReasonCanceled: the request must be left unanswered, for redelivery.
+// is not allowed cannot hold connectors' claims. The store is read to its end first
+// (IntentStore.CatchUp), as a claim reads it: a replica's view can lag the intent topic (the
+// replica that takes a partition over has not necessarily read its previous owner's last
+// writes), and "no intent" in a lagging view would answer "nothing was written" over what the
+// interrupted attempt wrote, whose intent the next sweep then removes as stale (a Read of the
+// intent topic refused by the brokers is not waited out: catchUpIntents). A read or a
+// rollback that cannot be done now is tried again until it is (recoverOwed); when ctx ends
+// first, out's Failure.Reason becomes kafkaio.ReasonCanceled: the request must be left
+// unanswered, for redelivery.
 func (c *Creator) Refuse(ctx context.Context, out *Outcome) {
 	name := strings.TrimSpace(out.Result.Name)
 	id, source := out.Result.RequestID, out.Result.RequestSource
 	if c.opts.Intents == nil || name == "" || out.Failure == nil {
+		return
+	}
+	if err := c.recoverOwed(ctx, name, func(ctx context.Context) error { return c.catchUpIntents(ctx, name) }); err != nil {
+		out.Failure.Reason = kafkaio.ReasonCanceled
 		return
 	}
 	if in, ok := c.opts.Intents.Get(name); !ok || in.RequestID != id || in.RequestSource != source {
@@ -61,6 +69,20 @@ func (c *Creator) Refuse(ctx context.Context, out *Outcome) {
 		return
 	}
 	rb.tell(out)
+}
+
+// catchUpIntents reads the intent store to its end for connector name (IntentStore.CatchUp).
+// A Read of the intent topic that the brokers refuse is the one failure not waited out: the
+// agent refuses every request for it meanwhile (403, naming the Read), and the refusal goes by
+// the intents read so far, as it did before the Read was taken away; waiting would leave every
+// request unanswered until the ACL is granted again.
+func (c *Creator) catchUpIntents(ctx context.Context, name string) error {
+	err := c.opts.Intents.CatchUp(ctx, name)
+	if _, refused := kafkaio.AuthorizationCode(err); refused {
+		c.opts.Logger.Warn("intent topic cannot be read to its end: the refusal goes by the intents read so far", "connector", name, "err", err)
+		return nil
+	}
+	return err
 }
 
 // rollback is what the rollback of an interrupted request undid, for the result of the
@@ -93,6 +115,9 @@ func (r *rollback) tell(out *Outcome) {
 	}
 	if out.Result.Cleanup != nil && out.Result.Cleanup.Summary != events.NothingUndone {
 		cleanup = out.Result.Cleanup
+	}
+	if r.own && r.previous != nil && out.Result.PreviousOffsets == nil {
+		out.Result.PreviousOffsets = r.previous
 	}
 	out.Failure.Message = msg
 	out.Result.SetFailure(out.Result.FailedStep, out.Result.ErrorCode, msg, cleanup)

@@ -33,7 +33,8 @@
 // its result (events.ExtensionGiveUp, the deadline plus Grace) by which B's agents finish its
 // writes, less a reserve for the result, or roll them back; a connector is reported failed only
 // once its request can no longer be carried out (B refused the write, or no result by the
-// deadline plus Grace and no connector record of it in B's config topic: giveup.go); each request
+// deadline plus Grace and no connector record of it in B's config topic, read from the giveup
+// on, when no write of the request is in flight: giveup.go); each request
 // of a batch is judged by its own write, and one whose write may have appended it is awaited.
 // An interrupted run reports its requests in flight pending, except a dry run's: it creates
 // nothing.

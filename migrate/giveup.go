@@ -36,8 +36,18 @@ const giveUpCheckTimeout = 30 * time.Second
 // connector on B: it reads B's config topic to its end for the connector records (their
 // request marks, offsetstore.RequestMark), or, when that is refused or fails, asks B's Connect
 // REST API when it is given. why says what kept B from being asked, for the unknown ones.
+//
+// It looks only from the requests' giveup on, when no write of theirs is in flight: B's agents
+// begin none from the giveup less the reserve kept for the result, and each one they began
+// before asks the broker to answer before then (its Produce request's own timeout ends
+// before it: Kafka appends the records, waits for the replicas no longer and answers). So,
+// from brokers that settle each Produce request within its timeout, a config record of the
+// request is in B's config topic at the look or never (docs/operations.md, "A write in flight
+// at the giveup", for one that does not).
 func (p *publisher) lookOnB(ctx context.Context, inflight map[string]*Entry) (seen map[string]onB, why string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), giveUpCheckTimeout)
+	ctx = context.WithoutCancel(ctx)
+	kafkaio.Sleep(ctx, time.Until(p.giveUp())) // ctx cannot end: bounded by the giveup
+	ctx, cancel := context.WithTimeout(ctx, giveUpCheckTimeout)
 	defer cancel()
 	seen = make(map[string]onB, len(inflight))
 	keys := make([]string, 0, len(inflight))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -39,10 +40,12 @@ func (pr *partitionRecords) addTo(b *batchBuilder) {
 
 // produceOnce sends parts, partitions led by one broker, in one Produce request with
 // acks=all (its buffer from bufs, which may be nil), and returns each part's error and, for
-// those without one, the offset the broker gave the part's first record. It is the one place
-// a Produce request is built.
-func (p *Producer) produceOnce(ctx context.Context, parts []partitionRecords, bufs *produceBufs) ([]error, []int64) {
-	req := &rawProduce{clientID: clientIDOf(p.client), acks: int16(kafka.RequireAll), timeoutMs: produceTimeoutMs}
+// those without one, the offset the broker gave the part's first record. The request asks the
+// broker to answer by answerBy (zero: the default timeout; produceTimeout); the round trip is
+// bounded by ctx and roundTripTimeout only, so that an answer that comes later is still read.
+// It is the one place a Produce request is built.
+func (p *Producer) produceOnce(ctx context.Context, answerBy time.Time, parts []partitionRecords, bufs *produceBufs) ([]error, []int64) {
+	req := &rawProduce{clientID: clientIDOf(p.client), acks: int16(kafka.RequireAll), timeoutMs: produceTimeout(answerBy)}
 	size := 0
 	for _, pr := range parts {
 		if pr.encoded.buf == nil {

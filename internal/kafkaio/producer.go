@@ -39,6 +39,10 @@ type produceItem struct {
 	leader    int             // the partition leader's broker ID when routed
 	recs      []kafka.Message // Key, Value and Headers
 	size      int
+	// deadline, when not zero, is the end of the item's write (Write's ctx deadline): it is
+	// not sent from then on, and the Produce request that carries it asks the broker to answer
+	// before it (boundedBatch, produceTimeout).
+	deadline time.Time
 
 	err error
 	// base is the offset of the item's first record once acknowledged without err.
@@ -62,7 +66,24 @@ const (
 	// roundTripTimeout bounds a whole round trip, a little longer.
 	produceTimeoutMs = 30_000
 	roundTripTimeout = 35 * time.Second
+	// answerMargin is how much earlier than its write's deadline a bounded Produce request's
+	// own timeout ends (at most; a quarter of the time left when that is less), so that the
+	// broker's answer, sent when the timeout ends, reaches the writer before the deadline.
+	answerMargin = time.Second
 )
+
+// produceTimeout is the timeout_ms of a Produce request whose answer is wanted by answerBy
+// (zero: no such bound): produceTimeoutMs, or, when answerBy is sooner, the time left before it
+// less answerMargin. Kafka's broker waits for the in-sync replicas (acks=all) no longer than
+// that and then answers: a write bounded by a deadline is settled, appended or not, before it.
+func produceTimeout(answerBy time.Time) int32 {
+	if answerBy.IsZero() {
+		return produceTimeoutMs
+	}
+	left := time.Until(answerBy)
+	left -= min(answerMargin, left/4)
+	return int32(max(1, min(produceTimeoutMs, left.Milliseconds())))
+}
 
 // NewProducer returns a Producer on the brokers and transport of opts. It never dials.
 func NewProducer(opts Options) *Producer {
@@ -99,8 +120,17 @@ type Pending struct {
 // elsewhere. ctx bounds the partition-leader lookup only. A queued write is sent even if
 // nobody waits for it.
 func (p *Producer) Enqueue(ctx context.Context, msgs []kafka.Message) *Pending {
+	return p.enqueueBy(ctx, msgs, time.Time{})
+}
+
+// enqueueBy is Enqueue for a write that ends at deadline (zero: never): its items are not sent
+// from then on, and the Produce requests that carry them ask the broker to answer before it.
+func (p *Producer) enqueueBy(ctx context.Context, msgs []kafka.Message, deadline time.Time) *Pending {
 	w := &Pending{p: p, errs: make([]error, len(msgs))}
 	w.owner, w.order, w.at = p.route(ctx, msgs, func(i int, err error) { w.errs[i] = err })
+	for _, it := range w.order {
+		it.deadline = deadline
+	}
 	p.enqueue(w.order)
 	return w
 }
@@ -154,6 +184,16 @@ func (w *Pending) Offset(i int) int64 { return w.owner[i].base + int64(w.at[i]) 
 // being queued); an item acknowledged without error holds the offset of its first record.
 func (p *Producer) produce(ctx context.Context, msgs []kafka.Message) ([]error, []*produceItem) {
 	w := p.Enqueue(ctx, msgs)
+	return w.Wait(ctx), w.owner
+}
+
+// produceBy is produce for a write that ends at deadline (zero: never): its messages are not
+// sent from then on, and their Produce requests ask the broker to answer before it. A message
+// sent before it is waited for until the broker answers (or the round trip fails): its outcome
+// is then known, and a broker that answers late has appended it before it answers, so what
+// follows (a rollback) sees it.
+func (p *Producer) produceBy(ctx context.Context, msgs []kafka.Message, deadline time.Time) ([]error, []*produceItem) {
+	w := p.enqueueBy(ctx, msgs, deadline)
 	return w.Wait(ctx), w.owner
 }
 
@@ -275,6 +315,10 @@ func takeBatch(q *leaderQueue) []*produceItem {
 
 // roundTrip sends batch in one Produce request and completes its items.
 func (p *Producer) roundTrip(batch []*produceItem) {
+	answerBy, batch := boundedBatch(batch, time.Now())
+	if len(batch) == 0 {
+		return
+	}
 	var parts []partitionRecords
 	at := map[topicPartition]int{}
 	for _, it := range batch {
@@ -288,10 +332,10 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 		parts[i].items = append(parts[i].items, it)
 		parts[i].size += it.size
 	}
-	errs, bases := p.produceOnce(context.Background(), parts, nil)
+	errs, bases := p.produceOnce(context.Background(), answerBy, parts, nil)
 	for i, pr := range parts {
 		if errs[i] != nil && len(pr.items) > 1 && refusesRecords(errs[i]) {
-			p.sendAlone(pr)
+			p.sendAlone(answerBy, pr)
 			continue
 		}
 		next := bases[i]
@@ -306,13 +350,34 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 // sendAlone sends the items of a partition that the broker refused as a whole, one item per
 // Produce request and in their order, so that one caller's bad records (too large together
 // with the others, invalid, not authorised) fail that caller only.
-func (p *Producer) sendAlone(pr partitionRecords) {
+func (p *Producer) sendAlone(answerBy time.Time, pr partitionRecords) {
 	for _, it := range pr.items {
 		alone := []partitionRecords{{topicPartition: pr.topicPartition, items: []*produceItem{it}, size: it.size}}
-		errs, bases := p.produceOnce(context.Background(), alone, nil)
+		errs, bases := p.produceOnce(context.Background(), answerBy, alone, nil)
 		it.err, it.base = errs[0], bases[0]
 		close(it.done)
 	}
+}
+
+// boundedBatch completes, unsent, the items of batch whose deadline has passed at now (they
+// are known not written: no write begins past its deadline), and returns the others with the
+// time by which their Produce request asks the broker to answer: the earliest deadline among
+// them, zero for none (items without a deadline sent with bounded ones get the earlier answer
+// too).
+func boundedBatch(batch []*produceItem, now time.Time) (answerBy time.Time, live []*produceItem) {
+	live = batch[:0:0]
+	for _, it := range batch {
+		if !it.deadline.IsZero() && !now.Before(it.deadline) {
+			it.err = notSent(fmt.Errorf("not sent: its deadline passed: %w", context.DeadlineExceeded))
+			close(it.done)
+			continue
+		}
+		if !it.deadline.IsZero() && (answerBy.IsZero() || it.deadline.Before(answerBy)) {
+			answerBy = it.deadline
+		}
+		live = append(live, it)
+	}
+	return answerBy, live
 }
 
 // refusesRecords reports whether a partition's error is the broker refusing what was sent

@@ -154,6 +154,11 @@ func (p *Producer) writeRefusal(topic string, err error) error {
 // *WriteError saying which records were acknowledged and which are known not written, so
 // callers can clean up precisely.
 // Cancelling ctx stops Write from sending further records; records already sent are waited for.
+// ctx's deadline bounds the write: no record is sent from then on (those not sent are
+// NotWritten), and its Produce requests carry a timeout_ms that ends before it (produceTimeout:
+// a broker answers them by then). A record sent is waited for until the broker answers, even
+// past the deadline: a broker that holds a request longer has appended its records, if at all,
+// before it answers, and the caller's rollback must see them.
 //
 // Up to smallWrite records go through Produce, together with what concurrent callers write
 // meanwhile. Larger writes are sent leader by leader in rounds: each round sends every
@@ -184,9 +189,11 @@ func (p *Producer) write(ctx context.Context, topic string, recs []Record, parts
 	for i := range recs {
 		msgs[i] = kafka.Message{Topic: topic, Partition: int(parts[i]), Key: recs[i].Key, Value: recs[i].Value, Headers: recs[i].Headers}
 	}
-	// WithoutCancel: once queued, the records are sent whatever ctx does; returning early
-	// would lose track of which were acknowledged.
-	errs, owner := p.produce(context.WithoutCancel(ctx), msgs)
+	// WithoutCancel: once queued, the records are sent whatever ctx does, and waited for;
+	// returning early would lose track of which were acknowledged. ctx's deadline still bounds
+	// them: none is sent from then on, and the broker is asked to answer before it (produceBy).
+	deadline, _ := ctx.Deadline()
+	errs, owner := p.produceBy(context.WithoutCancel(ctx), msgs, deadline)
 	reportItems(msgs, errs, owner, acked)
 	if errs == nil {
 		return nil
@@ -364,6 +371,11 @@ func (p *Producer) sendRounds(ctx context.Context, topic string, recs []Record, 
 // partition that fails stops there: its later records must not overtake the failed ones, and
 // fail gets them all.
 func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record, pending map[int32]partQueue, bufs *produceBufs, fail func([]int, error), acked func(Acked)) {
+	// A round sent is waited for past ctx's deadline (its broker is asked to answer before
+	// it), not past its cancellation (a shutdown).
+	answerBy, _ := ctx.Deadline()
+	rt, stop := untilCanceled(ctx)
+	defer stop()
 	for len(pending) > 0 {
 		if err := ctx.Err(); err != nil {
 			for _, q := range pending {
@@ -378,7 +390,7 @@ func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record
 			slots <- struct{}{}
 			wg.Go(func() {
 				defer func() { <-slots }()
-				errs, bases := p.produceOnce(ctx, parts, bufs)
+				errs, bases := p.produceOnce(rt, answerBy, parts, bufs)
 				for i, pr := range parts {
 					if errs[i] == nil {
 						a := Acked{Partition: pr.partition, Base: bases[i], Idx: pr.idx}
@@ -410,6 +422,17 @@ func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record
 		}
 		wg.Wait()
 	}
+}
+
+// untilCanceled is a context that ends when ctx is canceled, not when its deadline passes.
+func untilCanceled(ctx context.Context) (context.Context, func()) {
+	rt, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			cancel()
+		}
+	})
+	return rt, func() { stop(); cancel() }
 }
 
 // nextRound takes every pending partition's next batch (up to batchRecords records and
