@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/javaregex"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -225,11 +225,11 @@ func (t *topicNames) check(m *MM2Sinks, onA events.Config, target string) (*topi
 	if t.regex == "" && len(t.renamed) < len(listElems(t.onA[mm2.TopicsKey])) {
 		var quoted []string
 		for _, topic := range slices.Sorted(maps.Keys(t.renamed)) {
-			quoted = append(quoted, regexp.QuoteMeta(topic))
+			quoted = append(quoted, javaregex.Quote(topic))
 		}
 		group = "(" + strings.Join(quoted, "|") + ")"
 	}
-	r := &topicRestore{alias: t.freeAlias(), regex: regexp.QuoteMeta(prefix) + group}
+	r := &topicRestore{alias: t.freeAlias(), regex: javaregex.Quote(prefix) + group} // RegexRouter's: Java's
 	r.why = fmt.Sprintf("MirrorMaker 2's %s policy names A's topics %q on B; this transform, first in the chain, gives each record back its topic's name on A, so that %s stay as on A (%s)",
 		policyName(t.policy), prefix+"<topic>", strings.Join(what, ", "), why)
 	return r, hs
