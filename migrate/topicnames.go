@@ -152,12 +152,11 @@ type chain struct {
 
 func (t *topicNames) check(m *MM2Sinks, onA events.Config, target string) (*topicRestore, []Hazard) {
 	var hs []Hazard
-	tr, _, err := m.rewriteConfig(onA)
+	tr, err := m.renamed(onA)
 	if err != nil {
 		hs = append(hs, Hazard{Check: HazardTopicNames, Key: mm2.TopicsRegexKey, Refuse: true,
 			Message: fmt.Sprintf("value %q: %v; on B the sink would read other topics than MirrorMaker 2's copies of A's", t.onA[mm2.TopicsRegexKey], err),
 			Fix:     "give the regex for the topics' names on B with --set " + mm2.TopicsRegexKey + "=..., or " + identityFix})
-		tr = renameTopics(m.Policy, onA)
 	}
 	t.translated = tr.Map()
 	t.onB = t.sel.EditConfig(tr, target).Map()
