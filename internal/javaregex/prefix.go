@@ -52,9 +52,15 @@ func AfterPrefix(prefix, expr string) (string, error) {
 	if lead := leading(n); lead != nil && lead.kind == nBegin {
 		src := []rune(expr)
 		inner = string(src[:lead.at]) + string(src[lead.end:])
-		if n, _, err = parseFor(inner, true); err != nil {
-			return "", refuse(lead.at, "without its leading anchor it is not read the same: %v", err)
+		var rest []*node // what follows the anchor, which must be read as it was
+		if n.kind == nConcat {
+			rest = n.subs[1:]
 		}
+		dropped, _, err := parseFor(inner, true)
+		if err != nil || !sameItems(dropped, []rune(inner), rest, src) {
+			return "", refuse(lead.at, "without its leading anchor it is read otherwise")
+		}
+		n = dropped
 	}
 	src := []rune(inner)
 	// \b reads a word character as [a-zA-Z0-9_] (Java 19 on) or as a letter or digit of
@@ -167,6 +173,26 @@ func readsAsPrefixed(wrapped *node, wsrc, prefix []rune, inner *node, isrc []run
 	}
 	g := wrapped.subs[len(prefix)]
 	return g.kind == nGroup && g.end == len(wsrc) && sameReading(g.subs[0], wsrc, inner, isrc)
+}
+
+// sameItems reports whether n (read from nsrc) is the sequence items (read from isrc).
+func sameItems(n *node, nsrc []rune, items []*node, isrc []rune) bool {
+	got := []*node{n}
+	switch {
+	case n.kind == nConcat:
+		got = n.subs
+	case n.kind == nEmpty:
+		got = nil
+	}
+	if len(got) != len(items) {
+		return false
+	}
+	for i := range got {
+		if !sameReading(got[i], nsrc, items[i], isrc) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameReading reports whether a (read from asrc) and b (read from bsrc) are the same tree:

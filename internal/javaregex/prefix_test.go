@@ -134,3 +134,27 @@ func TestLiteralPrefix(t *testing.T) {
 		})
 	}
 }
+
+// AfterPrefix never panics, and a regex it makes is read by the parser as the prefix then the
+// pattern (its own check), and compiles where the pattern does.
+func FuzzAfterPrefix(f *testing.F) {
+	b, err := os.ReadFile("testdata/prefix-oracle-cases.json")
+	require.NoError(f, err)
+	var cases []struct{ Prefix, Pattern string }
+	require.NoError(f, json.Unmarshal(b, &cases))
+	for _, c := range cases {
+		f.Add(c.Prefix, c.Pattern)
+	}
+	f.Fuzz(func(t *testing.T, prefix, pattern string) {
+		out, err := AfterPrefix(prefix, pattern)
+		if err != nil || prefix == "" {
+			return
+		}
+		_, _, readErr := parseFor(out, true)
+		require.NoError(t, readErr, "%q behind %q: %q", pattern, prefix, out)
+		if _, err := Compile(pattern); err == nil {
+			_, err := Compile(out)
+			require.NoError(t, err, "%q behind %q: %q", pattern, prefix, out)
+		}
+	})
+}
