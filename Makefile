@@ -77,7 +77,7 @@ demo-real: ## Apache Kafka + a Connect worker + the agent: the seed example in C
 demo-cdc: ## PostgreSQL -> Debezium -> Kafka A -> JDBC sink, moved to cluster B across MirrorMaker 2 while rows change
 	$(GO) test -count=1 -v -timeout 15m -run 'TestPipelineMigratedAcrossMirrorMaker2/stop-source' ./integration/realkafka/cdc/
 
-fuzz: ## Fuzz the request decoder, the MirrorMaker 2 record decoders, the client properties reader and its errors (no secret in them), planted secrets in manifests and messages, briefly
+fuzz: ## Fuzz the request decoder, the MirrorMaker 2 record decoders, the client properties reader and its errors (no secret in them), planted secrets in manifests and messages, a Java regex moved behind a prefix, briefly
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) ./events/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeCheckpoint -fuzztime $(FUZZTIME) ./mm2/
 	$(GO) test -run '^$$' -fuzz FuzzDecodeOffsetSync -fuzztime $(FUZZTIME) ./mm2/
@@ -85,6 +85,7 @@ fuzz: ## Fuzz the request decoder, the MirrorMaker 2 record decoders, the client
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCommandConfig$$' -fuzztime $(FUZZTIME) ./internal/clientconfig/
 	$(GO) test -run '^$$' -fuzz '^FuzzSecretsNotInErrors$$' -fuzztime $(FUZZTIME) ./internal/clientconfig/
 	$(GO) test -run '^$$' -fuzz '^FuzzPlantedSecrets$$' -fuzztime $(FUZZTIME) ./migrate/
+	$(GO) test -run '^$$' -fuzz '^FuzzAfterPrefix$$' -fuzztime $(FUZZTIME) ./internal/javaregex/
 
 goldens: ## Regenerate the golden tables a real JVM answers (tools/oracle: Java, kafka-clients, Connect, MirrorMaker 2; GOLDENS="props regex" for some sets; java, and mvn for the first jar download)
 	$(GO) run ./tools/oracle/cmd/goldens $(GOLDENS)

@@ -89,9 +89,25 @@ const (
 	SinkOffsetsNone SinkOffsetsMode = "none"
 )
 
-// buildBody is the body for connector c on B under the selection and options.
-func buildBody(c *Connector, target string, sel Selection, initialState string, sinkOffsets []events.ConnectorOffset, sinkMode SinkOffsetsMode) Body {
-	b := Body{Name: target, Config: sel.EditConfig(c.Config, target), InitialState: c.State}
+// configForB is the config connector c will have on B as target, the one place that says it:
+// the body carries it, and every check that compares or judges the config on B (B's existing
+// connector of that name, B's validate, the settings that point at A, a family's state on B)
+// reads it. It is c's config on A with the names MirrorMaker 2's policy gives a sink's topics
+// on B (MM2Sinks; a sink that follows its sources keeps them), then the edit flags, then the
+// transform that gives the sink's records back their topics' names on A (topicnames.go), which
+// checkTopicNames plans before the other checks run.
+func (s *source) configForB(c *Connector, target string) events.Config {
+	cfg := c.Config
+	if m, ok := s.opts.SinkTranslator.(*MM2Sinks); ok && c.Type == connectors.Sink && c.follows == nil {
+		cfg, _ = m.renamed(cfg) // a topics.regex it cannot rewrite refuses the sink (checkTopicNames)
+	}
+	return c.restore.apply(s.opts.Selection.EditConfig(cfg, target))
+}
+
+// buildBody is the body for connector c on B as target, with cfg its config there
+// (configForB), under the options.
+func buildBody(c *Connector, target string, cfg events.Config, initialState string, sinkOffsets []events.ConnectorOffset, sinkMode SinkOffsetsMode) Body {
+	b := Body{Name: target, Config: cfg, InitialState: c.State}
 	if initialState != "" {
 		b.InitialState = initialState
 	}

@@ -45,7 +45,7 @@ func TestBuildBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := buildBody(tt.c, tt.target, Selection{}, tt.state, tt.c.Offsets, tt.sinkMode)
+			b := buildBody(tt.c, tt.target, Selection{}.EditConfig(tt.c.Config, tt.target), tt.state, tt.c.Offsets, tt.sinkMode)
 			got, err := b.MarshalJSON()
 			require.NoError(t, err)
 			require.Equal(t, tt.want, string(got))

@@ -26,9 +26,9 @@ func precheckf(format string, args ...any) error {
 // translating them through MirrorMaker 2 checkpoints).
 type SinkTranslator interface {
 	// TranslateSink returns the offsets for sink c, created on B as target, and a detail for
-	// the report entry's "translation" (nil for none). It may rewrite c.Config (renamed
-	// topics) before the body is built. An error fails the connector at step
-	// StepTranslateSinkOffsets; a non-nil detail is reported with it.
+	// the report entry's "translation" (nil for none). It does not change c: c's config on B
+	// is configForB's. An error fails the connector at step StepTranslateSinkOffsets; a
+	// non-nil detail is reported with it.
 	TranslateSink(ctx context.Context, c *Connector, target string) (offsets []events.ConnectorOffset, detail any, err error)
 }
 
@@ -387,15 +387,15 @@ func (s *source) prepare(ctx context.Context) ([]*Entry, error) {
 		return nil, &UnmatchedError{Flags: unmatched, Total: none.Total, Examples: none.Examples}
 	}
 	s.resolveStates(entries)
-	if s.opts.existingOnB != nil {
+	s.checkPipelines(ctx, entries)
+	s.checkHazards(ctx, entries)
+	if s.opts.existingOnB != nil { // after the checks that decide the config on B (configForB)
 		onB, err := s.opts.existingOnB(ctx)
 		if err != nil {
 			return nil, precheckf("read the connectors B has: %v", err)
 		}
-		refuseExisting(entries, onB, sel, s.opts.declared)
+		refuseExisting(entries, onB, s.configForB, s.opts.declared)
 	}
-	s.checkPipelines(ctx, entries)
-	s.checkHazards(ctx, entries)
 	if s.opts.StopSource {
 		if err := s.stopPrecheck(entries); err != nil {
 			return nil, err
@@ -416,7 +416,6 @@ func (s *source) build(ctx context.Context, entries []*Entry) {
 			e.skip(scrub(s.opts.Registry, c.Config, c.Problem))
 			continue
 		}
-		onA := c.Config // before a SinkTranslator renames its topics
 		var sinkOffs []events.ConnectorOffset
 		if c.Type == connectors.Sink {
 			sinkOffs = c.Offsets
@@ -434,10 +433,9 @@ func (s *source) build(ctx context.Context, entries []*Entry) {
 				}
 			}
 		}
-		b := buildBody(c, e.TargetName, s.opts.Selection, s.opts.InitialState, sinkOffs, s.opts.SinkOffsets)
-		b.Config = c.restore.apply(b.Config)
+		b := buildBody(c, e.TargetName, s.configForB(c, e.TargetName), s.opts.InitialState, sinkOffs, s.opts.SinkOffsets)
 		b.InitialOffsets = c.rekey.apply(b.InitialOffsets)
-		e.Rewrites = s.rewrites(c, onA, b.Config, e.TargetName)
+		e.Rewrites = s.rewrites(c, c.Config, b.Config, e.TargetName)
 		e.Body = &b
 		e.Offsets = len(b.InitialOffsets)
 		e.Outcome = OutcomePlanned

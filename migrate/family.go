@@ -130,7 +130,7 @@ func (s *source) checkFamilyOf(ctx context.Context, e *Entry, b *kafka.Client, i
 		return
 	}
 	f := familyCheck{s: s, e: e, out: class.Outside, a: c.Config.Map(), b: b, ids: ids, auto: auto,
-		onB: s.opts.Selection.EditConfig(c.Config, e.TargetName).Map()}
+		onB: s.configForB(c, e.TargetName).Map()}
 	switch {
 	case f.out.Progress != "":
 		f.sinkProgress()

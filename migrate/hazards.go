@@ -84,12 +84,13 @@ func (s *source) checkHazards(ctx context.Context, entries []*Entry) {
 		}
 	}
 	checks := []func(context.Context, []*Entry){
-		// Each check appends what it finds with Entry.hazard.
+		// Each check appends what it finds with Entry.hazard. The topic names first: they
+		// decide the transform the config on B gets (configForB), which the others judge.
+		s.checkTopicNames,
 		s.checkPointsAtA,
 		s.checkFamilyState,
 		s.checkPlugins,
 		s.checkMM2,
-		s.checkTopicNames,
 	}
 	refused := map[*Entry]string{}
 	for _, check := range checks {

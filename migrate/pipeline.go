@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/javaregex"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -34,10 +34,13 @@ import (
 //     prefix is a match. The config does not show a topic an SMT reroutes records to: the
 //     topic tracking does, once the source has written there.
 //
-// A sink with topics.regex matches a tracked or named topic its regex matches (the regex is
-// Java's, compiled here as a Go regexp; one Go cannot compile is warned about and not
-// matched), and a Debezium prefix whose topics the regex may match: any topic the regex matches
-// begins with its literal prefix, so a prefix compatible with it is a match.
+// A sink with topics.regex matches a tracked or named topic its regex matches, and a Debezium
+// prefix whose topics the regex may match: any topic the regex matches begins with its literal
+// prefix, so a prefix compatible with it is a match. The regex is Java's, and is evaluated as
+// Java evaluates it (internal/javaregex). Where that cannot be done (a construct javaregex
+// does not evaluate, a match that gets no answer in time, a regex Java refuses), whether the
+// two are a pipeline is not known: the pair is refused all the same, saying which pattern and
+// why, since moving a pipeline that is one cuts it without an error.
 
 // pipelinePair is a selected sink that reads on A topics a selected source writes.
 type pipelinePair struct {
@@ -46,6 +49,11 @@ type pipelinePair struct {
 	// matched by a topics.regex), in order; how says where that was read.
 	topics []string
 	how    string
+	// undecided, when no topic is known to be read, says why whether the sink reads what the
+	// source writes is not known (its topics.regex could not be evaluated as Java would);
+	// written is what the source writes then.
+	undecided string
+	written   []string
 }
 
 // written is what a source writes on A.
@@ -100,8 +108,16 @@ func (s *source) checkPipelines(ctx context.Context, entries []*Entry) {
 		var pairs []pipelinePair
 		for _, src := range sources {
 			w := writes[src.Name]
-			if topics := s.sinkReads(sink.connector, w, m.Policy); len(topics) > 0 {
+			topics, undecided := sinkReads(sink.connector, w, m.Policy)
+			switch {
+			case len(topics) > 0:
 				pairs = append(pairs, pipelinePair{sink: sink, source: src, topics: topics, how: w.origin(topics)})
+			case undecided != "":
+				all := slices.Clone(w.names)
+				for _, p := range w.prefixes {
+					all = append(all, p+".*")
+				}
+				pairs = append(pairs, pipelinePair{sink: sink, source: src, how: w.origin(all), undecided: undecided, written: all})
 			}
 		}
 		if len(pairs) == 0 {
@@ -162,13 +178,24 @@ func refusePipeline(p pipelinePair, policy mm2.Policy, asked bool, why string) {
 	for _, t := range p.topics {
 		onB = append(onB, remoteName(policy, t))
 	}
-	what := fmt.Sprintf("across MirrorMaker 2 with the %s replication policy, the moved sink %q would read %s on B, while the moved source %q "+
-		"writes %s on B (read from %s): the pipeline would stop delivering, without an error; "+
-		"use --replication-policy identity (IdentityReplicationPolicy on MirrorMaker 2, so that the source on B writes the topic MirrorMaker 2 fills with A's records)",
-		policyName(policy), p.sink.Name, strings.Join(onB, ", "), p.source.Name, strings.Join(p.topics, ", "), p.how)
-	if asked {
-		what = "--sink-follows-source cannot move it: " + why + "; " + what
+	const identity = "use --replication-policy identity (IdentityReplicationPolicy on MirrorMaker 2, so that the source on B writes the topic MirrorMaker 2 fills with A's records)"
+	var what string
+	if p.undecided != "" {
+		// Whether they are a pipeline is not known: refused as one, since one moved would be cut.
+		what = fmt.Sprintf("across MirrorMaker 2 with the %s replication policy, whether the moved sink %q reads what the moved source %q writes (%s, "+
+			"read from %s) cannot be decided: %s; if it does, the sink on B would read the renamed topics while the source on B writes these, "+
+			"and the pipeline would stop delivering, without an error; %s, or, if the sink reads none of them, leave one of the two out of this run (--exclude)",
+			policyName(policy), p.sink.Name, p.source.Name, strings.Join(p.written, ", "), p.how, p.undecided, identity)
 	} else {
+		what = fmt.Sprintf("across MirrorMaker 2 with the %s replication policy, the moved sink %q would read %s on B, while the moved source %q "+
+			"writes %s on B (read from %s): the pipeline would stop delivering, without an error; %s",
+			policyName(policy), p.sink.Name, strings.Join(onB, ", "), p.source.Name, strings.Join(p.topics, ", "), p.how, identity)
+	}
+	switch {
+	case asked:
+		what = "--sink-follows-source cannot move it: " + why + "; " + what
+	case p.undecided != "":
+	default:
 		what += fmt.Sprintf(", or move the pair with --stop-source --sink-follows-source (the sink on B then reads %s, from where the source on B starts writing)",
 			strings.Join(p.topics, ", "))
 	}
@@ -242,9 +269,10 @@ func (r *restReader) activeTopics(ctx context.Context, name string) (topics []st
 }
 
 // sinkReads returns the topics sink c reads on A that w writes, when policy renames them on
-// B ("" for none): for a topics.regex sink, the written names the regex matches and
-// "<prefix>.*" for a Debezium prefix it may match.
-func (s *source) sinkReads(c *Connector, w written, policy mm2.Policy) []string {
+// B: for a topics.regex sink, the written names the regex matches and "<prefix>.*" for a
+// Debezium prefix it may match. undecided says why that is not known for some of them ("" when
+// it is for all): the regex cannot be evaluated as Java would, or gave no answer for a name.
+func sinkReads(c *Connector, w written, policy mm2.Policy) (topics []string, undecided string) {
 	props := c.Config.Map()
 	var out []string
 	if list := strings.TrimSpace(props[mm2.TopicsKey]); list != "" {
@@ -257,36 +285,39 @@ func (s *source) sinkReads(c *Connector, w written, policy mm2.Policy) []string 
 				out = append(out, t)
 			}
 		}
-		return out
+		return out, ""
 	}
-	expr := strings.TrimSpace(props[mm2.TopicsRegexKey])
-	if expr == "" || policy.Kind == mm2.PolicyIdentity {
-		return nil
+	// Connect's ConfigDef trims a STRING with String.trim: every char <= ' '.
+	expr := strings.TrimFunc(props[mm2.TopicsRegexKey], func(r rune) bool { return r <= ' ' })
+	if expr == "" || policy.Kind == mm2.PolicyIdentity || len(w.names)+len(w.prefixes) == 0 {
+		return nil, ""
 	}
-	whole, err := regexp.Compile(`^(?:` + expr + `)$`)
-	var loose *regexp.Regexp
-	if err == nil {
-		loose, err = regexp.Compile(expr)
-	}
+	re, err := javaregex.Compile(expr)
 	if err != nil {
-		s.opts.Logger.Warn("cannot tell whether a sink reads a selected source's topics: its topics.regex is not a Go regexp",
-			"connector", c.Name, "err", err)
-		return nil
+		return nil, fmt.Sprintf("its %s is %v", mm2.TopicsRegexKey, err)
+	}
+	var why []string
+	matches := func(name string) bool {
+		ok, err := re.Matches(name)
+		if err != nil {
+			why = append(why, fmt.Sprintf("its %s %q gave no answer for %q: %v", mm2.TopicsRegexKey, expr, name, err))
+		}
+		return ok
 	}
 	for _, t := range w.names {
-		if whole.MatchString(t) && policy.RemoteTopic(t) != t {
+		if policy.RemoteTopic(t) != t && matches(t) {
 			out = append(out, t)
 		}
 	}
-	// Connect matches the whole name, so every topic the regex matches begins with the
-	// literal prefix of the regex compiled unanchored.
-	lit, _ := loose.LiteralPrefix()
+	// Connect matches the whole name, so every topic the regex matches begins with its
+	// literal prefix.
+	lit := re.LiteralPrefix()
 	for _, p := range w.prefixes {
-		if strings.HasPrefix(p+".", lit) || strings.HasPrefix(lit, p+".") || whole.MatchString(p) {
+		if strings.HasPrefix(p+".", lit) || strings.HasPrefix(lit, p+".") || matches(p) {
 			out = append(out, p+".*")
 		}
 	}
-	return out
+	return out, strings.Join(why, "; ")
 }
 
 // underPrefix reports whether topic t is one Debezium writes under topic prefix p: the prefix

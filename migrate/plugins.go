@@ -96,7 +96,7 @@ func (s *source) checkPlugins(ctx context.Context, entries []*Entry) {
 	resolved := map[string][]bPlugin{} // per class as configs give it
 	var validate []*Entry
 	for _, e := range todo {
-		cfg := s.opts.Selection.EditConfig(e.connector.Config, e.TargetName)
+		cfg := s.configForB(e.connector, e.TargetName)
 		class, _ := cfg.Get("connector.class")
 		if class == "" {
 			continue // no class: refused by B's agent at validate_config, as Connect does
@@ -256,7 +256,7 @@ func (s *source) validateOnB(ctx context.Context, entries []*Entry) {
 
 // validateOne asks B's Connect to validate e's config as it will be on B.
 func (s *source) validateOne(ctx context.Context, e *Entry) []Hazard {
-	cfg := s.opts.Selection.EditConfig(e.connector.Config, e.TargetName)
+	cfg := s.configForB(e.connector, e.TargetName)
 	class, _ := cfg.Get("connector.class")
 	body, err := json.Marshal(cfg)
 	if err != nil {

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/mm2"
 )
 
 // pluginsB is B's Connect REST API as the plugin check sees it: GET /, GET /connector-plugins
@@ -111,6 +113,13 @@ func pluginEntry(name string, kv ...string) *Entry {
 	return &Entry{Name: name, TargetName: name + "-b", Type: "source", connector: &Connector{Name: name, Config: cfg}}
 }
 
+// sinkEntry is pluginEntry's sink.
+func sinkEntry(name string, kv ...string) *Entry {
+	e := pluginEntry(name, kv...)
+	e.Type, e.connector.Type = "sink", connectors.Sink
+	return e
+}
+
 // The plugin check runs before anything is stopped: each selected connector's class must be
 // installed on B (by full name, simple name or alias), in the requested connector.plugin.version
 // where B's Connect knows plugin versions, and its config as it will be on B must validate there.
@@ -123,7 +132,10 @@ func TestCheckPluginsOnB(t *testing.T) {
 		plugins  string
 		validate func(class string, cfg map[string]any) (int, string)
 		set      []string // --set
-		entries  []*Entry
+		// policy: moved across MirrorMaker 2 with it (MM2Sinks); the topic names are checked
+		// first, as checkHazards does.
+		policy  *mm2.Policy
+		entries []*Entry
 		// want: connector -> its hazards as "check key refuse: message part" ("" for none)
 		want map[string][]string
 		// problem: connectors that get a Problem (refused)
@@ -189,6 +201,19 @@ func TestCheckPluginsOnB(t *testing.T) {
 			validated: []string{"FileStreamSource"},
 		},
 		{
+			name: "across MirrorMaker 2, the config validated is the one on B: renamed topics, A's names given back first", version: "4.3.1",
+			plugins: filePlugins, policy: &mm2.Policy{Kind: mm2.PolicyDefault, SourceAlias: "A"},
+			validate: func(class string, cfg map[string]any) (int, string) {
+				if cfg["topics"] != "A.orders" || cfg["transforms"] != "restoreTopicNamesOfA,route,tag" || cfg["transforms.restoreTopicNamesOfA.regex"] != `A\.(.*)` {
+					return 200, validateAnswer(cfg, map[string][]string{"topics": {fmt.Sprintf("not B's config: %v %v", cfg["topics"], cfg["transforms"])}})
+				}
+				return 200, validateAnswer(cfg, nil)
+			},
+			entries:   []*Entry{sinkEntry("sink", routedChain("connector.class", "FileStreamSink", "file", "out", "topics", "orders")...)},
+			want:      map[string][]string{"sink": nil},
+			validated: []string{"FileStreamSink"},
+		},
+		{
 			name: "a topic that does not exist on B yet is a warning", version: "4.3.1", plugins: filePlugins,
 			validate: func(class string, cfg map[string]any) (int, string) {
 				return 200, validateAnswer(cfg, map[string][]string{"topics": {"Topic orders does not exist"}})
@@ -245,8 +270,14 @@ func TestCheckPluginsOnB(t *testing.T) {
 			sel, err := NewSelection(SelectionFlags{Set: tt.set})
 			require.NoError(t, err)
 			opts := Options{Selection: sel}
+			if tt.policy != nil {
+				opts.SinkTranslator = &MM2Sinks{Policy: *tt.policy}
+			}
 			opts.defaults()
 			s := &source{opts: opts, b: &targetSide{rest: b.serve(t)}}
+			if tt.policy != nil {
+				s.checkTopicNames(ctx, tt.entries)
+			}
 			s.checkPlugins(ctx, tt.entries)
 			for _, e := range tt.entries {
 				var got []string

@@ -57,7 +57,7 @@ func (s *source) checkPointsAtA(ctx context.Context, entries []*Entry) {
 		if e.connector.Problem != "" {
 			continue
 		}
-		c := configOnB{e: e, cfg: s.opts.Selection.EditConfig(e.connector.Config, e.TargetName), named: map[string]named{}}
+		c := configOnB{e: e, cfg: s.configForB(e.connector, e.TargetName), named: map[string]named{}}
 		m := c.cfg.Map()
 		for _, kv := range c.cfg {
 			if n, ok := ids.setting(m, kv.Key, kv.Value); ok && kv.Key != "name" {

@@ -436,20 +436,23 @@ func readPlaced(dir string) ([]Placed, error) {
 }
 
 // refuseExisting gives a Problem (409) to each entry whose connector exists on B, as B's config
-// topic holds it now, with another config than its manifest declares (declared, the config
-// with its secrets referenced in the Secret; nil leaves it as A's edits make it): applying the
-// manifest would replace that connector's config (the operator updates an existing connector
-// with PUT .../config), and an offsets-only request would be refused anyway. A connector whose
-// manifest cannot be declared (a secret that cannot be referenced) gets that Problem. Every
-// selected connector is checked, with or without offsets on A, before anything is stopped on
-// A. A connector that exists with the config of its manifest (one applied already) goes on.
-func refuseExisting(entries []*Entry, onB map[string]map[string]string, sel Selection, declared func(string, events.Config) (events.Config, error)) {
+// topic holds it now, with another config than its manifest declares (configForB, the config
+// on B every check judges: the edit flags, and a sink's MirrorMaker 2 topic names and
+// restoring transform; then declared, the config with its secrets referenced in the Secret,
+// nil leaving it as it is): applying the manifest would replace that connector's config (the
+// operator updates an existing connector with PUT .../config), and an offsets-only request
+// would be refused anyway. A connector whose manifest cannot be declared (a secret that cannot
+// be referenced) gets that Problem. Every selected connector is checked, with or without
+// offsets on A, before anything is stopped on A. A connector that exists with the config of
+// its manifest (one applied already) goes on.
+func refuseExisting(entries []*Entry, onB map[string]map[string]string, configForB func(*Connector, string) events.Config,
+	declared func(string, events.Config) (events.Config, error)) {
 	for _, e := range entries {
 		c := e.connector
 		if c.Problem != "" {
 			continue
 		}
-		cfg := sel.EditConfig(c.Config, e.TargetName)
+		cfg := configForB(c, e.TargetName)
 		if declared != nil {
 			d, err := declared(e.TargetName, cfg)
 			if err != nil {

@@ -10,6 +10,8 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -71,4 +73,66 @@ func TestStrimziChecksBForEveryConnector(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dir, n+".yaml"))
 		require.Equal(t, want, err == nil, "manifest of %s: %v", n, err)
 	}
+}
+
+// A re-run into an operator-managed B of a sink moved across MirrorMaker 2's default policy:
+// B holds the connector its manifest declared, with the topics renamed and the transform that
+// gives the records back their names on A first in its chain. That is the config the re-run
+// would declare again, so it goes on; a connector on B with A's config as it is (neither the
+// rename nor the transform) is another config, and refused, naming those keys.
+func TestStrimziRerunOfSinkAcrossMirrorMaker2(t *testing.T) {
+	policy := mm2.Policy{Kind: mm2.PolicyDefault, SourceAlias: "A"}
+	brokersB := startMM2Target(t, policy.CheckpointsTopic())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	clB := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
+	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clB, "connect-configs", "connect-offsets", true))
+	for _, topic := range []string{"requests", "results"} {
+		require.NoError(t, offsetstore.EnsureTopic(ctx, clB, topic, 1, nil))
+	}
+	sinkConfig := func(name string) map[string]string {
+		cfg := map[string]string{"connector.class": fileSink, "file": "out.txt", "name": name}
+		for i, kv := 0, routedChain("topics", "orders"); i+1 < len(kv); i += 2 {
+			cfg[kv[i]] = kv[i+1]
+		}
+		return cfg
+	}
+	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
+		"snk":       {typ: "sink", state: StateRunning, stopAt: -1, config: sinkConfig("snk")},
+		"snk-other": {typ: "sink", state: StateRunning, stopAt: -1, config: sinkConfig("snk-other")},
+	}}
+	tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
+	require.NoError(t, err)
+	dir := filepath.Join(t.TempDir(), "manifests")
+	run := func(key string) map[string]*Entry {
+		rep, err := Migrate(ctx, MigrateOptions{
+			Options: Options{ConnectURL: fc.serve(t), SinkOffsets: SinkOffsetsTranslate,
+				SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy, AllowReplay: true}},
+			To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+				OffsetsTopic: "connect-offsets"},
+			SelectionKey: key, Timeout: 10 * time.Second, Grace: 100 * time.Millisecond,
+			Strimzi: &StrimziTarget{Cluster: "connect-b", Dir: dir},
+		})
+		require.NoError(t, err)
+		got := map[string]*Entry{}
+		for _, e := range rep.Connectors {
+			got[e.Name] = e
+		}
+		return got
+	}
+	first := run(t.Name())
+	require.Equal(t, OutcomeSucceeded, first["snk"].Outcome, first["snk"].Message)
+	require.NotNil(t, first["snk"].Body)
+	onB := first["snk"].Body.Config.Map()
+	require.Equal(t, "A.orders", onB["topics"])
+	require.Equal(t, "restoreTopicNamesOfA,route,tag", onB["transforms"])
+
+	// The operator applied snk's manifest; snk-other on B was made from A's config as it is.
+	writeConfigs(t, ctx, clB, operatorConfig(first["snk"].Body.Config), sinkConfig("snk-other"))
+	again := run(t.Name())
+	require.Equal(t, OutcomeSucceeded, again["snk"].Outcome, again["snk"].Message)
+	require.Equal(t, OutcomeSkipped, again["snk-other"].Outcome)
+	require.Equal(t, "409 Connector snk-other already exists on B with another config (topics, transforms, transforms.restoreTopicNamesOfA.regex, "+
+		"transforms.restoreTopicNamesOfA.replacement, transforms.restoreTopicNamesOfA.type): its manifest would replace that config; "+
+		"delete the connector on B first, or give this one another name (--rename)", again["snk-other"].Message)
 }

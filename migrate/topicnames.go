@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/javaregex"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -152,12 +152,11 @@ type chain struct {
 
 func (t *topicNames) check(m *MM2Sinks, onA events.Config, target string) (*topicRestore, []Hazard) {
 	var hs []Hazard
-	tr, _, err := m.rewriteConfig(onA)
+	tr, err := m.renamed(onA)
 	if err != nil {
 		hs = append(hs, Hazard{Check: HazardTopicNames, Key: mm2.TopicsRegexKey, Refuse: true,
 			Message: fmt.Sprintf("value %q: %v; on B the sink would read other topics than MirrorMaker 2's copies of A's", t.onA[mm2.TopicsRegexKey], err),
 			Fix:     "give the regex for the topics' names on B with --set " + mm2.TopicsRegexKey + "=..., or " + identityFix})
-		tr = renameTopics(m.Policy, onA)
 	}
 	t.translated = tr.Map()
 	t.onB = t.sel.EditConfig(tr, target).Map()
@@ -225,11 +224,11 @@ func (t *topicNames) check(m *MM2Sinks, onA events.Config, target string) (*topi
 	if t.regex == "" && len(t.renamed) < len(listElems(t.onA[mm2.TopicsKey])) {
 		var quoted []string
 		for _, topic := range slices.Sorted(maps.Keys(t.renamed)) {
-			quoted = append(quoted, regexp.QuoteMeta(topic))
+			quoted = append(quoted, javaregex.Quote(topic))
 		}
 		group = "(" + strings.Join(quoted, "|") + ")"
 	}
-	r := &topicRestore{alias: t.freeAlias(), regex: regexp.QuoteMeta(prefix) + group}
+	r := &topicRestore{alias: t.freeAlias(), regex: javaregex.Quote(prefix) + group} // RegexRouter's: Java's
 	r.why = fmt.Sprintf("MirrorMaker 2's %s policy names A's topics %q on B; this transform, first in the chain, gives each record back its topic's name on A, so that %s stay as on A (%s)",
 		policyName(t.policy), prefix+"<topic>", strings.Join(what, ", "), why)
 	return r, hs

@@ -66,8 +66,9 @@ type SinkTranslation struct {
 	all []mm2.PartitionTranslation
 }
 
-// TranslateSink translates c's offsets, rewrites c's topics for B and returns the offsets
-// for B: the translated ones, and a reset (null offset) for each missing partition.
+// TranslateSink translates c's offsets and returns the offsets for B: the translated ones, and
+// a reset (null offset) for each missing partition. c's config on B, its topics renamed, is
+// configForB's (renamed).
 func (m *MM2Sinks) TranslateSink(ctx context.Context, c *Connector, _ string) ([]events.ConnectorOffset, any, error) {
 	committed, err := mm2.SinkPartitions(c.Offsets)
 	if err != nil {
@@ -87,7 +88,7 @@ func (m *MM2Sinks) TranslateSink(ctx context.Context, c *Connector, _ string) ([
 			d.NotExact = append(d.NotExact, p)
 		}
 	}
-	c.Config, d.TopicsRegex, err = m.rewriteConfig(c.Config)
+	_, d.TopicsRegex, err = m.rewriteConfig(c.Config)
 	if err != nil {
 		return nil, d, err
 	}
@@ -145,6 +146,17 @@ func summarize(tr mm2.Translation) string {
 			r.Missing, r.Partitions, strings.Join(why, "; ")))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// renamed is cfg with the names MirrorMaker 2's policy gives its topics on B (rewriteConfig),
+// or, with rewriteConfig's error when its topics.regex cannot be rewritten with certainty
+// (checkTopicNames refuses such a sink), with `topics` renamed and topics.regex as it is.
+func (m *MM2Sinks) renamed(cfg events.Config) (events.Config, error) {
+	out, _, err := m.rewriteConfig(cfg)
+	if err != nil {
+		return renameTopics(m.Policy, cfg), err
+	}
+	return out, nil
 }
 
 // rewriteConfig renames cfg's `topics` name by name and rewrites its `topics.regex` to match

@@ -12,7 +12,8 @@
 //     "<alias><sep><topic>", identity: unchanged), the checkpoints and offset-syncs topic
 //     names, and the rewrite of a sink's `topics` and `topics.regex` (its DLQ is left alone);
 //     a `topics.regex` is Java's, and is rewritten only where Java reads the rewritten pattern
-//     as the original behind the prefix, else refused (regexwrap.go);
+//     as the original behind the prefix, else refused (internal/javaregex's AfterPrefix, with
+//     the one reader of Java's syntax the filters use too);
 //   - the translation (Translator): reading B's `<alias>.checkpoints.internal`, waiting for
 //     checkpoints that are missing or moving, a verdict per partition, the group-filter trap,
 //     replay bounds from the offset syncs, and the --exact refinement.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/offsetagent/offsetagent/internal/javaregex"
 )
 
 // PolicyKind names a MirrorMaker 2 replication policy (replication.policy.class).
@@ -247,15 +249,16 @@ func (p Policy) RemotePrefix() string {
 
 // RewriteTopicsRegex returns a `topics.regex` that matches the renamed topics of the ones re
 // matches, and a note for the report, or an error when re, a Java regex, cannot be moved
-// behind the policy's prefix with certainty (regexwrap.go: an anchor or a lookbehind inside
-// it, the COMMENTS flag, an unterminated \Q). The regex is never compiled here.
+// behind the policy's prefix with certainty (javaregex.AfterPrefix: an anchor or a boundary
+// that may be at the start of the name, a lookbehind, the COMMENTS flag, an unterminated \Q),
+// or Java refuses it.
 func (p Policy) RewriteTopicsRegex(re string) (string, string, error) {
 	if p.kind() == PolicyIdentity {
 		return re, "topics.regex kept: the identity policy keeps topic names (its heartbeats topic aside)", nil
 	}
 	// Java's Pattern.matcher(topic).matches() is a whole-name match, so the prefix plus a
 	// non-capturing group matches exactly the renamed topics of the old regex.
-	out, err := wrapJavaRegex(p.RemotePrefix(), re)
+	out, err := javaregex.AfterPrefix(p.RemotePrefix(), re)
 	if err != nil {
 		return "", "", fmt.Errorf("rewrite topics.regex for the %s policy: %w", p.kind(), err)
 	}

@@ -1,10 +1,11 @@
 package mm2
 
 import (
-	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/internal/javaregex"
 )
 
 func TestRemoteTopic(t *testing.T) {
@@ -122,14 +123,62 @@ func TestRewriteConfig(t *testing.T) {
 			require.Equal(t, tt.regexTo, rw.RegexTo)
 			require.Equal(t, tt.regexNote, rw.RegexNote != "")
 			if tt.regexTo != "" {
-				re := regexp.MustCompile("^(?:" + tt.regexTo + ")$")
+				re := javaregex.MustCompile(tt.regexTo) // Connect reads it as Java does
 				for _, m := range tt.matches {
-					require.True(t, re.MatchString(m), m)
+					ok, err := re.Matches(m)
+					require.NoError(t, err)
+					require.True(t, ok, m)
 				}
 				for _, m := range tt.mismatches {
-					require.False(t, re.MatchString(m), m)
+					ok, err := re.Matches(m)
+					require.NoError(t, err)
+					require.False(t, ok, m)
 				}
 			}
 		})
+	}
+}
+
+// A topics.regex that cannot be moved behind the default policy's prefix with certainty is
+// refused, saying why (internal/javaregex's TestAfterPrefixOracle has Java decide every
+// case); the identity policy keeps it.
+func TestRewriteTopicsRegexRefusals(t *testing.T) {
+	tests := []struct {
+		name, sep, pattern string
+		why                string
+	}{
+		{name: "anchor inside", pattern: "a|^orders", why: "^ anchors at the start of the input, and may be at the start of the name"},
+		{name: "anchor with a quantifier", pattern: "^*orders", why: "^ anchors"},
+		{name: "lookbehind", pattern: `(?<!\.)orders`, why: "a lookbehind would see the prefix"},
+		{name: `\G after an alternative`, pattern: `x|\Gorders`, why: `\G anchors`},
+		{name: "multiline anchor", pattern: `(?m)^orders`, why: "^ under MULTILINE"},
+		{name: `\b after a word character`, sep: "_", pattern: `\borders`, why: "the prefix's last character, '_', a word character"},
+		{name: "comments flag", pattern: "(?ix)orders # c", why: "COMMENTS flag"},
+		{name: "comments flag on a group", pattern: "(?x:orders)", why: "COMMENTS flag"},
+		{name: "unterminated quote", pattern: `\Qorders`, why: `\Q quotes to the end`},
+		{name: "trailing backslash", pattern: `orders\`, why: "not a valid Java regex"},
+		{name: "unclosed class", pattern: `[a-z`, why: "Unclosed character class"},
+		{name: "unclosed property", pattern: `\p{Lower`, why: "Unclosed character family"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := Policy{SourceAlias: "A", Separator: tt.sep}.RewriteTopicsRegex(tt.pattern)
+			require.ErrorContains(t, err, tt.why)
+			require.ErrorContains(t, err, "rewrite topics.regex for the default policy")
+			_, _, err = Policy{Kind: PolicyIdentity, SourceAlias: "A"}.RewriteTopicsRegex(tt.pattern)
+			require.NoError(t, err, "the identity policy keeps the pattern")
+		})
+	}
+	// Inside a class, an escape or a quote, the same characters are safe; so are a leading
+	// anchor (dropped), a boundary that cannot be at the start of the name, and constructs
+	// whose meaning javaregex does not evaluate but whose reading is certain.
+	for pattern, want := range map[string]string{
+		`[^^]x`: `A\.(?:[^^]x)`, `\^x`: `A\.(?:\^x)`, `\Q^\E`: `A\.(?:\Q^\E)`, `[\Q^\E]`: `A\.(?:[\Q^\E])`, `[]^]`: `A\.(?:[]^])`,
+		`\cAx`: `A\.(?:\cAx)`, `(?<name>x)\k<name>`: `A\.(?:(?<name>x)\k<name>)`, `\Aorders`: `A\.(?:orders)`, `(?i)^orders`: `A\.(?:(?i)orders)`,
+		`\p{L}+`: `A\.(?:\p{L}+)`, `orders\b`: `A\.(?:orders\b)`,
+	} {
+		got, _, err := Policy{SourceAlias: "A"}.RewriteTopicsRegex(pattern)
+		require.NoError(t, err, pattern)
+		require.Equal(t, want, got, pattern)
 	}
 }

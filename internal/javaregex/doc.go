@@ -11,6 +11,9 @@
 //
 //	re, err := javaregex.Compile(expr) // an *Error: Unsupported, or Java refuses it too
 //	ok, err := re.Matches(name)        // Pattern.matcher(name).matches(); ErrUndecidable: no answer
+//	lit := re.LiteralPrefix()          // what every name it matches begins with
+//	b, err := javaregex.AfterPrefix("A.", expr) // "A\.(?:expr)": matches "A."+name where expr matches name
+//	q := javaregex.Quote("A.")                  // "A\.": matches exactly "A."
 //
 // How: the parser (parse.go) reads Java's syntax, JDK 11 to 21, into a tree where each node
 // has Java's meaning made explicit: every literal and class becomes a set of code points
@@ -39,8 +42,23 @@
 // fails to start. A match that backtracks past MatchTimeout, or a name that is not UTF-8, is
 // ErrUndecidable: no answer is given, and a caller must not read it as false.
 //
-// The proof is testdata/java-oracle.json: java.util.regex on a real JVM compiled each pattern
-// of testdata/java-oracle-cases.json and matched it against each name; TestJavaOracle requires
-// the same answers, the same refusals, and refuses as unsupported only the patterns the table
-// lists. `make goldens` (tools/oracle) regenerates it.
+// The same parser reads a pattern for its structure only, for AfterPrefix (prefix.go), which
+// moves a pattern behind a prefix (Connect's topics.regex across MirrorMaker 2's default
+// policy: "orders-.*" becomes "A\.(?:orders-.*)", which matches "A.orders-eu") only where the parser reads
+// the wrapped pattern as the prefix then the very pattern, and nothing in it looks before the
+// start of the name. Reading for structure, it reads what it does not evaluate (\b, Unicode
+// properties, \R, \X, \N{...}, UNICODE_CASE, back references anywhere) rather than refusing
+// it; what would change the reading itself (the COMMENTS flag, the class spellings Java
+// versions read differently, an empty \Q\E) it refuses for both purposes. There is one reader
+// of Java's syntax in the module: this one.
+//
+// The proof is two tables a real JVM wrote. testdata/java-oracle.json: java.util.regex
+// compiled each pattern of testdata/java-oracle-cases.json and matched it against each name;
+// TestJavaOracle requires the same answers, the same refusals, and refuses as unsupported only
+// the patterns the table lists. testdata/prefix-oracle.json: for each pattern and prefix of
+// testdata/prefix-oracle-cases.json, what AfterPrefix made of it and Java's answers for the
+// pattern against each name and for that regex against prefix+name; TestAfterPrefixOracle
+// requires the same regex and the same answers on both sides, and that every refusal be one
+// Java shows is needed or one the table lists. `make goldens` (tools/oracle, its regex set)
+// regenerates both; the real tier's TestGoldens asks the JVM again.
 package javaregex

@@ -13,6 +13,7 @@ import (
 // Regexp is a compiled Java regular expression. It is safe for concurrent use.
 type Regexp struct {
 	expr string
+	tree *node
 	// re2 is set when the pattern is regular, backtrack otherwise.
 	re2       *regexp.Regexp
 	backtrack *regexp2.Regexp
@@ -26,14 +27,20 @@ type Error struct {
 	Offset int
 	Msg    string
 	// Unsupported: Java may accept the pattern, but this package cannot evaluate it with Java's
-	// meaning for certain. Otherwise Java's Pattern.compile refuses it too
-	// (PatternSyntaxException), and the Java program reading it fails.
+	// meaning for certain (or, with Prefix, move it behind the prefix). Otherwise Java's
+	// Pattern.compile refuses it too (PatternSyntaxException), and the Java program reading it
+	// fails.
 	Unsupported bool
+	// Prefix is set by AfterPrefix: the prefix expr was not moved behind.
+	Prefix string
 }
 
 func (e *Error) Error() string {
 	what := "not a valid Java regex"
-	if e.Unsupported {
+	switch {
+	case e.Prefix != "":
+		what = fmt.Sprintf("not moved behind the prefix %q with certainty", e.Prefix)
+	case e.Unsupported:
 		what = "not evaluated as Java would"
 	}
 	return fmt.Sprintf("%s: %s, at character %d of /%s/", what, e.Msg, e.Offset, e.Expr)
@@ -53,7 +60,7 @@ func Compile(expr string) (*Regexp, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Regexp{expr: expr}
+	out := &Regexp{expr: expr, tree: n}
 	if !p.backtrack {
 		if out.re2, err = regexp.Compile(emit(n, engineRE2)); err == nil {
 			return out, nil
@@ -80,6 +87,55 @@ func MustCompile(expr string) *Regexp {
 
 // String returns the pattern as given.
 func (re *Regexp) String() string { return re.expr }
+
+// LiteralPrefix returns the characters every name the pattern matches begins with ("" for
+// none known): the literal characters at its start, through groups and zero-width assertions.
+func (re *Regexp) LiteralPrefix() string {
+	prefix, _ := literalPrefix(re.tree)
+	return string(prefix)
+}
+
+// literalPrefix returns what every match of n begins with, and whether that is all n matches.
+func literalPrefix(n *node) (prefix []rune, whole bool) {
+	switch n.kind {
+	case nSet:
+		if n.set.isSingle() {
+			return []rune{n.set[0].lo}, true
+		}
+		return nil, false
+	case nConcat:
+		for _, s := range n.subs {
+			p, w := literalPrefix(s)
+			prefix = append(prefix, p...)
+			if !w {
+				return prefix, false
+			}
+		}
+		return prefix, true
+	case nCapture, nGroup, nAtomic:
+		return literalPrefix(n.subs[0])
+	case nRepeat:
+		if n.min == 0 {
+			return nil, false
+		}
+		p, w := literalPrefix(n.subs[0])
+		return p, w && n.min == 1 && n.max == 1
+	case nAlt:
+		common, _ := literalPrefix(n.subs[0])
+		for _, s := range n.subs[1:] {
+			p, _ := literalPrefix(s)
+			i := 0
+			for i < len(common) && i < len(p) && common[i] == p[i] {
+				i++
+			}
+			common = common[:i]
+		}
+		return common, false
+	case nEmpty, nLook, nBegin, nEnd, nDollar, nCaretML, nDollarML:
+		return nil, true // nothing consumed
+	}
+	return nil, false
+}
 
 // Matches reports whether the whole of s matches, as Java's Pattern.matcher(s).matches() does.
 // An error (ErrUndecidable) means no answer: the caller must not take it for false.

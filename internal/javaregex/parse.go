@@ -7,9 +7,19 @@ import (
 
 // The parser reads Java's syntax (java.util.regex.Pattern, JDK 11 to 21) into a small tree
 // whose every node has one meaning, Java's: literal characters and classes become explicit sets
-// of code points (set.go), anchors say which of Java's anchor nodes they are. What it cannot
-// give Java's meaning with certainty it refuses (Unsupported); what Java refuses too it calls
-// invalid, with Java's own description where it is known.
+// of code points (set.go), anchors say which of Java's anchor nodes they are, and every node
+// says where in the pattern it was read. What it cannot give Java's meaning with certainty it
+// refuses (Unsupported); what Java refuses too it calls invalid, with Java's own description
+// where it is known.
+//
+// It reads for one of two purposes. To evaluate (Compile), every construct must have a meaning
+// the engines can be given. To read (AfterPrefix), only the structure matters: where each
+// construct begins and ends, which anchors, lookbehinds and boundaries there are; so a
+// construct whose structure is certain but whose meaning is not evaluated (a Unicode property,
+// \b, \R, a back reference under CASE_INSENSITIVE, UNICODE_CASE) is read, as a node that says
+// no more than its kind and where it is (nBoundary, nOpaque, or a class that stands for no
+// set). What changes the reading itself (the COMMENTS flag, the spellings inside classes whose
+// reading differs between Java versions, an empty \Q\E) is refused for both.
 
 type nodeKind int
 
@@ -29,10 +39,15 @@ const (
 	nDollar            // $ without MULTILINE, \Z (unix: UNIX_LINES)
 	nCaretML           // ^ with MULTILINE
 	nDollarML          // $ with MULTILINE
+	// Read only when reading for structure (parser.reading), never evaluated:
+	nBoundary // \b (negative: \B; grapheme: \b{g})
+	nOpaque   // a construct that consumes input: \R, \X, \N{...}
 )
 
 type node struct {
-	kind             nodeKind
+	kind nodeKind
+	// at and end are where the node was read: characters [at, end) of the pattern.
+	at, end          int
 	set              runeSet
 	subs             []*node
 	min, max         int
@@ -40,6 +55,7 @@ type node struct {
 	index            int
 	behind, negative bool
 	unix             bool
+	grapheme         bool // nBoundary: \b{g}
 }
 
 // flags are Java's match flags that the parser follows; the others are refused where they
@@ -49,17 +65,22 @@ type flags struct {
 }
 
 type parser struct {
-	src    []rune
-	pos    int
-	flags  flags
-	groups int          // capturing groups opened so far
-	closed map[int]bool // capturing groups closed so far
-	names  map[string]int
+	src []rune
+	// reading: read the structure only; constructs whose meaning is not evaluated are read
+	// (unevaluable) rather than refused.
+	reading bool
+	pos     int
+	flags   flags
+	groups  int          // capturing groups opened so far
+	closed  map[int]bool // capturing groups closed so far
+	names   map[string]int
 	// behind is the depth of lookbehinds the parser is in.
 	behind int
 	// backtrack: the tree needs a backtracking engine (lookaround, atomic groups, possessive
 	// quantifiers, back references, and anchors that look at a neighbour).
 	backtrack bool
+	// openQuote is where a \Q without its \E begins (it quotes to the end), -1 for none.
+	openQuote int
 }
 
 // failure is what the parser panics with; parse recovers it.
@@ -73,11 +94,23 @@ func (p *parser) invalid(at int, format string, args ...any) { p.fail(at, false,
 
 func (p *parser) unsupported(at int, format string, args ...any) { p.fail(at, true, format, args...) }
 
-func parse(expr string) (n *node, p *parser, err error) {
+// unevaluable refuses a construct whose structure is certain but whose meaning is not
+// evaluated; when reading for structure, it is read on.
+func (p *parser) unevaluable(at int, format string, args ...any) {
+	if !p.reading {
+		p.unsupported(at, format, args...)
+	}
+}
+
+// parse reads expr to evaluate it.
+func parse(expr string) (*node, *parser, error) { return parseFor(expr, false) }
+
+// parseFor reads expr, to evaluate it or (reading) for its structure only.
+func parseFor(expr string, reading bool) (n *node, p *parser, err error) {
 	if !utf8.ValidString(expr) {
 		return nil, nil, &Error{Expr: expr, Msg: "not valid UTF-8", Unsupported: true}
 	}
-	p = &parser{src: []rune(expr), closed: map[int]bool{}, names: map[string]int{}}
+	p = &parser{src: []rune(expr), reading: reading, closed: map[int]bool{}, names: map[string]int{}, openQuote: -1}
 	defer func() {
 		if r := recover(); r != nil {
 			f, ok := r.(failure)
@@ -112,7 +145,14 @@ func (p *parser) next() rune {
 	return r
 }
 
+// spanned sets where n was read: from at to the parser's position.
+func (p *parser) spanned(n *node, at int) *node {
+	n.at, n.end = at, p.pos
+	return n
+}
+
 func (p *parser) alternation() *node {
+	start := p.pos
 	alts := []*node{p.sequence()}
 	for p.peek() == '|' {
 		p.pos++
@@ -121,17 +161,18 @@ func (p *parser) alternation() *node {
 	if len(alts) == 1 {
 		return alts[0]
 	}
-	return &node{kind: nAlt, subs: alts}
+	return p.spanned(&node{kind: nAlt, subs: alts}, start)
 }
 
 func (p *parser) sequence() *node {
+	seqStart := p.pos
 	var items []*node
 	for p.more() {
 		start := p.pos
 		var atom *node
 		switch c := p.peek(); {
 		case c == '|' || c == ')':
-			return concat(items)
+			return p.concat(items, seqStart)
 		case c == '*' || c == '+' || c == '?':
 			p.invalid(start, "Dangling meta character '%c'", c)
 		case c == '{':
@@ -143,32 +184,34 @@ func (p *parser) sequence() *node {
 				p.unsupported(start, "an empty \\Q\\E quote")
 			}
 			for _, r := range quoted[:len(quoted)-1] {
-				items = append(items, p.literal(r))
+				items = append(items, p.spanned(p.literal(r), start))
 			}
-			atom = p.literal(quoted[len(quoted)-1])
+			atom = p.spanned(p.literal(quoted[len(quoted)-1]), start)
 		default:
 			atom = p.atom()
+			if atom == nil { // a flags group, (?i)
+				continue
+			}
+			p.spanned(atom, start)
 		}
-		if atom == nil { // a flags group, (?i)
-			continue
-		}
-		items = append(items, p.quantifier(atom))
+		items = append(items, p.quantifier(atom, start))
 	}
-	return concat(items)
+	return p.concat(items, seqStart)
 }
 
-func concat(items []*node) *node {
+func (p *parser) concat(items []*node, at int) *node {
 	switch len(items) {
 	case 0:
-		return &node{kind: nEmpty}
+		return p.spanned(&node{kind: nEmpty}, at)
 	case 1:
 		return items[0]
 	}
-	return &node{kind: nConcat, subs: items}
+	return p.spanned(&node{kind: nConcat, subs: items}, at)
 }
 
 // quote reads \Q...\E (or to the end of the pattern) from the backslash on.
 func (p *parser) quote() []rune {
+	at := p.pos
 	p.pos += 2
 	var out []rune
 	for p.more() {
@@ -178,6 +221,7 @@ func (p *parser) quote() []rune {
 		}
 		out = append(out, p.next())
 	}
+	p.openQuote = at
 	return out
 }
 
@@ -221,7 +265,7 @@ func (p *parser) atom() *node {
 func (p *parser) anchor(at int, n *node) *node {
 	if n.kind != nBegin && n.kind != nEnd {
 		if p.behind > 0 {
-			p.unsupported(at, "an anchor other than \\A or \\z inside a lookbehind")
+			p.unevaluable(at, "an anchor other than \\A or \\z inside a lookbehind")
 		}
 		p.backtrack = true
 	}
@@ -239,12 +283,13 @@ func (p *parser) caseSet(s runeSet) runeSet {
 		return s
 	}
 	if p.flags.unicodeCase {
-		p.unsupported(p.pos, "UNICODE_CASE with CASE_INSENSITIVE ((?iu)): Unicode case folding")
+		p.unevaluable(p.pos, "UNICODE_CASE with CASE_INSENSITIVE ((?iu)): Unicode case folding")
 	}
 	return s.foldASCII()
 }
 
-func (p *parser) quantifier(atom *node) *node {
+// quantifier reads the quantifier after atom, if one follows; at is where atom began.
+func (p *parser) quantifier(atom *node, at int) *node {
 	start := p.pos
 	min, max := 0, 0
 	switch p.peek() {
@@ -287,17 +332,17 @@ func (p *parser) quantifier(atom *node) *node {
 		p.pos++
 		rep.possessive = true
 		if p.behind > 0 {
-			p.unsupported(start, "a possessive quantifier inside a lookbehind")
+			p.unevaluable(start, "a possessive quantifier inside a lookbehind")
 		}
 		p.backtrack = true
 	}
 	if zeroWidth(atom) {
-		p.unsupported(start, "a quantifier on an assertion")
+		p.unevaluable(start, "a quantifier on an assertion")
 	}
 	if min > repeatLimit || max > repeatLimit {
-		p.unsupported(start, "a repetition count above %d", repeatLimit)
+		p.unevaluable(start, "a repetition count above %d", repeatLimit)
 	}
-	return rep
+	return p.spanned(rep, at)
 }
 
 // repeatLimit bounds counted repetitions: Go's own limit, and far beyond any name.
@@ -314,7 +359,7 @@ func (p *parser) number() int {
 
 func zeroWidth(n *node) bool {
 	switch n.kind {
-	case nLook, nBegin, nEnd, nDollar, nCaretML, nDollarML, nEmpty:
+	case nLook, nBegin, nEnd, nDollar, nCaretML, nDollarML, nEmpty, nBoundary:
 		return true
 	}
 	return false
@@ -354,7 +399,7 @@ func (p *parser) group(start int) *node {
 		return p.look(start, false, c == '!')
 	case '>':
 		if p.behind > 0 {
-			p.unsupported(start, "an atomic group inside a lookbehind")
+			p.unevaluable(start, "an atomic group inside a lookbehind")
 		}
 		p.backtrack = true
 		return &node{kind: nAtomic, subs: []*node{p.body(start)}}
@@ -423,11 +468,11 @@ func (p *parser) inlineFlags() {
 			}
 		case 'U':
 			if on {
-				p.unsupported(at, "the UNICODE_CHARACTER_CLASS flag (?U)")
+				p.unevaluable(at, "the UNICODE_CHARACTER_CLASS flag (?U)")
 			}
 		case 'c':
 			if on {
-				p.unsupported(at, "the CANON_EQ flag (?c)")
+				p.unevaluable(at, "the CANON_EQ flag (?c)")
 			}
 		default:
 			return
@@ -447,7 +492,7 @@ func (p *parser) body(start int) *node {
 
 func (p *parser) capture(start int) *node {
 	if p.behind > 0 {
-		p.unsupported(start, "a capturing group inside a lookbehind")
+		p.unevaluable(start, "a capturing group inside a lookbehind")
 	}
 	p.groups++
 	index := p.groups
@@ -458,7 +503,7 @@ func (p *parser) capture(start int) *node {
 
 func (p *parser) look(start int, behind, negative bool) *node {
 	if p.behind > 0 {
-		p.unsupported(start, "a lookaround inside a lookbehind")
+		p.unevaluable(start, "a lookaround inside a lookbehind")
 	}
 	p.backtrack = true
 	if behind {
@@ -468,7 +513,7 @@ func (p *parser) look(start int, behind, negative bool) *node {
 	if behind {
 		p.behind--
 		if maxLength(body) < 0 {
-			p.unsupported(start, "a lookbehind without a bounded length (Java versions differ on it)")
+			p.unevaluable(start, "a lookbehind without a bounded length (Java versions differ on it)")
 		}
 	}
 	return &node{kind: nLook, subs: []*node{body}, behind: behind, negative: negative}
@@ -507,7 +552,7 @@ func maxLength(n *node) int {
 			return -1
 		}
 		return m * n.max
-	case nBackref:
+	case nBackref, nOpaque:
 		return -1
 	}
 	return 0
@@ -548,14 +593,47 @@ func (p *parser) escape(start int) *node {
 		p.pos++
 		return p.anchor(start, &node{kind: nDollar, unix: p.flags.unix})
 	case 'b', 'B':
-		p.unsupported(start, "the word boundaries \\b and \\B (their meaning changed in Java 19)")
+		p.unevaluable(start, "the word boundaries \\b and \\B (their meaning changed in Java 19)")
+		return p.boundary(start)
 	case 'R', 'X', 'N':
-		p.unsupported(start, "the escape \\%c", c)
+		p.unevaluable(start, "the escape \\%c", c)
+		return p.opaqueEscape(start)
 	}
 	if s, ok := p.setEscape(start); ok {
 		return &node{kind: nSet, set: s}
 	}
 	return p.literal(p.charEscape(start))
+}
+
+// boundary reads \b, \b{g} or \B, from the letter on (reading for structure only).
+func (p *parser) boundary(start int) *node {
+	n := &node{kind: nBoundary, negative: p.next() == 'B'}
+	if !n.negative && p.peek() == '{' && p.peekAt(1) == 'g' {
+		if p.peekAt(2) != '}' {
+			p.invalid(start, "Illegal/unsupported escape sequence")
+		}
+		p.pos += 3
+		n.grapheme = true
+	}
+	return n
+}
+
+// opaqueEscape reads \R, \X or \N{name}, from the letter on (reading for structure only):
+// each consumes input, with a meaning that is not evaluated.
+func (p *parser) opaqueEscape(start int) *node {
+	if p.next() == 'N' {
+		if p.next() != '{' {
+			p.invalid(start, "\\N is not followed by '{'")
+		}
+		for p.peek() != '}' {
+			if !p.more() {
+				p.invalid(start, "Unclosed character name escape sequence")
+			}
+			p.pos++
+		}
+		p.pos++
+	}
+	return &node{kind: nOpaque}
 }
 
 // backref reads \N: Java takes the first digit, then each next one while the number stays
@@ -576,11 +654,11 @@ func (p *parser) backref(start int) *node {
 func (p *parser) backrefNode(start, index int) *node {
 	switch {
 	case p.behind > 0:
-		p.unsupported(start, "a back reference inside a lookbehind")
+		p.unevaluable(start, "a back reference inside a lookbehind")
 	case !p.closed[index]:
-		p.unsupported(start, "a back reference to group %d, which is not closed before it", index)
+		p.unevaluable(start, "a back reference to group %d, which is not closed before it", index)
 	case p.flags.ci:
-		p.unsupported(start, "a back reference under CASE_INSENSITIVE")
+		p.unevaluable(start, "a back reference under CASE_INSENSITIVE")
 	}
 	p.backtrack = true
 	return &node{kind: nBackref, index: index}
@@ -631,25 +709,32 @@ func (p *parser) setEscape(start int) (runeSet, bool) {
 		s = vertical
 	case 'p', 'P':
 		p.pos++
-		if p.peek() != '{' {
-			p.unsupported(start, "the Unicode property \\%c%c", c, p.peek())
-		}
-		p.pos++
 		var name []rune
-		for p.more() && p.peek() != '}' {
-			name = append(name, p.next())
+		if p.peek() != '{' { // a one-letter name, \pL
+			p.unevaluable(start, "the Unicode property \\%c%c", c, p.peek())
+			if !p.more() {
+				p.invalid(start, "Unknown character property name")
+			}
+			name = []rune{p.next()}
+		} else {
+			p.pos++
+			for p.more() && p.peek() != '}' {
+				name = append(name, p.next())
+			}
+			if !p.more() {
+				p.invalid(start, "Unclosed character family")
+			}
+			p.pos++
 		}
-		if !p.more() {
-			p.invalid(start, "Unclosed character family")
-		}
-		p.pos++
 		n := string(name)
 		var ok bool
 		if s, ok = posix[n]; !ok {
-			p.unsupported(start, "the property \\p{%s}: only the POSIX classes (Lower, Upper, ASCII, Alpha, Digit, Alnum, Punct, Graph, Print, Blank, Cntrl, XDigit, Space) are evaluated", n)
+			// Read for structure only: the class stands for no set.
+			s = anyRune()
+			p.unevaluable(start, "the property \\p{%s}: only the POSIX classes (Lower, Upper, ASCII, Alpha, Digit, Alnum, Punct, Graph, Print, Blank, Cntrl, XDigit, Space) are evaluated", n)
 		}
 		if p.flags.ci && (n == "Lower" || n == "Upper") {
-			p.unsupported(start, "\\p{%s} under CASE_INSENSITIVE (Java versions differ on it)", n)
+			p.unevaluable(start, "\\p{%s} under CASE_INSENSITIVE (Java versions differ on it)", n)
 		}
 		if c == 'P' {
 			s = s.negate()
@@ -700,7 +785,7 @@ func (p *parser) charEscape(start int) rune {
 		}
 		r := p.next() ^ 64
 		if !utf8.ValidRune(r) {
-			p.unsupported(start, "a control escape that is not a character")
+			p.unevaluable(start, "a control escape that is not a character")
 		}
 		return r
 	case 'x':
@@ -740,7 +825,7 @@ func (p *parser) charEscape(start int) rune {
 		p.invalid(start, "Illegal/unsupported escape sequence")
 	}
 	if c >= utf8.RuneSelf {
-		p.unsupported(start, "an escaped non-ASCII character")
+		p.unevaluable(start, "an escaped non-ASCII character")
 	}
 	return c // an escaped ASCII punctuation or space character stands for itself
 }
@@ -759,7 +844,7 @@ func (p *parser) hex4(start int) rune {
 // scalar refuses a surrogate half: no Go string holds one.
 func (p *parser) scalar(start int, v rune) rune {
 	if v >= 0xD800 && v <= 0xDFFF {
-		p.unsupported(start, "a lone surrogate \\u%04X", v)
+		p.unevaluable(start, "a lone surrogate \\u%04X", v)
 	}
 	return v
 }

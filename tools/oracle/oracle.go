@@ -6,15 +6,15 @@
 //   - props (PropsOracle.java): java.util.Properties and kafka-clients' ConfigDef, JaasContext
 //     and ScramFormatter read client properties files (internal/clientconfig);
 //   - regex (RegexOracle.java): java.util.regex and MirrorMaker 2's DefaultGroupFilter and
-//     DefaultTopicFilter judge patterns (internal/javaregex, mm2's filters);
+//     DefaultTopicFilter judge patterns (internal/javaregex, mm2's filters), and java.util.regex
+//     judges a pattern and the regex javaregex.AfterPrefix makes of it behind a prefix (a
+//     sink's topics.regex across MirrorMaker 2's default policy; its input is that regex);
 //   - secrets (SecretsOracle.java): Connect's ConfigTransformer and kafka-clients' JaasConfig
 //     read config values (events' secret parts);
 //   - connect (ConnectOracle.java): the offsets-topic bytes Connect's REST offsets path writes,
 //     with the Jackson that Connect ships (offsetstore);
 //   - mm2 (RecordsOracle.java): MirrorMaker 2's checkpoint and offset-sync records;
-//   - policy (PolicyOracle.java): MirrorMaker 2's DefaultReplicationPolicy's topic names;
-//   - regexwrap (RegexWrapOracle.java): java.util.regex judges mm2's rewrite of a sink's
-//     topics.regex across that policy (its input is mm2's own rewrite).
+//   - policy (PolicyOracle.java): MirrorMaker 2's DefaultReplicationPolicy's topic names.
 //
 // The JVM and the jars are the real Kafka tier's (integration/realkafka: java on the PATH, the
 // jar folder Maven resolves once into the cache), so a golden set is what the Kafka version

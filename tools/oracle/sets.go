@@ -10,10 +10,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
-	"github.com/offsetagent/offsetagent/mm2"
+	"github.com/offsetagent/offsetagent/internal/javaregex"
 )
 
 // Sets are the golden sets, in the order make goldens writes them.
@@ -24,7 +23,6 @@ var Sets = []Set{
 	{Name: "connect", Make: makeConnect},
 	{Name: "mm2", Make: fixed("org.apache.kafka.connect.mirror.RecordsOracle", "mm2/testdata/mm2-goldens.json")},
 	{Name: "policy", Make: fixed("PolicyOracle", "mm2/testdata/replication-policy-goldens.json")},
-	{Name: "regexwrap", Make: makeRegexWrap},
 }
 
 // fixed is a set whose program takes no input and prints its golden file.
@@ -141,6 +139,17 @@ type regexCase struct {
 	Unsupported string   `json:"unsupported,omitempty"`
 }
 
+// prefixCase is one pattern moved behind a prefix, and the names it is matched against (on B:
+// prefix+name). Unsupported, when set, is part of the reason javaregex.AfterPrefix gives for
+// a refusal that Java may not need: the refusals are listed, so that no other pattern is
+// refused unnoticed.
+type prefixCase struct {
+	Prefix      string   `json:"prefix"`
+	Pattern     string   `json:"pattern"`
+	Names       []string `json:"names"`
+	Unsupported string   `json:"unsupported,omitempty"`
+}
+
 // filterCase is one configuration of MirrorMaker 2's group or topic filter ("group", "topic");
 // a nil setting is not set (MirrorMaker 2's default applies).
 type filterCase struct {
@@ -152,13 +161,20 @@ type filterCase struct {
 
 // makeRegex asks RegexOracle about the patterns of
 // internal/javaregex/testdata/java-oracle-cases.json (Pattern.compile, Matcher.matches per
-// name) and the filter settings of mm2/testdata/filter-oracle-cases.json (MirrorMaker 2's own
-// DefaultGroupFilter and DefaultTopicFilter: Connect's LIST parsing, the entries joined by |,
-// compiled and matched whole).
+// name), the patterns moved behind a prefix of prefix-oracle-cases.json beside it (the pattern
+// against each name, and the regex javaregex.AfterPrefix makes of it against prefix+name; for
+// one it refuses, the plain Quote(prefix)+"(?:pattern)" it would otherwise make, so that the
+// table shows why it refuses), and the filter settings of mm2/testdata/filter-oracle-cases.json
+// (MirrorMaker 2's own DefaultGroupFilter and DefaultTopicFilter: Connect's LIST parsing, the
+// entries joined by |, compiled and matched whole).
 func makeRegex(ctx context.Context, j *JVM, root string) ([]File, error) {
 	const filterCasesPath = "mm2/testdata/filter-oracle-cases.json"
 	var regexCases []regexCase
 	if err := readJSON(root, "internal/javaregex/testdata/java-oracle-cases.json", &regexCases); err != nil {
+		return nil, err
+	}
+	var prefixCases []prefixCase
+	if err := readJSON(root, "internal/javaregex/testdata/prefix-oracle-cases.json", &prefixCases); err != nil {
 		return nil, err
 	}
 	var filterCases []filterCase
@@ -184,6 +200,21 @@ func makeRegex(ctx context.Context, j *JVM, root string) ([]File, error) {
 	for _, c := range regexCases {
 		line("P", []*string{&c.Pattern}, c.Names)
 	}
+	rewritten := make([]string, len(prefixCases))
+	refused := make([]bool, len(prefixCases))
+	for i, c := range prefixCases {
+		out, err := javaregex.AfterPrefix(c.Prefix, c.Pattern)
+		if err != nil {
+			out, refused[i] = javaregex.Quote(c.Prefix)+"(?:"+c.Pattern+")", true
+		}
+		rewritten[i] = out
+		onB := make([]string, len(c.Names))
+		for k, n := range c.Names {
+			onB[k] = c.Prefix + n
+		}
+		line("P", []*string{&c.Pattern}, c.Names)
+		line("P", []*string{&rewritten[i]}, onB)
+	}
 	for _, c := range filterCases {
 		kind := map[string]string{"group": "G", "topic": "T"}[c.Filter]
 		if kind == "" {
@@ -203,8 +234,8 @@ func makeRegex(ctx context.Context, j *JVM, root string) ([]File, error) {
 		return nil, fmt.Errorf("java RegexOracle: no version line")
 	}
 	answers = answers[1:]
-	if len(answers) != len(regexCases)+len(filterCases) {
-		return nil, fmt.Errorf("java RegexOracle: %d answers for %d questions", len(answers), len(regexCases)+len(filterCases))
+	if want := len(regexCases) + 2*len(prefixCases) + len(filterCases); len(answers) != want {
+		return nil, fmt.Errorf("java RegexOracle: %d answers for %d questions", len(answers), want)
 	}
 	type regexGolden struct {
 		regexCase
@@ -222,15 +253,40 @@ func makeRegex(ctx context.Context, j *JVM, root string) ([]File, error) {
 	for i, c := range regexCases {
 		regexTable.Cases = append(regexTable.Cases, regexGolden{c, answers[i]})
 	}
+	answers = answers[len(regexCases):]
+	type prefixGolden struct {
+		prefixCase
+		Rewritten string `json:"rewritten"`
+		Refused   bool   `json:"refused"`
+		Java      struct {
+			OnA json.RawMessage `json:"on_a"`
+			OnB json.RawMessage `json:"on_b"`
+		} `json:"java"`
+	}
+	prefixTable := struct {
+		Generator    string         `json:"generator"`
+		KafkaVersion string         `json:"kafka_version"`
+		Cases        []prefixGolden `json:"cases"`
+	}{Generator: "tools/oracle (make goldens): javaregex.AfterPrefix judged by java.util.regex.Pattern", KafkaVersion: head.KafkaVersion}
+	for i, c := range prefixCases {
+		g := prefixGolden{prefixCase: c, Rewritten: rewritten[i], Refused: refused[i]}
+		g.Java.OnA, g.Java.OnB = answers[2*i], answers[2*i+1]
+		prefixTable.Cases = append(prefixTable.Cases, g)
+	}
+	answers = answers[2*len(prefixCases):]
 	filterTable := struct {
 		Generator    string         `json:"generator"`
 		KafkaVersion string         `json:"kafka_version"`
 		Cases        []filterGolden `json:"cases"`
 	}{Generator: "tools/oracle (make goldens): org.apache.kafka.connect.mirror.DefaultGroupFilter and DefaultTopicFilter", KafkaVersion: head.KafkaVersion}
 	for i, c := range filterCases {
-		filterTable.Cases = append(filterTable.Cases, filterGolden{c, answers[len(regexCases)+i]})
+		filterTable.Cases = append(filterTable.Cases, filterGolden{c, answers[i]})
 	}
 	regexFile, err := encode("internal/javaregex/testdata/java-oracle.json", regexTable)
+	if err != nil {
+		return nil, err
+	}
+	prefixFile, err := encode("internal/javaregex/testdata/prefix-oracle.json", prefixTable)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +294,7 @@ func makeRegex(ctx context.Context, j *JVM, root string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(regexFile, filterFile...), nil
+	return append(append(regexFile, prefixFile...), filterFile...), nil
 }
 
 // makeConnect asks ConnectOracle about offsetstore/testdata/oracle-input.json (its protocol
@@ -261,40 +317,6 @@ func makeConnect(ctx context.Context, j *JVM, root string) ([]File, error) {
 		return nil, fmt.Errorf("java ConnectOracle's answer: %w", err)
 	}
 	return []File{{Path: "offsetstore/testdata/oracle-golden.json", Data: data}}, nil
-}
-
-// makeRegexWrap asks RegexWrapOracle about mm2's rewrite of each topics.regex of
-// mm2/testdata/regex-wrap-cases.tsv (alias, separator, pattern, topics; tab-separated): the
-// regex mm2 makes of the pattern, or, for one mm2 refuses, the plain "<alias><sep>(?:pattern)"
-// it would otherwise have made, so that the goldens show why it refuses.
-func makeRegexWrap(ctx context.Context, j *JVM, root string) ([]File, error) {
-	const cases = "mm2/testdata/regex-wrap-cases.tsv"
-	data, err := os.ReadFile(filepath.Join(root, cases))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", cases, err)
-	}
-	var input strings.Builder
-	for _, line := range strings.Split(string(data), "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fields := strings.Split(line, "\t")
-		if len(fields) != 4 {
-			return nil, fmt.Errorf("%s: case %q: want alias, separator, pattern and topics, tab-separated", cases, line)
-		}
-		p := mm2.Policy{Kind: mm2.PolicyDefault, SourceAlias: fields[0], Separator: fields[1]}
-		rewritten, _, err := p.RewriteTopicsRegex(fields[2])
-		refused := "0"
-		if err != nil {
-			rewritten, refused = regexp.QuoteMeta(p.RemotePrefix())+"(?:"+fields[2]+")", "1"
-		}
-		input.WriteString(strings.Join([]string{fields[0], fields[1], fields[2], rewritten, refused, fields[3]}, "\t") + "\n")
-	}
-	out, err := j.Run(ctx, "RegexWrapOracle", []byte(input.String()))
-	if err != nil {
-		return nil, err
-	}
-	return []File{{Path: "mm2/testdata/regex-wrap-goldens.json", Data: out}}, nil
 }
 
 // lines returns the non-empty lines of out.
