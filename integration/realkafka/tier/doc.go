@@ -17,7 +17,9 @@
 //     uses them calls first, and SkipOrFail, for a test that cannot run here: a skip, or a
 //     failure under RequireEnv=1 (OFFSETAGENT_REQUIRE_REAL_KAFKA), never t.Skip;
 //   - Connect's REST API (rest.go): Rest, RestOK, WaitState (with TasksOptional for
-//     MirrorMaker 2's source), OffsetsOf, SortedOffsetsOf, RequireOffsets, ConnectorStatus;
+//     MirrorMaker 2's source; it restarts once a connector Connect's config snapshot race left
+//     FAILED, docs/connect-internals.md, "A connector started from a snapshot without its
+//     config"), OffsetsOf, SortedOffsetsOf, RequireOffsets, ConnectorStatus;
 //   - MirrorMaker 2 as connectors on a worker: MM2Config, MirrorSource, MirrorCheckpoint;
 //   - workers and clusters (env.go): StartWorker, StartWorkerOn, StartTestWorker (stopped when
 //     the test ends, StopAfter), StartBroker, StartCluster, StartClusterB, ConnectNames, Unique;
