@@ -4,17 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/segmentio/kafka-go"
 	"golang.org/x/sync/errgroup"
 )
 
-// ExactScan is what --exact found for one partition (docs/migration.md, "--exact").
+// ExactScan is what --exact found for one partition (docs/migration.md, "--exact"), or what
+// Back's search of A found.
 type ExactScan struct {
-	// Found is true when the target holds the source's record at Committed-1, at offset At.
+	// Found is true when the scanned partition holds the record looked for, at offset At.
 	Found bool  `json:"found"`
 	At    int64 `json:"at,omitempty"`
-	// Scanned is the number of target records compared.
+	// Scanned is the number of records compared.
 	Scanned int `json:"scanned"`
 	// Note says why nothing was found, when nothing was.
 	Note string `json:"note,omitempty"`
@@ -57,60 +59,155 @@ func (t *Translator) refineAll(ctx context.Context, parts []PartitionTranslation
 // is safe: an identical earlier record only yields a position at or before the exact one. The
 // scan stops after Config.ScanLimit records or at the end of the partition.
 func (t *Translator) refine(ctx context.Context, src, dst TopicPartition, g, d int64) (ExactScan, error) {
-	var scan ExactScan
-	f, err := fetch(ctx, t.source, src.Topic, int(src.Partition), g-1)
+	want, ok, err := recordAt(ctx, t.source, src, g-1)
+	if err != nil {
+		return ExactScan{}, fmt.Errorf("exact refinement of %s: read the source: %w", src, err)
+	}
+	if !ok {
+		return ExactScan{Note: fmt.Sprintf("the source has no record at offset %d of %s (deleted, compacted or a transaction marker)", g-1, src)}, nil
+	}
+	scan, err := search(ctx, t.target, dst, max(d-1, 0), -1, want, scanBounds{limit: t.cfg.ScanLimit})
+	if err != nil {
+		return scan, fmt.Errorf("exact refinement of %s: scan the target: %w", dst, err)
+	}
+	return scan, nil
+}
+
+// recordAt reads the record at offset off of tp; false when there is none (retention or
+// compaction removed it, or off holds a transaction marker or an aborted record).
+func recordAt(ctx context.Context, cl *kafka.Client, tp TopicPartition, off int64) (record, bool, error) {
+	if off < 0 {
+		return record{}, false, nil
+	}
+	f, err := fetch(ctx, cl, tp.Topic, int(tp.Partition), off)
 	if errors.Is(err, kafka.OffsetOutOfRange) {
-		f, err = fetched{}, nil // retention removed it: no record to match
+		return record{}, false, nil // retention removed it: no record to match
 	}
 	if err != nil {
-		return scan, fmt.Errorf("exact refinement of %s: read the source: %w", src, err)
+		return record{}, false, err
 	}
-	if len(f.records) == 0 || f.records[0].Offset != g-1 {
-		scan.Note = fmt.Sprintf("the source has no record at offset %d of %s (deleted, compacted or a transaction marker)", g-1, src)
-		return scan, nil
+	if len(f.records) == 0 || f.records[0].Offset != off {
+		return record{}, false, nil
 	}
-	want := f.records[0]
-	b := t.target
-	next := max(d-1, 0)
+	return f.records[0], true, nil
+}
+
+// scanBounds bound a walk through a partition: at most limit records, and, when until is not
+// zero, no fetch begun after it.
+type scanBounds struct {
+	limit int
+	until time.Time
+}
+
+// walkEnd says why a walk ended.
+type walkEnd int
+
+const (
+	// walkFound: visit took a record.
+	walkFound walkEnd = iota
+	// walkReached: the walk reached its stop offset, or the partition's end.
+	walkReached
+	// walkLimit: it handed scanBounds.limit records to visit.
+	walkLimit
+	// walkTime: scanBounds.until passed.
+	walkTime
+)
+
+// walked is what a walk did: why it ended, how many records it handed to visit, and the
+// offset of the record visit took.
+type walked struct {
+	end     walkEnd
+	scanned int
+	at      int64
+}
+
+// walk hands the records of tp to visit in offset order, from offset from (the log start when
+// retention removed it) up to, not including, stop (the partition's last stable offset when
+// stop < 0), until visit returns true or a bound is reached. Offsets without a record
+// (compaction, transaction markers, aborted records) are skipped, as a read_committed
+// consumer skips them.
+func walk(ctx context.Context, cl *kafka.Client, tp TopicPartition, from, stop int64, b scanBounds, visit func(record) bool) (walked, error) {
+	var w walked
+	next := max(from, 0)
 	restarted := false
-	for scan.Scanned < t.cfg.ScanLimit {
-		f, err := fetch(ctx, b, dst.Topic, int(dst.Partition), next)
+	for {
+		switch {
+		case stop >= 0 && next >= stop:
+			w.end = walkReached
+			return w, nil
+		case w.scanned >= b.limit:
+			w.end = walkLimit
+			return w, nil
+		case !b.until.IsZero() && time.Now().After(b.until):
+			w.end = walkTime
+			return w, nil
+		}
+		f, err := fetch(ctx, cl, tp.Topic, int(tp.Partition), next)
 		if errors.Is(err, kafka.OffsetOutOfRange) && !restarted {
-			// Retention removed the start of the scan: scan from the log start.
+			// Retention removed the start of the walk: walk from the log start.
 			restarted = true
-			lt := logTail{cl: b, topic: dst.Topic, partition: int(dst.Partition)}
+			lt := logTail{cl: cl, topic: tp.Topic, partition: int(tp.Partition)}
 			_, first, err := lt.bounds(ctx)
 			if err != nil {
-				return scan, fmt.Errorf("exact refinement of %s: %w", dst, err)
+				return w, err
 			}
 			next = max(next, first)
 			continue
 		}
 		if err != nil {
-			return scan, fmt.Errorf("exact refinement of %s: scan the target: %w", dst, err)
+			return w, err
 		}
 		for _, r := range f.records {
-			if scan.Scanned == t.cfg.ScanLimit {
+			if stop >= 0 && r.Offset >= stop {
+				w.end = walkReached
+				return w, nil
+			}
+			if w.scanned == b.limit {
 				break
 			}
-			scan.Scanned++
-			if sameRecord(r, want) {
-				scan.Found, scan.At = true, r.Offset
-				return scan, nil
+			w.scanned++
+			if visit(r) {
+				w.end, w.at = walkFound, r.Offset
+				return w, nil
 			}
 		}
-		if scan.Scanned == t.cfg.ScanLimit {
-			break
+		if w.scanned == b.limit {
+			w.end = walkLimit
+			return w, nil
 		}
 		if f.next >= f.hw {
-			scan.Note = fmt.Sprintf("no matching record in %s from offset %d to its end", dst, max(d-1, 0))
-			return scan, nil
+			w.end = walkReached
+			return w, nil
 		}
 		if f.next == next {
-			f.next = f.hw // nothing below the high watermark: compaction removed the rest
+			f.next = f.hw // nothing below the last stable offset: compaction removed the rest
 		}
 		next = f.next
 	}
-	scan.Note = fmt.Sprintf("no matching record in the first %d records of %s from offset %d", t.cfg.ScanLimit, dst, max(d-1, 0))
+}
+
+// search looks for want in tp from offset from up to, not including, stop (the partition's
+// end when stop < 0), comparing timestamp, key, value and headers (sameRecord); the first
+// match wins.
+func search(ctx context.Context, cl *kafka.Client, tp TopicPartition, from, stop int64, want record, b scanBounds) (ExactScan, error) {
+	w, err := walk(ctx, cl, tp, from, stop, b, func(r record) bool { return sameRecord(r, want) })
+	scan := ExactScan{Scanned: w.scanned}
+	if err != nil {
+		return scan, err
+	}
+	switch w.end {
+	case walkFound:
+		scan.Found, scan.At = true, w.at
+	case walkReached:
+		if stop >= 0 {
+			scan.Note = fmt.Sprintf("no matching record in %s from offset %d below offset %d", tp, from, stop)
+		} else {
+			scan.Note = fmt.Sprintf("no matching record in %s from offset %d to its end", tp, from)
+		}
+	case walkLimit:
+		scan.Note = fmt.Sprintf("no matching record in the first %d records of %s from offset %d", b.limit, tp, from)
+	case walkTime:
+		scan.Note = fmt.Sprintf("no matching record in the %d records of %s from offset %d read within the time bound", w.scanned, tp, from)
+	}
 	return scan, nil
 }
