@@ -106,6 +106,43 @@ func (p Policy) RemoteTopic(topic string) string {
 	return p.formatRemote(topic)
 }
 
+// UpstreamTopic is RemoteTopic's inverse for what MM2 copies: the name on the source cluster
+// of a target's topic that is a copy of one of the source's, and true; false for a topic the
+// policy does not name as a copy of the source's (a topic of the target itself, or of a third
+// cluster). The default policy formats a copy's name as "<alias><sep><topic>", so a name that
+// begins so is a copy of the rest (A.orders of orders, A.x.y of x.y, with a dotted alias
+// too); the identity policy keeps every name (orders is orders), the heartbeats topics aside,
+// which it formats as the default policy does. It cannot tell a copy from a topic of the
+// target and says true.
+//
+// RemoteTopic also sends a topic of the source that came from the target back to its
+// original name (B.orders on A is orders on B) for checkpoints: that maps a group's offsets,
+// not records, since MM2 never copies such a topic back (its cycle check). Its records went
+// the other way, so it is no copy of the source's and UpstreamTopic answers false for it;
+// Reverse().RemoteTopic names its copy on the source.
+func (p Policy) UpstreamTopic(topic string) (string, bool) {
+	if p.kind() == PolicyIdentity && !strings.HasSuffix(topic, heartbeatsTopic) {
+		return topic, true
+	}
+	up, ok := strings.CutPrefix(topic, p.RemotePrefix())
+	if !ok || up == "" {
+		return "", false
+	}
+	return up, true
+}
+
+// Reverse is the policy of a MirrorMaker 2 flow the other way, from the target to the source,
+// with the same kind and separators: its source alias is p's target alias. It needs
+// TargetAlias.
+func (p Policy) Reverse() (Policy, error) {
+	if p.TargetAlias == "" {
+		return Policy{}, errors.New("replication policy: the reverse flow needs the target cluster's alias")
+	}
+	r := p
+	r.SourceAlias, r.TargetAlias = p.TargetAlias, p.SourceAlias
+	return r, nil
+}
+
 func (p Policy) formatRemote(topic string) string {
 	if p.kind() == PolicyIdentity && !strings.HasSuffix(topic, heartbeatsTopic) {
 		return topic

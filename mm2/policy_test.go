@@ -1,6 +1,9 @@
 package mm2
 
 import (
+	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -181,4 +184,69 @@ func TestRewriteTopicsRegexRefusals(t *testing.T) {
 		require.NoError(t, err, pattern)
 		require.Equal(t, want, got, pattern)
 	}
+}
+
+func TestUpstreamTopic(t *testing.T) {
+	tests := []struct {
+		name   string
+		policy Policy
+		topic  string
+		want   string // "" for none
+	}{
+		{name: "default", policy: Policy{SourceAlias: "A"}, topic: "A.orders", want: "orders"},
+		{name: "default dotted topic", policy: Policy{SourceAlias: "A"}, topic: "A.shop.orders", want: "shop.orders"},
+		{name: "default dotted alias", policy: Policy{SourceAlias: "us.east"}, topic: "us.east.orders", want: "orders"},
+		{name: "default separator", policy: Policy{SourceAlias: "A", Separator: "_"}, topic: "A_orders", want: "orders"},
+		{name: "default topic of the target", policy: Policy{SourceAlias: "A", TargetAlias: "B"}, topic: "orders"},
+		{name: "default topic the target copied home is no copy", policy: Policy{SourceAlias: "A", TargetAlias: "B"}, topic: "B.orders"},
+		{name: "default topic of a third cluster", policy: Policy{SourceAlias: "A"}, topic: "C.orders"},
+		{name: "default alias alone", policy: Policy{SourceAlias: "A"}, topic: "A."},
+		{name: "identity", policy: Policy{Kind: PolicyIdentity, SourceAlias: "A"}, topic: "orders", want: "orders"},
+		{name: "identity heartbeats", policy: Policy{Kind: PolicyIdentity, SourceAlias: "A"}, topic: "A.heartbeats", want: "heartbeats"},
+		{name: "identity heartbeats of the target", policy: Policy{Kind: PolicyIdentity, SourceAlias: "A"}, topic: "heartbeats"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := tt.policy.UpstreamTopic(tt.topic)
+			require.Equal(t, tt.want != "", ok, got)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// UpstreamTopic undoes RemoteTopic for every topic of MM2's own goldens that names a topic
+// (not made of separators only), under both policies and separators: a copy's original is the
+// topic it was copied from.
+func TestUpstreamTopicInvertsRemoteTopic(t *testing.T) {
+	b, err := os.ReadFile("testdata/replication-policy-goldens.json")
+	require.NoError(t, err)
+	var g policyGoldens
+	require.NoError(t, json.Unmarshal(b, &g))
+	n := 0
+	for _, c := range g.Cases {
+		if strings.Trim(c.Topic, c.Separator) == "" {
+			continue
+		}
+		for _, p := range []Policy{{SourceAlias: "A", Separator: c.Separator}, {SourceAlias: "us.east", Separator: c.Separator},
+			{Kind: PolicyIdentity, SourceAlias: "A", Separator: c.Separator}} {
+			kind := p.kind()
+			remote := p.RemoteTopic(c.Topic)
+			up, ok := p.UpstreamTopic(remote)
+			require.True(t, ok, "%s policy: %q (on B %q)", kind, c.Topic, remote)
+			require.Equal(t, c.Topic, up, "%s policy: %q (on B %q)", kind, c.Topic, remote)
+			n++
+		}
+	}
+	require.Greater(t, n, 10)
+}
+
+func TestReverse(t *testing.T) {
+	_, err := Policy{SourceAlias: "A"}.Reverse()
+	require.ErrorContains(t, err, "needs the target cluster's alias")
+	r, err := Policy{SourceAlias: "A", TargetAlias: "B", Separator: "_"}.Reverse()
+	require.NoError(t, err)
+	require.Equal(t, Policy{SourceAlias: "B", TargetAlias: "A", Separator: "_"}, r)
+	require.Equal(t, "B_checkpoints_internal", r.CheckpointsTopic())
+	require.Equal(t, "B_events", r.RemoteTopic("events"))
+	require.Equal(t, "orders", r.RemoteTopic("A_orders"), "a copy of A's goes home")
 }
