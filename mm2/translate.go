@@ -19,11 +19,12 @@ import (
 )
 
 // Defaults: DefaultWait is --checkpoint-wait's (Config.Wait 0 means no wait, not this);
-// DefaultPollInterval and DefaultScanLimit are what Config's zero values mean.
+// DefaultPollInterval, DefaultScanLimit and DefaultScanTime are what Config's zero values mean.
 const (
 	DefaultWait         = 2 * time.Minute
 	DefaultPollInterval = 5 * time.Second
 	DefaultScanLimit    = 10000
+	DefaultScanTime     = 30 * time.Second
 )
 
 // TopicPartition is a partition of a topic.
@@ -68,10 +69,15 @@ type Config struct {
 	PollInterval time.Duration
 	// Exact is --exact: refine each offset by matching the last consumed record (docs/migration.md, "--exact").
 	Exact bool
-	// Source is cluster A, read for --exact only.
+	// Source is cluster A, read for --exact and by Back.
 	Source kafkaio.Options
-	// ScanLimit bounds the target records --exact scans per partition; 0 means DefaultScanLimit.
+	// ScanLimit bounds the records --exact scans per partition, and each walk of Back (B's
+	// records from a cut to the committed offset, A's records from the bound); 0 means
+	// DefaultScanLimit.
 	ScanLimit int
+	// ScanTime bounds each walk of Back in time; 0 means DefaultScanTime. --exact is bounded
+	// by ScanLimit alone.
+	ScanTime time.Duration
 	// OffsetSyncs, when set, is where MM2's offset syncs are read to bound each replay; without
 	// them a replay's bound is unknown.
 	OffsetSyncs *OffsetSyncsLocation
@@ -112,8 +118,8 @@ func NewTranslator(cfg Config) (*Translator, error) {
 	if cfg.Exact && len(cfg.Source.Brokers) == 0 {
 		errs = append(errs, errors.New("exact refinement needs the source brokers"))
 	}
-	if cfg.Wait < 0 || cfg.PollInterval < 0 || cfg.ScanLimit < 0 {
-		errs = append(errs, errors.New("negative wait, poll interval or scan limit"))
+	if cfg.Wait < 0 || cfg.PollInterval < 0 || cfg.ScanLimit < 0 || cfg.ScanTime < 0 {
+		errs = append(errs, errors.New("negative wait, poll interval, scan limit or scan time"))
 	}
 	if cfg.OffsetSyncs != nil && (cfg.OffsetSyncs.Topic == "" || len(cfg.OffsetSyncs.Cluster.Brokers) == 0) {
 		errs = append(errs, errors.New("offset syncs need a topic and brokers"))
@@ -126,6 +132,9 @@ func NewTranslator(cfg Config) (*Translator, error) {
 	}
 	if cfg.ScanLimit == 0 {
 		cfg.ScanLimit = DefaultScanLimit
+	}
+	if cfg.ScanTime == 0 {
+		cfg.ScanTime = DefaultScanTime
 	}
 	logger := cfg.Logger
 	if logger == nil {
