@@ -16,7 +16,16 @@
 //     the one reader of Java's syntax the filters use too);
 //   - the translation (Translator): reading B's `<alias>.checkpoints.internal`, waiting for
 //     checkpoints that are missing or moving, a verdict per partition, the group-filter trap,
-//     replay bounds from the offset syncs, and the --exact refinement.
+//     replay bounds from the offset syncs, and the --exact refinement;
+//   - the way back (Translator.Back, back.go): a sink group's committed offsets on B's copies
+//     carried to A's originals for a rollback, by the replication policy's inverse
+//     (Policy.UpstreamTopic), a cut below the offset (an offset sync of the A->B flow, or a
+//     pair the caller knows) and the count of B's records from it, which bound where the
+//     original of B's last consumed record can be on A, and that record searched for there as
+//     --exact does forwards; a verdict per partition, carried or not_carried with why. Topics
+//     B produced itself go through the checkpoints of a B->A flow on A, when one runs
+//     (Policy.Reverse). back.go says why the bound holds, read from MirrorMaker 2's source,
+//     and when it does not.
 //   - MM2's health for a group (Health, with the Setup ReadSetup finds in MM2's connector
 //     configs on B, and the checkpoint connectors' status when the caller read it): why its
 //     checkpoints will not come (the group filter, the topic filters of the checkpoint and
@@ -45,6 +54,12 @@
 //	// tr2.GroupFilterTrap: MM2 does not checkpoint this group, and how to change that.
 //	config, rewrite, err := policy.RewriteConfig(cfg) // or RewriteTopics / RewriteTopicsRegex per entry
 //
+// and a rollback, with A's brokers as Source and the offset syncs where MM2 keeps them:
+//
+//	back, err := tr.Back(ctx, groupOnB, committedOnB, cuts...) // cuts: the cutover's exact pairs
+//	// back.Offsets(): the offsets to commit on A, by partition of A, of the carried partitions;
+//	// back.Partitions[i].Reason: how each was found, or why it was not.
+//
 // Verdicts (see docs/migration.md, "Across MirrorMaker 2"): exact when the checkpoint's upstreamOffset equals the committed
 // offset g (and, when the offset syncs are read, they show no replay) or --exact found A's
 // record g-1 on B; replay when the checkpoint is older, with the most records delivered again
@@ -52,6 +67,7 @@
 // with upstreamOffset > g, refused, or past what the syncs allow), with the reason.
 //
 // Left to callers: reading A's groups and connectors, deciding that replay or missing fails a
-// connector (--allow-replay), building KIP-995 bodies, and writing anything to either cluster:
-// this package only reads.
+// connector (--allow-replay), what a partition that is not carried back means for A (it
+// delivers again what B delivered since), building KIP-995 bodies, and writing anything to
+// either cluster: this package only reads.
 package mm2
