@@ -57,6 +57,8 @@ type stateInfo struct {
 	Connector struct {
 		State    string `json:"state"`
 		WorkerID string `json:"worker_id"`
+		// Version is the plugin's version, since 4.1 (KIP-891), when the plugin is installed.
+		Version string `json:"version,omitempty"`
 	} `json:"connector"`
 	Tasks []any  `json:"tasks"`
 	Type  string `json:"type"`
@@ -69,6 +71,9 @@ func (s *Sim) infoOf(name string, cfg map[string]string) connectorInfo {
 func (s *Sim) stateOf(name string, cfg map[string]string) stateInfo {
 	st := stateInfo{Name: name, Tasks: []any{}, Type: s.typeOf(cfg)}
 	st.Connector.State, st.Connector.WorkerID = s.restState(name), s.cfg.WorkerID
+	if p, ok := s.byName[cfg["connector.class"]]; ok && s.pluginVersions {
+		st.Connector.Version = p.Version
+	}
 	return st
 }
 

@@ -86,6 +86,9 @@ type Sim struct {
 
 	clusterMu sync.Mutex
 	clusterID string
+
+	// pluginVersions: statuses name the plugin's version (Kafka 4.1 and later, KIP-891).
+	pluginVersions bool
 }
 
 // New checks cfg and returns a Sim. It never dials; Run reads the topics.
@@ -123,6 +126,7 @@ func New(cfg Config) (*Sim, error) {
 	s.plugins = slices.Clone(s.plugins)
 	slices.SortFunc(s.plugins, func(a, b Plugin) int { return strings.Compare(a.Class, b.Class) })
 	s.byName = pluginIndex(s.plugins)
+	s.pluginVersions = atLeast(cfg.Version, 4, 1)
 	if cfg.StatusTopic != "" {
 		if s.status, err = kafkaio.NewLog(cfg.Topics.Cluster(), cfg.StatusTopic, s.applyStatus); err != nil {
 			return nil, fmt.Errorf("new connect sim: %w", err)
@@ -152,6 +156,16 @@ func pluginIndex(plugins []Plugin) map[string]*Plugin {
 		}
 	}
 	return out
+}
+
+// atLeast reports whether version (major.minor[.patch...]) is major.minor or later; a version
+// that does not read so is taken as the newest.
+func atLeast(version string, major, minor int) bool {
+	var ma, mi int
+	if _, err := fmt.Sscanf(version, "%d.%d", &ma, &mi); err != nil {
+		return true
+	}
+	return ma > major || (ma == major && mi >= minor)
 }
 
 // Run reads the topics until ctx is done; it returns nil when ctx ends it.

@@ -222,10 +222,10 @@ func TestCalls(t *testing.T) {
 		{name: "root", method: "GET", path: "/", code: 200, want: `{"version":"4.3.1","commit":"connectsim","kafka_cluster_id":"kfake"}`},
 		{name: "list", method: "GET", path: "/connectors", code: 200, want: `["file-sink","file-src","nope","own-src"]`},
 		{name: "list expanded", method: "GET", path: "/connectors?expand=status&expand=info", code: 200, want: `{
-			"file-src":{"status":{"name":"file-src","connector":{"state":"RUNNING","worker_id":"127.0.0.1:8083"},"tasks":[],"type":"source"},"info":` + fileSrcInfo + `},
-			"file-sink":{"status":{"name":"file-sink","connector":{"state":"PAUSED","worker_id":"127.0.0.1:8083"},"tasks":[],"type":"sink"},
+			"file-src":{"status":{"name":"file-src","connector":{"state":"RUNNING","worker_id":"127.0.0.1:8083","version":"4.3.1"},"tasks":[],"type":"source"},"info":` + fileSrcInfo + `},
+			"file-sink":{"status":{"name":"file-sink","connector":{"state":"PAUSED","worker_id":"127.0.0.1:8083","version":"4.3.1"},"tasks":[],"type":"sink"},
 				"info":{"name":"file-sink","config":{"connector.class":"FileStreamSink","file":"out.txt","topics":"t","name":"file-sink"},"tasks":[],"type":"sink"}},
-			"own-src":{"status":{"name":"own-src","connector":{"state":"RUNNING","worker_id":"127.0.0.1:8083"},"tasks":[],"type":"source"},
+			"own-src":{"status":{"name":"own-src","connector":{"state":"RUNNING","worker_id":"127.0.0.1:8083","version":"4.3.1"},"tasks":[],"type":"source"},
 				"info":{"name":"own-src","config":{"connector.class":"FileStreamSource","file":"own.txt","topic":"t","offsets.storage.topic":"own-offsets","name":"own-src"},"tasks":[],"type":"source"}},
 			"nope":{"status":{"name":"nope","connector":{"state":"RUNNING","worker_id":"127.0.0.1:8083"},"tasks":[],"type":"unknown"},
 				"info":{"name":"nope","config":{"connector.class":"com.example.NopeConnector","name":"nope"},"tasks":[],"type":"unknown"}}}`},
@@ -237,7 +237,7 @@ func TestCalls(t *testing.T) {
 		{name: "config", method: "GET", path: "/connectors/file-src/config", code: 200,
 			want: `{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"in.txt","topic":"t","name":"file-src"}`},
 		{name: "status", method: "GET", path: "/connectors/file-sink/status", code: 200,
-			want: `{"name":"file-sink","connector":{"state":"PAUSED","worker_id":"127.0.0.1:8083"},"tasks":[],"type":"sink"}`},
+			want: `{"name":"file-sink","connector":{"state":"PAUSED","worker_id":"127.0.0.1:8083","version":"4.3.1"},"tasks":[],"type":"sink"}`},
 		{name: "status of an unknown connector", method: "GET", path: "/connectors/missing/status", code: 404,
 			want: `{"error_code":404,"message":"No status found for connector missing"}`},
 		{name: "tasks", method: "GET", path: "/connectors/file-src/tasks", code: 200, want: `[]`},
@@ -267,7 +267,7 @@ func TestCalls(t *testing.T) {
 			require.Equal(t, `{"state":"PAUSED","state.v2":"STOPPED"}`, string(last[1].Value))
 		}},
 		{name: "stopped", method: "GET", path: "/connectors/file-src/status", code: 200,
-			want: `{"name":"file-src","connector":{"state":"STOPPED","worker_id":"127.0.0.1:8083"},"tasks":[],"type":"source"}`},
+			want: `{"name":"file-src","connector":{"state":"STOPPED","worker_id":"127.0.0.1:8083","version":"4.3.1"},"tasks":[],"type":"source"}`},
 		{name: "alter a stopped source", method: "PATCH", path: "/connectors/file-src/offsets", body: srcPatch("99"), code: 200,
 			want: `{"message":"The offsets for this connector have been altered successfully"}`, check: func(t *testing.T) {
 				require.Equal(t, `{"position":99}`, lastRecord(t, brokers, offsetsTopic, fileSrcKey))
@@ -307,7 +307,7 @@ func TestCalls(t *testing.T) {
 			require.Equal(t, `{"state":"STARTED","state.v2":"STARTED"}`, lastRecord(t, brokers, configTopic, "target-state-file-sink"))
 		}},
 		{name: "resumed", method: "GET", path: "/connectors/file-sink/status", code: 200,
-			want: `{"name":"file-sink","connector":{"state":"RUNNING","worker_id":"127.0.0.1:8083"},"tasks":[],"type":"sink"}`},
+			want: `{"name":"file-sink","connector":{"state":"RUNNING","worker_id":"127.0.0.1:8083","version":"4.3.1"},"tasks":[],"type":"sink"}`},
 		{name: "reset a running connector", method: "DELETE", path: "/connectors/file-sink/offsets", code: 400,
 			want: `Connectors must be in the STOPPED state`, contains: true},
 		{name: "pause", method: "PUT", path: "/connectors/file-sink/pause", code: 202, check: func(t *testing.T) {
@@ -316,7 +316,7 @@ func TestCalls(t *testing.T) {
 		{name: "pause an unknown connector", method: "PUT", path: "/connectors/missing/pause", code: 404, want: `{"error_code":404,"message":"Unknown connector missing"}`},
 		{name: "restart", method: "POST", path: "/connectors/file-sink/restart", code: 204},
 		{name: "restart with its tasks", method: "POST", path: "/connectors/file-sink/restart?includeTasks=true", code: 202,
-			want: `{"name":"file-sink","connector":{"state":"PAUSED","worker_id":"127.0.0.1:8083"},"tasks":[],"type":"sink"}`},
+			want: `{"name":"file-sink","connector":{"state":"PAUSED","worker_id":"127.0.0.1:8083","version":"4.3.1"},"tasks":[],"type":"sink"}`},
 		{name: "restart an unknown connector", method: "POST", path: "/connectors/missing/restart", code: 404, want: `{"error_code":404,"message":"Unknown connector: missing"}`},
 		{name: "stop a source with its own offsets topic", method: "PUT", path: "/connectors/own-src/stop", code: 204},
 		{name: "alter it", method: "PATCH", path: "/connectors/own-src/offsets",
@@ -358,7 +358,7 @@ func TestCalls(t *testing.T) {
 				require.Equal(t, "connector-posted", string(last[1].Key))
 			}},
 		{name: "created stopped", method: "GET", path: "/connectors/posted/status", code: 200,
-			want: `{"name":"posted","connector":{"state":"STOPPED","worker_id":"127.0.0.1:8083"},"tasks":[],"type":"sink"}`},
+			want: `{"name":"posted","connector":{"state":"STOPPED","worker_id":"127.0.0.1:8083","version":"4.3.1"},"tasks":[],"type":"sink"}`},
 		{name: "create again", method: "POST", path: "/connectors", body: `{"name":"posted","config":{"connector.class":"FileStreamSink","topics":"t"}}`, code: 409,
 			want: `{"error_code":409,"message":"Connector posted already exists"}`},
 		{name: "create with initial offsets", method: "POST", path: "/connectors",
@@ -399,7 +399,7 @@ func TestFindsWhatAnotherWriterCreated(t *testing.T) {
 		offsetstore.Record{Key: []byte("connector-late"), Value: []byte(`{"properties":{"connector.class":"FileStreamSource","name":"late"}}`), Partition: 0})
 	runSteps(t, base, []step{
 		{name: "status", method: "GET", path: "/connectors/late/status", code: 200,
-			want: `{"name":"late","connector":{"state":"STOPPED","worker_id":"127.0.0.1:8083"},"tasks":[],"type":"source"}`},
+			want: `{"name":"late","connector":{"state":"STOPPED","worker_id":"127.0.0.1:8083","version":"4.3.1"},"tasks":[],"type":"source"}`},
 		{name: "topic tracking disabled", method: "GET", path: "/connectors/late/topics", code: 403,
 			want: `{"error_code":403,"message":"Topic tracking is disabled."}`},
 	})
@@ -449,4 +449,24 @@ func TestFleet(t *testing.T) {
 		require.Equal(t, "STOPPED", e.Status.Connector.State, name)
 	}
 	require.Len(t, rawRecords(t, brokers, configTopic), 3*n)
+}
+
+// Statuses name the plugin's version from Kafka 4.1 on (KIP-891), not before; the topics of a
+// name no connector has are answered, as Connect answers them.
+func TestVersionedAnswers(t *testing.T) {
+	brokers := startBroker(t)
+	write(t, brokers, configTopic, offsetstore.Record{Key: []byte("connector-src"),
+		Value: []byte(`{"properties":{"connector.class":"FileStreamSource","name":"src"}}`), Partition: 0})
+	for _, tt := range []struct{ version, want string }{
+		{"3.9.1", `{"name":"src","connector":{"state":"RUNNING","worker_id":"w"},"tasks":[],"type":"source"}`},
+		{"4.1.0", `{"name":"src","connector":{"state":"RUNNING","worker_id":"w","version":"4.1.0"},"tasks":[],"type":"source"}`},
+	} {
+		t.Run(tt.version, func(t *testing.T) {
+			base := serve(t, brokers, func(c *Config) { c.Version, c.WorkerID = tt.version, "w" })
+			runSteps(t, base, []step{
+				{name: "status", method: "GET", path: "/connectors/src/status", code: 200, want: tt.want},
+				{name: "topics of no connector", method: "GET", path: "/connectors/none/topics", code: 200, want: `{"none":{"topics":[]}}`},
+			})
+		})
+	}
 }

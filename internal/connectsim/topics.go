@@ -58,14 +58,11 @@ func (s *Sim) applyStatus(msgs []kafka.Message) {
 	}
 }
 
-// activeTopics is GET /connectors/{name}/topics: {"<name>": {"topics": [...]}}, sorted.
+// activeTopics is GET /connectors/{name}/topics: {"<name>": {"topics": [...]}}, sorted. As
+// in Connect, a name no connector has is answered too (with the topics its records name).
 func (s *Sim) activeTopics(ctx context.Context, name string) (answer, error) {
 	if s.cfg.TopicTrackingDisabled {
 		return answer{}, errorf(http.StatusForbidden, "Topic tracking is disabled.")
-	}
-	_, ok, err := s.lookup(ctx, name)
-	if err != nil || !ok {
-		return answer{}, firstErr(err, notFound(name))
 	}
 	if s.status != nil {
 		if err := s.status.Sync(ctx); err != nil {
