@@ -470,3 +470,45 @@ func TestVersionedAnswers(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkFleetCalls measures the calls a fleet migration makes per connector against a sim
+// holding 10,000 connectors (issue 41's fleet): each call finds its connector by name, never
+// by a scan, so its cost does not grow with the fleet.
+func BenchmarkFleetCalls(b *testing.B) {
+	const n = 10000
+	brokers := startBroker(b)
+	recs := make([]offsetstore.Record, 0, n)
+	offs := make([]offsetstore.Record, 0, n)
+	for i := range n {
+		name := fmt.Sprintf("src-%05d", i)
+		recs = append(recs, offsetstore.Record{Key: []byte("connector-" + name),
+			Value: []byte(`{"properties":{"connector.class":"FileStreamSource","file":"f","topic":"t","name":"` + name + `"}}`), Partition: 0})
+		offs = append(offs, offsetstore.Record{Key: []byte(`["` + name + `",{"filename":"f"}]`), Value: []byte(`{"position":1}`), Partition: -1})
+	}
+	write(b, brokers, configTopic, recs...)
+	write(b, brokers, offsetsTopic, offs...)
+	base := serve(b, brokers, nil)
+	for _, bc := range []struct{ name, method, path string }{
+		{"status", "GET", "/connectors/src-%05d/status"},
+		{"offsets", "GET", "/connectors/src-%05d/offsets"},
+		{"stop", "PUT", "/connectors/src-%05d/stop"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				code, _ := call(b, base, bc.method, fmt.Sprintf(bc.path, i%n), "")
+				if code/100 != 2 {
+					b.Fatalf("%s: %d", bc.name, code)
+				}
+				i++
+			}
+		})
+	}
+	b.Run("list expanded", func(b *testing.B) {
+		for b.Loop() {
+			if code, _ := call(b, base, "GET", "/connectors?expand=status&expand=info", ""); code != 200 {
+				b.Fatal(code)
+			}
+		}
+	})
+}
