@@ -472,7 +472,7 @@ func TestVersionedAnswers(t *testing.T) {
 }
 
 // BenchmarkFleetCalls measures the calls a fleet migration makes per connector against a sim
-// holding 10,000 connectors (issue 41's fleet): each call finds its connector by name, never
+// holding 10,000 connectors (the fleet benchmark's size): each call finds its connector by name, never
 // by a scan, so its cost does not grow with the fleet.
 func BenchmarkFleetCalls(b *testing.B) {
 	const n = 10000
