@@ -87,8 +87,9 @@ type Store interface {
 	Sync(ctx context.Context, topic string) error
 	Track(ctx context.Context, topic string) error
 	ConnectorConfig(name string) (map[string]string, bool)
-	// ConnectorNames lists the connectors of the config view (offsetstore.Store.ConnectorNames).
-	ConnectorNames() []string
+	// GroupConnectors lists the connectors of the config view whose sink consumer group is
+	// group (offsetstore.Store.GroupConnectors).
+	GroupConnectors(group string) []string
 	ConfigRecord(key string) offsetstore.ConfigRecord
 	SourceOffsets(topic, connector string) []offsetstore.SourceRecord
 	Write(ctx context.Context, topic string, recs []offsetstore.Record) error

@@ -149,7 +149,7 @@ func (s *fakeStore) GroupMembers(context.Context, string) (int, error) { return 
 func (s *fakeStore) DescribeGroup(context.Context, string) (offsetstore.GroupActivity, error) {
 	return offsetstore.GroupActivity{}, nil
 }
-func (s *fakeStore) ConnectorNames() []string { return nil }
+func (s *fakeStore) GroupConnectors(string) []string { return nil }
 
 func (s *fakeStore) DeleteGroup(_ context.Context, group string) error {
 	s.mu.Lock()

@@ -49,7 +49,7 @@ func (s *staleStore) WriteEncoded(context.Context, string, *offsetstore.Encoded)
 func (s *staleStore) DescribeGroup(context.Context, string) (offsetstore.GroupActivity, error) {
 	return offsetstore.GroupActivity{}, nil
 }
-func (s *staleStore) ConnectorNames() []string {
+func (s *staleStore) GroupConnectors(string) []string {
 	return nil
 }
 func (s *staleStore) GroupOffsets(context.Context, string) ([]offsetstore.GroupOffset, error) {

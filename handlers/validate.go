@@ -126,10 +126,7 @@ func (c *Creator) checkConfig(j *job) error {
 func (c *Creator) settleTopics(j *job) error {
 	switch j.typ {
 	case connectors.Sink:
-		j.group = "connect-" + j.name
-		if g, ok := j.props["consumer.override.group.id"]; ok && g != "" {
-			j.group = g
-		}
+		j.group = offsetstore.SinkGroup(j.name, j.props)
 		// A sink request deletes its group's offsets and commits new ones: without a bound,
 		// consumer.override.group.id would reach any idle group of the cluster. The message
 		// names the agent's setting, since that is what an operator changes.

@@ -17,6 +17,16 @@ import (
 // "either because its tasks haven't stopped completely yet ..."); do not retry blindly.
 var ErrGroupNotEmpty = errors.New("consumer group has active members")
 
+// SinkGroup is the consumer group a sink connector named name with config props consumes
+// with: consumer.override.group.id when it is set and not empty, else connect-<name>
+// (docs/connect-internals.md, "Sink connector offsets").
+func SinkGroup(name string, props map[string]string) string {
+	if g := props["consumer.override.group.id"]; g != "" {
+		return g
+	}
+	return "connect-" + name
+}
+
 // GroupOffset is a committed offset of a sink connector's consumer group, with the committed
 // leader epoch and metadata that GroupOffsets reads, so that a snapshot commits back exactly
 // what it found. An entry without them (LeaderEpoch nil, Metadata "") commits what Connect's

@@ -261,6 +261,12 @@ func (s *Store) ConnectorConfig(name string) (props map[string]string, exists bo
 // ConnectorProblem). Deleted (tombstoned) connectors are not listed.
 func (s *Store) ConnectorNames() []string { return s.config.names() }
 
+// GroupConnectors returns the connectors of the config view, sorted, whose consumer group as a
+// sink connector (SinkGroup) is group, whatever their type: a caller that cares about sinks
+// only checks each one's type. It reads an index kept as the view applies records, so its
+// cost does not grow with the connectors in the cluster.
+func (s *Store) GroupConnectors(group string) []string { return s.config.groupConnectors(group) }
+
 // ConnectorProblem says why connector name's config-topic state cannot be taken as is: its
 // latest connector record is malformed (Connect logged and skipped it), or task-config records
 // were written after its last commit record (an update Connect has not applied yet). It is ""
