@@ -22,6 +22,11 @@ import (
 // maxFindCoordinatorVersion is the last FindCoordinator version without tagged fields.
 const maxFindCoordinatorVersion = 2
 
+// maxCoordinators bounds the groups a client remembers the coordinator of: an agent works on
+// a new group with every sink request, for as long as it runs. Past the bound, a group is
+// forgotten to make room (asked for again if it is used again).
+const maxCoordinators = 4096
+
 // coordinators are the coordinators of consumer groups one client has found, by group.
 type coordinators struct {
 	mu  sync.Mutex
@@ -40,6 +45,12 @@ func (c *coordinators) get(group string) (int32, bool) {
 func (c *coordinators) put(group string, id int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if _, ok := c.ids[group]; !ok && len(c.ids) >= maxCoordinators {
+		for g := range c.ids { // any one
+			delete(c.ids, g)
+			break
+		}
+	}
 	c.ids[group] = id
 }
 
