@@ -181,6 +181,20 @@ type agentProc struct {
 // cpuProfile is set; with noop, stages that answer at once) and waits until it is ready, then
 // watches its result topic.
 func (e *env) startAgentProcess(ctx context.Context, cfg agent.Config, cpuProfile string, noop bool) (*agentProc, error) {
+	p, err := startAgentChild(ctx, cfg, cpuProfile, noop)
+	if err != nil {
+		return nil, err
+	}
+	if p.watcher, err = watchResults(ctx, e.brokers, cfg.ResultTopic, cfg.RequestTopicPartitions, e.opts.verbose); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// startAgentChild starts an agent child with cfg and waits until it is ready; its results are
+// not watched.
+func startAgentChild(ctx context.Context, cfg agent.Config, cpuProfile string, noop bool) (*agentProc, error) {
 	args := []string{"-agent"}
 	if noop {
 		args = append(args, "-noop")
@@ -199,9 +213,6 @@ func (e *env) startAgentProcess(ctx context.Context, cfg agent.Config, cpuProfil
 	}
 	if err == nil {
 		err = p.expect(ctx, "ready")
-	}
-	if err == nil {
-		p.watcher, err = watchResults(ctx, e.brokers, cfg.ResultTopic, cfg.RequestTopicPartitions, e.opts.verbose)
 	}
 	if err != nil {
 		p.stop()
