@@ -43,8 +43,10 @@ func (s *fakeStore) Partitions(context.Context, string) (int, error) {
 }
 
 // The in-memory store allows everything; permissions are tested on kfake with ACLs.
-func (s *fakeStore) ProbeRead(context.Context, string) error                  { return nil }
-func (s *fakeStore) ProbeWrite(context.Context, string) error                 { return nil }
+func (s *fakeStore) ProbeRead(context.Context, string) error { return nil }
+func (s *fakeStore) ProbeWrites(_ context.Context, topics []string) []error {
+	return make([]error, len(topics))
+}
 func (s *fakeStore) ProbeGroupCommit(context.Context, string, []string) error { return nil }
 func (s *fakeStore) ProbeGroupDelete(context.Context, string, string) error   { return nil }
 

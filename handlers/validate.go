@@ -56,6 +56,7 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 	if err := c.settleTopics(j); err != nil {
 		return err
 	}
+	c.startWriteProbes(ctx, j)
 	// The intent record goes out now too, from the view as it is, overlapping the barriers;
 	// the wipe checks it against the snapshot taken after them.
 	c.startOptimisticIntent(ctx, j)

@@ -57,8 +57,10 @@ func countRequests(c *cluster, t *testing.T) *requestCounter {
 	return rc
 }
 
-// One request at a time: commits of the request topic are shared by the requests that finish
-// close together, not one commit round trip per request. The last request is still committed.
+// One request at a time: one request for the agent's Write probes each (the config topic and
+// the offsets topic, one Produce request naming both), and commits of the request topic
+// shared by the requests that finish close together, not one commit round trip per request.
+// The last request is still committed.
 func TestRoundTripsPerRequest(t *testing.T) {
 	c := startCluster(t)
 	cfg := testConfig(c)
@@ -73,6 +75,7 @@ func TestRoundTripsPerRequest(t *testing.T) {
 		res := cl.waitResult(id, resultWait)
 		require.Equal(t, events.TypeCreateSucceeded, res.Type, res.Data.Message)
 	}
+	require.Equal(t, n, rc.get("probe Produce"), "Write probe requests for %d requests", n)
 	require.Eventually(t, func() bool {
 		return cl.groupOffsets(cfg.GroupID)[cfg.RequestTopic+"/0"] == n
 	}, resultWait, 20*time.Millisecond, "the last request is committed")

@@ -203,6 +203,11 @@ func (s *Store) ProbeWrite(ctx context.Context, topic string) error {
 	return kafkaio.ProbeWrite(ctx, s.client, topic)
 }
 
+// ProbeWrites is ProbeWrite for each of topics, in one request (kafkaio.ProbeWrites).
+func (s *Store) ProbeWrites(ctx context.Context, topics []string) []error {
+	return kafkaio.ProbeWrites(ctx, s.client, topics)
+}
+
 // ProbeGroupCommit reports whether the store's principal may commit offsets of topics for
 // group (kafkaio.ProbeGroupCommit). Nothing is committed.
 func (s *Store) ProbeGroupCommit(ctx context.Context, group string, topics []string) error {
