@@ -115,8 +115,9 @@ func findCoordinator(ctx context.Context, cl *kafka.Client, group string) (id in
 
 // exchangeCoordinated sends req to group's coordinator, remembered in cache or found first,
 // and returns its response. A remembered coordinator that answers that it no longer is one is
-// forgotten and the request sent once more to the one found then; one whose round trip fails
-// is forgotten too. When the broker answers FindCoordinator with an error, the request goes to
+// forgotten and the request sent once more to the one found then; one that answers that it is
+// not available, or whose round trip fails, is forgotten, and the caller's retry finds it
+// again. When the broker answers FindCoordinator with an error, the request goes to
 // any broker, as kafka-go sends it then, and its answer carries the error (a refused ACL is
 // the request's own refusal).
 func exchangeCoordinated(ctx context.Context, cl *kafka.Client, cache *coordinators, group string, req kmsg.Request, maxVersion int16) (kmsg.Response, error) {
@@ -138,54 +139,53 @@ func exchangeCoordinated(ctx context.Context, cl *kafka.Client, cache *coordinat
 			cache.forget(group, id)
 			return nil, err
 		}
-		if coordinatorMoved(res) {
+		switch coordinatorError(res) {
+		case kerr.NotCoordinator.Code:
 			cache.forget(group, id)
 			if cached && attempt == 0 {
-				continue // the coordinator moved since it was found: ask again, once
+				// The coordinator moved since it was remembered: a client that finds the
+				// coordinator before each request would not have asked this one.
+				continue
 			}
+		case kerr.CoordinatorNotAvailable.Code:
+			cache.forget(group, id) // the caller retries, as before, after its backoff
 		}
 		return res, nil
 	}
 }
 
-// coordinatorMoved reports whether a group request's response says that the broker it went
-// to is not the group's coordinator (now).
-func coordinatorMoved(res kmsg.Response) bool {
-	moved := func(code int16) bool {
-		return code == kerr.NotCoordinator.Code || code == kerr.CoordinatorNotAvailable.Code
-	}
+// coordinatorError returns NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE when a group
+// request's response carries it (the first one found), 0 otherwise: the broker it went to is
+// not the group's coordinator, or the coordinator is not available.
+func coordinatorError(res kmsg.Response) int16 {
+	var codes []int16
 	switch r := res.(type) {
 	case *kmsg.OffsetCommitResponse:
 		for _, t := range r.Topics {
 			for _, p := range t.Partitions {
-				if moved(p.ErrorCode) {
-					return true
-				}
+				codes = append(codes, p.ErrorCode)
 			}
 		}
 	case *kmsg.OffsetFetchResponse:
-		if moved(r.ErrorCode) {
-			return true
-		}
+		codes = append(codes, r.ErrorCode)
 		for _, g := range r.Groups {
-			if moved(g.ErrorCode) {
-				return true
-			}
+			codes = append(codes, g.ErrorCode)
 		}
 	case *kmsg.OffsetDeleteResponse:
-		return moved(r.ErrorCode)
+		codes = append(codes, r.ErrorCode)
 	case *kmsg.DescribeGroupsResponse:
 		for _, g := range r.Groups {
-			if moved(g.ErrorCode) {
-				return true
-			}
+			codes = append(codes, g.ErrorCode)
 		}
 	case *kmsg.DeleteGroupsResponse:
 		for _, g := range r.Groups {
-			if moved(g.ErrorCode) {
-				return true
-			}
+			codes = append(codes, g.ErrorCode)
 		}
 	}
-	return false
+	for _, c := range codes {
+		if c == kerr.NotCoordinator.Code || c == kerr.CoordinatorNotAvailable.Code {
+			return c
+		}
+	}
+	return 0
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -15,7 +16,8 @@ import (
 // A client remembers each group's coordinator: every group request (describe, the probes,
 // fetch, delete, commit) after the first goes straight to it, without a FindCoordinator
 // before it. A coordinator that moved is asked for again once, and the request still
-// succeeds; a connection that failed makes the client ask again too.
+// succeeds; one that is not available, or a connection that failed, makes the client ask
+// again for the next request.
 func TestGroupRequestsRememberCoordinator(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(2, "orders"))
 	require.NoError(t, err)
@@ -72,6 +74,17 @@ func TestGroupRequestsRememberCoordinator(t *testing.T) {
 		_, err = FetchGroupOffsets(ctx, cl, "connect-a")
 		require.NoError(t, err)
 		require.Equal(t, n+1, finds.Load(), "the new coordinator is remembered")
+	})
+
+	t.Run("coordinator not available", func(t *testing.T) {
+		require.NoError(t, sinkRequest("connect-c"))
+		n := finds.Load()
+		c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetFetch}, Group: "connect-c", Err: kerr.CoordinatorNotAvailable, Count: 1})
+		_, err := FetchGroupOffsets(ctx, cl, "connect-c")
+		require.ErrorIs(t, err, kafka.GroupCoordinatorNotAvailable, "the caller sees the error and retries after its backoff")
+		_, err = FetchGroupOffsets(ctx, cl, "connect-c")
+		require.NoError(t, err)
+		require.Equal(t, n+1, finds.Load(), "the coordinator is asked for again")
 	})
 
 	t.Run("connection failed", func(t *testing.T) {
