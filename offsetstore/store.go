@@ -30,6 +30,11 @@ type Options struct {
 	// Principal describes who Transport authenticates as (User:alice), named in the
 	// *kafkaio.AuthzError of every refused request. Empty means User:ANONYMOUS.
 	Principal string
+	// SyncedReads says that the views are read after Sync only (the agent's stages): their
+	// logs tail quietly (kafkaio.Log.QuietTail), so that the store's own writes do not wake
+	// their fetch loops, and Sync fetches what it finds missing. A reader that watches a
+	// view without Sync (waiting for others' writes to appear) leaves it false.
+	SyncedReads bool
 }
 
 // Cluster returns the options of the Kafka cluster that holds the topics, for kafkaio.
@@ -104,6 +109,9 @@ func New(opts Options) (*Store, error) {
 	if s.configLog, err = kafkaio.NewLog(opts.Cluster(), opts.ConfigTopic, s.config.apply); err != nil {
 		return nil, fmt.Errorf("new offset store: %w", err)
 	}
+	if opts.SyncedReads {
+		s.configLog.QuietTail()
+	}
 	if _, err := s.addOffsetsTopic(opts.OffsetsTopic); err != nil {
 		return nil, fmt.Errorf("new offset store: %w", err)
 	}
@@ -118,6 +126,9 @@ func (s *Store) addOffsetsTopic(topic string) (*offsetsTopic, error) {
 		return nil, err
 	}
 	l.OnLoad(view.expect)
+	if s.opts.SyncedReads {
+		l.QuietTail()
+	}
 	ot := &offsetsTopic{view: view, log: l}
 	s.offsets[topic] = ot
 	return ot, nil
