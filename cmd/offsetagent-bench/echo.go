@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -140,6 +142,32 @@ func (p *franzPublisher) publish(ctx context.Context, msg kafka.Message) error {
 		r.Headers = append(r.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
 	}
 	return p.cl.ProduceSync(ctx, r).FirstErr()
+}
+
+// publishAll writes msgs at once (the producer batches them as they go) and waits for every
+// acknowledgement.
+func (p *franzPublisher) publishAll(ctx context.Context, msgs []kafka.Message) error {
+	var mu sync.Mutex
+	var first error
+	for _, msg := range msgs {
+		r := &kgo.Record{Key: msg.Key, Value: msg.Value}
+		for _, h := range msg.Headers {
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+		}
+		p.cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			if err != nil {
+				mu.Lock()
+				first = cmp.Or(first, err)
+				mu.Unlock()
+			}
+		})
+	}
+	if err := p.cl.Flush(ctx); err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return first
 }
 
 func (p *franzPublisher) close() { p.cl.Close() }
