@@ -190,9 +190,11 @@ func (l *Log) Run(ctx context.Context) (err error) {
 	}
 	if l.onLoad != nil {
 		var backlog int64
+		l.mu.Lock() // Written may move a partition on already
 		for p := range l.target {
 			backlog += max(l.target[p]-l.next[p], 0)
 		}
+		l.mu.Unlock()
 		l.onLoad(backlog)
 	}
 	ownCtx, stopOwn := context.WithCancel(ctx)
