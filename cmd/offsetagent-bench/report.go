@@ -192,10 +192,13 @@ const methodNotes = `
    partitions end). CPU rows: CPU time per request of the service's process, the broker's and
    the driver's during the measured requests. The stage rows are the durations the agent's
    results report.
-3. **many**: N requests for distinct connectors (10 offsets each) published in one write to the
-   agent as shipped (its default OFFSETAGENT_CONCURRENCY and request-topic partitions); the
-   baseline is the same agent with Concurrency=1 and a 1-partition request topic. Latencies are
-   from the publish to each result.
+3. **many**: N requests for distinct connectors (10 offsets each) published at once, by the
+   latency scenario's franz-go driver, to the agent as shipped (its default
+   OFFSETAGENT_CONCURRENCY and request-topic partitions) in a child process; the baseline is the
+   same agent with Concurrency=1 and a 1-partition request topic. Latencies are from the publish
+   to each result. CPU rows: CPU time per request of the agent's process, the broker's and the
+   driver's from the publish to the last result; allocation rows: the agent's heap objects and
+   bytes allocated per request meanwhile (runtime/metrics /gc/heap/allocs).
 4. **flat**: an offsets topic pre-filled with other connectors' records (10% tombstones);
    single-request p50 against the same with an empty topic; the view's start-up load rate (agent
    start until its views are loaded) against 25 plain kafka-go Readers (MaxBytes 1 MiB, as the
