@@ -374,7 +374,8 @@ func (a *Agent) missingConnectTopics(ctx context.Context) error {
 	}
 	tr := a.conns.Separate()
 	defer tr.CloseIdleConnections()
-	cl := &kafka.Client{Addr: kafka.TCP(a.cfg.Brokers...), Transport: tr, Timeout: 10 * time.Second}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: a.cfg.Brokers, Transport: tr, Principal: a.principal})
+	cl.Timeout = 10 * time.Second
 	var errs []error
 	for _, t := range []struct{ variable, what, property, topic string }{
 		{"OFFSETAGENT_CONFIG_TOPIC", "config", "config.storage.topic", a.cfg.ConfigTopic},

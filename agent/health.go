@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // health is what /readyz judges: whether this replica can consume. It is not ready while it
@@ -160,7 +162,7 @@ func (h *health) check(now time.Time) error {
 func (a *Agent) heartbeatProbe(ctx context.Context, gen *kafka.Generation, interval time.Duration) {
 	transport := a.conns.Separate()
 	defer transport.CloseIdleConnections()
-	cl := &kafka.Client{Addr: kafka.TCP(a.cfg.Brokers...), Transport: transport}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: a.cfg.Brokers, Transport: transport, Principal: a.principal})
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for first := true; ; first = false {
