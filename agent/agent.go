@@ -418,10 +418,10 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 	}
 	// Requests may be as large as MaxRequestBytes: the broker's 1 MiB default would refuse them.
 	reqConfigs := map[string]string{"max.message.bytes": fmt.Sprint(a.cfg.MaxRequestBytes + 1<<20)}
-	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.RequestTopic, a.cfg.RequestTopicPartitions, reqConfigs); err != nil {
+	if err := kafkaio.EnsureTopic(ctx, a.client, a.cfg.RequestTopic, a.cfg.RequestTopicPartitions, reqConfigs); err != nil {
 		return fmt.Errorf("ensure request topic: %w", err)
 	}
-	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.ResultTopic, a.cfg.RequestTopicPartitions, nil); err != nil {
+	if err := kafkaio.EnsureTopic(ctx, a.client, a.cfg.ResultTopic, a.cfg.RequestTopicPartitions, nil); err != nil {
 		return fmt.Errorf("ensure result topic: %w", err)
 	}
 	a.readResultMaxBytes(ctx)
@@ -430,7 +430,7 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 		return fmt.Errorf("read the Kafka cluster's id: %w", err)
 	}
 	a.clusterID = md.ClusterID
-	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.IntentTopic, a.cfg.RequestTopicPartitions, map[string]string{
+	if err := kafkaio.EnsureTopic(ctx, a.client, a.cfg.IntentTopic, a.cfg.RequestTopicPartitions, map[string]string{
 		"cleanup.policy": "compact", "max.message.bytes": fmt.Sprint(intentMaxBytes),
 	}); err != nil {
 		return fmt.Errorf("ensure intent topic: %w", err)

@@ -12,7 +12,6 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
-	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // DefaultStateTopic is the compacted topic on B where --stop-source records each connector's
@@ -78,7 +77,7 @@ func openStates(ctx context.Context, st StateStore, from string, create bool, lo
 	cl := kafkaio.NewClient(kafkaio.Options{Brokers: st.Brokers, Transport: st.Transport, Principal: st.Principal})
 	cl.Timeout = 30 * time.Second
 	if create {
-		if err := offsetstore.EnsureTopic(ctx, cl, topic, 1, map[string]string{"cleanup.policy": "compact"}); err != nil {
+		if err := kafkaio.EnsureTopic(ctx, cl, topic, 1, map[string]string{"cleanup.policy": "compact"}); err != nil {
 			return nil, err
 		}
 	} else {

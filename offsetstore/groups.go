@@ -68,7 +68,7 @@ func (s *Store) GroupMembers(ctx context.Context, group string) (int, error) {
 // GroupActivity is what DescribeGroups tells of a consumer group's life.
 type GroupActivity struct {
 	// State is the coordinator's word for the group: Empty, Stable, PreparingRebalance,
-	// CompletingRebalance, Dead, or "" for a group the coordinator does not know.
+	// CompletingRebalance, or Dead (also a group the coordinator does not know).
 	State string
 	// Members is the number of its members.
 	Members int
@@ -80,41 +80,26 @@ func (g GroupActivity) Live() bool {
 	return g.Members > 0 || (g.State != "" && g.State != "Empty" && g.State != "Dead")
 }
 
-// DescribeGroup returns the state and member count of group (none for an unknown group).
+// DescribeGroup returns the state and member count of group (kafkaio.DescribeGroup; none for
+// an unknown group). A refusal is a *kafkaio.AuthzError naming Describe on the group.
 func (s *Store) DescribeGroup(ctx context.Context, group string) (GroupActivity, error) {
-	res, err := s.client.DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{group}})
+	g, err := kafkaio.DescribeGroup(ctx, s.client, group)
 	if err != nil {
-		return GroupActivity{}, s.refusal(fmt.Errorf("describe group %q: %w", group, err), kafkaio.OpDescribe, kafkaio.ResourceGroup, group)
+		return GroupActivity{}, wrapf(err, "describe group %q", group)
 	}
-	for _, g := range res.Groups {
-		if g.GroupID != group {
-			continue
-		}
-		if g.Error != nil {
-			if errors.Is(g.Error, kafka.GroupIdNotFound) {
-				return GroupActivity{}, nil
-			}
-			return GroupActivity{}, s.refusal(fmt.Errorf("describe group %q: %w", group, g.Error), kafkaio.OpDescribe, kafkaio.ResourceGroup, group)
-		}
-		return GroupActivity{State: g.GroupState, Members: len(g.Members)}, nil
-	}
-	return GroupActivity{}, nil
+	return GroupActivity{State: g.State, Members: len(g.Members)}, nil
 }
 
 // DeleteGroup deletes group and its offsets (Connect's sink offset reset, docs/connect-internals.md, "Sink connector offsets"). A group that
 // does not exist counts as deleted; a group with members fails with ErrGroupNotEmpty.
 func (s *Store) DeleteGroup(ctx context.Context, group string) error {
-	res, err := s.client.DeleteGroups(ctx, &kafka.DeleteGroupsRequest{GroupIDs: []string{group}})
-	if err != nil {
-		return s.refusal(fmt.Errorf("delete group %q: %w", group, err), kafkaio.OpDelete, kafkaio.ResourceGroup, group)
-	}
-	switch err := res.Errors[group]; {
+	switch err := kafkaio.DeleteGroup(ctx, s.client, group); {
 	case err == nil, errors.Is(err, kafka.GroupIdNotFound):
 		return nil
 	case errors.Is(err, kafka.NonEmptyGroup):
-		return fmt.Errorf("delete group %q: %w: %w", group, ErrGroupNotEmpty, err)
+		return fmt.Errorf("%w: %w", ErrGroupNotEmpty, err)
 	default:
-		return s.refusal(fmt.Errorf("delete group %q: %w", group, err), kafkaio.OpDelete, kafkaio.ResourceGroup, group)
+		return err
 	}
 }
 
@@ -173,31 +158,14 @@ func (s *Store) DeleteGroupOffsets(ctx context.Context, group string, partitions
 	for _, p := range partitions {
 		topics[p.Topic] = append(topics[p.Topic], int(p.Partition))
 	}
-	res, err := s.client.OffsetDelete(ctx, &kafka.OffsetDeleteRequest{GroupID: group, Topics: topics})
-	if err == nil {
-		err = res.Error
-	}
-	if errors.Is(err, kafka.GroupIdNotFound) {
+	switch err := kafkaio.DeleteGroupOffsets(ctx, s.client, group, topics); {
+	case err == nil, errors.Is(err, kafka.GroupIdNotFound):
 		return nil
+	case errors.Is(err, kafka.GroupSubscribedToTopic):
+		return fmt.Errorf("%w: %w", ErrGroupNotEmpty, err)
+	default:
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("delete offsets of group %q: %w", group, err)
-	}
-	var errs []error
-	for topic, parts := range res.Topics {
-		for _, p := range parts {
-			if p.Error != nil {
-				errs = append(errs, fmt.Errorf("topic %q partition %d: %w", topic, p.Partition, p.Error))
-			}
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		if errors.Is(err, kafka.GroupSubscribedToTopic) {
-			return fmt.Errorf("delete offsets of group %q: %w: %w", group, ErrGroupNotEmpty, err)
-		}
-		return fmt.Errorf("delete offsets of group %q: %w", group, err)
-	}
-	return nil
 }
 
 // ProbeWrite reports whether the store's principal may Write topic (kafkaio.ProbeWrite):

@@ -12,7 +12,6 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
-	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // requestMsg is a binary-mode request record for body with the given id.
@@ -117,7 +116,7 @@ func warmTopic(ctx context.Context, w *kafka.Writer, n int) error {
 func (e *env) createTopic(ctx context.Context, topic string, partitions int) error {
 	cl := kafkaio.NewClient(kafkaio.Options{Brokers: e.brokers}) // the bench's brokers know no users
 	cl.Timeout = 30 * time.Second
-	if err := offsetstore.EnsureTopic(ctx, cl, topic, partitions, map[string]string{"cleanup.policy": "compact"}); err != nil {
+	if err := kafkaio.EnsureTopic(ctx, cl, topic, partitions, map[string]string{"cleanup.policy": "compact"}); err != nil {
 		return fmt.Errorf("create topic %q: %w", topic, err)
 	}
 	return nil

@@ -10,8 +10,9 @@
 // everything else), the admin commit and fetch of a consumer group's offsets (CommitGroupOffsets,
 // FetchGroupOffsets: kmsg OffsetCommit and OffsetFetch requests on that transport, sent to the
 // group's coordinator, the commit with every field Kafka's Admin client sets and the fetch
-// with each entry's committed leader epoch and metadata), the groups of every broker and a
-// group's members with the bytes of their metadata and assignment whatever the protocol
+// with each entry's committed leader epoch and metadata), the admin requests about topics and
+// groups (admin.go: a topic's config, a topic created when missing, a group or its offsets
+// deleted), the groups of every broker and a group's members with the bytes of their metadata and assignment whatever the protocol
 // (ListGroups, DescribeGroup: a Connect worker's too, which kafka-go's own drop), a short-lived cache of partition leaders, topic metadata helpers, the
 // Kafka cluster id behind one bootstrap address (ClusterIDs: a cluster is known by its id,
 // not by how an address is spelled; each address asked once, bounded), and the one error
