@@ -338,7 +338,7 @@ func (a *Agent) prepareTopicsRetrying(ctx context.Context) error {
 			// A Create refused for a topic that looked missing may be refused for a topic that
 			// exists and that the principal may not Describe: name what it lacks on its topics.
 			if denied, _ := a.checkPermissions(ctx); len(denied) > 0 {
-				return fmt.Errorf("%w (%w)", deniedError(denied), err)
+				return fmt.Errorf("%w (%w)", denied, err)
 			}
 		}
 		if err == nil || !startupTransient(err) || time.Now().After(deadline) {
@@ -348,7 +348,7 @@ func (a *Agent) prepareTopicsRetrying(ctx context.Context) error {
 			// A topic the principal may not Describe looks missing: say so rather than
 			// wait for it.
 			if denied, _ := a.checkPermissions(ctx); len(denied) > 0 {
-				return fmt.Errorf("%w (%w)", deniedError(denied), err)
+				return fmt.Errorf("%w (%w)", denied, err)
 			}
 			// A Connect topic that brokers which answer do not have is a wrong name (or
 			// workers that never ran), not slow brokers: say which at once.
