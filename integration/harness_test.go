@@ -278,22 +278,87 @@ func (c *client) readAll(topic string) []kafka.Message {
 			msgs, next = nil, 0
 		}
 		if ends[p] > next {
-			r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.cfg.Brokers, Topic: topic, Partition: p, MaxWait: 50 * time.Millisecond})
-			require.NoError(c.t, r.SetOffset(next))
-			for {
-				m, err := r.ReadMessage(ctx)
-				require.NoError(c.t, err)
-				msgs = append(msgs, m)
-				if m.Offset+1 >= ends[p] {
-					break
-				}
-			}
-			require.NoError(c.t, r.Close())
+			msgs = append(msgs, readRange(ctx, c.t, kafka.DefaultDialer, c.cfg.Brokers, topic, p, next, ends[p])...)
 		}
 		seen[p] = msgs
 		out = append(out, msgs...)
 	}
 	return out
+}
+
+// readRange reads the records of partition p of topic from offset from (kafka.FirstOffset: the
+// log start) up to end, which the partition holds, until ctx ends. Each answer is waited for
+// until ctx's deadline: a broker answers a fetch of records it holds at once, however short its
+// long poll (MaxWait), and on a loaded host the answer takes what it takes. kafka-go's Reader is
+// not used: it makes its MaxWait the deadline of the whole fetch answer, so a short one (50 ms
+// was) times out on a loaded host and it dials and fetches again, and again, until ctx ends,
+// while a long one makes its Close wait for the long poll it starts past end. A failed fetch
+// (a broken connection, a leader moving) is made again on a new connection.
+func readRange(ctx context.Context, t *testing.T, dialer *kafka.Dialer, brokers []string, topic string, p int, from, end int64) []kafka.Message {
+	t.Helper()
+	var out []kafka.Message
+	for offset := from; offset < end; {
+		got, next, err := fetchRange(ctx, dialer, brokers, topic, p, offset, end)
+		out = append(out, got...)
+		offset = next
+		if err != nil {
+			if ctx.Err() != nil {
+				require.NoError(t, err, "read partition %d of %s at offset %d (up to %d)", p, topic, offset, end)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return out
+}
+
+// fetchRange is one connection of readRange: the records from offset up to end, and the
+// offset after the last one it returns.
+func fetchRange(ctx context.Context, dialer *kafka.Dialer, brokers []string, topic string, p int, offset, end int64) ([]kafka.Message, int64, error) {
+	var conn *kafka.Conn
+	var err error
+	for _, b := range brokers {
+		if conn, err = dialer.DialLeader(ctx, "tcp", b, topic, p); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, offset, err
+	}
+	defer conn.Close()
+	deadline, _ := ctx.Deadline()
+	if err := conn.SetDeadline(deadline); err != nil {
+		return nil, offset, err
+	}
+	// As kafka-go's Reader: an offset before the log start (kafka.FirstOffset, or records
+	// deleted since) reads from the log start.
+	first, _, err := conn.ReadOffsets()
+	if err != nil {
+		return nil, offset, err
+	}
+	offset = max(offset, first)
+	if _, err := conn.Seek(offset, kafka.SeekAbsolute); err != nil {
+		return nil, offset, err
+	}
+	var out []kafka.Message
+	for offset < end {
+		batch := conn.ReadBatchWith(kafka.ReadBatchConfig{MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 100 * time.Millisecond})
+		before := offset
+		for offset < end {
+			m, err := batch.ReadMessage()
+			if err != nil {
+				break
+			}
+			out = append(out, m)
+			offset = m.Offset + 1
+		}
+		if err := batch.Close(); err != nil {
+			return out, offset, err
+		}
+		if offset == before {
+			return out, offset, fmt.Errorf("fetch of partition %d of %s at offset %d below %d: no record", p, topic, offset, end)
+		}
+	}
+	return out, offset, nil
 }
 
 // results returns every result event so far.
