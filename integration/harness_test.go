@@ -191,7 +191,30 @@ func newClient(t *testing.T, cfg agent.Config) *client {
 		w:  &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, Transport: tr},
 	}
 	t.Cleanup(func() { _ = c.w.Close(); tr.CloseIdleConnections() })
+	awaitLayout(t, c.kc)
 	return c
+}
+
+// awaitLayout returns once kc's transport knows the cluster's layout. Until its first metadata
+// refresh succeeds, kafka-go's transport answers Metadata with that refresh's error and routes
+// every request to a broker or the controller from an empty layout: a CreateTopics fails with
+// "[8] Broker Not Available". A refresh that fails later keeps the layout it had. On a loaded
+// host the first refresh can outlast its timeout (the TTL); the next one comes within a TTL,
+// so this waits for that event, bounded by 30 s.
+func awaitLayout(t *testing.T, kc *kafka.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		_, err := kc.Metadata(ctx, &kafka.MetadataRequest{})
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			require.NoError(t, err, "metadata of %v", kc.Addr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // publish sends a request body and returns its CloudEvent id.

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetagent/offsetagent/agent"
 )
 
 // The harness on a loaded host: every answer of the broker comes late, as it does when the
@@ -53,4 +56,39 @@ func TestHarnessReadsFromASlowBroker(t *testing.T) {
 	// And the secured tests' client, which reads the same way.
 	sc := newSecureClient(t, cfg)
 	require.Len(t, sc.readAll(topic), records)
+}
+
+// A client whose first metadata answer comes later than its transport's refresh timeout
+// (kafka-go gives each refresh the metadata TTL as its timeout) still creates topics: kafka-go
+// serves requests from an unknown cluster layout until a refresh succeeds (a CreateTopics
+// then fails with "[8] Broker Not Available"), so newClient waits until the layout is known.
+func TestHarnessClientSurvivesASlowFirstMetadata(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		newClient func(*testing.T, agent.Config) *client
+	}{
+		{name: "newClient", newClient: newClient},
+		{name: "newFreshClient", newClient: newFreshClient},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := startCluster(t)
+			cfg := testConfig(c)
+			fake := c.requireFake(t)
+			var first atomic.Bool
+			fake.ControlKey(int16(kmsg.Metadata), func(kmsg.Request) (kmsg.Response, error, bool) {
+				if first.CompareAndSwap(false, true) {
+					fake.SleepControl(func() { time.Sleep(1500 * time.Millisecond) }) // past the 1 s TTL
+				}
+				return nil, nil, false
+			})
+			cl := tt.newClient(t, cfg)
+			cl.createTopic(cfg.RequestTopic, 3)
+			require.True(t, first.Load(), "the first metadata answer was late")
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			md, err := cl.kc.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{cfg.RequestTopic}})
+			require.NoError(t, err)
+			require.Len(t, md.Topics, 1)
+		})
+	}
 }
