@@ -395,8 +395,9 @@ func TestMigrateLargeRequests(t *testing.T) {
 		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchBytes: 32 << 20,
 		Transport: &kafka.Transport{MetadataTTL: time.Second}}
 	defer w.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	// Each step has its own bound: one for the whole test ran out on a loaded host while the
+	// connectors were still being created, and cut the migration short ("the run was
+	// interrupted before its wave").
 	sizes := map[string]int{"small-src": 3, "big-src": 30_000, "huge-src": 80_000} // ~70 bytes an offset
 	for name, n := range sizes {
 		var offs []string
@@ -407,7 +408,11 @@ func TestMigrateLargeRequests(t *testing.T) {
 			name, fileSource, strings.Join(offs, ","))
 		msg, err := events.RequestMessage("", []byte(body), events.RequestOptions{ID: name, Source: "/integration-test"})
 		require.NoError(t, err)
+		// Writing a request is less work than the agent's creating its connector, which the
+		// test waits a minute for.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		require.NoError(t, w.WriteMessages(ctx, msg))
+		cancel()
 		require.Equal(t, events.TypeCreateSucceeded, clA.waitResult(name, time.Minute).Type, name)
 	}
 	agentA.stop(t)
@@ -415,7 +420,9 @@ func TestMigrateLargeRequests(t *testing.T) {
 
 	sel, err := migrate.NewSelection(migrate.SelectionFlags{})
 	require.NoError(t, err)
-	rep, err := migrate.Migrate(ctx, migrate.MigrateOptions{
+	// The run bounds itself: its prechecks and its wave by Timeout, the results by Grace after
+	// the requests' deadline.
+	rep, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
 		Options: migrate.Options{
 			Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 			Selection: sel, Logger: testLogger(t),
