@@ -421,7 +421,10 @@ func TestMigrateLargeRequests(t *testing.T) {
 	sel, err := migrate.NewSelection(migrate.SelectionFlags{})
 	require.NoError(t, err)
 	// The run bounds itself: its prechecks and its wave by Timeout, the results by Grace after
-	// the requests' deadline.
+	// the requests' deadline. The prechecks read back the 110,000 offsets A's agent wrote, which
+	// the test gave up to three minutes (a minute a connector), and the wave has B's agent write
+	// what A's wrote: a minute, as once was, ran out on a loaded host while the offsets were
+	// being read ("read offsets topic ...: context deadline exceeded": small-src skipped).
 	rep, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
 		Options: migrate.Options{
 			Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
@@ -429,17 +432,17 @@ func TestMigrateLargeRequests(t *testing.T) {
 		},
 		To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 			ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic, MaxRequestBytes: cfgB.MaxRequestBytes},
-		Concurrency: 3, Timeout: time.Minute,
+		Concurrency: 3, Timeout: 3 * time.Minute,
 	})
 	require.NoError(t, err)
-	got := map[string]string{}
+	got, why := map[string]string{}, map[string]string{}
 	for _, e := range rep.Connectors {
-		got[e.Name] = strings.TrimSpace(fmt.Sprintf("%s %s", e.Outcome, e.FailedStep))
+		got[e.Name], why[e.Name] = strings.TrimSpace(fmt.Sprintf("%s %s", e.Outcome, e.FailedStep)), e.Message
 		if e.Name == "huge-src" {
 			require.Contains(t, e.Message, "above B's agents' OFFSETAGENT_MAX_REQUEST_BYTES (4194304)")
 		}
 	}
-	require.Equal(t, map[string]string{"small-src": "succeeded", "big-src": "succeeded", "huge-src": "failed publish_request"}, got)
+	require.Equal(t, map[string]string{"small-src": "succeeded", "big-src": "succeeded", "huge-src": "failed publish_request"}, got, "%v", why)
 	byConnector := map[string]int{}
 	for key := range newClient(t, cfgB).live(cfgB.OffsetsTopic) {
 		name, _, ok := offsetstore.DecodeKey([]byte(key))
