@@ -301,7 +301,7 @@ func (c *client) readAll(topic string) []kafka.Message {
 			msgs, next = nil, 0
 		}
 		if ends[p] > next {
-			msgs = append(msgs, readRange(ctx, c.t, kafka.DefaultDialer, c.cfg.Brokers, topic, p, next, ends[p])...)
+			msgs = append(msgs, readRange(c.t, kafka.DefaultDialer, c.cfg.Brokers, topic, p, next, ends[p])...)
 		}
 		seen[p] = msgs
 		out = append(out, msgs...)
@@ -309,24 +309,32 @@ func (c *client) readAll(topic string) []kafka.Message {
 	return out
 }
 
+// answerWait bounds the wait for each answer of readRange: for a fetch, for a connection.
+const answerWait = 30 * time.Second
+
 // readRange reads the records of partition p of topic from offset from (kafka.FirstOffset: the
-// log start) up to end, which the partition holds, until ctx ends. Each answer is waited for
-// until ctx's deadline: a broker answers a fetch of records it holds at once, however short its
-// long poll (MaxWait), and on a loaded host the answer takes what it takes. kafka-go's Reader is
-// not used: it makes its MaxWait the deadline of the whole fetch answer, so a short one (50 ms
-// was) times out on a loaded host and it dials and fetches again, and again, until ctx ends,
-// while a long one makes its Close wait for the long poll it starts past end. A failed fetch
-// (a broken connection, a leader moving) is made again on a new connection.
-func readRange(ctx context.Context, t *testing.T, dialer *kafka.Dialer, brokers []string, topic string, p int, from, end int64) []kafka.Message {
+// log start) up to end, which the partition holds. Its bound is on each answer, not on the
+// whole range: a broker answers a fetch of records it holds at once, however short its long
+// poll (MaxWait), and on a loaded host a large topic takes what it takes while each fetch
+// brings records; it fails once no record came for answerWait. A failed fetch (a broken
+// connection, a leader moving) is made again on a new connection. kafka-go's Reader is not
+// used: it makes its MaxWait the deadline of the whole fetch answer, so a short one (50 ms was)
+// times out on a loaded host and it dials and fetches again, and again, and a long one makes
+// its Close wait for the long poll it starts past end.
+func readRange(t *testing.T, dialer *kafka.Dialer, brokers []string, topic string, p int, from, end int64) []kafka.Message {
 	t.Helper()
 	var out []kafka.Message
+	progress := time.Now()
 	for offset := from; offset < end; {
-		got, next, err := fetchRange(ctx, dialer, brokers, topic, p, offset, end)
+		got, next, err := fetchRange(dialer, brokers, topic, p, offset, end)
 		out = append(out, got...)
+		if len(got) > 0 {
+			progress = time.Now()
+		}
 		offset = next
 		if err != nil {
-			if ctx.Err() != nil {
-				require.NoError(t, err, "read partition %d of %s at offset %d (up to %d)", p, topic, offset, end)
+			if time.Since(progress) > answerWait {
+				require.NoError(t, err, "read partition %d of %s at offset %d (up to %d): no record for %s", p, topic, offset, end, answerWait)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -336,7 +344,9 @@ func readRange(ctx context.Context, t *testing.T, dialer *kafka.Dialer, brokers 
 
 // fetchRange is one connection of readRange: the records from offset up to end, and the
 // offset after the last one it returns.
-func fetchRange(ctx context.Context, dialer *kafka.Dialer, brokers []string, topic string, p int, offset, end int64) ([]kafka.Message, int64, error) {
+func fetchRange(dialer *kafka.Dialer, brokers []string, topic string, p int, offset, end int64) ([]kafka.Message, int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), answerWait)
+	defer cancel()
 	var conn *kafka.Conn
 	var err error
 	for _, b := range brokers {
@@ -348,8 +358,7 @@ func fetchRange(ctx context.Context, dialer *kafka.Dialer, brokers []string, top
 		return nil, offset, err
 	}
 	defer conn.Close()
-	deadline, _ := ctx.Deadline()
-	if err := conn.SetDeadline(deadline); err != nil {
+	if err := conn.SetDeadline(time.Now().Add(answerWait)); err != nil {
 		return nil, offset, err
 	}
 	// As kafka-go's Reader: an offset before the log start (kafka.FirstOffset, or records
@@ -364,6 +373,9 @@ func fetchRange(ctx context.Context, dialer *kafka.Dialer, brokers []string, top
 	}
 	var out []kafka.Message
 	for offset < end {
+		if err := conn.SetDeadline(time.Now().Add(answerWait)); err != nil {
+			return out, offset, err
+		}
 		batch := conn.ReadBatchWith(kafka.ReadBatchConfig{MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 100 * time.Millisecond})
 		before := offset
 		for offset < end {

@@ -86,7 +86,7 @@ func (c *secureClient) readAll(topic string) []kafka.Message {
 		if end == 0 {
 			continue
 		}
-		out = append(out, readRange(ctx, c.t, c.conns.Dialer, c.cfg.Brokers, topic, p.ID, kafka.FirstOffset, end)...)
+		out = append(out, readRange(c.t, c.conns.Dialer, c.cfg.Brokers, topic, p.ID, kafka.FirstOffset, end)...)
 	}
 	return out
 }
