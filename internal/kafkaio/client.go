@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	metadataAPI "github.com/segmentio/kafka-go/protocol/metadata"
 )
 
 // Options say how to reach one Kafka cluster. Every reader and writer of this package is built
@@ -63,7 +64,9 @@ const layoutPause = 50 * time.Millisecond
 
 func (t *layoutTransport) RoundTrip(ctx context.Context, addr net.Addr, req kafka.Request) (kafka.Response, error) {
 	for !t.loaded.Load() {
-		_, err := (&kafka.Client{Addr: addr, Transport: t.RoundTripper}).Metadata(ctx, &kafka.MetadataRequest{Topics: []string{}})
+		// Asked straight on the transport, so that an error is the transport's own, as the
+		// request's would have been (kafka.Client wraps it in its method's name).
+		_, err := t.RoundTripper.RoundTrip(ctx, addr, &metadataAPI.Request{TopicNames: []string{}})
 		if err == nil {
 			t.loaded.Store(true)
 			break
