@@ -238,7 +238,31 @@ func (c *client) publishRaw(msg kafka.Message) {
 	msg.Topic = c.cfg.RequestTopic
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	require.NoError(c.t, c.w.WriteMessages(ctx, msg))
+	// The client may have loaded the cluster's layout before the agent created the request
+	// topic: its transport then routes the write from a layout without the topic until the
+	// next refresh, within a MetadataTTL (a second).
+	for {
+		err := c.w.WriteMessages(ctx, msg)
+		if err == nil || !unknownTopic(err) || ctx.Err() != nil {
+			require.NoError(c.t, err)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// unknownTopic tells a write refused because the topic is not in the layout the writer used.
+func unknownTopic(err error) bool {
+	var we kafka.WriteErrors
+	if errors.As(err, &we) {
+		for _, e := range we {
+			if e != nil && !errors.Is(e, kafka.UnknownTopicOrPartition) {
+				return false
+			}
+		}
+		return true
+	}
+	return errors.Is(err, kafka.UnknownTopicOrPartition)
 }
 
 // result is a decoded result event and its record.
