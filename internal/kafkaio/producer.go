@@ -25,6 +25,9 @@ type Producer struct {
 
 	mu     sync.Mutex
 	queues map[int]*leaderQueue // by leader broker ID
+	// held counts the holds (Hold) not released: while it is above 0, no sender starts or
+	// takes a batch, so that the writes queued meanwhile go together.
+	held int
 }
 
 type leaderQueue struct {
@@ -38,7 +41,10 @@ type produceItem struct {
 	partition int32
 	leader    int             // the partition leader's broker ID when routed
 	recs      []kafka.Message // Key, Value and Headers
-	size      int
+	// probe: the item is a Write probe of its topic (partition -1, no records; EnqueueProbes):
+	// its err is the broker's answer, nil when the Write is allowed.
+	probe bool
+	size  int
 	// deadline, when not zero, is the end of the item's write (Write's ctx deadline): it is
 	// not sent from then on, and the Produce request that carries it asks the broker to answer
 	// before it (boundedBatch, produceTimeout).
@@ -277,7 +283,7 @@ func (p *Producer) enqueue(items []*produceItem) {
 			p.queues[it.leader] = q
 		}
 		q.items = append(q.items, it)
-		if !q.busy {
+		if !q.busy && p.held == 0 {
 			q.busy = true
 			start = append(start, q)
 		}
@@ -287,10 +293,43 @@ func (p *Producer) enqueue(items []*produceItem) {
 	}
 }
 
+// Hold keeps the producer from sending until release is called: the writes queued meanwhile
+// (by any caller) go in the same Produce requests. A caller that queues several writes it
+// will wait for together (a request's intent and its Write probes) holds the producer
+// around them, so that the first does not leave alone in a request of its own while the
+// second is still being queued. Holds last microseconds; release must be called once.
+func (p *Producer) Hold() (release func()) {
+	p.mu.Lock()
+	p.held++
+	p.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(p.release) }
+}
+
+// release ends one hold; the last one starts the senders of the queues left waiting.
+func (p *Producer) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held--; p.held > 0 {
+		return
+	}
+	for _, q := range p.queues {
+		if !q.busy && len(q.items) > 0 {
+			q.busy = true
+			go p.send(q)
+		}
+	}
+}
+
 // send sends q's items, as many as fit in one request at a time, until q is empty.
 func (p *Producer) send(q *leaderQueue) {
 	for {
 		p.mu.Lock()
+		if p.held > 0 {
+			q.busy = false // the last release starts it again
+			p.mu.Unlock()
+			return
+		}
 		batch := takeBatch(q)
 		if len(batch) == 0 {
 			q.busy = false
@@ -340,14 +379,14 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 		if !ok {
 			i = len(parts)
 			at[k] = i
-			parts = append(parts, partitionRecords{topicPartition: k})
+			parts = append(parts, partitionRecords{topicPartition: k, probe: it.probe})
 		}
 		parts[i].items = append(parts[i].items, it)
 		parts[i].size += it.size
 	}
 	errs, bases := p.produceOnce(context.Background(), answerBy, parts, nil)
 	for i, pr := range parts {
-		if errs[i] != nil && len(pr.items) > 1 && refusesRecords(errs[i]) {
+		if errs[i] != nil && len(pr.items) > 1 && !pr.probe && refusesRecords(errs[i]) {
 			p.sendAlone(answerBy, pr)
 			continue
 		}
