@@ -135,6 +135,28 @@ func (il *intentLog) Put(ctx context.Context, in *handlers.Intent) error {
 	return nil
 }
 
+// Queue implements handlers.IntentStore: Put, returning once the intent's write is queued on
+// the producer; wait waits for its acknowledgement.
+func (il *intentLog) Queue(ctx context.Context, in *handlers.Intent) (wait func(context.Context) error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return func(context.Context) error { return fmt.Errorf("encode intent: %w", err) }
+	}
+	w, queued, seqs, err := il.enqueue(ctx, in.Name, []kafka.Message{{Key: []byte(in.Name), Value: b}}, nil)
+	if err != nil {
+		return func(context.Context) error { return err }
+	}
+	return func(ctx context.Context) error {
+		if err := il.acknowledged(ctx, w, queued, seqs); err != nil {
+			return err
+		}
+		il.mu.Lock()
+		il.intents[in.Name] = in
+		il.mu.Unlock()
+		return nil
+	}
+}
+
 // partitionOf returns the partition of connector name's intent (the one kafka.Hash picks for
 // the key name), which also holds the name's claims, so that all of a connector's intent and
 // claim records share one order.
@@ -208,16 +230,25 @@ func (il *intentLog) writeFor(ctx context.Context, name string, msgs ...kafka.Me
 	if err != nil {
 		return nil, err
 	}
+	if err := il.acknowledged(ctx, w, queued, seqs); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// acknowledged waits for the write w of msgs (sequence numbers seqs), settles it and hands
+// what the broker acknowledged to the log.
+func (il *intentLog) acknowledged(ctx context.Context, w *kafkaio.Pending, msgs []kafka.Message, seqs []uint64) error {
 	errs := w.Wait(ctx)
-	il.settle(queued, seqs)
+	il.settle(msgs, seqs)
 	if errs != nil {
 		if il.refused != nil {
-			return nil, il.refused(errs[0])
+			return il.refused(errs[0])
 		}
-		return nil, errs[0]
+		return errs[0]
 	}
-	il.written(w, queued)
-	return w, nil
+	il.written(w, msgs)
+	return nil
 }
 
 // Delete implements handlers.IntentStore.
