@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
+	"runtime/metrics"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -79,8 +81,29 @@ func (r *brokerRequests) reset() {
 	r.counts = nil
 }
 
-// report reports the Produce, Fetch and other requests per operation of b.
-func (r *brokerRequests) report(b *testing.B) {
+// processCPU is the CPU time this process (the agent and the in-process broker) ran so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// idleCPU is the time the Go scheduler's processors were idle so far (no goroutine to run):
+// a run whose processors idle while its wall time exceeds its CPU time waits on round trips,
+// not on the machine.
+func idleCPU() time.Duration {
+	s := []metrics.Sample{{Name: "/cpu/classes/idle:cpu-seconds"}}
+	metrics.Read(s)
+	return time.Duration(s[0].Value.Float64() * float64(time.Second))
+}
+
+// report reports the Produce, Fetch and other requests per operation of b, and the process's
+// CPU time and its processors' idle time per operation since cpu0 and idle0.
+func (r *brokerRequests) report(b *testing.B, cpu0, idle0 time.Duration) {
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-us/op")
+	b.ReportMetric(float64(idleCPU()-idle0)/float64(time.Microsecond)/float64(b.N), "idle-us/op")
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	other := 0
@@ -138,12 +161,13 @@ func BenchmarkRequestPath(b *testing.B) {
 	counts.reset()
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0, idle0 := processCPU(), idleCPU()
 	for i := 1; i <= b.N; i++ {
 		benchProcess(ctx, b, a, tr, msgs[i])
 	}
 	a.intents.wait()
 	b.StopTimer()
-	counts.report(b)
+	counts.report(b, cpu0, idle0)
 	requireSucceeded(b, a, b.N+1)
 }
 
@@ -166,6 +190,7 @@ func BenchmarkRequestPathConcurrent(b *testing.B) {
 	counts.reset()
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0, idle0 := processCPU(), idleCPU()
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range lanes {
@@ -182,7 +207,7 @@ func BenchmarkRequestPathConcurrent(b *testing.B) {
 	wg.Wait()
 	a.intents.wait()
 	b.StopTimer()
-	counts.report(b)
+	counts.report(b, cpu0, idle0)
 	requireSucceeded(b, a, b.N+1)
 }
 
