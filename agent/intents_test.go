@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -98,4 +99,24 @@ func retryWrite(ctx context.Context, op func() (*handlers.ClaimHolder, error)) (
 		}
 	}
 	return nil, err
+}
+
+// The intent view applies this replica's own intent and claim records from what they were
+// encoded from (the messages' WriterData), without parsing them; others' are parsed.
+func TestIntentViewTakesOwnRecordsDecoded(t *testing.T) {
+	il := &intentLog{intents: map[string]*handlers.Intent{}, claims: map[string][]claimEntry{}, claimNames: map[string]string{}}
+	own := &handlers.Intent{Name: "a", RequestID: "decoded", RequestSource: "/src"}
+	claim := &claimRecord{Claim: "a", RequestID: "decoded", RequestSource: "/src"}
+	il.apply([]kafka.Message{
+		{Key: []byte("a"), Value: []byte(`{"name":"a","request_id":"bytes","request_source":"/src"}`), WriterData: own},
+		{Key: []byte(claimKey("a", "/src", "decoded")), Value: []byte(`{"claim":"a","request_id":"bytes","request_source":"/src"}`), WriterData: claim, Offset: 3},
+		{Key: []byte("b"), Value: []byte(`{"name":"b","request_id":"parsed","request_source":"/src"}`)},
+	})
+	in, ok := il.Get("a")
+	require.True(t, ok)
+	require.Same(t, own, in, "the own intent, not parsed")
+	require.Equal(t, []claimEntry{{key: claimKey("a", "/src", "decoded"), offset: 3, claimRecord: *claim}}, il.claims["a"])
+	in, ok = il.Get("b")
+	require.True(t, ok)
+	require.Equal(t, "parsed", in.RequestID)
 }

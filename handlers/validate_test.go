@@ -1,11 +1,13 @@
 package handlers
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // Connect's ConfigDef messages for the settings ConnectorConfig checks
@@ -67,6 +69,36 @@ func TestTargetState(t *testing.T) {
 	}
 	_, _, err := targetState("STARTED")
 	require.Error(t, err, "the config topic's spelling is not a REST state")
+}
+
+// The decoded forms handed with the config records (Record.Decoded, which the config view
+// applies instead of parsing the agent's own records) are what their bytes decode to, for
+// every kind of value a config may hold.
+func TestConfigRecordsDecodedMatchBytes(t *testing.T) {
+	configs := []events.Config{
+		nil,
+		{{Key: "connector.class", Value: "X"}, {Key: "name", Value: "c"}},
+		{{Key: "a", Value: ""}, {Key: "quote\"back\\slash", Value: "tab\tnl\nctl\u0001"}, {Key: "é🙂", Value: "<&>\u2028"}},
+		{{Key: "dup", Value: "first"}, {Key: "dup", Value: "last"}},
+	}
+	for _, state := range []string{"STARTED", "PAUSED", "STOPPED"} {
+		for i, cfg := range configs {
+			recs := configRecords("c", state, cfg)
+			var ts struct {
+				State string `json:"state.v2"`
+			}
+			require.NoError(t, json.Unmarshal(recs[0].Value, &ts))
+			require.Equal(t, offsetstore.DecodedTargetState(ts.State), recs[0].Decoded, "%s, config %d", state, i)
+			var conn struct {
+				Properties map[string]string `json:"properties"`
+			}
+			require.NoError(t, json.Unmarshal(recs[1].Value, &conn))
+			if conn.Properties == nil {
+				conn.Properties = map[string]string{}
+			}
+			require.Equal(t, offsetstore.DecodedConnector(conn.Properties), recs[1].Decoded, "%s, config %d", state, i)
+		}
+	}
 }
 
 // The target-state record's two-field form (docs/connect-internals.md, "Target states") and the connector record.

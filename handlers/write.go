@@ -150,13 +150,16 @@ func configRecords(name, state string, config events.Config) []offsetstore.Recor
 	}
 	ts := jsonvalue.Map{{Key: "state", Value: v1}, {Key: "state.v2", Value: state}}
 	props := make(jsonvalue.Map, 0, len(config))
+	decoded := make(offsetstore.DecodedConnector, len(config))
 	for _, e := range config {
 		props = append(props, jsonvalue.Field{Key: e.Key, Value: e.Value})
+		decoded[e.Key] = e.Value
 	}
 	conn := jsonvalue.Map{{Key: "properties", Value: props}}
 	return []offsetstore.Record{
-		{Key: []byte("target-state-" + name), Value: offsetstore.AppendJSON(nil, ts), Partition: 0},
-		{Key: []byte("connector-" + name), Value: offsetstore.AppendJSON(nil, conn), Partition: 0},
+		{Key: []byte("target-state-" + name), Value: offsetstore.AppendJSON(nil, ts), Partition: 0,
+			Decoded: offsetstore.DecodedTargetState(state)},
+		{Key: []byte("connector-" + name), Value: offsetstore.AppendJSON(nil, conn), Partition: 0, Decoded: decoded},
 	}
 }
 
