@@ -41,6 +41,8 @@ type produceItem struct {
 	partition int32
 	leader    int             // the partition leader's broker ID when routed
 	recs      []kafka.Message // Key, Value and Headers
+	// one holds recs while the item has one record (most items).
+	one [1]kafka.Message
 	// probe: the item is a Write probe of its topic (partition -1, no records; EnqueueProbes):
 	// its err is the broker's answer, nil when the Write is allowed.
 	probe bool
@@ -116,6 +118,14 @@ type Pending struct {
 	order []*produceItem
 	// at[i] is msgs[i]'s index among the records of its item.
 	at []int
+	// one holds the slices of a write of one message (a claim, an intent, a result): most
+	// writes are, and they then cost no slices of their own.
+	one struct {
+		errs  [1]error
+		owner [1]*produceItem
+		order [1]*produceItem
+		at    [1]int
+	}
 }
 
 // Enqueue queues msgs as Produce does and returns without waiting for the broker: each
@@ -132,8 +142,13 @@ func (p *Producer) Enqueue(ctx context.Context, msgs []kafka.Message) *Pending {
 // enqueueBy is Enqueue for a write that ends at deadline (zero: never): its items are not sent
 // from then on, and the Produce requests that carry them ask the broker to answer before it.
 func (p *Producer) enqueueBy(ctx context.Context, msgs []kafka.Message, deadline time.Time) *Pending {
-	w := &Pending{p: p, errs: make([]error, len(msgs))}
-	w.owner, w.order, w.at = p.route(ctx, msgs, func(i int, err error) { w.errs[i] = err })
+	w := &Pending{p: p}
+	if len(msgs) == 1 {
+		w.errs, w.owner, w.order, w.at = w.one.errs[:], w.one.owner[:], w.one.order[:0], w.one.at[:]
+	} else {
+		w.errs = make([]error, len(msgs))
+	}
+	w.owner, w.order, w.at = p.route(ctx, msgs, w.owner, w.order, w.at, func(i int, err error) { w.errs[i] = err })
 	for _, it := range w.order {
 		it.deadline = deadline
 	}
@@ -208,8 +223,9 @@ func (p *Producer) produceBy(ctx context.Context, msgs []kafka.Message, deadline
 
 // route groups msgs into one item per partition: owner[i] is msgs[i]'s item (nil when fail
 // was told why it cannot be written) and at[i] its index among the item's records, order the
-// items in first-seen order.
-func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(int, error)) (owner, order []*produceItem, at []int) {
+// items in first-seen order. owner and at, when not nil, have room for one entry per message
+// and order for one per item; they are used instead of new slices.
+func (p *Producer) route(ctx context.Context, msgs []kafka.Message, owner, order []*produceItem, at []int, fail func(int, error)) ([]*produceItem, []*produceItem, []int) {
 	// A queued write is a few records of a few topics and partitions: their leaders and items
 	// are looked up in short lists, not maps (three maps a call were most of a small write's
 	// allocations).
@@ -218,9 +234,12 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(in
 		leaders []int
 		err     error
 	}
-	var topics []topicLeaders
-	owner = make([]*produceItem, len(msgs))
-	at = make([]int, len(msgs))
+	var tbuf [2]topicLeaders
+	topics := tbuf[:0]
+	if owner == nil {
+		owner = make([]*produceItem, len(msgs))
+		at = make([]int, len(msgs))
+	}
 	for i := range msgs {
 		m := &msgs[i]
 		k := slices.IndexFunc(topics, func(t topicLeaders) bool { return t.topic == m.Topic })
@@ -256,6 +275,7 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(in
 		}
 		if it == nil {
 			it = &produceItem{topic: m.Topic, partition: int32(part), leader: ls[part], done: make(chan struct{})}
+			it.recs = it.one[:0]
 			order = append(order, it)
 		}
 		at[i] = len(it.recs)

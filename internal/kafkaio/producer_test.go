@@ -293,3 +293,20 @@ func TestProducerLargeWriteReusesBuffers(t *testing.T) {
 		}
 	}
 }
+
+// Queuing a write of one record (a claim, an intent, a result: most of the agent's writes)
+// costs its Pending, its item and the item's channel, and no slices.
+func TestProducerQueuesOneRecordCheaply(t *testing.T) {
+	_, _, p := startProducerCluster(t, "a")
+	ctx := testContext(t)
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "a", Partition: 0, Value: []byte("warm-up")}}))
+	msgs := []kafka.Message{{Topic: "a", Partition: 1, Key: []byte("k"), Value: []byte("v")}}
+	queued := make([]*Pending, 0, 200)
+	release := p.Hold() // nothing is sent while the writes are counted
+	allocs := testing.AllocsPerRun(100, func() { queued = append(queued, p.Enqueue(ctx, msgs)) })
+	release()
+	for _, w := range queued {
+		require.Nil(t, w.Wait(ctx))
+	}
+	require.LessOrEqual(t, allocs, 3.0, "allocations to queue a write of one record")
+}
