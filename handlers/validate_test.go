@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -97,6 +98,19 @@ func TestConfigRecordsDecodedMatchBytes(t *testing.T) {
 				conn.Properties = map[string]string{}
 			}
 			require.Equal(t, offsetstore.DecodedConnector(conn.Properties), recs[1].Decoded, "%s, config %d", state, i)
+
+			// The bytes are AppendJSON's of the records as maps, Jackson's layout.
+			v1 := state
+			if v1 == "STOPPED" {
+				v1 = "PAUSED"
+			}
+			props := jsonvalue.Map{}
+			for _, e := range cfg {
+				props = append(props, jsonvalue.Field{Key: e.Key, Value: e.Value})
+			}
+			require.Equal(t, string(offsetstore.AppendJSON(nil, jsonvalue.Map{{Key: "state", Value: v1}, {Key: "state.v2", Value: state}})),
+				string(recs[0].Value))
+			require.Equal(t, string(offsetstore.AppendJSON(nil, jsonvalue.Map{{Key: "properties", Value: props}})), string(recs[1].Value))
 		}
 	}
 }
@@ -111,4 +125,14 @@ func TestConfigRecords(t *testing.T) {
 	require.Equal(t, `{"properties":{"connector.class":"X","name":"c"}}`, string(recs[1].Value))
 	require.Equal(t, `{"state":"PAUSED","state.v2":"PAUSED"}`, string(configRecords("c", "PAUSED", nil)[0].Value))
 	require.Equal(t, `{"state":"STARTED","state.v2":"STARTED"}`, string(configRecords("c", "STARTED", nil)[0].Value))
+}
+
+// write_config's two records cost their bytes, their keys and the decoded properties: no
+// allocation per property.
+func TestConfigRecordsAllocations(t *testing.T) {
+	cfg := events.Config{{Key: "connector.class", Value: "org.apache.kafka.connect.mirror.MirrorSourceConnector"},
+		{Key: "source.cluster.alias", Value: "src"}, {Key: "target.cluster.alias", Value: "dst"}, {Key: "topics", Value: ".*"},
+		{Key: "tasks.max", Value: "4"}, {Key: "name", Value: "mm2"}}
+	allocs := testing.AllocsPerRun(100, func() { configRecords("mm2", "STARTED", cfg) })
+	require.LessOrEqual(t, allocs, 8.0)
 }
