@@ -87,7 +87,7 @@ func (p *Producer) EnqueueProbes(ctx context.Context, topics []string) *Probes {
 		}
 		pr.at[i] = k
 	}
-	p.enqueue(pr.items)
+	p.enqueue(pr.items, false)
 	return pr
 }
 

@@ -126,6 +126,8 @@ type Pending struct {
 		order [1]*produceItem
 		at    [1]int
 	}
+	// send are the idle queues of the write's items that its Wait sends itself (sendInline).
+	send []*leaderQueue
 }
 
 // Enqueue queues msgs as Produce does and returns without waiting for the broker: each
@@ -136,12 +138,16 @@ type Pending struct {
 // elsewhere. ctx bounds the partition-leader lookup only. A queued write is sent even if
 // nobody waits for it.
 func (p *Producer) Enqueue(ctx context.Context, msgs []kafka.Message) *Pending {
-	return p.enqueueBy(ctx, msgs, time.Time{})
+	return p.enqueueBy(ctx, msgs, time.Time{}, false)
 }
 
 // enqueueBy is Enqueue for a write that ends at deadline (zero: never): its items are not sent
 // from then on, and the Produce requests that carry them ask the broker to answer before it.
-func (p *Producer) enqueueBy(ctx context.Context, msgs []kafka.Message, deadline time.Time) *Pending {
+// With inline, the write's caller waits for it at once, on a context that cannot end (so
+// that the round trips it makes are not cut short): the idle queues of its items are then
+// sent by its Wait, on the caller's goroutine, instead of a sender goroutine started for
+// them (sendInline).
+func (p *Producer) enqueueBy(ctx context.Context, msgs []kafka.Message, deadline time.Time, inline bool) *Pending {
 	w := &Pending{p: p}
 	if len(msgs) == 1 {
 		w.errs, w.owner, w.order, w.at = w.one.errs[:], w.one.owner[:], w.one.order[:0], w.one.at[:]
@@ -152,7 +158,7 @@ func (p *Producer) enqueueBy(ctx context.Context, msgs []kafka.Message, deadline
 	for _, it := range w.order {
 		it.deadline = deadline
 	}
-	p.enqueue(w.order)
+	w.send = p.enqueue(w.order, inline)
 	return w
 }
 
@@ -160,6 +166,10 @@ func (p *Producer) enqueueBy(ctx context.Context, msgs []kafka.Message, deadline
 // returns one error per message, nil when every message was acknowledged; a message whose
 // context ended first gets ctx.Err() (it may still be written).
 func (w *Pending) Wait(ctx context.Context) []error {
+	for _, q := range w.send {
+		w.p.sendInline(q, w.order)
+	}
+	w.send = nil
 	for _, it := range w.order {
 		select {
 		case <-it.done:
@@ -217,7 +227,7 @@ func (p *Producer) produce(ctx context.Context, msgs []kafka.Message) ([]error, 
 // is then known, and a broker that answers late has appended it before it answers, so what
 // follows (a rollback) sees it.
 func (p *Producer) produceBy(ctx context.Context, msgs []kafka.Message, deadline time.Time) ([]error, []*produceItem) {
-	w := p.enqueueBy(ctx, msgs, deadline)
+	w := p.enqueueBy(ctx, msgs, deadline, ctx.Done() == nil)
 	return w.Wait(ctx), w.owner
 }
 
@@ -290,9 +300,10 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, owner, order
 }
 
 // enqueue adds items (each to the queue of its partition's leader) and starts the senders of
-// idle queues. All of a call's items are queued at once, so that a sender started by the
-// first cannot take it alone into a Produce of its own.
-func (p *Producer) enqueue(items []*produceItem) {
+// idle queues, or, with inline, returns those queues for the caller to send (sendInline). All
+// of a call's items are queued at once, so that a sender started by the first cannot take it
+// alone into a Produce of its own.
+func (p *Producer) enqueue(items []*produceItem, inline bool) (send []*leaderQueue) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var start []*leaderQueue
@@ -305,12 +316,65 @@ func (p *Producer) enqueue(items []*produceItem) {
 		q.items = append(q.items, it)
 		if !q.busy && p.held == 0 {
 			q.busy = true
-			start = append(start, q)
+			if inline {
+				send = append(send, q)
+			} else {
+				start = append(start, q)
+			}
 		}
 	}
 	for _, q := range start {
 		go p.send(q)
 	}
+	return send
+}
+
+// sendInline is send on the caller's goroutine, for a queue the caller found idle when it
+// queued mine, which it waits for: it sends q's items, as many as fit in one request at a time
+// (others' queued before or meanwhile included), until mine are answered, and then leaves the
+// rest to a sender goroutine. A write of one caller at a time (the agent's request path, one
+// request at a time) thus costs no goroutine and no hand-over to one and back.
+func (p *Producer) sendInline(q *leaderQueue, mine []*produceItem) {
+	for {
+		p.mu.Lock()
+		if p.held > 0 {
+			q.busy = false // the last release starts it again
+			p.mu.Unlock()
+			return
+		}
+		if answered(mine, q, p.queues) {
+			if len(q.items) > 0 {
+				go p.send(q)
+			} else {
+				q.busy = false
+			}
+			p.mu.Unlock()
+			return
+		}
+		batch := takeBatch(q)
+		if len(batch) == 0 {
+			q.busy = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		p.roundTrip(batch)
+	}
+}
+
+// answered reports whether every item of items queued on q (queues: by leader) is answered.
+func answered(items []*produceItem, q *leaderQueue, queues map[int]*leaderQueue) bool {
+	for _, it := range items {
+		if queues[it.leader] != q {
+			continue
+		}
+		select {
+		case <-it.done:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Hold keeps the producer from sending until release is called: the writes queued meanwhile

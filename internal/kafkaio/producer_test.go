@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -309,4 +310,27 @@ func TestProducerQueuesOneRecordCheaply(t *testing.T) {
 		require.Nil(t, w.Wait(ctx))
 	}
 	require.LessOrEqual(t, allocs, 3.0, "allocations to queue a write of one record")
+}
+
+// A write made while the producer is idle is sent by the writer's own goroutine (its Wait):
+// no sender goroutine runs for it, and the next write goes the same way.
+func TestProducerIdleWriteSentByWriter(t *testing.T) {
+	c, _, p := startProducerCluster(t, "a")
+	ctx := testContext(t)
+	require.NoError(t, p.Write(ctx, "a", []Record{{Value: []byte("warm-up")}}, []int32{0}, nil))
+	inFlight, answer := make(chan struct{}), make(chan struct{})
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		close(inFlight)
+		<-answer
+		return nil, nil, false
+	})
+	done := make(chan error, 1)
+	go func() { done <- p.Write(ctx, "a", []Record{{Value: []byte("v")}}, []int32{1}, nil) }()
+	<-inFlight
+	stacks := make([]byte, 1<<20)
+	stacks = stacks[:runtime.Stack(stacks, true)]
+	close(answer)
+	require.NoError(t, <-done)
+	require.False(t, bytes.Contains(stacks, []byte("kafkaio.(*Producer).send(")), "a sender goroutine ran for a lone write")
+	require.True(t, bytes.Contains(stacks, []byte("kafkaio.(*Producer).sendInline(")), "the writer did not send it")
 }
