@@ -16,12 +16,12 @@ import (
 // SCRAM user "probe" granted acls; it returns a client of that user and one of a superuser.
 func aclCluster(t *testing.T, acls ...kfake.ACL) (user, admin *kafka.Client) {
 	t.Helper()
-	_, user, admin = aclKfake(t, acls...)
+	_, user, admin = aclClusterOf(t, acls...)
 	return user, admin
 }
 
-// aclKfake is aclCluster that also returns the cluster.
-func aclKfake(t *testing.T, acls ...kfake.ACL) (c *kfake.Cluster, user, admin *kafka.Client) {
+// aclClusterOf is aclCluster with the cluster, for a test that injects a broker's answers.
+func aclClusterOf(t *testing.T, acls ...kfake.ACL) (c *kfake.Cluster, user, admin *kafka.Client) {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "allowed", "refused"),
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }),
@@ -98,7 +98,7 @@ func TestProbes(t *testing.T) {
 // with them, each topic answered on its own, and write nothing; probes whose first topic the
 // principal may not Describe are asked on their own, with the same answers.
 func TestProducerProbes(t *testing.T) {
-	c, user, _ := aclKfake(t,
+	c, user, _ := aclClusterOf(t,
 		allow(kmsg.ACLResourceTypeTopic, "allowed", kmsg.ACLOperationRead),
 		allow(kmsg.ACLResourceTypeTopic, "allowed", kmsg.ACLOperationWrite),
 	)
