@@ -99,7 +99,7 @@ type fixture struct {
 	calls *calls
 }
 
-func startConnect(t testing.TB, who string, log *calls, topics map[string]int32) *connectCluster {
+func startConnect(t testing.TB, who string, log *calls, topics map[string]int32, version string) *connectCluster {
 	t.Helper()
 	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.Ports(0)}
 	for name, n := range topics {
@@ -112,7 +112,7 @@ func startConnect(t testing.TB, who string, log *calls, topics map[string]int32)
 	cl := &kafka.Client{Addr: kafka.TCP(c.brokers...)}
 	require.NoError(t, offsetstore.CheckConnectTopics(testContext(t), cl, configTopic, offsetsTopic, true))
 	sim, err := connectsim.New(connectsim.Config{Topics: offsetstore.Options{Brokers: c.brokers, ConfigTopic: configTopic, OffsetsTopic: offsetsTopic},
-		WorkerID: "127.0.0.1:8083"})
+		WorkerID: "127.0.0.1:8083", Version: version})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -139,8 +139,14 @@ func startConnect(t testing.TB, who string, log *calls, topics map[string]int32)
 
 func newFixture(t testing.TB, topicsA, topicsB map[string]int32) *fixture {
 	t.Helper()
+	return newFixtureVersion(t, topicsA, topicsB, "")
+}
+
+// newFixtureVersion is newFixture with A's Connect at version ("" the newest).
+func newFixtureVersion(t testing.TB, topicsA, topicsB map[string]int32, version string) *fixture {
+	t.Helper()
 	log := &calls{}
-	return &fixture{a: startConnect(t, "A", log, topicsA), b: startConnect(t, "B", log, topicsB), calls: log}
+	return &fixture{a: startConnect(t, "A", log, topicsA, version), b: startConnect(t, "B", log, topicsB, ""), calls: log}
 }
 
 // write writes records to topic as a worker would.

@@ -101,3 +101,19 @@ func TestRollbackRefuses(t *testing.T) {
 		require.Equal(t, ExitRefused, ExitCode(rep))
 	}
 }
+
+// TestRollbackRefusesOldA: A's Connect before 3.6 has no PATCH of offsets: every connector is
+// refused, even with Execute, listing what it would carry, and nothing is written on A or B.
+func TestRollbackRefusesOldA(t *testing.T) {
+	f := newFixtureVersion(t, map[string]int32{"t": 1}, map[string]int32{"t": 1}, "3.5.2")
+	src := movedSource(t, f, "src", 30, 55)
+	rep, err := Run(testContext(t), f.options(true), []Connector{src})
+	require.NoError(t, err)
+	c := rep.Connectors[0]
+	require.Equal(t, Refused, c.Outcome)
+	require.Contains(t, c.Reason, "A's Connect is version 3.5.2, older than 3.6")
+	require.Len(t, c.Partitions, 1)
+	require.Equal(t, `{"position":55}`, canonical(c.Partitions[0].ToA))
+	require.Empty(t, f.calls.writes())
+	require.Equal(t, ExitRefused, ExitCode(rep))
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
+	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // byName is the report's results by name on A.
@@ -94,4 +95,31 @@ func TestRollbackReportFile(t *testing.T) {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Contains(t, string(b), `"outcome": "would_roll_back"`)
+}
+
+// TestRollbackSourceRefusedByA: A's connector refuses B's offsets (a 4xx of its alterOffsets):
+// the partitions are not carried, A resumes at its own offsets from the stop (and produces
+// again what B produced from there), B's connector is deleted, and the exit status is 4.
+func TestRollbackSourceRefusedByA(t *testing.T) {
+	f := newFixture(t, map[string]int32{"t": 1}, map[string]int32{"t": 1})
+	const props = `{"connector.class":"io.debezium.connector.mysql.MySqlConnector","topic.prefix":"orders","name":"dbz"}`
+	c := moved(t, f, "dbz", props, `{"connector.class":"io.debezium.connector.mysql.MySqlConnector","topic.prefix":"orders","name":"dbz-b"}`, StateRunning)
+	c.Type = TypeSource
+	write(t, f.a.brokers, offsetsTopic, offsetstore.Record{Key: []byte(`["dbz",{"server":"orders"}]`), Value: []byte(`{"file":"binlog.000003","pos":4}`), Partition: -1})
+	// B's offset lacks the binlog file: A's connector refuses it with a 400.
+	write(t, f.b.brokers, offsetsTopic, offsetstore.Record{Key: []byte(`["dbz-b",{"server":"orders"}]`), Value: []byte(`{"pos":900}`), Partition: -1})
+	rep, err := Run(testContext(t), f.options(true), []Connector{c})
+	require.NoError(t, err)
+	r := rep.Connectors[0]
+	require.Equal(t, RolledBack, r.Outcome, r.Reason)
+	require.True(t, r.DeletedOnB)
+	require.Len(t, r.Partitions, 1)
+	p := r.Partitions[0]
+	require.Equal(t, NotCarried, p.Verdict)
+	require.Equal(t, `{"file":"binlog.000003","pos":4}`, canonical(p.ToA))
+	require.Contains(t, p.Detail, "A's connector refused the offsets (Source offset 'file' parameter is missing)")
+	offs, err := f.a.rest.Offsets(testContext(t), "dbz")
+	require.NoError(t, err)
+	require.Equal(t, `{"file":"binlog.000003","pos":4}`, canonical(offs[0].Offset))
+	require.Equal(t, ExitReplayed, ExitCode(rep))
 }
