@@ -18,6 +18,19 @@ type carryPlan struct {
 	parts   []*PartitionResult
 	patch   []events.ConnectorOffset
 	patched []*PartitionResult
+	// placed is, per sink partition, the offset the migration placed on B, where known: what
+	// A replays when the partition is not carried is B's committed offset minus it.
+	placed map[*PartitionResult]int64
+}
+
+// replay sets pr's replay count: B's committed offset d minus the offset placed, when known.
+func (p *carryPlan) replay(pr *PartitionResult) {
+	d, ok := kafkaOffset(pr.FromB)
+	placed, known := p.placed[pr]
+	if ok && known && d >= placed {
+		n := d - placed
+		pr.Replay = &n
+	}
 }
 
 // add records pr, and, when offset is not nil, that pr's partition on A gets offset.
@@ -61,7 +74,7 @@ func sinkKey(topic string, partition int32) string { return topic + "/" + strcon
 
 // planSink is the carry of a sink connector: per partition of B's group by its translation.
 func (r *runner) planSink(ctx context.Context, c *Connector, fromB, onA []events.ConnectorOffset) (carryPlan, error) {
-	var p carryPlan
+	p := carryPlan{placed: map[*PartitionResult]int64{}}
 	placed := map[string]Partition{}
 	mode := AsRead
 	for _, rp := range c.Partitions {
@@ -92,6 +105,9 @@ func (r *runner) planSink(ctx context.Context, c *Connector, fromB, onA []events
 			continue
 		}
 		rp, known := placed[sinkKey(topic, part)]
+		if v, ok := kafkaOffset(rp.Placed); known && ok {
+			p.placed[pr] = v
+		}
 		tr := rp.Translation
 		if !known || tr == "" {
 			tr = mode
@@ -102,11 +118,7 @@ func (r *runner) planSink(ctx context.Context, c *Connector, fromB, onA []events
 			pr.Detail = "followed its sources: A's sink drained its sources' topics on A before the move and nothing was written there since; A's offset is right as it is"
 			p.add(pr, nil)
 		case tr.acrossMM2():
-			a := across{pr: pr, target: mm2.TopicPartition{Topic: topic, Partition: part}, d: d}
-			if v, ok := kafkaOffset(rp.Placed); known && ok {
-				a.placed = &v
-			}
-			back = append(back, a)
+			back = append(back, across{pr: pr, target: mm2.TopicPartition{Topic: topic, Partition: part}, d: d})
 		default:
 			pr.ToA, pr.Verdict, pr.Detail = sinkOffset(d), Carried, "B's committed offset as it is (the topic's offsets are the same on A and B)"
 			p.add(pr, pr.ToA)
@@ -121,28 +133,20 @@ func (r *runner) planSink(ctx context.Context, c *Connector, fromB, onA []events
 	return p, nil
 }
 
-// across is a sink partition on B's copy of A's topic: B's committed offset d, and the offset
-// placed there by the migration (nil when unknown).
+// across is a sink partition on B's copy of A's topic, with B's committed offset d.
 type across struct {
 	pr     *PartitionResult
 	target mm2.TopicPartition
 	d      int64
-	placed *int64
 }
 
 // planBack carries the partitions of a sink across MirrorMaker 2 with mm2's Back.
 func (r *runner) planBack(ctx context.Context, c *Connector, p *carryPlan, back []across, ownOnA map[string]jsonvalue.Map) error {
-	replay := func(pr *PartitionResult, d int64, placed *int64) {
-		if placed != nil && d >= *placed {
-			n := d - *placed
-			pr.Replay = &n
-		}
-	}
 	if r.opts.MM2 == nil {
 		for _, b := range back {
 			b.pr.Verdict = NotCarried
 			b.pr.Detail = "across MirrorMaker 2, and no MirrorMaker 2 settings (replication policy, A's brokers) were given to carry it back: A replays what B delivered since the cutover"
-			replay(b.pr, b.d, b.placed)
+			p.replay(b.pr)
 			p.add(b.pr, nil)
 		}
 		return nil
@@ -190,7 +194,7 @@ func (r *runner) planBack(ctx context.Context, c *Connector, p *carryPlan, back 
 		if topic, part, ok := sinkTP(b.pr.Partition); ok {
 			b.pr.ToA = ownOnA[sinkKey(topic, part)]
 		}
-		replay(b.pr, b.d, b.placed)
+		p.replay(b.pr)
 		p.add(b.pr, nil)
 	}
 	return nil

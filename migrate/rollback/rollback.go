@@ -409,6 +409,7 @@ func (r *runner) carry(ctx context.Context, c *Connector, p carryPlan, onA []eve
 			pr.Verdict, pr.ToA = NotCarried, own[canonical(pr.Partition)]
 			pr.Detail = fmt.Sprintf("A's connector refused the offsets (%s): A resumes at its own offset from the stop and delivers again what B delivered from there",
 				oneLine(ce.Message, 200))
+			p.replay(pr)
 		}
 		return ""
 	}
