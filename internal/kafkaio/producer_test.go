@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"testing"
@@ -302,9 +303,15 @@ func TestProducerQueuesOneRecordCheaply(t *testing.T) {
 	ctx := testContext(t)
 	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "a", Partition: 0, Value: []byte("warm-up")}}))
 	msgs := []kafka.Message{{Topic: "a", Partition: 1, Key: []byte("k"), Value: []byte("v")}}
-	queued := make([]*Pending, 0, 200)
+	queued := make([]*Pending, 0, 600)
 	release := p.Hold() // nothing is sent while the writes are counted
-	allocs := testing.AllocsPerRun(100, func() { queued = append(queued, p.Enqueue(ctx, msgs)) })
+	// AllocsPerRun counts the process's allocations: the broker's and the runtime's goroutines
+	// allocate meanwhile (under the race detector, on a loaded host, two more a run were seen).
+	// They only ever add, so the least of a few measurements is the write's own cost.
+	allocs := math.Inf(1)
+	for range 5 {
+		allocs = min(allocs, testing.AllocsPerRun(100, func() { queued = append(queued, p.Enqueue(ctx, msgs)) }))
+	}
 	release()
 	for _, w := range queued {
 		require.Nil(t, w.Wait(ctx))
