@@ -232,12 +232,12 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 	}
 	onA := map[string]jsonvalue.Map{}
 	for _, o := range conn.rekey.apply(conn.Offsets) { // under the partitions placed on B
-		onA[partitionKey(o.Partition)] = o.Offset
+		onA[jsonvalue.SortedText(o.Partition)] = o.Offset
 	}
 	translated := map[string]mm2.PartitionTranslation{}
 	if tr, ok := e.Translation.(*SinkTranslation); ok {
 		for _, p := range tr.all {
-			translated[partitionKey(sinkPartition(p.Target))] = p
+			translated[jsonvalue.SortedText(sinkPartition(p.Target))] = p
 		}
 	}
 	if conn.Type == connectors.Sink {
@@ -252,7 +252,7 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 		cc.Note = "no offsets placed on B (A had none, or --sink-offsets none): nothing to verify"
 	}
 	for _, o := range e.Body.InitialOffsets {
-		k := partitionKey(o.Partition)
+		k := jsonvalue.SortedText(o.Partition)
 		p := &CutoverPartition{Partition: o.Partition, OnA: onA[k], Placed: o.Offset, Translation: translationAsRead,
 			Verdict: VerdictWaiting, Evidence: EvidenceOffsets}
 		if tr, ok := translated[k]; ok {
@@ -362,7 +362,7 @@ func (c *Cutover) WriteSummary(w io.Writer) error {
 					continue
 				}
 				if listed++; listed <= maxListed {
-					fmt.Fprintf(&b, "%s: %s %s: %s\n", v, cc.TargetName, partitionKey(p.Partition), oneLine(p.Detail, 160))
+					fmt.Fprintf(&b, "%s: %s %s: %s\n", v, cc.TargetName, jsonvalue.SortedText(p.Partition), oneLine(p.Detail, 160))
 				}
 			}
 		}

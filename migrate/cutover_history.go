@@ -85,12 +85,12 @@ func (cc *CutoverConnector) readHistory(ctx context.Context, cl *kafka.Client, t
 	// A's partition of each partition placed, by the Kafka partition that holds its key.
 	byB := map[string]*CutoverPartition{}
 	for _, p := range cc.Partitions {
-		byB[partitionKey(p.Partition)] = p
+		byB[jsonvalue.SortedText(p.Partition)] = p
 		p.FurthestOnA = nil
 	}
 	want := map[int]map[string]*CutoverPartition{}
 	for _, o := range conn.Offsets {
-		p := byB[partitionKey(conn.rekey.apply([]events.ConnectorOffset{o})[0].Partition)]
+		p := byB[jsonvalue.SortedText(conn.rekey.apply([]events.ConnectorOffset{o})[0].Partition)]
 		if p == nil || p.OnA == nil {
 			continue
 		}
@@ -98,7 +98,7 @@ func (cc *CutoverConnector) readHistory(ctx context.Context, cl *kafka.Client, t
 		if want[part] == nil {
 			want[part] = map[string]*CutoverPartition{}
 		}
-		want[part][partitionKey(o.Partition)] = p
+		want[part][jsonvalue.SortedText(o.Partition)] = p
 	}
 	for part, ps := range want {
 		if err := scanCommits(ctx, cl, topic, part, func(key, value []byte) {
@@ -106,7 +106,7 @@ func (cc *CutoverConnector) readHistory(ctx context.Context, cl *kafka.Client, t
 			if !ok || name != conn.Name || value == nil {
 				return
 			}
-			p := ps[partitionKey(pm)]
+			p := ps[jsonvalue.SortedText(pm)]
 			if p == nil {
 				return
 			}

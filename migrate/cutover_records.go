@@ -116,10 +116,10 @@ func newRecordTrack(reg *connectors.Registry, cc *CutoverConnector, st *sourceTr
 // topicOwner says whose records topic holds: B's connector's (and A's, copied under the same
 // name), A's alone (a mirror under another name), or none of the connector's.
 func (r *recordTrack) topicOwner(topic string) (own, mirror bool) {
-	if underPrefix(topic, r.prefix) {
+	if connectors.UnderTopicPrefix(topic, r.prefix) {
 		return true, false
 	}
-	if i := strings.IndexByte(topic, '.'); i > 0 && underPrefix(topic[i+1:], r.prefix) {
+	if i := strings.IndexByte(topic, '.'); i > 0 && connectors.UnderTopicPrefix(topic[i+1:], r.prefix) {
 		return false, true
 	}
 	return false, false
@@ -243,7 +243,7 @@ func (r *recordTrack) add(m kafka.Message, mirror bool) {
 		if mirror {
 			topic = topic[strings.IndexByte(topic, '.')+1:]
 		}
-		seen.key = fmt.Sprintf("%s/%d/%s", topic, m.Partition, partitionKey(pos))
+		seen.key = fmt.Sprintf("%s/%d/%s", topic, m.Partition, jsonvalue.SortedText(pos))
 		switch {
 		case r.seenA[seen.key]:
 		case len(r.ofA) >= maxRecordsOfA:
@@ -313,7 +313,7 @@ func (r *recordTrack) judge() {
 	if p.Verdict == VerdictMismatch && p.Evidence == EvidenceOffsets && r.st.final {
 		return
 	}
-	placed := partitionKey(p.Placed)
+	placed := jsonvalue.SortedText(p.Placed)
 	decide := func(v Verdict, detail string) {
 		p.Verdict, p.Evidence, p.Detail, p.Replay = v, EvidenceRecords, detail, nil
 		r.final, r.st.final, r.pending = true, true, false
@@ -329,12 +329,12 @@ func (r *recordTrack) judge() {
 		cover = r.rule.cover(first, false)
 		if cover == coverBefore {
 			decide(VerdictMismatch, fmt.Sprintf("B's first record is at %s (%s), which the offset placed, %s, covers: B produces again what A had produced "+
-				"up to it (duplicates downstream)", partitionKey(first.pos), first.where, placed))
+				"up to it (duplicates downstream)", jsonvalue.SortedText(first.pos), first.where, placed))
 			return
 		}
 		if why := r.rule.resumes(first); why != "" {
 			decide(VerdictMismatch, fmt.Sprintf("B's first record is at %s (%s), which cannot be where B resumed from the offset placed, %s: %s",
-				partitionKey(first.pos), first.where, placed, why))
+				jsonvalue.SortedText(first.pos), first.where, placed, why))
 			return
 		}
 	}
@@ -355,12 +355,12 @@ func (r *recordTrack) judge() {
 	if cover == coverUnknown && !r.rule.trustsB() {
 		r.noteOnce(fmt.Sprintf("B's first record is at %s (%s), which the offset placed, %s, does not place: a transaction committed after "+
 			"the offset placed with changes from before it (interleaved), or one A produced that is not on B; the offsets are the evidence",
-			partitionKey(r.firstB.pos), r.firstB.where, placed))
+			jsonvalue.SortedText(r.firstB.pos), r.firstB.where, placed))
 		return
 	}
-	detail := fmt.Sprintf("B's first record is at %s (%s), after the offset placed, %s", partitionKey(r.firstB.pos), r.firstB.where, placed)
+	detail := fmt.Sprintf("B's first record is at %s (%s), after the offset placed, %s", jsonvalue.SortedText(r.firstB.pos), r.firstB.where, placed)
 	if r.lastA != nil {
-		detail += fmt.Sprintf("; A's last record is at %s", partitionKey(r.lastA.pos))
+		detail += fmt.Sprintf("; A's last record is at %s", jsonvalue.SortedText(r.lastA.pos))
 	}
 	decide(VerdictVerified, detail)
 }
@@ -403,15 +403,15 @@ func (r *recordTrack) replayed(first *recordSeen) *CutoverReplay {
 // it (its offset was set back), else a replay, decided once B's first record is seen.
 func (r *recordTrack) judgeReplay(rep *CutoverReplay, first *recordSeen, decide func(Verdict, string)) {
 	p := r.st.p
-	placed := partitionKey(p.Placed)
+	placed := jsonvalue.SortedText(p.Placed)
 	count := plural(rep.Records, "record")
 	if r.dropped > 0 {
 		count = fmt.Sprintf("at least %s (%d more of A's were not kept)", count, r.dropped)
 	}
-	span := fmt.Sprintf("from %s (%s) to %s (%s)", partitionKey(rep.First), rep.FirstAt, partitionKey(rep.Last), rep.LastAt)
+	span := fmt.Sprintf("from %s (%s) to %s (%s)", jsonvalue.SortedText(rep.First), rep.FirstAt, jsonvalue.SortedText(rep.Last), rep.LastAt)
 	if p.FurthestOnA != nil {
 		decide(VerdictMismatch, fmt.Sprintf("A's offset was set back: A's offsets topic held %s, past the offset placed, %s; B produces again the %s A had "+
-			"produced and committed past it, %s", partitionKey(p.FurthestOnA), placed, count, span))
+			"produced and committed past it, %s", jsonvalue.SortedText(p.FurthestOnA), placed, count, span))
 		return
 	}
 	detail := fmt.Sprintf("B produces again the %s A produced past its last committed offset, %s, which A never committed (its worker died, or its "+
@@ -429,7 +429,7 @@ func (r *recordTrack) judgeReplay(rep *CutoverReplay, first *recordSeen, decide 
 		p.Detail = detail + "; B has produced no record yet"
 		return
 	}
-	decide(VerdictReplay, detail+fmt.Sprintf("; B's first record is at %s (%s)", partitionKey(first.pos), first.where))
+	decide(VerdictReplay, detail+fmt.Sprintf("; B's first record is at %s (%s)", jsonvalue.SortedText(first.pos), first.where))
 	p.Replay = rep
 }
 

@@ -170,9 +170,9 @@ const translationNotPlaced = "not placed"
 // notPlaced is the connector's entry for a partition found on B only (added on first sight).
 func (s *sinkTrack) notPlaced(topic string, part int32) *CutoverPartition {
 	pm := jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number(strconv.Itoa(int(part)))}, {Key: "kafka_topic", Value: topic}}
-	k := partitionKey(pm)
+	k := jsonvalue.SortedText(pm)
 	for _, p := range s.c.Partitions {
-		if p.Translation == translationNotPlaced && partitionKey(p.Partition) == k {
+		if p.Translation == translationNotPlaced && jsonvalue.SortedText(p.Partition) == k {
 			return p
 		}
 	}

@@ -50,8 +50,8 @@ func TestNewCutover(t *testing.T) {
 	require.Equal(t, "connect-sink-b", sink.Group)
 	p := sink.Partitions[0]
 	require.Equal(t, "replay", p.Translation)
-	require.Equal(t, `{"kafka_offset":10}`, partitionKey(p.OnA))
-	require.Equal(t, `{"kafka_offset":8}`, partitionKey(p.Placed))
+	require.Equal(t, `{"kafka_offset":10}`, jsonvalue.SortedText(p.OnA))
+	require.Equal(t, `{"kafka_offset":8}`, jsonvalue.SortedText(p.Placed))
 	require.Equal(t, VerdictWaiting, p.Verdict)
 
 	p.Verdict, p.Detail = VerdictMismatch, "group on B committed 5, before the 8 placed"
@@ -147,7 +147,7 @@ func TestVerifyRefusesAnotherClustersReport(t *testing.T) {
 	defer cancel()
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
 	require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
-	idB, err := kafkaClusterID(ctx, cl)
+	idB, err := kafkaio.ClusterID(ctx, cl)
 	require.NoError(t, err)
 	report := func(to string) *Cutover {
 		path := filepath.Join(t.TempDir(), "cutover.json")
@@ -250,8 +250,8 @@ func TestNewCutoverRekeyedSource(t *testing.T) {
 			InitialOffsets: conn.rekey.apply(conn.Offsets), HasOffsets: true}}}}
 	c := NewCutover(rep, "connect-offsets", nil)
 	p := c.Connectors[0].Partitions[0]
-	require.Equal(t, `{"server":"shop2"}`, partitionKey(p.Partition))
-	require.Equal(t, `{"lsn":42}`, partitionKey(p.OnA), "A's offset, kept under the old name")
+	require.Equal(t, `{"server":"shop2"}`, jsonvalue.SortedText(p.Partition))
+	require.Equal(t, `{"lsn":42}`, jsonvalue.SortedText(p.OnA), "A's offset, kept under the old name")
 }
 
 // A sink placed below B's log start of its topic skips the records in between: B no longer

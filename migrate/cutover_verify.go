@@ -107,7 +107,7 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 	first, cancelFirst := context.WithTimeout(ctx, max(opts.Timeout, minFirstRead))
 	defer cancelFirst()
 	cl := kafkaio.NewClient(kafkaio.Options{Brokers: opts.Brokers, Transport: opts.Transport})
-	id, err := kafkaClusterID(first, cl)
+	id, err := kafkaio.ClusterID(first, cl)
 	if err != nil {
 		return fmt.Errorf("read B's cluster id: %w", err)
 	}
@@ -134,7 +134,7 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 		}
 		err := v.read(readCtx)
 		if err != nil {
-			if i > 0 && ctx.Err() == nil && (bounded.Err() != nil || errors.Is(err, context.DeadlineExceeded) || pastDeadline(bounded)) {
+			if i > 0 && ctx.Err() == nil && (bounded.Err() != nil || errors.Is(err, context.DeadlineExceeded) || kafkaio.Expired(bounded)) {
 				return nil // the timeout came in the middle of a read: what is undecided waits
 			}
 			return err
@@ -285,12 +285,12 @@ func newVerifier(ctx context.Context, cl *kafka.Client, c *Cutover, reg *connect
 		}
 		order := partitionOrder(reg, cc.Class)
 		for _, p := range cc.Partitions {
-			t := &sourceTrack{cc: cc, p: p, topic: cc.OffsetsTopic, class: cc.Class, order: orderOf(reg, cc.Class), placed: partitionKey(p.Placed),
+			t := &sourceTrack{cc: cc, p: p, topic: cc.OffsetsTopic, class: cc.Class, order: orderOf(reg, cc.Class), placed: jsonvalue.SortedText(p.Placed),
 				idle: cc.idle()}
 			p.FirstOnB, p.Verdict, p.Evidence, p.Detail = nil, VerdictWaiting, EvidenceOffsets, ""
-			if p.OnA != nil && p.Placed != nil && partitionKey(p.OnA) != t.placed {
+			if p.OnA != nil && p.Placed != nil && jsonvalue.SortedText(p.OnA) != t.placed {
 				p.Verdict, t.final = VerdictMismatch, true
-				p.Detail = fmt.Sprintf("the offset placed on B, %s, is not A's offset at stop, %s", t.placed, partitionKey(p.OnA))
+				p.Detail = fmt.Sprintf("the offset placed on B, %s, is not A's offset at stop, %s", t.placed, jsonvalue.SortedText(p.OnA))
 			}
 			key := string(offsetstore.AppendKey(nil, cc.TargetName, order(p.Partition)))
 			part := offsetstore.PartitionFor([]byte(key), n)
@@ -406,7 +406,7 @@ func (t *sourceTrack) add(value []byte) {
 		}
 	}
 	switch {
-	case m != nil && partitionKey(m) == t.placed:
+	case m != nil && jsonvalue.SortedText(m) == t.placed:
 		// The placement; or, after it, a commit at the very same offset (a task that
 		// replayed up to it), which is not a new one; or, after a tombstone, the placement
 		// again (a wipe, as B's agent does before it writes the offsets).
@@ -469,7 +469,7 @@ func (t *sourceTrack) judge() {
 func (t *sourceTrack) compare(got jsonvalue.Map, prefix string) {
 	p := t.p
 	p.FirstOnB, t.final = got, true
-	first := partitionKey(got)
+	first := jsonvalue.SortedText(got)
 	if t.order == nil {
 		p.Verdict = VerdictUnordered
 		p.Detail = prefix + fmt.Sprintf("B committed %s after the offset placed, %s; the offsets of %s have no order offsetagent knows: compare them by hand", first, t.placed, t.class)

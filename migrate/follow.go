@@ -125,7 +125,7 @@ func (s *source) waitDrained(ctx context.Context, c *Connector) error {
 			return nil
 		case err == nil:
 			why = fmt.Sprintf("lag %d (%s)", lag, detail)
-		case ctx.Err() == nil && !pastDeadline(ctx): // not a read cut short by the end of the wait
+		case ctx.Err() == nil && !kafkaio.Expired(ctx): // not a read cut short by the end of the wait
 			why = err.Error()
 		}
 		select {
@@ -137,13 +137,6 @@ func (s *source) waitDrained(ctx context.Context, c *Connector) error {
 		case <-tick.C:
 		}
 	}
-}
-
-// pastDeadline reports whether ctx's deadline has come: a read cut short by it (the
-// connection's deadline is the context's) can fail a moment before ctx.Err says so.
-func pastDeadline(ctx context.Context) bool {
-	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d)
 }
 
 // lag is how far group is on topics on A from having consumed every committed record, and

@@ -146,7 +146,7 @@ func (s *source) identities(ctx context.Context) *identities {
 	clB := kafkaio.NewClient(kafkaio.Options{Brokers: s.b.to.Brokers, Transport: s.b.to.Transport, Principal: s.b.to.Principal})
 	clB.Timeout = clusterIDTimeout
 	var err error
-	if ids.b, err = kafkaClusterID(ctx, clB); err != nil {
+	if ids.b, err = kafkaio.ClusterID(ctx, clB); err != nil {
 		s.opts.Logger.Warn("cannot read B's Kafka cluster id: settings naming B are not recognised", "err", err)
 	}
 	if s.opts.Topics != nil {

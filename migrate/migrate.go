@@ -282,7 +282,7 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
 	var clusterA string
 	if o.Topics != nil {
 		clA := kafkaio.NewClient(kafkaio.Options{Brokers: o.Topics.Brokers, Transport: o.Topics.Transport, Principal: o.Topics.Principal})
-		clusterA, _ = kafkaClusterID(interrupt, clA) // "": the verification asks it
+		clusterA, _ = kafkaio.ClusterID(interrupt, clA) // "": the verification asks it
 	}
 	byTarget := map[string]*Entry{}
 	for _, e := range rep.Connectors {
@@ -301,7 +301,7 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
 	if o.To.Transport != nil {
 		clB.Transport = o.To.Transport
 	}
-	if id, err := kafkaClusterID(interrupt, clB); err == nil { // else the verification records it
+	if id, err := kafkaio.ClusterID(interrupt, clB); err == nil { // else the verification records it
 		rep.Cutover.ToClusterID = id
 	}
 	if o.Verify > 0 && o.Strimzi == nil {
@@ -403,7 +403,7 @@ func attemptOf(id string) int {
 func precheckTarget(ctx context.Context, src *source, clusterA string, to Target, configOps []string, stateOps kafkaio.TopicOps, source string) (*restReader, error) {
 	cl := kafkaio.NewClient(kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Principal: to.Principal})
 	cl.Timeout = 30 * time.Second
-	clusterB, err := kafkaClusterID(ctx, cl)
+	clusterB, err := kafkaio.ClusterID(ctx, cl)
 	if err != nil {
 		return nil, precheckf("B's Kafka cluster is unreachable: %v", err)
 	}

@@ -158,7 +158,7 @@ func (w written) origin(topics []string) string {
 		from := w.from[t]
 		if from == "" { // a name under a prefix
 			for _, p := range w.prefixes {
-				if underPrefix(t, p) {
+				if connectors.UnderTopicPrefix(t, p) {
 					from = w.from[p+".*"]
 				}
 			}
@@ -281,7 +281,7 @@ func sinkReads(c *Connector, w written, policy mm2.Policy) (topics []string, und
 			if t == "" || policy.RemoteTopic(t) == t || slices.Contains(out, t) {
 				continue
 			}
-			if slices.Contains(w.names, t) || slices.ContainsFunc(w.prefixes, func(p string) bool { return underPrefix(t, p) }) {
+			if slices.Contains(w.names, t) || slices.ContainsFunc(w.prefixes, func(p string) bool { return connectors.UnderTopicPrefix(t, p) }) {
 				out = append(out, t)
 			}
 		}
@@ -318,10 +318,4 @@ func sinkReads(c *Connector, w written, policy mm2.Policy) (topics []string, und
 		}
 	}
 	return out, strings.Join(why, "; ")
-}
-
-// underPrefix reports whether topic t is one Debezium writes under topic prefix p: the prefix
-// itself (the schema change topic) or "<p>.<anything>".
-func underPrefix(t, p string) bool {
-	return t == p || strings.HasPrefix(t, p+".")
 }

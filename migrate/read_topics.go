@@ -97,16 +97,7 @@ func (r *topicsReader) close() {
 
 // clusterID is the id of A's Kafka cluster.
 func (r *topicsReader) clusterID(ctx context.Context) (string, error) {
-	return kafkaClusterID(ctx, r.client)
-}
-
-// kafkaClusterID returns the cluster id the brokers behind cl report.
-func kafkaClusterID(ctx context.Context, cl *kafka.Client) (string, error) {
-	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{}})
-	if err != nil {
-		return "", fmt.Errorf("read cluster metadata: %w", err)
-	}
-	return md.ClusterID, nil
+	return kafkaio.ClusterID(ctx, r.client)
 }
 
 // list returns every connector in A's config topic (deleted ones are not listed), sorted by

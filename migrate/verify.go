@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -97,40 +95,28 @@ func verifyOne(ctx context.Context, rest *restReader, p Placed) string {
 	}
 	have := map[string]events.ConnectorOffset{}
 	for _, o := range offs {
-		have[partitionKey(o.Partition)] = o
+		have[jsonvalue.SortedText(o.Partition)] = o
 	}
 	for _, want := range p.Offsets {
-		got, ok := have[partitionKey(want.Partition)]
+		got, ok := have[jsonvalue.SortedText(want.Partition)]
 		if !ok {
-			return fmt.Sprintf("no offset on B for partition %s: it did not start at the offsets placed", partitionKey(want.Partition))
+			return fmt.Sprintf("no offset on B for partition %s: it did not start at the offsets placed", jsonvalue.SortedText(want.Partition))
 		}
 		if p.Type == string(connectors.Sink) {
 			w, g := sinkOffset(want.Offset), sinkOffset(got.Offset)
 			if g < w {
-				return fmt.Sprintf("partition %s at offset %d, before the %d placed", partitionKey(want.Partition), g, w)
+				return fmt.Sprintf("partition %s at offset %d, before the %d placed", jsonvalue.SortedText(want.Partition), g, w)
 			}
 			if p.State != StateRunning && g != w {
-				return fmt.Sprintf("partition %s at offset %d, not the %d placed, while %s", partitionKey(want.Partition), g, w, p.State)
+				return fmt.Sprintf("partition %s at offset %d, not the %d placed, while %s", jsonvalue.SortedText(want.Partition), g, w, p.State)
 			}
 			continue
 		}
-		if p.State != StateRunning && partitionKey(got.Offset) != partitionKey(want.Offset) {
-			return fmt.Sprintf("partition %s at %s, not the %s placed, while %s", partitionKey(want.Partition), partitionKey(got.Offset), partitionKey(want.Offset), p.State)
+		if p.State != StateRunning && jsonvalue.SortedText(got.Offset) != jsonvalue.SortedText(want.Offset) {
+			return fmt.Sprintf("partition %s at %s, not the %s placed, while %s", jsonvalue.SortedText(want.Partition), jsonvalue.SortedText(got.Offset), jsonvalue.SortedText(want.Offset), p.State)
 		}
 	}
 	return ""
-}
-
-// partitionKey is a partition's (or an offset's) JSON text with its keys sorted, for
-// comparing: the two clusters' REST APIs need not list a map's keys in one order.
-func partitionKey(m jsonvalue.Map) string {
-	sorted := slices.Clone(m)
-	slices.SortFunc(sorted, func(a, b jsonvalue.Field) int { return strings.Compare(a.Key, b.Key) })
-	b, err := jsonvalue.Append(nil, sorted)
-	if err != nil {
-		return fmt.Sprint(m)
-	}
-	return string(b)
 }
 
 // sinkOffset is a sink offset's kafka_offset (-1 when it has none).

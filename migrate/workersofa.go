@@ -250,7 +250,7 @@ func (c *Cutover) checkWorkersOfA(ctx context.Context, opts VerifyCutoverOptions
 		}
 		cl := kafkaio.NewClient(kafkaio.Options{Brokers: brokers, Transport: tr, Principal: principal})
 		cl.Timeout = 30 * time.Second
-		id, err := kafkaClusterID(ctx, cl)
+		id, err := kafkaio.ClusterID(ctx, cl)
 		switch {
 		case err != nil:
 			w.Checked, w.Held = fmt.Sprintf("A's Kafka cluster (%s) could not be asked whether a worker of A holds the connector again: %v; "+

@@ -16,6 +16,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -226,7 +227,7 @@ func TestVerificationChecksWorkersOfAAgain(t *testing.T) {
 	brokers := workersCluster(t, 50)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	clusterA, err := kafkaClusterID(ctx, &kafka.Client{Addr: kafka.TCP(brokers...)})
+	clusterA, err := kafkaio.ClusterID(ctx, &kafka.Client{Addr: kafka.TCP(brokers...)})
 	require.NoError(t, err)
 	entry := func(w *CutoverWorkersCheck) *CutoverConnector {
 		return &CutoverConnector{Name: "mdb-cdc", TargetName: "mdb-cdc", Type: "source", Class: "io.debezium.connector.mariadb.MariaDbConnector",
