@@ -77,33 +77,6 @@ func (b Body) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// SinkOffsetsMode says what happens to a sink connector's offsets.
-type SinkOffsetsMode string
-
-// Sink offset modes.
-const (
-	// SinkOffsetsCopy carries sink offsets as they are: right when A and B share a Kafka
-	// cluster or an offset-preserving link.
-	SinkOffsetsCopy SinkOffsetsMode = "copy"
-	// SinkOffsetsNone creates sinks without initial_offsets.
-	SinkOffsetsNone SinkOffsetsMode = "none"
-)
-
-// configForB is the config connector c will have on B as target, the one place that says it:
-// the body carries it, and every check that compares or judges the config on B (B's existing
-// connector of that name, B's validate, the settings that point at A, a family's state on B)
-// reads it. It is c's config on A with the names MirrorMaker 2's policy gives a sink's topics
-// on B (MM2Sinks; a sink that follows its sources keeps them), then the edit flags, then the
-// transform that gives the sink's records back their topics' names on A (topicnames.go), which
-// checkTopicNames plans before the other checks run.
-func (s *source) configForB(c *Connector, target string) events.Config {
-	cfg := c.Config
-	if m, ok := s.opts.SinkTranslator.(*MM2Sinks); ok && c.Type == connectors.Sink && c.follows == nil {
-		cfg, _ = m.renamed(cfg) // a topics.regex it cannot rewrite refuses the sink (checkTopicNames)
-	}
-	return c.restore.apply(s.opts.Selection.EditConfig(cfg, target))
-}
-
 // buildBody is the body for connector c on B as target, with cfg its config there
 // (configForB), under the options.
 func buildBody(c *Connector, target string, cfg events.Config, initialState string, sinkOffsets []events.ConnectorOffset, sinkMode SinkOffsetsMode) Body {

@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -179,25 +178,4 @@ func (s *sinkTrack) notPlaced(topic string, part int32) *CutoverPartition {
 	p := &CutoverPartition{Partition: pm, Translation: translationNotPlaced}
 	s.c.Partitions = append(s.c.Partitions, p)
 	return p
-}
-
-// sinkTopicPartition reads a sink partition map's kafka_topic and kafka_partition.
-func sinkTopicPartition(m jsonvalue.Map) (string, int32, error) {
-	topic, _ := m.Get("kafka_topic")
-	part, _ := m.Get("kafka_partition")
-	t, ok := topic.(string)
-	n, ok2 := part.(jsonvalue.Number)
-	if !ok || !ok2 {
-		return "", 0, errors.New("not a sink partition (kafka_topic, kafka_partition)")
-	}
-	p, err := strconv.ParseInt(string(n), 10, 32)
-	if err != nil {
-		return "", 0, fmt.Errorf("kafka_partition %s: %w", n, err)
-	}
-	return t, int32(p), nil
-}
-
-// kafkaOffset is a sink offset {"kafka_offset": n}.
-func kafkaOffset(n int64) jsonvalue.Map {
-	return jsonvalue.Map{{Key: "kafka_offset", Value: jsonvalue.Number(strconv.FormatInt(n, 10))}}
 }

@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,14 +12,6 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 )
-
-// ErrPrecheck marks a refusal before anything was stopped on A or published to B: bad flags,
-// an unreachable cluster, a failed precheck. The caller should exit without retrying (status 2).
-var ErrPrecheck = errors.New("precheck failed")
-
-func precheckf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrPrecheck, fmt.Sprintf(format, args...))
-}
 
 // SinkTranslator computes a sink connector's offsets on B from its offsets on A (the seam for
 // translating them through MirrorMaker 2 checkpoints).
@@ -231,7 +222,7 @@ func (s *source) openStates(ctx context.Context, clusterA, id string) error {
 	if cp.MigrationID == "" {
 		cp.MigrationID = DeriveMigrationID(clusterA, cp.SelectionKey)
 	}
-	if strings.ContainsAny(cp.MigrationID, "/ \t\n") {
+	if !validMigrationID(cp.MigrationID) {
 		return precheckf("--migration-id %q: no '/' or spaces", cp.MigrationID)
 	}
 	states, err := openStates(ctx, cp, s.describe(), s.opts.StopSource, s.opts.Logger)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
@@ -54,34 +53,6 @@ const (
 	dbzSignalGroup     = "kafka-signal"
 	dbzSlotName        = "debezium"
 )
-
-// rekey rewrites the logical name under which a Debezium connector's offsets are kept.
-type rekey struct {
-	key, from, to string
-}
-
-// apply returns offs with every partition whose key is from under to instead; the maps of
-// offs are not changed.
-func (r *rekey) apply(offs []events.ConnectorOffset) []events.ConnectorOffset {
-	if r == nil {
-		return offs
-	}
-	out := make([]events.ConnectorOffset, len(offs))
-	for i, o := range offs {
-		out[i] = o
-		if v, _ := o.Partition.Get(r.key); v != r.from {
-			continue
-		}
-		p := slices.Clone(o.Partition)
-		for j := range p {
-			if p[j].Key == r.key {
-				p[j].Value = r.to
-			}
-		}
-		out[i].Partition = p
-	}
-	return out
-}
 
 // checkFamilyState finds the hazards of the state each selected connector's family keeps
 // outside Connect's topics.

@@ -2,8 +2,6 @@ package migrate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -116,10 +114,6 @@ type MigrateOptions struct {
 	// per verdict while it waits (VerifyCutoverOptions.Progress).
 	VerifyProgress io.Writer
 }
-
-// RequestSourcePrefix is the CloudEvent source of migration requests, followed by the
-// migration id.
-const RequestSourcePrefix = "/offsetagent/migrate/"
 
 // Migrate exports the selected connectors of A and creates them on B through B's agents, then
 // returns the report. An error wrapping ErrPrecheck means nothing was stopped or published.
@@ -338,20 +332,13 @@ func (o *MigrateOptions) validateTarget() error {
 	if o.Strimzi != nil {
 		errs = append(errs, o.Strimzi.validate()...)
 	}
-	if strings.ContainsAny(o.MigrationID, "/ \t\n") {
+	if !validMigrationID(o.MigrationID) {
 		errs = append(errs, fmt.Sprintf("--migration-id %q: no '/' or spaces", o.MigrationID))
 	}
 	if len(errs) > 0 {
 		return precheckf("%s", strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// DeriveMigrationID is the default migration id: a hash of A's cluster id and the selection
-// flags, so the same command run again continues the same migration.
-func DeriveMigrationID(clusterA, selectionKey string) string {
-	h := sha256.Sum256([]byte(clusterA + "\x00" + selectionKey))
-	return "m-" + hex.EncodeToString(h[:8])
 }
 
 // requestSeries is the common prefix of the ids of every attempt of the request creating

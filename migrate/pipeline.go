@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/javaregex"
@@ -318,4 +319,54 @@ func sinkReads(c *Connector, w written, policy mm2.Policy) (topics []string, und
 		}
 	}
 	return out, strings.Join(why, "; ")
+}
+
+// following is a sink that follows its sources.
+type following struct {
+	sources []*Connector
+	// topics are the sink's topics the sources write, under their names on A.
+	topics []string
+	// drained is how long A's sink took to consume all its sources wrote on A.
+	drained time.Duration
+}
+
+// follow makes the sink of pairs (one sink) follow their sources.
+func follow(pairs []pipelinePair) {
+	f := &following{}
+	for _, p := range pairs {
+		f.sources = append(f.sources, p.source.connector)
+		for _, t := range p.topics {
+			if !slices.Contains(f.topics, t) {
+				f.topics = append(f.topics, t)
+			}
+		}
+	}
+	pairs[0].sink.connector.follows = f
+}
+
+// cannotFollow says why sink c cannot follow the sources of pairs ("" when it can).
+func (s *source) cannotFollow(c *Connector, pairs []pipelinePair, policy mm2.Policy) string {
+	if !s.opts.StopSource && !s.opts.stopPlanned {
+		return "it needs --stop-source: the sink on B starts where the source on B starts writing, once A's sink has consumed all the source wrote on A, and only a stopped source writes no more"
+	}
+	if s.topics == nil {
+		return "it needs --from-brokers: A's sink's lag on the source's topics is read from A's brokers"
+	}
+	props := c.Config.Map()
+	if strings.TrimSpace(props[mm2.TopicsKey]) == "" {
+		return "the sink subscribes with topics.regex; it moves a sink with a topics list"
+	}
+	var followed, others []string
+	for _, p := range pairs {
+		followed = append(followed, p.topics...)
+	}
+	for _, t := range strings.Split(props[mm2.TopicsKey], ",") {
+		if t = strings.TrimSpace(t); t != "" && !slices.Contains(followed, t) && policy.RemoteTopic(t) != t {
+			others = append(others, t)
+		}
+	}
+	if len(others) > 0 {
+		return fmt.Sprintf("the sink also reads %s, which no selected source writes and which it would read renamed on B; one sink cannot do both", strings.Join(others, ", "))
+	}
+	return ""
 }

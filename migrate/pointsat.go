@@ -72,7 +72,7 @@ func (s *source) checkPointsAtA(ctx context.Context, entries []*Entry) {
 	ids.prefetch(ctx, all)
 	mm, _ := s.opts.SinkTranslator.(*MM2Sinks)
 	for _, c := range todo {
-		pc := pointsCheck{sel: s.opts.Selection, cfg: c.cfg, onA: c.e.connector.Config, secret: s.opts.Selection.secrets(c.cfg),
+		pc := pointsCheck{sel: s.opts.Selection, cfg: c.cfg, onA: c.e.connector.Config, secret: secret(s.opts.Registry, c.cfg),
 			toB: strings.Join(s.b.to.Brokers, ",")}
 		for _, kv := range c.cfg {
 			if kv.Key == "name" {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/offsetagent/offsetagent/events"
-	"github.com/offsetagent/offsetagent/handlers/connectors"
 )
 
 // Outcome is what happened to one selected connector.
@@ -232,17 +231,6 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
-}
-
-// scrub hides the secrets of cfg that msg quotes, as result events do: events.Config.Scrub
-// with the connector family's PASSWORD keys where reg knows the class. Connect's and the
-// connectors' messages may quote a config value.
-func scrub(reg *connectors.Registry, cfg events.Config, msg string) string {
-	var class *connectors.Class
-	if name, ok := cfg.Get("connector.class"); ok {
-		class, _ = reg.Lookup(name)
-	}
-	return cfg.Scrub(msg, class.IsSecret)
 }
 
 // redactURL hides a URL's password.

@@ -244,19 +244,8 @@ func (s Selection) EditConfig(cfg events.Config, target string) events.Config {
 // Kept reports whether key was given to --keep-a.
 func (s Selection) Kept(key string) bool { return slices.Contains(s.keepA, key) }
 
-// secrets returns whether a key of cfg holds a secret: by the class's family (Connect's own
-// PASSWORD keys) or by its name.
-func (s Selection) secrets(cfg events.Config) func(key string) bool {
-	reg := s.reg
-	if reg == nil {
-		reg = connectors.Builtin()
-	}
-	var class *connectors.Class
-	if name, ok := cfg.Get("connector.class"); ok {
-		class, _ = reg.Lookup(name)
-	}
-	return func(key string) bool { return class.IsSecret(key) || events.IsSecretKey(key) }
-}
+// secrets returns whether a key of cfg holds a secret (secret, with the selection's registry).
+func (s Selection) secrets(cfg events.Config) func(key string) bool { return secret(s.reg, cfg) }
 
 // mapValue applies the first --map-value that matches v as a whole, else each one-element
 // --map-value to the elements of v that equal it.

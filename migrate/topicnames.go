@@ -105,7 +105,7 @@ func (s *source) checkTopicNames(_ context.Context, entries []*Entry) {
 		if c.Problem != "" || c.Type != connectors.Sink || c.follows != nil {
 			continue
 		}
-		tn := topicNames{policy: m.Policy, sel: s.opts.Selection, onA: c.Config.Map(), secret: s.opts.Selection.secrets(c.Config)}
+		tn := topicNames{policy: m.Policy, sel: s.opts.Selection, onA: c.Config.Map(), secret: secret(s.opts.Registry, c.Config)}
 		var hs []Hazard
 		c.restore, hs = tn.check(m, c.Config, e.TargetName)
 		for _, h := range hs {
@@ -152,7 +152,7 @@ type chain struct {
 
 func (t *topicNames) check(m *MM2Sinks, onA events.Config, target string) (*topicRestore, []Hazard) {
 	var hs []Hazard
-	tr, err := m.renamed(onA)
+	tr, err := renamed(m.Policy, onA)
 	if err != nil {
 		hs = append(hs, Hazard{Check: HazardTopicNames, Key: mm2.TopicsRegexKey, Refuse: true,
 			Message: fmt.Sprintf("value %q: %v; on B the sink would read other topics than MirrorMaker 2's copies of A's", t.onA[mm2.TopicsRegexKey], err),
@@ -591,5 +591,5 @@ func (s *source) rewrites(c *Connector, onA, final events.Config, target string)
 		}
 		return "changed by the migration"
 	}
-	return configRewrites(s.opts.Selection.EditConfig(onA, target), final, why, s.opts.Selection.secrets(onA))
+	return configRewrites(s.opts.Selection.EditConfig(onA, target), final, why, secret(s.opts.Registry, onA))
 }

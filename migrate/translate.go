@@ -13,16 +13,6 @@ import (
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
-// SinkOffsetsTranslate translates sink offsets through MirrorMaker 2's checkpoints on B
-// (MM2Sinks is the SinkTranslator that does it).
-const SinkOffsetsTranslate SinkOffsetsMode = "translate"
-
-// DefaultCheckpointMaxAge is --checkpoint-max-age's default: well past MM2's
-// emit.checkpoints.interval.seconds (default 60) and the offset flush that promotes its latest
-// offset sync (offset.flush.interval.ms, default 60 s), so that only MM2 no longer checkpointing
-// a group is older.
-const DefaultCheckpointMaxAge = 15 * time.Minute
-
 // MM2Sinks is the SinkTranslator of --sink-offsets translate: each sink's group offsets on A
 // go through MM2's checkpoints on B, its topics are renamed by MM2's replication policy in the
 // offsets and the config, and a partition that is not exact fails the connector unless
@@ -88,7 +78,7 @@ func (m *MM2Sinks) TranslateSink(ctx context.Context, c *Connector, _ string) ([
 			d.NotExact = append(d.NotExact, p)
 		}
 	}
-	_, d.TopicsRegex, err = m.rewriteConfig(c.Config)
+	_, d.TopicsRegex, err = rewriteConfig(m.Policy, c.Config)
 	if err != nil {
 		return nil, d, err
 	}
@@ -146,42 +136,4 @@ func summarize(tr mm2.Translation) string {
 			r.Missing, r.Partitions, strings.Join(why, "; ")))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// renamed is cfg with the names MirrorMaker 2's policy gives its topics on B (rewriteConfig),
-// or, with rewriteConfig's error when its topics.regex cannot be rewritten with certainty
-// (checkTopicNames refuses such a sink), with `topics` renamed and topics.regex as it is.
-func (m *MM2Sinks) renamed(cfg events.Config) (events.Config, error) {
-	out, _, err := m.rewriteConfig(cfg)
-	if err != nil {
-		return renameTopics(m.Policy, cfg), err
-	}
-	return out, nil
-}
-
-// rewriteConfig renames cfg's `topics` name by name and rewrites its `topics.regex` to match
-// the renamed topics, in place of their entries; the DLQ topic and the rest stay (what is
-// derived from the topics' names is topicnames.go's). The second result flags a topics.regex
-// for the report ("" when there is none). A topics.regex that cannot be rewritten with
-// certainty is an error; the hazard check refuses such a sink before anything is stopped.
-func (m *MM2Sinks) rewriteConfig(cfg events.Config) (events.Config, string, error) {
-	out := make(events.Config, 0, len(cfg))
-	var flag string
-	for _, e := range cfg {
-		switch e.Key {
-		case mm2.TopicsKey:
-			e.Value, _ = m.Policy.RewriteTopics(e.Value)
-		case mm2.TopicsRegexKey:
-			if e.Value != "" {
-				to, note, err := m.Policy.RewriteTopicsRegex(e.Value)
-				if err != nil {
-					return nil, "", err
-				}
-				flag = fmt.Sprintf("%s -> %s: %s", e.Value, to, note)
-				e.Value = to
-			}
-		}
-		out = append(out, e)
-	}
-	return out, flag, nil
 }

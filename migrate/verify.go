@@ -119,20 +119,6 @@ func verifyOne(ctx context.Context, rest *restReader, p Placed) string {
 	return ""
 }
 
-// sinkOffset is a sink offset's kafka_offset (-1 when it has none).
-func sinkOffset(m jsonvalue.Map) int64 {
-	for _, f := range m {
-		if f.Key != "kafka_offset" {
-			continue
-		}
-		var n int64
-		if _, err := fmt.Sscan(fmt.Sprint(f.Value), &n); err == nil {
-			return n
-		}
-	}
-	return -1
-}
-
 // WriteVerified writes the verification as a table and a summary line, and reports whether
 // every connector passed.
 func WriteVerified(w io.Writer, vs []Verified) (bool, error) {
