@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -211,7 +210,7 @@ func NewCutover(rep *Report, offsetsTopic string, reg *connectors.Registry) *Cut
 		}
 		c.Connectors = append(c.Connectors, cutoverEntry(e, offsetsTopic))
 	}
-	c.count()
+	c.Count()
 	return c
 }
 
@@ -275,8 +274,8 @@ func sinkPartition(tp mm2.TopicPartition) jsonvalue.Map {
 	return jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number(fmt.Sprint(tp.Partition))}, {Key: "kafka_topic", Value: tp.Topic}}
 }
 
-// count sets Counts from the partitions' verdicts.
-func (c *Cutover) count() {
+// Count sets Counts from the partitions' verdicts.
+func (c *Cutover) Count() {
 	c.Counts = map[Verdict]int{}
 	for _, v := range verdicts {
 		c.Counts[v] = 0
@@ -323,63 +322,4 @@ func ReadCutover(path string) (*Cutover, error) {
 		return nil, fmt.Errorf("read cutover report %s: not a cutover report (no migration_id or connectors)", path)
 	}
 	return &c, nil
-}
-
-// countsText is the partitions per verdict: "9 verified, 2 waiting, ...".
-func (c *Cutover) countsText() string {
-	parts := make([]string, len(verdicts))
-	for i, v := range verdicts {
-		parts[i] = fmt.Sprintf("%d %s", c.Counts[v], v)
-	}
-	return strings.Join(parts, ", ")
-}
-
-// maxListed bounds the mismatches (and, apart, the replays) WriteSummary lists, to keep it on
-// one screen.
-const maxListed = 15
-
-// WriteSummary writes the cutover in a few lines: the partitions per verdict, the mismatches
-// and the replays (the first maxListed of each), and the connectors still waiting.
-func (c *Cutover) WriteSummary(w io.Writer) error {
-	c.count()
-	var b strings.Builder
-	conns, total := 0, 0
-	for _, cc := range c.Connectors {
-		if len(cc.Partitions) > 0 {
-			conns++
-		}
-		total += len(cc.Partitions)
-	}
-	fmt.Fprintf(&b, "cutover of migration %s: %d partitions of %d connectors: %s\n", c.MigrationID, total, conns, c.countsText())
-	if c.Error != "" {
-		fmt.Fprintf(&b, "the verification could not read B: %s\n", oneLine(c.Error, 200))
-	}
-	for _, v := range []Verdict{VerdictMismatch, VerdictReplay} {
-		listed := 0
-		for _, cc := range c.Connectors {
-			for _, p := range cc.Partitions {
-				if p.Verdict != v {
-					continue
-				}
-				if listed++; listed <= maxListed {
-					fmt.Fprintf(&b, "%s: %s %s: %s\n", v, cc.TargetName, jsonvalue.SortedText(p.Partition), oneLine(p.Detail, 160))
-				}
-			}
-		}
-		if listed > maxListed {
-			fmt.Fprintf(&b, "... and %d more %s partitions (see the cutover report)\n", listed-maxListed, v)
-		}
-	}
-	if n := c.Counts[VerdictWaiting]; n > 0 {
-		waiting := []string{}
-		for _, cc := range c.Connectors {
-			if slices.ContainsFunc(cc.Partitions, func(p *CutoverPartition) bool { return p.Verdict == VerdictWaiting }) {
-				waiting = append(waiting, cc.TargetName)
-			}
-		}
-		fmt.Fprintf(&b, "waiting: B has committed nothing new yet for %d partitions (%s): run migrate --verify again once they have traffic\n",
-			n, oneLine(strings.Join(waiting, ", "), 120))
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -29,10 +29,10 @@ type VerifyCutoverOptions struct {
 	// Registry knows the connector classes and their offsets' order (nil:
 	// connectors.Builtin()).
 	Registry *connectors.Registry
-	// Progress, when not nil, is told in lines what the verification waits for and for how
-	// long when it starts waiting (after its first read of B), and the partitions per verdict
-	// every ProgressEvery (default 10 s) while it waits.
-	Progress      io.Writer
+	// Progress, when not nil, is told what the verification waits for and for how long when
+	// it starts waiting (after its first read of B), and the partitions per verdict every
+	// ProgressEvery (default 10 s) while it waits.
+	Progress      func(CutoverWaiting)
 	ProgressEvery time.Duration
 	// FromBrokers, FromTransport and FromPrincipal reach A's Kafka cluster, where a connector
 	// stopped on A without A's REST API is checked again (CutoverConnector.WorkersOfA): no
@@ -96,7 +96,7 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 		opts.ProgressEvery = defaultVerifyProgress
 	}
 	c.VerifyStarted, c.VerifyFinished, c.VerifyTimeout, c.Error = time.Now().UTC(), time.Time{}, opts.Timeout.String(), ""
-	defer func() { c.VerifyFinished = time.Now().UTC(); c.noteIdle(); c.count() }()
+	defer func() { c.VerifyFinished = time.Now().UTC(); c.noteIdle(); c.Count() }()
 	bounded := ctx
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -145,12 +145,12 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 		switch {
 		case opts.Progress == nil:
 		case i == 0:
-			c.count()
-			fmt.Fprintln(opts.Progress, c.waitLine(opts.Timeout, opts.ProgressEvery))
+			c.Count()
+			opts.Progress(c.waiting(true, opts.Timeout, opts.ProgressEvery))
 			told = time.Now()
 		case time.Since(told) >= opts.ProgressEvery:
-			c.count()
-			fmt.Fprintf(opts.Progress, "cutover verification: %s of %s: %s\n", time.Since(c.VerifyStarted).Round(time.Second), opts.Timeout, c.countsText())
+			c.Count()
+			opts.Progress(c.waiting(false, opts.Timeout, opts.ProgressEvery))
 			told = time.Now()
 		}
 		if !kafkaio.Sleep(bounded, opts.Poll) {
@@ -160,13 +160,34 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 	return nil
 }
 
-// waitLine says what the verification waits for, once B was read a first time: the
-// partitions still undecided and where B's side of each comes from, and for how long.
-func (c *Cutover) waitLine(timeout, every time.Duration) string {
-	var names, topics, groups, prefixes []string
-	n, total := 0, 0
+// CutoverWaiting is where a verification that waits stands (VerifyCutoverOptions.Progress):
+// told once when it starts waiting, after its first read of B (First), then every
+// ProgressEvery while it waits.
+type CutoverWaiting struct {
+	// First: the verification starts waiting; the partitions it waits for are listed.
+	First bool
+	// Elapsed is the time since the verification started, Timeout its bound, Every how often
+	// it tells.
+	Elapsed, Timeout, Every time.Duration
+	// Counts are the partitions per verdict now.
+	Counts map[Verdict]int
+	// Open is how many of the Total partitions are still to move past the offsets placed, of
+	// the connectors that commit on B (not born PAUSED or STOPPED), named by Connectors (their
+	// names on B); where B's side of them is read: OffsetsTopics (the sources' new offsets),
+	// Prefixes (the topic prefixes of the Debezium sources whose records are read), Groups (the
+	// sinks' groups). Set when First.
+	Open, Total                                 int
+	Connectors, OffsetsTopics, Prefixes, Groups []string
+}
+
+// waiting is where the verification of c stands, for its Progress.
+func (c *Cutover) waiting(first bool, timeout, every time.Duration) CutoverWaiting {
+	w := CutoverWaiting{First: first, Elapsed: time.Since(c.VerifyStarted), Timeout: timeout, Every: every, Counts: maps.Clone(c.Counts)}
+	if !first {
+		return w
+	}
 	for _, cc := range c.Connectors {
-		total += len(cc.Partitions)
+		w.Total += len(cc.Partitions)
 		open := 0
 		for _, p := range cc.Partitions {
 			if p.Verdict == VerdictWaiting || p.Verdict == VerdictReplay && p.FirstRecordOnB == nil {
@@ -176,33 +197,21 @@ func (c *Cutover) waitLine(timeout, every time.Duration) string {
 		if open == 0 || cc.idle() {
 			continue
 		}
-		n += open
-		names = append(names, cc.TargetName)
+		w.Open += open
+		w.Connectors = append(w.Connectors, cc.TargetName)
 		switch {
 		case cc.Type == string(connectors.Sink):
-			groups = append(groups, cc.Group)
+			w.Groups = append(w.Groups, cc.Group)
 		case cc.TopicPrefix != "" && cc.StoppedOnA:
-			prefixes = append(prefixes, cc.TopicPrefix)
+			w.Prefixes = append(w.Prefixes, cc.TopicPrefix)
 			fallthrough
 		default:
-			if !slices.Contains(topics, cc.OffsetsTopic) {
-				topics = append(topics, cc.OffsetsTopic)
+			if !slices.Contains(w.OffsetsTopics, cc.OffsetsTopic) {
+				w.OffsetsTopics = append(w.OffsetsTopics, cc.OffsetsTopic)
 			}
 		}
 	}
-	var from []string
-	if len(topics) > 0 {
-		from = append(from, fmt.Sprintf("sources' new offsets in B's topic %s (Connect commits them every offset.flush.interval.ms, 60s by default)",
-			oneLine(strings.Join(topics, ", "), 80)))
-	}
-	if len(prefixes) > 0 {
-		from = append(from, fmt.Sprintf("Debezium records under topic prefix %s", oneLine(strings.Join(prefixes, ", "), 80)))
-	}
-	if len(groups) > 0 {
-		from = append(from, fmt.Sprintf("sinks' commits in group %s", oneLine(strings.Join(groups, ", "), 80)))
-	}
-	return fmt.Sprintf("verifying the cutover on B: waiting up to %s for %d of %d partitions (%s) to move past the offsets placed: %s; "+
-		"now %s; the counts every %s", timeout, n, total, oneLine(strings.Join(names, ", "), 120), strings.Join(from, "; "), c.countsText(), every)
+	return w
 }
 
 // noteIdle says of each partition still waiting of a connector born PAUSED or STOPPED why

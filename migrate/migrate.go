@@ -3,7 +3,6 @@ package migrate
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -112,7 +111,7 @@ type MigrateOptions struct {
 	VerifyPoll time.Duration
 	// VerifyProgress, when not nil, is told what the verification waits for, and the counts
 	// per verdict while it waits (VerifyCutoverOptions.Progress).
-	VerifyProgress io.Writer
+	VerifyProgress func(CutoverWaiting)
 }
 
 // Migrate exports the selected connectors of A and creates them on B through B's agents, then

@@ -2,11 +2,8 @@ package migrate
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/url"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/offsetagent/offsetagent/events"
@@ -110,127 +107,6 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
-}
-
-// WritePlans writes the plan of every entry that has one as a JSON line: {"name",
-// "target_name", "plan"}.
-func (r *Report) WritePlans(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	for _, e := range r.Connectors {
-		if e.Plan == nil {
-			continue
-		}
-		if err := enc.Encode(struct {
-			Name       string       `json:"name"`
-			TargetName string       `json:"target_name"`
-			Plan       *events.Plan `json:"plan"`
-		}{e.Name, e.TargetName, e.Plan}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// WriteTable writes the summary table: connector, name on B, type, offsets, outcome, failing
-// step, message.
-func (r *Report) WriteTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONNECTOR\tNAME ON B\tTYPE\tOFFSETS\tOUTCOME\tFAILED STEP\tMESSAGE")
-	counts := map[Outcome]int{}
-	for _, e := range r.Connectors {
-		counts[e.Outcome]++
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.Name, e.TargetName, dash(e.Type), e.Offsets, e.Outcome,
-			dash(e.FailedStep), dash(oneLine(e.Message, 100)))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	line := fmt.Sprintf("%d connectors: %d succeeded, %d planned, %d failed, %d skipped", len(r.Connectors),
-		counts[OutcomeSucceeded], counts[OutcomePlanned], counts[OutcomeFailed], counts[OutcomeSkipped])
-	if n := counts[OutcomePending]; n > 0 {
-		line += fmt.Sprintf(", %d pending (B's agent may still create them: run again before acting on A)", n)
-	}
-	for _, e := range r.Connectors {
-		for _, warn := range e.Warnings {
-			line += fmt.Sprintf("\nwarning: %s: %s", e.Name, warn)
-		}
-		if e.Body != nil {
-			line += rewriteLines(e.Name, e.Rewrites)
-		}
-	}
-	line += hazardWarnings(r.Connectors)
-	if r.Next != "" {
-		line += "\n" + r.Next
-	}
-	_, err := fmt.Fprintln(w, line)
-	return err
-}
-
-// rewriteLines are the lines of a connector's rewrites, one per reason: the settings changed
-// for the same reason (the keys of one transform) share a line.
-func rewriteLines(name string, rws []ConfigRewrite) string {
-	var out strings.Builder
-	for i := 0; i < len(rws); {
-		j := i + 1
-		for j < len(rws) && rws[j].Why == rws[i].Why {
-			j++
-		}
-		var changes []string
-		for _, rw := range rws[i:j] {
-			changes = append(changes, rw.change())
-		}
-		fmt.Fprintf(&out, "\nrewritten for B: %s: %s: %s", name, strings.Join(changes, "; "), rws[i].Why)
-		i = j
-	}
-	return out.String()
-}
-
-// hazardWarnings are the lines of the hazards that warn (a refusing one is its connector's
-// message), one per text: the same warning of many connectors (B's plugins not checked) is one
-// line naming them.
-func hazardWarnings(entries []*Entry) string {
-	var texts []string
-	names := map[string][]string{}
-	for _, e := range entries {
-		for _, h := range e.Hazards {
-			if h.Refuse {
-				continue
-			}
-			text := h.Check + ": " + h.String()
-			if _, seen := names[text]; !seen {
-				texts = append(texts, text)
-			}
-			if n := names[text]; len(n) == 0 || n[len(n)-1] != e.Name {
-				names[text] = append(n, e.Name)
-			}
-		}
-	}
-	var out strings.Builder
-	for _, text := range texts {
-		n := names[text]
-		who := strings.Join(n, ", ")
-		if len(n) > 5 {
-			who = fmt.Sprintf("%s and %d more", strings.Join(n[:5], ", "), len(n)-5)
-		}
-		fmt.Fprintf(&out, "\nwarning: %s: %s", who, text)
-	}
-	return out.String()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// oneLine keeps a message on one table line of at most n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 // redactURL hides a URL's password.

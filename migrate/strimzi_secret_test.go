@@ -3,6 +3,7 @@ package migrate
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -132,7 +133,11 @@ func TestStrimziSecretEndToEnd(t *testing.T) {
 
 	var out bytes.Buffer
 	require.NoError(t, rep.WriteJSON(&out))
-	require.NoError(t, rep.WriteTable(&out))
+	for _, e := range rep.Connectors { // every text a table draws, raw: the body is never shown
+		shown := *e
+		shown.Body = nil
+		fmt.Fprintf(&out, "%+v\n", shown)
+	}
 	out.WriteString(rep.Next)
 	out.Write(logs.Bytes())
 	files, err := os.ReadDir(dir)

@@ -530,10 +530,10 @@ type ConfigRewrite struct {
 	Why string  `json:"why"`
 }
 
-func (r ConfigRewrite) String() string { return r.change() + ": " + r.Why }
+func (r ConfigRewrite) String() string { return r.Change() + ": " + r.Why }
 
-// change is "key: from -> to".
-func (r ConfigRewrite) change() string {
+// Change is "key: from -> to".
+func (r ConfigRewrite) Change() string {
 	show := func(v *string) string {
 		if v == nil {
 			return "(not set)"

@@ -3,10 +3,8 @@ package migrate
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"text/tabwriter"
 	"time"
 
 	"github.com/offsetagent/offsetagent/events"
@@ -117,24 +115,4 @@ func verifyOne(ctx context.Context, rest *restReader, p Placed) string {
 		}
 	}
 	return ""
-}
-
-// WriteVerified writes the verification as a table and a summary line, and reports whether
-// every connector passed.
-func WriteVerified(w io.Writer, vs []Verified) (bool, error) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONNECTOR\tOK\tDETAIL")
-	ok := 0
-	for _, v := range vs {
-		mark := "no"
-		if v.OK {
-			mark, ok = "yes", ok+1
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Name, mark, oneLine(v.Message, 120))
-	}
-	if err := tw.Flush(); err != nil {
-		return false, err
-	}
-	_, err := fmt.Fprintf(w, "%d connectors: %d run with the offsets placed, %d do not\n", len(vs), ok, len(vs)-ok)
-	return ok == len(vs), err
 }

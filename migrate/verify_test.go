@@ -111,11 +111,13 @@ func TestVerifyStrimzi(t *testing.T) {
 		require.False(t, v.OK, v.Name)
 		require.Contains(t, v.Message, want[v.Name], v.Name)
 	}
-	var out bytes.Buffer
-	ok, err := WriteVerified(&out, got)
-	require.NoError(t, err)
-	require.False(t, ok)
-	require.Contains(t, out.String(), "9 connectors: 3 run with the offsets placed, 6 do not")
+	ok := 0
+	for _, v := range got {
+		if v.OK {
+			ok++
+		}
+	}
+	require.Equal(t, 3, ok, "3 of the 9 run with the offsets placed")
 
 	_, err = VerifyStrimzi(context.Background(), VerifyOptions{Dir: t.TempDir(), ConnectURL: srv.URL})
 	require.ErrorContains(t, err, "read the offsets placed")

@@ -73,7 +73,7 @@ func (f *verifyFlags) finish(cut *migrate.Cutover, verified bool, stdout, stderr
 		return 0
 	}
 	if verified {
-		_ = cut.WriteSummary(stdout)
+		_ = writeSummary(stdout, cut)
 	}
 	if err := f.write(cut); err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate: write cutover report: %v\n", err)
@@ -131,7 +131,7 @@ func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stde
 		return 2
 	}
 	vo := migrate.VerifyCutoverOptions{Brokers: splitList(ff.toBrokers), Transport: cl.to.Transport,
-		Timeout: max(f.verifyTimeout, 0), Progress: stderr}
+		Timeout: max(f.verifyTimeout, 0), Progress: verifyProgress(stderr)}
 	if ff.fromBrokers != "" || ff.fromCommandConfig != "" {
 		// A's Kafka cluster, where a connector stopped on A without its REST API is checked
 		// again (the report's brokers when --from-brokers is not given).
@@ -141,7 +141,7 @@ func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stde
 		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
 		return 2
 	}
-	_ = cut.WriteSummary(stdout)
+	_ = writeSummary(stdout, cut)
 	if err := f.write(cut); err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate --verify: write cutover report: %v\n", err)
 		return 1

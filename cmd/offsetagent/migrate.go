@@ -373,7 +373,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 			Principal: cl.toPrincipal, AgentGroup: cfg.GroupID,
 			ConnectURL: *mf.toConnectURL, HTTPClient: toHTTP, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
 		MigrationID: *mf.migrationID, SelectionKey: f.selectionKey(), Concurrency: *mf.concurrency, WaveSize: *mf.waveSize, Timeout: *mf.timeout, Grace: *mf.grace, DryRun: *mf.dry,
-		Progress: progressFor(stderr), Strimzi: sf.target(), Verify: vf.timeout(*mf.dry), VerifyProgress: stderr,
+		Progress: progressFor(stderr), Strimzi: sf.target(), Verify: vf.timeout(*mf.dry), VerifyProgress: verifyProgress(stderr),
 	}
 	mf.setTarget(&mo.To)
 	if err := mo.Check(); err != nil {
@@ -389,7 +389,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 		return fleetError(stderr, "migrate", err)
 	}
 	if *mf.dry {
-		if err := rep.WritePlans(stdout); err != nil {
+		if err := writePlans(stdout, rep); err != nil {
 			fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
 			return 1
 		}
@@ -459,9 +459,9 @@ func (mf *migrateFlags) setTarget(to *migrate.Target) {
 // progressFor draws a bar when w is a terminal, else one line per connector.
 func progressFor(w io.Writer) migrate.Progress {
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		return migrate.BarProgress(w)
+		return &barProgress{w: w}
 	}
-	return migrate.LineProgress(w)
+	return &lineProgress{w: w}
 }
 
 // createPrivate creates (or truncates) path readable and writable by its owner only (0600),
@@ -482,7 +482,7 @@ func createPrivate(path string) (*os.File, error) {
 // finishReport writes the summary table to table, the JSON report to path (when given) and
 // returns the exit status: 0 when every connector succeeded or was planned, else 1.
 func finishReport(rep *migrate.Report, path string, table, stderr io.Writer) int {
-	_ = rep.WriteTable(table)
+	_ = writeTable(table, rep)
 	if path != "" {
 		file, err := createPrivate(path)
 		if err == nil {

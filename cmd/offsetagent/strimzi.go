@@ -68,7 +68,7 @@ func (f *strimziFlags) runVerify(ctx context.Context, connectURL string, hc *htt
 		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
 		return 2
 	}
-	if ok, err := migrate.WriteVerified(stdout, vs); err != nil || !ok {
+	if ok, err := writeVerified(stdout, vs); err != nil || !ok {
 		return 1
 	}
 	return 0
