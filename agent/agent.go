@@ -152,6 +152,7 @@ func (a *Agent) openTopics() error {
 	a.store, err = offsetstore.New(offsetstore.Options{
 		Brokers: cfg.Brokers, ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic,
 		Transport: conns.Transport, Dialer: conns.Dialer, Logger: opts.Logger, Principal: a.principal,
+		SyncedReads: true, // the stages read the views after Sync (handlers.Creator)
 	})
 	if err != nil {
 		return err
@@ -165,6 +166,7 @@ func (a *Agent) openTopics() error {
 	if a.intents, err = newIntentLog(logOpts, cfg.IntentTopic, a.store.Producer(), a.results.seen); err != nil {
 		return err
 	}
+	a.intents.syncResults = a.results.log.Sync
 	a.intents.refused = func(err error) error {
 		if _, ok := kafkaio.AuthorizationCode(err); !ok {
 			return err

@@ -95,6 +95,15 @@ func (il *intentLog) Claim(ctx context.Context, name, source, id string) (*handl
 		return nil, err
 	}
 	holder := il.holder(name, key)
+	if holder != nil && il.syncResults != nil {
+		// An earlier claim holds the name unless its request's result is out: the result
+		// view may not have read a result another replica published a moment ago (it reads
+		// the topic quietly), so ask once more after reading the topic to its end.
+		if err := il.syncResults(ctx); err != nil {
+			return nil, err
+		}
+		holder = il.holder(name, key)
+	}
 	if holder == nil {
 		return nil, nil
 	}

@@ -262,7 +262,15 @@ func recordWeight(m *kafka.Message) int64 {
 	return requestMemoryFactor * int64(n)
 }
 
-// commitLoop commits the partition's finished prefix as it grows.
+// commitInterval is the least time between two commits of one partition's finished prefix.
+// A commit only bounds what the next owner of the partition fetches again (whose results it
+// finds out and skips as duplicates), and the final commit of a generation is made when the
+// partition is given up: one commit per request was a round trip per request, which the
+// requests finished meanwhile now share.
+const commitInterval = 250 * time.Millisecond
+
+// commitLoop commits the partition's finished prefix as it grows, at most once per
+// commitInterval.
 func (a *Agent) commitLoop(ctx context.Context, gen *kafka.Generation, topic string, partition int, tr *tracker) {
 	failures := 0
 	for {
@@ -287,6 +295,9 @@ func (a *Agent) commitLoop(ctx context.Context, gen *kafka.Generation, topic str
 			continue
 		}
 		failures = 0
+		if !kafkaio.Sleep(ctx, commitInterval) {
+			return // the generation's end commits the rest (consumePartition)
+		}
 	}
 }
 

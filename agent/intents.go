@@ -31,8 +31,10 @@ type intentLog struct {
 	topic    string
 
 	// resultOut tells whether a request has its result out (claims of such requests are
-	// finished).
-	resultOut func(source, id string) bool
+	// finished); syncResults reads the result topic to its end, for an answer that must see
+	// every result out now (Claim).
+	resultOut   func(source, id string) bool
+	syncResults func(ctx context.Context) error
 
 	logger *slog.Logger
 
@@ -70,6 +72,9 @@ func newIntentLog(opts offsetstore.Options, topic string, producer *kafkaio.Prod
 	if err != nil {
 		return nil, err
 	}
+	// A request reads its connector's claims and intent after SyncTo of its claim: the
+	// claims, intents and removals this replica writes need not wake the fetch loops.
+	l.QuietTail()
 	il.log = l
 	return il, nil
 }

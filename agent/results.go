@@ -41,6 +41,11 @@ func newResultLog(opts offsetstore.Options, topic string, window time.Duration, 
 	if err != nil {
 		return nil, err
 	}
+	// This replica remembers its own results as it publishes them (add); others' results
+	// matter once it owns their partitions, and it reads the topic to its end then (each
+	// assignment), or for a claim (Claim): the results it publishes need not wake the view's
+	// fetch loops.
+	l.QuietTail()
 	r.log = l
 	return r, nil
 }

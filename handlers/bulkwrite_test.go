@@ -25,7 +25,7 @@ import (
 
 // startKafkaStore starts a kfake broker with Connect's topics (25 offsets partitions) and a
 // running, loaded offsetstore.Store on it.
-func startKafkaStore(t *testing.T) (*kfake.Cluster, []string, *offsetstore.Store) {
+func startKafkaStore(t testing.TB) (*kfake.Cluster, []string, *offsetstore.Store) {
 	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0))
 	require.NoError(t, err)

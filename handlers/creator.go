@@ -87,8 +87,9 @@ type Store interface {
 	Sync(ctx context.Context, topic string) error
 	Track(ctx context.Context, topic string) error
 	ConnectorConfig(name string) (map[string]string, bool)
-	// ConnectorNames lists the connectors of the config view (offsetstore.Store.ConnectorNames).
-	ConnectorNames() []string
+	// GroupConnectors lists the connectors of the config view whose sink consumer group is
+	// group (offsetstore.Store.GroupConnectors).
+	GroupConnectors(group string) []string
 	ConfigRecord(key string) offsetstore.ConfigRecord
 	SourceOffsets(topic, connector string) []offsetstore.SourceRecord
 	Write(ctx context.Context, topic string, recs []offsetstore.Record) error
@@ -100,9 +101,9 @@ type Store interface {
 	DeleteGroup(ctx context.Context, group string) error
 	CommitGroupOffsets(ctx context.Context, group string, offsets []offsetstore.GroupOffset) error
 	Partitions(ctx context.Context, topic string) (int, error)
-	// The permission probes (kafkaio.ProbeWrite, ProbeGroupCommit, ProbeGroupDelete): nil
+	// The permission probes (kafkaio.ProbeWrites, ProbeGroupCommit, ProbeGroupDelete): nil
 	// when allowed, the broker's authorization error when not; they change nothing.
-	ProbeWrite(ctx context.Context, topic string) error
+	ProbeWrites(ctx context.Context, topics []string) []error
 	ProbeRead(ctx context.Context, topic string) error
 	ProbeGroupCommit(ctx context.Context, group string, topics []string) error
 	ProbeGroupDelete(ctx context.Context, group, topic string) error

@@ -43,8 +43,10 @@ func (s *fakeStore) Partitions(context.Context, string) (int, error) {
 }
 
 // The in-memory store allows everything; permissions are tested on kfake with ACLs.
-func (s *fakeStore) ProbeRead(context.Context, string) error                  { return nil }
-func (s *fakeStore) ProbeWrite(context.Context, string) error                 { return nil }
+func (s *fakeStore) ProbeRead(context.Context, string) error { return nil }
+func (s *fakeStore) ProbeWrites(_ context.Context, topics []string) []error {
+	return make([]error, len(topics))
+}
 func (s *fakeStore) ProbeGroupCommit(context.Context, string, []string) error { return nil }
 func (s *fakeStore) ProbeGroupDelete(context.Context, string, string) error   { return nil }
 
@@ -149,7 +151,7 @@ func (s *fakeStore) GroupMembers(context.Context, string) (int, error) { return 
 func (s *fakeStore) DescribeGroup(context.Context, string) (offsetstore.GroupActivity, error) {
 	return offsetstore.GroupActivity{}, nil
 }
-func (s *fakeStore) ConnectorNames() []string { return nil }
+func (s *fakeStore) GroupConnectors(string) []string { return nil }
 
 func (s *fakeStore) DeleteGroup(_ context.Context, group string) error {
 	s.mu.Lock()

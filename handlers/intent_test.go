@@ -32,9 +32,11 @@ func (s *staleStore) Sync(_ context.Context, topic string) error {
 	}
 	return nil
 }
-func (s *staleStore) Track(context.Context, string) error                       { return nil }
-func (s *staleStore) ProbeRead(context.Context, string) error                   { return nil }
-func (s *staleStore) ProbeWrite(context.Context, string) error                  { return nil }
+func (s *staleStore) Track(context.Context, string) error     { return nil }
+func (s *staleStore) ProbeRead(context.Context, string) error { return nil }
+func (s *staleStore) ProbeWrites(_ context.Context, topics []string) []error {
+	return make([]error, len(topics))
+}
 func (s *staleStore) ProbeGroupCommit(context.Context, string, []string) error  { return nil }
 func (s *staleStore) ProbeGroupDelete(context.Context, string, string) error    { return nil }
 func (s *staleStore) ConnectorConfig(string) (map[string]string, bool)          { return nil, false }
@@ -49,7 +51,7 @@ func (s *staleStore) WriteEncoded(context.Context, string, *offsetstore.Encoded)
 func (s *staleStore) DescribeGroup(context.Context, string) (offsetstore.GroupActivity, error) {
 	return offsetstore.GroupActivity{}, nil
 }
-func (s *staleStore) ConnectorNames() []string {
+func (s *staleStore) GroupConnectors(string) []string {
 	return nil
 }
 func (s *staleStore) GroupOffsets(context.Context, string) ([]offsetstore.GroupOffset, error) {

@@ -33,6 +33,9 @@ type job struct {
 	globalSynced chan error
 	// optimistic, when not nil, is the intent written during validate_config.
 	optimistic *optimisticIntent
+	// writeProbes, when not nil, are validate_offsets's Write probes, started by
+	// validate_config (startWriteProbes).
+	writeProbes *writeProbes
 	// prevConfig is the connector's config records as write_config found them (what its
 	// undo writes back).
 	prevConfig []ConfigSnapshot

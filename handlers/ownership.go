@@ -20,12 +20,15 @@ func (c *Creator) checkGroupFree(ctx context.Context, j *job) error {
 	if j.typ != connectors.Sink || !j.req.Data.HasInitialOffsets {
 		return nil // the group is neither wiped nor written
 	}
-	for _, name := range c.opts.Store.ConnectorNames() {
+	// The connectors whose group is j.group, from the view's index: reading every
+	// connector's config here made each sink request's cost grow with the cluster's
+	// connectors (a fleet of thousands moved in one burst paid it squared).
+	for _, name := range c.opts.Store.GroupConnectors(j.group) {
 		if name == j.name {
 			continue
 		}
 		props, ok := c.opts.Store.ConnectorConfig(name)
-		if !ok || c.opts.Registry.TypeOf(props) != connectors.Sink || sinkGroup(name, props) != j.group {
+		if !ok || c.opts.Registry.TypeOf(props) != connectors.Sink || offsetstore.SinkGroup(name, props) != j.group {
 			continue
 		}
 		return conflict(fmt.Sprintf("Consumer group %s belongs to connector %s: a sink connector's initial offsets may not replace another connector's (set consumer.override.group.id to a group of its own)", j.group, name))
@@ -41,13 +44,4 @@ func (c *Creator) checkGroupFree(ctx context.Context, j *job) error {
 		return conflict(fmt.Sprintf("Consumer group %s has %d live member(s) (state %s): its offsets belong to the consumers using it; stop them, or set consumer.override.group.id to a group of its own", j.group, g.Members, g.State))
 	}
 	return nil
-}
-
-// sinkGroup is the consumer group of sink connector name with config props:
-// consumer.override.group.id when set, else connect-<name>, as settleTopics settles it.
-func sinkGroup(name string, props map[string]string) string {
-	if g := props["consumer.override.group.id"]; g != "" {
-		return g
-	}
-	return "connect-" + name
 }

@@ -23,7 +23,7 @@ func (c *Creator) validateOffsetsAndPermissions(ctx context.Context, j *job) err
 // rewrites anything, it asks the brokers whether the agent's principal will be allowed to
 // write the new offsets and to put the old ones back, so that a missing ACL never leaves a
 // connector's offsets wiped and unrestorable. The questions are probes that change nothing
-// (kafkaio.ProbeGroupCommit, ProbeGroupDelete, ProbeWrite: requests for partition -1, which
+// (kafkaio.ProbeGroupCommit, ProbeGroupDelete, ProbeWrites: requests for partition -1, which
 // a broker refuses for the ACL before it looks the partition up):
 //   - a sink: Read on its group and on every topic of the new offsets and of the group's
 //     current ones (an OffsetCommit needs both, for the new offsets and for the restore),
@@ -42,27 +42,83 @@ func (c *Creator) validateOffsetsAndPermissions(ctx context.Context, j *job) err
 // has committed offsets for is in the documented ACLs for that reason.
 func (c *Creator) checkPermissions(ctx context.Context, j *job) error {
 	// write_config comes last: refused, it would fail a request whose offsets were already
-	// rewritten (and put back by the cleanup).
-	if err := c.checkWrite(ctx, c.opts.ConfigTopic, "config"); err != nil {
-		return err
+	// rewritten (and put back by the cleanup). The Write probes were asked while
+	// validate_config read the config topic (startWriteProbes).
+	p := j.writeProbes
+	if p == nil {
+		p = c.writeProbeTopics(j)
+		p.errs = c.probeWrites(ctx, p.topics)
+		close(p.done)
+	}
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for i, err := range p.errs {
+		if err == nil {
+			continue
+		}
+		if err := c.refused(fmt.Errorf("check permission to write %s topic %q: %w", p.whats[i], p.topics[i], err)); err != nil {
+			return err
+		}
 	}
 	if j.typ == connectors.Sink {
 		return c.checkSinkPermissions(ctx, j)
 	}
-	for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
-		if err := c.checkWrite(ctx, topic, "offsets"); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
-// checkWrite fails with 403 unless the agent may Write topic (what: "config", "offsets").
-func (c *Creator) checkWrite(ctx context.Context, topic, what string) error {
-	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.ProbeWrite(ctx, topic) }); err != nil {
-		return c.refused(fmt.Errorf("check permission to write %s topic %q: %w", what, topic, err))
+// writeProbes are the Write probes of a request: the config topic first (write_config's),
+// then a source's offsets topics, asked in one request.
+type writeProbes struct {
+	topics, whats []string // the topics, and "config" or "offsets" for each
+	errs          []error  // their answers, once done is closed
+	done          chan struct{}
+}
+
+// writeProbeTopics are the Write probes j needs, not asked yet.
+func (c *Creator) writeProbeTopics(j *job) *writeProbes {
+	p := &writeProbes{topics: []string{c.opts.ConfigTopic}, whats: []string{"config"}, done: make(chan struct{})}
+	if j.typ != connectors.Sink {
+		for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
+			p.topics, p.whats = append(p.topics, topic), append(p.whats, "offsets")
+		}
 	}
-	return nil
+	return p
+}
+
+// startWriteProbes asks the Write probes validate_offsets will wait for now, once
+// validate_config knows the request's topics: their round trip overlaps the reads of the
+// config and offsets topics to their end instead of adding two round trips after them. A
+// request without offsets skips validate_offsets and asks nothing.
+func (c *Creator) startWriteProbes(ctx context.Context, j *job) {
+	if !j.req.Data.HasInitialOffsets {
+		return
+	}
+	p := c.writeProbeTopics(j)
+	j.writeProbes = p
+	go func() {
+		p.errs = c.probeWrites(ctx, p.topics)
+		close(p.done)
+	}()
+}
+
+// probeWrites asks whether the agent may Write each of topics, in one request, with the
+// Creator's retries of an error that is not an answer.
+func (c *Creator) probeWrites(ctx context.Context, topics []string) []error {
+	var errs []error
+	err := c.retry(ctx, func(ctx context.Context) error {
+		errs = c.opts.Store.ProbeWrites(ctx, topics)
+		return errors.Join(errs...)
+	})
+	if errs == nil && err != nil {
+		errs = make([]error, len(topics))
+		for i := range errs {
+			errs[i] = err
+		}
+	}
+	return errs
 }
 
 func (c *Creator) checkSinkPermissions(ctx context.Context, j *job) error {

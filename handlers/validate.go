@@ -56,6 +56,7 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 	if err := c.settleTopics(j); err != nil {
 		return err
 	}
+	c.startWriteProbes(ctx, j)
 	// The intent record goes out now too, from the view as it is, overlapping the barriers;
 	// the wipe checks it against the snapshot taken after them.
 	c.startOptimisticIntent(ctx, j)
@@ -126,10 +127,7 @@ func (c *Creator) checkConfig(j *job) error {
 func (c *Creator) settleTopics(j *job) error {
 	switch j.typ {
 	case connectors.Sink:
-		j.group = "connect-" + j.name
-		if g, ok := j.props["consumer.override.group.id"]; ok && g != "" {
-			j.group = g
-		}
+		j.group = offsetstore.SinkGroup(j.name, j.props)
 		// A sink request deletes its group's offsets and commits new ones: without a bound,
 		// consumer.override.group.id would reach any idle group of the cluster. The message
 		// names the agent's setting, since that is what an operator changes.

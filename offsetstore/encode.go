@@ -49,10 +49,12 @@ func EncodeOffsets(name string, entries OffsetEntries, order func(jsonvalue.Map)
 			if offset == nil {
 				continue // a null offset resets the partition: the wipe already removed it
 			}
-			if cap(arena)-len(arena) < 4<<10 {
-				// Small requests get a small arena: a full one for ten offsets would be most of
-				// what a load of many small requests allocates.
-				arena = make([]byte, 0, min(arenaSize, (r.Hi-k)*recordGuess+8<<10))
+			if free := cap(arena) - len(arena); free < 4<<10 && free < (r.Hi-k)*recordGuess {
+				// Small requests get a small arena, about what their records take: a larger one
+				// for ten offsets would be most of what a load of many small requests
+				// allocates. A record longer than guessed grows it (append copies what it
+				// holds; the records before keep theirs).
+				arena = make([]byte, 0, min(arenaSize, (r.Hi-k+1)*recordGuess))
 			}
 			if order != nil {
 				partition = order(partition)

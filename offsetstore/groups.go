@@ -17,6 +17,16 @@ import (
 // "either because its tasks haven't stopped completely yet ..."); do not retry blindly.
 var ErrGroupNotEmpty = errors.New("consumer group has active members")
 
+// SinkGroup is the consumer group a sink connector named name with config props consumes
+// with: consumer.override.group.id when it is set and not empty, else connect-<name>
+// (docs/connect-internals.md, "Sink connector offsets").
+func SinkGroup(name string, props map[string]string) string {
+	if g := props["consumer.override.group.id"]; g != "" {
+		return g
+	}
+	return "connect-" + name
+}
+
 // GroupOffset is a committed offset of a sink connector's consumer group, with the committed
 // leader epoch and metadata that GroupOffsets reads, so that a snapshot commits back exactly
 // what it found. An entry without them (LeaderEpoch nil, Metadata "") commits what Connect's
@@ -82,33 +92,20 @@ func (g GroupActivity) Live() bool {
 
 // DescribeGroup returns the state and member count of group (none for an unknown group).
 func (s *Store) DescribeGroup(ctx context.Context, group string) (GroupActivity, error) {
-	res, err := s.client.DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{group}})
-	if err != nil {
+	g, err := kafkaio.DescribeGroup(ctx, s.client, group)
+	switch {
+	case errors.Is(err, kafka.GroupIdNotFound):
+		return GroupActivity{}, nil
+	case err != nil:
 		return GroupActivity{}, s.refusal(fmt.Errorf("describe group %q: %w", group, err), kafkaio.OpDescribe, kafkaio.ResourceGroup, group)
 	}
-	for _, g := range res.Groups {
-		if g.GroupID != group {
-			continue
-		}
-		if g.Error != nil {
-			if errors.Is(g.Error, kafka.GroupIdNotFound) {
-				return GroupActivity{}, nil
-			}
-			return GroupActivity{}, s.refusal(fmt.Errorf("describe group %q: %w", group, g.Error), kafkaio.OpDescribe, kafkaio.ResourceGroup, group)
-		}
-		return GroupActivity{State: g.GroupState, Members: len(g.Members)}, nil
-	}
-	return GroupActivity{}, nil
+	return GroupActivity{State: g.State, Members: len(g.Members)}, nil
 }
 
 // DeleteGroup deletes group and its offsets (Connect's sink offset reset, docs/connect-internals.md, "Sink connector offsets"). A group that
 // does not exist counts as deleted; a group with members fails with ErrGroupNotEmpty.
 func (s *Store) DeleteGroup(ctx context.Context, group string) error {
-	res, err := s.client.DeleteGroups(ctx, &kafka.DeleteGroupsRequest{GroupIDs: []string{group}})
-	if err != nil {
-		return s.refusal(fmt.Errorf("delete group %q: %w", group, err), kafkaio.OpDelete, kafkaio.ResourceGroup, group)
-	}
-	switch err := res.Errors[group]; {
+	switch err := kafkaio.DeleteGroup(ctx, s.client, group); {
 	case err == nil, errors.Is(err, kafka.GroupIdNotFound):
 		return nil
 	case errors.Is(err, kafka.NonEmptyGroup):
@@ -204,6 +201,11 @@ func (s *Store) DeleteGroupOffsets(ctx context.Context, group string, partitions
 // nil, or the broker's authorization error. Nothing is written.
 func (s *Store) ProbeWrite(ctx context.Context, topic string) error {
 	return kafkaio.ProbeWrite(ctx, s.client, topic)
+}
+
+// ProbeWrites is ProbeWrite for each of topics, in one request (kafkaio.ProbeWrites).
+func (s *Store) ProbeWrites(ctx context.Context, topics []string) []error {
+	return kafkaio.ProbeWrites(ctx, s.client, topics)
 }
 
 // ProbeGroupCommit reports whether the store's principal may commit offsets of topics for

@@ -30,6 +30,11 @@ type Options struct {
 	// Principal describes who Transport authenticates as (User:alice), named in the
 	// *kafkaio.AuthzError of every refused request. Empty means User:ANONYMOUS.
 	Principal string
+	// SyncedReads says that the views are read after Sync only (the agent's stages): their
+	// logs tail quietly (kafkaio.Log.QuietTail), so that the store's own writes do not wake
+	// their fetch loops, and Sync fetches what it finds missing. A reader that watches a
+	// view without Sync (waiting for others' writes to appear) leaves it false.
+	SyncedReads bool
 }
 
 // Cluster returns the options of the Kafka cluster that holds the topics, for kafkaio.
@@ -104,6 +109,9 @@ func New(opts Options) (*Store, error) {
 	if s.configLog, err = kafkaio.NewLog(opts.Cluster(), opts.ConfigTopic, s.config.apply); err != nil {
 		return nil, fmt.Errorf("new offset store: %w", err)
 	}
+	if opts.SyncedReads {
+		s.configLog.QuietTail()
+	}
 	if _, err := s.addOffsetsTopic(opts.OffsetsTopic); err != nil {
 		return nil, fmt.Errorf("new offset store: %w", err)
 	}
@@ -118,6 +126,9 @@ func (s *Store) addOffsetsTopic(topic string) (*offsetsTopic, error) {
 		return nil, err
 	}
 	l.OnLoad(view.expect)
+	if s.opts.SyncedReads {
+		l.QuietTail()
+	}
 	ot := &offsetsTopic{view: view, log: l}
 	s.offsets[topic] = ot
 	return ot, nil
@@ -269,6 +280,12 @@ func (s *Store) ConnectorRecordAt(name string) (int64, bool) {
 // live config, and those whose only or latest connector record is malformed (see
 // ConnectorProblem). Deleted (tombstoned) connectors are not listed.
 func (s *Store) ConnectorNames() []string { return s.config.names() }
+
+// GroupConnectors returns the connectors of the config view, sorted, whose consumer group as a
+// sink connector (SinkGroup) is group, whatever their type: a caller that cares about sinks
+// only checks each one's type. It reads an index kept as the view applies records, so its
+// cost does not grow with the connectors in the cluster.
+func (s *Store) GroupConnectors(group string) []string { return s.config.groupConnectors(group) }
 
 // ConnectorProblem says why connector name's config-topic state cannot be taken as is: its
 // latest connector record is malformed (Connect logged and skipped it), or task-config records

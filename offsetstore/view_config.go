@@ -50,6 +50,11 @@ type configView struct {
 	// connectorAt is, per connector, the offset of its latest live connector record: a Connect
 	// group's leader that has read its config topic past it has seen the connector.
 	connectorAt map[string]int64
+	// groups indexes connectors by the consumer group they would consume with as sinks
+	// (SinkGroup), so that a sink request finds the connectors of its group without reading
+	// every connector's config: with thousands of connectors, that scan was most of a sink
+	// request's CPU, growing with the connectors already there.
+	groups map[string][]string
 }
 
 func newConfigView(logger *slog.Logger) *configView {
@@ -61,6 +66,7 @@ func newConfigView(logger *slog.Logger) *configView {
 		pendingTasks: map[string]int{},
 		latest:       map[string]ConfigRecord{},
 		connectorAt:  map[string]int64{},
+		groups:       map[string][]string{},
 	}
 }
 
@@ -100,6 +106,7 @@ func (v *configView) apply(msgs []kafka.Message) {
 
 func (v *configView) applyConnector(name string, m *kafka.Message) {
 	if m.Value == nil {
+		v.unindexGroup(name)
 		delete(v.connectors, name)
 		delete(v.malformed, name)
 		delete(v.pendingTasks, name) // processConnectorRemoval drops deferred task updates
@@ -129,7 +136,35 @@ func (v *configView) applyConnector(name string, m *kafka.Message) {
 		}
 		props[k] = s
 	}
+	v.unindexGroup(name)
 	v.connectors[name] = props
+	g := SinkGroup(name, props)
+	v.groups[g] = append(v.groups[g], name)
+}
+
+// unindexGroup removes connector name from the group index, under the write lock, before its
+// config is replaced or removed.
+func (v *configView) unindexGroup(name string) {
+	props, ok := v.connectors[name]
+	if !ok {
+		return
+	}
+	g := SinkGroup(name, props)
+	names := slices.DeleteFunc(v.groups[g], func(n string) bool { return n == name })
+	if len(names) == 0 {
+		delete(v.groups, g)
+	} else {
+		v.groups[g] = names
+	}
+}
+
+// groupConnectors returns the connectors whose sink consumer group is group, sorted.
+func (v *configView) groupConnectors(group string) []string {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	out := slices.Clone(v.groups[group])
+	slices.Sort(out)
+	return out
 }
 
 // applyTargetState implements the reader rules of docs/connect-internals.md, "Target states": prefer state.v2 when it is a

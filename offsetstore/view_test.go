@@ -200,6 +200,50 @@ func TestConfigViewNamesAndProblems(t *testing.T) {
 	}
 }
 
+// The group index follows every connector record: the default group connect-<name>, an
+// override, an override changed or removed, a tombstone, and a malformed record, after which
+// Connect keeps (and the view indexes) the previous config.
+func TestConfigViewGroupConnectors(t *testing.T) {
+	const tomb = "~"
+	tests := []struct {
+		name    string
+		records [][2]string
+		want    map[string][]string // group -> connectors
+	}{
+		{name: "default and override", records: [][2]string{
+			{"connector-a", `{"properties":{"name":"a"}}`},
+			{"connector-b", `{"properties":{"name":"b","consumer.override.group.id":"shared"}}`},
+			{"connector-c", `{"properties":{"name":"c","consumer.override.group.id":"shared"}}`},
+			{"connector-d", `{"properties":{"name":"d","consumer.override.group.id":""}}`},
+		}, want: map[string][]string{"connect-a": {"a"}, "shared": {"b", "c"}, "connect-d": {"d"}, "connect-b": nil}},
+		{name: "override changed and removed", records: [][2]string{
+			{"connector-a", `{"properties":{"name":"a","consumer.override.group.id":"g1"}}`},
+			{"connector-a", `{"properties":{"name":"a","consumer.override.group.id":"g2"}}`},
+			{"connector-b", `{"properties":{"name":"b","consumer.override.group.id":"g1"}}`},
+			{"connector-b", `{"properties":{"name":"b"}}`},
+		}, want: map[string][]string{"g1": nil, "g2": {"a"}, "connect-b": {"b"}, "connect-a": nil}},
+		{name: "tombstone", records: [][2]string{
+			{"connector-a", `{"properties":{"name":"a","consumer.override.group.id":"g"}}`},
+			{"connector-b", `{"properties":{"name":"b","consumer.override.group.id":"g"}}`},
+			{"connector-a", tomb},
+		}, want: map[string][]string{"g": {"b"}}},
+		{name: "malformed keeps the previous config", records: [][2]string{
+			{"connector-a", `{"properties":{"name":"a","consumer.override.group.id":"g"}}`},
+			{"connector-a", `[`},
+			{"connector-z", `[`},
+		}, want: map[string][]string{"g": {"a"}, "connect-a": nil, "connect-z": nil}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := newConfigView(slog.New(slog.DiscardHandler))
+			v.apply(configRecords(tt.records, tomb))
+			for group, want := range tt.want {
+				require.Equal(t, want, v.groupConnectors(group), group)
+			}
+		})
+	}
+}
+
 // configRecords turns (key, value) pairs into config-topic records at offsets 0, 1, ...; a
 // value equal to tomb is a tombstone.
 func configRecords(records [][2]string, tomb string) []kafka.Message {

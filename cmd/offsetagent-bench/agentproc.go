@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -26,8 +27,9 @@ import (
 //
 //	mark  collect garbage, note the live heap, start sampling the peak (and the CPU profile);
 //	      prints "idle <bytes>"
-//	peak  stop sampling; prints "peak <bytes> <live bytes>": the largest heap in use and the
-//	      largest heap a garbage collection found reachable
+//	peak  stop sampling; prints "peak <bytes> <live bytes> <objects> <allocated bytes>": the
+//	      largest heap in use and the largest heap a garbage collection found reachable, and
+//	      the heap objects and bytes allocated since mark
 //	sync  wait until the agent's offsets view has read its topic to the end; prints "synced"
 //
 // Closing stdin stops the agent and the child. With a CPU profile, the child also writes the
@@ -122,6 +124,8 @@ type markedPhase struct {
 	cpuProfile string
 	sampler    *peakSampler
 	profile    *os.File
+	// objects and bytes are the heap's allocations at mark.
+	objects, bytes uint64
 }
 
 // mark starts the phase: it writes the idle live heap.
@@ -137,12 +141,14 @@ func (ph *markedPhase) mark(stdout, stderr io.Writer) {
 		}
 	}
 	ph.sampler = samplePeak()
+	ph.objects, ph.bytes = heapAllocs()
 	fmt.Fprintf(stdout, "idle %d\n", idle)
 }
 
 // peak ends the phase: it writes the peak and live heap it saw.
 func (ph *markedPhase) peak(stdout io.Writer) {
 	var peak, live uint64
+	objects, bytes := heapAllocs()
 	if ph.sampler != nil {
 		peak = ph.sampler.finish()
 		live = ph.sampler.live.Load()
@@ -157,7 +163,14 @@ func (ph *markedPhase) peak(stdout io.Writer) {
 		_ = ph.profile.Close()
 		ph.profile = nil
 	}
-	fmt.Fprintf(stdout, "peak %d %d\n", peak, live)
+	fmt.Fprintf(stdout, "peak %d %d %d %d\n", peak, live, objects-ph.objects, bytes-ph.bytes)
+}
+
+// heapAllocs returns the heap objects and bytes allocated so far.
+func heapAllocs() (objects, bytes uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
 }
 
 // syncOffsets reads the offsets topic to its end into the agent's store.
@@ -181,6 +194,20 @@ type agentProc struct {
 // cpuProfile is set; with noop, stages that answer at once) and waits until it is ready, then
 // watches its result topic.
 func (e *env) startAgentProcess(ctx context.Context, cfg agent.Config, cpuProfile string, noop bool) (*agentProc, error) {
+	p, err := startAgentChild(ctx, cfg, cpuProfile, noop)
+	if err != nil {
+		return nil, err
+	}
+	if p.watcher, err = watchResults(ctx, e.brokers, cfg.ResultTopic, cfg.RequestTopicPartitions, e.opts.verbose); err != nil {
+		p.stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// startAgentChild starts an agent child with cfg and waits until it is ready; its results are
+// not watched.
+func startAgentChild(ctx context.Context, cfg agent.Config, cpuProfile string, noop bool) (*agentProc, error) {
 	args := []string{"-agent"}
 	if noop {
 		args = append(args, "-noop")
@@ -199,9 +226,6 @@ func (e *env) startAgentProcess(ctx context.Context, cfg agent.Config, cpuProfil
 	}
 	if err == nil {
 		err = p.expect(ctx, "ready")
-	}
-	if err == nil {
-		p.watcher, err = watchResults(ctx, e.brokers, cfg.ResultTopic, cfg.RequestTopicPartitions, e.opts.verbose)
 	}
 	if err != nil {
 		p.stop()
@@ -260,11 +284,17 @@ func (p *agentProc) mark(ctx context.Context) (uint64, error) {
 // peak stops the child's sampling and returns the largest heap in use it saw since mark and
 // the largest heap a collection found reachable.
 func (p *agentProc) peak(ctx context.Context) (heap, live uint64, err error) {
-	if _, err := io.WriteString(p.stdin, "peak\n"); err != nil {
-		return 0, 0, fmt.Errorf("agent process: %w", err)
-	}
-	err = p.expect(ctx, "peak", &heap, &live)
+	heap, live, _, _, err = p.peakAllocs(ctx)
 	return heap, live, err
+}
+
+// peakAllocs is peak with the heap objects and bytes the child allocated since mark.
+func (p *agentProc) peakAllocs(ctx context.Context) (heap, live, objects, bytes uint64, err error) {
+	if _, err := io.WriteString(p.stdin, "peak\n"); err != nil {
+		return 0, 0, 0, 0, fmt.Errorf("agent process: %w", err)
+	}
+	err = p.expect(ctx, "peak", &heap, &live, &objects, &bytes)
+	return heap, live, objects, bytes, err
 }
 
 // sync waits until the child's offsets view has read the topic to its end: the records a

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -22,9 +23,20 @@ const maxMessageBytes = 20 << 20
 
 // serveBroker is the child process: it starts kfake on a free loopback port, prints the
 // address on stdout and serves until stdin closes (the parent exited or closed the pipe).
-func serveBroker(stdin io.Reader, stdout, stderr io.Writer) int {
+// With tapped, its connections are tapped (tap.go) and "tap" on stdin answers the spans.
+func serveBroker(stdin io.Reader, stdout, stderr io.Writer, tapped bool) int {
+	var t *tap
+	if tapped {
+		t = newTap()
+	}
 	c, err := kfake.NewCluster(kfake.NumBrokers(1),
-		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
+			l, err := net.Listen(network, "127.0.0.1:0")
+			if err != nil || t == nil {
+				return l, err
+			}
+			return t.listener(l), nil
+		}),
 		kfake.BrokerConfigs(map[string]string{"message.max.bytes": fmt.Sprint(maxMessageBytes)}))
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent-bench: start embedded broker: %v\n", err)
@@ -32,9 +44,10 @@ func serveBroker(stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer c.Close()
 	// OFFSETAGENT_BENCH_BROKER_PROFILE names a CPU profile of the broker process's whole life,
-	// to see where the broker's share of the machine goes.
+	// to see where the broker's share of the machine goes; each broker of a run writes its own,
+	// the name followed by the broker's process id.
 	if path := os.Getenv("OFFSETAGENT_BENCH_BROKER_PROFILE"); path != "" {
-		f, err := os.Create(path)
+		f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
 		if err != nil {
 			fmt.Fprintf(stderr, "offsetagent-bench: broker profile: %v\n", err)
 			return 1
@@ -72,7 +85,11 @@ func serveBroker(stdin io.Reader, stdout, stderr io.Writer) int {
 		}()
 	}
 	fmt.Fprintln(stdout, c.ListenAddrs()[0])
-	_, _ = io.Copy(io.Discard, stdin)
+	if t == nil {
+		_, _ = io.Copy(io.Discard, stdin)
+		return 0
+	}
+	serveTapCommands(t, stdin, stdout)
 	return 0
 }
 
@@ -83,8 +100,15 @@ type brokerProc struct {
 }
 
 // startBroker runs this binary with -broker and reads the broker's address.
-func startBroker(ctx context.Context) (*brokerProc, error) {
-	c, err := startChild("broker", "-broker")
+func startBroker(ctx context.Context) (*brokerProc, error) { return startBrokerTapped(ctx, false) }
+
+// startBrokerTapped is startBroker, with the broker's connections tapped when tapped.
+func startBrokerTapped(ctx context.Context, tapped bool) (*brokerProc, error) {
+	args := []string{"-broker"}
+	if tapped {
+		args = append(args, "-tap")
+	}
+	c, err := startChild("broker", args...)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +128,46 @@ func startBroker(ctx context.Context) (*brokerProc, error) {
 		return nil, fmt.Errorf("broker process printed no address")
 	}
 	return b, nil
+}
+
+// spans returns the round trips the tapped broker answered since the last call.
+func (b *brokerProc) spans(ctx context.Context) ([]tapSpan, error) {
+	if _, err := io.WriteString(b.stdin, "tap\n"); err != nil {
+		return nil, fmt.Errorf("broker process: %w", err)
+	}
+	type answer struct {
+		spans []tapSpan
+		err   error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		var a answer
+		for {
+			line, err := b.out.ReadString('\n')
+			if err != nil {
+				a.err = fmt.Errorf("broker process: %w", err)
+				break
+			}
+			if line = strings.TrimSpace(line); line == "end" {
+				break
+			}
+			var s tapSpan
+			if err := json.Unmarshal([]byte(line), &s); err != nil {
+				a.err = fmt.Errorf("broker process: %q: %w", line, err)
+				break
+			}
+			a.spans = append(a.spans, s)
+		}
+		got <- a
+	}()
+	select {
+	case a := <-got:
+		return a.spans, a.err
+	case <-time.After(time.Minute):
+		return nil, fmt.Errorf("broker process: no spans in 1m")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // close ends the broker by closing its stdin and waits for it.

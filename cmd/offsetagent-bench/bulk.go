@@ -81,7 +81,7 @@ func bulkScenario(ctx context.Context, e *env) ([]row, error) {
 	var rows []row
 	for _, f := range bulkFamilies() {
 		rows = append(rows, rateRow(sc, fmt.Sprintf("%s, %d offsets, publish->result (records/s)", f.tag, n), n,
-			pick(func(r bulkRound) bulkSample { return r.agent[f.tag] }), bare(f.tag), ">=", 0.8))
+			pick(func(r bulkRound) bulkSample { return r.agent[f.tag] }), bare(f.tag), ">=", 1.0))
 	}
 	const mib = 1 << 20
 	peaks, lives, sizes := make([]float64, len(rounds)), make([]float64, len(rounds)), make([]float64, len(rounds))
@@ -90,7 +90,7 @@ func bulkScenario(ctx context.Context, e *env) ([]row, error) {
 	}
 	rows = append(rows,
 		rateRow(sc, "MirrorMaker 2, a second request right after the first (records/s)", n,
-			pick(func(r bulkRound) bulkSample { return r.second }), mm2Bare, ">=", 0.8),
+			pick(func(r bulkRound) bulkSample { return r.second }), mm2Bare, ">=", 1.0),
 		roundsRow(sc, "agent's peak heap above idle (MiB) vs request size", peaks, sizes, "%.1f", "<=", 3),
 		roundsRow(sc, "agent's peak reachable heap (GC-marked) above idle (MiB)", lives, sizes, "%.1f", "", 0),
 		rateRow(sc, "floor: request transit only, publish->fetch->result (records/s)", n,

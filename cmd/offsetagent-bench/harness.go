@@ -34,6 +34,8 @@ type env struct {
 	// run prefixes every topic and group name on an external cluster, which keeps what earlier
 	// runs wrote; empty on the run's own kfake.
 	run string
+	// profileTaken is set once the one profile of -cpuprofile was started (latency).
+	profileTaken *atomic.Bool
 }
 
 // name is a topic or group name for tag, unique in this run (and across runs on an external
@@ -151,13 +153,18 @@ type resultInfo struct {
 	message string // the failure's data, only for failed results
 	// stages are the result's stage reports (decoded only in verbose runs).
 	stages []events.StageReport
+	// raw is the result record, kept by a watcher that keeps them (keep) for decoding after
+	// the measurement.
+	raw *kafka.Message
 }
 
 // resultWatcher reads the result topic from its start with one plain reader per partition and
 // notes when each request's result arrived, by the ce_requestid header the agent adds.
 type resultWatcher struct {
-	readers []*kafka.Reader
+	// closers close the watcher's consumers (each waits for its long poll).
+	closers []func()
 	decode  bool
+	keep    bool
 	wg      sync.WaitGroup
 	cancel  context.CancelFunc
 
@@ -172,7 +179,7 @@ func watchResults(ctx context.Context, brokers []string, topic string, partition
 	for p := range partitions {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: topic, Partition: p,
 			MinBytes: 1, MaxWait: 1500 * time.Millisecond, MaxBytes: 1 << 20})
-		w.readers = append(w.readers, r)
+		w.closers = append(w.closers, func() { _ = r.Close() })
 		w.wg.Go(func() {
 			for {
 				m, err := r.ReadMessage(wctx)
@@ -201,6 +208,9 @@ func (w *resultWatcher) note(m *kafka.Message) {
 		if _, res, err := events.DecodeResult(m); err == nil {
 			info.stages = res.Stages
 		}
+	}
+	if w.keep {
+		info.raw = m
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -264,8 +274,8 @@ type waiter struct {
 func (w *resultWatcher) close() {
 	w.cancel()
 	var closing sync.WaitGroup
-	for _, r := range w.readers {
-		closing.Go(func() { _ = r.Close() }) // each waits for its long poll
+	for _, c := range w.closers {
+		closing.Go(c)
 	}
 	closing.Wait()
 	w.wg.Wait()

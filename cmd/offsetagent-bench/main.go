@@ -28,6 +28,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -61,12 +62,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "also write the table, date and machine to this Markdown file")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile of one scenario's measured phase to this file")
-	profiled := fs.String("profile", "bulk", "the scenario -cpuprofile covers: bulk, many, flat (the first agent start-up on the full topic) or view (every view load, the rounds after the first to path.N)")
+	profiled := fs.String("profile", "bulk", "the scenario -cpuprofile covers: bulk, latency (the agent of the first round, in its child process), many, flat (the first agent start-up on the full topic) or view (every view load, the rounds after the first to path.N)")
 	only := fs.String("scenarios", "bulk,latency,many,flat,migrate,view", "comma-separated scenarios to run")
 	scaleFlag := fs.String("scale", "", "scale every count by this factor (default $BENCH_SCALE, else 1)")
 	timeout := fs.Duration("timeout", 20*time.Minute, "give up on the whole run after this long")
 	verbose := fs.Bool("v", false, "print progress to stderr")
 	broker := fs.Bool("broker", false, "internal: serve the embedded broker until stdin closes")
+	tapped := fs.Bool("tap", false, "internal: with -broker, tap the broker's connections (tap.go)")
+	echo := fs.Bool("echo", false, "internal: answer requests as a franz-go echo (the latency scenario's floor, echo.go)")
 	agentChild := fs.Bool("agent", false, "internal: run one agent for the driver (see agentproc.go)")
 	noop := fs.Bool("noop", false, "internal: with -agent, stages that answer succeeded at once")
 	transit := fs.Bool("transit", false, "internal: answer requests without an agent (the bulk scenario's transit floors, transit.go)")
@@ -76,7 +79,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *broker {
-		return serveBroker(stdin, stdout, stderr)
+		return serveBroker(stdin, stdout, stderr, *tapped)
+	}
+	if *echo {
+		return serveEcho(stdin, stdout, stderr)
 	}
 	if *transit {
 		return serveTransit(stdin, stdout, stderr)
@@ -181,7 +187,7 @@ func bench(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		if !o.scenarios[name] {
 			continue
 		}
-		e := &env{brokers: o.brokers, brokerPID: o.brokerPID, opts: o, stderr: stderr, run: fmt.Sprintf("b%d-", started.Unix())}
+		e := &env{brokers: o.brokers, brokerPID: o.brokerPID, opts: o, stderr: stderr, run: fmt.Sprintf("b%d-", started.Unix()), profileTaken: &atomic.Bool{}}
 		closeBroker := func() {}
 		if len(o.brokers) == 0 {
 			// Every scenario gets a broker of its own, so that none is measured on the data and

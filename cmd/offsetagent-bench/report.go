@@ -108,7 +108,7 @@ func writeMarkdown(path string, rows []row, scale float64, elapsed time.Duration
 	fmt.Fprintf(&b, "- Date: %s\n", time.Now().UTC().Format("Mon Jan _2 15:04:05 UTC 2006"))
 	fmt.Fprintf(&b, "- Machine: %s\n", machine())
 	fmt.Fprintf(&b, "- BENCH_SCALE=%g, run time %s\n", scale, elapsed.Round(time.Second))
-	fmt.Fprintf(&b, "- Broker: %s; agent in-process (bulk: in a child process)\n\n", broker)
+	fmt.Fprintf(&b, "- Broker: %s; agent in-process (bulk, latency: in a child process)\n\n", broker)
 	fmt.Fprintf(&b, "| %s |\n", strings.Join(header(), " | "))
 	fmt.Fprintf(&b, "|%s\n", strings.Repeat("---|", len(header())))
 	for _, r := range rows {
@@ -175,12 +175,30 @@ const methodNotes = `
    timed like the agent: request transit only (a child process that reads the request record
    and publishes a result, decoding nothing), transit plus Store.Write of the pre-encoded
    records, and the agent with stages that answer at once (transit plus decoding).
-2. **latency**: single-offset requests, one at a time, publish to result; the floor is the same
-   agent with its stages replaced by a processor that answers succeeded at once.
-3. **many**: N requests for distinct connectors (10 offsets each) published in one write to the
-   agent as shipped (its default OFFSETAGENT_CONCURRENCY and request-topic partitions); the
-   baseline is the same agent with Concurrency=1 and a 1-partition request topic. Latencies are
-   from the publish to each result.
+2. **latency**: single-offset requests, one at a time, publish to result, as a user sees them:
+   the driver publishes with a franz-go producer (no linger, acks=all, snappy) and reads the
+   results with a franz-go consumer; the agent runs in a child process. The floor is the echo,
+   a franz-go loop in a child process that consumes each request record and produces one
+   result record (acks=all), decoding nothing, measured the same way; the agent with stages
+   that answer at once is measured too. Each of the -rounds rounds runs the three, each on a
+   fresh broker whose connections are tapped, in an order rotated by the round; the targets
+   hold for the medians of the per-round ratios (p50 and p99). The tap notes when the broker
+   read each request and wrote its response: the phase rows cut the requests that took the
+   most common way into the publish, the broker until the service's fetch is answered, the
+   service's time (its own work before each round trip, and each round trip as the broker saw
+   it, overlapping ones together), the broker until the driver's fetch is answered, and the
+   driver's read; the agent's beside the echo's, medians over every round. The round-trip
+   rows count every request each client made per request (Fetch "(no wait)": a read of where
+   partitions end). CPU rows: CPU time per request of the service's process, the broker's and
+   the driver's during the measured requests. The stage rows are the durations the agent's
+   results report.
+3. **many**: N requests for distinct connectors (10 offsets each) published at once, by the
+   latency scenario's franz-go driver, to the agent as shipped (its default
+   OFFSETAGENT_CONCURRENCY and request-topic partitions) in a child process; the baseline is the
+   same agent with Concurrency=1 and a 1-partition request topic. Latencies are from the publish
+   to each result. CPU rows: CPU time per request of the agent's process, the broker's and the
+   driver's from the publish to the last result; allocation rows: the agent's heap objects and
+   bytes allocated per request meanwhile (runtime/metrics /gc/heap/allocs).
 4. **flat**: an offsets topic pre-filled with other connectors' records (10% tombstones);
    single-request p50 against the same with an empty topic; the view's start-up load rate (agent
    start until its views are loaded) against 25 plain kafka-go Readers (MaxBytes 1 MiB, as the

@@ -9,7 +9,6 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -153,33 +152,4 @@ func (e *env) singleLatencies(ctx context.Context, a *runningAgent, prefix strin
 		e.progress("%s: mean stage durations:%s", prefix, stageMeans(rs))
 	}
 	return lat, nil
-}
-
-// latencyScenario measures single-offset requests one at a time, against
-// the same agent with no-op stages.
-func latencyScenario(ctx context.Context, e *env) ([]row, error) {
-	const sc = "2 latency"
-	n := e.scaled(400, 20)
-	measure := func(tag string, stages agent.Processor) ([]time.Duration, error) {
-		a, err := e.startAgent(ctx, e.config(tag), stages)
-		if err != nil {
-			return nil, err
-		}
-		defer a.stop()
-		return e.singleLatencies(ctx, a, tag, n, 90*time.Second)
-	}
-	floor, err := measure("floor", noopStages{})
-	if err != nil {
-		return nil, fmt.Errorf("floor: %w", err)
-	}
-	real, err := measure("single", nil)
-	if err != nil {
-		return nil, err
-	}
-	e.progress("latency: %d real, %d floor samples", len(real), len(floor))
-	return []row{
-		ratioRow(sc, fmt.Sprintf("p50 publish->result, %d requests (ms)", len(real)),
-			ms(percentile(real, 0.5)), ms(percentile(floor, 0.5)), "%.2f", "<=", 2),
-		ratioRow(sc, "p99 publish->result (ms)", ms(percentile(real, 0.99)), ms(percentile(floor, 0.99)), "%.2f", "", 0),
-	}, nil
 }

@@ -25,7 +25,8 @@ type Options struct {
 
 // NewClient builds a kafka.Client over the brokers of opts. It never dials. The client knows
 // opts.Principal: the functions of this package name it in the *AuthzError of a request the
-// brokers refused.
+// brokers refused. It also remembers the coordinator of each consumer group it sent a request
+// to (coordinator.go).
 func NewClient(opts Options) *kafka.Client {
 	cl := &kafka.Client{Addr: kafka.TCP(opts.Brokers...)}
 	// A nil Transport must stay a nil interface: a typed nil *kafka.Transport would be called
@@ -33,23 +34,23 @@ func NewClient(opts Options) *kafka.Client {
 	if opts.Transport != nil {
 		cl.Transport = opts.Transport
 	}
-	if opts.Principal != "" {
-		cl.Transport = &principalTransport{RoundTripper: transportOf(cl), principal: opts.Principal}
-	}
+	cl.Transport = &clientTransport{RoundTripper: transportOf(cl), principal: opts.Principal, coordinators: newCoordinators()}
 	return cl
 }
 
-// principalTransport is the RoundTripper of a client built by NewClient with a principal: it
-// carries the principal to the refusals of that client's requests.
-type principalTransport struct {
+// clientTransport is the RoundTripper of a client built by NewClient: it carries the
+// principal to the refusals of that client's requests, and the coordinators its group
+// requests go to.
+type clientTransport struct {
 	kafka.RoundTripper
-	principal string
+	principal    string
+	coordinators *coordinators
 }
 
-// transportOf is the RoundTripper of cl, under the principal NewClient put on it.
+// transportOf is the RoundTripper of cl, under what NewClient put on it.
 func transportOf(cl *kafka.Client) kafka.RoundTripper {
-	if pt, ok := cl.Transport.(*principalTransport); ok {
-		return pt.RoundTripper
+	if ct, ok := cl.Transport.(*clientTransport); ok {
+		return ct.RoundTripper
 	}
 	if cl.Transport != nil {
 		return cl.Transport
@@ -60,8 +61,8 @@ func transportOf(cl *kafka.Client) kafka.RoundTripper {
 // PrincipalOf is the principal cl was built with (Options.Principal), empty for none: code
 // that makes a request of its own through cl names it in the refusal (Authz).
 func PrincipalOf(cl *kafka.Client) string {
-	if pt, ok := cl.Transport.(*principalTransport); ok {
-		return pt.principal
+	if ct, ok := cl.Transport.(*clientTransport); ok {
+		return ct.principal
 	}
 	return ""
 }

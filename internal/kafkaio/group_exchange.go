@@ -97,17 +97,26 @@ func (e *kmsgExchange) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 }
 
 // exchangeGroup sends req to the coordinator of group over cl's transport and returns the
-// coordinator's response.
+// coordinator's response: the coordinator cl remembers (coordinator.go), or, for a client
+// without that memory, the one kafka-go's transport finds before each request.
 func exchangeGroup(ctx context.Context, cl *kafka.Client, group string, req kmsg.Request, maxVersion int16) (kmsg.Response, error) {
-	e := &groupExchange{group: group, kmsgExchange: kmsgExchange{req: req, maxVersion: maxVersion,
-		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientIDOf(cl)))}}
-	return roundTrip(ctx, cl, e)
+	if cache := coordinatorsOf(cl); cache != nil {
+		return exchangeCoordinated(ctx, cl, cache, group, req, maxVersion)
+	}
+	return roundTrip(ctx, cl, &groupExchange{group: group, kmsgExchange: newKmsgExchange(cl, req, maxVersion)})
 }
 
 // exchangeAny sends req to any broker over cl's transport and returns the broker's response.
 func exchangeAny(ctx context.Context, cl *kafka.Client, req kmsg.Request, maxVersion int16) (kmsg.Response, error) {
-	return roundTrip(ctx, cl, &kmsgExchange{req: req, maxVersion: maxVersion,
-		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientIDOf(cl)))})
+	e := newKmsgExchange(cl, req, maxVersion)
+	return roundTrip(ctx, cl, &e)
+}
+
+// newKmsgExchange is the exchange of req on a connection of cl's transport, at most
+// maxVersion.
+func newKmsgExchange(cl *kafka.Client, req kmsg.Request, maxVersion int16) kmsgExchange {
+	return kmsgExchange{req: req, maxVersion: maxVersion,
+		format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientIDOf(cl)))}
 }
 
 func roundTrip(ctx context.Context, cl *kafka.Client, e kafka.Request) (kmsg.Response, error) {

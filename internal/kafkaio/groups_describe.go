@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/segmentio/kafka-go"
-	"github.com/segmentio/kafka-go/protocol"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -44,7 +43,7 @@ func ListGroups(ctx context.Context, cl *kafka.Client) ([]ListedGroup, error) {
 	}
 	var out []ListedGroup
 	for _, b := range md.Brokers {
-		e := &brokerExchange{broker: int32(b.ID), kmsgExchange: kmsgExchange{req: kmsg.NewPtrListGroupsRequest(), maxVersion: maxListGroupsVersion,
+		e := &brokerExchange{id: int32(b.ID), kmsgExchange: kmsgExchange{req: kmsg.NewPtrListGroupsRequest(), maxVersion: maxListGroupsVersion,
 			format: kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientIDOf(cl)))}}
 		kres, err := roundTrip(ctx, cl, e)
 		if err == nil {
@@ -125,23 +124,3 @@ func describeGroup(ctx context.Context, cl *kafka.Client, group string) (Describ
 	}
 	return d, nil
 }
-
-// brokerExchange is a kmsg request sent to one broker (protocol.BrokerMessage).
-type brokerExchange struct {
-	kmsgExchange
-	broker int32
-}
-
-// Broker implements protocol.BrokerMessage.
-func (e *brokerExchange) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
-	b, ok := cluster.Brokers[e.broker]
-	if !ok {
-		return protocol.Broker{}, fmt.Errorf("broker %d is not in the cluster's metadata", e.broker)
-	}
-	return b, nil
-}
-
-var (
-	_ protocol.BrokerMessage = (*brokerExchange)(nil)
-	_ protocol.RawExchanger  = (*brokerExchange)(nil)
-)

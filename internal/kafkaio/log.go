@@ -50,6 +50,9 @@ type Log struct {
 	apply   func([]kafka.Message)
 	// borrow: apply gets records that alias the fetch buffers (NewBorrowingLog).
 	borrow bool
+	// quiet: once caught up, the fetch loops wait for logPollBytes of new records, and the
+	// barriers fetch what they find missing (QuietTail).
+	quiet bool
 	// onLoad is told the size of the initial load (OnLoad).
 	onLoad func(records int64)
 	logger *slog.Logger
@@ -139,6 +142,16 @@ func newLog(opts Options, topic string, apply func([]kafka.Message), borrow bool
 // can size itself once instead of growing through the load. Call it before Run.
 func (l *Log) OnLoad(f func(records int64)) { l.onLoad = f }
 
+// QuietTail is for a log whose readers read it through Sync or SyncTo only (a view consulted
+// at barriers): once its partitions are caught up, its fetch loops wait for logPollBytes of new
+// records, or logFetchMaxWait, rather than for the first record, so that the owner's own
+// writes, which Written applies, no longer wake them only to bring those records back and send
+// the next long poll; a write of the agent's is then one round trip instead of two, or three.
+// Others' records are fetched by the barriers that find the log behind them (their read of
+// the partitions' ends brings the missing records, and they fetch on without waiting until
+// they have them) or by the next poll. Call it before Run.
+func (l *Log) QuietTail() { l.quiet = true }
+
 // Topic returns the topic the log reads.
 func (l *Log) Topic() string { return l.topic }
 
@@ -177,9 +190,11 @@ func (l *Log) Run(ctx context.Context) (err error) {
 	}
 	if l.onLoad != nil {
 		var backlog int64
+		l.mu.Lock() // Written may move a partition on already
 		for p := range l.target {
 			backlog += max(l.target[p]-l.next[p], 0)
 		}
+		l.mu.Unlock()
 		l.onLoad(backlog)
 	}
 	ownCtx, stopOwn := context.WithCancel(ctx)

@@ -139,9 +139,12 @@ func (t *tailer) prepare(round int) (wake time.Time, released <-chan struct{}) {
 		polling = polling && known && t.offsets[p] >= hw
 		t.fetch.add(p, t.offsets[p], logFetchMaxBytes)
 	}
-	t.fetch.req.MaxBytes = logFetchRequestBytes
+	t.fetch.req.MaxBytes, t.fetch.req.MinBytes = logFetchRequestBytes, 1
 	if polling {
 		t.fetch.req.MaxBytes = logPollBytes
+		if t.l.quiet {
+			t.fetch.req.MinBytes = logPollBytes
+		}
 	}
 	t.fetch.req.MaxWaitMillis = int32(logFetchMaxWait / time.Millisecond)
 	if released != nil {

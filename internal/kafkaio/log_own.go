@@ -14,8 +14,9 @@ import (
 // offsets) need not fetch and decode its own records again: it knows their bytes and, from
 // the Produce response, their offsets. Written hands them to the Log, which applies them at
 // their place in the partition's order, exactly as if it had read them, and never twice: the
-// Log's applier goroutine applies a run once the partition's log stands at its first offset,
-// and when records of others come first, the fetch loop applies them and then the run. So a
+// Log's applier goroutine applies a run once the partition's log stands at its first offset
+// (Written applies a small one itself when the log already stands there), and when records
+// of others come first, the fetch loop applies them and then the run. So a
 // key written by someone else after the caller's record still wins, by log order, and the
 // writer does not wait for the view (Sync does). Hold keeps the fetch loops off the
 // partitions of a large write while it is in flight, so that they do not fetch the records as
@@ -107,9 +108,17 @@ func (l *Log) written(p int, run ownRun) {
 	if run.end() <= l.position(p) {
 		return // read from the topic already (a fetch in flight brought them)
 	}
+	l.mu.Lock()
+	if run.batch == nil && run.n <= SmallWrite && l.held[p] == 0 && len(l.own[p]) == 0 && l.next[p] == run.base {
+		// A small run right where the log stands is applied here: waking the applier for
+		// it would cost more than applying it (a claim, an intent, a config record).
+		l.mu.Unlock()
+		l.applyRun(p, run, run.base, nil)
+		l.advance(p, run.end())
+		return
+	}
 	// The writer's goroutine does not wait for the view: the run waits for the applier (or,
 	// when others' records come first, for the fetch loop), and Sync for both.
-	l.mu.Lock()
 	i, _ := slices.BinarySearchFunc(l.own[p], run.base, func(r ownRun, b int64) int { return compareInt64(r.base, b) })
 	l.own[p] = slices.Insert(l.own[p], i, run)
 	l.ownDirty[p] = true
@@ -301,6 +310,11 @@ func (l *Log) SyncTo(ctx context.Context, p int, end int64) error {
 	}
 	if p < 0 || p >= l.Partitions() {
 		return fmt.Errorf("sync log of topic %q: no partition %d", l.topic, p)
+	}
+	ends := make([]int64, l.Partitions())
+	ends[p] = end
+	if err := l.catchUp(ctx, ends); err != nil {
+		return fmt.Errorf("sync log of topic %q: %w", l.topic, err)
 	}
 	return l.waitApplied(ctx, func(next []int64) bool { return next[p] >= end })
 }

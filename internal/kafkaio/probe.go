@@ -34,32 +34,61 @@ const (
 // another error when the broker could not be asked. A refusal is an *AuthzError naming cl's
 // principal and Write on topic. Nothing is written.
 func ProbeWrite(ctx context.Context, cl *kafka.Client, topic string) error {
-	return refusal(cl, probeWrite(ctx, cl, topic), OpWrite, ResourceTopic, topic)
+	return ProbeWrites(ctx, cl, []string{topic})[0]
 }
 
-func probeWrite(ctx context.Context, cl *kafka.Client, topic string) error {
+// ProbeWrites is ProbeWrite for each of topics, in one Produce request: errs[i] is topics[i]'s
+// answer. A round trip that failed is every topic's error.
+func ProbeWrites(ctx context.Context, cl *kafka.Client, topics []string) (errs []error) {
+	errs = probeWrites(ctx, cl, topics)
+	for i, topic := range topics {
+		errs[i] = refusal(cl, errs[i], OpWrite, ResourceTopic, topic)
+	}
+	return errs
+}
+
+func probeWrites(ctx context.Context, cl *kafka.Client, topics []string) []error {
+	errs := make([]error, len(topics))
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks = -1
 	req.TimeoutMillis = 5000
-	t := kmsg.NewProduceRequestTopic()
-	t.Topic = topic
-	p := kmsg.NewProduceRequestTopicPartition()
-	p.Partition = probePartition
-	p.Records = []byte{} // empty, not null: a broker iterates the batches before the partitions
-	t.Partitions = append(t.Partitions, p)
-	req.Topics = append(req.Topics, t)
-	res, err := exchangeAny(ctx, cl, req, maxProbeProduceVersion)
-	if err != nil {
-		return fmt.Errorf("probe Write on topic %q: %w", topic, err)
+	at := map[string]int{} // a topic named twice is asked once
+	for _, topic := range topics {
+		if _, ok := at[topic]; ok {
+			continue
+		}
+		at[topic] = len(req.Topics)
+		t := kmsg.NewProduceRequestTopic()
+		t.Topic = topic
+		p := kmsg.NewProduceRequestTopicPartition()
+		p.Partition = probePartition
+		p.Records = []byte{} // empty, not null: a broker iterates the batches before the partitions
+		t.Partitions = append(t.Partitions, p)
+		req.Topics = append(req.Topics, t)
 	}
-	for _, rt := range res.(*kmsg.ProduceResponse).Topics {
-		for _, rp := range rt.Partitions {
-			if err := probeAnswer(rp.ErrorCode); err != nil {
-				return fmt.Errorf("probe Write on topic %q: %w", topic, err)
+	if len(req.Topics) == 0 {
+		return errs
+	}
+	res, err := exchangeAny(ctx, cl, req, maxProbeProduceVersion)
+	answers := map[string]error{}
+	if err == nil {
+		for _, rt := range res.(*kmsg.ProduceResponse).Topics {
+			for _, rp := range rt.Partitions {
+				if perr := probeAnswer(rp.ErrorCode); perr != nil && answers[rt.Topic] == nil {
+					answers[rt.Topic] = perr
+				}
 			}
 		}
 	}
-	return nil
+	for i, topic := range topics {
+		switch {
+		case err != nil:
+			errs[i] = fmt.Errorf("probe Write on topic %q: %w", topic, err)
+		case answers[topic] != nil:
+			errs[i] = fmt.Errorf("probe Write on topic %q: %w", topic, answers[topic])
+		}
+	}
+	return errs
 }
 
 // ProbeRead reports whether cl's principal may Read topic, as ProbeWrite does for Write.

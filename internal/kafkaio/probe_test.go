@@ -55,6 +55,13 @@ func TestProbes(t *testing.T) {
 
 	require.NoError(t, ProbeWrite(ctx, cl, "allowed"))
 	require.ErrorIs(t, ProbeWrite(ctx, cl, "refused"), kafka.TopicAuthorizationFailed)
+	// Several topics in one request, each with its own answer.
+	errs := ProbeWrites(ctx, cl, []string{"allowed", "refused", "allowed"})
+	require.Len(t, errs, 3)
+	require.NoError(t, errs[0])
+	require.ErrorIs(t, errs[1], kafka.TopicAuthorizationFailed)
+	require.ErrorContains(t, errs[1], `"refused"`)
+	require.NoError(t, errs[2])
 	require.NoError(t, ProbeRead(ctx, cl, "allowed"))
 	require.ErrorIs(t, ProbeRead(ctx, cl, "refused"), kafka.TopicAuthorizationFailed)
 

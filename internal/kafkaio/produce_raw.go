@@ -92,8 +92,19 @@ func (r *rawProduce) RawExchange(rw io.ReadWriter) (protocol.Message, error) {
 // requestSegments returns the request in segments: framing (with the small record sets copied
 // in), then each large record set as it lies, then the framing that follows it.
 func (r *rawProduce) requestSegments(version int16, corr uint32) [][]byte {
-	var segs [][]byte
-	var frame []byte
+	// The framing and the record sets copied into it, in one allocation.
+	need := 32 + len(r.clientID)
+	for i, part := range r.parts {
+		if i == 0 || part.topic != r.parts[i-1].topic {
+			need += 6 + len(part.topic)
+		}
+		need += 8
+		if len(part.set) <= rawProduceInline {
+			need += len(part.set)
+		}
+	}
+	segs := make([][]byte, 0, 1)
+	frame := make([]byte, 0, need)
 	size := 0
 	flush := func() {
 		if len(frame) > 0 {

@@ -145,26 +145,29 @@ func (w *Pending) Wait(ctx context.Context) []error {
 		case <-ctx.Done():
 		}
 	}
-	errs := slices.Clone(w.errs)
-	failed := false
+	var errs []error // allocated at the first failure
+	fail := func(i int, err error) {
+		if errs == nil {
+			errs = slices.Clone(w.errs)
+		}
+		errs[i] = err
+	}
 	for i, it := range w.owner {
 		if it == nil {
-			failed = failed || errs[i] != nil
+			if w.errs[i] != nil {
+				fail(i, w.errs[i])
+			}
 			continue
 		}
 		select {
 		case <-it.done:
 			if it.err != nil {
 				w.p.leaders.forget(it.topic)
-				errs[i] = refusal(w.p.client, fmt.Errorf("write to topic %q: %w", it.topic, it.err), OpWrite, ResourceTopic, it.topic)
-				failed = true
+				fail(i, refusal(w.p.client, fmt.Errorf("write to topic %q: %w", it.topic, it.err), OpWrite, ResourceTopic, it.topic))
 			}
 		default:
-			errs[i], failed = ctx.Err(), true
+			fail(i, ctx.Err())
 		}
-	}
-	if !failed {
-		return nil
 	}
 	return errs
 }
@@ -201,22 +204,28 @@ func (p *Producer) produceBy(ctx context.Context, msgs []kafka.Message, deadline
 // was told why it cannot be written) and at[i] its index among the item's records, order the
 // items in first-seen order.
 func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(int, error)) (owner, order []*produceItem, at []int) {
-	leadersOf := map[string][]int{}
-	topicErr := map[string]error{}
-	items := map[topicPartition]*produceItem{}
+	// A queued write is a few records of a few topics and partitions: their leaders and items
+	// are looked up in short lists, not maps (three maps a call were most of a small write's
+	// allocations).
+	type topicLeaders struct {
+		topic   string
+		leaders []int
+		err     error
+	}
+	var topics []topicLeaders
 	owner = make([]*produceItem, len(msgs))
 	at = make([]int, len(msgs))
 	for i := range msgs {
 		m := &msgs[i]
-		ls, ok := leadersOf[m.Topic]
-		if !ok {
-			var err error
-			if ls, err = p.leaders.get(ctx, m.Topic); err != nil {
-				topicErr[m.Topic] = err
-			}
-			leadersOf[m.Topic] = ls
+		k := slices.IndexFunc(topics, func(t topicLeaders) bool { return t.topic == m.Topic })
+		if k < 0 {
+			t := topicLeaders{topic: m.Topic}
+			t.leaders, t.err = p.leaders.get(ctx, m.Topic)
+			k = len(topics)
+			topics = append(topics, t)
 		}
-		if err := topicErr[m.Topic]; err != nil {
+		ls := topics[k].leaders
+		if err := topics[k].err; err != nil {
 			fail(i, refusal(p.client, fmt.Errorf("write to topic %q: %w", m.Topic, err), OpWrite, ResourceTopic, m.Topic))
 			continue
 		}
@@ -232,11 +241,15 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(in
 			fail(i, fmt.Errorf("write to topic %q: partition %d of %d", m.Topic, part, len(ls)))
 			continue
 		}
-		k := topicPartition{m.Topic, int32(part)}
-		it := items[k]
+		var it *produceItem
+		for _, o := range order {
+			if o.partition == int32(part) && o.topic == m.Topic {
+				it = o
+				break
+			}
+		}
 		if it == nil {
 			it = &produceItem{topic: m.Topic, partition: int32(part), leader: ls[part], done: make(chan struct{})}
-			items[k] = it
 			order = append(order, it)
 		}
 		at[i] = len(it.recs)
