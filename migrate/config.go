@@ -15,12 +15,12 @@ import (
 // on B (MM2Sinks; a sink that follows its sources keeps them), then the edit flags, then the
 // transform that gives the sink's records back their topics' names on A (topicnames.go), which
 // checkTopicNames plans before the other checks run.
-func (s *source) configForB(c *Connector, target string) events.Config {
+func (hc *checks) configForB(c *Connector, target string) events.Config {
 	cfg := c.Config
-	if m, ok := s.opts.SinkTranslator.(*MM2Sinks); ok && c.Type == connectors.Sink && c.follows == nil {
+	if m, ok := hc.opts.SinkTranslator.(*MM2Sinks); ok && c.Type == connectors.Sink && c.follows == nil {
 		cfg, _ = renamed(m.Policy, cfg) // a topics.regex it cannot rewrite refuses the sink (checkTopicNames)
 	}
-	return c.restore.apply(s.opts.Selection.EditConfig(cfg, target))
+	return c.restore.apply(hc.opts.Selection.EditConfig(cfg, target))
 }
 
 // renamed is cfg with the names MirrorMaker 2's policy p gives its topics on B (rewriteConfig),

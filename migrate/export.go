@@ -148,8 +148,6 @@ type source struct {
 	restDown error
 	// states are the migration's recorded states (nil for none).
 	states *states
-	// b is B, for the hazard checks (nil for an export).
-	b *targetSide
 }
 
 // openSource checks opts and connects to A (reading its topics to the end).
@@ -319,7 +317,7 @@ func (s *source) list(ctx context.Context) ([]*Connector, error) {
 // collect lists A's connectors, selects them, stops them with StopSource, and builds their
 // bodies. Connectors that cannot be exported are entries with OutcomeSkipped and no body.
 func (s *source) collect(ctx context.Context) ([]*Entry, error) {
-	entries, err := s.prepare(ctx)
+	entries, err := s.prepare(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -328,8 +326,9 @@ func (s *source) collect(ctx context.Context) ([]*Entry, error) {
 }
 
 // prepare lists A's connectors and selects them, and runs the checks that come before
-// anything is stopped: their states, their pipelines, the stop's preconditions.
-func (s *source) prepare(ctx context.Context) ([]*Entry, error) {
+// anything is stopped: their states, their pipelines and hazards on B (b; nil for an export),
+// the stop's preconditions.
+func (s *source) prepare(ctx context.Context, b *targetSide) ([]*Entry, error) {
 	all, err := s.list(ctx)
 	if err != nil {
 		return nil, err
@@ -378,14 +377,15 @@ func (s *source) prepare(ctx context.Context) ([]*Entry, error) {
 		return nil, &UnmatchedError{Flags: unmatched, Total: none.Total, Examples: none.Examples}
 	}
 	s.resolveStates(entries)
-	s.checkPipelines(ctx, entries)
-	s.checkHazards(ctx, entries)
+	hc := &checks{opts: s.opts, a: s, b: b}
+	hc.checkPipelines(ctx, entries)
+	hc.checkHazards(ctx, entries)
 	if s.opts.existingOnB != nil { // after the checks that decide the config on B (configForB)
 		onB, err := s.opts.existingOnB(ctx)
 		if err != nil {
 			return nil, precheckf("read the connectors B has: %v", err)
 		}
-		refuseExisting(entries, onB, s.configForB, s.opts.declared)
+		refuseExisting(entries, onB, hc.configForB, s.opts.declared)
 	}
 	if s.opts.StopSource {
 		if err := s.stopPrecheck(entries); err != nil {
@@ -401,6 +401,7 @@ func (s *source) build(ctx context.Context, entries []*Entry) {
 		s.stopAll(ctx, entries)
 	}
 	var err error
+	hc := &checks{opts: s.opts, a: s}
 	for _, e := range entries {
 		c := e.connector
 		if c.Problem != "" {
@@ -424,7 +425,7 @@ func (s *source) build(ctx context.Context, entries []*Entry) {
 				}
 			}
 		}
-		b := buildBody(c, e.TargetName, s.configForB(c, e.TargetName), s.opts.InitialState, sinkOffs, s.opts.SinkOffsets)
+		b := buildBody(c, e.TargetName, hc.configForB(c, e.TargetName), s.opts.InitialState, sinkOffs, s.opts.SinkOffsets)
 		b.InitialOffsets = c.rekey.apply(b.InitialOffsets)
 		e.Rewrites = s.rewrites(c, c.Config, b.Config, e.TargetName)
 		e.Body = &b

@@ -56,12 +56,12 @@ const (
 
 // checkFamilyState finds the hazards of the state each selected connector's family keeps
 // outside Connect's topics.
-func (s *source) checkFamilyState(ctx context.Context, entries []*Entry) {
+func (hc *checks) checkFamilyState(ctx context.Context, entries []*Entry) {
 	var b *kafka.Client
 	var ids *identities
-	if s.b != nil {
-		b = kafkaio.NewClient(kafkaio.Options{Brokers: s.b.to.Brokers, Transport: s.b.to.Transport, Principal: s.b.to.Principal})
-		ids = s.identities(ctx)
+	if hc.b != nil {
+		b = kafkaio.NewClient(kafkaio.Options{Brokers: hc.b.to.Brokers, Transport: hc.b.to.Transport, Principal: hc.b.to.Principal})
+		ids = hc.identities(ctx)
 	}
 	var todo []*Entry
 	for _, e := range entries {
@@ -79,7 +79,7 @@ func (s *source) checkFamilyState(ctx context.Context, entries []*Entry) {
 		go func() {
 			defer wg.Done()
 			for e := range next {
-				s.checkFamilyOf(ctx, e, b, ids, auto)
+				hc.checkFamilyOf(ctx, e, b, ids, auto)
 			}
 		}()
 	}
@@ -94,14 +94,14 @@ func (s *source) checkFamilyState(ctx context.Context, entries []*Entry) {
 const familyChecksInFlight = 8
 
 // checkFamilyOf checks the state e's connector family keeps outside Connect's topics.
-func (s *source) checkFamilyOf(ctx context.Context, e *Entry, b *kafka.Client, ids *identities, auto *onceAutoCreates) {
+func (hc *checks) checkFamilyOf(ctx context.Context, e *Entry, b *kafka.Client, ids *identities, auto *onceAutoCreates) {
 	c := e.connector
-	class, ok := s.opts.Registry.Lookup(c.Config.Map()["connector.class"])
+	class, ok := hc.opts.Registry.Lookup(c.Config.Map()["connector.class"])
 	if !ok {
 		return
 	}
-	f := familyCheck{s: s, e: e, out: class.Outside, a: c.Config.Map(), b: b, ids: ids, auto: auto,
-		onB: s.configForB(c, e.TargetName).Map()}
+	f := familyCheck{hc: hc, e: e, out: class.Outside, a: c.Config.Map(), b: b, ids: ids, auto: auto,
+		onB: hc.configForB(c, e.TargetName).Map()}
 	switch {
 	case f.out.Progress != "":
 		f.sinkProgress()
@@ -132,7 +132,7 @@ func (o *onceAutoCreates) get(ctx context.Context) (bool, error) {
 
 // familyCheck is the check of one connector: its config on A and on B, and B's brokers.
 type familyCheck struct {
-	s       *source
+	hc      *checks
 	e       *Entry
 	out     connectors.Outside
 	a, onB  map[string]string
@@ -253,12 +253,12 @@ func (f *familyCheck) schemaHistory(ctx context.Context) {
 		f.hazard(topicKey, fmt.Sprintf("cannot read the schema history topic %q on B: %v", topicB, err), "check it on B before B starts", false)
 		return
 	}
-	if f.s.topics == nil {
+	if f.hc.a.topics == nil {
 		f.hazard(topicKey, fmt.Sprintf("the schema history topic %q is on B (%s) but its completeness was not checked: A's Kafka cluster is not read",
 			topicB, onB), "give --from-brokers, or compare A's and B's topic yourself before B starts", false)
 		return
 	}
-	onA, err := topicRange(ctx, f.s.topics.client, topicA)
+	onA, err := topicRange(ctx, f.hc.a.topics.client, topicA)
 	if err != nil {
 		f.hazard(topicKey, fmt.Sprintf("the schema history topic %q is on B (%s) but its completeness was not checked: A's %q cannot be read on A's brokers: %v",
 			topicB, onB, topicA, err), "compare A's and B's topic yourself before B starts", false)
@@ -289,7 +289,7 @@ func (f *familyCheck) slot() {
 			fmt.Sprintf("set slot.drop.on.stop=false on A first (PUT /connectors/%s/config), wait until it runs with it, then migrate", f.e.Name), true)
 		return
 	}
-	if !f.s.opts.StopSource && !f.s.opts.stopPlanned {
+	if !f.hc.opts.StopSource && !f.hc.opts.stopPlanned {
 		f.hazard("slot.name", fmt.Sprintf("A's task holds the replication slot %q until it stops: B's task cannot take the slot while A's runs "+
 			"(PostgreSQL lets one client stream from a slot) and fails until A's connector is stopped", slotA),
 			"use --stop-source, or stop the connector on A before B starts it", false)
@@ -373,13 +373,13 @@ func (f *familyCheck) heartbeat(ctx context.Context) {
 // sinkProgress gives a sink that keeps its own progress its verdict.
 func (f *familyCheck) sinkProgress() {
 	verdict := "offsets not portable by Connect; see the connector's docs: " + f.out.Progress
-	if f.s.opts.SinkTranslator != nil {
+	if f.hc.opts.SinkTranslator != nil {
 		f.hazard("connector.class", verdict+"; across MirrorMaker 2 that progress holds A's topic offsets, which B's topics do not have",
 			"move it as the connector's docs say, or leave it out (--exclude)", true)
 		return
 	}
 	what := "its consumer group's offsets are copied as they are"
-	if f.s.opts.SinkOffsets == SinkOffsetsNone {
+	if f.hc.opts.SinkOffsets == SinkOffsetsNone {
 		what = "its consumer group's offsets are not carried (--sink-offsets none)"
 	}
 	f.hazard("connector.class", verdict+"; "+what+", and the sink resumes from its own progress, which is right on B only when B reads "+

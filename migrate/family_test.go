@@ -203,8 +203,7 @@ func TestFamilyState(t *testing.T) {
 			src, err := openSource(ctx, opts)
 			require.NoError(t, err)
 			defer src.close()
-			src.b = &targetSide{to: Target{Brokers: brokersB}}
-			entries, err := src.prepare(ctx)
+			entries, err := src.prepare(ctx, &targetSide{to: Target{Brokers: brokersB}})
 			require.NoError(t, err)
 			require.Len(t, entries, 1)
 			e := entries[0]
@@ -265,9 +264,9 @@ func TestFamilyStateThroughREST(t *testing.T) {
 			require.NoError(t, err)
 			defer src.close()
 			require.NoError(t, src.openStates(ctx, "cluster-A", ""))
-			src.b = &targetSide{to: Target{Brokers: brokersB}}
-			entries, err := src.collect(ctx)
+			entries, err := src.prepare(ctx, &targetSide{to: Target{Brokers: brokersB}})
 			require.NoError(t, err)
+			src.build(ctx, entries)
 			require.Len(t, entries, 1)
 			e := entries[0]
 			var family []Hazard
@@ -319,8 +318,7 @@ func TestFamilyStateAsksBOnce(t *testing.T) {
 	src, err := openSource(ctx, Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel})
 	require.NoError(t, err)
 	defer src.close()
-	src.b = &targetSide{to: Target{Brokers: b.ListenAddrs()}}
-	entries, err := src.prepare(ctx)
+	entries, err := src.prepare(ctx, &targetSide{to: Target{Brokers: b.ListenAddrs()}})
 	require.NoError(t, err)
 	require.Len(t, entries, n)
 	for _, e := range entries {

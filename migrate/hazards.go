@@ -62,6 +62,14 @@ func (e *Entry) hazard(h Hazard) {
 	}
 }
 
+// checks runs the hazard checks of one run against A (a) and B (b: nil for an export, which
+// has no B).
+type checks struct {
+	opts Options
+	a    *source
+	b    *targetSide
+}
+
 // targetSide is what the hazard checks know of B: nil for an export, which has no B.
 type targetSide struct {
 	to Target
@@ -76,24 +84,24 @@ type targetSide struct {
 // sees every one of them, also those an earlier check refused, so that one refusal hides no
 // other hazard (a dry run lists all there is to fix); the connector's Problem is the first
 // refusal.
-func (s *source) checkHazards(ctx context.Context, entries []*Entry) {
+func (hc *checks) checkHazards(ctx context.Context, entries []*Entry) {
 	var todo []*Entry
 	for _, e := range entries {
 		if e.connector != nil && e.connector.Problem == "" {
 			todo = append(todo, e)
 		}
 	}
-	checks := []func(context.Context, []*Entry){
+	all := []func(context.Context, []*Entry){
 		// Each check appends what it finds with Entry.hazard. The topic names first: they
 		// decide the transform the config on B gets (configForB), which the others judge.
-		s.checkTopicNames,
-		s.checkPointsAtA,
-		s.checkFamilyState,
-		s.checkPlugins,
-		s.checkMM2,
+		hc.checkTopicNames,
+		hc.checkPointsAtA,
+		hc.checkFamilyState,
+		hc.checkPlugins,
+		hc.checkMM2,
 	}
 	refused := map[*Entry]string{}
-	for _, check := range checks {
+	for _, check := range all {
 		check(ctx, todo)
 		for _, e := range todo {
 			if p := e.connector.Problem; p != "" {

@@ -28,8 +28,7 @@ func TestHazardsOneRefusalHidesNoOther(t *testing.T) {
 	src, err := openSource(ctx, Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel})
 	require.NoError(t, err)
 	defer src.close()
-	src.b = &targetSide{to: Target{Brokers: brokersB}}
-	entries, err := src.prepare(ctx)
+	entries, err := src.prepare(ctx, &targetSide{to: Target{Brokers: brokersB}})
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
 	refused := map[string]string{}

@@ -133,29 +133,29 @@ type identities struct {
 
 // identities returns the resolver of this run, made on first use: A's and B's ids, and A's
 // and B's client settings.
-func (s *source) identities(ctx context.Context) *identities {
-	if s.b.ids != nil {
-		return s.b.ids
+func (hc *checks) identities(ctx context.Context) *identities {
+	if hc.b.ids != nil {
+		return hc.b.ids
 	}
 	ids := &identities{lookups: kafkaio.NewClusterIDs(clusterIDTimeout, clusterIDsInFlight), plain: &kafka.Transport{},
 		own: map[[sha256.Size]byte]*kafka.Transport{}}
-	ids.a, ids.aErr = s.clusterID(ctx)
+	ids.a, ids.aErr = hc.a.clusterID(ctx)
 	if ids.aErr == nil && ids.a == "" {
 		ids.aErr = errors.New("A's Connect REST API gives no kafka_cluster_id")
 	}
-	clB := kafkaio.NewClient(kafkaio.Options{Brokers: s.b.to.Brokers, Transport: s.b.to.Transport, Principal: s.b.to.Principal})
+	clB := kafkaio.NewClient(kafkaio.Options{Brokers: hc.b.to.Brokers, Transport: hc.b.to.Transport, Principal: hc.b.to.Principal})
 	clB.Timeout = clusterIDTimeout
 	var err error
 	if ids.b, err = kafkaio.ClusterID(ctx, clB); err != nil {
-		s.opts.Logger.Warn("cannot read B's Kafka cluster id: settings naming B are not recognised", "err", err)
+		hc.opts.Logger.Warn("cannot read B's Kafka cluster id: settings naming B are not recognised", "err", err)
 	}
-	if s.opts.Topics != nil {
-		ids.fallbacks = append(ids.fallbacks, connSettings{"A's client settings", ids.transport(s.opts.Topics.Transport)})
+	if hc.opts.Topics != nil {
+		ids.fallbacks = append(ids.fallbacks, connSettings{"A's client settings", ids.transport(hc.opts.Topics.Transport)})
 	}
-	if tr := ids.transport(s.b.to.Transport); len(ids.fallbacks) == 0 || ids.fallbacks[0].tr != tr {
+	if tr := ids.transport(hc.b.to.Transport); len(ids.fallbacks) == 0 || ids.fallbacks[0].tr != tr {
 		ids.fallbacks = append(ids.fallbacks, connSettings{"B's client settings", tr})
 	}
-	s.b.ids = ids
+	hc.b.ids = ids
 	return ids
 }
 

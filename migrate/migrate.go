@@ -167,14 +167,14 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		return nil, err
 	}
 
-	src.b = &targetSide{to: opts.To, rest: restB}
-	entries, err := src.prepare(ctx)
+	b := &targetSide{to: opts.To, rest: restB}
+	entries, err := src.prepare(ctx, b)
 	if err != nil {
 		return nil, err
 	}
 	rep := &Report{MigrationID: opts.MigrationID, From: src.describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
-	rep.Publishing = runWaves(interrupt, src, results, opts, entries)
+	rep.Publishing = runWaves(interrupt, src, restB, results, opts, entries)
 	if opts.Strimzi != nil && !opts.DryRun {
 		if err := opts.writeStrimziManifests(rep, entries); err != nil {
 			return rep, err

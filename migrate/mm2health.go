@@ -26,8 +26,8 @@ import (
 
 // checkMM2 runs the health check on every selected sink translated through MM2's checkpoints
 // (a sink following its sources takes no checkpoint: follow.go).
-func (s *source) checkMM2(ctx context.Context, entries []*Entry) {
-	m, ok := s.opts.SinkTranslator.(*MM2Sinks)
+func (hc *checks) checkMM2(ctx context.Context, entries []*Entry) {
+	m, ok := hc.opts.SinkTranslator.(*MM2Sinks)
 	if !ok {
 		return
 	}
@@ -42,17 +42,17 @@ func (s *source) checkMM2(ctx context.Context, entries []*Entry) {
 	}
 	topics := m.ConfigTopics
 	if len(topics) == 0 {
-		if s.b != nil {
-			topics = append(topics, s.b.to.ConfigTopic)
+		if hc.b != nil {
+			topics = append(topics, hc.b.to.ConfigTopic)
 		}
 		topics = append(topics, mm2.DedicatedConfigTopic(m.Policy.SourceAlias), mm2.StrimziConfigTopic)
 	}
 	b := m.Translator.Target()
-	if s.b != nil && b.Transport == nil {
-		b.Transport = s.b.to.Transport
+	if hc.b != nil && b.Transport == nil {
+		b.Transport = hc.b.to.Transport
 	}
 	setup := mm2.ReadSetup(ctx, b, topics, m.Policy)
-	s.mm2Status(ctx, &setup)
+	hc.mm2Status(ctx, &setup)
 	for _, e := range sinks {
 		c := e.connector
 		committed, err := mm2.SinkPartitions(c.Offsets)
@@ -80,21 +80,21 @@ const mm2StatusTimeout = 15 * time.Second
 // when they run on B's Connect cluster (their config is in B's config topic) and the API was
 // given; otherwise it says why their status was not read. A connector that is not running
 // writes no checkpoint: its sink is refused before anything is stopped (mm2.Health).
-func (s *source) mm2Status(ctx context.Context, setup *mm2.Setup) {
+func (hc *checks) mm2Status(ctx context.Context, setup *mm2.Setup) {
 	for i := range setup.Checkpoint {
 		c := &setup.Checkpoint[i]
 		switch {
 		case c.Dedicated:
 			c.StatusUnread = "a dedicated MirrorMaker 2 (connect-mirror-maker.sh) runs it, with no Connect REST API to ask: see that process's log"
-		case s.b == nil || c.Topic != s.b.to.ConfigTopic:
+		case hc.b == nil || c.Topic != hc.b.to.ConfigTopic:
 			c.StatusUnread = fmt.Sprintf("it runs on the Connect cluster whose config topic is %s, not on B's Connect (whose REST API --to-connect-url would give): "+
 				"ask that cluster's REST API, or for a Strimzi KafkaMirrorMaker2 its status (kubectl get kafkamirrormaker2 -o yaml)", c.Topic)
-		case s.b.rest == nil:
+		case hc.b.rest == nil:
 			c.StatusUnread = "B's Connect REST API was not given: give --to-connect-url"
 		default:
 			var st mm2.ConnectorStatus
 			rctx, cancel := context.WithTimeout(ctx, mm2StatusTimeout)
-			code, err := s.b.rest.c.Call(rctx, http.MethodGet, "/connectors/"+url.PathEscape(c.Name)+"/status", nil, &st, http.StatusNotFound)
+			code, err := hc.b.rest.c.Call(rctx, http.MethodGet, "/connectors/"+url.PathEscape(c.Name)+"/status", nil, &st, http.StatusNotFound)
 			cancel()
 			switch {
 			case err != nil:

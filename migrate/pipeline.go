@@ -83,8 +83,8 @@ func (w *written) add(name, from string) {
 // checkPipelines finds the pipelines whose sink MirrorMaker 2's policy would cut off from its
 // source on B, and refuses both connectors of each (see above). It runs before anything is
 // stopped on A.
-func (s *source) checkPipelines(ctx context.Context, entries []*Entry) {
-	m, ok := s.opts.SinkTranslator.(*MM2Sinks)
+func (hc *checks) checkPipelines(ctx context.Context, entries []*Entry) {
+	m, ok := hc.opts.SinkTranslator.(*MM2Sinks)
 	if !ok {
 		return
 	}
@@ -103,7 +103,7 @@ func (s *source) checkPipelines(ctx context.Context, entries []*Entry) {
 	}
 	writes := map[string]written{}
 	for _, src := range sources {
-		writes[src.Name] = s.writes(ctx, src.connector)
+		writes[src.Name] = hc.writes(ctx, src.connector)
 	}
 	for _, sink := range sinks {
 		var pairs []pipelinePair
@@ -125,15 +125,15 @@ func (s *source) checkPipelines(ctx context.Context, entries []*Entry) {
 			continue
 		}
 		why := "--sink-follows-source not given"
-		if s.opts.SinkFollowsSource {
-			why = s.cannotFollow(sink.connector, pairs, m.Policy)
+		if hc.opts.SinkFollowsSource {
+			why = hc.cannotFollow(sink.connector, pairs, m.Policy)
 		}
 		if why == "" {
 			follow(pairs)
 			continue
 		}
 		for _, p := range pairs {
-			refusePipeline(p, m.Policy, s.opts.SinkFollowsSource, why)
+			refusePipeline(p, m.Policy, hc.opts.SinkFollowsSource, why)
 		}
 	}
 	// A sink follows its sources only when they move too.
@@ -225,10 +225,10 @@ func remoteName(p mm2.Policy, t string) string {
 
 // writes reads what source c writes on A: its tracked topics (when A's REST API is given and
 // tracks them) and the topics its config names.
-func (s *source) writes(ctx context.Context, c *Connector) written {
+func (hc *checks) writes(ctx context.Context, c *Connector) written {
 	var w written
-	if s.rest != nil {
-		if names, ok := s.rest.activeTopics(ctx, c.Name); ok {
+	if hc.a.rest != nil {
+		if names, ok := hc.a.rest.activeTopics(ctx, c.Name); ok {
 			for _, n := range names {
 				w.add(n, "A's topic tracking, GET /connectors/"+c.Name+"/topics")
 			}
@@ -345,11 +345,11 @@ func follow(pairs []pipelinePair) {
 }
 
 // cannotFollow says why sink c cannot follow the sources of pairs ("" when it can).
-func (s *source) cannotFollow(c *Connector, pairs []pipelinePair, policy mm2.Policy) string {
-	if !s.opts.StopSource && !s.opts.stopPlanned {
+func (hc *checks) cannotFollow(c *Connector, pairs []pipelinePair, policy mm2.Policy) string {
+	if !hc.opts.StopSource && !hc.opts.stopPlanned {
 		return "it needs --stop-source: the sink on B starts where the source on B starts writing, once A's sink has consumed all the source wrote on A, and only a stopped source writes no more"
 	}
-	if s.topics == nil {
+	if hc.a.topics == nil {
 		return "it needs --from-brokers: A's sink's lag on the source's topics is read from A's brokers"
 	}
 	props := c.Config.Map()

@@ -62,8 +62,8 @@ type bValidation struct {
 }
 
 // checkPlugins finds the HazardPlugin hazards of entries (see above).
-func (s *source) checkPlugins(ctx context.Context, entries []*Entry) {
-	if s.b == nil { // an export: no B
+func (hc *checks) checkPlugins(ctx context.Context, entries []*Entry) {
+	if hc.b == nil { // an export: no B
 		return
 	}
 	var todo []*Entry
@@ -75,8 +75,8 @@ func (s *source) checkPlugins(ctx context.Context, entries []*Entry) {
 	if len(todo) == 0 {
 		return
 	}
-	if s.b.rest == nil {
-		s.opts.Logger.Warn("B's connector plugins are not checked: give --to-connect-url (B's Connect REST API)")
+	if hc.b.rest == nil {
+		hc.opts.Logger.Warn("B's connector plugins are not checked: give --to-connect-url (B's Connect REST API)")
 		for _, e := range todo {
 			e.hazard(Hazard{Check: HazardPlugin,
 				Message: "not checked whether B's Connect has the connector's plugin and takes its config: B's Connect REST API was not given",
@@ -84,7 +84,7 @@ func (s *source) checkPlugins(ctx context.Context, entries []*Entry) {
 		}
 		return
 	}
-	plugins, bVersion, err := s.bPlugins(ctx)
+	plugins, bVersion, err := hc.bPlugins(ctx)
 	if err != nil {
 		for _, e := range todo {
 			e.hazard(Hazard{Check: HazardPlugin, Refuse: true,
@@ -96,7 +96,7 @@ func (s *source) checkPlugins(ctx context.Context, entries []*Entry) {
 	resolved := map[string][]bPlugin{} // per class as configs give it
 	var validate []*Entry
 	for _, e := range todo {
-		cfg := s.configForB(e.connector, e.TargetName)
+		cfg := hc.configForB(e.connector, e.TargetName)
 		class, _ := cfg.Get("connector.class")
 		if class == "" {
 			continue // no class: refused by B's agent at validate_config, as Connect does
@@ -114,17 +114,17 @@ func (s *source) checkPlugins(ctx context.Context, entries []*Entry) {
 		}
 		validate = append(validate, e)
 	}
-	s.validateOnB(ctx, validate)
+	hc.validateOnB(ctx, validate)
 }
 
 // bPlugins lists B's connector plugins, and says B's Connect version (GET /).
-func (s *source) bPlugins(ctx context.Context) (plugins []bPlugin, bVersion string, err error) {
+func (hc *checks) bPlugins(ctx context.Context) (plugins []bPlugin, bVersion string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, pluginCallTimeout)
 	defer cancel()
-	if _, err := s.b.rest.c.Call(ctx, http.MethodGet, "/connector-plugins?connectorsOnly=true", nil, &plugins); err != nil {
+	if _, err := hc.b.rest.c.Call(ctx, http.MethodGet, "/connector-plugins?connectorsOnly=true", nil, &plugins); err != nil {
 		return nil, "", err
 	}
-	root, err := s.b.rest.root(ctx)
+	root, err := hc.b.rest.root(ctx)
 	if err != nil {
 		return nil, "", fmt.Errorf("GET /: %w", err)
 	}
@@ -224,7 +224,7 @@ func knowsPluginVersions(v string) bool {
 
 // validateOnB validates each entry's config on B, pluginCallsInFlight at once, and records
 // what B's Connect says of it.
-func (s *source) validateOnB(ctx context.Context, entries []*Entry) {
+func (hc *checks) validateOnB(ctx context.Context, entries []*Entry) {
 	type found struct {
 		e  *Entry
 		hs []Hazard
@@ -237,7 +237,7 @@ func (s *source) validateOnB(ctx context.Context, entries []*Entry) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = found{e: entries[i], hs: s.validateOne(ctx, entries[i])}
+				out[i] = found{e: entries[i], hs: hc.validateOne(ctx, entries[i])}
 			}
 		}()
 	}
@@ -255,8 +255,8 @@ func (s *source) validateOnB(ctx context.Context, entries []*Entry) {
 }
 
 // validateOne asks B's Connect to validate e's config as it will be on B.
-func (s *source) validateOne(ctx context.Context, e *Entry) []Hazard {
-	cfg := s.configForB(e.connector, e.TargetName)
+func (hc *checks) validateOne(ctx context.Context, e *Entry) []Hazard {
+	cfg := hc.configForB(e.connector, e.TargetName)
 	class, _ := cfg.Get("connector.class")
 	body, err := json.Marshal(cfg)
 	if err != nil {
@@ -268,14 +268,14 @@ func (s *source) validateOne(ctx context.Context, e *Entry) []Hazard {
 	// The path names the class as the config does: Connect refuses a path class the
 	// config's connector.class does not end with.
 	path := "/connector-plugins/" + url.PathEscape(class) + "/config/validate"
-	if _, err := s.b.rest.c.Call(ctx, http.MethodPut, path, body, &v); err != nil {
+	if _, err := hc.b.rest.c.Call(ctx, http.MethodPut, path, body, &v); err != nil {
 		text := err.Error()
 		var f *handlers.Failure
 		if errors.As(err, &f) {
 			text = fmt.Sprintf("%d %s", f.Code, f.Message) // Connect's own answer
 		}
 		return []Hazard{{Check: HazardPlugin, Refuse: true,
-			Message: scrub(s.opts.Registry, cfg, fmt.Sprintf("B's Connect could not validate the config (PUT %s): %s", path, text)),
+			Message: scrub(hc.opts.Registry, cfg, fmt.Sprintf("B's Connect could not validate the config (PUT %s): %s", path, text)),
 			Fix:     "run the validate call on B by hand to see why, fix it, then run again"}}
 	}
 	if v.ErrorCount == 0 {
@@ -286,7 +286,7 @@ func (s *source) validateOne(ctx context.Context, e *Entry) []Hazard {
 		if len(c.Value.Errors) == 0 {
 			continue
 		}
-		msg := scrub(s.opts.Registry, cfg, strings.Join(c.Value.Errors, "; "))
+		msg := scrub(hc.opts.Registry, cfg, strings.Join(c.Value.Errors, "; "))
 		if topicMissingOnly(c.Value.Errors) {
 			hs = append(hs, Hazard{Check: HazardPlugin, Key: c.Value.Name, Message: msg,
 				Fix: "create the topic on B (or let MirrorMaker 2 mirror it) before B's connector starts"})

@@ -274,7 +274,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 				opts.SinkTranslator = &MM2Sinks{Policy: *tt.policy}
 			}
 			opts.defaults()
-			s := &source{opts: opts, b: &targetSide{rest: b.serve(t)}}
+			s := &checks{opts: opts, a: &source{opts: opts}, b: &targetSide{rest: b.serve(t)}}
 			if tt.policy != nil {
 				s.checkTopicNames(ctx, tt.entries)
 			}
@@ -321,7 +321,7 @@ func contains(l []string, s string) bool {
 func TestCheckPluginsWithoutRESTB(t *testing.T) {
 	opts := Options{}
 	opts.defaults()
-	s := &source{opts: opts, b: &targetSide{}}
+	s := &checks{opts: opts, a: &source{opts: opts}, b: &targetSide{}}
 	entries := []*Entry{pluginEntry("a", "connector.class", "FileStreamSource"), pluginEntry("b", "connector.class", "FileStreamSink")}
 	s.checkPlugins(context.Background(), entries)
 	for _, e := range entries {
@@ -357,7 +357,7 @@ func TestCheckPluginsBoundsCalls(t *testing.T) {
 	}
 	opts := Options{}
 	opts.defaults()
-	s := &source{opts: opts, b: &targetSide{rest: b.serve(t)}}
+	s := &checks{opts: opts, a: &source{opts: opts}, b: &targetSide{rest: b.serve(t)}}
 	var entries []*Entry
 	for i := range 300 {
 		entries = append(entries, pluginEntry(fmt.Sprintf("c%d", i), "connector.class", "FileStreamSource"))

@@ -43,11 +43,11 @@ type configOnB struct {
 
 // checkPointsAtA finds the settings of the selected connectors that would still point at A on
 // B (see above). A migration only: an export has no B.
-func (s *source) checkPointsAtA(ctx context.Context, entries []*Entry) {
-	if s.b == nil {
+func (hc *checks) checkPointsAtA(ctx context.Context, entries []*Entry) {
+	if hc.b == nil {
 		return
 	}
-	ids := s.identities(ctx)
+	ids := hc.identities(ctx)
 	if ids.a != "" && ids.a == ids.b {
 		return // one Kafka cluster: what names A names B
 	}
@@ -57,7 +57,7 @@ func (s *source) checkPointsAtA(ctx context.Context, entries []*Entry) {
 		if e.connector.Problem != "" {
 			continue
 		}
-		c := configOnB{e: e, cfg: s.configForB(e.connector, e.TargetName), named: map[string]named{}}
+		c := configOnB{e: e, cfg: hc.configForB(e.connector, e.TargetName), named: map[string]named{}}
 		m := c.cfg.Map()
 		for _, kv := range c.cfg {
 			if n, ok := ids.setting(m, kv.Key, kv.Value); ok && kv.Key != "name" {
@@ -70,10 +70,10 @@ func (s *source) checkPointsAtA(ctx context.Context, entries []*Entry) {
 	// Every address of the fleet asked at once, bounded, each once: the checks below find
 	// the answers at hand.
 	ids.prefetch(ctx, all)
-	mm, _ := s.opts.SinkTranslator.(*MM2Sinks)
+	mm, _ := hc.opts.SinkTranslator.(*MM2Sinks)
 	for _, c := range todo {
-		pc := pointsCheck{sel: s.opts.Selection, cfg: c.cfg, onA: c.e.connector.Config, secret: secret(s.opts.Registry, c.cfg),
-			toB: strings.Join(s.b.to.Brokers, ",")}
+		pc := pointsCheck{sel: hc.opts.Selection, cfg: c.cfg, onA: c.e.connector.Config, secret: secret(hc.opts.Registry, c.cfg),
+			toB: strings.Join(hc.b.to.Brokers, ",")}
 		for _, kv := range c.cfg {
 			if kv.Key == "name" {
 				continue
@@ -91,7 +91,7 @@ func (s *source) checkPointsAtA(ctx context.Context, entries []*Entry) {
 			if h == nil {
 				continue
 			}
-			if s.opts.Selection.Kept(kv.Key) && h.Refuse {
+			if hc.opts.Selection.Kept(kv.Key) && h.Refuse {
 				h.Message += " (kept by --keep-a)"
 				h.Fix, h.Refuse = "", false
 			}

@@ -94,8 +94,8 @@ func (r *topicRestore) owns(key string) bool {
 // checkTopicNames finds, for each sink moved across a renaming policy, what it derives from
 // its topics' names, and plans the transform that restores them or refuses the sink (see
 // above). It runs before anything is stopped, for an export too.
-func (s *source) checkTopicNames(_ context.Context, entries []*Entry) {
-	m, ok := s.opts.SinkTranslator.(*MM2Sinks)
+func (hc *checks) checkTopicNames(_ context.Context, entries []*Entry) {
+	m, ok := hc.opts.SinkTranslator.(*MM2Sinks)
 	if !ok {
 		return
 	}
@@ -105,11 +105,11 @@ func (s *source) checkTopicNames(_ context.Context, entries []*Entry) {
 		if c.Problem != "" || c.Type != connectors.Sink || c.follows != nil {
 			continue
 		}
-		tn := topicNames{policy: m.Policy, sel: s.opts.Selection, onA: c.Config.Map(), secret: secret(s.opts.Registry, c.Config)}
+		tn := topicNames{policy: m.Policy, sel: hc.opts.Selection, onA: c.Config.Map(), secret: secret(hc.opts.Registry, c.Config)}
 		var hs []Hazard
 		c.restore, hs = tn.check(m, c.Config, e.TargetName)
 		for _, h := range hs {
-			if h.Key != "" && s.opts.Selection.Kept(h.Key) && h.Refuse {
+			if h.Key != "" && hc.opts.Selection.Kept(h.Key) && h.Refuse {
 				h.Message += " (kept by --keep-a)"
 				h.Fix, h.Refuse = "", false
 			}

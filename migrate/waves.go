@@ -85,8 +85,9 @@ func (waveProgress) Start(int) {}
 func (waveProgress) Finish()   {}
 
 // runWaves stops (with StopSource), builds and publishes entries, in waves with StopSource
-// (waves.go), and returns when the first request was published.
-func runWaves(interrupt context.Context, src *source, results *resultsLog, opts MigrateOptions, entries []*Entry) (publishing time.Time) {
+// (waves.go), and returns when the first request was published. restB is B's Connect REST
+// API (nil when not given), asked at the giveup.
+func runWaves(interrupt context.Context, src *source, restB *restReader, results *resultsLog, opts MigrateOptions, entries []*Entry) (publishing time.Time) {
 	prog := opts.Progress
 	if prog == nil {
 		prog = noProgress{}
@@ -111,7 +112,7 @@ func runWaves(interrupt context.Context, src *source, results *resultsLog, opts 
 		for _, e := range wave {
 			e.bornAfter = read
 		}
-		p := &publisher{opts: opts, results: results, restB: src.b.rest}
+		p := &publisher{opts: opts, results: results, restB: restB}
 		if opts.Timeout > 0 {
 			p.deadline = time.Now().Add(opts.Timeout)
 		}
