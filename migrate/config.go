@@ -8,19 +8,20 @@ import (
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
-// configForB is the config connector c will have on B as target, the one place that says it:
+// configForB is the config e's connector will have on B under its name there, the one place that says it:
 // the body carries it, and every check that compares or judges the config on B (B's existing
 // connector of that name, B's validate, the settings that point at A, a family's state on B)
 // reads it. It is c's config on A with the names MirrorMaker 2's policy gives a sink's topics
 // on B (MM2Sinks; a sink that follows its sources keeps them), then the edit flags, then the
 // transform that gives the sink's records back their topics' names on A (topicnames.go), which
 // checkTopicNames plans before the other checks run.
-func (hc *checks) configForB(c *Connector, target string) events.Config {
+func (hc *checks) configForB(e *subject) events.Config {
+	c := e.Connector
 	cfg := c.Config
-	if m, ok := hc.opts.SinkTranslator.(*MM2Sinks); ok && c.Type == connectors.Sink && c.follows == nil {
+	if m, ok := hc.opts.SinkTranslator.(*MM2Sinks); ok && c.Type == connectors.Sink && e.Follows == nil {
 		cfg, _ = renamed(m.Policy, cfg) // a topics.regex it cannot rewrite refuses the sink (checkTopicNames)
 	}
-	return c.restore.apply(hc.opts.Selection.EditConfig(cfg, target))
+	return e.Restore.apply(hc.opts.Selection.EditConfig(cfg, e.Target))
 }
 
 // renamed is cfg with the names MirrorMaker 2's policy p gives its topics on B (rewriteConfig),

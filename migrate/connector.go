@@ -30,28 +30,14 @@ type Connector struct {
 	// connector whose status is FAILED, UNASSIGNED or RESTARTING, or that has no status yet,
 	// may have any target state.
 	StateUnknown string
-	// stateRecorded: State comes from, or was written to, the migration's state record.
-	stateRecorded bool
 	// Offsets are its current offsets on A in the KIP-875 shape.
 	Offsets []events.ConnectorOffset
 	// Group is a sink's consumer group on A ("" for sources).
 	Group string
-	// Problem says why the connector cannot be exported as read ("" when it can): bad input
-	// on A such as a malformed config or offsets record or a pending task-config update.
+	// Problem says why the connector does not move ("" when it does): bad input on A such as a
+	// malformed config or offsets record or a pending task-config update, a state that cannot
+	// be known, a refusal of the checks before anything is stopped, or a stop not reached.
 	Problem string
-	// follows is set on a sink moved with --sink-follows-source (pipeline.go).
-	follows *following
-	// rekey moves a Debezium connector's offsets to its logical name on B (family.go).
-	rekey *rekey
-	// restore gives a sink's records on B back their topics' names on A (topicnames.go).
-	restore *topicRestore
-	// stoppedBy says how the stop barrier established that A no longer runs it:
-	// stoppedByREST, or how A's Kafka cluster showed that no worker of A holds it
-	// (workersofa.go); "" when it was not stopped.
-	stoppedBy string
-	// recordAt is the offset of its latest connector record in A's config topic, when the stop
-	// was established without A's REST API (-1 unknown).
-	recordAt int64
 }
 
 // knownState reports whether s is an initial state of a body.

@@ -219,7 +219,7 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 	conn := e.connector
 	class, _ := e.Body.Config.Get("connector.class")
 	cc := &CutoverConnector{Name: e.Name, TargetName: e.TargetName, Type: e.Type, Class: class, State: e.Body.InitialState,
-		BornAfter: e.bornAfter, Rewrites: e.Rewrites, StoppedOnABy: conn.stoppedBy, Partitions: []*CutoverPartition{}}
+		BornAfter: e.bornAfter, Rewrites: e.Rewrites, StoppedOnABy: e.stoppedBy, Partitions: []*CutoverPartition{}}
 	cfg := map[string]string{}
 	for _, kv := range e.Body.Config {
 		cfg[kv.Key] = kv.Value
@@ -230,7 +230,7 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 		}
 	}
 	onA := map[string]jsonvalue.Map{}
-	for _, o := range conn.rekey.apply(conn.Offsets) { // under the partitions placed on B
+	for _, o := range e.rekey().apply(conn.Offsets) { // under the partitions placed on B
 		onA[jsonvalue.SortedText(o.Partition)] = o.Offset
 	}
 	translated := map[string]mm2.PartitionTranslation{}

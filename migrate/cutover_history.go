@@ -52,7 +52,7 @@ func (c *Cutover) readHistoryOnA(ctx context.Context, src *TopicsSource, rep *Re
 		if t, ok := e.connector.Config.Get("offsets.storage.topic"); ok && t != "" {
 			topic = t
 		}
-		if err := cc.readHistory(ctx, cl, topic, e.connector, orderOf(reg, cc.Class), partitionOrder(reg, cc.Class)); err != nil {
+		if err := cc.readHistory(ctx, cl, topic, e.connector, e.rekey(), orderOf(reg, cc.Class), partitionOrder(reg, cc.Class)); err != nil {
 			cc.HistoryOnA = fmt.Sprintf("not read: %v", err)
 			continue
 		}
@@ -72,8 +72,9 @@ func partitionOrder(reg *connectors.Registry, class string) func(jsonvalue.Map) 
 }
 
 // readHistory reads in topic on A the commits of conn's partitions (A's name and partitions:
-// those placed on B may be renamed) and sets the FurthestOnA of cc's partitions.
-func (cc *CutoverConnector) readHistory(ctx context.Context, cl *kafka.Client, topic string, conn *Connector, order offsetOrder,
+// those placed on B may be renamed, and re-keyed by rk) and sets the FurthestOnA of cc's
+// partitions.
+func (cc *CutoverConnector) readHistory(ctx context.Context, cl *kafka.Client, topic string, conn *Connector, rk *rekey, order offsetOrder,
 	keyOrder func(jsonvalue.Map) jsonvalue.Map) error {
 	if order == nil {
 		return nil
@@ -90,7 +91,7 @@ func (cc *CutoverConnector) readHistory(ctx context.Context, cl *kafka.Client, t
 	}
 	want := map[int]map[string]*CutoverPartition{}
 	for _, o := range conn.Offsets {
-		p := byB[jsonvalue.SortedText(conn.rekey.apply([]events.ConnectorOffset{o})[0].Partition)]
+		p := byB[jsonvalue.SortedText(rk.apply([]events.ConnectorOffset{o})[0].Partition)]
 		if p == nil || p.OnA == nil {
 			continue
 		}

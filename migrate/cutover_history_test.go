@@ -51,10 +51,12 @@ func TestReadHistoryOnA(t *testing.T) {
 			onA, err := jsonvalue.NewStringScanner(tt.commits[len(tt.commits)-1]).Object()
 			require.NoError(t, err)
 			offs := []events.ConnectorOffset{{Partition: partA, Offset: onA}}
-			conn := &Connector{Name: "mysql", Type: connectors.Source, Offsets: offs, rekey: &rekey{key: "server", from: "shop", to: "shop2"}}
+			conn := &Connector{Name: "mysql", Type: connectors.Source, Offsets: offs}
+			rk := &rekey{key: "server", from: "shop", to: "shop2"}
 			rep := &Report{MigrationID: "m-1", Connectors: []*Entry{{Name: "mysql", TargetName: "mysql-b", Type: "source", Outcome: OutcomeSucceeded, connector: conn,
+				planned: &planned{Connector: conn, Rekey: rk},
 				Body: &Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.mysql.MySqlConnector"}},
-					InitialOffsets: conn.rekey.apply(offs), HasOffsets: true}}}}
+					InitialOffsets: rk.apply(offs), HasOffsets: true}}}}
 			c := NewCutover(rep, "connect-offsets", nil)
 			require.Equal(t, `{"server":"shop2"}`, jsonvalue.SortedText(c.Connectors[0].Partitions[0].Partition))
 

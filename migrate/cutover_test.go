@@ -237,11 +237,12 @@ func TestVerifySnapshotAfterStreamingPlacement(t *testing.T) {
 func TestNewCutoverRekeyedSource(t *testing.T) {
 	part := func(name string) jsonvalue.Map { return jsonvalue.Map{{Key: "server", Value: name}} }
 	lsn := jsonvalue.Map{{Key: "lsn", Value: jsonvalue.Number("42")}}
-	conn := &Connector{Name: "dbz", Type: connectors.Source, Offsets: []events.ConnectorOffset{{Partition: part("shop"), Offset: lsn}},
-		rekey: &rekey{key: "server", from: "shop", to: "shop2"}}
+	conn := &Connector{Name: "dbz", Type: connectors.Source, Offsets: []events.ConnectorOffset{{Partition: part("shop"), Offset: lsn}}}
+	rk := &rekey{key: "server", from: "shop", to: "shop2"}
 	rep := &Report{MigrationID: "m-1", Connectors: []*Entry{{Name: "dbz", TargetName: "dbz", Type: "source", Outcome: OutcomeSucceeded, connector: conn,
+		planned: &planned{Connector: conn, Rekey: rk},
 		Body: &Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"}},
-			InitialOffsets: conn.rekey.apply(conn.Offsets), HasOffsets: true}}}}
+			InitialOffsets: rk.apply(conn.Offsets), HasOffsets: true}}}}
 	c := NewCutover(rep, "connect-offsets", nil)
 	p := c.Connectors[0].Partitions[0]
 	require.Equal(t, `{"server":"shop2"}`, jsonvalue.SortedText(p.Partition))

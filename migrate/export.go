@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -237,14 +238,13 @@ func (s *source) openStates(ctx context.Context, clusterA, id string) error {
 // refused (it gets a Problem) unless InitialState overrides the state: read through REST only
 // with a status that does not tell the target state, or, with StopSource, STOPPED on A with no
 // record (stopped by hand or by another migration, so the state it had before is lost).
-func (s *source) resolveStates(entries []*Entry) {
-	for _, e := range entries {
-		c := e.connector
+func (s *source) resolveStates(selected []*Connector) {
+	for _, c := range selected {
 		if c.Problem != "" {
 			continue
 		}
 		if st, ok := s.states.get(c.Name); ok {
-			c.State, c.StateUnknown, c.stateRecorded = st, "", true
+			c.State, c.StateUnknown = st, ""
 			continue
 		}
 		if s.opts.InitialState != "" {
@@ -317,44 +317,75 @@ func (s *source) list(ctx context.Context) ([]*Connector, error) {
 // collect lists A's connectors, selects them, stops them with StopSource, and builds their
 // bodies. Connectors that cannot be exported are entries with OutcomeSkipped and no body.
 func (s *source) collect(ctx context.Context) ([]*Entry, error) {
-	entries, err := s.prepare(ctx, nil)
+	p, err := s.prepare(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	s.build(ctx, entries)
+	entries := entriesOf(p)
+	s.build(ctx, entries, p.Blocked)
 	return entries, nil
+}
+
+// planned is a selected connector as the plan has it: A's connector, its name on B, what the
+// checks found and the repairs they planned, the config it will have on B and what the
+// migration itself changes in it.
+type planned struct {
+	Connector *Connector
+	Target    string
+	// Warnings are what the plan changed on the way (a name made a Kubernetes name).
+	Warnings []string
+	Hazards  []Hazard
+	// OnB is the config the connector will have on B (configForB); Rewrites the settings the
+	// migration itself changed in it (topicnames.go).
+	OnB      events.Config
+	Rewrites []ConfigRewrite
+	// Follows is set on a sink moved with --sink-follows-source (pipeline.go); Rekey moves a
+	// Debezium connector's offsets to its logical name on B (family.go).
+	Follows *following
+	Rekey   *rekey
+}
+
+// fleetPlan is what a run moves: the selected connectors, and the sinks' groups MirrorMaker 2
+// will not checkpoint (mm2health.go: their translation waits for no checkpoint).
+type fleetPlan struct {
+	Connectors []*planned
+	Blocked    map[string]bool
 }
 
 // prepare lists A's connectors and selects them, and runs the checks that come before
 // anything is stopped: their states, their pipelines and hazards on B (b; nil for an export),
 // the stop's preconditions.
-func (s *source) prepare(ctx context.Context, b *targetSide) ([]*Entry, error) {
+func (s *source) prepare(ctx context.Context, b *targetSide) (*fleetPlan, error) {
 	all, err := s.list(ctx)
 	if err != nil {
 		return nil, err
 	}
 	sel := s.opts.Selection
-	var entries []*Entry
+	var subjects []*subject
+	warnings := map[*subject][]string{}
 	byTarget := map[string]string{}
 	for _, c := range all {
 		if !sel.Selected(c.Name) {
 			continue
 		}
-		e := &Entry{Name: c.Name, TargetName: sel.TargetName(c.Name), Type: string(c.Type), connector: c}
+		e := &subject{Connector: c, Target: sel.TargetName(c.Name)}
 		if s.opts.kubernetesNames {
-			kubernetesTarget(e)
-		}
-		if prev, dup := byTarget[e.TargetName]; dup {
-			if s.opts.kubernetesNames {
-				return nil, precheckf("connectors %q and %q both become KafkaConnector %q: rename one (--rename)", prev, c.Name, e.TargetName)
+			if k, warning := kubernetesTarget(e.Target); warning != "" {
+				warnings[e] = append(warnings[e], warning)
+				e.Target = k
 			}
-			return nil, precheckf("--rename maps both %q and %q to %q", prev, c.Name, e.TargetName)
 		}
-		byTarget[e.TargetName] = c.Name
-		if e.TargetName == "" {
+		if prev, dup := byTarget[e.Target]; dup {
+			if s.opts.kubernetesNames {
+				return nil, precheckf("connectors %q and %q both become KafkaConnector %q: rename one (--rename)", prev, c.Name, e.Target)
+			}
+			return nil, precheckf("--rename maps both %q and %q to %q", prev, c.Name, e.Target)
+		}
+		byTarget[e.Target] = c.Name
+		if e.Target == "" {
 			return nil, precheckf("--rename maps %q to an empty name", c.Name)
 		}
-		entries = append(entries, e)
+		subjects = append(subjects, e)
 	}
 	names := make([]string, 0, len(all))
 	for _, c := range all {
@@ -366,42 +397,61 @@ func (s *source) prepare(ctx context.Context, b *targetSide) ([]*Entry, error) {
 		for _, u := range unmatched {
 			s.opts.Logger.Warn("a selection flag does nothing; going on (--allow-empty)", "flag", u)
 		}
-		if len(entries) == 0 {
+		if len(subjects) == 0 {
 			s.opts.Logger.Warn("no connector of A matches the selection: nothing to do (--allow-empty)")
-			return nil, nil
+			return &fleetPlan{}, nil
 		}
-	case len(entries) == 0:
+	case len(subjects) == 0:
 		return nil, noneSelected(all)
 	case len(unmatched) > 0:
 		none := noneSelected(all)
 		return nil, &UnmatchedError{Flags: unmatched, Total: none.Total, Examples: none.Examples}
 	}
-	s.resolveStates(entries)
+	selected := make([]*Connector, len(subjects))
+	for i, e := range subjects {
+		selected[i] = e.Connector
+	}
+	s.resolveStates(selected)
 	hc := &checks{opts: s.opts, a: s, b: b}
-	hc.checkPipelines(ctx, entries)
-	hc.checkHazards(ctx, entries)
+	hc.checkPipelines(ctx, subjects)
+	hc.checkHazards(ctx, subjects)
+	p := &fleetPlan{Blocked: hc.blocked}
+	for _, e := range subjects {
+		onB := hc.configForB(e)
+		p.Connectors = append(p.Connectors, &planned{Connector: e.Connector, Target: e.Target, Warnings: warnings[e], Hazards: e.Hazards,
+			OnB: onB, Rewrites: planRewrites(s.opts, e, onB), Follows: e.Follows, Rekey: e.Rekey})
+	}
 	if s.opts.existingOnB != nil { // after the checks that decide the config on B (configForB)
 		onB, err := s.opts.existingOnB(ctx)
 		if err != nil {
 			return nil, precheckf("read the connectors B has: %v", err)
 		}
-		refuseExisting(entries, onB, hc.configForB, s.opts.declared)
+		refuseExisting(p.Connectors, onB, s.opts.declared)
 	}
 	if s.opts.StopSource {
-		if err := s.stopPrecheck(entries); err != nil {
+		if err := s.stopPrecheck(selected); err != nil {
 			return nil, err
 		}
 	}
-	return entries, nil
+	return p, nil
 }
 
-// build stops the entries' connectors with StopSource, and builds their bodies.
-func (s *source) build(ctx context.Context, entries []*Entry) {
+// entriesOf is the report's entry of each connector of p, before anything is built.
+func entriesOf(p *fleetPlan) []*Entry {
+	var out []*Entry
+	for _, pc := range p.Connectors {
+		out = append(out, &Entry{Name: pc.Connector.Name, TargetName: pc.Target, Type: string(pc.Connector.Type),
+			Warnings: slices.Clone(pc.Warnings), Hazards: slices.Clone(pc.Hazards), connector: pc.Connector, planned: pc})
+	}
+	return out
+}
+
+// build stops the entries' connectors with StopSource, and builds their bodies. blocked are
+// the sinks' groups MirrorMaker 2 will not checkpoint.
+func (s *source) build(ctx context.Context, entries []*Entry, blocked map[string]bool) {
 	if s.opts.StopSource {
 		s.stopAll(ctx, entries)
 	}
-	var err error
-	hc := &checks{opts: s.opts, a: s}
 	for _, e := range entries {
 		c := e.connector
 		if c.Problem != "" {
@@ -410,29 +460,30 @@ func (s *source) build(ctx context.Context, entries []*Entry) {
 		}
 		var sinkOffs []events.ConnectorOffset
 		if c.Type == connectors.Sink {
+			var err error
 			sinkOffs = c.Offsets
-			if m, ok := s.opts.SinkTranslator.(*MM2Sinks); ok && c.follows != nil {
-				sinkOffs, e.Translation, err = m.followSource(ctx, c)
-				if err != nil {
-					e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepTranslateSinkOffsets, scrub(s.opts.Registry, c.Config, err.Error())
-					continue
-				}
-			} else if s.opts.SinkTranslator != nil {
+			m, mm := s.opts.SinkTranslator.(*MM2Sinks)
+			switch {
+			case mm && e.follows() != nil:
+				sinkOffs, e.Translation, err = m.followSource(ctx, c, e.follows(), e.drained)
+			case mm:
+				sinkOffs, e.Translation, err = m.translate(ctx, c, blocked[c.Group])
+			case s.opts.SinkTranslator != nil:
 				sinkOffs, e.Translation, err = s.opts.SinkTranslator.TranslateSink(ctx, c, e.TargetName)
-				if err != nil {
-					e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepTranslateSinkOffsets, scrub(s.opts.Registry, c.Config, err.Error())
-					continue
-				}
+			}
+			if err != nil {
+				e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepTranslateSinkOffsets, scrub(s.opts.Registry, c.Config, err.Error())
+				continue
 			}
 		}
-		b := buildBody(c, e.TargetName, hc.configForB(c, e.TargetName), s.opts.InitialState, sinkOffs, s.opts.SinkOffsets)
-		b.InitialOffsets = c.rekey.apply(b.InitialOffsets)
-		e.Rewrites = s.rewrites(c, c.Config, b.Config, e.TargetName)
+		b := buildBody(c, e.TargetName, e.planned.OnB, s.opts.InitialState, sinkOffs, s.opts.SinkOffsets)
+		b.InitialOffsets = e.rekey().apply(b.InitialOffsets)
+		e.Rewrites = e.planned.Rewrites
 		e.Body = &b
 		e.Offsets = len(b.InitialOffsets)
 		e.Outcome = OutcomePlanned
-		if c.stoppedBy != "" && c.stoppedBy != stoppedByREST {
-			e.Warnings = append(e.Warnings, "stopped on A without A's REST API (unreachable): "+c.stoppedBy+
+		if e.stoppedBy != "" && e.stoppedBy != stoppedByREST {
+			e.Warnings = append(e.Warnings, "stopped on A without A's REST API (unreachable): "+e.stoppedBy+
 				"; its target state on A is unchanged: do not restart A's workers with it (they would resume it on A), and stop or delete it there once they are back")
 		}
 	}

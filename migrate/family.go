@@ -56,23 +56,23 @@ const (
 
 // checkFamilyState finds the hazards of the state each selected connector's family keeps
 // outside Connect's topics.
-func (hc *checks) checkFamilyState(ctx context.Context, entries []*Entry) {
+func (hc *checks) checkFamilyState(ctx context.Context, entries []*subject) {
 	var b *kafka.Client
 	var ids *identities
 	if hc.b != nil {
 		b = kafkaio.NewClient(kafkaio.Options{Brokers: hc.b.to.Brokers, Transport: hc.b.to.Transport, Principal: hc.b.to.Principal})
 		ids = hc.identities(ctx)
 	}
-	var todo []*Entry
+	var todo []*subject
 	for _, e := range entries {
-		if e.connector.Problem == "" {
+		if e.Connector.Problem == "" {
 			todo = append(todo, e)
 		}
 	}
 	// Each connector's checks are a few calls to A and B: a fleet's run at once, bounded, each
 	// recording on its own entry only; what is B's, not the connector's, is asked once (auto).
 	auto := &onceAutoCreates{cl: b}
-	next := make(chan *Entry)
+	next := make(chan *subject)
 	var wg sync.WaitGroup
 	for range min(familyChecksInFlight, len(todo)) {
 		wg.Add(1)
@@ -94,14 +94,14 @@ func (hc *checks) checkFamilyState(ctx context.Context, entries []*Entry) {
 const familyChecksInFlight = 8
 
 // checkFamilyOf checks the state e's connector family keeps outside Connect's topics.
-func (hc *checks) checkFamilyOf(ctx context.Context, e *Entry, b *kafka.Client, ids *identities, auto *onceAutoCreates) {
-	c := e.connector
+func (hc *checks) checkFamilyOf(ctx context.Context, e *subject, b *kafka.Client, ids *identities, auto *onceAutoCreates) {
+	c := e.Connector
 	class, ok := hc.opts.Registry.Lookup(c.Config.Map()["connector.class"])
 	if !ok {
 		return
 	}
 	f := familyCheck{hc: hc, e: e, out: class.Outside, a: c.Config.Map(), b: b, ids: ids, auto: auto,
-		onB: hc.configForB(c, e.TargetName).Map()}
+		onB: hc.configForB(e).Map()}
 	switch {
 	case f.out.Progress != "":
 		f.sinkProgress()
@@ -133,7 +133,7 @@ func (o *onceAutoCreates) get(ctx context.Context) (bool, error) {
 // familyCheck is the check of one connector: its config on A and on B, and B's brokers.
 type familyCheck struct {
 	hc      *checks
-	e       *Entry
+	e       *subject
 	out     connectors.Outside
 	a, onB  map[string]string
 	b       *kafka.Client // nil without B
@@ -172,7 +172,7 @@ func (f *familyCheck) elsewhere(ctx context.Context, key string) (string, bool) 
 }
 
 func (f *familyCheck) hazard(key, msg, fix string, refuse bool) {
-	f.e.hazard(Hazard{Check: HazardFamilyState, Key: key, Message: msg, Fix: fix, Refuse: refuse})
+	f.e.add(Hazard{Check: HazardFamilyState, Key: key, Message: msg, Fix: fix, Refuse: refuse})
 }
 
 // logicalName is the Debezium logical name config cfg gives, and its key.
@@ -198,7 +198,7 @@ func (f *familyCheck) debezium(ctx context.Context) {
 					"strategy or a routing SMT", true)
 			return
 		}
-		f.e.connector.rekey = &rekey{key: f.out.NameKey, from: nameA, to: nameB}
+		f.e.Rekey = &rekey{key: f.out.NameKey, from: nameA, to: nameB}
 		f.hazard(keyB, fmt.Sprintf("the edit flags change the logical name from %q (%s on A) to %q: the offsets kept under %s=%q "+
 			"are written on B under %s=%q, where the connector's tasks read them; it writes its topics under the new name",
 			nameA, keyA, nameB, f.out.NameKey, nameA, f.out.NameKey, nameB),
@@ -286,7 +286,7 @@ func (f *familyCheck) slot() {
 	}
 	if strings.EqualFold(strings.TrimSpace(f.a["slot.drop.on.stop"]), "true") {
 		f.hazard("slot.drop.on.stop", fmt.Sprintf("A's connector drops its replication slot %q when it stops: stopping it on A drops the position B must resume from", slotA),
-			fmt.Sprintf("set slot.drop.on.stop=false on A first (PUT /connectors/%s/config), wait until it runs with it, then migrate", f.e.Name), true)
+			fmt.Sprintf("set slot.drop.on.stop=false on A first (PUT /connectors/%s/config), wait until it runs with it, then migrate", f.e.Connector.Name), true)
 		return
 	}
 	if !f.hc.opts.StopSource && !f.hc.opts.stopPlanned {

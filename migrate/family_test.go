@@ -203,8 +203,9 @@ func TestFamilyState(t *testing.T) {
 			src, err := openSource(ctx, opts)
 			require.NoError(t, err)
 			defer src.close()
-			entries, err := src.prepare(ctx, &targetSide{to: Target{Brokers: brokersB}})
+			p, err := src.prepare(ctx, &targetSide{to: Target{Brokers: brokersB}})
 			require.NoError(t, err)
+			entries := entriesOf(p)
 			require.Len(t, entries, 1)
 			e := entries[0]
 			var got []wantHazard
@@ -222,7 +223,7 @@ func TestFamilyState(t *testing.T) {
 				require.Contains(t, got[i].contains, w.contains)
 				require.NotEmpty(t, fixes[i], "every hazard says what to do")
 			}
-			src.build(ctx, entries)
+			src.build(ctx, entries, p.Blocked)
 			if tt.body == "" {
 				require.Equal(t, OutcomeSkipped, e.Outcome)
 				require.Contains(t, e.Message, "refused before anything was stopped (family_state)")
@@ -264,9 +265,10 @@ func TestFamilyStateThroughREST(t *testing.T) {
 			require.NoError(t, err)
 			defer src.close()
 			require.NoError(t, src.openStates(ctx, "cluster-A", ""))
-			entries, err := src.prepare(ctx, &targetSide{to: Target{Brokers: brokersB}})
+			p, err := src.prepare(ctx, &targetSide{to: Target{Brokers: brokersB}})
 			require.NoError(t, err)
-			src.build(ctx, entries)
+			entries := entriesOf(p)
+			src.build(ctx, entries, p.Blocked)
 			require.Len(t, entries, 1)
 			e := entries[0]
 			var family []Hazard
@@ -318,8 +320,9 @@ func TestFamilyStateAsksBOnce(t *testing.T) {
 	src, err := openSource(ctx, Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel})
 	require.NoError(t, err)
 	defer src.close()
-	entries, err := src.prepare(ctx, &targetSide{to: Target{Brokers: b.ListenAddrs()}})
+	p, err := src.prepare(ctx, &targetSide{to: Target{Brokers: b.ListenAddrs()}})
 	require.NoError(t, err)
+	entries := entriesOf(p)
 	require.Len(t, entries, n)
 	for _, e := range entries {
 		var family []string

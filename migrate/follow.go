@@ -41,30 +41,31 @@ type FollowedSources struct {
 	Starts map[string]string `json:"starts"`
 }
 
-// stopFollower stops sink c on A once its sources are stopped and it has consumed all they
+// stopFollower stops e's sink on A once its sources are stopped and it has consumed all they
 // wrote on A. ctx bounds the wait (the run's --timeout).
-func (s *source) stopFollower(ctx context.Context, c *Connector) error {
-	for _, src := range c.follows.sources {
+func (s *source) stopFollower(ctx context.Context, e *Entry) error {
+	c, f := e.connector, e.follows()
+	for _, src := range f.sources {
 		if src.Problem != "" {
 			return fmt.Errorf("not stopped: its source %q was not stopped on A (%s), so it stays on A with it", src.Name, src.Problem)
 		}
 	}
 	start := time.Now()
-	if err := s.waitDrained(ctx, c); err != nil {
+	if err := s.waitDrained(ctx, c, f.topics); err != nil {
 		return fmt.Errorf("not stopped: %w", err)
 	}
-	c.follows.drained = time.Since(start)
-	return s.stopOne(ctx, c)
+	e.drained = time.Since(start)
+	return s.stopOne(ctx, e)
 }
 
 // waitDrained waits until sink c's group on A has committed the end of every partition of
-// the topics it follows.
-func (s *source) waitDrained(ctx context.Context, c *Connector) error {
+// topics, those it follows.
+func (s *source) waitDrained(ctx context.Context, c *Connector, topics []string) error {
 	tick := time.NewTicker(s.opts.StopPoll)
 	defer tick.Stop()
 	why := "its lag not read yet" // the last lag read, or why it could not be read
 	for {
-		lag, detail, err := s.topics.lag(ctx, c.Group, c.follows.topics)
+		lag, detail, err := s.topics.lag(ctx, c.Group, topics)
 		switch {
 		case err == nil && lag == 0:
 			return nil
@@ -84,16 +85,16 @@ func (s *source) waitDrained(ctx context.Context, c *Connector) error {
 	}
 }
 
-// followSource returns the offsets of sink c on B when it follows its sources: the end of
-// each followed topic on B as read now, none for a topic B does not have yet. Its config keeps
-// the topics' names.
-func (m *MM2Sinks) followSource(ctx context.Context, c *Connector) ([]events.ConnectorOffset, any, error) {
-	d := &FollowedSources{Topics: c.follows.topics, Drained: c.follows.drained.Round(time.Millisecond).String(), Starts: map[string]string{}}
-	for _, src := range c.follows.sources {
+// followSource returns the offsets of sink c on B when it follows its sources (f; A's sink
+// took drained to consume what they wrote on A): the end of each followed topic on B as read
+// now, none for a topic B does not have yet. Its config keeps the topics' names.
+func (m *MM2Sinks) followSource(ctx context.Context, c *Connector, f *following, drained time.Duration) ([]events.ConnectorOffset, any, error) {
+	d := &FollowedSources{Topics: f.topics, Drained: drained.Round(time.Millisecond).String(), Starts: map[string]string{}}
+	for _, src := range f.sources {
 		d.FollowsSources = append(d.FollowsSources, src.Name)
 	}
 	var out []events.ConnectorOffset
-	for _, t := range c.follows.topics {
+	for _, t := range f.topics {
 		ends, err := m.Translator.TargetEnds(ctx, t)
 		if err != nil {
 			return nil, d, fmt.Errorf("read the end offsets of topic %q on B: %w", t, err)

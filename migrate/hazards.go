@@ -53,12 +53,25 @@ func (h Hazard) String() string {
 	return s
 }
 
-// hazard records h on e; a refusing hazard makes the connector's first Problem, so that it is
+// subject is one selected connector as the hazard checks see it: A's connector, its name on B,
+// what the checks found, and the repairs they plan for B: a sink that follows its sources
+// (pipeline.go), the re-key of a Debezium connector's offsets (family.go), the transform that
+// gives a sink's records back their topics' names on A (topicnames.go).
+type subject struct {
+	Connector *Connector
+	Target    string
+	Hazards   []Hazard
+	Follows   *following
+	Rekey     *rekey
+	Restore   *topicRestore
+}
+
+// add records h on e; a refusing hazard makes the connector's first Problem, so that it is
 // neither stopped on A nor published.
-func (e *Entry) hazard(h Hazard) {
+func (e *subject) add(h Hazard) {
 	e.Hazards = append(e.Hazards, h)
-	if h.Refuse && e.connector != nil && e.connector.Problem == "" {
-		e.connector.Problem = fmt.Sprintf("refused before anything was stopped (%s): %s", h.Check, h)
+	if h.Refuse && e.Connector != nil && e.Connector.Problem == "" {
+		e.Connector.Problem = fmt.Sprintf("refused before anything was stopped (%s): %s", h.Check, h)
 	}
 }
 
@@ -68,6 +81,9 @@ type checks struct {
 	opts Options
 	a    *source
 	b    *targetSide
+	// blocked are the sinks' groups MirrorMaker 2 will not checkpoint (mm2health.go): their
+	// translation waits for no checkpoint.
+	blocked map[string]bool
 }
 
 // targetSide is what the hazard checks know of B: nil for an export, which has no B.
@@ -84,15 +100,15 @@ type targetSide struct {
 // sees every one of them, also those an earlier check refused, so that one refusal hides no
 // other hazard (a dry run lists all there is to fix); the connector's Problem is the first
 // refusal.
-func (hc *checks) checkHazards(ctx context.Context, entries []*Entry) {
-	var todo []*Entry
+func (hc *checks) checkHazards(ctx context.Context, entries []*subject) {
+	var todo []*subject
 	for _, e := range entries {
-		if e.connector != nil && e.connector.Problem == "" {
+		if e.Connector != nil && e.Connector.Problem == "" {
 			todo = append(todo, e)
 		}
 	}
-	all := []func(context.Context, []*Entry){
-		// Each check appends what it finds with Entry.hazard. The topic names first: they
+	all := []func(context.Context, []*subject){
+		// Each check appends what it finds with subject.add. The topic names first: they
 		// decide the transform the config on B gets (configForB), which the others judge.
 		hc.checkTopicNames,
 		hc.checkPointsAtA,
@@ -100,19 +116,19 @@ func (hc *checks) checkHazards(ctx context.Context, entries []*Entry) {
 		hc.checkPlugins,
 		hc.checkMM2,
 	}
-	refused := map[*Entry]string{}
+	refused := map[*subject]string{}
 	for _, check := range all {
 		check(ctx, todo)
 		for _, e := range todo {
-			if p := e.connector.Problem; p != "" {
+			if p := e.Connector.Problem; p != "" {
 				if _, ok := refused[e]; !ok {
 					refused[e] = p
 				}
-				e.connector.Problem = "" // the next checks look at it too
+				e.Connector.Problem = "" // the next checks look at it too
 			}
 		}
 	}
 	for e, p := range refused {
-		e.connector.Problem = p
+		e.Connector.Problem = p
 	}
 }

@@ -28,8 +28,9 @@ func TestHazardsOneRefusalHidesNoOther(t *testing.T) {
 	src, err := openSource(ctx, Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel})
 	require.NoError(t, err)
 	defer src.close()
-	entries, err := src.prepare(ctx, &targetSide{to: Target{Brokers: brokersB}})
+	p, err := src.prepare(ctx, &targetSide{to: Target{Brokers: brokersB}})
 	require.NoError(t, err)
+	entries := entriesOf(p)
 	require.Len(t, entries, 1)
 	refused := map[string]string{}
 	for _, h := range entries[0].Hazards {

@@ -167,14 +167,14 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		return nil, err
 	}
 
-	b := &targetSide{to: opts.To, rest: restB}
-	entries, err := src.prepare(ctx, b)
+	p, err := src.prepare(ctx, &targetSide{to: opts.To, rest: restB})
 	if err != nil {
 		return nil, err
 	}
+	entries := entriesOf(p)
 	rep := &Report{MigrationID: opts.MigrationID, From: src.describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
-	rep.Publishing = runWaves(interrupt, src, restB, results, opts, entries)
+	rep.Publishing = runWaves(interrupt, src, restB, results, opts, entries, p.Blocked)
 	if opts.Strimzi != nil && !opts.DryRun {
 		if err := opts.writeStrimziManifests(rep, entries); err != nil {
 			return rep, err
@@ -286,7 +286,7 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
 		// were read (the stop barrier, or no worker of A holding it), or skipped.
 		cc.StoppedOnA = o.StopSource && cc.Type != string(connectors.Sink)
 		if e := byTarget[cc.TargetName]; cc.StoppedOnA && cc.StoppedOnABy != stoppedByREST && e != nil && e.connector != nil && o.Topics != nil {
-			cc.WorkersOfA = &CutoverWorkersCheck{Brokers: o.Topics.Brokers, ClusterID: clusterA, ConfigTopic: o.Topics.ConfigTopic, RecordAt: e.connector.recordAt}
+			cc.WorkersOfA = &CutoverWorkersCheck{Brokers: o.Topics.Brokers, ClusterID: clusterA, ConfigTopic: o.Topics.ConfigTopic, RecordAt: e.recordAt}
 		}
 	}
 	rep.Cutover.readHistoryOnA(interrupt, o.Topics, rep, o.Registry)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
@@ -26,14 +25,14 @@ import (
 
 // checkMM2 runs the health check on every selected sink translated through MM2's checkpoints
 // (a sink following its sources takes no checkpoint: follow.go).
-func (hc *checks) checkMM2(ctx context.Context, entries []*Entry) {
+func (hc *checks) checkMM2(ctx context.Context, entries []*subject) {
 	m, ok := hc.opts.SinkTranslator.(*MM2Sinks)
 	if !ok {
 		return
 	}
-	var sinks []*Entry
+	var sinks []*subject
 	for _, e := range entries {
-		if c := e.connector; c.Problem == "" && c.Type == connectors.Sink && c.follows == nil {
+		if c := e.Connector; c.Problem == "" && c.Type == connectors.Sink && e.Follows == nil {
 			sinks = append(sinks, e)
 		}
 	}
@@ -52,22 +51,25 @@ func (hc *checks) checkMM2(ctx context.Context, entries []*Entry) {
 		b.Transport = hc.b.to.Transport
 	}
 	setup := mm2.ReadSetup(ctx, b, topics, m.Policy)
+	if hc.blocked == nil {
+		hc.blocked = map[string]bool{}
+	}
 	hc.mm2Status(ctx, &setup)
 	for _, e := range sinks {
-		c := e.connector
+		c := e.Connector
 		committed, err := mm2.SinkPartitions(c.Offsets)
 		if err != nil {
 			continue // the translation says so
 		}
 		fs, err := m.Translator.Health(ctx, c.Group, committed, mm2.HealthCheck{Setup: setup, MaxAge: m.CheckpointMaxAge})
 		if err != nil {
-			e.hazard(Hazard{Check: HazardMM2, Message: "MirrorMaker 2's health could not be checked: " + err.Error()})
+			e.add(Hazard{Check: HazardMM2, Message: "MirrorMaker 2's health could not be checked: " + err.Error()})
 			continue
 		}
 		for _, f := range fs {
-			e.hazard(Hazard{Check: HazardMM2, Key: f.Key, Message: f.Message, Fix: f.Fix, Refuse: f.Blocked && !m.AllowReplay})
+			e.add(Hazard{Check: HazardMM2, Key: f.Key, Message: f.Message, Fix: f.Fix, Refuse: f.Blocked && !m.AllowReplay})
 			if f.Blocked {
-				m.blocked.Store(c.Group, true)
+				hc.blocked[c.Group] = true
 			}
 		}
 	}
@@ -107,13 +109,4 @@ func (hc *checks) mm2Status(ctx context.Context, setup *mm2.Setup) {
 			}
 		}
 	}
-}
-
-// blockedGroups are the groups whose checkpoints checkMM2 found will not come: their
-// translation does not wait.
-type blockedGroups struct{ sync.Map }
-
-func (b *blockedGroups) has(group string) bool {
-	_, ok := b.Load(group)
-	return ok
 }

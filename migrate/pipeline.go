@@ -45,7 +45,7 @@ import (
 
 // pipelinePair is a selected sink that reads on A topics a selected source writes.
 type pipelinePair struct {
-	sink, source *Entry
+	sink, source *subject
 	// topics are the sink's topics the source writes ("<prefix>.*" for a Debezium prefix
 	// matched by a topics.regex), in order; how says where that was read.
 	topics []string
@@ -83,18 +83,18 @@ func (w *written) add(name, from string) {
 // checkPipelines finds the pipelines whose sink MirrorMaker 2's policy would cut off from its
 // source on B, and refuses both connectors of each (see above). It runs before anything is
 // stopped on A.
-func (hc *checks) checkPipelines(ctx context.Context, entries []*Entry) {
+func (hc *checks) checkPipelines(ctx context.Context, entries []*subject) {
 	m, ok := hc.opts.SinkTranslator.(*MM2Sinks)
 	if !ok {
 		return
 	}
-	var sources, sinks []*Entry
+	var sources, sinks []*subject
 	for _, e := range entries {
 		switch {
-		case e.connector.Problem != "":
-		case e.connector.Type == connectors.Source:
+		case e.Connector.Problem != "":
+		case e.Connector.Type == connectors.Source:
 			sources = append(sources, e)
-		case e.connector.Type == connectors.Sink:
+		case e.Connector.Type == connectors.Sink:
 			sinks = append(sinks, e)
 		}
 	}
@@ -103,13 +103,13 @@ func (hc *checks) checkPipelines(ctx context.Context, entries []*Entry) {
 	}
 	writes := map[string]written{}
 	for _, src := range sources {
-		writes[src.Name] = hc.writes(ctx, src.connector)
+		writes[src.Connector.Name] = hc.writes(ctx, src.Connector)
 	}
 	for _, sink := range sinks {
 		var pairs []pipelinePair
 		for _, src := range sources {
-			w := writes[src.Name]
-			topics, undecided := sinkReads(sink.connector, w, m.Policy)
+			w := writes[src.Connector.Name]
+			topics, undecided := sinkReads(sink.Connector, w, m.Policy)
 			switch {
 			case len(topics) > 0:
 				pairs = append(pairs, pipelinePair{sink: sink, source: src, topics: topics, how: w.origin(topics)})
@@ -126,7 +126,7 @@ func (hc *checks) checkPipelines(ctx context.Context, entries []*Entry) {
 		}
 		why := "--sink-follows-source not given"
 		if hc.opts.SinkFollowsSource {
-			why = hc.cannotFollow(sink.connector, pairs, m.Policy)
+			why = hc.cannotFollow(sink.Connector, pairs, m.Policy)
 		}
 		if why == "" {
 			follow(pairs)
@@ -138,13 +138,13 @@ func (hc *checks) checkPipelines(ctx context.Context, entries []*Entry) {
 	}
 	// A sink follows its sources only when they move too.
 	for _, sink := range sinks {
-		c := sink.connector
-		if c.follows == nil {
+		c := sink.Connector
+		if sink.Follows == nil {
 			continue
 		}
-		for _, src := range c.follows.sources {
+		for _, src := range sink.Follows.sources {
 			if src.Problem != "" {
-				c.follows = nil
+				sink.Follows = nil
 				c.Problem = fmt.Sprintf("pipeline with source %q, which is skipped, so it stays on A with it: %s", src.Name, src.Problem)
 				break
 			}
@@ -186,11 +186,11 @@ func refusePipeline(p pipelinePair, policy mm2.Policy, asked bool, why string) {
 		what = fmt.Sprintf("across MirrorMaker 2 with the %s replication policy, whether the moved sink %q reads what the moved source %q writes (%s, "+
 			"read from %s) cannot be decided: %s; if it does, the sink on B would read the renamed topics while the source on B writes these, "+
 			"and the pipeline would stop delivering, without an error; %s, or, if the sink reads none of them, leave one of the two out of this run (--exclude)",
-			policyName(policy), p.sink.Name, p.source.Name, strings.Join(p.written, ", "), p.how, p.undecided, identity)
+			policyName(policy), p.sink.Connector.Name, p.source.Connector.Name, strings.Join(p.written, ", "), p.how, p.undecided, identity)
 	} else {
 		what = fmt.Sprintf("across MirrorMaker 2 with the %s replication policy, the moved sink %q would read %s on B, while the moved source %q "+
 			"writes %s on B (read from %s): the pipeline would stop delivering, without an error; %s",
-			policyName(policy), p.sink.Name, strings.Join(onB, ", "), p.source.Name, strings.Join(p.topics, ", "), p.how, identity)
+			policyName(policy), p.sink.Connector.Name, strings.Join(onB, ", "), p.source.Connector.Name, strings.Join(p.topics, ", "), p.how, identity)
 	}
 	switch {
 	case asked:
@@ -200,11 +200,11 @@ func refusePipeline(p pipelinePair, policy mm2.Policy, asked bool, why string) {
 		what += fmt.Sprintf(", or move the pair with --stop-source --sink-follows-source (the sink on B then reads %s, from where the source on B starts writing)",
 			strings.Join(p.topics, ", "))
 	}
-	if p.sink.connector.Problem == "" {
-		p.sink.connector.Problem = fmt.Sprintf("pipeline with source %q: %s", p.source.Name, what)
+	if p.sink.Connector.Problem == "" {
+		p.sink.Connector.Problem = fmt.Sprintf("pipeline with source %q: %s", p.source.Connector.Name, what)
 	}
-	if p.source.connector.Problem == "" {
-		p.source.connector.Problem = fmt.Sprintf("pipeline with sink %q, skipped with it: %s", p.sink.Name, what)
+	if p.source.Connector.Problem == "" {
+		p.source.Connector.Problem = fmt.Sprintf("pipeline with sink %q, skipped with it: %s", p.sink.Connector.Name, what)
 	}
 }
 
@@ -334,14 +334,14 @@ type following struct {
 func follow(pairs []pipelinePair) {
 	f := &following{}
 	for _, p := range pairs {
-		f.sources = append(f.sources, p.source.connector)
+		f.sources = append(f.sources, p.source.Connector)
 		for _, t := range p.topics {
 			if !slices.Contains(f.topics, t) {
 				f.topics = append(f.topics, t)
 			}
 		}
 	}
-	pairs[0].sink.connector.follows = f
+	pairs[0].sink.Follows = f
 }
 
 // cannotFollow says why sink c cannot follow the sources of pairs ("" when it can).

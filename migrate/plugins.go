@@ -62,13 +62,13 @@ type bValidation struct {
 }
 
 // checkPlugins finds the HazardPlugin hazards of entries (see above).
-func (hc *checks) checkPlugins(ctx context.Context, entries []*Entry) {
+func (hc *checks) checkPlugins(ctx context.Context, entries []*subject) {
 	if hc.b == nil { // an export: no B
 		return
 	}
-	var todo []*Entry
+	var todo []*subject
 	for _, e := range entries {
-		if e.connector != nil && e.connector.Problem == "" {
+		if e.Connector != nil && e.Connector.Problem == "" {
 			todo = append(todo, e)
 		}
 	}
@@ -78,7 +78,7 @@ func (hc *checks) checkPlugins(ctx context.Context, entries []*Entry) {
 	if hc.b.rest == nil {
 		hc.opts.Logger.Warn("B's connector plugins are not checked: give --to-connect-url (B's Connect REST API)")
 		for _, e := range todo {
-			e.hazard(Hazard{Check: HazardPlugin,
+			e.add(Hazard{Check: HazardPlugin,
 				Message: "not checked whether B's Connect has the connector's plugin and takes its config: B's Connect REST API was not given",
 				Fix:     "give --to-connect-url (B's Connect REST API) so that the plugin is looked up and the config validated on B before anything stops"})
 		}
@@ -87,16 +87,16 @@ func (hc *checks) checkPlugins(ctx context.Context, entries []*Entry) {
 	plugins, bVersion, err := hc.bPlugins(ctx)
 	if err != nil {
 		for _, e := range todo {
-			e.hazard(Hazard{Check: HazardPlugin, Refuse: true,
+			e.add(Hazard{Check: HazardPlugin, Refuse: true,
 				Message: fmt.Sprintf("cannot list B's connector plugins (GET /connector-plugins): %v", err),
 				Fix:     "check --to-connect-url and B's Connect workers, then run again"})
 		}
 		return
 	}
 	resolved := map[string][]bPlugin{} // per class as configs give it
-	var validate []*Entry
+	var validate []*subject
 	for _, e := range todo {
-		cfg := hc.configForB(e.connector, e.TargetName)
+		cfg := hc.configForB(e)
 		class, _ := cfg.Get("connector.class")
 		if class == "" {
 			continue // no class: refused by B's agent at validate_config, as Connect does
@@ -107,7 +107,7 @@ func (hc *checks) checkPlugins(ctx context.Context, entries []*Entry) {
 			resolved[class] = found
 		}
 		if h, ok := pluginHazard(class, found, cfg, bVersion); ok {
-			e.hazard(h)
+			e.add(h)
 			if h.Refuse {
 				continue
 			}
@@ -224,9 +224,9 @@ func knowsPluginVersions(v string) bool {
 
 // validateOnB validates each entry's config on B, pluginCallsInFlight at once, and records
 // what B's Connect says of it.
-func (hc *checks) validateOnB(ctx context.Context, entries []*Entry) {
+func (hc *checks) validateOnB(ctx context.Context, entries []*subject) {
 	type found struct {
-		e  *Entry
+		e  *subject
 		hs []Hazard
 	}
 	out := make([]found, len(entries))
@@ -249,14 +249,14 @@ func (hc *checks) validateOnB(ctx context.Context, entries []*Entry) {
 	// Recorded here, in the selection's order: Entry.hazard is not safe for concurrent use.
 	for _, f := range out {
 		for _, h := range f.hs {
-			f.e.hazard(h)
+			f.e.add(h)
 		}
 	}
 }
 
 // validateOne asks B's Connect to validate e's config as it will be on B.
-func (hc *checks) validateOne(ctx context.Context, e *Entry) []Hazard {
-	cfg := hc.configForB(e.connector, e.TargetName)
+func (hc *checks) validateOne(ctx context.Context, e *subject) []Hazard {
+	cfg := hc.configForB(e)
 	class, _ := cfg.Get("connector.class")
 	body, err := json.Marshal(cfg)
 	if err != nil {

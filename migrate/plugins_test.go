@@ -105,18 +105,18 @@ const filePlugins = `[{"class":"org.apache.kafka.connect.file.FileStreamSourceCo
 	{"class":"com.example.VersionedConnector","type":"source","version":"1.0"},
 	{"class":"com.example.VersionedConnector","type":"source","version":"1.1"}]`
 
-func pluginEntry(name string, kv ...string) *Entry {
+func pluginEntry(name string, kv ...string) *subject {
 	var cfg events.Config
 	for i := 0; i+1 < len(kv); i += 2 {
 		cfg = append(cfg, events.ConfigEntry{Key: kv[i], Value: kv[i+1]})
 	}
-	return &Entry{Name: name, TargetName: name + "-b", Type: "source", connector: &Connector{Name: name, Config: cfg}}
+	return &subject{Target: name + "-b", Connector: &Connector{Name: name, Type: connectors.Source, Config: cfg}}
 }
 
 // sinkEntry is pluginEntry's sink.
-func sinkEntry(name string, kv ...string) *Entry {
+func sinkEntry(name string, kv ...string) *subject {
 	e := pluginEntry(name, kv...)
-	e.Type, e.connector.Type = "sink", connectors.Sink
+	e.Connector.Type = connectors.Sink
 	return e
 }
 
@@ -135,7 +135,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 		// policy: moved across MirrorMaker 2 with it (MM2Sinks); the topic names are checked
 		// first, as checkHazards does.
 		policy  *mm2.Policy
-		entries []*Entry
+		entries []*subject
 		// want: connector -> its hazards as "check key refuse: message part" ("" for none)
 		want map[string][]string
 		// problem: connectors that get a Problem (refused)
@@ -145,7 +145,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 	}{
 		{
 			name: "installed by full name, simple name and alias; validates", version: "4.3.1", plugins: filePlugins,
-			entries: []*Entry{
+			entries: []*subject{
 				pluginEntry("full", "connector.class", "org.apache.kafka.connect.file.FileStreamSourceConnector", "file", "a", "topic", "t"),
 				pluginEntry("simple", "connector.class", "MirrorSourceConnector"),
 				pluginEntry("alias", "connector.class", "FileStreamSink", "topics", "t"),
@@ -155,7 +155,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 		},
 		{
 			name: "missing on B: refused, not validated", version: "4.3.1", plugins: filePlugins,
-			entries: []*Entry{
+			entries: []*subject{
 				pluginEntry("dbz", "connector.class", "io.debezium.connector.mysql.MySqlConnector", "database.password", secret),
 				pluginEntry("dbz-2", "connector.class", "io.debezium.connector.mysql.MySqlConnector"),
 				pluginEntry("ok", "connector.class", "FileStreamSource"),
@@ -178,7 +178,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 					"database.password": {"Invalid value " + secret + " for configuration database.password: too short"},
 				})
 			},
-			entries: []*Entry{pluginEntry("src", "connector.class", "FileStreamSource", "file", "a", "database.password", secret)},
+			entries: []*subject{pluginEntry("src", "connector.class", "FileStreamSource", "file", "a", "database.password", secret)},
 			want: map[string][]string{"src": {
 				`plugin batch.size true: Invalid value -1 for configuration batch.size: Value must be at least 1`,
 				`plugin database.password true: Invalid value [hidden] for configuration database.password: too short`,
@@ -196,7 +196,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 				}
 				return 200, validateAnswer(cfg, nil)
 			},
-			entries:   []*Entry{pluginEntry("src", "connector.class", "FileStreamSource", "file", "a", "topic", "t")},
+			entries:   []*subject{pluginEntry("src", "connector.class", "FileStreamSource", "file", "a", "topic", "t")},
 			want:      map[string][]string{"src": nil},
 			validated: []string{"FileStreamSource"},
 		},
@@ -209,7 +209,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 				}
 				return 200, validateAnswer(cfg, nil)
 			},
-			entries:   []*Entry{sinkEntry("sink", routedChain("connector.class", "FileStreamSink", "file", "out", "topics", "orders")...)},
+			entries:   []*subject{sinkEntry("sink", routedChain("connector.class", "FileStreamSink", "file", "out", "topics", "orders")...)},
 			want:      map[string][]string{"sink": nil},
 			validated: []string{"FileStreamSink"},
 		},
@@ -218,7 +218,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 			validate: func(class string, cfg map[string]any) (int, string) {
 				return 200, validateAnswer(cfg, map[string][]string{"topics": {"Topic orders does not exist"}})
 			},
-			entries: []*Entry{pluginEntry("sink", "connector.class", "FileStreamSink", "topics", "orders")},
+			entries: []*subject{pluginEntry("sink", "connector.class", "FileStreamSink", "topics", "orders")},
 			want:    map[string][]string{"sink": {"plugin topics false: Topic orders does not exist"}},
 		},
 		{
@@ -226,13 +226,13 @@ func TestCheckPluginsOnB(t *testing.T) {
 			validate: func(class string, cfg map[string]any) (int, string) {
 				return 500, `{"error_code":500,"message":"org.apache.kafka.connect.runtime.rest.errors.BadRequestException: Connector config {database.password=` + secret + `} contains no connector type"}`
 			},
-			entries: []*Entry{pluginEntry("src", "connector.class", "FileStreamSource", "database.password", secret)},
+			entries: []*subject{pluginEntry("src", "connector.class", "FileStreamSource", "database.password", secret)},
 			want:    map[string][]string{"src": {"plugin  true: B's Connect could not validate the config (PUT /connector-plugins/FileStreamSource/config/validate): 500 org.apache.kafka.connect.runtime.rest.errors.BadRequestException: Connector config {database.password=[hidden]}"}},
 			problem: []string{"src"},
 		},
 		{
 			name: "requested plugin version: installed, missing, a range left to validate", version: "4.1.0", plugins: filePlugins,
-			entries: []*Entry{
+			entries: []*subject{
 				pluginEntry("v11", "connector.class", "com.example.VersionedConnector", "connector.plugin.version", "1.1"),
 				pluginEntry("v2", "connector.class", "Versioned", "connector.plugin.version", "2.0"),
 				pluginEntry("range", "connector.class", "Versioned", "connector.plugin.version", "[1.0,2.0)"),
@@ -249,7 +249,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 		},
 		{
 			name: "a plugin version on a B that does not know them is a warning", version: "3.9.1", plugins: filePlugins,
-			entries: []*Entry{pluginEntry("v2", "connector.class", "com.example.VersionedConnector", "connector.plugin.version", "2.0")},
+			entries: []*subject{pluginEntry("v2", "connector.class", "com.example.VersionedConnector", "connector.plugin.version", "2.0")},
 			want: map[string][]string{
 				"v2": {"plugin connector.plugin.version false: B's Connect 3.9.1 does not know connector.plugin.version"},
 			},
@@ -257,7 +257,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 		},
 		{
 			name: "B's plugins cannot be listed: refused", version: "4.3.1", plugins: "",
-			entries: []*Entry{pluginEntry("src", "connector.class", "FileStreamSource")},
+			entries: []*subject{pluginEntry("src", "connector.class", "FileStreamSource")},
 			want:    map[string][]string{"src": {"plugin  true: cannot list B's connector plugins"}},
 			problem: []string{"src"},
 		},
@@ -286,16 +286,16 @@ func TestCheckPluginsOnB(t *testing.T) {
 						got = append(got, fmt.Sprintf("%s %s %v: %s", h.Check, h.Key, h.Refuse, h.Message))
 					}
 				}
-				want := tt.want[e.Name]
-				require.Len(t, got, len(want), "%s: %q", e.Name, got)
+				want := tt.want[e.Connector.Name]
+				require.Len(t, got, len(want), "%s: %q", e.Connector.Name, got)
 				for i := range want {
-					require.True(t, strings.HasPrefix(got[i], want[i]), "%s: %q\nwant prefix %q", e.Name, got[i], want[i])
+					require.True(t, strings.HasPrefix(got[i], want[i]), "%s: %q\nwant prefix %q", e.Connector.Name, got[i], want[i])
 				}
 				for _, h := range e.Hazards {
 					require.NotContains(t, h.String(), secret)
 				}
-				require.NotContains(t, e.connector.Problem, secret)
-				require.Equal(t, contains(tt.problem, e.Name), e.connector.Problem != "", "%s: problem %q", e.Name, e.connector.Problem)
+				require.NotContains(t, e.Connector.Problem, secret)
+				require.Equal(t, contains(tt.problem, e.Connector.Name), e.Connector.Problem != "", "%s: problem %q", e.Connector.Name, e.Connector.Problem)
 			}
 			b.mu.Lock()
 			defer b.mu.Unlock()
@@ -322,15 +322,15 @@ func TestCheckPluginsWithoutRESTB(t *testing.T) {
 	opts := Options{}
 	opts.defaults()
 	s := &checks{opts: opts, a: &source{opts: opts}, b: &targetSide{}}
-	entries := []*Entry{pluginEntry("a", "connector.class", "FileStreamSource"), pluginEntry("b", "connector.class", "FileStreamSink")}
+	entries := []*subject{pluginEntry("a", "connector.class", "FileStreamSource"), pluginEntry("b", "connector.class", "FileStreamSink")}
 	s.checkPlugins(context.Background(), entries)
 	for _, e := range entries {
-		require.Len(t, e.Hazards, 1, e.Name)
+		require.Len(t, e.Hazards, 1, e.Connector.Name)
 		h := e.Hazards[0]
 		require.Equal(t, HazardPlugin, h.Check)
 		require.False(t, h.Refuse)
 		require.Contains(t, h.String(), "--to-connect-url")
-		require.Empty(t, e.connector.Problem)
+		require.Empty(t, e.Connector.Problem)
 	}
 }
 
@@ -358,7 +358,7 @@ func TestCheckPluginsBoundsCalls(t *testing.T) {
 	opts := Options{}
 	opts.defaults()
 	s := &checks{opts: opts, a: &source{opts: opts}, b: &targetSide{rest: b.serve(t)}}
-	var entries []*Entry
+	var entries []*subject
 	for i := range 300 {
 		entries = append(entries, pluginEntry(fmt.Sprintf("c%d", i), "connector.class", "FileStreamSource"))
 	}
@@ -366,7 +366,7 @@ func TestCheckPluginsBoundsCalls(t *testing.T) {
 	defer cancel()
 	s.checkPlugins(ctx, entries)
 	for _, e := range entries {
-		require.Empty(t, e.Hazards, e.Name)
+		require.Empty(t, e.Hazards, e.Connector.Name)
 	}
 	require.Equal(t, 1, b.lists)
 	require.Len(t, b.validated, 300)

@@ -36,14 +36,14 @@ import (
 
 // configOnB is one connector's config on B, with its settings that list Kafka addresses.
 type configOnB struct {
-	e     *Entry
+	e     *subject
 	cfg   events.Config
 	named map[string]named
 }
 
 // checkPointsAtA finds the settings of the selected connectors that would still point at A on
 // B (see above). A migration only: an export has no B.
-func (hc *checks) checkPointsAtA(ctx context.Context, entries []*Entry) {
+func (hc *checks) checkPointsAtA(ctx context.Context, entries []*subject) {
 	if hc.b == nil {
 		return
 	}
@@ -54,10 +54,10 @@ func (hc *checks) checkPointsAtA(ctx context.Context, entries []*Entry) {
 	var todo []configOnB
 	var all []named
 	for _, e := range entries {
-		if e.connector.Problem != "" {
+		if e.Connector.Problem != "" {
 			continue
 		}
-		c := configOnB{e: e, cfg: hc.configForB(e.connector, e.TargetName), named: map[string]named{}}
+		c := configOnB{e: e, cfg: hc.configForB(e), named: map[string]named{}}
 		m := c.cfg.Map()
 		for _, kv := range c.cfg {
 			if n, ok := ids.setting(m, kv.Key, kv.Value); ok && kv.Key != "name" {
@@ -72,7 +72,7 @@ func (hc *checks) checkPointsAtA(ctx context.Context, entries []*Entry) {
 	ids.prefetch(ctx, all)
 	mm, _ := hc.opts.SinkTranslator.(*MM2Sinks)
 	for _, c := range todo {
-		pc := pointsCheck{sel: hc.opts.Selection, cfg: c.cfg, onA: c.e.connector.Config, secret: secret(hc.opts.Registry, c.cfg),
+		pc := pointsCheck{sel: hc.opts.Selection, cfg: c.cfg, onA: c.e.Connector.Config, secret: secret(hc.opts.Registry, c.cfg),
 			toB: strings.Join(hc.b.to.Brokers, ",")}
 		for _, kv := range c.cfg {
 			if kv.Key == "name" {
@@ -95,7 +95,7 @@ func (hc *checks) checkPointsAtA(ctx context.Context, entries []*Entry) {
 				h.Message += " (kept by --keep-a)"
 				h.Fix, h.Refuse = "", false
 			}
-			c.e.hazard(*h)
+			c.e.add(*h)
 		}
 	}
 }

@@ -57,11 +57,39 @@ type Entry struct {
 	Body *Body `json:"-"`
 
 	connector *Connector
+	// planned is the connector as the plan has it: its config on B, the repairs planned.
+	planned *planned
 	// local: nothing to publish (a connector without offsets, into an operator-managed B).
 	local bool
 	// bornAfter is when the connector's offsets had been read on A (its wave built): its
 	// connector on B is born after it.
 	bornAfter time.Time
+	// stoppedBy says how the stop barrier established that A no longer runs it:
+	// stoppedByREST, or how A's Kafka cluster showed that no worker of A holds it
+	// (workersofa.go); "" when it was not stopped. recordAt is the offset of its latest
+	// connector record in A's config topic, when the stop was established without A's REST API
+	// (-1 unknown).
+	stoppedBy string
+	recordAt  int64
+	// drained is how long A's sink took, after its sources stopped, to consume all they wrote
+	// on A (a sink that follows its sources: follow.go).
+	drained time.Duration
+}
+
+// follows is the sources the entry's sink follows (nil for none).
+func (e *Entry) follows() *following {
+	if e.planned == nil {
+		return nil
+	}
+	return e.planned.Follows
+}
+
+// rekey is the re-key of the entry's Debezium offsets to its logical name on B (nil for none).
+func (e *Entry) rekey() *rekey {
+	if e.planned == nil {
+		return nil
+	}
+	return e.planned.Rekey
 }
 
 func (e *Entry) skip(reason string) {

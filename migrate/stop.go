@@ -19,14 +19,14 @@ const stopConcurrency = 8
 // read through REST only, a sink's consumer group on A is out of sight, and its tasks may
 // still be members committing offsets after the status says STOPPED (a zombie task), so the
 // offsets read would not be final.
-func (s *source) stopPrecheck(entries []*Entry) error {
+func (s *source) stopPrecheck(selected []*Connector) error {
 	if s.topics != nil {
 		return nil
 	}
 	var sinks []string
-	for _, e := range entries {
-		if e.connector.Problem == "" && e.connector.Type == connectors.Sink {
-			sinks = append(sinks, e.Name)
+	for _, c := range selected {
+		if c.Problem == "" && c.Type == connectors.Sink {
+			sinks = append(sinks, c.Name)
 		}
 	}
 	if len(sinks) == 0 {
@@ -47,16 +47,16 @@ func (s *source) stopAll(ctx context.Context, entries []*Entry) {
 
 // stopEach stops, stopConcurrency at a time, the entries' connectors without a Problem that
 // follow sources (followers) or do not, with stop.
-func (s *source) stopEach(ctx context.Context, entries []*Entry, followers bool, stop func(context.Context, *Connector) error) {
+func (s *source) stopEach(ctx context.Context, entries []*Entry, followers bool, stop func(context.Context, *Entry) error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(stopConcurrency)
 	for _, e := range entries {
 		c := e.connector
-		if c.Problem != "" || (c.follows != nil) != followers {
+		if c.Problem != "" || (e.follows() != nil) != followers {
 			continue
 		}
 		g.Go(func() error {
-			if err := stop(gctx, c); err != nil {
+			if err := stop(gctx, e); err != nil {
 				c.Problem = fmt.Sprintf("stop on A: %v", err)
 				s.opts.Logger.Warn("stop on A", "connector", c.Name, "err", err)
 			}
@@ -72,8 +72,9 @@ func (s *source) stopEach(ctx context.Context, entries []*Entry, followers bool,
 // StablePause apart agree.
 // c.State keeps the state A had before the stop, and is recorded in the migration's state
 // topic before the stop (RUNNING or PAUSED; a STOPPED connector is not recorded) (a later run finds the connector STOPPED and takes the recorded state);
-// c.Offsets gets the settled offsets.
-func (s *source) stopOne(ctx context.Context, c *Connector) error {
+// c.Offsets gets the settled offsets, e how the stop was established (stoppedBy, recordAt).
+func (s *source) stopOne(ctx context.Context, e *Entry) error {
+	c := e.connector
 	ctx, cancel := context.WithTimeout(ctx, s.opts.StopTimeout)
 	defer cancel()
 	var how string
@@ -84,19 +85,19 @@ func (s *source) stopOne(ctx context.Context, c *Connector) error {
 		if !ok {
 			at = -1
 		}
-		c.recordAt = at
+		e.recordAt = at
 		var err error
 		if how, err = s.workers().noneHolds(ctx, c.Name, at); err != nil {
 			return err
 		}
 	}
 	// A connector STOPPED already is not changed by the stop: nothing to record (a run finding
-	// it STOPPED with no record treats it as this one did).
-	if c.State != "" && c.State != StateStopped && !c.stateRecorded {
+	// it STOPPED with no record treats it as this one did). A state recorded already (by an
+	// earlier run: resolveStates took it from there) stays as it is.
+	if c.State != "" && c.State != StateStopped {
 		if err := s.states.record(ctx, c.Name, c.State); err != nil {
 			return fmt.Errorf("not stopped: %w", err)
 		}
-		c.stateRecorded = true
 	}
 	tick := time.NewTicker(s.opts.StopPoll)
 	defer tick.Stop()
@@ -162,7 +163,7 @@ func (s *source) stopOne(ctx context.Context, c *Connector) error {
 			return err
 		}
 		if sameOffsets(prev, cur) {
-			c.Offsets, c.stoppedBy = cur, how
+			c.Offsets, e.stoppedBy = cur, how
 			return nil
 		}
 		prev = cur

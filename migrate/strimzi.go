@@ -152,13 +152,14 @@ func KubernetesName(name string) string {
 
 var collapseDashes = regexp.MustCompile(`-{2,}`)
 
-// kubernetesTarget makes e's name on B a KafkaConnector name (the operator names a connector
-// after its resource); a rename is a warning of the entry.
-func kubernetesTarget(e *Entry) {
-	if k := KubernetesName(e.TargetName); k != e.TargetName {
-		e.Warnings = append(e.Warnings, fmt.Sprintf("named %s on B: %q is not a Kubernetes resource name, and the operator names a connector after its KafkaConnector", k, e.TargetName))
-		e.TargetName = k
+// kubernetesTarget is target, a name on B, made a KafkaConnector name (the operator names a
+// connector after its resource), and the warning of a rename ("" when it is one already).
+func kubernetesTarget(target string) (string, string) {
+	k := KubernetesName(target)
+	if k == target {
+		return target, ""
 	}
+	return k, fmt.Sprintf("named %s on B: %q is not a Kubernetes resource name, and the operator names a connector after its KafkaConnector", k, target)
 }
 
 // prepareStrimzi readies the entries for an operator-managed B: every body asks for the
@@ -435,7 +436,7 @@ func readPlaced(dir string) ([]Placed, error) {
 	return out, nil
 }
 
-// refuseExisting gives a Problem (409) to each entry whose connector exists on B, as B's config
+// refuseExisting gives a Problem (409) to each connector of the plan that exists on B, as B's config
 // topic holds it now, with another config than its manifest declares (configForB, the config
 // on B every check judges: the edit flags, and a sink's MirrorMaker 2 topic names and
 // restoring transform; then declared, the config with its secrets referenced in the Secret,
@@ -445,29 +446,28 @@ func readPlaced(dir string) ([]Placed, error) {
 // be referenced) gets that Problem. Every selected connector is checked, with or without
 // offsets on A, before anything is stopped on A. A connector that exists with the config of
 // its manifest (one applied already) goes on.
-func refuseExisting(entries []*Entry, onB map[string]map[string]string, configForB func(*Connector, string) events.Config,
-	declared func(string, events.Config) (events.Config, error)) {
-	for _, e := range entries {
-		c := e.connector
+func refuseExisting(cs []*planned, onB map[string]map[string]string, declared func(string, events.Config) (events.Config, error)) {
+	for _, pc := range cs {
+		c := pc.Connector
 		if c.Problem != "" {
 			continue
 		}
-		cfg := configForB(c, e.TargetName)
+		cfg := pc.OnB
 		if declared != nil {
-			d, err := declared(e.TargetName, cfg)
+			d, err := declared(pc.Target, cfg)
 			if err != nil {
 				c.Problem = "its KafkaConnector manifest cannot be written: " + err.Error()
 				continue
 			}
 			cfg = d
 		}
-		have, ok := onB[e.TargetName]
+		have, ok := onB[pc.Target]
 		if !ok {
 			continue
 		}
 		if diff := configDiff(have, operatorConfig(cfg)); len(diff) > 0 {
 			c.Problem = fmt.Sprintf("409 Connector %s already exists on B with another config (%s): its manifest would replace that config; "+
-				"delete the connector on B first, or give this one another name (--rename)", e.TargetName, strings.Join(diff, ", "))
+				"delete the connector on B first, or give this one another name (--rename)", pc.Target, strings.Join(diff, ", "))
 		}
 	}
 }

@@ -94,26 +94,26 @@ func (r *topicRestore) owns(key string) bool {
 // checkTopicNames finds, for each sink moved across a renaming policy, what it derives from
 // its topics' names, and plans the transform that restores them or refuses the sink (see
 // above). It runs before anything is stopped, for an export too.
-func (hc *checks) checkTopicNames(_ context.Context, entries []*Entry) {
+func (hc *checks) checkTopicNames(_ context.Context, entries []*subject) {
 	m, ok := hc.opts.SinkTranslator.(*MM2Sinks)
 	if !ok {
 		return
 	}
 	for _, e := range entries {
-		c := e.connector
-		c.restore = nil
-		if c.Problem != "" || c.Type != connectors.Sink || c.follows != nil {
+		c := e.Connector
+		e.Restore = nil
+		if c.Problem != "" || c.Type != connectors.Sink || e.Follows != nil {
 			continue
 		}
 		tn := topicNames{policy: m.Policy, sel: hc.opts.Selection, onA: c.Config.Map(), secret: secret(hc.opts.Registry, c.Config)}
 		var hs []Hazard
-		c.restore, hs = tn.check(m, c.Config, e.TargetName)
+		e.Restore, hs = tn.check(m, c.Config, e.Target)
 		for _, h := range hs {
 			if h.Key != "" && hc.opts.Selection.Kept(h.Key) && h.Refuse {
 				h.Message += " (kept by --keep-a)"
 				h.Fix, h.Refuse = "", false
 			}
-			e.hazard(h)
+			e.add(h)
 		}
 	}
 }
@@ -573,17 +573,17 @@ func configRewrites(before, final events.Config, why func(key string) string, se
 	return out
 }
 
-// rewrites lists what the migration changed in c's config for B (onA is its config on A,
-// final the body's), with why.
-func (s *source) rewrites(c *Connector, onA, final events.Config, target string) []ConfigRewrite {
+// planRewrites lists what the migration itself changed in e's config for B (onB; A's config
+// after the edit flags is what it would have been without), with why.
+func planRewrites(opts Options, e *subject, onB events.Config) []ConfigRewrite {
 	policy := "replication"
-	if m, ok := s.opts.SinkTranslator.(*MM2Sinks); ok {
+	if m, ok := opts.SinkTranslator.(*MM2Sinks); ok {
 		policy = policyName(m.Policy)
 	}
 	why := func(key string) string {
 		switch {
-		case c.restore.owns(key):
-			return c.restore.why
+		case e.Restore.owns(key):
+			return e.Restore.why
 		case key == mm2.TopicsKey:
 			return fmt.Sprintf("MirrorMaker 2's %s policy names A's topics so on B", policy)
 		case key == mm2.TopicsRegexKey:
@@ -591,5 +591,6 @@ func (s *source) rewrites(c *Connector, onA, final events.Config, target string)
 		}
 		return "changed by the migration"
 	}
-	return configRewrites(s.opts.Selection.EditConfig(onA, target), final, why, secret(s.opts.Registry, onA))
+	onA := e.Connector.Config
+	return configRewrites(opts.Selection.EditConfig(onA, e.Target), onB, why, secret(opts.Registry, onA))
 }

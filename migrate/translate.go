@@ -34,8 +34,6 @@ type MM2Sinks struct {
 	// ConfigTopics are the topics on B where MM2's connector configs are read (--mm2-config-topic);
 	// none means B's Connect config topic, mm2.DedicatedConfigTopic and mm2.StrimziConfigTopic.
 	ConfigTopics []string
-	// blocked are the groups the health check found MM2 will not checkpoint (mm2health.go).
-	blocked blockedGroups
 }
 
 // SinkTranslation is a sink entry's "translation" in the report (docs/migration.md, "The
@@ -56,16 +54,23 @@ type SinkTranslation struct {
 	all []mm2.PartitionTranslation
 }
 
-// TranslateSink translates c's offsets and returns the offsets for B: the translated ones, and
-// a reset (null offset) for each missing partition. c's config on B, its topics renamed, is
-// configForB's (renamed).
+// TranslateSink translates c's offsets and returns the offsets for B (translate, waiting for
+// the checkpoints).
 func (m *MM2Sinks) TranslateSink(ctx context.Context, c *Connector, _ string) ([]events.ConnectorOffset, any, error) {
+	return m.translate(ctx, c, false)
+}
+
+// translate translates c's offsets and returns the offsets for B: the translated ones, and a
+// reset (null offset) for each missing partition. c's config on B, its topics renamed, is
+// configForB's (renamed). blocked: MirrorMaker 2 will not checkpoint c's group (mm2health.go),
+// so no checkpoint is waited for.
+func (m *MM2Sinks) translate(ctx context.Context, c *Connector, blocked bool) ([]events.ConnectorOffset, any, error) {
 	committed, err := mm2.SinkPartitions(c.Offsets)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the sink offsets of group %q on A: %w", c.Group, err)
 	}
 	translate := m.Translator.TranslateGroup
-	if m.blocked.has(c.Group) {
+	if blocked {
 		translate = m.Translator.TranslateGroupNow // no checkpoint will come: none is waited for
 	}
 	tr, err := translate(ctx, c.Group, committed)

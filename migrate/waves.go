@@ -39,10 +39,10 @@ func splitWaves(entries []*Entry, size int) [][]*Entry {
 		return i
 	}
 	for i, e := range entries {
-		if e.connector == nil || e.connector.follows == nil {
+		if e.follows() == nil {
 			continue
 		}
-		for _, src := range e.connector.follows.sources {
+		for _, src := range e.follows().sources {
 			j, ok := index[src]
 			if !ok {
 				continue
@@ -86,8 +86,10 @@ func (waveProgress) Finish()   {}
 
 // runWaves stops (with StopSource), builds and publishes entries, in waves with StopSource
 // (waves.go), and returns when the first request was published. restB is B's Connect REST
-// API (nil when not given), asked at the giveup.
-func runWaves(interrupt context.Context, src *source, restB *restReader, results *resultsLog, opts MigrateOptions, entries []*Entry) (publishing time.Time) {
+// API (nil when not given), asked at the giveup; blocked the sinks' groups MirrorMaker 2 will
+// not checkpoint.
+func runWaves(interrupt context.Context, src *source, restB *restReader, results *resultsLog, opts MigrateOptions, entries []*Entry,
+	blocked map[string]bool) (publishing time.Time) {
 	prog := opts.Progress
 	if prog == nil {
 		prog = noProgress{}
@@ -107,7 +109,7 @@ func runWaves(interrupt context.Context, src *source, restB *restReader, results
 			}
 			continue
 		}
-		src.buildWave(interrupt, opts, wave)
+		src.buildWave(interrupt, opts, wave, blocked)
 		read := time.Now().UTC()
 		for _, e := range wave {
 			e.bornAfter = read
@@ -124,14 +126,14 @@ func runWaves(interrupt context.Context, src *source, restB *restReader, results
 }
 
 // buildWave stops (with StopSource) and builds the wave's connectors, within Timeout.
-func (s *source) buildWave(interrupt context.Context, opts MigrateOptions, wave []*Entry) {
+func (s *source) buildWave(interrupt context.Context, opts MigrateOptions, wave []*Entry, blocked map[string]bool) {
 	ctx := interrupt
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(interrupt, opts.Timeout)
 		defer cancel()
 	}
-	s.build(ctx, wave)
+	s.build(ctx, wave, blocked)
 	if opts.Strimzi != nil {
 		prepareStrimzi(wave)
 	}

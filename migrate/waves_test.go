@@ -78,10 +78,11 @@ func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
 // them) in one wave, alone when it is larger than a wave.
 func TestSplitWaves(t *testing.T) {
 	conn := map[string]*Connector{}
+	plans := map[string]*planned{}
 	entry := func(name string) *Entry {
 		c := &Connector{Name: name}
-		conn[name] = c
-		return &Entry{Name: name, connector: c}
+		conn[name], plans[name] = c, &planned{Connector: c}
+		return &Entry{Name: name, connector: c, planned: plans[name]}
 	}
 	tests := []struct {
 		name    string
@@ -108,7 +109,7 @@ func TestSplitWaves(t *testing.T) {
 				for _, s := range srcs {
 					f.sources = append(f.sources, conn[s])
 				}
-				conn[sink].follows = f
+				plans[sink].Follows = f
 			}
 			var got [][]string
 			for _, w := range splitWaves(entries, tt.size) {

@@ -188,8 +188,8 @@ func TestStopWithoutRESTJudgedByConnectGroups(t *testing.T) {
 				for _, w := range tc.want {
 					require.Contains(t, e.Warnings[0], w)
 				}
-				require.Contains(t, e.connector.stoppedBy, "no live worker of A holds it")
-				require.Equal(t, int64(0), e.connector.recordAt)
+				require.Contains(t, e.stoppedBy, "no live worker of A holds it")
+				require.Equal(t, int64(0), e.recordAt)
 				return
 			}
 			require.Equal(t, OutcomeSkipped, e.Outcome)
