@@ -176,7 +176,7 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 			Options: migrate.Options{
 				Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 				Selection: sel, Logger: testLogger(t), SinkOffsets: migrate.SinkOffsetsTranslate,
-				SinkTranslator: &migrate.MM2Sinks{Translator: tr, Policy: policy, AllowReplay: allowReplay},
+				MM2: &migrate.MM2{Translator: tr, Policy: policy, AllowReplay: allowReplay},
 			},
 			To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 				ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic},

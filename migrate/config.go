@@ -12,13 +12,13 @@ import (
 // the body carries it, and every check that compares or judges the config on B (B's existing
 // connector of that name, B's validate, the settings that point at A, a family's state on B)
 // reads it. It is c's config on A with the names MirrorMaker 2's policy gives a sink's topics
-// on B (MM2Sinks; a sink that follows its sources keeps them), then the edit flags, then the
+// on B (MM2; a sink that follows its sources keeps them), then the edit flags, then the
 // transform that gives the sink's records back their topics' names on A (topicnames.go), which
 // checkTopicNames plans before the other checks run.
 func (hc *checks) configForB(e *subject) events.Config {
 	c := e.Connector
 	cfg := c.Config
-	if m, ok := hc.opts.SinkTranslator.(*MM2Sinks); ok && c.Type == connectors.Sink && e.Follows == nil {
+	if m := hc.opts.MM2; m != nil && c.Type == connectors.Sink && e.Follows == nil {
 		cfg, _ = renamed(m.Policy, cfg) // a topics.regex it cannot rewrite refuses the sink (checkTopicNames)
 	}
 	return e.Restore.apply(hc.opts.Selection.EditConfig(cfg, e.Target))

@@ -3,45 +3,18 @@ package migrate
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 )
-
-// SinkTranslator computes a sink connector's offsets on B from its offsets on A (the seam for
-// translating them through MirrorMaker 2 checkpoints).
-type SinkTranslator interface {
-	// TranslateSink returns the offsets for sink c, created on B as target, and a detail for
-	// the report entry's "translation" (nil for none). It does not change c: c's config on B
-	// is configForB's. An error fails the connector at step StepTranslateSinkOffsets; a
-	// non-nil detail is reported with it.
-	TranslateSink(ctx context.Context, c *Connector, target string) (offsets []events.ConnectorOffset, detail any, err error)
-}
-
-// StepTranslateSinkOffsets is the failed_step of a connector whose sink offsets could not be
-// translated.
-const StepTranslateSinkOffsets = "translate_sink_offsets"
 
 // Options configure Export and the export half of Migrate.
 type Options struct {
 	// Topics is where A's Connect topics are; nil reads A through ConnectURL only.
 	Topics *TopicsSource
-	// kubernetesNames: names on B are made KafkaConnector names (Migrate sets it for
-	// MigrateOptions.Strimzi), before anything is stopped on A, so that two connectors
-	// becoming one name stop the run first.
-	kubernetesNames bool
-	// existingOnB, when set, reads the connectors B has now, by name, for refuseExisting
-	// (Migrate sets it for MigrateOptions.Strimzi): checked before anything is stopped on A.
-	existingOnB func(context.Context) (map[string]map[string]string, error)
-	// declared, with existingOnB, is a connector's config as its manifest declares it
-	// (StrimziTarget.declaredConfig: secrets referenced in the Secret), for refuseExisting.
-	declared func(name string, cfg events.Config) (events.Config, error)
 	// ConnectURL is A's Connect REST API ("" for none). With Topics it is used to stop
 	// connectors and to cross-check the listing.
 	ConnectURL string
@@ -55,9 +28,10 @@ type Options struct {
 	AllowEmpty bool
 	// InitialState overrides the state carried over from A ("" keeps it).
 	InitialState string
-	// SinkOffsets is copy (default), none or translate; SinkTranslator, when set, replaces
-	// copy (translate needs one: MM2Sinks).
+	// SinkOffsets is copy (default), none or translate. Translate needs MM2, MirrorMaker 2's
+	// settings, or another SinkTranslator, which then replaces copy.
 	SinkOffsets    SinkOffsetsMode
+	MM2            *MM2
 	SinkTranslator SinkTranslator
 	// SinkFollowsSource moves a pipeline that MirrorMaker 2's policy would cut apart on B (a
 	// sink reading a topic a selected source writes, renamed on B) instead of refusing it: the
@@ -65,9 +39,6 @@ type Options struct {
 	// migration reads them, once A's sink has consumed all the stopped source wrote on A
 	// (pipeline.go). It needs StopSource and --sink-offsets translate.
 	SinkFollowsSource bool
-	// stopPlanned: a dry run of a migration with StopSource, which stops nothing; a sink may
-	// still be planned to follow its sources.
-	stopPlanned bool
 	// StopSource stops each selected connector on A first (needs ConnectURL) and waits for a
 	// real stop barrier before reading its offsets. Before stopping a connector it records the
 	// connector's state in States (required), and a later run takes the state from there.
@@ -124,13 +95,13 @@ func (o *Options) validate() error {
 	switch o.SinkOffsets {
 	case SinkOffsetsCopy, SinkOffsetsNone:
 	case SinkOffsetsTranslate:
-		if o.SinkTranslator == nil {
+		if o.MM2 == nil && o.SinkTranslator == nil {
 			errs = append(errs, "--sink-offsets translate needs MirrorMaker 2's settings (--mm2-source-alias)")
 		}
 	default:
 		errs = append(errs, fmt.Sprintf("--sink-offsets %q: want copy, none or translate", o.SinkOffsets))
 	}
-	if _, ok := o.SinkTranslator.(*MM2Sinks); o.SinkFollowsSource && !ok {
+	if o.SinkFollowsSource && o.MM2 == nil {
 		errs = append(errs, "--sink-follows-source applies to sinks moved across MirrorMaker 2 (--mm2-source-alias, --sink-offsets translate)")
 	}
 	if len(errs) > 0 {
@@ -139,400 +110,67 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// source is an open connection to A.
-type source struct {
-	opts   Options
-	topics *topicsReader
-	rest   *restReader
-	// restDown is why A's REST API, given with StopSource, could not be reached (nothing
-	// answers there): rest is nil, and a connector is stopped when no worker of A holds it.
-	restDown error
-	// states are the migration's recorded states (nil for none).
-	states *states
+// sourceOptions are what reading A takes of o.
+func (o *Options) sourceOptions() sourceOptions {
+	return sourceOptions{Topics: o.Topics, ConnectURL: o.ConnectURL, HTTPClient: o.HTTPClient, StopSource: o.StopSource,
+		InitialState: o.InitialState, States: o.States, Registry: o.Registry, Logger: o.Logger}
 }
 
-// openSource checks opts and connects to A (reading its topics to the end).
-func openSource(ctx context.Context, opts Options) (*source, error) {
-	opts.defaults()
-	if err := opts.validate(); err != nil {
-		return nil, err
-	}
-	s := &source{opts: opts}
-	if opts.ConnectURL != "" {
-		r, err := newRESTReader(opts.ConnectURL, opts.HTTPClient, opts.Registry)
-		if err != nil {
-			return nil, precheckf("--from-connect-url: %v", err)
-		}
-		_, err = r.root(ctx)
-		switch {
-		case err == nil:
-			s.rest = r
-		case opts.StopSource && opts.Topics != nil && restUnreachable(err):
-			// Nothing answers at A's REST API: a connector is stopped on A when no worker of
-			// A holds it, as A's Kafka cluster tells (workersofa.go).
-			s.restDown = err
-			opts.Logger.Warn("A's Connect REST API is unreachable: --stop-source takes a connector for stopped on A when no live worker of A holds it, "+
-				"as the Connect groups on A's Kafka cluster say", "url", redactURL(opts.ConnectURL), "err", err)
-		case opts.StopSource && restUnreachable(err):
-			return nil, precheckf("A's Connect REST API is unreachable: %v; with --from-brokers, --stop-source takes a connector for stopped on A "+
-				"when no live worker of A holds it, as the Connect groups on A's Kafka cluster say", err)
-		default:
-			return nil, precheckf("A's Connect REST API is unreachable: %v", err)
-		}
-	}
-	if opts.Topics != nil {
-		t, err := openTopics(ctx, *opts.Topics, opts.Registry, opts.Logger)
-		if err != nil {
-			return nil, precheckf("A's Kafka cluster: %v", err)
-		}
-		s.topics = t
-		t.rest = s.rest
-	}
-	return s, nil
+// hazardOptions are what the hazard checks take of o; stopPlanned: a dry run of a run with
+// StopSource, which stops nothing (a sink may still be planned to follow its sources).
+func (o *Options) hazardOptions(stopPlanned bool) hazardOptions {
+	return hazardOptions{Selection: o.Selection, MM2: o.MM2, Translated: o.MM2 != nil || o.SinkTranslator != nil, SinkOffsets: o.SinkOffsets,
+		SinkFollowsSource: o.SinkFollowsSource, StopSource: o.StopSource, StopPlanned: stopPlanned, Registry: o.Registry, Logger: o.Logger}
 }
 
-// workers is the check of the Connect groups on A's Kafka cluster (with A's topics read).
-func (s *source) workers() workersOfA {
-	return workersOfA{cl: s.topics.client, principal: s.topics.src.Principal, configTopic: s.topics.src.ConfigTopic}
-}
-
-func (s *source) close() {
-	if s.topics != nil {
-		s.topics.close()
-	}
-	s.states.close()
-}
-
-// openStates opens the state records of opts.States for migration id (derived from A's
-// cluster id when "" and States has none), creating the topic with StopSource. Without
-// StopSource and without a topic, there are no records.
-func (s *source) openStates(ctx context.Context, clusterA, id string) error {
-	st := s.opts.States
-	if st == nil || len(st.Brokers) == 0 {
-		if s.opts.StopSource {
-			return precheckf("--stop-source records each connector's state on A before stopping it, in topic %q on B: give --to-brokers", DefaultStateTopic)
-		}
-		return nil
-	}
-	cp := *st
-	if id != "" {
-		cp.MigrationID = id
-	}
-	if cp.MigrationID == "" {
-		cp.MigrationID = DeriveMigrationID(clusterA, cp.SelectionKey)
-	}
-	if !validMigrationID(cp.MigrationID) {
-		return precheckf("--migration-id %q: no '/' or spaces", cp.MigrationID)
-	}
-	states, err := openStates(ctx, cp, s.describe(), s.opts.StopSource, s.opts.Logger)
-	if err != nil {
-		return precheckf("the migration's state topic %q: %v", cp.topic(), err)
-	}
-	s.states = states
-	return nil
-}
-
-// resolveStates settles the state each selected connector is created in, before anything is
-// stopped: the recorded one where an earlier run of the migration recorded it (A now shows the
-// STOPPED that run left); else A's state as read. A connector whose state cannot be known is
-// refused (it gets a Problem) unless InitialState overrides the state: read through REST only
-// with a status that does not tell the target state, or, with StopSource, STOPPED on A with no
-// record (stopped by hand or by another migration, so the state it had before is lost).
-func (s *source) resolveStates(selected []*Connector) {
-	for _, c := range selected {
-		if c.Problem != "" {
-			continue
-		}
-		if st, ok := s.states.get(c.Name); ok {
-			c.State, c.StateUnknown = st, ""
-			continue
-		}
-		if s.opts.InitialState != "" {
-			continue
-		}
-		switch {
-		case c.StateUnknown != "":
-			c.Problem = "state on A unknown: " + c.StateUnknown + "; give --initial-state, or read A with --from-brokers"
-		case s.opts.StopSource && c.State == StateStopped:
-			c.Problem = fmt.Sprintf("state on A unknown: the connector is STOPPED on A and no run of migration %s recorded its state before stopping it "+
-				"(it was stopped by hand or by another migration), so the state to create it in on B is not known; give --initial-state, or resume it on A first",
-				s.states.migrationID())
-		}
-	}
-}
-
-// describe names A for the report.
-func (s *source) describe() string {
-	var parts []string
-	if s.opts.Topics != nil {
-		parts = append(parts, strings.Join(s.opts.Topics.Brokers, ","))
-	}
-	if s.opts.ConnectURL != "" {
-		parts = append(parts, redactURL(s.opts.ConnectURL))
-	}
-	return strings.Join(parts, " ")
-}
-
-// clusterID is A's Kafka cluster id, from its brokers or its Connect REST API.
-func (s *source) clusterID(ctx context.Context) (string, error) {
-	if s.topics != nil {
-		return s.topics.clusterID(ctx)
-	}
-	ri, err := s.rest.root(ctx)
-	return ri.KafkaClusterID, err
-}
-
-// list reads every connector of A: from the topics when they are read (the REST listing is
-// then only cross-checked), else from the REST API.
-func (s *source) list(ctx context.Context) ([]*Connector, error) {
-	if s.topics == nil {
-		cs, err := s.rest.list(ctx)
-		if err != nil {
-			return nil, precheckf("read A's connectors: %v", err)
-		}
-		return cs, nil
-	}
-	cs, err := s.topics.list(ctx)
-	if err != nil {
-		return nil, precheckf("read A's connectors: %v", err)
-	}
-	if s.rest != nil {
-		var names []string
-		if _, err := s.rest.c.Call(ctx, http.MethodGet, "/connectors", nil, &names); err != nil {
-			return nil, precheckf("list A's connectors: %v", err)
-		}
-		known := map[string]bool{}
-		for _, c := range cs {
-			known[c.Name] = true
-		}
-		for _, n := range names {
-			if !known[n] {
-				s.opts.Logger.Warn("connector listed by A's REST API is not in its config topic", "connector", n)
-			}
-		}
-	}
-	return cs, nil
-}
-
-// collect lists A's connectors, selects them, stops them with StopSource, and builds their
-// bodies. Connectors that cannot be exported are entries with OutcomeSkipped and no body.
-func (s *source) collect(ctx context.Context) ([]*Entry, error) {
-	p, err := s.prepare(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	entries := entriesOf(p)
-	s.build(ctx, entries, p.Blocked)
-	return entries, nil
-}
-
-// planned is a selected connector as the plan has it: A's connector, its name on B, what the
-// checks found and the repairs they planned, the config it will have on B and what the
-// migration itself changes in it.
-type planned struct {
-	Connector *Connector
-	Target    string
-	// Warnings are what the plan changed on the way (a name made a Kubernetes name).
-	Warnings []string
-	Hazards  []Hazard
-	// OnB is the config the connector will have on B (configForB); Rewrites the settings the
-	// migration itself changed in it (topicnames.go).
-	OnB      events.Config
-	Rewrites []ConfigRewrite
-	// Follows is set on a sink moved with --sink-follows-source (pipeline.go); Rekey moves a
-	// Debezium connector's offsets to its logical name on B (family.go).
-	Follows *following
-	Rekey   *rekey
-}
-
-// fleetPlan is what a run moves: the selected connectors, and the sinks' groups MirrorMaker 2
-// will not checkpoint (mm2health.go: their translation waits for no checkpoint).
-type fleetPlan struct {
-	Connectors []*planned
-	Blocked    map[string]bool
-}
-
-// prepare lists A's connectors and selects them, and runs the checks that come before
-// anything is stopped: their states, their pipelines and hazards on B (b; nil for an export),
-// the stop's preconditions.
-func (s *source) prepare(ctx context.Context, b *targetSide) (*fleetPlan, error) {
-	all, err := s.list(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sel := s.opts.Selection
-	var subjects []*subject
-	warnings := map[*subject][]string{}
-	byTarget := map[string]string{}
-	for _, c := range all {
-		if !sel.Selected(c.Name) {
-			continue
-		}
-		e := &subject{Connector: c, Target: sel.TargetName(c.Name)}
-		if s.opts.kubernetesNames {
-			if k, warning := kubernetesTarget(e.Target); warning != "" {
-				warnings[e] = append(warnings[e], warning)
-				e.Target = k
-			}
-		}
-		if prev, dup := byTarget[e.Target]; dup {
-			if s.opts.kubernetesNames {
-				return nil, precheckf("connectors %q and %q both become KafkaConnector %q: rename one (--rename)", prev, c.Name, e.Target)
-			}
-			return nil, precheckf("--rename maps both %q and %q to %q", prev, c.Name, e.Target)
-		}
-		byTarget[e.Target] = c.Name
-		if e.Target == "" {
-			return nil, precheckf("--rename maps %q to an empty name", c.Name)
-		}
-		subjects = append(subjects, e)
-	}
-	names := make([]string, 0, len(all))
-	for _, c := range all {
-		names = append(names, c.Name)
-	}
-	unmatched := sel.Unmatched(names)
-	switch {
-	case s.opts.AllowEmpty:
-		for _, u := range unmatched {
-			s.opts.Logger.Warn("a selection flag does nothing; going on (--allow-empty)", "flag", u)
-		}
-		if len(subjects) == 0 {
-			s.opts.Logger.Warn("no connector of A matches the selection: nothing to do (--allow-empty)")
-			return &fleetPlan{}, nil
-		}
-	case len(subjects) == 0:
-		return nil, noneSelected(all)
-	case len(unmatched) > 0:
-		none := noneSelected(all)
-		return nil, &UnmatchedError{Flags: unmatched, Total: none.Total, Examples: none.Examples}
-	}
-	selected := make([]*Connector, len(subjects))
-	for i, e := range subjects {
-		selected[i] = e.Connector
-	}
-	s.resolveStates(selected)
-	hc := &checks{opts: s.opts, a: s, b: b}
-	hc.checkPipelines(ctx, subjects)
-	hc.checkHazards(ctx, subjects)
-	p := &fleetPlan{Blocked: hc.blocked}
-	for _, e := range subjects {
-		onB := hc.configForB(e)
-		p.Connectors = append(p.Connectors, &planned{Connector: e.Connector, Target: e.Target, Warnings: warnings[e], Hazards: e.Hazards,
-			OnB: onB, Rewrites: planRewrites(s.opts, e, onB), Follows: e.Follows, Rekey: e.Rekey})
-	}
-	if s.opts.existingOnB != nil { // after the checks that decide the config on B (configForB)
-		onB, err := s.opts.existingOnB(ctx)
-		if err != nil {
-			return nil, precheckf("read the connectors B has: %v", err)
-		}
-		refuseExisting(p.Connectors, onB, s.opts.declared)
-	}
-	if s.opts.StopSource {
-		if err := s.stopPrecheck(selected); err != nil {
-			return nil, err
-		}
-	}
-	return p, nil
-}
-
-// entriesOf is the report's entry of each connector of p, before anything is built.
-func entriesOf(p *fleetPlan) []*Entry {
-	var out []*Entry
-	for _, pc := range p.Connectors {
-		out = append(out, &Entry{Name: pc.Connector.Name, TargetName: pc.Target, Type: string(pc.Connector.Type),
-			Warnings: slices.Clone(pc.Warnings), Hazards: slices.Clone(pc.Hazards), connector: pc.Connector, planned: pc})
-	}
-	return out
-}
-
-// build stops the entries' connectors with StopSource, and builds their bodies. blocked are
-// the sinks' groups MirrorMaker 2 will not checkpoint.
-func (s *source) build(ctx context.Context, entries []*Entry, blocked map[string]bool) {
-	if s.opts.StopSource {
-		s.stopAll(ctx, entries)
-	}
-	for _, e := range entries {
-		c := e.connector
-		if c.Problem != "" {
-			e.skip(scrub(s.opts.Registry, c.Config, c.Problem))
-			continue
-		}
-		var sinkOffs []events.ConnectorOffset
-		if c.Type == connectors.Sink {
-			var err error
-			sinkOffs = c.Offsets
-			m, mm := s.opts.SinkTranslator.(*MM2Sinks)
-			switch {
-			case mm && e.follows() != nil:
-				sinkOffs, e.Translation, err = m.followSource(ctx, c, e.follows(), e.drained)
-			case mm:
-				sinkOffs, e.Translation, err = m.translate(ctx, c, blocked[c.Group])
-			case s.opts.SinkTranslator != nil:
-				sinkOffs, e.Translation, err = s.opts.SinkTranslator.TranslateSink(ctx, c, e.TargetName)
-			}
-			if err != nil {
-				e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepTranslateSinkOffsets, scrub(s.opts.Registry, c.Config, err.Error())
-				continue
-			}
-		}
-		b := buildBody(c, e.TargetName, e.planned.OnB, s.opts.InitialState, sinkOffs, s.opts.SinkOffsets)
-		b.InitialOffsets = e.rekey().apply(b.InitialOffsets)
-		e.Rewrites = e.planned.Rewrites
-		e.Body = &b
-		e.Offsets = len(b.InitialOffsets)
-		e.Outcome = OutcomePlanned
-		if e.stoppedBy != "" && e.stoppedBy != stoppedByREST {
-			e.Warnings = append(e.Warnings, "stopped on A without A's REST API (unreachable): "+e.stoppedBy+
-				"; its target state on A is unchanged: do not restart A's workers with it (they would resume it on A), and stop or delete it there once they are back")
-		}
-	}
+// applyOptions are what carrying out a plan takes of o (an export's: no B).
+func (o *Options) applyOptions() applyOptions {
+	return applyOptions{StopSource: o.StopSource, StopTimeout: o.StopTimeout, StablePause: o.StablePause, StopPoll: o.StopPoll,
+		InitialState: o.InitialState, SinkOffsets: o.SinkOffsets, SinkTranslator: o.SinkTranslator, MM2: o.MM2,
+		Registry: o.Registry, Logger: o.Logger}
 }
 
 // Export reads A and builds one body per selected connector. Per-connector problems are in
 // the report's entries; an error (wrapping ErrPrecheck when nothing could be read) means no
 // report.
 func Export(ctx context.Context, opts Options) (*Report, error) {
+	return export(ctx, opts, false)
+}
+
+// export is Export; kubernetesNames makes names on B KafkaConnector names (planOptions).
+func export(ctx context.Context, opts Options, kubernetesNames bool) (*Report, error) {
 	started := time.Now().UTC()
-	src, err := openSource(ctx, opts)
+	opts.defaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	src, err := openSource(ctx, opts.sourceOptions())
 	if err != nil {
 		return nil, err
 	}
-	defer src.close()
-	if src.opts.States != nil && len(src.opts.States.Brokers) > 0 || src.opts.StopSource {
-		clusterA, err := src.clusterID(ctx)
+	defer src.Close()
+	if opts.States != nil && len(opts.States.Brokers) > 0 || opts.StopSource {
+		clusterA, err := src.ClusterID(ctx)
 		if err != nil {
 			return nil, precheckf("A's cluster id: %v", err)
 		}
-		if err := src.openStates(ctx, clusterA, ""); err != nil {
+		if err := src.OpenStates(ctx, clusterA, ""); err != nil {
 			return nil, err
 		}
 	}
-	entries, err := src.collect(ctx)
+	// Selected, checked (there is no B) and, with StopSource, stopped; every body built.
+	p, err := buildPlan(ctx, src, nil, planOptions{Hazard: opts.hazardOptions(false), AllowEmpty: opts.AllowEmpty,
+		KubernetesNames: kubernetesNames})
 	if err != nil {
 		return nil, err
 	}
+	entries := entriesOf(p)
+	ap := &applier{opts: opts.applyOptions(), a: src, blocked: p.Blocked}
+	ap.build(ctx, entries)
 	for _, e := range entries {
 		if e.Outcome == OutcomeSkipped {
-			src.opts.Logger.Warn("skip connector", "connector", e.Name, "err", e.Message)
+			opts.Logger.Warn("skip connector", "connector", e.Name, "err", e.Message)
 		}
 	}
-	return &Report{From: src.describe(), Started: started, Finished: time.Now().UTC(), Connectors: entries}, nil
-}
-
-// WriteBodies writes the body of every planned entry as one JSON line.
-func WriteBodies(w io.Writer, r *Report) error {
-	for _, e := range r.Connectors {
-		if e.Body == nil {
-			continue
-		}
-		b, err := e.Body.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write(append(b, '\n')); err != nil {
-			return fmt.Errorf("write body of connector %q: %w", e.Name, err)
-		}
-	}
-	return nil
+	return &Report{From: src.Describe(), Started: started, Finished: time.Now().UTC(), Connectors: entries}, nil
 }

@@ -253,12 +253,12 @@ func (f *familyCheck) schemaHistory(ctx context.Context) {
 		f.hazard(topicKey, fmt.Sprintf("cannot read the schema history topic %q on B: %v", topicB, err), "check it on B before B starts", false)
 		return
 	}
-	if f.hc.a.topics == nil {
+	if f.hc.a.Client() == nil {
 		f.hazard(topicKey, fmt.Sprintf("the schema history topic %q is on B (%s) but its completeness was not checked: A's Kafka cluster is not read",
 			topicB, onB), "give --from-brokers, or compare A's and B's topic yourself before B starts", false)
 		return
 	}
-	onA, err := topicRange(ctx, f.hc.a.topics.client, topicA)
+	onA, err := topicRange(ctx, f.hc.a.Client(), topicA)
 	if err != nil {
 		f.hazard(topicKey, fmt.Sprintf("the schema history topic %q is on B (%s) but its completeness was not checked: A's %q cannot be read on A's brokers: %v",
 			topicB, onB, topicA, err), "compare A's and B's topic yourself before B starts", false)
@@ -289,7 +289,7 @@ func (f *familyCheck) slot() {
 			fmt.Sprintf("set slot.drop.on.stop=false on A first (PUT /connectors/%s/config), wait until it runs with it, then migrate", f.e.Connector.Name), true)
 		return
 	}
-	if !f.hc.opts.StopSource && !f.hc.opts.stopPlanned {
+	if !f.hc.opts.StopSource && !f.hc.opts.StopPlanned {
 		f.hazard("slot.name", fmt.Sprintf("A's task holds the replication slot %q until it stops: B's task cannot take the slot while A's runs "+
 			"(PostgreSQL lets one client stream from a slot) and fails until A's connector is stopped", slotA),
 			"use --stop-source, or stop the connector on A before B starts it", false)
@@ -373,7 +373,7 @@ func (f *familyCheck) heartbeat(ctx context.Context) {
 // sinkProgress gives a sink that keeps its own progress its verdict.
 func (f *familyCheck) sinkProgress() {
 	verdict := "offsets not portable by Connect; see the connector's docs: " + f.out.Progress
-	if f.hc.opts.SinkTranslator != nil {
+	if f.hc.opts.Translated {
 		f.hazard("connector.class", verdict+"; across MirrorMaker 2 that progress holds A's topic offsets, which B's topics do not have",
 			"move it as the connector's docs say, or leave it out (--exclude)", true)
 		return

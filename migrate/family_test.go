@@ -198,12 +198,12 @@ func TestFamilyState(t *testing.T) {
 				policy := mm2.Policy{SourceAlias: "A", Kind: mm2.PolicyIdentity}
 				tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
 				require.NoError(t, err)
-				opts.SinkOffsets, opts.SinkTranslator = SinkOffsetsTranslate, &MM2Sinks{Translator: tr, Policy: policy}
+				opts.SinkOffsets, opts.MM2 = SinkOffsetsTranslate, &MM2{Translator: tr, Policy: policy}
 			}
-			src, err := openSource(ctx, opts)
+			src, err := openA(ctx, &opts)
 			require.NoError(t, err)
-			defer src.close()
-			p, err := src.prepare(ctx, &targetSide{to: Target{Brokers: brokersB}})
+			defer src.Close()
+			p, err := planOn(ctx, src, &targetSide{to: Target{Brokers: brokersB}}, opts)
 			require.NoError(t, err)
 			entries := entriesOf(p)
 			require.Len(t, entries, 1)
@@ -223,7 +223,8 @@ func TestFamilyState(t *testing.T) {
 				require.Contains(t, got[i].contains, w.contains)
 				require.NotEmpty(t, fixes[i], "every hazard says what to do")
 			}
-			src.build(ctx, entries, p.Blocked)
+			entries = buildOn(ctx, src, p, opts)
+			e = entries[0]
 			if tt.body == "" {
 				require.Equal(t, OutcomeSkipped, e.Outcome)
 				require.Contains(t, e.Message, "refused before anything was stopped (family_state)")
@@ -261,14 +262,14 @@ func TestFamilyStateThroughREST(t *testing.T) {
 			produceN(t, ctx, clB, "history.shop", 3)
 			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"dbz": {typ: "source", state: StateRunning, stopAt: -1, config: tt.cfg,
 				offsets: []string{`{"partition":{"server":"shop"},"offset":{"lsn":42}}`}}}}
-			src, err := openSource(ctx, Options{ConnectURL: fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB}})
+			opts := Options{ConnectURL: fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB}}
+			src, err := openA(ctx, &opts)
 			require.NoError(t, err)
-			defer src.close()
-			require.NoError(t, src.openStates(ctx, "cluster-A", ""))
-			p, err := src.prepare(ctx, &targetSide{to: Target{Brokers: brokersB}})
+			defer src.Close()
+			require.NoError(t, src.OpenStates(ctx, "cluster-A", ""))
+			p, err := planOn(ctx, src, &targetSide{to: Target{Brokers: brokersB}}, opts)
 			require.NoError(t, err)
-			entries := entriesOf(p)
-			src.build(ctx, entries, p.Blocked)
+			entries := buildOn(ctx, src, p, opts)
 			require.Len(t, entries, 1)
 			e := entries[0]
 			var family []Hazard
@@ -317,10 +318,11 @@ func TestFamilyStateAsksBOnce(t *testing.T) {
 	writeConfigs(t, ctx, clA, cfgs...)
 	sel, err := NewSelection(SelectionFlags{})
 	require.NoError(t, err)
-	src, err := openSource(ctx, Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel})
+	opts := Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel}
+	src, err := openA(ctx, &opts)
 	require.NoError(t, err)
-	defer src.close()
-	p, err := src.prepare(ctx, &targetSide{to: Target{Brokers: b.ListenAddrs()}})
+	defer src.Close()
+	p, err := planOn(ctx, src, &targetSide{to: Target{Brokers: b.ListenAddrs()}}, opts)
 	require.NoError(t, err)
 	entries := entriesOf(p)
 	require.Len(t, entries, n)

@@ -43,7 +43,7 @@ type FollowedSources struct {
 
 // stopFollower stops e's sink on A once its sources are stopped and it has consumed all they
 // wrote on A. ctx bounds the wait (the run's --timeout).
-func (s *source) stopFollower(ctx context.Context, e *Entry) error {
+func (ap *applier) stopFollower(ctx context.Context, e *Entry) error {
 	c, f := e.connector, e.follows()
 	for _, src := range f.sources {
 		if src.Problem != "" {
@@ -51,21 +51,21 @@ func (s *source) stopFollower(ctx context.Context, e *Entry) error {
 		}
 	}
 	start := time.Now()
-	if err := s.waitDrained(ctx, c, f.topics); err != nil {
+	if err := ap.waitDrained(ctx, c, f.topics); err != nil {
 		return fmt.Errorf("not stopped: %w", err)
 	}
 	e.drained = time.Since(start)
-	return s.stopOne(ctx, e)
+	return ap.stopOne(ctx, e)
 }
 
 // waitDrained waits until sink c's group on A has committed the end of every partition of
 // topics, those it follows.
-func (s *source) waitDrained(ctx context.Context, c *Connector, topics []string) error {
-	tick := time.NewTicker(s.opts.StopPoll)
+func (ap *applier) waitDrained(ctx context.Context, c *Connector, topics []string) error {
+	tick := time.NewTicker(ap.opts.StopPoll)
 	defer tick.Stop()
 	why := "its lag not read yet" // the last lag read, or why it could not be read
 	for {
-		lag, detail, err := s.topics.lag(ctx, c.Group, topics)
+		lag, detail, err := ap.a.Lag(ctx, c.Group, topics)
 		switch {
 		case err == nil && lag == 0:
 			return nil
@@ -88,7 +88,7 @@ func (s *source) waitDrained(ctx context.Context, c *Connector, topics []string)
 // followSource returns the offsets of sink c on B when it follows its sources (f; A's sink
 // took drained to consume what they wrote on A): the end of each followed topic on B as read
 // now, none for a topic B does not have yet. Its config keeps the topics' names.
-func (m *MM2Sinks) followSource(ctx context.Context, c *Connector, f *following, drained time.Duration) ([]events.ConnectorOffset, any, error) {
+func followSource(ctx context.Context, m *MM2, c *Connector, f *following, drained time.Duration) ([]events.ConnectorOffset, any, error) {
 	d := &FollowedSources{Topics: f.topics, Drained: drained.Round(time.Millisecond).String(), Starts: map[string]string{}}
 	for _, src := range f.sources {
 		d.FollowsSources = append(d.FollowsSources, src.Name)

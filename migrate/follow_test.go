@@ -86,7 +86,7 @@ func (p *followPair) export(t *testing.T, ctx context.Context, brokersA, brokers
 		Topics:     &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
 		ConnectURL: p.fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB},
 		StablePause: 50 * time.Millisecond, StopPoll: 20 * time.Millisecond, StopTimeout: 10 * time.Second,
-		SinkOffsets: SinkOffsetsTranslate, SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy}, SinkFollowsSource: true,
+		SinkOffsets: SinkOffsetsTranslate, MM2: &MM2{Translator: tr, Policy: policy}, SinkFollowsSource: true,
 	})
 	require.NoError(t, err)
 	return rep
@@ -189,7 +189,7 @@ func TestSinkFollowsSourceRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"src": src, "sink": tt.sink}}
-			opts := Options{ConnectURL: fc.serve(t), SinkOffsets: SinkOffsetsTranslate, SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy},
+			opts := Options{ConnectURL: fc.serve(t), SinkOffsets: SinkOffsetsTranslate, MM2: &MM2{Translator: tr, Policy: policy},
 				SinkFollowsSource: true, StopSource: tt.stop, States: &StateStore{Brokers: brokers}}
 			if tt.stop {
 				// A's brokers, which the lag is read from.

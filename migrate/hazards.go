@@ -3,6 +3,9 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"log/slog"
+
+	"github.com/offsetagent/offsetagent/handlers/connectors"
 )
 
 // The cutover's hazards are what would go wrong on B for a selected connector, found before
@@ -75,10 +78,32 @@ func (e *subject) add(h Hazard) {
 	}
 }
 
+// hazardOptions say what the hazard checks judge a connector's move by.
+type hazardOptions struct {
+	// Selection edits the configs for B (--set, --unset, --map-value) and keeps keys on A
+	// (--keep-a).
+	Selection Selection
+	// MM2 are MirrorMaker 2's settings when the sinks' offsets are translated through its
+	// checkpoints (nil otherwise): its policy renames the sinks' topics on B.
+	MM2 *MM2
+	// Translated: the sinks' offsets are translated (MM2, or another SinkTranslator), not
+	// copied; SinkOffsets is the mode.
+	Translated  bool
+	SinkOffsets SinkOffsetsMode
+	// SinkFollowsSource moves a pipeline that MM2's policy would cut apart on B (pipeline.go).
+	SinkFollowsSource bool
+	// StopSource: the run stops the connectors on A; StopPlanned: a dry run of such a run,
+	// which stops nothing.
+	StopSource, StopPlanned bool
+	// Registry knows connector classes; Logger receives warnings. Neither is nil.
+	Registry *connectors.Registry
+	Logger   *slog.Logger
+}
+
 // checks runs the hazard checks of one run against A (a) and B (b: nil for an export, which
 // has no B).
 type checks struct {
-	opts Options
+	opts hazardOptions
 	a    *source
 	b    *targetSide
 	// blocked are the sinks' groups MirrorMaker 2 will not checkpoint (mm2health.go): their

@@ -139,7 +139,7 @@ func (hc *checks) identities(ctx context.Context) *identities {
 	}
 	ids := &identities{lookups: kafkaio.NewClusterIDs(clusterIDTimeout, clusterIDsInFlight), plain: &kafka.Transport{},
 		own: map[[sha256.Size]byte]*kafka.Transport{}}
-	ids.a, ids.aErr = hc.a.clusterID(ctx)
+	ids.a, ids.aErr = hc.a.ClusterID(ctx)
 	if ids.aErr == nil && ids.a == "" {
 		ids.aErr = errors.New("A's Connect REST API gives no kafka_cluster_id")
 	}
@@ -149,8 +149,8 @@ func (hc *checks) identities(ctx context.Context) *identities {
 	if ids.b, err = kafkaio.ClusterID(ctx, clB); err != nil {
 		hc.opts.Logger.Warn("cannot read B's Kafka cluster id: settings naming B are not recognised", "err", err)
 	}
-	if hc.opts.Topics != nil {
-		ids.fallbacks = append(ids.fallbacks, connSettings{"A's client settings", ids.transport(hc.opts.Topics.Transport)})
+	if topics := hc.a.Topics(); topics != nil {
+		ids.fallbacks = append(ids.fallbacks, connSettings{"A's client settings", ids.transport(topics.Transport)})
 	}
 	if tr := ids.transport(hc.b.to.Transport); len(ids.fallbacks) == 0 || ids.fallbacks[0].tr != tr {
 		ids.fallbacks = append(ids.fallbacks, connSettings{"B's client settings", tr})

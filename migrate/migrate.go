@@ -129,26 +129,31 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	opts.setDryRun()
-	opts.Options.kubernetesNames = opts.Strimzi != nil
+	stopPlanned := opts.setDryRun()
+	opts.Options.defaults()
+	if err := opts.Options.validate(); err != nil {
+		return nil, err
+	}
+	po := planOptions{Hazard: opts.hazardOptions(stopPlanned), AllowEmpty: opts.AllowEmpty, KubernetesNames: opts.Strimzi != nil}
 	if opts.Strimzi != nil {
-		opts.Options.existingOnB = func(ctx context.Context) (map[string]map[string]string, error) {
+		po.ExistingOnB = func(ctx context.Context) (map[string]map[string]string, error) {
 			return offsetstore.ReadConnectorConfigs(ctx, kafkaio.Options{Brokers: opts.To.Brokers, Transport: opts.To.Transport, Logger: opts.Logger, Principal: opts.To.Principal},
 				opts.To.ConfigTopic)
 		}
-		opts.Options.declared = opts.Strimzi.declared(opts.Registry)
+		po.Declared = opts.Strimzi.declared(opts.Registry)
 	}
-	src, err := openSource(ctx, opts.Options)
+	st, stateOps := opts.stateStore()
+	so := opts.sourceOptions()
+	so.States = &st
+	src, err := openSource(ctx, so)
 	if err != nil {
 		return nil, err
 	}
-	defer src.close()
-	opts.Options = src.opts // with defaults
-	clusterA, err := src.clusterID(ctx)
+	defer src.Close()
+	clusterA, err := src.ClusterID(ctx)
 	if err != nil {
 		return nil, precheckf("A's cluster id: %v", err)
 	}
-	st, stateOps := opts.stateStore()
 	configOps := opts.configOps()
 	if opts.MigrationID == "" {
 		opts.MigrationID = DeriveMigrationID(clusterA, opts.SelectionKey)
@@ -162,19 +167,19 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		return nil, precheckf("read B's result topic %q: %v", opts.To.ResultTopic, err)
 	}
 	defer results.close()
-	src.opts.States = &st
-	if err := src.openStates(ctx, clusterA, opts.MigrationID); err != nil {
+	if err := src.OpenStates(ctx, clusterA, opts.MigrationID); err != nil {
 		return nil, err
 	}
 
-	p, err := src.prepare(ctx, &targetSide{to: opts.To, rest: restB})
+	p, err := buildPlan(ctx, src, &targetSide{to: opts.To, rest: restB}, po)
 	if err != nil {
 		return nil, err
 	}
 	entries := entriesOf(p)
-	rep := &Report{MigrationID: opts.MigrationID, From: src.describe(), To: strings.Join(opts.To.Brokers, ","),
+	rep := &Report{MigrationID: opts.MigrationID, From: src.Describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
-	rep.Publishing = runWaves(interrupt, src, restB, results, opts, entries, p.Blocked)
+	ap := &applier{opts: opts.applyOptions(), a: src, blocked: p.Blocked, results: results, restB: restB}
+	rep.Publishing = ap.runWaves(interrupt, entries)
 	if opts.Strimzi != nil && !opts.DryRun {
 		if err := opts.writeStrimziManifests(rep, entries); err != nil {
 			return rep, err
@@ -211,15 +216,27 @@ func (o *MigrateOptions) setDefaults() {
 	}
 }
 
-// setDryRun keeps a dry run from stopping A's connectors: it plans their stop instead.
-func (o *MigrateOptions) setDryRun() {
+// setDryRun keeps a dry run from stopping A's connectors: it plans their stop instead, and
+// says so (stopPlanned).
+func (o *MigrateOptions) setDryRun() (stopPlanned bool) {
 	if o.DryRun && o.StopSource {
 		// A dry run changes nothing: not on B, and not on A either.
-		o.StopSource, o.Options.stopPlanned = false, true
+		o.StopSource = false
 		if o.Logger != nil {
 			o.Logger.Warn("--dry-run: connectors on A are not stopped; their offsets are read as they are now")
 		}
+		return true
 	}
+	return false
+}
+
+// applyOptions are what carrying out the plan takes of o.
+func (o *MigrateOptions) applyOptions() applyOptions {
+	ao := o.Options.applyOptions()
+	ao.To, ao.MigrationID = o.To, o.MigrationID
+	ao.Concurrency, ao.WaveSize, ao.Timeout, ao.Grace = o.Concurrency, o.WaveSize, o.Timeout, o.Grace
+	ao.DryRun, ao.Progress, ao.WaitReport, ao.OffsetsOnly = o.DryRun, o.Progress, o.WaitReport, o.Strimzi != nil
+	return ao
 }
 
 // stateStore returns the migration state store (on B's brokers unless given) and the

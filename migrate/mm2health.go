@@ -26,8 +26,8 @@ import (
 // checkMM2 runs the health check on every selected sink translated through MM2's checkpoints
 // (a sink following its sources takes no checkpoint: follow.go).
 func (hc *checks) checkMM2(ctx context.Context, entries []*subject) {
-	m, ok := hc.opts.SinkTranslator.(*MM2Sinks)
-	if !ok {
+	m := hc.opts.MM2
+	if m == nil {
 		return
 	}
 	var sinks []*subject

@@ -84,8 +84,8 @@ func (w *written) add(name, from string) {
 // source on B, and refuses both connectors of each (see above). It runs before anything is
 // stopped on A.
 func (hc *checks) checkPipelines(ctx context.Context, entries []*subject) {
-	m, ok := hc.opts.SinkTranslator.(*MM2Sinks)
-	if !ok {
+	m := hc.opts.MM2
+	if m == nil {
 		return
 	}
 	var sources, sinks []*subject
@@ -227,11 +227,9 @@ func remoteName(p mm2.Policy, t string) string {
 // tracks them) and the topics its config names.
 func (hc *checks) writes(ctx context.Context, c *Connector) written {
 	var w written
-	if hc.a.rest != nil {
-		if names, ok := hc.a.rest.activeTopics(ctx, c.Name); ok {
-			for _, n := range names {
-				w.add(n, "A's topic tracking, GET /connectors/"+c.Name+"/topics")
-			}
+	if names, ok := hc.a.ActiveTopics(ctx, c.Name); ok {
+		for _, n := range names {
+			w.add(n, "A's topic tracking, GET /connectors/"+c.Name+"/topics")
 		}
 	}
 	props := c.Config.Map()
@@ -346,10 +344,10 @@ func follow(pairs []pipelinePair) {
 
 // cannotFollow says why sink c cannot follow the sources of pairs ("" when it can).
 func (hc *checks) cannotFollow(c *Connector, pairs []pipelinePair, policy mm2.Policy) string {
-	if !hc.opts.StopSource && !hc.opts.stopPlanned {
+	if !hc.opts.StopSource && !hc.opts.StopPlanned {
 		return "it needs --stop-source: the sink on B starts where the source on B starts writing, once A's sink has consumed all the source wrote on A, and only a stopped source writes no more"
 	}
-	if hc.a.topics == nil {
+	if hc.a.Client() == nil {
 		return "it needs --from-brokers: A's sink's lag on the source's topics is read from A's brokers"
 	}
 	props := c.Config.Map()

@@ -112,8 +112,8 @@ func TestPipelineAcrossRenamingPolicyRefused(t *testing.T) {
 			}
 			require.NoError(t, err)
 			opts := Options{ConnectURL: fc.serve(t), Selection: sel, SinkOffsets: SinkOffsetsTranslate,
-				SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy, AllowReplay: true},
-				Logger:         slog.New(slog.NewTextHandler(&logs, nil))}
+				MM2:    &MM2{Translator: tr, Policy: policy, AllowReplay: true},
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 			if tt.stop {
 				opts.StopSource, opts.States = true, &StateStore{Brokers: brokers}
 			}

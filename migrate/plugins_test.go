@@ -132,7 +132,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 		plugins  string
 		validate func(class string, cfg map[string]any) (int, string)
 		set      []string // --set
-		// policy: moved across MirrorMaker 2 with it (MM2Sinks); the topic names are checked
+		// policy: moved across MirrorMaker 2 with it (MM2); the topic names are checked
 		// first, as checkHazards does.
 		policy  *mm2.Policy
 		entries []*subject
@@ -271,10 +271,9 @@ func TestCheckPluginsOnB(t *testing.T) {
 			require.NoError(t, err)
 			opts := Options{Selection: sel}
 			if tt.policy != nil {
-				opts.SinkTranslator = &MM2Sinks{Policy: *tt.policy}
+				opts.MM2 = &MM2{Policy: *tt.policy}
 			}
-			opts.defaults()
-			s := &checks{opts: opts, a: &source{opts: opts}, b: &targetSide{rest: b.serve(t)}}
+			s := checksOn(opts, nil, &targetSide{rest: b.serve(t)})
 			if tt.policy != nil {
 				s.checkTopicNames(ctx, tt.entries)
 			}
@@ -320,8 +319,7 @@ func contains(l []string, s string) bool {
 // what to give.
 func TestCheckPluginsWithoutRESTB(t *testing.T) {
 	opts := Options{}
-	opts.defaults()
-	s := &checks{opts: opts, a: &source{opts: opts}, b: &targetSide{}}
+	s := checksOn(opts, nil, &targetSide{})
 	entries := []*subject{pluginEntry("a", "connector.class", "FileStreamSource"), pluginEntry("b", "connector.class", "FileStreamSink")}
 	s.checkPlugins(context.Background(), entries)
 	for _, e := range entries {
@@ -356,8 +354,7 @@ func TestCheckPluginsBoundsCalls(t *testing.T) {
 		return 200, validateAnswer(cfg, nil)
 	}
 	opts := Options{}
-	opts.defaults()
-	s := &checks{opts: opts, a: &source{opts: opts}, b: &targetSide{rest: b.serve(t)}}
+	s := checksOn(opts, nil, &targetSide{rest: b.serve(t)})
 	var entries []*subject
 	for i := range 300 {
 		entries = append(entries, pluginEntry(fmt.Sprintf("c%d", i), "connector.class", "FileStreamSource"))

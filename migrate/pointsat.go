@@ -26,7 +26,7 @@ import (
 //     ${...} placeholder) is a warning that names the key and why, since whether it names A
 //     was not decided;
 //   - every value that names A's Kafka cluster id (a secret one by its key only);
-//   - across MirrorMaker 2 with a policy that renames topics (MM2Sinks), every "*.kafka.topic"
+//   - across MirrorMaker 2 with a policy that renames topics (MM2), every "*.kafka.topic"
 //     key (Debezium's schema.history.internal.kafka.topic, signal.kafka.topic) of a Kafka on
 //     B: there A's topic has its remote name.
 //
@@ -70,7 +70,7 @@ func (hc *checks) checkPointsAtA(ctx context.Context, entries []*subject) {
 	// Every address of the fleet asked at once, bounded, each once: the checks below find
 	// the answers at hand.
 	ids.prefetch(ctx, all)
-	mm, _ := hc.opts.SinkTranslator.(*MM2Sinks)
+	mm := hc.opts.MM2
 	for _, c := range todo {
 		pc := pointsCheck{sel: hc.opts.Selection, cfg: c.cfg, onA: c.e.Connector.Config, secret: secret(hc.opts.Registry, c.cfg),
 			toB: strings.Join(hc.b.to.Brokers, ",")}
@@ -191,7 +191,7 @@ func (p pointsCheck) clusterID(kv events.ConfigEntry, id string) *Hazard {
 // renamedTopic: kv is a "*.kafka.topic" setting of a Kafka on B (its sibling
 // "*.kafka.bootstrap.servers" is not kept on A), unchanged from A, a topic MirrorMaker 2's
 // policy renames there.
-func (p pointsCheck) renamedTopic(kv events.ConfigEntry, mm *MM2Sinks) *Hazard {
+func (p pointsCheck) renamedTopic(kv events.ConfigEntry, mm *MM2) *Hazard {
 	prefix, ok := strings.CutSuffix(kv.Key, "kafka.topic")
 	if !ok || p.secret(kv.Key) {
 		return nil

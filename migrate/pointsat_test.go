@@ -227,7 +227,7 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 		require.NoError(t, err)
 		flags := SelectionFlags{Include: []string{"dbz-.*"}, MapValue: []string{a + "=" + b, "PLAINTEXT://" + a + "=" + b}}
 		opts := f.options(t, flags)
-		opts.SinkOffsets, opts.SinkTranslator = SinkOffsetsTranslate, &MM2Sinks{Translator: tr, Policy: policy}
+		opts.SinkOffsets, opts.MM2 = SinkOffsetsTranslate, &MM2{Translator: tr, Policy: policy}
 		_, refused, stopped := f.run(t, opts)
 		require.Empty(t, stopped)
 		require.Contains(t, refused["dbz-pg"], `signal.kafka.topic: topic "shop-signals" is A's name: on B (signal.kafka.bootstrap.servers) MirrorMaker 2's default replication policy mirrors it as "A.shop-signals"`)
@@ -236,7 +236,7 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 
 		flags.MapValue = append(flags.MapValue, "shop-signals=A.shop-signals", "schemahistory.inv=A.schemahistory.inv")
 		opts = f.options(t, flags)
-		opts.SinkOffsets, opts.SinkTranslator = SinkOffsetsTranslate, &MM2Sinks{Translator: tr, Policy: policy}
+		opts.SinkOffsets, opts.MM2 = SinkOffsetsTranslate, &MM2{Translator: tr, Policy: policy}
 		rep, refused, stopped := f.run(t, opts)
 		require.Empty(t, refused)
 		require.Equal(t, []string{"dbz-mysql", "dbz-pg"}, stopped)

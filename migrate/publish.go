@@ -45,7 +45,7 @@ func (noProgress) Finish()      {}
 
 // publisher publishes the requests of one migration and collects their results.
 type publisher struct {
-	opts    MigrateOptions
+	opts    applyOptions
 	results *resultsLog
 	// deadline is every request's deadline (events.ExtensionDeadline), zero for none: no
 	// request is published from it on, and B's agents carry out none they read from it on.

@@ -181,25 +181,3 @@ func (r *restReader) plugins(ctx context.Context) ([]string, error) {
 	}
 	return out, nil
 }
-
-// sameOffsets reports whether two offset lists hold the same entries, in any order.
-func sameOffsets(a, b []events.ConnectorOffset) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	enc := func(l []events.ConnectorOffset) ([]string, bool) {
-		out := make([]string, 0, len(l))
-		for _, o := range l {
-			j, err := json.Marshal(o)
-			if err != nil {
-				return nil, false
-			}
-			out = append(out, string(j))
-		}
-		slices.Sort(out)
-		return out, true
-	}
-	ea, ok1 := enc(a)
-	eb, ok2 := enc(b)
-	return ok1 && ok2 && slices.Equal(ea, eb)
-}

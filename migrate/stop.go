@@ -2,8 +2,9 @@ package migrate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -15,39 +16,18 @@ import (
 // stopConcurrency bounds the connectors stopped on A at once.
 const stopConcurrency = 8
 
-// stopPrecheck refuses a stop that could not be a real barrier, before anything is stopped:
-// read through REST only, a sink's consumer group on A is out of sight, and its tasks may
-// still be members committing offsets after the status says STOPPED (a zombie task), so the
-// offsets read would not be final.
-func (s *source) stopPrecheck(selected []*Connector) error {
-	if s.topics != nil {
-		return nil
-	}
-	var sinks []string
-	for _, c := range selected {
-		if c.Problem == "" && c.Type == connectors.Sink {
-			sinks = append(sinks, c.Name)
-		}
-	}
-	if len(sinks) == 0 {
-		return nil
-	}
-	return precheckf("--stop-source for sink connectors (%s) needs --from-brokers: without A's brokers the stop barrier cannot see "+
-		"whether the sink's consumer group on A still has members committing offsets", strings.Join(sinks, ", "))
-}
-
 // stopAll stops every selected, readable connector on A and waits for its stop barrier. A
 // connector whose barrier is not reached gets a Problem and is skipped.
-func (s *source) stopAll(ctx context.Context, entries []*Entry) {
-	s.stopEach(ctx, entries, false, s.stopOne)
+func (ap *applier) stopAll(ctx context.Context, entries []*Entry) {
+	ap.stopEach(ctx, entries, false, ap.stopOne)
 	// The sinks that follow their sources (--sink-follows-source) stop once their sources
 	// have stopped and they have consumed all those wrote on A.
-	s.stopEach(ctx, entries, true, s.stopFollower)
+	ap.stopEach(ctx, entries, true, ap.stopFollower)
 }
 
 // stopEach stops, stopConcurrency at a time, the entries' connectors without a Problem that
 // follow sources (followers) or do not, with stop.
-func (s *source) stopEach(ctx context.Context, entries []*Entry, followers bool, stop func(context.Context, *Entry) error) {
+func (ap *applier) stopEach(ctx context.Context, entries []*Entry, followers bool, stop func(context.Context, *Entry) error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(stopConcurrency)
 	for _, e := range entries {
@@ -58,7 +38,7 @@ func (s *source) stopEach(ctx context.Context, entries []*Entry, followers bool,
 		g.Go(func() error {
 			if err := stop(gctx, e); err != nil {
 				c.Problem = fmt.Sprintf("stop on A: %v", err)
-				s.opts.Logger.Warn("stop on A", "connector", c.Name, "err", err)
+				ap.opts.Logger.Warn("stop on A", "connector", c.Name, "err", err)
 			}
 			return nil
 		})
@@ -73,21 +53,21 @@ func (s *source) stopEach(ctx context.Context, entries []*Entry, followers bool,
 // c.State keeps the state A had before the stop, and is recorded in the migration's state
 // topic before the stop (RUNNING or PAUSED; a STOPPED connector is not recorded) (a later run finds the connector STOPPED and takes the recorded state);
 // c.Offsets gets the settled offsets, e how the stop was established (stoppedBy, recordAt).
-func (s *source) stopOne(ctx context.Context, e *Entry) error {
+func (ap *applier) stopOne(ctx context.Context, e *Entry) error {
 	c := e.connector
-	ctx, cancel := context.WithTimeout(ctx, s.opts.StopTimeout)
+	ctx, cancel := context.WithTimeout(ctx, ap.opts.StopTimeout)
 	defer cancel()
 	var how string
-	if s.restDown != nil {
+	if ap.a.RESTDown() != nil {
 		// Nobody can stop it through A's REST API: it is stopped when no worker of A holds
 		// it (workersofa.go), or refused untouched.
-		at, ok := s.topics.store.ConnectorRecordAt(c.Name)
+		at, ok := ap.a.RecordAt(c.Name)
 		if !ok {
 			at = -1
 		}
 		e.recordAt = at
 		var err error
-		if how, err = s.workers().noneHolds(ctx, c.Name, at); err != nil {
+		if how, err = ap.a.NoneHolds(ctx, c.Name, at); err != nil {
 			return err
 		}
 	}
@@ -95,11 +75,11 @@ func (s *source) stopOne(ctx context.Context, e *Entry) error {
 	// it STOPPED with no record treats it as this one did). A state recorded already (by an
 	// earlier run: resolveStates took it from there) stays as it is.
 	if c.State != "" && c.State != StateStopped {
-		if err := s.states.record(ctx, c.Name, c.State); err != nil {
+		if err := ap.a.RecordState(ctx, c.Name, c.State); err != nil {
 			return fmt.Errorf("not stopped: %w", err)
 		}
 	}
-	tick := time.NewTicker(s.opts.StopPoll)
+	tick := time.NewTicker(ap.opts.StopPoll)
 	defer tick.Stop()
 	wait := func(what string, done func() (bool, error)) error {
 		for {
@@ -117,12 +97,12 @@ func (s *source) stopOne(ctx context.Context, e *Entry) error {
 			}
 		}
 	}
-	if s.restDown == nil {
-		if err := s.rest.stop(ctx, c.Name); err != nil {
+	if ap.a.RESTDown() == nil {
+		if err := ap.a.Stop(ctx, c.Name); err != nil {
 			return err
 		}
 		err := wait("the status is STOPPED with no tasks", func() (bool, error) {
-			state, tasks, err := s.rest.status(ctx, c.Name)
+			state, tasks, err := ap.a.Status(ctx, c.Name)
 			return err == nil && state == StateStopped && tasks == 0, nil
 		})
 		if err != nil {
@@ -130,24 +110,19 @@ func (s *source) stopOne(ctx context.Context, e *Entry) error {
 		}
 		how = stoppedByREST
 	} else {
-		s.opts.Logger.Warn("stopped on A without A's REST API: no live worker of A holds it; do not restart A's workers with it "+
+		ap.opts.Logger.Warn("stopped on A without A's REST API: no live worker of A holds it; do not restart A's workers with it "+
 			"(its target state on A is unchanged: they would resume it on A); stop or delete it there once they are back", "connector", c.Name)
 	}
-	if c.Type == connectors.Sink && s.topics != nil {
+	if c.Type == connectors.Sink && ap.a.Client() != nil {
 		err := wait(fmt.Sprintf("group %q has no members", c.Group), func() (bool, error) {
-			n, err := s.topics.groupMembers(ctx, c.Group)
+			n, err := ap.a.GroupMembers(ctx, c.Group)
 			return err == nil && n == 0, nil
 		})
 		if err != nil {
 			return err
 		}
 	}
-	read := func() ([]events.ConnectorOffset, error) {
-		if s.topics != nil {
-			return s.topics.offsets(ctx, c)
-		}
-		return s.rest.offsets(ctx, c)
-	}
+	read := func() ([]events.ConnectorOffset, error) { return ap.a.Offsets(ctx, c) }
 	prev, err := read()
 	if err != nil {
 		return err
@@ -156,7 +131,7 @@ func (s *source) stopOne(ctx context.Context, e *Entry) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("wait until two reads of the offsets agree: %w", ctx.Err())
-		case <-time.After(s.opts.StablePause):
+		case <-time.After(ap.opts.StablePause):
 		}
 		cur, err := read()
 		if err != nil {
@@ -168,4 +143,26 @@ func (s *source) stopOne(ctx context.Context, e *Entry) error {
 		}
 		prev = cur
 	}
+}
+
+// sameOffsets reports whether two offset lists hold the same entries, in any order.
+func sameOffsets(a, b []events.ConnectorOffset) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	enc := func(l []events.ConnectorOffset) ([]string, bool) {
+		out := make([]string, 0, len(l))
+		for _, o := range l {
+			j, err := json.Marshal(o)
+			if err != nil {
+				return nil, false
+			}
+			out = append(out, string(j))
+		}
+		slices.Sort(out)
+		return out, true
+	}
+	ea, ok1 := enc(a)
+	eb, ok2 := enc(b)
+	return ok1 && ok2 && slices.Equal(ea, eb)
 }

@@ -107,7 +107,7 @@ func TestStrimziRerunOfSinkAcrossMirrorMaker2(t *testing.T) {
 	run := func(key string) map[string]*Entry {
 		rep, err := Migrate(ctx, MigrateOptions{
 			Options: Options{ConnectURL: fc.serve(t), SinkOffsets: SinkOffsetsTranslate,
-				SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy, AllowReplay: true}},
+				MM2: &MM2{Translator: tr, Policy: policy, AllowReplay: true}},
 			To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 				OffsetsTopic: "connect-offsets"},
 			SelectionKey: key, Timeout: 10 * time.Second, Grace: 100 * time.Millisecond,

@@ -209,7 +209,7 @@ func TestStrimziNamesAndBodies(t *testing.T) {
 		"fresh": {typ: "source", state: StatePaused, stopAt: -1,
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "g", "topic": "t", "name": "fresh"}},
 	}}
-	rep, err := Export(context.Background(), Options{ConnectURL: fc.serve(t), kubernetesNames: true})
+	rep, err := export(context.Background(), Options{ConnectURL: fc.serve(t)}, true)
 	require.NoError(t, err)
 	prepareStrimzi(rep.Connectors)
 	require.Len(t, rep.Connectors, 2)
@@ -233,8 +233,8 @@ func TestStrimziNamesAndBodies(t *testing.T) {
 	require.Empty(t, byName["fresh"].Body.Create)
 
 	fc.connectors["orders-src"] = src("orders-src")
-	_, err = Export(context.Background(), Options{ConnectURL: fc.serve(t), kubernetesNames: true, StopSource: true,
-		States: &StateStore{Brokers: startKfake(t)}})
+	_, err = export(context.Background(), Options{ConnectURL: fc.serve(t), StopSource: true,
+		States: &StateStore{Brokers: startKfake(t)}}, true)
 	require.ErrorIs(t, err, ErrPrecheck)
 	require.Contains(t, err.Error(), `both become KafkaConnector "orders-src": rename one (--rename)`)
 	require.Empty(t, fc.stops, "nothing stopped on A")

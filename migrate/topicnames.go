@@ -95,8 +95,8 @@ func (r *topicRestore) owns(key string) bool {
 // its topics' names, and plans the transform that restores them or refuses the sink (see
 // above). It runs before anything is stopped, for an export too.
 func (hc *checks) checkTopicNames(_ context.Context, entries []*subject) {
-	m, ok := hc.opts.SinkTranslator.(*MM2Sinks)
-	if !ok {
+	m := hc.opts.MM2
+	if m == nil {
 		return
 	}
 	for _, e := range entries {
@@ -150,7 +150,7 @@ type chain struct {
 	edited bool
 }
 
-func (t *topicNames) check(m *MM2Sinks, onA events.Config, target string) (*topicRestore, []Hazard) {
+func (t *topicNames) check(m *MM2, onA events.Config, target string) (*topicRestore, []Hazard) {
 	var hs []Hazard
 	tr, err := renamed(m.Policy, onA)
 	if err != nil {
@@ -575,10 +575,10 @@ func configRewrites(before, final events.Config, why func(key string) string, se
 
 // planRewrites lists what the migration itself changed in e's config for B (onB; A's config
 // after the edit flags is what it would have been without), with why.
-func planRewrites(opts Options, e *subject, onB events.Config) []ConfigRewrite {
+func planRewrites(opts hazardOptions, e *subject, onB events.Config) []ConfigRewrite {
 	policy := "replication"
-	if m, ok := opts.SinkTranslator.(*MM2Sinks); ok {
-		policy = policyName(m.Policy)
+	if opts.MM2 != nil {
+		policy = policyName(opts.MM2.Policy)
 	}
 	why := func(key string) string {
 		switch {

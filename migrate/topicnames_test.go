@@ -195,7 +195,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			rep, err := Export(ctx, Options{ConnectURL: fc.serve(t), Selection: sel, SinkOffsets: SinkOffsetsTranslate,
-				SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy, AllowReplay: true}})
+				MM2: &MM2{Translator: tr, Policy: policy, AllowReplay: true}})
 			require.NoError(t, err)
 			require.Len(t, rep.Connectors, 1)
 			e := rep.Connectors[0]
@@ -261,7 +261,7 @@ func TestTopicRewritesInReportAndCutover(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rep, err := Export(ctx, Options{ConnectURL: fc.serve(t), SinkOffsets: SinkOffsetsTranslate,
-		SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy, AllowReplay: true}})
+		MM2: &MM2{Translator: tr, Policy: policy, AllowReplay: true}})
 	require.NoError(t, err)
 
 	why := `MirrorMaker 2's default policy names A's topics "A.<topic>" on B; this transform, first in the chain, gives each record back its topic's name on A, ` +

@@ -3,38 +3,13 @@ package migrate
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
-
-// MM2Sinks is the SinkTranslator of --sink-offsets translate: each sink's group offsets on A
-// go through MM2's checkpoints on B, its topics are renamed by MM2's replication policy in the
-// offsets and the config, and a partition that is not exact fails the connector unless
-// AllowReplay is set.
-type MM2Sinks struct {
-	Translator *mm2.Translator
-	// Policy is the translator's policy: it renames `topics` and `topics.regex`.
-	Policy mm2.Policy
-	// AllowReplay accepts replay and missing partitions (--allow-replay): a missing one gets
-	// no offset, so the sink starts it at the earliest record of B's topic.
-	AllowReplay bool
-	// Logger receives a warning per connector accepted with replay or missing partitions;
-	// nil discards them.
-	Logger *slog.Logger
-	// CheckpointMaxAge is --checkpoint-max-age: a group whose newest checkpoint is older than
-	// this, while A's commits are ahead of it, is one MM2 no longer checkpoints (mm2health.go);
-	// 0 skips that check.
-	CheckpointMaxAge time.Duration
-	// ConfigTopics are the topics on B where MM2's connector configs are read (--mm2-config-topic);
-	// none means B's Connect config topic, mm2.DedicatedConfigTopic and mm2.StrimziConfigTopic.
-	ConfigTopics []string
-}
 
 // SinkTranslation is a sink entry's "translation" in the report (docs/migration.md, "The
 // report"): the counts of mm2's translation object, then what an operator must review: a
@@ -54,17 +29,11 @@ type SinkTranslation struct {
 	all []mm2.PartitionTranslation
 }
 
-// TranslateSink translates c's offsets and returns the offsets for B (translate, waiting for
-// the checkpoints).
-func (m *MM2Sinks) TranslateSink(ctx context.Context, c *Connector, _ string) ([]events.ConnectorOffset, any, error) {
-	return m.translate(ctx, c, false)
-}
-
-// translate translates c's offsets and returns the offsets for B: the translated ones, and a
+// translateSink translates c's offsets through m and returns the offsets for B: the translated ones, and a
 // reset (null offset) for each missing partition. c's config on B, its topics renamed, is
 // configForB's (renamed). blocked: MirrorMaker 2 will not checkpoint c's group (mm2health.go),
 // so no checkpoint is waited for.
-func (m *MM2Sinks) translate(ctx context.Context, c *Connector, blocked bool) ([]events.ConnectorOffset, any, error) {
+func translateSink(ctx context.Context, m *MM2, c *Connector, blocked bool) ([]events.ConnectorOffset, any, error) {
 	committed, err := mm2.SinkPartitions(c.Offsets)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the sink offsets of group %q on A: %w", c.Group, err)

@@ -102,7 +102,7 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			rep, err := Export(ctx, Options{ConnectURL: url, SinkOffsets: SinkOffsetsTranslate,
-				SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy, AllowReplay: tt.allowReplay}})
+				MM2: &MM2{Translator: tr, Policy: policy, AllowReplay: tt.allowReplay}})
 			require.NoError(t, err)
 			require.Equal(t, tt.allowReplay, rep.OK(), "replay or missing fails the run unless allowed")
 			for _, e := range rep.Connectors {

@@ -85,11 +85,9 @@ func (waveProgress) Start(int) {}
 func (waveProgress) Finish()   {}
 
 // runWaves stops (with StopSource), builds and publishes entries, in waves with StopSource
-// (waves.go), and returns when the first request was published. restB is B's Connect REST
-// API (nil when not given), asked at the giveup; blocked the sinks' groups MirrorMaker 2 will
-// not checkpoint.
-func runWaves(interrupt context.Context, src *source, restB *restReader, results *resultsLog, opts MigrateOptions, entries []*Entry,
-	blocked map[string]bool) (publishing time.Time) {
+// (waves.go), and returns when the first request was published.
+func (ap *applier) runWaves(interrupt context.Context, entries []*Entry) (publishing time.Time) {
+	opts := ap.opts
 	prog := opts.Progress
 	if prog == nil {
 		prog = noProgress{}
@@ -109,12 +107,12 @@ func runWaves(interrupt context.Context, src *source, restB *restReader, results
 			}
 			continue
 		}
-		src.buildWave(interrupt, opts, wave, blocked)
+		ap.buildWave(interrupt, wave)
 		read := time.Now().UTC()
 		for _, e := range wave {
 			e.bornAfter = read
 		}
-		p := &publisher{opts: opts, results: results, restB: restB}
+		p := &publisher{opts: opts, results: ap.results, restB: ap.restB}
 		if opts.Timeout > 0 {
 			p.deadline = time.Now().Add(opts.Timeout)
 		}
@@ -126,15 +124,15 @@ func runWaves(interrupt context.Context, src *source, restB *restReader, results
 }
 
 // buildWave stops (with StopSource) and builds the wave's connectors, within Timeout.
-func (s *source) buildWave(interrupt context.Context, opts MigrateOptions, wave []*Entry, blocked map[string]bool) {
+func (ap *applier) buildWave(interrupt context.Context, wave []*Entry) {
 	ctx := interrupt
-	if opts.Timeout > 0 {
+	if ap.opts.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(interrupt, opts.Timeout)
+		ctx, cancel = context.WithTimeout(interrupt, ap.opts.Timeout)
 		defer cancel()
 	}
-	s.build(ctx, wave, blocked)
-	if opts.Strimzi != nil {
+	ap.build(ctx, wave)
+	if ap.opts.OffsetsOnly {
 		prepareStrimzi(wave)
 	}
 }

@@ -98,10 +98,11 @@ func (f *fleetFlags) sinkMode() string {
 	}
 }
 
-// translator builds the SinkTranslator of --sink-offsets translate (nil for the other modes).
+// translator builds MirrorMaker 2's settings for --sink-offsets translate (nil for the other
+// modes).
 // B is read through --to-brokers, A through --from-brokers (for --exact and the offset syncs),
 // each with its cluster's SASL/TLS transport (nil for none).
-func (f *fleetFlags) translator(fromTransport, toTransport *kafka.Transport, logger *slog.Logger) (migrate.SinkTranslator, error) {
+func (f *fleetFlags) translator(fromTransport, toTransport *kafka.Transport, logger *slog.Logger) (*migrate.MM2, error) {
 	if f.sinkMode() != string(migrate.SinkOffsetsTranslate) {
 		if f.mm2SourceAlias != "" || f.mm2TargetAlias != "" || f.exact || f.allowReplay || f.sinkFollowsSource || len(f.mm2ConfigTopics) > 0 {
 			return nil, fmt.Errorf("--mm2-source-alias, --mm2-target-alias, --mm2-config-topic, --exact, --allow-replay and --sink-follows-source apply to --sink-offsets translate, not %s", f.sinkMode())
@@ -142,7 +143,7 @@ func (f *fleetFlags) translator(fromTransport, toTransport *kafka.Transport, log
 	if err != nil {
 		return nil, err
 	}
-	return &migrate.MM2Sinks{Translator: tr, Policy: policy, AllowReplay: f.allowReplay, Logger: logger,
+	return &migrate.MM2{Translator: tr, Policy: policy, AllowReplay: f.allowReplay, Logger: logger,
 		CheckpointMaxAge: f.checkpointMaxAge, ConfigTopics: f.mm2ConfigTopics}, nil
 }
 
@@ -282,7 +283,7 @@ func (f *fleetFlags) setup(ctx context.Context, stderr io.Writer) (migrate.Optio
 	} else if f.fromConnectConfig != "" {
 		return opts, cfg, cl, errors.New("--from-connect-config: given without --from-connect-url")
 	}
-	if opts.SinkTranslator, err = f.translator(cl.from.Transport, cl.to.Transport, opts.Logger); err != nil {
+	if opts.MM2, err = f.translator(cl.from.Transport, cl.to.Transport, opts.Logger); err != nil {
 		return opts, cfg, cl, err
 	}
 	return opts, cfg, cl, nil

@@ -1,0 +1,135 @@
+package migrate
+
+import (
+	"context"
+
+	"github.com/offsetagent/offsetagent/events"
+)
+
+// planned is a selected connector as the plan has it: A's connector, its name on B, what the
+// checks found and the repairs they planned, the config it will have on B and what the
+// migration itself changes in it.
+type planned struct {
+	Connector *Connector
+	Target    string
+	// Warnings are what the plan changed on the way (a name made a Kubernetes name).
+	Warnings []string
+	Hazards  []Hazard
+	// OnB is the config the connector will have on B (configForB); Rewrites the settings the
+	// migration itself changed in it (topicnames.go).
+	OnB      events.Config
+	Rewrites []ConfigRewrite
+	// Follows is set on a sink moved with --sink-follows-source (pipeline.go); Rekey moves a
+	// Debezium connector's offsets to its logical name on B (family.go).
+	Follows *following
+	Rekey   *rekey
+}
+
+// fleetPlan is what a run moves: the selected connectors, and the sinks' groups MirrorMaker 2
+// will not checkpoint (mm2health.go: their translation waits for no checkpoint).
+type fleetPlan struct {
+	Connectors []*planned
+	Blocked    map[string]bool
+}
+
+// planOptions say what a plan selects and checks.
+type planOptions struct {
+	// Hazard are the hazard checks' options; their Selection picks the connectors and names
+	// them on B, their Logger receives warnings.
+	Hazard hazardOptions
+	// AllowEmpty goes on, with a warning, when a selection flag does nothing to A's
+	// connectors, and makes a selection of none an empty plan (Options.AllowEmpty).
+	AllowEmpty bool
+	// KubernetesNames makes names on B KafkaConnector names (an operator-managed B), before
+	// anything is stopped on A, so that two connectors becoming one name stop the run first.
+	KubernetesNames bool
+	// ExistingOnB, when set, reads the connectors B has now, by name, for refuseExisting (an
+	// operator-managed B); Declared is a connector's config as its manifest declares it
+	// (StrimziTarget.declaredConfig: secrets referenced in the Secret), nil for as it is.
+	ExistingOnB func(context.Context) (map[string]map[string]string, error)
+	Declared    func(name string, cfg events.Config) (events.Config, error)
+}
+
+// buildPlan lists A's connectors and selects them, and runs the checks that come before
+// anything is stopped: their states, their pipelines and hazards on B (b; nil for an export),
+// the stop's preconditions.
+func buildPlan(ctx context.Context, s *source, b *targetSide, opts planOptions) (*fleetPlan, error) {
+	all, err := s.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sel := opts.Hazard.Selection
+	var subjects []*subject
+	warnings := map[*subject][]string{}
+	byTarget := map[string]string{}
+	for _, c := range all {
+		if !sel.Selected(c.Name) {
+			continue
+		}
+		e := &subject{Connector: c, Target: sel.TargetName(c.Name)}
+		if opts.KubernetesNames {
+			if k, warning := kubernetesTarget(e.Target); warning != "" {
+				warnings[e] = append(warnings[e], warning)
+				e.Target = k
+			}
+		}
+		if prev, dup := byTarget[e.Target]; dup {
+			if opts.KubernetesNames {
+				return nil, precheckf("connectors %q and %q both become KafkaConnector %q: rename one (--rename)", prev, c.Name, e.Target)
+			}
+			return nil, precheckf("--rename maps both %q and %q to %q", prev, c.Name, e.Target)
+		}
+		byTarget[e.Target] = c.Name
+		if e.Target == "" {
+			return nil, precheckf("--rename maps %q to an empty name", c.Name)
+		}
+		subjects = append(subjects, e)
+	}
+	names := make([]string, 0, len(all))
+	for _, c := range all {
+		names = append(names, c.Name)
+	}
+	unmatched := sel.Unmatched(names)
+	switch {
+	case opts.AllowEmpty:
+		for _, u := range unmatched {
+			opts.Hazard.Logger.Warn("a selection flag does nothing; going on (--allow-empty)", "flag", u)
+		}
+		if len(subjects) == 0 {
+			opts.Hazard.Logger.Warn("no connector of A matches the selection: nothing to do (--allow-empty)")
+			return &fleetPlan{}, nil
+		}
+	case len(subjects) == 0:
+		return nil, noneSelected(all)
+	case len(unmatched) > 0:
+		none := noneSelected(all)
+		return nil, &UnmatchedError{Flags: unmatched, Total: none.Total, Examples: none.Examples}
+	}
+	selected := make([]*Connector, len(subjects))
+	for i, e := range subjects {
+		selected[i] = e.Connector
+	}
+	s.ResolveStates(selected)
+	hc := &checks{opts: opts.Hazard, a: s, b: b}
+	hc.checkPipelines(ctx, subjects)
+	hc.checkHazards(ctx, subjects)
+	p := &fleetPlan{Blocked: hc.blocked}
+	for _, e := range subjects {
+		onB := hc.configForB(e)
+		p.Connectors = append(p.Connectors, &planned{Connector: e.Connector, Target: e.Target, Warnings: warnings[e], Hazards: e.Hazards,
+			OnB: onB, Rewrites: planRewrites(opts.Hazard, e, onB), Follows: e.Follows, Rekey: e.Rekey})
+	}
+	if opts.ExistingOnB != nil { // after the checks that decide the config on B (configForB)
+		onB, err := opts.ExistingOnB(ctx)
+		if err != nil {
+			return nil, precheckf("read the connectors B has: %v", err)
+		}
+		refuseExisting(p.Connectors, onB, opts.Declared)
+	}
+	if opts.Hazard.StopSource {
+		if err := s.CheckStop(selected); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,299 @@
+package migrate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+)
+
+// sourceOptions say how A is read: through its Connect topics (Topics) and sink groups, its
+// Connect REST API (ConnectURL), or both; how a connector's state is settled (StopSource,
+// InitialState, the state records in States).
+type sourceOptions struct {
+	// Topics is where A's Connect topics are; nil reads A through ConnectURL only.
+	Topics *TopicsSource
+	// ConnectURL is A's Connect REST API ("" for none), called by HTTPClient (nil: a client
+	// with a 30 s timeout).
+	ConnectURL string
+	HTTPClient *http.Client
+	// StopSource: the run stops the connectors on A (their states are recorded first, in
+	// States), and an unreachable REST API is taken for A's workers being down when A's topics
+	// are read.
+	StopSource bool
+	// InitialState overrides the state carried over from A ("" keeps it).
+	InitialState string
+	// States is where connectors' states on A are recorded before they are stopped; nil or
+	// without brokers for none.
+	States *StateStore
+	// Registry knows connector classes; Logger receives warnings. Neither is nil.
+	Registry *connectors.Registry
+	Logger   *slog.Logger
+}
+
+// source is an open connection to A.
+type source struct {
+	opts   sourceOptions
+	topics *topicsReader
+	rest   *restReader
+	// restDown is why A's REST API, given with StopSource, could not be reached (nothing
+	// answers there): rest is nil, and a connector is stopped when no worker of A holds it.
+	restDown error
+	// states are the migration's recorded states (nil for none).
+	states *states
+}
+
+// openSource connects to A (reading its topics to the end).
+func openSource(ctx context.Context, opts sourceOptions) (*source, error) {
+	s := &source{opts: opts}
+	if opts.ConnectURL != "" {
+		r, err := newRESTReader(opts.ConnectURL, opts.HTTPClient, opts.Registry)
+		if err != nil {
+			return nil, precheckf("--from-connect-url: %v", err)
+		}
+		_, err = r.root(ctx)
+		switch {
+		case err == nil:
+			s.rest = r
+		case opts.StopSource && opts.Topics != nil && restUnreachable(err):
+			// Nothing answers at A's REST API: a connector is stopped on A when no worker of
+			// A holds it, as A's Kafka cluster tells (workersofa.go).
+			s.restDown = err
+			opts.Logger.Warn("A's Connect REST API is unreachable: --stop-source takes a connector for stopped on A when no live worker of A holds it, "+
+				"as the Connect groups on A's Kafka cluster say", "url", redactURL(opts.ConnectURL), "err", err)
+		case opts.StopSource && restUnreachable(err):
+			return nil, precheckf("A's Connect REST API is unreachable: %v; with --from-brokers, --stop-source takes a connector for stopped on A "+
+				"when no live worker of A holds it, as the Connect groups on A's Kafka cluster say", err)
+		default:
+			return nil, precheckf("A's Connect REST API is unreachable: %v", err)
+		}
+	}
+	if opts.Topics != nil {
+		t, err := openTopics(ctx, *opts.Topics, opts.Registry, opts.Logger)
+		if err != nil {
+			return nil, precheckf("A's Kafka cluster: %v", err)
+		}
+		s.topics = t
+		t.rest = s.rest
+	}
+	return s, nil
+}
+
+// NoneHolds establishes that no worker of A holds connector name (its latest record in A's
+// config topic at recordAt, -1 unknown), by the Connect groups on A's Kafka cluster
+// (workersofa.go; A's topics read), and says how.
+func (s *source) NoneHolds(ctx context.Context, name string, recordAt int64) (string, error) {
+	return workersOfA{cl: s.topics.client, principal: s.topics.src.Principal, configTopic: s.topics.src.ConfigTopic}.noneHolds(ctx, name, recordAt)
+}
+
+// RecordAt is the offset of connector name's latest record in A's config topic (false when
+// A's topics are not read, or it has none).
+func (s *source) RecordAt(name string) (int64, bool) {
+	if s.topics == nil {
+		return 0, false
+	}
+	return s.topics.store.ConnectorRecordAt(name)
+}
+
+// RESTDown is why A's REST API, given with StopSource, could not be reached (nothing answers
+// there); nil when it answered or was not given.
+func (s *source) RESTDown() error { return s.restDown }
+
+// Client is the client of A's Kafka cluster; nil when A is read through its REST API only.
+func (s *source) Client() *kafka.Client {
+	if s.topics == nil {
+		return nil
+	}
+	return s.topics.client
+}
+
+// Topics is where A's Connect topics are, as given (nil: A is read through its REST API only).
+func (s *source) Topics() *TopicsSource { return s.opts.Topics }
+
+// Offsets reads c's current offsets on A: from its topics and sink groups when they are read,
+// else from its REST API.
+func (s *source) Offsets(ctx context.Context, c *Connector) ([]events.ConnectorOffset, error) {
+	if s.topics != nil {
+		return s.topics.offsets(ctx, c)
+	}
+	return s.rest.offsets(ctx, c)
+}
+
+// GroupMembers is the number of members of a sink's group on A (A's topics read).
+func (s *source) GroupMembers(ctx context.Context, group string) (int, error) {
+	return s.topics.groupMembers(ctx, group)
+}
+
+// Lag is how far group is on topics on A from having consumed every committed record (lag.go;
+// A's topics read).
+func (s *source) Lag(ctx context.Context, group string, topics []string) (int64, string, error) {
+	return s.topics.lag(ctx, group, topics)
+}
+
+// Stop is PUT /connectors/{name}/stop on A's REST API.
+func (s *source) Stop(ctx context.Context, name string) error { return s.rest.stop(ctx, name) }
+
+// Status is connector name's state and number of tasks on A's REST API.
+func (s *source) Status(ctx context.Context, name string) (string, int, error) {
+	return s.rest.status(ctx, name)
+}
+
+// ActiveTopics are the topics connector name has used, by A's topic tracking (false when A's
+// REST API is not given or does not track them: pipeline.go's activeTopics).
+func (s *source) ActiveTopics(ctx context.Context, name string) ([]string, bool) {
+	if s.rest == nil {
+		return nil, false
+	}
+	return s.rest.activeTopics(ctx, name)
+}
+
+// RecordState records state as connector name's state on A before it is stopped, unless one
+// is recorded (states.go).
+func (s *source) RecordState(ctx context.Context, name, state string) error {
+	return s.states.record(ctx, name, state)
+}
+
+func (s *source) Close() {
+	if s.topics != nil {
+		s.topics.close()
+	}
+	s.states.close()
+}
+
+// openStates opens the state records of opts.States for migration id (derived from A's
+// cluster id when "" and States has none), creating the topic with StopSource. Without
+// StopSource and without a topic, there are no records.
+func (s *source) OpenStates(ctx context.Context, clusterA, id string) error {
+	st := s.opts.States
+	if st == nil || len(st.Brokers) == 0 {
+		if s.opts.StopSource {
+			return precheckf("--stop-source records each connector's state on A before stopping it, in topic %q on B: give --to-brokers", DefaultStateTopic)
+		}
+		return nil
+	}
+	cp := *st
+	if id != "" {
+		cp.MigrationID = id
+	}
+	if cp.MigrationID == "" {
+		cp.MigrationID = DeriveMigrationID(clusterA, cp.SelectionKey)
+	}
+	if !validMigrationID(cp.MigrationID) {
+		return precheckf("--migration-id %q: no '/' or spaces", cp.MigrationID)
+	}
+	states, err := openStates(ctx, cp, s.Describe(), s.opts.StopSource, s.opts.Logger)
+	if err != nil {
+		return precheckf("the migration's state topic %q: %v", cp.topic(), err)
+	}
+	s.states = states
+	return nil
+}
+
+// resolveStates settles the state each selected connector is created in, before anything is
+// stopped: the recorded one where an earlier run of the migration recorded it (A now shows the
+// STOPPED that run left); else A's state as read. A connector whose state cannot be known is
+// refused (it gets a Problem) unless InitialState overrides the state: read through REST only
+// with a status that does not tell the target state, or, with StopSource, STOPPED on A with no
+// record (stopped by hand or by another migration, so the state it had before is lost).
+func (s *source) ResolveStates(selected []*Connector) {
+	for _, c := range selected {
+		if c.Problem != "" {
+			continue
+		}
+		if st, ok := s.states.get(c.Name); ok {
+			c.State, c.StateUnknown = st, ""
+			continue
+		}
+		if s.opts.InitialState != "" {
+			continue
+		}
+		switch {
+		case c.StateUnknown != "":
+			c.Problem = "state on A unknown: " + c.StateUnknown + "; give --initial-state, or read A with --from-brokers"
+		case s.opts.StopSource && c.State == StateStopped:
+			c.Problem = fmt.Sprintf("state on A unknown: the connector is STOPPED on A and no run of migration %s recorded its state before stopping it "+
+				"(it was stopped by hand or by another migration), so the state to create it in on B is not known; give --initial-state, or resume it on A first",
+				s.states.migrationID())
+		}
+	}
+}
+
+// describe names A for the report.
+func (s *source) Describe() string {
+	var parts []string
+	if s.opts.Topics != nil {
+		parts = append(parts, strings.Join(s.opts.Topics.Brokers, ","))
+	}
+	if s.opts.ConnectURL != "" {
+		parts = append(parts, redactURL(s.opts.ConnectURL))
+	}
+	return strings.Join(parts, " ")
+}
+
+// clusterID is A's Kafka cluster id, from its brokers or its Connect REST API.
+func (s *source) ClusterID(ctx context.Context) (string, error) {
+	if s.topics != nil {
+		return s.topics.clusterID(ctx)
+	}
+	ri, err := s.rest.root(ctx)
+	return ri.KafkaClusterID, err
+}
+
+// list reads every connector of A: from the topics when they are read (the REST listing is
+// then only cross-checked), else from the REST API.
+func (s *source) List(ctx context.Context) ([]*Connector, error) {
+	if s.topics == nil {
+		cs, err := s.rest.list(ctx)
+		if err != nil {
+			return nil, precheckf("read A's connectors: %v", err)
+		}
+		return cs, nil
+	}
+	cs, err := s.topics.list(ctx)
+	if err != nil {
+		return nil, precheckf("read A's connectors: %v", err)
+	}
+	if s.rest != nil {
+		var names []string
+		if _, err := s.rest.c.Call(ctx, http.MethodGet, "/connectors", nil, &names); err != nil {
+			return nil, precheckf("list A's connectors: %v", err)
+		}
+		known := map[string]bool{}
+		for _, c := range cs {
+			known[c.Name] = true
+		}
+		for _, n := range names {
+			if !known[n] {
+				s.opts.Logger.Warn("connector listed by A's REST API is not in its config topic", "connector", n)
+			}
+		}
+	}
+	return cs, nil
+}
+
+// stopPrecheck refuses a stop that could not be a real barrier, before anything is stopped:
+// read through REST only, a sink's consumer group on A is out of sight, and its tasks may
+// still be members committing offsets after the status says STOPPED (a zombie task), so the
+// offsets read would not be final.
+func (s *source) CheckStop(selected []*Connector) error {
+	if s.topics != nil {
+		return nil
+	}
+	var sinks []string
+	for _, c := range selected {
+		if c.Problem == "" && c.Type == connectors.Sink {
+			sinks = append(sinks, c.Name)
+		}
+	}
+	if len(sinks) == 0 {
+		return nil
+	}
+	return precheckf("--stop-source for sink connectors (%s) needs --from-brokers: without A's brokers the stop barrier cannot see "+
+		"whether the sink's consumer group on A still has members committing offsets", strings.Join(sinks, ", "))
+}
