@@ -13,7 +13,7 @@ IMAGE     ?= offsetagent:$(VERSION)
 PROMTOOL  ?= promtool
 
 .DEFAULT_GOAL := help
-.PHONY: help build test test-memory test-real test-integration-real bench bench-real demo demo-migrate demo-real demo-cdc lint fmt tidy docker up fuzz chaos goldens
+.PHONY: help build test test-memory test-real test-integration-real bench bench-real demo demo-migrate demo-real demo-cdc lint fmt tidy docker up fuzz chaos goldens crossings
 
 help: ## Show this help
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
@@ -89,6 +89,12 @@ fuzz: ## Fuzz the request decoder, the MirrorMaker 2 record decoders, the client
 
 goldens: ## Regenerate the golden tables a real JVM answers (tools/oracle: Java, kafka-clients, Connect, MirrorMaker 2; GOLDENS="props regex" for some sets; java, and mvn for the first jar download)
 	$(GO) run ./tools/oracle/cmd/goldens $(GOLDENS)
+
+# The package crossings of the request path (docs/architecture.md, "The path of a request"):
+# tools/crossings is a module of its own (golang.org/x/tools), so the product's go.mod gains
+# nothing; about a minute on 2 cores, not part of make test. CROSSINGS_FLAGS=-v lists each edge.
+crossings: ## Count the package crossings of the request path (static call graph from the agent's (*Agent).process; down, back up, side)
+	cd tools/crossings && $(GO) run . paths $(CROSSINGS_FLAGS) -root '(*github.com/offsetagent/offsetagent/agent.Agent).process' -within github.com/offsetagent/offsetagent/agent ../../cmd/offsetagent
 
 test-memory: ## The agent's peak RSS under the in-flight bound, every case (idle and busy machine, both bounds)
 	OFFSETAGENT_TEST_MEMORY_MATRIX=1 $(GO) test -count=1 -run TestMemoryBoundedByInflightBytes -v -timeout 20m ./integration/

@@ -340,7 +340,7 @@ func (a *Agent) prepareTopicsRetrying(ctx context.Context) error {
 			// A Create refused for a topic that looked missing may be refused for a topic that
 			// exists and that the principal may not Describe: name what it lacks on its topics.
 			if denied, _ := a.checkPermissions(ctx); len(denied) > 0 {
-				return fmt.Errorf("%w (%w)", deniedError(denied), err)
+				return fmt.Errorf("%w (%w)", denied, err)
 			}
 		}
 		if err == nil || !startupTransient(err) || time.Now().After(deadline) {
@@ -350,7 +350,7 @@ func (a *Agent) prepareTopicsRetrying(ctx context.Context) error {
 			// A topic the principal may not Describe looks missing: say so rather than
 			// wait for it.
 			if denied, _ := a.checkPermissions(ctx); len(denied) > 0 {
-				return fmt.Errorf("%w (%w)", deniedError(denied), err)
+				return fmt.Errorf("%w (%w)", denied, err)
 			}
 			// A Connect topic that brokers which answer do not have is a wrong name (or
 			// workers that never ran), not slow brokers: say which at once.
@@ -376,7 +376,8 @@ func (a *Agent) missingConnectTopics(ctx context.Context) error {
 	}
 	tr := a.conns.Separate()
 	defer tr.CloseIdleConnections()
-	cl := &kafka.Client{Addr: kafka.TCP(a.cfg.Brokers...), Transport: tr, Timeout: 10 * time.Second}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: a.cfg.Brokers, Transport: tr, Principal: a.principal})
+	cl.Timeout = 10 * time.Second
 	var errs []error
 	for _, t := range []struct{ variable, what, property, topic string }{
 		{"OFFSETAGENT_CONFIG_TOPIC", "config", "config.storage.topic", a.cfg.ConfigTopic},
@@ -419,10 +420,10 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 	}
 	// Requests may be as large as MaxRequestBytes: the broker's 1 MiB default would refuse them.
 	reqConfigs := map[string]string{"max.message.bytes": fmt.Sprint(a.cfg.MaxRequestBytes + 1<<20)}
-	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.RequestTopic, a.cfg.RequestTopicPartitions, reqConfigs); err != nil {
+	if err := kafkaio.EnsureTopic(ctx, a.client, a.cfg.RequestTopic, a.cfg.RequestTopicPartitions, reqConfigs); err != nil {
 		return fmt.Errorf("ensure request topic: %w", err)
 	}
-	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.ResultTopic, a.cfg.RequestTopicPartitions, nil); err != nil {
+	if err := kafkaio.EnsureTopic(ctx, a.client, a.cfg.ResultTopic, a.cfg.RequestTopicPartitions, nil); err != nil {
 		return fmt.Errorf("ensure result topic: %w", err)
 	}
 	a.readResultMaxBytes(ctx)
@@ -431,7 +432,7 @@ func (a *Agent) prepareTopics(ctx context.Context) error {
 		return fmt.Errorf("read the Kafka cluster's id: %w", err)
 	}
 	a.clusterID = md.ClusterID
-	if err := offsetstore.EnsureTopic(ctx, a.client, a.cfg.IntentTopic, a.cfg.RequestTopicPartitions, map[string]string{
+	if err := kafkaio.EnsureTopic(ctx, a.client, a.cfg.IntentTopic, a.cfg.RequestTopicPartitions, map[string]string{
 		"cleanup.policy": "compact", "max.message.bytes": fmt.Sprint(intentMaxBytes),
 	}); err != nil {
 		return fmt.Errorf("ensure intent topic: %w", err)

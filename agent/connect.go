@@ -8,6 +8,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/internal/clientconfig"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 )
 
 // connectValidator is the Connect REST client that validates configs, at
@@ -20,11 +21,11 @@ func connectValidator(cfg Config, log *slog.Logger) (handlers.ConfigValidator, e
 	if err != nil {
 		return nil, err
 	}
-	c, err := handlers.NewConnectClient(cfg.ConnectURL, hc)
+	c, err := connectrest.New(cfg.ConnectURL, hc)
 	if err != nil {
 		return nil, fmt.Errorf("OFFSETAGENT_CONNECT_URL: %w", err)
 	}
-	return c, nil
+	return handlers.NewConnectValidator(c), nil
 }
 
 // connectHTTPClient is the client of the agent's OFFSETAGENT_CONNECT_URL, with

@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/internal/connecttest"
 )
 
@@ -39,10 +38,8 @@ func TestConnectCredentialsStayOnTheConfiguredHost(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			first, firstAuth, secondAuth := connecttest.RedirectingPair(t)
 			cfg := tc.cfg(first.URL)
-			hc, err := connectHTTPClient(cfg, nil)
-			require.NoError(t, err)
 			// As agent.New builds the validator.
-			c, err := handlers.NewConnectClient(cfg.ConnectURL, hc)
+			c, err := connectValidator(cfg, nil)
 			require.NoError(t, err)
 
 			_, validateErr := c.Validate(t.Context(), "org.apache.kafka.connect.file.FileStreamSourceConnector", map[string]string{"name": "x"})
@@ -73,9 +70,7 @@ func TestConnectRedirectOnTheSameHostIsFollowed(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	cfg := Config{ConnectURL: srv.URL, ConnectUserInfo: "admin:pw"}
-	hc, err := connectHTTPClient(cfg, nil)
-	require.NoError(t, err)
-	c, err := handlers.NewConnectClient(cfg.ConnectURL, hc)
+	c, err := connectValidator(cfg, nil)
 	require.NoError(t, err)
 	exists, err := c.Exists(t.Context(), "x")
 	require.NoError(t, err)

@@ -125,7 +125,7 @@ func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generatio
 	// The fetcher has connections of its own, as a consumer's partition reader does.
 	transport := a.conns.Separate()
 	defer transport.CloseIdleConnections()
-	cl := &kafka.Client{Addr: kafka.TCP(a.cfg.Brokers...), Transport: transport}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: a.cfg.Brokers, Transport: transport, Principal: a.principal})
 
 	var wg sync.WaitGroup
 	wg.Go(func() { a.commitLoop(stop, gen, topic, pa.ID, tr) })

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // health is what /readyz judges: whether this replica can consume. It is not ready while it
@@ -31,7 +33,7 @@ type health struct {
 	// oldest is how long the longest-running request has been worked on.
 	oldest func() time.Duration
 	// denied are the permissions the last check found refused (permissions.go).
-	denied []error
+	denied kafkaio.Denied
 	// mixed says how the agent's group mixes two Connect clusters, "" when it does not
 	// (advertise.go).
 	mixed string
@@ -60,18 +62,18 @@ func (h *health) deniedErr() error {
 	if len(h.denied) == 0 {
 		return nil
 	}
-	return fmt.Errorf("missing permission: %w", deniedError(h.denied))
+	return fmt.Errorf("missing permission: %w", h.denied)
 }
 
 // deniedNow returns the refusals the last check found.
-func (h *health) deniedNow() []error {
+func (h *health) deniedNow() kafkaio.Denied {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.Clone(h.denied)
 }
 
 // setDenied records the refused permissions of a check and returns the previous ones.
-func (h *health) setDenied(denied []error) []error {
+func (h *health) setDenied(denied kafkaio.Denied) kafkaio.Denied {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	before := h.denied
@@ -160,7 +162,7 @@ func (h *health) check(now time.Time) error {
 func (a *Agent) heartbeatProbe(ctx context.Context, gen *kafka.Generation, interval time.Duration) {
 	transport := a.conns.Separate()
 	defer transport.CloseIdleConnections()
-	cl := &kafka.Client{Addr: kafka.TCP(a.cfg.Brokers...), Transport: transport}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: a.cfg.Brokers, Transport: transport, Principal: a.principal})
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for first := true; ; first = false {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
@@ -54,23 +53,32 @@ func (a *Agent) permissions() []permission {
 	}
 }
 
-// checkPermissions probes every permission once and returns the refused ones, each an
-// *kafkaio.AuthzError, and the keys (permission.key) of those whose probe could not be asked
+// checkPermissions probes every permission once and returns the refused ones (the probes'
+// *kafkaio.AuthzError), and the keys (permission.key) of those whose probe could not be asked
 // (a broker down, ctx ended): those keep what the previous round found, and the other health
 // checks see brokers that do not answer.
-func (a *Agent) checkPermissions(ctx context.Context) (denied []error, unknown []string) {
+func (a *Agent) checkPermissions(ctx context.Context) (denied kafkaio.Denied, unknown []string) {
 	for _, p := range a.permissions() {
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := p.probe(pctx)
 		cancel()
-		switch _, refused := kafkaio.AuthorizationCode(err); {
-		case refused:
-			denied = append(denied, err) // the probe's *kafkaio.AuthzError
-		case err != nil:
+		if az := refusalOf(err); az != nil {
+			denied = append(denied, az)
+		} else if err != nil {
 			unknown = append(unknown, p.key())
 		}
 	}
 	return denied, unknown
+}
+
+// refusalOf is the *kafkaio.AuthzError a probe's refusal is (kafkaio's probes word every
+// refusal so), nil for any other answer: one that is not worded so counts as not answered.
+func refusalOf(err error) *kafkaio.AuthzError {
+	var az *kafkaio.AuthzError
+	if _, refused := kafkaio.AuthorizationCode(err); refused && errors.As(err, &az) {
+		return az
+	}
+	return nil
 }
 
 // key identifies a permission among the agent's.
@@ -115,14 +123,14 @@ func (a *Agent) kickPermissions() {
 
 // notePermissions records denied in the health, with the previous refusals of the unknown
 // ones, and logs what changed.
-func (a *Agent) notePermissions(denied []error, unknown []string) {
+func (a *Agent) notePermissions(denied kafkaio.Denied, unknown []string) {
 	for _, e := range a.health.deniedNow() {
 		if slices.Contains(unknown, authzKey(e)) {
 			denied = append(denied, e)
 		}
 	}
 	before := a.health.setDenied(denied)
-	msgs := func(errs []error) []string {
+	msgs := func(errs kafkaio.Denied) []string {
 		out := make([]string, len(errs))
 		for i, e := range errs {
 			out[i] = e.Error()
@@ -142,19 +150,6 @@ func (a *Agent) notePermissions(denied []error, unknown []string) {
 	}
 }
 
-// deniedError is the refused permissions of a check as one error of one line.
-type deniedError []error
-
-func (d deniedError) Error() string {
-	msgs := make([]string, len(d))
-	for i, e := range d {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "; ")
-}
-
-func (d deniedError) Unwrap() []error { return d }
-
 // readsDenied asks again, now, each Read the last round found refused, and returns those
 // still refused (one whose probe cannot be asked counts as still refused). A request is not
 // carried out while one is: the agent would run it without a view it depends on (its intent
@@ -162,30 +157,28 @@ func (d deniedError) Unwrap() []error { return d }
 // result. A refused Write needs no such gate: the request's own write is refused at its step,
 // before anything is written, and its failed result names it. One found granted kicks a
 // round, so that /readyz follows.
-func (a *Agent) readsDenied(ctx context.Context) []error {
-	var prev []error
+func (a *Agent) readsDenied(ctx context.Context) kafkaio.Denied {
+	var prev kafkaio.Denied
 	for _, e := range a.health.deniedNow() {
-		var az *kafkaio.AuthzError
-		if errors.As(e, &az) && az.Operation == kafkaio.OpRead {
+		if e.Operation == kafkaio.OpRead {
 			prev = append(prev, e)
 		}
 	}
 	if len(prev) == 0 {
 		return nil
 	}
-	var out []error
+	var out kafkaio.Denied
 	for _, p := range a.permissions() {
-		i := slices.IndexFunc(prev, func(e error) bool { return authzKey(e) == p.key() })
+		i := slices.IndexFunc(prev, func(e *kafkaio.AuthzError) bool { return authzKey(e) == p.key() })
 		if i < 0 {
 			continue
 		}
 		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := p.probe(pctx)
 		cancel()
-		switch _, refused := kafkaio.AuthorizationCode(err); {
-		case refused:
-			out = append(out, err)
-		case err != nil:
+		if az := refusalOf(err); az != nil {
+			out = append(out, az)
+		} else if err != nil {
 			out = append(out, prev[i])
 		}
 	}

@@ -22,7 +22,7 @@ func TestNotePermissionsKeepsUnansweredRefusals(t *testing.T) {
 	read := &kafkaio.AuthzError{Principal: "User:a", Operation: kafkaio.OpRead, ResourceType: kafkaio.ResourceGroup,
 		Resource: "offsetagent", Code: kafka.GroupAuthorizationFailed}
 
-	a.notePermissions([]error{write, read}, nil)
+	a.notePermissions(kafkaio.Denied{write, read}, nil)
 	err := a.readiness()
 	require.ErrorContains(t, err, `missing permission: principal User:a is not allowed to Write Topic "results"`)
 	require.ErrorContains(t, err, `; principal User:a is not allowed to Read Group "offsetagent"`)

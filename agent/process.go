@@ -117,7 +117,7 @@ func (a *Agent) outcome(work context.Context, msg *kafka.Message) (out *handlers
 	if denied := a.readsDenied(work); len(denied) > 0 {
 		a.log.Warn("request refused: a permission the agent depends on is missing", "connector", req.Data.Name, "request_id", req.ID)
 		return a.refuse(work, handlers.Rejected(req.ID, req.Source, req.Data.Name, 403,
-			"refused before any step: the agent lacks a permission it depends on: "+deniedError(denied).Error())), false
+			"refused before any step: the agent lacks a permission it depends on: "+denied.Error())), false
 	}
 	if mixed := a.health.mixedGroup(); mixed != "" {
 		a.log.Warn("request refused: the consumer group mixes two Connect clusters", "connector", req.Data.Name, "request_id", req.ID)

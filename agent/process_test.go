@@ -16,7 +16,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
-	"github.com/offsetagent/offsetagent/offsetstore"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // fakeProcessor answers every request with a succeeded outcome and remembers the requests.
@@ -64,7 +64,7 @@ func testAgentCluster(t *testing.T, proc Processor, allowed ...string) (*Agent, 
 	require.NoError(t, err)
 	cl := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...)}
 	for _, topic := range []string{cfg.RequestTopic, cfg.ResultTopic, cfg.IntentTopic} {
-		require.NoError(t, offsetstore.EnsureTopic(testContext(t), cl, topic, 1, nil))
+		require.NoError(t, kafkaio.EnsureTopic(testContext(t), cl, topic, 1, nil))
 	}
 	return a, reg, c
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
-	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // defaultResultMaxBytes is the result topic's max.message.bytes when the broker does not say.
@@ -26,7 +25,7 @@ const recordOverhead = 512
 // readResultMaxBytes reads the result topic's max.message.bytes, the bound every result is
 // shortened to (defaultResultMaxBytes when it cannot be read).
 func (a *Agent) readResultMaxBytes(ctx context.Context) {
-	v, ok, err := offsetstore.TopicConfig(ctx, a.client, a.cfg.ResultTopic, "max.message.bytes")
+	v, ok, err := kafkaio.TopicConfig(ctx, a.client, a.cfg.ResultTopic, "max.message.bytes")
 	n, perr := strconv.Atoi(v)
 	_, refused := kafkaio.AuthorizationCode(err)
 	switch {

@@ -110,7 +110,8 @@ type Store interface {
 }
 
 // ConfigValidator asks a Connect cluster's REST API about a connector
-// (docs/connect-internals.md, "Validating a new connector").
+// (docs/connect-internals.md, "Validating a new connector"): ConnectValidator, over an
+// internal/connectrest client.
 type ConfigValidator interface {
 	// Exists reports whether the cluster already has the connector (GET /connectors/{name}).
 	Exists(ctx context.Context, name string) (bool, error)

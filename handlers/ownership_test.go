@@ -35,7 +35,7 @@ func seedFleet(t testing.TB, brokers []string, store *offsetstore.Store, n int) 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-	require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "orders", 2, nil))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "orders", 2, nil))
 	rec := func(name, props string) offsetstore.Record {
 		return offsetstore.Record{Key: []byte("connector-" + name), Partition: 0,
 			Value: fmt.Appendf(nil, `{"properties":{"name":%q,%s}}`, name, props)}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/offsetstore"
@@ -44,7 +45,7 @@ func newFleet(t *testing.T) *fleet {
 	f.clA, f.clB = newClient(t, f.cfgA), newClient(t, f.cfgB)
 	for _, cl := range []*client{f.clA, f.clB} {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		require.NoError(t, offsetstore.EnsureTopic(ctx, cl.kc, f.own, 25, map[string]string{"cleanup.policy": "compact"}))
+		require.NoError(t, kafkaio.EnsureTopic(ctx, cl.kc, f.own, 25, map[string]string{"cleanup.policy": "compact"}))
 		cancel()
 		cl.createTopic(f.orders, 3)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -35,7 +36,7 @@ func TestReadHistoryOnA(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-			require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 5, nil))
+			require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "connect-offsets", 5, nil))
 			partA := jsonvalue.Map{{Key: "server", Value: "shop"}}
 			key := offsetstore.AppendKey(nil, "mysql", offsetstore.JavaHashMapOrder(partA))
 			w := &kafka.Writer{Addr: kafka.TCP(brokers...), BatchTimeout: time.Millisecond, RequiredAcks: kafka.RequireAll}

@@ -16,6 +16,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -136,7 +137,7 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-				require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
+				require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
 				part := jsonvalue.Map{{Key: "server", Value: "shop"}}
 				placed := cmp.Or(tc.placed, atCommit)
 				w := &kafka.Writer{Addr: kafka.TCP(brokers...), BatchTimeout: time.Millisecond, RequiredAcks: kafka.RequireAll}
@@ -144,7 +145,7 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 				require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets",
 					Key: offsetstore.AppendKey(nil, "pg-b", offsetstore.JavaHashMapOrder(part)), Value: []byte(placed)}))
 				for _, r := range tc.records {
-					require.NoError(t, offsetstore.EnsureTopic(ctx, cl, r.topic, 1, nil))
+					require.NoError(t, kafkaio.EnsureTopic(ctx, cl, r.topic, 1, nil))
 				}
 				for i, r := range tc.records {
 					at := born.Add(-time.Duration(len(tc.records)-i) * time.Second)
@@ -317,8 +318,8 @@ func TestVerifyRecordsByFamily(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-				require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
-				require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "shop.d.t", 1, nil))
+				require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
+				require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "shop.d.t", 1, nil))
 				part := jsonvalue.Map{{Key: "server", Value: "shop"}}
 				w := &kafka.Writer{Addr: kafka.TCP(brokers...), BatchTimeout: time.Millisecond, RequiredAcks: kafka.RequireAll}
 				defer w.Close()

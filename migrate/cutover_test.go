@@ -91,7 +91,7 @@ func TestVerifyDoesNotWaitForIdleConnectors(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-	require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
 	part := jsonvalue.Map{{Key: "filename", Value: "f"}}
 	placed := jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("30")}}
 	w := &kafka.Writer{Addr: kafka.TCP(brokers...), BatchTimeout: time.Millisecond}
@@ -140,7 +140,7 @@ func TestVerifyRefusesAnotherClustersReport(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-	require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
 	idB, err := kafkaio.ClusterID(ctx, cl)
 	require.NoError(t, err)
 	report := func(to string) *Cutover {
@@ -209,7 +209,7 @@ func TestVerifySnapshotAfterStreamingPlacement(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-			require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
+			require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
 			part := jsonvalue.Map{{Key: "server", Value: "shop"}}
 			placed, err := jsonvalue.NewScanner([]byte(tt.placed)).Object()
 			require.NoError(t, err)
@@ -284,7 +284,7 @@ func TestVerifySinkBelowLogStart(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-			require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "T", 1, nil))
+			require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "T", 1, nil))
 			w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: "T", BatchTimeout: time.Millisecond, BatchSize: 200, RequiredAcks: kafka.RequireAll}
 			defer w.Close()
 			msgs := make([]kafka.Message, 200)
@@ -319,7 +319,7 @@ func TestVerifyTellsWhatItWaitsFor(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-	require.NoError(t, offsetstore.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "connect-offsets", 1, nil))
 	part := jsonvalue.Map{{Key: "filename", Value: "f"}}
 	placed := jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("30")}}
 	w := &kafka.Writer{Addr: kafka.TCP(brokers...), BatchTimeout: time.Millisecond, RequiredAcks: kafka.RequireAll}

@@ -22,6 +22,9 @@ type VerifyCutoverOptions struct {
 	// Brokers and Transport reach B's Kafka cluster (Transport nil: no SASL/TLS).
 	Brokers   []string
 	Transport *kafka.Transport
+	// Principal describes who Transport authenticates as on B (clientconfig.Security.Principal),
+	// named in the message of a refused request. Empty means User:ANONYMOUS.
+	Principal string
 	// Timeout bounds the verification; 0 reads B once.
 	Timeout time.Duration
 	// Poll is the pause between two reads of B (default 1 s).
@@ -106,7 +109,7 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 	// B is read through once whatever the timeout: a verdict needs it.
 	first, cancelFirst := context.WithTimeout(ctx, max(opts.Timeout, minFirstRead))
 	defer cancelFirst()
-	cl := kafkaio.NewClient(kafkaio.Options{Brokers: opts.Brokers, Transport: opts.Transport})
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: opts.Brokers, Transport: opts.Transport, Principal: opts.Principal})
 	id, err := kafkaio.ClusterID(first, cl)
 	if err != nil {
 		return fmt.Errorf("read B's cluster id: %w", err)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -55,12 +53,12 @@ func (p *publisher) lookOnB(ctx context.Context, inflight map[string]*Entry) (se
 		keys = append(keys, "connector-"+e.TargetName)
 	}
 	to := p.opts.To
-	cl := &kafka.Client{Addr: kafka.TCP(to.Brokers...), Transport: to.Transport}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Principal: to.Principal})
 	// A refused Read is named at once, not retried by the reader until the bound.
 	err := kafkaio.RequireTopicOps(ctx, cl, to.Principal, []kafkaio.TopicOps{{Topic: to.ConfigTopic, Ops: []string{kafkaio.OpRead}}})
 	var recs map[string]offsetstore.ConfigRecord
 	if err == nil {
-		recs, err = offsetstore.ReadConfigRecords(ctx, kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Logger: p.opts.Logger},
+		recs, err = offsetstore.ReadConfigRecords(ctx, kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Logger: p.opts.Logger, Principal: to.Principal},
 			to.ConfigTopic, keys)
 	}
 	if err == nil {

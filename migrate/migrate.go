@@ -252,7 +252,7 @@ func (o *MigrateOptions) stateStore() (StateStore, kafkaio.TopicOps) {
 		stateOps.Ops = append(stateOps.Ops, kafkaio.OpWrite)
 	}
 	if len(st.Brokers) == 0 {
-		st.Brokers, st.Transport = o.To.Brokers, o.To.Transport
+		st.Brokers, st.Transport, st.Principal = o.To.Brokers, o.To.Transport, o.To.Principal
 	} else if !slices.Equal(st.Brokers, o.To.Brokers) {
 		stateOps = kafkaio.TopicOps{}
 	}
@@ -307,15 +307,13 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
 		}
 	}
 	rep.Cutover.readHistoryOnA(interrupt, o.Topics, rep, o.Registry)
-	clB := &kafka.Client{Addr: kafka.TCP(o.To.Brokers...), Timeout: 30 * time.Second}
-	if o.To.Transport != nil {
-		clB.Transport = o.To.Transport
-	}
+	clB := kafkaio.NewClient(kafkaio.Options{Brokers: o.To.Brokers, Transport: o.To.Transport, Principal: o.To.Principal})
+	clB.Timeout = 30 * time.Second
 	if id, err := kafkaio.ClusterID(interrupt, clB); err == nil { // else the verification records it
 		rep.Cutover.ToClusterID = id
 	}
 	if o.Verify > 0 && o.Strimzi == nil {
-		vo := VerifyCutoverOptions{Brokers: o.To.Brokers, Transport: o.To.Transport,
+		vo := VerifyCutoverOptions{Brokers: o.To.Brokers, Transport: o.To.Transport, Principal: o.To.Principal,
 			Timeout: o.Verify, Poll: o.VerifyPoll, Registry: o.Registry, Progress: o.VerifyProgress}
 		if o.Topics != nil {
 			vo.FromBrokers, vo.FromTransport, vo.FromPrincipal = o.Topics.Brokers, o.Topics.Transport, o.Topics.Principal

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/offsetagent/offsetagent/events"
-	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 )
 
 // The plugin check (HazardPlugin) asks B's Connect REST API, before anything is stopped on A,
@@ -270,7 +270,7 @@ func (hc *checks) validateOne(ctx context.Context, e *subject) []Hazard {
 	path := "/connector-plugins/" + url.PathEscape(class) + "/config/validate"
 	if _, err := hc.b.rest.c.Call(ctx, http.MethodPut, path, body, &v); err != nil {
 		text := err.Error()
-		var f *handlers.Failure
+		var f *connectrest.Error
 		if errors.As(err, &f) {
 			text = fmt.Sprintf("%d %s", f.Code, f.Message) // Connect's own answer
 		}

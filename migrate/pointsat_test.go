@@ -81,14 +81,14 @@ func newPointsAtAWith(t *testing.T, trA *kafka.Transport, configs func(a, b stri
 		require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
 	}
 	for _, topic := range []string{"requests", "results"} {
-		require.NoError(t, offsetstore.EnsureTopic(ctx, clB, topic, 1, nil))
+		require.NoError(t, kafkaio.EnsureTopic(ctx, clB, topic, 1, nil))
 	}
 	// The Debezium connectors' schema history and signal topics are on both clusters, under
 	// both names (the family-state checks want them on B): only their settings are at issue.
 	for _, topic := range []string{"shop-signals", "schemahistory.inv"} {
-		require.NoError(t, offsetstore.EnsureTopic(ctx, clA, topic, 1, nil))
+		require.NoError(t, kafkaio.EnsureTopic(ctx, clA, topic, 1, nil))
 		for _, onB := range []string{topic, "A." + topic} {
-			require.NoError(t, offsetstore.EnsureTopic(ctx, clB, onB, 1, nil))
+			require.NoError(t, kafkaio.EnsureTopic(ctx, clB, onB, 1, nil))
 		}
 	}
 	f.fc = &fakeConnect{t: t, connectors: map[string]*fakeConnector{}}

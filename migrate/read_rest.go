@@ -9,19 +9,19 @@ import (
 	"slices"
 
 	"github.com/offsetagent/offsetagent/events"
-	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 )
 
 // restReader reads A's connectors from its Connect REST API (Connect 3.5+ for offsets and
 // stop).
 type restReader struct {
-	c   *handlers.ConnectClient
+	c   *connectrest.Client
 	reg *connectors.Registry
 }
 
 func newRESTReader(baseURL string, hc *http.Client, reg *connectors.Registry) (*restReader, error) {
-	c, err := handlers.NewConnectClient(baseURL, hc)
+	c, err := connectrest.New(baseURL, hc)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
-	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // DefaultStateTopic is the compacted topic on B where --stop-source records each connector's
@@ -33,6 +32,9 @@ type StateStore struct {
 	Topic string
 	// Transport carries SASL/TLS; nil means none.
 	Transport *kafka.Transport
+	// Principal describes who Transport authenticates as (clientconfig.Security.Principal),
+	// named in the message of a refused request. Empty means User:ANONYMOUS.
+	Principal string
 	// MigrationID keys the records. Export derives it, when "", from A's cluster id and
 	// SelectionKey as Migrate does, so that `export --stop-source` and `migrate` with the same
 	// flags share their records.
@@ -72,9 +74,10 @@ func openStates(ctx context.Context, st StateStore, from string, create bool, lo
 		st.Transport = &kafka.Transport{MetadataTTL: time.Second} // see Migrate
 	}
 	topic := st.topic()
-	cl := &kafka.Client{Addr: kafka.TCP(st.Brokers...), Transport: st.Transport, Timeout: 30 * time.Second}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: st.Brokers, Transport: st.Transport, Principal: st.Principal})
+	cl.Timeout = 30 * time.Second
 	if create {
-		if err := offsetstore.EnsureTopic(ctx, cl, topic, 1, map[string]string{"cleanup.policy": "compact"}); err != nil {
+		if err := kafkaio.EnsureTopic(ctx, cl, topic, 1, map[string]string{"cleanup.policy": "compact"}); err != nil {
 			return nil, err
 		}
 	} else {
@@ -108,7 +111,7 @@ func openStates(ctx context.Context, st StateStore, from string, create bool, lo
 			s.byName[name] = rec.State
 		}
 	}
-	l, err := kafkaio.NewLog(kafkaio.Options{Brokers: st.Brokers, Transport: st.Transport, Logger: logger}, topic, apply)
+	l, err := kafkaio.NewLog(kafkaio.Options{Brokers: st.Brokers, Transport: st.Transport, Logger: logger, Principal: st.Principal}, topic, apply)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -157,7 +158,7 @@ func TestMigrateReRunAfterUnfinishedStop(t *testing.T) {
 	cl := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
 	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
 	for _, topic := range []string{"requests", "results"} {
-		require.NoError(t, offsetstore.EnsureTopic(ctx, cl, topic, 1, nil))
+		require.NoError(t, kafkaio.EnsureTopic(ctx, cl, topic, 1, nil))
 	}
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
 		"src-run":    {typ: "source", state: StateRunning, stopAt: -1, config: fileSourceConfig("src-run")},

@@ -27,7 +27,7 @@ func TestStrimziChecksBForEveryConnector(t *testing.T) {
 	clB := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
 	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clB, "connect-configs", "connect-offsets", true))
 	for _, topic := range []string{"requests", "results"} {
-		require.NoError(t, offsetstore.EnsureTopic(ctx, clB, topic, 1, nil))
+		require.NoError(t, kafkaio.EnsureTopic(ctx, clB, topic, 1, nil))
 	}
 	other := func(name string) map[string]string {
 		cfg := fileSourceConfig(name)
@@ -88,7 +88,7 @@ func TestStrimziRerunOfSinkAcrossMirrorMaker2(t *testing.T) {
 	clB := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
 	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clB, "connect-configs", "connect-offsets", true))
 	for _, topic := range []string{"requests", "results"} {
-		require.NoError(t, offsetstore.EnsureTopic(ctx, clB, topic, 1, nil))
+		require.NoError(t, kafkaio.EnsureTopic(ctx, clB, topic, 1, nil))
 	}
 	sinkConfig := func(name string) map[string]string {
 		cfg := map[string]string{"connector.class": fileSink, "file": "out.txt", "name": name}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -83,7 +84,7 @@ func TestStrimziSecretEndToEnd(t *testing.T) {
 	clB := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
 	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clB, "connect-configs", "connect-offsets", true))
 	for _, topic := range []string{"requests", "results"} {
-		require.NoError(t, offsetstore.EnsureTopic(ctx, clB, topic, 1, nil))
+		require.NoError(t, kafkaio.EnsureTopic(ctx, clB, topic, 1, nil))
 	}
 	with := func(name, key, value string) map[string]string {
 		cfg := fileSourceConfig(name)

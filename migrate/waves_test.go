@@ -25,7 +25,7 @@ func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
 	cl := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
 	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
 	for _, topic := range []string{"requests", "results"} {
-		require.NoError(t, offsetstore.EnsureTopic(ctx, cl, topic, 1, nil))
+		require.NoError(t, kafkaio.EnsureTopic(ctx, cl, topic, 1, nil))
 	}
 	// Each stop takes about 60 status reads 20 ms apart: 1.2 s. Eight at a time, the fleet's
 	// take about 3.6 s, beyond the 3 s --timeout; a wave's, about 1.2 s (room for a loaded

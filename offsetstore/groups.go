@@ -78,7 +78,7 @@ func (s *Store) GroupMembers(ctx context.Context, group string) (int, error) {
 // GroupActivity is what DescribeGroups tells of a consumer group's life.
 type GroupActivity struct {
 	// State is the coordinator's word for the group: Empty, Stable, PreparingRebalance,
-	// CompletingRebalance, Dead, or "" for a group the coordinator does not know.
+	// CompletingRebalance, or Dead (also a group the coordinator does not know).
 	State string
 	// Members is the number of its members.
 	Members int
@@ -90,14 +90,12 @@ func (g GroupActivity) Live() bool {
 	return g.Members > 0 || (g.State != "" && g.State != "Empty" && g.State != "Dead")
 }
 
-// DescribeGroup returns the state and member count of group (none for an unknown group).
+// DescribeGroup returns the state and member count of group (kafkaio.DescribeGroup; none for
+// an unknown group). A refusal is a *kafkaio.AuthzError naming Describe on the group.
 func (s *Store) DescribeGroup(ctx context.Context, group string) (GroupActivity, error) {
 	g, err := kafkaio.DescribeGroup(ctx, s.client, group)
-	switch {
-	case errors.Is(err, kafka.GroupIdNotFound):
-		return GroupActivity{}, nil
-	case err != nil:
-		return GroupActivity{}, s.refusal(fmt.Errorf("describe group %q: %w", group, err), kafkaio.OpDescribe, kafkaio.ResourceGroup, group)
+	if err != nil {
+		return GroupActivity{}, wrapf(err, "describe group %q", group)
 	}
 	return GroupActivity{State: g.State, Members: len(g.Members)}, nil
 }
@@ -109,9 +107,9 @@ func (s *Store) DeleteGroup(ctx context.Context, group string) error {
 	case err == nil, errors.Is(err, kafka.GroupIdNotFound):
 		return nil
 	case errors.Is(err, kafka.NonEmptyGroup):
-		return fmt.Errorf("delete group %q: %w: %w", group, ErrGroupNotEmpty, err)
+		return fmt.Errorf("%w: %w", ErrGroupNotEmpty, err)
 	default:
-		return s.refusal(fmt.Errorf("delete group %q: %w", group, err), kafkaio.OpDelete, kafkaio.ResourceGroup, group)
+		return err
 	}
 }
 
@@ -170,31 +168,14 @@ func (s *Store) DeleteGroupOffsets(ctx context.Context, group string, partitions
 	for _, p := range partitions {
 		topics[p.Topic] = append(topics[p.Topic], int(p.Partition))
 	}
-	res, err := s.client.OffsetDelete(ctx, &kafka.OffsetDeleteRequest{GroupID: group, Topics: topics})
-	if err == nil {
-		err = res.Error
-	}
-	if errors.Is(err, kafka.GroupIdNotFound) {
+	switch err := kafkaio.DeleteGroupOffsets(ctx, s.client, group, topics); {
+	case err == nil, errors.Is(err, kafka.GroupIdNotFound):
 		return nil
+	case errors.Is(err, kafka.GroupSubscribedToTopic):
+		return fmt.Errorf("%w: %w", ErrGroupNotEmpty, err)
+	default:
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("delete offsets of group %q: %w", group, err)
-	}
-	var errs []error
-	for topic, parts := range res.Topics {
-		for _, p := range parts {
-			if p.Error != nil {
-				errs = append(errs, fmt.Errorf("topic %q partition %d: %w", topic, p.Partition, p.Error))
-			}
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		if errors.Is(err, kafka.GroupSubscribedToTopic) {
-			return fmt.Errorf("delete offsets of group %q: %w: %w", group, ErrGroupNotEmpty, err)
-		}
-		return fmt.Errorf("delete offsets of group %q: %w", group, err)
-	}
-	return nil
 }
 
 // ProbeWrite reports whether the store's principal may Write topic (kafkaio.ProbeWrite):

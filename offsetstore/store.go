@@ -42,12 +42,6 @@ func (o Options) Cluster() kafkaio.Options {
 	return kafkaio.Options{Brokers: o.Brokers, Transport: o.Transport, Logger: o.Logger, Principal: o.Principal}
 }
 
-// refusal words a refusal of the store's own request (op on resourceType resource) as a
-// *kafkaio.AuthzError naming the store's principal; other errors come back unchanged.
-func (s *Store) refusal(err error, op, resourceType, resource string) error {
-	return kafkaio.Authz(err, s.opts.Principal, op, resourceType, resource)
-}
-
 // Store is the agent's view of one Connect cluster's internal topics plus the writes it makes to
 // them.
 type Store struct {

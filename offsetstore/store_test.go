@@ -178,7 +178,7 @@ func TestStoreTrack(t *testing.T) {
 	s, brokers := startStore(t)
 	ctx := testContext(t)
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-	require.NoError(t, EnsureTopic(ctx, cl, "conn-offsets", 3, map[string]string{"cleanup.policy": "compact"}))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "conn-offsets", 3, map[string]string{"cleanup.policy": "compact"}))
 	writeRaw(t, brokers, kafka.Message{Topic: "conn-offsets", Partition: 1, Key: []byte(`["c",{"a":"b"}]`), Value: []byte(`{"o":1}`)})
 
 	require.NoError(t, s.Track(ctx, "conn-offsets"))
@@ -197,7 +197,7 @@ func TestStoreGroups(t *testing.T) {
 	s, brokers := startStore(t)
 	ctx := testContext(t)
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-	require.NoError(t, EnsureTopic(ctx, cl, "orders", 3, nil))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "orders", 3, nil))
 	const group = "connect-sink-1"
 
 	got, err := s.GroupOffsets(ctx, group)
@@ -237,7 +237,7 @@ func TestStoreGroupWithMembers(t *testing.T) {
 	s, brokers := startStore(t)
 	ctx := testContext(t)
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-	require.NoError(t, EnsureTopic(ctx, cl, "orders", 1, nil))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "orders", 1, nil))
 	const group = "connect-running"
 
 	// A running sink task: a consumer-group member.
@@ -287,12 +287,12 @@ func TestCheckConnectTopics(t *testing.T) {
 	ctx := testContext(t)
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
 	compact := map[string]string{"cleanup.policy": "compact"}
-	require.NoError(t, EnsureTopic(ctx, cl, "cfg-ok", 1, compact))
-	require.NoError(t, EnsureTopic(ctx, cl, "cfg-two", 2, compact))
-	require.NoError(t, EnsureTopic(ctx, cl, "cfg-delete", 1, map[string]string{"cleanup.policy": "delete"}))
-	require.NoError(t, EnsureTopic(ctx, cl, "off-ok", 25, compact))
-	require.NoError(t, EnsureTopic(ctx, cl, "off-both", 5, map[string]string{"cleanup.policy": "compact,delete"}))
-	require.NoError(t, EnsureTopic(ctx, cl, "off-default", 5, nil))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "cfg-ok", 1, compact))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "cfg-two", 2, compact))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "cfg-delete", 1, map[string]string{"cleanup.policy": "delete"}))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "off-ok", 25, compact))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "off-both", 5, map[string]string{"cleanup.policy": "compact,delete"}))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "off-default", 5, nil))
 
 	tests := []struct {
 		name            string
@@ -476,7 +476,7 @@ func TestLogWaitsForLeaders(t *testing.T) {
 	brokers := c.ListenAddrs()
 	ctx := testContext(t)
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-	require.NoError(t, EnsureTopic(ctx, cl, "fresh", 3, nil))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "fresh", 3, nil))
 	notLeader := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.ListOffsets}, Topic: "fresh", Partitions: []int32{1},
 		Err: kerr.NotLeaderForPartition, Count: 3})
 
@@ -556,8 +556,8 @@ func TestStoreGroupSnapshotRestored(t *testing.T) {
 	s, brokers := startStore(t)
 	ctx := testContext(t)
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-	require.NoError(t, EnsureTopic(ctx, cl, "orders", 3, nil))
-	require.NoError(t, EnsureTopic(ctx, cl, "payments", 1, nil))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "orders", 3, nil))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "payments", 1, nil))
 	const group = "connect-sink-snap"
 	kafkatest.CommitEntries(t, brokers, group,
 		kafkatest.GroupEntry{Topic: "orders", Partition: 0, Offset: 30, Epoch: 7, Metadata: "m"},

@@ -2,7 +2,6 @@ package offsetstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,7 +15,6 @@ import (
 const (
 	configTopicPartitions  = 1
 	offsetsTopicPartitions = 25
-	maxReplicationFactor   = 3
 )
 
 // Connect's worker property names, quoted in its own error message (docs/connect-internals.md, "Config topic requirements").
@@ -28,20 +26,21 @@ const (
 // CheckConnectTopics verifies the config topic exists with exactly one partition and
 // cleanup.policy=compact, and the offsets topic exists and is compact, as a Connect worker does
 // on start. With create, it first creates the missing ones as Connect would (config: 1 partition,
-// offsets: 25, compact, replication factor min(3, brokers)).
+// offsets: 25, compact, replication factor min(3, brokers): kafkaio.EnsureTopic). A refusal is
+// the *kafkaio.AuthzError of the request refused.
 func CheckConnectTopics(ctx context.Context, cl *kafka.Client, configTopic, offsetsTopic string, create bool) error {
 	if create {
 		compact := map[string]string{"cleanup.policy": "compact"}
-		if err := EnsureTopic(ctx, cl, configTopic, configTopicPartitions, compact); err != nil {
+		if err := kafkaio.EnsureTopic(ctx, cl, configTopic, configTopicPartitions, compact); err != nil {
 			return err
 		}
-		if err := EnsureTopic(ctx, cl, offsetsTopic, offsetsTopicPartitions, compact); err != nil {
+		if err := kafkaio.EnsureTopic(ctx, cl, offsetsTopic, offsetsTopicPartitions, compact); err != nil {
 			return err
 		}
 	}
 	n, err := kafkaio.PartitionCount(ctx, cl, configTopic)
 	if err != nil {
-		return fmt.Errorf("check config topic: %w", kafkaio.Authz(err, kafkaio.PrincipalOf(cl), kafkaio.OpDescribe, kafkaio.ResourceTopic, configTopic))
+		return fmt.Errorf("check config topic: %w", err)
 	}
 	if n != configTopicPartitions {
 		// KafkaConfigBackingStore.start's message, verbatim.
@@ -52,7 +51,7 @@ func CheckConnectTopics(ctx context.Context, cl *kafka.Client, configTopic, offs
 		return err
 	}
 	if _, err := kafkaio.PartitionCount(ctx, cl, offsetsTopic); err != nil {
-		return fmt.Errorf("check offsets topic: %w", kafkaio.Authz(err, kafkaio.PrincipalOf(cl), kafkaio.OpDescribe, kafkaio.ResourceTopic, offsetsTopic))
+		return fmt.Errorf("check offsets topic: %w", err)
 	}
 	return checkCompact(ctx, cl, offsetsTopic, offsetStorageTopicProperty)
 }
@@ -62,7 +61,7 @@ func CheckConnectTopics(ctx context.Context, cl *kafka.Client, configTopic, offs
 // topic skips the check, as Connect's TopicAdmin does (it cannot verify the policy and goes
 // on): DescribeConfigs is an optional ACL.
 func checkCompact(ctx context.Context, cl *kafka.Client, topic, property string) error {
-	policy, ok, err := TopicConfig(ctx, cl, topic, "cleanup.policy")
+	policy, ok, err := kafkaio.TopicConfig(ctx, cl, topic, "cleanup.policy")
 	if _, refused := kafkaio.AuthorizationCode(err); refused {
 		return nil
 	}
@@ -78,71 +77,6 @@ func checkCompact(ctx context.Context, cl *kafka.Client, topic, property string)
 	}
 	if !slices.Equal(policies, []string{"compact"}) {
 		return fmt.Errorf("topic %q supplied via the %q property has cleanup.policy=%q: Connect requires only compact", topic, property, policy)
-	}
-	return nil
-}
-
-// TopicConfig returns the value of one config of topic; ok is false when the broker reports
-// none. A refusal is a *kafkaio.AuthzError naming DescribeConfigs on topic and cl's principal.
-func TopicConfig(ctx context.Context, cl *kafka.Client, topic, name string) (value string, ok bool, err error) {
-	res, err := cl.DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{
-		Resources: []kafka.DescribeConfigRequestResource{{
-			ResourceType: kafka.ResourceTypeTopic,
-			ResourceName: topic,
-			ConfigNames:  []string{name},
-		}},
-	})
-	if err != nil {
-		return "", false, kafkaio.Authz(fmt.Errorf("describe configs of topic %q: %w", topic, err),
-			kafkaio.PrincipalOf(cl), kafkaio.OpDescribeConfigs, kafkaio.ResourceTopic, topic)
-	}
-	for _, r := range res.Resources {
-		if r.ResourceName != topic {
-			continue
-		}
-		if r.Error != nil {
-			return "", false, kafkaio.Authz(fmt.Errorf("describe configs of topic %q: %w", topic, r.Error),
-				kafkaio.PrincipalOf(cl), kafkaio.OpDescribeConfigs, kafkaio.ResourceTopic, topic)
-		}
-		for _, e := range r.ConfigEntries {
-			if e.ConfigName == name {
-				value, ok = e.ConfigValue, true
-			}
-		}
-	}
-	return value, ok, nil
-}
-
-// EnsureTopic creates topic with partitions and configs, replication factor min(3, brokers), if
-// it does not exist. An existing topic is left as it is.
-func EnsureTopic(ctx context.Context, cl *kafka.Client, topic string, partitions int, configs map[string]string) error {
-	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
-	if err != nil {
-		return fmt.Errorf("ensure topic %q: %w", topic, err)
-	}
-	for _, t := range md.Topics {
-		if t.Name == topic && t.Error == nil && len(t.Partitions) > 0 {
-			return nil
-		}
-	}
-	entries := make([]kafka.ConfigEntry, 0, len(configs))
-	for k, v := range configs {
-		entries = append(entries, kafka.ConfigEntry{ConfigName: k, ConfigValue: v})
-	}
-	slices.SortFunc(entries, func(a, b kafka.ConfigEntry) int { return strings.Compare(a.ConfigName, b.ConfigName) })
-	res, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
-		Topic:             topic,
-		NumPartitions:     partitions,
-		ReplicationFactor: max(1, min(maxReplicationFactor, len(md.Brokers))),
-		ConfigEntries:     entries,
-	}}})
-	if err == nil {
-		err = res.Errors[topic]
-	}
-	if err != nil && !errors.Is(err, kafka.TopicAlreadyExists) {
-		// Refused: the principal may not Create the topic, or (a topic that exists) may not
-		// even Describe it, which Read, Write and Delete imply.
-		return fmt.Errorf("create topic %q: %w", topic, kafkaio.Authz(err, kafkaio.PrincipalOf(cl), kafkaio.OpCreate, kafkaio.ResourceTopic, topic))
 	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
-	"github.com/offsetagent/offsetagent/offsetstore"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // requestMsg is a binary-mode request record for body with the given id.
@@ -113,8 +113,9 @@ func warmTopic(ctx context.Context, w *kafka.Writer, n int) error {
 }
 
 func (e *env) createTopic(ctx context.Context, topic string, partitions int) error {
-	cl := &kafka.Client{Addr: kafka.TCP(e.brokers...), Timeout: 30 * time.Second}
-	if err := offsetstore.EnsureTopic(ctx, cl, topic, partitions, map[string]string{"cleanup.policy": "compact"}); err != nil {
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: e.brokers}) // the bench's brokers know no users
+	cl.Timeout = 30 * time.Second
+	if err := kafkaio.EnsureTopic(ctx, cl, topic, partitions, map[string]string{"cleanup.policy": "compact"}); err != nil {
 		return fmt.Errorf("create topic %q: %w", topic, err)
 	}
 	return nil

@@ -11,7 +11,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/offsetagent/offsetagent/agent"
-
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -209,7 +209,8 @@ func (e *env) fill(ctx context.Context, topic string, n int) (live int, avgKV fl
 // fillOffsetsTopic creates Connect's topics and fills the offsets topic with n records (see
 // fill).
 func (e *env) fillOffsetsTopic(ctx context.Context, configTopic, offsetsTopic string, n int) (live int, avgKV float64, err error) {
-	cl := &kafka.Client{Addr: kafka.TCP(e.brokers...), Timeout: 30 * time.Second}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: e.brokers}) // the bench's brokers know no users
+	cl.Timeout = 30 * time.Second
 	if err := offsetstore.CheckConnectTopics(ctx, cl, configTopic, offsetsTopic, true); err != nil {
 		return 0, 0, fmt.Errorf("create Connect topics: %w", err)
 	}
@@ -223,7 +224,8 @@ func (e *env) fillOffsetsTopic(ctx context.Context, configTopic, offsetsTopic st
 
 // rawConsume times 25 plain kafka-go Readers reading the whole topic in parallel.
 func (e *env) rawConsume(ctx context.Context, topic string) (time.Duration, int, error) {
-	cl := &kafka.Client{Addr: kafka.TCP(e.brokers...), Timeout: 30 * time.Second}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: e.brokers}) // the bench's brokers know no users
+	cl.Timeout = 30 * time.Second
 	reqs := make([]kafka.OffsetRequest, 25)
 	for p := range reqs {
 		reqs[p] = kafka.LastOffsetOf(p)

@@ -8,6 +8,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/agent"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -62,7 +63,8 @@ func migrateScenario(ctx context.Context, e *env) ([]row, error) {
 // offsets each, as a worker wrote them, and returns their configuration (cluster A).
 func (e *env) fillConnectTopics(ctx context.Context, n int) (agent.Config, error) {
 	cfgA := e.config("from")
-	cl := &kafka.Client{Addr: kafka.TCP(e.brokers...), Timeout: 30 * time.Second, Transport: freshTransport()}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: e.brokers, Transport: freshTransport()}) // the bench's brokers know no users
+	cl.Timeout = 30 * time.Second
 	if err := offsetstore.CheckConnectTopics(ctx, cl, cfgA.ConfigTopic, cfgA.OffsetsTopic, true); err != nil {
 		return cfgA, err
 	}

@@ -47,6 +47,7 @@ func waitResult(ctx context.Context, cfg agent.Config, conns *clientconfig.Conne
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	found := make(chan kafka.Message, 1)
+	principal := cfg.Security.Principal()
 	var wg sync.WaitGroup
 	for p, off := range from {
 		wg.Add(1)
@@ -55,7 +56,8 @@ func waitResult(ctx context.Context, cfg agent.Config, conns *clientconfig.Conne
 			// A transport of its own: the long polls of one partition do not queue the others'.
 			tr := conns.Separate()
 			defer tr.CloseIdleConnections()
-			cl := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: tr, Timeout: 10 * time.Second}
+			cl := kafkaio.NewClient(kafkaio.Options{Brokers: cfg.Brokers, Transport: tr, Principal: principal})
+			cl.Timeout = 10 * time.Second
 			backoff := kafkaio.Backoff{Base: 50 * time.Millisecond, Max: time.Second}
 			for failures := 0; ctx.Err() == nil; {
 				f, err := kafkaio.FetchPartition(ctx, cl, cfg.ResultTopic, p, off, 1<<20, 100*time.Millisecond)

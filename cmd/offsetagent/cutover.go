@@ -130,7 +130,7 @@ func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stde
 		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
 		return 2
 	}
-	vo := migrate.VerifyCutoverOptions{Brokers: splitList(ff.toBrokers), Transport: cl.to.Transport,
+	vo := migrate.VerifyCutoverOptions{Brokers: splitList(ff.toBrokers), Transport: cl.to.Transport, Principal: cl.toPrincipal,
 		Timeout: max(f.verifyTimeout, 0), Progress: verifyProgress(stderr)}
 	if ff.fromBrokers != "" || ff.fromCommandConfig != "" {
 		// A's Kafka cluster, where a connector stopped on A without its REST API is checked

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -81,7 +82,7 @@ func TestVerifyExitStatus(t *testing.T) {
 			}
 			cl := &kafka.Client{Addr: kafka.TCP(b.Addr())}
 			for _, topic := range []string{"connect-offsets", "shop.public.orders"} {
-				require.NoError(t, offsetstore.EnsureTopic(ctx, cl, topic, 1, nil))
+				require.NoError(t, kafkaio.EnsureTopic(ctx, cl, topic, 1, nil))
 			}
 			require.NoError(t, w.WriteMessages(ctx, msgs...))
 			path := filepath.Join(t.TempDir(), "cutover.json")

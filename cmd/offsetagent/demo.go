@@ -123,7 +123,8 @@ func demo(ctx context.Context, stdout, stderr io.Writer) error {
 
 // dumpTopic prints every record of topic: partition, offset, key and value.
 func dumpTopic(ctx context.Context, cfg agent.Config, conns *clientconfig.Connections, topic string, w io.Writer) error {
-	cl := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: conns.Transport, Timeout: 10 * time.Second}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: cfg.Brokers, Transport: conns.Transport, Principal: cfg.Security.Principal()})
+	cl.Timeout = 10 * time.Second
 	ends, err := endOffsets(ctx, cl, topic)
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/clientconfig"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 // The connectors of the migration demo's Connect cluster A: sources and a sink, running,
@@ -74,7 +75,8 @@ func startDemoCluster(ctx context.Context, name string, stderr io.Writer) (*demo
 		c.stop()
 		return nil, err
 	}
-	cl := &kafka.Client{Addr: kafka.TCP(b.Addr()), Timeout: 10 * time.Second}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: []string{b.Addr()}, Principal: c.cfg.Security.Principal()})
+	cl.Timeout = 10 * time.Second
 	if _, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
 		{Topic: demoTopic, NumPartitions: 2, ReplicationFactor: 1}}}); err != nil {
 		c.stop()
@@ -207,7 +209,8 @@ func demoMigrate(ctx context.Context, stdout, stderr io.Writer) error {
 
 // demoSinkGroup prints the committed offsets of group on c's topic demoTopic.
 func demoSinkGroup(ctx context.Context, c *demoCluster, group string, w io.Writer) error {
-	cl := &kafka.Client{Addr: kafka.TCP(c.cfg.Brokers...), Timeout: 10 * time.Second}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: c.cfg.Brokers, Principal: c.cfg.Security.Principal()})
+	cl.Timeout = 10 * time.Second
 	resp, err := cl.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{demoTopic: {0, 1}}})
 	if err == nil && resp.Error != nil {
 		err = resp.Error

@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/segmentio/kafka-go"
 	"golang.org/x/term"
 
 	"github.com/offsetagent/offsetagent/agent"
@@ -101,8 +100,8 @@ func (f *fleetFlags) sinkMode() string {
 // translator builds MirrorMaker 2's settings for --sink-offsets translate (nil for the other
 // modes).
 // B is read through --to-brokers, A through --from-brokers (for --exact and the offset syncs),
-// each with its cluster's SASL/TLS transport (nil for none).
-func (f *fleetFlags) translator(fromTransport, toTransport *kafka.Transport, logger *slog.Logger) (*migrate.MM2, error) {
+// each with its cluster's SASL/TLS transport (nil for none) and principal.
+func (f *fleetFlags) translator(cl clusters, logger *slog.Logger) (*migrate.MM2, error) {
 	if f.sinkMode() != string(migrate.SinkOffsetsTranslate) {
 		if f.mm2SourceAlias != "" || f.mm2TargetAlias != "" || f.exact || f.allowReplay || f.sinkFollowsSource || len(f.mm2ConfigTopics) > 0 {
 			return nil, fmt.Errorf("--mm2-source-alias, --mm2-target-alias, --mm2-config-topic, --exact, --allow-replay and --sink-follows-source apply to --sink-offsets translate, not %s", f.sinkMode())
@@ -131,8 +130,8 @@ func (f *fleetFlags) translator(fromTransport, toTransport *kafka.Transport, log
 	policy := mm2.Policy{Kind: mm2.PolicyKind(f.replicationPolicy), SourceAlias: f.mm2SourceAlias, TargetAlias: f.mm2TargetAlias,
 		Separator: f.replicationSeparator}
 	cfg := mm2.Config{
-		Target: kafkaio.Options{Brokers: splitList(f.toBrokers), Transport: toTransport},
-		Source: kafkaio.Options{Brokers: splitList(f.fromBrokers), Transport: fromTransport},
+		Target: kafkaio.Options{Brokers: splitList(f.toBrokers), Transport: cl.to.Transport, Principal: cl.toPrincipal},
+		Source: kafkaio.Options{Brokers: splitList(f.fromBrokers), Transport: cl.from.Transport, Principal: cl.fromPrincipal},
 		Policy: policy, Wait: f.checkpointWait, Exact: f.exact, Logger: logger,
 	}
 	if f.mm2TargetAlias != "" {
@@ -274,7 +273,7 @@ func (f *fleetFlags) setup(ctx context.Context, stderr io.Writer) (migrate.Optio
 	if opts.Topics != nil {
 		opts.Topics.Transport, opts.Topics.Dialer, opts.Topics.Principal = cl.from.Transport, cl.from.Dialer, cl.fromPrincipal
 	}
-	opts.States.Transport = cl.to.Transport
+	opts.States.Transport, opts.States.Principal = cl.to.Transport, cl.toPrincipal
 	if f.fromConnectURL != "" {
 		if opts.HTTPClient, err = connectClient(f.fromConnectURL, "--from-connect-url", f.fromConnectConfig, "--from-connect-config",
 			fromConnectUserInfoVar, stderr); err != nil {
@@ -283,7 +282,7 @@ func (f *fleetFlags) setup(ctx context.Context, stderr io.Writer) (migrate.Optio
 	} else if f.fromConnectConfig != "" {
 		return opts, cfg, cl, errors.New("--from-connect-config: given without --from-connect-url")
 	}
-	if opts.MM2, err = f.translator(cl.from.Transport, cl.to.Transport, opts.Logger); err != nil {
+	if opts.MM2, err = f.translator(cl, opts.Logger); err != nil {
 		return opts, cfg, cl, err
 	}
 	return opts, cfg, cl, nil

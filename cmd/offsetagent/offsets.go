@@ -40,7 +40,7 @@ func cmdOffsets(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := reach(ctx, stderr, conns.Transport, *connectTimeout, 500*time.Millisecond,
-		cluster{"the Kafka cluster", "OFFSETAGENT_BROKERS", cfg.Brokers, nil}); err != nil {
+		cluster{"the Kafka cluster", "OFFSETAGENT_BROKERS", cfg.Brokers, nil, cfg.Security.Principal()}); err != nil {
 		fmt.Fprintf(stderr, "offsetagent offsets: %v\n", err)
 		return 1
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/clientconfig"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 )
 
 func cmdPublish(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -53,7 +54,7 @@ func cmdPublish(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := reach(ctx, stderr, conns.Transport, *connectTimeout, 500*time.Millisecond,
-		cluster{"the Kafka cluster", "OFFSETAGENT_BROKERS", cfg.Brokers, nil}); err != nil {
+		cluster{"the Kafka cluster", "OFFSETAGENT_BROKERS", cfg.Brokers, nil, cfg.Security.Principal()}); err != nil {
 		fmt.Fprintf(stderr, "offsetagent publish: %v\n", err)
 		return 1
 	}
@@ -83,7 +84,8 @@ func publish(ctx context.Context, cfg agent.Config, conns *clientconfig.Connecti
 	if err != nil {
 		return nil, fmt.Errorf("build request event: %w", err)
 	}
-	cl := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: conns.Transport, Timeout: 10 * time.Second}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: cfg.Brokers, Transport: conns.Transport, Principal: cfg.Security.Principal()})
+	cl.Timeout = 10 * time.Second
 	var from map[int]int64
 	if wait {
 		if from, err = endOffsets(ctx, cl, cfg.ResultTopic); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
 )
 
@@ -22,6 +23,8 @@ type cluster struct {
 	brokers    []string
 	// tr carries the cluster's own SASL/TLS settings; nil means reach's.
 	tr *kafka.Transport
+	// principal is who tr authenticates as (clientconfig.Security.Principal).
+	principal string
 }
 
 // reach waits at most timeout for a first answer (ApiVersions, with the SASL/TLS of tr) from
@@ -97,7 +100,8 @@ func reachOne(ctx context.Context, tr *kafka.Transport, timeout time.Duration, c
 				t.SASL, t.TLS = tr.SASL, tr.TLS
 			}
 			defer t.CloseIdleConnections()
-			cl := &kafka.Client{Addr: kafka.TCP(addr), Transport: t, Timeout: timeout}
+			cl := kafkaio.NewClient(kafkaio.Options{Brokers: []string{addr}, Transport: t, Principal: c.principal})
+			cl.Timeout = timeout
 			resp, err := cl.ApiVersions(ctx, &kafka.ApiVersionsRequest{Addr: kafka.TCP(addr)})
 			if err == nil && resp.Error != nil {
 				err = resp.Error
@@ -136,9 +140,9 @@ func isTimeout(err error) bool {
 // reach waits for the Kafka clusters the flags name: A's (--from-brokers) and, when withB,
 // B's (--to-brokers).
 func (f *fleetFlags) reach(ctx context.Context, w io.Writer, cl clusters, timeout time.Duration, withB bool) error {
-	list := []cluster{{"A's Kafka cluster", "--from-brokers", splitList(f.fromBrokers), cl.from.Transport}}
+	list := []cluster{{"A's Kafka cluster", "--from-brokers", splitList(f.fromBrokers), cl.from.Transport, cl.fromPrincipal}}
 	if withB {
-		list = append(list, cluster{"B's Kafka cluster", "--to-brokers", splitList(f.toBrokers), cl.to.Transport})
+		list = append(list, cluster{"B's Kafka cluster", "--to-brokers", splitList(f.toBrokers), cl.to.Transport, cl.toPrincipal})
 	}
 	return reach(ctx, w, cl.from.Transport, timeout, 0, list...)
 }

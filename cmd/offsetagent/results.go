@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/clientconfig"
@@ -80,7 +78,8 @@ func cmdResults(args []string, stdout, stderr io.Writer) int {
 // latestResults reads up to scan records at the end of each partition of the result topic
 // and returns the latest n results (failed ones only with onlyFailed), oldest first.
 func latestResults(ctx context.Context, cfg agent.Config, conns *clientconfig.Connections, onlyFailed bool, n int, scan int64) ([]resultLine, error) {
-	cl := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: conns.Transport, Timeout: 10 * time.Second}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: cfg.Brokers, Transport: conns.Transport, Principal: cfg.Security.Principal()})
+	cl.Timeout = 10 * time.Second
 	end, err := endOffsets(ctx, cl, cfg.ResultTopic)
 	if err != nil {
 		return nil, err

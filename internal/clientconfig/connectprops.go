@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 )
 
 // ConnectSecurity is how a client authenticates to a Connect REST API and checks its
@@ -148,7 +148,7 @@ func ConnectHTTPClient(baseURL string, c ConnectSecurity, timeout time.Duration)
 	}
 	var rt http.RoundTripper = tr
 	if c.BasicAuth {
-		rt = &basicAuth{user: c.Username, password: c.Password, origin: handlers.Origin(u), next: tr}
+		rt = &basicAuth{user: c.Username, password: c.Password, origin: connectrest.Origin(u), next: tr}
 	}
 	return &http.Client{Timeout: timeout, Transport: rt}, passwordInURL, nil
 }
@@ -162,7 +162,7 @@ type basicAuth struct {
 }
 
 func (b *basicAuth) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Header.Get("Authorization") != "" || handlers.Origin(r.URL) != b.origin {
+	if r.Header.Get("Authorization") != "" || connectrest.Origin(r.URL) != b.origin {
 		return b.next.RoundTrip(r)
 	}
 	r = r.Clone(r.Context())

@@ -44,8 +44,8 @@ func startBroker(t testing.TB) []string {
 	brokers := c.ListenAddrs()
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
 	require.NoError(t, offsetstore.CheckConnectTopics(testContext(t), cl, configTopic, offsetsTopic, true))
-	require.NoError(t, offsetstore.EnsureTopic(testContext(t), cl, statusTopic, 5, map[string]string{"cleanup.policy": "compact"}))
-	require.NoError(t, offsetstore.EnsureTopic(testContext(t), cl, "t", 2, nil))
+	require.NoError(t, kafkaio.EnsureTopic(testContext(t), cl, statusTopic, 5, map[string]string{"cleanup.policy": "compact"}))
+	require.NoError(t, kafkaio.EnsureTopic(testContext(t), cl, "t", 2, nil))
 	return brokers
 }
 
@@ -159,7 +159,7 @@ func fleet(t testing.TB, brokers []string) {
 	write(t, brokers, offsetsTopic,
 		offsetstore.Record{Key: []byte(`["file-src",{"filename":"in.txt"}]`), Value: []byte(`{"position":30}`), Partition: -1})
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
-	require.NoError(t, offsetstore.EnsureTopic(testContext(t), cl, "own-offsets", 3, map[string]string{"cleanup.policy": "compact"}))
+	require.NoError(t, kafkaio.EnsureTopic(testContext(t), cl, "own-offsets", 3, map[string]string{"cleanup.policy": "compact"}))
 	write(t, brokers, statusTopic,
 		offsetstore.Record{Key: []byte("status-topic-t:connector-file-src"),
 			Value: []byte(`{"topic":{"name":"t","connector":"file-src","task":0,"discoverTimestamp":1700000000000}}`), Partition: -1},

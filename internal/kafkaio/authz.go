@@ -199,3 +199,25 @@ func groupCommitRefusal(cl *kafka.Client, err error, group string) error {
 	}
 	return worded
 }
+
+// Denied is a set of refused permissions, each an *AuthzError, as one error of one line: the
+// refusals' messages joined by "; ", in order (errors.Is and errors.As see each). A caller
+// that found several refusals (the agent's permission probes) words them with it, here,
+// beside AuthzError's own words.
+type Denied []*AuthzError
+
+func (d Denied) Error() string {
+	msgs := make([]string, len(d))
+	for i, e := range d {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (d Denied) Unwrap() []error {
+	out := make([]error, len(d))
+	for i, e := range d {
+		out[i] = e
+	}
+	return out
+}

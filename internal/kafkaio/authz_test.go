@@ -42,3 +42,20 @@ func TestAuthzWording(t *testing.T) {
 	require.ErrorContains(t, GroupAuthz(kafka.GroupAuthorizationFailed, "User:a", "g", OpRead, "t"), `Read Group "g"`)
 	require.ErrorContains(t, GroupAuthz(kafka.TopicAuthorizationFailed, "User:a", "g", OpRead, "t"), `Read Topic "t"`)
 }
+
+// Several refusals are one error of one line, each worded as AuthzError words it, each seen
+// by errors.Is and errors.As.
+func TestDenied(t *testing.T) {
+	write := &AuthzError{Principal: "User:a", Operation: OpWrite, ResourceType: ResourceTopic, Resource: "results", Code: kafka.TopicAuthorizationFailed}
+	read := &AuthzError{Principal: "User:a", Operation: OpRead, ResourceType: ResourceGroup, Resource: "g", Code: kafka.GroupAuthorizationFailed}
+	err := error(Denied{write, read})
+	require.Equal(t, write.Error()+"; "+read.Error(), err.Error())
+	require.NotContains(t, err.Error(), "\n")
+	require.ErrorIs(t, err, kafka.GroupAuthorizationFailed)
+	var az *AuthzError
+	require.ErrorAs(t, err, &az)
+	require.Same(t, write, az)
+	code, ok := AuthorizationCode(err)
+	require.True(t, ok)
+	require.Equal(t, kafka.TopicAuthorizationFailed, code)
+}

@@ -68,10 +68,11 @@ func PrincipalOf(cl *kafka.Client) string {
 }
 
 // PartitionCount returns the number of partitions of topic, or an error wrapping
-// kafka.UnknownTopicOrPartition when it does not exist.
+// kafka.UnknownTopicOrPartition when it does not exist. A refusal is an *AuthzError naming
+// Describe on topic.
 func PartitionCount(ctx context.Context, cl *kafka.Client, topic string) (int, error) {
 	leaders, err := PartitionLeaders(ctx, cl, topic)
-	return len(leaders), err
+	return len(leaders), refusal(cl, err, OpDescribe, ResourceTopic, topic)
 }
 
 // PartitionLeaders returns the leader's broker ID of every partition of topic, indexed by

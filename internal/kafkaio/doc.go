@@ -10,9 +10,10 @@
 // everything else), the admin commit and fetch of a consumer group's offsets (CommitGroupOffsets,
 // FetchGroupOffsets: kmsg OffsetCommit and OffsetFetch requests on that transport, sent to the
 // group's coordinator, the commit with every field Kafka's Admin client sets and the fetch
-// with each entry's committed leader epoch and metadata; DescribeGroup and DeleteGroup beside
-// them), each client remembering the coordinator of every group it asked (coordinator.go: no
-// FindCoordinator before each group request, a new one when the coordinator moved or its
+// with each entry's committed leader epoch and metadata), the admin requests about topics and
+// groups (admin.go: a topic's config, a topic created when missing, a group or its offsets
+// deleted), each client remembering the coordinator of every group it asked (coordinator.go:
+// no FindCoordinator before each group request, a new one when the coordinator moved or its
 // connection failed), the groups of every broker and a group's members with the bytes of
 // their metadata and assignment whatever the protocol (ListGroups, DescribeGroup: a Connect
 // worker's too, which kafka-go's own drop), a short-lived cache of partition leaders, topic

@@ -228,10 +228,12 @@ func (l *Log) Run(ctx context.Context) (err error) {
 // start reads the partition count and the first and end offsets of the topic: where reading
 // starts and where the log becomes ready.
 func (l *Log) start(ctx context.Context) (int, error) {
-	n, err := PartitionCount(ctx, l.client, l.topic)
+	// Refused, the log needs Read (Run says so), which implies the Describe asked here.
+	leaders, err := PartitionLeaders(ctx, l.client, l.topic)
 	if err != nil {
 		return 0, fmt.Errorf("run log of topic %q: %w", l.topic, err)
 	}
+	n := len(leaders)
 	first, last, err := l.initialOffsets(ctx, n)
 	if err != nil {
 		return 0, fmt.Errorf("run log of topic %q: %w", l.topic, err)

@@ -16,6 +16,13 @@ import (
 // SCRAM user "probe" granted acls; it returns a client of that user and one of a superuser.
 func aclCluster(t *testing.T, acls ...kfake.ACL) (user, admin *kafka.Client) {
 	t.Helper()
+	_, user, admin = aclClusterOf(t, acls...)
+	return user, admin
+}
+
+// aclClusterOf is aclCluster with the cluster, for a test that injects a broker's answers.
+func aclClusterOf(t *testing.T, acls ...kfake.ACL) (c *kfake.Cluster, user, admin *kafka.Client) {
+	t.Helper()
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "allowed", "refused"),
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }),
 		kfake.EnableSASL(), kfake.EnableACLs(), kfake.Superuser("SCRAM-SHA-256", "admin", "admin"),
@@ -29,7 +36,7 @@ func aclCluster(t *testing.T, acls ...kfake.ACL) (user, admin *kafka.Client) {
 		t.Cleanup(tr.CloseIdleConnections)
 		return &kafka.Client{Addr: kafka.TCP(c.ListenAddrs()...), Transport: tr, Timeout: 10 * time.Second}
 	}
-	return client("probe", "pw"), client("admin", "admin")
+	return c, client("probe", "pw"), client("admin", "admin")
 }
 
 func allow(typ kmsg.ACLResourceType, name string, op kmsg.ACLOperation) kfake.ACL {
