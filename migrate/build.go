@@ -10,6 +10,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 )
 
 // SinkTranslator computes a sink connector's offsets on B from its offsets on A (the seam for
@@ -70,7 +71,7 @@ type applier struct {
 	a       *source
 	blocked map[string]bool
 	results *resultsLog
-	restB   *restReader
+	restB   *connectrest.Client
 }
 
 // entriesOf is the report's entry of each connector of p, before anything is built.

@@ -86,7 +86,7 @@ func sortedConfig(props map[string]string) events.Config {
 
 // setOffsets records the result of reading c's offsets: the offsets, or the error as its
 // Problem.
-func (c *Connector) setOffsets(offs []events.ConnectorOffset, err error) {
+func setOffsets(c *Connector, offs []events.ConnectorOffset, err error) {
 	if err != nil {
 		c.Problem = err.Error()
 		return

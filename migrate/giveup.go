@@ -79,7 +79,7 @@ func (p *publisher) lookOnB(ctx context.Context, inflight map[string]*Entry) (se
 	}
 	var restErr error
 	for id, e := range inflight {
-		exists, rerr := p.restB.c.Exists(ctx, e.TargetName)
+		exists, rerr := p.restB.Exists(ctx, e.TargetName)
 		switch {
 		case rerr != nil:
 			seen[id] = unknownOnB

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 )
 
 // The cutover's hazards are what would go wrong on B for a selected connector, found before
@@ -115,7 +116,7 @@ type checks struct {
 type targetSide struct {
 	to Target
 	// rest is B's Connect REST API (nil without Target.ConnectURL).
-	rest *restReader
+	rest *connectrest.Client
 	// ids resolves the addresses the checks meet to Kafka cluster ids (identity.go), made on
 	// first use.
 	ids *identities

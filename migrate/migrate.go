@@ -3,7 +3,6 @@ package migrate
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,41 +15,6 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
-
-// Target says where B is: its brokers, the agents' request and result topics and B's Connect
-// topics (checked before anything is published).
-type Target struct {
-	Brokers      []string
-	RequestTopic string
-	ResultTopic  string
-	ConfigTopic  string
-	OffsetsTopic string
-	// Transport and Dialer carry SASL/TLS; nil means none.
-	Transport *kafka.Transport
-	Dialer    *kafka.Dialer
-	// Principal describes who Transport authenticates as on B (clientconfig.Security.Principal),
-	// for the messages of refused permissions.
-	Principal string
-	// AgentGroup is the consumer group of B's agents (their OFFSETAGENT_GROUP_ID): when no
-	// agent is found on the request topic, a refused Describe of it is named (Kafka lists
-	// only the groups the principal may Describe). "" for none.
-	AgentGroup string
-	// ConnectURL is B's Connect REST API, optional: used by the prechecks only.
-	ConnectURL string
-	// HTTPClient calls B's Connect REST API, with B's credentials and TLS settings (A's are in
-	// Options.HTTPClient); nil means a client with a 30 s timeout.
-	HTTPClient *http.Client
-	// Compression is the codec requests are published with (default
-	// events.DefaultRequestCompression).
-	Compression events.Compression
-	// RequireAgent refuses the migration when no agent consumes RequestTopic (without it,
-	// a warning: the requests wait for an agent until the run's timeout).
-	RequireAgent bool
-	// MaxRequestBytes is the largest request record B's agents take, their
-	// OFFSETAGENT_MAX_REQUEST_BYTES (default 16 MiB): a connector whose request is larger
-	// fails at publish_request, alone.
-	MaxRequestBytes int
-}
 
 // defaultGrace is MigrateOptions.Grace when it is 0.
 const defaultGrace = 30 * time.Second
@@ -150,15 +114,16 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		return nil, err
 	}
 	defer src.Close()
-	clusterA, err := src.ClusterID(ctx)
+	a, err := src.Cluster(ctx)
 	if err != nil {
 		return nil, precheckf("A's cluster id: %v", err)
 	}
+	clusterA := a.KafkaClusterID
 	configOps := opts.configOps()
 	if opts.MigrationID == "" {
 		opts.MigrationID = DeriveMigrationID(clusterA, opts.SelectionKey)
 	}
-	restB, err := precheckTarget(ctx, src, clusterA, opts.To, configOps, stateOps, RequestSourcePrefix+opts.MigrationID)
+	b, err := openTarget(ctx, opts.To, a, configOps, stateOps, RequestSourcePrefix+opts.MigrationID, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -171,14 +136,14 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		return nil, err
 	}
 
-	p, err := buildPlan(ctx, src, &targetSide{to: opts.To, rest: restB}, po)
+	p, err := buildPlan(ctx, src, &targetSide{to: opts.To, rest: b.REST}, po)
 	if err != nil {
 		return nil, err
 	}
 	entries := entriesOf(p)
 	rep := &Report{MigrationID: opts.MigrationID, From: src.Describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
-	ap := &applier{opts: opts.applyOptions(), a: src, blocked: p.Blocked, results: results, restB: restB}
+	ap := &applier{opts: opts.applyOptions(), a: src, blocked: p.Blocked, results: results, restB: b.REST}
 	rep.Publishing = ap.runWaves(interrupt, entries)
 	if opts.Strimzi != nil && !opts.DryRun {
 		if err := opts.writeStrimziManifests(rep, entries); err != nil {
@@ -392,76 +357,4 @@ func parseRequestID(id string) (series string, attempt int) {
 func attemptOf(id string) int {
 	_, n := parseRequestID(id)
 	return n
-}
-
-// precheckTarget runs the checks of B before anything is stopped or published: B reachable,
-// the principal allowed every operation the run does on B's topics (the config topic's are
-// configOps, the state topic's stateOps; the agents' group is checkAgents'), B's Connect
-// topics and the agents' topics exist with Connect's settings, A and B not the same Connect
-// cluster, the agents consuming the request topic serve B's Connect cluster, publish to the
-// result topic and accept source, the requests' (checkAgents). It returns B's REST reader
-// (nil without Target.ConnectURL), for the hazard checks: B's plugins are checked there.
-func precheckTarget(ctx context.Context, src *source, clusterA string, to Target, configOps []string, stateOps kafkaio.TopicOps, source string) (*restReader, error) {
-	cl := kafkaio.NewClient(kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Principal: to.Principal})
-	cl.Timeout = 30 * time.Second
-	clusterB, err := kafkaio.ClusterID(ctx, cl)
-	if err != nil {
-		return nil, precheckf("B's Kafka cluster is unreachable: %v", err)
-	}
-	// Every permission of the run on B, asked before anything is stopped on A: a Write on the
-	// request topic refused only at publishing would leave A's connectors stopped.
-	if err := kafkaio.RequireTopicOps(ctx, cl, to.Principal, []kafkaio.TopicOps{
-		{Topic: to.ConfigTopic, Ops: configOps},
-		{Topic: to.OffsetsTopic, Ops: []string{kafkaio.OpDescribe}},
-		{Topic: to.RequestTopic, Ops: []string{kafkaio.OpWrite}},
-		{Topic: to.ResultTopic, Ops: []string{kafkaio.OpRead}},
-		stateOps,
-	}); err != nil {
-		return nil, precheckf("B: %v", err)
-	}
-	if err := offsetstore.CheckConnectTopics(ctx, cl, to.ConfigTopic, to.OffsetsTopic, false); err != nil {
-		return nil, precheckf("B's Connect topics: %v", err)
-	}
-	for _, t := range []string{to.RequestTopic, to.ResultTopic} {
-		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{t}})
-		if err == nil && (len(md.Topics) == 0 || md.Topics[0].Error != nil) {
-			err = fmt.Errorf("topic %q not found: is an agent running on B?", t)
-		}
-		if err != nil {
-			return nil, precheckf("B's agent topics: %v", err)
-		}
-	}
-	if src.opts.Topics != nil && clusterA == clusterB && src.opts.Topics.ConfigTopic == to.ConfigTopic {
-		return nil, precheckf("A and B are the same Connect cluster (Kafka cluster %q, config topic %q)", clusterA, to.ConfigTopic)
-	}
-	warnings, err := checkAgents(ctx, cl, to, clusterB, source, to.RequireAgent)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range warnings {
-		src.opts.Logger.Warn(w)
-	}
-	if to.ConnectURL == "" {
-		return nil, nil
-	}
-	restB, err := newRESTReader(to.ConnectURL, to.HTTPClient, src.opts.Registry)
-	if err != nil {
-		return nil, precheckf("--to-connect-url: %v", err)
-	}
-	rootB, err := restB.root(ctx)
-	if err != nil {
-		return nil, precheckf("GET / on B: %v", err)
-	}
-	if src.rest == nil {
-		return restB, nil
-	}
-	rootA, err := src.rest.root(ctx)
-	if err != nil {
-		return nil, precheckf("GET / on A: %v", err)
-	}
-	if strings.TrimRight(to.ConnectURL, "/") == strings.TrimRight(src.opts.ConnectURL, "/") ||
-		(rootA.KafkaClusterID == rootB.KafkaClusterID && src.opts.Topics != nil && src.opts.Topics.ConfigTopic == to.ConfigTopic) {
-		return nil, precheckf("A and B are the same Connect cluster (%s, Kafka cluster %q)", redactURL(to.ConnectURL), rootB.KafkaClusterID)
-	}
-	return restB, nil
 }

@@ -3,11 +3,10 @@ package migrate
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -94,19 +93,29 @@ func (hc *checks) mm2Status(ctx context.Context, setup *mm2.Setup) {
 		case hc.b.rest == nil:
 			c.StatusUnread = "B's Connect REST API was not given: give --to-connect-url"
 		default:
-			var st mm2.ConnectorStatus
 			rctx, cancel := context.WithTimeout(ctx, mm2StatusTimeout)
-			code, err := hc.b.rest.c.Call(rctx, http.MethodGet, "/connectors/"+url.PathEscape(c.Name)+"/status", nil, &st, http.StatusNotFound)
+			st, ok, err := hc.b.rest.Status(rctx, c.Name)
 			cancel()
 			switch {
 			case err != nil:
 				c.StatusUnread = fmt.Sprintf("GET /connectors/%s/status on B's Connect REST API failed: %v", c.Name, err)
-			case code == http.StatusNotFound:
+			case !ok:
 				c.StatusUnread = fmt.Sprintf("B's Connect REST API does not know it (GET /connectors/%s/status: 404): does --to-connect-url serve the Connect cluster of config topic %s?",
 					c.Name, c.Topic)
 			default:
-				c.Status = &st
+				c.Status = mm2Status(st)
 			}
 		}
 	}
+}
+
+// mm2Status is a connector's status on B's Connect REST API, as MirrorMaker 2's health check
+// reads it.
+func mm2Status(st connectrest.Status) *mm2.ConnectorStatus {
+	out := &mm2.ConnectorStatus{Tasks: make([]mm2.TaskStatus, 0, len(st.Tasks))}
+	out.Connector.State, out.Connector.Trace = st.Connector.State, st.Connector.Trace
+	for _, t := range st.Tasks {
+		out.Tasks = append(out.Tasks, mm2.TaskStatus{ID: t.ID, State: t.State.State, Trace: t.Trace})
+	}
+	return out
 }

@@ -2,10 +2,7 @@ package migrate
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -246,25 +243,6 @@ func (hc *checks) writes(ctx context.Context, c *Connector) written {
 		}
 	}
 	return w
-}
-
-// activeTopics is GET /connectors/{name}/topics (KIP-558, Connect 2.5+): the topics the
-// connector has used. ok is false when the worker does not track them (a 4xx answer:
-// topic.tracking.enable=false, or an older worker) or cannot be asked.
-func (r *restReader) activeTopics(ctx context.Context, name string) (topics []string, ok bool) {
-	var body map[string]struct {
-		Topics []string `json:"topics"`
-	}
-	var raw json.RawMessage
-	status, err := r.c.Call(ctx, http.MethodGet, "/connectors/"+url.PathEscape(name)+"/topics", nil, &raw,
-		http.StatusBadRequest, http.StatusForbidden, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusConflict)
-	if err != nil || status >= 300 {
-		return nil, false
-	}
-	if err := json.Unmarshal(raw, &body); err != nil {
-		return nil, false
-	}
-	return body[name].Topics, true
 }
 
 // sinkReads returns the topics sink c reads on A that w writes, when policy renames them on

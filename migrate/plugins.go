@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -41,26 +40,6 @@ const pluginCallTimeout = 60 * time.Second
 // pluginVersionKey is the config key of the requested plugin version (KIP-891).
 const pluginVersionKey = "connector.plugin.version"
 
-// bPlugin is one entry of B's GET /connector-plugins: with several versions of a plugin
-// installed, Connect 4.1+ lists each.
-type bPlugin struct {
-	Class   string `json:"class"`
-	Type    string `json:"type"`
-	Version string `json:"version"`
-}
-
-// bValidation is the part of the validate answer the check reads: each key's errors. The
-// values Connect echoes back (secrets included) are not decoded.
-type bValidation struct {
-	ErrorCount int `json:"error_count"`
-	Configs    []struct {
-		Value struct {
-			Name   string   `json:"name"`
-			Errors []string `json:"errors"`
-		} `json:"value"`
-	} `json:"configs"`
-}
-
 // checkPlugins finds the HazardPlugin hazards of entries (see above).
 func (hc *checks) checkPlugins(ctx context.Context, entries []*subject) {
 	if hc.b == nil { // an export: no B
@@ -93,7 +72,7 @@ func (hc *checks) checkPlugins(ctx context.Context, entries []*subject) {
 		}
 		return
 	}
-	resolved := map[string][]bPlugin{} // per class as configs give it
+	resolved := map[string][]connectrest.Plugin{} // per class as configs give it
 	var validate []*subject
 	for _, e := range todo {
 		cfg := hc.configForB(e)
@@ -118,13 +97,15 @@ func (hc *checks) checkPlugins(ctx context.Context, entries []*subject) {
 }
 
 // bPlugins lists B's connector plugins, and says B's Connect version (GET /).
-func (hc *checks) bPlugins(ctx context.Context) (plugins []bPlugin, bVersion string, err error) {
+func (hc *checks) bPlugins(ctx context.Context) (plugins []connectrest.Plugin, bVersion string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, pluginCallTimeout)
 	defer cancel()
-	if _, err := hc.b.rest.c.Call(ctx, http.MethodGet, "/connector-plugins?connectorsOnly=true", nil, &plugins); err != nil {
+	// With several versions of a plugin installed, Connect 4.1+ lists each.
+	plugins, err = hc.b.rest.Plugins(ctx)
+	if err != nil {
 		return nil, "", err
 	}
-	root, err := hc.b.rest.root(ctx)
+	root, err := hc.b.rest.Root(ctx)
 	if err != nil {
 		return nil, "", fmt.Errorf("GET /: %w", err)
 	}
@@ -135,8 +116,8 @@ func (hc *checks) bPlugins(ctx context.Context) (plugins []bPlugin, bVersion str
 // class name, else the simple name, else the simple name without "Connector" (an alias). More
 // than one class for a simple name or alias is ambiguous: Connect refuses it too, and so does
 // the check (pluginHazard).
-func resolvePlugin(plugins []bPlugin, class string) []bPlugin {
-	var exact, simple []bPlugin
+func resolvePlugin(plugins []connectrest.Plugin, class string) []connectrest.Plugin {
+	var exact, simple []connectrest.Plugin
 	for _, p := range plugins {
 		if p.Class == class {
 			exact = append(exact, p)
@@ -156,7 +137,7 @@ func resolvePlugin(plugins []bPlugin, class string) []bPlugin {
 // pluginHazard is what B's listing says of a connector whose config on B is cfg and whose
 // class resolves to found, if anything: no plugin, an ambiguous alias, or (where B's Connect
 // version knows KIP-891) no plugin in the requested version.
-func pluginHazard(class string, found []bPlugin, cfg events.Config, bVersion string) (Hazard, bool) {
+func pluginHazard(class string, found []connectrest.Plugin, cfg events.Config, bVersion string) (Hazard, bool) {
 	classes := map[string]bool{}
 	var installed []string
 	for _, p := range found {
@@ -264,11 +245,12 @@ func (hc *checks) validateOne(ctx context.Context, e *subject) []Hazard {
 	}
 	ctx, cancel := context.WithTimeout(ctx, pluginCallTimeout)
 	defer cancel()
-	var v bValidation
 	// The path names the class as the config does: Connect refuses a path class the
-	// config's connector.class does not end with.
+	// config's connector.class does not end with. The values Connect echoes back (secrets
+	// included) are not decoded.
 	path := "/connector-plugins/" + url.PathEscape(class) + "/config/validate"
-	if _, err := hc.b.rest.c.Call(ctx, http.MethodPut, path, body, &v); err != nil {
+	v, err := hc.b.rest.Validate(ctx, class, json.RawMessage(body))
+	if err != nil {
 		text := err.Error()
 		var f *connectrest.Error
 		if errors.As(err, &f) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -34,7 +35,7 @@ type pluginsB struct {
 	validated []string // the classes of the validate paths, in call order
 }
 
-func (b *pluginsB) serve(t *testing.T) *restReader {
+func (b *pluginsB) serve(t *testing.T) *connectrest.Client {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -70,9 +71,9 @@ func (b *pluginsB) serve(t *testing.T) *restReader {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	r, err := newRESTReader(srv.URL, nil, nil)
+	c, err := connectrest.New(srv.URL, nil)
 	require.NoError(t, err)
-	return r
+	return c
 }
 
 // validateAnswer is a validate response with the errors of each key; every key carries its

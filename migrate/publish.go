@@ -9,6 +9,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 )
 
 // Progress hears about each connector once its outcome is known.
@@ -52,7 +53,7 @@ type publisher struct {
 	deadline time.Time
 	// restB is B's Connect REST API, nil when not given: asked at the giveup when B's config
 	// topic cannot be read (lookOnB).
-	restB *restReader
+	restB *connectrest.Client
 }
 
 // run publishes a request for every entry with a body, at most opts.Concurrency in flight, and

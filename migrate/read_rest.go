@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 
 	"github.com/offsetagent/offsetagent/events"
@@ -28,48 +27,16 @@ func newRESTReader(baseURL string, hc *http.Client, reg *connectors.Registry) (*
 	return &restReader{c: c, reg: reg}, nil
 }
 
-// rootInfo is GET / of a Connect worker.
-type rootInfo struct {
-	Version        string `json:"version"`
-	Commit         string `json:"commit"`
-	KafkaClusterID string `json:"kafka_cluster_id"`
-}
-
-func (r *restReader) root(ctx context.Context) (rootInfo, error) {
-	var ri rootInfo
-	_, err := r.c.Call(ctx, http.MethodGet, "/", nil, &ri)
-	return ri, err
-}
-
-// connectorInfo is ConnectorInfo: GET /connectors/{name}, and "info" of the expanded list.
-type connectorInfo struct {
-	Name   string          `json:"name"`
-	Config json.RawMessage `json:"config"`
-	Type   string          `json:"type"`
-}
-
-// connectorStatus is ConnectorStateInfo: GET /connectors/{name}/status.
-type connectorStatus struct {
-	Connector struct {
-		State string `json:"state"`
-	} `json:"connector"`
-	Tasks []json.RawMessage `json:"tasks"`
-	Type  string            `json:"type"`
-}
-
 // list returns A's connectors with configs, states and offsets. The expanded listing drops
 // connectors that have no status yet, so it is cross-checked with the plain one and the
 // missing ones are read one by one.
 func (r *restReader) list(ctx context.Context) ([]*Connector, error) {
-	var names []string
-	if _, err := r.c.Call(ctx, http.MethodGet, "/connectors", nil, &names); err != nil {
+	names, err := r.c.Names(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("list connectors: %w", err)
 	}
-	var expanded map[string]struct {
-		Info   *connectorInfo   `json:"info"`
-		Status *connectorStatus `json:"status"`
-	}
-	if _, err := r.c.Call(ctx, http.MethodGet, "/connectors?expand=info&expand=status", nil, &expanded); err != nil {
+	expanded, err := r.c.Expanded(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("list connectors with info and status: %w", err)
 	}
 	for n := range expanded {
@@ -85,17 +52,17 @@ func (r *restReader) list(ctx context.Context) ([]*Connector, error) {
 		out = append(out, c)
 		info, st := e.Info, e.Status
 		if info == nil {
-			info = &connectorInfo{}
-			if _, err := r.c.Call(ctx, http.MethodGet, "/connectors/"+url.PathEscape(name), nil, info); err != nil {
+			got, err := r.c.Info(ctx, name)
+			if err != nil {
 				c.Problem = fmt.Sprintf("read connector: %v", err)
 				continue
 			}
+			info = &got
 		}
 		if st == nil {
-			st = &connectorStatus{}
-			if status, err := r.c.Call(ctx, http.MethodGet, "/connectors/"+url.PathEscape(name)+"/status", nil, st, http.StatusNotFound); err != nil || status == http.StatusNotFound {
-				st = nil // no status yet (just created or unassigned): the state is not known
-			}
+			if got, ok, err := r.c.Status(ctx, name); err == nil && ok {
+				st = &got
+			} // else no status yet (just created or unassigned): the state is not known
 		}
 		if err := json.Unmarshal(info.Config, &c.Config); err != nil || c.Config == nil {
 			c.Problem = fmt.Sprintf("read config: %v", err)
@@ -117,7 +84,8 @@ func (r *restReader) list(ctx context.Context) ([]*Connector, error) {
 		if c.Type == connectors.Sink {
 			c.Group = sinkGroup(name, props)
 		}
-		c.setOffsets(r.offsets(ctx, c))
+		offs, err := r.offsets(ctx, c)
+		setOffsets(c, offs, err)
 	}
 	return out, nil
 }
@@ -137,23 +105,21 @@ func statusState(s string) (state, unknown string) {
 }
 
 func (r *restReader) offsets(ctx context.Context, c *Connector) ([]events.ConnectorOffset, error) {
-	var body struct {
-		Offsets []events.ConnectorOffset `json:"offsets"`
-	}
-	if _, err := r.c.Call(ctx, http.MethodGet, "/connectors/"+url.PathEscape(c.Name)+"/offsets", nil, &body); err != nil {
+	offs, err := r.c.Offsets(ctx, c.Name)
+	if err != nil {
 		return nil, fmt.Errorf("read offsets: %w", err)
 	}
-	if body.Offsets == nil {
-		body.Offsets = []events.ConnectorOffset{}
-	}
-	return body.Offsets, nil
+	return offs, nil
 }
 
 // status is the connector's state and number of tasks.
 func (r *restReader) status(ctx context.Context, name string) (string, int, error) {
-	var st connectorStatus
-	if _, err := r.c.Call(ctx, http.MethodGet, "/connectors/"+url.PathEscape(name)+"/status", nil, &st); err != nil {
+	st, ok, err := r.c.Status(ctx, name)
+	switch {
+	case err != nil:
 		return "", 0, fmt.Errorf("read status: %w", err)
+	case !ok:
+		return "", 0, fmt.Errorf("read status: A's REST API does not know connector %q", name)
 	}
 	return st.Connector.State, len(st.Tasks), nil
 }
@@ -161,23 +127,16 @@ func (r *restReader) status(ctx context.Context, name string) (string, int, erro
 // stop is PUT /connectors/{name}/stop (Connect 3.5+). Connect answers 204 (202 while a
 // rebalance is pending) before the tasks have stopped and committed.
 func (r *restReader) stop(ctx context.Context, name string) error {
-	if _, err := r.c.Call(ctx, http.MethodPut, "/connectors/"+url.PathEscape(name)+"/stop", nil, nil); err != nil {
+	if err := r.c.Stop(ctx, name); err != nil {
 		return fmt.Errorf("stop: %w", err)
 	}
 	return nil
 }
 
-// plugins lists the connector plugin classes of the cluster.
-func (r *restReader) plugins(ctx context.Context) ([]string, error) {
-	var ps []struct {
-		Class string `json:"class"`
-	}
-	if _, err := r.c.Call(ctx, http.MethodGet, "/connector-plugins?connectorsOnly=true", nil, &ps); err != nil {
-		return nil, fmt.Errorf("list connector plugins: %w", err)
-	}
-	out := make([]string, 0, len(ps))
-	for _, p := range ps {
-		out = append(out, p.Class)
-	}
-	return out, nil
+// activeTopics is GET /connectors/{name}/topics (KIP-558, Connect 2.5+): the topics the
+// connector has used. ok is false when the worker does not track them (a 4xx answer:
+// topic.tracking.enable=false, or an older worker) or cannot be asked.
+func (r *restReader) activeTopics(ctx context.Context, name string) (topics []string, ok bool) {
+	topics, ok, err := r.c.Topics(ctx, name)
+	return topics, ok && err == nil
 }

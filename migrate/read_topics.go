@@ -124,7 +124,8 @@ func (r *topicsReader) list(ctx context.Context) ([]*Connector, error) {
 		if c.Problem != "" {
 			continue
 		}
-		c.setOffsets(r.offsets(ctx, c))
+		offs, err := r.offsets(ctx, c)
+		setOffsets(c, offs, err)
 	}
 	return out, nil
 }

@@ -3,7 +3,6 @@ package migrate
 import (
 	"encoding/json"
 	"io"
-	"net/url"
 	"time"
 
 	"github.com/offsetagent/offsetagent/events"
@@ -135,13 +134,4 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
-}
-
-// redactURL hides a URL's password.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "[unparsable URL]"
-	}
-	return u.Redacted()
 }

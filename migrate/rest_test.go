@@ -16,6 +16,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -282,7 +283,7 @@ func TestSinkTranslatorSeam(t *testing.T) {
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, rep.WriteJSON(&buf))
-	require.JSONEq(t, `{"migration_id":"","from":"`+redactURL(rep.From)+`","to":"","started":"`+rep.Started.Format(time.RFC3339Nano)+`","finished":"`+rep.Finished.Format(time.RFC3339Nano)+`","connectors":[
+	require.JSONEq(t, `{"migration_id":"","from":"`+connectrest.Redact(rep.From)+`","to":"","started":"`+rep.Started.Format(time.RFC3339Nano)+`","finished":"`+rep.Finished.Format(time.RFC3339Nano)+`","connectors":[
 		{"name":"sink-bad","target_name":"sink-bad","type":"sink","offsets":0,"outcome":"failed","failed_step":"translate_sink_offsets","message":"no checkpoint for t-0; the secret is [hidden]","request_id":"","translation":{"missing":1}},
 		{"name":"sink-ok","target_name":"sink-ok","type":"sink","offsets":1,"outcome":"planned","failed_step":"","message":"","request_id":"","translation":{"policy":"default","target":"sink-ok"}},
 		{"name":"src","target_name":"src","type":"source","offsets":0,"outcome":"planned","failed_step":"","message":"","request_id":""}]}`, buf.String())

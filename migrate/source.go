@@ -11,6 +11,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 )
 
 // sourceOptions say how A is read: through its Connect topics (Topics) and sink groups, its
@@ -42,6 +43,8 @@ type source struct {
 	opts   sourceOptions
 	topics *topicsReader
 	rest   *restReader
+	// root is what A's REST API answered to GET / when the source was opened (rest not nil).
+	root connectrest.RootInfo
 	// restDown is why A's REST API, given with StopSource, could not be reached (nothing
 	// answers there): rest is nil, and a connector is stopped when no worker of A holds it.
 	restDown error
@@ -57,16 +60,16 @@ func openSource(ctx context.Context, opts sourceOptions) (*source, error) {
 		if err != nil {
 			return nil, precheckf("--from-connect-url: %v", err)
 		}
-		_, err = r.root(ctx)
+		root, err := r.c.Root(ctx)
 		switch {
 		case err == nil:
-			s.rest = r
+			s.rest, s.root = r, root
 		case opts.StopSource && opts.Topics != nil && restUnreachable(err):
 			// Nothing answers at A's REST API: a connector is stopped on A when no worker of
 			// A holds it, as A's Kafka cluster tells (workersofa.go).
 			s.restDown = err
 			opts.Logger.Warn("A's Connect REST API is unreachable: --stop-source takes a connector for stopped on A when no live worker of A holds it, "+
-				"as the Connect groups on A's Kafka cluster say", "url", redactURL(opts.ConnectURL), "err", err)
+				"as the Connect groups on A's Kafka cluster say", "url", connectrest.Redact(opts.ConnectURL), "err", err)
 		case opts.StopSource && restUnreachable(err):
 			return nil, precheckf("A's Connect REST API is unreachable: %v; with --from-brokers, --stop-source takes a connector for stopped on A "+
 				"when no live worker of A holds it, as the Connect groups on A's Kafka cluster say", err)
@@ -231,18 +234,36 @@ func (s *source) Describe() string {
 		parts = append(parts, strings.Join(s.opts.Topics.Brokers, ","))
 	}
 	if s.opts.ConnectURL != "" {
-		parts = append(parts, redactURL(s.opts.ConnectURL))
+		parts = append(parts, connectrest.Redact(s.opts.ConnectURL))
 	}
 	return strings.Join(parts, " ")
 }
 
-// clusterID is A's Kafka cluster id, from its brokers or its Connect REST API.
+// ClusterID is A's Kafka cluster id, from its brokers or its Connect REST API.
 func (s *source) ClusterID(ctx context.Context) (string, error) {
 	if s.topics != nil {
 		return s.topics.clusterID(ctx)
 	}
-	ri, err := s.rest.root(ctx)
+	ri, err := s.rest.c.Root(ctx)
 	return ri.KafkaClusterID, err
+}
+
+// Cluster is A's identity: its Kafka cluster's id (ClusterID), its Connect topics when they
+// are read, and what its REST API answered when it was opened.
+func (s *source) Cluster(ctx context.Context) (Cluster, error) {
+	id, err := s.ClusterID(ctx)
+	if err != nil {
+		return Cluster{}, err
+	}
+	c := Cluster{KafkaClusterID: id}
+	if t := s.opts.Topics; t != nil {
+		c.ConfigTopic, c.OffsetsTopic = t.ConfigTopic, t.OffsetsTopic
+	}
+	if s.rest != nil {
+		c.ConnectURL = s.opts.ConnectURL
+		c.Connect = ConnectRoot{Version: s.root.Version, Commit: s.root.Commit, KafkaClusterID: s.root.KafkaClusterID}
+	}
+	return c, nil
 }
 
 // list reads every connector of A: from the topics when they are read (the REST listing is
@@ -260,8 +281,8 @@ func (s *source) List(ctx context.Context) ([]*Connector, error) {
 		return nil, precheckf("read A's connectors: %v", err)
 	}
 	if s.rest != nil {
-		var names []string
-		if _, err := s.rest.c.Call(ctx, http.MethodGet, "/connectors", nil, &names); err != nil {
+		names, err := s.rest.c.Names(ctx)
+		if err != nil {
 			return nil, precheckf("list A's connectors: %v", err)
 		}
 		known := map[string]bool{}

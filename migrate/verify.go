@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
@@ -46,7 +46,7 @@ func VerifyStrimzi(ctx context.Context, opts VerifyOptions) ([]Verified, error) 
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
-	rest, err := newRESTReader(opts.ConnectURL, hc, connectors.Builtin())
+	rest, err := connectrest.New(opts.ConnectURL, hc)
 	if err != nil {
 		return nil, fmt.Errorf("--to-connect-url: %w", err)
 	}
@@ -62,34 +62,24 @@ func VerifyStrimzi(ctx context.Context, opts VerifyOptions) ([]Verified, error) 
 }
 
 // verifyOne returns what is wrong with connector p on B ("" when nothing is).
-func verifyOne(ctx context.Context, rest *restReader, p Placed) string {
-	path := "/connectors/" + url.PathEscape(p.Name)
-	var st struct {
-		Connector struct {
-			State string `json:"state"`
-		} `json:"connector"`
-		Tasks []struct {
-			ID    int    `json:"id"`
-			State string `json:"state"`
-		} `json:"tasks"`
-	}
-	code, err := rest.c.Call(ctx, http.MethodGet, path+"/status", nil, &st, http.StatusNotFound)
+func verifyOne(ctx context.Context, rest *connectrest.Client, p Placed) string {
+	st, ok, err := rest.Status(ctx, p.Name)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("read status: %v", err)
-	case code == http.StatusNotFound:
+	case !ok:
 		return "not on B: apply its manifest (the operator creates it)"
 	case st.Connector.State != p.State:
 		return fmt.Sprintf("%s, its manifest declares %s", st.Connector.State, p.State)
 	}
 	for _, t := range st.Tasks {
-		if t.State == "FAILED" {
+		if t.State.State == "FAILED" {
 			return fmt.Sprintf("task %d FAILED", t.ID)
 		}
 	}
-	offs, err := rest.offsets(ctx, &Connector{Name: p.Name})
+	offs, err := rest.Offsets(ctx, p.Name)
 	if err != nil {
-		return err.Error()
+		return fmt.Sprintf("read offsets: %v", err)
 	}
 	have := map[string]events.ConnectorOffset{}
 	for _, o := range offs {
