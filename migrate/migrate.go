@@ -233,10 +233,14 @@ func (o *MigrateOptions) configOps() []string {
 	return []string{kafkaio.OpDescribe}
 }
 
+// StepWriteManifest is the report's failed step of a connector whose manifest could not be
+// written (its offsets are on B).
+const StepWriteManifest = "write_manifest"
+
 // writeStrimziManifests writes the KafkaConnector manifests of the entries into an operator-managed
 // B and says in rep.Next how to apply them.
 func (o *MigrateOptions) writeStrimziManifests(rep *Report, entries []*Entry) error {
-	n, err := o.Strimzi.writeManifests(entries, o.MigrationID, o.Registry)
+	n, err := writeManifestsOf(o.Strimzi, entries, o.MigrationID, o.Registry)
 	if err != nil {
 		return err
 	}
@@ -248,6 +252,35 @@ func (o *MigrateOptions) writeStrimziManifests(rep *Report, entries []*Entry) er
 			o.Strimzi.Secret, o.Strimzi.SecretFile) + rep.Next
 	}
 	return nil
+}
+
+// writeManifestsOf writes the manifest of every entry whose offsets are on B (succeeded), and
+// PlacedFile; an entry whose manifest cannot be written fails at StepWriteManifest. It returns
+// the number written.
+func writeManifestsOf(s *StrimziTarget, entries []*Entry, migrationID string, reg *connectors.Registry) (int, error) {
+	var cs []strimziConnector
+	var of []*Entry
+	for _, e := range entries {
+		if e.Outcome != OutcomeSucceeded || e.Body == nil {
+			continue
+		}
+		cs = append(cs, strimziConnector{Name: e.Name, Target: e.Body.Name, Type: e.Type, State: e.Body.InitialState,
+			Config: e.Body.Config, Offsets: e.Body.InitialOffsets})
+		of = append(of, e)
+	}
+	written, err := s.writeManifests(cs, migrationID, reg)
+	n := 0
+	for i, w := range written {
+		e := of[i]
+		if w.Err != nil {
+			e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepWriteManifest, w.Err.Error()
+			continue
+		}
+		e.Manifest = w.Path
+		e.Warnings = append(e.Warnings, w.Warnings...)
+		n++
+	}
+	return n, err
 }
 
 // verifyCutover sets rep.Cutover, the partitions placed, and, with Verify (not into an

@@ -222,32 +222,49 @@ func quotedNode(s string) *yaml.Node {
 // specKeys are the config keys Strimzi takes from the spec rather than spec.config.
 var specKeys = map[string]bool{"name": true, "connector.class": true, "tasks.max": true, "connector.plugin.version": true}
 
-// Manifest builds the KafkaConnector manifest of body for the target, and the warnings it
+// strimziConnector is one connector whose KafkaConnector manifest is written: its name on A
+// (Name) and on B (Target), its type, the state and config its manifest declares, and the
+// offsets placed for it.
+type strimziConnector struct {
+	Name, Target, Type, State string
+	Config                    events.Config
+	Offsets                   []events.ConnectorOffset
+}
+
+// strimziWritten is what became of one connector's manifest: the path it was written to and
+// its warnings, or why it was not written (Err).
+type strimziWritten struct {
+	Path     string
+	Warnings []string
+	Err      error
+}
+
+// Manifest builds the KafkaConnector manifest of connector c for the target, and the warnings it
 // raises: each config value that holds a secret in clear text, whole or in part, without
 // Secret (a KafkaConnector is not a Secret; reference one through a config provider,
 // ${secrets:...}, ${env:...} or ${file:...}, as A's placeholders are kept), and a tasks.max
 // that is not a number.
-func (s *StrimziTarget) Manifest(b *Body, sourceName, migrationID string, reg *connectors.Registry) ([]byte, []string, error) {
-	data, warnings, _, err := s.manifest(b, sourceName, migrationID, reg, nil)
+func (s *StrimziTarget) Manifest(c strimziConnector, migrationID string, reg *connectors.Registry) ([]byte, []string, error) {
+	data, warnings, _, err := s.manifest(c, migrationID, reg, nil)
 	return data, warnings, err
 }
 
 // manifest is Manifest, and with Secret the values it references in the Secret, by key; taken
 // are the keys other manifests reference.
-func (s *StrimziTarget) manifest(b *Body, sourceName, migrationID string, reg *connectors.Registry, taken map[string]string) ([]byte, []string, map[string]string, error) {
+func (s *StrimziTarget) manifest(c strimziConnector, migrationID string, reg *connectors.Registry, taken map[string]string) ([]byte, []string, map[string]string, error) {
 	var warnings []string
 	secrets := map[string]string{}
 	m := manifest{APIVersion: "kafka.strimzi.io/" + s.APIVersion, Kind: "KafkaConnector",
-		Metadata: manifestMeta{Name: quoted(b.Name), Namespace: quoted(s.Namespace), Labels: map[quoted]quoted{"strimzi.io/cluster": quoted(s.Cluster)},
-			Annotations: map[quoted]quoted{"offsetagent.dev/migration-id": quoted(migrationID), "offsetagent.dev/source-connector": quoted(sourceName)}},
-		Spec: manifestSpec{State: quoted(strings.ToLower(b.InitialState))},
+		Metadata: manifestMeta{Name: quoted(c.Target), Namespace: quoted(s.Namespace), Labels: map[quoted]quoted{"strimzi.io/cluster": quoted(s.Cluster)},
+			Annotations: map[quoted]quoted{"offsetagent.dev/migration-id": quoted(migrationID), "offsetagent.dev/source-connector": quoted(c.Name)}},
+		Spec: manifestSpec{State: quoted(strings.ToLower(c.State))},
 	}
 	if m.Spec.State == "" {
 		m.Spec.State = "running"
 	}
-	class, _ := b.Config.Get("connector.class")
+	class, _ := c.Config.Get("connector.class")
 	m.Spec.Class = quoted(class)
-	if v, ok := b.Config.Get("tasks.max"); ok {
+	if v, ok := c.Config.Get("tasks.max"); ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 1 {
 			warnings = append(warnings, fmt.Sprintf("tasks.max %q is not a number of at least 1: left out (Connect's default is 1)", v))
@@ -255,11 +272,11 @@ func (s *StrimziTarget) manifest(b *Body, sourceName, migrationID string, reg *c
 			m.Spec.TasksMax = &n
 		}
 	}
-	version, _ := b.Config.Get("connector.plugin.version")
+	version, _ := c.Config.Get("connector.plugin.version")
 	m.Spec.Version = quoted(version)
-	declared, secrets, secretWarnings, err := s.declaredConfig(b.Name, b.Config, classSecret(reg, b.Config), taken)
+	declared, secrets, secretWarnings, err := s.declaredConfig(c.Target, c.Config, classSecret(reg, c.Config), taken)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("KafkaConnector %s: %w", b.Name, err)
+		return nil, nil, nil, fmt.Errorf("KafkaConnector %s: %w", c.Target, err)
 	}
 	warnings = append(warnings, secretWarnings...)
 	cfg := &yaml.Node{Kind: yaml.MappingNode}
@@ -276,23 +293,23 @@ func (s *StrimziTarget) manifest(b *Body, sourceName, migrationID string, reg *c
 	}
 	m.Spec.Config = cfg
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# KafkaConnector %s for the Connect cluster %s, written by offsetagent migrate (migration %s)\n", b.Name, s.Cluster, migrationID)
-	fmt.Fprintf(&buf, "# from connector %s. Its offsets were placed on the cluster: applying this resource creates the connector, which starts at them.\n", sourceName)
+	fmt.Fprintf(&buf, "# KafkaConnector %s for the Connect cluster %s, written by offsetagent migrate (migration %s)\n", c.Target, s.Cluster, migrationID)
+	fmt.Fprintf(&buf, "# from connector %s. Its offsets were placed on the cluster: applying this resource creates the connector, which starts at them.\n", c.Name)
 	for _, w := range warnings {
 		fmt.Fprintf(&buf, "# WARNING: %s\n", w)
 	}
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(&m); err != nil {
-		return nil, nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", b.Name, err)
+		return nil, nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", c.Target, err)
 	}
 	if err := enc.Close(); err != nil {
-		return nil, nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", b.Name, err)
+		return nil, nil, nil, fmt.Errorf("encode KafkaConnector %s: %w", c.Target, err)
 	}
 	// Checked as written, before it is: one the API server or the operator would refuse
 	// fails its connector at write_manifest rather than at kubectl apply.
 	if err := checkManifest(buf.Bytes(), s.APIVersion); err != nil {
-		return nil, nil, nil, fmt.Errorf("KafkaConnector %s: %w", b.Name, err)
+		return nil, nil, nil, fmt.Errorf("KafkaConnector %s: %w", c.Target, err)
 	}
 	return buf.Bytes(), warnings, secrets, nil
 }
@@ -357,49 +374,44 @@ type Placed struct {
 	Offsets []events.ConnectorOffset `json:"offsets"`
 }
 
-// writeManifests writes the manifest of every entry whose offsets are on B (succeeded), and
-// PlacedFile; an entry whose manifest cannot be written fails. It returns the number written.
-func (s *StrimziTarget) writeManifests(entries []*Entry, migrationID string, reg *connectors.Registry) (int, error) {
+// writeManifests writes the manifest of each connector of cs, and PlacedFile: what became of
+// each, in cs's order (a connector whose manifest cannot be written has its Err). An error
+// stops the writing: what was written is returned with it.
+func (s *StrimziTarget) writeManifests(cs []strimziConnector, migrationID string, reg *connectors.Registry) ([]strimziWritten, error) {
 	// The manifests hold the configs: the directory, when made here, is its owner's alone.
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-		return 0, fmt.Errorf("create manifests directory: %w", err)
+		return nil, fmt.Errorf("create manifests directory: %w", err)
 	}
 	var placed bytes.Buffer
-	n := 0
+	out := make([]strimziWritten, 0, len(cs))
 	secrets := map[string]string{}
-	for _, e := range entries {
-		if e.Outcome != OutcomeSucceeded || e.Body == nil {
-			continue
-		}
-		data, warnings, values, err := s.manifest(e.Body, e.Name, migrationID, reg, secrets)
+	for _, c := range cs {
+		data, warnings, values, err := s.manifest(c, migrationID, reg, secrets)
+		path := filepath.Join(s.Dir, c.Target+".yaml")
 		if err == nil {
-			path := filepath.Join(s.Dir, e.TargetName+".yaml")
-			if err = writePrivate(path, data); err == nil {
-				e.Manifest = path
-			}
+			err = writePrivate(path, data)
 		}
 		if err != nil {
-			e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepWriteManifest, err.Error()
+			out = append(out, strimziWritten{Err: err})
 			continue
 		}
 		maps.Copy(secrets, values)
-		e.Warnings = append(e.Warnings, warnings...)
-		line, err := json.Marshal(Placed{Name: e.TargetName, Type: e.Type, State: strings.ToUpper(stateOr(e.Body.InitialState)), Offsets: e.Body.InitialOffsets})
+		out = append(out, strimziWritten{Path: path, Warnings: warnings})
+		line, err := json.Marshal(Placed{Name: c.Target, Type: c.Type, State: strings.ToUpper(stateOr(c.State)), Offsets: c.Offsets})
 		if err != nil {
-			return n, fmt.Errorf("record the offsets placed for %s: %w", e.TargetName, err)
+			return out, fmt.Errorf("record the offsets placed for %s: %w", c.Target, err)
 		}
 		placed.Write(append(line, '\n'))
-		n++
 	}
 	if err := writePrivate(filepath.Join(s.Dir, PlacedFile), placed.Bytes()); err != nil {
-		return n, fmt.Errorf("record the offsets placed: %w", err)
+		return out, fmt.Errorf("record the offsets placed: %w", err)
 	}
 	if s.Secret != "" {
 		if err := s.writeSecret(secrets, migrationID); err != nil {
-			return n, err
+			return out, err
 		}
 	}
-	return n, nil
+	return out, nil
 }
 
 func stateOr(s string) string {
@@ -408,10 +420,6 @@ func stateOr(s string) string {
 	}
 	return s
 }
-
-// StepWriteManifest is the report's failed step of a connector whose manifest could not be
-// written (its offsets are on B).
-const StepWriteManifest = "write_manifest"
 
 // readPlaced reads PlacedFile from dir.
 func readPlaced(dir string) ([]Placed, error) {

@@ -107,7 +107,7 @@ func TestCheckManifestRefuses(t *testing.T) {
 				version = StrimziV1
 			}
 			st := &StrimziTarget{Cluster: "connect-b", Namespace: "kafka", APIVersion: version, Dir: t.TempDir()}
-			data, _, err := st.Manifest(sourceBody(StateRunning), "pg", "m-1", connectors.Builtin())
+			data, _, err := st.Manifest(strimziOf(sourceBody(StateRunning), "pg"), "m-1", connectors.Builtin())
 			require.NoError(t, err)
 			require.NoError(t, checkManifest(data, version), "the manifest as written passes")
 			judge.requireCreated(t, data)
@@ -163,7 +163,7 @@ func TestWriteManifestRefusesInvalid(t *testing.T) {
 	entries := placedEntries()
 	entries[0].Body.Name = "S3_Sink" // a name no KafkaConnector can have
 	st := &StrimziTarget{Cluster: "connect-b", Dir: dir, APIVersion: StrimziV1}
-	n, err := st.writeManifests(entries, "m-1", connectors.Builtin())
+	n, err := writeManifestsOf(st, entries, "m-1", connectors.Builtin())
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	bad := entries[0]

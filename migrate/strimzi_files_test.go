@@ -11,6 +11,11 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 )
 
+// strimziOf is the connector of body b, named source on A, whose manifest is written.
+func strimziOf(b *Body, source string) strimziConnector {
+	return strimziConnector{Name: source, Target: b.Name, State: b.InitialState, Config: b.Config, Offsets: b.InitialOffsets}
+}
+
 // placedEntries are two connectors whose offsets are on B.
 func placedEntries() []*Entry {
 	return []*Entry{
@@ -38,7 +43,7 @@ func TestManifestFilesArePrivate(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, PlacedFile), []byte("old"), 0o644))
 			}
 			st := &StrimziTarget{Cluster: "connect-b", Dir: dir, APIVersion: StrimziV1beta2}
-			n, err := st.writeManifests(placedEntries(), "m-1", connectors.Builtin())
+			n, err := writeManifestsOf(st, placedEntries(), "m-1", connectors.Builtin())
 			require.NoError(t, err)
 			require.Equal(t, 2, n)
 			for _, f := range []string{"s3-sink.yaml", "pg-orders.yaml", PlacedFile} {
@@ -68,7 +73,7 @@ func TestStrimziSecretReferences(t *testing.T) {
 	st := &StrimziTarget{Cluster: "connect-b", Dir: dir, APIVersion: StrimziV1beta2, Secret: "kafka/connect-b-secrets", SecretFile: secretFile}
 	require.Empty(t, st.validate())
 	entries := placedEntries()
-	_, err := st.writeManifests(entries, "m-1", connectors.Builtin())
+	_, err := writeManifestsOf(st, entries, "m-1", connectors.Builtin())
 	require.NoError(t, err)
 	for _, e := range entries {
 		require.Empty(t, e.Warnings, e.Name)

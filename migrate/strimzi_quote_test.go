@@ -31,7 +31,7 @@ func TestManifestValuesStayStrings(t *testing.T) {
 		want[k] = k
 	}
 	st := &StrimziTarget{Cluster: "connect-b", APIVersion: StrimziV1beta2, Namespace: "on"}
-	data, _, err := st.Manifest(&Body{Name: "y", Config: cfg}, "no", "m-1", connectors.Builtin())
+	data, _, err := st.Manifest(strimziConnector{Name: "no", Target: "y", Config: cfg}, "m-1", connectors.Builtin())
 	require.NoError(t, err)
 	var m map[string]any // strict: a key read twice (two that read as true) is an error
 	require.NoError(t, k8syaml.UnmarshalStrict(data, &m), "%s", data)

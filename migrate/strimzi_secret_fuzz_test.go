@@ -285,7 +285,7 @@ func checkPlanted(t testing.TB, c plantedCase) {
 	reg := connectors.Builtin()
 
 	st := &StrimziTarget{Cluster: "connect-b", APIVersion: StrimziV1, Secret: "kafka/connect-b-secrets"}
-	data, warnings, values, err := st.manifest(body, "orders-sink", "m-1", reg, nil)
+	data, warnings, values, err := st.manifest(strimziOf(body, "orders-sink"), "m-1", reg, nil)
 	require.NoError(t, err, "%s=%q", c.key, c.value)
 	requireNoCanary(t, "the manifest", string(data))
 	requireNoCanary(t, "the warnings", strings.Join(warnings, "\n"))
@@ -293,7 +293,7 @@ func checkPlanted(t testing.TB, c plantedCase) {
 	require.Equal(t, c.value, resolve(got, st.Secret, values), "the value Connect resolves on B is A's")
 
 	st.Secret = ""
-	_, warnings, _, err = st.manifest(body, "orders-sink", "m-1", reg, nil)
+	_, warnings, _, err = st.manifest(strimziOf(body, "orders-sink"), "m-1", reg, nil)
 	require.NoError(t, err)
 	requireNoCanary(t, "the warnings", strings.Join(warnings, "\n"))
 	if len(c.planted) > 0 {

@@ -53,7 +53,7 @@ func specConfig(t testing.TB, data []byte) map[string]string {
 func TestStrimziSecretMixedValue(t *testing.T) {
 	t.Run("with a Secret", func(t *testing.T) {
 		st := &StrimziTarget{Cluster: "connect-b", APIVersion: StrimziV1, Secret: "kafka/connect-b-secrets"}
-		data, warnings, values, err := st.manifest(jaasSinkBody(mixedJAAS), "orders-sink", "m-1", connectors.Builtin(), nil)
+		data, warnings, values, err := st.manifest(strimziOf(jaasSinkBody(mixedJAAS), "orders-sink"), "m-1", connectors.Builtin(), nil)
 		require.NoError(t, err)
 		require.Empty(t, warnings)
 		require.NotContains(t, string(data), "Cl3ar-Passw0rd")
@@ -64,7 +64,7 @@ func TestStrimziSecretMixedValue(t *testing.T) {
 	})
 	t.Run("without a Secret", func(t *testing.T) {
 		st := &StrimziTarget{Cluster: "connect-b", APIVersion: StrimziV1}
-		_, warnings, _, err := st.manifest(jaasSinkBody(mixedJAAS), "orders-sink", "m-1", connectors.Builtin(), nil)
+		_, warnings, _, err := st.manifest(strimziOf(jaasSinkBody(mixedJAAS), "orders-sink"), "m-1", connectors.Builtin(), nil)
 		require.NoError(t, err)
 		require.Len(t, warnings, 1)
 		require.Contains(t, warnings[0], `config "consumer.override.sasl.jaas.config" holds a secret in clear text`)
@@ -182,7 +182,7 @@ func TestStrimziSecretKeysOfTwoConnectors(t *testing.T) {
 		{Name: "pg.orders", TargetName: "pg.orders", Type: "source", Outcome: OutcomeSucceeded, Body: body("pg.orders", "database.password", "pw-one")},
 		{Name: "pg", TargetName: "pg", Type: "source", Outcome: OutcomeSucceeded, Body: body("pg", "orders.database.password", "pw-two")},
 	}
-	_, err := st.writeManifests(entries, "m-1", connectors.Builtin())
+	_, err := writeManifestsOf(st, entries, "m-1", connectors.Builtin())
 	require.NoError(t, err)
 	data, err := os.ReadFile(st.SecretFile)
 	require.NoError(t, err)

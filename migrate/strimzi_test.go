@@ -62,7 +62,7 @@ func TestManifestsMatchStrimziCRD(t *testing.T) {
 			t.Run(version+"/"+name, func(t *testing.T) {
 				st := &StrimziTarget{Cluster: "connect-b", Namespace: "kafka", APIVersion: version, Dir: t.TempDir()}
 				require.Empty(t, st.validate())
-				data, _, err := st.Manifest(b, "orders-on-a", "m-1", connectors.Builtin())
+				data, _, err := st.Manifest(strimziOf(b, "orders-on-a"), "m-1", connectors.Builtin())
 				require.NoError(t, err)
 				judge.requireCreated(t, data)
 				var doc map[string]any
@@ -133,7 +133,7 @@ func TestStrimziCRDRefusesBadManifests(t *testing.T) {
 // spec.config with its placeholders, and a warning for each secret in clear text.
 func TestManifestContent(t *testing.T) {
 	st := &StrimziTarget{Cluster: "connect-b", APIVersion: StrimziV1beta2}
-	data, warnings, err := st.Manifest(sinkBody(), "s3-sink-a", "m-1", connectors.Builtin())
+	data, warnings, err := st.Manifest(strimziOf(sinkBody(), "s3-sink-a"), "m-1", connectors.Builtin())
 	require.NoError(t, err)
 	var m struct {
 		APIVersion string `yaml:"apiVersion"`
@@ -170,7 +170,7 @@ func TestManifestContent(t *testing.T) {
 	require.Contains(t, string(data), "# WARNING: config \"aws.secret.access.key\"")
 	require.NotContains(t, string(data), "\nname:", "no name key anywhere but metadata")
 
-	_, warnings, err = st.Manifest(sourceBody(StateRunning), "pg", "m-1", connectors.Builtin())
+	_, warnings, err = st.Manifest(strimziOf(sourceBody(StateRunning), "pg"), "m-1", connectors.Builtin())
 	require.NoError(t, err)
 	require.Empty(t, warnings, "a placeholder is no secret in clear text")
 }
@@ -251,7 +251,7 @@ func TestStrimziAPIVersionDefault(t *testing.T) {
 			st := &StrimziTarget{Cluster: "connect-b", Dir: "d", APIVersion: tc.version}
 			require.Empty(t, st.validate())
 			require.Equal(t, tc.want, st.APIVersion)
-			data, _, err := st.Manifest(sourceBody(StateRunning), "pg", "m-1", connectors.Builtin())
+			data, _, err := st.Manifest(strimziOf(sourceBody(StateRunning), "pg"), "m-1", connectors.Builtin())
 			require.NoError(t, err)
 			require.Contains(t, string(data), "apiVersion: kafka.strimzi.io/"+tc.want+"\n")
 		})
