@@ -62,10 +62,9 @@ func TestMigrateVerifyCutover(t *testing.T) {
 	opts := f.options(t, migrate.SelectionFlags{Include: []string{"file-src-1", "mm2-src", "dbz-mysql", "sink-1"}})
 	opts.Verify, opts.VerifyPoll = 500*time.Millisecond, 100*time.Millisecond
 	ctx := context.Background()
-	rep, err := migrate.Migrate(ctx, opts)
+	rep, cut, err := migrate.Migrate(ctx, opts)
 	require.NoError(t, err)
 	require.True(t, rep.OK(), "%v", outcomes(rep))
-	cut := rep.Cutover
 	require.NotNil(t, cut)
 	require.Equal(t, rep.MigrationID, cut.MigrationID)
 	require.False(t, cut.VerifyStarted.IsZero())

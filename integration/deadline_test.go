@@ -174,7 +174,7 @@ func newMigrationPair(t *testing.T) *migrationPair {
 // migrateOne runs a migration of the pair's one connector and returns the report and its entry.
 func (p *migrationPair) migrateOne(t *testing.T, ctx context.Context, o migrate.MigrateOptions) (*migrate.Report, *migrate.Entry) {
 	t.Helper()
-	rep, err := migrate.Migrate(ctx, o)
+	rep, _, err := migrate.Migrate(ctx, o)
 	require.NoError(t, err)
 	require.Len(t, rep.Connectors, 1)
 	return rep, rep.Connectors[0]

@@ -86,7 +86,7 @@ func TestMigrateBatchRefusesOneRequest(t *testing.T) {
 	startAgent(t, p.cfgB, agent.Options{})
 	o := p.options(t)
 	o.Concurrency, o.Timeout = 16, time.Minute
-	rep, err := migrate.Migrate(context.Background(), o)
+	rep, _, err := migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"small-1": "succeeded", "small-2": "succeeded", "small-3": "succeeded", "small-4": "succeeded",
 		"big-src": "failed publish_request"}, outcomeSteps(rep))
@@ -129,7 +129,7 @@ func TestMigrateUnknownWriteIsPending(t *testing.T) {
 	startAgent(t, p.cfgB, agent.Options{})
 	o := p.options(t)
 	o.Concurrency, o.Timeout = 16, 2*time.Minute
-	rep, err := migrate.Migrate(context.Background(), o)
+	rep, _, err := migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.Positive(t, h.Hits(), "the fault answered the writes")
 	want := map[string]string{}
@@ -148,20 +148,20 @@ func TestMigrateOffsetsOnlyThenCreate(t *testing.T) {
 	o := p.options(t)
 	o.Timeout = time.Minute
 	o.Strimzi = &migrate.StrimziTarget{Cluster: "connect-b", Dir: t.TempDir()}
-	rep, err := migrate.Migrate(context.Background(), o)
+	rep, _, err := migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"file-src-1": "succeeded"}, outcomeSteps(rep))
 	require.NotContains(t, p.clB.live(p.cfgB.ConfigTopic), "connector-file-src-1", "offsets only")
 
 	o = p.options(t)
 	o.Timeout = time.Minute
-	rep, err = migrate.Migrate(context.Background(), o)
+	rep, _, err = migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"file-src-1": "succeeded"}, outcomeSteps(rep))
 	require.Contains(t, p.clB.live(p.cfgB.ConfigTopic), "connector-file-src-1", "the plain run created the connector")
 
 	requests := len(p.clB.readAll(p.cfgB.RequestTopic))
-	rep, err = migrate.Migrate(context.Background(), o)
+	rep, _, err = migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.True(t, rep.OK())
 	require.Len(t, p.clB.readAll(p.cfgB.RequestTopic), requests, "nothing published again")
@@ -197,7 +197,7 @@ func TestMigrateWaitProgress(t *testing.T) {
 	o.Timeout, o.Grace, o.WaitReport = 6*time.Second, 500*time.Millisecond, 500*time.Millisecond
 	waits := &waitRecorder{}
 	o.Progress = waits
-	rep, err := migrate.Migrate(context.Background(), o)
+	rep, _, err := migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"file-src-1": "succeeded"}, outcomeSteps(rep))
 	require.NotEmpty(t, waits.waits, "told while no result is in")

@@ -165,7 +165,7 @@ func TestMigrateFleet(t *testing.T) {
 	ctx := context.Background()
 
 	// First run: everything but the sink whose topic B lacks.
-	rep, err := migrate.Migrate(ctx, opts)
+	rep, _, err := migrate.Migrate(ctx, opts)
 	require.NoError(t, err)
 	require.False(t, rep.OK())
 	mid := rep.MigrationID
@@ -194,7 +194,7 @@ func TestMigrateFleet(t *testing.T) {
 
 	// The failed one is published again under attempt 2 once B has its topic; the others are not.
 	f.clB.createTopic(f.late, 2)
-	rep, err = migrate.Migrate(ctx, opts)
+	rep, _, err = migrate.Migrate(ctx, opts)
 	require.NoError(t, err)
 	require.True(t, rep.OK(), "%v", outcomes(rep))
 	want["sink-late"] = "sink-b-late succeeded  " + mid + "/sink-b-late/2"
@@ -281,7 +281,7 @@ func TestMigrateFleet(t *testing.T) {
 		return out
 	}
 	before := counts()
-	rep, err = migrate.Migrate(ctx, opts)
+	rep, _, err = migrate.Migrate(ctx, opts)
 	require.NoError(t, err)
 	require.True(t, rep.OK())
 	require.Equal(t, want, outcomes(rep))
@@ -375,7 +375,7 @@ func TestMigratePrechecks(t *testing.T) {
 			tt.edit(&o)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			rep, err := migrate.Migrate(ctx, o)
+			rep, _, err := migrate.Migrate(ctx, o)
 			require.ErrorIs(t, err, migrate.ErrPrecheck)
 			require.ErrorContains(t, err, tt.want)
 			require.Nil(t, rep)
@@ -416,7 +416,7 @@ func TestMigrateLargeRequests(t *testing.T) {
 
 	sel, err := migrate.NewSelection(migrate.SelectionFlags{})
 	require.NoError(t, err)
-	rep, err := migrate.Migrate(ctx, migrate.MigrateOptions{
+	rep, _, err := migrate.Migrate(ctx, migrate.MigrateOptions{
 		Options: migrate.Options{
 			Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 			Selection: sel, Logger: testLogger(t),

@@ -172,7 +172,7 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 		require.NoError(t, err)
 		sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{include}})
 		require.NoError(t, err)
-		rep, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
+		rep, _, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
 			Options: migrate.Options{
 				Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 				Selection: sel, Logger: testLogger(t), SinkOffsets: migrate.SinkOffsetsTranslate,

@@ -118,7 +118,7 @@ func TestMigrateRefusesPluginsBeforeStop(t *testing.T) {
 	opts.To.ConnectURL = connectB.serve(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := migrate.Migrate(ctx, opts)
+	rep, _, err := migrate.Migrate(ctx, opts)
 	require.NoError(t, err)
 
 	require.Empty(t, connectA.called("PUT"), "nothing stopped on A")

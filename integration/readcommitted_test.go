@@ -183,7 +183,7 @@ func TestAbortedOffsetsAndConfigRecords(t *testing.T) {
 	startAgent(t, f.cfgB, agent.Options{})
 	opts := f.options(t, migrate.SelectionFlags{Include: []string{"eos-.*", "ghost"}})
 	opts.AllowEmpty = true
-	mrep, err := migrate.Migrate(ctx, opts)
+	mrep, _, err := migrate.Migrate(ctx, opts)
 	require.NoError(t, err)
 	require.True(t, mrep.OK(), "%v", outcomes(mrep))
 	require.Len(t, mrep.Connectors, 2)

@@ -39,7 +39,7 @@
 // An interrupted run reports its requests in flight pending, except a dry run's: it creates
 // nothing.
 //
-// Every migration that is not a dry run gets a cutover report (Report.Cutover, cutover.go): per
+// Every migration that is not a dry run gets a cutover report (Migrate returns it with the report; cutover.go): per
 // moved connector and partition, the offset on A, the offset placed on B and how it was
 // translated. With MigrateOptions.Verify, VerifyCutover then reads on B, read committed and
 // bounded by Verify, what each connector committed after the offsets placed: a source's first

@@ -68,8 +68,8 @@ type MigrateOptions struct {
 	// (not a dry run, nor one into an operator-managed B, whose connectors start only once
 	// their manifests are applied): VerifyCutover reads on B what each moved connector
 	// committed after the offsets placed, until every partition is decided or Verify has
-	// passed (Report.Cutover). 0, the default, verifies nothing: Report.Cutover then lists
-	// the partitions placed, waiting.
+	// passed (Migrate's cutover report). 0, the default, verifies nothing: the cutover report
+	// then lists the partitions placed, waiting.
 	Verify time.Duration
 	// VerifyPoll is the pause between two reads of B while verifying (default 1 s).
 	VerifyPoll time.Duration
@@ -79,11 +79,12 @@ type MigrateOptions struct {
 }
 
 // Migrate exports the selected connectors of A and creates them on B through B's agents, then
-// returns the report. An error wrapping ErrPrecheck means nothing was stopped or published.
-func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
+// returns the report and, for a migration that is not a dry run, its cutover report (verified
+// with Verify). An error wrapping ErrPrecheck means nothing was stopped or published.
+func Migrate(ctx context.Context, opts MigrateOptions) (*Report, *Cutover, error) {
 	started := time.Now().UTC()
 	if err := opts.validateTarget(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts.setDefaults()
 	interrupt := ctx // cancelled by the caller only: tells an interrupt from the deadline
@@ -96,7 +97,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	stopPlanned := opts.setDryRun()
 	opts.Options.defaults()
 	if err := opts.Options.validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	po := planOptions{Hazard: opts.hazardOptions(stopPlanned), AllowEmpty: opts.AllowEmpty, KubernetesNames: opts.Strimzi != nil}
 	if opts.Strimzi != nil {
@@ -111,12 +112,12 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	so.States = &st
 	src, err := openSource(ctx, so)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer src.Close()
 	a, err := src.Cluster(ctx)
 	if err != nil {
-		return nil, precheckf("A's cluster id: %v", err)
+		return nil, nil, precheckf("A's cluster id: %v", err)
 	}
 	clusterA := a.KafkaClusterID
 	configOps := opts.configOps()
@@ -125,20 +126,20 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	}
 	b, err := openTarget(ctx, opts.To, a, configOps, stateOps, RequestSourcePrefix+opts.MigrationID, opts.Logger)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	results, err := openResults(ctx, opts.To, RequestSourcePrefix+opts.MigrationID, opts.Logger)
 	if err != nil {
-		return nil, precheckf("read B's result topic %q: %v", opts.To.ResultTopic, err)
+		return nil, nil, precheckf("read B's result topic %q: %v", opts.To.ResultTopic, err)
 	}
 	defer results.close()
 	if err := src.OpenStates(ctx, clusterA, opts.MigrationID); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	p, err := buildPlan(ctx, src, &targetSide{to: opts.To, rest: b.REST}, po)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	entries := entriesOf(p)
 	rep := &Report{MigrationID: opts.MigrationID, From: src.Describe(), To: strings.Join(opts.To.Brokers, ","),
@@ -147,14 +148,14 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 	rep.Publishing = ap.runWaves(interrupt, entries)
 	if opts.Strimzi != nil && !opts.DryRun {
 		if err := opts.writeStrimziManifests(rep, entries); err != nil {
-			return rep, err
+			return rep, nil, err
 		}
 	}
 	rep.Finished = time.Now().UTC()
-	if !opts.DryRun {
-		opts.verifyCutover(interrupt, rep)
+	if opts.DryRun {
+		return rep, nil, nil
 	}
-	return rep, nil
+	return rep, opts.verifyCutover(interrupt, rep), nil
 }
 
 // setDefaults fills in the options left at zero, B's transport included.
@@ -283,10 +284,10 @@ func writeManifestsOf(s *StrimziTarget, entries []*Entry, migrationID string, re
 	return n, err
 }
 
-// verifyCutover sets rep.Cutover, the partitions placed, and, with Verify (not into an
-// operator-managed B), verifies them on B; an error of the verification is in the cutover.
-func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
-	rep.Cutover = NewCutover(rep, o.To.OffsetsTopic, o.Registry)
+// verifyCutover is rep's cutover report, the partitions placed, verified on B with Verify (not
+// into an operator-managed B); an error of the verification is in the cutover.
+func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) *Cutover {
+	cut := NewCutover(rep, o.To.OffsetsTopic, o.Registry)
 	var clusterA string
 	if o.Topics != nil {
 		clA := kafkaio.NewClient(kafkaio.Options{Brokers: o.Topics.Brokers, Transport: o.Topics.Transport, Principal: o.Topics.Principal})
@@ -296,7 +297,7 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
 	for _, e := range rep.Connectors {
 		byTarget[e.TargetName] = e
 	}
-	for _, cc := range rep.Cutover.Connectors {
+	for _, cc := range cut.Connectors {
 		// With StopSource every connector published was stopped on A before its offsets
 		// were read (the stop barrier, or no worker of A holding it), or skipped.
 		cc.StoppedOnA = o.StopSource && cc.Type != string(connectors.Sink)
@@ -304,11 +305,11 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
 			cc.WorkersOfA = &CutoverWorkersCheck{Brokers: o.Topics.Brokers, ClusterID: clusterA, ConfigTopic: o.Topics.ConfigTopic, RecordAt: e.recordAt}
 		}
 	}
-	rep.Cutover.readHistoryOnA(interrupt, o.Topics, rep, o.Registry)
+	cut.readHistoryOnA(interrupt, o.Topics, rep, o.Registry)
 	clB := kafkaio.NewClient(kafkaio.Options{Brokers: o.To.Brokers, Transport: o.To.Transport, Principal: o.To.Principal})
 	clB.Timeout = 30 * time.Second
 	if id, err := kafkaio.ClusterID(interrupt, clB); err == nil { // else the verification records it
-		rep.Cutover.ToClusterID = id
+		cut.ToClusterID = id
 	}
 	if o.Verify > 0 && o.Strimzi == nil {
 		vo := VerifyCutoverOptions{Brokers: o.To.Brokers, Transport: o.To.Transport, Principal: o.To.Principal,
@@ -316,12 +317,13 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
 		if o.Topics != nil {
 			vo.FromBrokers, vo.FromTransport, vo.FromPrincipal = o.Topics.Brokers, o.Topics.Transport, o.Topics.Principal
 		}
-		err := VerifyCutover(interrupt, rep.Cutover, vo)
+		err := VerifyCutover(interrupt, cut, vo)
 		if err != nil {
-			rep.Cutover.Error = err.Error()
+			cut.Error = err.Error()
 			o.Logger.Warn("cannot verify the cutover on B", "err", err)
 		}
 	}
+	return cut
 }
 
 func (o *MigrateOptions) validateTarget() error {

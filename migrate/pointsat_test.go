@@ -124,7 +124,7 @@ func (f *pointsAtA) run(t *testing.T, opts MigrateOptions) (rep *Report, refused
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := Migrate(ctx, opts)
+	rep, _, err := Migrate(ctx, opts)
 	require.NoError(t, err)
 	var js bytes.Buffer
 	require.NoError(t, rep.WriteJSON(&js))

@@ -107,10 +107,6 @@ type Report struct {
 	// Next says what completes the migration, when something does (the manifests to apply).
 	Next string `json:"next,omitempty"`
 
-	// Cutover is the cutover report of a migration that is not a dry run (cutover.go),
-	// verified when MigrateOptions.Verify is set; written apart (Cutover.WriteJSON).
-	Cutover *Cutover `json:"-"`
-
 	// Publishing is when the first request was published (zero when none was): the time
 	// before it went to reading A and the prechecks.
 	Publishing time.Time `json:"-"`

@@ -172,7 +172,7 @@ func TestMigrateReRunAfterUnfinishedStop(t *testing.T) {
 		SelectionKey: t.Name(), Timeout: 3 * time.Second, Grace: 100 * time.Millisecond,
 	}
 	for run := range 2 {
-		rep, err := Migrate(ctx, opts)
+		rep, _, err := Migrate(ctx, opts)
 		require.NoError(t, err)
 		got := map[string]string{}
 		for _, e := range rep.Connectors {

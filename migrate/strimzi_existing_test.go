@@ -45,7 +45,7 @@ func TestStrimziChecksBForEveryConnector(t *testing.T) {
 	}
 	fc.connectors["placed-other"].offsets = withOffsets
 	dir := filepath.Join(t.TempDir(), "manifests")
-	rep, err := Migrate(ctx, MigrateOptions{
+	rep, _, err := Migrate(ctx, MigrateOptions{
 		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond,
 			StopTimeout: 5 * time.Second},
 		To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
@@ -105,7 +105,7 @@ func TestStrimziRerunOfSinkAcrossMirrorMaker2(t *testing.T) {
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "manifests")
 	run := func(key string) map[string]*Entry {
-		rep, err := Migrate(ctx, MigrateOptions{
+		rep, _, err := Migrate(ctx, MigrateOptions{
 			Options: Options{ConnectURL: fc.serve(t), SinkOffsets: SinkOffsetsTranslate,
 				MM2: &MM2{Translator: tr, Policy: policy, AllowReplay: true}},
 			To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",

@@ -108,7 +108,7 @@ func TestStrimziSecretEndToEnd(t *testing.T) {
 	root := t.TempDir()
 	dir, secretFile := filepath.Join(root, "manifests"), filepath.Join(root, "private", "secret.yaml")
 	var logs bytes.Buffer
-	rep, err := Migrate(ctx, MigrateOptions{
+	rep, _, err := Migrate(ctx, MigrateOptions{
 		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond,
 			StopTimeout: 5 * time.Second, Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))},
 		To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",

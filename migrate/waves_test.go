@@ -45,7 +45,7 @@ func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
 			OffsetsTopic: "connect-offsets"},
 		SelectionKey: t.Name(), Timeout: 3 * time.Second, Grace: 100 * time.Millisecond, Concurrency: waveSize, WaveSize: waveSize,
 	}
-	rep, err := Migrate(ctx, opts)
+	rep, _, err := Migrate(ctx, opts)
 	require.NoError(t, err)
 	require.Len(t, rep.Connectors, n)
 	for _, e := range rep.Connectors {

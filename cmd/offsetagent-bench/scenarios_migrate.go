@@ -101,7 +101,7 @@ func (e *env) migrateRun(ctx context.Context, cfgA, defaults agent.Config, n int
 		return 0, 0, err
 	}
 	t0 := time.Now()
-	rep, err := migrate.Migrate(ctx, migrate.MigrateOptions{
+	rep, _, err := migrate.Migrate(ctx, migrate.MigrateOptions{
 		Options: migrate.Options{Topics: &migrate.TopicsSource{Brokers: e.brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 			Selection: sel},
 		To: migrate.Target{Brokers: e.brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,

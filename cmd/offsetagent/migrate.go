@@ -384,7 +384,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
 		return 2
 	}
-	rep, err := migrate.Migrate(ctx, mo)
+	rep, cut, err := migrate.Migrate(ctx, mo)
 	if err != nil {
 		return fleetError(stderr, "migrate", err)
 	}
@@ -396,7 +396,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	}
 	code := finishReport(rep, f.report, stdout, stderr)
 	if !*mf.dry {
-		code = worseExit(code, vf.finish(rep.Cutover, mo.Verify > 0 && mo.Strimzi == nil, stdout, stderr))
+		code = worseExit(code, vf.finish(cut, mo.Verify > 0 && mo.Strimzi == nil, stdout, stderr))
 	}
 	return code
 }

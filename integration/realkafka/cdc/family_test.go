@@ -62,7 +62,7 @@ func TestFamilyStateRefusedBeforeStop(t *testing.T) {
 	// The signal channel is mapped to B: its settings are right, the state it needs is not.
 	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{name}, MapValue: []string{env.Broker.Addr + "=" + to.Brokers[0]}})
 	require.NoError(t, err)
-	rep, err := migrate.Migrate(ctx, migrate.MigrateOptions{
+	rep, _, err := migrate.Migrate(ctx, migrate.MigrateOptions{
 		Options: migrate.Options{
 			Topics:     &migrate.TopicsSource{Brokers: []string{env.Broker.Addr}, ConfigTopic: namesA.Config, OffsetsTopic: namesA.Offsets},
 			ConnectURL: w.URL, StopSource: true, Selection: sel,
