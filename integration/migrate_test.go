@@ -19,13 +19,14 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
-// fleet is Connect cluster A's state for the migration tests, created through an agent on A
+// fleetPair is Connect cluster A's state for the migration tests, created through an agent on A
 // (so every record is written by the project's own encoder, as Connect would write it), plus
 // records written by hand for what an agent never writes (tombstones, bad input).
-type fleet struct {
+type fleetPair struct {
 	cfgA, cfgB agent.Config
 	clA, clB   *client
 	own        string // a connector-specific offsets topic (on A and B)
@@ -34,10 +35,10 @@ type fleet struct {
 	group      string // a sink's consumer.override.group.id
 }
 
-func newFleet(t *testing.T) *fleet {
+func newFleet(t *testing.T) *fleetPair {
 	t.Helper()
 	a, b := startCluster(t), startCluster(t)
-	f := &fleet{cfgA: testConfig(a), cfgB: testConfig(b)}
+	f := &fleetPair{cfgA: testConfig(a), cfgB: testConfig(b)}
 	f.cfgA.AllowedOffsetsTopics, f.cfgB.AllowedOffsetsTopics = ".*", ".*"
 	f.cfgA.AllowedGroups, f.cfgB.AllowedGroups = []string{"connect-.*", "custom-group-.*"}, []string{"connect-.*", "custom-group-.*"}
 	suffix := strings.TrimPrefix(f.cfgA.ConfigTopic, "connect-configs-")
@@ -60,7 +61,7 @@ const (
 )
 
 // seed creates the dozen connectors on A and the records no agent writes.
-func (f *fleet) seed(t *testing.T) {
+func (f *fleetPair) seed(t *testing.T) {
 	t.Helper()
 	agentA := startAgent(t, f.cfgA, agent.Options{})
 	mm2Offsets := func(n int) string {
@@ -116,7 +117,7 @@ func (f *fleet) seed(t *testing.T) {
 	f.clA.produce(f.cfgA.OffsetsTopic, kafka.Message{Key: []byte(`["bad-offsets",{"filename":"other.txt"}]`), Value: []byte(`not json`)})
 }
 
-func (f *fleet) options(t *testing.T, sel migrate.SelectionFlags) migrate.MigrateOptions {
+func (f *fleetPair) options(t *testing.T, sel migrate.SelectionFlags) migrate.MigrateOptions {
 	t.Helper()
 	s, err := migrate.NewSelection(sel)
 	require.NoError(t, err)
@@ -376,7 +377,7 @@ func TestMigratePrechecks(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			rep, _, err := migrate.Migrate(ctx, o)
-			require.ErrorIs(t, err, migrate.ErrPrecheck)
+			require.ErrorIs(t, err, fleet.ErrPrecheck)
 			require.ErrorContains(t, err, tt.want)
 			require.Nil(t, rep)
 		})

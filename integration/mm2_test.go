@@ -15,6 +15,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -175,8 +176,8 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 		rep, _, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
 			Options: migrate.Options{
 				Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
-				Selection: sel, Logger: testLogger(t), SinkOffsets: migrate.SinkOffsetsTranslate,
-				MM2: &migrate.MM2{Translator: tr, Policy: policy, AllowReplay: allowReplay},
+				Selection: sel, Logger: testLogger(t), SinkOffsets: fleet.SinkOffsetsTranslate,
+				MM2: &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: allowReplay},
 			},
 			To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 				ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic},

@@ -18,6 +18,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -176,8 +177,8 @@ func TestMigrateMM2Health(t *testing.T) {
 		rep, _, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
 			Options: migrate.Options{
 				Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
-				Selection: sel, Logger: testLogger(t), SinkOffsets: migrate.SinkOffsetsTranslate,
-				MM2: &migrate.MM2{Translator: tr, Policy: p, AllowReplay: allowReplay, CheckpointMaxAge: time.Hour},
+				Selection: sel, Logger: testLogger(t), SinkOffsets: fleet.SinkOffsetsTranslate,
+				MM2: &fleet.MM2{Translator: tr, Policy: p, AllowReplay: allowReplay, CheckpointMaxAge: time.Hour},
 			},
 			To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 				ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic, ConnectURL: map[bool]string{true: connectURL}[c == "failed"]},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // groupsPerDescribe bounds the group ids of one DescribeGroups request.
@@ -94,7 +95,7 @@ func findAgents(ctx context.Context, cl *kafka.Client, to Target, clusterB strin
 func checkAgents(ctx context.Context, cl *kafka.Client, to Target, clusterB, source string, requireAgent bool) (warnings []string, err error) {
 	found, err := findAgents(ctx, cl, to, clusterB)
 	if err != nil {
-		return nil, precheckf("%v", err)
+		return nil, fleet.Precheckf("%v", err)
 	}
 	if len(found.elsewhere) > 0 {
 		return nil, elsewhereError(found, to, clusterB)
@@ -115,7 +116,7 @@ func checkAgents(ctx context.Context, cl *kafka.Client, to Target, clusterB, sou
 			err = dg.Groups[0].Error
 		}
 		if _, refused := kafkaio.AuthorizationCode(err); refused {
-			return nil, precheckf("cannot see B's agents: %v (the agent check: Kafka lists only the consumer groups the principal may Describe)",
+			return nil, fleet.Precheckf("cannot see B's agents: %v (the agent check: Kafka lists only the consumer groups the principal may Describe)",
 				&kafkaio.AuthzError{Principal: to.Principal, Operation: kafkaio.OpDescribe, ResourceType: kafkaio.ResourceGroup,
 					Resource: to.AgentGroup, Code: kafka.GroupAuthorizationFailed})
 		}
@@ -125,7 +126,7 @@ func checkAgents(ctx context.Context, cl *kafka.Client, to Target, clusterB, sou
 		"OFFSETAGENT_OFFSETS_TOPIC=%s), or give the --request-topic its agents consume",
 		to.RequestTopic, strings.Join(to.Brokers, ","), to.RequestTopic, to.ConfigTopic, to.OffsetsTopic)
 	if requireAgent {
-		return nil, precheckf("%s; --allow-no-agent publishes anyway, and the requests wait for an agent until --timeout", msg)
+		return nil, fleet.Precheckf("%s; --allow-no-agent publishes anyway, and the requests wait for an agent until --timeout", msg)
 	}
 	return []string{msg + "; the requests wait for an agent until --timeout"}, nil
 }
@@ -168,7 +169,7 @@ func elsewhereError(found agentsOnB, to Target, clusterB string) error {
 			"must serve one Connect cluster only: give B's agents their own OFFSETAGENT_GROUP_ID and OFFSETAGENT_REQUEST_TOPIC",
 			strings.Join(quoteAll(mixed), ", "))
 	}
-	return precheckf("%s", msg)
+	return fleet.Precheckf("%s", msg)
 }
 
 // servingChecks refuses agents of B's Connect cluster that would not answer the run: results
@@ -204,10 +205,10 @@ func servingChecks(serving []agentOnB, to Target, source string) (warnings []str
 		slices.Sort(refusing)
 		errs = append(errs, fmt.Sprintf("B's agents refuse the requests of this run, which have source %q: their OFFSETAGENT_ALLOWED_SOURCES "+
 			"does not list it (%s); add %q to it, or give --migration-id ID where %sID is listed", source, strings.Join(refusing, "; "),
-			source, RequestSourcePrefix))
+			source, fleet.RequestSourcePrefix))
 	}
 	if len(errs) > 0 {
-		return nil, precheckf("%s", strings.Join(errs, "; "))
+		return nil, fleet.Precheckf("%s", strings.Join(errs, "; "))
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 type userDataBalancer struct {
@@ -25,7 +26,7 @@ func (b userDataBalancer) UserData() ([]byte, error) { return b.data, nil }
 func TestCheckAgentsAdvertisements(t *testing.T) {
 	brokers := startKfake(t)
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second, Transport: &kafka.Transport{MetadataTTL: time.Second}}
-	const source = RequestSourcePrefix + "m-1"
+	const source = fleet.RequestSourcePrefix + "m-1"
 	tests := []struct {
 		name     string
 		userData string // with %[1]q the request topic
@@ -63,7 +64,7 @@ func TestCheckAgentsAdvertisements(t *testing.T) {
 			to := Target{Brokers: brokers, RequestTopic: topic, ResultTopic: "res", ConfigTopic: "cfg", OffsetsTopic: "offs"}
 			warnings, err := checkAgents(ctx, cl, to, "kfake", source, true)
 			if tt.refusal != "" {
-				require.ErrorIs(t, err, ErrPrecheck)
+				require.ErrorIs(t, err, fleet.ErrPrecheck)
 				require.ErrorContains(t, err, tt.refusal)
 				return
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // Body is a KIP-995 create body: POST /connectors with initial_state (KIP-980) and
@@ -79,7 +80,7 @@ func (b Body) MarshalJSON() ([]byte, error) {
 
 // buildBody is the body for connector c on B as target, with cfg its config there
 // (configForB), under the options.
-func buildBody(c *Connector, target string, cfg events.Config, initialState string, sinkOffsets []events.ConnectorOffset, sinkMode SinkOffsetsMode) Body {
+func buildBody(c *fleet.Connector, target string, cfg events.Config, initialState string, sinkOffsets []events.ConnectorOffset, sinkMode fleet.SinkOffsetsMode) Body {
 	b := Body{Name: target, Config: cfg, InitialState: c.State}
 	if initialState != "" {
 		b.InitialState = initialState
@@ -87,7 +88,7 @@ func buildBody(c *Connector, target string, cfg events.Config, initialState stri
 	switch {
 	case c.Type != connectors.Sink:
 		b.InitialOffsets = c.Offsets
-	case sinkMode == SinkOffsetsNone:
+	case sinkMode == fleet.SinkOffsetsNone:
 	default:
 		b.InitialOffsets = sinkOffsets
 	}

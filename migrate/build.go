@@ -11,6 +11,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // SinkTranslator computes a sink connector's offsets on B from its offsets on A (the seam for
@@ -20,7 +21,7 @@ type SinkTranslator interface {
 	// the report entry's "translation" (nil for none). It does not change c: c's config on B
 	// is configForB's. An error fails the connector at step StepTranslateSinkOffsets; a
 	// non-nil detail is reported with it.
-	TranslateSink(ctx context.Context, c *Connector, target string) (offsets []events.ConnectorOffset, detail any, err error)
+	TranslateSink(ctx context.Context, c *fleet.Connector, target string) (offsets []events.ConnectorOffset, detail any, err error)
 }
 
 // StepTranslateSinkOffsets is the failed_step of a connector whose sink offsets could not be
@@ -39,9 +40,9 @@ type applyOptions struct {
 	InitialState string
 	// SinkOffsets is the mode of the sinks' offsets: MM2 translates them through MirrorMaker
 	// 2's checkpoints, SinkTranslator otherwise (nil: copy or none).
-	SinkOffsets    SinkOffsetsMode
+	SinkOffsets    fleet.SinkOffsetsMode
 	SinkTranslator SinkTranslator
-	MM2            *MM2
+	MM2            *fleet.MM2
 	// To is B; MigrationID names the run's requests.
 	To          Target
 	MigrationID string
@@ -92,7 +93,7 @@ func (ap *applier) build(ctx context.Context, entries []*Entry) {
 	for _, e := range entries {
 		c := e.connector
 		if c.Problem != "" {
-			e.skip(scrub(ap.opts.Registry, c.Config, c.Problem))
+			e.skip(fleet.Scrub(ap.opts.Registry, c.Config, c.Problem))
 			continue
 		}
 		var sinkOffs []events.ConnectorOffset
@@ -108,12 +109,12 @@ func (ap *applier) build(ctx context.Context, entries []*Entry) {
 				sinkOffs, e.Translation, err = ap.opts.SinkTranslator.TranslateSink(ctx, c, e.TargetName)
 			}
 			if err != nil {
-				e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepTranslateSinkOffsets, scrub(ap.opts.Registry, c.Config, err.Error())
+				e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepTranslateSinkOffsets, fleet.Scrub(ap.opts.Registry, c.Config, err.Error())
 				continue
 			}
 		}
 		b := buildBody(c, e.TargetName, e.planned.OnB, ap.opts.InitialState, sinkOffs, ap.opts.SinkOffsets)
-		b.InitialOffsets = e.rekey().apply(b.InitialOffsets)
+		b.InitialOffsets = e.rekey().Apply(b.InitialOffsets)
 		e.Rewrites = e.planned.Rewrites
 		e.Body = &b
 		e.Offsets = len(b.InitialOffsets)

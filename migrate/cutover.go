@@ -10,6 +10,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -230,7 +231,7 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 		}
 	}
 	onA := map[string]jsonvalue.Map{}
-	for _, o := range e.rekey().apply(conn.Offsets) { // under the partitions placed on B
+	for _, o := range e.rekey().Apply(conn.Offsets) { // under the partitions placed on B
 		onA[jsonvalue.SortedText(o.Partition)] = o.Offset
 	}
 	translated := map[string]mm2.PartitionTranslation{}
@@ -240,7 +241,7 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 		}
 	}
 	if conn.Type == connectors.Sink {
-		cc.Group = sinkGroup(e.TargetName, cfg)
+		cc.Group = fleet.SinkGroup(e.TargetName, cfg)
 	} else {
 		cc.OffsetsTopic = offsetsTopic
 		if t := cfg["offsets.storage.topic"]; t != "" {
@@ -266,7 +267,7 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 // idle reports whether the connector was born in a state in which it commits nothing
 // (PAUSED or STOPPED): nothing of it can be verified until it is resumed on B.
 func (cc *CutoverConnector) idle() bool {
-	return cc.State == StatePaused || cc.State == StateStopped
+	return cc.State == fleet.StatePaused || cc.State == fleet.StateStopped
 }
 
 // sinkPartition is a sink partition map (kafka_partition, kafka_topic) of tp.

@@ -11,6 +11,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -74,7 +75,7 @@ func partitionOrder(reg *connectors.Registry, class string) func(jsonvalue.Map) 
 // readHistory reads in topic on A the commits of conn's partitions (A's name and partitions:
 // those placed on B may be renamed, and re-keyed by rk) and sets the FurthestOnA of cc's
 // partitions.
-func (cc *CutoverConnector) readHistory(ctx context.Context, cl *kafka.Client, topic string, conn *Connector, rk *rekey, order offsetOrder,
+func (cc *CutoverConnector) readHistory(ctx context.Context, cl *kafka.Client, topic string, conn *fleet.Connector, rk *fleet.Rekey, order offsetOrder,
 	keyOrder func(jsonvalue.Map) jsonvalue.Map) error {
 	if order == nil {
 		return nil
@@ -91,7 +92,7 @@ func (cc *CutoverConnector) readHistory(ctx context.Context, cl *kafka.Client, t
 	}
 	want := map[int]map[string]*CutoverPartition{}
 	for _, o := range conn.Offsets {
-		p := byB[jsonvalue.SortedText(rk.apply([]events.ConnectorOffset{o})[0].Partition)]
+		p := byB[jsonvalue.SortedText(rk.Apply([]events.ConnectorOffset{o})[0].Partition)]
 		if p == nil || p.OnA == nil {
 			continue
 		}

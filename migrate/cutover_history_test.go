@@ -12,6 +12,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -52,12 +53,12 @@ func TestReadHistoryOnA(t *testing.T) {
 			onA, err := jsonvalue.NewStringScanner(tt.commits[len(tt.commits)-1]).Object()
 			require.NoError(t, err)
 			offs := []events.ConnectorOffset{{Partition: partA, Offset: onA}}
-			conn := &Connector{Name: "mysql", Type: connectors.Source, Offsets: offs}
-			rk := &rekey{key: "server", from: "shop", to: "shop2"}
+			conn := &fleet.Connector{Name: "mysql", Type: connectors.Source, Offsets: offs}
+			rk := &fleet.Rekey{Key: "server", From: "shop", To: "shop2"}
 			rep := &Report{MigrationID: "m-1", Connectors: []*Entry{{Name: "mysql", TargetName: "mysql-b", Type: "source", Outcome: OutcomeSucceeded, connector: conn,
 				planned: &planned{Connector: conn, Rekey: rk},
 				Body: &Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.mysql.MySqlConnector"}},
-					InitialOffsets: rk.apply(offs), HasOffsets: true}}}}
+					InitialOffsets: rk.Apply(offs), HasOffsets: true}}}}
 			c := NewCutover(rep, "connect-offsets", nil)
 			require.Equal(t, `{"server":"shop2"}`, jsonvalue.SortedText(c.Connectors[0].Partitions[0].Partition))
 

@@ -17,6 +17,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -187,7 +188,7 @@ func TestNewCutoverDebeziumRecordsNeeds(t *testing.T) {
 	read := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	offsets := []events.ConnectorOffset{{Partition: jsonvalue.Map{{Key: "server", Value: "shop"}}, Offset: jsonvalue.Map{{Key: "lsn", Value: jsonvalue.Number("1000")}}}}
 	rep := &Report{MigrationID: "m-1", Connectors: []*Entry{{Name: "pg", TargetName: "pg", Type: "source", Outcome: OutcomeSucceeded, bornAfter: read,
-		connector: &Connector{Name: "pg", Type: connectors.Source, Offsets: offsets},
+		connector: &fleet.Connector{Name: "pg", Type: connectors.Source, Offsets: offsets},
 		Body: &Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"}, {Key: "topic.prefix", Value: "shop"}},
 			InitialOffsets: offsets, HasOffsets: true}}}}
 	cc := NewCutover(rep, "connect-offsets", nil).Connectors[0]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // sinkTrack follows one sink connector's group on B.
@@ -32,7 +33,7 @@ func (s *sinkTrack) logStarts(ctx context.Context, cl *kafka.Client) map[string]
 		if p.Placed == nil {
 			continue
 		}
-		topic, part, err := sinkTopicPartition(p.Partition)
+		topic, part, err := fleet.SinkTopicPartition(p.Partition)
 		if err != nil {
 			continue
 		}
@@ -81,7 +82,7 @@ func (s *sinkTrack) judge(offs []kafkaio.GroupOffset, starts map[string]logStart
 	placed := map[string]bool{}
 	final := true
 	for _, p := range s.c.Partitions {
-		topic, part, err := sinkTopicPartition(p.Partition)
+		topic, part, err := fleet.SinkTopicPartition(p.Partition)
 		if err != nil {
 			p.Verdict, p.Detail = VerdictMismatch, err.Error()
 			continue
@@ -91,7 +92,7 @@ func (s *sinkTrack) judge(offs []kafkaio.GroupOffset, starts map[string]logStart
 			continue // found on B in an earlier read: judged below
 		}
 		placed[k] = true
-		want := sinkOffset(p.Placed)
+		want := fleet.SinkOffset(p.Placed)
 		got, ok := committed[k]
 		p.Evidence = EvidenceOffsets
 		// Verified in an earlier read while B still held the offset placed: the records were
@@ -109,7 +110,7 @@ func (s *sinkTrack) judge(offs []kafkaio.GroupOffset, starts map[string]logStart
 			p.FirstOnB = nil
 			if ok {
 				at = fmt.Sprintf("is at %d", got)
-				p.FirstOnB = kafkaOffset(got)
+				p.FirstOnB = fleet.KafkaOffset(got)
 			}
 			p.Verdict = VerdictMismatch
 			p.Detail = fmt.Sprintf("B's log start of topic %q partition %d is %d, past the offset placed, %d: records %d..%d (%d) are not on B, so the sink "+
@@ -124,16 +125,16 @@ func (s *sinkTrack) judge(offs []kafkaio.GroupOffset, starts map[string]logStart
 			p.FirstOnB, p.Verdict = nil, VerdictMismatch
 			p.Detail = fmt.Sprintf("group %q on B has no committed offset for it; %d was placed", s.c.Group, want)
 		case want < 0:
-			p.FirstOnB, p.Verdict = kafkaOffset(got), VerdictVerified
+			p.FirstOnB, p.Verdict = fleet.KafkaOffset(got), VerdictVerified
 			p.Detail = fmt.Sprintf("reset placed (no offset); group %q committed %d", s.c.Group, got)
 		case got == want:
-			p.FirstOnB, p.Verdict = kafkaOffset(got), VerdictWaiting
+			p.FirstOnB, p.Verdict = fleet.KafkaOffset(got), VerdictWaiting
 			p.Detail = fmt.Sprintf("group %q on B is at the offset placed, %d; nothing consumed after it yet", s.c.Group, want)
 		case got > want:
-			p.FirstOnB, p.Verdict = kafkaOffset(got), VerdictVerified
+			p.FirstOnB, p.Verdict = fleet.KafkaOffset(got), VerdictVerified
 			p.Detail = fmt.Sprintf("group %q on B committed %d, past the %d placed", s.c.Group, got, want)
 		default:
-			p.FirstOnB, p.Verdict = kafkaOffset(got), VerdictMismatch
+			p.FirstOnB, p.Verdict = fleet.KafkaOffset(got), VerdictMismatch
 			p.Detail = fmt.Sprintf("group %q on B committed %d, before the %d placed", s.c.Group, got, want)
 		}
 		if known && start.err != nil && p.Verdict != VerdictMismatch {
@@ -155,7 +156,7 @@ func (s *sinkTrack) judge(offs []kafkaio.GroupOffset, starts map[string]logStart
 		p := s.notPlaced(o.Topic, o.Partition)
 		// A's group had no offset there: B's starts it by its auto.offset.reset, as A's would
 		// have. Nothing was placed to continue from, so nothing proves or disproves it.
-		p.FirstOnB, p.Verdict, p.Evidence = kafkaOffset(o.Offset), VerdictUnordered, EvidenceOffsets
+		p.FirstOnB, p.Verdict, p.Evidence = fleet.KafkaOffset(o.Offset), VerdictUnordered, EvidenceOffsets
 		p.Detail = fmt.Sprintf("group %q on B has offset %d for a partition the migration never placed: A's group had no offset there, so B's started it "+
 			"by its auto.offset.reset (earliest for Connect's sinks unless overridden), as A's would have; compare by hand if A had consumed it since", s.c.Group, o.Offset)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -28,18 +29,18 @@ func TestNewCutover(t *testing.T) {
 		return jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number("0")}, {Key: "kafka_topic", Value: topic}}
 	}
 	srcOffsets := []events.ConnectorOffset{{Partition: jsonvalue.Map{{Key: "filename", Value: "f"}}, Offset: jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("30")}}}}
-	sinkB := []events.ConnectorOffset{{Partition: sinkPart("A.orders"), Offset: kafkaOffset(8)}}
+	sinkB := []events.ConnectorOffset{{Partition: sinkPart("A.orders"), Offset: fleet.KafkaOffset(8)}}
 	rep := &Report{MigrationID: "m-1", From: "a:9092", To: "b:9092", Connectors: []*Entry{
 		{Name: "src", TargetName: "src-b", Type: "source", Outcome: OutcomeSucceeded,
-			connector: &Connector{Name: "src", Type: connectors.Source, Offsets: srcOffsets},
+			connector: &fleet.Connector{Name: "src", Type: connectors.Source, Offsets: srcOffsets},
 			Body: &Body{Config: events.Config{{Key: "connector.class", Value: "FileStreamSource"}, {Key: "offsets.storage.topic", Value: "own"}},
 				InitialOffsets: srcOffsets, HasOffsets: true}},
 		{Name: "sink", TargetName: "sink-b", Type: "sink", Outcome: OutcomeSucceeded,
-			connector: &Connector{Name: "sink", Type: connectors.Sink, Offsets: []events.ConnectorOffset{{Partition: sinkPart("orders"), Offset: kafkaOffset(10)}}},
+			connector: &fleet.Connector{Name: "sink", Type: connectors.Sink, Offsets: []events.ConnectorOffset{{Partition: sinkPart("orders"), Offset: fleet.KafkaOffset(10)}}},
 			Body:      &Body{Config: events.Config{{Key: "connector.class", Value: "FileStreamSink"}}, InitialOffsets: sinkB, HasOffsets: true},
 			Translation: &SinkTranslation{all: []mm2.PartitionTranslation{{Source: mm2.TopicPartition{Topic: "orders"}, Target: mm2.TopicPartition{Topic: "A.orders"},
 				Committed: 10, Verdict: mm2.VerdictReplay, Offset: 8}}}},
-		{Name: "failed", TargetName: "failed", Type: "source", Outcome: OutcomeFailed, connector: &Connector{Name: "failed"}},
+		{Name: "failed", TargetName: "failed", Type: "source", Outcome: OutcomeFailed, connector: &fleet.Connector{Name: "failed"}},
 	}}
 	c := NewCutover(rep, "connect-offsets", nil)
 	require.Len(t, c.Connectors, 2)
@@ -103,9 +104,9 @@ func TestVerifyDoesNotWaitForIdleConnectors(t *testing.T) {
 	cutover := func(names ...string) *Cutover {
 		c := &Cutover{MigrationID: "m-1", OffsetsTopic: "connect-offsets"}
 		for _, name := range names {
-			state := StateRunning
+			state := fleet.StateRunning
 			if name == "paused" {
-				state = StatePaused
+				state = fleet.StatePaused
 			}
 			c.Connectors = append(c.Connectors, &CutoverConnector{Name: name, TargetName: name, Type: "source", Class: "FileStreamSource",
 				OffsetsTopic: "connect-offsets", State: state,
@@ -175,7 +176,7 @@ func TestVerifySinkPartitionNeverPlaced(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, "connect-snk", []kafkaio.GroupOffset{{Topic: "T", Partition: 0, Offset: 7}, {Topic: "T", Partition: 1, Offset: 3}}))
 	c := &Cutover{MigrationID: "m-1", Connectors: []*CutoverConnector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
-		Partitions: []*CutoverPartition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: kafkaOffset(5), Placed: kafkaOffset(5),
+		Partitions: []*CutoverPartition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: fleet.KafkaOffset(5), Placed: fleet.KafkaOffset(5),
 			Translation: translationAsRead, Verdict: VerdictWaiting}}}}}
 	require.NoError(t, VerifyCutover(ctx, c, VerifyCutoverOptions{Brokers: brokers}))
 	ps := c.Connectors[0].Partitions
@@ -237,12 +238,12 @@ func TestVerifySnapshotAfterStreamingPlacement(t *testing.T) {
 func TestNewCutoverRekeyedSource(t *testing.T) {
 	part := func(name string) jsonvalue.Map { return jsonvalue.Map{{Key: "server", Value: name}} }
 	lsn := jsonvalue.Map{{Key: "lsn", Value: jsonvalue.Number("42")}}
-	conn := &Connector{Name: "dbz", Type: connectors.Source, Offsets: []events.ConnectorOffset{{Partition: part("shop"), Offset: lsn}}}
-	rk := &rekey{key: "server", from: "shop", to: "shop2"}
+	conn := &fleet.Connector{Name: "dbz", Type: connectors.Source, Offsets: []events.ConnectorOffset{{Partition: part("shop"), Offset: lsn}}}
+	rk := &fleet.Rekey{Key: "server", From: "shop", To: "shop2"}
 	rep := &Report{MigrationID: "m-1", Connectors: []*Entry{{Name: "dbz", TargetName: "dbz", Type: "source", Outcome: OutcomeSucceeded, connector: conn,
 		planned: &planned{Connector: conn, Rekey: rk},
 		Body: &Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"}},
-			InitialOffsets: rk.apply(conn.Offsets), HasOffsets: true}}}}
+			InitialOffsets: rk.Apply(conn.Offsets), HasOffsets: true}}}}
 	c := NewCutover(rep, "connect-offsets", nil)
 	p := c.Connectors[0].Partitions[0]
 	require.Equal(t, `{"server":"shop2"}`, jsonvalue.SortedText(p.Partition))
@@ -293,8 +294,8 @@ func TestVerifySinkBelowLogStart(t *testing.T) {
 			}
 			require.NoError(t, w.WriteMessages(ctx, msgs...))
 			c := &Cutover{MigrationID: "m-1", Connectors: []*CutoverConnector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
-				Partitions: []*CutoverPartition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: kafkaOffset(tt.placed),
-					Placed: kafkaOffset(tt.placed), Translation: translationAsRead, Verdict: VerdictWaiting}}}}}
+				Partitions: []*CutoverPartition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: fleet.KafkaOffset(tt.placed),
+					Placed: fleet.KafkaOffset(tt.placed), Translation: translationAsRead, Verdict: VerdictWaiting}}}}}
 			for _, s := range tt.steps {
 				if s.deleteTo > 0 {
 					require.NoError(t, kc.DeleteRecords("T", 0, s.deleteTo))
@@ -327,7 +328,7 @@ func TestVerifyTellsWhatItWaitsFor(t *testing.T) {
 	require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets",
 		Key: offsetstore.AppendKey(nil, "src-b", offsetstore.JavaHashMapOrder(part)), Value: []byte(`{"position":30}`)}))
 	c := &Cutover{MigrationID: "m-1", OffsetsTopic: "connect-offsets", Connectors: []*CutoverConnector{{Name: "src", TargetName: "src-b",
-		Type: "source", Class: "FileStreamSource", OffsetsTopic: "connect-offsets", State: StateRunning,
+		Type: "source", Class: "FileStreamSource", OffsetsTopic: "connect-offsets", State: fleet.StateRunning,
 		Partitions: []*CutoverPartition{{Partition: part, OnA: placed, Placed: placed, Verdict: VerdictWaiting}}}}}
 	waiting, stop := context.WithCancel(ctx)
 	defer stop()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // Options configure Export and the export half of Migrate.
@@ -30,8 +31,8 @@ type Options struct {
 	InitialState string
 	// SinkOffsets is copy (default), none or translate. Translate needs MM2, MirrorMaker 2's
 	// settings, or another SinkTranslator, which then replaces copy.
-	SinkOffsets    SinkOffsetsMode
-	MM2            *MM2
+	SinkOffsets    fleet.SinkOffsetsMode
+	MM2            *fleet.MM2
 	SinkTranslator SinkTranslator
 	// SinkFollowsSource moves a pipeline that MirrorMaker 2's policy would cut apart on B (a
 	// sink reading a topic a selected source writes, renamed on B) instead of refusing it: the
@@ -66,7 +67,7 @@ func (o *Options) defaults() {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.SinkOffsets == "" {
-		o.SinkOffsets = SinkOffsetsCopy
+		o.SinkOffsets = fleet.SinkOffsetsCopy
 	}
 	if o.StopTimeout <= 0 {
 		o.StopTimeout = 2 * time.Minute
@@ -88,13 +89,13 @@ func (o *Options) validate() error {
 		errs = append(errs, "--stop-source needs --from-connect-url")
 	}
 	switch o.InitialState {
-	case "", StateRunning, StatePaused, StateStopped:
+	case "", fleet.StateRunning, fleet.StatePaused, fleet.StateStopped:
 	default:
 		errs = append(errs, fmt.Sprintf("--initial-state %q: want RUNNING, PAUSED or STOPPED", o.InitialState))
 	}
 	switch o.SinkOffsets {
-	case SinkOffsetsCopy, SinkOffsetsNone:
-	case SinkOffsetsTranslate:
+	case fleet.SinkOffsetsCopy, fleet.SinkOffsetsNone:
+	case fleet.SinkOffsetsTranslate:
 		if o.MM2 == nil && o.SinkTranslator == nil {
 			errs = append(errs, "--sink-offsets translate needs MirrorMaker 2's settings (--mm2-source-alias)")
 		}
@@ -105,7 +106,7 @@ func (o *Options) validate() error {
 		errs = append(errs, "--sink-follows-source applies to sinks moved across MirrorMaker 2 (--mm2-source-alias, --sink-offsets translate)")
 	}
 	if len(errs) > 0 {
-		return precheckf("%s", strings.Join(errs, "; "))
+		return fleet.Precheckf("%s", strings.Join(errs, "; "))
 	}
 	return nil
 }
@@ -152,7 +153,7 @@ func export(ctx context.Context, opts Options, kubernetesNames bool) (*Report, e
 	if opts.States != nil && len(opts.States.Brokers) > 0 || opts.StopSource {
 		clusterA, err := src.ClusterID(ctx)
 		if err != nil {
-			return nil, precheckf("A's cluster id: %v", err)
+			return nil, fleet.Precheckf("A's cluster id: %v", err)
 		}
 		if err := src.OpenStates(ctx, clusterA, ""); err != nil {
 			return nil, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // The state a connector family keeps outside Connect's topics (connectors.Outside), checked
@@ -198,7 +199,7 @@ func (f *familyCheck) debezium(ctx context.Context) {
 					"strategy or a routing SMT", true)
 			return
 		}
-		f.e.Rekey = &rekey{key: f.out.NameKey, from: nameA, to: nameB}
+		f.e.Rekey = &fleet.Rekey{Key: f.out.NameKey, From: nameA, To: nameB}
 		f.hazard(keyB, fmt.Sprintf("the edit flags change the logical name from %q (%s on A) to %q: the offsets kept under %s=%q "+
 			"are written on B under %s=%q, where the connector's tasks read them; it writes its topics under the new name",
 			nameA, keyA, nameB, f.out.NameKey, nameA, f.out.NameKey, nameB),
@@ -379,7 +380,7 @@ func (f *familyCheck) sinkProgress() {
 		return
 	}
 	what := "its consumer group's offsets are copied as they are"
-	if f.hc.opts.SinkOffsets == SinkOffsetsNone {
+	if f.hc.opts.SinkOffsets == fleet.SinkOffsetsNone {
 		what = "its consumer group's offsets are not carried (--sink-offsets none)"
 	}
 	f.hazard("connector.class", verdict+"; "+what+", and the sink resumes from its own progress, which is right on B only when B reads "+

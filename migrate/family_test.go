@@ -17,6 +17,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -198,7 +199,7 @@ func TestFamilyState(t *testing.T) {
 				policy := mm2.Policy{SourceAlias: "A", Kind: mm2.PolicyIdentity}
 				tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
 				require.NoError(t, err)
-				opts.SinkOffsets, opts.MM2 = SinkOffsetsTranslate, &MM2{Translator: tr, Policy: policy}
+				opts.SinkOffsets, opts.MM2 = fleet.SinkOffsetsTranslate, &fleet.MM2{Translator: tr, Policy: policy}
 			}
 			src, err := openA(ctx, &opts)
 			require.NoError(t, err)
@@ -260,7 +261,7 @@ func TestFamilyStateThroughREST(t *testing.T) {
 			defer cancel()
 			brokersB, clB := followCluster(t, ctx, 0, false)
 			produceN(t, ctx, clB, "history.shop", 3)
-			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"dbz": {typ: "source", state: StateRunning, stopAt: -1, config: tt.cfg,
+			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"dbz": {typ: "source", state: fleet.StateRunning, stopAt: -1, config: tt.cfg,
 				offsets: []string{`{"partition":{"server":"shop"},"offset":{"lsn":42}}`}}}}
 			opts := Options{ConnectURL: fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB}}
 			src, err := openA(ctx, &opts)

@@ -9,6 +9,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -60,7 +61,7 @@ func (ap *applier) stopFollower(ctx context.Context, e *Entry) error {
 
 // waitDrained waits until sink c's group on A has committed the end of every partition of
 // topics, those it follows.
-func (ap *applier) waitDrained(ctx context.Context, c *Connector, topics []string) error {
+func (ap *applier) waitDrained(ctx context.Context, c *fleet.Connector, topics []string) error {
 	tick := time.NewTicker(ap.opts.StopPoll)
 	defer tick.Stop()
 	why := "its lag not read yet" // the last lag read, or why it could not be read
@@ -88,7 +89,7 @@ func (ap *applier) waitDrained(ctx context.Context, c *Connector, topics []strin
 // followSource returns the offsets of sink c on B when it follows its sources (f; A's sink
 // took drained to consume what they wrote on A): the end of each followed topic on B as read
 // now, none for a topic B does not have yet. Its config keeps the topics' names.
-func followSource(ctx context.Context, m *MM2, c *Connector, f *following, drained time.Duration) ([]events.ConnectorOffset, any, error) {
+func followSource(ctx context.Context, m *fleet.MM2, c *fleet.Connector, f *following, drained time.Duration) ([]events.ConnectorOffset, any, error) {
 	d := &FollowedSources{Topics: f.topics, Drained: drained.Round(time.Millisecond).String(), Starts: map[string]string{}}
 	for _, src := range f.sources {
 		d.FollowsSources = append(d.FollowsSources, src.Name)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -62,8 +63,8 @@ func newFollowPair(t *testing.T, ctx context.Context, clA *kafka.Client) *follow
 	sinkCfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": "out", "topics": "T", "name": "sink"}
 	writeConfigs(t, ctx, clA, srcCfg, sinkCfg)
 	p := &followPair{srcStopped: make(chan struct{}), fc: &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-		"src":  {typ: "source", state: StateRunning, stopAt: -1, config: srcCfg, topics: []string{"T"}},
-		"sink": {typ: "sink", state: StateRunning, stopAt: -1, config: sinkCfg},
+		"src":  {typ: "source", state: fleet.StateRunning, stopAt: -1, config: srcCfg, topics: []string{"T"}},
+		"sink": {typ: "sink", state: fleet.StateRunning, stopAt: -1, config: sinkCfg},
 	}}}
 	p.fc.onStop = func(name string) {
 		if name == "src" {
@@ -86,7 +87,7 @@ func (p *followPair) export(t *testing.T, ctx context.Context, brokersA, brokers
 		Topics:     &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
 		ConnectURL: p.fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB},
 		StablePause: 50 * time.Millisecond, StopPoll: 20 * time.Millisecond, StopTimeout: 10 * time.Second,
-		SinkOffsets: SinkOffsetsTranslate, MM2: &MM2{Translator: tr, Policy: policy}, SinkFollowsSource: true,
+		SinkOffsets: fleet.SinkOffsetsTranslate, MM2: &fleet.MM2{Translator: tr, Policy: policy}, SinkFollowsSource: true,
 	})
 	require.NoError(t, err)
 	return rep
@@ -168,12 +169,12 @@ func TestSinkFollowsSourceRefusals(t *testing.T) {
 	policy := mm2.Policy{SourceAlias: "A"}
 	tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokers}, Policy: policy})
 	require.NoError(t, err)
-	src := &fakeConnector{typ: "source", state: StateRunning, stopAt: -1, topics: []string{"T"},
+	src := &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, topics: []string{"T"},
 		config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in", "topic": "T", "name": "src"}}
 	sink := func(kv ...string) *fakeConnector {
 		cfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": "out", "name": "sink"}
 		cfg[kv[0]] = kv[1]
-		return &fakeConnector{typ: "sink", state: StateRunning, stopAt: -1, config: cfg}
+		return &fakeConnector{typ: "sink", state: fleet.StateRunning, stopAt: -1, config: cfg}
 	}
 	tests := []struct {
 		name string
@@ -189,7 +190,7 @@ func TestSinkFollowsSourceRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"src": src, "sink": tt.sink}}
-			opts := Options{ConnectURL: fc.serve(t), SinkOffsets: SinkOffsetsTranslate, MM2: &MM2{Translator: tr, Policy: policy},
+			opts := Options{ConnectURL: fc.serve(t), SinkOffsets: fleet.SinkOffsetsTranslate, MM2: &fleet.MM2{Translator: tr, Policy: policy},
 				SinkFollowsSource: true, StopSource: tt.stop, States: &StateStore{Brokers: brokers}}
 			if tt.stop {
 				// A's brokers, which the lag is read from.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -62,7 +63,7 @@ func (p *publisher) lookOnB(ctx context.Context, inflight map[string]*Entry) (se
 			to.ConfigTopic, keys)
 	}
 	if err == nil {
-		source := RequestSourcePrefix + p.opts.MigrationID
+		source := fleet.RequestSourcePrefix + p.opts.MigrationID
 		for id, e := range inflight {
 			if r := recs["connector-"+e.TargetName]; r.Live && r.Writer.IsRequest(source, id) {
 				seen[id] = created

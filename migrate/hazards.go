@@ -7,6 +7,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // The cutover's hazards are what would go wrong on B for a selected connector, found before
@@ -62,11 +63,11 @@ func (h Hazard) String() string {
 // (pipeline.go), the re-key of a Debezium connector's offsets (family.go), the transform that
 // gives a sink's records back their topics' names on A (topicnames.go).
 type subject struct {
-	Connector *Connector
+	Connector *fleet.Connector
 	Target    string
 	Hazards   []Hazard
 	Follows   *following
-	Rekey     *rekey
+	Rekey     *fleet.Rekey
 	Restore   *topicRestore
 }
 
@@ -86,11 +87,11 @@ type hazardOptions struct {
 	Selection Selection
 	// MM2 are MirrorMaker 2's settings when the sinks' offsets are translated through its
 	// checkpoints (nil otherwise): its policy renames the sinks' topics on B.
-	MM2 *MM2
+	MM2 *fleet.MM2
 	// Translated: the sinks' offsets are translated (MM2, or another SinkTranslator), not
 	// copied; SinkOffsets is the mode.
 	Translated  bool
-	SinkOffsets SinkOffsetsMode
+	SinkOffsets fleet.SinkOffsetsMode
 	// SinkFollowsSource moves a pipeline that MM2's policy would cut apart on B (pipeline.go).
 	SinkFollowsSource bool
 	// StopSource: the run stops the connectors on A; StopPlanned: a dry run of such a run,

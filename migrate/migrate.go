@@ -13,6 +13,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -117,20 +118,20 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, *Cutover, error
 	defer src.Close()
 	a, err := src.Cluster(ctx)
 	if err != nil {
-		return nil, nil, precheckf("A's cluster id: %v", err)
+		return nil, nil, fleet.Precheckf("A's cluster id: %v", err)
 	}
 	clusterA := a.KafkaClusterID
 	configOps := opts.configOps()
 	if opts.MigrationID == "" {
-		opts.MigrationID = DeriveMigrationID(clusterA, opts.SelectionKey)
+		opts.MigrationID = fleet.DeriveMigrationID(clusterA, opts.SelectionKey)
 	}
-	b, err := openTarget(ctx, opts.To, a, configOps, stateOps, RequestSourcePrefix+opts.MigrationID, opts.Logger)
+	b, err := openTarget(ctx, opts.To, a, configOps, stateOps, fleet.RequestSourcePrefix+opts.MigrationID, opts.Logger)
 	if err != nil {
 		return nil, nil, err
 	}
-	results, err := openResults(ctx, opts.To, RequestSourcePrefix+opts.MigrationID, opts.Logger)
+	results, err := openResults(ctx, opts.To, fleet.RequestSourcePrefix+opts.MigrationID, opts.Logger)
 	if err != nil {
-		return nil, nil, precheckf("read B's result topic %q: %v", opts.To.ResultTopic, err)
+		return nil, nil, fleet.Precheckf("read B's result topic %q: %v", opts.To.ResultTopic, err)
 	}
 	defer results.close()
 	if err := src.OpenStates(ctx, clusterA, opts.MigrationID); err != nil {
@@ -346,11 +347,11 @@ func (o *MigrateOptions) validateTarget() error {
 	if o.Strimzi != nil {
 		errs = append(errs, o.Strimzi.validate()...)
 	}
-	if !validMigrationID(o.MigrationID) {
+	if !fleet.ValidMigrationID(o.MigrationID) {
 		errs = append(errs, fmt.Sprintf("--migration-id %q: no '/' or spaces", o.MigrationID))
 	}
 	if len(errs) > 0 {
-		return precheckf("%s", strings.Join(errs, "; "))
+		return fleet.Precheckf("%s", strings.Join(errs, "; "))
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // NoneSelectedError is the error of an export or migration whose selection matches no
@@ -18,7 +20,7 @@ type NoneSelectedError struct {
 // noneSelectedExamples is how many of A's names the error lists.
 const noneSelectedExamples = 5
 
-func noneSelected(all []*Connector) *NoneSelectedError {
+func noneSelected(all []*fleet.Connector) *NoneSelectedError {
 	names := make([]string, 0, len(all))
 	for _, c := range all {
 		names = append(names, c.Name)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/javaregex"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -222,7 +223,7 @@ func remoteName(p mm2.Policy, t string) string {
 
 // writes reads what source c writes on A: its tracked topics (when A's REST API is given and
 // tracks them) and the topics its config names.
-func (hc *checks) writes(ctx context.Context, c *Connector) written {
+func (hc *checks) writes(ctx context.Context, c *fleet.Connector) written {
 	var w written
 	if names, ok := hc.a.ActiveTopics(ctx, c.Name); ok {
 		for _, n := range names {
@@ -249,7 +250,7 @@ func (hc *checks) writes(ctx context.Context, c *Connector) written {
 // B: for a topics.regex sink, the written names the regex matches and "<prefix>.*" for a
 // Debezium prefix it may match. undecided says why that is not known for some of them ("" when
 // it is for all): the regex cannot be evaluated as Java would, or gave no answer for a name.
-func sinkReads(c *Connector, w written, policy mm2.Policy) (topics []string, undecided string) {
+func sinkReads(c *fleet.Connector, w written, policy mm2.Policy) (topics []string, undecided string) {
 	props := c.Config.Map()
 	var out []string
 	if list := strings.TrimSpace(props[mm2.TopicsKey]); list != "" {
@@ -299,7 +300,7 @@ func sinkReads(c *Connector, w written, policy mm2.Policy) (topics []string, und
 
 // following is a sink that follows its sources.
 type following struct {
-	sources []*Connector
+	sources []*fleet.Connector
 	// topics are the sink's topics the sources write, under their names on A.
 	topics []string
 	// drained is how long A's sink took to consume all its sources wrote on A.
@@ -321,7 +322,7 @@ func follow(pairs []pipelinePair) {
 }
 
 // cannotFollow says why sink c cannot follow the sources of pairs ("" when it can).
-func (hc *checks) cannotFollow(c *Connector, pairs []pipelinePair, policy mm2.Policy) string {
+func (hc *checks) cannotFollow(c *fleet.Connector, pairs []pipelinePair, policy mm2.Policy) string {
 	if !hc.opts.StopSource && !hc.opts.StopPlanned {
 		return "it needs --stop-source: the sink on B starts where the source on B starts writing, once A's sink has consumed all the source wrote on A, and only a stopped source writes no more"
 	}

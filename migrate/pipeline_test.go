@@ -11,6 +11,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -23,14 +24,14 @@ func pipelineConnect(t *testing.T) *fakeConnect {
 		for i := 0; i+1 < len(kv); i += 2 {
 			cfg[kv[i]] = kv[i+1]
 		}
-		return &fakeConnector{typ: "sink", state: StateRunning, stopAt: -1, config: cfg}
+		return &fakeConnector{typ: "sink", state: fleet.StateRunning, stopAt: -1, config: cfg}
 	}
 	return &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-		"dbz-src": {typ: "source", state: StateRunning, stopAt: -1, topics: []string{"shop.public.items"},
+		"dbz-src": {typ: "source", state: fleet.StateRunning, stopAt: -1, topics: []string{"shop.public.items"},
 			config: map[string]string{"connector.class": "io.debezium.connector.postgresql.PostgresConnector", "topic.prefix": "shop",
 				"database.password": "pw-secret-1", "name": "dbz-src"}},
 		"items-sink": sink("items-sink", "topics", "shop.public.items"),
-		"file-src": {typ: "source", state: StateRunning, stopAt: -1, // nothing written yet: not tracked
+		"file-src": {typ: "source", state: fleet.StateRunning, stopAt: -1, // nothing written yet: not tracked
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in", "topic": "lines", "name": "file-src"}},
 		"lines-sink": sink("lines-sink", "topics", "lines"),
 		"regex-sink": sink("regex-sink", "topics.regex", `shop\.public\..*`),
@@ -40,7 +41,7 @@ func pipelineConnect(t *testing.T) *fakeConnect {
 		// \b is Java's, and javaregex does not evaluate it (its meaning changed in Java 19).
 		"undecided-sink": sink("undecided-sink", "topics.regex", `\bshop\.public\..*`),
 		// A RegexRouter sends its records to "cooked": only the topic tracking knows it.
-		"routed-src": {typ: "source", state: StateRunning, stopAt: -1, topics: []string{"cooked"},
+		"routed-src": {typ: "source", state: fleet.StateRunning, stopAt: -1, topics: []string{"cooked"},
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "r", "topic": "raw",
 				"transforms": "route", "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
 				"transforms.route.regex": ".*", "transforms.route.replacement": "cooked", "name": "routed-src"}},
@@ -111,8 +112,8 @@ func TestPipelineAcrossRenamingPolicyRefused(t *testing.T) {
 				sel, err = NewSelection(SelectionFlags{})
 			}
 			require.NoError(t, err)
-			opts := Options{ConnectURL: fc.serve(t), Selection: sel, SinkOffsets: SinkOffsetsTranslate,
-				MM2:    &MM2{Translator: tr, Policy: policy, AllowReplay: true},
+			opts := Options{ConnectURL: fc.serve(t), Selection: sel, SinkOffsets: fleet.SinkOffsetsTranslate,
+				MM2:    &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: true},
 				Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 			if tt.stop {
 				opts.StopSource, opts.States = true, &StateStore{Brokers: brokers}
@@ -165,7 +166,7 @@ func TestSinkReadsJavaRegex(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &Connector{Name: "sink", Config: events.Config{{Key: "topics.regex", Value: tt.regex}}}
+			c := &fleet.Connector{Name: "sink", Config: events.Config{{Key: "topics.regex", Value: tt.regex}}}
 			got, undecided := sinkReads(c, w, policy)
 			require.Equal(t, tt.want, got)
 			if tt.undecided == "" {

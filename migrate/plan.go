@@ -4,13 +4,14 @@ import (
 	"context"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // planned is a selected connector as the plan has it: A's connector, its name on B, what the
 // checks found and the repairs they planned, the config it will have on B and what the
 // migration itself changes in it.
 type planned struct {
-	Connector *Connector
+	Connector *fleet.Connector
 	Target    string
 	// Warnings are what the plan changed on the way (a name made a Kubernetes name).
 	Warnings []string
@@ -22,7 +23,7 @@ type planned struct {
 	// Follows is set on a sink moved with --sink-follows-source (pipeline.go); Rekey moves a
 	// Debezium connector's offsets to its logical name on B (family.go).
 	Follows *following
-	Rekey   *rekey
+	Rekey   *fleet.Rekey
 }
 
 // fleetPlan is what a run moves: the selected connectors, and the sinks' groups MirrorMaker 2
@@ -75,13 +76,13 @@ func buildPlan(ctx context.Context, s *source, b *targetSide, opts planOptions) 
 		}
 		if prev, dup := byTarget[e.Target]; dup {
 			if opts.KubernetesNames {
-				return nil, precheckf("connectors %q and %q both become KafkaConnector %q: rename one (--rename)", prev, c.Name, e.Target)
+				return nil, fleet.Precheckf("connectors %q and %q both become KafkaConnector %q: rename one (--rename)", prev, c.Name, e.Target)
 			}
-			return nil, precheckf("--rename maps both %q and %q to %q", prev, c.Name, e.Target)
+			return nil, fleet.Precheckf("--rename maps both %q and %q to %q", prev, c.Name, e.Target)
 		}
 		byTarget[e.Target] = c.Name
 		if e.Target == "" {
-			return nil, precheckf("--rename maps %q to an empty name", c.Name)
+			return nil, fleet.Precheckf("--rename maps %q to an empty name", c.Name)
 		}
 		subjects = append(subjects, e)
 	}
@@ -105,7 +106,7 @@ func buildPlan(ctx context.Context, s *source, b *targetSide, opts planOptions) 
 		none := noneSelected(all)
 		return nil, &UnmatchedError{Flags: unmatched, Total: none.Total, Examples: none.Examples}
 	}
-	selected := make([]*Connector, len(subjects))
+	selected := make([]*fleet.Connector, len(subjects))
 	for i, e := range subjects {
 		selected[i] = e.Connector
 	}
@@ -122,7 +123,7 @@ func buildPlan(ctx context.Context, s *source, b *targetSide, opts planOptions) 
 	if opts.ExistingOnB != nil { // after the checks that decide the config on B (configForB)
 		onB, err := opts.ExistingOnB(ctx)
 		if err != nil {
-			return nil, precheckf("read the connectors B has: %v", err)
+			return nil, fleet.Precheckf("read the connectors B has: %v", err)
 		}
 		refuseExisting(p.Connectors, onB, opts.Declared)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // The plugin check (HazardPlugin) asks B's Connect REST API, before anything is stopped on A,
@@ -257,7 +258,7 @@ func (hc *checks) validateOne(ctx context.Context, e *subject) []Hazard {
 			text = fmt.Sprintf("%d %s", f.Code, f.Message) // Connect's own answer
 		}
 		return []Hazard{{Check: HazardPlugin, Refuse: true,
-			Message: scrub(hc.opts.Registry, cfg, fmt.Sprintf("B's Connect could not validate the config (PUT %s): %s", path, text)),
+			Message: fleet.Scrub(hc.opts.Registry, cfg, fmt.Sprintf("B's Connect could not validate the config (PUT %s): %s", path, text)),
 			Fix:     "run the validate call on B by hand to see why, fix it, then run again"}}
 	}
 	if v.ErrorCount == 0 {
@@ -268,7 +269,7 @@ func (hc *checks) validateOne(ctx context.Context, e *subject) []Hazard {
 		if len(c.Value.Errors) == 0 {
 			continue
 		}
-		msg := scrub(hc.opts.Registry, cfg, strings.Join(c.Value.Errors, "; "))
+		msg := fleet.Scrub(hc.opts.Registry, cfg, strings.Join(c.Value.Errors, "; "))
 		if topicMissingOnly(c.Value.Errors) {
 			hs = append(hs, Hazard{Check: HazardPlugin, Key: c.Value.Name, Message: msg,
 				Fix: "create the topic on B (or let MirrorMaker 2 mirror it) before B's connector starts"})

@@ -18,6 +18,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -111,7 +112,7 @@ func pluginEntry(name string, kv ...string) *subject {
 	for i := 0; i+1 < len(kv); i += 2 {
 		cfg = append(cfg, events.ConfigEntry{Key: kv[i], Value: kv[i+1]})
 	}
-	return &subject{Target: name + "-b", Connector: &Connector{Name: name, Type: connectors.Source, Config: cfg}}
+	return &subject{Target: name + "-b", Connector: &fleet.Connector{Name: name, Type: connectors.Source, Config: cfg}}
 }
 
 // sinkEntry is pluginEntry's sink.
@@ -272,7 +273,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 			require.NoError(t, err)
 			opts := Options{Selection: sel}
 			if tt.policy != nil {
-				opts.MM2 = &MM2{Policy: *tt.policy}
+				opts.MM2 = &fleet.MM2{Policy: *tt.policy}
 			}
 			s := checksOn(opts, nil, &targetSide{rest: b.serve(t)})
 			if tt.policy != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -72,7 +73,7 @@ func (hc *checks) checkPointsAtA(ctx context.Context, entries []*subject) {
 	ids.prefetch(ctx, all)
 	mm := hc.opts.MM2
 	for _, c := range todo {
-		pc := pointsCheck{sel: hc.opts.Selection, cfg: c.cfg, onA: c.e.Connector.Config, secret: secret(hc.opts.Registry, c.cfg),
+		pc := pointsCheck{sel: hc.opts.Selection, cfg: c.cfg, onA: c.e.Connector.Config, secret: fleet.Secret(hc.opts.Registry, c.cfg),
 			toB: strings.Join(hc.b.to.Brokers, ",")}
 		for _, kv := range c.cfg {
 			if kv.Key == "name" {
@@ -191,7 +192,7 @@ func (p pointsCheck) clusterID(kv events.ConfigEntry, id string) *Hazard {
 // renamedTopic: kv is a "*.kafka.topic" setting of a Kafka on B (its sibling
 // "*.kafka.bootstrap.servers" is not kept on A), unchanged from A, a topic MirrorMaker 2's
 // policy renames there.
-func (p pointsCheck) renamedTopic(kv events.ConfigEntry, mm *MM2) *Hazard {
+func (p pointsCheck) renamedTopic(kv events.ConfigEntry, mm *fleet.MM2) *Hazard {
 	prefix, ok := strings.CutSuffix(kv.Key, "kafka.topic")
 	if !ok || p.secret(kv.Key) {
 		return nil

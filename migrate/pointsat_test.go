@@ -21,6 +21,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -99,7 +100,7 @@ func newPointsAtAWith(t *testing.T, trA *kafka.Transport, configs func(a, b stri
 		v, err := json.Marshal(map[string]any{"properties": cfg})
 		require.NoError(t, err)
 		require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-configs", Key: []byte("connector-" + name), Value: v}))
-		f.fc.connectors[name] = &fakeConnector{typ: "source", state: StateRunning, stopAt: -1, config: cfg}
+		f.fc.connectors[name] = &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, config: cfg}
 	}
 	return f
 }
@@ -227,7 +228,7 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 		require.NoError(t, err)
 		flags := SelectionFlags{Include: []string{"dbz-.*"}, MapValue: []string{a + "=" + b, "PLAINTEXT://" + a + "=" + b}}
 		opts := f.options(t, flags)
-		opts.SinkOffsets, opts.MM2 = SinkOffsetsTranslate, &MM2{Translator: tr, Policy: policy}
+		opts.SinkOffsets, opts.MM2 = fleet.SinkOffsetsTranslate, &fleet.MM2{Translator: tr, Policy: policy}
 		_, refused, stopped := f.run(t, opts)
 		require.Empty(t, stopped)
 		require.Contains(t, refused["dbz-pg"], `signal.kafka.topic: topic "shop-signals" is A's name: on B (signal.kafka.bootstrap.servers) MirrorMaker 2's default replication policy mirrors it as "A.shop-signals"`)
@@ -236,7 +237,7 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 
 		flags.MapValue = append(flags.MapValue, "shop-signals=A.shop-signals", "schemahistory.inv=A.schemahistory.inv")
 		opts = f.options(t, flags)
-		opts.SinkOffsets, opts.MM2 = SinkOffsetsTranslate, &MM2{Translator: tr, Policy: policy}
+		opts.SinkOffsets, opts.MM2 = fleet.SinkOffsetsTranslate, &fleet.MM2{Translator: tr, Policy: policy}
 		rep, refused, stopped := f.run(t, opts)
 		require.Empty(t, refused)
 		require.Equal(t, []string{"dbz-mysql", "dbz-pg"}, stopped)

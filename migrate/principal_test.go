@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -56,7 +57,7 @@ func TestRefusalOnBNamesPrincipal(t *testing.T) {
 		}, `principal User:alice is not allowed to Create Topic "states"`},
 		{"cutover verification", func(ctx context.Context) error {
 			cut := &Cutover{MigrationID: "m1", Connectors: []*CutoverConnector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
-				Partitions: []*CutoverPartition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: kafkaOffset(5), Placed: kafkaOffset(5),
+				Partitions: []*CutoverPartition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: fleet.KafkaOffset(5), Placed: fleet.KafkaOffset(5),
 					Translation: translationAsRead, Verdict: VerdictWaiting}}}}}
 			return VerifyCutover(ctx, cut, VerifyCutoverOptions{Brokers: to.Brokers, Transport: to.Transport, Principal: to.Principal})
 		}, `principal User:alice is not allowed to Describe Group "connect-snk"`},

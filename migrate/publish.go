@@ -10,6 +10,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // Progress hears about each connector once its outcome is known.
@@ -249,7 +250,7 @@ func (p *publisher) queue(entries []*Entry, prog Progress) []*Entry {
 // publish writes the requests of batch in one call and adds them to inflight; a request that
 // cannot be encoded, or that B refused, is finished as failed at publish_request.
 func (p *publisher) publish(ctx context.Context, w *kafka.Writer, batch []*Entry, inflight map[string]*Entry, prog Progress) {
-	source := RequestSourcePrefix + p.opts.MigrationID
+	source := fleet.RequestSourcePrefix + p.opts.MigrationID
 	msgs := make([]kafka.Message, 0, len(batch))
 	sent := make([]*Entry, 0, len(batch))
 	for _, e := range batch {
@@ -361,6 +362,6 @@ func (p *publisher) settle(got map[string]result, inflight map[string]*Entry, pr
 // finish records an entry's outcome, its message scrubbed of the config's secrets, and
 // reports it.
 func (p *publisher) finish(prog Progress, e *Entry, outcome Outcome, step, msg string) {
-	e.Outcome, e.FailedStep, e.Message = outcome, step, scrub(p.opts.Registry, e.Body.Config, msg)
+	e.Outcome, e.FailedStep, e.Message = outcome, step, fleet.Scrub(p.opts.Registry, e.Body.Config, msg)
 	prog.Done(e)
 }

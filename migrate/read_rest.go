@@ -10,6 +10,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // restReader reads A's connectors from its Connect REST API (Connect 3.5+ for offsets and
@@ -30,7 +31,7 @@ func newRESTReader(baseURL string, hc *http.Client, reg *connectors.Registry) (*
 // list returns A's connectors with configs, states and offsets. The expanded listing drops
 // connectors that have no status yet, so it is cross-checked with the plain one and the
 // missing ones are read one by one.
-func (r *restReader) list(ctx context.Context) ([]*Connector, error) {
+func (r *restReader) list(ctx context.Context) ([]*fleet.Connector, error) {
 	names, err := r.c.Names(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list connectors: %w", err)
@@ -45,10 +46,10 @@ func (r *restReader) list(ctx context.Context) ([]*Connector, error) {
 		}
 	}
 	slices.Sort(names)
-	out := make([]*Connector, 0, len(names))
+	out := make([]*fleet.Connector, 0, len(names))
 	for _, name := range names {
 		e := expanded[name]
-		c := &Connector{Name: name}
+		c := &fleet.Connector{Name: name}
 		out = append(out, c)
 		info, st := e.Info, e.Status
 		if info == nil {
@@ -82,7 +83,7 @@ func (r *restReader) list(ctx context.Context) ([]*Connector, error) {
 			c.State, c.StateUnknown = statusState(st.Connector.State)
 		}
 		if c.Type == connectors.Sink {
-			c.Group = sinkGroup(name, props)
+			c.Group = fleet.SinkGroup(name, props)
 		}
 		offs, err := r.offsets(ctx, c)
 		setOffsets(c, offs, err)
@@ -97,14 +98,14 @@ func (r *restReader) list(ctx context.Context) ([]*Connector, error) {
 // a restart may be on its way to any of them. The state is then "" and unknown says why.
 func statusState(s string) (state, unknown string) {
 	switch s {
-	case StateRunning, StatePaused, StateStopped:
+	case fleet.StateRunning, fleet.StatePaused, fleet.StateStopped:
 		return s, ""
 	default:
 		return "", fmt.Sprintf("its status on A's REST API is %s, which does not tell its target state (RUNNING, PAUSED or STOPPED)", s)
 	}
 }
 
-func (r *restReader) offsets(ctx context.Context, c *Connector) ([]events.ConnectorOffset, error) {
+func (r *restReader) offsets(ctx context.Context, c *fleet.Connector) ([]events.ConnectorOffset, error) {
 	offs, err := r.c.Offsets(ctx, c.Name)
 	if err != nil {
 		return nil, fmt.Errorf("read offsets: %w", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -37,7 +38,7 @@ import (
 // With AllowUnreadable, what cannot be read is left out with a warning instead.
 
 // sinkOffsets reads sink c's committed offsets on A and proves them complete (see above).
-func (r *topicsReader) sinkOffsets(ctx context.Context, c *Connector) ([]events.ConnectorOffset, error) {
+func (r *topicsReader) sinkOffsets(ctx context.Context, c *fleet.Connector) ([]events.ConnectorOffset, error) {
 	gos, err := r.store.GroupOffsets(ctx, c.Group)
 	if err != nil {
 		var az *kafkaio.AuthzError
@@ -79,7 +80,7 @@ func (r *topicsReader) sinkOffsets(ctx context.Context, c *Connector) ([]events.
 // unreadable returns what keeps the sink's offsets from being complete (AuthzErrors and the
 // like), and offsets the fetch of every partition did not return but a fetch by name did. An
 // error is a failure to check at all.
-func (r *topicsReader) unreadable(ctx context.Context, c *Connector, gos []offsetstore.GroupOffset) ([]error, []kafkaio.GroupOffset, error) {
+func (r *topicsReader) unreadable(ctx context.Context, c *fleet.Connector, gos []offsetstore.GroupOffset) ([]error, []kafkaio.GroupOffset, error) {
 	if list, ok := c.Config.Get("topics"); ok && strings.TrimSpace(list) != "" {
 		var topics []string
 		for _, t := range strings.Split(list, ",") {

@@ -13,6 +13,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -102,13 +103,13 @@ func (r *topicsReader) clusterID(ctx context.Context) (string, error) {
 
 // list returns every connector in A's config topic (deleted ones are not listed), sorted by
 // name, with its offsets. A connector that cannot be read has Problem set.
-func (r *topicsReader) list(ctx context.Context) ([]*Connector, error) {
+func (r *topicsReader) list(ctx context.Context) ([]*fleet.Connector, error) {
 	if err := r.store.Sync(ctx, r.src.ConfigTopic); err != nil {
 		return nil, fmt.Errorf("read config topic %q: %w", r.src.ConfigTopic, err)
 	}
-	var out []*Connector
+	var out []*fleet.Connector
 	for _, name := range r.store.ConnectorNames() {
-		c := &Connector{Name: name, Problem: r.store.ConnectorProblem(name)}
+		c := &fleet.Connector{Name: name, Problem: r.store.ConnectorProblem(name)}
 		out = append(out, c)
 		props, ok := r.store.ConnectorConfig(name)
 		if !ok {
@@ -119,7 +120,7 @@ func (r *topicsReader) list(ctx context.Context) ([]*Connector, error) {
 		state, _ := r.store.TargetState(name)
 		c.State = restState(state)
 		if c.Type == connectors.Sink {
-			c.Group = sinkGroup(name, props)
+			c.Group = fleet.SinkGroup(name, props)
 		}
 		if c.Problem != "" {
 			continue
@@ -137,7 +138,7 @@ var errBadOffsets = errors.New("undecodable offsets record")
 // its source partitions in the global offsets topic and its own offsets.storage.topic (whose
 // values win, as in Connect's reads). A key Connect skips when listing partitions is skipped;
 // a value that is not a JSON object is an error wrapping errBadOffsets.
-func (r *topicsReader) offsets(ctx context.Context, c *Connector) ([]events.ConnectorOffset, error) {
+func (r *topicsReader) offsets(ctx context.Context, c *fleet.Connector) ([]events.ConnectorOffset, error) {
 	if c.Type == connectors.Sink {
 		return r.sinkOffsets(ctx, c)
 	}

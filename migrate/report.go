@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // Outcome is what happened to one selected connector.
@@ -55,7 +56,7 @@ type Entry struct {
 	// Body is the KIP-995 body (nil when skipped). It holds secrets verbatim: never log it.
 	Body *Body `json:"-"`
 
-	connector *Connector
+	connector *fleet.Connector
 	// planned is the connector as the plan has it: its config on B, the repairs planned.
 	planned *planned
 	// local: nothing to publish (a connector without offsets, into an operator-managed B).
@@ -84,7 +85,7 @@ func (e *Entry) follows() *following {
 }
 
 // rekey is the re-key of the entry's Debezium offsets to its logical name on B (nil for none).
-func (e *Entry) rekey() *rekey {
+func (e *Entry) rekey() *fleet.Rekey {
 	if e.planned == nil {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -56,7 +57,7 @@ func (f *fakeConnect) serve(t *testing.T) string {
 
 func (f *fakeConnect) status(c *fakeConnector) map[string]any {
 	tasks := []any{map[string]any{"id": 0, "state": c.state, "worker_id": "w:8083"}}
-	if c.state == StateStopped {
+	if c.state == fleet.StateStopped {
 		tasks = []any{}
 	}
 	return map[string]any{"connector": map[string]any{"state": c.state, "worker_id": "w:8083"}, "tasks": tasks, "type": c.typ}
@@ -113,7 +114,7 @@ func (f *fakeConnect) handle(w http.ResponseWriter, r *http.Request) {
 			if c.stopAt > 0 {
 				c.stopAt--
 			} else if c.stopAt == 0 {
-				c.state, c.stopAt = StateStopped, -1
+				c.state, c.stopAt = fleet.StateStopped, -1
 			}
 			reply(200, f.status(c))
 		case parts[1] == "stop" && r.Method == http.MethodPut:
@@ -122,7 +123,7 @@ func (f *fakeConnect) handle(w http.ResponseWriter, r *http.Request) {
 				f.onStop(parts[0])
 			}
 			delete(f.noStatus, parts[0]) // assigned by now
-			if c.state != StateStopped {
+			if c.state != fleet.StateStopped {
 				c.stopAt = f.stopLag
 			}
 			reply(204, nil)
@@ -131,7 +132,7 @@ func (f *fakeConnect) handle(w http.ResponseWriter, r *http.Request) {
 		case parts[1] == "topics":
 			reply(200, map[string]any{parts[0]: map[string]any{"topics": append([]string{}, c.topics...)}})
 		case parts[1] == "offsets":
-			if c.state == StateStopped && c.finalOffsets != nil {
+			if c.state == fleet.StateStopped && c.finalOffsets != nil {
 				if c.readsStopped++; c.readsStopped > 1 {
 					c.offsets = c.finalOffsets
 				}
@@ -145,20 +146,20 @@ func (f *fakeConnect) handle(w http.ResponseWriter, r *http.Request) {
 
 func TestRESTReaderAndStopBarrier(t *testing.T) {
 	fc := &fakeConnect{t: t, stopLag: 3, noStatus: map[string]bool{"fresh": true}, connectors: map[string]*fakeConnector{
-		"file-src": {typ: "source", state: StateRunning, stopAt: -1,
+		"file-src": {typ: "source", state: fleet.StateRunning, stopAt: -1,
 			config:       map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in.txt", "topic": "t", "name": "file-src"},
 			offsets:      []string{`{"partition":{"filename":"in.txt"},"offset":{"position":100}}`},
 			finalOffsets: []string{`{"partition":{"filename":"in.txt"},"offset":{"position":160}}`}},
-		"file-sink": {typ: "sink", state: StatePaused, stopAt: -1,
+		"file-sink": {typ: "sink", state: fleet.StatePaused, stopAt: -1,
 			config:       map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": "out.txt", "topics": "t", "name": "file-sink"},
 			offsets:      []string{`{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":7}}`},
 			finalOffsets: []string{`{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":9}}`}},
-		"stopped": {typ: "source", state: StateStopped, stopAt: -1,
+		"stopped": {typ: "source", state: fleet.StateStopped, stopAt: -1,
 			config:  map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "s.txt", "topic": "t", "name": "stopped"},
 			offsets: []string{`{"partition":{"filename":"s.txt"},"offset":{"position":5}}`}},
-		"fresh": {typ: "source", state: StateRunning, stopAt: -1,
+		"fresh": {typ: "source", state: fleet.StateRunning, stopAt: -1,
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "f.txt", "topic": "t", "name": "fresh"}},
-		"other": {typ: "source", state: StateRunning, stopAt: -1,
+		"other": {typ: "source", state: fleet.StateRunning, stopAt: -1,
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "o.txt", "topic": "t", "name": "other"}},
 	}}
 	url := fc.serve(t)
@@ -209,7 +210,7 @@ func TestRESTReaderAndStopBarrier(t *testing.T) {
 			defer fc.mu.Unlock()
 			if tt.stop {
 				require.ElementsMatch(t, []string{"file-src"}, fc.stops, "every selected connector, and only those, is stopped")
-				require.Equal(t, StateStopped, fc.connectors["file-src"].state)
+				require.Equal(t, fleet.StateStopped, fc.connectors["file-src"].state)
 			} else {
 				require.Empty(t, fc.stops)
 			}
@@ -219,7 +220,7 @@ func TestRESTReaderAndStopBarrier(t *testing.T) {
 
 func TestStopBarrierTimesOut(t *testing.T) {
 	fc := &fakeConnect{t: t, stopLag: 1 << 30, connectors: map[string]*fakeConnector{
-		"stuck": {typ: "source", state: StateRunning, stopAt: -1,
+		"stuck": {typ: "source", state: fleet.StateRunning, stopAt: -1,
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in.txt", "topic": "t", "name": "stuck"}},
 	}}
 	url := fc.serve(t)
@@ -250,7 +251,7 @@ func TestExportFlagErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Export(context.Background(), tt.opts)
-			require.ErrorIs(t, err, ErrPrecheck)
+			require.ErrorIs(t, err, fleet.ErrPrecheck)
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
@@ -260,7 +261,7 @@ func TestExportFlagErrors(t *testing.T) {
 // config on B is not its to change.
 type translator struct{ fail string }
 
-func (tr translator) TranslateSink(_ context.Context, c *Connector, target string) ([]events.ConnectorOffset, any, error) {
+func (tr translator) TranslateSink(_ context.Context, c *fleet.Connector, target string) ([]events.ConnectorOffset, any, error) {
 	if c.Name == tr.fail {
 		return nil, map[string]int{"missing": 1}, errors.New("no checkpoint for t-0; the secret is pw-123456")
 	}
@@ -270,13 +271,13 @@ func (tr translator) TranslateSink(_ context.Context, c *Connector, target strin
 
 func TestSinkTranslatorSeam(t *testing.T) {
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-		"sink-ok": {typ: "sink", state: StateRunning, stopAt: -1,
+		"sink-ok": {typ: "sink", state: fleet.StateRunning, stopAt: -1,
 			config:  map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "t", "name": "sink-ok"},
 			offsets: []string{`{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":7}}`}},
-		"sink-bad": {typ: "sink", state: StateRunning, stopAt: -1,
+		"sink-bad": {typ: "sink", state: fleet.StateRunning, stopAt: -1,
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "t", "name": "sink-bad",
 				"db.password": "pw-123456"}},
-		"src": {typ: "source", state: StateRunning, stopAt: -1,
+		"src": {typ: "source", state: fleet.StateRunning, stopAt: -1,
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "f", "topic": "t", "name": "src"}},
 	}}
 	rep, err := Export(context.Background(), Options{ConnectURL: fc.serve(t), SinkTranslator: translator{fail: "sink-bad"}})

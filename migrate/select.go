@@ -9,6 +9,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // Selection picks connectors by name and edits them on their way to B.
@@ -245,7 +246,7 @@ func (s Selection) EditConfig(cfg events.Config, target string) events.Config {
 func (s Selection) Kept(key string) bool { return slices.Contains(s.keepA, key) }
 
 // secrets returns whether a key of cfg holds a secret (secret, with the selection's registry).
-func (s Selection) secrets(cfg events.Config) func(key string) bool { return secret(s.reg, cfg) }
+func (s Selection) secrets(cfg events.Config) func(key string) bool { return fleet.Secret(s.reg, cfg) }
 
 // mapValue applies the first --map-value that matches v as a whole, else each one-element
 // --map-value to the elements of v that equal it.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/segmentio/kafka-go"
@@ -12,6 +13,8 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // sourceOptions say how A is read: through its Connect topics (Topics) and sink groups, its
@@ -58,7 +61,7 @@ func openSource(ctx context.Context, opts sourceOptions) (*source, error) {
 	if opts.ConnectURL != "" {
 		r, err := newRESTReader(opts.ConnectURL, opts.HTTPClient, opts.Registry)
 		if err != nil {
-			return nil, precheckf("--from-connect-url: %v", err)
+			return nil, fleet.Precheckf("--from-connect-url: %v", err)
 		}
 		root, err := r.c.Root(ctx)
 		switch {
@@ -71,16 +74,16 @@ func openSource(ctx context.Context, opts sourceOptions) (*source, error) {
 			opts.Logger.Warn("A's Connect REST API is unreachable: --stop-source takes a connector for stopped on A when no live worker of A holds it, "+
 				"as the Connect groups on A's Kafka cluster say", "url", connectrest.Redact(opts.ConnectURL), "err", err)
 		case opts.StopSource && restUnreachable(err):
-			return nil, precheckf("A's Connect REST API is unreachable: %v; with --from-brokers, --stop-source takes a connector for stopped on A "+
+			return nil, fleet.Precheckf("A's Connect REST API is unreachable: %v; with --from-brokers, --stop-source takes a connector for stopped on A "+
 				"when no live worker of A holds it, as the Connect groups on A's Kafka cluster say", err)
 		default:
-			return nil, precheckf("A's Connect REST API is unreachable: %v", err)
+			return nil, fleet.Precheckf("A's Connect REST API is unreachable: %v", err)
 		}
 	}
 	if opts.Topics != nil {
 		t, err := openTopics(ctx, *opts.Topics, opts.Registry, opts.Logger)
 		if err != nil {
-			return nil, precheckf("A's Kafka cluster: %v", err)
+			return nil, fleet.Precheckf("A's Kafka cluster: %v", err)
 		}
 		s.topics = t
 		t.rest = s.rest
@@ -121,7 +124,7 @@ func (s *source) Topics() *TopicsSource { return s.opts.Topics }
 
 // Offsets reads c's current offsets on A: from its topics and sink groups when they are read,
 // else from its REST API.
-func (s *source) Offsets(ctx context.Context, c *Connector) ([]events.ConnectorOffset, error) {
+func (s *source) Offsets(ctx context.Context, c *fleet.Connector) ([]events.ConnectorOffset, error) {
 	if s.topics != nil {
 		return s.topics.offsets(ctx, c)
 	}
@@ -176,7 +179,7 @@ func (s *source) OpenStates(ctx context.Context, clusterA, id string) error {
 	st := s.opts.States
 	if st == nil || len(st.Brokers) == 0 {
 		if s.opts.StopSource {
-			return precheckf("--stop-source records each connector's state on A before stopping it, in topic %q on B: give --to-brokers", DefaultStateTopic)
+			return fleet.Precheckf("--stop-source records each connector's state on A before stopping it, in topic %q on B: give --to-brokers", DefaultStateTopic)
 		}
 		return nil
 	}
@@ -185,14 +188,14 @@ func (s *source) OpenStates(ctx context.Context, clusterA, id string) error {
 		cp.MigrationID = id
 	}
 	if cp.MigrationID == "" {
-		cp.MigrationID = DeriveMigrationID(clusterA, cp.SelectionKey)
+		cp.MigrationID = fleet.DeriveMigrationID(clusterA, cp.SelectionKey)
 	}
-	if !validMigrationID(cp.MigrationID) {
-		return precheckf("--migration-id %q: no '/' or spaces", cp.MigrationID)
+	if !fleet.ValidMigrationID(cp.MigrationID) {
+		return fleet.Precheckf("--migration-id %q: no '/' or spaces", cp.MigrationID)
 	}
 	states, err := openStates(ctx, cp, s.Describe(), s.opts.StopSource, s.opts.Logger)
 	if err != nil {
-		return precheckf("the migration's state topic %q: %v", cp.topic(), err)
+		return fleet.Precheckf("the migration's state topic %q: %v", cp.topic(), err)
 	}
 	s.states = states
 	return nil
@@ -204,7 +207,7 @@ func (s *source) OpenStates(ctx context.Context, clusterA, id string) error {
 // refused (it gets a Problem) unless InitialState overrides the state: read through REST only
 // with a status that does not tell the target state, or, with StopSource, STOPPED on A with no
 // record (stopped by hand or by another migration, so the state it had before is lost).
-func (s *source) ResolveStates(selected []*Connector) {
+func (s *source) ResolveStates(selected []*fleet.Connector) {
 	for _, c := range selected {
 		if c.Problem != "" {
 			continue
@@ -219,7 +222,7 @@ func (s *source) ResolveStates(selected []*Connector) {
 		switch {
 		case c.StateUnknown != "":
 			c.Problem = "state on A unknown: " + c.StateUnknown + "; give --initial-state, or read A with --from-brokers"
-		case s.opts.StopSource && c.State == StateStopped:
+		case s.opts.StopSource && c.State == fleet.StateStopped:
 			c.Problem = fmt.Sprintf("state on A unknown: the connector is STOPPED on A and no run of migration %s recorded its state before stopping it "+
 				"(it was stopped by hand or by another migration), so the state to create it in on B is not known; give --initial-state, or resume it on A first",
 				s.states.migrationID())
@@ -250,40 +253,40 @@ func (s *source) ClusterID(ctx context.Context) (string, error) {
 
 // Cluster is A's identity: its Kafka cluster's id (ClusterID), its Connect topics when they
 // are read, and what its REST API answered when it was opened.
-func (s *source) Cluster(ctx context.Context) (Cluster, error) {
+func (s *source) Cluster(ctx context.Context) (fleet.Cluster, error) {
 	id, err := s.ClusterID(ctx)
 	if err != nil {
-		return Cluster{}, err
+		return fleet.Cluster{}, err
 	}
-	c := Cluster{KafkaClusterID: id}
+	c := fleet.Cluster{KafkaClusterID: id}
 	if t := s.opts.Topics; t != nil {
 		c.ConfigTopic, c.OffsetsTopic = t.ConfigTopic, t.OffsetsTopic
 	}
 	if s.rest != nil {
 		c.ConnectURL = s.opts.ConnectURL
-		c.Connect = ConnectRoot{Version: s.root.Version, Commit: s.root.Commit, KafkaClusterID: s.root.KafkaClusterID}
+		c.Connect = fleet.ConnectRoot{Version: s.root.Version, Commit: s.root.Commit, KafkaClusterID: s.root.KafkaClusterID}
 	}
 	return c, nil
 }
 
 // list reads every connector of A: from the topics when they are read (the REST listing is
 // then only cross-checked), else from the REST API.
-func (s *source) List(ctx context.Context) ([]*Connector, error) {
+func (s *source) List(ctx context.Context) ([]*fleet.Connector, error) {
 	if s.topics == nil {
 		cs, err := s.rest.list(ctx)
 		if err != nil {
-			return nil, precheckf("read A's connectors: %v", err)
+			return nil, fleet.Precheckf("read A's connectors: %v", err)
 		}
 		return cs, nil
 	}
 	cs, err := s.topics.list(ctx)
 	if err != nil {
-		return nil, precheckf("read A's connectors: %v", err)
+		return nil, fleet.Precheckf("read A's connectors: %v", err)
 	}
 	if s.rest != nil {
 		names, err := s.rest.c.Names(ctx)
 		if err != nil {
-			return nil, precheckf("list A's connectors: %v", err)
+			return nil, fleet.Precheckf("list A's connectors: %v", err)
 		}
 		known := map[string]bool{}
 		for _, c := range cs {
@@ -302,7 +305,7 @@ func (s *source) List(ctx context.Context) ([]*Connector, error) {
 // read through REST only, a sink's consumer group on A is out of sight, and its tasks may
 // still be members committing offsets after the status says STOPPED (a zombie task), so the
 // offsets read would not be final.
-func (s *source) CheckStop(selected []*Connector) error {
+func (s *source) CheckStop(selected []*fleet.Connector) error {
 	if s.topics != nil {
 		return nil
 	}
@@ -315,6 +318,44 @@ func (s *source) CheckStop(selected []*Connector) error {
 	if len(sinks) == 0 {
 		return nil
 	}
-	return precheckf("--stop-source for sink connectors (%s) needs --from-brokers: without A's brokers the stop barrier cannot see "+
+	return fleet.Precheckf("--stop-source for sink connectors (%s) needs --from-brokers: without A's brokers the stop barrier cannot see "+
 		"whether the sink's consumer group on A still has members committing offsets", strings.Join(sinks, ", "))
+}
+
+// restState maps a config-topic target state to REST's spelling.
+func restState(target string) string {
+	switch target {
+	case offsetstore.TargetPaused:
+		return fleet.StatePaused
+	case offsetstore.TargetStopped:
+		return fleet.StateStopped
+	default:
+		return fleet.StateRunning
+	}
+}
+
+// sortedConfig turns a config map into an events.Config in key order. The config topic's
+// view keeps configs as maps; Connect readers parse a connector record into a map too, so the
+// order carries no meaning.
+func sortedConfig(props map[string]string) events.Config {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make(events.Config, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, events.ConfigEntry{Key: k, Value: props[k]})
+	}
+	return out
+}
+
+// setOffsets records the result of reading c's offsets: the offsets, or the error as its
+// Problem.
+func setOffsets(c *fleet.Connector, offs []events.ConnectorOffset, err error) {
+	if err != nil {
+		c.Problem = err.Error()
+		return
+	}
+	c.Offsets = offs
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // DefaultStateTopic is the compacted topic on B where --stop-source records each connector's
@@ -104,7 +105,7 @@ func openStates(ctx context.Context, st StateStore, from string, create bool, lo
 				delete(s.byName, name)
 				continue
 			}
-			if err := json.Unmarshal(m.Value, &rec); err != nil || !knownState(rec.State) {
+			if err := json.Unmarshal(m.Value, &rec); err != nil || !fleet.KnownState(rec.State) {
 				logger.Warn("skip unreadable migration state record", "topic", topic, "offset", m.Offset, "err", err)
 				continue
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // stopConcurrency bounds the connectors stopped on A at once.
@@ -74,7 +75,7 @@ func (ap *applier) stopOne(ctx context.Context, e *Entry) error {
 	// A connector STOPPED already is not changed by the stop: nothing to record (a run finding
 	// it STOPPED with no record treats it as this one did). A state recorded already (by an
 	// earlier run: resolveStates took it from there) stays as it is.
-	if c.State != "" && c.State != StateStopped {
+	if c.State != "" && c.State != fleet.StateStopped {
 		if err := ap.a.RecordState(ctx, c.Name, c.State); err != nil {
 			return fmt.Errorf("not stopped: %w", err)
 		}
@@ -103,7 +104,7 @@ func (ap *applier) stopOne(ctx context.Context, e *Entry) error {
 		}
 		err := wait("the status is STOPPED with no tasks", func() (bool, error) {
 			state, tasks, err := ap.a.Status(ctx, c.Name)
-			return err == nil && state == StateStopped && tasks == 0, nil
+			return err == nil && state == fleet.StateStopped && tasks == 0, nil
 		})
 		if err != nil {
 			return err

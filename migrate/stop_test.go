@@ -12,6 +12,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -66,7 +67,7 @@ func TestStopBarrierWaitsForSinkGroupMembers(t *testing.T) {
 	}()
 
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-		"sink": {typ: "sink", state: StateRunning, stopAt: -1,
+		"sink": {typ: "sink", state: fleet.StateRunning, stopAt: -1,
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "orders", "name": "sink"}},
 	}}
 	rep, err := Export(ctx, Options{

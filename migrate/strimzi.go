@@ -18,6 +18,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // A Connect cluster that the Strimzi operator runs with strimzi.io/use-connector-resources:
@@ -416,7 +417,7 @@ func (s *StrimziTarget) writeManifests(cs []strimziConnector, migrationID string
 
 func stateOr(s string) string {
 	if s == "" {
-		return StateRunning
+		return fleet.StateRunning
 	}
 	return s
 }

@@ -10,6 +10,7 @@ import (
 	k8syaml "sigs.k8s.io/yaml"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // Every rule of checkManifest refuses a manifest that breaks it, and names the field. Each
@@ -107,7 +108,7 @@ func TestCheckManifestRefuses(t *testing.T) {
 				version = StrimziV1
 			}
 			st := &StrimziTarget{Cluster: "connect-b", Namespace: "kafka", APIVersion: version, Dir: t.TempDir()}
-			data, _, err := st.Manifest(strimziOf(sourceBody(StateRunning), "pg"), "m-1", connectors.Builtin())
+			data, _, err := st.Manifest(strimziOf(sourceBody(fleet.StateRunning), "pg"), "m-1", connectors.Builtin())
 			require.NoError(t, err)
 			require.NoError(t, checkManifest(data, version), "the manifest as written passes")
 			judge.requireCreated(t, data)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -41,7 +42,7 @@ func TestStrimziChecksBForEveryConnector(t *testing.T) {
 	withOffsets := []string{`{"partition":{"filename":"placed-other.txt"},"offset":{"position":3}}`}
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{}}
 	for _, n := range []string{"fresh-other", "fresh-same", "fresh-new", "placed-other"} {
-		fc.connectors[n] = &fakeConnector{typ: "source", state: StateRunning, stopAt: -1, config: fileSourceConfig(n)}
+		fc.connectors[n] = &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig(n)}
 	}
 	fc.connectors["placed-other"].offsets = withOffsets
 	dir := filepath.Join(t.TempDir(), "manifests")
@@ -98,16 +99,16 @@ func TestStrimziRerunOfSinkAcrossMirrorMaker2(t *testing.T) {
 		return cfg
 	}
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-		"snk":       {typ: "sink", state: StateRunning, stopAt: -1, config: sinkConfig("snk")},
-		"snk-other": {typ: "sink", state: StateRunning, stopAt: -1, config: sinkConfig("snk-other")},
+		"snk":       {typ: "sink", state: fleet.StateRunning, stopAt: -1, config: sinkConfig("snk")},
+		"snk-other": {typ: "sink", state: fleet.StateRunning, stopAt: -1, config: sinkConfig("snk-other")},
 	}}
 	tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "manifests")
 	run := func(key string) map[string]*Entry {
 		rep, _, err := Migrate(ctx, MigrateOptions{
-			Options: Options{ConnectURL: fc.serve(t), SinkOffsets: SinkOffsetsTranslate,
-				MM2: &MM2{Translator: tr, Policy: policy, AllowReplay: true}},
+			Options: Options{ConnectURL: fc.serve(t), SinkOffsets: fleet.SinkOffsetsTranslate,
+				MM2: &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: true}},
 			To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 				OffsetsTopic: "connect-offsets"},
 			SelectionKey: key, Timeout: 10 * time.Second, Grace: 100 * time.Millisecond,

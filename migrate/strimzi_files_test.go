@@ -9,6 +9,7 @@ import (
 	k8syaml "sigs.k8s.io/yaml"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // strimziOf is the connector of body b, named source on A, whose manifest is written.
@@ -20,7 +21,7 @@ func strimziOf(b *Body, source string) strimziConnector {
 func placedEntries() []*Entry {
 	return []*Entry{
 		{Name: "s3-sink-a", TargetName: "s3-sink", Type: "sink", Outcome: OutcomeSucceeded, Body: sinkBody()},
-		{Name: "pg", TargetName: "pg-orders", Type: "source", Outcome: OutcomeSucceeded, Body: sourceBody(StateRunning)},
+		{Name: "pg", TargetName: "pg-orders", Type: "source", Outcome: OutcomeSucceeded, Body: sourceBody(fleet.StateRunning)},
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -27,7 +28,7 @@ import (
 const mixedJAAS = `org.apache.kafka.common.security.plain.PlainLoginModule required username="${secrets:kafka/creds:username}" password="Cl3ar-Passw0rd";`
 
 func jaasSinkBody(jaas string) *Body {
-	return &Body{Name: "orders-sink", InitialState: StateRunning, HasOffsets: true, Create: events.CreateOffsetsOnly,
+	return &Body{Name: "orders-sink", InitialState: fleet.StateRunning, HasOffsets: true, Create: events.CreateOffsetsOnly,
 		Config: events.Config{
 			{Key: "connector.class", Value: "org.apache.kafka.connect.file.FileStreamSinkConnector"},
 			{Key: "topics", Value: "orders"},
@@ -103,7 +104,7 @@ func TestStrimziSecretEndToEnd(t *testing.T) {
 	writeConfigs(t, ctx, clB, with("applied", "producer.override.ssl.key.password", "${secrets:kafka/connect-b-secrets:applied.producer.override.ssl.key.password}"))
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{}}
 	for n, cfg := range onA {
-		fc.connectors[n] = &fakeConnector{typ: "source", state: StateRunning, stopAt: -1, config: cfg}
+		fc.connectors[n] = &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, config: cfg}
 	}
 	root := t.TempDir()
 	dir, secretFile := filepath.Join(root, "manifests"), filepath.Join(root, "private", "secret.yaml")
@@ -175,7 +176,7 @@ func TestStrimziSecretKeysOfTwoConnectors(t *testing.T) {
 	st := &StrimziTarget{Cluster: "connect-b", Dir: filepath.Join(root, "manifests"), APIVersion: StrimziV1,
 		Secret: "kafka/connect-b-secrets", SecretFile: filepath.Join(root, "secret.yaml")}
 	body := func(name, key, value string) *Body {
-		return &Body{Name: name, InitialState: StateRunning, Config: events.Config{
+		return &Body{Name: name, InitialState: fleet.StateRunning, Config: events.Config{
 			{Key: "connector.class", Value: "org.apache.kafka.connect.file.FileStreamSourceConnector"}, {Key: key, Value: value}}}
 	}
 	entries := []*Entry{

@@ -14,6 +14,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 func sourceBody(state string) *Body {
@@ -36,7 +37,7 @@ func sourceBody(state string) *Body {
 }
 
 func sinkBody() *Body {
-	return &Body{Name: "s3-sink", InitialState: StateStopped, HasOffsets: true, Create: events.CreateOffsetsOnly,
+	return &Body{Name: "s3-sink", InitialState: fleet.StateStopped, HasOffsets: true, Create: events.CreateOffsetsOnly,
 		Config: events.Config{
 			{Key: "connector.class", Value: "org.apache.kafka.connect.file.FileStreamSinkConnector"},
 			{Key: "tasks.max", Value: "4"},
@@ -55,7 +56,7 @@ func sinkBody() *Body {
 // config values stay strings, and its name is a Kubernetes name.
 func TestManifestsMatchStrimziCRD(t *testing.T) {
 	judge := strimziJudge(t)
-	bodies := map[string]*Body{"running source": sourceBody(StateRunning), "paused source": sourceBody(StatePaused),
+	bodies := map[string]*Body{"running source": sourceBody(fleet.StateRunning), "paused source": sourceBody(fleet.StatePaused),
 		"no state": sourceBody(""), "stopped sink": sinkBody()}
 	for _, version := range []string{StrimziV1beta2, StrimziV1} {
 		for name, b := range bodies {
@@ -170,7 +171,7 @@ func TestManifestContent(t *testing.T) {
 	require.Contains(t, string(data), "# WARNING: config \"aws.secret.access.key\"")
 	require.NotContains(t, string(data), "\nname:", "no name key anywhere but metadata")
 
-	_, warnings, err = st.Manifest(strimziOf(sourceBody(StateRunning), "pg"), "m-1", connectors.Builtin())
+	_, warnings, err = st.Manifest(strimziOf(sourceBody(fleet.StateRunning), "pg"), "m-1", connectors.Builtin())
 	require.NoError(t, err)
 	require.Empty(t, warnings, "a placeholder is no secret in clear text")
 }
@@ -201,12 +202,12 @@ func TestKubernetesName(t *testing.T) {
 // before anything is stopped on A.
 func TestStrimziNamesAndBodies(t *testing.T) {
 	src := func(name string) *fakeConnector {
-		return &fakeConnector{typ: "source", state: StateRunning, stopAt: -1, offsets: []string{`{"partition":{"filename":"f"},"offset":{"position":3}}`},
+		return &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, offsets: []string{`{"partition":{"filename":"f"},"offset":{"position":3}}`},
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "f", "topic": "t", "name": name}}
 	}
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
 		"Orders_Src": src("Orders_Src"),
-		"fresh": {typ: "source", state: StatePaused, stopAt: -1,
+		"fresh": {typ: "source", state: fleet.StatePaused, stopAt: -1,
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "g", "topic": "t", "name": "fresh"}},
 	}}
 	rep, err := export(context.Background(), Options{ConnectURL: fc.serve(t)}, true)
@@ -235,7 +236,7 @@ func TestStrimziNamesAndBodies(t *testing.T) {
 	fc.connectors["orders-src"] = src("orders-src")
 	_, err = export(context.Background(), Options{ConnectURL: fc.serve(t), StopSource: true,
 		States: &StateStore{Brokers: startKfake(t)}}, true)
-	require.ErrorIs(t, err, ErrPrecheck)
+	require.ErrorIs(t, err, fleet.ErrPrecheck)
 	require.Contains(t, err.Error(), `both become KafkaConnector "orders-src": rename one (--rename)`)
 	require.Empty(t, fc.stops, "nothing stopped on A")
 }
@@ -251,7 +252,7 @@ func TestStrimziAPIVersionDefault(t *testing.T) {
 			st := &StrimziTarget{Cluster: "connect-b", Dir: "d", APIVersion: tc.version}
 			require.Empty(t, st.validate())
 			require.Equal(t, tc.want, st.APIVersion)
-			data, _, err := st.Manifest(strimziOf(sourceBody(StateRunning), "pg"), "m-1", connectors.Builtin())
+			data, _, err := st.Manifest(strimziOf(sourceBody(fleet.StateRunning), "pg"), "m-1", connectors.Builtin())
 			require.NoError(t, err)
 			require.Contains(t, string(data), "apiVersion: kafka.strimzi.io/"+tc.want+"\n")
 		})

@@ -13,6 +13,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -66,12 +67,12 @@ type targetB struct {
 // is (A, by its identity), the agents consuming the request topic serve B's Connect cluster,
 // publish to the result topic and accept source, the requests' (checkAgents). Warnings go to
 // logger.
-func openTarget(ctx context.Context, to Target, a Cluster, configOps []string, stateOps kafkaio.TopicOps, source string, logger *slog.Logger) (*targetB, error) {
+func openTarget(ctx context.Context, to Target, a fleet.Cluster, configOps []string, stateOps kafkaio.TopicOps, source string, logger *slog.Logger) (*targetB, error) {
 	cl := kafkaio.NewClient(kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Principal: to.Principal})
 	cl.Timeout = 30 * time.Second
 	clusterB, err := kafkaio.ClusterID(ctx, cl)
 	if err != nil {
-		return nil, precheckf("B's Kafka cluster is unreachable: %v", err)
+		return nil, fleet.Precheckf("B's Kafka cluster is unreachable: %v", err)
 	}
 	// Every permission of the run on B, asked before anything is stopped on A: a Write on the
 	// request topic refused only at publishing would leave A's connectors stopped.
@@ -82,10 +83,10 @@ func openTarget(ctx context.Context, to Target, a Cluster, configOps []string, s
 		{Topic: to.ResultTopic, Ops: []string{kafkaio.OpRead}},
 		stateOps,
 	}); err != nil {
-		return nil, precheckf("B: %v", err)
+		return nil, fleet.Precheckf("B: %v", err)
 	}
 	if err := offsetstore.CheckConnectTopics(ctx, cl, to.ConfigTopic, to.OffsetsTopic, false); err != nil {
-		return nil, precheckf("B's Connect topics: %v", err)
+		return nil, fleet.Precheckf("B's Connect topics: %v", err)
 	}
 	for _, t := range []string{to.RequestTopic, to.ResultTopic} {
 		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{t}})
@@ -93,11 +94,11 @@ func openTarget(ctx context.Context, to Target, a Cluster, configOps []string, s
 			err = fmt.Errorf("topic %q not found: is an agent running on B?", t)
 		}
 		if err != nil {
-			return nil, precheckf("B's agent topics: %v", err)
+			return nil, fleet.Precheckf("B's agent topics: %v", err)
 		}
 	}
 	if a.ConfigTopic != "" && a.KafkaClusterID == clusterB && a.ConfigTopic == to.ConfigTopic {
-		return nil, precheckf("A and B are the same Connect cluster (Kafka cluster %q, config topic %q)", a.KafkaClusterID, to.ConfigTopic)
+		return nil, fleet.Precheckf("A and B are the same Connect cluster (Kafka cluster %q, config topic %q)", a.KafkaClusterID, to.ConfigTopic)
 	}
 	warnings, err := checkAgents(ctx, cl, to, clusterB, source, to.RequireAgent)
 	if err != nil {
@@ -112,11 +113,11 @@ func openTarget(ctx context.Context, to Target, a Cluster, configOps []string, s
 	}
 	restB, err := connectrest.New(to.ConnectURL, to.HTTPClient)
 	if err != nil {
-		return nil, precheckf("--to-connect-url: %v", err)
+		return nil, fleet.Precheckf("--to-connect-url: %v", err)
 	}
 	rootB, err := restB.Root(ctx)
 	if err != nil {
-		return nil, precheckf("GET / on B: %v", err)
+		return nil, fleet.Precheckf("GET / on B: %v", err)
 	}
 	b.REST = restB
 	if a.ConnectURL == "" {
@@ -124,7 +125,7 @@ func openTarget(ctx context.Context, to Target, a Cluster, configOps []string, s
 	}
 	if strings.TrimRight(to.ConnectURL, "/") == strings.TrimRight(a.ConnectURL, "/") ||
 		(a.Connect.KafkaClusterID == rootB.KafkaClusterID && a.ConfigTopic != "" && a.ConfigTopic == to.ConfigTopic) {
-		return nil, precheckf("A and B are the same Connect cluster (%s, Kafka cluster %q)", connectrest.Redact(to.ConnectURL), rootB.KafkaClusterID)
+		return nil, fleet.Precheckf("A and B are the same Connect cluster (%s, Kafka cluster %q)", connectrest.Redact(to.ConnectURL), rootB.KafkaClusterID)
 	}
 	return b, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/javaregex"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -105,7 +106,7 @@ func (hc *checks) checkTopicNames(_ context.Context, entries []*subject) {
 		if c.Problem != "" || c.Type != connectors.Sink || e.Follows != nil {
 			continue
 		}
-		tn := topicNames{policy: m.Policy, sel: hc.opts.Selection, onA: c.Config.Map(), secret: secret(hc.opts.Registry, c.Config)}
+		tn := topicNames{policy: m.Policy, sel: hc.opts.Selection, onA: c.Config.Map(), secret: fleet.Secret(hc.opts.Registry, c.Config)}
 		var hs []Hazard
 		e.Restore, hs = tn.check(m, c.Config, e.Target)
 		for _, h := range hs {
@@ -150,7 +151,7 @@ type chain struct {
 	edited bool
 }
 
-func (t *topicNames) check(m *MM2, onA events.Config, target string) (*topicRestore, []Hazard) {
+func (t *topicNames) check(m *fleet.MM2, onA events.Config, target string) (*topicRestore, []Hazard) {
 	var hs []Hazard
 	tr, err := renamed(m.Policy, onA)
 	if err != nil {
@@ -592,5 +593,5 @@ func planRewrites(opts hazardOptions, e *subject, onB events.Config) []ConfigRew
 		return "changed by the migration"
 	}
 	onA := e.Connector.Config
-	return configRewrites(opts.Selection.EditConfig(onA, e.Target), onB, why, secret(opts.Registry, onA))
+	return configRewrites(opts.Selection.EditConfig(onA, e.Target), onB, why, fleet.Secret(opts.Registry, onA))
 }

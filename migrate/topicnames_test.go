@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -182,7 +183,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			for i := 0; i+1 < len(tt.config); i += 2 {
 				cfg[tt.config[i]] = tt.config[i+1]
 			}
-			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"snk": {typ: "sink", state: StateRunning, stopAt: -1, config: cfg}}}
+			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"snk": {typ: "sink", state: fleet.StateRunning, stopAt: -1, config: cfg}}}
 			kind := tt.policy
 			if kind == "" {
 				kind = mm2.PolicyDefault
@@ -194,8 +195,8 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			rep, err := Export(ctx, Options{ConnectURL: fc.serve(t), Selection: sel, SinkOffsets: SinkOffsetsTranslate,
-				MM2: &MM2{Translator: tr, Policy: policy, AllowReplay: true}})
+			rep, err := Export(ctx, Options{ConnectURL: fc.serve(t), Selection: sel, SinkOffsets: fleet.SinkOffsetsTranslate,
+				MM2: &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: true}})
 			require.NoError(t, err)
 			require.Len(t, rep.Connectors, 1)
 			e := rep.Connectors[0]
@@ -254,14 +255,14 @@ func TestTopicRewritesInReportAndCutover(t *testing.T) {
 	for i, kv := 0, routedChain("topics", "orders"); i+1 < len(kv); i += 2 {
 		cfg[kv[i]] = kv[i+1]
 	}
-	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"snk": {typ: "sink", state: StateRunning, stopAt: -1, config: cfg}}}
+	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"snk": {typ: "sink", state: fleet.StateRunning, stopAt: -1, config: cfg}}}
 	policy := mm2.Policy{Kind: mm2.PolicyDefault, SourceAlias: "A"}
 	tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokers}, Policy: policy})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rep, err := Export(ctx, Options{ConnectURL: fc.serve(t), SinkOffsets: SinkOffsetsTranslate,
-		MM2: &MM2{Translator: tr, Policy: policy, AllowReplay: true}})
+	rep, err := Export(ctx, Options{ConnectURL: fc.serve(t), SinkOffsets: fleet.SinkOffsetsTranslate,
+		MM2: &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: true}})
 	require.NoError(t, err)
 
 	why := `MirrorMaker 2's default policy names A's topics "A.<topic>" on B; this transform, first in the chain, gives each record back its topic's name on A, ` +

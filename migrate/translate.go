@@ -7,6 +7,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -33,7 +34,7 @@ type SinkTranslation struct {
 // reset (null offset) for each missing partition. c's config on B, its topics renamed, is
 // configForB's (renamed). blocked: MirrorMaker 2 will not checkpoint c's group (mm2health.go),
 // so no checkpoint is waited for.
-func translateSink(ctx context.Context, m *MM2, c *Connector, blocked bool) ([]events.ConnectorOffset, any, error) {
+func translateSink(ctx context.Context, m *fleet.MM2, c *fleet.Connector, blocked bool) ([]events.ConnectorOffset, any, error) {
 	committed, err := mm2.SinkPartitions(c.Offsets)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the sink offsets of group %q on A: %w", c.Group, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -57,7 +58,7 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 	const class = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 	sink := func(name string, cfg map[string]string, offsets ...string) *fakeConnector {
 		cfg["connector.class"], cfg["name"] = class, name
-		return &fakeConnector{typ: "sink", state: StateRunning, stopAt: -1, config: cfg, offsets: offsets}
+		return &fakeConnector{typ: "sink", state: fleet.StateRunning, stopAt: -1, config: cfg, offsets: offsets}
 	}
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
 		"sink-exact": sink("sink-exact", map[string]string{"topics": "orders"},
@@ -101,8 +102,8 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			rep, err := Export(ctx, Options{ConnectURL: url, SinkOffsets: SinkOffsetsTranslate,
-				MM2: &MM2{Translator: tr, Policy: policy, AllowReplay: tt.allowReplay}})
+			rep, err := Export(ctx, Options{ConnectURL: url, SinkOffsets: fleet.SinkOffsetsTranslate,
+				MM2: &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: tt.allowReplay}})
 			require.NoError(t, err)
 			require.Equal(t, tt.allowReplay, rep.OK(), "replay or missing fails the run unless allowed")
 			for _, e := range rep.Connectors {

@@ -10,6 +10,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // VerifyOptions configure VerifyStrimzi.
@@ -91,16 +92,16 @@ func verifyOne(ctx context.Context, rest *connectrest.Client, p Placed) string {
 			return fmt.Sprintf("no offset on B for partition %s: it did not start at the offsets placed", jsonvalue.SortedText(want.Partition))
 		}
 		if p.Type == string(connectors.Sink) {
-			w, g := sinkOffset(want.Offset), sinkOffset(got.Offset)
+			w, g := fleet.SinkOffset(want.Offset), fleet.SinkOffset(got.Offset)
 			if g < w {
 				return fmt.Sprintf("partition %s at offset %d, before the %d placed", jsonvalue.SortedText(want.Partition), g, w)
 			}
-			if p.State != StateRunning && g != w {
+			if p.State != fleet.StateRunning && g != w {
 				return fmt.Sprintf("partition %s at offset %d, not the %d placed, while %s", jsonvalue.SortedText(want.Partition), g, w, p.State)
 			}
 			continue
 		}
-		if p.State != StateRunning && jsonvalue.SortedText(got.Offset) != jsonvalue.SortedText(want.Offset) {
+		if p.State != fleet.StateRunning && jsonvalue.SortedText(got.Offset) != jsonvalue.SortedText(want.Offset) {
 			return fmt.Sprintf("partition %s at %s, not the %s placed, while %s", jsonvalue.SortedText(want.Partition), jsonvalue.SortedText(got.Offset), jsonvalue.SortedText(want.Offset), p.State)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // connectB answers GET .../status and .../offsets of the connectors it holds, as a Connect
@@ -76,9 +77,9 @@ func TestVerifyStrimzi(t *testing.T) {
 	srv := httptest.NewServer(b)
 	t.Cleanup(srv.Close)
 	placed := []Placed{
-		sinkPlaced("sink-moved-on", StateRunning, 5), sinkPlaced("sink-behind", StateRunning, 5), sinkPlaced("sink-stopped", StateStopped, 5),
-		src("src-paused-off", StatePaused), src("src-running", StateRunning), src("src-no-offsets", StateRunning),
-		src("src-paused", StatePaused), src("src-failed", StateRunning), src("not-applied", StateRunning),
+		sinkPlaced("sink-moved-on", fleet.StateRunning, 5), sinkPlaced("sink-behind", fleet.StateRunning, 5), sinkPlaced("sink-stopped", fleet.StateStopped, 5),
+		src("src-paused-off", fleet.StatePaused), src("src-running", fleet.StateRunning), src("src-no-offsets", fleet.StateRunning),
+		src("src-paused", fleet.StatePaused), src("src-failed", fleet.StateRunning), src("not-applied", fleet.StateRunning),
 	}
 	dir := t.TempDir()
 	var lines bytes.Buffer

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // With StopSource a migration moves the selection in waves: it stops a wave's connectors on A,
@@ -23,7 +25,7 @@ func splitWaves(entries []*Entry, size int) [][]*Entry {
 		size = len(entries)
 	}
 	// unit[i] is the index of the first entry of i's pipeline (i itself when none).
-	index := map[*Connector]int{}
+	index := map[*fleet.Connector]int{}
 	for i, e := range entries {
 		index[e.connector] = i
 	}

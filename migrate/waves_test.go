@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -33,7 +34,7 @@ func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
 	fc := &fakeConnect{t: t, stopLag: 60, connectors: map[string]*fakeConnector{}}
 	for i := range n {
 		name := fmt.Sprintf("src-%02d", i)
-		fc.connectors[name] = &fakeConnector{typ: "source", state: StateRunning, stopAt: -1, config: fileSourceConfig(name),
+		fc.connectors[name] = &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig(name),
 			offsets: []string{fmt.Sprintf(`{"partition":{"filename":"%s.txt"},"offset":{"position":%d}}`, name, i)}}
 	}
 	var stopped []time.Time
@@ -77,10 +78,10 @@ func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
 // Waves keep the selection's order, and a pipeline (a sink that follows its sources, and
 // them) in one wave, alone when it is larger than a wave.
 func TestSplitWaves(t *testing.T) {
-	conn := map[string]*Connector{}
+	conn := map[string]*fleet.Connector{}
 	plans := map[string]*planned{}
 	entry := func(name string) *Entry {
-		c := &Connector{Name: name}
+		c := &fleet.Connector{Name: name}
 		conn[name], plans[name] = c, &planned{Connector: c}
 		return &Entry{Name: name, connector: c, planned: plans[name]}
 	}

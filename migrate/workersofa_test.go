@@ -18,6 +18,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -211,12 +212,12 @@ func TestStopWithRESTAnsweringAnError(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	_, err := exportStopped(t, brokers, srv.URL)
-	require.ErrorIs(t, err, ErrPrecheck)
+	require.ErrorIs(t, err, fleet.ErrPrecheck)
 	require.ErrorContains(t, err, "A's Connect REST API is unreachable")
 	require.NotContains(t, err.Error(), "Connect groups")
 	// Without A's brokers nothing can tell: refused, saying what would.
 	_, err = Export(context.Background(), Options{ConnectURL: deadURL(t), StopSource: true, States: &StateStore{Brokers: brokers}})
-	require.ErrorIs(t, err, ErrPrecheck)
+	require.ErrorIs(t, err, fleet.ErrPrecheck)
 	require.ErrorContains(t, err, "with --from-brokers, --stop-source takes a connector for stopped on A")
 }
 

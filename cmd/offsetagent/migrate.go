@@ -20,6 +20,7 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -76,7 +77,7 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.replicationPolicy, "replication-policy", string(mm2.PolicyDefault), "default or identity: how MirrorMaker 2 names A's topics on B")
 	fs.StringVar(&f.replicationSeparator, "replication-separator", mm2.DefaultSeparator, "MirrorMaker 2's replication.policy.separator")
 	fs.DurationVar(&f.checkpointWait, "checkpoint-wait", mm2.DefaultWait, "how long to wait, in all, while a needed checkpoint is missing or still moving")
-	fs.DurationVar(&f.checkpointMaxAge, "checkpoint-max-age", migrate.DefaultCheckpointMaxAge,
+	fs.DurationVar(&f.checkpointMaxAge, "checkpoint-max-age", fleet.DefaultCheckpointMaxAge,
 		"before anything stops, refuse a sink whose group's newest MirrorMaker 2 checkpoint is older than this while A's commits are ahead of it (0: no such check)")
 	fs.Var(&f.mm2ConfigTopics, "mm2-config-topic", "Connect config topic on B (--to-brokers) holding MirrorMaker 2's connector configs, read to check that MM2 checkpoints each sink's group "+
 		"(repeatable; default: B's Connect config topic, mm2-configs.<ALIAS>.internal and mirrormaker2-cluster-configs)")
@@ -91,9 +92,9 @@ func (f *fleetFlags) sinkMode() string {
 	case f.sinkOffsets != "":
 		return f.sinkOffsets
 	case f.mm2SourceAlias != "":
-		return string(migrate.SinkOffsetsTranslate)
+		return string(fleet.SinkOffsetsTranslate)
 	default:
-		return string(migrate.SinkOffsetsCopy)
+		return string(fleet.SinkOffsetsCopy)
 	}
 }
 
@@ -101,8 +102,8 @@ func (f *fleetFlags) sinkMode() string {
 // modes).
 // B is read through --to-brokers, A through --from-brokers (for --exact and the offset syncs),
 // each with its cluster's SASL/TLS transport (nil for none) and principal.
-func (f *fleetFlags) translator(cl clusters, logger *slog.Logger) (*migrate.MM2, error) {
-	if f.sinkMode() != string(migrate.SinkOffsetsTranslate) {
+func (f *fleetFlags) translator(cl clusters, logger *slog.Logger) (*fleet.MM2, error) {
+	if f.sinkMode() != string(fleet.SinkOffsetsTranslate) {
 		if f.mm2SourceAlias != "" || f.mm2TargetAlias != "" || f.exact || f.allowReplay || f.sinkFollowsSource || len(f.mm2ConfigTopics) > 0 {
 			return nil, fmt.Errorf("--mm2-source-alias, --mm2-target-alias, --mm2-config-topic, --exact, --allow-replay and --sink-follows-source apply to --sink-offsets translate, not %s", f.sinkMode())
 		}
@@ -142,7 +143,7 @@ func (f *fleetFlags) translator(cl clusters, logger *slog.Logger) (*migrate.MM2,
 	if err != nil {
 		return nil, err
 	}
-	return &migrate.MM2{Translator: tr, Policy: policy, AllowReplay: f.allowReplay, Logger: logger,
+	return &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: f.allowReplay, Logger: logger,
 		CheckpointMaxAge: f.checkpointMaxAge, ConfigTopics: f.mm2ConfigTopics}, nil
 }
 
@@ -155,7 +156,7 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 	}
 	o := migrate.Options{
 		ConnectURL: f.fromConnectURL, Selection: sel, InitialState: strings.ToUpper(f.initialState),
-		SinkOffsets: migrate.SinkOffsetsMode(f.sinkMode()), StopSource: f.stopSource, SinkFollowsSource: f.sinkFollowsSource,
+		SinkOffsets: fleet.SinkOffsetsMode(f.sinkMode()), StopSource: f.stopSource, SinkFollowsSource: f.sinkFollowsSource,
 		AllowEmpty: f.allowEmpty, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	o.States = &migrate.StateStore{Brokers: splitList(f.toBrokers), Topic: f.stateTopic, SelectionKey: f.selectionKey()}
@@ -186,7 +187,7 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 // a=1,b=2`; such selections, and a flag given once with an empty value, are now keyed by a
 // JSON object instead, which holds no NUL and so never equals a key of the first form.
 func (f *fleetFlags) selectionKey() string {
-	mm2 := f.sinkMode() == string(migrate.SinkOffsetsTranslate)
+	mm2 := f.sinkMode() == string(fleet.SinkOffsetsTranslate)
 	lists := []listFlag{f.include, f.exclude, f.rename, f.set, f.unset}
 	// --map-value and --keep-a are newer than the NUL-joined key: given, they key by JSON.
 	legacy := len(f.mapValue) == 0 && len(f.keepA) == 0

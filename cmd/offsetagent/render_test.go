@@ -18,13 +18,13 @@ func TestWriteTableShowsHazardWarnings(t *testing.T) {
 	refusal := migrate.Hazard{Check: migrate.HazardPlugin, Message: "B lacks the plugin", Refuse: true}
 	skipped := &migrate.Entry{Name: "orders", TargetName: "orders", Outcome: migrate.OutcomeSkipped,
 		Message: "refused before anything was stopped (plugin): " + refusal.String(), Hazards: []migrate.Hazard{refusal}}
-	var fleet []*migrate.Entry
+	var many []*migrate.Entry
 	for _, name := range []string{"c1", "c2", "c3", "c4", "c5", "c6", "c7"} {
-		fleet = append(fleet, &migrate.Entry{Name: name, TargetName: name, Outcome: migrate.OutcomePlanned,
+		many = append(many, &migrate.Entry{Name: name, TargetName: name, Outcome: migrate.OutcomePlanned,
 			Hazards: []migrate.Hazard{{Check: migrate.HazardPlugin, Message: "not checked", Fix: "give --to-connect-url"}}})
 	}
 	var b strings.Builder
-	require.NoError(t, writeTable(&b, &migrate.Report{Connectors: append([]*migrate.Entry{e, skipped}, fleet...)}))
+	require.NoError(t, writeTable(&b, &migrate.Report{Connectors: append([]*migrate.Entry{e, skipped}, many...)}))
 	out := b.String()
 	require.Contains(t, out, "warning: inventory: family_state: topic.heartbeat.prefix: the heartbeat topic is not on B; create it")
 	require.Contains(t, out, "warning: c1, c2, c3, c4, c5 and 2 more: plugin: not checked; give --to-connect-url\n")

@@ -1,4 +1,4 @@
-package migrate
+package fleet
 
 // Cluster is a Connect cluster's identity as a migration reads it, to tell two clusters apart
 // by what they are, not by how they were reached: the id of its Kafka cluster, its Connect

@@ -1,4 +1,4 @@
-package migrate
+package fleet
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 // an unreachable cluster, a failed precheck. The caller should exit without retrying (status 2).
 var ErrPrecheck = errors.New("precheck failed")
 
-// precheckf is an error wrapping ErrPrecheck with a message.
-func precheckf(format string, args ...any) error {
+// Precheckf is an error wrapping ErrPrecheck with a message.
+func Precheckf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrPrecheck, fmt.Sprintf(format, args...))
 }

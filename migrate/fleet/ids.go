@@ -1,4 +1,4 @@
-package migrate
+package fleet
 
 import (
 	"crypto/sha256"
@@ -17,8 +17,8 @@ func DeriveMigrationID(clusterA, selectionKey string) string {
 	return "m-" + hex.EncodeToString(h[:8])
 }
 
-// validMigrationID reports whether id can name a migration: it is the first part of its
+// ValidMigrationID reports whether id can name a migration: it is the first part of its
 // request ids and of its state records' keys, which '/' separates, and no space.
-func validMigrationID(id string) bool {
+func ValidMigrationID(id string) bool {
 	return !strings.ContainsAny(id, "/ \t\n")
 }

@@ -1,14 +1,14 @@
-package migrate
+package fleet
 
 import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 )
 
-// scrub hides the secrets of cfg that msg quotes, as result events do: events.Config.Scrub
+// Scrub hides the secrets of cfg that msg quotes, as result events do: events.Config.Scrub
 // with the connector family's PASSWORD keys where reg knows the class. Connect's and the
 // connectors' messages may quote a config value.
-func scrub(reg *connectors.Registry, cfg events.Config, msg string) string {
+func Scrub(reg *connectors.Registry, cfg events.Config, msg string) string {
 	var class *connectors.Class
 	if name, ok := cfg.Get("connector.class"); ok {
 		class, _ = reg.Lookup(name)
@@ -16,9 +16,9 @@ func scrub(reg *connectors.Registry, cfg events.Config, msg string) string {
 	return cfg.Scrub(msg, class.IsSecret)
 }
 
-// secret returns whether a key of cfg holds a secret: by the class's family (Connect's own
+// Secret returns whether a key of cfg holds a secret: by the class's family (Connect's own
 // PASSWORD keys, where reg knows the class; nil reg is connectors.Builtin()) or by its name.
-func secret(reg *connectors.Registry, cfg events.Config) func(key string) bool {
+func Secret(reg *connectors.Registry, cfg events.Config) func(key string) bool {
 	if reg == nil {
 		reg = connectors.Builtin()
 	}

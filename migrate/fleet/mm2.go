@@ -1,4 +1,4 @@
-package migrate
+package fleet
 
 import (
 	"log/slog"

@@ -1,11 +1,8 @@
-package migrate
+package fleet
 
 import (
-	"slices"
-
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
-	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // Initial states of a KIP-995 body, in REST's spelling (KIP-980).
@@ -40,56 +37,18 @@ type Connector struct {
 	Problem string
 }
 
-// knownState reports whether s is an initial state of a body.
-func knownState(s string) bool {
+// KnownState reports whether s is an initial state of a body.
+func KnownState(s string) bool {
 	return s == StateRunning || s == StatePaused || s == StateStopped
 }
 
-// restState maps a config-topic target state to REST's spelling.
-func restState(target string) string {
-	switch target {
-	case offsetstore.TargetPaused:
-		return StatePaused
-	case offsetstore.TargetStopped:
-		return StateStopped
-	default:
-		return StateRunning
-	}
-}
-
-// sinkGroup is the consumer group of sink connector name with config props
+// SinkGroup is the consumer group of sink connector name with config props
 // (docs/connect-internals.md, "Sink connector offsets"): the
 // connector's consumer.override.group.id, else connect-<name>. A worker-level consumer.group.id
 // is not visible from the topics and is not honoured.
-func sinkGroup(name string, props map[string]string) string {
+func SinkGroup(name string, props map[string]string) string {
 	if g := props["consumer.override.group.id"]; g != "" {
 		return g
 	}
 	return "connect-" + name
-}
-
-// sortedConfig turns a config map into an events.Config in key order. The config topic's
-// view keeps configs as maps; Connect readers parse a connector record into a map too, so the
-// order carries no meaning.
-func sortedConfig(props map[string]string) events.Config {
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := make(events.Config, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, events.ConfigEntry{Key: k, Value: props[k]})
-	}
-	return out
-}
-
-// setOffsets records the result of reading c's offsets: the offsets, or the error as its
-// Problem.
-func setOffsets(c *Connector, offs []events.ConnectorOffset, err error) {
-	if err != nil {
-		c.Problem = err.Error()
-		return
-	}
-	c.Offsets = offs
 }
