@@ -41,6 +41,7 @@ func Offsets(ctx context.Context, store Store, reg *connectors.Registry, offsets
 		if err != nil {
 			return nil, fmt.Errorf("list offsets of group %q: %w", group, err)
 		}
+		offsetstore.JavaTopicPartitionOrder(gos)
 		for _, g := range gos {
 			out.Offsets = append(out.Offsets, SinkOffset(g))
 		}

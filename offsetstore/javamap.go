@@ -1,6 +1,7 @@
 package offsetstore
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"unicode/utf8"
@@ -373,4 +374,33 @@ func javaStringHash(s string) int32 {
 		h = 31*h + uint32(r)
 	}
 	return int32(h)
+}
+
+// JavaTopicPartitionOrder orders a group's offsets as Connect lists a sink connector's
+// (GET /connectors/{name}/offsets): the admin client gathers them in a HashMap keyed by
+// TopicPartition, whose hashCode is 31*(31+partition) + topic.hashCode(), and Connect walks
+// that map. Iteration is by final bucket; within a bucket it is insertion order, which
+// follows the broker's answer and is not known here: such ties keep the topic-and-partition
+// order o comes in (a tree bin, eight or more in one bucket, is likewise not reproduced).
+func JavaTopicPartitionOrder(o []GroupOffset) {
+	if len(o) < 2 {
+		return
+	}
+	hashes := make([]uint32, len(o))
+	for i, g := range o {
+		h := uint32(31*(31+g.Partition) + javaStringHash(g.Topic))
+		hashes[i] = h ^ h>>16
+	}
+	capacity, _ := simulateJavaPuts(hashes, -1)
+	mask := uint32(capacity - 1)
+	idx := make([]int, len(o))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(hashes[a]&mask, hashes[b]&mask) })
+	out := make([]GroupOffset, len(o))
+	for i, j := range idx {
+		out[i] = o[j]
+	}
+	copy(o, out)
 }
