@@ -17,6 +17,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -59,7 +60,7 @@ func TestMigrateVerifyCutover(t *testing.T) {
 	f := newFleet(t)
 	f.seed(t)
 	startAgent(t, f.cfgB, agent.Options{})
-	opts := f.options(t, migrate.SelectionFlags{Include: []string{"file-src-1", "mm2-src", "dbz-mysql", "sink-1"}})
+	opts := f.options(t, source.SelectionFlags{Include: []string{"file-src-1", "mm2-src", "dbz-mysql", "sink-1"}})
 	opts.Verify, opts.VerifyPoll = 500*time.Millisecond, 100*time.Millisecond
 	ctx := context.Background()
 	rep, cut, err := migrate.Migrate(ctx, opts)

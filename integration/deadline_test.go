@@ -15,6 +15,7 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
 // A request read at or after its deadline (the deadline extension) is answered failed, 408,
@@ -197,11 +198,11 @@ func (p *migrationPair) interruptOncePublished(ctx context.Context, cancel conte
 
 func (p *migrationPair) options(t *testing.T) migrate.MigrateOptions {
 	t.Helper()
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{})
+	sel, err := source.NewSelection(source.SelectionFlags{})
 	require.NoError(t, err)
 	return migrate.MigrateOptions{
 		Options: migrate.Options{
-			Topics:    &migrate.TopicsSource{Brokers: p.cfgA.Brokers, ConfigTopic: p.cfgA.ConfigTopic, OffsetsTopic: p.cfgA.OffsetsTopic},
+			Topics:    &source.TopicsSource{Brokers: p.cfgA.Brokers, ConfigTopic: p.cfgA.ConfigTopic, OffsetsTopic: p.cfgA.OffsetsTopic},
 			Selection: sel, Logger: testLogger(t),
 		},
 		To: migrate.Target{Brokers: p.cfgB.Brokers, RequestTopic: p.cfgB.RequestTopic, ResultTopic: p.cfgB.ResultTopic,

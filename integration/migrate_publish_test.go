@@ -20,6 +20,7 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
 // fileSourceBody is a file source connector's body with one offset; extra is appended to
@@ -230,31 +231,31 @@ func TestMigrateInterruptedDryRunIsNotPending(t *testing.T) {
 // selection that matches nothing is an empty report.
 func TestSelectionFlagsMatchingNothing(t *testing.T) {
 	p := newMigrationPair(t)
-	export := func(flags migrate.SelectionFlags, allowEmpty bool) (*migrate.Report, error) {
-		sel, err := migrate.NewSelection(flags)
+	export := func(flags source.SelectionFlags, allowEmpty bool) (*migrate.Report, error) {
+		sel, err := source.NewSelection(flags)
 		require.NoError(t, err)
 		return migrate.Export(context.Background(), migrate.Options{
-			Topics:    &migrate.TopicsSource{Brokers: p.cfgA.Brokers, ConfigTopic: p.cfgA.ConfigTopic, OffsetsTopic: p.cfgA.OffsetsTopic},
+			Topics:    &source.TopicsSource{Brokers: p.cfgA.Brokers, ConfigTopic: p.cfgA.ConfigTopic, OffsetsTopic: p.cfgA.OffsetsTopic},
 			Selection: sel, Logger: testLogger(t), AllowEmpty: allowEmpty,
 		})
 	}
 	tests := []struct {
 		name  string
-		flags migrate.SelectionFlags
+		flags source.SelectionFlags
 		want  string
 	}{
-		{name: "misspelt exclude", flags: migrate.SelectionFlags{Exclude: []string{"file-scr-1"}},
+		{name: "misspelt exclude", flags: source.SelectionFlags{Exclude: []string{"file-scr-1"}},
 			want: `--exclude "file-scr-1" matches no selected connector`},
-		{name: "one of two includes", flags: migrate.SelectionFlags{Include: []string{"file-src-.*", "fle-src-2"}},
+		{name: "one of two includes", flags: source.SelectionFlags{Include: []string{"file-src-.*", "fle-src-2"}},
 			want: `--include "fle-src-2" matches no connector of A`},
-		{name: "misspelt rename", flags: migrate.SelectionFlags{Rename: []string{"fil-src-(.*)=b-$1"}},
+		{name: "misspelt rename", flags: source.SelectionFlags{Rename: []string{"fil-src-(.*)=b-$1"}},
 			want: `--rename "fil-src-(.*)=b-$1" renames no selected connector`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, err := export(tc.flags, false)
 			require.ErrorContains(t, err, tc.want)
-			var unmatched *migrate.UnmatchedError
+			var unmatched *source.UnmatchedError
 			require.True(t, errors.As(err, &unmatched), "%T", err)
 			require.Nil(t, rep)
 
@@ -263,10 +264,10 @@ func TestSelectionFlagsMatchingNothing(t *testing.T) {
 			require.Equal(t, map[string]string{"file-src-1": "planned"}, outcomeSteps(rep))
 		})
 	}
-	_, err := export(migrate.SelectionFlags{Include: []string{"nothing"}}, false)
-	var none *migrate.NoneSelectedError
+	_, err := export(source.SelectionFlags{Include: []string{"nothing"}}, false)
+	var none *source.NoneSelectedError
 	require.True(t, errors.As(err, &none), "%v", err)
-	rep, err := export(migrate.SelectionFlags{Include: []string{"nothing"}}, true)
+	rep, err := export(source.SelectionFlags{Include: []string{"nothing"}}, true)
 	require.NoError(t, err)
 	require.Empty(t, rep.Connectors)
 	require.True(t, rep.OK())

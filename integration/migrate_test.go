@@ -20,6 +20,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -117,13 +118,13 @@ func (f *fleetPair) seed(t *testing.T) {
 	f.clA.produce(f.cfgA.OffsetsTopic, kafka.Message{Key: []byte(`["bad-offsets",{"filename":"other.txt"}]`), Value: []byte(`not json`)})
 }
 
-func (f *fleetPair) options(t *testing.T, sel migrate.SelectionFlags) migrate.MigrateOptions {
+func (f *fleetPair) options(t *testing.T, sel source.SelectionFlags) migrate.MigrateOptions {
 	t.Helper()
-	s, err := migrate.NewSelection(sel)
+	s, err := source.NewSelection(sel)
 	require.NoError(t, err)
 	return migrate.MigrateOptions{
 		Options: migrate.Options{
-			Topics:    &migrate.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
+			Topics:    &source.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
 			Selection: s, Logger: testLogger(t),
 		},
 		To: migrate.Target{Brokers: f.cfgB.Brokers, RequestTopic: f.cfgB.RequestTopic, ResultTopic: f.cfgB.ResultTopic,
@@ -157,7 +158,7 @@ func TestMigrateFleet(t *testing.T) {
 	f := newFleet(t)
 	f.seed(t)
 	startAgent(t, f.cfgB, agent.Options{})
-	sel := migrate.SelectionFlags{
+	sel := source.SelectionFlags{
 		Exclude: []string{"bad-.*", "excluded-src"},
 		Rename:  []string{"file-src-(.*)=file-b-$1", "sink-(.*)=sink-b-$1"},
 		Set:     []string{"errors.log.enable=true"},
@@ -296,10 +297,10 @@ func TestMigrateFleet(t *testing.T) {
 func TestExportSkipsBadInput(t *testing.T) {
 	f := newFleet(t)
 	f.seed(t)
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{"bad-.*", "deleted-src", "file-src-1"}})
+	sel, err := source.NewSelection(source.SelectionFlags{Include: []string{"bad-.*", "deleted-src", "file-src-1"}})
 	require.NoError(t, err)
 	opts := migrate.Options{
-		Topics:    &migrate.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
+		Topics:    &source.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
 		Selection: sel, Logger: slog.New(slog.DiscardHandler),
 	}
 	_, err = migrate.Export(context.Background(), opts)
@@ -338,11 +339,11 @@ func TestMigratePrechecks(t *testing.T) {
 	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clA.kc, cfgA.ConfigTopic, cfgA.OffsetsTopic, true))
 	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clB.kc, cfgB.ConfigTopic, cfgB.OffsetsTopic, true))
 	clB.createTopic("two-partitions-"+cfgB.ConfigTopic, 2)
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{})
+	sel, err := source.NewSelection(source.SelectionFlags{})
 	require.NoError(t, err)
 	base := migrate.MigrateOptions{
 		Options: migrate.Options{
-			Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
+			Topics:    &source.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 			Selection: sel,
 		},
 		To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
@@ -415,11 +416,11 @@ func TestMigrateLargeRequests(t *testing.T) {
 	agentA.stop(t)
 	startAgent(t, cfgB, agent.Options{})
 
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{})
+	sel, err := source.NewSelection(source.SelectionFlags{})
 	require.NoError(t, err)
 	rep, _, err := migrate.Migrate(ctx, migrate.MigrateOptions{
 		Options: migrate.Options{
-			Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
+			Topics:    &source.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 			Selection: sel, Logger: testLogger(t),
 		},
 		To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,

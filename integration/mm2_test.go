@@ -16,6 +16,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -171,11 +172,11 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 		tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: b.brokers}, Source: kafkaio.Options{Brokers: a.brokers},
 			Policy: policy, Exact: exact, OffsetSyncs: &mm2.OffsetSyncsLocation{Cluster: kafkaio.Options{Brokers: a.brokers}, Topic: syncsTopic}})
 		require.NoError(t, err)
-		sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{include}})
+		sel, err := source.NewSelection(source.SelectionFlags{Include: []string{include}})
 		require.NoError(t, err)
 		rep, _, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
 			Options: migrate.Options{
-				Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
+				Topics:    &source.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 				Selection: sel, Logger: testLogger(t), SinkOffsets: fleet.SinkOffsetsTranslate,
 				MM2: &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: allowReplay},
 			},

@@ -19,6 +19,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -172,11 +173,11 @@ func TestMigrateMM2Health(t *testing.T) {
 		tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: b.brokers}, Source: kafkaio.Options{Brokers: a.brokers},
 			Policy: p, Wait: wait, PollInterval: 100 * time.Millisecond})
 		require.NoError(t, err)
-		sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{include}})
+		sel, err := source.NewSelection(source.SelectionFlags{Include: []string{include}})
 		require.NoError(t, err)
 		rep, _, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
 			Options: migrate.Options{
-				Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
+				Topics:    &source.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 				Selection: sel, Logger: testLogger(t), SinkOffsets: fleet.SinkOffsetsTranslate,
 				MM2: &fleet.MM2{Translator: tr, Policy: p, AllowReplay: allowReplay, CheckpointMaxAge: time.Hour},
 			},

@@ -16,6 +16,7 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
 // connectStub is a Connect REST API for the migrate tests: root answers GET /, and handle
@@ -113,7 +114,7 @@ func TestMigrateRefusesPluginsBeforeStop(t *testing.T) {
 			return true
 		}}
 
-	opts := f.options(t, migrate.SelectionFlags{Include: []string{"dbz", "file-src"}})
+	opts := f.options(t, source.SelectionFlags{Include: []string{"dbz", "file-src"}})
 	opts.ConnectURL, opts.StopSource = connectA.serve(t), true
 	opts.To.ConnectURL = connectB.serve(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -17,6 +17,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -164,10 +165,10 @@ func TestAbortedOffsetsAndConfigRecords(t *testing.T) {
 	require.False(t, ghost, "a connector of an aborted transaction")
 
 	// Export reads A the same way ("ghost" matches no connector of A: AllowEmpty goes on).
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{"eos-.*", "ghost"}})
+	sel, err := source.NewSelection(source.SelectionFlags{Include: []string{"eos-.*", "ghost"}})
 	require.NoError(t, err)
 	rep, err := migrate.Export(ctx, migrate.Options{
-		Topics:    &migrate.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
+		Topics:    &source.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
 		Selection: sel, Logger: slog.New(slog.DiscardHandler), AllowEmpty: true,
 	})
 	require.NoError(t, err)
@@ -181,7 +182,7 @@ func TestAbortedOffsetsAndConfigRecords(t *testing.T) {
 
 	// Migrate carries the committed offsets to B.
 	startAgent(t, f.cfgB, agent.Options{})
-	opts := f.options(t, migrate.SelectionFlags{Include: []string{"eos-.*", "ghost"}})
+	opts := f.options(t, source.SelectionFlags{Include: []string{"eos-.*", "ghost"}})
 	opts.AllowEmpty = true
 	mrep, _, err := migrate.Migrate(ctx, opts)
 	require.NoError(t, err)

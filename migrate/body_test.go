@@ -10,6 +10,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -46,7 +47,7 @@ func TestBuildBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := buildBody(tt.c, tt.target, Selection{}.EditConfig(tt.c.Config, tt.target), tt.state, tt.c.Offsets, tt.sinkMode)
+			b := buildBody(tt.c, tt.target, source.Selection{}.EditConfig(tt.c.Config, tt.target), tt.state, tt.c.Offsets, tt.sinkMode)
 			got, err := b.MarshalJSON()
 			require.NoError(t, err)
 			require.Equal(t, tt.want, string(got))

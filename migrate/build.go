@@ -12,6 +12,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
 // SinkTranslator computes a sink connector's offsets on B from its offsets on A (the seam for
@@ -69,7 +70,7 @@ type applyOptions struct {
 // MirrorMaker 2 will not checkpoint.
 type applier struct {
 	opts    applyOptions
-	a       *source
+	a       *source.A
 	blocked map[string]bool
 	results *resultsLog
 	restB   *connectrest.Client

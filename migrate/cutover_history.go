@@ -12,6 +12,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -29,7 +30,7 @@ import (
 // readHistoryOnA sets HistoryOnA of each moved source of c whose family's records can judge
 // it, and the FurthestOnA of its partitions, from A's offsets topics (src; nil when A was read
 // through its REST API only).
-func (c *Cutover) readHistoryOnA(ctx context.Context, src *TopicsSource, rep *Report, reg *connectors.Registry) {
+func (c *Cutover) readHistoryOnA(ctx context.Context, src *source.TopicsSource, rep *Report, reg *connectors.Registry) {
 	entries := map[string]*Entry{}
 	for _, e := range rep.Connectors {
 		if e.connector != nil && e.Outcome == OutcomeSucceeded {

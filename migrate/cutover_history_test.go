@@ -13,6 +13,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -62,7 +63,7 @@ func TestReadHistoryOnA(t *testing.T) {
 			c := NewCutover(rep, "connect-offsets", nil)
 			require.Equal(t, `{"server":"shop2"}`, jsonvalue.SortedText(c.Connectors[0].Partitions[0].Partition))
 
-			c.readHistoryOnA(ctx, &TopicsSource{Brokers: brokers, OffsetsTopic: "connect-offsets"}, rep, connectors.Builtin())
+			c.readHistoryOnA(ctx, &source.TopicsSource{Brokers: brokers, OffsetsTopic: "connect-offsets"}, rep, connectors.Builtin())
 			cc := c.Connectors[0]
 			require.Equal(t, "read", cc.HistoryOnA)
 			if tt.furthest == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -507,5 +508,45 @@ func (t *sourceTrack) compare(got jsonvalue.Map, prefix string) {
 	default:
 		p.Verdict, t.final = VerdictWaiting, false
 		p.Detail = prefix + fmt.Sprintf("B holds %s, at the position placed, %s; nothing after it yet", first, t.placed)
+	}
+}
+
+// checkWorkersOfA asks A's Kafka cluster again, for each connector stopped on A without A's
+// REST API, whether a worker of A holds it (CutoverConnector.WorkersOfA): a worker of A
+// restarted with the connector runs it again, and its records are then no evidence. What
+// cannot be checked (A's cluster unreachable, or another cluster than the migration's) counts
+// as held: the records are no evidence either. clusterB is B's Kafka cluster id.
+func (c *Cutover) checkWorkersOfA(ctx context.Context, opts VerifyCutoverOptions, clusterB string) {
+	for _, cc := range c.Connectors {
+		w := cc.WorkersOfA
+		if w == nil {
+			continue
+		}
+		brokers, tr, principal := opts.FromBrokers, opts.FromTransport, opts.FromPrincipal
+		if len(brokers) == 0 {
+			brokers = w.Brokers
+		}
+		if tr == nil && w.ClusterID != "" && w.ClusterID == clusterB {
+			tr, principal = opts.Transport, ""
+		}
+		cl := kafkaio.NewClient(kafkaio.Options{Brokers: brokers, Transport: tr, Principal: principal})
+		cl.Timeout = 30 * time.Second
+		id, err := kafkaio.ClusterID(ctx, cl)
+		switch {
+		case err != nil:
+			w.Checked, w.Held = fmt.Sprintf("A's Kafka cluster (%s) could not be asked whether a worker of A holds the connector again: %v; "+
+				"give --from-brokers and --from-command-config to --verify", strings.Join(brokers, ","), err), true
+			continue
+		case w.ClusterID != "" && id != w.ClusterID:
+			w.Checked, w.Held = fmt.Sprintf("%s is Kafka cluster %q, not A's %q: whether a worker of A holds the connector again is not known; "+
+				"give A's --from-brokers to --verify", strings.Join(brokers, ","), id, w.ClusterID), true
+			continue
+		}
+		how, err := source.WorkersOfA{Client: cl, Principal: principal, ConfigTopic: w.ConfigTopic}.NoneHolds(ctx, cc.Name, w.RecordAt)
+		if err != nil {
+			w.Checked, w.Held = "checked again at the verification: "+err.Error(), true
+			continue
+		}
+		w.Checked, w.Held = "checked again at the verification: "+how, false
 	}
 }

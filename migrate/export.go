@@ -10,19 +10,20 @@ import (
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
 // Options configure Export and the export half of Migrate.
 type Options struct {
 	// Topics is where A's Connect topics are; nil reads A through ConnectURL only.
-	Topics *TopicsSource
+	Topics *source.TopicsSource
 	// ConnectURL is A's Connect REST API ("" for none). With Topics it is used to stop
 	// connectors and to cross-check the listing.
 	ConnectURL string
 	// HTTPClient calls A's Connect REST API, with A's credentials and TLS settings (B's are
 	// Target.HTTPClient); nil means a client with a 30 s timeout.
 	HTTPClient *http.Client
-	Selection  Selection
+	Selection  source.Selection
 	// AllowEmpty goes on, with a warning, when an --include, --exclude or --rename does
 	// nothing to A's connectors, and makes a selection of none an empty report; without it
 	// either is an error (UnmatchedError, NoneSelectedError) before anything is stopped.
@@ -47,7 +48,7 @@ type Options struct {
 	// States is where connectors' states on A are recorded before they are stopped (see
 	// StateStore); nil or without brokers for none. Migrate fills in B's brokers and the
 	// migration id.
-	States *StateStore
+	States *source.StateStore
 	// StopTimeout bounds the stop barrier of one connector (default 2 minutes); StablePause is
 	// the pause between the two offset reads that must agree (default 1 s); StopPoll the
 	// status polling interval (default 250 ms).
@@ -62,7 +63,7 @@ func (o *Options) defaults() {
 	if o.Registry == nil {
 		o.Registry = connectors.Builtin()
 	}
-	o.Selection.reg = o.Registry
+	o.Selection.SetRegistry(o.Registry)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -112,8 +113,8 @@ func (o *Options) validate() error {
 }
 
 // sourceOptions are what reading A takes of o.
-func (o *Options) sourceOptions() sourceOptions {
-	return sourceOptions{Topics: o.Topics, ConnectURL: o.ConnectURL, HTTPClient: o.HTTPClient, StopSource: o.StopSource,
+func (o *Options) sourceOptions() source.Options {
+	return source.Options{Topics: o.Topics, ConnectURL: o.ConnectURL, HTTPClient: o.HTTPClient, StopSource: o.StopSource,
 		InitialState: o.InitialState, States: o.States, Registry: o.Registry, Logger: o.Logger}
 }
 
@@ -145,7 +146,7 @@ func export(ctx context.Context, opts Options, kubernetesNames bool) (*Report, e
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	src, err := openSource(ctx, opts.sourceOptions())
+	src, err := source.Open(ctx, opts.sourceOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -192,9 +193,9 @@ func TestFamilyState(t *testing.T) {
 			if tt.cfg["topics"] != "" {
 				require.NoError(t, kafkaio.CommitGroupOffsets(ctx, clA, "connect-"+tt.cfg["name"], []kafkaio.GroupOffset{{Topic: "T", Offset: 1}}))
 			}
-			sel, err := NewSelection(SelectionFlags{Set: tt.set, KeepA: tt.keep})
+			sel, err := source.NewSelection(source.SelectionFlags{Set: tt.set, KeepA: tt.keep})
 			require.NoError(t, err)
-			opts := Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel}
+			opts := Options{Topics: &source.TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel}
 			if tt.translate {
 				policy := mm2.Policy{SourceAlias: "A", Kind: mm2.PolicyIdentity}
 				tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
@@ -263,7 +264,7 @@ func TestFamilyStateThroughREST(t *testing.T) {
 			produceN(t, ctx, clB, "history.shop", 3)
 			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"dbz": {typ: "source", state: fleet.StateRunning, stopAt: -1, config: tt.cfg,
 				offsets: []string{`{"partition":{"server":"shop"},"offset":{"lsn":42}}`}}}}
-			opts := Options{ConnectURL: fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB}}
+			opts := Options{ConnectURL: fc.serve(t), StopSource: true, States: &source.StateStore{Brokers: brokersB}}
 			src, err := openA(ctx, &opts)
 			require.NoError(t, err)
 			defer src.Close()
@@ -317,9 +318,9 @@ func TestFamilyStateAsksBOnce(t *testing.T) {
 			"topic.prefix": fmt.Sprintf("shop%d", i), "heartbeat.interval.ms": "1000"})
 	}
 	writeConfigs(t, ctx, clA, cfgs...)
-	sel, err := NewSelection(SelectionFlags{})
+	sel, err := source.NewSelection(source.SelectionFlags{})
 	require.NoError(t, err)
-	opts := Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel}
+	opts := Options{Topics: &source.TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel}
 	src, err := openA(ctx, &opts)
 	require.NoError(t, err)
 	defer src.Close()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -84,8 +85,8 @@ func (p *followPair) export(t *testing.T, ctx context.Context, brokersA, brokers
 	runCtx, cancelRun := context.WithTimeout(ctx, timeout)
 	defer cancelRun()
 	rep, err := Export(runCtx, Options{
-		Topics:     &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
-		ConnectURL: p.fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB},
+		Topics:     &source.TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
+		ConnectURL: p.fc.serve(t), StopSource: true, States: &source.StateStore{Brokers: brokersB},
 		StablePause: 50 * time.Millisecond, StopPoll: 20 * time.Millisecond, StopTimeout: 10 * time.Second,
 		SinkOffsets: fleet.SinkOffsetsTranslate, MM2: &fleet.MM2{Translator: tr, Policy: policy}, SinkFollowsSource: true,
 	})
@@ -191,12 +192,12 @@ func TestSinkFollowsSourceRefusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"src": src, "sink": tt.sink}}
 			opts := Options{ConnectURL: fc.serve(t), SinkOffsets: fleet.SinkOffsetsTranslate, MM2: &fleet.MM2{Translator: tr, Policy: policy},
-				SinkFollowsSource: true, StopSource: tt.stop, States: &StateStore{Brokers: brokers}}
+				SinkFollowsSource: true, StopSource: tt.stop, States: &source.StateStore{Brokers: brokers}}
 			if tt.stop {
 				// A's brokers, which the lag is read from.
 				brokersA, cl := followCluster(t, context.Background(), 0, true)
 				writeConfigs(t, context.Background(), cl, src.config, tt.sink.config)
-				opts.Topics = &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}
+				opts.Topics = &source.TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}
 			}
 			rep, err := Export(context.Background(), opts)
 			require.NoError(t, err)

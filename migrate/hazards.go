@@ -8,6 +8,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
 // The cutover's hazards are what would go wrong on B for a selected connector, found before
@@ -84,7 +85,7 @@ func (e *subject) add(h Hazard) {
 type hazardOptions struct {
 	// Selection edits the configs for B (--set, --unset, --map-value) and keeps keys on A
 	// (--keep-a).
-	Selection Selection
+	Selection source.Selection
 	// MM2 are MirrorMaker 2's settings when the sinks' offsets are translated through its
 	// checkpoints (nil otherwise): its policy renames the sinks' topics on B.
 	MM2 *fleet.MM2
@@ -106,7 +107,7 @@ type hazardOptions struct {
 // has no B).
 type checks struct {
 	opts hazardOptions
-	a    *source
+	a    *source.A
 	b    *targetSide
 	// blocked are the sinks' groups MirrorMaker 2 will not checkpoint (mm2health.go): their
 	// translation waits for no checkpoint.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -23,9 +24,9 @@ func TestHazardsOneRefusalHidesNoOther(t *testing.T) {
 	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clA, "connect-configs", "connect-offsets", true))
 	writeConfigs(t, ctx, clA, map[string]string{"name": "dbz", "connector.class": "io.debezium.connector.mysql.MySqlConnector", "topic.prefix": "shop",
 		"schema.history.internal.kafka.topic": "history.shop", "producer.override.bootstrap.servers": brokersA[0]})
-	sel, err := NewSelection(SelectionFlags{})
+	sel, err := source.NewSelection(source.SelectionFlags{})
 	require.NoError(t, err)
-	opts := Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel}
+	opts := Options{Topics: &source.TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel}
 	src, err := openA(ctx, &opts)
 	require.NoError(t, err)
 	defer src.Close()

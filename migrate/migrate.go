@@ -14,6 +14,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -111,7 +112,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, *Cutover, error
 	st, stateOps := opts.stateStore()
 	so := opts.sourceOptions()
 	so.States = &st
-	src, err := openSource(ctx, so)
+	src, err := source.Open(ctx, so)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -208,13 +209,13 @@ func (o *MigrateOptions) applyOptions() applyOptions {
 
 // stateStore returns the migration state store (on B's brokers unless given) and the
 // permissions its topic needs, checked with B's when it is on B.
-func (o *MigrateOptions) stateStore() (StateStore, kafkaio.TopicOps) {
-	st := StateStore{}
+func (o *MigrateOptions) stateStore() (source.StateStore, kafkaio.TopicOps) {
+	st := source.StateStore{}
 	if o.States != nil {
 		st = *o.States
 	}
 	// The state topic's permissions are checked with B's when it is on B.
-	stateOps := kafkaio.TopicOps{Topic: st.topic(), Ops: []string{kafkaio.OpRead}}
+	stateOps := kafkaio.TopicOps{Topic: st.TopicOrDefault(), Ops: []string{kafkaio.OpRead}}
 	if o.StopSource {
 		stateOps.Ops = append(stateOps.Ops, kafkaio.OpWrite)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -107,16 +108,16 @@ func TestPipelineAcrossRenamingPolicyRefused(t *testing.T) {
 			tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokers}, Policy: policy})
 			require.NoError(t, err)
 			var logs bytes.Buffer
-			sel, err := NewSelection(SelectionFlags{Include: []string{tt.include}})
+			sel, err := source.NewSelection(source.SelectionFlags{Include: []string{tt.include}})
 			if tt.include == "" {
-				sel, err = NewSelection(SelectionFlags{})
+				sel, err = source.NewSelection(source.SelectionFlags{})
 			}
 			require.NoError(t, err)
 			opts := Options{ConnectURL: fc.serve(t), Selection: sel, SinkOffsets: fleet.SinkOffsetsTranslate,
 				MM2:    &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: true},
 				Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 			if tt.stop {
-				opts.StopSource, opts.States = true, &StateStore{Brokers: brokers}
+				opts.StopSource, opts.States = true, &source.StateStore{Brokers: brokers}
 			}
 			rep, err := Export(ctx, opts)
 			require.NoError(t, err)

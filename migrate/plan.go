@@ -5,6 +5,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
 // planned is a selected connector as the plan has it: A's connector, its name on B, what the
@@ -54,7 +55,7 @@ type planOptions struct {
 // buildPlan lists A's connectors and selects them, and runs the checks that come before
 // anything is stopped: their states, their pipelines and hazards on B (b; nil for an export),
 // the stop's preconditions.
-func buildPlan(ctx context.Context, s *source, b *targetSide, opts planOptions) (*fleetPlan, error) {
+func buildPlan(ctx context.Context, s *source.A, b *targetSide, opts planOptions) (*fleetPlan, error) {
 	all, err := s.List(ctx)
 	if err != nil {
 		return nil, err
@@ -101,10 +102,10 @@ func buildPlan(ctx context.Context, s *source, b *targetSide, opts planOptions) 
 			return &fleetPlan{}, nil
 		}
 	case len(subjects) == 0:
-		return nil, noneSelected(all)
+		return nil, source.NoneSelected(all)
 	case len(unmatched) > 0:
-		none := noneSelected(all)
-		return nil, &UnmatchedError{Flags: unmatched, Total: none.Total, Examples: none.Examples}
+		none := source.NoneSelected(all)
+		return nil, &source.UnmatchedError{Flags: unmatched, Total: none.Total, Examples: none.Examples}
 	}
 	selected := make([]*fleet.Connector, len(subjects))
 	for i, e := range subjects {

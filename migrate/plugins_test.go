@@ -19,6 +19,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -269,7 +270,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			b := &pluginsB{t: t, version: tt.version, plugins: tt.plugins, validate: tt.validate}
-			sel, err := NewSelection(SelectionFlags{Set: tt.set})
+			sel, err := source.NewSelection(source.SelectionFlags{Set: tt.set})
 			require.NoError(t, err)
 			opts := Options{Selection: sel}
 			if tt.policy != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -103,7 +104,7 @@ func (hc *checks) checkPointsAtA(ctx context.Context, entries []*subject) {
 
 // pointsCheck checks the keys of one connector's config on B.
 type pointsCheck struct {
-	sel    Selection
+	sel    source.Selection
 	cfg    events.Config
 	onA    events.Config // the config on A
 	secret func(key string) bool

@@ -22,6 +22,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -105,12 +106,12 @@ func newPointsAtAWith(t *testing.T, trA *kafka.Transport, configs func(a, b stri
 	return f
 }
 
-func (f *pointsAtA) options(t *testing.T, sel SelectionFlags) MigrateOptions {
+func (f *pointsAtA) options(t *testing.T, sel source.SelectionFlags) MigrateOptions {
 	t.Helper()
-	s, err := NewSelection(sel)
+	s, err := source.NewSelection(sel)
 	require.NoError(t, err)
 	return MigrateOptions{
-		Options: Options{Topics: &TopicsSource{Brokers: f.brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
+		Options: Options{Topics: &source.TopicsSource{Brokers: f.brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
 			ConnectURL: f.fc.serve(t), Selection: s, StopSource: true,
 			StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond, StopTimeout: 5 * time.Second},
 		To: Target{Brokers: f.brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
@@ -152,7 +153,7 @@ func (f *pointsAtA) run(t *testing.T, opts MigrateOptions) (rep *Report, refused
 func TestMigrateRefusesSettingsPointingAtA(t *testing.T) {
 	f := newPointsAtA(t)
 	a := f.brokersA[0]
-	_, refused, stopped := f.run(t, f.options(t, SelectionFlags{}))
+	_, refused, stopped := f.run(t, f.options(t, source.SelectionFlags{}))
 	want := map[string][]string{
 		"dbz-pg":    {"signal.kafka.bootstrap.servers", fmt.Sprintf("%q", f.fc.connectors["dbz-pg"].config["signal.kafka.bootstrap.servers"]), "--map-value"},
 		"dbz-mysql": {"schema.history.internal.kafka.bootstrap.servers", `"PLAINTEXT://` + a + `"`, "--map-value"},
@@ -196,7 +197,7 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 	secretRefused := map[string][]string{"jaas-src": {"producer.override.sasl.jaas.config", "--set producer.override.sasl.jaas.config=", "(a secret, not shown)"}}
 
 	t.Run("mapped to B", func(t *testing.T) {
-		rep, refused, stopped := f.run(t, f.options(t, SelectionFlags{MapValue: mapAB, KeepA: keep}))
+		rep, refused, stopped := f.run(t, f.options(t, source.SelectionFlags{MapValue: mapAB, KeepA: keep}))
 		require.Equal(t, []string{"jaas-src"}, slices.Collect(maps.Keys(refused)), "--map-value leaves the secret alone: %v", refused)
 		for _, p := range secretRefused["jaas-src"] {
 			require.Contains(t, refused["jaas-src"], p)
@@ -226,7 +227,7 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 		policy := mm2.Policy{Kind: mm2.PolicyDefault, SourceAlias: "A"}
 		tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: f.brokersB}, Policy: policy})
 		require.NoError(t, err)
-		flags := SelectionFlags{Include: []string{"dbz-.*"}, MapValue: []string{a + "=" + b, "PLAINTEXT://" + a + "=" + b}}
+		flags := source.SelectionFlags{Include: []string{"dbz-.*"}, MapValue: []string{a + "=" + b, "PLAINTEXT://" + a + "=" + b}}
 		opts := f.options(t, flags)
 		opts.SinkOffsets, opts.MM2 = fleet.SinkOffsetsTranslate, &fleet.MM2{Translator: tr, Policy: policy}
 		_, refused, stopped := f.run(t, opts)
@@ -246,7 +247,7 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 	})
 
 	t.Run("A read through REST only: judged by A's id all the same", func(t *testing.T) {
-		opts := f.options(t, SelectionFlags{Include: []string{"dbz-pg|mm2-src|jaas-src"}})
+		opts := f.options(t, source.SelectionFlags{Include: []string{"dbz-pg|mm2-src|jaas-src"}})
 		opts.Topics, opts.StopSource = nil, false
 		_, refused, _ := f.run(t, opts)
 		require.Equal(t, []string{"dbz-pg", "jaas-src", "mm2-src"}, slices.Sorted(maps.Keys(refused)),
@@ -301,7 +302,7 @@ func TestPointsAtAJudgedByClusterID(t *testing.T) {
 	})
 	for _, restOnly := range []bool{false, true} {
 		t.Run(fmt.Sprintf("REST only %t", restOnly), func(t *testing.T) {
-			opts := f.options(t, SelectionFlags{})
+			opts := f.options(t, source.SelectionFlags{})
 			if restOnly {
 				opts.Topics, opts.StopSource = nil, false
 			}
@@ -367,7 +368,7 @@ func TestPointsAtAWithTheConnectorsOwnSecurity(t *testing.T) {
 				own("producer.override.", "${file:/opt/secrets/jaas.properties:jaas}")...)...),
 		}
 	}, kfake.EnableSASL(), kfake.Superuser("PLAIN", "admin", "pw-secret-a"))
-	opts := f.options(t, SelectionFlags{})
+	opts := f.options(t, source.SelectionFlags{})
 	opts.Topics, opts.StopSource = nil, false
 	rep, refused, _ := f.run(t, opts)
 	require.Equal(t, []string{"dbz-history", "own-sasl"}, slices.Sorted(maps.Keys(refused)), "%v", refused)
@@ -405,7 +406,7 @@ func TestPointsAtAAsksEachAddressOnce(t *testing.T) {
 		}
 		return cfgs
 	}, kfake.EnableSASL(), kfake.Superuser("PLAIN", "admin", "pw-secret-a"))
-	opts := f.options(t, SelectionFlags{})
+	opts := f.options(t, source.SelectionFlags{})
 	opts.Topics, opts.StopSource = nil, false
 	rep, refused, _ := f.run(t, opts)
 	require.Len(t, refused, n)
@@ -418,7 +419,7 @@ func TestPointsAtAAsksEachAddressOnce(t *testing.T) {
 // A --map-value matches a whole value (a list in any order) or one element of a list; it never
 // touches the name, a secret or a --keep-a key.
 func TestMapValue(t *testing.T) {
-	sel, err := NewSelection(SelectionFlags{MapValue: []string{"a1:9092, a2:9092=b1:9092,b2:9092", "a3:9092=b3:9092", "orders=A.orders"},
+	sel, err := source.NewSelection(source.SelectionFlags{MapValue: []string{"a1:9092, a2:9092=b1:9092,b2:9092", "a3:9092=b3:9092", "orders=A.orders"},
 		KeepA: []string{"source.cluster.bootstrap.servers"}})
 	require.NoError(t, err)
 	cfg := events.Config{
@@ -442,9 +443,9 @@ func TestMapValue(t *testing.T) {
 		"name":                                "orders",
 	}, got)
 	for _, bad := range []string{"=x", "a=", "a", " , =x"} {
-		_, err := NewSelection(SelectionFlags{MapValue: []string{bad}})
+		_, err := source.NewSelection(source.SelectionFlags{MapValue: []string{bad}})
 		require.ErrorContains(t, err, "--map-value", bad)
 	}
-	_, err = NewSelection(SelectionFlags{KeepA: []string{"a=b"}})
+	_, err = source.NewSelection(source.SelectionFlags{KeepA: []string{"a=b"}})
 	require.ErrorContains(t, err, "--keep-a")
 }

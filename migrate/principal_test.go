@@ -14,6 +14,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -50,9 +51,9 @@ func TestRefusalOnBNamesPrincipal(t *testing.T) {
 	}{
 		{"state topic created for --stop-source", func(ctx context.Context) error {
 			// B's principal reaches the state store as migrate gives it: from its Target.
-			o := &MigrateOptions{To: to, Options: Options{States: &StateStore{Topic: "states", MigrationID: "m1"}}}
+			o := &MigrateOptions{To: to, Options: Options{States: &source.StateStore{Topic: "states", MigrationID: "m1"}}}
 			st, _ := o.stateStore()
-			_, err := openStates(ctx, st, "", true, slog.New(slog.DiscardHandler))
+			_, err := source.OpenStates(ctx, st, "", true, slog.New(slog.DiscardHandler))
 			return err
 		}, `principal User:alice is not allowed to Create Topic "states"`},
 		{"cutover verification", func(ctx context.Context) error {

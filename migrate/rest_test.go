@@ -18,6 +18,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -163,13 +164,13 @@ func TestRESTReaderAndStopBarrier(t *testing.T) {
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "o.txt", "topic": "t", "name": "other"}},
 	}}
 	url := fc.serve(t)
-	states := &StateStore{Brokers: startKfake(t)}
+	states := &source.StateStore{Brokers: startKfake(t)}
 	// "fresh" has no status (its state is not known: TestRESTUnknownStateRefused); "file-sink"
 	// cannot be stopped through REST only (TestStopSourceSinkNeedsBrokers); "stopped" is
 	// STOPPED with no state record, refused with --stop-source (TestReRunKeepsStateBeforeStop).
-	sel, err := NewSelection(SelectionFlags{Exclude: []string{"other", "fresh"}})
+	sel, err := source.NewSelection(source.SelectionFlags{Exclude: []string{"other", "fresh"}})
 	require.NoError(t, err)
-	stopSel, err := NewSelection(SelectionFlags{Exclude: []string{"other", "fresh", "file-sink", "stopped"}})
+	stopSel, err := source.NewSelection(source.SelectionFlags{Exclude: []string{"other", "fresh", "file-sink", "stopped"}})
 	require.NoError(t, err)
 
 	tests := []struct {
@@ -224,7 +225,7 @@ func TestStopBarrierTimesOut(t *testing.T) {
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in.txt", "topic": "t", "name": "stuck"}},
 	}}
 	url := fc.serve(t)
-	rep, err := Export(context.Background(), Options{ConnectURL: url, StopSource: true, States: &StateStore{Brokers: startKfake(t)},
+	rep, err := Export(context.Background(), Options{ConnectURL: url, StopSource: true, States: &source.StateStore{Brokers: startKfake(t)},
 		StopPoll: 10 * time.Millisecond, StopTimeout: 200 * time.Millisecond})
 	require.NoError(t, err)
 	require.Len(t, rep.Connectors, 1)
@@ -242,7 +243,7 @@ func TestExportFlagErrors(t *testing.T) {
 		want string
 	}{
 		{name: "no source", opts: Options{}, want: "give at least one"},
-		{name: "stop needs REST", opts: Options{Topics: &TopicsSource{Brokers: []string{"127.0.0.1:1"}}, StopSource: true}, want: "--stop-source needs --from-connect-url"},
+		{name: "stop needs REST", opts: Options{Topics: &source.TopicsSource{Brokers: []string{"127.0.0.1:1"}}, StopSource: true}, want: "--stop-source needs --from-connect-url"},
 		{name: "bad state", opts: Options{ConnectURL: "http://127.0.0.1:1", InitialState: "GO"}, want: `--initial-state "GO"`},
 		{name: "bad sink mode", opts: Options{ConnectURL: "http://127.0.0.1:1", SinkOffsets: "shift"}, want: `--sink-offsets "shift"`},
 		{name: "translate without translator", opts: Options{ConnectURL: "http://127.0.0.1:1", SinkOffsets: "translate"}, want: "--sink-offsets translate needs"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -60,16 +61,16 @@ func TestReRunKeepsStateBeforeStop(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		// The handler's goroutine: no require here, the test reads what it found.
-		st, err := openStates(ctx, StateStore{Brokers: brokers, MigrationID: id}, "", false, slog.New(slog.DiscardHandler))
-		state, ok := st.get(name)
+		st, err := source.OpenStates(ctx, source.StateStore{Brokers: brokers, MigrationID: id}, "", false, slog.New(slog.DiscardHandler))
+		state, ok := st.Get(name)
 		if err != nil || !ok {
 			state = fmt.Sprintf("stopped before its state was recorded (%v)", err)
 		}
 		recorded = append(recorded, name+"="+state)
-		st.close()
+		st.Close()
 	}
 	opts := func(stop bool, id, initial string) Options {
-		return Options{ConnectURL: url, StopSource: stop, InitialState: initial, States: &StateStore{Brokers: brokers, MigrationID: id},
+		return Options{ConnectURL: url, StopSource: stop, InitialState: initial, States: &source.StateStore{Brokers: brokers, MigrationID: id},
 			StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond, StopTimeout: 5 * time.Second}
 	}
 	handStopped := "skipped: state on A unknown: the connector is STOPPED on A and no run of migration m1 recorded its state before stopping it " +
@@ -85,10 +86,10 @@ func TestReRunKeepsStateBeforeStop(t *testing.T) {
 	require.Equal(t, map[string]string{"src-run": fleet.StateRunning, "src-paused": fleet.StatePaused, "hand-stopped": fleet.StateStopped},
 		exportStates(t, opts(false, "m1", "")))
 	require.Len(t, fc.stops, 4, "the re-run stopped them again")
-	st, err := openStates(context.Background(), StateStore{Brokers: brokers, MigrationID: "m1"}, "", false, slog.New(slog.DiscardHandler))
+	st, err := source.OpenStates(context.Background(), source.StateStore{Brokers: brokers, MigrationID: "m1"}, "", false, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	defer st.close()
-	require.Equal(t, map[string]string{"src-run": fleet.StateRunning, "src-paused": fleet.StatePaused}, st.byName, "the first records, as they were")
+	defer st.Close()
+	require.Equal(t, map[string]string{"src-run": fleet.StateRunning, "src-paused": fleet.StatePaused}, st.Recorded(), "the first records, as they were")
 
 	// Another migration has no record of them: all three are refused, unless --initial-state
 	// says what to create.
@@ -131,7 +132,7 @@ func TestStopSourceSinkNeedsBrokers(t *testing.T) {
 		"src":  {typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig("src")},
 		"sink": {typ: "sink", state: fleet.StateRunning, stopAt: -1, config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "t", "name": "sink"}},
 	}}
-	_, err := Export(context.Background(), Options{ConnectURL: fc.serve(t), StopSource: true, States: &StateStore{Brokers: startKfake(t)},
+	_, err := Export(context.Background(), Options{ConnectURL: fc.serve(t), StopSource: true, States: &source.StateStore{Brokers: startKfake(t)},
 		StopPoll: 5 * time.Millisecond, StopTimeout: 5 * time.Second})
 	require.ErrorIs(t, err, fleet.ErrPrecheck)
 	require.ErrorContains(t, err, "--stop-source for sink connectors (sink) needs --from-brokers")

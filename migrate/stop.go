@@ -167,3 +167,6 @@ func sameOffsets(a, b []events.ConnectorOffset) bool {
 	eb, ok2 := enc(b)
 	return ok1 && ok2 && slices.Equal(ea, eb)
 }
+
+// stoppedByREST is CutoverConnector.StoppedOnABy for a connector stopped through A's REST API.
+const stoppedByREST = "rest"

@@ -13,6 +13,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -71,9 +72,9 @@ func TestStopBarrierWaitsForSinkGroupMembers(t *testing.T) {
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "orders", "name": "sink"}},
 	}}
 	rep, err := Export(ctx, Options{
-		Topics:     &TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
+		Topics:     &source.TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
 		ConnectURL: fc.serve(t), StopSource: true, StablePause: 100 * time.Millisecond, StopPoll: 20 * time.Millisecond,
-		StopTimeout: 30 * time.Second, States: &StateStore{Brokers: brokers},
+		StopTimeout: 30 * time.Second, States: &source.StateStore{Brokers: brokers},
 	})
 	require.NoError(t, err)
 	done := time.Now()

@@ -15,6 +15,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
 func sourceBody(state string) *Body {
@@ -235,7 +236,7 @@ func TestStrimziNamesAndBodies(t *testing.T) {
 
 	fc.connectors["orders-src"] = src("orders-src")
 	_, err = export(context.Background(), Options{ConnectURL: fc.serve(t), StopSource: true,
-		States: &StateStore{Brokers: startKfake(t)}}, true)
+		States: &source.StateStore{Brokers: startKfake(t)}}, true)
 	require.ErrorIs(t, err, fleet.ErrPrecheck)
 	require.Contains(t, err.Error(), `both become KafkaConnector "orders-src": rename one (--rename)`)
 	require.Empty(t, fc.stops, "nothing stopped on A")

@@ -12,6 +12,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/javaregex"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -122,7 +123,7 @@ func (hc *checks) checkTopicNames(_ context.Context, entries []*subject) {
 // topicNames checks one sink.
 type topicNames struct {
 	policy mm2.Policy
-	sel    Selection
+	sel    source.Selection
 	// onA is the config on A; onB and translated are set by check: the config on B (renamed
 	// topics, then the edit flags), and the renamed one before the edit flags.
 	onA, onB, translated map[string]string
@@ -168,7 +169,7 @@ func (t *topicNames) check(m *fleet.MM2, onA events.Config, target string) (*top
 		}
 	}
 	if list := strings.TrimSpace(t.onA[mm2.TopicsKey]); list != "" {
-		for _, topic := range listElems(list) {
+		for _, topic := range source.ListElems(list) {
 			if r := t.policy.RemoteTopic(topic); r != topic {
 				if t.renamed == nil {
 					t.renamed = map[string]string{}
@@ -222,7 +223,7 @@ func (t *topicNames) check(m *fleet.MM2, onA events.Config, target string) (*top
 	// Every topic the sink reads on B is renamed, but the heartbeats under the identity policy:
 	// there the regex names them, so that a kept topic that begins with the prefix stays.
 	group := "(.*)"
-	if t.regex == "" && len(t.renamed) < len(listElems(t.onA[mm2.TopicsKey])) {
+	if t.regex == "" && len(t.renamed) < len(source.ListElems(t.onA[mm2.TopicsKey])) {
 		var quoted []string
 		for _, topic := range slices.Sorted(maps.Keys(t.renamed)) {
 			quoted = append(quoted, javaregex.Quote(topic))
@@ -264,7 +265,7 @@ func (t *topicNames) namesOnB() string {
 // freeAlias is restoreAlias, or restoreAlias with a number when the chain has that alias.
 func (t *topicNames) freeAlias() string {
 	used := func(a string) bool {
-		if slices.Contains(listElems(t.onB["transforms"]), a) {
+		if slices.Contains(source.ListElems(t.onB["transforms"]), a) {
 			return true
 		}
 		for k := range t.onB {
@@ -319,7 +320,7 @@ func (t *topicNames) chain() chain {
 			}
 		}
 	}
-	for _, alias := range listElems(t.onB["transforms"]) {
+	for _, alias := range source.ListElems(t.onB["transforms"]) {
 		look("transform", alias, "transforms."+alias+".")
 		if p := strings.TrimSpace(t.onB["transforms."+alias+".predicate"]); p != "" {
 			look("predicate", p, "predicates."+p+".")

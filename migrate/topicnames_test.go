@@ -11,6 +11,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -62,7 +63,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 	tests := []struct {
 		name   string
 		config []string // key, value pairs
-		flags  SelectionFlags
+		flags  source.SelectionFlags
 		target string // --mm2-target-alias
 		policy mm2.PolicyKind
 		want   want
@@ -109,7 +110,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 				"Connector doesn't support topic mutating SMTs", "--set flush.synchronously=true", "--replication-policy identity"}}, refuse: map[string]bool{"topics": true}}},
 		{name: "Elasticsearch made synchronous by the edit flags",
 			config: []string{"connector.class", "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector", "topics", "orders"},
-			flags:  SelectionFlags{Set: []string{"flush.synchronously=true"}},
+			flags:  source.SelectionFlags{Set: []string{"flush.synchronously=true"}},
 			want:   want{config: restored(restoreAlias, "")}},
 		{name: "S3: its paths, refused",
 			config: []string{"connector.class", "io.confluent.connect.s3.S3SinkConnector", "topics", "orders", "topics.dir", "raw"},
@@ -118,7 +119,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 				refuse: map[string]bool{"topics": true}}},
 		{name: "S3 moved anyway with --keep-a: a warning",
 			config: []string{"connector.class", "io.confluent.connect.s3.S3SinkConnector", "topics", "orders"},
-			flags:  SelectionFlags{KeepA: []string{"topics"}},
+			flags:  source.SelectionFlags{KeepA: []string{"topics"}},
 			want: want{hazards: map[string][]string{"topics": {"Confluent's S3 sink names the paths", "(kept by --keep-a)"}}, refuse: map[string]bool{"topics": false},
 				config: map[string]string{"topics": "A.orders"}, absent: []string{"transforms"}}},
 		{name: "Aiven's S3 sink without the topic in its file names",
@@ -137,7 +138,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 				refuse: map[string]bool{"topic.override.orders.collection": true, "collection.of": true}}},
 		{name: "a setting kept with --keep-a is a warning",
 			config: []string{"connector.class", "com.example.DocSink", "topics", "orders", "collection.of", "orders"},
-			flags:  SelectionFlags{KeepA: []string{"collection.of"}},
+			flags:  source.SelectionFlags{KeepA: []string{"collection.of"}},
 			want: want{hazards: map[string][]string{"collection.of": {"(kept by --keep-a)"}}, refuse: map[string]bool{"collection.of": false},
 				absent: []string{"transforms"}}},
 		{name: "a class offsetagent does not know, with a RegexRouter",
@@ -160,7 +161,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			want: want{skipped: true, hazards: map[string][]string{"topics": {`topic "B.orders" is "orders" on B`}}, refuse: map[string]bool{"topics": true}}},
 		{name: "a chain edited for B gets no transform: a warning",
 			config: routedChain("topics", "orders"),
-			flags:  SelectionFlags{Set: []string{`transforms.route.regex=A\.orders`}},
+			flags:  source.SelectionFlags{Set: []string{`transforms.route.regex=A\.orders`}},
 			want: want{config: map[string]string{"transforms": "route,tag", "transforms.route.regex": `A\.orders`},
 				hazards: map[string][]string{"transforms": {"edited for B", "does not add its transform"}}, refuse: map[string]bool{"transforms": false}}},
 		{name: "the identity policy keeps the names", policy: mm2.PolicyIdentity,
@@ -191,7 +192,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			policy := mm2.Policy{Kind: kind, SourceAlias: "A", TargetAlias: tt.target}
 			tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokers}, Policy: policy})
 			require.NoError(t, err)
-			sel, err := NewSelection(tt.flags)
+			sel, err := source.NewSelection(tt.flags)
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()

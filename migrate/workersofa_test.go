@@ -19,6 +19,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -103,9 +104,9 @@ func exportStopped(t *testing.T, brokers []string, restURL string) (*Report, err
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return Export(ctx, Options{
-		Topics:     &TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
+		Topics:     &source.TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
 		ConnectURL: restURL, StopSource: true, StablePause: 50 * time.Millisecond, StopPoll: 20 * time.Millisecond,
-		StopTimeout: 30 * time.Second, States: &StateStore{Brokers: brokers},
+		StopTimeout: 30 * time.Second, States: &source.StateStore{Brokers: brokers},
 	})
 }
 
@@ -216,7 +217,7 @@ func TestStopWithRESTAnsweringAnError(t *testing.T) {
 	require.ErrorContains(t, err, "A's Connect REST API is unreachable")
 	require.NotContains(t, err.Error(), "Connect groups")
 	// Without A's brokers nothing can tell: refused, saying what would.
-	_, err = Export(context.Background(), Options{ConnectURL: deadURL(t), StopSource: true, States: &StateStore{Brokers: brokers}})
+	_, err = Export(context.Background(), Options{ConnectURL: deadURL(t), StopSource: true, States: &source.StateStore{Brokers: brokers}})
 	require.ErrorIs(t, err, fleet.ErrPrecheck)
 	require.ErrorContains(t, err, "with --from-brokers, --stop-source takes a connector for stopped on A")
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -69,7 +70,7 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.initialState, "initial-state", "", "RUNNING, PAUSED or STOPPED: overrides the state carried over from A")
 	fs.StringVar(&f.sinkOffsets, "sink-offsets", "", "copy, none or translate: what happens to sink offsets (default: translate with --mm2-source-alias, else copy)")
 	fs.BoolVar(&f.stopSource, "stop-source", false, "stop each selected connector on A first and wait for its final commit (needs --from-connect-url; for sinks --from-brokers; with export also --to-brokers, for the state records)")
-	fs.StringVar(&f.stateTopic, "state-topic", migrate.DefaultStateTopic, "compacted topic on B (--to-brokers) where --stop-source records each connector's state on A before stopping it")
+	fs.StringVar(&f.stateTopic, "state-topic", source.DefaultStateTopic, "compacted topic on B (--to-brokers) where --stop-source records each connector's state on A before stopping it")
 	fs.StringVar(&f.toBrokers, "to-brokers", "", "B's bootstrap brokers")
 	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
 	fs.StringVar(&f.mm2SourceAlias, "mm2-source-alias", "", "A's alias in MirrorMaker 2: sink offsets are translated through <ALIAS>.checkpoints.internal on B (--to-brokers)")
@@ -149,7 +150,7 @@ func (f *fleetFlags) translator(cl clusters, logger *slog.Logger) (*fleet.MM2, e
 
 // options turns the flags into migrate.Options; the environment supplies SASL/TLS.
 func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: f.include, Exclude: f.exclude, Rename: f.rename, Set: f.set, Unset: f.unset,
+	sel, err := source.NewSelection(source.SelectionFlags{Include: f.include, Exclude: f.exclude, Rename: f.rename, Set: f.set, Unset: f.unset,
 		MapValue: f.mapValue, KeepA: f.keepA})
 	if err != nil {
 		return migrate.Options{}, err
@@ -159,9 +160,9 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 		SinkOffsets: fleet.SinkOffsetsMode(f.sinkMode()), StopSource: f.stopSource, SinkFollowsSource: f.sinkFollowsSource,
 		AllowEmpty: f.allowEmpty, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
-	o.States = &migrate.StateStore{Brokers: splitList(f.toBrokers), Topic: f.stateTopic, SelectionKey: f.selectionKey()}
+	o.States = &source.StateStore{Brokers: splitList(f.toBrokers), Topic: f.stateTopic, SelectionKey: f.selectionKey()}
 	if f.fromBrokers != "" {
-		o.Topics = &migrate.TopicsSource{Brokers: splitList(f.fromBrokers), ConfigTopic: f.fromConfigTopic, OffsetsTopic: f.fromOffsetsTopic,
+		o.Topics = &source.TopicsSource{Brokers: splitList(f.fromBrokers), ConfigTopic: f.fromConfigTopic, OffsetsTopic: f.fromOffsetsTopic,
 			AllowUnreadable: f.allowUnreadable}
 	}
 	return o, nil

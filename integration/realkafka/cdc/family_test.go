@@ -15,6 +15,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -60,11 +61,11 @@ func TestFamilyStateRefusedBeforeStop(t *testing.T) {
 	require.NoError(t, err)
 
 	// The signal channel is mapped to B: its settings are right, the state it needs is not.
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{name}, MapValue: []string{env.Broker.Addr + "=" + to.Brokers[0]}})
+	sel, err := source.NewSelection(source.SelectionFlags{Include: []string{name}, MapValue: []string{env.Broker.Addr + "=" + to.Brokers[0]}})
 	require.NoError(t, err)
 	rep, _, err := migrate.Migrate(ctx, migrate.MigrateOptions{
 		Options: migrate.Options{
-			Topics:     &migrate.TopicsSource{Brokers: []string{env.Broker.Addr}, ConfigTopic: namesA.Config, OffsetsTopic: namesA.Offsets},
+			Topics:     &source.TopicsSource{Brokers: []string{env.Broker.Addr}, ConfigTopic: namesA.Config, OffsetsTopic: namesA.Offsets},
 			ConnectURL: w.URL, StopSource: true, Selection: sel,
 		},
 		To: to, SelectionKey: name, Timeout: 30 * time.Second,

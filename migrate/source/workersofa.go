@@ -1,4 +1,4 @@
-package migrate
+package source
 
 import (
 	"context"
@@ -48,9 +48,6 @@ import (
 // runs it again, and A's later records are no evidence). A worker cut off from its group's
 // coordinator but still writing to the brokers (a zombie) is not a member and is not seen.
 
-// stoppedByREST is CutoverConnector.StoppedOnABy for a connector stopped through A's REST API.
-const stoppedByREST = "rest"
-
 // restUnreachable reports whether err, from a call to a Connect REST API, means that nothing
 // answers there: a connection refused, no route, a name that does not resolve, a timeout. An
 // HTTP answer of any status, or a TLS failure, is not (something answers).
@@ -66,11 +63,11 @@ func restUnreachable(err error) bool {
 	return errors.As(err, &oe) && oe.Op == "dial"
 }
 
-// workersOfA asks A's Kafka cluster who may run a connector: the Connect groups there.
-type workersOfA struct {
-	cl          *kafka.Client
-	principal   string
-	configTopic string
+// WorkersOfA asks A's Kafka cluster who may run a connector: the Connect groups there.
+type WorkersOfA struct {
+	Client      *kafka.Client
+	Principal   string
+	ConfigTopic string
 }
 
 // maxConnectGroups bounds the Connect groups a check describes.
@@ -87,12 +84,12 @@ type connectGroupView struct {
 // noneHolds establishes that no worker of A holds connector name (whose latest record in A's
 // config topic is at recordAt, -1 when unknown), as the package's comment above says, and
 // returns how, or an error saying which worker holds it or why the check cannot decide.
-func (w workersOfA) noneHolds(ctx context.Context, name string, recordAt int64) (string, error) {
-	if err := kafkaio.RequireClusterOps(ctx, w.cl, w.principal, kafkaio.OpDescribe); err != nil {
+func (w WorkersOfA) NoneHolds(ctx context.Context, name string, recordAt int64) (string, error) {
+	if err := kafkaio.RequireClusterOps(ctx, w.Client, w.Principal, kafkaio.OpDescribe); err != nil {
 		return "", fmt.Errorf("cannot decide whether a worker of A runs it: Kafka lists only the consumer groups the principal may Describe, "+
 			"so without Describe on A's cluster a group of A's workers may be out of sight: %w", err)
 	}
-	listed, err := kafkaio.ListGroups(ctx, w.cl)
+	listed, err := kafkaio.ListGroups(ctx, w.Client)
 	if err != nil {
 		return "", fmt.Errorf("cannot decide whether a worker of A runs it: list A's consumer groups: %w", err)
 	}
@@ -104,7 +101,7 @@ func (w workersOfA) noneHolds(ctx context.Context, name string, recordAt int64) 
 		if len(groups) == maxConnectGroups {
 			return "", fmt.Errorf("cannot decide whether a worker of A runs it: A's Kafka cluster has more than %d Connect groups", maxConnectGroups)
 		}
-		d, err := kafkaio.DescribeGroup(ctx, w.cl, g.Group)
+		d, err := kafkaio.DescribeGroup(ctx, w.Client, g.Group)
 		if err != nil {
 			return "", fmt.Errorf("cannot decide whether a worker of A runs it: describe Connect group %q: %w", g.Group, err)
 		}
@@ -112,9 +109,9 @@ func (w workersOfA) noneHolds(ctx context.Context, name string, recordAt int64) 
 	}
 	// A's config topic's end, read after the groups: it only grows, so a leader past it now
 	// was past it when its group was described.
-	end, err := topicEnd(ctx, w.cl, w.configTopic)
+	end, err := topicEnd(ctx, w.Client, w.ConfigTopic)
 	if err != nil {
-		return "", fmt.Errorf("cannot decide whether a worker of A runs it: read the end of A's config topic %q: %w", w.configTopic, err)
+		return "", fmt.Errorf("cannot decide whether a worker of A runs it: read the end of A's config topic %q: %w", w.ConfigTopic, err)
 	}
 	var seen []string
 	for _, d := range groups {
@@ -228,44 +225,4 @@ func topicEnd(ctx context.Context, cl *kafka.Client, topic string) (int64, error
 		end += p.LastOffset
 	}
 	return end, nil
-}
-
-// checkWorkersOfA asks A's Kafka cluster again, for each connector stopped on A without A's
-// REST API, whether a worker of A holds it (CutoverConnector.WorkersOfA): a worker of A
-// restarted with the connector runs it again, and its records are then no evidence. What
-// cannot be checked (A's cluster unreachable, or another cluster than the migration's) counts
-// as held: the records are no evidence either. clusterB is B's Kafka cluster id.
-func (c *Cutover) checkWorkersOfA(ctx context.Context, opts VerifyCutoverOptions, clusterB string) {
-	for _, cc := range c.Connectors {
-		w := cc.WorkersOfA
-		if w == nil {
-			continue
-		}
-		brokers, tr, principal := opts.FromBrokers, opts.FromTransport, opts.FromPrincipal
-		if len(brokers) == 0 {
-			brokers = w.Brokers
-		}
-		if tr == nil && w.ClusterID != "" && w.ClusterID == clusterB {
-			tr, principal = opts.Transport, ""
-		}
-		cl := kafkaio.NewClient(kafkaio.Options{Brokers: brokers, Transport: tr, Principal: principal})
-		cl.Timeout = 30 * time.Second
-		id, err := kafkaio.ClusterID(ctx, cl)
-		switch {
-		case err != nil:
-			w.Checked, w.Held = fmt.Sprintf("A's Kafka cluster (%s) could not be asked whether a worker of A holds the connector again: %v; "+
-				"give --from-brokers and --from-command-config to --verify", strings.Join(brokers, ","), err), true
-			continue
-		case w.ClusterID != "" && id != w.ClusterID:
-			w.Checked, w.Held = fmt.Sprintf("%s is Kafka cluster %q, not A's %q: whether a worker of A holds the connector again is not known; "+
-				"give A's --from-brokers to --verify", strings.Join(brokers, ","), id, w.ClusterID), true
-			continue
-		}
-		how, err := workersOfA{cl: cl, principal: principal, configTopic: w.ConfigTopic}.noneHolds(ctx, cc.Name, w.RecordAt)
-		if err != nil {
-			w.Checked, w.Held = "checked again at the verification: "+err.Error(), true
-			continue
-		}
-		w.Checked, w.Held = "checked again at the verification: "+how, false
-	}
 }

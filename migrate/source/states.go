@@ -1,10 +1,11 @@
-package migrate
+package source
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -43,7 +44,8 @@ type StateStore struct {
 	SelectionKey string
 }
 
-func (st StateStore) topic() string {
+// TopicOrDefault is the state topic's name: Topic, or DefaultStateTopic when Topic is "".
+func (st StateStore) TopicOrDefault() string {
 	if st.Topic == "" {
 		return DefaultStateTopic
 	}
@@ -60,7 +62,7 @@ type stateRecord struct {
 }
 
 // states are the recorded states of one migration, and the writer of new ones.
-type states struct {
+type States struct {
 	st     StateStore
 	from   string // A's description, for the records
 	w      *kafka.Writer
@@ -70,11 +72,11 @@ type states struct {
 
 // openStates loads the records of st.MigrationID. With create, a missing topic is created
 // (--stop-source writes to it); without, a missing topic means no records and nil is returned.
-func openStates(ctx context.Context, st StateStore, from string, create bool, logger *slog.Logger) (*states, error) {
+func OpenStates(ctx context.Context, st StateStore, from string, create bool, logger *slog.Logger) (*States, error) {
 	if st.Transport == nil {
 		st.Transport = &kafka.Transport{MetadataTTL: time.Second} // see Migrate
 	}
-	topic := st.topic()
+	topic := st.TopicOrDefault()
 	cl := kafkaio.NewClient(kafkaio.Options{Brokers: st.Brokers, Transport: st.Transport, Principal: st.Principal})
 	cl.Timeout = 30 * time.Second
 	if create {
@@ -90,7 +92,7 @@ func openStates(ctx context.Context, st StateStore, from string, create bool, lo
 			return nil, nil
 		}
 	}
-	s := &states{st: st, from: from, byName: map[string]string{}}
+	s := &States{st: st, from: from, byName: map[string]string{}}
 	prefix := st.MigrationID + "/"
 	apply := func(msgs []kafka.Message) {
 		s.mu.Lock()
@@ -130,8 +132,8 @@ func openStates(ctx context.Context, st StateStore, from string, create bool, lo
 	return s, nil
 }
 
-// get is the state recorded for connector name on A.
-func (s *states) get(name string) (string, bool) {
+// Get is the state recorded for connector name on A.
+func (s *States) Get(name string) (string, bool) {
 	if s == nil {
 		return "", false
 	}
@@ -141,13 +143,13 @@ func (s *states) get(name string) (string, bool) {
 	return st, ok
 }
 
-// record writes state as connector name's state on A, acknowledged by all in-sync replicas,
+// Record writes state as connector name's state on A, acknowledged by all in-sync replicas,
 // unless one is recorded already (the first one is the state before the first stop).
-func (s *states) record(ctx context.Context, name, state string) error {
+func (s *States) Record(ctx context.Context, name, state string) error {
 	if s == nil {
 		return fmt.Errorf("no state topic to record state %s in", state)
 	}
-	if _, ok := s.get(name); ok {
+	if _, ok := s.Get(name); ok {
 		return nil
 	}
 	v, err := json.Marshal(stateRecord{MigrationID: s.st.MigrationID, Connector: name, State: state, From: s.from, Recorded: time.Now().UTC()})
@@ -155,7 +157,7 @@ func (s *states) record(ctx context.Context, name, state string) error {
 		return err
 	}
 	if err := s.w.WriteMessages(ctx, kafka.Message{Key: []byte(s.st.MigrationID + "/" + name), Value: v}); err != nil {
-		return fmt.Errorf("record state %s in topic %q: %w", state, s.st.topic(), err)
+		return fmt.Errorf("record state %s in topic %q: %w", state, s.st.TopicOrDefault(), err)
 	}
 	s.mu.Lock()
 	s.byName[name] = state
@@ -163,14 +165,25 @@ func (s *states) record(ctx context.Context, name, state string) error {
 	return nil
 }
 
-func (s *states) close() {
+// Close closes the writer of new records.
+func (s *States) Close() {
 	if s != nil && s.w != nil {
 		_ = s.w.Close()
 	}
 }
 
-// migrationID is the id the records are keyed by ("" for none).
-func (s *states) migrationID() string {
+// Recorded is a copy of every state recorded, by connector name on A.
+func (s *States) Recorded() map[string]string {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.byName)
+}
+
+// MigrationID is the id the records are keyed by ("" for none).
+func (s *States) MigrationID() string {
 	if s == nil {
 		return ""
 	}

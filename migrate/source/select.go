@@ -1,4 +1,4 @@
-package migrate
+package source
 
 import (
 	"errors"
@@ -63,6 +63,10 @@ type SelectionFlags struct {
 	KeepA []string
 }
 
+// SetRegistry sets the registry that knows the classes' secret keys, which --map-value leaves
+// alone (nil: connectors.Builtin()).
+func (s *Selection) SetRegistry(reg *connectors.Registry) { s.reg = reg }
+
 // NewSelection compiles f. All problems are returned at once, in flag order.
 func NewSelection(f SelectionFlags) (Selection, error) {
 	var s Selection
@@ -112,7 +116,7 @@ func NewSelection(f SelectionFlags) (Selection, error) {
 	}
 	for _, kv := range f.MapValue {
 		from, to, ok := strings.Cut(kv, "=")
-		elems := listElems(from)
+		elems := ListElems(from)
 		if !ok || len(elems) == 0 || strings.TrimSpace(to) == "" {
 			errs = append(errs, fmt.Errorf("--map-value %q: want FROM=TO", kv))
 			continue
@@ -251,7 +255,7 @@ func (s Selection) secrets(cfg events.Config) func(key string) bool { return fle
 // mapValue applies the first --map-value that matches v as a whole, else each one-element
 // --map-value to the elements of v that equal it.
 func (s Selection) mapValue(v string) string {
-	elems := listElems(v)
+	elems := ListElems(v)
 	if len(elems) == 0 {
 		return v
 	}
@@ -275,9 +279,9 @@ func (s Selection) mapValue(v string) string {
 	return strings.Join(elems, ",")
 }
 
-// listElems splits a comma-separated value into its trimmed elements; nil when one is empty
+// ListElems splits a comma-separated value into its trimmed elements; nil when one is empty
 // (not a list).
-func listElems(v string) []string {
+func ListElems(v string) []string {
 	parts := strings.Split(v, ",")
 	for i, p := range parts {
 		if parts[i] = strings.TrimSpace(p); parts[i] == "" {

@@ -1,4 +1,4 @@
-package migrate
+package source
 
 import (
 	"context"
@@ -17,10 +17,10 @@ import (
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
-// sourceOptions say how A is read: through its Connect topics (Topics) and sink groups, its
+// Options say how A is read: through its Connect topics (Topics) and sink groups, its
 // Connect REST API (ConnectURL), or both; how a connector's state is settled (StopSource,
 // InitialState, the state records in States).
-type sourceOptions struct {
+type Options struct {
 	// Topics is where A's Connect topics are; nil reads A through ConnectURL only.
 	Topics *TopicsSource
 	// ConnectURL is A's Connect REST API ("" for none), called by HTTPClient (nil: a client
@@ -41,9 +41,9 @@ type sourceOptions struct {
 	Logger   *slog.Logger
 }
 
-// source is an open connection to A.
-type source struct {
-	opts   sourceOptions
+// A is an open connection to A.
+type A struct {
+	opts   Options
 	topics *topicsReader
 	rest   *restReader
 	// root is what A's REST API answered to GET / when the source was opened (rest not nil).
@@ -52,12 +52,16 @@ type source struct {
 	// answers there): rest is nil, and a connector is stopped when no worker of A holds it.
 	restDown error
 	// states are the migration's recorded states (nil for none).
-	states *states
+	states *States
 }
 
-// openSource connects to A (reading its topics to the end).
-func openSource(ctx context.Context, opts sourceOptions) (*source, error) {
-	s := &source{opts: opts}
+// Unopened is an A that reads nothing: no topics, no REST API, no state records, for the
+// checks that only need its options.
+func Unopened(opts Options) *A { return &A{opts: opts} }
+
+// Open connects to A (reading its topics to the end).
+func Open(ctx context.Context, opts Options) (*A, error) {
+	s := &A{opts: opts}
 	if opts.ConnectURL != "" {
 		r, err := newRESTReader(opts.ConnectURL, opts.HTTPClient, opts.Registry)
 		if err != nil {
@@ -94,13 +98,13 @@ func openSource(ctx context.Context, opts sourceOptions) (*source, error) {
 // NoneHolds establishes that no worker of A holds connector name (its latest record in A's
 // config topic at recordAt, -1 unknown), by the Connect groups on A's Kafka cluster
 // (workersofa.go; A's topics read), and says how.
-func (s *source) NoneHolds(ctx context.Context, name string, recordAt int64) (string, error) {
-	return workersOfA{cl: s.topics.client, principal: s.topics.src.Principal, configTopic: s.topics.src.ConfigTopic}.noneHolds(ctx, name, recordAt)
+func (s *A) NoneHolds(ctx context.Context, name string, recordAt int64) (string, error) {
+	return WorkersOfA{Client: s.topics.client, Principal: s.topics.src.Principal, ConfigTopic: s.topics.src.ConfigTopic}.NoneHolds(ctx, name, recordAt)
 }
 
 // RecordAt is the offset of connector name's latest record in A's config topic (false when
 // A's topics are not read, or it has none).
-func (s *source) RecordAt(name string) (int64, bool) {
+func (s *A) RecordAt(name string) (int64, bool) {
 	if s.topics == nil {
 		return 0, false
 	}
@@ -109,10 +113,10 @@ func (s *source) RecordAt(name string) (int64, bool) {
 
 // RESTDown is why A's REST API, given with StopSource, could not be reached (nothing answers
 // there); nil when it answered or was not given.
-func (s *source) RESTDown() error { return s.restDown }
+func (s *A) RESTDown() error { return s.restDown }
 
 // Client is the client of A's Kafka cluster; nil when A is read through its REST API only.
-func (s *source) Client() *kafka.Client {
+func (s *A) Client() *kafka.Client {
 	if s.topics == nil {
 		return nil
 	}
@@ -120,11 +124,11 @@ func (s *source) Client() *kafka.Client {
 }
 
 // Topics is where A's Connect topics are, as given (nil: A is read through its REST API only).
-func (s *source) Topics() *TopicsSource { return s.opts.Topics }
+func (s *A) Topics() *TopicsSource { return s.opts.Topics }
 
 // Offsets reads c's current offsets on A: from its topics and sink groups when they are read,
 // else from its REST API.
-func (s *source) Offsets(ctx context.Context, c *fleet.Connector) ([]events.ConnectorOffset, error) {
+func (s *A) Offsets(ctx context.Context, c *fleet.Connector) ([]events.ConnectorOffset, error) {
 	if s.topics != nil {
 		return s.topics.offsets(ctx, c)
 	}
@@ -132,27 +136,27 @@ func (s *source) Offsets(ctx context.Context, c *fleet.Connector) ([]events.Conn
 }
 
 // GroupMembers is the number of members of a sink's group on A (A's topics read).
-func (s *source) GroupMembers(ctx context.Context, group string) (int, error) {
+func (s *A) GroupMembers(ctx context.Context, group string) (int, error) {
 	return s.topics.groupMembers(ctx, group)
 }
 
 // Lag is how far group is on topics on A from having consumed every committed record (lag.go;
 // A's topics read).
-func (s *source) Lag(ctx context.Context, group string, topics []string) (int64, string, error) {
+func (s *A) Lag(ctx context.Context, group string, topics []string) (int64, string, error) {
 	return s.topics.lag(ctx, group, topics)
 }
 
 // Stop is PUT /connectors/{name}/stop on A's REST API.
-func (s *source) Stop(ctx context.Context, name string) error { return s.rest.stop(ctx, name) }
+func (s *A) Stop(ctx context.Context, name string) error { return s.rest.stop(ctx, name) }
 
 // Status is connector name's state and number of tasks on A's REST API.
-func (s *source) Status(ctx context.Context, name string) (string, int, error) {
+func (s *A) Status(ctx context.Context, name string) (string, int, error) {
 	return s.rest.status(ctx, name)
 }
 
 // ActiveTopics are the topics connector name has used, by A's topic tracking (false when A's
 // REST API is not given or does not track them: pipeline.go's activeTopics).
-func (s *source) ActiveTopics(ctx context.Context, name string) ([]string, bool) {
+func (s *A) ActiveTopics(ctx context.Context, name string) ([]string, bool) {
 	if s.rest == nil {
 		return nil, false
 	}
@@ -161,21 +165,21 @@ func (s *source) ActiveTopics(ctx context.Context, name string) ([]string, bool)
 
 // RecordState records state as connector name's state on A before it is stopped, unless one
 // is recorded (states.go).
-func (s *source) RecordState(ctx context.Context, name, state string) error {
-	return s.states.record(ctx, name, state)
+func (s *A) RecordState(ctx context.Context, name, state string) error {
+	return s.states.Record(ctx, name, state)
 }
 
-func (s *source) Close() {
+func (s *A) Close() {
 	if s.topics != nil {
 		s.topics.close()
 	}
-	s.states.close()
+	s.states.Close()
 }
 
-// openStates opens the state records of opts.States for migration id (derived from A's
+// OpenStates opens the state records of opts.States for migration id (derived from A's
 // cluster id when "" and States has none), creating the topic with StopSource. Without
 // StopSource and without a topic, there are no records.
-func (s *source) OpenStates(ctx context.Context, clusterA, id string) error {
+func (s *A) OpenStates(ctx context.Context, clusterA, id string) error {
 	st := s.opts.States
 	if st == nil || len(st.Brokers) == 0 {
 		if s.opts.StopSource {
@@ -193,9 +197,9 @@ func (s *source) OpenStates(ctx context.Context, clusterA, id string) error {
 	if !fleet.ValidMigrationID(cp.MigrationID) {
 		return fleet.Precheckf("--migration-id %q: no '/' or spaces", cp.MigrationID)
 	}
-	states, err := openStates(ctx, cp, s.Describe(), s.opts.StopSource, s.opts.Logger)
+	states, err := OpenStates(ctx, cp, s.Describe(), s.opts.StopSource, s.opts.Logger)
 	if err != nil {
-		return fleet.Precheckf("the migration's state topic %q: %v", cp.topic(), err)
+		return fleet.Precheckf("the migration's state topic %q: %v", cp.TopicOrDefault(), err)
 	}
 	s.states = states
 	return nil
@@ -207,12 +211,12 @@ func (s *source) OpenStates(ctx context.Context, clusterA, id string) error {
 // refused (it gets a Problem) unless InitialState overrides the state: read through REST only
 // with a status that does not tell the target state, or, with StopSource, STOPPED on A with no
 // record (stopped by hand or by another migration, so the state it had before is lost).
-func (s *source) ResolveStates(selected []*fleet.Connector) {
+func (s *A) ResolveStates(selected []*fleet.Connector) {
 	for _, c := range selected {
 		if c.Problem != "" {
 			continue
 		}
-		if st, ok := s.states.get(c.Name); ok {
+		if st, ok := s.states.Get(c.Name); ok {
 			c.State, c.StateUnknown = st, ""
 			continue
 		}
@@ -225,13 +229,13 @@ func (s *source) ResolveStates(selected []*fleet.Connector) {
 		case s.opts.StopSource && c.State == fleet.StateStopped:
 			c.Problem = fmt.Sprintf("state on A unknown: the connector is STOPPED on A and no run of migration %s recorded its state before stopping it "+
 				"(it was stopped by hand or by another migration), so the state to create it in on B is not known; give --initial-state, or resume it on A first",
-				s.states.migrationID())
+				s.states.MigrationID())
 		}
 	}
 }
 
 // describe names A for the report.
-func (s *source) Describe() string {
+func (s *A) Describe() string {
 	var parts []string
 	if s.opts.Topics != nil {
 		parts = append(parts, strings.Join(s.opts.Topics.Brokers, ","))
@@ -243,7 +247,7 @@ func (s *source) Describe() string {
 }
 
 // ClusterID is A's Kafka cluster id, from its brokers or its Connect REST API.
-func (s *source) ClusterID(ctx context.Context) (string, error) {
+func (s *A) ClusterID(ctx context.Context) (string, error) {
 	if s.topics != nil {
 		return s.topics.clusterID(ctx)
 	}
@@ -253,7 +257,7 @@ func (s *source) ClusterID(ctx context.Context) (string, error) {
 
 // Cluster is A's identity: its Kafka cluster's id (ClusterID), its Connect topics when they
 // are read, and what its REST API answered when it was opened.
-func (s *source) Cluster(ctx context.Context) (fleet.Cluster, error) {
+func (s *A) Cluster(ctx context.Context) (fleet.Cluster, error) {
 	id, err := s.ClusterID(ctx)
 	if err != nil {
 		return fleet.Cluster{}, err
@@ -271,7 +275,7 @@ func (s *source) Cluster(ctx context.Context) (fleet.Cluster, error) {
 
 // list reads every connector of A: from the topics when they are read (the REST listing is
 // then only cross-checked), else from the REST API.
-func (s *source) List(ctx context.Context) ([]*fleet.Connector, error) {
+func (s *A) List(ctx context.Context) ([]*fleet.Connector, error) {
 	if s.topics == nil {
 		cs, err := s.rest.list(ctx)
 		if err != nil {
@@ -305,7 +309,7 @@ func (s *source) List(ctx context.Context) ([]*fleet.Connector, error) {
 // read through REST only, a sink's consumer group on A is out of sight, and its tasks may
 // still be members committing offsets after the status says STOPPED (a zombie task), so the
 // offsets read would not be final.
-func (s *source) CheckStop(selected []*fleet.Connector) error {
+func (s *A) CheckStop(selected []*fleet.Connector) error {
 	if s.topics != nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package migrate
+package source
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ type NoneSelectedError struct {
 // noneSelectedExamples is how many of A's names the error lists.
 const noneSelectedExamples = 5
 
-func noneSelected(all []*fleet.Connector) *NoneSelectedError {
+func NoneSelected(all []*fleet.Connector) *NoneSelectedError {
 	names := make([]string, 0, len(all))
 	for _, c := range all {
 		names = append(names, c.Name)
