@@ -16,6 +16,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 )
 
 // A request read at or after its deadline (the deadline extension) is answered failed, 408,
@@ -205,7 +206,7 @@ func (p *migrationPair) options(t *testing.T) migrate.MigrateOptions {
 			Topics:    &source.TopicsSource{Brokers: p.cfgA.Brokers, ConfigTopic: p.cfgA.ConfigTopic, OffsetsTopic: p.cfgA.OffsetsTopic},
 			Selection: sel, Logger: testLogger(t),
 		},
-		To: migrate.Target{Brokers: p.cfgB.Brokers, RequestTopic: p.cfgB.RequestTopic, ResultTopic: p.cfgB.ResultTopic,
+		To: target.Target{Brokers: p.cfgB.Brokers, RequestTopic: p.cfgB.RequestTopic, ResultTopic: p.cfgB.ResultTopic,
 			ConfigTopic: p.cfgB.ConfigTopic, OffsetsTopic: p.cfgB.OffsetsTopic},
 		SelectionKey: t.Name(), Concurrency: 4,
 	}

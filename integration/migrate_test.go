@@ -21,6 +21,7 @@ import (
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -127,7 +128,7 @@ func (f *fleetPair) options(t *testing.T, sel source.SelectionFlags) migrate.Mig
 			Topics:    &source.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
 			Selection: s, Logger: testLogger(t),
 		},
-		To: migrate.Target{Brokers: f.cfgB.Brokers, RequestTopic: f.cfgB.RequestTopic, ResultTopic: f.cfgB.ResultTopic,
+		To: target.Target{Brokers: f.cfgB.Brokers, RequestTopic: f.cfgB.RequestTopic, ResultTopic: f.cfgB.ResultTopic,
 			ConfigTopic: f.cfgB.ConfigTopic, OffsetsTopic: f.cfgB.OffsetsTopic},
 		SelectionKey: fmt.Sprint(sel), Concurrency: 3, Timeout: 2 * time.Minute,
 	}
@@ -346,7 +347,7 @@ func TestMigratePrechecks(t *testing.T) {
 			Topics:    &source.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 			Selection: sel,
 		},
-		To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
+		To: target.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 			ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic},
 	}
 	tests := []struct {
@@ -423,7 +424,7 @@ func TestMigrateLargeRequests(t *testing.T) {
 			Topics:    &source.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 			Selection: sel, Logger: testLogger(t),
 		},
-		To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
+		To: target.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 			ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic, MaxRequestBytes: cfgB.MaxRequestBytes},
 		Concurrency: 3, Timeout: time.Minute,
 	})

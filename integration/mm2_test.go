@@ -17,6 +17,7 @@ import (
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -180,7 +181,7 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 				Selection: sel, Logger: testLogger(t), SinkOffsets: fleet.SinkOffsetsTranslate,
 				MM2: &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: allowReplay},
 			},
-			To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
+			To: target.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 				ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic},
 			SelectionKey: include + string(policy.Kind), Concurrency: 4, Timeout: 2 * time.Minute,
 		})

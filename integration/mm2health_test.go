@@ -20,6 +20,7 @@ import (
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -181,7 +182,7 @@ func TestMigrateMM2Health(t *testing.T) {
 				Selection: sel, Logger: testLogger(t), SinkOffsets: fleet.SinkOffsetsTranslate,
 				MM2: &fleet.MM2{Translator: tr, Policy: p, AllowReplay: allowReplay, CheckpointMaxAge: time.Hour},
 			},
-			To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
+			To: target.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 				ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic, ConnectURL: map[bool]string{true: connectURL}[c == "failed"]},
 			SelectionKey: include + fmt.Sprint(allowReplay), Concurrency: 4, Timeout: 2 * time.Minute,
 		})

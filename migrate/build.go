@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/target"
+
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
@@ -45,7 +47,7 @@ type applyOptions struct {
 	SinkTranslator SinkTranslator
 	MM2            *fleet.MM2
 	// To is B; MigrationID names the run's requests.
-	To          Target
+	To          target.Target
 	MigrationID string
 	// Concurrency bounds the requests in flight; WaveSize the connectors a wave stops and
 	// publishes (with StopSource); Timeout bounds each wave and is its requests' deadline

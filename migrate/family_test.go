@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/target"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -205,7 +207,7 @@ func TestFamilyState(t *testing.T) {
 			src, err := openA(ctx, &opts)
 			require.NoError(t, err)
 			defer src.Close()
-			p, err := planOn(ctx, src, &targetSide{to: Target{Brokers: brokersB}}, opts)
+			p, err := planOn(ctx, src, &targetSide{to: target.Target{Brokers: brokersB}}, opts)
 			require.NoError(t, err)
 			entries := entriesOf(p)
 			require.Len(t, entries, 1)
@@ -269,7 +271,7 @@ func TestFamilyStateThroughREST(t *testing.T) {
 			require.NoError(t, err)
 			defer src.Close()
 			require.NoError(t, src.OpenStates(ctx, "cluster-A", ""))
-			p, err := planOn(ctx, src, &targetSide{to: Target{Brokers: brokersB}}, opts)
+			p, err := planOn(ctx, src, &targetSide{to: target.Target{Brokers: brokersB}}, opts)
 			require.NoError(t, err)
 			entries := buildOn(ctx, src, p, opts)
 			require.Len(t, entries, 1)
@@ -324,7 +326,7 @@ func TestFamilyStateAsksBOnce(t *testing.T) {
 	src, err := openA(ctx, &opts)
 	require.NoError(t, err)
 	defer src.Close()
-	p, err := planOn(ctx, src, &targetSide{to: Target{Brokers: b.ListenAddrs()}}, opts)
+	p, err := planOn(ctx, src, &targetSide{to: target.Target{Brokers: b.ListenAddrs()}}, opts)
 	require.NoError(t, err)
 	entries := entriesOf(p)
 	require.Len(t, entries, n)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/offsetagent/offsetagent/migrate/target"
+
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
@@ -116,7 +118,7 @@ type checks struct {
 
 // targetSide is what the hazard checks know of B: nil for an export, which has no B.
 type targetSide struct {
-	to Target
+	to target.Target
 	// rest is B's Connect REST API (nil without Target.ConnectURL).
 	rest *connectrest.Client
 	// ids resolves the addresses the checks meet to Kafka cluster ids (identity.go), made on

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/target"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -30,7 +32,7 @@ func TestHazardsOneRefusalHidesNoOther(t *testing.T) {
 	src, err := openA(ctx, &opts)
 	require.NoError(t, err)
 	defer src.Close()
-	p, err := planOn(ctx, src, &targetSide{to: Target{Brokers: brokersB}}, opts)
+	p, err := planOn(ctx, src, &targetSide{to: target.Target{Brokers: brokersB}}, opts)
 	require.NoError(t, err)
 	entries := entriesOf(p)
 	require.Len(t, entries, 1)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/target"
+
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
@@ -30,7 +32,7 @@ const defaultMaxRequestBytes = 16 << 20
 // MigrateOptions configure Migrate.
 type MigrateOptions struct {
 	Options
-	To Target
+	To target.Target
 	// MigrationID names the migration; "" derives one from A's cluster id and the selection
 	// flags, so the same command run again continues the same migration.
 	MigrationID string
@@ -126,7 +128,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, *Cutover, error
 	if opts.MigrationID == "" {
 		opts.MigrationID = fleet.DeriveMigrationID(clusterA, opts.SelectionKey)
 	}
-	b, err := openTarget(ctx, opts.To, a, configOps, stateOps, fleet.RequestSourcePrefix+opts.MigrationID, opts.Logger)
+	b, err := target.Open(ctx, opts.To, a, configOps, stateOps, fleet.RequestSourcePrefix+opts.MigrationID, opts.Logger)
 	if err != nil {
 		return nil, nil, err
 	}

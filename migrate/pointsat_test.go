@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/target"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/stretchr/testify/require"
@@ -114,7 +116,7 @@ func (f *pointsAtA) options(t *testing.T, sel source.SelectionFlags) MigrateOpti
 		Options: Options{Topics: &source.TopicsSource{Brokers: f.brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
 			ConnectURL: f.fc.serve(t), Selection: s, StopSource: true,
 			StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond, StopTimeout: 5 * time.Second},
-		To: Target{Brokers: f.brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+		To: target.Target{Brokers: f.brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 			OffsetsTopic: "connect-offsets"},
 		SelectionKey: t.Name(), Timeout: 3 * time.Second, Grace: 100 * time.Millisecond,
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/target"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl/scram"
 	"github.com/stretchr/testify/require"
@@ -42,7 +44,7 @@ func TestRefusalOnBNamesPrincipal(t *testing.T) {
 	defer cancel()
 	admin := kafkaio.NewClient(kafkaio.Options{Brokers: brokers, Transport: transport("admin", "admin"), Principal: "User:admin"})
 	require.NoError(t, kafkaio.CommitGroupOffsets(ctx, admin, "connect-snk", []kafkaio.GroupOffset{{Topic: "T", Partition: 0, Offset: 7}}))
-	to := Target{Brokers: brokers, Transport: alice, Principal: "User:alice"}
+	to := target.Target{Brokers: brokers, Transport: alice, Principal: "User:alice"}
 
 	tests := []struct {
 		name string

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/offsetagent/offsetagent/migrate/target"
+
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
@@ -42,7 +44,7 @@ type resultsLog struct {
 
 // openResults starts reading to's result topic and returns once the results present when it
 // started are loaded.
-func openResults(ctx context.Context, to Target, source string, logger *slog.Logger) (*resultsLog, error) {
+func openResults(ctx context.Context, to target.Target, source string, logger *slog.Logger) (*resultsLog, error) {
 	r := &resultsLog{source: source, logger: logger, byID: map[string]result{}, latest: map[string]result{},
 		changed: make(chan struct{}), done: make(chan error, 1)}
 	l, err := kafkaio.NewLog(kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Logger: logger, Principal: to.Principal},

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/target"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
@@ -169,7 +171,7 @@ func TestMigrateReRunAfterUnfinishedStop(t *testing.T) {
 	opts := MigrateOptions{
 		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond,
 			StopTimeout: 5 * time.Second},
-		To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+		To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 			OffsetsTopic: "connect-offsets"},
 		SelectionKey: t.Name(), Timeout: 3 * time.Second, Grace: 100 * time.Millisecond,
 	}

@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
@@ -25,11 +25,7 @@ func startKfake(t *testing.T, opts ...kfake.Opt) []string {
 // startKfakeCluster is startKfake's cluster, for a test that watches its requests.
 func startKfakeCluster(t *testing.T, opts ...kfake.Opt) *kfake.Cluster {
 	t.Helper()
-	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1),
-		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") })}, opts...)...)
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	return c
+	return kafkatest.Kfake(t, opts...)
 }
 
 // With A's topics and its REST API, a sink's stop barrier also waits until its consumer group

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/target"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
@@ -49,7 +51,7 @@ func TestStrimziChecksBForEveryConnector(t *testing.T) {
 	rep, _, err := Migrate(ctx, MigrateOptions{
 		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond,
 			StopTimeout: 5 * time.Second},
-		To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+		To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 			OffsetsTopic: "connect-offsets"},
 		SelectionKey: t.Name(), Timeout: 10 * time.Second, Grace: 100 * time.Millisecond,
 		Strimzi: &StrimziTarget{Cluster: "connect-b", Dir: dir},
@@ -109,7 +111,7 @@ func TestStrimziRerunOfSinkAcrossMirrorMaker2(t *testing.T) {
 		rep, _, err := Migrate(ctx, MigrateOptions{
 			Options: Options{ConnectURL: fc.serve(t), SinkOffsets: fleet.SinkOffsetsTranslate,
 				MM2: &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: true}},
-			To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+			To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 				OffsetsTopic: "connect-offsets"},
 			SelectionKey: key, Timeout: 10 * time.Second, Grace: 100 * time.Millisecond,
 			Strimzi: &StrimziTarget{Cluster: "connect-b", Dir: dir},

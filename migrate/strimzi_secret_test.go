@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/target"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
@@ -112,7 +114,7 @@ func TestStrimziSecretEndToEnd(t *testing.T) {
 	rep, _, err := Migrate(ctx, MigrateOptions{
 		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond,
 			StopTimeout: 5 * time.Second, Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))},
-		To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+		To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 			OffsetsTopic: "connect-offsets"},
 		SelectionKey: t.Name(), Timeout: 10 * time.Second, Grace: 100 * time.Millisecond,
 		Strimzi: &StrimziTarget{Cluster: "connect-b", Dir: dir, Secret: "kafka/connect-b-secrets", SecretFile: secretFile},

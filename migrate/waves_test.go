@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/target"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
@@ -42,7 +44,7 @@ func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
 	opts := MigrateOptions{
 		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 20 * time.Millisecond,
 			StopTimeout: 10 * time.Second},
-		To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+		To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 			OffsetsTopic: "connect-offsets"},
 		SelectionKey: t.Name(), Timeout: 3 * time.Second, Grace: 100 * time.Millisecond, Concurrency: waveSize, WaveSize: waveSize,
 	}

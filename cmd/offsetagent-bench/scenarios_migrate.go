@@ -11,6 +11,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -105,7 +106,7 @@ func (e *env) migrateRun(ctx context.Context, cfgA, defaults agent.Config, n int
 	rep, _, err := migrate.Migrate(ctx, migrate.MigrateOptions{
 		Options: migrate.Options{Topics: &source.TopicsSource{Brokers: e.brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 			Selection: sel},
-		To: migrate.Target{Brokers: e.brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
+		To: target.Target{Brokers: e.brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 			ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic},
 		Concurrency: migrateConcurrency, Timeout: 3 * time.Minute,
 	})

@@ -22,6 +22,7 @@ import (
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -370,7 +371,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	}
 	mo := migrate.MigrateOptions{
 		Options: opts,
-		To: migrate.Target{Brokers: splitList(f.toBrokers), RequestTopic: cfg.RequestTopic, ResultTopic: cfg.ResultTopic,
+		To: target.Target{Brokers: splitList(f.toBrokers), RequestTopic: cfg.RequestTopic, ResultTopic: cfg.ResultTopic,
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic, Transport: cl.to.Transport, Dialer: cl.to.Dialer,
 			Principal: cl.toPrincipal, AgentGroup: cfg.GroupID,
 			ConnectURL: *mf.toConnectURL, HTTPClient: toHTTP, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
@@ -442,7 +443,7 @@ func (mf *migrateFlags) toConnectClient(stderr io.Writer) (*http.Client, error) 
 }
 
 // setTarget applies the flags that override the agents' configuration to B's target.
-func (mf *migrateFlags) setTarget(to *migrate.Target) {
+func (mf *migrateFlags) setTarget(to *target.Target) {
 	if *mf.requestTopic != "" {
 		to.RequestTopic = *mf.requestTopic
 	}

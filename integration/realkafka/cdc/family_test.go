@@ -16,6 +16,7 @@ import (
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -52,7 +53,7 @@ func TestFamilyStateRefusedBeforeStop(t *testing.T) {
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }))
 	require.NoError(t, err)
 	t.Cleanup(fake.Close)
-	to := migrate.Target{Brokers: fake.ListenAddrs(), RequestTopic: "requests", ResultTopic: "results",
+	to := target.Target{Brokers: fake.ListenAddrs(), RequestTopic: "requests", ResultTopic: "results",
 		ConfigTopic: "b-configs", OffsetsTopic: "b-offsets"}
 	clB := &kafka.Client{Addr: kafka.TCP(to.Brokers...), Timeout: 10 * time.Second}
 	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clB, to.ConfigTopic, to.OffsetsTopic, true))

@@ -1,4 +1,4 @@
-package migrate
+package target
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
@@ -24,7 +25,7 @@ func (b userDataBalancer) UserData() ([]byte, error) { return b.data, nil }
 // advertise their topics only, are taken on their topics with a warning that their sources
 // are unknown; agents that list their sources are refused or taken on them.
 func TestCheckAgentsAdvertisements(t *testing.T) {
-	brokers := startKfake(t)
+	brokers := kafkatest.Kfake(t).ListenAddrs()
 	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second, Transport: &kafka.Transport{MetadataTTL: time.Second}}
 	const source = fleet.RequestSourcePrefix + "m-1"
 	tests := []struct {

@@ -1,4 +1,4 @@
-package migrate
+package target
 
 import (
 	"context"
@@ -52,22 +52,22 @@ type Target struct {
 	MaxRequestBytes int
 }
 
-// targetB is B once its prechecks passed: its Kafka cluster's id, and its Connect REST API
+// B is B once its prechecks passed: its Kafka cluster's id, and its Connect REST API
 // (nil without Target.ConnectURL), where the hazard checks look up B's plugins and the giveup
 // asks for a connector.
-type targetB struct {
+type B struct {
 	ClusterID string
 	REST      *connectrest.Client
 }
 
-// openTarget runs the checks of B before anything is stopped or published: B reachable,
+// Open runs the checks of B before anything is stopped or published: B reachable,
 // the principal allowed every operation the run does on B's topics (the config topic's are
 // configOps, the state topic's stateOps; the agents' group is checkAgents'), B's Connect
 // topics and the agents' topics exist with Connect's settings, B not the Connect cluster a
 // is (A, by its identity), the agents consuming the request topic serve B's Connect cluster,
 // publish to the result topic and accept source, the requests' (checkAgents). Warnings go to
 // logger.
-func openTarget(ctx context.Context, to Target, a fleet.Cluster, configOps []string, stateOps kafkaio.TopicOps, source string, logger *slog.Logger) (*targetB, error) {
+func Open(ctx context.Context, to Target, a fleet.Cluster, configOps []string, stateOps kafkaio.TopicOps, source string, logger *slog.Logger) (*B, error) {
 	cl := kafkaio.NewClient(kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Principal: to.Principal})
 	cl.Timeout = 30 * time.Second
 	clusterB, err := kafkaio.ClusterID(ctx, cl)
@@ -107,7 +107,7 @@ func openTarget(ctx context.Context, to Target, a fleet.Cluster, configOps []str
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	b := &targetB{ClusterID: clusterB}
+	b := &B{ClusterID: clusterB}
 	if to.ConnectURL == "" {
 		return b, nil
 	}
