@@ -21,6 +21,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
 
 // fileSourceBody is a file source connector's body with one offset; extra is appended to
@@ -148,7 +149,7 @@ func TestMigrateOffsetsOnlyThenCreate(t *testing.T) {
 	startAgent(t, p.cfgB, agent.Options{})
 	o := p.options(t)
 	o.Timeout = time.Minute
-	o.Strimzi = &migrate.StrimziTarget{Cluster: "connect-b", Dir: t.TempDir()}
+	o.Strimzi = &strimzi.Target{Cluster: "connect-b", Dir: t.TempDir()}
 	rep, _, err := migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"file-src-1": "succeeded"}, outcomeSteps(rep))

@@ -8,13 +8,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/target"
-
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 )
 
 // SinkTranslator computes a sink connector's offsets on B from its offsets on A (the seam for
@@ -144,4 +143,21 @@ func WriteBodies(w io.Writer, r *Report) error {
 		}
 	}
 	return nil
+}
+
+// prepareStrimzi readies the entries for an operator-managed B: every body asks for the
+// offsets only, and a connector without offsets on A gets no request (there is nothing to
+// place; its manifest creates it as POST /connectors without offsets would). Names are
+// Kubernetes names already (kubernetesTarget, while A was read).
+func prepareStrimzi(entries []*Entry) {
+	for _, e := range entries {
+		if e.Body == nil {
+			continue
+		}
+		if e.Body.HasOffsets {
+			e.Body.Create = events.CreateOffsetsOnly
+		} else {
+			e.local = true
+		}
+	}
 }

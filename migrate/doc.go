@@ -61,13 +61,13 @@
 //
 // A B whose connectors the Strimzi operator manages (MigrateOptions.Strimzi, strimzi.go) gets
 // the offsets only, through requests with "create": "offsets-only", and the caller gets one
-// KafkaConnector manifest per connector (kafka.strimzi.io/v1 unless StrimziTarget.APIVersion
+// KafkaConnector manifest per connector (kafka.strimzi.io/v1 unless Target.APIVersion
 // asks for v1beta2; checked against its version's rules before it is written,
 // strimzi_check.go): the operator deletes every connector no resource
 // declares, so it, not the agent, must create them. A connector that B has already with
 // another config is refused before anything is stopped (its manifest would replace that
 // config), and secret values can go to a Kubernetes Secret the manifests reference
-// (StrimziTarget.Secret, strimzi_secret.go: a value with config provider placeholders keeps
+// (Target.Secret, strimzi_secret.go: a value with config provider placeholders keeps
 // them, and each part of it in clear text is referenced in its place, since Connect reads a
 // provider's value once; events.SecretSpans says which parts those are). Applying the manifests completes the
 // migration; VerifyStrimzi (verify.go) checks afterwards that B runs each connector with the

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/target"
-
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
@@ -17,6 +15,8 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/strimzi"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -67,7 +67,7 @@ type MigrateOptions struct {
 	WaitReport time.Duration
 	// Strimzi, when not nil, migrates into a Connect cluster the Strimzi operator manages:
 	// offsets only on B, and a KafkaConnector manifest per connector (strimzi.go).
-	Strimzi *StrimziTarget
+	Strimzi *strimzi.Target
 	// Verify, when not 0, bounds the verification of the cutover that follows a migration
 	// (not a dry run, nor one into an operator-managed B, whose connectors start only once
 	// their manifests are applied): VerifyCutover reads on B what each moved connector
@@ -109,7 +109,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, *Cutover, error
 			return offsetstore.ReadConnectorConfigs(ctx, kafkaio.Options{Brokers: opts.To.Brokers, Transport: opts.To.Transport, Logger: opts.Logger, Principal: opts.To.Principal},
 				opts.To.ConfigTopic)
 		}
-		po.Declared = opts.Strimzi.declared(opts.Registry)
+		po.Declared = opts.Strimzi.Declared(opts.Registry)
 	}
 	st, stateOps := opts.stateStore()
 	so := opts.sourceOptions()
@@ -262,18 +262,18 @@ func (o *MigrateOptions) writeStrimziManifests(rep *Report, entries []*Entry) er
 // writeManifestsOf writes the manifest of every entry whose offsets are on B (succeeded), and
 // PlacedFile; an entry whose manifest cannot be written fails at StepWriteManifest. It returns
 // the number written.
-func writeManifestsOf(s *StrimziTarget, entries []*Entry, migrationID string, reg *connectors.Registry) (int, error) {
-	var cs []strimziConnector
+func writeManifestsOf(s *strimzi.Target, entries []*Entry, migrationID string, reg *connectors.Registry) (int, error) {
+	var cs []strimzi.Connector
 	var of []*Entry
 	for _, e := range entries {
 		if e.Outcome != OutcomeSucceeded || e.Body == nil {
 			continue
 		}
-		cs = append(cs, strimziConnector{Name: e.Name, Target: e.Body.Name, Type: e.Type, State: e.Body.InitialState,
+		cs = append(cs, strimzi.Connector{Name: e.Name, Target: e.Body.Name, Type: e.Type, State: e.Body.InitialState,
 			Config: e.Body.Config, Offsets: e.Body.InitialOffsets})
 		of = append(of, e)
 	}
-	written, err := s.writeManifests(cs, migrationID, reg)
+	written, err := s.WriteManifests(cs, migrationID, reg)
 	n := 0
 	for i, w := range written {
 		e := of[i]
@@ -348,7 +348,7 @@ func (o *MigrateOptions) validateTarget() error {
 		errs = append(errs, "--stop-source with --timeout 0: a run that stops connectors on A must end; give --timeout")
 	}
 	if o.Strimzi != nil {
-		errs = append(errs, o.Strimzi.validate()...)
+		errs = append(errs, o.Strimzi.Validate()...)
 	}
 	if !fleet.ValidMigrationID(o.MigrationID) {
 		errs = append(errs, fmt.Sprintf("--migration-id %q: no '/' or spaces", o.MigrationID))

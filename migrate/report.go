@@ -41,7 +41,7 @@ type Entry struct {
 	// Plan is what B's agent would write, from a dry run's planned result (secret values
 	// hidden).
 	Plan *events.Plan `json:"plan,omitempty"`
-	// Manifest is the path of the connector's KafkaConnector manifest (StrimziTarget), and
+	// Manifest is the path of the connector's KafkaConnector manifest (Target), and
 	// Warnings what the migration changed or found on the way (a name made a Kubernetes
 	// name, a secret in clear text).
 	Manifest string   `json:"manifest,omitempty"`

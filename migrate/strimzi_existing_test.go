@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/strimzi"
+
 	"github.com/offsetagent/offsetagent/migrate/target"
 
 	"github.com/segmentio/kafka-go"
@@ -54,7 +56,7 @@ func TestStrimziChecksBForEveryConnector(t *testing.T) {
 		To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 			OffsetsTopic: "connect-offsets"},
 		SelectionKey: t.Name(), Timeout: 10 * time.Second, Grace: 100 * time.Millisecond,
-		Strimzi: &StrimziTarget{Cluster: "connect-b", Dir: dir},
+		Strimzi: &strimzi.Target{Cluster: "connect-b", Dir: dir},
 	})
 	require.NoError(t, err)
 	got := map[string]string{}
@@ -114,7 +116,7 @@ func TestStrimziRerunOfSinkAcrossMirrorMaker2(t *testing.T) {
 			To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 				OffsetsTopic: "connect-offsets"},
 			SelectionKey: key, Timeout: 10 * time.Second, Grace: 100 * time.Millisecond,
-			Strimzi: &StrimziTarget{Cluster: "connect-b", Dir: dir},
+			Strimzi: &strimzi.Target{Cluster: "connect-b", Dir: dir},
 		})
 		require.NoError(t, err)
 		got := map[string]*Entry{}
@@ -131,7 +133,7 @@ func TestStrimziRerunOfSinkAcrossMirrorMaker2(t *testing.T) {
 	require.Equal(t, "restoreTopicNamesOfA,route,tag", onB["transforms"])
 
 	// The operator applied snk's manifest; snk-other on B was made from A's config as it is.
-	writeConfigs(t, ctx, clB, operatorConfig(first["snk"].Body.Config), sinkConfig("snk-other"))
+	writeConfigs(t, ctx, clB, strimzi.OperatorConfig(first["snk"].Body.Config), sinkConfig("snk-other"))
 	again := run(t.Name())
 	require.Equal(t, OutcomeSucceeded, again["snk"].Outcome, again["snk"].Message)
 	require.Equal(t, OutcomeSkipped, again["snk-other"].Outcome)

@@ -11,6 +11,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
 
 // What a person reads of a migration is drawn here, from the typed values the library
@@ -203,7 +204,7 @@ func writeSummary(w io.Writer, c *migrate.Cutover) error {
 
 // writeVerified writes a Strimzi verification as a table and a summary line, and reports
 // whether every connector passed.
-func writeVerified(w io.Writer, vs []migrate.Verified) (bool, error) {
+func writeVerified(w io.Writer, vs []strimzi.Verified) (bool, error) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONNECTOR\tOK\tDETAIL")
 	ok := 0

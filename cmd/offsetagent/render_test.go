@@ -10,6 +10,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
 
 func TestWriteTableShowsHazardWarnings(t *testing.T) {
@@ -82,7 +83,7 @@ func TestWriteSummary(t *testing.T) {
 
 func TestWriteVerified(t *testing.T) {
 	var out bytes.Buffer
-	ok, err := writeVerified(&out, []migrate.Verified{{Name: "a", OK: true, Message: "RUNNING with the 1 offsets placed"},
+	ok, err := writeVerified(&out, []strimzi.Verified{{Name: "a", OK: true, Message: "RUNNING with the 1 offsets placed"},
 		{Name: "b", Message: "not on B: apply its manifest (the operator creates it)"}})
 	require.NoError(t, err)
 	require.False(t, ok)

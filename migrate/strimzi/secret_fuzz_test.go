@@ -1,4 +1,4 @@
-package migrate
+package strimzi
 
 import (
 	"encoding/json"
@@ -284,7 +284,7 @@ func checkPlanted(t testing.TB, c plantedCase) {
 	body.Config[2] = events.ConfigEntry{Key: c.key, Value: c.value}
 	reg := connectors.Builtin()
 
-	st := &StrimziTarget{Cluster: "connect-b", APIVersion: StrimziV1, Secret: "kafka/connect-b-secrets"}
+	st := &Target{Cluster: "connect-b", APIVersion: StrimziV1, Secret: "kafka/connect-b-secrets"}
 	data, warnings, values, err := st.manifest(strimziOf(body, "orders-sink"), "m-1", reg, nil)
 	require.NoError(t, err, "%s=%q", c.key, c.value)
 	requireNoCanary(t, "the manifest", string(data))

@@ -1,4 +1,4 @@
-package migrate
+package strimzi
 
 import (
 	"context"
@@ -39,7 +39,7 @@ type Verified struct {
 // or stopped connector's is the one placed, exactly (a running source may have moved on: its
 // offsets have no order to compare).
 func VerifyStrimzi(ctx context.Context, opts VerifyOptions) ([]Verified, error) {
-	placed, err := readPlaced(opts.Dir)
+	placed, err := ReadPlaced(opts.Dir)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package migrate
+package strimzi
 
 import (
 	"bytes"
@@ -29,8 +29,8 @@ import (
 // (kubectl apply -f DIR, or a commit that Argo CD or Flux syncs) makes the operator create
 // the connectors with POST /connectors, and they start at the offsets placed.
 
-// StrimziTarget makes Migrate migrate into a Connect cluster the Strimzi operator manages.
-type StrimziTarget struct {
+// Target makes Migrate migrate into a Connect cluster the Strimzi operator manages.
+type Target struct {
 	// Cluster is the KafkaConnect resource's name: the strimzi.io/cluster label of every
 	// manifest.
 	Cluster string
@@ -65,8 +65,8 @@ const (
 // manifest (.yaml, .yml, .json), so the directory applies as it is.
 const PlacedFile = "offsetagent-placed.jsonl"
 
-// validate checks the target before anything is read or published.
-func (s *StrimziTarget) validate() []string {
+// Validate checks the target before anything is read or published.
+func (s *Target) Validate() []string {
 	var errs []string
 	if s.APIVersion == "" {
 		s.APIVersion = StrimziV1
@@ -88,7 +88,7 @@ func (s *StrimziTarget) validate() []string {
 }
 
 // validateSecret checks Secret and SecretFile.
-func (s *StrimziTarget) validateSecret() []string {
+func (s *Target) validateSecret() []string {
 	switch {
 	case s.Secret == "" && s.SecretFile == "":
 		return nil
@@ -153,33 +153,6 @@ func KubernetesName(name string) string {
 
 var collapseDashes = regexp.MustCompile(`-{2,}`)
 
-// kubernetesTarget is target, a name on B, made a KafkaConnector name (the operator names a
-// connector after its resource), and the warning of a rename ("" when it is one already).
-func kubernetesTarget(target string) (string, string) {
-	k := KubernetesName(target)
-	if k == target {
-		return target, ""
-	}
-	return k, fmt.Sprintf("named %s on B: %q is not a Kubernetes resource name, and the operator names a connector after its KafkaConnector", k, target)
-}
-
-// prepareStrimzi readies the entries for an operator-managed B: every body asks for the
-// offsets only, and a connector without offsets on A gets no request (there is nothing to
-// place; its manifest creates it as POST /connectors without offsets would). Names are
-// Kubernetes names already (kubernetesTarget, while A was read).
-func prepareStrimzi(entries []*Entry) {
-	for _, e := range entries {
-		if e.Body == nil {
-			continue
-		}
-		if e.Body.HasOffsets {
-			e.Body.Create = events.CreateOffsetsOnly
-		} else {
-			e.local = true
-		}
-	}
-}
-
 // manifest is a KafkaConnector resource, its fields in the order kubectl shows them.
 type manifest struct {
 	APIVersion string       `yaml:"apiVersion"`
@@ -223,18 +196,18 @@ func quotedNode(s string) *yaml.Node {
 // specKeys are the config keys Strimzi takes from the spec rather than spec.config.
 var specKeys = map[string]bool{"name": true, "connector.class": true, "tasks.max": true, "connector.plugin.version": true}
 
-// strimziConnector is one connector whose KafkaConnector manifest is written: its name on A
+// Connector is one connector whose KafkaConnector manifest is written: its name on A
 // (Name) and on B (Target), its type, the state and config its manifest declares, and the
 // offsets placed for it.
-type strimziConnector struct {
+type Connector struct {
 	Name, Target, Type, State string
 	Config                    events.Config
 	Offsets                   []events.ConnectorOffset
 }
 
-// strimziWritten is what became of one connector's manifest: the path it was written to and
+// Written is what became of one connector's manifest: the path it was written to and
 // its warnings, or why it was not written (Err).
-type strimziWritten struct {
+type Written struct {
 	Path     string
 	Warnings []string
 	Err      error
@@ -245,14 +218,14 @@ type strimziWritten struct {
 // Secret (a KafkaConnector is not a Secret; reference one through a config provider,
 // ${secrets:...}, ${env:...} or ${file:...}, as A's placeholders are kept), and a tasks.max
 // that is not a number.
-func (s *StrimziTarget) Manifest(c strimziConnector, migrationID string, reg *connectors.Registry) ([]byte, []string, error) {
+func (s *Target) Manifest(c Connector, migrationID string, reg *connectors.Registry) ([]byte, []string, error) {
 	data, warnings, _, err := s.manifest(c, migrationID, reg, nil)
 	return data, warnings, err
 }
 
 // manifest is Manifest, and with Secret the values it references in the Secret, by key; taken
 // are the keys other manifests reference.
-func (s *StrimziTarget) manifest(c strimziConnector, migrationID string, reg *connectors.Registry, taken map[string]string) ([]byte, []string, map[string]string, error) {
+func (s *Target) manifest(c Connector, migrationID string, reg *connectors.Registry, taken map[string]string) ([]byte, []string, map[string]string, error) {
 	var warnings []string
 	secrets := map[string]string{}
 	m := manifest{APIVersion: "kafka.strimzi.io/" + s.APIVersion, Kind: "KafkaConnector",
@@ -328,7 +301,7 @@ func classSecret(reg *connectors.Registry, cfg events.Config) func(string) bool 
 // by key (none of taken, the keys other manifests reference), or, without a Secret, left as it
 // is with a warning. The keys Strimzi takes from the spec are left as they are. A value whose
 // secret cannot be referenced is an error naming its key.
-func (s *StrimziTarget) declaredConfig(name string, cfg events.Config, secret func(string) bool, taken map[string]string) (events.Config, map[string]string, []string, error) {
+func (s *Target) declaredConfig(name string, cfg events.Config, secret func(string) bool, taken map[string]string) (events.Config, map[string]string, []string, error) {
 	values := map[string]string{}
 	var warnings []string
 	out := make(events.Config, 0, len(cfg))
@@ -354,9 +327,9 @@ func (s *StrimziTarget) declaredConfig(name string, cfg events.Config, secret fu
 	return out, values, warnings, nil
 }
 
-// declared returns refuseExisting's view of a connector's config: as its manifest declares it.
+// Declared returns refuseExisting's view of a connector's config: as its manifest declares it.
 // A nil reg is Options' default, connectors.Builtin().
-func (s *StrimziTarget) declared(reg *connectors.Registry) func(name string, cfg events.Config) (events.Config, error) {
+func (s *Target) Declared(reg *connectors.Registry) func(name string, cfg events.Config) (events.Config, error) {
 	if reg == nil {
 		reg = connectors.Builtin()
 	}
@@ -375,16 +348,16 @@ type Placed struct {
 	Offsets []events.ConnectorOffset `json:"offsets"`
 }
 
-// writeManifests writes the manifest of each connector of cs, and PlacedFile: what became of
+// WriteManifests writes the manifest of each connector of cs, and PlacedFile: what became of
 // each, in cs's order (a connector whose manifest cannot be written has its Err). An error
 // stops the writing: what was written is returned with it.
-func (s *StrimziTarget) writeManifests(cs []strimziConnector, migrationID string, reg *connectors.Registry) ([]strimziWritten, error) {
+func (s *Target) WriteManifests(cs []Connector, migrationID string, reg *connectors.Registry) ([]Written, error) {
 	// The manifests hold the configs: the directory, when made here, is its owner's alone.
 	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create manifests directory: %w", err)
 	}
 	var placed bytes.Buffer
-	out := make([]strimziWritten, 0, len(cs))
+	out := make([]Written, 0, len(cs))
 	secrets := map[string]string{}
 	for _, c := range cs {
 		data, warnings, values, err := s.manifest(c, migrationID, reg, secrets)
@@ -393,11 +366,11 @@ func (s *StrimziTarget) writeManifests(cs []strimziConnector, migrationID string
 			err = writePrivate(path, data)
 		}
 		if err != nil {
-			out = append(out, strimziWritten{Err: err})
+			out = append(out, Written{Err: err})
 			continue
 		}
 		maps.Copy(secrets, values)
-		out = append(out, strimziWritten{Path: path, Warnings: warnings})
+		out = append(out, Written{Path: path, Warnings: warnings})
 		line, err := json.Marshal(Placed{Name: c.Target, Type: c.Type, State: strings.ToUpper(stateOr(c.State)), Offsets: c.Offsets})
 		if err != nil {
 			return out, fmt.Errorf("record the offsets placed for %s: %w", c.Target, err)
@@ -422,8 +395,8 @@ func stateOr(s string) string {
 	return s
 }
 
-// readPlaced reads PlacedFile from dir.
-func readPlaced(dir string) ([]Placed, error) {
+// ReadPlaced reads PlacedFile from dir.
+func ReadPlaced(dir string) ([]Placed, error) {
 	data, err := os.ReadFile(filepath.Join(dir, PlacedFile))
 	if err != nil {
 		return nil, fmt.Errorf("read the offsets placed: %w", err)
@@ -445,47 +418,11 @@ func readPlaced(dir string) ([]Placed, error) {
 	return out, nil
 }
 
-// refuseExisting gives a Problem (409) to each connector of the plan that exists on B, as B's config
-// topic holds it now, with another config than its manifest declares (configForB, the config
-// on B every check judges: the edit flags, and a sink's MirrorMaker 2 topic names and
-// restoring transform; then declared, the config with its secrets referenced in the Secret,
-// nil leaving it as it is): applying the manifest would replace that connector's config (the
-// operator updates an existing connector with PUT .../config), and an offsets-only request
-// would be refused anyway. A connector whose manifest cannot be declared (a secret that cannot
-// be referenced) gets that Problem. Every selected connector is checked, with or without
-// offsets on A, before anything is stopped on A. A connector that exists with the config of
-// its manifest (one applied already) goes on.
-func refuseExisting(cs []*planned, onB map[string]map[string]string, declared func(string, events.Config) (events.Config, error)) {
-	for _, pc := range cs {
-		c := pc.Connector
-		if c.Problem != "" {
-			continue
-		}
-		cfg := pc.OnB
-		if declared != nil {
-			d, err := declared(pc.Target, cfg)
-			if err != nil {
-				c.Problem = "its KafkaConnector manifest cannot be written: " + err.Error()
-				continue
-			}
-			cfg = d
-		}
-		have, ok := onB[pc.Target]
-		if !ok {
-			continue
-		}
-		if diff := configDiff(have, operatorConfig(cfg)); len(diff) > 0 {
-			c.Problem = fmt.Sprintf("409 Connector %s already exists on B with another config (%s): its manifest would replace that config; "+
-				"delete the connector on B first, or give this one another name (--rename)", pc.Target, strings.Join(diff, ", "))
-		}
-	}
-}
-
-// operatorConfig is the config the Strimzi operator gives Connect for the manifest of cfg:
+// OperatorConfig is the config the Strimzi operator gives Connect for the manifest of cfg:
 // spec.config, with spec.class as connector.class, spec.tasksMax as tasks.max and spec.version
 // as connector.plugin.version; Connect adds the name. A null value is left out, and so is a
 // tasks.max that is not a number (Manifest leaves it out).
-func operatorConfig(cfg events.Config) map[string]string {
+func OperatorConfig(cfg events.Config) map[string]string {
 	out := map[string]string{}
 	for _, e := range cfg {
 		if e.Null {
@@ -501,6 +438,12 @@ func operatorConfig(cfg events.Config) map[string]string {
 		}
 	}
 	return out
+}
+
+// Conflict lists, sorted, the keys whose values differ between have, the config of a
+// connector on B, and the config the operator would give Connect for the manifest of cfg.
+func Conflict(have map[string]string, cfg events.Config) []string {
+	return configDiff(have, OperatorConfig(cfg))
 }
 
 // configDiff lists, sorted, the keys whose values differ between two configs ("name" aside:

@@ -1,8 +1,6 @@
-package migrate
+package strimzi
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,7 +105,7 @@ func TestCheckManifestRefuses(t *testing.T) {
 			if version == "" {
 				version = StrimziV1
 			}
-			st := &StrimziTarget{Cluster: "connect-b", Namespace: "kafka", APIVersion: version, Dir: t.TempDir()}
+			st := &Target{Cluster: "connect-b", Namespace: "kafka", APIVersion: version, Dir: t.TempDir()}
 			data, _, err := st.Manifest(strimziOf(sourceBody(fleet.StateRunning), "pg"), "m-1", connectors.Builtin())
 			require.NoError(t, err)
 			require.NoError(t, checkManifest(data, version), "the manifest as written passes")
@@ -155,29 +153,4 @@ func TestCheckManifestV1beta2Pause(t *testing.T) {
 	require.NoError(t, checkManifest(data, StrimziV1beta2))
 	err := checkManifest([]byte(strings.Replace(string(data), "v1beta2", "v1", 1)), StrimziV1)
 	require.ErrorContains(t, err, "spec.pause: removed in kafka.strimzi.io/v1")
-}
-
-// A manifest that breaks the rules is not written: its connector fails at write_manifest
-// (its offsets are on B), and the others are written.
-func TestWriteManifestRefusesInvalid(t *testing.T) {
-	dir := t.TempDir()
-	entries := placedEntries()
-	entries[0].Body.Name = "S3_Sink" // a name no KafkaConnector can have
-	st := &StrimziTarget{Cluster: "connect-b", Dir: dir, APIVersion: StrimziV1}
-	n, err := writeManifestsOf(st, entries, "m-1", connectors.Builtin())
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
-	bad := entries[0]
-	require.Equal(t, OutcomeFailed, bad.Outcome)
-	require.Equal(t, StepWriteManifest, bad.FailedStep)
-	require.Contains(t, bad.Message, `metadata.name "S3_Sink": not a DNS subdomain name`)
-	require.Empty(t, bad.Manifest)
-	_, err = os.Stat(filepath.Join(dir, "s3-sink.yaml"))
-	require.ErrorIs(t, err, os.ErrNotExist, "nothing written for it")
-	require.Equal(t, OutcomeSucceeded, entries[1].Outcome)
-	require.FileExists(t, filepath.Join(dir, "pg-orders.yaml"))
-	placed, err := readPlaced(dir)
-	require.NoError(t, err)
-	require.Len(t, placed, 1)
-	require.Equal(t, "pg-orders", placed[0].Name)
 }

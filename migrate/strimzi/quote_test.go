@@ -1,4 +1,4 @@
-package migrate
+package strimzi
 
 import (
 	"testing"
@@ -30,8 +30,8 @@ func TestManifestValuesStayStrings(t *testing.T) {
 		cfg = append(cfg, events.ConfigEntry{Key: k, Value: k})
 		want[k] = k
 	}
-	st := &StrimziTarget{Cluster: "connect-b", APIVersion: StrimziV1beta2, Namespace: "on"}
-	data, _, err := st.Manifest(strimziConnector{Name: "no", Target: "y", Config: cfg}, "m-1", connectors.Builtin())
+	st := &Target{Cluster: "connect-b", APIVersion: StrimziV1beta2, Namespace: "on"}
+	data, _, err := st.Manifest(Connector{Name: "no", Target: "y", Config: cfg}, "m-1", connectors.Builtin())
 	require.NoError(t, err)
 	var m map[string]any // strict: a key read twice (two that read as true) is an error
 	require.NoError(t, k8syaml.UnmarshalStrict(data, &m), "%s", data)

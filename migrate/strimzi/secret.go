@@ -1,4 +1,4 @@
-package migrate
+package strimzi
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 )
 
-// The Secret of a migration into an operator-managed B (StrimziTarget.Secret): the config values
+// The Secret of a migration into an operator-managed B (Target.Secret): the config values
 // its manifests reference instead of holding them, and what counts as a secret in clear text.
 
 // secretKey is the key in the Secret of config key of connector: "<connector>.<key>", every
@@ -50,7 +50,7 @@ type secretMeta struct {
 }
 
 // writeSecret writes the Secret manifest holding values to SecretFile, for its owner alone.
-func (s *StrimziTarget) writeSecret(values map[string]string, migrationID string) error {
+func (s *Target) writeSecret(values map[string]string, migrationID string) error {
 	ns, name, _ := strings.Cut(s.Secret, "/")
 	m := secretManifest{APIVersion: "v1", Kind: "Secret", Type: "Opaque", StringData: map[quoted]quoted{},
 		Metadata: secretMeta{Name: quoted(name), Namespace: quoted(ns), Annotations: map[quoted]quoted{"offsetagent.dev/migration-id": quoted(migrationID)}}}
@@ -130,7 +130,7 @@ func clearNames(parts []events.SecretSpan) string {
 // as it is (events.ConfigVariables). secrets gets the values by key; taken are the keys other
 // connectors' manifests reference. A value in which the references would change how Connect
 // reads A's placeholders is an error: it cannot be split.
-func (s *StrimziTarget) reference(connector, key, value string, parts []events.SecretSpan, secrets, taken map[string]string) (string, error) {
+func (s *Target) reference(connector, key, value string, parts []events.SecretSpan, secrets, taken map[string]string) (string, error) {
 	ref := func(name, v string) string {
 		k := secretKey(connector, name, secrets, taken)
 		secrets[k] = v
