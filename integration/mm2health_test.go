@@ -19,6 +19,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/mm2"
@@ -195,14 +196,14 @@ func TestMigrateMM2Health(t *testing.T) {
 	}
 	// refused checks that e was refused before anything was stopped or published, for the MM2
 	// setting key, and returns its hazard.
-	refused := func(t *testing.T, e *migrate.Entry, key string) migrate.Hazard {
+	refused := func(t *testing.T, e *migrate.Entry, key string) hazard.Hazard {
 		t.Helper()
 		require.Equal(t, migrate.OutcomeSkipped, e.Outcome, "%s: %s %s", e.Name, e.FailedStep, e.Message)
 		hs := refusals(mm2Hazards(e))
 		require.Len(t, hs, 1, "%+v", e.Hazards)
 		h := hs[0]
 		t.Logf("%s: %s", e.Name, h)
-		require.Equal(t, migrate.HazardMM2, h.Check)
+		require.Equal(t, hazard.HazardMM2, h.Check)
 		require.Equal(t, key, h.Key)
 		require.True(t, h.Refuse)
 		require.Contains(t, e.Message, "refused before anything was stopped (mm2)")
@@ -293,8 +294,8 @@ func TestMigrateMM2Health(t *testing.T) {
 }
 
 // refusals are the hazards of hs that refuse.
-func refusals(hs []migrate.Hazard) []migrate.Hazard {
-	var out []migrate.Hazard
+func refusals(hs []hazard.Hazard) []hazard.Hazard {
+	var out []hazard.Hazard
 	for _, h := range hs {
 		if h.Refuse {
 			out = append(out, h)
@@ -305,10 +306,10 @@ func refusals(hs []migrate.Hazard) []migrate.Hazard {
 
 // mm2Hazards are e's MirrorMaker 2 hazards, the other checks' warnings aside (the plugin
 // check's, without B's REST API here).
-func mm2Hazards(e *migrate.Entry) []migrate.Hazard {
-	var out []migrate.Hazard
+func mm2Hazards(e *migrate.Entry) []hazard.Hazard {
+	var out []hazard.Hazard
 	for _, h := range e.Hazards {
-		if h.Check == migrate.HazardMM2 {
+		if h.Check == hazard.HazardMM2 {
 			out = append(out, h)
 		}
 	}

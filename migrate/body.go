@@ -79,7 +79,7 @@ func (b Body) MarshalJSON() ([]byte, error) {
 }
 
 // buildBody is the body for connector c on B as target, with cfg its config there
-// (configForB), under the options.
+// (ConfigOnB), under the options.
 func buildBody(c *fleet.Connector, target string, cfg events.Config, initialState string, sinkOffsets []events.ConnectorOffset, sinkMode fleet.SinkOffsetsMode) Body {
 	b := Body{Name: target, Config: cfg, InitialState: c.State}
 	if initialState != "" {

@@ -21,7 +21,7 @@ import (
 type SinkTranslator interface {
 	// TranslateSink returns the offsets for sink c, created on B as target, and a detail for
 	// the report entry's "translation" (nil for none). It does not change c: c's config on B
-	// is configForB's. An error fails the connector at step StepTranslateSinkOffsets; a
+	// is ConfigOnB's. An error fails the connector at step StepTranslateSinkOffsets; a
 	// non-nil detail is reported with it.
 	TranslateSink(ctx context.Context, c *fleet.Connector, target string) (offsets []events.ConnectorOffset, detail any, err error)
 }

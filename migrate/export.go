@@ -10,6 +10,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
@@ -120,8 +121,8 @@ func (o *Options) sourceOptions() source.Options {
 
 // hazardOptions are what the hazard checks take of o; stopPlanned: a dry run of a run with
 // StopSource, which stops nothing (a sink may still be planned to follow its sources).
-func (o *Options) hazardOptions(stopPlanned bool) hazardOptions {
-	return hazardOptions{Selection: o.Selection, MM2: o.MM2, Translated: o.MM2 != nil || o.SinkTranslator != nil, SinkOffsets: o.SinkOffsets,
+func (o *Options) hazardOptions(stopPlanned bool) hazard.Options {
+	return hazard.Options{Selection: o.Selection, MM2: o.MM2, Translated: o.MM2 != nil || o.SinkTranslator != nil, SinkOffsets: o.SinkOffsets,
 		SinkFollowsSource: o.SinkFollowsSource, StopSource: o.StopSource, StopPlanned: stopPlanned, Registry: o.Registry, Logger: o.Logger}
 }
 

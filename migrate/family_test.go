@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+
 	"github.com/offsetagent/offsetagent/migrate/target"
 
 	"github.com/segmentio/kafka-go"
@@ -207,7 +209,7 @@ func TestFamilyState(t *testing.T) {
 			src, err := openA(ctx, &opts)
 			require.NoError(t, err)
 			defer src.Close()
-			p, err := planOn(ctx, src, &targetSide{to: target.Target{Brokers: brokersB}}, opts)
+			p, err := planOn(ctx, src, &hazard.B{Target: target.Target{Brokers: brokersB}}, opts)
 			require.NoError(t, err)
 			entries := entriesOf(p)
 			require.Len(t, entries, 1)
@@ -215,7 +217,7 @@ func TestFamilyState(t *testing.T) {
 			var got []wantHazard
 			var fixes []string
 			for _, h := range e.Hazards {
-				if h.Check == HazardFamilyState {
+				if h.Check == hazard.HazardFamilyState {
 					got = append(got, wantHazard{h.Key, h.Refuse, h.Message})
 					fixes = append(fixes, h.Fix)
 				}
@@ -271,20 +273,20 @@ func TestFamilyStateThroughREST(t *testing.T) {
 			require.NoError(t, err)
 			defer src.Close()
 			require.NoError(t, src.OpenStates(ctx, "cluster-A", ""))
-			p, err := planOn(ctx, src, &targetSide{to: target.Target{Brokers: brokersB}}, opts)
+			p, err := planOn(ctx, src, &hazard.B{Target: target.Target{Brokers: brokersB}}, opts)
 			require.NoError(t, err)
 			entries := buildOn(ctx, src, p, opts)
 			require.Len(t, entries, 1)
 			e := entries[0]
-			var family []Hazard
+			var family []hazard.Hazard
 			for _, h := range e.Hazards {
-				if h.Check == HazardFamilyState {
+				if h.Check == hazard.HazardFamilyState {
 					family = append(family, h)
 				}
 			}
 			require.Len(t, family, 1, "%+v", e.Hazards)
 			h := family[0]
-			require.Equal(t, HazardFamilyState, h.Check)
+			require.Equal(t, hazard.HazardFamilyState, h.Check)
 			require.Equal(t, tt.want.key, h.Key)
 			require.Equal(t, tt.want.refuse, h.Refuse)
 			require.Contains(t, h.Message, tt.want.contains)
@@ -326,14 +328,14 @@ func TestFamilyStateAsksBOnce(t *testing.T) {
 	src, err := openA(ctx, &opts)
 	require.NoError(t, err)
 	defer src.Close()
-	p, err := planOn(ctx, src, &targetSide{to: target.Target{Brokers: b.ListenAddrs()}}, opts)
+	p, err := planOn(ctx, src, &hazard.B{Target: target.Target{Brokers: b.ListenAddrs()}}, opts)
 	require.NoError(t, err)
 	entries := entriesOf(p)
 	require.Len(t, entries, n)
 	for _, e := range entries {
 		var family []string
 		for _, h := range e.Hazards {
-			if h.Check == HazardFamilyState && h.Key == "heartbeat.interval.ms" {
+			if h.Check == hazard.HazardFamilyState && h.Key == "heartbeat.interval.ms" {
 				family = append(family, h.Message)
 			}
 		}

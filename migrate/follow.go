@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
@@ -46,13 +48,13 @@ type FollowedSources struct {
 // wrote on A. ctx bounds the wait (the run's --timeout).
 func (ap *applier) stopFollower(ctx context.Context, e *Entry) error {
 	c, f := e.connector, e.follows()
-	for _, src := range f.sources {
+	for _, src := range f.Sources {
 		if src.Problem != "" {
 			return fmt.Errorf("not stopped: its source %q was not stopped on A (%s), so it stays on A with it", src.Name, src.Problem)
 		}
 	}
 	start := time.Now()
-	if err := ap.waitDrained(ctx, c, f.topics); err != nil {
+	if err := ap.waitDrained(ctx, c, f.Topics); err != nil {
 		return fmt.Errorf("not stopped: %w", err)
 	}
 	e.drained = time.Since(start)
@@ -89,13 +91,13 @@ func (ap *applier) waitDrained(ctx context.Context, c *fleet.Connector, topics [
 // followSource returns the offsets of sink c on B when it follows its sources (f; A's sink
 // took drained to consume what they wrote on A): the end of each followed topic on B as read
 // now, none for a topic B does not have yet. Its config keeps the topics' names.
-func followSource(ctx context.Context, m *fleet.MM2, c *fleet.Connector, f *following, drained time.Duration) ([]events.ConnectorOffset, any, error) {
-	d := &FollowedSources{Topics: f.topics, Drained: drained.Round(time.Millisecond).String(), Starts: map[string]string{}}
-	for _, src := range f.sources {
+func followSource(ctx context.Context, m *fleet.MM2, c *fleet.Connector, f *hazard.Following, drained time.Duration) ([]events.ConnectorOffset, any, error) {
+	d := &FollowedSources{Topics: f.Topics, Drained: drained.Round(time.Millisecond).String(), Starts: map[string]string{}}
+	for _, src := range f.Sources {
 		d.FollowsSources = append(d.FollowsSources, src.Name)
 	}
 	var out []events.ConnectorOffset
-	for _, t := range f.topics {
+	for _, t := range f.Topics {
 		ends, err := m.Translator.TargetEnds(ctx, t)
 		if err != nil {
 			return nil, d, fmt.Errorf("read the end offsets of topic %q on B: %w", t, err)

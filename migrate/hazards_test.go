@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+
 	"github.com/offsetagent/offsetagent/migrate/target"
 
 	"github.com/segmentio/kafka-go"
@@ -32,7 +34,7 @@ func TestHazardsOneRefusalHidesNoOther(t *testing.T) {
 	src, err := openA(ctx, &opts)
 	require.NoError(t, err)
 	defer src.Close()
-	p, err := planOn(ctx, src, &targetSide{to: target.Target{Brokers: brokersB}}, opts)
+	p, err := planOn(ctx, src, &hazard.B{Target: target.Target{Brokers: brokersB}}, opts)
 	require.NoError(t, err)
 	entries := entriesOf(p)
 	require.Len(t, entries, 1)
@@ -42,7 +44,7 @@ func TestHazardsOneRefusalHidesNoOther(t *testing.T) {
 			refused[h.Check] = h.Key
 		}
 	}
-	require.Equal(t, map[string]string{HazardPointsAtA: "producer.override.bootstrap.servers", HazardFamilyState: "schema.history.internal.kafka.topic"},
+	require.Equal(t, map[string]string{hazard.HazardPointsAtA: "producer.override.bootstrap.servers", hazard.HazardFamilyState: "schema.history.internal.kafka.topic"},
 		refused, "%+v", entries[0].Hazards)
 	require.Contains(t, entries[0].connector.Problem, "refused before anything was stopped (points_at_a)")
 }

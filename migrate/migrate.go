@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
@@ -141,7 +143,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, *Cutover, error
 		return nil, nil, err
 	}
 
-	p, err := buildPlan(ctx, src, &targetSide{to: opts.To, rest: b.REST}, po)
+	p, err := buildPlan(ctx, src, &hazard.B{Target: opts.To, REST: b.REST}, po)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+
 	"github.com/offsetagent/offsetagent/migrate/target"
 
 	"github.com/segmentio/kafka-go"
@@ -210,10 +212,10 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 		require.Equal(t, b, body(t, rep, "dbz-mysql", "schema.history.internal.kafka.bootstrap.servers"))
 		require.Equal(t, a, body(t, rep, "mm2-src", "source.cluster.bootstrap.servers"), "kept on A")
 		require.Equal(t, b, body(t, rep, "mm2-src", "target.cluster.bootstrap.servers"))
-		var kept []Hazard
+		var kept []hazard.Hazard
 		for _, e := range rep.Connectors {
 			for _, h := range e.Hazards {
-				if e.Name == "mm2-src" && h.Check == HazardPointsAtA {
+				if e.Name == "mm2-src" && h.Check == hazard.HazardPointsAtA {
 					kept = append(kept, h)
 				}
 			}
@@ -266,7 +268,7 @@ func pointsAtWarnings(rep *Report) map[string][]string {
 	out := map[string][]string{}
 	for _, e := range rep.Connectors {
 		for _, h := range e.Hazards {
-			if h.Check == HazardPointsAtA && !h.Refuse {
+			if h.Check == hazard.HazardPointsAtA && !h.Refuse {
 				out[e.Name] = append(out[e.Name], h.Key+": "+h.Message+"; "+h.Fix)
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
@@ -47,7 +49,7 @@ type Entry struct {
 	Manifest string   `json:"manifest,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 	// Hazards are what the prechecks found would go wrong on B (hazards.go).
-	Hazards []Hazard `json:"hazards,omitempty"`
+	Hazards []hazard.Hazard `json:"hazards,omitempty"`
 	// Rewrites are the settings the migration changed for B itself, the edit flags' aside:
 	// topics renamed by MirrorMaker 2's policy, the transform restoring A's topic names
 	// (topicnames.go).
@@ -77,7 +79,7 @@ type Entry struct {
 }
 
 // follows is the sources the entry's sink follows (nil for none).
-func (e *Entry) follows() *following {
+func (e *Entry) follows() *hazard.Following {
 	if e.planned == nil {
 		return nil
 	}

@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 
+	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
@@ -16,7 +17,7 @@ func openA(ctx context.Context, opts *Options) (*source.A, error) {
 }
 
 // planOn plans opts' selection of A (src) against B (b; nil as for an export).
-func planOn(ctx context.Context, src *source.A, b *targetSide, opts Options) (*fleetPlan, error) {
+func planOn(ctx context.Context, src *source.A, b *hazard.B, opts Options) (*fleetPlan, error) {
 	return buildPlan(ctx, src, b, planOptions{Hazard: opts.hazardOptions(false), AllowEmpty: opts.AllowEmpty})
 }
 
@@ -25,13 +26,4 @@ func buildOn(ctx context.Context, src *source.A, p *fleetPlan, opts Options) []*
 	entries := entriesOf(p)
 	(&applier{opts: opts.applyOptions(), a: src, blocked: p.Blocked}).build(ctx, entries)
 	return entries
-}
-
-// checksOn are the hazard checks of opts against A (a) and B (b).
-func checksOn(opts Options, a *source.A, b *targetSide) *checks {
-	opts.defaults()
-	if a == nil {
-		a = source.Unopened(opts.sourceOptions())
-	}
-	return &checks{opts: opts.hazardOptions(false), a: a, b: b}
 }

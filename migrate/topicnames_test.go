@@ -11,6 +11,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 )
@@ -70,7 +71,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 	}{
 		{name: "FileStream with a RegexRouter chain: A's names restored first",
 			config: routedChain("topics", "orders"),
-			want: want{config: restored(restoreAlias, "route,tag"), rewrites: []string{"topics", "transforms",
+			want: want{config: restored(hazard.RestoreAlias, "route,tag"), rewrites: []string{"topics", "transforms",
 				"transforms.restoreTopicNamesOfA.type", "transforms.restoreTopicNamesOfA.regex", "transforms.restoreTopicNamesOfA.replacement"}}},
 		{name: "FileStream without transforms: nothing reads the topic",
 			config: []string{"topics", "orders"},
@@ -80,30 +81,30 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			want:   want{config: map[string]string{"transforms": "cast"}, rewrites: []string{"topics"}}},
 		{name: "FileStream with a TimestampRouter and its default format",
 			config: []string{"topics", "orders", "transforms", "ts", "transforms.ts.type", "TimestampRouter"},
-			want:   want{config: restored(restoreAlias, "ts")}},
+			want:   want{config: restored(hazard.RestoreAlias, "ts")}},
 		{name: "FileStream with a transform offsetagent does not know",
 			config: []string{"topics", "orders", "transforms", "x", "transforms.x.type", "com.example.Custom"},
-			want:   want{config: restored(restoreAlias, "x")}},
+			want:   want{config: restored(hazard.RestoreAlias, "x")}},
 		{name: "the restore's alias taken",
-			config: []string{"topics", "orders", "transforms", restoreAlias, "transforms." + restoreAlias + ".type", "TimestampRouter"},
-			want:   want{config: restored(restoreAlias+"2", restoreAlias)}},
+			config: []string{"topics", "orders", "transforms", hazard.RestoreAlias, "transforms." + hazard.RestoreAlias + ".type", "TimestampRouter"},
+			want:   want{config: restored(hazard.RestoreAlias+"2", hazard.RestoreAlias)}},
 		{name: "topics.regex with a RegexRouter",
 			config: routedChain("topics.regex", "orders|payments"),
-			want: want{config: map[string]string{"topics.regex": `A\.(?:orders|payments)`, "transforms": restoreAlias + ",route,tag"},
+			want: want{config: map[string]string{"topics.regex": `A\.(?:orders|payments)`, "transforms": hazard.RestoreAlias + ",route,tag"},
 				rewrites: []string{"topics.regex", "transforms", "transforms.restoreTopicNamesOfA.type", "transforms.restoreTopicNamesOfA.regex",
 					"transforms.restoreTopicNamesOfA.replacement"}}},
 		{name: "Confluent's JDBC sink, table.name.format ${topic} by default",
 			config: []string{"connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector", "topics", "orders,payments", "connection.password", "pw-secret-9"},
-			want:   want{config: restored(restoreAlias, "")}},
+			want:   want{config: restored(hazard.RestoreAlias, "")}},
 		{name: "Confluent's JDBC sink with a fixed table",
 			config: []string{"connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector", "topics", "orders", "table.name.format", "all_orders"},
 			want:   want{absent: []string{"transforms"}}},
 		{name: "Debezium's JDBC sink",
 			config: []string{"connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector", "topics", "shop.public.items"},
-			want:   want{config: restored(restoreAlias, "")}},
+			want:   want{config: restored(hazard.RestoreAlias, "")}},
 		{name: "Elasticsearch with synchronous flushes",
 			config: []string{"connector.class", "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector", "topics", "orders", "flush.synchronously", "true"},
-			want:   want{config: restored(restoreAlias, "")}},
+			want:   want{config: restored(hazard.RestoreAlias, "")}},
 		{name: "Elasticsearch with its asynchronous offsets: refused",
 			config: []string{"connector.class", "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector", "topics", "orders"},
 			want: want{skipped: true, hazards: map[string][]string{"topics": {"Confluent's Elasticsearch sink names its indices", `"orders" is "A.orders"`,
@@ -111,7 +112,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 		{name: "Elasticsearch made synchronous by the edit flags",
 			config: []string{"connector.class", "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector", "topics", "orders"},
 			flags:  source.SelectionFlags{Set: []string{"flush.synchronously=true"}},
-			want:   want{config: restored(restoreAlias, "")}},
+			want:   want{config: restored(hazard.RestoreAlias, "")}},
 		{name: "S3: its paths, refused",
 			config: []string{"connector.class", "io.confluent.connect.s3.S3SinkConnector", "topics", "orders", "topics.dir", "raw"},
 			want: want{skipped: true, hazards: map[string][]string{"topics": {"Confluent's S3 sink names the paths of the objects it writes", "topicPartitionWriters",
@@ -172,11 +173,11 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			want:   want{config: map[string]string{"topics.regex": "orders|payments", "transforms": "route,tag"}}},
 		{name: "the identity policy still renames MirrorMaker 2's heartbeats", policy: mm2.PolicyIdentity,
 			config: []string{"connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector", "topics", "heartbeats"},
-			want:   want{config: restored(restoreAlias, "")}},
+			want:   want{config: restored(hazard.RestoreAlias, "")}},
 		{name: "the identity policy: only the heartbeats get their names back", policy: mm2.PolicyIdentity,
 			config: []string{"connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector", "topics", "A.kept, heartbeats, shop.heartbeats"},
-			want: want{config: map[string]string{"topics": "A.kept,A.heartbeats,A.shop.heartbeats", "transforms": restoreAlias,
-				"transforms." + restoreAlias + ".regex": `A\.(heartbeats|shop\.heartbeats)`}}},
+			want: want{config: map[string]string{"topics": "A.kept,A.heartbeats,A.shop.heartbeats", "transforms": hazard.RestoreAlias,
+				"transforms." + hazard.RestoreAlias + ".regex": `A\.(heartbeats|shop\.heartbeats)`}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -205,9 +206,9 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			require.NoError(t, rep.WriteJSON(&js))
 			require.NotContains(t, js.String(), "pw-secret-9")
 
-			got := map[string]Hazard{}
+			got := map[string]hazard.Hazard{}
 			for _, h := range e.Hazards {
-				if h.Check == HazardTopicNames {
+				if h.Check == hazard.HazardTopicNames {
 					got[h.Key] = h
 				}
 			}

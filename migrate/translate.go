@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
@@ -32,7 +34,7 @@ type SinkTranslation struct {
 
 // translateSink translates c's offsets through m and returns the offsets for B: the translated ones, and a
 // reset (null offset) for each missing partition. c's config on B, its topics renamed, is
-// configForB's (renamed). blocked: MirrorMaker 2 will not checkpoint c's group (mm2health.go),
+// ConfigOnB's (renamed). blocked: MirrorMaker 2 will not checkpoint c's group (mm2health.go),
 // so no checkpoint is waited for.
 func translateSink(ctx context.Context, m *fleet.MM2, c *fleet.Connector, blocked bool) ([]events.ConnectorOffset, any, error) {
 	committed, err := mm2.SinkPartitions(c.Offsets)
@@ -53,7 +55,7 @@ func translateSink(ctx context.Context, m *fleet.MM2, c *fleet.Connector, blocke
 			d.NotExact = append(d.NotExact, p)
 		}
 	}
-	_, d.TopicsRegex, err = rewriteConfig(m.Policy, c.Config)
+	_, d.TopicsRegex, err = hazard.RewriteConfig(m.Policy, c.Config)
 	if err != nil {
 		return nil, d, err
 	}

@@ -44,7 +44,7 @@ func splitWaves(entries []*Entry, size int) [][]*Entry {
 		if e.follows() == nil {
 			continue
 		}
-		for _, src := range e.follows().sources {
+		for _, src := range e.follows().Sources {
 			j, ok := index[src]
 			if !ok {
 				continue

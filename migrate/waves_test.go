@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+
 	"github.com/offsetagent/offsetagent/migrate/target"
 
 	"github.com/segmentio/kafka-go"
@@ -108,9 +110,9 @@ func TestSplitWaves(t *testing.T) {
 				entries = append(entries, entry(n))
 			}
 			for sink, srcs := range tt.follows {
-				f := &following{}
+				f := &hazard.Following{}
 				for _, s := range srcs {
-					f.sources = append(f.sources, conn[s])
+					f.Sources = append(f.Sources, conn[s])
 				}
 				plans[sink].Follows = f
 			}

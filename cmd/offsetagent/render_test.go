@@ -10,19 +10,20 @@ import (
 
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
 
 func TestWriteTableShowsHazardWarnings(t *testing.T) {
 	e := &migrate.Entry{Name: "inventory", TargetName: "inventory", Outcome: migrate.OutcomePlanned,
-		Hazards: []migrate.Hazard{{Check: migrate.HazardFamilyState, Key: "topic.heartbeat.prefix", Message: "the heartbeat topic is not on B", Fix: "create it"}}}
-	refusal := migrate.Hazard{Check: migrate.HazardPlugin, Message: "B lacks the plugin", Refuse: true}
+		Hazards: []hazard.Hazard{{Check: hazard.HazardFamilyState, Key: "topic.heartbeat.prefix", Message: "the heartbeat topic is not on B", Fix: "create it"}}}
+	refusal := hazard.Hazard{Check: hazard.HazardPlugin, Message: "B lacks the plugin", Refuse: true}
 	skipped := &migrate.Entry{Name: "orders", TargetName: "orders", Outcome: migrate.OutcomeSkipped,
-		Message: "refused before anything was stopped (plugin): " + refusal.String(), Hazards: []migrate.Hazard{refusal}}
+		Message: "refused before anything was stopped (plugin): " + refusal.String(), Hazards: []hazard.Hazard{refusal}}
 	var many []*migrate.Entry
 	for _, name := range []string{"c1", "c2", "c3", "c4", "c5", "c6", "c7"} {
 		many = append(many, &migrate.Entry{Name: name, TargetName: name, Outcome: migrate.OutcomePlanned,
-			Hazards: []migrate.Hazard{{Check: migrate.HazardPlugin, Message: "not checked", Fix: "give --to-connect-url"}}})
+			Hazards: []hazard.Hazard{{Check: hazard.HazardPlugin, Message: "not checked", Fix: "give --to-connect-url"}}})
 	}
 	var b strings.Builder
 	require.NoError(t, writeTable(&b, &migrate.Report{Connectors: append([]*migrate.Entry{e, skipped}, many...)}))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
@@ -81,7 +82,7 @@ func TestFamilyStateRefusedBeforeStop(t *testing.T) {
 	require.True(t, strings.HasPrefix(e.Message, "refused before anything was stopped (family_state)"), e.Message)
 	refused := map[string]string{}
 	for _, h := range e.Hazards {
-		if h.Check == migrate.HazardFamilyState && h.Refuse {
+		if h.Check == hazard.HazardFamilyState && h.Refuse {
 			refused[h.Key] = h.Message
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
 )
 
 // migrateExit runs migrate with args in the environment vars and returns its exit code and the report it wrote.
@@ -96,7 +97,7 @@ func TestSettingsPointingAtARefusedThenMapped(t *testing.T) {
 		require.Equal(t, migrate.OutcomeSkipped, e.Outcome, "%s: %s", e.Name, e.Message)
 		require.NotContains(t, e.Message, "pw-secret")
 		for _, h := range e.Hazards {
-			if h.Refuse && h.Check == migrate.HazardPointsAtA {
+			if h.Refuse && h.Check == hazard.HazardPointsAtA {
 				hazards[e.Name] = h.Key + ": " + h.Message + "; " + h.Fix
 			}
 		}

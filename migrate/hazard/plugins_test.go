@@ -1,4 +1,4 @@
-package migrate
+package hazard
 
 import (
 	"context"
@@ -108,16 +108,16 @@ const filePlugins = `[{"class":"org.apache.kafka.connect.file.FileStreamSourceCo
 	{"class":"com.example.VersionedConnector","type":"source","version":"1.0"},
 	{"class":"com.example.VersionedConnector","type":"source","version":"1.1"}]`
 
-func pluginEntry(name string, kv ...string) *subject {
+func pluginEntry(name string, kv ...string) *Subject {
 	var cfg events.Config
 	for i := 0; i+1 < len(kv); i += 2 {
 		cfg = append(cfg, events.ConfigEntry{Key: kv[i], Value: kv[i+1]})
 	}
-	return &subject{Target: name + "-b", Connector: &fleet.Connector{Name: name, Type: connectors.Source, Config: cfg}}
+	return &Subject{Target: name + "-b", Connector: &fleet.Connector{Name: name, Type: connectors.Source, Config: cfg}}
 }
 
 // sinkEntry is pluginEntry's sink.
-func sinkEntry(name string, kv ...string) *subject {
+func sinkEntry(name string, kv ...string) *Subject {
 	e := pluginEntry(name, kv...)
 	e.Connector.Type = connectors.Sink
 	return e
@@ -136,9 +136,9 @@ func TestCheckPluginsOnB(t *testing.T) {
 		validate func(class string, cfg map[string]any) (int, string)
 		set      []string // --set
 		// policy: moved across MirrorMaker 2 with it (MM2); the topic names are checked
-		// first, as checkHazards does.
+		// first, as CheckHazards does.
 		policy  *mm2.Policy
-		entries []*subject
+		entries []*Subject
 		// want: connector -> its hazards as "check key refuse: message part" ("" for none)
 		want map[string][]string
 		// problem: connectors that get a Problem (refused)
@@ -148,7 +148,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 	}{
 		{
 			name: "installed by full name, simple name and alias; validates", version: "4.3.1", plugins: filePlugins,
-			entries: []*subject{
+			entries: []*Subject{
 				pluginEntry("full", "connector.class", "org.apache.kafka.connect.file.FileStreamSourceConnector", "file", "a", "topic", "t"),
 				pluginEntry("simple", "connector.class", "MirrorSourceConnector"),
 				pluginEntry("alias", "connector.class", "FileStreamSink", "topics", "t"),
@@ -158,7 +158,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 		},
 		{
 			name: "missing on B: refused, not validated", version: "4.3.1", plugins: filePlugins,
-			entries: []*subject{
+			entries: []*Subject{
 				pluginEntry("dbz", "connector.class", "io.debezium.connector.mysql.MySqlConnector", "database.password", secret),
 				pluginEntry("dbz-2", "connector.class", "io.debezium.connector.mysql.MySqlConnector"),
 				pluginEntry("ok", "connector.class", "FileStreamSource"),
@@ -181,7 +181,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 					"database.password": {"Invalid value " + secret + " for configuration database.password: too short"},
 				})
 			},
-			entries: []*subject{pluginEntry("src", "connector.class", "FileStreamSource", "file", "a", "database.password", secret)},
+			entries: []*Subject{pluginEntry("src", "connector.class", "FileStreamSource", "file", "a", "database.password", secret)},
 			want: map[string][]string{"src": {
 				`plugin batch.size true: Invalid value -1 for configuration batch.size: Value must be at least 1`,
 				`plugin database.password true: Invalid value [hidden] for configuration database.password: too short`,
@@ -199,7 +199,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 				}
 				return 200, validateAnswer(cfg, nil)
 			},
-			entries:   []*subject{pluginEntry("src", "connector.class", "FileStreamSource", "file", "a", "topic", "t")},
+			entries:   []*Subject{pluginEntry("src", "connector.class", "FileStreamSource", "file", "a", "topic", "t")},
 			want:      map[string][]string{"src": nil},
 			validated: []string{"FileStreamSource"},
 		},
@@ -212,7 +212,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 				}
 				return 200, validateAnswer(cfg, nil)
 			},
-			entries:   []*subject{sinkEntry("sink", routedChain("connector.class", "FileStreamSink", "file", "out", "topics", "orders")...)},
+			entries:   []*Subject{sinkEntry("sink", routedChain("connector.class", "FileStreamSink", "file", "out", "topics", "orders")...)},
 			want:      map[string][]string{"sink": nil},
 			validated: []string{"FileStreamSink"},
 		},
@@ -221,7 +221,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 			validate: func(class string, cfg map[string]any) (int, string) {
 				return 200, validateAnswer(cfg, map[string][]string{"topics": {"Topic orders does not exist"}})
 			},
-			entries: []*subject{pluginEntry("sink", "connector.class", "FileStreamSink", "topics", "orders")},
+			entries: []*Subject{pluginEntry("sink", "connector.class", "FileStreamSink", "topics", "orders")},
 			want:    map[string][]string{"sink": {"plugin topics false: Topic orders does not exist"}},
 		},
 		{
@@ -229,13 +229,13 @@ func TestCheckPluginsOnB(t *testing.T) {
 			validate: func(class string, cfg map[string]any) (int, string) {
 				return 500, `{"error_code":500,"message":"org.apache.kafka.connect.runtime.rest.errors.BadRequestException: Connector config {database.password=` + secret + `} contains no connector type"}`
 			},
-			entries: []*subject{pluginEntry("src", "connector.class", "FileStreamSource", "database.password", secret)},
+			entries: []*Subject{pluginEntry("src", "connector.class", "FileStreamSource", "database.password", secret)},
 			want:    map[string][]string{"src": {"plugin  true: B's Connect could not validate the config (PUT /connector-plugins/FileStreamSource/config/validate): 500 org.apache.kafka.connect.runtime.rest.errors.BadRequestException: Connector config {database.password=[hidden]}"}},
 			problem: []string{"src"},
 		},
 		{
 			name: "requested plugin version: installed, missing, a range left to validate", version: "4.1.0", plugins: filePlugins,
-			entries: []*subject{
+			entries: []*Subject{
 				pluginEntry("v11", "connector.class", "com.example.VersionedConnector", "connector.plugin.version", "1.1"),
 				pluginEntry("v2", "connector.class", "Versioned", "connector.plugin.version", "2.0"),
 				pluginEntry("range", "connector.class", "Versioned", "connector.plugin.version", "[1.0,2.0)"),
@@ -252,7 +252,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 		},
 		{
 			name: "a plugin version on a B that does not know them is a warning", version: "3.9.1", plugins: filePlugins,
-			entries: []*subject{pluginEntry("v2", "connector.class", "com.example.VersionedConnector", "connector.plugin.version", "2.0")},
+			entries: []*Subject{pluginEntry("v2", "connector.class", "com.example.VersionedConnector", "connector.plugin.version", "2.0")},
 			want: map[string][]string{
 				"v2": {"plugin connector.plugin.version false: B's Connect 3.9.1 does not know connector.plugin.version"},
 			},
@@ -260,7 +260,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 		},
 		{
 			name: "B's plugins cannot be listed: refused", version: "4.3.1", plugins: "",
-			entries: []*subject{pluginEntry("src", "connector.class", "FileStreamSource")},
+			entries: []*Subject{pluginEntry("src", "connector.class", "FileStreamSource")},
 			want:    map[string][]string{"src": {"plugin  true: cannot list B's connector plugins"}},
 			problem: []string{"src"},
 		},
@@ -276,7 +276,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 			if tt.policy != nil {
 				opts.MM2 = &fleet.MM2{Policy: *tt.policy}
 			}
-			s := checksOn(opts, nil, &targetSide{rest: b.serve(t)})
+			s := checksOn(opts, &B{REST: b.serve(t)})
 			if tt.policy != nil {
 				s.checkTopicNames(ctx, tt.entries)
 			}
@@ -322,8 +322,8 @@ func contains(l []string, s string) bool {
 // what to give.
 func TestCheckPluginsWithoutRESTB(t *testing.T) {
 	opts := Options{}
-	s := checksOn(opts, nil, &targetSide{})
-	entries := []*subject{pluginEntry("a", "connector.class", "FileStreamSource"), pluginEntry("b", "connector.class", "FileStreamSink")}
+	s := checksOn(opts, &B{})
+	entries := []*Subject{pluginEntry("a", "connector.class", "FileStreamSource"), pluginEntry("b", "connector.class", "FileStreamSink")}
 	s.checkPlugins(context.Background(), entries)
 	for _, e := range entries {
 		require.Len(t, e.Hazards, 1, e.Connector.Name)
@@ -357,8 +357,8 @@ func TestCheckPluginsBoundsCalls(t *testing.T) {
 		return 200, validateAnswer(cfg, nil)
 	}
 	opts := Options{}
-	s := checksOn(opts, nil, &targetSide{rest: b.serve(t)})
-	var entries []*subject
+	s := checksOn(opts, &B{REST: b.serve(t)})
+	var entries []*Subject
 	for i := range 300 {
 		entries = append(entries, pluginEntry(fmt.Sprintf("c%d", i), "connector.class", "FileStreamSource"))
 	}

@@ -1,4 +1,4 @@
-package migrate
+package hazard
 
 import (
 	"context"
@@ -61,30 +61,30 @@ func (h Hazard) String() string {
 	return s
 }
 
-// subject is one selected connector as the hazard checks see it: A's connector, its name on B,
+// Subject is one selected connector as the hazard checks see it: A's connector, its name on B,
 // what the checks found, and the repairs they plan for B: a sink that follows its sources
 // (pipeline.go), the re-key of a Debezium connector's offsets (family.go), the transform that
 // gives a sink's records back their topics' names on A (topicnames.go).
-type subject struct {
+type Subject struct {
 	Connector *fleet.Connector
 	Target    string
 	Hazards   []Hazard
-	Follows   *following
+	Follows   *Following
 	Rekey     *fleet.Rekey
-	Restore   *topicRestore
+	Restore   *TopicRestore
 }
 
 // add records h on e; a refusing hazard makes the connector's first Problem, so that it is
 // neither stopped on A nor published.
-func (e *subject) add(h Hazard) {
+func (e *Subject) add(h Hazard) {
 	e.Hazards = append(e.Hazards, h)
 	if h.Refuse && e.Connector != nil && e.Connector.Problem == "" {
 		e.Connector.Problem = fmt.Sprintf("refused before anything was stopped (%s): %s", h.Check, h)
 	}
 }
 
-// hazardOptions say what the hazard checks judge a connector's move by.
-type hazardOptions struct {
+// Options say what the hazard checks judge a connector's move by.
+type Options struct {
 	// Selection edits the configs for B (--set, --unset, --map-value) and keeps keys on A
 	// (--keep-a).
 	Selection source.Selection
@@ -105,48 +105,53 @@ type hazardOptions struct {
 	Logger   *slog.Logger
 }
 
-// checks runs the hazard checks of one run against A (a) and B (b: nil for an export, which
+// Checks runs the hazard checks of one run against A (a) and B (b: nil for an export, which
 // has no B).
-type checks struct {
-	opts hazardOptions
+type Checks struct {
+	opts Options
 	a    *source.A
-	b    *targetSide
-	// blocked are the sinks' groups MirrorMaker 2 will not checkpoint (mm2health.go): their
+	b    *B
+	// Blocked are the sinks' groups MirrorMaker 2 will not checkpoint (mm2health.go): their
 	// translation waits for no checkpoint.
-	blocked map[string]bool
+	Blocked map[string]bool
 }
 
-// targetSide is what the hazard checks know of B: nil for an export, which has no B.
-type targetSide struct {
-	to target.Target
-	// rest is B's Connect REST API (nil without Target.ConnectURL).
-	rest *connectrest.Client
+// NewChecks are the hazard checks of opts against A (a) and B (b: nil for an export).
+func NewChecks(opts Options, a *source.A, b *B) *Checks {
+	return &Checks{opts: opts, a: a, b: b}
+}
+
+// B is what the hazard checks know of B: nil for an export, which has no B.
+type B struct {
+	Target target.Target
+	// REST is B's Connect REST API (nil without Target.ConnectURL).
+	REST *connectrest.Client
 	// ids resolves the addresses the checks meet to Kafka cluster ids (identity.go), made on
 	// first use.
 	ids *identities
 }
 
-// checkHazards runs every hazard check on the entries still without a Problem. Each check
+// CheckHazards runs every hazard check on the entries still without a Problem. Each check
 // sees every one of them, also those an earlier check refused, so that one refusal hides no
 // other hazard (a dry run lists all there is to fix); the connector's Problem is the first
 // refusal.
-func (hc *checks) checkHazards(ctx context.Context, entries []*subject) {
-	var todo []*subject
+func (hc *Checks) CheckHazards(ctx context.Context, entries []*Subject) {
+	var todo []*Subject
 	for _, e := range entries {
 		if e.Connector != nil && e.Connector.Problem == "" {
 			todo = append(todo, e)
 		}
 	}
-	all := []func(context.Context, []*subject){
+	all := []func(context.Context, []*Subject){
 		// Each check appends what it finds with subject.add. The topic names first: they
-		// decide the transform the config on B gets (configForB), which the others judge.
+		// decide the transform the config on B gets (ConfigOnB), which the others judge.
 		hc.checkTopicNames,
 		hc.checkPointsAtA,
 		hc.checkFamilyState,
 		hc.checkPlugins,
 		hc.checkMM2,
 	}
-	refused := map[*subject]string{}
+	refused := map[*Subject]string{}
 	for _, check := range all {
 		check(ctx, todo)
 		for _, e := range todo {

@@ -1,4 +1,4 @@
-package migrate
+package hazard
 
 import (
 	"context"
@@ -133,7 +133,7 @@ type identities struct {
 
 // identities returns the resolver of this run, made on first use: A's and B's ids, and A's
 // and B's client settings.
-func (hc *checks) identities(ctx context.Context) *identities {
+func (hc *Checks) identities(ctx context.Context) *identities {
 	if hc.b.ids != nil {
 		return hc.b.ids
 	}
@@ -143,7 +143,7 @@ func (hc *checks) identities(ctx context.Context) *identities {
 	if ids.aErr == nil && ids.a == "" {
 		ids.aErr = errors.New("A's Connect REST API gives no kafka_cluster_id")
 	}
-	clB := kafkaio.NewClient(kafkaio.Options{Brokers: hc.b.to.Brokers, Transport: hc.b.to.Transport, Principal: hc.b.to.Principal})
+	clB := kafkaio.NewClient(kafkaio.Options{Brokers: hc.b.Target.Brokers, Transport: hc.b.Target.Transport, Principal: hc.b.Target.Principal})
 	clB.Timeout = clusterIDTimeout
 	var err error
 	if ids.b, err = kafkaio.ClusterID(ctx, clB); err != nil {
@@ -152,7 +152,7 @@ func (hc *checks) identities(ctx context.Context) *identities {
 	if topics := hc.a.Topics(); topics != nil {
 		ids.fallbacks = append(ids.fallbacks, connSettings{"A's client settings", ids.transport(topics.Transport)})
 	}
-	if tr := ids.transport(hc.b.to.Transport); len(ids.fallbacks) == 0 || ids.fallbacks[0].tr != tr {
+	if tr := ids.transport(hc.b.Target.Transport); len(ids.fallbacks) == 0 || ids.fallbacks[0].tr != tr {
 		ids.fallbacks = append(ids.fallbacks, connSettings{"B's client settings", tr})
 	}
 	hc.b.ids = ids

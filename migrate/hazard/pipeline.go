@@ -1,4 +1,4 @@
-package migrate
+package hazard
 
 import (
 	"context"
@@ -43,8 +43,8 @@ import (
 
 // pipelinePair is a selected sink that reads on A topics a selected source writes.
 type pipelinePair struct {
-	sink, source *subject
-	// topics are the sink's topics the source writes ("<prefix>.*" for a Debezium prefix
+	sink, source *Subject
+	// Topics are the sink's topics the source writes ("<prefix>.*" for a Debezium prefix
 	// matched by a topics.regex), in order; how says where that was read.
 	topics []string
 	how    string
@@ -78,15 +78,15 @@ func (w *written) add(name, from string) {
 	}
 }
 
-// checkPipelines finds the pipelines whose sink MirrorMaker 2's policy would cut off from its
+// CheckPipelines finds the pipelines whose sink MirrorMaker 2's policy would cut off from its
 // source on B, and refuses both connectors of each (see above). It runs before anything is
 // stopped on A.
-func (hc *checks) checkPipelines(ctx context.Context, entries []*subject) {
+func (hc *Checks) CheckPipelines(ctx context.Context, entries []*Subject) {
 	m := hc.opts.MM2
 	if m == nil {
 		return
 	}
-	var sources, sinks []*subject
+	var sources, sinks []*Subject
 	for _, e := range entries {
 		switch {
 		case e.Connector.Problem != "":
@@ -140,7 +140,7 @@ func (hc *checks) checkPipelines(ctx context.Context, entries []*subject) {
 		if sink.Follows == nil {
 			continue
 		}
-		for _, src := range sink.Follows.sources {
+		for _, src := range sink.Follows.Sources {
 			if src.Problem != "" {
 				sink.Follows = nil
 				c.Problem = fmt.Sprintf("pipeline with source %q, which is skipped, so it stays on A with it: %s", src.Name, src.Problem)
@@ -184,11 +184,11 @@ func refusePipeline(p pipelinePair, policy mm2.Policy, asked bool, why string) {
 		what = fmt.Sprintf("across MirrorMaker 2 with the %s replication policy, whether the moved sink %q reads what the moved source %q writes (%s, "+
 			"read from %s) cannot be decided: %s; if it does, the sink on B would read the renamed topics while the source on B writes these, "+
 			"and the pipeline would stop delivering, without an error; %s, or, if the sink reads none of them, leave one of the two out of this run (--exclude)",
-			policyName(policy), p.sink.Connector.Name, p.source.Connector.Name, strings.Join(p.written, ", "), p.how, p.undecided, identity)
+			PolicyName(policy), p.sink.Connector.Name, p.source.Connector.Name, strings.Join(p.written, ", "), p.how, p.undecided, identity)
 	} else {
 		what = fmt.Sprintf("across MirrorMaker 2 with the %s replication policy, the moved sink %q would read %s on B, while the moved source %q "+
 			"writes %s on B (read from %s): the pipeline would stop delivering, without an error; %s",
-			policyName(policy), p.sink.Connector.Name, strings.Join(onB, ", "), p.source.Connector.Name, strings.Join(p.topics, ", "), p.how, identity)
+			PolicyName(policy), p.sink.Connector.Name, strings.Join(onB, ", "), p.source.Connector.Name, strings.Join(p.topics, ", "), p.how, identity)
 	}
 	switch {
 	case asked:
@@ -206,7 +206,7 @@ func refusePipeline(p pipelinePair, policy mm2.Policy, asked bool, why string) {
 	}
 }
 
-func policyName(p mm2.Policy) string {
+func PolicyName(p mm2.Policy) string {
 	if p.Kind == "" {
 		return string(mm2.PolicyDefault)
 	}
@@ -223,7 +223,7 @@ func remoteName(p mm2.Policy, t string) string {
 
 // writes reads what source c writes on A: its tracked topics (when A's REST API is given and
 // tracks them) and the topics its config names.
-func (hc *checks) writes(ctx context.Context, c *fleet.Connector) written {
+func (hc *Checks) writes(ctx context.Context, c *fleet.Connector) written {
 	var w written
 	if names, ok := hc.a.ActiveTopics(ctx, c.Name); ok {
 		for _, n := range names {
@@ -298,23 +298,23 @@ func sinkReads(c *fleet.Connector, w written, policy mm2.Policy) (topics []strin
 	return out, strings.Join(why, "; ")
 }
 
-// following is a sink that follows its sources.
-type following struct {
-	sources []*fleet.Connector
-	// topics are the sink's topics the sources write, under their names on A.
-	topics []string
-	// drained is how long A's sink took to consume all its sources wrote on A.
-	drained time.Duration
+// Following is a sink that follows its sources.
+type Following struct {
+	Sources []*fleet.Connector
+	// Topics are the sink's topics the sources write, under their names on A.
+	Topics []string
+	// Drained is how long A's sink took to consume all its sources wrote on A.
+	Drained time.Duration
 }
 
 // follow makes the sink of pairs (one sink) follow their sources.
 func follow(pairs []pipelinePair) {
-	f := &following{}
+	f := &Following{}
 	for _, p := range pairs {
-		f.sources = append(f.sources, p.source.Connector)
+		f.Sources = append(f.Sources, p.source.Connector)
 		for _, t := range p.topics {
-			if !slices.Contains(f.topics, t) {
-				f.topics = append(f.topics, t)
+			if !slices.Contains(f.Topics, t) {
+				f.Topics = append(f.Topics, t)
 			}
 		}
 	}
@@ -322,7 +322,7 @@ func follow(pairs []pipelinePair) {
 }
 
 // cannotFollow says why sink c cannot follow the sources of pairs ("" when it can).
-func (hc *checks) cannotFollow(c *fleet.Connector, pairs []pipelinePair, policy mm2.Policy) string {
+func (hc *Checks) cannotFollow(c *fleet.Connector, pairs []pipelinePair, policy mm2.Policy) string {
 	if !hc.opts.StopSource && !hc.opts.StopPlanned {
 		return "it needs --stop-source: the sink on B starts where the source on B starts writing, once A's sink has consumed all the source wrote on A, and only a stopped source writes no more"
 	}

@@ -1,4 +1,4 @@
-package migrate
+package hazard
 
 import (
 	"context"
@@ -57,14 +57,14 @@ const (
 
 // checkFamilyState finds the hazards of the state each selected connector's family keeps
 // outside Connect's topics.
-func (hc *checks) checkFamilyState(ctx context.Context, entries []*subject) {
+func (hc *Checks) checkFamilyState(ctx context.Context, entries []*Subject) {
 	var b *kafka.Client
 	var ids *identities
 	if hc.b != nil {
-		b = kafkaio.NewClient(kafkaio.Options{Brokers: hc.b.to.Brokers, Transport: hc.b.to.Transport, Principal: hc.b.to.Principal})
+		b = kafkaio.NewClient(kafkaio.Options{Brokers: hc.b.Target.Brokers, Transport: hc.b.Target.Transport, Principal: hc.b.Target.Principal})
 		ids = hc.identities(ctx)
 	}
-	var todo []*subject
+	var todo []*Subject
 	for _, e := range entries {
 		if e.Connector.Problem == "" {
 			todo = append(todo, e)
@@ -73,7 +73,7 @@ func (hc *checks) checkFamilyState(ctx context.Context, entries []*subject) {
 	// Each connector's checks are a few calls to A and B: a fleet's run at once, bounded, each
 	// recording on its own entry only; what is B's, not the connector's, is asked once (auto).
 	auto := &onceAutoCreates{cl: b}
-	next := make(chan *subject)
+	next := make(chan *Subject)
 	var wg sync.WaitGroup
 	for range min(familyChecksInFlight, len(todo)) {
 		wg.Add(1)
@@ -95,14 +95,14 @@ func (hc *checks) checkFamilyState(ctx context.Context, entries []*subject) {
 const familyChecksInFlight = 8
 
 // checkFamilyOf checks the state e's connector family keeps outside Connect's topics.
-func (hc *checks) checkFamilyOf(ctx context.Context, e *subject, b *kafka.Client, ids *identities, auto *onceAutoCreates) {
+func (hc *Checks) checkFamilyOf(ctx context.Context, e *Subject, b *kafka.Client, ids *identities, auto *onceAutoCreates) {
 	c := e.Connector
 	class, ok := hc.opts.Registry.Lookup(c.Config.Map()["connector.class"])
 	if !ok {
 		return
 	}
 	f := familyCheck{hc: hc, e: e, out: class.Outside, a: c.Config.Map(), b: b, ids: ids, auto: auto,
-		onB: hc.configForB(e).Map()}
+		onB: hc.ConfigOnB(e).Map()}
 	switch {
 	case f.out.Progress != "":
 		f.sinkProgress()
@@ -133,8 +133,8 @@ func (o *onceAutoCreates) get(ctx context.Context) (bool, error) {
 
 // familyCheck is the check of one connector: its config on A and on B, and B's brokers.
 type familyCheck struct {
-	hc      *checks
-	e       *subject
+	hc      *Checks
+	e       *Subject
 	out     connectors.Outside
 	a, onB  map[string]string
 	b       *kafka.Client // nil without B

@@ -1,4 +1,4 @@
-package migrate
+package hazard
 
 import (
 	"context"
@@ -42,11 +42,11 @@ const pluginCallTimeout = 60 * time.Second
 const pluginVersionKey = "connector.plugin.version"
 
 // checkPlugins finds the HazardPlugin hazards of entries (see above).
-func (hc *checks) checkPlugins(ctx context.Context, entries []*subject) {
+func (hc *Checks) checkPlugins(ctx context.Context, entries []*Subject) {
 	if hc.b == nil { // an export: no B
 		return
 	}
-	var todo []*subject
+	var todo []*Subject
 	for _, e := range entries {
 		if e.Connector != nil && e.Connector.Problem == "" {
 			todo = append(todo, e)
@@ -55,7 +55,7 @@ func (hc *checks) checkPlugins(ctx context.Context, entries []*subject) {
 	if len(todo) == 0 {
 		return
 	}
-	if hc.b.rest == nil {
+	if hc.b.REST == nil {
 		hc.opts.Logger.Warn("B's connector plugins are not checked: give --to-connect-url (B's Connect REST API)")
 		for _, e := range todo {
 			e.add(Hazard{Check: HazardPlugin,
@@ -74,9 +74,9 @@ func (hc *checks) checkPlugins(ctx context.Context, entries []*subject) {
 		return
 	}
 	resolved := map[string][]connectrest.Plugin{} // per class as configs give it
-	var validate []*subject
+	var validate []*Subject
 	for _, e := range todo {
-		cfg := hc.configForB(e)
+		cfg := hc.ConfigOnB(e)
 		class, _ := cfg.Get("connector.class")
 		if class == "" {
 			continue // no class: refused by B's agent at validate_config, as Connect does
@@ -98,15 +98,15 @@ func (hc *checks) checkPlugins(ctx context.Context, entries []*subject) {
 }
 
 // bPlugins lists B's connector plugins, and says B's Connect version (GET /).
-func (hc *checks) bPlugins(ctx context.Context) (plugins []connectrest.Plugin, bVersion string, err error) {
+func (hc *Checks) bPlugins(ctx context.Context) (plugins []connectrest.Plugin, bVersion string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, pluginCallTimeout)
 	defer cancel()
 	// With several versions of a plugin installed, Connect 4.1+ lists each.
-	plugins, err = hc.b.rest.Plugins(ctx)
+	plugins, err = hc.b.REST.Plugins(ctx)
 	if err != nil {
 		return nil, "", err
 	}
-	root, err := hc.b.rest.Root(ctx)
+	root, err := hc.b.REST.Root(ctx)
 	if err != nil {
 		return nil, "", fmt.Errorf("GET /: %w", err)
 	}
@@ -206,9 +206,9 @@ func knowsPluginVersions(v string) bool {
 
 // validateOnB validates each entry's config on B, pluginCallsInFlight at once, and records
 // what B's Connect says of it.
-func (hc *checks) validateOnB(ctx context.Context, entries []*subject) {
+func (hc *Checks) validateOnB(ctx context.Context, entries []*Subject) {
 	type found struct {
-		e  *subject
+		e  *Subject
 		hs []Hazard
 	}
 	out := make([]found, len(entries))
@@ -237,8 +237,8 @@ func (hc *checks) validateOnB(ctx context.Context, entries []*subject) {
 }
 
 // validateOne asks B's Connect to validate e's config as it will be on B.
-func (hc *checks) validateOne(ctx context.Context, e *subject) []Hazard {
-	cfg := hc.configForB(e)
+func (hc *Checks) validateOne(ctx context.Context, e *Subject) []Hazard {
+	cfg := hc.ConfigOnB(e)
 	class, _ := cfg.Get("connector.class")
 	body, err := json.Marshal(cfg)
 	if err != nil {
@@ -250,7 +250,7 @@ func (hc *checks) validateOne(ctx context.Context, e *subject) []Hazard {
 	// config's connector.class does not end with. The values Connect echoes back (secrets
 	// included) are not decoded.
 	path := "/connector-plugins/" + url.PathEscape(class) + "/config/validate"
-	v, err := hc.b.rest.Validate(ctx, class, json.RawMessage(body))
+	v, err := hc.b.REST.Validate(ctx, class, json.RawMessage(body))
 	if err != nil {
 		text := err.Error()
 		var f *connectrest.Error

@@ -1,4 +1,4 @@
-package migrate
+package hazard
 
 import (
 	"context"
@@ -38,14 +38,14 @@ import (
 
 // configOnB is one connector's config on B, with its settings that list Kafka addresses.
 type configOnB struct {
-	e     *subject
+	e     *Subject
 	cfg   events.Config
 	named map[string]named
 }
 
 // checkPointsAtA finds the settings of the selected connectors that would still point at A on
 // B (see above). A migration only: an export has no B.
-func (hc *checks) checkPointsAtA(ctx context.Context, entries []*subject) {
+func (hc *Checks) checkPointsAtA(ctx context.Context, entries []*Subject) {
 	if hc.b == nil {
 		return
 	}
@@ -59,7 +59,7 @@ func (hc *checks) checkPointsAtA(ctx context.Context, entries []*subject) {
 		if e.Connector.Problem != "" {
 			continue
 		}
-		c := configOnB{e: e, cfg: hc.configForB(e), named: map[string]named{}}
+		c := configOnB{e: e, cfg: hc.ConfigOnB(e), named: map[string]named{}}
 		m := c.cfg.Map()
 		for _, kv := range c.cfg {
 			if n, ok := ids.setting(m, kv.Key, kv.Value); ok && kv.Key != "name" {
@@ -75,7 +75,7 @@ func (hc *checks) checkPointsAtA(ctx context.Context, entries []*subject) {
 	mm := hc.opts.MM2
 	for _, c := range todo {
 		pc := pointsCheck{sel: hc.opts.Selection, cfg: c.cfg, onA: c.e.Connector.Config, secret: fleet.Secret(hc.opts.Registry, c.cfg),
-			toB: strings.Join(hc.b.to.Brokers, ",")}
+			toB: strings.Join(hc.b.Target.Brokers, ",")}
 		for _, kv := range c.cfg {
 			if kv.Key == "name" {
 				continue
@@ -212,7 +212,7 @@ func (p pointsCheck) renamedTopic(kv events.ConfigEntry, mm *fleet.MM2) *Hazard 
 	}
 	return &Hazard{Check: HazardPointsAtA, Key: kv.Key, Refuse: true,
 		Message: fmt.Sprintf("topic %q is A's name: on B (%s) MirrorMaker 2's %s replication policy mirrors it as %q, and the connector would use a topic %q of its own there",
-			topic, servers, policyName(mm.Policy), remote, topic),
+			topic, servers, PolicyName(mm.Policy), remote, topic),
 		Fix: fmt.Sprintf("give --map-value %s=%s to use MirrorMaker 2's copy, or --replication-policy identity (IdentityReplicationPolicy on MirrorMaker 2); %s",
 			topic, remote, p.keep(kv.Key))}
 }

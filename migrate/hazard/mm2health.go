@@ -1,4 +1,4 @@
-package migrate
+package hazard
 
 import (
 	"context"
@@ -24,12 +24,12 @@ import (
 
 // checkMM2 runs the health check on every selected sink translated through MM2's checkpoints
 // (a sink following its sources takes no checkpoint: follow.go).
-func (hc *checks) checkMM2(ctx context.Context, entries []*subject) {
+func (hc *Checks) checkMM2(ctx context.Context, entries []*Subject) {
 	m := hc.opts.MM2
 	if m == nil {
 		return
 	}
-	var sinks []*subject
+	var sinks []*Subject
 	for _, e := range entries {
 		if c := e.Connector; c.Problem == "" && c.Type == connectors.Sink && e.Follows == nil {
 			sinks = append(sinks, e)
@@ -41,17 +41,17 @@ func (hc *checks) checkMM2(ctx context.Context, entries []*subject) {
 	topics := m.ConfigTopics
 	if len(topics) == 0 {
 		if hc.b != nil {
-			topics = append(topics, hc.b.to.ConfigTopic)
+			topics = append(topics, hc.b.Target.ConfigTopic)
 		}
 		topics = append(topics, mm2.DedicatedConfigTopic(m.Policy.SourceAlias), mm2.StrimziConfigTopic)
 	}
 	b := m.Translator.Target()
 	if hc.b != nil && b.Transport == nil {
-		b.Transport = hc.b.to.Transport
+		b.Transport = hc.b.Target.Transport
 	}
 	setup := mm2.ReadSetup(ctx, b, topics, m.Policy)
-	if hc.blocked == nil {
-		hc.blocked = map[string]bool{}
+	if hc.Blocked == nil {
+		hc.Blocked = map[string]bool{}
 	}
 	hc.mm2Status(ctx, &setup)
 	for _, e := range sinks {
@@ -68,7 +68,7 @@ func (hc *checks) checkMM2(ctx context.Context, entries []*subject) {
 		for _, f := range fs {
 			e.add(Hazard{Check: HazardMM2, Key: f.Key, Message: f.Message, Fix: f.Fix, Refuse: f.Blocked && !m.AllowReplay})
 			if f.Blocked {
-				hc.blocked[c.Group] = true
+				hc.Blocked[c.Group] = true
 			}
 		}
 	}
@@ -81,20 +81,20 @@ const mm2StatusTimeout = 15 * time.Second
 // when they run on B's Connect cluster (their config is in B's config topic) and the API was
 // given; otherwise it says why their status was not read. A connector that is not running
 // writes no checkpoint: its sink is refused before anything is stopped (mm2.Health).
-func (hc *checks) mm2Status(ctx context.Context, setup *mm2.Setup) {
+func (hc *Checks) mm2Status(ctx context.Context, setup *mm2.Setup) {
 	for i := range setup.Checkpoint {
 		c := &setup.Checkpoint[i]
 		switch {
 		case c.Dedicated:
 			c.StatusUnread = "a dedicated MirrorMaker 2 (connect-mirror-maker.sh) runs it, with no Connect REST API to ask: see that process's log"
-		case hc.b == nil || c.Topic != hc.b.to.ConfigTopic:
+		case hc.b == nil || c.Topic != hc.b.Target.ConfigTopic:
 			c.StatusUnread = fmt.Sprintf("it runs on the Connect cluster whose config topic is %s, not on B's Connect (whose REST API --to-connect-url would give): "+
 				"ask that cluster's REST API, or for a Strimzi KafkaMirrorMaker2 its status (kubectl get kafkamirrormaker2 -o yaml)", c.Topic)
-		case hc.b.rest == nil:
+		case hc.b.REST == nil:
 			c.StatusUnread = "B's Connect REST API was not given: give --to-connect-url"
 		default:
 			rctx, cancel := context.WithTimeout(ctx, mm2StatusTimeout)
-			st, ok, err := hc.b.rest.Status(rctx, c.Name)
+			st, ok, err := hc.b.REST.Status(rctx, c.Name)
 			cancel()
 			switch {
 			case err != nil:

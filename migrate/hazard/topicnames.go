@@ -1,4 +1,4 @@
-package migrate
+package hazard
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 // names, the object-store sinks' paths: on B the sink writes to another table, index or path.
 //
 // One mechanism puts that right: a RegexRouter at the head of the sink's transform chain on B
-// (restoreAlias, regex "<quoted alias><sep>(.*)", replacement "$1") gives every record back its
+// (RestoreAlias, regex "<quoted alias><sep>(.*)", replacement "$1") gives every record back its
 // topic's name on A before any other transform or the connector sees it, so that the whole
 // chain and every name the connector derives are what they were on A. Connect commits the
 // offsets of the partition each record was consumed from (A.orders), whatever the transforms
@@ -53,21 +53,21 @@ import (
 // record's topic: the sink writes it on B under its name on A, and it stays. A sink moved with
 // --sink-follows-source keeps its topics' names on B, and is not concerned.
 
-// restoreAlias is the alias of the transform that gives records on B their topics' names on A.
-const restoreAlias = "restoreTopicNamesOfA"
+// RestoreAlias is the alias of the transform that gives records on B their topics' names on A.
+const RestoreAlias = "restoreTopicNamesOfA"
 
 // regexRouter is Kafka's RegexRouter transform.
 const regexRouter = kafkaTransforms + "RegexRouter"
 
-// topicRestore is the RegexRouter build places at the head of a sink's transform chain on B.
-type topicRestore struct {
+// TopicRestore is the RegexRouter build places at the head of a sink's transform chain on B.
+type TopicRestore struct {
 	alias, regex string
-	// why says what it keeps as on A, for the report's config_rewrites.
-	why string
+	// Why says what it keeps as on A, for the report's config_rewrites.
+	Why string
 }
 
 // apply returns cfg with the transform first in its chain; cfg is not changed.
-func (r *topicRestore) apply(cfg events.Config) events.Config {
+func (r *TopicRestore) apply(cfg events.Config) events.Config {
 	if r == nil {
 		return cfg
 	}
@@ -88,15 +88,15 @@ func (r *topicRestore) apply(cfg events.Config) events.Config {
 	return out
 }
 
-// owns reports whether key is one of the transform's settings.
-func (r *topicRestore) owns(key string) bool {
+// Owns reports whether key is one of the transform's settings.
+func (r *TopicRestore) Owns(key string) bool {
 	return r != nil && (key == "transforms" || strings.HasPrefix(key, "transforms."+r.alias+"."))
 }
 
 // checkTopicNames finds, for each sink moved across a renaming policy, what it derives from
 // its topics' names, and plans the transform that restores them or refuses the sink (see
 // above). It runs before anything is stopped, for an export too.
-func (hc *checks) checkTopicNames(_ context.Context, entries []*subject) {
+func (hc *Checks) checkTopicNames(_ context.Context, entries []*Subject) {
 	m := hc.opts.MM2
 	if m == nil {
 		return
@@ -152,7 +152,7 @@ type chain struct {
 	edited bool
 }
 
-func (t *topicNames) check(m *fleet.MM2, onA events.Config, target string) (*topicRestore, []Hazard) {
+func (t *topicNames) check(m *fleet.MM2, onA events.Config, target string) (*TopicRestore, []Hazard) {
 	var hs []Hazard
 	tr, err := renamed(m.Policy, onA)
 	if err != nil {
@@ -230,9 +230,9 @@ func (t *topicNames) check(m *fleet.MM2, onA events.Config, target string) (*top
 		}
 		group = "(" + strings.Join(quoted, "|") + ")"
 	}
-	r := &topicRestore{alias: t.freeAlias(), regex: javaregex.Quote(prefix) + group} // RegexRouter's: Java's
-	r.why = fmt.Sprintf("MirrorMaker 2's %s policy names A's topics %q on B; this transform, first in the chain, gives each record back its topic's name on A, so that %s stay as on A (%s)",
-		policyName(t.policy), prefix+"<topic>", strings.Join(what, ", "), why)
+	r := &TopicRestore{alias: t.freeAlias(), regex: javaregex.Quote(prefix) + group} // RegexRouter's: Java's
+	r.Why = fmt.Sprintf("MirrorMaker 2's %s policy names A's topics %q on B; this transform, first in the chain, gives each record back its topic's name on A, so that %s stay as on A (%s)",
+		PolicyName(t.policy), prefix+"<topic>", strings.Join(what, ", "), why)
 	return r, hs
 }
 
@@ -262,7 +262,7 @@ func (t *topicNames) namesOnB() string {
 	return strings.Join(parts, ", ")
 }
 
-// freeAlias is restoreAlias, or restoreAlias with a number when the chain has that alias.
+// freeAlias is RestoreAlias, or RestoreAlias with a number when the chain has that alias.
 func (t *topicNames) freeAlias() string {
 	used := func(a string) bool {
 		if slices.Contains(source.ListElems(t.onB["transforms"]), a) {
@@ -275,9 +275,9 @@ func (t *topicNames) freeAlias() string {
 		}
 		return false
 	}
-	a := restoreAlias
+	a := RestoreAlias
 	for n := 2; used(a); n++ {
-		a = restoreAlias + strconv.Itoa(n)
+		a = RestoreAlias + strconv.Itoa(n)
 	}
 	return a
 }
@@ -517,82 +517,4 @@ func replaceToken(v, from, to string) string {
 	}
 	flush(len(v))
 	return b.String()
-}
-
-// ConfigRewrite is a setting migrate itself changed for B (the edit flags' changes are not
-// listed): `topics` and `topics.regex` renamed by MirrorMaker 2's policy, the transform that
-// restores A's topic names. The report lists them per connector (Entry.Rewrites) and the
-// cutover report keeps them.
-type ConfigRewrite struct {
-	Key string `json:"key"`
-	// OnA is the value the connector would have had on B without the rewrite (A's, after the
-	// edit flags); nil when it had none.
-	OnA *string `json:"from"`
-	OnB *string `json:"to"`
-	Why string  `json:"why"`
-}
-
-func (r ConfigRewrite) String() string { return r.Change() + ": " + r.Why }
-
-// Change is "key: from -> to".
-func (r ConfigRewrite) Change() string {
-	show := func(v *string) string {
-		if v == nil {
-			return "(not set)"
-		}
-		return strconv.Quote(*v)
-	}
-	return fmt.Sprintf("%s: %s -> %s", r.Key, show(r.OnA), show(r.OnB))
-}
-
-// configRewrites lists the settings of final that differ from before, in final's order, then
-// those final lacks; why gives each its reason, secret hides a secret's values.
-func configRewrites(before, final events.Config, why func(key string) string, secret func(key string) bool) []ConfigRewrite {
-	var out []ConfigRewrite
-	b := before.Map()
-	f := final.Map()
-	val := func(k, v string) *string {
-		if secret(k) {
-			v = events.HiddenValue
-		}
-		return &v
-	}
-	for _, kv := range final {
-		if old, ok := b[kv.Key]; ok && old == kv.Value {
-			continue
-		}
-		r := ConfigRewrite{Key: kv.Key, OnB: val(kv.Key, kv.Value), Why: why(kv.Key)}
-		if old, ok := b[kv.Key]; ok {
-			r.OnA = val(kv.Key, old)
-		}
-		out = append(out, r)
-	}
-	for _, kv := range before {
-		if _, ok := f[kv.Key]; !ok {
-			out = append(out, ConfigRewrite{Key: kv.Key, OnA: val(kv.Key, kv.Value), Why: why(kv.Key)})
-		}
-	}
-	return out
-}
-
-// planRewrites lists what the migration itself changed in e's config for B (onB; A's config
-// after the edit flags is what it would have been without), with why.
-func planRewrites(opts hazardOptions, e *subject, onB events.Config) []ConfigRewrite {
-	policy := "replication"
-	if opts.MM2 != nil {
-		policy = policyName(opts.MM2.Policy)
-	}
-	why := func(key string) string {
-		switch {
-		case e.Restore.owns(key):
-			return e.Restore.why
-		case key == mm2.TopicsKey:
-			return fmt.Sprintf("MirrorMaker 2's %s policy names A's topics so on B", policy)
-		case key == mm2.TopicsRegexKey:
-			return fmt.Sprintf("rewritten to match, as Java reads it, the topics MirrorMaker 2's %s policy renames; check it", policy)
-		}
-		return "changed by the migration"
-	}
-	onA := e.Connector.Config
-	return configRewrites(opts.Selection.EditConfig(onA, e.Target), onB, why, fleet.Secret(opts.Registry, onA))
 }

@@ -1,4 +1,4 @@
-package migrate
+package hazard
 
 import (
 	"fmt"
