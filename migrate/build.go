@@ -12,6 +12,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/migrate/target"
 )
@@ -78,7 +79,7 @@ type applier struct {
 }
 
 // entriesOf is the report's entry of each connector of p, before anything is built.
-func entriesOf(p *fleetPlan) []*Entry {
+func entriesOf(p *plan.Plan) []*Entry {
 	var out []*Entry
 	for _, pc := range p.Connectors {
 		out = append(out, &Entry{Name: pc.Connector.Name, TargetName: pc.Target, Type: string(pc.Connector.Type),

@@ -11,6 +11,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -104,7 +105,7 @@ type CutoverConnector struct {
 	BornAfter   time.Time `json:"born_after,omitzero"`
 	// Rewrites are the settings the migration changed for B itself (Entry.Rewrites): what
 	// the connector on B runs with beside A's config and the edit flags.
-	Rewrites []ConfigRewrite `json:"config_rewrites,omitempty"`
+	Rewrites []plan.Edit `json:"config_rewrites,omitempty"`
 	// StoppedOnA: the migration stopped the connector on A (--stop-source) before it read its
 	// offsets, so A produced nothing after BornAfter. Without it A may still be running: its
 	// records are no evidence of anything, and a source is judged by its offsets only.

@@ -13,6 +13,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -57,7 +58,7 @@ func TestReadHistoryOnA(t *testing.T) {
 			conn := &fleet.Connector{Name: "mysql", Type: connectors.Source, Offsets: offs}
 			rk := &fleet.Rekey{Key: "server", From: "shop", To: "shop2"}
 			rep := &Report{MigrationID: "m-1", Connectors: []*Entry{{Name: "mysql", TargetName: "mysql-b", Type: "source", Outcome: OutcomeSucceeded, connector: conn,
-				planned: &planned{Connector: conn, Rekey: rk},
+				planned: &plan.Connector{Connector: conn, Rekey: rk},
 				Body: &Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.mysql.MySqlConnector"}},
 					InitialOffsets: rk.Apply(offs), HasOffsets: true}}}}
 			c := NewCutover(rep, "connect-offsets", nil)

@@ -17,6 +17,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -241,7 +242,7 @@ func TestNewCutoverRekeyedSource(t *testing.T) {
 	conn := &fleet.Connector{Name: "dbz", Type: connectors.Source, Offsets: []events.ConnectorOffset{{Partition: part("shop"), Offset: lsn}}}
 	rk := &fleet.Rekey{Key: "server", From: "shop", To: "shop2"}
 	rep := &Report{MigrationID: "m-1", Connectors: []*Entry{{Name: "dbz", TargetName: "dbz", Type: "source", Outcome: OutcomeSucceeded, connector: conn,
-		planned: &planned{Connector: conn, Rekey: rk},
+		planned: &plan.Connector{Connector: conn, Rekey: rk},
 		Body: &Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"}},
 			InitialOffsets: rk.Apply(conn.Offsets), HasOffsets: true}}}}
 	c := NewCutover(rep, "connect-offsets", nil)

@@ -11,6 +11,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/hazard"
+	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
@@ -162,7 +163,7 @@ func export(ctx context.Context, opts Options, kubernetesNames bool) (*Report, e
 		}
 	}
 	// Selected, checked (there is no B) and, with StopSource, stopped; every body built.
-	p, err := buildPlan(ctx, src, nil, planOptions{Hazard: opts.hazardOptions(false), AllowEmpty: opts.AllowEmpty,
+	p, err := plan.Build(ctx, src, nil, plan.Options{Hazard: opts.hazardOptions(false), AllowEmpty: opts.AllowEmpty,
 		KubernetesNames: kubernetesNames})
 	if err != nil {
 		return nil, err

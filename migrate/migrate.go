@@ -8,14 +8,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/hazard"
-
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 	"github.com/offsetagent/offsetagent/migrate/target"
@@ -105,7 +105,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, *Cutover, error
 	if err := opts.Options.validate(); err != nil {
 		return nil, nil, err
 	}
-	po := planOptions{Hazard: opts.hazardOptions(stopPlanned), AllowEmpty: opts.AllowEmpty, KubernetesNames: opts.Strimzi != nil}
+	po := plan.Options{Hazard: opts.hazardOptions(stopPlanned), AllowEmpty: opts.AllowEmpty, KubernetesNames: opts.Strimzi != nil}
 	if opts.Strimzi != nil {
 		po.ExistingOnB = func(ctx context.Context) (map[string]map[string]string, error) {
 			return offsetstore.ReadConnectorConfigs(ctx, kafkaio.Options{Brokers: opts.To.Brokers, Transport: opts.To.Transport, Logger: opts.Logger, Principal: opts.To.Principal},
@@ -143,7 +143,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, *Cutover, error
 		return nil, nil, err
 	}
 
-	p, err := buildPlan(ctx, src, &hazard.B{Target: opts.To, REST: b.REST}, po)
+	p, err := plan.Build(ctx, src, &hazard.B{Target: opts.To, REST: b.REST}, po)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -5,10 +5,10 @@ import (
 	"io"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/hazard"
-
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+	"github.com/offsetagent/offsetagent/migrate/plan"
 )
 
 // Outcome is what happened to one selected connector.
@@ -53,14 +53,14 @@ type Entry struct {
 	// Rewrites are the settings the migration changed for B itself, the edit flags' aside:
 	// topics renamed by MirrorMaker 2's policy, the transform restoring A's topic names
 	// (topicnames.go).
-	Rewrites []ConfigRewrite `json:"config_rewrites,omitempty"`
+	Rewrites []plan.Edit `json:"config_rewrites,omitempty"`
 
 	// Body is the KIP-995 body (nil when skipped). It holds secrets verbatim: never log it.
 	Body *Body `json:"-"`
 
 	connector *fleet.Connector
 	// planned is the connector as the plan has it: its config on B, the repairs planned.
-	planned *planned
+	planned *plan.Connector
 	// local: nothing to publish (a connector without offsets, into an operator-managed B).
 	local bool
 	// bornAfter is when the connector's offsets had been read on A (its wave built): its

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/offsetagent/offsetagent/migrate/hazard"
+	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
@@ -17,12 +18,12 @@ func openA(ctx context.Context, opts *Options) (*source.A, error) {
 }
 
 // planOn plans opts' selection of A (src) against B (b; nil as for an export).
-func planOn(ctx context.Context, src *source.A, b *hazard.B, opts Options) (*fleetPlan, error) {
-	return buildPlan(ctx, src, b, planOptions{Hazard: opts.hazardOptions(false), AllowEmpty: opts.AllowEmpty})
+func planOn(ctx context.Context, src *source.A, b *hazard.B, opts Options) (*plan.Plan, error) {
+	return plan.Build(ctx, src, b, plan.Options{Hazard: opts.hazardOptions(false), AllowEmpty: opts.AllowEmpty})
 }
 
 // buildOn builds the bodies of p's connectors (stopping them with StopSource), as Export does.
-func buildOn(ctx context.Context, src *source.A, p *fleetPlan, opts Options) []*Entry {
+func buildOn(ctx context.Context, src *source.A, p *plan.Plan, opts Options) []*Entry {
 	entries := entriesOf(p)
 	(&applier{opts: opts.applyOptions(), a: src, blocked: p.Blocked}).build(ctx, entries)
 	return entries

@@ -7,15 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/hazard"
-
-	"github.com/offsetagent/offsetagent/migrate/target"
-
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+	"github.com/offsetagent/offsetagent/migrate/plan"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -83,10 +82,10 @@ func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
 // them) in one wave, alone when it is larger than a wave.
 func TestSplitWaves(t *testing.T) {
 	conn := map[string]*fleet.Connector{}
-	plans := map[string]*planned{}
+	plans := map[string]*plan.Connector{}
 	entry := func(name string) *Entry {
 		c := &fleet.Connector{Name: name}
-		conn[name], plans[name] = c, &planned{Connector: c}
+		conn[name], plans[name] = c, &plan.Connector{Connector: c}
 		return &Entry{Name: name, connector: c, planned: plans[name]}
 	}
 	tests := []struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
 
@@ -75,7 +76,7 @@ func writeTable(w io.Writer, r *migrate.Report) error {
 
 // rewriteLines are the lines of a connector's rewrites, one per reason: the settings changed
 // for the same reason (the keys of one transform) share a line.
-func rewriteLines(name string, rws []migrate.ConfigRewrite) string {
+func rewriteLines(name string, rws []plan.Edit) string {
 	var out strings.Builder
 	for i := 0; i < len(rws); {
 		j := i + 1

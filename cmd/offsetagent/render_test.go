@@ -11,6 +11,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/hazard"
+	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
 
@@ -39,7 +40,7 @@ func TestWriteTableShowsHazardWarnings(t *testing.T) {
 func TestWriteTableRewriteLines(t *testing.T) {
 	s := func(v string) *string { return &v }
 	why := "this transform gives each record back its topic's name on A"
-	rws := []migrate.ConfigRewrite{
+	rws := []plan.Edit{
 		{Key: "topics", OnA: s("orders"), OnB: s("A.orders"), Why: "MirrorMaker 2's default policy names A's topics so on B"},
 		{Key: "transforms", OnA: s("route"), OnB: s("restoreTopicNamesOfA,route"), Why: why},
 		{Key: "transforms.restoreTopicNamesOfA.type", OnB: s("org.apache.kafka.connect.transforms.RegexRouter"), Why: why},
