@@ -20,6 +20,7 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
@@ -58,7 +59,7 @@ func newSourcesPair(t *testing.T, bodies []string, prepareB func(c *cluster, cfg
 }
 
 // outcomeSteps maps each report entry to "outcome step".
-func outcomeSteps(rep *migrate.Report) map[string]string {
+func outcomeSteps(rep *apply.Report) map[string]string {
 	out := map[string]string{}
 	for _, e := range rep.Connectors {
 		out[e.Name] = strings.TrimSpace(fmt.Sprintf("%s %s", e.Outcome, e.FailedStep))
@@ -169,16 +170,16 @@ func TestMigrateOffsetsOnlyThenCreate(t *testing.T) {
 	require.Len(t, p.clB.readAll(p.cfgB.RequestTopic), requests, "nothing published again")
 }
 
-// waitRecorder is a migrate.Progress that keeps what it is told while results are awaited.
+// waitRecorder is a apply.Progress that keeps what it is told while results are awaited.
 type waitRecorder struct {
 	mu    sync.Mutex
-	waits []migrate.Wait
+	waits []apply.Wait
 }
 
-func (r *waitRecorder) Start(int)           {}
-func (r *waitRecorder) Done(*migrate.Entry) {}
-func (r *waitRecorder) Finish()             {}
-func (r *waitRecorder) Waiting(w migrate.Wait) {
+func (r *waitRecorder) Start(int)         {}
+func (r *waitRecorder) Done(*apply.Entry) {}
+func (r *waitRecorder) Finish()           {}
+func (r *waitRecorder) Waiting(w apply.Wait) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.waits = append(r.waits, w)
@@ -220,8 +221,8 @@ func TestMigrateInterruptedDryRunIsNotPending(t *testing.T) {
 	defer cancel()
 	go p.interruptOncePublished(ctx, cancel)
 	rep, e := p.migrateOne(t, ctx, o)
-	require.NotEqual(t, migrate.OutcomePending, e.Outcome, e.Message)
-	require.Equal(t, migrate.OutcomeFailed, e.Outcome, e.Message)
+	require.NotEqual(t, apply.OutcomePending, e.Outcome, e.Message)
+	require.Equal(t, apply.OutcomeFailed, e.Outcome, e.Message)
 	require.Contains(t, e.Message, "no plan received")
 	require.NotContains(t, e.Message, "may still")
 	require.False(t, rep.OK())
@@ -232,7 +233,7 @@ func TestMigrateInterruptedDryRunIsNotPending(t *testing.T) {
 // selection that matches nothing is an empty report.
 func TestSelectionFlagsMatchingNothing(t *testing.T) {
 	p := newMigrationPair(t)
-	export := func(flags source.SelectionFlags, allowEmpty bool) (*migrate.Report, error) {
+	export := func(flags source.SelectionFlags, allowEmpty bool) (*apply.Report, error) {
 		sel, err := source.NewSelection(flags)
 		require.NoError(t, err)
 		return migrate.Export(context.Background(), migrate.Options{

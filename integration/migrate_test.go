@@ -19,6 +19,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/migrate/target"
@@ -135,7 +136,7 @@ func (f *fleetPair) options(t *testing.T, sel source.SelectionFlags) migrate.Mig
 }
 
 // outcomes maps each report entry to "target outcome step request-id".
-func outcomes(rep *migrate.Report) map[string]string {
+func outcomes(rep *apply.Report) map[string]string {
 	out := map[string]string{}
 	for _, e := range rep.Connectors {
 		out[e.Name] = strings.TrimSpace(fmt.Sprintf("%s %s %s %s", e.TargetName, e.Outcome, e.FailedStep, e.RequestID))

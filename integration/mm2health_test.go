@@ -18,6 +18,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/source"
@@ -169,7 +170,7 @@ func TestMigrateMM2Health(t *testing.T) {
 		}}
 	connectURL := connectB.serve(t)
 
-	run := func(c, include string, allowReplay bool, wait time.Duration) map[string]*migrate.Entry {
+	run := func(c, include string, allowReplay bool, wait time.Duration) map[string]*apply.Entry {
 		t.Helper()
 		p := policy(c)
 		tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: b.brokers}, Source: kafkaio.Options{Brokers: a.brokers},
@@ -188,7 +189,7 @@ func TestMigrateMM2Health(t *testing.T) {
 			SelectionKey: include + fmt.Sprint(allowReplay), Concurrency: 4, Timeout: 2 * time.Minute,
 		})
 		require.NoError(t, err)
-		out := map[string]*migrate.Entry{}
+		out := map[string]*apply.Entry{}
 		for _, e := range rep.Connectors {
 			out[strings.TrimSuffix(e.Name, "-"+sfx)] = e
 		}
@@ -196,9 +197,9 @@ func TestMigrateMM2Health(t *testing.T) {
 	}
 	// refused checks that e was refused before anything was stopped or published, for the MM2
 	// setting key, and returns its hazard.
-	refused := func(t *testing.T, e *migrate.Entry, key string) hazard.Hazard {
+	refused := func(t *testing.T, e *apply.Entry, key string) hazard.Hazard {
 		t.Helper()
-		require.Equal(t, migrate.OutcomeSkipped, e.Outcome, "%s: %s %s", e.Name, e.FailedStep, e.Message)
+		require.Equal(t, apply.OutcomeSkipped, e.Outcome, "%s: %s %s", e.Name, e.FailedStep, e.Message)
 		hs := refusals(mm2Hazards(e))
 		require.Len(t, hs, 1, "%+v", e.Hazards)
 		h := hs[0]
@@ -237,8 +238,8 @@ func TestMigrateMM2Health(t *testing.T) {
 		for _, h := range fresh.Hazards {
 			require.False(t, h.Refuse, "%+v", h)
 		}
-		require.Equal(t, migrate.OutcomeFailed, fresh.Outcome, "waited for, then translated with replay")
-		require.Equal(t, migrate.StepTranslateSinkOffsets, fresh.FailedStep)
+		require.Equal(t, apply.OutcomeFailed, fresh.Outcome, "waited for, then translated with replay")
+		require.Equal(t, apply.StepTranslateSinkOffsets, fresh.FailedStep)
 	})
 	t.Run("healthy moves", func(t *testing.T) {
 		e := run("healthy", n("healthy"), false, 20*time.Second)["healthy"]
@@ -247,7 +248,7 @@ func TestMigrateMM2Health(t *testing.T) {
 		require.Len(t, hs, 1, "one warning: the checkpoint connector's status was not read")
 		require.Contains(t, hs[0].Message, `not checked whether MirrorMaker 2's connector "mm2-checkpoint-healthy-`+sfx+`"`)
 		require.Contains(t, hs[0].Message, "give --to-connect-url")
-		require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, "%s %s", e.FailedStep, e.Message)
+		require.Equal(t, apply.OutcomeSucceeded, e.Outcome, "%s %s", e.FailedStep, e.Message)
 		require.Equal(t, map[string]int64{policy("healthy").RemoteTopic(orders) + "/0": 20}, clB.groupOffsets("connect-"+n("healthy")))
 	})
 	t.Run("lookahead groups.exclude, as Java reads it", func(t *testing.T) {
@@ -288,7 +289,7 @@ func TestMigrateMM2Health(t *testing.T) {
 		require.Equal(t, "groups.exclude", hs[1].Key)
 		require.False(t, hs[0].Refuse)
 		require.False(t, hs[1].Refuse)
-		require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, "%s %s", e.FailedStep, e.Message)
+		require.Equal(t, apply.OutcomeSucceeded, e.Outcome, "%s %s", e.FailedStep, e.Message)
 		require.Empty(t, clB.groupOffsets("connect-"+n("exclude")), "missing: no offset on B")
 	})
 }
@@ -306,7 +307,7 @@ func refusals(hs []hazard.Hazard) []hazard.Hazard {
 
 // mm2Hazards are e's MirrorMaker 2 hazards, the other checks' warnings aside (the plugin
 // check's, without B's REST API here).
-func mm2Hazards(e *migrate.Entry) []hazard.Hazard {
+func mm2Hazards(e *apply.Entry) []hazard.Hazard {
 	var out []hazard.Hazard
 	for _, h := range e.Hazards {
 		if h.Check == hazard.HazardMM2 {

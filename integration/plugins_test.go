@@ -16,6 +16,7 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
@@ -126,15 +127,15 @@ func TestMigrateRefusesPluginsBeforeStop(t *testing.T) {
 	require.Empty(t, f.clB.readAll(f.cfgB.RequestTopic), "nothing published to B")
 	require.Equal(t, []string{"GET /connector-plugins"}, connectB.called("GET /connector-plugins"), "B's plugins listed once")
 	require.Equal(t, []string{"PUT /connector-plugins/" + fileSource + "/config/validate"}, connectB.called("PUT"), "only the installed plugin is validated")
-	byName := map[string]*migrate.Entry{}
+	byName := map[string]*apply.Entry{}
 	for _, e := range rep.Connectors {
 		byName[e.Name] = e
 	}
 	require.Len(t, byName, 2)
 	dbz, file := byName["dbz"], byName["file-src"]
-	require.Equal(t, migrate.OutcomeSkipped, dbz.Outcome, dbz.Message)
+	require.Equal(t, apply.OutcomeSkipped, dbz.Outcome, dbz.Message)
 	require.Contains(t, dbz.Message, "refused before anything was stopped (plugin): connector.class: B's Connect has no connector plugin io.debezium.connector.mysql.MySqlConnector")
-	require.Equal(t, migrate.OutcomeSkipped, file.Outcome, file.Message)
+	require.Equal(t, apply.OutcomeSkipped, file.Outcome, file.Message)
 	require.Contains(t, file.Message, "file: Invalid value in.txt for configuration file: not readable on this worker")
 	for _, e := range rep.Connectors {
 		b, err := json.Marshal(e)

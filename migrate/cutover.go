@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
@@ -200,14 +202,14 @@ const translationAsRead = "as read"
 // were placed on B (it succeeded) is listed with the partitions placed, each waiting.
 // offsetsTopic is B's Connect offsets topic; reg knows the connector classes (nil:
 // connectors.Builtin()).
-func NewCutover(rep *Report, offsetsTopic string, reg *connectors.Registry) *Cutover {
+func NewCutover(rep *apply.Report, offsetsTopic string, reg *connectors.Registry) *Cutover {
 	if reg == nil {
 		reg = connectors.Builtin()
 	}
 	c := &Cutover{MigrationID: rep.MigrationID, From: rep.From, To: rep.To, OffsetsTopic: offsetsTopic,
 		MigrationStarted: rep.Started, MigrationFinished: rep.Finished, Connectors: []*CutoverConnector{}}
 	for _, e := range rep.Connectors {
-		if e.Outcome != OutcomeSucceeded || e.Body == nil || e.connector == nil {
+		if e.Outcome != apply.OutcomeSucceeded || e.Body == nil || e.Connector == nil {
 			continue
 		}
 		c.Connectors = append(c.Connectors, cutoverEntry(e, offsetsTopic))
@@ -217,11 +219,11 @@ func NewCutover(rep *Report, offsetsTopic string, reg *connectors.Registry) *Cut
 }
 
 // cutoverEntry is entry e's connector in the cutover report.
-func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
-	conn := e.connector
+func cutoverEntry(e *apply.Entry, offsetsTopic string) *CutoverConnector {
+	conn := e.Connector
 	class, _ := e.Body.Config.Get("connector.class")
 	cc := &CutoverConnector{Name: e.Name, TargetName: e.TargetName, Type: e.Type, Class: class, State: e.Body.InitialState,
-		BornAfter: e.bornAfter, Rewrites: e.Rewrites, StoppedOnABy: e.stoppedBy, Partitions: []*CutoverPartition{}}
+		BornAfter: e.BornAfter, Rewrites: e.Rewrites, StoppedOnABy: e.StoppedBy, Partitions: []*CutoverPartition{}}
 	cfg := map[string]string{}
 	for _, kv := range e.Body.Config {
 		cfg[kv.Key] = kv.Value
@@ -232,12 +234,12 @@ func cutoverEntry(e *Entry, offsetsTopic string) *CutoverConnector {
 		}
 	}
 	onA := map[string]jsonvalue.Map{}
-	for _, o := range e.rekey().Apply(conn.Offsets) { // under the partitions placed on B
+	for _, o := range e.Rekey().Apply(conn.Offsets) { // under the partitions placed on B
 		onA[jsonvalue.SortedText(o.Partition)] = o.Offset
 	}
 	translated := map[string]mm2.PartitionTranslation{}
-	if tr, ok := e.Translation.(*SinkTranslation); ok {
-		for _, p := range tr.all {
+	if tr, ok := e.Translation.(*apply.SinkTranslation); ok {
+		for _, p := range tr.All {
 			translated[jsonvalue.SortedText(sinkPartition(p.Target))] = p
 		}
 	}

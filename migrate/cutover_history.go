@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
@@ -30,10 +32,10 @@ import (
 // readHistoryOnA sets HistoryOnA of each moved source of c whose family's records can judge
 // it, and the FurthestOnA of its partitions, from A's offsets topics (src; nil when A was read
 // through its REST API only).
-func (c *Cutover) readHistoryOnA(ctx context.Context, src *source.TopicsSource, rep *Report, reg *connectors.Registry) {
-	entries := map[string]*Entry{}
+func (c *Cutover) readHistoryOnA(ctx context.Context, src *source.TopicsSource, rep *apply.Report, reg *connectors.Registry) {
+	entries := map[string]*apply.Entry{}
 	for _, e := range rep.Connectors {
-		if e.connector != nil && e.Outcome == OutcomeSucceeded {
+		if e.Connector != nil && e.Outcome == apply.OutcomeSucceeded {
 			entries[e.TargetName] = e
 		}
 	}
@@ -51,10 +53,10 @@ func (c *Cutover) readHistoryOnA(ctx context.Context, src *source.TopicsSource, 
 			continue
 		}
 		topic := src.OffsetsTopic
-		if t, ok := e.connector.Config.Get("offsets.storage.topic"); ok && t != "" {
+		if t, ok := e.Connector.Config.Get("offsets.storage.topic"); ok && t != "" {
 			topic = t
 		}
-		if err := cc.readHistory(ctx, cl, topic, e.connector, e.rekey(), orderOf(reg, cc.Class), partitionOrder(reg, cc.Class)); err != nil {
+		if err := cc.readHistory(ctx, cl, topic, e.Connector, e.Rekey(), orderOf(reg, cc.Class), partitionOrder(reg, cc.Class)); err != nil {
 			cc.HistoryOnA = fmt.Sprintf("not read: %v", err)
 			continue
 		}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
@@ -57,9 +59,9 @@ func TestReadHistoryOnA(t *testing.T) {
 			offs := []events.ConnectorOffset{{Partition: partA, Offset: onA}}
 			conn := &fleet.Connector{Name: "mysql", Type: connectors.Source, Offsets: offs}
 			rk := &fleet.Rekey{Key: "server", From: "shop", To: "shop2"}
-			rep := &Report{MigrationID: "m-1", Connectors: []*Entry{{Name: "mysql", TargetName: "mysql-b", Type: "source", Outcome: OutcomeSucceeded, connector: conn,
-				planned: &plan.Connector{Connector: conn, Rekey: rk},
-				Body: &Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.mysql.MySqlConnector"}},
+			rep := &apply.Report{MigrationID: "m-1", Connectors: []*apply.Entry{{Name: "mysql", TargetName: "mysql-b", Type: "source", Outcome: apply.OutcomeSucceeded, Connector: conn,
+				Planned: &plan.Connector{Connector: conn, Rekey: rk},
+				Body: &apply.Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.mysql.MySqlConnector"}},
 					InitialOffsets: rk.Apply(offs), HasOffsets: true}}}}
 			c := NewCutover(rep, "connect-offsets", nil)
 			require.Equal(t, `{"server":"shop2"}`, jsonvalue.SortedText(c.Connectors[0].Partitions[0].Partition))

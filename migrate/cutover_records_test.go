@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
@@ -187,9 +189,9 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 func TestNewCutoverDebeziumRecordsNeeds(t *testing.T) {
 	read := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	offsets := []events.ConnectorOffset{{Partition: jsonvalue.Map{{Key: "server", Value: "shop"}}, Offset: jsonvalue.Map{{Key: "lsn", Value: jsonvalue.Number("1000")}}}}
-	rep := &Report{MigrationID: "m-1", Connectors: []*Entry{{Name: "pg", TargetName: "pg", Type: "source", Outcome: OutcomeSucceeded, bornAfter: read,
-		connector: &fleet.Connector{Name: "pg", Type: connectors.Source, Offsets: offsets},
-		Body: &Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"}, {Key: "topic.prefix", Value: "shop"}},
+	rep := &apply.Report{MigrationID: "m-1", Connectors: []*apply.Entry{{Name: "pg", TargetName: "pg", Type: "source", Outcome: apply.OutcomeSucceeded, BornAfter: read,
+		Connector: &fleet.Connector{Name: "pg", Type: connectors.Source, Offsets: offsets},
+		Body: &apply.Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"}, {Key: "topic.prefix", Value: "shop"}},
 			InitialOffsets: offsets, HasOffsets: true}}}}
 	cc := NewCutover(rep, "connect-offsets", nil).Connectors[0]
 	require.Equal(t, "shop", cc.TopicPrefix)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
@@ -31,17 +33,17 @@ func TestNewCutover(t *testing.T) {
 	}
 	srcOffsets := []events.ConnectorOffset{{Partition: jsonvalue.Map{{Key: "filename", Value: "f"}}, Offset: jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("30")}}}}
 	sinkB := []events.ConnectorOffset{{Partition: sinkPart("A.orders"), Offset: fleet.KafkaOffset(8)}}
-	rep := &Report{MigrationID: "m-1", From: "a:9092", To: "b:9092", Connectors: []*Entry{
-		{Name: "src", TargetName: "src-b", Type: "source", Outcome: OutcomeSucceeded,
-			connector: &fleet.Connector{Name: "src", Type: connectors.Source, Offsets: srcOffsets},
-			Body: &Body{Config: events.Config{{Key: "connector.class", Value: "FileStreamSource"}, {Key: "offsets.storage.topic", Value: "own"}},
+	rep := &apply.Report{MigrationID: "m-1", From: "a:9092", To: "b:9092", Connectors: []*apply.Entry{
+		{Name: "src", TargetName: "src-b", Type: "source", Outcome: apply.OutcomeSucceeded,
+			Connector: &fleet.Connector{Name: "src", Type: connectors.Source, Offsets: srcOffsets},
+			Body: &apply.Body{Config: events.Config{{Key: "connector.class", Value: "FileStreamSource"}, {Key: "offsets.storage.topic", Value: "own"}},
 				InitialOffsets: srcOffsets, HasOffsets: true}},
-		{Name: "sink", TargetName: "sink-b", Type: "sink", Outcome: OutcomeSucceeded,
-			connector: &fleet.Connector{Name: "sink", Type: connectors.Sink, Offsets: []events.ConnectorOffset{{Partition: sinkPart("orders"), Offset: fleet.KafkaOffset(10)}}},
-			Body:      &Body{Config: events.Config{{Key: "connector.class", Value: "FileStreamSink"}}, InitialOffsets: sinkB, HasOffsets: true},
-			Translation: &SinkTranslation{all: []mm2.PartitionTranslation{{Source: mm2.TopicPartition{Topic: "orders"}, Target: mm2.TopicPartition{Topic: "A.orders"},
+		{Name: "sink", TargetName: "sink-b", Type: "sink", Outcome: apply.OutcomeSucceeded,
+			Connector: &fleet.Connector{Name: "sink", Type: connectors.Sink, Offsets: []events.ConnectorOffset{{Partition: sinkPart("orders"), Offset: fleet.KafkaOffset(10)}}},
+			Body:      &apply.Body{Config: events.Config{{Key: "connector.class", Value: "FileStreamSink"}}, InitialOffsets: sinkB, HasOffsets: true},
+			Translation: &apply.SinkTranslation{All: []mm2.PartitionTranslation{{Source: mm2.TopicPartition{Topic: "orders"}, Target: mm2.TopicPartition{Topic: "A.orders"},
 				Committed: 10, Verdict: mm2.VerdictReplay, Offset: 8}}}},
-		{Name: "failed", TargetName: "failed", Type: "source", Outcome: OutcomeFailed, connector: &fleet.Connector{Name: "failed"}},
+		{Name: "failed", TargetName: "failed", Type: "source", Outcome: apply.OutcomeFailed, Connector: &fleet.Connector{Name: "failed"}},
 	}}
 	c := NewCutover(rep, "connect-offsets", nil)
 	require.Len(t, c.Connectors, 2)
@@ -241,9 +243,9 @@ func TestNewCutoverRekeyedSource(t *testing.T) {
 	lsn := jsonvalue.Map{{Key: "lsn", Value: jsonvalue.Number("42")}}
 	conn := &fleet.Connector{Name: "dbz", Type: connectors.Source, Offsets: []events.ConnectorOffset{{Partition: part("shop"), Offset: lsn}}}
 	rk := &fleet.Rekey{Key: "server", From: "shop", To: "shop2"}
-	rep := &Report{MigrationID: "m-1", Connectors: []*Entry{{Name: "dbz", TargetName: "dbz", Type: "source", Outcome: OutcomeSucceeded, connector: conn,
-		planned: &plan.Connector{Connector: conn, Rekey: rk},
-		Body: &Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"}},
+	rep := &apply.Report{MigrationID: "m-1", Connectors: []*apply.Entry{{Name: "dbz", TargetName: "dbz", Type: "source", Outcome: apply.OutcomeSucceeded, Connector: conn,
+		Planned: &plan.Connector{Connector: conn, Rekey: rk},
+		Body: &apply.Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"}},
 			InitialOffsets: rk.Apply(conn.Offsets), HasOffsets: true}}}}
 	c := NewCutover(rep, "connect-offsets", nil)
 	p := c.Connectors[0].Partitions[0]

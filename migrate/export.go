@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/hazard"
@@ -36,7 +38,7 @@ type Options struct {
 	// settings, or another SinkTranslator, which then replaces copy.
 	SinkOffsets    fleet.SinkOffsetsMode
 	MM2            *fleet.MM2
-	SinkTranslator SinkTranslator
+	SinkTranslator apply.SinkTranslator
 	// SinkFollowsSource moves a pipeline that MirrorMaker 2's policy would cut apart on B (a
 	// sink reading a topic a selected source writes, renamed on B) instead of refusing it: the
 	// sink on B reads the topics the source writes on B, from their end on B when the
@@ -128,8 +130,8 @@ func (o *Options) hazardOptions(stopPlanned bool) hazard.Options {
 }
 
 // applyOptions are what carrying out a plan takes of o (an export's: no B).
-func (o *Options) applyOptions() applyOptions {
-	return applyOptions{StopSource: o.StopSource, StopTimeout: o.StopTimeout, StablePause: o.StablePause, StopPoll: o.StopPoll,
+func (o *Options) applyOptions() apply.Options {
+	return apply.Options{StopSource: o.StopSource, StopTimeout: o.StopTimeout, StablePause: o.StablePause, StopPoll: o.StopPoll,
 		InitialState: o.InitialState, SinkOffsets: o.SinkOffsets, SinkTranslator: o.SinkTranslator, MM2: o.MM2,
 		Registry: o.Registry, Logger: o.Logger}
 }
@@ -137,12 +139,12 @@ func (o *Options) applyOptions() applyOptions {
 // Export reads A and builds one body per selected connector. Per-connector problems are in
 // the report's entries; an error (wrapping ErrPrecheck when nothing could be read) means no
 // report.
-func Export(ctx context.Context, opts Options) (*Report, error) {
+func Export(ctx context.Context, opts Options) (*apply.Report, error) {
 	return export(ctx, opts, false)
 }
 
 // export is Export; kubernetesNames makes names on B KafkaConnector names (planOptions).
-func export(ctx context.Context, opts Options, kubernetesNames bool) (*Report, error) {
+func export(ctx context.Context, opts Options, kubernetesNames bool) (*apply.Report, error) {
 	started := time.Now().UTC()
 	opts.defaults()
 	if err := opts.validate(); err != nil {
@@ -168,13 +170,13 @@ func export(ctx context.Context, opts Options, kubernetesNames bool) (*Report, e
 	if err != nil {
 		return nil, err
 	}
-	entries := entriesOf(p)
-	ap := &applier{opts: opts.applyOptions(), a: src, blocked: p.Blocked}
-	ap.build(ctx, entries)
+	entries := apply.EntriesOf(p)
+	ap := apply.New(opts.applyOptions(), src, p.Blocked, nil, nil)
+	ap.Build(ctx, entries)
 	for _, e := range entries {
-		if e.Outcome == OutcomeSkipped {
+		if e.Outcome == apply.OutcomeSkipped {
 			opts.Logger.Warn("skip connector", "connector", e.Name, "err", e.Message)
 		}
 	}
-	return &Report{From: src.Describe(), Started: started, Finished: time.Now().UTC(), Connectors: entries}, nil
+	return &apply.Report{From: src.Describe(), Started: started, Finished: time.Now().UTC(), Connectors: entries}, nil
 }

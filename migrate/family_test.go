@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/offsetagent/offsetagent/migrate/hazard"
 
 	"github.com/offsetagent/offsetagent/migrate/target"
@@ -211,7 +213,7 @@ func TestFamilyState(t *testing.T) {
 			defer src.Close()
 			p, err := planOn(ctx, src, &hazard.B{Target: target.Target{Brokers: brokersB}}, opts)
 			require.NoError(t, err)
-			entries := entriesOf(p)
+			entries := apply.EntriesOf(p)
 			require.Len(t, entries, 1)
 			e := entries[0]
 			var got []wantHazard
@@ -232,11 +234,11 @@ func TestFamilyState(t *testing.T) {
 			entries = buildOn(ctx, src, p, opts)
 			e = entries[0]
 			if tt.body == "" {
-				require.Equal(t, OutcomeSkipped, e.Outcome)
+				require.Equal(t, apply.OutcomeSkipped, e.Outcome)
 				require.Contains(t, e.Message, "refused before anything was stopped (family_state)")
 				return
 			}
-			require.Equal(t, OutcomePlanned, e.Outcome, e.Message)
+			require.Equal(t, apply.OutcomePlanned, e.Outcome, e.Message)
 			b, err := e.Body.MarshalJSON()
 			require.NoError(t, err)
 			require.True(t, strings.Contains(string(b), tt.body), "%s", b)
@@ -293,7 +295,7 @@ func TestFamilyStateThroughREST(t *testing.T) {
 			fc.mu.Lock()
 			defer fc.mu.Unlock()
 			if tt.want.refuse {
-				require.Equal(t, OutcomeSkipped, e.Outcome)
+				require.Equal(t, apply.OutcomeSkipped, e.Outcome)
 				require.Empty(t, fc.stops, "refused before anything was stopped")
 			} else {
 				require.Equal(t, []string{"dbz"}, fc.stops)
@@ -330,7 +332,7 @@ func TestFamilyStateAsksBOnce(t *testing.T) {
 	defer src.Close()
 	p, err := planOn(ctx, src, &hazard.B{Target: target.Target{Brokers: b.ListenAddrs()}}, opts)
 	require.NoError(t, err)
-	entries := entriesOf(p)
+	entries := apply.EntriesOf(p)
 	require.Len(t, entries, n)
 	for _, e := range entries {
 		var family []string
@@ -340,7 +342,7 @@ func TestFamilyStateAsksBOnce(t *testing.T) {
 			}
 		}
 		require.Len(t, family, 1, "%s: %v", e.Name, e.Hazards)
-		require.Contains(t, family[0], fmt.Sprintf(`the heartbeat topic "__debezium-heartbeat.%s" is not on B`, e.connector.Config.Map()["topic.prefix"]))
+		require.Contains(t, family[0], fmt.Sprintf(`the heartbeat topic "__debezium-heartbeat.%s" is not on B`, e.Connector.Config.Map()["topic.prefix"]))
 	}
 	require.Equal(t, int32(1), describeConfigs.Load(), "B's broker config asked once")
 }

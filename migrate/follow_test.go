@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
@@ -77,7 +79,7 @@ func newFollowPair(t *testing.T, ctx context.Context, clA *kafka.Client) *follow
 
 // export moves the pair from A to B with --stop-source, --sink-offsets translate and
 // --sink-follows-source, within timeout (the run's --timeout).
-func (p *followPair) export(t *testing.T, ctx context.Context, brokersA, brokersB []string, timeout time.Duration) *Report {
+func (p *followPair) export(t *testing.T, ctx context.Context, brokersA, brokersB []string, timeout time.Duration) *apply.Report {
 	t.Helper()
 	policy := mm2.Policy{SourceAlias: "A"}
 	tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
@@ -135,26 +137,26 @@ func TestSinkFollowsSource(t *testing.T) {
 			}
 			rep := pair.export(t, ctx, brokersA, brokersB, tt.timeout)
 			done := time.Now()
-			byName := map[string]*Entry{}
+			byName := map[string]*apply.Entry{}
 			for _, e := range rep.Connectors {
 				byName[e.Name] = e
 			}
-			require.Equal(t, OutcomePlanned, byName["src"].Outcome, byName["src"].Message)
+			require.Equal(t, apply.OutcomePlanned, byName["src"].Outcome, byName["src"].Message)
 			sink := byName["sink"]
 			fc.mu.Lock()
 			require.Equal(t, tt.wantStops, fc.stops, "the source stops first; the sink once it has caught up")
 			fc.mu.Unlock()
 			if tt.skipped != "" {
-				require.Equal(t, OutcomeSkipped, sink.Outcome)
+				require.Equal(t, apply.OutcomeSkipped, sink.Outcome)
 				require.Equal(t, tt.skipped, sink.Message)
 				return
 			}
-			require.Equal(t, OutcomePlanned, sink.Outcome, sink.Message)
+			require.Equal(t, apply.OutcomePlanned, sink.Outcome, sink.Message)
 			require.True(t, done.After(<-caughtUp), "the run waited until A's sink had consumed everything")
 			b, err := sink.Body.MarshalJSON()
 			require.NoError(t, err)
 			require.JSONEq(t, tt.want, string(b))
-			d, ok := sink.Translation.(*FollowedSources)
+			d, ok := sink.Translation.(*apply.FollowedSources)
 			require.True(t, ok, "%T", sink.Translation)
 			require.Equal(t, []string{"src"}, d.FollowsSources)
 			require.Equal(t, []string{"T"}, d.Topics)
@@ -202,7 +204,7 @@ func TestSinkFollowsSourceRefusals(t *testing.T) {
 			rep, err := Export(context.Background(), opts)
 			require.NoError(t, err)
 			for _, e := range rep.Connectors {
-				require.Equal(t, OutcomeSkipped, e.Outcome, e.Name)
+				require.Equal(t, apply.OutcomeSkipped, e.Outcome, e.Name)
 				if e.Name == "sink" {
 					require.Contains(t, e.Message, tt.want)
 				}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -94,7 +96,7 @@ func TestSinkFollowsTransactionalSource(t *testing.T) {
 			}()
 			rep := pair.export(t, ctx, brokersA, brokersB, tt.timeout)
 			done := time.Now()
-			var sink *Entry
+			var sink *apply.Entry
 			for _, e := range rep.Connectors {
 				if e.Name == "sink" {
 					sink = e
@@ -102,11 +104,11 @@ func TestSinkFollowsTransactionalSource(t *testing.T) {
 			}
 			require.NotNil(t, sink)
 			if tt.skipped != "" {
-				require.Equal(t, OutcomeSkipped, sink.Outcome)
+				require.Equal(t, apply.OutcomeSkipped, sink.Outcome)
 				require.Equal(t, tt.skipped, sink.Message)
 				return
 			}
-			require.Equal(t, OutcomePlanned, sink.Outcome, sink.Message)
+			require.Equal(t, apply.OutcomePlanned, sink.Outcome, sink.Message)
 			require.True(t, done.After(<-settled), "the run waited until A's sink had consumed every committed record")
 			pair.fc.mu.Lock()
 			require.Equal(t, []string{"src", "sink"}, pair.fc.stops)

@@ -5,15 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/hazard"
-
-	"github.com/offsetagent/offsetagent/migrate/target"
-
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -36,7 +35,7 @@ func TestHazardsOneRefusalHidesNoOther(t *testing.T) {
 	defer src.Close()
 	p, err := planOn(ctx, src, &hazard.B{Target: target.Target{Brokers: brokersB}}, opts)
 	require.NoError(t, err)
-	entries := entriesOf(p)
+	entries := apply.EntriesOf(p)
 	require.Len(t, entries, 1)
 	refused := map[string]string{}
 	for _, h := range entries[0].Hazards {
@@ -46,5 +45,5 @@ func TestHazardsOneRefusalHidesNoOther(t *testing.T) {
 	}
 	require.Equal(t, map[string]string{hazard.HazardPointsAtA: "producer.override.bootstrap.servers", hazard.HazardFamilyState: "schema.history.internal.kafka.topic"},
 		refused, "%+v", entries[0].Hazards)
-	require.Contains(t, entries[0].connector.Problem, "refused before anything was stopped (points_at_a)")
+	require.Contains(t, entries[0].Connector.Problem, "refused before anything was stopped (points_at_a)")
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/segmentio/kafka-go"
 
-	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
@@ -63,7 +63,7 @@ type MigrateOptions struct {
 	// DryRun publishes dry-run requests: B's agents plan and change nothing.
 	DryRun bool
 	// Progress is told about each connector as its outcome is known; nil for none.
-	Progress Progress
+	Progress apply.Progress
 	// WaitReport is how often Progress is told, while results are awaited, how many are in
 	// (default 15 s).
 	WaitReport time.Duration
@@ -87,7 +87,7 @@ type MigrateOptions struct {
 // Migrate exports the selected connectors of A and creates them on B through B's agents, then
 // returns the report and, for a migration that is not a dry run, its cutover report (verified
 // with Verify). An error wrapping ErrPrecheck means nothing was stopped or published.
-func Migrate(ctx context.Context, opts MigrateOptions) (*Report, *Cutover, error) {
+func Migrate(ctx context.Context, opts MigrateOptions) (*apply.Report, *Cutover, error) {
 	started := time.Now().UTC()
 	if err := opts.validateTarget(); err != nil {
 		return nil, nil, err
@@ -134,11 +134,11 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, *Cutover, error
 	if err != nil {
 		return nil, nil, err
 	}
-	results, err := openResults(ctx, opts.To, fleet.RequestSourcePrefix+opts.MigrationID, opts.Logger)
+	results, err := apply.OpenResults(ctx, opts.To, fleet.RequestSourcePrefix+opts.MigrationID, opts.Logger)
 	if err != nil {
 		return nil, nil, fleet.Precheckf("read B's result topic %q: %v", opts.To.ResultTopic, err)
 	}
-	defer results.close()
+	defer results.Close()
 	if err := src.OpenStates(ctx, clusterA, opts.MigrationID); err != nil {
 		return nil, nil, err
 	}
@@ -147,11 +147,11 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, *Cutover, error
 	if err != nil {
 		return nil, nil, err
 	}
-	entries := entriesOf(p)
-	rep := &Report{MigrationID: opts.MigrationID, From: src.Describe(), To: strings.Join(opts.To.Brokers, ","),
+	entries := apply.EntriesOf(p)
+	rep := &apply.Report{MigrationID: opts.MigrationID, From: src.Describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
-	ap := &applier{opts: opts.applyOptions(), a: src, blocked: p.Blocked, results: results, restB: b.REST}
-	rep.Publishing = ap.runWaves(interrupt, entries)
+	ap := apply.New(opts.applyOptions(), src, p.Blocked, results, b.REST)
+	rep.Publishing = ap.RunWaves(interrupt, entries)
 	if opts.Strimzi != nil && !opts.DryRun {
 		if err := opts.writeStrimziManifests(rep, entries); err != nil {
 			return rep, nil, err
@@ -203,7 +203,7 @@ func (o *MigrateOptions) setDryRun() (stopPlanned bool) {
 }
 
 // applyOptions are what carrying out the plan takes of o.
-func (o *MigrateOptions) applyOptions() applyOptions {
+func (o *MigrateOptions) applyOptions() apply.Options {
 	ao := o.Options.applyOptions()
 	ao.To, ao.MigrationID = o.To, o.MigrationID
 	ao.Concurrency, ao.WaveSize, ao.Timeout, ao.Grace = o.Concurrency, o.WaveSize, o.Timeout, o.Grace
@@ -246,7 +246,7 @@ const StepWriteManifest = "write_manifest"
 
 // writeStrimziManifests writes the KafkaConnector manifests of the entries into an operator-managed
 // B and says in rep.Next how to apply them.
-func (o *MigrateOptions) writeStrimziManifests(rep *Report, entries []*Entry) error {
+func (o *MigrateOptions) writeStrimziManifests(rep *apply.Report, entries []*apply.Entry) error {
 	n, err := writeManifestsOf(o.Strimzi, entries, o.MigrationID, o.Registry)
 	if err != nil {
 		return err
@@ -264,11 +264,11 @@ func (o *MigrateOptions) writeStrimziManifests(rep *Report, entries []*Entry) er
 // writeManifestsOf writes the manifest of every entry whose offsets are on B (succeeded), and
 // PlacedFile; an entry whose manifest cannot be written fails at StepWriteManifest. It returns
 // the number written.
-func writeManifestsOf(s *strimzi.Target, entries []*Entry, migrationID string, reg *connectors.Registry) (int, error) {
+func writeManifestsOf(s *strimzi.Target, entries []*apply.Entry, migrationID string, reg *connectors.Registry) (int, error) {
 	var cs []strimzi.Connector
-	var of []*Entry
+	var of []*apply.Entry
 	for _, e := range entries {
-		if e.Outcome != OutcomeSucceeded || e.Body == nil {
+		if e.Outcome != apply.OutcomeSucceeded || e.Body == nil {
 			continue
 		}
 		cs = append(cs, strimzi.Connector{Name: e.Name, Target: e.Body.Name, Type: e.Type, State: e.Body.InitialState,
@@ -280,7 +280,7 @@ func writeManifestsOf(s *strimzi.Target, entries []*Entry, migrationID string, r
 	for i, w := range written {
 		e := of[i]
 		if w.Err != nil {
-			e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepWriteManifest, w.Err.Error()
+			e.Outcome, e.FailedStep, e.Message = apply.OutcomeFailed, StepWriteManifest, w.Err.Error()
 			continue
 		}
 		e.Manifest = w.Path
@@ -292,14 +292,14 @@ func writeManifestsOf(s *strimzi.Target, entries []*Entry, migrationID string, r
 
 // verifyCutover is rep's cutover report, the partitions placed, verified on B with Verify (not
 // into an operator-managed B); an error of the verification is in the cutover.
-func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) *Cutover {
+func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Report) *Cutover {
 	cut := NewCutover(rep, o.To.OffsetsTopic, o.Registry)
 	var clusterA string
 	if o.Topics != nil {
 		clA := kafkaio.NewClient(kafkaio.Options{Brokers: o.Topics.Brokers, Transport: o.Topics.Transport, Principal: o.Topics.Principal})
 		clusterA, _ = kafkaio.ClusterID(interrupt, clA) // "": the verification asks it
 	}
-	byTarget := map[string]*Entry{}
+	byTarget := map[string]*apply.Entry{}
 	for _, e := range rep.Connectors {
 		byTarget[e.TargetName] = e
 	}
@@ -307,8 +307,8 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) *
 		// With StopSource every connector published was stopped on A before its offsets
 		// were read (the stop barrier, or no worker of A holding it), or skipped.
 		cc.StoppedOnA = o.StopSource && cc.Type != string(connectors.Sink)
-		if e := byTarget[cc.TargetName]; cc.StoppedOnA && cc.StoppedOnABy != stoppedByREST && e != nil && e.connector != nil && o.Topics != nil {
-			cc.WorkersOfA = &CutoverWorkersCheck{Brokers: o.Topics.Brokers, ClusterID: clusterA, ConfigTopic: o.Topics.ConfigTopic, RecordAt: e.recordAt}
+		if e := byTarget[cc.TargetName]; cc.StoppedOnA && cc.StoppedOnABy != apply.StoppedByREST && e != nil && e.Connector != nil && o.Topics != nil {
+			cc.WorkersOfA = &CutoverWorkersCheck{Brokers: o.Topics.Brokers, ClusterID: clusterA, ConfigTopic: o.Topics.ConfigTopic, RecordAt: e.RecordAt}
 		}
 	}
 	cut.readHistoryOnA(interrupt, o.Topics, rep, o.Registry)
@@ -359,43 +359,4 @@ func (o *MigrateOptions) validateTarget() error {
 		return fleet.Precheckf("%s", strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// requestSeries is the common prefix of the ids of every attempt of the request creating
-// target, what the request creates (Body.Create) included: "<migration id>/<target>/" for a
-// connector, "<migration id>/<target>/offsets-only-" for its offsets alone. An offsets-only
-// request's success creates no connector, so it never stands for a creation's, nor the
-// other way round: a run that creates connectors after a --to-strimzi-cluster run of the
-// same migration publishes them.
-func requestSeries(migrationID, target, create string) string {
-	if create == events.CreateOffsetsOnly {
-		return migrationID + "/" + target + "/" + events.CreateOffsetsOnly + "-"
-	}
-	return migrationID + "/" + target + "/"
-}
-
-// requestID is the id of attempt n (from 1) of the request creating target.
-func requestID(migrationID, target, create string, attempt int) string {
-	return requestSeries(migrationID, target, create) + strconv.Itoa(attempt)
-}
-
-// parseRequestID splits a request id made by requestID into its series and attempt number
-// (0 if it is not one).
-func parseRequestID(id string) (series string, attempt int) {
-	i := strings.LastIndexByte(id, '/')
-	if i < 0 {
-		return "", 0
-	}
-	last := strings.TrimPrefix(id[i+1:], events.CreateOffsetsOnly+"-")
-	n, err := strconv.Atoi(last)
-	if err != nil || n <= 0 || strconv.Itoa(n) != last {
-		return "", 0
-	}
-	return id[:len(id)-len(last)], n
-}
-
-// attemptOf parses the attempt number of a request id made by requestID (0 if it is not one).
-func attemptOf(id string) int {
-	_, n := parseRequestID(id)
-	return n
 }

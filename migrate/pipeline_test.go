@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
@@ -122,7 +124,7 @@ func TestPipelineAcrossRenamingPolicyRefused(t *testing.T) {
 			require.NoError(t, err)
 			got := map[string]string{}
 			for _, e := range rep.Connectors {
-				if e.Outcome == OutcomeSkipped {
+				if e.Outcome == apply.OutcomeSkipped {
 					got[e.Name] = e.Message
 					require.Nil(t, e.Body)
 				}

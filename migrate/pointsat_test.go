@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/offsetagent/offsetagent/migrate/hazard"
 
 	"github.com/offsetagent/offsetagent/migrate/target"
@@ -126,7 +128,7 @@ func (f *pointsAtA) options(t *testing.T, sel source.SelectionFlags) MigrateOpti
 
 // run migrates with opts and returns the report, the refused connectors' messages and the
 // connectors stopped on A. No report ever holds a secret value.
-func (f *pointsAtA) run(t *testing.T, opts MigrateOptions) (rep *Report, refused map[string]string, stopped []string) {
+func (f *pointsAtA) run(t *testing.T, opts MigrateOptions) (rep *apply.Report, refused map[string]string, stopped []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -139,7 +141,7 @@ func (f *pointsAtA) run(t *testing.T, opts MigrateOptions) (rep *Report, refused
 	}
 	refused = map[string]string{}
 	for _, e := range rep.Connectors {
-		if e.Outcome == OutcomeSkipped {
+		if e.Outcome == apply.OutcomeSkipped {
 			refused[e.Name] = e.Message
 			require.Nil(t, e.Body, e.Name)
 			require.Empty(t, e.RequestID, "%s: nothing of a refused connector is published", e.Name)
@@ -175,7 +177,7 @@ func TestMigrateRefusesSettingsPointingAtA(t *testing.T) {
 }
 
 // body is the config entry's body holds for key on B.
-func body(t *testing.T, rep *Report, name, key string) string {
+func body(t *testing.T, rep *apply.Report, name, key string) string {
 	t.Helper()
 	for _, e := range rep.Connectors {
 		if e.Name == name {
@@ -264,7 +266,7 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 }
 
 // pointsAtHazards is the HazardPointsAtA warnings of rep by connector: "key: message".
-func pointsAtWarnings(rep *Report) map[string][]string {
+func pointsAtWarnings(rep *apply.Report) map[string][]string {
 	out := map[string][]string{}
 	for _, e := range rep.Connectors {
 		for _, h := range e.Hazards {

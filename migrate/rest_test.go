@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
@@ -201,7 +203,7 @@ func TestRESTReaderAndStopBarrier(t *testing.T) {
 			require.NoError(t, err)
 			got := map[string]string{}
 			for _, e := range rep.Connectors {
-				require.Equal(t, OutcomePlanned, e.Outcome, e.Name+": "+e.Message)
+				require.Equal(t, apply.OutcomePlanned, e.Outcome, e.Name+": "+e.Message)
 				b, err := e.Body.MarshalJSON()
 				require.NoError(t, err)
 				got[e.Name] = string(b)
@@ -230,7 +232,7 @@ func TestStopBarrierTimesOut(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rep.Connectors, 1)
 	e := rep.Connectors[0]
-	require.Equal(t, OutcomeSkipped, e.Outcome)
+	require.Equal(t, apply.OutcomeSkipped, e.Outcome)
 	require.Nil(t, e.Body)
 	require.Contains(t, e.Message, "stop on A: wait until the status is STOPPED with no tasks")
 	require.False(t, rep.OK())
@@ -290,7 +292,7 @@ func TestSinkTranslatorSeam(t *testing.T) {
 		{"name":"sink-ok","target_name":"sink-ok","type":"sink","offsets":1,"outcome":"planned","failed_step":"","message":"","request_id":"","translation":{"policy":"default","target":"sink-ok"}},
 		{"name":"src","target_name":"src","type":"source","offsets":0,"outcome":"planned","failed_step":"","message":"","request_id":""}]}`, buf.String())
 	var bodies bytes.Buffer
-	require.NoError(t, WriteBodies(&bodies, rep))
+	require.NoError(t, apply.WriteBodies(&bodies, rep))
 	require.Equal(t, `{"name":"sink-ok","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","name":"sink-ok","topics":"t"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"A.t"},"offset":{"kafka_offset":107}}]}
 {"name":"src","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"f","name":"src","topic":"t"},"initial_state":"RUNNING"}
 `, bodies.String())

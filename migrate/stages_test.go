@@ -3,6 +3,8 @@ package migrate
 import (
 	"context"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/source"
@@ -23,8 +25,8 @@ func planOn(ctx context.Context, src *source.A, b *hazard.B, opts Options) (*pla
 }
 
 // buildOn builds the bodies of p's connectors (stopping them with StopSource), as Export does.
-func buildOn(ctx context.Context, src *source.A, p *plan.Plan, opts Options) []*Entry {
-	entries := entriesOf(p)
-	(&applier{opts: opts.applyOptions(), a: src, blocked: p.Blocked}).build(ctx, entries)
+func buildOn(ctx context.Context, src *source.A, p *plan.Plan, opts Options) []*apply.Entry {
+	entries := apply.EntriesOf(p)
+	apply.New(opts.applyOptions(), src, p.Blocked, nil, nil).Build(ctx, entries)
 	return entries
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -76,7 +78,7 @@ func TestStopBarrierWaitsForSinkGroupMembers(t *testing.T) {
 	done := time.Now()
 	require.Len(t, rep.Connectors, 1)
 	e := rep.Connectors[0]
-	require.Equal(t, OutcomePlanned, e.Outcome, e.Message)
+	require.Equal(t, apply.OutcomePlanned, e.Outcome, e.Message)
 	require.True(t, done.After(<-left), "the barrier ended before the group's last member left")
 	require.Equal(t, []events.ConnectorOffset{{
 		Partition: jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number("0")}, {Key: "kafka_topic", Value: "orders"}},

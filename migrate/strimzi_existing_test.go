@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 
 	"github.com/offsetagent/offsetagent/migrate/target"
@@ -109,7 +111,7 @@ func TestStrimziRerunOfSinkAcrossMirrorMaker2(t *testing.T) {
 	tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "manifests")
-	run := func(key string) map[string]*Entry {
+	run := func(key string) map[string]*apply.Entry {
 		rep, _, err := Migrate(ctx, MigrateOptions{
 			Options: Options{ConnectURL: fc.serve(t), SinkOffsets: fleet.SinkOffsetsTranslate,
 				MM2: &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: true}},
@@ -119,14 +121,14 @@ func TestStrimziRerunOfSinkAcrossMirrorMaker2(t *testing.T) {
 			Strimzi: &strimzi.Target{Cluster: "connect-b", Dir: dir},
 		})
 		require.NoError(t, err)
-		got := map[string]*Entry{}
+		got := map[string]*apply.Entry{}
 		for _, e := range rep.Connectors {
 			got[e.Name] = e
 		}
 		return got
 	}
 	first := run(t.Name())
-	require.Equal(t, OutcomeSucceeded, first["snk"].Outcome, first["snk"].Message)
+	require.Equal(t, apply.OutcomeSucceeded, first["snk"].Outcome, first["snk"].Message)
 	require.NotNil(t, first["snk"].Body)
 	onB := first["snk"].Body.Config.Map()
 	require.Equal(t, "A.orders", onB["topics"])
@@ -135,8 +137,8 @@ func TestStrimziRerunOfSinkAcrossMirrorMaker2(t *testing.T) {
 	// The operator applied snk's manifest; snk-other on B was made from A's config as it is.
 	writeConfigs(t, ctx, clB, strimzi.OperatorConfig(first["snk"].Body.Config), sinkConfig("snk-other"))
 	again := run(t.Name())
-	require.Equal(t, OutcomeSucceeded, again["snk"].Outcome, again["snk"].Message)
-	require.Equal(t, OutcomeSkipped, again["snk-other"].Outcome)
+	require.Equal(t, apply.OutcomeSucceeded, again["snk"].Outcome, again["snk"].Message)
+	require.Equal(t, apply.OutcomeSkipped, again["snk-other"].Outcome)
 	require.Equal(t, "409 Connector snk-other already exists on B with another config (topics, transforms, transforms.restoreTopicNamesOfA.regex, "+
 		"transforms.restoreTopicNamesOfA.replacement, transforms.restoreTopicNamesOfA.type): its manifest would replace that config; "+
 		"delete the connector on B first, or give this one another name (--rename)", again["snk-other"].Message)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/stretchr/testify/require"
 	k8syaml "sigs.k8s.io/yaml"
 
@@ -14,15 +16,15 @@ import (
 )
 
 // strimziOf is the connector of body b, named source on A, whose manifest is written.
-func strimziOf(b *Body, source string) strimzi.Connector {
+func strimziOf(b *apply.Body, source string) strimzi.Connector {
 	return strimzi.Connector{Name: source, Target: b.Name, State: b.InitialState, Config: b.Config, Offsets: b.InitialOffsets}
 }
 
 // placedEntries are two connectors whose offsets are on B.
-func placedEntries() []*Entry {
-	return []*Entry{
-		{Name: "s3-sink-a", TargetName: "s3-sink", Type: "sink", Outcome: OutcomeSucceeded, Body: sinkBody()},
-		{Name: "pg", TargetName: "pg-orders", Type: "source", Outcome: OutcomeSucceeded, Body: sourceBody(fleet.StateRunning)},
+func placedEntries() []*apply.Entry {
+	return []*apply.Entry{
+		{Name: "s3-sink-a", TargetName: "s3-sink", Type: "sink", Outcome: apply.OutcomeSucceeded, Body: sinkBody()},
+		{Name: "pg", TargetName: "pg-orders", Type: "source", Outcome: apply.OutcomeSucceeded, Body: sourceBody(fleet.StateRunning)},
 	}
 }
 
@@ -145,13 +147,13 @@ func TestWriteManifestRefusesInvalid(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	bad := entries[0]
-	require.Equal(t, OutcomeFailed, bad.Outcome)
+	require.Equal(t, apply.OutcomeFailed, bad.Outcome)
 	require.Equal(t, StepWriteManifest, bad.FailedStep)
 	require.Contains(t, bad.Message, `metadata.name "S3_Sink": not a DNS subdomain name`)
 	require.Empty(t, bad.Manifest)
 	_, err = os.Stat(filepath.Join(dir, "s3-sink.yaml"))
 	require.ErrorIs(t, err, os.ErrNotExist, "nothing written for it")
-	require.Equal(t, OutcomeSucceeded, entries[1].Outcome)
+	require.Equal(t, apply.OutcomeSucceeded, entries[1].Outcome)
 	require.FileExists(t, filepath.Join(dir, "pg-orders.yaml"))
 	placed, err := strimzi.ReadPlaced(dir)
 	require.NoError(t, err)

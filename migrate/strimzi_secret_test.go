@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
@@ -139,13 +141,13 @@ func TestStrimziSecretKeysOfTwoConnectors(t *testing.T) {
 	root := t.TempDir()
 	st := &strimzi.Target{Cluster: "connect-b", Dir: filepath.Join(root, "manifests"), APIVersion: strimzi.StrimziV1,
 		Secret: "kafka/connect-b-secrets", SecretFile: filepath.Join(root, "secret.yaml")}
-	body := func(name, key, value string) *Body {
-		return &Body{Name: name, InitialState: fleet.StateRunning, Config: events.Config{
+	body := func(name, key, value string) *apply.Body {
+		return &apply.Body{Name: name, InitialState: fleet.StateRunning, Config: events.Config{
 			{Key: "connector.class", Value: "org.apache.kafka.connect.file.FileStreamSourceConnector"}, {Key: key, Value: value}}}
 	}
-	entries := []*Entry{
-		{Name: "pg.orders", TargetName: "pg.orders", Type: "source", Outcome: OutcomeSucceeded, Body: body("pg.orders", "database.password", "pw-one")},
-		{Name: "pg", TargetName: "pg", Type: "source", Outcome: OutcomeSucceeded, Body: body("pg", "orders.database.password", "pw-two")},
+	entries := []*apply.Entry{
+		{Name: "pg.orders", TargetName: "pg.orders", Type: "source", Outcome: apply.OutcomeSucceeded, Body: body("pg.orders", "database.password", "pw-one")},
+		{Name: "pg", TargetName: "pg", Type: "source", Outcome: apply.OutcomeSucceeded, Body: body("pg", "orders.database.password", "pw-two")},
 	}
 	_, err := writeManifestsOf(st, entries, "m-1", connectors.Builtin())
 	require.NoError(t, err)

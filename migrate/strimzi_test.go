@@ -8,12 +8,13 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
-func sourceBody(state string) *Body {
-	return &Body{Name: "pg-orders", InitialState: state, HasOffsets: true, Create: events.CreateOffsetsOnly,
+func sourceBody(state string) *apply.Body {
+	return &apply.Body{Name: "pg-orders", InitialState: state, HasOffsets: true, Create: events.CreateOffsetsOnly,
 		Config: events.Config{
 			{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"},
 			{Key: "tasks.max", Value: "1"},
@@ -31,8 +32,8 @@ func sourceBody(state string) *Body {
 	}
 }
 
-func sinkBody() *Body {
-	return &Body{Name: "s3-sink", InitialState: fleet.StateStopped, HasOffsets: true, Create: events.CreateOffsetsOnly,
+func sinkBody() *apply.Body {
+	return &apply.Body{Name: "s3-sink", InitialState: fleet.StateStopped, HasOffsets: true, Create: events.CreateOffsetsOnly,
 		Config: events.Config{
 			{Key: "connector.class", Value: "org.apache.kafka.connect.file.FileStreamSinkConnector"},
 			{Key: "tasks.max", Value: "4"},
@@ -63,9 +64,9 @@ func TestStrimziNamesAndBodies(t *testing.T) {
 	}}
 	rep, err := export(context.Background(), Options{ConnectURL: fc.serve(t)}, true)
 	require.NoError(t, err)
-	prepareStrimzi(rep.Connectors)
+	apply.PrepareStrimzi(rep.Connectors)
 	require.Len(t, rep.Connectors, 2)
-	byName := map[string]*Entry{}
+	byName := map[string]*apply.Entry{}
 	for _, e := range rep.Connectors {
 		byName[e.Name] = e
 	}
@@ -80,8 +81,8 @@ func TestStrimziNamesAndBodies(t *testing.T) {
 	v, _ := req.Config.Get("name")
 	require.Equal(t, "orders-src", v)
 	require.Equal(t, events.CreateOffsetsOnly, req.Create)
-	require.False(t, e.local)
-	require.True(t, byName["fresh"].local, "no offsets: no request")
+	require.False(t, e.Local)
+	require.True(t, byName["fresh"].Local, "no offsets: no request")
 	require.Empty(t, byName["fresh"].Body.Create)
 
 	fc.connectors["orders-src"] = src("orders-src")

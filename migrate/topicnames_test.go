@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
@@ -224,12 +226,12 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 				}
 			}
 			if tt.want.skipped {
-				require.Equal(t, OutcomeSkipped, e.Outcome, e.Message)
+				require.Equal(t, apply.OutcomeSkipped, e.Outcome, e.Message)
 				require.Contains(t, e.Message, "refused before anything was stopped (topic_names)")
 				require.Nil(t, e.Body)
 				return
 			}
-			require.Equal(t, OutcomePlanned, e.Outcome, e.Message)
+			require.Equal(t, apply.OutcomePlanned, e.Outcome, e.Message)
 			onB := e.Body.Config.Map()
 			for k, v := range tt.want.config {
 				require.Equal(t, v, onB[k], k)
@@ -299,7 +301,7 @@ func TestTopicRewritesInReportAndCutover(t *testing.T) {
 
 	// The cutover report of the moved connector keeps them.
 	e := rep.Connectors[0]
-	e.Outcome = OutcomeSucceeded
+	e.Outcome = apply.OutcomeSucceeded
 	c := NewCutover(rep, "connect-offsets", nil)
 	require.Len(t, c.Connectors, 1)
 	require.Equal(t, e.Rewrites, c.Connectors[0].Rewrites)

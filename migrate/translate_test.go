@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -72,7 +74,7 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 	}}
 	url := fc.serve(t)
 	type want struct {
-		outcome Outcome
+		outcome apply.Outcome
 		message string
 		body    string
 	}
@@ -82,17 +84,17 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 		want        map[string]want
 	}{
 		{name: "without --allow-replay", want: map[string]want{
-			"sink-exact": {outcome: OutcomePlanned,
+			"sink-exact": {outcome: apply.OutcomePlanned,
 				body: `{"name":"sink-exact","config":{"connector.class":"` + class + `","name":"sink-exact","topics":"A.orders"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"A.orders"},"offset":{"kafka_offset":7}}]}`},
-			"sink-replay":  {outcome: OutcomeFailed, message: "1 of 1 partitions replay (an unknown number of records delivered again); --allow-replay accepts them"},
-			"sink-missing": {outcome: OutcomeSkipped, message: "refused before anything was stopped (mm2): groups.exclude: "},
-			"sink-regex": {outcome: OutcomePlanned,
+			"sink-replay":  {outcome: apply.OutcomeFailed, message: "1 of 1 partitions replay (an unknown number of records delivered again); --allow-replay accepts them"},
+			"sink-missing": {outcome: apply.OutcomeSkipped, message: "refused before anything was stopped (mm2): groups.exclude: "},
+			"sink-regex": {outcome: apply.OutcomePlanned,
 				body: `{"name":"sink-regex","config":{"connector.class":"` + class + `","errors.deadletterqueue.topic.name":"orders-dlq","name":"sink-regex","topics.regex":"A\\.(?:orders-.*)"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":1,"kafka_topic":"A.orders-eu"},"offset":{"kafka_offset":4}}]}`},
 		}},
 		{name: "with --allow-replay", allowReplay: true, want: map[string]want{
-			"sink-replay": {outcome: OutcomePlanned,
+			"sink-replay": {outcome: apply.OutcomePlanned,
 				body: `{"name":"sink-replay","config":{"connector.class":"` + class + `","name":"sink-replay","topics":"A.orders"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"A.orders"},"offset":{"kafka_offset":12}}]}`},
-			"sink-missing": {outcome: OutcomePlanned,
+			"sink-missing": {outcome: apply.OutcomePlanned,
 				body: `{"name":"sink-missing","config":{"connector.class":"` + class + `","name":"sink-missing","topics":"A.orders"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"A.orders"},"offset":null}]}`},
 		}},
 	}
@@ -113,12 +115,12 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 				}
 				require.Equal(t, w.outcome, e.Outcome, e.Name+": "+e.Message)
 				require.Contains(t, e.Message, w.message, e.Name)
-				if w.outcome == OutcomeSkipped {
+				if w.outcome == apply.OutcomeSkipped {
 					require.Nil(t, e.Body)
 					continue
 				}
-				if w.outcome == OutcomeFailed {
-					require.Equal(t, StepTranslateSinkOffsets, e.FailedStep)
+				if w.outcome == apply.OutcomeFailed {
+					require.Equal(t, apply.StepTranslateSinkOffsets, e.FailedStep)
 					require.Nil(t, e.Body)
 					continue
 				}

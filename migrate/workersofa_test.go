@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
@@ -99,7 +101,7 @@ func workersCluster(t *testing.T, fill int) []string {
 }
 
 // exportStopped runs export --stop-source of connector mdb-cdc with A's REST API at restURL.
-func exportStopped(t *testing.T, brokers []string, restURL string) (*Report, error) {
+func exportStopped(t *testing.T, brokers []string, restURL string) (*apply.Report, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -183,18 +185,18 @@ func TestStopWithoutRESTJudgedByConnectGroups(t *testing.T) {
 			require.Len(t, rep.Connectors, 1)
 			e := rep.Connectors[0]
 			if tc.planned {
-				require.Equal(t, OutcomePlanned, e.Outcome, e.Message)
+				require.Equal(t, apply.OutcomePlanned, e.Outcome, e.Message)
 				require.Len(t, e.Warnings, 1)
 				require.Contains(t, e.Warnings[0], "no live worker of A holds it")
 				require.Contains(t, e.Warnings[0], "do not restart A's workers with it")
 				for _, w := range tc.want {
 					require.Contains(t, e.Warnings[0], w)
 				}
-				require.Contains(t, e.stoppedBy, "no live worker of A holds it")
-				require.Equal(t, int64(0), e.recordAt)
+				require.Contains(t, e.StoppedBy, "no live worker of A holds it")
+				require.Equal(t, int64(0), e.RecordAt)
 				return
 			}
-			require.Equal(t, OutcomeSkipped, e.Outcome)
+			require.Equal(t, apply.OutcomeSkipped, e.Outcome)
 			require.Nil(t, e.Body)
 			require.Contains(t, e.Message, "stop on A: ")
 			for _, w := range tc.want {

@@ -20,6 +20,7 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/migrate/target"
@@ -331,7 +332,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		defer file.Close()
 		w = file
 	}
-	if err := migrate.WriteBodies(w, rep); err != nil {
+	if err := apply.WriteBodies(w, rep); err != nil {
 		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
 		return 1
 	}
@@ -460,7 +461,7 @@ func (mf *migrateFlags) setTarget(to *target.Target) {
 }
 
 // progressFor draws a bar when w is a terminal, else one line per connector.
-func progressFor(w io.Writer) migrate.Progress {
+func progressFor(w io.Writer) apply.Progress {
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		return &barProgress{w: w}
 	}
@@ -484,7 +485,7 @@ func createPrivate(path string) (*os.File, error) {
 
 // finishReport writes the summary table to table, the JSON report to path (when given) and
 // returns the exit status: 0 when every connector succeeded or was planned, else 1.
-func finishReport(rep *migrate.Report, path string, table, stderr io.Writer) int {
+func finishReport(rep *apply.Report, path string, table, stderr io.Writer) int {
 	_ = writeTable(table, rep)
 	if path != "" {
 		file, err := createPrivate(path)

@@ -10,11 +10,12 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 )
 
 // The progress of a migration as a person follows it: one line per connector for logs and
 // pipes, a bar on a terminal, and the lines of the cutover's verification while it waits. The
-// library tells typed progress (migrate.Progress, migrate.CutoverWaiting); the words are here.
+// library tells typed progress (apply.Progress, migrate.CutoverWaiting); the words are here.
 
 // lineProgress writes one line per connector: for logs and pipes.
 type lineProgress struct {
@@ -25,7 +26,7 @@ type lineProgress struct {
 
 func (p *lineProgress) Start(total int) { p.total = total }
 
-func (p *lineProgress) Done(e *migrate.Entry) {
+func (p *lineProgress) Done(e *apply.Entry) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done++
@@ -39,7 +40,7 @@ func (p *lineProgress) Done(e *migrate.Entry) {
 	fmt.Fprintln(p.w, line)
 }
 
-func (p *lineProgress) Waiting(w migrate.Wait) {
+func (p *lineProgress) Waiting(w apply.Wait) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Fprintln(p.w, waitLine(w))
@@ -49,7 +50,7 @@ func (p *lineProgress) Finish() {}
 
 // waitLine says where the wait for results stands; while none has arrived, it says where
 // they are expected from (a --result-topic that B's agents do not write looks just so).
-func waitLine(w migrate.Wait) string {
+func waitLine(w apply.Wait) string {
 	line := fmt.Sprintf("waiting for results on topic %q: %d of %d in, %d awaited, ", w.Topic, w.In, w.In+w.Awaited, w.Awaited)
 	if w.Left > 0 {
 		line += w.Left.String() + " left"
@@ -78,10 +79,10 @@ func (p *barProgress) Start(total int) {
 	)
 }
 
-func (p *barProgress) Done(*migrate.Entry) { _ = p.bar.Add(1) }
+func (p *barProgress) Done(*apply.Entry) { _ = p.bar.Add(1) }
 
 // Waiting writes the line above the bar: the bar itself only moves when results arrive.
-func (p *barProgress) Waiting(w migrate.Wait) {
+func (p *barProgress) Waiting(w apply.Wait) {
 	_ = p.bar.Clear()
 	fmt.Fprintln(p.w, waitLine(w))
 	_ = p.bar.RenderBlank()

@@ -11,6 +11,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
@@ -21,7 +22,7 @@ import (
 
 // writePlans writes the plan of every entry that has one as a JSON line: {"name",
 // "target_name", "plan"}.
-func writePlans(w io.Writer, r *migrate.Report) error {
+func writePlans(w io.Writer, r *apply.Report) error {
 	enc := json.NewEncoder(w)
 	for _, e := range r.Connectors {
 		if e.Plan == nil {
@@ -41,10 +42,10 @@ func writePlans(w io.Writer, r *migrate.Report) error {
 // writeTable writes the summary table: connector, name on B, type, offsets, outcome, failing
 // step, message; then the warnings, the settings rewritten for B and what completes the
 // migration.
-func writeTable(w io.Writer, r *migrate.Report) error {
+func writeTable(w io.Writer, r *apply.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONNECTOR\tNAME ON B\tTYPE\tOFFSETS\tOUTCOME\tFAILED STEP\tMESSAGE")
-	counts := map[migrate.Outcome]int{}
+	counts := map[apply.Outcome]int{}
 	for _, e := range r.Connectors {
 		counts[e.Outcome]++
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.Name, e.TargetName, dash(e.Type), e.Offsets, e.Outcome,
@@ -54,8 +55,8 @@ func writeTable(w io.Writer, r *migrate.Report) error {
 		return err
 	}
 	line := fmt.Sprintf("%d connectors: %d succeeded, %d planned, %d failed, %d skipped", len(r.Connectors),
-		counts[migrate.OutcomeSucceeded], counts[migrate.OutcomePlanned], counts[migrate.OutcomeFailed], counts[migrate.OutcomeSkipped])
-	if n := counts[migrate.OutcomePending]; n > 0 {
+		counts[apply.OutcomeSucceeded], counts[apply.OutcomePlanned], counts[apply.OutcomeFailed], counts[apply.OutcomeSkipped])
+	if n := counts[apply.OutcomePending]; n > 0 {
 		line += fmt.Sprintf(", %d pending (B's agent may still create them: run again before acting on A)", n)
 	}
 	for _, e := range r.Connectors {
@@ -96,7 +97,7 @@ func rewriteLines(name string, rws []plan.Edit) string {
 // hazardWarnings are the lines of the hazards that warn (a refusing one is its connector's
 // message), one per text: the same warning of many connectors (B's plugins not checked) is one
 // line naming them.
-func hazardWarnings(entries []*migrate.Entry) string {
+func hazardWarnings(entries []*apply.Entry) string {
 	var texts []string
 	names := map[string][]string{}
 	for _, e := range entries {

@@ -10,24 +10,25 @@ import (
 
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
 
 func TestWriteTableShowsHazardWarnings(t *testing.T) {
-	e := &migrate.Entry{Name: "inventory", TargetName: "inventory", Outcome: migrate.OutcomePlanned,
+	e := &apply.Entry{Name: "inventory", TargetName: "inventory", Outcome: apply.OutcomePlanned,
 		Hazards: []hazard.Hazard{{Check: hazard.HazardFamilyState, Key: "topic.heartbeat.prefix", Message: "the heartbeat topic is not on B", Fix: "create it"}}}
 	refusal := hazard.Hazard{Check: hazard.HazardPlugin, Message: "B lacks the plugin", Refuse: true}
-	skipped := &migrate.Entry{Name: "orders", TargetName: "orders", Outcome: migrate.OutcomeSkipped,
+	skipped := &apply.Entry{Name: "orders", TargetName: "orders", Outcome: apply.OutcomeSkipped,
 		Message: "refused before anything was stopped (plugin): " + refusal.String(), Hazards: []hazard.Hazard{refusal}}
-	var many []*migrate.Entry
+	var many []*apply.Entry
 	for _, name := range []string{"c1", "c2", "c3", "c4", "c5", "c6", "c7"} {
-		many = append(many, &migrate.Entry{Name: name, TargetName: name, Outcome: migrate.OutcomePlanned,
+		many = append(many, &apply.Entry{Name: name, TargetName: name, Outcome: apply.OutcomePlanned,
 			Hazards: []hazard.Hazard{{Check: hazard.HazardPlugin, Message: "not checked", Fix: "give --to-connect-url"}}})
 	}
 	var b strings.Builder
-	require.NoError(t, writeTable(&b, &migrate.Report{Connectors: append([]*migrate.Entry{e, skipped}, many...)}))
+	require.NoError(t, writeTable(&b, &apply.Report{Connectors: append([]*apply.Entry{e, skipped}, many...)}))
 	out := b.String()
 	require.Contains(t, out, "warning: inventory: family_state: topic.heartbeat.prefix: the heartbeat topic is not on B; create it")
 	require.Contains(t, out, "warning: c1, c2, c3, c4, c5 and 2 more: plugin: not checked; give --to-connect-url\n")
@@ -46,9 +47,9 @@ func TestWriteTableRewriteLines(t *testing.T) {
 		{Key: "transforms.restoreTopicNamesOfA.type", OnB: s("org.apache.kafka.connect.transforms.RegexRouter"), Why: why},
 		{Key: "transforms.restoreTopicNamesOfA.regex", OnB: s(`A\.(.*)`), Why: why},
 	}
-	rep := &migrate.Report{Connectors: []*migrate.Entry{
-		{Name: "snk", TargetName: "snk", Outcome: migrate.OutcomePlanned, Body: &migrate.Body{}, Rewrites: rws},
-		{Name: "skipped", TargetName: "skipped", Outcome: migrate.OutcomeSkipped, Rewrites: rws},
+	rep := &apply.Report{Connectors: []*apply.Entry{
+		{Name: "snk", TargetName: "snk", Outcome: apply.OutcomePlanned, Body: &apply.Body{}, Rewrites: rws},
+		{Name: "skipped", TargetName: "skipped", Outcome: apply.OutcomeSkipped, Rewrites: rws},
 	}}
 	var table bytes.Buffer
 	require.NoError(t, writeTable(&table, rep))
@@ -111,6 +112,6 @@ func TestVerifyProgressLines(t *testing.T) {
 // left; with none in yet, where they are expected from.
 func TestWaitLine(t *testing.T) {
 	require.Equal(t, `waiting for results on topic "results": 0 of 1 in, 1 awaited, 5s left; none yet: B's agents must write their results to this topic (their OFFSETAGENT_RESULT_TOPIC)`,
-		waitLine(migrate.Wait{Topic: "results", Awaited: 1, Left: 5 * time.Second}))
-	require.Equal(t, `waiting for results on topic "results": 2 of 3 in, 1 awaited, no deadline`, waitLine(migrate.Wait{Topic: "results", In: 2, Awaited: 1}))
+		waitLine(apply.Wait{Topic: "results", Awaited: 1, Left: 5 * time.Second}))
+	require.Equal(t, `waiting for results on topic "results": 2 of 3 in, 1 awaited, no deadline`, waitLine(apply.Wait{Topic: "results", In: 2, Awaited: 1}))
 }

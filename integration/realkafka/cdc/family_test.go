@@ -15,6 +15,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/migrate/target"
@@ -78,7 +79,7 @@ func TestFamilyStateRefusedBeforeStop(t *testing.T) {
 	out, err := json.MarshalIndent(e, "", "  ")
 	require.NoError(t, err)
 	t.Logf("the report's entry:\n%s", out)
-	require.Equal(t, migrate.OutcomeSkipped, e.Outcome)
+	require.Equal(t, apply.OutcomeSkipped, e.Outcome)
 	require.True(t, strings.HasPrefix(e.Message, "refused before anything was stopped (family_state)"), e.Message)
 	refused := map[string]string{}
 	for _, h := range e.Hazards {

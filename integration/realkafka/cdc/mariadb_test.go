@@ -19,6 +19,7 @@ import (
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 )
 
 // binlogChange is one Debezium MariaDB change event as the JsonConverter with schemas writes
@@ -291,7 +292,7 @@ func mariadbStopSource(t *testing.T, ctx context.Context, mv mariadbMove) {
 		"--include", good+"|"+early, "--initial-state", "RUNNING", "--no-verify", "--cutover-report", cutover)
 	require.Equal(t, 0, code)
 	for _, e := range rep.Connectors {
-		require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, "%s: %s", e.Name, e.Message)
+		require.Equal(t, apply.OutcomeSucceeded, e.Outcome, "%s: %s", e.Name, e.Message)
 	}
 	for _, name := range []string{good, early} {
 		tier.WaitState(t, wB, name, "RUNNING")
@@ -408,7 +409,7 @@ func mariadbKilled(t *testing.T, ctx context.Context, mv mariadbMove, wK *realka
 	require.Less(t, time.Since(killedAt), mdbkSession, "the first run ended within the dead worker's session")
 	require.NotEqual(t, 0, code, "a refused connector fails the run")
 	require.Len(t, rep.Connectors, 1)
-	require.Equal(t, migrate.OutcomeSkipped, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
+	require.Equal(t, apply.OutcomeSkipped, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
 	for _, want := range []string{"A runs it", `Connect group "` + namesK.Group + `"`, "holds connector " + killed, "session.timeout.ms"} {
 		require.Contains(t, rep.Connectors[0].Message, want)
 	}
@@ -429,7 +430,7 @@ func mariadbKilled(t *testing.T, ctx context.Context, mv mariadbMove, wK *realka
 	code, rep = migrateExit(t, ctx, mv.agentB.Env, args...)
 	require.Equal(t, 0, code)
 	require.Len(t, rep.Connectors, 1)
-	require.Equal(t, migrate.OutcomeSucceeded, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
+	require.Equal(t, apply.OutcomeSucceeded, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
 	require.Len(t, rep.Connectors[0].Warnings, 1)
 	require.Contains(t, rep.Connectors[0].Warnings[0], "do not restart A's workers with it")
 	var moved migrate.Cutover

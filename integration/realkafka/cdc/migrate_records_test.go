@@ -16,6 +16,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 )
 
 // TestVerifyByRecords: two Debezium PostgreSQL connectors move with migrate --stop-source
@@ -96,7 +97,7 @@ func TestVerifyByRecords(t *testing.T) {
 		"--include", good+"|"+wrong, "--initial-state", "RUNNING", "--no-verify", "--cutover-report", cutover)
 	require.Equal(t, 0, code)
 	for _, e := range rep.Connectors {
-		require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, "%s: %s", e.Name, e.Message)
+		require.Equal(t, apply.OutcomeSucceeded, e.Outcome, "%s: %s", e.Name, e.Message)
 	}
 	for _, name := range []string{good, wrong} {
 		tier.WaitState(t, wB, name, "RUNNING")

@@ -1,4 +1,4 @@
-package migrate
+package apply
 
 import (
 	"context"
@@ -31,9 +31,9 @@ type SinkTranslator interface {
 // translated.
 const StepTranslateSinkOffsets = "translate_sink_offsets"
 
-// applyOptions say how a plan is carried out: the stop on A (StopSource and its bounds), the
+// Options say how a plan is carried out: the stop on A (StopSource and its bounds), the
 // sink offsets, the requests to B's agents and the wait for their results.
-type applyOptions struct {
+type Options struct {
 	// StopSource stops each connector on A first, behind a real stop barrier: StopTimeout
 	// bounds one connector's, StablePause is the pause between the two offset reads that must
 	// agree, StopPoll the status polling interval.
@@ -66,35 +66,42 @@ type applyOptions struct {
 	Logger   *slog.Logger
 }
 
-// applier carries out a plan: it stops the connectors on A (a), builds their bodies and
+// Applier carries out a plan: it stops the connectors on A (a), builds their bodies and
 // publishes them to B's agents, whose results are read from results; restB is B's Connect
 // REST API (nil when not given), asked at the giveup; blocked are the sinks' groups
 // MirrorMaker 2 will not checkpoint.
-type applier struct {
-	opts    applyOptions
+type Applier struct {
+	opts    Options
 	a       *source.A
 	blocked map[string]bool
-	results *resultsLog
+	results *Results
 	restB   *connectrest.Client
 }
 
-// entriesOf is the report's entry of each connector of p, before anything is built.
-func entriesOf(p *plan.Plan) []*Entry {
+// New is the applier of a plan: opts, A (a), the sinks' groups MirrorMaker 2 will not
+// checkpoint (blocked, the plan's), and for a migration B's results and B's REST API (nil for
+// an export).
+func New(opts Options, a *source.A, blocked map[string]bool, results *Results, restB *connectrest.Client) *Applier {
+	return &Applier{opts: opts, a: a, blocked: blocked, results: results, restB: restB}
+}
+
+// EntriesOf is the report's entry of each connector of p, before anything is built.
+func EntriesOf(p *plan.Plan) []*Entry {
 	var out []*Entry
 	for _, pc := range p.Connectors {
 		out = append(out, &Entry{Name: pc.Connector.Name, TargetName: pc.Target, Type: string(pc.Connector.Type),
-			Warnings: slices.Clone(pc.Warnings), Hazards: slices.Clone(pc.Hazards), connector: pc.Connector, planned: pc})
+			Warnings: slices.Clone(pc.Warnings), Hazards: slices.Clone(pc.Hazards), Connector: pc.Connector, Planned: pc})
 	}
 	return out
 }
 
-// build stops the entries' connectors with StopSource, and builds their bodies.
-func (ap *applier) build(ctx context.Context, entries []*Entry) {
+// Build stops the entries' connectors with StopSource, and builds their bodies.
+func (ap *Applier) Build(ctx context.Context, entries []*Entry) {
 	if ap.opts.StopSource {
 		ap.stopAll(ctx, entries)
 	}
 	for _, e := range entries {
-		c := e.connector
+		c := e.Connector
 		if c.Problem != "" {
 			e.skip(fleet.Scrub(ap.opts.Registry, c.Config, c.Problem))
 			continue
@@ -116,14 +123,14 @@ func (ap *applier) build(ctx context.Context, entries []*Entry) {
 				continue
 			}
 		}
-		b := buildBody(c, e.TargetName, e.planned.OnB, ap.opts.InitialState, sinkOffs, ap.opts.SinkOffsets)
-		b.InitialOffsets = e.rekey().Apply(b.InitialOffsets)
-		e.Rewrites = e.planned.Rewrites
+		b := buildBody(c, e.TargetName, e.Planned.OnB, ap.opts.InitialState, sinkOffs, ap.opts.SinkOffsets)
+		b.InitialOffsets = e.Rekey().Apply(b.InitialOffsets)
+		e.Rewrites = e.Planned.Rewrites
 		e.Body = &b
 		e.Offsets = len(b.InitialOffsets)
 		e.Outcome = OutcomePlanned
-		if e.stoppedBy != "" && e.stoppedBy != stoppedByREST {
-			e.Warnings = append(e.Warnings, "stopped on A without A's REST API (unreachable): "+e.stoppedBy+
+		if e.StoppedBy != "" && e.StoppedBy != StoppedByREST {
+			e.Warnings = append(e.Warnings, "stopped on A without A's REST API (unreachable): "+e.StoppedBy+
 				"; its target state on A is unchanged: do not restart A's workers with it (they would resume it on A), and stop or delete it there once they are back")
 		}
 	}
@@ -146,11 +153,11 @@ func WriteBodies(w io.Writer, r *Report) error {
 	return nil
 }
 
-// prepareStrimzi readies the entries for an operator-managed B: every body asks for the
+// PrepareStrimzi readies the entries for an operator-managed B: every body asks for the
 // offsets only, and a connector without offsets on A gets no request (there is nothing to
 // place; its manifest creates it as POST /connectors without offsets would). Names are
 // Kubernetes names already (kubernetesTarget, while A was read).
-func prepareStrimzi(entries []*Entry) {
+func PrepareStrimzi(entries []*Entry) {
 	for _, e := range entries {
 		if e.Body == nil {
 			continue
@@ -158,7 +165,7 @@ func prepareStrimzi(entries []*Entry) {
 		if e.Body.HasOffsets {
 			e.Body.Create = events.CreateOffsetsOnly
 		} else {
-			e.local = true
+			e.Local = true
 		}
 	}
 }

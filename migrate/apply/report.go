@@ -1,4 +1,4 @@
-package migrate
+package apply
 
 import (
 	"encoding/json"
@@ -58,21 +58,22 @@ type Entry struct {
 	// Body is the KIP-995 body (nil when skipped). It holds secrets verbatim: never log it.
 	Body *Body `json:"-"`
 
-	connector *fleet.Connector
-	// planned is the connector as the plan has it: its config on B, the repairs planned.
-	planned *plan.Connector
-	// local: nothing to publish (a connector without offsets, into an operator-managed B).
-	local bool
-	// bornAfter is when the connector's offsets had been read on A (its wave built): its
+	// Connector is the connector as read from A.
+	Connector *fleet.Connector `json:"-"`
+	// Planned is the connector as the plan has it: its config on B, the repairs planned.
+	Planned *plan.Connector `json:"-"`
+	// Local: nothing to publish (a connector without offsets, into an operator-managed B).
+	Local bool `json:"-"`
+	// BornAfter is when the connector's offsets had been read on A (its wave built): its
 	// connector on B is born after it.
-	bornAfter time.Time
-	// stoppedBy says how the stop barrier established that A no longer runs it:
-	// stoppedByREST, or how A's Kafka cluster showed that no worker of A holds it
-	// (workersofa.go); "" when it was not stopped. recordAt is the offset of its latest
+	BornAfter time.Time `json:"-"`
+	// StoppedBy says how the stop barrier established that A no longer runs it:
+	// StoppedByREST, or how A's Kafka cluster showed that no worker of A holds it
+	// (workersofa.go); "" when it was not stopped. RecordAt is the offset of its latest
 	// connector record in A's config topic, when the stop was established without A's REST API
 	// (-1 unknown).
-	stoppedBy string
-	recordAt  int64
+	StoppedBy string `json:"-"`
+	RecordAt  int64  `json:"-"`
 	// drained is how long A's sink took, after its sources stopped, to consume all they wrote
 	// on A (a sink that follows its sources: follow.go).
 	drained time.Duration
@@ -80,18 +81,18 @@ type Entry struct {
 
 // follows is the sources the entry's sink follows (nil for none).
 func (e *Entry) follows() *hazard.Following {
-	if e.planned == nil {
+	if e.Planned == nil {
 		return nil
 	}
-	return e.planned.Follows
+	return e.Planned.Follows
 }
 
-// rekey is the re-key of the entry's Debezium offsets to its logical name on B (nil for none).
-func (e *Entry) rekey() *fleet.Rekey {
-	if e.planned == nil {
+// Rekey is the re-key of the entry's Debezium offsets to its logical name on B (nil for none).
+func (e *Entry) Rekey() *fleet.Rekey {
+	if e.Planned == nil {
 		return nil
 	}
-	return e.planned.Rekey
+	return e.Planned.Rekey
 }
 
 func (e *Entry) skip(reason string) {

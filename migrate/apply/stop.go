@@ -1,4 +1,4 @@
-package migrate
+package apply
 
 import (
 	"context"
@@ -19,7 +19,7 @@ const stopConcurrency = 8
 
 // stopAll stops every selected, readable connector on A and waits for its stop barrier. A
 // connector whose barrier is not reached gets a Problem and is skipped.
-func (ap *applier) stopAll(ctx context.Context, entries []*Entry) {
+func (ap *Applier) stopAll(ctx context.Context, entries []*Entry) {
 	ap.stopEach(ctx, entries, false, ap.stopOne)
 	// The sinks that follow their sources (--sink-follows-source) stop once their sources
 	// have stopped and they have consumed all those wrote on A.
@@ -28,11 +28,11 @@ func (ap *applier) stopAll(ctx context.Context, entries []*Entry) {
 
 // stopEach stops, stopConcurrency at a time, the entries' connectors without a Problem that
 // follow sources (followers) or do not, with stop.
-func (ap *applier) stopEach(ctx context.Context, entries []*Entry, followers bool, stop func(context.Context, *Entry) error) {
+func (ap *Applier) stopEach(ctx context.Context, entries []*Entry, followers bool, stop func(context.Context, *Entry) error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(stopConcurrency)
 	for _, e := range entries {
-		c := e.connector
+		c := e.Connector
 		if c.Problem != "" || (e.follows() != nil) != followers {
 			continue
 		}
@@ -54,8 +54,8 @@ func (ap *applier) stopEach(ctx context.Context, entries []*Entry, followers boo
 // c.State keeps the state A had before the stop, and is recorded in the migration's state
 // topic before the stop (RUNNING or PAUSED; a STOPPED connector is not recorded) (a later run finds the connector STOPPED and takes the recorded state);
 // c.Offsets gets the settled offsets, e how the stop was established (stoppedBy, recordAt).
-func (ap *applier) stopOne(ctx context.Context, e *Entry) error {
-	c := e.connector
+func (ap *Applier) stopOne(ctx context.Context, e *Entry) error {
+	c := e.Connector
 	ctx, cancel := context.WithTimeout(ctx, ap.opts.StopTimeout)
 	defer cancel()
 	var how string
@@ -66,7 +66,7 @@ func (ap *applier) stopOne(ctx context.Context, e *Entry) error {
 		if !ok {
 			at = -1
 		}
-		e.recordAt = at
+		e.RecordAt = at
 		var err error
 		if how, err = ap.a.NoneHolds(ctx, c.Name, at); err != nil {
 			return err
@@ -109,7 +109,7 @@ func (ap *applier) stopOne(ctx context.Context, e *Entry) error {
 		if err != nil {
 			return err
 		}
-		how = stoppedByREST
+		how = StoppedByREST
 	} else {
 		ap.opts.Logger.Warn("stopped on A without A's REST API: no live worker of A holds it; do not restart A's workers with it "+
 			"(its target state on A is unchanged: they would resume it on A); stop or delete it there once they are back", "connector", c.Name)
@@ -139,7 +139,7 @@ func (ap *applier) stopOne(ctx context.Context, e *Entry) error {
 			return err
 		}
 		if sameOffsets(prev, cur) {
-			c.Offsets, e.stoppedBy = cur, how
+			c.Offsets, e.StoppedBy = cur, how
 			return nil
 		}
 		prev = cur
@@ -168,5 +168,5 @@ func sameOffsets(a, b []events.ConnectorOffset) bool {
 	return ok1 && ok2 && slices.Equal(ea, eb)
 }
 
-// stoppedByREST is CutoverConnector.StoppedOnABy for a connector stopped through A's REST API.
-const stoppedByREST = "rest"
+// StoppedByREST is CutoverConnector.StoppedOnABy for a connector stopped through A's REST API.
+const StoppedByREST = "rest"

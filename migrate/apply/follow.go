@@ -1,4 +1,4 @@
-package migrate
+package apply
 
 import (
 	"context"
@@ -46,8 +46,8 @@ type FollowedSources struct {
 
 // stopFollower stops e's sink on A once its sources are stopped and it has consumed all they
 // wrote on A. ctx bounds the wait (the run's --timeout).
-func (ap *applier) stopFollower(ctx context.Context, e *Entry) error {
-	c, f := e.connector, e.follows()
+func (ap *Applier) stopFollower(ctx context.Context, e *Entry) error {
+	c, f := e.Connector, e.follows()
 	for _, src := range f.Sources {
 		if src.Problem != "" {
 			return fmt.Errorf("not stopped: its source %q was not stopped on A (%s), so it stays on A with it", src.Name, src.Problem)
@@ -63,7 +63,7 @@ func (ap *applier) stopFollower(ctx context.Context, e *Entry) error {
 
 // waitDrained waits until sink c's group on A has committed the end of every partition of
 // topics, those it follows.
-func (ap *applier) waitDrained(ctx context.Context, c *fleet.Connector, topics []string) error {
+func (ap *Applier) waitDrained(ctx context.Context, c *fleet.Connector, topics []string) error {
 	tick := time.NewTicker(ap.opts.StopPoll)
 	defer tick.Stop()
 	why := "its lag not read yet" // the last lag read, or why it could not be read

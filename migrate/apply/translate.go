@@ -1,4 +1,4 @@
-package migrate
+package apply
 
 import (
 	"context"
@@ -28,8 +28,8 @@ type SinkTranslation struct {
 	// scan when it ran and fell back).
 	NotExact []mm2.PartitionTranslation `json:"not_exact,omitempty"`
 
-	// all is every partition, for the cutover report.
-	all []mm2.PartitionTranslation
+	// All is every partition, for the cutover report.
+	All []mm2.PartitionTranslation `json:"-"`
 }
 
 // translateSink translates c's offsets through m and returns the offsets for B: the translated ones, and a
@@ -49,7 +49,7 @@ func translateSink(ctx context.Context, m *fleet.MM2, c *fleet.Connector, blocke
 	if err != nil {
 		return nil, nil, err
 	}
-	d := &SinkTranslation{Report: tr.Report, GroupFilterTrap: tr.GroupFilterTrap, all: tr.Partitions}
+	d := &SinkTranslation{Report: tr.Report, GroupFilterTrap: tr.GroupFilterTrap, All: tr.Partitions}
 	for _, p := range tr.Partitions {
 		if p.Verdict != mm2.VerdictExact {
 			d.NotExact = append(d.NotExact, p)

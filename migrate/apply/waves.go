@@ -1,4 +1,4 @@
-package migrate
+package apply
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func splitWaves(entries []*Entry, size int) [][]*Entry {
 	// unit[i] is the index of the first entry of i's pipeline (i itself when none).
 	index := map[*fleet.Connector]int{}
 	for i, e := range entries {
-		index[e.connector] = i
+		index[e.Connector] = i
 	}
 	unit := make([]int, len(entries))
 	for i := range unit {
@@ -86,9 +86,9 @@ type waveProgress struct{ Progress }
 func (waveProgress) Start(int) {}
 func (waveProgress) Finish()   {}
 
-// runWaves stops (with StopSource), builds and publishes entries, in waves with StopSource
+// RunWaves stops (with StopSource), builds and publishes entries, in waves with StopSource
 // (waves.go), and returns when the first request was published.
-func (ap *applier) runWaves(interrupt context.Context, entries []*Entry) (publishing time.Time) {
+func (ap *Applier) RunWaves(interrupt context.Context, entries []*Entry) (publishing time.Time) {
 	opts := ap.opts
 	prog := opts.Progress
 	if prog == nil {
@@ -112,7 +112,7 @@ func (ap *applier) runWaves(interrupt context.Context, entries []*Entry) (publis
 		ap.buildWave(interrupt, wave)
 		read := time.Now().UTC()
 		for _, e := range wave {
-			e.bornAfter = read
+			e.BornAfter = read
 		}
 		p := &publisher{opts: opts, results: ap.results, restB: ap.restB}
 		if opts.Timeout > 0 {
@@ -126,15 +126,15 @@ func (ap *applier) runWaves(interrupt context.Context, entries []*Entry) (publis
 }
 
 // buildWave stops (with StopSource) and builds the wave's connectors, within Timeout.
-func (ap *applier) buildWave(interrupt context.Context, wave []*Entry) {
+func (ap *Applier) buildWave(interrupt context.Context, wave []*Entry) {
 	ctx := interrupt
 	if ap.opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(interrupt, ap.opts.Timeout)
 		defer cancel()
 	}
-	ap.build(ctx, wave)
+	ap.Build(ctx, wave)
 	if ap.opts.OffsetsOnly {
-		prepareStrimzi(wave)
+		PrepareStrimzi(wave)
 	}
 }

@@ -1,4 +1,4 @@
-package migrate
+package apply
 
 import (
 	"context"
@@ -47,8 +47,8 @@ func (noProgress) Finish()      {}
 
 // publisher publishes the requests of one migration and collects their results.
 type publisher struct {
-	opts    applyOptions
-	results *resultsLog
+	opts    Options
+	results *Results
 	// deadline is every request's deadline (events.ExtensionDeadline), zero for none: no
 	// request is published from it on, and B's agents carry out none they read from it on.
 	deadline time.Time
@@ -219,7 +219,7 @@ func (p *publisher) queue(entries []*Entry, prog Progress) []*Entry {
 			prog.Done(e)
 			continue
 		}
-		if e.local {
+		if e.Local {
 			e.Outcome = OutcomeSucceeded
 			if p.opts.DryRun {
 				e.Outcome = OutcomePlanned

@@ -1,4 +1,4 @@
-package migrate
+package apply
 
 import (
 	"context"
@@ -25,9 +25,9 @@ type result struct {
 	plan *events.Plan
 }
 
-// resultsLog reads B's result topic from its start and keeps following it, remembering the
+// Results reads B's result topic from its start and keeps following it, remembering the
 // results of one request source: by request id, and the latest per connector name.
-type resultsLog struct {
+type Results struct {
 	source string
 	log    *kafkaio.Log
 	cancel context.CancelFunc
@@ -42,10 +42,10 @@ type resultsLog struct {
 	changed chan struct{} // closed and replaced when a result arrives
 }
 
-// openResults starts reading to's result topic and returns once the results present when it
+// OpenResults starts reading to's result topic and returns once the results present when it
 // started are loaded.
-func openResults(ctx context.Context, to target.Target, source string, logger *slog.Logger) (*resultsLog, error) {
-	r := &resultsLog{source: source, logger: logger, byID: map[string]result{}, latest: map[string]result{},
+func OpenResults(ctx context.Context, to target.Target, source string, logger *slog.Logger) (*Results, error) {
+	r := &Results{source: source, logger: logger, byID: map[string]result{}, latest: map[string]result{},
 		changed: make(chan struct{}), done: make(chan error, 1)}
 	l, err := kafkaio.NewLog(kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Logger: logger, Principal: to.Principal},
 		to.ResultTopic, r.apply)
@@ -67,18 +67,19 @@ func openResults(ctx context.Context, to target.Target, source string, logger *s
 		}
 	}
 	if err != nil {
-		r.close()
+		r.Close()
 		return nil, err
 	}
 	return r, nil
 }
 
-func (r *resultsLog) close() {
+// Close stops reading the result topic.
+func (r *Results) Close() {
 	r.cancel()
 	<-r.done
 }
 
-func (r *resultsLog) apply(msgs []kafka.Message) {
+func (r *Results) apply(msgs []kafka.Message) {
 	var got []result
 	for i := range msgs {
 		m := &msgs[i]
@@ -129,7 +130,7 @@ func (r *resultsLog) apply(msgs []kafka.Message) {
 
 // latestFor is the latest succeeded or failed result of a request of series (one
 // connector's name on B, and what its requests create).
-func (r *resultsLog) latestFor(series string) (result, bool) {
+func (r *Results) latestFor(series string) (result, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res, ok := r.latest[series]
@@ -141,7 +142,7 @@ func (r *resultsLog) latestFor(series string) (result, bool) {
 // flight: a migration of thousands of connectors takes its results in hundreds of small
 // steps. A result always arrives after its id is in ids (it is added before the request is
 // written).
-func (r *resultsLog) take(ids map[string]*Entry) (map[string]result, <-chan struct{}) {
+func (r *Results) take(ids map[string]*Entry) (map[string]result, <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := map[string]result{}
