@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/apply"
-
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/plan"
@@ -81,13 +81,13 @@ type MigrateOptions struct {
 	VerifyPoll time.Duration
 	// VerifyProgress, when not nil, is told what the verification waits for, and the counts
 	// per verdict while it waits (VerifyCutoverOptions.Progress).
-	VerifyProgress func(CutoverWaiting)
+	VerifyProgress func(cutover.Waiting)
 }
 
 // Migrate exports the selected connectors of A and creates them on B through B's agents, then
 // returns the report and, for a migration that is not a dry run, its cutover report (verified
 // with Verify). An error wrapping ErrPrecheck means nothing was stopped or published.
-func Migrate(ctx context.Context, opts MigrateOptions) (*apply.Report, *Cutover, error) {
+func Migrate(ctx context.Context, opts MigrateOptions) (*apply.Report, *cutover.Cutover, error) {
 	started := time.Now().UTC()
 	if err := opts.validateTarget(); err != nil {
 		return nil, nil, err
@@ -292,8 +292,8 @@ func writeManifestsOf(s *strimzi.Target, entries []*apply.Entry, migrationID str
 
 // verifyCutover is rep's cutover report, the partitions placed, verified on B with Verify (not
 // into an operator-managed B); an error of the verification is in the cutover.
-func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Report) *Cutover {
-	cut := NewCutover(rep, o.To.OffsetsTopic, o.Registry)
+func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Report) *cutover.Cutover {
+	cut := cutover.New(rep, o.To.OffsetsTopic, o.Registry)
 	var clusterA string
 	if o.Topics != nil {
 		clA := kafkaio.NewClient(kafkaio.Options{Brokers: o.Topics.Brokers, Transport: o.Topics.Transport, Principal: o.Topics.Principal})
@@ -308,22 +308,22 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Rep
 		// were read (the stop barrier, or no worker of A holding it), or skipped.
 		cc.StoppedOnA = o.StopSource && cc.Type != string(connectors.Sink)
 		if e := byTarget[cc.TargetName]; cc.StoppedOnA && cc.StoppedOnABy != apply.StoppedByREST && e != nil && e.Connector != nil && o.Topics != nil {
-			cc.WorkersOfA = &CutoverWorkersCheck{Brokers: o.Topics.Brokers, ClusterID: clusterA, ConfigTopic: o.Topics.ConfigTopic, RecordAt: e.RecordAt}
+			cc.WorkersOfA = &cutover.WorkersCheck{Brokers: o.Topics.Brokers, ClusterID: clusterA, ConfigTopic: o.Topics.ConfigTopic, RecordAt: e.RecordAt}
 		}
 	}
-	cut.readHistoryOnA(interrupt, o.Topics, rep, o.Registry)
+	cut.ReadHistoryOnA(interrupt, o.Topics, rep, o.Registry)
 	clB := kafkaio.NewClient(kafkaio.Options{Brokers: o.To.Brokers, Transport: o.To.Transport, Principal: o.To.Principal})
 	clB.Timeout = 30 * time.Second
 	if id, err := kafkaio.ClusterID(interrupt, clB); err == nil { // else the verification records it
 		cut.ToClusterID = id
 	}
 	if o.Verify > 0 && o.Strimzi == nil {
-		vo := VerifyCutoverOptions{Brokers: o.To.Brokers, Transport: o.To.Transport, Principal: o.To.Principal,
+		vo := cutover.VerifyOptions{Brokers: o.To.Brokers, Transport: o.To.Transport, Principal: o.To.Principal,
 			Timeout: o.Verify, Poll: o.VerifyPoll, Registry: o.Registry, Progress: o.VerifyProgress}
 		if o.Topics != nil {
 			vo.FromBrokers, vo.FromTransport, vo.FromPrincipal = o.Topics.Brokers, o.Topics.Transport, o.Topics.Principal
 		}
-		err := VerifyCutover(interrupt, cut, vo)
+		err := cutover.Verify(interrupt, cut, vo)
 		if err != nil {
 			cut.Error = err.Error()
 			o.Logger.Warn("cannot verify the cutover on B", "err", err)

@@ -6,18 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/target"
-
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl/scram"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
-	"github.com/offsetagent/offsetagent/mm2"
+	"github.com/offsetagent/offsetagent/migrate/target"
 )
 
 // A request B's brokers refuse names the principal of B's credentials, whatever client made
@@ -59,10 +59,10 @@ func TestRefusalOnBNamesPrincipal(t *testing.T) {
 			return err
 		}, `principal User:alice is not allowed to Create Topic "states"`},
 		{"cutover verification", func(ctx context.Context) error {
-			cut := &Cutover{MigrationID: "m1", Connectors: []*CutoverConnector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
-				Partitions: []*CutoverPartition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: fleet.KafkaOffset(5), Placed: fleet.KafkaOffset(5),
-					Translation: translationAsRead, Verdict: VerdictWaiting}}}}}
-			return VerifyCutover(ctx, cut, VerifyCutoverOptions{Brokers: to.Brokers, Transport: to.Transport, Principal: to.Principal})
+			cut := &cutover.Cutover{MigrationID: "m1", Connectors: []*cutover.Connector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
+				Partitions: []*cutover.Partition{{Partition: jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number("0")}, {Key: "kafka_topic", Value: "T"}}, OnA: fleet.KafkaOffset(5), Placed: fleet.KafkaOffset(5),
+					Translation: "as read", Verdict: cutover.VerdictWaiting}}}}}
+			return cutover.Verify(ctx, cut, cutover.VerifyOptions{Brokers: to.Brokers, Transport: to.Transport, Principal: to.Principal})
 		}, `principal User:alice is not allowed to Describe Group "connect-snk"`},
 	}
 	for _, tt := range tests {

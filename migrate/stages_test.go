@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/offsetagent/offsetagent/migrate/apply"
-
 	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/source"

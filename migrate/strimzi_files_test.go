@@ -5,12 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/offsetagent/offsetagent/migrate/apply"
-
 	"github.com/stretchr/testify/require"
 	k8syaml "sigs.k8s.io/yaml"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )

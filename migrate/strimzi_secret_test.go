@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/apply"
-
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
@@ -21,6 +19,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 	"github.com/offsetagent/offsetagent/migrate/target"

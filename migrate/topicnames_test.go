@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/apply"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/source"
@@ -302,7 +302,7 @@ func TestTopicRewritesInReportAndCutover(t *testing.T) {
 	// The cutover report of the moved connector keeps them.
 	e := rep.Connectors[0]
 	e.Outcome = apply.OutcomeSucceeded
-	c := NewCutover(rep, "connect-offsets", nil)
+	c := cutover.New(rep, "connect-offsets", nil)
 	require.Len(t, c.Connectors, 1)
 	require.Equal(t, e.Rewrites, c.Connectors[0].Rewrites)
 	var cj bytes.Buffer

@@ -11,13 +11,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/offsetagent/offsetagent/migrate/strimzi"
-
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
 
 // connectB answers GET .../status and .../offsets of the connectors it holds, as a Connect

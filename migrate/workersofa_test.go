@@ -11,15 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/apply"
-
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/offsetagent/offsetagent/handlers/connectors"
-	"github.com/offsetagent/offsetagent/internal/jsonvalue"
-	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
@@ -222,57 +218,4 @@ func TestStopWithRESTAnsweringAnError(t *testing.T) {
 	_, err = Export(context.Background(), Options{ConnectURL: deadURL(t), StopSource: true, States: &source.StateStore{Brokers: brokers}})
 	require.ErrorIs(t, err, fleet.ErrPrecheck)
 	require.ErrorContains(t, err, "with --from-brokers, --stop-source takes a connector for stopped on A")
-}
-
-// The verification asks A's Kafka cluster again for a connector stopped on A without A's REST
-// API: a worker of A holding it by then runs it again, and A's later records are no evidence
-// (the record track is inert, saying why); so when A's cluster cannot be asked, or is another.
-func TestVerificationChecksWorkersOfAAgain(t *testing.T) {
-	brokers := workersCluster(t, 50)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	clusterA, err := kafkaio.ClusterID(ctx, &kafka.Client{Addr: kafka.TCP(brokers...)})
-	require.NoError(t, err)
-	entry := func(w *CutoverWorkersCheck) *CutoverConnector {
-		return &CutoverConnector{Name: "mdb-cdc", TargetName: "mdb-cdc", Type: "source", Class: "io.debezium.connector.mariadb.MariaDbConnector",
-			TopicPrefix: "shop", BornAfter: time.Now(), StoppedOnA: true, StoppedOnABy: "no live worker of A holds it (...)", WorkersOfA: w,
-			Partitions: []*CutoverPartition{{Placed: jsonvalueMap(t, `{"file":"bin.000001","pos":4}`)}}}
-	}
-	check := func(w *CutoverWorkersCheck) *CutoverConnector {
-		c := &Cutover{Connectors: []*CutoverConnector{entry(w)}}
-		c.checkWorkersOfA(ctx, VerifyCutoverOptions{}, "another-cluster")
-		return c.Connectors[0]
-	}
-	inert := func(cc *CutoverConnector) string {
-		r := newRecordTrack(connectors.Builtin(), cc, &sourceTrack{cc: cc, p: cc.Partitions[0]})
-		require.NotNil(t, r, "a Debezium MariaDB source has a record track")
-		return r.inert
-	}
-
-	cc := check(&CutoverWorkersCheck{Brokers: brokers, ClusterID: clusterA, ConfigTopic: "connect-configs", RecordAt: 0})
-	require.False(t, cc.WorkersOfA.Held, cc.WorkersOfA.Checked)
-	require.Contains(t, cc.WorkersOfA.Checked, "checked again at the verification: no live worker of A holds it")
-	require.Empty(t, inert(cc), "the records are evidence")
-
-	kafkatest.JoinGroup(t, brokers, "connect-a", kafkatest.Member{ProtocolType: "connect", Protocol: "sessioned",
-		Metadata: sessionedMetadata("http://w1:8083/", 45, nil), Assignment: sessionedAssignment(45, 0, held{"mdb-cdc", []int32{-1, 0}})})
-	cc = check(&CutoverWorkersCheck{Brokers: brokers, ClusterID: clusterA, ConfigTopic: "connect-configs", RecordAt: 0})
-	require.True(t, cc.WorkersOfA.Held)
-	require.Contains(t, cc.WorkersOfA.Checked, `A runs it: member "`)
-	require.Contains(t, inert(cc), "the records on B are no evidence: checked again at the verification: A runs it")
-
-	cc = check(&CutoverWorkersCheck{Brokers: brokers, ClusterID: "not-" + clusterA, ConfigTopic: "connect-configs", RecordAt: 0})
-	require.True(t, cc.WorkersOfA.Held)
-	require.Contains(t, cc.WorkersOfA.Checked, "whether a worker of A holds the connector again is not known")
-
-	cc = check(&CutoverWorkersCheck{Brokers: []string{deadURL(t)[len("http://"):]}, ClusterID: clusterA, ConfigTopic: "connect-configs", RecordAt: 0})
-	require.True(t, cc.WorkersOfA.Held)
-	require.Contains(t, cc.WorkersOfA.Checked, "could not be asked")
-}
-
-func jsonvalueMap(t *testing.T, s string) jsonvalue.Map {
-	t.Helper()
-	m, err := jsonvalue.NewScanner([]byte(s)).Object()
-	require.NoError(t, err)
-	return m
 }

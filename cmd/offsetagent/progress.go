@@ -9,13 +9,13 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
 )
 
 // The progress of a migration as a person follows it: one line per connector for logs and
 // pipes, a bar on a terminal, and the lines of the cutover's verification while it waits. The
-// library tells typed progress (apply.Progress, migrate.CutoverWaiting); the words are here.
+// library tells typed progress (apply.Progress, cutover.Waiting); the words are here.
 
 // lineProgress writes one line per connector: for logs and pipes.
 type lineProgress struct {
@@ -92,8 +92,8 @@ func (p *barProgress) Finish() { _ = p.bar.Finish() }
 
 // verifyProgress writes to w what the cutover's verification waits for, and for how long,
 // when it starts waiting, then the partitions per verdict every while.
-func verifyProgress(w io.Writer) func(migrate.CutoverWaiting) {
-	return func(v migrate.CutoverWaiting) {
+func verifyProgress(w io.Writer) func(cutover.Waiting) {
+	return func(v cutover.Waiting) {
 		if !v.First {
 			fmt.Fprintf(w, "cutover verification: %s of %s: %s\n", v.Elapsed.Round(time.Second), v.Timeout, countsText(v.Counts))
 			return

@@ -10,8 +10,8 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
-	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
 	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
@@ -143,10 +143,10 @@ func oneLine(s string, n int) string {
 }
 
 // verdicts are the cutover's verdicts in the order its summaries count them.
-var verdicts = []migrate.Verdict{migrate.VerdictVerified, migrate.VerdictWaiting, migrate.VerdictMismatch, migrate.VerdictUnordered, migrate.VerdictReplay}
+var verdicts = []cutover.Verdict{cutover.VerdictVerified, cutover.VerdictWaiting, cutover.VerdictMismatch, cutover.VerdictUnordered, cutover.VerdictReplay}
 
 // countsText is the partitions per verdict: "9 verified, 2 waiting, ...".
-func countsText(counts map[migrate.Verdict]int) string {
+func countsText(counts map[cutover.Verdict]int) string {
 	parts := make([]string, len(verdicts))
 	for i, v := range verdicts {
 		parts[i] = fmt.Sprintf("%d %s", counts[v], v)
@@ -160,7 +160,7 @@ const maxListed = 15
 
 // writeSummary writes the cutover in a few lines: the partitions per verdict, the mismatches
 // and the replays (the first maxListed of each), and the connectors still waiting.
-func writeSummary(w io.Writer, c *migrate.Cutover) error {
+func writeSummary(w io.Writer, c *cutover.Cutover) error {
 	c.Count()
 	var b strings.Builder
 	conns, total := 0, 0
@@ -174,7 +174,7 @@ func writeSummary(w io.Writer, c *migrate.Cutover) error {
 	if c.Error != "" {
 		fmt.Fprintf(&b, "the verification could not read B: %s\n", oneLine(c.Error, 200))
 	}
-	for _, v := range []migrate.Verdict{migrate.VerdictMismatch, migrate.VerdictReplay} {
+	for _, v := range []cutover.Verdict{cutover.VerdictMismatch, cutover.VerdictReplay} {
 		listed := 0
 		for _, cc := range c.Connectors {
 			for _, p := range cc.Partitions {
@@ -190,10 +190,10 @@ func writeSummary(w io.Writer, c *migrate.Cutover) error {
 			fmt.Fprintf(&b, "... and %d more %s partitions (see the cutover report)\n", listed-maxListed, v)
 		}
 	}
-	if n := c.Counts[migrate.VerdictWaiting]; n > 0 {
+	if n := c.Counts[cutover.VerdictWaiting]; n > 0 {
 		waiting := []string{}
 		for _, cc := range c.Connectors {
-			if slices.ContainsFunc(cc.Partitions, func(p *migrate.CutoverPartition) bool { return p.Verdict == migrate.VerdictWaiting }) {
+			if slices.ContainsFunc(cc.Partitions, func(p *cutover.Partition) bool { return p.Verdict == cutover.VerdictWaiting }) {
 				waiting = append(waiting, cc.TargetName)
 			}
 		}

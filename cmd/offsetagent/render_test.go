@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
-	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
 	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
@@ -63,11 +63,11 @@ func TestWriteTableRewriteLines(t *testing.T) {
 
 func TestWriteSummary(t *testing.T) {
 	sinkPart := jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number("0")}, {Key: "kafka_topic", Value: "A.orders"}}
-	src := &migrate.CutoverPartition{Partition: jsonvalue.Map{{Key: "filename", Value: "f"}}, Verdict: migrate.VerdictWaiting}
-	sink := &migrate.CutoverPartition{Partition: sinkPart, Verdict: migrate.VerdictMismatch, Detail: "group on B committed 5, before the 8 placed"}
-	c := &migrate.Cutover{MigrationID: "m-1", Connectors: []*migrate.CutoverConnector{
-		{Name: "src", TargetName: "src-b", Type: "source", Partitions: []*migrate.CutoverPartition{src}},
-		{Name: "sink", TargetName: "sink-b", Type: "sink", Partitions: []*migrate.CutoverPartition{sink}},
+	src := &cutover.Partition{Partition: jsonvalue.Map{{Key: "filename", Value: "f"}}, Verdict: cutover.VerdictWaiting}
+	sink := &cutover.Partition{Partition: sinkPart, Verdict: cutover.VerdictMismatch, Detail: "group on B committed 5, before the 8 placed"}
+	c := &cutover.Cutover{MigrationID: "m-1", Connectors: []*cutover.Connector{
+		{Name: "src", TargetName: "src-b", Type: "source", Partitions: []*cutover.Partition{src}},
+		{Name: "sink", TargetName: "sink-b", Type: "sink", Partitions: []*cutover.Partition{sink}},
 	}}
 	var out bytes.Buffer
 	require.NoError(t, writeSummary(&out, c))
@@ -76,8 +76,8 @@ func TestWriteSummary(t *testing.T) {
 		"waiting: B has committed nothing new yet for 1 partitions (src-b): run migrate --verify again once they have traffic\n", out.String())
 
 	// A replay is listed apart from the mismatches.
-	sink.Verdict, sink.Detail = migrate.VerdictVerified, ""
-	src.Verdict, src.Detail = migrate.VerdictReplay, "B produces again 3 records A produced past the offset placed"
+	sink.Verdict, sink.Detail = cutover.VerdictVerified, ""
+	src.Verdict, src.Detail = cutover.VerdictReplay, "B produces again 3 records A produced past the offset placed"
 	out.Reset()
 	require.NoError(t, writeSummary(&out, c))
 	require.Equal(t, "cutover of migration m-1: 2 partitions of 2 connectors: 1 verified, 0 waiting, 0 mismatch, 0 unordered, 1 replay\n"+
@@ -96,12 +96,12 @@ func TestWriteVerified(t *testing.T) {
 
 // While the verification waits, it says what for and for how long, then the counts as it goes.
 func TestVerifyProgressLines(t *testing.T) {
-	counts := map[migrate.Verdict]int{migrate.VerdictWaiting: 1}
+	counts := map[cutover.Verdict]int{cutover.VerdictWaiting: 1}
 	var out bytes.Buffer
 	p := verifyProgress(&out)
-	p(migrate.CutoverWaiting{First: true, Timeout: time.Hour, Every: time.Nanosecond, Counts: counts, Open: 1, Total: 1,
+	p(cutover.Waiting{First: true, Timeout: time.Hour, Every: time.Nanosecond, Counts: counts, Open: 1, Total: 1,
 		Connectors: []string{"src-b"}, OffsetsTopics: []string{"connect-offsets"}})
-	p(migrate.CutoverWaiting{Elapsed: 1400 * time.Millisecond, Timeout: time.Hour, Counts: counts})
+	p(cutover.Waiting{Elapsed: 1400 * time.Millisecond, Timeout: time.Hour, Counts: counts})
 	require.Equal(t, "verifying the cutover on B: waiting up to 1h0m0s for 1 of 1 partitions (src-b) to move past the offsets placed: "+
 		"sources' new offsets in B's topic connect-offsets (Connect commits them every offset.flush.interval.ms, 60s by default); "+
 		"now 0 verified, 1 waiting, 0 mismatch, 0 unordered, 0 replay; the counts every 1ns\n"+

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/hazard"
-
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 

@@ -5,12 +5,11 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/offsetagent/offsetagent/migrate/target"
-
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/target"
 )
 
 // headerSubject is the binary-mode ce_subject attribute: a result's connector name.

@@ -3,10 +3,9 @@ package plan
 import (
 	"context"
 
-	"github.com/offsetagent/offsetagent/migrate/hazard"
-
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/source"
 )
 

@@ -1,11 +1,9 @@
-package migrate
+package cutover
 
 import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/offsetagent/offsetagent/migrate/apply"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
@@ -14,6 +12,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/source"
@@ -63,10 +62,10 @@ func TestReadHistoryOnA(t *testing.T) {
 				Planned: &plan.Connector{Connector: conn, Rekey: rk},
 				Body: &apply.Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.mysql.MySqlConnector"}},
 					InitialOffsets: rk.Apply(offs), HasOffsets: true}}}}
-			c := NewCutover(rep, "connect-offsets", nil)
+			c := New(rep, "connect-offsets", nil)
 			require.Equal(t, `{"server":"shop2"}`, jsonvalue.SortedText(c.Connectors[0].Partitions[0].Partition))
 
-			c.readHistoryOnA(ctx, &source.TopicsSource{Brokers: brokers, OffsetsTopic: "connect-offsets"}, rep, connectors.Builtin())
+			c.ReadHistoryOnA(ctx, &source.TopicsSource{Brokers: brokers, OffsetsTopic: "connect-offsets"}, rep, connectors.Builtin())
 			cc := c.Connectors[0]
 			require.Equal(t, "read", cc.HistoryOnA)
 			if tt.furthest == "" {
@@ -75,7 +74,7 @@ func TestReadHistoryOnA(t *testing.T) {
 				require.Equal(t, tt.furthest, jsonvalue.SortedText(cc.Partitions[0].FurthestOnA))
 			}
 
-			c.readHistoryOnA(ctx, nil, rep, connectors.Builtin())
+			c.ReadHistoryOnA(ctx, nil, rep, connectors.Builtin())
 			require.Contains(t, c.Connectors[0].HistoryOnA, "not read: A was read through its REST API only")
 		})
 	}

@@ -1,4 +1,4 @@
-package migrate
+package cutover
 
 import (
 	"cmp"
@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/apply"
-
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -166,9 +165,9 @@ func TestVerifyDebeziumRecords(t *testing.T) {
   {"name":"pg","target_name":"pg-b","type":"source","class":"io.debezium.connector.postgresql.PostgresConnector","offsets_topic":"connect-offsets",
    "topic_prefix":"shop","born_after":"`+born.Format(time.RFC3339Nano)+`","stopped_on_a":`+fmt.Sprint(!tc.running)+`,"history_on_a":"read","partitions":[
     {"partition":{"server":"shop"},"offset_on_a":`+placed+`,"offset_placed":`+placed+`,`+furthest+`"verdict":"waiting","evidence":"offsets"}]}]}`), 0o600))
-				c, err := ReadCutover(path)
+				c, err := Read(path)
 				require.NoError(t, err)
-				require.NoError(t, VerifyCutover(ctx, c, VerifyCutoverOptions{Brokers: brokers}))
+				require.NoError(t, Verify(ctx, c, VerifyOptions{Brokers: brokers}))
 				p := c.Connectors[0].Partitions[0]
 				require.Equal(t, tc.verdict, p.Verdict, p.Detail)
 				require.Equal(t, tc.evidence, p.Evidence)
@@ -193,7 +192,7 @@ func TestNewCutoverDebeziumRecordsNeeds(t *testing.T) {
 		Connector: &fleet.Connector{Name: "pg", Type: connectors.Source, Offsets: offsets},
 		Body: &apply.Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"}, {Key: "topic.prefix", Value: "shop"}},
 			InitialOffsets: offsets, HasOffsets: true}}}}
-	cc := NewCutover(rep, "connect-offsets", nil).Connectors[0]
+	cc := New(rep, "connect-offsets", nil).Connectors[0]
 	require.Equal(t, "shop", cc.TopicPrefix)
 	require.Equal(t, read, cc.BornAfter)
 }
@@ -348,9 +347,9 @@ func TestVerifyRecordsByFamily(t *testing.T) {
   {"name":"src","target_name":"src-b","type":"source","class":"`+class+`","offsets_topic":"connect-offsets",
    "topic_prefix":"shop","born_after":"`+born.Format(time.RFC3339Nano)+`","stopped_on_a":true,"history_on_a":"read","partitions":[
     {"partition":{"server":"shop"},"offset_on_a":`+tc.placed+`,"offset_placed":`+tc.placed+`,`+furthest+`"verdict":"waiting","evidence":"offsets"}]}]}`), 0o600))
-				c, err := ReadCutover(path)
+				c, err := Read(path)
 				require.NoError(t, err)
-				require.NoError(t, VerifyCutover(ctx, c, VerifyCutoverOptions{Brokers: brokers}))
+				require.NoError(t, Verify(ctx, c, VerifyOptions{Brokers: brokers}))
 				p := c.Connectors[0].Partitions[0]
 				require.Equal(t, tc.verdict, p.Verdict, p.Detail)
 				require.Equal(t, EvidenceRecords, p.Evidence, p.Detail)

@@ -1,11 +1,9 @@
-package migrate
+package cutover
 
 import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/offsetagent/offsetagent/migrate/apply"
 
 	"github.com/segmentio/kafka-go"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
@@ -26,13 +25,13 @@ import (
 // committed, a wrong placement (a mismatch). So the migration reads, for each moved source
 // whose records can judge it, every commit A's offsets topic still holds for its partitions,
 // and keeps in the cutover report the furthest one when it is past the offset read
-// (CutoverPartition.FurthestOnA). A compacted topic keeps only the last commit of a key once
+// (Partition.FurthestOnA). A compacted topic keeps only the last commit of a key once
 // its segment is cleaned: the history is what the topic still holds.
 
-// readHistoryOnA sets HistoryOnA of each moved source of c whose family's records can judge
+// ReadHistoryOnA sets HistoryOnA of each moved source of c whose family's records can judge
 // it, and the FurthestOnA of its partitions, from A's offsets topics (src; nil when A was read
 // through its REST API only).
-func (c *Cutover) readHistoryOnA(ctx context.Context, src *source.TopicsSource, rep *apply.Report, reg *connectors.Registry) {
+func (c *Cutover) ReadHistoryOnA(ctx context.Context, src *source.TopicsSource, rep *apply.Report, reg *connectors.Registry) {
 	entries := map[string]*apply.Entry{}
 	for _, e := range rep.Connectors {
 		if e.Connector != nil && e.Outcome == apply.OutcomeSucceeded {
@@ -78,7 +77,7 @@ func partitionOrder(reg *connectors.Registry, class string) func(jsonvalue.Map) 
 // readHistory reads in topic on A the commits of conn's partitions (A's name and partitions:
 // those placed on B may be renamed, and re-keyed by rk) and sets the FurthestOnA of cc's
 // partitions.
-func (cc *CutoverConnector) readHistory(ctx context.Context, cl *kafka.Client, topic string, conn *fleet.Connector, rk *fleet.Rekey, order offsetOrder,
+func (cc *Connector) readHistory(ctx context.Context, cl *kafka.Client, topic string, conn *fleet.Connector, rk *fleet.Rekey, order offsetOrder,
 	keyOrder func(jsonvalue.Map) jsonvalue.Map) error {
 	if order == nil {
 		return nil
@@ -88,12 +87,12 @@ func (cc *CutoverConnector) readHistory(ctx context.Context, cl *kafka.Client, t
 		return fmt.Errorf("read A's offsets topic %q: %w", topic, err)
 	}
 	// A's partition of each partition placed, by the Kafka partition that holds its key.
-	byB := map[string]*CutoverPartition{}
+	byB := map[string]*Partition{}
 	for _, p := range cc.Partitions {
 		byB[jsonvalue.SortedText(p.Partition)] = p
 		p.FurthestOnA = nil
 	}
-	want := map[int]map[string]*CutoverPartition{}
+	want := map[int]map[string]*Partition{}
 	for _, o := range conn.Offsets {
 		p := byB[jsonvalue.SortedText(rk.Apply([]events.ConnectorOffset{o})[0].Partition)]
 		if p == nil || p.OnA == nil {
@@ -101,7 +100,7 @@ func (cc *CutoverConnector) readHistory(ctx context.Context, cl *kafka.Client, t
 		}
 		part := offsetstore.PartitionFor(offsetstore.AppendKey(nil, conn.Name, keyOrder(o.Partition)), n)
 		if want[part] == nil {
-			want[part] = map[string]*CutoverPartition{}
+			want[part] = map[string]*Partition{}
 		}
 		want[part][jsonvalue.SortedText(o.Partition)] = p
 	}

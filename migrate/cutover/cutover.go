@@ -1,4 +1,4 @@
-package migrate
+package cutover
 
 import (
 	"encoding/json"
@@ -8,16 +8,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/apply"
-
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
-// Verdict is what VerifyCutover found of one partition of a moved connector.
+// Verdict is what Verify found of one partition of a moved connector.
 type Verdict string
 
 // Verdicts of the cutover report.
@@ -59,7 +58,7 @@ const (
 
 // Cutover is the cutover report of a migration: per moved connector and partition, the offset
 // on A, the offset placed on B, how it was translated, the first offset B committed after it,
-// and the verdict. It is what an auditor keeps of a cutover; VerifyCutover fills in B's side.
+// and the verdict. It is what an auditor keeps of a cutover; Verify fills in B's side.
 type Cutover struct {
 	MigrationID string `json:"migration_id"`
 	// From is A (its REST API or brokers), To is B's brokers.
@@ -82,12 +81,12 @@ type Cutover struct {
 	// Error says why the last verification could not read B ("" when it could).
 	Error string `json:"error,omitempty"`
 	// Counts are the partitions per verdict.
-	Counts     map[Verdict]int     `json:"counts"`
-	Connectors []*CutoverConnector `json:"connectors"`
+	Counts     map[Verdict]int `json:"counts"`
+	Connectors []*Connector    `json:"connectors"`
 }
 
-// CutoverConnector is one moved connector of the cutover report.
-type CutoverConnector struct {
+// Connector is one moved connector of the cutover report.
+type Connector struct {
 	Name       string `json:"name"`
 	TargetName string `json:"target_name"`
 	Type       string `json:"type"`
@@ -116,22 +115,22 @@ type CutoverConnector struct {
 	// its target state on A is STOPPED), or, A's REST API unreachable, how A's Kafka cluster
 	// showed that no live worker of A held the connector (workersofa.go): then its target
 	// state on A is unchanged, and WorkersOfA is what the verification asks again.
-	StoppedOnABy string               `json:"stopped_on_a_by,omitempty"`
-	WorkersOfA   *CutoverWorkersCheck `json:"workers_of_a,omitempty"`
+	StoppedOnABy string        `json:"stopped_on_a_by,omitempty"`
+	WorkersOfA   *WorkersCheck `json:"workers_of_a,omitempty"`
 	// HistoryOnA says whether A's offsets topic was read for the commits A made before its
 	// last one ("read"), or why not: it tells a set-back offset (A had committed past the one
 	// placed: a mismatch) from A's uncommitted output after a crash (a replay).
 	HistoryOnA string `json:"history_on_a,omitempty"`
 	// Note says why the connector has no partitions to verify, when it has none.
-	Note       string              `json:"note,omitempty"`
-	Partitions []*CutoverPartition `json:"partitions"`
+	Note       string       `json:"note,omitempty"`
+	Partitions []*Partition `json:"partitions"`
 }
 
-// CutoverWorkersCheck is, for a connector stopped on A without A's REST API, what the
+// WorkersCheck is, for a connector stopped on A without A's REST API, what the
 // verification needs to ask A's Kafka cluster again whether a worker of A holds it (a worker
 // of A restarted with it runs it again, and A's later records are then no evidence), and what
 // it found.
-type CutoverWorkersCheck struct {
+type WorkersCheck struct {
 	// Brokers and ClusterID are A's Kafka cluster, ConfigTopic A's config topic, RecordAt the
 	// offset there of the connector's latest record (-1 unknown).
 	Brokers     []string `json:"brokers"`
@@ -145,9 +144,9 @@ type CutoverWorkersCheck struct {
 	Held    bool   `json:"held,omitempty"`
 }
 
-// CutoverPartition is one partition of a moved connector. Offsets are in the KIP-875 shape:
+// Partition is one partition of a moved connector. Offsets are in the KIP-875 shape:
 // a sink's are {"kafka_offset": N}.
-type CutoverPartition struct {
+type Partition struct {
 	Partition jsonvalue.Map `json:"partition"`
 	// OnA is the partition's offset on A when the migration read it (after the stop, with
 	// --stop-source); null when A had none.
@@ -175,16 +174,16 @@ type CutoverPartition struct {
 	LogStartOnB *int64 `json:"log_start_on_b,omitempty"`
 	// Replay is, for the verdict replay, what B produces again: A's records past the offset
 	// placed.
-	Replay   *CutoverReplay `json:"replay,omitempty"`
-	Verdict  Verdict        `json:"verdict"`
-	Evidence string         `json:"evidence"`
-	Detail   string         `json:"detail,omitempty"`
+	Replay   *Replay `json:"replay,omitempty"`
+	Verdict  Verdict `json:"verdict"`
+	Evidence string  `json:"evidence"`
+	Detail   string  `json:"detail,omitempty"`
 }
 
-// CutoverReplay is what B's connector produces again after a cutover whose offset placed is
+// Replay is what B's connector produces again after a cutover whose offset placed is
 // A's last committed one: the records A produced past it (found on B, where A's records are
 // mirrored or share B's topics), which A never committed.
-type CutoverReplay struct {
+type Replay struct {
 	// Records is how many there are; First and Last are the positions of the first and the
 	// last in the family's order, FirstAt and LastAt where they are on B (topic, partition,
 	// offset, timestamp).
@@ -198,16 +197,16 @@ type CutoverReplay struct {
 // Translations of the cutover report besides MirrorMaker 2's verdicts.
 const translationAsRead = "as read"
 
-// NewCutover is the cutover report of rep before verification: a connector whose offsets
+// New is the cutover report of rep before verification: a connector whose offsets
 // were placed on B (it succeeded) is listed with the partitions placed, each waiting.
 // offsetsTopic is B's Connect offsets topic; reg knows the connector classes (nil:
 // connectors.Builtin()).
-func NewCutover(rep *apply.Report, offsetsTopic string, reg *connectors.Registry) *Cutover {
+func New(rep *apply.Report, offsetsTopic string, reg *connectors.Registry) *Cutover {
 	if reg == nil {
 		reg = connectors.Builtin()
 	}
 	c := &Cutover{MigrationID: rep.MigrationID, From: rep.From, To: rep.To, OffsetsTopic: offsetsTopic,
-		MigrationStarted: rep.Started, MigrationFinished: rep.Finished, Connectors: []*CutoverConnector{}}
+		MigrationStarted: rep.Started, MigrationFinished: rep.Finished, Connectors: []*Connector{}}
 	for _, e := range rep.Connectors {
 		if e.Outcome != apply.OutcomeSucceeded || e.Body == nil || e.Connector == nil {
 			continue
@@ -219,11 +218,11 @@ func NewCutover(rep *apply.Report, offsetsTopic string, reg *connectors.Registry
 }
 
 // cutoverEntry is entry e's connector in the cutover report.
-func cutoverEntry(e *apply.Entry, offsetsTopic string) *CutoverConnector {
+func cutoverEntry(e *apply.Entry, offsetsTopic string) *Connector {
 	conn := e.Connector
 	class, _ := e.Body.Config.Get("connector.class")
-	cc := &CutoverConnector{Name: e.Name, TargetName: e.TargetName, Type: e.Type, Class: class, State: e.Body.InitialState,
-		BornAfter: e.BornAfter, Rewrites: e.Rewrites, StoppedOnABy: e.StoppedBy, Partitions: []*CutoverPartition{}}
+	cc := &Connector{Name: e.Name, TargetName: e.TargetName, Type: e.Type, Class: class, State: e.Body.InitialState,
+		BornAfter: e.BornAfter, Rewrites: e.Rewrites, StoppedOnABy: e.StoppedBy, Partitions: []*Partition{}}
 	cfg := map[string]string{}
 	for _, kv := range e.Body.Config {
 		cfg[kv.Key] = kv.Value
@@ -256,7 +255,7 @@ func cutoverEntry(e *apply.Entry, offsetsTopic string) *CutoverConnector {
 	}
 	for _, o := range e.Body.InitialOffsets {
 		k := jsonvalue.SortedText(o.Partition)
-		p := &CutoverPartition{Partition: o.Partition, OnA: onA[k], Placed: o.Offset, Translation: translationAsRead,
+		p := &Partition{Partition: o.Partition, OnA: onA[k], Placed: o.Offset, Translation: translationAsRead,
 			Verdict: VerdictWaiting, Evidence: EvidenceOffsets}
 		if tr, ok := translated[k]; ok {
 			p.Translation = string(tr.Verdict)
@@ -269,7 +268,7 @@ func cutoverEntry(e *apply.Entry, offsetsTopic string) *CutoverConnector {
 
 // idle reports whether the connector was born in a state in which it commits nothing
 // (PAUSED or STOPPED): nothing of it can be verified until it is resumed on B.
-func (cc *CutoverConnector) idle() bool {
+func (cc *Connector) idle() bool {
 	return cc.State == fleet.StatePaused || cc.State == fleet.StateStopped
 }
 
@@ -311,9 +310,9 @@ func (c *Cutover) WriteJSON(w io.Writer) error {
 	return enc.Encode(c)
 }
 
-// ReadCutover reads a cutover report that WriteJSON wrote (the input of a later
+// Read reads a cutover report that WriteJSON wrote (the input of a later
 // verification).
-func ReadCutover(path string) (*Cutover, error) {
+func Read(path string) (*Cutover, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package migrate
+package cutover
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // The records a source produced on B are the verification's better evidence where they carry
 // their position: Debezium's change events give it in their source block. The records of a
 // connector's topics on B are told apart by the connector's birth on B
-// (CutoverConnector.BornAfter, when migrate had read its offsets on A, after stopping it):
+// (Connector.BornAfter, when migrate had read its offsets on A, after stopping it):
 //
 //   - a record in a topic under the connector's topic.prefix whose timestamp is at or after the
 //     birth is B's connector's. One before it is A's: produced before A stopped, and copied by
@@ -29,7 +29,7 @@ import (
 //
 // This assumes the clocks of A's and B's Connect workers and of the host running migrate agree
 // to well within the time between the read of A and B's first record, and that A was stopped
-// before its offsets were read (--stop-source, CutoverConnector.StoppedOnA): a record A
+// before its offsets were read (--stop-source, Connector.StoppedOnA): a record A
 // produced after that read would be taken for B's. A connector A may still run has no record
 // evidence: its offsets are the evidence, and the entry says why.
 //
@@ -93,7 +93,7 @@ type recordTrack struct {
 
 // newRecordTrack is the record track of connector cc's partition st, when its family's records
 // carry a position and the report knows what the track needs; nil otherwise.
-func newRecordTrack(reg *connectors.Registry, cc *CutoverConnector, st *sourceTrack) *recordTrack {
+func newRecordTrack(reg *connectors.Registry, cc *Connector, st *sourceTrack) *recordTrack {
 	fam, ok := recordFamilyOf(reg, cc.Class)
 	if !ok || cc.TopicPrefix == "" || cc.BornAfter.IsZero() || len(cc.Partitions) != 1 {
 		// A connector with several source partitions (SQL Server's databases) would need each
@@ -368,8 +368,8 @@ func (r *recordTrack) judge() {
 // replayed is what B produces again of A's records: those past the offset placed (nil when
 // none is). A record the offset does not place is past it when it is at or after first, B's
 // first record (where B resumed); while first is nil it is not counted.
-func (r *recordTrack) replayed(first *recordSeen) *CutoverReplay {
-	var rep *CutoverReplay
+func (r *recordTrack) replayed(first *recordSeen) *Replay {
+	var rep *Replay
 	var lo, hi *recordSeen
 	for _, a := range r.ofA {
 		c := r.rule.cover(a, true)
@@ -383,7 +383,7 @@ func (r *recordTrack) replayed(first *recordSeen) *CutoverReplay {
 			continue
 		}
 		if rep == nil {
-			rep = &CutoverReplay{}
+			rep = &Replay{}
 		}
 		rep.Records++
 		if lo == nil || r.cmp(a.pos, lo.pos) < 0 {
@@ -401,7 +401,7 @@ func (r *recordTrack) replayed(first *recordSeen) *CutoverReplay {
 
 // judgeReplay judges A's records past the offset placed: a mismatch when A had committed past
 // it (its offset was set back), else a replay, decided once B's first record is seen.
-func (r *recordTrack) judgeReplay(rep *CutoverReplay, first *recordSeen, decide func(Verdict, string)) {
+func (r *recordTrack) judgeReplay(rep *Replay, first *recordSeen, decide func(Verdict, string)) {
 	p := r.st.p
 	placed := jsonvalue.SortedText(p.Placed)
 	count := plural(rep.Records, "record")

@@ -1,4 +1,4 @@
-package migrate
+package cutover
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 // sinkTrack follows one sink connector's group on B.
 type sinkTrack struct {
-	c           *CutoverConnector
+	c           *Connector
 	final, idle bool
 }
 
@@ -168,7 +168,7 @@ func (s *sinkTrack) judge(offs []kafkaio.GroupOffset, starts map[string]logStart
 const translationNotPlaced = "not placed"
 
 // notPlaced is the connector's entry for a partition found on B only (added on first sight).
-func (s *sinkTrack) notPlaced(topic string, part int32) *CutoverPartition {
+func (s *sinkTrack) notPlaced(topic string, part int32) *Partition {
 	pm := jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number(strconv.Itoa(int(part)))}, {Key: "kafka_topic", Value: topic}}
 	k := jsonvalue.SortedText(pm)
 	for _, p := range s.c.Partitions {
@@ -176,7 +176,7 @@ func (s *sinkTrack) notPlaced(topic string, part int32) *CutoverPartition {
 			return p
 		}
 	}
-	p := &CutoverPartition{Partition: pm, Translation: translationNotPlaced}
+	p := &Partition{Partition: pm, Translation: translationNotPlaced}
 	s.c.Partitions = append(s.c.Partitions, p)
 	return p
 }

@@ -1,4 +1,4 @@
-package migrate
+package cutover
 
 import (
 	"context"
@@ -18,8 +18,8 @@ import (
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
-// VerifyCutoverOptions configure VerifyCutover.
-type VerifyCutoverOptions struct {
+// VerifyOptions configure Verify.
+type VerifyOptions struct {
 	// Brokers and Transport reach B's Kafka cluster (Transport nil: no SASL/TLS).
 	Brokers   []string
 	Transport *kafka.Transport
@@ -36,10 +36,10 @@ type VerifyCutoverOptions struct {
 	// Progress, when not nil, is told what the verification waits for and for how long when
 	// it starts waiting (after its first read of B), and the partitions per verdict every
 	// ProgressEvery (default 10 s) while it waits.
-	Progress      func(CutoverWaiting)
+	Progress      func(Waiting)
 	ProgressEvery time.Duration
 	// FromBrokers, FromTransport and FromPrincipal reach A's Kafka cluster, where a connector
-	// stopped on A without A's REST API is checked again (CutoverConnector.WorkersOfA): no
+	// stopped on A without A's REST API is checked again (Connector.WorkersOfA): no
 	// brokers means those the report names, and no transport B's when the report says A's
 	// Kafka cluster is B's, else none.
 	FromBrokers   []string
@@ -47,8 +47,8 @@ type VerifyCutoverOptions struct {
 	FromPrincipal string
 }
 
-// defaultVerifyPoll is VerifyCutoverOptions.Poll when it is 0; defaultVerifyProgress
-// VerifyCutoverOptions.ProgressEvery.
+// defaultVerifyPoll is VerifyOptions.Poll when it is 0; defaultVerifyProgress
+// VerifyOptions.ProgressEvery.
 const (
 	defaultVerifyPoll     = time.Second
 	defaultVerifyProgress = 10 * time.Second
@@ -57,7 +57,7 @@ const (
 // maxFetchesPerRead bounds the fetches of one offsets-topic partition in one read of B.
 const maxFetchesPerRead = 100_000
 
-// VerifyCutover reads, on B, what each connector of c committed after the offsets placed,
+// Verify reads, on B, what each connector of c committed after the offsets placed,
 // and sets each partition's verdict (docs/migration.md, the verify step):
 //
 //   - a source: B's offsets topic (the connector's offsets.storage.topic when it has one) is
@@ -89,7 +89,7 @@ const maxFetchesPerRead = 100_000
 // so), or ctx ends; Progress is told what it waits for. Errors are B's: the
 // topic or group cannot be read, or B is not the Kafka cluster c names (c.ToClusterID, set to
 // B's when empty).
-func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) error {
+func Verify(ctx context.Context, c *Cutover, opts VerifyOptions) error {
 	if opts.Registry == nil {
 		opts.Registry = connectors.Builtin()
 	}
@@ -164,10 +164,10 @@ func VerifyCutover(ctx context.Context, c *Cutover, opts VerifyCutoverOptions) e
 	return nil
 }
 
-// CutoverWaiting is where a verification that waits stands (VerifyCutoverOptions.Progress):
+// Waiting is where a verification that waits stands (VerifyOptions.Progress):
 // told once when it starts waiting, after its first read of B (First), then every
 // ProgressEvery while it waits.
-type CutoverWaiting struct {
+type Waiting struct {
 	// First: the verification starts waiting; the partitions it waits for are listed.
 	First bool
 	// Elapsed is the time since the verification started, Timeout its bound, Every how often
@@ -185,8 +185,8 @@ type CutoverWaiting struct {
 }
 
 // waiting is where the verification of c stands, for its Progress.
-func (c *Cutover) waiting(first bool, timeout, every time.Duration) CutoverWaiting {
-	w := CutoverWaiting{First: first, Elapsed: time.Since(c.VerifyStarted), Timeout: timeout, Every: every, Counts: maps.Clone(c.Counts)}
+func (c *Cutover) waiting(first bool, timeout, every time.Duration) Waiting {
+	w := Waiting{First: first, Elapsed: time.Since(c.VerifyStarted), Timeout: timeout, Every: every, Counts: maps.Clone(c.Counts)}
 	if !first {
 		return w
 	}
@@ -240,7 +240,7 @@ func (c *Cutover) noteIdle() {
 // minFirstRead is the least time the first read of B is given.
 const minFirstRead = 30 * time.Second
 
-// verifier is the state of one VerifyCutover.
+// verifier is the state of one Verify.
 type verifier struct {
 	cl *kafka.Client
 	// sources are the tracked keys of each offsets topic, by partition and key bytes; next is
@@ -254,8 +254,8 @@ type verifier struct {
 
 // sourceTrack follows one source partition through its key's records.
 type sourceTrack struct {
-	cc    *CutoverConnector
-	p     *CutoverPartition
+	cc    *Connector
+	p     *Partition
 	topic string
 	class string
 	order offsetOrder
@@ -512,11 +512,11 @@ func (t *sourceTrack) compare(got jsonvalue.Map, prefix string) {
 }
 
 // checkWorkersOfA asks A's Kafka cluster again, for each connector stopped on A without A's
-// REST API, whether a worker of A holds it (CutoverConnector.WorkersOfA): a worker of A
+// REST API, whether a worker of A holds it (Connector.WorkersOfA): a worker of A
 // restarted with the connector runs it again, and its records are then no evidence. What
 // cannot be checked (A's cluster unreachable, or another cluster than the migration's) counts
 // as held: the records are no evidence either. clusterB is B's Kafka cluster id.
-func (c *Cutover) checkWorkersOfA(ctx context.Context, opts VerifyCutoverOptions, clusterB string) {
+func (c *Cutover) checkWorkersOfA(ctx context.Context, opts VerifyOptions, clusterB string) {
 	for _, cc := range c.Connectors {
 		w := cc.WorkersOfA
 		if w == nil {

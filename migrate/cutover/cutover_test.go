@@ -1,4 +1,4 @@
-package migrate
+package cutover
 
 import (
 	"bytes"
@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate/apply"
-
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/mm2"
@@ -45,7 +44,7 @@ func TestNewCutover(t *testing.T) {
 				Committed: 10, Verdict: mm2.VerdictReplay, Offset: 8}}}},
 		{Name: "failed", TargetName: "failed", Type: "source", Outcome: apply.OutcomeFailed, Connector: &fleet.Connector{Name: "failed"}},
 	}}
-	c := NewCutover(rep, "connect-offsets", nil)
+	c := New(rep, "connect-offsets", nil)
 	require.Len(t, c.Connectors, 2)
 	src, sink := c.Connectors[0], c.Connectors[1]
 	require.Equal(t, "own", src.OffsetsTopic)
@@ -65,7 +64,7 @@ func TestNewCutover(t *testing.T) {
 	// A replay is counted and listed apart from the mismatches, and is no mismatch.
 	p.Verdict, p.Detail = VerdictVerified, ""
 	src.Partitions[0].Verdict, src.Partitions[0].Detail = VerdictReplay, "B produces again 3 records A produced past the offset placed"
-	src.Partitions[0].Replay = &CutoverReplay{Records: 3, First: jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("31")}},
+	src.Partitions[0].Replay = &Replay{Records: 3, First: jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("31")}},
 		Last: jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("33")}}}
 	c.Count()
 	require.Equal(t, map[Verdict]int{VerdictVerified: 1, VerdictWaiting: 0, VerdictMismatch: 0, VerdictUnordered: 0, VerdictReplay: 1}, c.Counts)
@@ -111,15 +110,15 @@ func TestVerifyDoesNotWaitForIdleConnectors(t *testing.T) {
 			if name == "paused" {
 				state = fleet.StatePaused
 			}
-			c.Connectors = append(c.Connectors, &CutoverConnector{Name: name, TargetName: name, Type: "source", Class: "FileStreamSource",
+			c.Connectors = append(c.Connectors, &Connector{Name: name, TargetName: name, Type: "source", Class: "FileStreamSource",
 				OffsetsTopic: "connect-offsets", State: state,
-				Partitions: []*CutoverPartition{{Partition: part, OnA: placed, Placed: placed, Verdict: VerdictWaiting}}})
+				Partitions: []*Partition{{Partition: part, OnA: placed, Placed: placed, Verdict: VerdictWaiting}}})
 		}
 		return c
 	}
 
 	idle := cutover("paused")
-	require.NoError(t, VerifyCutover(ctx, idle, VerifyCutoverOptions{Brokers: brokers, Timeout: time.Hour, Poll: 50 * time.Millisecond}))
+	require.NoError(t, Verify(ctx, idle, VerifyOptions{Brokers: brokers, Timeout: time.Hour, Poll: 50 * time.Millisecond}))
 	require.NoError(t, ctx.Err(), "returned after one read, not at the timeout")
 	p := idle.Connectors[0].Partitions[0]
 	require.Equal(t, VerdictWaiting, p.Verdict)
@@ -128,7 +127,7 @@ func TestVerifyDoesNotWaitForIdleConnectors(t *testing.T) {
 	short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
 	defer cancelShort()
 	both := cutover("paused", "running")
-	err := VerifyCutover(short, both, VerifyCutoverOptions{Brokers: brokers, Timeout: time.Hour, Poll: 50 * time.Millisecond})
+	err := Verify(short, both, VerifyOptions{Brokers: brokers, Timeout: time.Hour, Poll: 50 * time.Millisecond})
 	deadline, _ := short.Deadline()
 	require.False(t, time.Now().Before(deadline.Add(-100*time.Millisecond)),
 		"a running connector without traffic is waited for, to the end of ctx (returned %v)", err)
@@ -152,18 +151,18 @@ func TestVerifyRefusesAnotherClustersReport(t *testing.T) {
 		require.NoError(t, os.WriteFile(path, []byte(`{"migration_id":"m-1",`+to+`"offsets_topic":"connect-offsets","connectors":[
   {"name":"f","target_name":"f","type":"source","class":"FileStreamSource","offsets_topic":"connect-offsets","partitions":[
     {"partition":{"filename":"f"},"offset_on_a":{"position":30},"offset_placed":{"position":30},"verdict":"waiting","evidence":"offsets"}]}]}`), 0o600))
-		c, err := ReadCutover(path)
+		c, err := Read(path)
 		require.NoError(t, err)
 		return c
 	}
 
 	other := report(`"to_cluster_id":"another-cluster",`)
-	err = VerifyCutover(ctx, other, VerifyCutoverOptions{Brokers: brokers})
+	err = Verify(ctx, other, VerifyOptions{Brokers: brokers})
 	require.ErrorContains(t, err, `the cutover report is of a migration into Kafka cluster "another-cluster"; --to-brokers reach cluster "`+idB+`"`)
 	require.Equal(t, VerdictWaiting, other.Connectors[0].Partitions[0].Verdict, "nothing judged")
 
 	unnamed := report("")
-	require.NoError(t, VerifyCutover(ctx, unnamed, VerifyCutoverOptions{Brokers: brokers}))
+	require.NoError(t, Verify(ctx, unnamed, VerifyOptions{Brokers: brokers}))
 	require.Equal(t, idB, unnamed.ToClusterID)
 }
 
@@ -178,10 +177,10 @@ func TestVerifySinkPartitionNeverPlaced(t *testing.T) {
 	_, err := cl.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{Topic: "T", NumPartitions: 2, ReplicationFactor: 1}}})
 	require.NoError(t, err)
 	require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, "connect-snk", []kafkaio.GroupOffset{{Topic: "T", Partition: 0, Offset: 7}, {Topic: "T", Partition: 1, Offset: 3}}))
-	c := &Cutover{MigrationID: "m-1", Connectors: []*CutoverConnector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
-		Partitions: []*CutoverPartition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: fleet.KafkaOffset(5), Placed: fleet.KafkaOffset(5),
+	c := &Cutover{MigrationID: "m-1", Connectors: []*Connector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
+		Partitions: []*Partition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: fleet.KafkaOffset(5), Placed: fleet.KafkaOffset(5),
 			Translation: translationAsRead, Verdict: VerdictWaiting}}}}}
-	require.NoError(t, VerifyCutover(ctx, c, VerifyCutoverOptions{Brokers: brokers}))
+	require.NoError(t, Verify(ctx, c, VerifyOptions{Brokers: brokers}))
 	ps := c.Connectors[0].Partitions
 	require.Len(t, ps, 2)
 	require.Equal(t, VerdictVerified, ps[0].Verdict, ps[0].Detail)
@@ -222,10 +221,10 @@ func TestVerifySnapshotAfterStreamingPlacement(t *testing.T) {
 			defer w.Close()
 			require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets", Key: key, Value: []byte(tt.placed)},
 				kafka.Message{Topic: "connect-offsets", Key: key, Value: []byte(tt.first)}))
-			c := &Cutover{MigrationID: "m-1", OffsetsTopic: "connect-offsets", Connectors: []*CutoverConnector{{Name: "dbz", TargetName: "dbz", Type: "source",
+			c := &Cutover{MigrationID: "m-1", OffsetsTopic: "connect-offsets", Connectors: []*Connector{{Name: "dbz", TargetName: "dbz", Type: "source",
 				Class: "io.debezium.connector.mysql.MySqlConnector", OffsetsTopic: "connect-offsets",
-				Partitions: []*CutoverPartition{{Partition: part, OnA: placed, Placed: placed, Verdict: VerdictWaiting}}}}}
-			require.NoError(t, VerifyCutover(ctx, c, VerifyCutoverOptions{Brokers: brokers}))
+				Partitions: []*Partition{{Partition: part, OnA: placed, Placed: placed, Verdict: VerdictWaiting}}}}}
+			require.NoError(t, Verify(ctx, c, VerifyOptions{Brokers: brokers}))
 			p := c.Connectors[0].Partitions[0]
 			require.Equal(t, tt.want, p.Verdict, p.Detail)
 			if tt.want == VerdictMismatch {
@@ -247,7 +246,7 @@ func TestNewCutoverRekeyedSource(t *testing.T) {
 		Planned: &plan.Connector{Connector: conn, Rekey: rk},
 		Body: &apply.Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"}},
 			InitialOffsets: rk.Apply(conn.Offsets), HasOffsets: true}}}}
-	c := NewCutover(rep, "connect-offsets", nil)
+	c := New(rep, "connect-offsets", nil)
 	p := c.Connectors[0].Partitions[0]
 	require.Equal(t, `{"server":"shop2"}`, jsonvalue.SortedText(p.Partition))
 	require.Equal(t, `{"lsn":42}`, jsonvalue.SortedText(p.OnA), "A's offset, kept under the old name")
@@ -296,8 +295,8 @@ func TestVerifySinkBelowLogStart(t *testing.T) {
 				msgs[i] = kafka.Message{Value: []byte("r")}
 			}
 			require.NoError(t, w.WriteMessages(ctx, msgs...))
-			c := &Cutover{MigrationID: "m-1", Connectors: []*CutoverConnector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
-				Partitions: []*CutoverPartition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: fleet.KafkaOffset(tt.placed),
+			c := &Cutover{MigrationID: "m-1", Connectors: []*Connector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
+				Partitions: []*Partition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: fleet.KafkaOffset(tt.placed),
 					Placed: fleet.KafkaOffset(tt.placed), Translation: translationAsRead, Verdict: VerdictWaiting}}}}}
 			for _, s := range tt.steps {
 				if s.deleteTo > 0 {
@@ -306,7 +305,7 @@ func TestVerifySinkBelowLogStart(t *testing.T) {
 				if s.commit > 0 {
 					require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, "connect-snk", []kafkaio.GroupOffset{{Topic: "T", Partition: 0, Offset: s.commit}}))
 				}
-				require.NoError(t, VerifyCutover(ctx, c, VerifyCutoverOptions{Brokers: brokers}))
+				require.NoError(t, Verify(ctx, c, VerifyOptions{Brokers: brokers}))
 				p := c.Connectors[0].Partitions[0]
 				require.Equal(t, s.verdict, p.Verdict, p.Detail)
 				require.Contains(t, p.Detail, s.detail)
@@ -330,14 +329,14 @@ func TestVerifyTellsWhatItWaitsFor(t *testing.T) {
 	defer w.Close()
 	require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets",
 		Key: offsetstore.AppendKey(nil, "src-b", offsetstore.JavaHashMapOrder(part)), Value: []byte(`{"position":30}`)}))
-	c := &Cutover{MigrationID: "m-1", OffsetsTopic: "connect-offsets", Connectors: []*CutoverConnector{{Name: "src", TargetName: "src-b",
+	c := &Cutover{MigrationID: "m-1", OffsetsTopic: "connect-offsets", Connectors: []*Connector{{Name: "src", TargetName: "src-b",
 		Type: "source", Class: "FileStreamSource", OffsetsTopic: "connect-offsets", State: fleet.StateRunning,
-		Partitions: []*CutoverPartition{{Partition: part, OnA: placed, Placed: placed, Verdict: VerdictWaiting}}}}}
+		Partitions: []*Partition{{Partition: part, OnA: placed, Placed: placed, Verdict: VerdictWaiting}}}}}
 	waiting, stop := context.WithCancel(ctx)
 	defer stop()
 	var mu sync.Mutex
-	var told []CutoverWaiting
-	progress := func(w CutoverWaiting) {
+	var told []Waiting
+	progress := func(w Waiting) {
 		mu.Lock()
 		told = append(told, w)
 		n := len(told)
@@ -346,7 +345,7 @@ func TestVerifyTellsWhatItWaitsFor(t *testing.T) {
 			stop() // the start and two rounds of counts
 		}
 	}
-	err := VerifyCutover(waiting, c, VerifyCutoverOptions{Brokers: brokers, Timeout: time.Hour, Poll: 10 * time.Millisecond,
+	err := Verify(waiting, c, VerifyOptions{Brokers: brokers, Timeout: time.Hour, Poll: 10 * time.Millisecond,
 		Progress: progress, ProgressEvery: time.Nanosecond})
 	require.NoError(t, ctx.Err())
 	mu.Lock()
@@ -355,7 +354,7 @@ func TestVerifyTellsWhatItWaitsFor(t *testing.T) {
 	counts := map[Verdict]int{VerdictVerified: 0, VerdictWaiting: 1, VerdictMismatch: 0, VerdictUnordered: 0, VerdictReplay: 0}
 	first := told[0]
 	require.True(t, first.First)
-	require.Equal(t, CutoverWaiting{First: true, Elapsed: first.Elapsed, Timeout: time.Hour, Every: time.Nanosecond, Counts: counts,
+	require.Equal(t, Waiting{First: true, Elapsed: first.Elapsed, Timeout: time.Hour, Every: time.Nanosecond, Counts: counts,
 		Open: 1, Total: 1, Connectors: []string{"src-b"}, OffsetsTopics: []string{"connect-offsets"}}, first)
 	require.False(t, told[1].First)
 	require.Equal(t, counts, told[1].Counts)
