@@ -48,7 +48,7 @@ type Entry struct {
 	// name, a secret in clear text).
 	Manifest string   `json:"manifest,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
-	// Hazards are what the prechecks found would go wrong on B (hazards.go).
+	// Hazards are what the prechecks found would go wrong on B (the hazard package).
 	Hazards []hazard.Hazard `json:"hazards,omitempty"`
 	// Rewrites are the settings the migration changed for B itself, the edit flags' aside:
 	// topics renamed by MirrorMaker 2's policy, the transform restoring A's topic names

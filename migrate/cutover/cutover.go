@@ -52,7 +52,7 @@ const (
 	// group), not the records it produced.
 	EvidenceOffsets = "offsets"
 	// EvidenceRecords: the records B's connector produced, by the position each carries
-	// (Debezium's source block), and A's last record (cutover_records.go).
+	// (Debezium's source block), and A's last record (records.go).
 	EvidenceRecords = "records"
 )
 

@@ -33,7 +33,7 @@ import (
 // produced after that read would be taken for B's. A connector A may still run has no record
 // evidence: its offsets are the evidence, and the entry says why.
 //
-// The records then say, by the family's reading of the offset placed (cutover_families.go):
+// The records then say, by the family's reading of the offset placed (families.go):
 //
 //   - B's first record is one the offset covers: B produces again what A had produced up to it
 //     (mismatch); or one that cannot be where B resumed from the offset (mismatch);

@@ -204,7 +204,7 @@ func familyEvent(src string) []byte {
 }
 
 // Each family's change events stand against the offset placed as the family's offset says,
-// not as their positions compare with its members (cutover_families.go): a MySQL or MariaDB
+// not as their positions compare with its members (families.go): a MySQL or MariaDB
 // offset's pos is where its transaction began and its event and row count into it, a change
 // event's pos is its own row event's; Oracle's scn is a low watermark and its commit_scn says
 // what was emitted; SQL Server's and MongoDB's offsets carry the very positions of their

@@ -70,13 +70,13 @@ const maxFetchesPerRead = 100_000
 //     placement), unordered when the family has no known order; waiting
 //     while there is none. A placed offset that is not A's offset, or is not in the topic, is
 //     a mismatch (a placement compacted away is judged by the earliest offset left).
-//   - a Debezium source whose records carry their position (cutover_records.go), moved with
+//   - a Debezium source whose records carry their position (records.go), moved with
 //     A stopped: the records its connector produced on B, told from A's by their timestamps
 //     and topics, and A's found there judge it when they say something (evidence "records"),
-//     each placed against the offset as its family's offset says (cutover_families.go):
+//     each placed against the offset as its family's offset says (families.go):
 //     mismatch when B's earliest is one the offset covers (or cannot be where B resumed);
 //     replay when A produced records past the offset that it never committed (mismatch when
-//     A's offsets topic shows its offset was set back: cutover_history.go); verified when B's
+//     A's offsets topic shows its offset was set back: history.go); verified when B's
 //     earliest is past the offset; the offsets stay the evidence otherwise.
 //   - a sink: the committed offsets of its group on B (an OffsetFetch sees committed
 //     transactional commits only) and the log start of each placed partition on B: equal to
