@@ -69,7 +69,9 @@ func (il *intentLog) applyClaimLocked(m *kafka.Message) {
 		return // claimed again by a redelivery: the first record keeps its place
 	}
 	var c claimRecord
-	if err := json.Unmarshal(m.Value, &c); err != nil || claimKey(c.Claim, c.RequestSource, c.RequestID) != key {
+	if own, ok := m.WriterData.(*claimRecord); ok {
+		c = *own // this replica's own claim (Claim): nothing to parse
+	} else if err := json.Unmarshal(m.Value, &c); err != nil || claimKey(c.Claim, c.RequestSource, c.RequestID) != key {
 		return
 	}
 	il.claimNames[key] = c.Claim
@@ -79,11 +81,12 @@ func (il *intentLog) applyClaimLocked(m *kafka.Message) {
 // Claim implements handlers.Claims.
 func (il *intentLog) Claim(ctx context.Context, name, source, id string) (*handlers.ClaimHolder, error) {
 	key := claimKey(name, source, id)
-	b, err := json.Marshal(claimRecord{Claim: name, RequestID: id, RequestSource: source})
+	rec := &claimRecord{Claim: name, RequestID: id, RequestSource: source}
+	b, err := json.Marshal(rec)
 	if err != nil {
 		return nil, fmt.Errorf("encode claim: %w", err)
 	}
-	w, err := il.writeFor(ctx, name, kafka.Message{Key: []byte(key), Value: b})
+	w, err := il.writeFor(ctx, name, kafka.Message{Key: []byte(key), Value: b, WriterData: rec})
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -131,29 +133,38 @@ func (h *health) heartbeat(err error) {
 	}
 }
 
-// check returns why the replica cannot consume now, nil when it can.
+// check returns why the replica cannot consume now, nil when it can: every reason that
+// holds, not only the first. A fault that refuses heartbeats and fetches also ends the
+// membership (the coordinator evicts a member whose heartbeats it refuses), and which of them
+// passes the grace first is a matter of timing: the membership alone would hide the failing
+// heartbeats and fetches behind it.
 func (h *health) check(now time.Time) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch {
-	case !h.joined:
+	if !h.joined {
 		return errors.New("not a member of the consumer group yet")
-	case !h.member && now.Sub(h.notMemberSince) > h.grace:
-		return fmt.Errorf("not a member of the consumer group for %s", now.Sub(h.notMemberSince).Round(time.Second))
-	case !h.heartbeatFailing.IsZero() && now.Sub(h.heartbeatFailing) > h.grace:
-		return fmt.Errorf("no successful heartbeat for %s", now.Sub(h.heartbeatFailing).Round(time.Second))
 	}
-	for p, since := range h.fetchFailing {
-		if now.Sub(since) > h.grace {
-			return fmt.Errorf("no successful fetch of request partition %d for %s", p, now.Sub(since).Round(time.Second))
+	var reasons []string
+	if !h.member && now.Sub(h.notMemberSince) > h.grace {
+		reasons = append(reasons, fmt.Sprintf("not a member of the consumer group for %s", now.Sub(h.notMemberSince).Round(time.Second)))
+	}
+	if !h.heartbeatFailing.IsZero() && now.Sub(h.heartbeatFailing) > h.grace {
+		reasons = append(reasons, fmt.Sprintf("no successful heartbeat for %s", now.Sub(h.heartbeatFailing).Round(time.Second)))
+	}
+	for _, p := range slices.Sorted(maps.Keys(h.fetchFailing)) {
+		if since := h.fetchFailing[p]; now.Sub(since) > h.grace {
+			reasons = append(reasons, fmt.Sprintf("no successful fetch of request partition %d for %s", p, now.Sub(since).Round(time.Second)))
 		}
 	}
 	if h.stuckAfter > 0 {
 		if d := h.oldest(); d > h.stuckAfter {
-			return fmt.Errorf("a lane has been working on one request for %s (OFFSETAGENT_STUCK_AFTER %s)", d.Round(time.Second), h.stuckAfter)
+			reasons = append(reasons, fmt.Sprintf("a lane has been working on one request for %s (OFFSETAGENT_STUCK_AFTER %s)", d.Round(time.Second), h.stuckAfter))
 		}
 	}
-	return nil
+	if len(reasons) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(reasons, "; "))
 }
 
 // heartbeatProbe sends a heartbeat for gen every interval until ctx ends and records the

@@ -92,6 +92,10 @@ func (il *intentLog) apply(msgs []kafka.Message) {
 			delete(il.intents, name)
 			continue
 		}
+		if in, ok := msgs[i].WriterData.(*handlers.Intent); ok {
+			il.intents[name] = in // this replica's own write (Put, Queue): nothing to parse
+			continue
+		}
 		var in handlers.Intent
 		if err := json.Unmarshal(msgs[i].Value, &in); err != nil {
 			continue // not ours to judge; an unreadable intent cannot be acted on
@@ -126,13 +130,35 @@ func (il *intentLog) Put(ctx context.Context, in *handlers.Intent) error {
 	if err != nil {
 		return fmt.Errorf("encode intent: %w", err)
 	}
-	if _, err := il.writeFor(ctx, in.Name, kafka.Message{Key: []byte(in.Name), Value: b}); err != nil {
+	if _, err := il.writeFor(ctx, in.Name, kafka.Message{Key: []byte(in.Name), Value: b, WriterData: in}); err != nil {
 		return err
 	}
 	il.mu.Lock()
 	il.intents[in.Name] = in
 	il.mu.Unlock()
 	return nil
+}
+
+// Queue implements handlers.IntentStore: Put, returning once the intent's write is queued on
+// the producer; wait waits for its acknowledgement.
+func (il *intentLog) Queue(ctx context.Context, in *handlers.Intent) (wait func(context.Context) error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return func(context.Context) error { return fmt.Errorf("encode intent: %w", err) }
+	}
+	w, queued, seqs, err := il.enqueue(ctx, in.Name, []kafka.Message{{Key: []byte(in.Name), Value: b, WriterData: in}}, nil)
+	if err != nil {
+		return func(context.Context) error { return err }
+	}
+	return func(ctx context.Context) error {
+		if err := il.acknowledged(ctx, w, queued, seqs); err != nil {
+			return err
+		}
+		il.mu.Lock()
+		il.intents[in.Name] = in
+		il.mu.Unlock()
+		return nil
+	}
 }
 
 // partitionOf returns the partition of connector name's intent (the one kafka.Hash picks for
@@ -190,12 +216,13 @@ func (il *intentLog) settle(msgs []kafka.Message, seqs []uint64) {
 }
 
 // written hands the acknowledged records of w to the log, which applies them at their place
-// in the partition without fetching them again.
+// in the partition without fetching them again, with what they were encoded from (the
+// messages' WriterData: an intent, a claim) as their decoded form.
 func (il *intentLog) written(w *kafkaio.Pending, msgs []kafka.Message) {
 	recs := make([]kafkaio.Record, len(msgs))
 	idx := make([]int, len(msgs))
 	for i, m := range msgs {
-		recs[i] = kafkaio.Record{Key: m.Key, Value: m.Value, Partition: m.Partition}
+		recs[i] = kafkaio.Record{Key: m.Key, Value: m.Value, Partition: m.Partition, Decoded: m.WriterData}
 		idx[i] = i
 	}
 	il.log.Written(w.Partition(0), w.Offset(0), recs, idx)
@@ -208,16 +235,25 @@ func (il *intentLog) writeFor(ctx context.Context, name string, msgs ...kafka.Me
 	if err != nil {
 		return nil, err
 	}
+	if err := il.acknowledged(ctx, w, queued, seqs); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// acknowledged waits for the write w of msgs (sequence numbers seqs), settles it and hands
+// what the broker acknowledged to the log.
+func (il *intentLog) acknowledged(ctx context.Context, w *kafkaio.Pending, msgs []kafka.Message, seqs []uint64) error {
 	errs := w.Wait(ctx)
-	il.settle(queued, seqs)
+	il.settle(msgs, seqs)
 	if errs != nil {
 		if il.refused != nil {
-			return nil, il.refused(errs[0])
+			return il.refused(errs[0])
 		}
-		return nil, errs[0]
+		return errs[0]
 	}
-	il.written(w, queued)
-	return w, nil
+	il.written(w, msgs)
+	return nil
 }
 
 // Delete implements handlers.IntentStore.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -98,4 +99,64 @@ func retryWrite(ctx context.Context, op func() (*handlers.ClaimHolder, error)) (
 		}
 	}
 	return nil, err
+}
+
+// The intent view applies this replica's own intent and claim records from what they were
+// encoded from (the messages' WriterData), without parsing them; others' are parsed.
+func TestIntentViewTakesOwnRecordsDecoded(t *testing.T) {
+	il := &intentLog{intents: map[string]*handlers.Intent{}, claims: map[string][]claimEntry{}, claimNames: map[string]string{}}
+	own := &handlers.Intent{Name: "a", RequestID: "decoded", RequestSource: "/src"}
+	claim := &claimRecord{Claim: "a", RequestID: "decoded", RequestSource: "/src"}
+	il.apply([]kafka.Message{
+		{Key: []byte("a"), Value: []byte(`{"name":"a","request_id":"bytes","request_source":"/src"}`), WriterData: own},
+		{Key: []byte(claimKey("a", "/src", "decoded")), Value: []byte(`{"claim":"a","request_id":"bytes","request_source":"/src"}`), WriterData: claim, Offset: 3},
+		{Key: []byte("b"), Value: []byte(`{"name":"b","request_id":"parsed","request_source":"/src"}`)},
+	})
+	in, ok := il.Get("a")
+	require.True(t, ok)
+	require.Same(t, own, in, "the own intent, not parsed")
+	require.Equal(t, []claimEntry{{key: claimKey("a", "/src", "decoded"), offset: 3, claimRecord: *claim}}, il.claims["a"])
+	in, ok = il.Get("b")
+	require.True(t, ok)
+	require.Equal(t, "parsed", in.RequestID)
+}
+
+// An upgrade must not lose an in-flight request: the intent and claim records an agent of the
+// previous release left in the intent topic (its bytes, as another process wrote them, with no
+// decoded form beside them) are read by this release's view as what they say. The records are
+// the previous release's encodings: an intent of the current version with its Connect cluster
+// and snapshot, a version-0 intent (written before intents named their cluster and config
+// records carried marks), and a claim.
+func TestIntentLogReadsThePreviousReleasesRecords(t *testing.T) {
+	a, _, _ := testAgentCluster(t, &fakeProcessor{})
+	ctx := testContext(t)
+	v2 := `{"v":2,"name":"file-src-1","request_id":"id-1","request_source":"/test","type":"source",` +
+		`"config_topic":"connect-configs","offsets_topic":"connect-offsets","topics":["connect-offsets"],` +
+		`"snapshot":[{"topic":"connect-offsets","partition":3,"key":"WyJmaWxlLXNyYy0xIix7ImZpbGVuYW1lIjoiZiJ9XQ==","value":"eyJwb3NpdGlvbiI6MX0="}]}`
+	v0 := `{"name":"file-src-0","request_id":"id-0","request_source":"/test","type":"source","existed":true}`
+	claim := `{"claim":"file-src-1","request_id":"id-1","request_source":"/test"}`
+	cl := &kafka.Client{Addr: kafka.TCP(a.cfg.Brokers...)}
+	res, err := cl.Produce(ctx, &kafka.ProduceRequest{Topic: a.cfg.IntentTopic, Partition: 0, RequiredAcks: kafka.RequireAll,
+		Records: kafka.NewRecordReader(
+			kafka.Record{Key: kafka.NewBytes([]byte(claimKey("file-src-1", "/test", "id-1"))), Value: kafka.NewBytes([]byte(claim))},
+			kafka.Record{Key: kafka.NewBytes([]byte("file-src-1")), Value: kafka.NewBytes([]byte(v2))},
+			kafka.Record{Key: kafka.NewBytes([]byte("file-src-0")), Value: kafka.NewBytes([]byte(v0))},
+		)})
+	require.NoError(t, err)
+	require.NoError(t, res.Error)
+
+	il, err := newIntentLog(offsetstore.Options{Brokers: a.cfg.Brokers}, a.cfg.IntentTopic, nil, nil)
+	require.NoError(t, err)
+	runIntentLog(t, il)
+	in, ok := il.Get("file-src-1")
+	require.True(t, ok, "the previous release's intent is read")
+	require.Equal(t, &handlers.Intent{Version: 2, Name: "file-src-1", RequestID: "id-1", RequestSource: "/test", Type: "source",
+		ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets", Topics: []string{"connect-offsets"},
+		Snapshot: []handlers.SnapshotRecord{{Topic: "connect-offsets", Partition: 3,
+			Key: []byte(`["file-src-1",{"filename":"f"}]`), Value: []byte(`{"position":1}`)}}}, in)
+	in, ok = il.Get("file-src-0")
+	require.True(t, ok, "a version-0 intent is read")
+	require.Equal(t, &handlers.Intent{Name: "file-src-0", RequestID: "id-0", RequestSource: "/test", Type: "source", Existed: true}, in)
+	require.Equal(t, []claimEntry{{key: claimKey("file-src-1", "/test", "id-1"), offset: res.BaseOffset,
+		claimRecord: claimRecord{Claim: "file-src-1", RequestID: "id-1", RequestSource: "/test"}}}, il.claims["file-src-1"])
 }

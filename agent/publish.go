@@ -210,10 +210,12 @@ func (a *Agent) produceResult(work context.Context, msg kafka.Message, res *even
 	backoff := kafkaio.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second, Attempts: 1}
 	for attempt := 1; ; attempt++ {
 		var err error
-		if errs := a.store.Producer().Produce(work, []kafka.Message{msg}); errs != nil {
+		w := a.store.Producer().Enqueue(work, []kafka.Message{msg})
+		if errs := w.Wait(work); errs != nil {
 			err = errs[0]
 		}
 		if err == nil {
+			a.results.written(w, &msg, res)
 			break
 		}
 		if work.Err() != nil || refusedResult(err) {

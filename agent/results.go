@@ -52,12 +52,31 @@ func newResultLog(opts offsetstore.Options, topic string, window time.Duration, 
 
 func (r *resultLog) apply(msgs []kafka.Message) {
 	for i := range msgs {
+		if own, ok := msgs[i].WriterData.(ownResult); ok {
+			r.addAt(own.source, own.id, own.at) // this replica's own result (written)
+			continue
+		}
 		var k requestKey
 		k.id, k.source = events.RequestIdentity(&msgs[i])
 		if k.id != "" {
 			r.addAt(k.source, k.id, msgs[i].Time)
 		}
 	}
+}
+
+// ownResult is the decoded form of a result this replica published (kafkaio.Record.Decoded).
+type ownResult struct {
+	source, id string
+	at         time.Time
+}
+
+// written hands the result record msg of res, acknowledged as w, to the log, which applies it
+// at its place in the partition: the log's position moves past the replica's own results, and
+// its fetch loops never bring them back to be decoded again.
+func (r *resultLog) written(w *kafkaio.Pending, msg *kafka.Message, res *events.Result) {
+	rec := kafkaio.Record{Key: msg.Key, Value: msg.Value, Headers: msg.Headers,
+		Decoded: ownResult{source: res.RequestSource, id: res.RequestID, at: time.Now()}}
+	r.log.Written(w.Partition(0), w.Offset(0), []kafkaio.Record{rec}, []int{0})
 }
 
 // add remembers a result published now.

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 )
 
@@ -44,6 +45,19 @@ func TestTrackerWaitStarted(t *testing.T) {
 	require.False(t, tr.waitStarted(30*time.Millisecond), "a running request is waited for")
 	go func() { time.Sleep(20 * time.Millisecond); it.done() }()
 	require.True(t, tr.waitStarted(5*time.Second))
+}
+
+// This replica's own results reach the dedupe view from what it published (the record's
+// WriterData, handed by the log with the written bytes), at the time it published them; the
+// bytes are not decoded.
+func TestResultLogTakesOwnResults(t *testing.T) {
+	r := &resultLog{seenM: map[requestKey]struct{}{}, window: time.Hour, max: 10}
+	r.apply([]kafka.Message{
+		{Value: []byte("not decoded"), WriterData: ownResult{source: "/s", id: "own", at: time.Now()}},
+		{Value: []byte("not decoded"), WriterData: ownResult{source: "/s", id: "stale", at: time.Now().Add(-2 * time.Hour)}},
+	})
+	require.True(t, r.seen("/s", "own"))
+	require.False(t, r.seen("/s", "stale"), "outside the window")
 }
 
 // The dedupe memory forgets results outside its window and beyond its size.

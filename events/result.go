@@ -2,13 +2,13 @@ package events
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"strings"
 
-	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/google/uuid"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
@@ -44,37 +44,62 @@ func ResultMessage(topic, typ string, res *Result, dataschema string) (kafka.Mes
 	if err != nil {
 		return kafka.Message{}, fmt.Errorf("encode result for connector %q: %w", res.Name, err)
 	}
-	ev := event.New(event.CloudEventsVersionV1)
-	ev.SetID(ResultID(res.RequestSource, res.RequestID, typ))
-	ev.SetSource(ResultSource)
-	ev.SetType(typ)
-	if res.Name != "" {
-		ev.SetSubject(res.Name)
+	// The binary-mode headers are written here as the CloudEvents binding would write the
+	// event (WriteMessage, binding.WithForceBinary: the attributes in headerRank order, all
+	// strings), without building it: a result is the one record the agent writes for every
+	// request, and the SDK's event and binding cost about 90 allocations each.
+	// TestResultMessageMatchesBinding holds the two together.
+	// As the SDK sets them: the subject and the dataschema trimmed, a dataschema that is not
+	// an absolute URI refused.
+	var schema string
+	if ds := strings.TrimSpace(dataschema); ds != "" {
+		u, err := url.Parse(ds)
+		if err == nil && !u.IsAbs() {
+			err = errors.New("not an absolute URI")
+		}
+		if err != nil {
+			return kafka.Message{}, fmt.Errorf("build result event for connector %q: dataschema %q: %w", res.Name, dataschema, err)
+		}
+		schema = u.String()
 	}
-	if dataschema != "" {
-		ev.SetDataSchema(dataschema)
-	}
-	ev.SetDataContentType(event.ApplicationJSON)
-	ev.DataEncoded = body
-	if err := ev.Validate(); err != nil {
-		return kafka.Message{}, fmt.Errorf("build result event for connector %q: %w", res.Name, err)
-	}
-	out := kafka.Message{Topic: topic}
-	if err := WriteMessage(binding.WithForceBinary(context.Background()), binding.ToMessage(&ev), &out); err != nil {
-		return kafka.Message{}, fmt.Errorf("write result event for connector %q: %w", res.Name, err)
+	headers := make([]kafka.Header, 0, 7)
+	headers = append(headers,
+		kafka.Header{Key: HeaderPrefix + "specversion", Value: specVersionV1},
+		kafka.Header{Key: HeaderPrefix + "id", Value: []byte(ResultID(res.RequestSource, res.RequestID, typ))},
+		kafka.Header{Key: HeaderPrefix + "source", Value: resultSourceBytes},
+		kafka.Header{Key: HeaderPrefix + "type", Value: []byte(typ)},
+		kafka.Header{Key: HeaderContentType, Value: applicationJSON},
+	)
+	out := kafka.Message{Topic: topic, Value: body}
+	if subject := strings.TrimSpace(res.Name); subject != "" {
+		headers = append(headers, kafka.Header{Key: HeaderPrefix + "subject", Value: []byte(subject)})
 	}
 	if res.Name != "" {
 		out.Key = []byte(res.Name)
 	}
+	if schema != "" {
+		headers = append(headers, kafka.Header{Key: HeaderPrefix + "dataschema", Value: []byte(schema)})
+	}
+	out.Headers = headers
 	return out, nil
 }
+
+// The constant header values of a result record. A record's header values are not changed
+// by its writers: kafka-go and kafkaio copy them into the batch.
+var (
+	specVersionV1     = []byte(event.CloudEventsVersionV1)
+	resultSourceBytes = []byte(ResultSource)
+	applicationJSON   = []byte(event.ApplicationJSON)
+)
+
+// resultNamespace is the namespace of result ids (ResultID).
+var resultNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("urn:offsetagent:result"))
 
 // ResultID is the ce_id of a result: a name-based (SHA-1) UUID of the request source, the
 // request id and the result type. NUL separates them so that ("a", "bc") and ("ab", "c")
 // give different ids.
 func ResultID(requestSource, requestID, typ string) string {
-	ns := uuid.NewSHA1(uuid.NameSpaceURL, []byte("urn:offsetagent:result"))
-	return uuid.NewSHA1(ns, []byte(requestSource+"\x00"+requestID+"\x00"+typ)).String()
+	return uuid.NewSHA1(resultNamespace, []byte(requestSource+"\x00"+requestID+"\x00"+typ)).String()
 }
 
 // DecodeResult reads a result record back, in either mode: its type and data.

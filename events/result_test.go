@@ -2,10 +2,12 @@ package events
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/binding"
+	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
@@ -208,4 +210,86 @@ func TestRequestMessageOddBodies(t *testing.T) {
 	}
 	_, err := RequestMessage("r", nil, RequestOptions{Mode: "avro"})
 	require.ErrorContains(t, err, `mode "avro" is neither "binary" nor "structured"`)
+}
+
+// resultMessageBinding is ResultMessage built the CloudEvents SDK's way: the event, validated,
+// written in binary mode by WriteMessage. ResultMessage writes the same record without it.
+func resultMessageBinding(topic, typ string, res *Result, dataschema string) (kafka.Message, error) {
+	data := *res
+	data.Config = res.Config.Redacted()
+	if data.Stages == nil {
+		data.Stages = []StageReport{}
+	}
+	body, err := json.Marshal(&data)
+	if err != nil {
+		return kafka.Message{}, err
+	}
+	ev := event.New(event.CloudEventsVersionV1)
+	ev.SetID(ResultID(res.RequestSource, res.RequestID, typ))
+	ev.SetSource(ResultSource)
+	ev.SetType(typ)
+	if res.Name != "" {
+		ev.SetSubject(res.Name)
+	}
+	if dataschema != "" {
+		ev.SetDataSchema(dataschema)
+	}
+	ev.SetDataContentType(event.ApplicationJSON)
+	ev.DataEncoded = body
+	if err := ev.Validate(); err != nil {
+		return kafka.Message{}, err
+	}
+	out := kafka.Message{Topic: topic}
+	if err := WriteMessage(binding.WithForceBinary(context.Background()), binding.ToMessage(&ev), &out); err != nil {
+		return kafka.Message{}, err
+	}
+	if res.Name != "" {
+		out.Key = []byte(res.Name)
+	}
+	return out, nil
+}
+
+// ResultMessage writes the record the CloudEvents binding writes for the result event, header
+// for header and byte for byte, and refuses what the binding refuses.
+func TestResultMessageMatchesBinding(t *testing.T) {
+	tests := []struct {
+		name       string
+		typ        string
+		res        *Result
+		dataschema string
+	}{
+		{name: "succeeded with schema", typ: TypeCreateSucceeded, res: succeededResult(), dataschema: SchemaURI(TypeCreateSucceeded)},
+		{name: "failed without schema", typ: TypeCreateFailed, res: failedResult()},
+		{name: "planned", typ: TypeCreatePlanned, res: succeededResult(), dataschema: SchemaURI(TypeCreatePlanned)},
+		{name: "no name", typ: TypeCreateFailed, res: &Result{RequestID: "r", RequestSource: "requests/0/17"}},
+		{name: "name with spaces and unicode", typ: TypeCreateFailed, res: &Result{RequestID: "r", RequestSource: "/s", Name: " café connector "}},
+		{name: "relative schema", typ: TypeCreateFailed, res: failedResult(), dataschema: "schema/result.json"},
+		{name: "schema that is no URI", typ: TypeCreateFailed, res: failedResult(), dataschema: "http://a b/%zz"},
+		{name: "schema with spaces around", typ: TypeCreateFailed, res: failedResult(), dataschema: "  " + SchemaURI(TypeCreateFailed) + " "},
+		{name: "blank name", typ: TypeCreateFailed, res: &Result{RequestID: "r", RequestSource: "/s", Name: "  "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, wantErr := resultMessageBinding("results", tt.typ, tt.res, tt.dataschema)
+			got, err := ResultMessage("results", tt.typ, tt.res, tt.dataschema)
+			if wantErr != nil {
+				require.Error(t, err, "the binding refuses it: %v", wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+		})
+	}
+}
+
+// A result record costs its JSON, its id and a few headers: every request writes one.
+func TestResultMessageAllocations(t *testing.T) {
+	res := &Result{RequestID: "r-1", RequestSource: "/bench", Name: "conn-1", Type: "source",
+		Stages: []StageReport{{Stage: "validate_config", Outcome: OutcomeOK, DurationSeconds: 0.0004}}}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := ResultMessage("results", TypeCreateSucceeded, res, SchemaURI(TypeCreateSucceeded)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.LessOrEqual(t, allocs, 20.0, "allocations per result record")
 }

@@ -104,6 +104,13 @@ type Store interface {
 	// The permission probes (kafkaio.ProbeWrites, ProbeGroupCommit, ProbeGroupDelete): nil
 	// when allowed, the broker's authorization error when not; they change nothing.
 	ProbeWrites(ctx context.Context, topics []string) []error
+	// QueueProbeWrites queues ProbeWrites's questions with the store's writes, to go beside
+	// them in one request to the broker (kafkaio.Producer.EnqueueProbes), and returns the
+	// wait for the answers.
+	QueueProbeWrites(ctx context.Context, topics []string) (wait func(context.Context) []error)
+	// HoldWrites holds the store's writes (its Producer's, which the agent's intents share:
+	// kafkaio.Producer.Hold) until release: those queued meanwhile go together.
+	HoldWrites() (release func())
 	ProbeRead(ctx context.Context, topic string) error
 	ProbeGroupCommit(ctx context.Context, group string, topics []string) error
 	ProbeGroupDelete(ctx context.Context, group, topic string) error
@@ -380,7 +387,7 @@ func (c *Creator) writeIntent(ctx context.Context, j *job) error {
 		// settled: no connector, the same config records, the same offsets. Otherwise (the
 		// view caught up with a write during the barriers) it is replaced before anything is
 		// written, so that a rollback never acts on what the view showed before the check.
-		if err := <-o.done; err == nil && !o.in.Existed && sameConfig(o.in.Config, in.Config) &&
+		if err := o.result(); err == nil && !o.in.Existed && sameConfig(o.in.Config, in.Config) &&
 			sameRecords(o.snap, j.prevSource[c.opts.OffsetsTopic]) {
 			return nil
 		}

@@ -47,6 +47,11 @@ func (s *fakeStore) ProbeRead(context.Context, string) error { return nil }
 func (s *fakeStore) ProbeWrites(_ context.Context, topics []string) []error {
 	return make([]error, len(topics))
 }
+func (s *fakeStore) QueueProbeWrites(ctx context.Context, topics []string) func(context.Context) []error {
+	errs := s.ProbeWrites(ctx, topics)
+	return func(context.Context) []error { return errs }
+}
+func (s *fakeStore) HoldWrites() func()                                       { return func() {} }
 func (s *fakeStore) ProbeGroupCommit(context.Context, string, []string) error { return nil }
 func (s *fakeStore) ProbeGroupDelete(context.Context, string, string) error   { return nil }
 
@@ -219,6 +224,12 @@ func (f *fakeIntents) Put(_ context.Context, in *Intent) error {
 	f.intents[in.Name] = in
 	f.puts++
 	return nil
+}
+
+// Queue writes at once: the map is the store.
+func (f *fakeIntents) Queue(ctx context.Context, in *Intent) func(context.Context) error {
+	err := f.Put(ctx, in)
+	return func(context.Context) error { return err }
 }
 
 // CatchUp has nothing to read: the map is the store.

@@ -121,6 +121,11 @@ type IntentStore interface {
 	// partition up to the claim).
 	CatchUp(ctx context.Context, name string) error
 	Put(ctx context.Context, in *Intent) error
+	// Queue is Put that returns once the intent's write is queued, before the broker
+	// acknowledged it: wait waits for the acknowledgement, and returns Put's error. A write
+	// queued later (the request's Write probes, queued while the store's writes are held:
+	// Store.HoldWrites) can go in the same request to the broker. wait is called once.
+	Queue(ctx context.Context, in *Intent) (wait func(context.Context) error)
 	Delete(ctx context.Context, name string) error
 }
 
@@ -157,21 +162,33 @@ func (c *Creator) newIntent(j *job, topics []string, source map[string][]offsets
 // case: nobody else writes a connector's offsets while it is being created), which takes the
 // intent's round trip off the request's path; otherwise the intent is written again.
 type optimisticIntent struct {
-	done chan error
-	in   *Intent
+	in *Intent
 	// snap is the global offsets topic's records the intent holds (nil without offsets).
 	snap []offsetstore.SourceRecord
+	// wait waits for the write, with the Creator's retries; result calls it once.
+	wait    func() error
+	settled bool
+	err     error
 }
 
-// startOptimisticIntent writes j's intent in the background from the current view. It
-// applies to source connectors without their own offsets topic and to requests without
-// initial offsets, whose snapshot the view holds (a sink's lives in its group).
+// result waits for the intent's write (once) and returns its error.
+func (o *optimisticIntent) result() error {
+	if !o.settled {
+		o.err, o.settled = o.wait(), true
+	}
+	return o.err
+}
+
+// startOptimisticIntent queues j's intent from the current view; its write goes on while the
+// request reads the config topic to its end, and writeIntent waits for it. It applies to
+// source connectors without their own offsets topic and to requests without initial
+// offsets, whose snapshot the view holds (a sink's lives in its group).
 func (c *Creator) startOptimisticIntent(ctx context.Context, j *job) {
 	if c.opts.Intents == nil || j.req.DryRun || j.connectorTopic != "" ||
 		(j.typ == connectors.Sink && j.req.Data.HasInitialOffsets) {
 		return
 	}
-	o := &optimisticIntent{done: make(chan error, 1)}
+	o := &optimisticIntent{}
 	var topics []string
 	var source map[string][]offsetstore.SourceRecord
 	if j.req.Data.HasInitialOffsets {
@@ -181,7 +198,18 @@ func (c *Creator) startOptimisticIntent(ctx context.Context, j *job) {
 	}
 	in := c.newIntent(j, topics, source, nil)
 	o.in = in
-	go func() { o.done <- c.retry(ctx, func(ctx context.Context) error { return c.opts.Intents.Put(ctx, in) }) }()
+	queued := c.opts.Intents.Queue(ctx, in)
+	o.wait = func() error {
+		// The queued write is the first attempt; the retries write again.
+		return c.retry(ctx, func(ctx context.Context) error {
+			if queued != nil {
+				wait := queued
+				queued = nil
+				return wait(ctx)
+			}
+			return c.opts.Intents.Put(ctx, in)
+		})
+	}
 	j.optimistic = o
 }
 
@@ -189,7 +217,7 @@ func (c *Creator) startOptimisticIntent(ctx context.Context, j *job) {
 // agent's removal of the intent after the result cannot overtake it.
 func (j *job) settleOptimisticIntent() {
 	if j.optimistic != nil {
-		<-j.optimistic.done
+		_ = j.optimistic.result() // a failed write is only settled here: nothing was written after it
 		j.optimistic = nil
 	}
 }

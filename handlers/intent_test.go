@@ -37,6 +37,11 @@ func (s *staleStore) ProbeRead(context.Context, string) error { return nil }
 func (s *staleStore) ProbeWrites(_ context.Context, topics []string) []error {
 	return make([]error, len(topics))
 }
+func (s *staleStore) QueueProbeWrites(ctx context.Context, topics []string) func(context.Context) []error {
+	errs := s.ProbeWrites(ctx, topics)
+	return func(context.Context) []error { return errs }
+}
+func (s *staleStore) HoldWrites() func()                                        { return func() {} }
 func (s *staleStore) ProbeGroupCommit(context.Context, string, []string) error  { return nil }
 func (s *staleStore) ProbeGroupDelete(context.Context, string, string) error    { return nil }
 func (s *staleStore) ConnectorConfig(string) (map[string]string, bool)          { return nil, false }
@@ -77,6 +82,10 @@ type recordingIntents struct {
 func (r *recordingIntents) Get(string) (*Intent, bool)            { return nil, false }
 func (r *recordingIntents) Delete(context.Context, string) error  { return nil }
 func (r *recordingIntents) CatchUp(context.Context, string) error { return nil }
+func (r *recordingIntents) Queue(ctx context.Context, in *Intent) func(context.Context) error {
+	err := r.Put(ctx, in)
+	return func(context.Context) error { return err }
+}
 func (r *recordingIntents) Put(_ context.Context, in *Intent) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

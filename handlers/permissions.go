@@ -47,15 +47,12 @@ func (c *Creator) checkPermissions(ctx context.Context, j *job) error {
 	p := j.writeProbes
 	if p == nil {
 		p = c.writeProbeTopics(j)
-		p.errs = c.probeWrites(ctx, p.topics)
-		close(p.done)
 	}
-	select {
-	case <-p.done:
-	case <-ctx.Done():
+	errs := c.probeWrites(ctx, p.topics, p.queued)
+	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	for i, err := range p.errs {
+	for i, err := range errs {
 		if err == nil {
 			continue
 		}
@@ -73,13 +70,13 @@ func (c *Creator) checkPermissions(ctx context.Context, j *job) error {
 // then a source's offsets topics, asked in one request.
 type writeProbes struct {
 	topics, whats []string // the topics, and "config" or "offsets" for each
-	errs          []error  // their answers, once done is closed
-	done          chan struct{}
+	// queued, when not nil, waits for the answers of the probes startWriteProbes queued.
+	queued func(context.Context) []error
 }
 
 // writeProbeTopics are the Write probes j needs, not asked yet.
 func (c *Creator) writeProbeTopics(j *job) *writeProbes {
-	p := &writeProbes{topics: []string{c.opts.ConfigTopic}, whats: []string{"config"}, done: make(chan struct{})}
+	p := &writeProbes{topics: []string{c.opts.ConfigTopic}, whats: []string{"config"}}
 	if j.typ != connectors.Sink {
 		for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
 			p.topics, p.whats = append(p.topics, topic), append(p.whats, "offsets")
@@ -88,28 +85,33 @@ func (c *Creator) writeProbeTopics(j *job) *writeProbes {
 	return p
 }
 
-// startWriteProbes asks the Write probes validate_offsets will wait for now, once
-// validate_config knows the request's topics: their round trip overlaps the reads of the
-// config and offsets topics to their end instead of adding two round trips after them. A
-// request without offsets skips validate_offsets and asks nothing.
+// startWriteProbes queues the Write probes validate_offsets will wait for, once
+// validate_config knows the request's topics: they go with the store's next write (the
+// request's intent, queued with them), and their round trip overlaps the reads of the config
+// and offsets topics to their end instead of adding one after them. A request without offsets
+// skips validate_offsets and asks nothing.
 func (c *Creator) startWriteProbes(ctx context.Context, j *job) {
 	if !j.req.Data.HasInitialOffsets {
 		return
 	}
 	p := c.writeProbeTopics(j)
+	p.queued = c.opts.Store.QueueProbeWrites(ctx, p.topics)
 	j.writeProbes = p
-	go func() {
-		p.errs = c.probeWrites(ctx, p.topics)
-		close(p.done)
-	}()
 }
 
 // probeWrites asks whether the agent may Write each of topics, in one request, with the
-// Creator's retries of an error that is not an answer.
-func (c *Creator) probeWrites(ctx context.Context, topics []string) []error {
+// Creator's retries of an error that is not an answer; queued, when not nil, waits for the
+// answers of the first ask, queued earlier.
+func (c *Creator) probeWrites(ctx context.Context, topics []string, queued func(context.Context) []error) []error {
 	var errs []error
 	err := c.retry(ctx, func(ctx context.Context) error {
-		errs = c.opts.Store.ProbeWrites(ctx, topics)
+		if queued != nil {
+			wait := queued
+			queued = nil
+			errs = wait(ctx)
+		} else {
+			errs = c.opts.Store.ProbeWrites(ctx, topics)
+		}
 		return errors.Join(errs...)
 	})
 	if errs == nil && err != nil {

@@ -56,15 +56,17 @@ func (c *Creator) validateConfig(ctx context.Context, j *job) error {
 	if err := c.settleTopics(j); err != nil {
 		return err
 	}
+	// The Write probes and the intent record go out now, in one request to the broker (the
+	// store's writes are held while both are queued), overlapping the barriers: the intent
+	// from the view as it is, which the wipe checks against the snapshot taken after them.
+	release := c.opts.Store.HoldWrites()
 	c.startWriteProbes(ctx, j)
-	// The intent record goes out now too, from the view as it is, overlapping the barriers;
-	// the wipe checks it against the snapshot taken after them.
 	c.startOptimisticIntent(ctx, j)
+	release()
 	if c.opts.Fault != nil && j.optimistic != nil {
 		// Crash tests: a point where the intent is visible and the existence check has not
 		// settled (a rejected request's intent must not be taken for a creation's).
-		err := <-j.optimistic.done
-		j.optimistic.done <- err
+		_ = j.optimistic.result()
 		c.fault(j, "validate_config:intent")
 	}
 	return c.checkNotExists(ctx, j)

@@ -1,11 +1,14 @@
 package handlers
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // Connect's ConfigDef messages for the settings ConnectorConfig checks
@@ -69,6 +72,49 @@ func TestTargetState(t *testing.T) {
 	require.Error(t, err, "the config topic's spelling is not a REST state")
 }
 
+// The decoded forms handed with the config records (Record.Decoded, which the config view
+// applies instead of parsing the agent's own records) are what their bytes decode to, for
+// every kind of value a config may hold.
+func TestConfigRecordsDecodedMatchBytes(t *testing.T) {
+	configs := []events.Config{
+		nil,
+		{{Key: "connector.class", Value: "X"}, {Key: "name", Value: "c"}},
+		{{Key: "a", Value: ""}, {Key: "quote\"back\\slash", Value: "tab\tnl\nctl\u0001"}, {Key: "é🙂", Value: "<&>\u2028"}},
+		{{Key: "dup", Value: "first"}, {Key: "dup", Value: "last"}},
+	}
+	for _, state := range []string{"STARTED", "PAUSED", "STOPPED"} {
+		for i, cfg := range configs {
+			recs := configRecords("c", state, cfg)
+			var ts struct {
+				State string `json:"state.v2"`
+			}
+			require.NoError(t, json.Unmarshal(recs[0].Value, &ts))
+			require.Equal(t, offsetstore.DecodedTargetState(ts.State), recs[0].Decoded, "%s, config %d", state, i)
+			var conn struct {
+				Properties map[string]string `json:"properties"`
+			}
+			require.NoError(t, json.Unmarshal(recs[1].Value, &conn))
+			if conn.Properties == nil {
+				conn.Properties = map[string]string{}
+			}
+			require.Equal(t, offsetstore.DecodedConnector(conn.Properties), recs[1].Decoded, "%s, config %d", state, i)
+
+			// The bytes are AppendJSON's of the records as maps, Jackson's layout.
+			v1 := state
+			if v1 == "STOPPED" {
+				v1 = "PAUSED"
+			}
+			props := jsonvalue.Map{}
+			for _, e := range cfg {
+				props = append(props, jsonvalue.Field{Key: e.Key, Value: e.Value})
+			}
+			require.Equal(t, string(offsetstore.AppendJSON(nil, jsonvalue.Map{{Key: "state", Value: v1}, {Key: "state.v2", Value: state}})),
+				string(recs[0].Value))
+			require.Equal(t, string(offsetstore.AppendJSON(nil, jsonvalue.Map{{Key: "properties", Value: props}})), string(recs[1].Value))
+		}
+	}
+}
+
 // The target-state record's two-field form (docs/connect-internals.md, "Target states") and the connector record.
 func TestConfigRecords(t *testing.T) {
 	recs := configRecords("c", "STOPPED", events.Config{{Key: "connector.class", Value: "X"}, {Key: "name", Value: "c"}})
@@ -79,4 +125,14 @@ func TestConfigRecords(t *testing.T) {
 	require.Equal(t, `{"properties":{"connector.class":"X","name":"c"}}`, string(recs[1].Value))
 	require.Equal(t, `{"state":"PAUSED","state.v2":"PAUSED"}`, string(configRecords("c", "PAUSED", nil)[0].Value))
 	require.Equal(t, `{"state":"STARTED","state.v2":"STARTED"}`, string(configRecords("c", "STARTED", nil)[0].Value))
+}
+
+// write_config's two records cost their bytes, their keys and the decoded properties: no
+// allocation per property.
+func TestConfigRecordsAllocations(t *testing.T) {
+	cfg := events.Config{{Key: "connector.class", Value: "org.apache.kafka.connect.mirror.MirrorSourceConnector"},
+		{Key: "source.cluster.alias", Value: "src"}, {Key: "target.cluster.alias", Value: "dst"}, {Key: "topics", Value: ".*"},
+		{Key: "tasks.max", Value: "4"}, {Key: "name", Value: "mm2"}}
+	allocs := testing.AllocsPerRun(100, func() { configRecords("mm2", "STARTED", cfg) })
+	require.LessOrEqual(t, allocs, 8.0)
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
-	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -148,15 +147,34 @@ func configRecords(name, state string, config events.Config) []offsetstore.Recor
 	if v1 == "STOPPED" {
 		v1 = "PAUSED" // pre-3.5 workers do not know STOPPED (docs/connect-internals.md, "Target states")
 	}
-	ts := jsonvalue.Map{{Key: "state", Value: v1}, {Key: "state.v2", Value: state}}
-	props := make(jsonvalue.Map, 0, len(config))
+	// The records are written straight from the strings, as AppendJSON writes a jsonvalue.Map
+	// of them (TestConfigRecords), without boxing each value.
+	ts := make([]byte, 0, 32+len(v1)+len(state))
+	ts = append(ts, `{"state":`...)
+	ts = offsetstore.AppendJSONString(ts, v1)
+	ts = append(ts, `,"state.v2":`...)
+	ts = offsetstore.AppendJSONString(ts, state)
+	ts = append(ts, '}')
+	size := 20
 	for _, e := range config {
-		props = append(props, jsonvalue.Field{Key: e.Key, Value: e.Value})
+		size += len(e.Key) + len(e.Value) + 6
 	}
-	conn := jsonvalue.Map{{Key: "properties", Value: props}}
+	conn := make([]byte, 0, size)
+	conn = append(conn, `{"properties":{`...)
+	decoded := make(offsetstore.DecodedConnector, len(config))
+	for i, e := range config {
+		if i > 0 {
+			conn = append(conn, ',')
+		}
+		conn = offsetstore.AppendJSONString(conn, e.Key)
+		conn = append(conn, ':')
+		conn = offsetstore.AppendJSONString(conn, e.Value)
+		decoded[e.Key] = e.Value
+	}
+	conn = append(conn, "}}"...)
 	return []offsetstore.Record{
-		{Key: []byte("target-state-" + name), Value: offsetstore.AppendJSON(nil, ts), Partition: 0},
-		{Key: []byte("connector-" + name), Value: offsetstore.AppendJSON(nil, conn), Partition: 0},
+		{Key: []byte("target-state-" + name), Value: ts, Partition: 0, Decoded: offsetstore.DecodedTargetState(state)},
+		{Key: []byte("connector-" + name), Value: conn, Partition: 0, Decoded: decoded},
 	}
 }
 

@@ -191,7 +191,30 @@ func newClient(t *testing.T, cfg agent.Config) *client {
 		w:  &kafka.Writer{Addr: kafka.TCP(cfg.Brokers...), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, Transport: tr},
 	}
 	t.Cleanup(func() { _ = c.w.Close(); tr.CloseIdleConnections() })
+	awaitLayout(t, c.kc)
 	return c
+}
+
+// awaitLayout returns once kc's transport knows the cluster's layout. Until its first metadata
+// refresh succeeds, kafka-go's transport answers Metadata with that refresh's error and routes
+// every request to a broker or the controller from an empty layout: a CreateTopics fails with
+// "[8] Broker Not Available". A refresh that fails later keeps the layout it had. On a loaded
+// host the first refresh can outlast its timeout (the TTL); the next one comes within a TTL,
+// so this waits for that event, bounded by 30 s.
+func awaitLayout(t *testing.T, kc *kafka.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		_, err := kc.Metadata(ctx, &kafka.MetadataRequest{})
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			require.NoError(t, err, "metadata of %v", kc.Addr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // publish sends a request body and returns its CloudEvent id.
@@ -215,7 +238,31 @@ func (c *client) publishRaw(msg kafka.Message) {
 	msg.Topic = c.cfg.RequestTopic
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	require.NoError(c.t, c.w.WriteMessages(ctx, msg))
+	// The client may have loaded the cluster's layout before the agent created the request
+	// topic: its transport then routes the write from a layout without the topic until the
+	// next refresh, within a MetadataTTL (a second).
+	for {
+		err := c.w.WriteMessages(ctx, msg)
+		if err == nil || !unknownTopic(err) || ctx.Err() != nil {
+			require.NoError(c.t, err)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// unknownTopic tells a write refused because the topic is not in the layout the writer used.
+func unknownTopic(err error) bool {
+	var we kafka.WriteErrors
+	if errors.As(err, &we) {
+		for _, e := range we {
+			if e != nil && !errors.Is(e, kafka.UnknownTopicOrPartition) {
+				return false
+			}
+		}
+		return true
+	}
+	return errors.Is(err, kafka.UnknownTopicOrPartition)
 }
 
 // result is a decoded result event and its record.
@@ -278,22 +325,99 @@ func (c *client) readAll(topic string) []kafka.Message {
 			msgs, next = nil, 0
 		}
 		if ends[p] > next {
-			r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.cfg.Brokers, Topic: topic, Partition: p, MaxWait: 50 * time.Millisecond})
-			require.NoError(c.t, r.SetOffset(next))
-			for {
-				m, err := r.ReadMessage(ctx)
-				require.NoError(c.t, err)
-				msgs = append(msgs, m)
-				if m.Offset+1 >= ends[p] {
-					break
-				}
-			}
-			require.NoError(c.t, r.Close())
+			msgs = append(msgs, readRange(c.t, kafka.DefaultDialer, c.cfg.Brokers, topic, p, next, ends[p])...)
 		}
 		seen[p] = msgs
 		out = append(out, msgs...)
 	}
 	return out
+}
+
+// answerWait bounds the wait for each answer of readRange: for a fetch, for a connection.
+const answerWait = 30 * time.Second
+
+// readRange reads the records of partition p of topic from offset from (kafka.FirstOffset: the
+// log start) up to end, which the partition holds. Its bound is on each answer, not on the
+// whole range: a broker answers a fetch of records it holds at once, however short its long
+// poll (MaxWait), and on a loaded host a large topic takes what it takes while each fetch
+// brings records; it fails once no record came for answerWait. A failed fetch (a broken
+// connection, a leader moving) is made again on a new connection. kafka-go's Reader is not
+// used: it makes its MaxWait the deadline of the whole fetch answer, so a short one (50 ms was)
+// times out on a loaded host and it dials and fetches again, and again, and a long one makes
+// its Close wait for the long poll it starts past end.
+func readRange(t *testing.T, dialer *kafka.Dialer, brokers []string, topic string, p int, from, end int64) []kafka.Message {
+	t.Helper()
+	var out []kafka.Message
+	progress := time.Now()
+	for offset := from; offset < end; {
+		got, next, err := fetchRange(dialer, brokers, topic, p, offset, end)
+		out = append(out, got...)
+		if len(got) > 0 {
+			progress = time.Now()
+		}
+		offset = next
+		if err != nil {
+			if time.Since(progress) > answerWait {
+				require.NoError(t, err, "read partition %d of %s at offset %d (up to %d): no record for %s", p, topic, offset, end, answerWait)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return out
+}
+
+// fetchRange is one connection of readRange: the records from offset up to end, and the
+// offset after the last one it returns.
+func fetchRange(dialer *kafka.Dialer, brokers []string, topic string, p int, offset, end int64) ([]kafka.Message, int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), answerWait)
+	defer cancel()
+	var conn *kafka.Conn
+	var err error
+	for _, b := range brokers {
+		if conn, err = dialer.DialLeader(ctx, "tcp", b, topic, p); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return nil, offset, err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(answerWait)); err != nil {
+		return nil, offset, err
+	}
+	// As kafka-go's Reader: an offset before the log start (kafka.FirstOffset, or records
+	// deleted since) reads from the log start.
+	first, _, err := conn.ReadOffsets()
+	if err != nil {
+		return nil, offset, err
+	}
+	offset = max(offset, first)
+	if _, err := conn.Seek(offset, kafka.SeekAbsolute); err != nil {
+		return nil, offset, err
+	}
+	var out []kafka.Message
+	for offset < end {
+		if err := conn.SetDeadline(time.Now().Add(answerWait)); err != nil {
+			return out, offset, err
+		}
+		batch := conn.ReadBatchWith(kafka.ReadBatchConfig{MinBytes: 1, MaxBytes: 1 << 20, MaxWait: 100 * time.Millisecond})
+		before := offset
+		for offset < end {
+			m, err := batch.ReadMessage()
+			if err != nil {
+				break
+			}
+			out = append(out, m)
+			offset = m.Offset + 1
+		}
+		if err := batch.Close(); err != nil {
+			return out, offset, err
+		}
+		if offset == before {
+			return out, offset, fmt.Errorf("fetch of partition %d of %s at offset %d below %d: no record", p, topic, offset, end)
+		}
+	}
+	return out, offset, nil
 }
 
 // results returns every result event so far.

@@ -400,8 +400,9 @@ func TestMigrateLargeRequests(t *testing.T) {
 		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchBytes: 32 << 20,
 		Transport: &kafka.Transport{MetadataTTL: time.Second}}
 	defer w.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	// Each step has its own bound: one for the whole test ran out on a loaded host while the
+	// connectors were still being created, and cut the migration short ("the run was
+	// interrupted before its wave").
 	sizes := map[string]int{"small-src": 3, "big-src": 30_000, "huge-src": 80_000} // ~70 bytes an offset
 	for name, n := range sizes {
 		var offs []string
@@ -412,7 +413,11 @@ func TestMigrateLargeRequests(t *testing.T) {
 			name, fileSource, strings.Join(offs, ","))
 		msg, err := events.RequestMessage("", []byte(body), events.RequestOptions{ID: name, Source: "/integration-test"})
 		require.NoError(t, err)
+		// Writing a request is less work than the agent's creating its connector, which the
+		// test waits a minute for.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		require.NoError(t, w.WriteMessages(ctx, msg))
+		cancel()
 		require.Equal(t, events.TypeCreateSucceeded, clA.waitResult(name, time.Minute).Type, name)
 	}
 	agentA.stop(t)
@@ -420,24 +425,29 @@ func TestMigrateLargeRequests(t *testing.T) {
 
 	sel, err := source.NewSelection(source.SelectionFlags{})
 	require.NoError(t, err)
-	rep, _, err := migrate.Migrate(ctx, migrate.MigrateOptions{
+	// The run bounds itself: its prechecks and its wave by Timeout, the results by Grace after
+	// the requests' deadline. The prechecks read back the 110,000 offsets A's agent wrote, which
+	// the test gave up to three minutes (a minute a connector), and the wave has B's agent write
+	// what A's wrote: a minute, as once was, ran out on a loaded host while the offsets were
+	// being read ("read offsets topic ...: context deadline exceeded": small-src skipped).
+	rep, _, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
 		Options: migrate.Options{
 			Topics:    &source.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 			Selection: sel, Logger: testLogger(t),
 		},
 		To: target.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 			ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic, MaxRequestBytes: cfgB.MaxRequestBytes},
-		Concurrency: 3, Timeout: time.Minute,
+		Concurrency: 3, Timeout: 3 * time.Minute,
 	})
 	require.NoError(t, err)
-	got := map[string]string{}
+	got, why := map[string]string{}, map[string]string{}
 	for _, e := range rep.Connectors {
-		got[e.Name] = strings.TrimSpace(fmt.Sprintf("%s %s", e.Outcome, e.FailedStep))
+		got[e.Name], why[e.Name] = strings.TrimSpace(fmt.Sprintf("%s %s", e.Outcome, e.FailedStep)), e.Message
 		if e.Name == "huge-src" {
 			require.Contains(t, e.Message, "above B's agents' OFFSETAGENT_MAX_REQUEST_BYTES (4194304)")
 		}
 	}
-	require.Equal(t, map[string]string{"small-src": "succeeded", "big-src": "succeeded", "huge-src": "failed publish_request"}, got)
+	require.Equal(t, map[string]string{"small-src": "succeeded", "big-src": "succeeded", "huge-src": "failed publish_request"}, got, "%v", why)
 	byConnector := map[string]int{}
 	for key := range newClient(t, cfgB).live(cfgB.OffsetsTopic) {
 		name, _, ok := offsetstore.DecodeKey([]byte(key))

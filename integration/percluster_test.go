@@ -285,9 +285,11 @@ ssl.truststore.certificates=`+inline+`
 // (/proc/PID/cmdline) is checked for the test's passwords.
 func runCLI(t *testing.T, env []string, args ...string) (string, int) {
 	t.Helper()
+	// The binary is built on the first call: that is not the command's time.
+	bin := plainAgentBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, plainAgentBinary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf

@@ -167,7 +167,11 @@ func TestAbortedOffsetsAndConfigRecords(t *testing.T) {
 	// Export reads A the same way ("ghost" matches no connector of A: AllowEmpty goes on).
 	sel, err := source.NewSelection(source.SelectionFlags{Include: []string{"eos-.*", "ghost"}})
 	require.NoError(t, err)
-	rep, err := migrate.Export(ctx, migrate.Options{
+	// Export and migrate have bounds of their own: the 2 minutes above, spent on a loaded
+	// host by the writes and the view, cut the migration short (its requests "pending").
+	ectx, ecancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer ecancel()
+	rep, err := migrate.Export(ectx, migrate.Options{
 		Topics:    &source.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
 		Selection: sel, Logger: slog.New(slog.DiscardHandler), AllowEmpty: true,
 	})
@@ -184,7 +188,7 @@ func TestAbortedOffsetsAndConfigRecords(t *testing.T) {
 	startAgent(t, f.cfgB, agent.Options{})
 	opts := f.options(t, source.SelectionFlags{Include: []string{"eos-.*", "ghost"}})
 	opts.AllowEmpty = true
-	mrep, _, err := migrate.Migrate(ctx, opts)
+	mrep, _, err := migrate.Migrate(context.Background(), opts) // bounded by its Timeout and Grace
 	require.NoError(t, err)
 	require.True(t, mrep.OK(), "%v", outcomes(mrep))
 	require.Len(t, mrep.Connectors, 2)

@@ -86,17 +86,7 @@ func (c *secureClient) readAll(topic string) []kafka.Message {
 		if end == 0 {
 			continue
 		}
-		r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.cfg.Brokers, Topic: topic, Partition: p.ID,
-			MaxWait: 50 * time.Millisecond, Dialer: c.conns.Dialer})
-		for {
-			m, err := r.ReadMessage(ctx)
-			require.NoError(c.t, err)
-			out = append(out, m)
-			if m.Offset+1 >= end {
-				break
-			}
-		}
-		require.NoError(c.t, r.Close())
+		out = append(out, readRange(c.t, c.conns.Dialer, c.cfg.Brokers, topic, p.ID, kafka.FirstOffset, end)...)
 	}
 	return out
 }

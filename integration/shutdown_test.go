@@ -182,24 +182,20 @@ func TestShutdownTimeoutLeavesRequestToNextAgent(t *testing.T) {
 	requireCreatedFileSrc1(t, cl, cfg)
 }
 
-// newFreshClient is newClient with its own kafka-go Transport and a short metadata TTL. The
-// default Transport is shared by the whole test binary and caches metadata for 6s, so a test
-// client that touched the cluster before the agent created its topics reads them as unknown,
-// and readAll then returns nothing instead of failing (see TestBug_ReadAllHidesUnknownTopic).
+// newFreshClient is newClient. It once gave the client a transport of its own, when newClient
+// used kafka-go's shared one (metadata cached for 6 s: a topic the agent created after the
+// test's first call read as unknown, see TestReadAllSeesNewTopics), with a 100 ms metadata TTL.
+// newClient's transport is its own now, and kafka-go also makes the TTL the timeout of each
+// metadata refresh: 100 ms was too short on a loaded host.
 func newFreshClient(t *testing.T, cfg agent.Config) *client {
 	t.Helper()
-	cl := newClient(t, cfg)
-	tr := &kafka.Transport{MetadataTTL: 100 * time.Millisecond}
-	t.Cleanup(tr.CloseIdleConnections)
-	cl.kc.Transport = tr
-	cl.w.Transport = tr
-	return cl
+	return newClient(t, cfg)
 }
 
 // The test client's readAll sees a topic created after the client's last metadata refresh:
 // kafka.DefaultTransport serves Metadata from a cache refreshed every 6 s, in which a new topic
 // (e.g. the result topic the agent creates) has no partitions. readAll asks again while the
-// answer carries a topic error, and the client's transport refreshes every 100 ms, so checks
+// answer carries a topic error, and the client's transport refreshes every second, so checks
 // such as require.Empty on the results cannot pass vacuously.
 func TestReadAllSeesNewTopics(t *testing.T) {
 	c := startCluster(t)

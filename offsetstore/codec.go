@@ -126,6 +126,10 @@ func jsonShortEscape(c byte) byte {
 	return 0
 }
 
+// AppendJSONString appends s as a JSON string the way Jackson writes it (AppendJSON of a
+// string, without boxing it).
+func AppendJSONString(dst []byte, s string) []byte { return appendJSONString(dst, s) }
+
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0

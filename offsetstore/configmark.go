@@ -23,6 +23,18 @@ func RequestMark(source, id string) []kafka.Header {
 	return []kafka.Header{{Key: HeaderRequestID, Value: []byte(id)}, {Key: HeaderRequestSource, Value: []byte(source)}}
 }
 
+// The decoded forms of the config records the agent writes, which it hands with their bytes
+// (Record.Decoded): the config view applies such a record of its own from them instead of
+// parsing the bytes again. Each must be exactly what the bytes decode to, and is the view's
+// once written.
+type (
+	// DecodedConnector is a connector-<name> record's properties, every value a string.
+	DecodedConnector map[string]string
+	// DecodedTargetState is a target-state-<name> record's state (state.v2), one of
+	// TargetStarted, TargetPaused and TargetStopped.
+	DecodedTargetState string
+)
+
 // Writer is the request whose mark a config record carries.
 type Writer struct {
 	RequestID, RequestSource string

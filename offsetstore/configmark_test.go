@@ -64,3 +64,26 @@ func TestConfigMarkThroughTheBroker(t *testing.T) {
 	require.Equal(t, want, fresh.ConfigRecord("connector-m").Writer, "read from the topic")
 	require.Equal(t, []byte(`{"state":"STARTED","state.v2":"STARTED"}`), fresh.ConfigRecord("target-state-m").Value)
 }
+
+// The config view applies the agent's own config records from their decoded forms (the
+// messages' WriterData, which the log hands from Record.Decoded), without parsing their bytes;
+// records without one are parsed.
+func TestConfigViewTakesDecodedOwnRecords(t *testing.T) {
+	v := newConfigView(slog.New(slog.DiscardHandler))
+	v.apply([]kafka.Message{
+		{Key: []byte("target-state-o"), Value: []byte(`{"state":"PAUSED","state.v2":"STOPPED"}`), WriterData: DecodedTargetState(TargetStopped)},
+		{Key: []byte("connector-o"), Value: []byte(`{"properties":{"name":"o","topics":"t"}}`),
+			WriterData: DecodedConnector{"name": "o", "topics": "t", "decoded": "from WriterData"}},
+		{Key: []byte("connector-p"), Value: []byte(`{"properties":{"name":"p"}}`)},
+	})
+	props, ok := v.connectorConfig("o")
+	require.True(t, ok)
+	require.Equal(t, "from WriterData", props["decoded"], "the view took the decoded form; the bytes were not parsed")
+	state, ok := v.targetState("o")
+	require.True(t, ok)
+	require.Equal(t, TargetStopped, state)
+	require.Equal(t, ConfigRecord{Live: true, Value: []byte(`{"state":"PAUSED","state.v2":"STOPPED"}`)}, v.record("target-state-o"))
+	props, ok = v.connectorConfig("p")
+	require.True(t, ok)
+	require.Equal(t, map[string]string{"name": "p"}, props)
+}

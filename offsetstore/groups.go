@@ -184,10 +184,21 @@ func (s *Store) ProbeWrite(ctx context.Context, topic string) error {
 	return kafkaio.ProbeWrite(ctx, s.client, topic)
 }
 
-// ProbeWrites is ProbeWrite for each of topics, in one request (kafkaio.ProbeWrites).
+// ProbeWrites is ProbeWrite for each of topics, in one request, which the store's producer
+// sends beside the writes queued with it (kafkaio.Producer.ProbeWrites).
 func (s *Store) ProbeWrites(ctx context.Context, topics []string) []error {
-	return kafkaio.ProbeWrites(ctx, s.client, topics)
+	return s.producer.ProbeWrites(ctx, topics)
 }
+
+// QueueProbeWrites queues ProbeWrites's questions on the store's producer
+// (kafkaio.Producer.EnqueueProbes) and returns the wait for the answers.
+func (s *Store) QueueProbeWrites(ctx context.Context, topics []string) func(context.Context) []error {
+	return s.producer.EnqueueProbes(ctx, topics).Wait
+}
+
+// HoldWrites holds the store's producer until release (kafkaio.Producer.Hold): the writes
+// queued meanwhile, the agent's intents included, go together.
+func (s *Store) HoldWrites() (release func()) { return s.producer.Hold() }
 
 // ProbeGroupCommit reports whether the store's principal may commit offsets of topics for
 // group (kafkaio.ProbeGroupCommit). Nothing is committed.

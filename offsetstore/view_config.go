@@ -112,6 +112,12 @@ func (v *configView) applyConnector(name string, m *kafka.Message) {
 		delete(v.pendingTasks, name) // processConnectorRemoval drops deferred task updates
 		return
 	}
+	if props, ok := m.WriterData.(DecodedConnector); ok {
+		// The agent's own record, applied from what it encoded (Record.Decoded).
+		delete(v.malformed, name)
+		v.setConnector(name, props)
+		return
+	}
 	var rec struct {
 		Properties map[string]json.RawMessage `json:"properties"`
 	}
@@ -136,6 +142,11 @@ func (v *configView) applyConnector(name string, m *kafka.Message) {
 		}
 		props[k] = s
 	}
+	v.setConnector(name, props)
+}
+
+// setConnector records connector name's properties and indexes it by its sink group.
+func (v *configView) setConnector(name string, props map[string]string) {
 	v.unindexGroup(name)
 	v.connectors[name] = props
 	g := SinkGroup(name, props)
@@ -173,6 +184,10 @@ func (v *configView) groupConnectors(group string) []string {
 func (v *configView) applyTargetState(name string, m *kafka.Message) {
 	if m.Value == nil {
 		delete(v.states, name)
+		return
+	}
+	if state, ok := m.WriterData.(DecodedTargetState); ok {
+		v.states[name] = string(state) // the agent's own record (Record.Decoded)
 		return
 	}
 	var rec map[string]any

@@ -2,10 +2,13 @@ package offsetstore
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // A large write is applied to the view from the written bytes (copied into the view's arena;
@@ -48,4 +51,35 @@ func TestStoreWriteAppliesOwnRecords(t *testing.T) {
 		}
 	}
 	require.True(t, found)
+}
+
+// The Write probes of concurrent requests ride in the store producer's Produce requests with
+// the writes made beside them, instead of a Produce request each: fifty requests' probes,
+// each asked while a write of its own goes out, cost a handful of requests, and each is
+// answered.
+func TestProbesRideWithWrites(t *testing.T) {
+	c, _, s := startFakeStore(t)
+	ctx := testContext(t)
+	require.Empty(t, s.ProbeWrites(ctx, []string{testConfigTopic})[0], "warm-up")
+	seen := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Observe: true, Count: -1})
+	const requests = 50
+	var wg sync.WaitGroup
+	probeErrs := make([][]error, requests)
+	writeErrs := make([][]error, requests)
+	for i := range requests {
+		wg.Go(func() {
+			probeErrs[i] = s.ProbeWrites(ctx, []string{testConfigTopic, testOffsetsTopic})
+		})
+		wg.Go(func() {
+			key := fmt.Appendf(nil, `["c-%d",{"file":"f"}]`, i)
+			writeErrs[i] = s.Producer().Produce(ctx, []kafka.Message{{Topic: testOffsetsTopic, Partition: PartitionFor(key, 25),
+				Key: key, Value: []byte(`{"position":1}`)}})
+		})
+	}
+	wg.Wait()
+	for i := range requests {
+		require.Equal(t, []error{nil, nil}, probeErrs[i], "request %d: the probes answered", i)
+		require.Nil(t, writeErrs[i], "request %d: the write acknowledged", i)
+	}
+	require.Less(t, seen.Hits(), requests/2, "Produce requests for %d requests' probes and writes", requests)
 }

@@ -2,10 +2,15 @@ package kafkaio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"sync/atomic"
+	"time"
 
 	"github.com/segmentio/kafka-go"
+	metadataAPI "github.com/segmentio/kafka-go/protocol/metadata"
 )
 
 // Options say how to reach one Kafka cluster. Every reader and writer of this package is built
@@ -26,16 +31,54 @@ type Options struct {
 // NewClient builds a kafka.Client over the brokers of opts. It never dials. The client knows
 // opts.Principal: the functions of this package name it in the *AuthzError of a request the
 // brokers refused. It also remembers the coordinator of each consumer group it sent a request
-// to (coordinator.go).
+// to (coordinator.go). Its first request waits until the transport knows the cluster's layout
+// (layoutTransport).
 func NewClient(opts Options) *kafka.Client {
-	cl := &kafka.Client{Addr: kafka.TCP(opts.Brokers...)}
-	// A nil Transport must stay a nil interface: a typed nil *kafka.Transport would be called
-	// and crash.
+	var rt kafka.RoundTripper = kafka.DefaultTransport
 	if opts.Transport != nil {
-		cl.Transport = opts.Transport
+		rt = opts.Transport
 	}
-	cl.Transport = &clientTransport{RoundTripper: transportOf(cl), principal: opts.Principal, coordinators: newCoordinators()}
+	cl := &kafka.Client{Addr: kafka.TCP(opts.Brokers...)}
+	cl.Transport = &clientTransport{RoundTripper: &layoutTransport{RoundTripper: rt}, principal: opts.Principal, coordinators: newCoordinators()}
 	return cl
+}
+
+// layoutTransport holds the requests of one client until its kafka-go transport has loaded
+// the cluster's layout once. kafka-go bounds every metadata refresh by the transport's
+// MetadataTTL (a second for offsetagent's transports, so that a topic an agent just created
+// is seen soon), and until one refresh has succeeded it answers Metadata with that refresh's
+// error and routes every other request from an empty layout ("[8] Broker Not Available"):
+// one metadata answer slower than the TTL (a loaded host, a cluster with many topics) failed
+// at once a request whose own bound was 30 s, e.g. migrate's "B's Kafka cluster is
+// unreachable". A refresh that times out is made again within a TTL, so a timeout is waited
+// out here, bounded by the request's context; any other error (a refused connection, a
+// refusal) is the request's answer, as before. A refresh that fails after one succeeded
+// keeps the layout: once loaded, requests pass straight through.
+type layoutTransport struct {
+	kafka.RoundTripper
+	loaded atomic.Bool
+}
+
+// layoutPause is the pause between two asks while the layout is not loaded.
+const layoutPause = 50 * time.Millisecond
+
+func (t *layoutTransport) RoundTrip(ctx context.Context, addr net.Addr, req kafka.Request) (kafka.Response, error) {
+	for !t.loaded.Load() {
+		// Asked straight on the transport, so that an error is the transport's own, as the
+		// request's would have been (kafka.Client wraps it in its method's name).
+		_, err := t.RoundTripper.RoundTrip(ctx, addr, &metadataAPI.Request{TopicNames: []string{}})
+		if err == nil {
+			t.loaded.Store(true)
+			break
+		}
+		if reason, _ := Classify(err); reason != ReasonTimeout {
+			return nil, err
+		}
+		if ctx.Err() != nil || !Sleep(ctx, layoutPause) {
+			return nil, errors.Join(err, ctx.Err())
+		}
+	}
+	return t.RoundTripper.RoundTrip(ctx, addr, req)
 }
 
 // clientTransport is the RoundTripper of a client built by NewClient: it carries the

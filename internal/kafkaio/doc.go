@@ -43,6 +43,10 @@
 // algorithm on the batch headers. Produce requests write no transactions and are untouched.
 //
 // Everything is built from Options naming one cluster; there is no package state, so a process
-// can read one cluster and write another. What records mean is left to callers: Connect's
+// can read one cluster and write another. A client NewClient builds holds its first request
+// until its kafka-go transport has loaded the cluster's layout: kafka-go bounds each metadata
+// refresh by the transport's MetadataTTL (a second for offsetagent's, so that new topics are
+// seen soon) and fails every request until one refresh succeeds, so one slow metadata answer
+// would otherwise fail a request whose own bound is far longer. What records mean is left to callers: Connect's
 // formats to offsetstore, the agent's own topics to agent.
 package kafkaio

@@ -62,7 +62,11 @@ func newRawFetch(cl *kafka.Client, topic string) *rawFetch {
 // clientIDOf is the client id the requests of cl's transport carry, for the requests that
 // write themselves.
 func clientIDOf(cl *kafka.Client) string {
-	if t, ok := transportOf(cl).(*kafka.Transport); ok {
+	rt := transportOf(cl)
+	if lt, ok := rt.(*layoutTransport); ok {
+		rt = lt.RoundTripper
+	}
+	if t, ok := rt.(*kafka.Transport); ok {
 		return t.ClientID
 	}
 	return ""

@@ -71,8 +71,9 @@ func (l *Log) Hold(partitions []int32) (release func()) {
 }
 
 // Written applies records the caller wrote to partition p, recs[idx[k]] at offset base+k, as
-// if read from the topic (see above). Their Key and Value are kept by the view and must never
-// be changed afterwards; recs and idx must not change until Written returns. Before Run has
+// if read from the topic (see above), each with its Decoded form as the message's WriterData.
+// Their Key and Value (and Decoded) are kept by the view and must never be changed afterwards;
+// recs and idx must not change until Written returns. Before Run has
 // read the partition count, Written does nothing (the initial load reads the records).
 func (l *Log) Written(p int, base int64, recs []Record, idx []int) {
 	if len(idx) > 0 {
@@ -197,7 +198,8 @@ func (l *Log) applyRun(p int, run ownRun, from int64, buf []kafka.Message) []kaf
 		buf = buf[:0]
 		for ; k < int64(len(run.idx)) && len(buf) < logApplyChunk; k++ {
 			r := &run.recs[run.idx[k]]
-			buf = append(buf, kafka.Message{Topic: l.topic, Partition: p, Offset: run.base + k, Key: r.Key, Value: r.Value, Headers: r.Headers})
+			buf = append(buf, kafka.Message{Topic: l.topic, Partition: p, Offset: run.base + k, Key: r.Key, Value: r.Value, Headers: r.Headers,
+				WriterData: r.Decoded})
 		}
 		l.applyBatch(buf)
 	}

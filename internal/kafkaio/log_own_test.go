@@ -16,6 +16,8 @@ type appliedLog struct {
 	*Log
 	mu     sync.Mutex
 	values map[string][]string
+	// decoded are the WriterData of each key's records, in order (nil for fetched ones).
+	decoded map[string][]any
 }
 
 func (a *appliedLog) seen(key string) []string {
@@ -26,18 +28,37 @@ func (a *appliedLog) seen(key string) []string {
 
 func runAppliedLog(t *testing.T, brokers []string, topic string) *appliedLog {
 	t.Helper()
-	a := &appliedLog{values: map[string][]string{}}
+	a := &appliedLog{values: map[string][]string{}, decoded: map[string][]any{}}
 	l, err := NewLog(Options{Brokers: brokers}, topic, func(msgs []kafka.Message) {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		for _, m := range msgs {
 			a.values[string(m.Key)] = append(a.values[string(m.Key)], string(m.Value))
+			a.decoded[string(m.Key)] = append(a.decoded[string(m.Key)], m.WriterData)
 		}
 	})
 	require.NoError(t, err)
 	a.Log = l
 	runLog(t, l)
 	return a
+}
+
+// An own record applied from Written comes with its decoded form (Record.Decoded) as the
+// message's WriterData; a record fetched from the topic has none.
+func TestLogHandsOwnRecordsDecodedForms(t *testing.T) {
+	_, brokers, p := startProducerCluster(t, "own")
+	ctx := testContext(t)
+	l := runAppliedLog(t, brokers, "own")
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "own", Partition: 0, Key: []byte("k"), Value: []byte("other")}}))
+	require.NoError(t, l.Sync(ctx))
+	release := l.Hold([]int32{0})
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "own", Partition: 0, Key: []byte("k"), Value: []byte("own")}}))
+	l.Written(0, 1, []Record{{Key: []byte("k"), Value: []byte("own"), Decoded: "decoded own"}}, []int{0})
+	release()
+	require.NoError(t, l.Sync(ctx))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	require.Equal(t, []any{nil, "decoded own"}, l.decoded["k"])
 }
 
 // Records the owner wrote are applied from Written (or WrittenBatch) at their offsets, never

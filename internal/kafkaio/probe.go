@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -45,6 +46,83 @@ func ProbeWrites(ctx context.Context, cl *kafka.Client, topics []string) (errs [
 		errs[i] = refusal(cl, errs[i], OpWrite, ResourceTopic, topic)
 	}
 	return errs
+}
+
+// Probes are Write probes queued on a Producer (EnqueueProbes), not yet answered.
+type Probes struct {
+	p      *Producer
+	topics []string
+	items  []*produceItem // one per distinct topic
+	at     []int          // topics[i]'s item
+	// direct: the producer could not route the probes; Wait asks them on their own
+	// (ProbeWrites).
+	direct bool
+}
+
+// EnqueueProbes queues a Write probe of each of topics (ProbeWrites's questions) on the
+// producer, as Enqueue queues records: they go in the producer's next Produce request to the
+// leader of the first topic's partition 0, beside whatever else is queued for it (a broker
+// answers each partition of a Produce request on its own, and a probe names partition -1,
+// which it refuses for the ACL or does not find, writing nothing). Under load a request's
+// probes thus cost no request of their own. When the first topic's leader is not known (the
+// metadata refused it, or it is missing), nothing is queued and Wait asks the probes on their
+// own, as ProbeWrites asks them.
+func (p *Producer) EnqueueProbes(ctx context.Context, topics []string) *Probes {
+	pr := &Probes{p: p, topics: topics, at: make([]int, len(topics))}
+	leader := -1
+	for i, topic := range topics {
+		k := slices.IndexFunc(pr.items, func(it *produceItem) bool { return it.topic == topic })
+		if k < 0 {
+			if leader < 0 {
+				ls, err := p.leaders.get(ctx, topic)
+				if err != nil || len(ls) == 0 {
+					pr.direct = true
+					return pr
+				}
+				leader = ls[0]
+			}
+			k = len(pr.items)
+			pr.items = append(pr.items, &produceItem{topic: topic, partition: probePartition, leader: leader, probe: true,
+				size: len(topic) + 16, done: make(chan struct{})})
+		}
+		pr.at[i] = k
+	}
+	p.enqueue(pr.items, false)
+	return pr
+}
+
+// Wait waits for the answers, as ProbeWrites returns them: errs[i] is topics[i]'s, nil when
+// the Write is allowed, an *AuthzError when it is refused, another error when the broker could
+// not be asked (ctx's when it ended first).
+func (pr *Probes) Wait(ctx context.Context) []error {
+	if pr.direct {
+		return ProbeWrites(ctx, pr.p.client, pr.topics)
+	}
+	for _, it := range pr.items {
+		select {
+		case <-it.done:
+		case <-ctx.Done():
+		}
+	}
+	errs := make([]error, len(pr.topics))
+	for i, topic := range pr.topics {
+		it := pr.items[pr.at[i]]
+		select {
+		case <-it.done:
+			if it.err != nil {
+				errs[i] = fmt.Errorf("probe Write on topic %q: %w", topic, it.err)
+			}
+		default:
+			errs[i] = fmt.Errorf("probe Write on topic %q: %w", topic, ctx.Err())
+		}
+		errs[i] = refusal(pr.p.client, errs[i], OpWrite, ResourceTopic, topic)
+	}
+	return errs
+}
+
+// ProbeWrites is ProbeWrites asked through the producer (EnqueueProbes).
+func (p *Producer) ProbeWrites(ctx context.Context, topics []string) []error {
+	return p.EnqueueProbes(ctx, topics).Wait(ctx)
 }
 
 func probeWrites(ctx context.Context, cl *kafka.Client, topics []string) []error {

@@ -94,6 +94,43 @@ func TestProbes(t *testing.T) {
 	}
 }
 
+// The Write probes a Producer carries ride in its Produce requests beside the records queued
+// with them, each topic answered on its own, and write nothing; probes whose first topic the
+// principal may not Describe are asked on their own, with the same answers.
+func TestProducerProbes(t *testing.T) {
+	c, user, _ := aclClusterOf(t,
+		allow(kmsg.ACLResourceTypeTopic, "allowed", kmsg.ACLOperationRead),
+		allow(kmsg.ACLResourceTypeTopic, "allowed", kmsg.ACLOperationWrite),
+	)
+	ctx := testContext(t)
+	p := NewProducer(Options{Brokers: []string{user.Addr.String()}, Transport: user.Transport.(*kafka.Transport), Principal: "User:probe"})
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "allowed", Partition: 1, Value: []byte("warm-up")}}))
+
+	seen := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Observe: true, Count: -1})
+	release := p.Hold()
+	probes := p.EnqueueProbes(ctx, []string{"allowed", "refused", "allowed"})
+	write := p.Enqueue(ctx, []kafka.Message{{Topic: "allowed", Partition: 0, Value: []byte("v")}})
+	release()
+	errs := probes.Wait(ctx)
+	require.Nil(t, write.Wait(ctx))
+	require.Equal(t, 1, seen.Hits(), "the probes and the write in one Produce request")
+	require.Len(t, errs, 3)
+	require.NoError(t, errs[0])
+	require.ErrorIs(t, errs[1], kafka.TopicAuthorizationFailed)
+	require.ErrorContains(t, errs[1], `principal User:probe is not allowed to Write Topic "refused"`)
+	require.NoError(t, errs[2])
+	require.Equal(t, int64(0), write.Offset(0))
+
+	// A first topic whose leader the metadata does not give: asked on its own.
+	errs = p.ProbeWrites(ctx, []string{"refused", "allowed"})
+	require.ErrorIs(t, errs[0], kafka.TopicAuthorizationFailed)
+	require.NoError(t, errs[1])
+
+	end, err := ListOffsets(ctx, user, "allowed", 2, kafka.LastOffset)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 1}, end, "the write and the warm-up, nothing else")
+}
+
 // Every call that makes a request returns a refusal as a complete *AuthzError: the principal
 // of the client's Options, the operation the call needs and the resource, with the
 // kafka-acls.sh line; the caller only adds what it was doing.

@@ -25,6 +25,8 @@ type partitionRecords struct {
 	idx     []int
 	encoded encodedBatch
 	size    int
+	// probe: the Write probes of the topic (partition -1, no records; EnqueueProbes).
+	probe bool
 }
 
 func (pr *partitionRecords) addTo(b *batchBuilder) {
@@ -73,7 +75,9 @@ func (p *Producer) produceOnce(ctx context.Context, answerBy time.Time, parts []
 	for _, i := range order {
 		pr := &parts[i]
 		set := pr.encoded.buf // sent as it is
-		if set == nil {
+		if pr.probe {
+			set = emptyRecordSet
+		} else if set == nil {
 			from := len(b.buf)
 			b.begin()
 			pr.addTo(&b)
@@ -112,6 +116,10 @@ func (p *Producer) produceOnce(ctx context.Context, answerBy time.Time, parts []
 		switch rp, ok := answers[pr.topicPartition]; {
 		case !ok:
 			errs[i] = errors.New("produce: no response for the partition")
+		case pr.probe:
+			if err := probeAnswer(rp.ErrorCode); err != nil {
+				errs[i] = partitionError(rp.ErrorCode, stringOf(rp.ErrorMessage))
+			}
 		case rp.ErrorCode != 0:
 			message := ""
 			if rp.ErrorMessage != nil {
@@ -123,6 +131,18 @@ func (p *Producer) produceOnce(ctx context.Context, answerBy time.Time, parts []
 		}
 	}
 	return errs, bases
+}
+
+// emptyRecordSet is the record set of a Write probe: no records (empty, not null: a broker
+// reads the batches before it looks the partition up).
+var emptyRecordSet = []byte{0, 0, 0, 0}
+
+// stringOf is *s, "" for nil.
+func stringOf(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // partitionError is a broker's error code for one partition, with its message when it sent one.

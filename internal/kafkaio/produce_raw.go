@@ -60,9 +60,21 @@ func (*produceResult) ApiKey() protocol.ApiKey { return protocol.Produce }
 func (*rawProduce) ApiKey() protocol.ApiKey { return protocol.Produce }
 
 // Broker implements protocol.BrokerMessage: the leader of every partition of the request,
-// with kafka-go's errors when the transport's metadata knows none or finds two.
+// with kafka-go's errors when the transport's metadata knows none or finds two. Write probes
+// (partition -1) have no leader and go with the others; a request of probes alone goes to the
+// leader of their first topic's partition 0, where the Producer queued them (any broker
+// answers a probe).
 func (r *rawProduce) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
-	return leaderOfAll(cluster, len(r.parts), func(i int) (string, int32) { return r.parts[i].topic, r.parts[i].partition },
+	parts := make([]rawProducePart, 0, len(r.parts))
+	for _, part := range r.parts {
+		if part.partition != probePartition {
+			parts = append(parts, part)
+		}
+	}
+	if len(parts) == 0 && len(r.parts) > 0 {
+		parts = append(parts, rawProducePart{topic: r.parts[0].topic, partition: 0})
+	}
+	return leaderOfAll(cluster, len(parts), func(i int) (string, int32) { return parts[i].topic, parts[i].partition },
 		func(err error) error { return rawproduce.NewError(err) })
 }
 

@@ -25,6 +25,9 @@ type Producer struct {
 
 	mu     sync.Mutex
 	queues map[int]*leaderQueue // by leader broker ID
+	// held counts the holds (Hold) not released: while it is above 0, no sender starts or
+	// takes a batch, so that the writes queued meanwhile go together.
+	held int
 }
 
 type leaderQueue struct {
@@ -38,7 +41,12 @@ type produceItem struct {
 	partition int32
 	leader    int             // the partition leader's broker ID when routed
 	recs      []kafka.Message // Key, Value and Headers
-	size      int
+	// one holds recs while the item has one record (most items).
+	one [1]kafka.Message
+	// probe: the item is a Write probe of its topic (partition -1, no records; EnqueueProbes):
+	// its err is the broker's answer, nil when the Write is allowed.
+	probe bool
+	size  int
 	// deadline, when not zero, is the end of the item's write (Write's ctx deadline): it is
 	// not sent from then on, and the Produce request that carries it asks the broker to answer
 	// before it (boundedBatch, produceTimeout).
@@ -110,6 +118,16 @@ type Pending struct {
 	order []*produceItem
 	// at[i] is msgs[i]'s index among the records of its item.
 	at []int
+	// one holds the slices of a write of one message (a claim, an intent, a result): most
+	// writes are, and they then cost no slices of their own.
+	one struct {
+		errs  [1]error
+		owner [1]*produceItem
+		order [1]*produceItem
+		at    [1]int
+	}
+	// send are the idle queues of the write's items that its Wait sends itself (sendInline).
+	send []*leaderQueue
 }
 
 // Enqueue queues msgs as Produce does and returns without waiting for the broker: each
@@ -120,18 +138,27 @@ type Pending struct {
 // elsewhere. ctx bounds the partition-leader lookup only. A queued write is sent even if
 // nobody waits for it.
 func (p *Producer) Enqueue(ctx context.Context, msgs []kafka.Message) *Pending {
-	return p.enqueueBy(ctx, msgs, time.Time{})
+	return p.enqueueBy(ctx, msgs, time.Time{}, false)
 }
 
 // enqueueBy is Enqueue for a write that ends at deadline (zero: never): its items are not sent
 // from then on, and the Produce requests that carry them ask the broker to answer before it.
-func (p *Producer) enqueueBy(ctx context.Context, msgs []kafka.Message, deadline time.Time) *Pending {
-	w := &Pending{p: p, errs: make([]error, len(msgs))}
-	w.owner, w.order, w.at = p.route(ctx, msgs, func(i int, err error) { w.errs[i] = err })
+// With inline, the write's caller waits for it at once, on a context that cannot end (so
+// that the round trips it makes are not cut short): the idle queues of its items are then
+// sent by its Wait, on the caller's goroutine, instead of a sender goroutine started for
+// them (sendInline).
+func (p *Producer) enqueueBy(ctx context.Context, msgs []kafka.Message, deadline time.Time, inline bool) *Pending {
+	w := &Pending{p: p}
+	if len(msgs) == 1 {
+		w.errs, w.owner, w.order, w.at = w.one.errs[:], w.one.owner[:], w.one.order[:0], w.one.at[:]
+	} else {
+		w.errs = make([]error, len(msgs))
+	}
+	w.owner, w.order, w.at = p.route(ctx, msgs, w.owner, w.order, w.at, func(i int, err error) { w.errs[i] = err })
 	for _, it := range w.order {
 		it.deadline = deadline
 	}
-	p.enqueue(w.order)
+	w.send = p.enqueue(w.order, inline)
 	return w
 }
 
@@ -139,6 +166,10 @@ func (p *Producer) enqueueBy(ctx context.Context, msgs []kafka.Message, deadline
 // returns one error per message, nil when every message was acknowledged; a message whose
 // context ended first gets ctx.Err() (it may still be written).
 func (w *Pending) Wait(ctx context.Context) []error {
+	for _, q := range w.send {
+		w.p.sendInline(q, w.order)
+	}
+	w.send = nil
 	for _, it := range w.order {
 		select {
 		case <-it.done:
@@ -196,14 +227,15 @@ func (p *Producer) produce(ctx context.Context, msgs []kafka.Message) ([]error, 
 // is then known, and a broker that answers late has appended it before it answers, so what
 // follows (a rollback) sees it.
 func (p *Producer) produceBy(ctx context.Context, msgs []kafka.Message, deadline time.Time) ([]error, []*produceItem) {
-	w := p.enqueueBy(ctx, msgs, deadline)
+	w := p.enqueueBy(ctx, msgs, deadline, ctx.Done() == nil)
 	return w.Wait(ctx), w.owner
 }
 
 // route groups msgs into one item per partition: owner[i] is msgs[i]'s item (nil when fail
 // was told why it cannot be written) and at[i] its index among the item's records, order the
-// items in first-seen order.
-func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(int, error)) (owner, order []*produceItem, at []int) {
+// items in first-seen order. owner and at, when not nil, have room for one entry per message
+// and order for one per item; they are used instead of new slices.
+func (p *Producer) route(ctx context.Context, msgs []kafka.Message, owner, order []*produceItem, at []int, fail func(int, error)) ([]*produceItem, []*produceItem, []int) {
 	// A queued write is a few records of a few topics and partitions: their leaders and items
 	// are looked up in short lists, not maps (three maps a call were most of a small write's
 	// allocations).
@@ -212,9 +244,12 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(in
 		leaders []int
 		err     error
 	}
-	var topics []topicLeaders
-	owner = make([]*produceItem, len(msgs))
-	at = make([]int, len(msgs))
+	var tbuf [2]topicLeaders
+	topics := tbuf[:0]
+	if owner == nil {
+		owner = make([]*produceItem, len(msgs))
+		at = make([]int, len(msgs))
+	}
 	for i := range msgs {
 		m := &msgs[i]
 		k := slices.IndexFunc(topics, func(t topicLeaders) bool { return t.topic == m.Topic })
@@ -250,6 +285,7 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(in
 		}
 		if it == nil {
 			it = &produceItem{topic: m.Topic, partition: int32(part), leader: ls[part], done: make(chan struct{})}
+			it.recs = it.one[:0]
 			order = append(order, it)
 		}
 		at[i] = len(it.recs)
@@ -264,9 +300,10 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, fail func(in
 }
 
 // enqueue adds items (each to the queue of its partition's leader) and starts the senders of
-// idle queues. All of a call's items are queued at once, so that a sender started by the
-// first cannot take it alone into a Produce of its own.
-func (p *Producer) enqueue(items []*produceItem) {
+// idle queues, or, with inline, returns those queues for the caller to send (sendInline). All
+// of a call's items are queued at once, so that a sender started by the first cannot take it
+// alone into a Produce of its own.
+func (p *Producer) enqueue(items []*produceItem, inline bool) (send []*leaderQueue) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var start []*leaderQueue
@@ -277,13 +314,94 @@ func (p *Producer) enqueue(items []*produceItem) {
 			p.queues[it.leader] = q
 		}
 		q.items = append(q.items, it)
-		if !q.busy {
+		if !q.busy && p.held == 0 {
 			q.busy = true
-			start = append(start, q)
+			if inline {
+				send = append(send, q)
+			} else {
+				start = append(start, q)
+			}
 		}
 	}
 	for _, q := range start {
 		go p.send(q)
+	}
+	return send
+}
+
+// sendInline is send on the caller's goroutine, for a queue the caller found idle when it
+// queued mine, which it waits for: it sends q's items, as many as fit in one request at a time
+// (others' queued before or meanwhile included), until mine are answered, and then leaves the
+// rest to a sender goroutine. A write of one caller at a time (the agent's request path, one
+// request at a time) thus costs no goroutine and no hand-over to one and back.
+func (p *Producer) sendInline(q *leaderQueue, mine []*produceItem) {
+	for {
+		p.mu.Lock()
+		if p.held > 0 {
+			q.busy = false // the last release starts it again
+			p.mu.Unlock()
+			return
+		}
+		if answered(mine, q, p.queues) {
+			if len(q.items) > 0 {
+				go p.send(q)
+			} else {
+				q.busy = false
+			}
+			p.mu.Unlock()
+			return
+		}
+		batch := takeBatch(q)
+		if len(batch) == 0 {
+			q.busy = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		p.roundTrip(batch)
+	}
+}
+
+// answered reports whether every item of items queued on q (queues: by leader) is answered.
+func answered(items []*produceItem, q *leaderQueue, queues map[int]*leaderQueue) bool {
+	for _, it := range items {
+		if queues[it.leader] != q {
+			continue
+		}
+		select {
+		case <-it.done:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Hold keeps the producer from sending until release is called: the writes queued meanwhile
+// (by any caller) go in the same Produce requests. A caller that queues several writes it
+// will wait for together (a request's intent and its Write probes) holds the producer
+// around them, so that the first does not leave alone in a request of its own while the
+// second is still being queued. Holds last microseconds; release must be called once.
+func (p *Producer) Hold() (release func()) {
+	p.mu.Lock()
+	p.held++
+	p.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(p.release) }
+}
+
+// release ends one hold; the last one starts the senders of the queues left waiting.
+func (p *Producer) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held--; p.held > 0 {
+		return
+	}
+	for _, q := range p.queues {
+		if !q.busy && len(q.items) > 0 {
+			q.busy = true
+			go p.send(q)
+		}
 	}
 }
 
@@ -291,6 +409,11 @@ func (p *Producer) enqueue(items []*produceItem) {
 func (p *Producer) send(q *leaderQueue) {
 	for {
 		p.mu.Lock()
+		if p.held > 0 {
+			q.busy = false // the last release starts it again
+			p.mu.Unlock()
+			return
+		}
 		batch := takeBatch(q)
 		if len(batch) == 0 {
 			q.busy = false
@@ -340,14 +463,14 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 		if !ok {
 			i = len(parts)
 			at[k] = i
-			parts = append(parts, partitionRecords{topicPartition: k})
+			parts = append(parts, partitionRecords{topicPartition: k, probe: it.probe})
 		}
 		parts[i].items = append(parts[i].items, it)
 		parts[i].size += it.size
 	}
 	errs, bases := p.produceOnce(context.Background(), answerBy, parts, nil)
 	for i, pr := range parts {
-		if errs[i] != nil && len(pr.items) > 1 && refusesRecords(errs[i]) {
+		if errs[i] != nil && len(pr.items) > 1 && !pr.probe && refusesRecords(errs[i]) {
 			p.sendAlone(answerBy, pr)
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -292,4 +293,44 @@ func TestProducerLargeWriteReusesBuffers(t *testing.T) {
 			require.Equal(t, string(recs[i].Value), string(m.Value), "partition %d offset %d", part, k)
 		}
 	}
+}
+
+// Queuing a write of one record (a claim, an intent, a result: most of the agent's writes)
+// costs its Pending, its item and the item's channel, and no slices.
+func TestProducerQueuesOneRecordCheaply(t *testing.T) {
+	_, _, p := startProducerCluster(t, "a")
+	ctx := testContext(t)
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "a", Partition: 0, Value: []byte("warm-up")}}))
+	msgs := []kafka.Message{{Topic: "a", Partition: 1, Key: []byte("k"), Value: []byte("v")}}
+	queued := make([]*Pending, 0, 200)
+	release := p.Hold() // nothing is sent while the writes are counted
+	allocs := testing.AllocsPerRun(100, func() { queued = append(queued, p.Enqueue(ctx, msgs)) })
+	release()
+	for _, w := range queued {
+		require.Nil(t, w.Wait(ctx))
+	}
+	require.LessOrEqual(t, allocs, 3.0, "allocations to queue a write of one record")
+}
+
+// A write made while the producer is idle is sent by the writer's own goroutine (its Wait):
+// no sender goroutine runs for it, and the next write goes the same way.
+func TestProducerIdleWriteSentByWriter(t *testing.T) {
+	c, _, p := startProducerCluster(t, "a")
+	ctx := testContext(t)
+	require.NoError(t, p.Write(ctx, "a", []Record{{Value: []byte("warm-up")}}, []int32{0}, nil))
+	inFlight, answer := make(chan struct{}), make(chan struct{})
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		close(inFlight)
+		<-answer
+		return nil, nil, false
+	})
+	done := make(chan error, 1)
+	go func() { done <- p.Write(ctx, "a", []Record{{Value: []byte("v")}}, []int32{1}, nil) }()
+	<-inFlight
+	stacks := make([]byte, 1<<20)
+	stacks = stacks[:runtime.Stack(stacks, true)]
+	close(answer)
+	require.NoError(t, <-done)
+	require.False(t, bytes.Contains(stacks, []byte("kafkaio.(*Producer).send(")), "a sender goroutine ran for a lone write")
+	require.True(t, bytes.Contains(stacks, []byte("kafkaio.(*Producer).sendInline(")), "the writer did not send it")
 }

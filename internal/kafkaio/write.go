@@ -18,6 +18,11 @@ type Record struct {
 	// Headers are the record's headers (nil for most records; offsetstore marks the config
 	// records a request writes with the request's identity).
 	Headers []kafka.Header
+	// Decoded, when not nil, is what the record's bytes decode to for the view that reads its
+	// topic: a Log hands it to its apply as the message's WriterData when it applies the
+	// record from the written bytes (Written), so that the view need not parse what its owner
+	// just encoded. Records read back from the topic have none.
+	Decoded any
 }
 
 // recordSize approximates a record's size in a produce request.
