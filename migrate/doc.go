@@ -29,6 +29,9 @@
 //     (Report, Entry, Outcome).
 //   - cutover: the cutover report built from the run's report, and its verification on B,
 //     partition by partition, with the evidence each verdict rests on.
+//   - rollback: the way back for the connectors of a cutover report (refusals, the stop on B
+//     behind a barrier it is given, B's progress carried to A, A resumed, B's connector
+//     deleted when safe); it imports none of the stages.
 //
 // Runs are idempotent: request ids derive from the migration id, the connector's name on B
 // and what the request creates, and B's result topic is read first, so a connector that
