@@ -84,7 +84,7 @@ fuzz: ## Fuzz the request decoder, the MirrorMaker 2 record decoders, the client
 	$(GO) test -run '^$$' -fuzz '^FuzzParseProperties$$' -fuzztime $(FUZZTIME) ./internal/clientconfig/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseCommandConfig$$' -fuzztime $(FUZZTIME) ./internal/clientconfig/
 	$(GO) test -run '^$$' -fuzz '^FuzzSecretsNotInErrors$$' -fuzztime $(FUZZTIME) ./internal/clientconfig/
-	$(GO) test -run '^$$' -fuzz '^FuzzPlantedSecrets$$' -fuzztime $(FUZZTIME) ./migrate/
+	$(GO) test -run '^$$' -fuzz '^FuzzPlantedSecrets$$' -fuzztime $(FUZZTIME) ./migrate/strimzi/
 	$(GO) test -run '^$$' -fuzz '^FuzzAfterPrefix$$' -fuzztime $(FUZZTIME) ./internal/javaregex/
 
 goldens: ## Regenerate the golden tables a real JVM answers (tools/oracle: Java, kafka-clients, Connect, MirrorMaker 2; GOLDENS="props regex" for some sets; java, and mvn for the first jar download)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -16,12 +17,27 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // cutoverVerdicts maps "<connector on B> <partition>" to its verdict.
-func cutoverVerdicts(c *migrate.Cutover) map[string]migrate.Verdict {
-	out := map[string]migrate.Verdict{}
+// mismatched names the connectors with a partition whose verdict is mismatch.
+func mismatched(c *cutover.Cutover) []string {
+	var out []string
+	for _, cc := range c.Connectors {
+		for _, p := range cc.Partitions {
+			if p.Verdict == cutover.VerdictMismatch && !slices.Contains(out, cc.TargetName) {
+				out = append(out, cc.TargetName)
+			}
+		}
+	}
+	return out
+}
+
+func cutoverVerdicts(c *cutover.Cutover) map[string]cutover.Verdict {
+	out := map[string]cutover.Verdict{}
 	for _, cc := range c.Connectors {
 		for _, p := range cc.Partitions {
 			b, _ := p.Partition.MarshalJSON()
@@ -45,26 +61,25 @@ func TestMigrateVerifyCutover(t *testing.T) {
 	f := newFleet(t)
 	f.seed(t)
 	startAgent(t, f.cfgB, agent.Options{})
-	opts := f.options(t, migrate.SelectionFlags{Include: []string{"file-src-1", "mm2-src", "dbz-mysql", "sink-1"}})
+	opts := f.options(t, source.SelectionFlags{Include: []string{"file-src-1", "mm2-src", "dbz-mysql", "sink-1"}})
 	opts.Verify, opts.VerifyPoll = 500*time.Millisecond, 100*time.Millisecond
 	ctx := context.Background()
-	rep, err := migrate.Migrate(ctx, opts)
+	rep, cut, err := migrate.Migrate(ctx, opts)
 	require.NoError(t, err)
 	require.True(t, rep.OK(), "%v", outcomes(rep))
-	cut := rep.Cutover
 	require.NotNil(t, cut)
 	require.Equal(t, rep.MigrationID, cut.MigrationID)
 	require.False(t, cut.VerifyStarted.IsZero())
 	require.Empty(t, cut.Error)
-	want := map[string]migrate.Verdict{
-		`file-src-1 {"filename":"file-src-1.txt"}`: migrate.VerdictWaiting,
-		`dbz-mysql {"server":"dbserver1"}`:         migrate.VerdictWaiting,
+	want := map[string]cutover.Verdict{
+		`file-src-1 {"filename":"file-src-1.txt"}`: cutover.VerdictWaiting,
+		`dbz-mysql {"server":"dbserver1"}`:         cutover.VerdictWaiting,
 	}
 	for i, topic := range []string{"t0", "t1", "t0", "t1", "t0"} {
-		want[`mm2-src {"cluster":"src","partition":`+strconv.Itoa(i)+`,"topic":"`+topic+`"}`] = migrate.VerdictWaiting
+		want[`mm2-src {"cluster":"src","partition":`+strconv.Itoa(i)+`,"topic":"`+topic+`"}`] = cutover.VerdictWaiting
 	}
 	for p := range 3 {
-		want[`sink-1 {"kafka_partition":`+strconv.Itoa(p)+`,"kafka_topic":"`+f.orders+`"}`] = migrate.VerdictWaiting
+		want[`sink-1 {"kafka_partition":`+strconv.Itoa(p)+`,"kafka_topic":"`+f.orders+`"}`] = cutover.VerdictWaiting
 	}
 	require.Equal(t, want, cutoverVerdicts(cut))
 	for _, cc := range cut.Connectors {
@@ -103,39 +118,36 @@ func TestMigrateVerifyCutover(t *testing.T) {
 	f.clB.produce(f.cfgB.OffsetsTopic, msgs...)
 	commitGroup(t, f.clB, "connect-sink-1", map[int]int64{0: 15, 2: 25}, f.orders) // placed 10, 20, 30
 
-	want[`file-src-1 {"filename":"file-src-1.txt"}`] = migrate.VerdictVerified
-	want[`dbz-mysql {"server":"dbserver1"}`] = migrate.VerdictVerified
-	want[`mm2-src {"cluster":"src","partition":0,"topic":"t0"}`] = migrate.VerdictVerified
-	want[`mm2-src {"cluster":"src","partition":1,"topic":"t1"}`] = migrate.VerdictMismatch
-	want[`sink-1 {"kafka_partition":0,"kafka_topic":"`+f.orders+`"}`] = migrate.VerdictVerified
-	want[`sink-1 {"kafka_partition":2,"kafka_topic":"`+f.orders+`"}`] = migrate.VerdictMismatch
+	want[`file-src-1 {"filename":"file-src-1.txt"}`] = cutover.VerdictVerified
+	want[`dbz-mysql {"server":"dbserver1"}`] = cutover.VerdictVerified
+	want[`mm2-src {"cluster":"src","partition":0,"topic":"t0"}`] = cutover.VerdictVerified
+	want[`mm2-src {"cluster":"src","partition":1,"topic":"t1"}`] = cutover.VerdictMismatch
+	want[`sink-1 {"kafka_partition":0,"kafka_topic":"`+f.orders+`"}`] = cutover.VerdictVerified
+	want[`sink-1 {"kafka_partition":2,"kafka_topic":"`+f.orders+`"}`] = cutover.VerdictMismatch
 
 	// From the cutover report's file, as migrate --verify --cutover-report reads it.
 	path := filepath.Join(t.TempDir(), "cutover.json")
 	var buf bytes.Buffer
 	require.NoError(t, cut.WriteJSON(&buf))
 	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o600))
-	again, err := migrate.ReadCutover(path)
+	again, err := cutover.Read(path)
 	require.NoError(t, err)
-	for name, c := range map[string]*migrate.Cutover{"in memory": cut, "from its file": again} {
+	for name, c := range map[string]*cutover.Cutover{"in memory": cut, "from its file": again} {
 		t.Run(name, func(t *testing.T) {
-			require.NoError(t, migrate.VerifyCutover(ctx, c, migrate.VerifyCutoverOptions{Brokers: f.cfgB.Brokers,
+			require.NoError(t, cutover.Verify(ctx, c, cutover.VerifyOptions{Brokers: f.cfgB.Brokers,
 				Timeout: 700 * time.Millisecond, Poll: 100 * time.Millisecond}))
 			require.Equal(t, want, cutoverVerdicts(c))
 			require.False(t, c.OK())
-			require.Equal(t, map[migrate.Verdict]int{migrate.VerdictVerified: 4, migrate.VerdictWaiting: 4, migrate.VerdictMismatch: 2,
-				migrate.VerdictUnordered: 0, migrate.VerdictReplay: 0}, c.Counts)
+			require.Equal(t, map[cutover.Verdict]int{cutover.VerdictVerified: 4, cutover.VerdictWaiting: 4, cutover.VerdictMismatch: 2,
+				cutover.VerdictUnordered: 0, cutover.VerdictReplay: 0}, c.Counts)
 			for _, cc := range c.Connectors {
 				for _, p := range cc.Partitions {
-					if p.Verdict == migrate.VerdictMismatch {
+					if p.Verdict == cutover.VerdictMismatch {
 						require.Regexp(t, `1001.*before|before the 30 placed`, p.Detail)
 					}
 				}
 			}
-			var sum bytes.Buffer
-			require.NoError(t, c.WriteSummary(&sum))
-			require.Contains(t, sum.String(), "4 verified, 4 waiting, 2 mismatch")
-			require.Contains(t, sum.String(), "mismatch: sink-1 ")
+			require.Contains(t, mismatched(c), "sink-1")
 		})
 	}
 
@@ -148,10 +160,10 @@ func TestMigrateVerifyCutover(t *testing.T) {
 				kafka.Message{Key: []byte(key), Value: []byte(`{"position":12}`)}, kafka.Message{Key: []byte(key), Value: []byte(`{"position":30}`)})
 		}
 	}
-	require.NoError(t, migrate.VerifyCutover(ctx, again, migrate.VerifyCutoverOptions{Brokers: f.cfgB.Brokers, Timeout: time.Second}))
+	require.NoError(t, cutover.Verify(ctx, again, cutover.VerifyOptions{Brokers: f.cfgB.Brokers, Timeout: time.Second}))
 	for _, cc := range again.Connectors {
 		if cc.TargetName == "file-src-1" {
-			require.Equal(t, migrate.VerdictMismatch, cc.Partitions[0].Verdict)
+			require.Equal(t, cutover.VerdictMismatch, cc.Partitions[0].Verdict)
 			require.Contains(t, cc.Partitions[0].Detail, `B's first offset after the placed {"position":30} is {"position":12}: before it`)
 		}
 	}

@@ -15,6 +15,9 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 )
 
 // A request read at or after its deadline (the deadline extension) is answered failed, 408,
@@ -172,9 +175,9 @@ func newMigrationPair(t *testing.T) *migrationPair {
 }
 
 // migrateOne runs a migration of the pair's one connector and returns the report and its entry.
-func (p *migrationPair) migrateOne(t *testing.T, ctx context.Context, o migrate.MigrateOptions) (*migrate.Report, *migrate.Entry) {
+func (p *migrationPair) migrateOne(t *testing.T, ctx context.Context, o migrate.MigrateOptions) (*apply.Report, *apply.Entry) {
 	t.Helper()
-	rep, err := migrate.Migrate(ctx, o)
+	rep, _, err := migrate.Migrate(ctx, o)
 	require.NoError(t, err)
 	require.Len(t, rep.Connectors, 1)
 	return rep, rep.Connectors[0]
@@ -197,14 +200,14 @@ func (p *migrationPair) interruptOncePublished(ctx context.Context, cancel conte
 
 func (p *migrationPair) options(t *testing.T) migrate.MigrateOptions {
 	t.Helper()
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{})
+	sel, err := source.NewSelection(source.SelectionFlags{})
 	require.NoError(t, err)
 	return migrate.MigrateOptions{
 		Options: migrate.Options{
-			Topics:    &migrate.TopicsSource{Brokers: p.cfgA.Brokers, ConfigTopic: p.cfgA.ConfigTopic, OffsetsTopic: p.cfgA.OffsetsTopic},
+			Topics:    &source.TopicsSource{Brokers: p.cfgA.Brokers, ConfigTopic: p.cfgA.ConfigTopic, OffsetsTopic: p.cfgA.OffsetsTopic},
 			Selection: sel, Logger: testLogger(t),
 		},
-		To: migrate.Target{Brokers: p.cfgB.Brokers, RequestTopic: p.cfgB.RequestTopic, ResultTopic: p.cfgB.ResultTopic,
+		To: target.Target{Brokers: p.cfgB.Brokers, RequestTopic: p.cfgB.RequestTopic, ResultTopic: p.cfgB.ResultTopic,
 			ConfigTopic: p.cfgB.ConfigTopic, OffsetsTopic: p.cfgB.OffsetsTopic},
 		SelectionKey: t.Name(), Concurrency: 4,
 	}
@@ -218,7 +221,7 @@ func TestMigrateFailedRequestIsNeverCarriedOut(t *testing.T) {
 	o := p.options(t)
 	o.Timeout, o.Grace = 15*time.Second, 500*time.Millisecond
 	_, e := p.migrateOne(t, context.Background(), o)
-	require.Equal(t, migrate.OutcomeFailed, e.Outcome, e.Message)
+	require.Equal(t, apply.OutcomeFailed, e.Outcome, e.Message)
 	require.Equal(t, "await_result", e.FailedStep, "the request was published: %s", e.Message)
 	require.Contains(t, e.Message, "so it will not be created")
 
@@ -253,7 +256,7 @@ func TestMigrateFailedStaysTrueWhenWritesRunPastGrace(t *testing.T) {
 	o := p.options(t)
 	o.Timeout, o.Grace = 8*time.Second, 2*time.Second
 	_, e := p.migrateOne(t, context.Background(), o)
-	require.Equal(t, migrate.OutcomeFailed, e.Outcome, e.Message)
+	require.Equal(t, apply.OutcomeFailed, e.Outcome, e.Message)
 	require.Contains(t, e.Message, "so it will not be created")
 
 	// The faults outlast the grace by a second.
@@ -285,7 +288,7 @@ func TestMigrateInterruptedIsPending(t *testing.T) {
 	defer cancel()
 	go p.interruptOncePublished(ctx, cancel)
 	rep, e := p.migrateOne(t, ctx, o)
-	require.Equal(t, migrate.OutcomePending, e.Outcome, e.Message)
+	require.Equal(t, apply.OutcomePending, e.Outcome, e.Message)
 	require.Contains(t, e.Message, "run the same command again after")
 	require.False(t, rep.OK())
 
@@ -293,7 +296,7 @@ func TestMigrateInterruptedIsPending(t *testing.T) {
 	require.Equal(t, events.TypeCreateSucceeded, p.clB.waitResult(e.RequestID, resultWait).Type, "pending was right: it was carried out")
 	// The re-run learns the outcome.
 	_, e = p.migrateOne(t, context.Background(), o)
-	require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, e.Message)
+	require.Equal(t, apply.OutcomeSucceeded, e.Outcome, e.Message)
 }
 
 // delayProduceOnce holds the first produce request that writes to topic (a record of a
@@ -405,14 +408,14 @@ func TestMigrateCreatedWithoutResultIsPending(t *testing.T) {
 	_, e := p.migrateOne(t, context.Background(), o)
 	require.Positive(t, refused.Hits(), "B refused the result")
 	require.Contains(t, p.clB.live(p.cfgB.ConfigTopic), "connector-file-src-1", "B's agent created the connector")
-	require.Equal(t, migrate.OutcomePending, e.Outcome, "a connector that exists on B reported %s: %s", e.Outcome, e.Message)
+	require.Equal(t, apply.OutcomePending, e.Outcome, "a connector that exists on B reported %s: %s", e.Outcome, e.Message)
 	require.Contains(t, e.Message, "exists on B")
 	require.Contains(t, e.Message, e.RequestID)
 
 	refused.Remove()
 	require.Equal(t, events.TypeCreateSucceeded, p.clB.waitResult(e.RequestID, resultWait).Type)
 	_, e = p.migrateOne(t, context.Background(), o)
-	require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, e.Message)
+	require.Equal(t, apply.OutcomeSucceeded, e.Outcome, e.Message)
 }
 
 // A request whose writes before the connector's config records end within the reserve kept
@@ -458,7 +461,7 @@ func TestMigrateUnknownOnBIsPending(t *testing.T) {
 		When: func(kmsg.Request) bool { return time.Now().After(from) }})
 	_, e := p.migrateOne(t, context.Background(), o)
 	require.Positive(t, refused.Hits(), "the run asked B's config topic")
-	require.Equal(t, migrate.OutcomePending, e.Outcome, "reported %s though B could not be read: %s", e.Outcome, e.Message)
+	require.Equal(t, apply.OutcomePending, e.Outcome, "reported %s though B could not be read: %s", e.Outcome, e.Message)
 	require.Contains(t, e.Message, "is not known")
 	require.Contains(t, e.Message, "Read")
 	require.Contains(t, e.Message, e.RequestID)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
-	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 )
 
 // heldWrite is a Produce request a slow broker held: when it arrived and the timeout it
@@ -116,10 +116,10 @@ func TestNoConfigWriteLandsAfterTheGiveUpLook(t *testing.T) {
 	}
 	live := p.clB.live(p.cfgB.ConfigTopic)
 	switch e.Outcome {
-	case migrate.OutcomeSucceeded:
+	case apply.OutcomeSucceeded:
 		require.Equal(t, events.TypeCreateSucceeded, res.Type, res.Data.Message)
 		require.Contains(t, live, "connector-file-src-1")
-	case migrate.OutcomeFailed:
+	case apply.OutcomeFailed:
 		require.Equal(t, events.TypeCreateFailed, res.Type, res.Data.Message)
 		require.NotContains(t, live, "connector-file-src-1", "migrate reported failed: %s", e.Message)
 	default:

@@ -1,13 +1,13 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +20,9 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
 
 // fileSourceBody is a file source connector's body with one offset; extra is appended to
@@ -56,7 +59,7 @@ func newSourcesPair(t *testing.T, bodies []string, prepareB func(c *cluster, cfg
 }
 
 // outcomeSteps maps each report entry to "outcome step".
-func outcomeSteps(rep *migrate.Report) map[string]string {
+func outcomeSteps(rep *apply.Report) map[string]string {
 	out := map[string]string{}
 	for _, e := range rep.Connectors {
 		out[e.Name] = strings.TrimSpace(fmt.Sprintf("%s %s", e.Outcome, e.FailedStep))
@@ -86,7 +89,7 @@ func TestMigrateBatchRefusesOneRequest(t *testing.T) {
 	startAgent(t, p.cfgB, agent.Options{})
 	o := p.options(t)
 	o.Concurrency, o.Timeout = 16, time.Minute
-	rep, err := migrate.Migrate(context.Background(), o)
+	rep, _, err := migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"small-1": "succeeded", "small-2": "succeeded", "small-3": "succeeded", "small-4": "succeeded",
 		"big-src": "failed publish_request"}, outcomeSteps(rep))
@@ -129,7 +132,7 @@ func TestMigrateUnknownWriteIsPending(t *testing.T) {
 	startAgent(t, p.cfgB, agent.Options{})
 	o := p.options(t)
 	o.Concurrency, o.Timeout = 16, 2*time.Minute
-	rep, err := migrate.Migrate(context.Background(), o)
+	rep, _, err := migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.Positive(t, h.Hits(), "the fault answered the writes")
 	want := map[string]string{}
@@ -147,24 +150,39 @@ func TestMigrateOffsetsOnlyThenCreate(t *testing.T) {
 	startAgent(t, p.cfgB, agent.Options{})
 	o := p.options(t)
 	o.Timeout = time.Minute
-	o.Strimzi = &migrate.StrimziTarget{Cluster: "connect-b", Dir: t.TempDir()}
-	rep, err := migrate.Migrate(context.Background(), o)
+	o.Strimzi = &strimzi.Target{Cluster: "connect-b", Dir: t.TempDir()}
+	rep, _, err := migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"file-src-1": "succeeded"}, outcomeSteps(rep))
 	require.NotContains(t, p.clB.live(p.cfgB.ConfigTopic), "connector-file-src-1", "offsets only")
 
 	o = p.options(t)
 	o.Timeout = time.Minute
-	rep, err = migrate.Migrate(context.Background(), o)
+	rep, _, err = migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"file-src-1": "succeeded"}, outcomeSteps(rep))
 	require.Contains(t, p.clB.live(p.cfgB.ConfigTopic), "connector-file-src-1", "the plain run created the connector")
 
 	requests := len(p.clB.readAll(p.cfgB.RequestTopic))
-	rep, err = migrate.Migrate(context.Background(), o)
+	rep, _, err = migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.True(t, rep.OK())
 	require.Len(t, p.clB.readAll(p.cfgB.RequestTopic), requests, "nothing published again")
+}
+
+// waitRecorder is a apply.Progress that keeps what it is told while results are awaited.
+type waitRecorder struct {
+	mu    sync.Mutex
+	waits []apply.Wait
+}
+
+func (r *waitRecorder) Start(int)         {}
+func (r *waitRecorder) Done(*apply.Entry) {}
+func (r *waitRecorder) Finish()           {}
+func (r *waitRecorder) Waiting(w apply.Wait) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waits = append(r.waits, w)
 }
 
 // While results are awaited, the progress says every WaitReport how many are in, how many
@@ -180,13 +198,17 @@ func TestMigrateWaitProgress(t *testing.T) {
 	}})
 	o := p.options(t)
 	o.Timeout, o.Grace, o.WaitReport = 6*time.Second, 500*time.Millisecond, 500*time.Millisecond
-	var out bytes.Buffer
-	o.Progress = migrate.LineProgress(&out)
-	rep, err := migrate.Migrate(context.Background(), o)
+	waits := &waitRecorder{}
+	o.Progress = waits
+	rep, _, err := migrate.Migrate(context.Background(), o)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"file-src-1": "succeeded"}, outcomeSteps(rep))
-	require.Contains(t, out.String(), fmt.Sprintf("waiting for results on topic %q: 0 of 1 in, 1 awaited, ", p.cfgB.ResultTopic))
-	require.Contains(t, out.String(), "none yet: B's agents must write their results to this topic")
+	require.NotEmpty(t, waits.waits, "told while no result is in")
+	w := waits.waits[0]
+	require.Equal(t, p.cfgB.ResultTopic, w.Topic)
+	require.Equal(t, 0, w.In)
+	require.Equal(t, 1, w.Awaited)
+	require.Positive(t, w.Left)
 }
 
 // A dry run creates nothing: interrupted before its plan arrived, it is not pending ("may
@@ -199,8 +221,8 @@ func TestMigrateInterruptedDryRunIsNotPending(t *testing.T) {
 	defer cancel()
 	go p.interruptOncePublished(ctx, cancel)
 	rep, e := p.migrateOne(t, ctx, o)
-	require.NotEqual(t, migrate.OutcomePending, e.Outcome, e.Message)
-	require.Equal(t, migrate.OutcomeFailed, e.Outcome, e.Message)
+	require.NotEqual(t, apply.OutcomePending, e.Outcome, e.Message)
+	require.Equal(t, apply.OutcomeFailed, e.Outcome, e.Message)
 	require.Contains(t, e.Message, "no plan received")
 	require.NotContains(t, e.Message, "may still")
 	require.False(t, rep.OK())
@@ -211,31 +233,31 @@ func TestMigrateInterruptedDryRunIsNotPending(t *testing.T) {
 // selection that matches nothing is an empty report.
 func TestSelectionFlagsMatchingNothing(t *testing.T) {
 	p := newMigrationPair(t)
-	export := func(flags migrate.SelectionFlags, allowEmpty bool) (*migrate.Report, error) {
-		sel, err := migrate.NewSelection(flags)
+	export := func(flags source.SelectionFlags, allowEmpty bool) (*apply.Report, error) {
+		sel, err := source.NewSelection(flags)
 		require.NoError(t, err)
 		return migrate.Export(context.Background(), migrate.Options{
-			Topics:    &migrate.TopicsSource{Brokers: p.cfgA.Brokers, ConfigTopic: p.cfgA.ConfigTopic, OffsetsTopic: p.cfgA.OffsetsTopic},
+			Topics:    &source.TopicsSource{Brokers: p.cfgA.Brokers, ConfigTopic: p.cfgA.ConfigTopic, OffsetsTopic: p.cfgA.OffsetsTopic},
 			Selection: sel, Logger: testLogger(t), AllowEmpty: allowEmpty,
 		})
 	}
 	tests := []struct {
 		name  string
-		flags migrate.SelectionFlags
+		flags source.SelectionFlags
 		want  string
 	}{
-		{name: "misspelt exclude", flags: migrate.SelectionFlags{Exclude: []string{"file-scr-1"}},
+		{name: "misspelt exclude", flags: source.SelectionFlags{Exclude: []string{"file-scr-1"}},
 			want: `--exclude "file-scr-1" matches no selected connector`},
-		{name: "one of two includes", flags: migrate.SelectionFlags{Include: []string{"file-src-.*", "fle-src-2"}},
+		{name: "one of two includes", flags: source.SelectionFlags{Include: []string{"file-src-.*", "fle-src-2"}},
 			want: `--include "fle-src-2" matches no connector of A`},
-		{name: "misspelt rename", flags: migrate.SelectionFlags{Rename: []string{"fil-src-(.*)=b-$1"}},
+		{name: "misspelt rename", flags: source.SelectionFlags{Rename: []string{"fil-src-(.*)=b-$1"}},
 			want: `--rename "fil-src-(.*)=b-$1" renames no selected connector`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, err := export(tc.flags, false)
 			require.ErrorContains(t, err, tc.want)
-			var unmatched *migrate.UnmatchedError
+			var unmatched *source.UnmatchedError
 			require.True(t, errors.As(err, &unmatched), "%T", err)
 			require.Nil(t, rep)
 
@@ -244,10 +266,10 @@ func TestSelectionFlagsMatchingNothing(t *testing.T) {
 			require.Equal(t, map[string]string{"file-src-1": "planned"}, outcomeSteps(rep))
 		})
 	}
-	_, err := export(migrate.SelectionFlags{Include: []string{"nothing"}}, false)
-	var none *migrate.NoneSelectedError
+	_, err := export(source.SelectionFlags{Include: []string{"nothing"}}, false)
+	var none *source.NoneSelectedError
 	require.True(t, errors.As(err, &none), "%v", err)
-	rep, err := export(migrate.SelectionFlags{Include: []string{"nothing"}}, true)
+	rep, err := export(source.SelectionFlags{Include: []string{"nothing"}}, true)
 	require.NoError(t, err)
 	require.Empty(t, rep.Connectors)
 	require.True(t, rep.OK())

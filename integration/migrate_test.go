@@ -19,13 +19,17 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
-// fleet is Connect cluster A's state for the migration tests, created through an agent on A
+// fleetPair is Connect cluster A's state for the migration tests, created through an agent on A
 // (so every record is written by the project's own encoder, as Connect would write it), plus
 // records written by hand for what an agent never writes (tombstones, bad input).
-type fleet struct {
+type fleetPair struct {
 	cfgA, cfgB agent.Config
 	clA, clB   *client
 	own        string // a connector-specific offsets topic (on A and B)
@@ -34,10 +38,10 @@ type fleet struct {
 	group      string // a sink's consumer.override.group.id
 }
 
-func newFleet(t *testing.T) *fleet {
+func newFleet(t *testing.T) *fleetPair {
 	t.Helper()
 	a, b := startCluster(t), startCluster(t)
-	f := &fleet{cfgA: testConfig(a), cfgB: testConfig(b)}
+	f := &fleetPair{cfgA: testConfig(a), cfgB: testConfig(b)}
 	f.cfgA.AllowedOffsetsTopics, f.cfgB.AllowedOffsetsTopics = ".*", ".*"
 	f.cfgA.AllowedGroups, f.cfgB.AllowedGroups = []string{"connect-.*", "custom-group-.*"}, []string{"connect-.*", "custom-group-.*"}
 	suffix := strings.TrimPrefix(f.cfgA.ConfigTopic, "connect-configs-")
@@ -60,7 +64,7 @@ const (
 )
 
 // seed creates the dozen connectors on A and the records no agent writes.
-func (f *fleet) seed(t *testing.T) {
+func (f *fleetPair) seed(t *testing.T) {
 	t.Helper()
 	agentA := startAgent(t, f.cfgA, agent.Options{})
 	mm2Offsets := func(n int) string {
@@ -116,23 +120,23 @@ func (f *fleet) seed(t *testing.T) {
 	f.clA.produce(f.cfgA.OffsetsTopic, kafka.Message{Key: []byte(`["bad-offsets",{"filename":"other.txt"}]`), Value: []byte(`not json`)})
 }
 
-func (f *fleet) options(t *testing.T, sel migrate.SelectionFlags) migrate.MigrateOptions {
+func (f *fleetPair) options(t *testing.T, sel source.SelectionFlags) migrate.MigrateOptions {
 	t.Helper()
-	s, err := migrate.NewSelection(sel)
+	s, err := source.NewSelection(sel)
 	require.NoError(t, err)
 	return migrate.MigrateOptions{
 		Options: migrate.Options{
-			Topics:    &migrate.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
+			Topics:    &source.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
 			Selection: s, Logger: testLogger(t),
 		},
-		To: migrate.Target{Brokers: f.cfgB.Brokers, RequestTopic: f.cfgB.RequestTopic, ResultTopic: f.cfgB.ResultTopic,
+		To: target.Target{Brokers: f.cfgB.Brokers, RequestTopic: f.cfgB.RequestTopic, ResultTopic: f.cfgB.ResultTopic,
 			ConfigTopic: f.cfgB.ConfigTopic, OffsetsTopic: f.cfgB.OffsetsTopic},
 		SelectionKey: fmt.Sprint(sel), Concurrency: 3, Timeout: 2 * time.Minute,
 	}
 }
 
 // outcomes maps each report entry to "target outcome step request-id".
-func outcomes(rep *migrate.Report) map[string]string {
+func outcomes(rep *apply.Report) map[string]string {
 	out := map[string]string{}
 	for _, e := range rep.Connectors {
 		out[e.Name] = strings.TrimSpace(fmt.Sprintf("%s %s %s %s", e.TargetName, e.Outcome, e.FailedStep, e.RequestID))
@@ -156,7 +160,7 @@ func TestMigrateFleet(t *testing.T) {
 	f := newFleet(t)
 	f.seed(t)
 	startAgent(t, f.cfgB, agent.Options{})
-	sel := migrate.SelectionFlags{
+	sel := source.SelectionFlags{
 		Exclude: []string{"bad-.*", "excluded-src"},
 		Rename:  []string{"file-src-(.*)=file-b-$1", "sink-(.*)=sink-b-$1"},
 		Set:     []string{"errors.log.enable=true"},
@@ -165,7 +169,7 @@ func TestMigrateFleet(t *testing.T) {
 	ctx := context.Background()
 
 	// First run: everything but the sink whose topic B lacks.
-	rep, err := migrate.Migrate(ctx, opts)
+	rep, _, err := migrate.Migrate(ctx, opts)
 	require.NoError(t, err)
 	require.False(t, rep.OK())
 	mid := rep.MigrationID
@@ -194,7 +198,7 @@ func TestMigrateFleet(t *testing.T) {
 
 	// The failed one is published again under attempt 2 once B has its topic; the others are not.
 	f.clB.createTopic(f.late, 2)
-	rep, err = migrate.Migrate(ctx, opts)
+	rep, _, err = migrate.Migrate(ctx, opts)
 	require.NoError(t, err)
 	require.True(t, rep.OK(), "%v", outcomes(rep))
 	want["sink-late"] = "sink-b-late succeeded  " + mid + "/sink-b-late/2"
@@ -281,7 +285,7 @@ func TestMigrateFleet(t *testing.T) {
 		return out
 	}
 	before := counts()
-	rep, err = migrate.Migrate(ctx, opts)
+	rep, _, err = migrate.Migrate(ctx, opts)
 	require.NoError(t, err)
 	require.True(t, rep.OK())
 	require.Equal(t, want, outcomes(rep))
@@ -295,10 +299,10 @@ func TestMigrateFleet(t *testing.T) {
 func TestExportSkipsBadInput(t *testing.T) {
 	f := newFleet(t)
 	f.seed(t)
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{"bad-.*", "deleted-src", "file-src-1"}})
+	sel, err := source.NewSelection(source.SelectionFlags{Include: []string{"bad-.*", "deleted-src", "file-src-1"}})
 	require.NoError(t, err)
 	opts := migrate.Options{
-		Topics:    &migrate.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
+		Topics:    &source.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
 		Selection: sel, Logger: slog.New(slog.DiscardHandler),
 	}
 	_, err = migrate.Export(context.Background(), opts)
@@ -337,14 +341,14 @@ func TestMigratePrechecks(t *testing.T) {
 	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clA.kc, cfgA.ConfigTopic, cfgA.OffsetsTopic, true))
 	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clB.kc, cfgB.ConfigTopic, cfgB.OffsetsTopic, true))
 	clB.createTopic("two-partitions-"+cfgB.ConfigTopic, 2)
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{})
+	sel, err := source.NewSelection(source.SelectionFlags{})
 	require.NoError(t, err)
 	base := migrate.MigrateOptions{
 		Options: migrate.Options{
-			Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
+			Topics:    &source.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 			Selection: sel,
 		},
-		To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
+		To: target.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 			ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic},
 	}
 	tests := []struct {
@@ -375,8 +379,8 @@ func TestMigratePrechecks(t *testing.T) {
 			tt.edit(&o)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			rep, err := migrate.Migrate(ctx, o)
-			require.ErrorIs(t, err, migrate.ErrPrecheck)
+			rep, _, err := migrate.Migrate(ctx, o)
+			require.ErrorIs(t, err, fleet.ErrPrecheck)
 			require.ErrorContains(t, err, tt.want)
 			require.Nil(t, rep)
 		})
@@ -419,19 +423,19 @@ func TestMigrateLargeRequests(t *testing.T) {
 	agentA.stop(t)
 	startAgent(t, cfgB, agent.Options{})
 
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{})
+	sel, err := source.NewSelection(source.SelectionFlags{})
 	require.NoError(t, err)
 	// The run bounds itself: its prechecks and its wave by Timeout, the results by Grace after
 	// the requests' deadline. The prechecks read back the 110,000 offsets A's agent wrote, which
 	// the test gave up to three minutes (a minute a connector), and the wave has B's agent write
 	// what A's wrote: a minute, as once was, ran out on a loaded host while the offsets were
 	// being read ("read offsets topic ...: context deadline exceeded": small-src skipped).
-	rep, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
+	rep, _, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
 		Options: migrate.Options{
-			Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
+			Topics:    &source.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 			Selection: sel, Logger: testLogger(t),
 		},
-		To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
+		To: target.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 			ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic, MaxRequestBytes: cfgB.MaxRequestBytes},
 		Concurrency: 3, Timeout: 3 * time.Minute,
 	})

@@ -15,6 +15,10 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -165,20 +169,20 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 	require.Equal(t, map[string]int64{orders + "/0": 30}, clA.groupOffsets("connect-"+n("lag")))
 	startAgent(t, cfgB, agent.Options{})
 
-	run := func(policy mm2.Policy, include string, exact, allowReplay bool) *migrate.Report {
+	run := func(policy mm2.Policy, include string, exact, allowReplay bool) *apply.Report {
 		t.Helper()
 		tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: b.brokers}, Source: kafkaio.Options{Brokers: a.brokers},
 			Policy: policy, Exact: exact, OffsetSyncs: &mm2.OffsetSyncsLocation{Cluster: kafkaio.Options{Brokers: a.brokers}, Topic: syncsTopic}})
 		require.NoError(t, err)
-		sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{include}})
+		sel, err := source.NewSelection(source.SelectionFlags{Include: []string{include}})
 		require.NoError(t, err)
-		rep, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
+		rep, _, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
 			Options: migrate.Options{
-				Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
-				Selection: sel, Logger: testLogger(t), SinkOffsets: migrate.SinkOffsetsTranslate,
-				SinkTranslator: &migrate.MM2Sinks{Translator: tr, Policy: policy, AllowReplay: allowReplay},
+				Topics:    &source.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
+				Selection: sel, Logger: testLogger(t), SinkOffsets: fleet.SinkOffsetsTranslate,
+				MM2: &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: allowReplay},
 			},
-			To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
+			To: target.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 				ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic},
 			SelectionKey: include + string(policy.Kind), Concurrency: 4, Timeout: 2 * time.Minute,
 		})
@@ -189,14 +193,14 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 		outcome, step string
 		report        mm2.Report
 	}
-	entries := func(rep *migrate.Report) map[string]entry {
+	entries := func(rep *apply.Report) map[string]entry {
 		out := map[string]entry{}
 		for _, e := range rep.Connectors {
-			if e.Outcome == migrate.OutcomeSkipped {
+			if e.Outcome == apply.OutcomeSkipped {
 				out[strings.TrimSuffix(e.Name, "-"+sfx)] = entry{outcome: string(e.Outcome)}
 				continue
 			}
-			tr, ok := e.Translation.(*migrate.SinkTranslation)
+			tr, ok := e.Translation.(*apply.SinkTranslation)
 			require.True(t, ok, "%s: translation %T: %s %s %s", e.Name, e.Translation, e.Outcome, e.FailedStep, e.Message)
 			out[strings.TrimSuffix(e.Name, "-"+sfx)] = entry{string(e.Outcome), e.FailedStep, tr.Report}
 		}
@@ -209,7 +213,7 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 		}
 		return mm2.Report{Policy: kind, Partitions: parts, Exact: exact, Replay: replay, Missing: missing, ReplayBound: rb, MissingPartitions: missingParts}
 	}
-	const failed = migrate.StepTranslateSinkOffsets
+	const failed = apply.StepTranslateSinkOffsets
 
 	// Run 1, default policy, neither --exact nor --allow-replay: only exact succeeds; none is
 	// refused before anything is stopped (MM2's default groups.exclude, inferred; wrapped:

@@ -19,6 +19,11 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -169,27 +174,27 @@ func TestMigrateMM2Health(t *testing.T) {
 	// translatorLogs is what the last run's translator logged: a wait for checkpoints logs
 	// "wait for mm2 checkpoints" as it starts.
 	var translatorLogs *lockedBuffer
-	run := func(c, include string, allowReplay bool, wait time.Duration) map[string]*migrate.Entry {
+	run := func(c, include string, allowReplay bool, wait time.Duration) map[string]*apply.Entry {
 		t.Helper()
 		p := policy(c)
 		translatorLogs = &lockedBuffer{}
 		tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: b.brokers}, Source: kafkaio.Options{Brokers: a.brokers},
 			Policy: p, Wait: wait, PollInterval: 100 * time.Millisecond, Logger: slog.New(slog.NewJSONHandler(translatorLogs, nil))})
 		require.NoError(t, err)
-		sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{include}})
+		sel, err := source.NewSelection(source.SelectionFlags{Include: []string{include}})
 		require.NoError(t, err)
-		rep, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
+		rep, _, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
 			Options: migrate.Options{
-				Topics:    &migrate.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
-				Selection: sel, Logger: testLogger(t), SinkOffsets: migrate.SinkOffsetsTranslate,
-				SinkTranslator: &migrate.MM2Sinks{Translator: tr, Policy: p, AllowReplay: allowReplay, CheckpointMaxAge: time.Hour},
+				Topics:    &source.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
+				Selection: sel, Logger: testLogger(t), SinkOffsets: fleet.SinkOffsetsTranslate,
+				MM2: &fleet.MM2{Translator: tr, Policy: p, AllowReplay: allowReplay, CheckpointMaxAge: time.Hour},
 			},
-			To: migrate.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
+			To: target.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 				ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic, ConnectURL: map[bool]string{true: connectURL}[c == "failed"]},
 			SelectionKey: include + fmt.Sprint(allowReplay), Concurrency: 4, Timeout: 2 * time.Minute,
 		})
 		require.NoError(t, err)
-		out := map[string]*migrate.Entry{}
+		out := map[string]*apply.Entry{}
 		for _, e := range rep.Connectors {
 			out[strings.TrimSuffix(e.Name, "-"+sfx)] = e
 		}
@@ -197,14 +202,14 @@ func TestMigrateMM2Health(t *testing.T) {
 	}
 	// refused checks that e was refused before anything was stopped or published, for the MM2
 	// setting key, and returns its hazard.
-	refused := func(t *testing.T, e *migrate.Entry, key string) migrate.Hazard {
+	refused := func(t *testing.T, e *apply.Entry, key string) hazard.Hazard {
 		t.Helper()
-		require.Equal(t, migrate.OutcomeSkipped, e.Outcome, "%s: %s %s", e.Name, e.FailedStep, e.Message)
+		require.Equal(t, apply.OutcomeSkipped, e.Outcome, "%s: %s %s", e.Name, e.FailedStep, e.Message)
 		hs := refusals(mm2Hazards(e))
 		require.Len(t, hs, 1, "%+v", e.Hazards)
 		h := hs[0]
 		t.Logf("%s: %s", e.Name, h)
-		require.Equal(t, migrate.HazardMM2, h.Check)
+		require.Equal(t, hazard.HazardMM2, h.Check)
 		require.Equal(t, key, h.Key)
 		require.True(t, h.Refuse)
 		require.Contains(t, e.Message, "refused before anything was stopped (mm2)")
@@ -238,8 +243,8 @@ func TestMigrateMM2Health(t *testing.T) {
 		for _, h := range fresh.Hazards {
 			require.False(t, h.Refuse, "%+v", h)
 		}
-		require.Equal(t, migrate.OutcomeFailed, fresh.Outcome, "waited for, then translated with replay")
-		require.Equal(t, migrate.StepTranslateSinkOffsets, fresh.FailedStep)
+		require.Equal(t, apply.OutcomeFailed, fresh.Outcome, "waited for, then translated with replay")
+		require.Equal(t, apply.StepTranslateSinkOffsets, fresh.FailedStep)
 	})
 	t.Run("healthy moves", func(t *testing.T) {
 		e := run("healthy", n("healthy"), false, 20*time.Second)["healthy"]
@@ -248,7 +253,7 @@ func TestMigrateMM2Health(t *testing.T) {
 		require.Len(t, hs, 1, "one warning: the checkpoint connector's status was not read")
 		require.Contains(t, hs[0].Message, `not checked whether MirrorMaker 2's connector "mm2-checkpoint-healthy-`+sfx+`"`)
 		require.Contains(t, hs[0].Message, "give --to-connect-url")
-		require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, "%s %s", e.FailedStep, e.Message)
+		require.Equal(t, apply.OutcomeSucceeded, e.Outcome, "%s %s", e.FailedStep, e.Message)
 		require.Equal(t, map[string]int64{policy("healthy").RemoteTopic(orders) + "/0": 20}, clB.groupOffsets("connect-"+n("healthy")))
 	})
 	t.Run("lookahead groups.exclude, as Java reads it", func(t *testing.T) {
@@ -288,14 +293,14 @@ func TestMigrateMM2Health(t *testing.T) {
 		require.Equal(t, "groups.exclude", hs[1].Key)
 		require.False(t, hs[0].Refuse)
 		require.False(t, hs[1].Refuse)
-		require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, "%s %s", e.FailedStep, e.Message)
+		require.Equal(t, apply.OutcomeSucceeded, e.Outcome, "%s %s", e.FailedStep, e.Message)
 		require.Empty(t, clB.groupOffsets("connect-"+n("exclude")), "missing: no offset on B")
 	})
 }
 
 // refusals are the hazards of hs that refuse.
-func refusals(hs []migrate.Hazard) []migrate.Hazard {
-	var out []migrate.Hazard
+func refusals(hs []hazard.Hazard) []hazard.Hazard {
+	var out []hazard.Hazard
 	for _, h := range hs {
 		if h.Refuse {
 			out = append(out, h)
@@ -306,10 +311,10 @@ func refusals(hs []migrate.Hazard) []migrate.Hazard {
 
 // mm2Hazards are e's MirrorMaker 2 hazards, the other checks' warnings aside (the plugin
 // check's, without B's REST API here).
-func mm2Hazards(e *migrate.Entry) []migrate.Hazard {
-	var out []migrate.Hazard
+func mm2Hazards(e *apply.Entry) []hazard.Hazard {
+	var out []hazard.Hazard
 	for _, h := range e.Hazards {
-		if h.Check == migrate.HazardMM2 {
+		if h.Check == hazard.HazardMM2 {
 			out = append(out, h)
 		}
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/clientconfig"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
-	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
 // Passwords of the test's principals: none may appear in any output, report or command line.
@@ -98,7 +98,7 @@ func TestMigrateEachClusterItsOwnCredentials(t *testing.T) {
 		allow(kmsg.ACLResourceTypeTopic, cfgB.RequestTopic, false, kmsg.ACLOperationWrite),
 		allow(kmsg.ACLResourceTypeTopic, cfgB.ResultTopic, false, kmsg.ACLOperationRead),
 		allow(kmsg.ACLResourceTypeGroup, cfgB.GroupID, false, kmsg.ACLOperationDescribe), // the agent check
-		allow(kmsg.ACLResourceTypeTopic, migrate.DefaultStateTopic, false, kmsg.ACLOperationRead),
+		allow(kmsg.ACLResourceTypeTopic, source.DefaultStateTopic, false, kmsg.ACLOperationRead),
 	}
 	a := startSecureCluster(t, kfake.TLS(pkiA.serverConfig(false)), kfake.EnableSASL(), kfake.EnableACLs(),
 		kfake.Superuser("SCRAM-SHA-512", "admin-a", "admin-a-pw"), kfake.User("SCRAM-SHA-512", "migrator-a", migratorAPassword, aclsA...))

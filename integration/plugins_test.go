@@ -16,6 +16,8 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
 // connectStub is a Connect REST API for the migrate tests: root answers GET /, and handle
@@ -113,27 +115,27 @@ func TestMigrateRefusesPluginsBeforeStop(t *testing.T) {
 			return true
 		}}
 
-	opts := f.options(t, migrate.SelectionFlags{Include: []string{"dbz", "file-src"}})
+	opts := f.options(t, source.SelectionFlags{Include: []string{"dbz", "file-src"}})
 	opts.ConnectURL, opts.StopSource = connectA.serve(t), true
 	opts.To.ConnectURL = connectB.serve(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := migrate.Migrate(ctx, opts)
+	rep, _, err := migrate.Migrate(ctx, opts)
 	require.NoError(t, err)
 
 	require.Empty(t, connectA.called("PUT"), "nothing stopped on A")
 	require.Empty(t, f.clB.readAll(f.cfgB.RequestTopic), "nothing published to B")
 	require.Equal(t, []string{"GET /connector-plugins"}, connectB.called("GET /connector-plugins"), "B's plugins listed once")
 	require.Equal(t, []string{"PUT /connector-plugins/" + fileSource + "/config/validate"}, connectB.called("PUT"), "only the installed plugin is validated")
-	byName := map[string]*migrate.Entry{}
+	byName := map[string]*apply.Entry{}
 	for _, e := range rep.Connectors {
 		byName[e.Name] = e
 	}
 	require.Len(t, byName, 2)
 	dbz, file := byName["dbz"], byName["file-src"]
-	require.Equal(t, migrate.OutcomeSkipped, dbz.Outcome, dbz.Message)
+	require.Equal(t, apply.OutcomeSkipped, dbz.Outcome, dbz.Message)
 	require.Contains(t, dbz.Message, "refused before anything was stopped (plugin): connector.class: B's Connect has no connector plugin io.debezium.connector.mysql.MySqlConnector")
-	require.Equal(t, migrate.OutcomeSkipped, file.Outcome, file.Message)
+	require.Equal(t, apply.OutcomeSkipped, file.Outcome, file.Message)
 	require.Contains(t, file.Message, "file: Invalid value in.txt for configuration file: not readable on this worker")
 	for _, e := range rep.Connectors {
 		b, err := json.Marshal(e)

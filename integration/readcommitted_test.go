@@ -17,6 +17,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -164,14 +165,14 @@ func TestAbortedOffsetsAndConfigRecords(t *testing.T) {
 	require.False(t, ghost, "a connector of an aborted transaction")
 
 	// Export reads A the same way ("ghost" matches no connector of A: AllowEmpty goes on).
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{"eos-.*", "ghost"}})
+	sel, err := source.NewSelection(source.SelectionFlags{Include: []string{"eos-.*", "ghost"}})
 	require.NoError(t, err)
 	// Export and migrate have bounds of their own: the 2 minutes above, spent on a loaded
 	// host by the writes and the view, cut the migration short (its requests "pending").
 	ectx, ecancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer ecancel()
 	rep, err := migrate.Export(ectx, migrate.Options{
-		Topics:    &migrate.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
+		Topics:    &source.TopicsSource{Brokers: f.cfgA.Brokers, ConfigTopic: f.cfgA.ConfigTopic, OffsetsTopic: f.cfgA.OffsetsTopic},
 		Selection: sel, Logger: slog.New(slog.DiscardHandler), AllowEmpty: true,
 	})
 	require.NoError(t, err)
@@ -185,9 +186,9 @@ func TestAbortedOffsetsAndConfigRecords(t *testing.T) {
 
 	// Migrate carries the committed offsets to B.
 	startAgent(t, f.cfgB, agent.Options{})
-	opts := f.options(t, migrate.SelectionFlags{Include: []string{"eos-.*", "ghost"}})
+	opts := f.options(t, source.SelectionFlags{Include: []string{"eos-.*", "ghost"}})
 	opts.AllowEmpty = true
-	mrep, err := migrate.Migrate(context.Background(), opts) // bounded by its Timeout and Grace
+	mrep, _, err := migrate.Migrate(context.Background(), opts) // bounded by its Timeout and Grace
 	require.NoError(t, err)
 	require.True(t, mrep.OK(), "%v", outcomes(mrep))
 	require.Len(t, mrep.Connectors, 2)

@@ -17,6 +17,11 @@ import (
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -191,27 +196,27 @@ func TestFamilyState(t *testing.T) {
 			if tt.cfg["topics"] != "" {
 				require.NoError(t, kafkaio.CommitGroupOffsets(ctx, clA, "connect-"+tt.cfg["name"], []kafkaio.GroupOffset{{Topic: "T", Offset: 1}}))
 			}
-			sel, err := NewSelection(SelectionFlags{Set: tt.set, KeepA: tt.keep})
+			sel, err := source.NewSelection(source.SelectionFlags{Set: tt.set, KeepA: tt.keep})
 			require.NoError(t, err)
-			opts := Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel}
+			opts := Options{Topics: &source.TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel}
 			if tt.translate {
 				policy := mm2.Policy{SourceAlias: "A", Kind: mm2.PolicyIdentity}
 				tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
 				require.NoError(t, err)
-				opts.SinkOffsets, opts.SinkTranslator = SinkOffsetsTranslate, &MM2Sinks{Translator: tr, Policy: policy}
+				opts.SinkOffsets, opts.MM2 = fleet.SinkOffsetsTranslate, &fleet.MM2{Translator: tr, Policy: policy}
 			}
-			src, err := openSource(ctx, opts)
+			src, err := openA(ctx, &opts)
 			require.NoError(t, err)
-			defer src.close()
-			src.b = &targetSide{to: Target{Brokers: brokersB}}
-			entries, err := src.prepare(ctx)
+			defer src.Close()
+			p, err := planOn(ctx, src, &hazard.B{Target: target.Target{Brokers: brokersB}}, opts)
 			require.NoError(t, err)
+			entries := apply.EntriesOf(p)
 			require.Len(t, entries, 1)
 			e := entries[0]
 			var got []wantHazard
 			var fixes []string
 			for _, h := range e.Hazards {
-				if h.Check == HazardFamilyState {
+				if h.Check == hazard.HazardFamilyState {
 					got = append(got, wantHazard{h.Key, h.Refuse, h.Message})
 					fixes = append(fixes, h.Fix)
 				}
@@ -223,13 +228,14 @@ func TestFamilyState(t *testing.T) {
 				require.Contains(t, got[i].contains, w.contains)
 				require.NotEmpty(t, fixes[i], "every hazard says what to do")
 			}
-			src.build(ctx, entries)
+			entries = buildOn(ctx, src, p, opts)
+			e = entries[0]
 			if tt.body == "" {
-				require.Equal(t, OutcomeSkipped, e.Outcome)
+				require.Equal(t, apply.OutcomeSkipped, e.Outcome)
 				require.Contains(t, e.Message, "refused before anything was stopped (family_state)")
 				return
 			}
-			require.Equal(t, OutcomePlanned, e.Outcome, e.Message)
+			require.Equal(t, apply.OutcomePlanned, e.Outcome, e.Message)
 			b, err := e.Body.MarshalJSON()
 			require.NoError(t, err)
 			require.True(t, strings.Contains(string(b), tt.body), "%s", b)
@@ -259,33 +265,34 @@ func TestFamilyStateThroughREST(t *testing.T) {
 			defer cancel()
 			brokersB, clB := followCluster(t, ctx, 0, false)
 			produceN(t, ctx, clB, "history.shop", 3)
-			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"dbz": {typ: "source", state: StateRunning, stopAt: -1, config: tt.cfg,
+			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"dbz": {typ: "source", state: fleet.StateRunning, stopAt: -1, config: tt.cfg,
 				offsets: []string{`{"partition":{"server":"shop"},"offset":{"lsn":42}}`}}}}
-			src, err := openSource(ctx, Options{ConnectURL: fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB}})
+			opts := Options{ConnectURL: fc.serve(t), StopSource: true, States: &source.StateStore{Brokers: brokersB}}
+			src, err := openA(ctx, &opts)
 			require.NoError(t, err)
-			defer src.close()
-			require.NoError(t, src.openStates(ctx, "cluster-A", ""))
-			src.b = &targetSide{to: Target{Brokers: brokersB}}
-			entries, err := src.collect(ctx)
+			defer src.Close()
+			require.NoError(t, src.OpenStates(ctx, "cluster-A", ""))
+			p, err := planOn(ctx, src, &hazard.B{Target: target.Target{Brokers: brokersB}}, opts)
 			require.NoError(t, err)
+			entries := buildOn(ctx, src, p, opts)
 			require.Len(t, entries, 1)
 			e := entries[0]
-			var family []Hazard
+			var family []hazard.Hazard
 			for _, h := range e.Hazards {
-				if h.Check == HazardFamilyState {
+				if h.Check == hazard.HazardFamilyState {
 					family = append(family, h)
 				}
 			}
 			require.Len(t, family, 1, "%+v", e.Hazards)
 			h := family[0]
-			require.Equal(t, HazardFamilyState, h.Check)
+			require.Equal(t, hazard.HazardFamilyState, h.Check)
 			require.Equal(t, tt.want.key, h.Key)
 			require.Equal(t, tt.want.refuse, h.Refuse)
 			require.Contains(t, h.Message, tt.want.contains)
 			fc.mu.Lock()
 			defer fc.mu.Unlock()
 			if tt.want.refuse {
-				require.Equal(t, OutcomeSkipped, e.Outcome)
+				require.Equal(t, apply.OutcomeSkipped, e.Outcome)
 				require.Empty(t, fc.stops, "refused before anything was stopped")
 			} else {
 				require.Equal(t, []string{"dbz"}, fc.stops)
@@ -314,24 +321,25 @@ func TestFamilyStateAsksBOnce(t *testing.T) {
 			"topic.prefix": fmt.Sprintf("shop%d", i), "heartbeat.interval.ms": "1000"})
 	}
 	writeConfigs(t, ctx, clA, cfgs...)
-	sel, err := NewSelection(SelectionFlags{})
+	sel, err := source.NewSelection(source.SelectionFlags{})
 	require.NoError(t, err)
-	src, err := openSource(ctx, Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel})
+	opts := Options{Topics: &source.TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel}
+	src, err := openA(ctx, &opts)
 	require.NoError(t, err)
-	defer src.close()
-	src.b = &targetSide{to: Target{Brokers: b.ListenAddrs()}}
-	entries, err := src.prepare(ctx)
+	defer src.Close()
+	p, err := planOn(ctx, src, &hazard.B{Target: target.Target{Brokers: b.ListenAddrs()}}, opts)
 	require.NoError(t, err)
+	entries := apply.EntriesOf(p)
 	require.Len(t, entries, n)
 	for _, e := range entries {
 		var family []string
 		for _, h := range e.Hazards {
-			if h.Check == HazardFamilyState && h.Key == "heartbeat.interval.ms" {
+			if h.Check == hazard.HazardFamilyState && h.Key == "heartbeat.interval.ms" {
 				family = append(family, h.Message)
 			}
 		}
 		require.Len(t, family, 1, "%s: %v", e.Name, e.Hazards)
-		require.Contains(t, family[0], fmt.Sprintf(`the heartbeat topic "__debezium-heartbeat.%s" is not on B`, e.connector.Config.Map()["topic.prefix"]))
+		require.Contains(t, family[0], fmt.Sprintf(`the heartbeat topic "__debezium-heartbeat.%s" is not on B`, e.Connector.Config.Map()["topic.prefix"]))
 	}
 	require.Equal(t, int32(1), describeConfigs.Load(), "B's broker config asked once")
 }

@@ -11,6 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -62,8 +65,8 @@ func newFollowPair(t *testing.T, ctx context.Context, clA *kafka.Client) *follow
 	sinkCfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": "out", "topics": "T", "name": "sink"}
 	writeConfigs(t, ctx, clA, srcCfg, sinkCfg)
 	p := &followPair{srcStopped: make(chan struct{}), fc: &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-		"src":  {typ: "source", state: StateRunning, stopAt: -1, config: srcCfg, topics: []string{"T"}},
-		"sink": {typ: "sink", state: StateRunning, stopAt: -1, config: sinkCfg},
+		"src":  {typ: "source", state: fleet.StateRunning, stopAt: -1, config: srcCfg, topics: []string{"T"}},
+		"sink": {typ: "sink", state: fleet.StateRunning, stopAt: -1, config: sinkCfg},
 	}}}
 	p.fc.onStop = func(name string) {
 		if name == "src" {
@@ -75,7 +78,7 @@ func newFollowPair(t *testing.T, ctx context.Context, clA *kafka.Client) *follow
 
 // export moves the pair from A to B with --stop-source, --sink-offsets translate and
 // --sink-follows-source, within timeout (the run's --timeout).
-func (p *followPair) export(t *testing.T, ctx context.Context, brokersA, brokersB []string, timeout time.Duration) *Report {
+func (p *followPair) export(t *testing.T, ctx context.Context, brokersA, brokersB []string, timeout time.Duration) *apply.Report {
 	t.Helper()
 	policy := mm2.Policy{SourceAlias: "A"}
 	tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
@@ -83,10 +86,10 @@ func (p *followPair) export(t *testing.T, ctx context.Context, brokersA, brokers
 	runCtx, cancelRun := context.WithTimeout(ctx, timeout)
 	defer cancelRun()
 	rep, err := Export(runCtx, Options{
-		Topics:     &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
-		ConnectURL: p.fc.serve(t), StopSource: true, States: &StateStore{Brokers: brokersB},
+		Topics:     &source.TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
+		ConnectURL: p.fc.serve(t), StopSource: true, States: &source.StateStore{Brokers: brokersB},
 		StablePause: 50 * time.Millisecond, StopPoll: 20 * time.Millisecond, StopTimeout: 10 * time.Second,
-		SinkOffsets: SinkOffsetsTranslate, SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy}, SinkFollowsSource: true,
+		SinkOffsets: fleet.SinkOffsetsTranslate, MM2: &fleet.MM2{Translator: tr, Policy: policy}, SinkFollowsSource: true,
 	})
 	require.NoError(t, err)
 	return rep
@@ -133,26 +136,26 @@ func TestSinkFollowsSource(t *testing.T) {
 			}
 			rep := pair.export(t, ctx, brokersA, brokersB, tt.timeout)
 			done := time.Now()
-			byName := map[string]*Entry{}
+			byName := map[string]*apply.Entry{}
 			for _, e := range rep.Connectors {
 				byName[e.Name] = e
 			}
-			require.Equal(t, OutcomePlanned, byName["src"].Outcome, byName["src"].Message)
+			require.Equal(t, apply.OutcomePlanned, byName["src"].Outcome, byName["src"].Message)
 			sink := byName["sink"]
 			fc.mu.Lock()
 			require.Equal(t, tt.wantStops, fc.stops, "the source stops first; the sink once it has caught up")
 			fc.mu.Unlock()
 			if tt.skipped != "" {
-				require.Equal(t, OutcomeSkipped, sink.Outcome)
+				require.Equal(t, apply.OutcomeSkipped, sink.Outcome)
 				require.Equal(t, tt.skipped, sink.Message)
 				return
 			}
-			require.Equal(t, OutcomePlanned, sink.Outcome, sink.Message)
+			require.Equal(t, apply.OutcomePlanned, sink.Outcome, sink.Message)
 			require.True(t, done.After(<-caughtUp), "the run waited until A's sink had consumed everything")
 			b, err := sink.Body.MarshalJSON()
 			require.NoError(t, err)
 			require.JSONEq(t, tt.want, string(b))
-			d, ok := sink.Translation.(*FollowedSources)
+			d, ok := sink.Translation.(*apply.FollowedSources)
 			require.True(t, ok, "%T", sink.Translation)
 			require.Equal(t, []string{"src"}, d.FollowsSources)
 			require.Equal(t, []string{"T"}, d.Topics)
@@ -168,12 +171,12 @@ func TestSinkFollowsSourceRefusals(t *testing.T) {
 	policy := mm2.Policy{SourceAlias: "A"}
 	tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokers}, Policy: policy})
 	require.NoError(t, err)
-	src := &fakeConnector{typ: "source", state: StateRunning, stopAt: -1, topics: []string{"T"},
+	src := &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, topics: []string{"T"},
 		config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in", "topic": "T", "name": "src"}}
 	sink := func(kv ...string) *fakeConnector {
 		cfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": "out", "name": "sink"}
 		cfg[kv[0]] = kv[1]
-		return &fakeConnector{typ: "sink", state: StateRunning, stopAt: -1, config: cfg}
+		return &fakeConnector{typ: "sink", state: fleet.StateRunning, stopAt: -1, config: cfg}
 	}
 	tests := []struct {
 		name string
@@ -189,18 +192,18 @@ func TestSinkFollowsSourceRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"src": src, "sink": tt.sink}}
-			opts := Options{ConnectURL: fc.serve(t), SinkOffsets: SinkOffsetsTranslate, SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy},
-				SinkFollowsSource: true, StopSource: tt.stop, States: &StateStore{Brokers: brokers}}
+			opts := Options{ConnectURL: fc.serve(t), SinkOffsets: fleet.SinkOffsetsTranslate, MM2: &fleet.MM2{Translator: tr, Policy: policy},
+				SinkFollowsSource: true, StopSource: tt.stop, States: &source.StateStore{Brokers: brokers}}
 			if tt.stop {
 				// A's brokers, which the lag is read from.
 				brokersA, cl := followCluster(t, context.Background(), 0, true)
 				writeConfigs(t, context.Background(), cl, src.config, tt.sink.config)
-				opts.Topics = &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}
+				opts.Topics = &source.TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}
 			}
 			rep, err := Export(context.Background(), opts)
 			require.NoError(t, err)
 			for _, e := range rep.Connectors {
-				require.Equal(t, OutcomeSkipped, e.Outcome, e.Name)
+				require.Equal(t, apply.OutcomeSkipped, e.Outcome, e.Name)
 				if e.Name == "sink" {
 					require.Contains(t, e.Message, tt.want)
 				}

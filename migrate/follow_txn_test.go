@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 )
 
 // A source with exactly.once.source.support=enabled writes its topic in transactions, each
@@ -94,7 +95,7 @@ func TestSinkFollowsTransactionalSource(t *testing.T) {
 			}()
 			rep := pair.export(t, ctx, brokersA, brokersB, tt.timeout)
 			done := time.Now()
-			var sink *Entry
+			var sink *apply.Entry
 			for _, e := range rep.Connectors {
 				if e.Name == "sink" {
 					sink = e
@@ -102,11 +103,11 @@ func TestSinkFollowsTransactionalSource(t *testing.T) {
 			}
 			require.NotNil(t, sink)
 			if tt.skipped != "" {
-				require.Equal(t, OutcomeSkipped, sink.Outcome)
+				require.Equal(t, apply.OutcomeSkipped, sink.Outcome)
 				require.Equal(t, tt.skipped, sink.Message)
 				return
 			}
-			require.Equal(t, OutcomePlanned, sink.Outcome, sink.Message)
+			require.Equal(t, apply.OutcomePlanned, sink.Outcome, sink.Message)
 			require.True(t, done.After(<-settled), "the run waited until A's sink had consumed every committed record")
 			pair.fc.mu.Lock()
 			require.Equal(t, []string{"src", "sink"}, pair.fc.stops)

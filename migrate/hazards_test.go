@@ -9,6 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -23,14 +27,15 @@ func TestHazardsOneRefusalHidesNoOther(t *testing.T) {
 	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clA, "connect-configs", "connect-offsets", true))
 	writeConfigs(t, ctx, clA, map[string]string{"name": "dbz", "connector.class": "io.debezium.connector.mysql.MySqlConnector", "topic.prefix": "shop",
 		"schema.history.internal.kafka.topic": "history.shop", "producer.override.bootstrap.servers": brokersA[0]})
-	sel, err := NewSelection(SelectionFlags{})
+	sel, err := source.NewSelection(source.SelectionFlags{})
 	require.NoError(t, err)
-	src, err := openSource(ctx, Options{Topics: &TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel})
+	opts := Options{Topics: &source.TopicsSource{Brokers: brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"}, Selection: sel}
+	src, err := openA(ctx, &opts)
 	require.NoError(t, err)
-	defer src.close()
-	src.b = &targetSide{to: Target{Brokers: brokersB}}
-	entries, err := src.prepare(ctx)
+	defer src.Close()
+	p, err := planOn(ctx, src, &hazard.B{Target: target.Target{Brokers: brokersB}}, opts)
 	require.NoError(t, err)
+	entries := apply.EntriesOf(p)
 	require.Len(t, entries, 1)
 	refused := map[string]string{}
 	for _, h := range entries[0].Hazards {
@@ -38,7 +43,7 @@ func TestHazardsOneRefusalHidesNoOther(t *testing.T) {
 			refused[h.Check] = h.Key
 		}
 	}
-	require.Equal(t, map[string]string{HazardPointsAtA: "producer.override.bootstrap.servers", HazardFamilyState: "schema.history.internal.kafka.topic"},
+	require.Equal(t, map[string]string{hazard.HazardPointsAtA: "producer.override.bootstrap.servers", hazard.HazardFamilyState: "schema.history.internal.kafka.topic"},
 		refused, "%+v", entries[0].Hazards)
-	require.Contains(t, entries[0].connector.Problem, "refused before anything was stopped (points_at_a)")
+	require.Contains(t, entries[0].Connector.Problem, "refused before anything was stopped (points_at_a)")
 }

@@ -2,58 +2,25 @@ package migrate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+	"github.com/offsetagent/offsetagent/migrate/plan"
+	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/strimzi"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
-
-// Target says where B is: its brokers, the agents' request and result topics and B's Connect
-// topics (checked before anything is published).
-type Target struct {
-	Brokers      []string
-	RequestTopic string
-	ResultTopic  string
-	ConfigTopic  string
-	OffsetsTopic string
-	// Transport and Dialer carry SASL/TLS; nil means none.
-	Transport *kafka.Transport
-	Dialer    *kafka.Dialer
-	// Principal describes who Transport authenticates as on B (clientconfig.Security.Principal),
-	// for the messages of refused permissions.
-	Principal string
-	// AgentGroup is the consumer group of B's agents (their OFFSETAGENT_GROUP_ID): when no
-	// agent is found on the request topic, a refused Describe of it is named (Kafka lists
-	// only the groups the principal may Describe). "" for none.
-	AgentGroup string
-	// ConnectURL is B's Connect REST API, optional: used by the prechecks only.
-	ConnectURL string
-	// HTTPClient calls B's Connect REST API, with B's credentials and TLS settings (A's are in
-	// Options.HTTPClient); nil means a client with a 30 s timeout.
-	HTTPClient *http.Client
-	// Compression is the codec requests are published with (default
-	// events.DefaultRequestCompression).
-	Compression events.Compression
-	// RequireAgent refuses the migration when no agent consumes RequestTopic (without it,
-	// a warning: the requests wait for an agent until the run's timeout).
-	RequireAgent bool
-	// MaxRequestBytes is the largest request record B's agents take, their
-	// OFFSETAGENT_MAX_REQUEST_BYTES (default 16 MiB): a connector whose request is larger
-	// fails at publish_request, alone.
-	MaxRequestBytes int
-}
 
 // defaultGrace is MigrateOptions.Grace when it is 0.
 const defaultGrace = 30 * time.Second
@@ -67,7 +34,7 @@ const defaultMaxRequestBytes = 16 << 20
 // MigrateOptions configure Migrate.
 type MigrateOptions struct {
 	Options
-	To Target
+	To target.Target
 	// MigrationID names the migration; "" derives one from A's cluster id and the selection
 	// flags, so the same command run again continues the same migration.
 	MigrationID string
@@ -96,37 +63,34 @@ type MigrateOptions struct {
 	// DryRun publishes dry-run requests: B's agents plan and change nothing.
 	DryRun bool
 	// Progress is told about each connector as its outcome is known; nil for none.
-	Progress Progress
+	Progress apply.Progress
 	// WaitReport is how often Progress is told, while results are awaited, how many are in
 	// (default 15 s).
 	WaitReport time.Duration
 	// Strimzi, when not nil, migrates into a Connect cluster the Strimzi operator manages:
 	// offsets only on B, and a KafkaConnector manifest per connector (strimzi.go).
-	Strimzi *StrimziTarget
+	Strimzi *strimzi.Target
 	// Verify, when not 0, bounds the verification of the cutover that follows a migration
 	// (not a dry run, nor one into an operator-managed B, whose connectors start only once
 	// their manifests are applied): VerifyCutover reads on B what each moved connector
 	// committed after the offsets placed, until every partition is decided or Verify has
-	// passed (Report.Cutover). 0, the default, verifies nothing: Report.Cutover then lists
-	// the partitions placed, waiting.
+	// passed (Migrate's cutover report). 0, the default, verifies nothing: the cutover report
+	// then lists the partitions placed, waiting.
 	Verify time.Duration
 	// VerifyPoll is the pause between two reads of B while verifying (default 1 s).
 	VerifyPoll time.Duration
 	// VerifyProgress, when not nil, is told what the verification waits for, and the counts
 	// per verdict while it waits (VerifyCutoverOptions.Progress).
-	VerifyProgress io.Writer
+	VerifyProgress func(cutover.Waiting)
 }
 
-// RequestSourcePrefix is the CloudEvent source of migration requests, followed by the
-// migration id.
-const RequestSourcePrefix = "/offsetagent/migrate/"
-
 // Migrate exports the selected connectors of A and creates them on B through B's agents, then
-// returns the report. An error wrapping ErrPrecheck means nothing was stopped or published.
-func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
+// returns the report and, for a migration that is not a dry run, its cutover report (verified
+// with Verify). An error wrapping ErrPrecheck means nothing was stopped or published.
+func Migrate(ctx context.Context, opts MigrateOptions) (*apply.Report, *cutover.Cutover, error) {
 	started := time.Now().UTC()
 	if err := opts.validateTarget(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts.setDefaults()
 	interrupt := ctx // cancelled by the caller only: tells an interrupt from the deadline
@@ -136,62 +100,68 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*Report, error) {
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	opts.setDryRun()
-	opts.Options.kubernetesNames = opts.Strimzi != nil
+	stopPlanned := opts.setDryRun()
+	opts.Options.defaults()
+	if err := opts.Options.validate(); err != nil {
+		return nil, nil, err
+	}
+	po := plan.Options{Hazard: opts.hazardOptions(stopPlanned), AllowEmpty: opts.AllowEmpty, KubernetesNames: opts.Strimzi != nil}
 	if opts.Strimzi != nil {
-		opts.Options.existingOnB = func(ctx context.Context) (map[string]map[string]string, error) {
+		po.ExistingOnB = func(ctx context.Context) (map[string]map[string]string, error) {
 			return offsetstore.ReadConnectorConfigs(ctx, kafkaio.Options{Brokers: opts.To.Brokers, Transport: opts.To.Transport, Logger: opts.Logger, Principal: opts.To.Principal},
 				opts.To.ConfigTopic)
 		}
-		opts.Options.declared = opts.Strimzi.declared(opts.Registry)
-	}
-	src, err := openSource(ctx, opts.Options)
-	if err != nil {
-		return nil, err
-	}
-	defer src.close()
-	opts.Options = src.opts // with defaults
-	clusterA, err := src.clusterID(ctx)
-	if err != nil {
-		return nil, precheckf("A's cluster id: %v", err)
+		po.Declared = opts.Strimzi.Declared(opts.Registry)
 	}
 	st, stateOps := opts.stateStore()
+	so := opts.sourceOptions()
+	so.States = &st
+	src, err := source.Open(ctx, so)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer src.Close()
+	a, err := src.Cluster(ctx)
+	if err != nil {
+		return nil, nil, fleet.Precheckf("A's cluster id: %v", err)
+	}
+	clusterA := a.KafkaClusterID
 	configOps := opts.configOps()
 	if opts.MigrationID == "" {
-		opts.MigrationID = DeriveMigrationID(clusterA, opts.SelectionKey)
+		opts.MigrationID = fleet.DeriveMigrationID(clusterA, opts.SelectionKey)
 	}
-	restB, err := precheckTarget(ctx, src, clusterA, opts.To, configOps, stateOps, RequestSourcePrefix+opts.MigrationID)
+	b, err := target.Open(ctx, opts.To, a, configOps, stateOps, fleet.RequestSourcePrefix+opts.MigrationID, opts.Logger)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	results, err := openResults(ctx, opts.To, RequestSourcePrefix+opts.MigrationID, opts.Logger)
+	results, err := apply.OpenResults(ctx, opts.To, fleet.RequestSourcePrefix+opts.MigrationID, opts.Logger)
 	if err != nil {
-		return nil, precheckf("read B's result topic %q: %v", opts.To.ResultTopic, err)
+		return nil, nil, fleet.Precheckf("read B's result topic %q: %v", opts.To.ResultTopic, err)
 	}
-	defer results.close()
-	src.opts.States = &st
-	if err := src.openStates(ctx, clusterA, opts.MigrationID); err != nil {
-		return nil, err
+	defer results.Close()
+	if err := src.OpenStates(ctx, clusterA, opts.MigrationID); err != nil {
+		return nil, nil, err
 	}
 
-	src.b = &targetSide{to: opts.To, rest: restB}
-	entries, err := src.prepare(ctx)
+	p, err := plan.Build(ctx, src, &hazard.B{Target: opts.To, REST: b.REST}, po)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	rep := &Report{MigrationID: opts.MigrationID, From: src.describe(), To: strings.Join(opts.To.Brokers, ","),
+	entries := apply.EntriesOf(p)
+	rep := &apply.Report{MigrationID: opts.MigrationID, From: src.Describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
-	rep.Publishing = runWaves(interrupt, src, results, opts, entries)
+	ap := apply.New(opts.applyOptions(), src, p.Blocked, results, b.REST)
+	rep.Publishing = ap.RunWaves(interrupt, entries)
 	if opts.Strimzi != nil && !opts.DryRun {
 		if err := opts.writeStrimziManifests(rep, entries); err != nil {
-			return rep, err
+			return rep, nil, err
 		}
 	}
 	rep.Finished = time.Now().UTC()
-	if !opts.DryRun {
-		opts.verifyCutover(interrupt, rep)
+	if opts.DryRun {
+		return rep, nil, nil
 	}
-	return rep, nil
+	return rep, opts.verifyCutover(interrupt, rep), nil
 }
 
 // setDefaults fills in the options left at zero, B's transport included.
@@ -218,26 +188,38 @@ func (o *MigrateOptions) setDefaults() {
 	}
 }
 
-// setDryRun keeps a dry run from stopping A's connectors: it plans their stop instead.
-func (o *MigrateOptions) setDryRun() {
+// setDryRun keeps a dry run from stopping A's connectors: it plans their stop instead, and
+// says so (stopPlanned).
+func (o *MigrateOptions) setDryRun() (stopPlanned bool) {
 	if o.DryRun && o.StopSource {
 		// A dry run changes nothing: not on B, and not on A either.
-		o.StopSource, o.Options.stopPlanned = false, true
+		o.StopSource = false
 		if o.Logger != nil {
 			o.Logger.Warn("--dry-run: connectors on A are not stopped; their offsets are read as they are now")
 		}
+		return true
 	}
+	return false
+}
+
+// applyOptions are what carrying out the plan takes of o.
+func (o *MigrateOptions) applyOptions() apply.Options {
+	ao := o.Options.applyOptions()
+	ao.To, ao.MigrationID = o.To, o.MigrationID
+	ao.Concurrency, ao.WaveSize, ao.Timeout, ao.Grace = o.Concurrency, o.WaveSize, o.Timeout, o.Grace
+	ao.DryRun, ao.Progress, ao.WaitReport, ao.OffsetsOnly = o.DryRun, o.Progress, o.WaitReport, o.Strimzi != nil
+	return ao
 }
 
 // stateStore returns the migration state store (on B's brokers unless given) and the
 // permissions its topic needs, checked with B's when it is on B.
-func (o *MigrateOptions) stateStore() (StateStore, kafkaio.TopicOps) {
-	st := StateStore{}
+func (o *MigrateOptions) stateStore() (source.StateStore, kafkaio.TopicOps) {
+	st := source.StateStore{}
 	if o.States != nil {
 		st = *o.States
 	}
 	// The state topic's permissions are checked with B's when it is on B.
-	stateOps := kafkaio.TopicOps{Topic: st.topic(), Ops: []string{kafkaio.OpRead}}
+	stateOps := kafkaio.TopicOps{Topic: st.TopicOrDefault(), Ops: []string{kafkaio.OpRead}}
 	if o.StopSource {
 		stateOps.Ops = append(stateOps.Ops, kafkaio.OpWrite)
 	}
@@ -258,10 +240,14 @@ func (o *MigrateOptions) configOps() []string {
 	return []string{kafkaio.OpDescribe}
 }
 
+// StepWriteManifest is the report's failed step of a connector whose manifest could not be
+// written (its offsets are on B).
+const StepWriteManifest = "write_manifest"
+
 // writeStrimziManifests writes the KafkaConnector manifests of the entries into an operator-managed
 // B and says in rep.Next how to apply them.
-func (o *MigrateOptions) writeStrimziManifests(rep *Report, entries []*Entry) error {
-	n, err := o.Strimzi.writeManifests(entries, o.MigrationID, o.Registry)
+func (o *MigrateOptions) writeStrimziManifests(rep *apply.Report, entries []*apply.Entry) error {
+	n, err := writeManifestsOf(o.Strimzi, entries, o.MigrationID, o.Registry)
 	if err != nil {
 		return err
 	}
@@ -275,45 +261,75 @@ func (o *MigrateOptions) writeStrimziManifests(rep *Report, entries []*Entry) er
 	return nil
 }
 
-// verifyCutover sets rep.Cutover, the partitions placed, and, with Verify (not into an
-// operator-managed B), verifies them on B; an error of the verification is in the cutover.
-func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *Report) {
-	rep.Cutover = NewCutover(rep, o.To.OffsetsTopic, o.Registry)
+// writeManifestsOf writes the manifest of every entry whose offsets are on B (succeeded), and
+// PlacedFile; an entry whose manifest cannot be written fails at StepWriteManifest. It returns
+// the number written.
+func writeManifestsOf(s *strimzi.Target, entries []*apply.Entry, migrationID string, reg *connectors.Registry) (int, error) {
+	var cs []strimzi.Connector
+	var of []*apply.Entry
+	for _, e := range entries {
+		if e.Outcome != apply.OutcomeSucceeded || e.Body == nil {
+			continue
+		}
+		cs = append(cs, strimzi.Connector{Name: e.Name, Target: e.Body.Name, Type: e.Type, State: e.Body.InitialState,
+			Config: e.Body.Config, Offsets: e.Body.InitialOffsets})
+		of = append(of, e)
+	}
+	written, err := s.WriteManifests(cs, migrationID, reg)
+	n := 0
+	for i, w := range written {
+		e := of[i]
+		if w.Err != nil {
+			e.Outcome, e.FailedStep, e.Message = apply.OutcomeFailed, StepWriteManifest, w.Err.Error()
+			continue
+		}
+		e.Manifest = w.Path
+		e.Warnings = append(e.Warnings, w.Warnings...)
+		n++
+	}
+	return n, err
+}
+
+// verifyCutover is rep's cutover report, the partitions placed, verified on B with Verify (not
+// into an operator-managed B); an error of the verification is in the cutover.
+func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Report) *cutover.Cutover {
+	cut := cutover.New(rep, o.To.OffsetsTopic, o.Registry)
 	var clusterA string
 	if o.Topics != nil {
 		clA := kafkaio.NewClient(kafkaio.Options{Brokers: o.Topics.Brokers, Transport: o.Topics.Transport, Principal: o.Topics.Principal})
-		clusterA, _ = kafkaClusterID(interrupt, clA) // "": the verification asks it
+		clusterA, _ = kafkaio.ClusterID(interrupt, clA) // "": the verification asks it
 	}
-	byTarget := map[string]*Entry{}
+	byTarget := map[string]*apply.Entry{}
 	for _, e := range rep.Connectors {
 		byTarget[e.TargetName] = e
 	}
-	for _, cc := range rep.Cutover.Connectors {
+	for _, cc := range cut.Connectors {
 		// With StopSource every connector published was stopped on A before its offsets
 		// were read (the stop barrier, or no worker of A holding it), or skipped.
 		cc.StoppedOnA = o.StopSource && cc.Type != string(connectors.Sink)
-		if e := byTarget[cc.TargetName]; cc.StoppedOnA && cc.StoppedOnABy != stoppedByREST && e != nil && e.connector != nil && o.Topics != nil {
-			cc.WorkersOfA = &CutoverWorkersCheck{Brokers: o.Topics.Brokers, ClusterID: clusterA, ConfigTopic: o.Topics.ConfigTopic, RecordAt: e.connector.recordAt}
+		if e := byTarget[cc.TargetName]; cc.StoppedOnA && cc.StoppedOnABy != apply.StoppedByREST && e != nil && e.Connector != nil && o.Topics != nil {
+			cc.WorkersOfA = &cutover.WorkersCheck{Brokers: o.Topics.Brokers, ClusterID: clusterA, ConfigTopic: o.Topics.ConfigTopic, RecordAt: e.RecordAt}
 		}
 	}
-	rep.Cutover.readHistoryOnA(interrupt, o.Topics, rep, o.Registry)
+	cut.ReadHistoryOnA(interrupt, o.Topics, rep, o.Registry)
 	clB := kafkaio.NewClient(kafkaio.Options{Brokers: o.To.Brokers, Transport: o.To.Transport, Principal: o.To.Principal})
 	clB.Timeout = 30 * time.Second
-	if id, err := kafkaClusterID(interrupt, clB); err == nil { // else the verification records it
-		rep.Cutover.ToClusterID = id
+	if id, err := kafkaio.ClusterID(interrupt, clB); err == nil { // else the verification records it
+		cut.ToClusterID = id
 	}
 	if o.Verify > 0 && o.Strimzi == nil {
-		vo := VerifyCutoverOptions{Brokers: o.To.Brokers, Transport: o.To.Transport, Principal: o.To.Principal,
+		vo := cutover.VerifyOptions{Brokers: o.To.Brokers, Transport: o.To.Transport, Principal: o.To.Principal,
 			Timeout: o.Verify, Poll: o.VerifyPoll, Registry: o.Registry, Progress: o.VerifyProgress}
 		if o.Topics != nil {
 			vo.FromBrokers, vo.FromTransport, vo.FromPrincipal = o.Topics.Brokers, o.Topics.Transport, o.Topics.Principal
 		}
-		err := VerifyCutover(interrupt, rep.Cutover, vo)
+		err := cutover.Verify(interrupt, cut, vo)
 		if err != nil {
-			rep.Cutover.Error = err.Error()
+			cut.Error = err.Error()
 			o.Logger.Warn("cannot verify the cutover on B", "err", err)
 		}
 	}
+	return cut
 }
 
 func (o *MigrateOptions) validateTarget() error {
@@ -334,131 +350,13 @@ func (o *MigrateOptions) validateTarget() error {
 		errs = append(errs, "--stop-source with --timeout 0: a run that stops connectors on A must end; give --timeout")
 	}
 	if o.Strimzi != nil {
-		errs = append(errs, o.Strimzi.validate()...)
+		errs = append(errs, o.Strimzi.Validate()...)
 	}
-	if strings.ContainsAny(o.MigrationID, "/ \t\n") {
+	if !fleet.ValidMigrationID(o.MigrationID) {
 		errs = append(errs, fmt.Sprintf("--migration-id %q: no '/' or spaces", o.MigrationID))
 	}
 	if len(errs) > 0 {
-		return precheckf("%s", strings.Join(errs, "; "))
+		return fleet.Precheckf("%s", strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// DeriveMigrationID is the default migration id: a hash of A's cluster id and the selection
-// flags, so the same command run again continues the same migration.
-func DeriveMigrationID(clusterA, selectionKey string) string {
-	h := sha256.Sum256([]byte(clusterA + "\x00" + selectionKey))
-	return "m-" + hex.EncodeToString(h[:8])
-}
-
-// requestSeries is the common prefix of the ids of every attempt of the request creating
-// target, what the request creates (Body.Create) included: "<migration id>/<target>/" for a
-// connector, "<migration id>/<target>/offsets-only-" for its offsets alone. An offsets-only
-// request's success creates no connector, so it never stands for a creation's, nor the
-// other way round: a run that creates connectors after a --to-strimzi-cluster run of the
-// same migration publishes them.
-func requestSeries(migrationID, target, create string) string {
-	if create == events.CreateOffsetsOnly {
-		return migrationID + "/" + target + "/" + events.CreateOffsetsOnly + "-"
-	}
-	return migrationID + "/" + target + "/"
-}
-
-// requestID is the id of attempt n (from 1) of the request creating target.
-func requestID(migrationID, target, create string, attempt int) string {
-	return requestSeries(migrationID, target, create) + strconv.Itoa(attempt)
-}
-
-// parseRequestID splits a request id made by requestID into its series and attempt number
-// (0 if it is not one).
-func parseRequestID(id string) (series string, attempt int) {
-	i := strings.LastIndexByte(id, '/')
-	if i < 0 {
-		return "", 0
-	}
-	last := strings.TrimPrefix(id[i+1:], events.CreateOffsetsOnly+"-")
-	n, err := strconv.Atoi(last)
-	if err != nil || n <= 0 || strconv.Itoa(n) != last {
-		return "", 0
-	}
-	return id[:len(id)-len(last)], n
-}
-
-// attemptOf parses the attempt number of a request id made by requestID (0 if it is not one).
-func attemptOf(id string) int {
-	_, n := parseRequestID(id)
-	return n
-}
-
-// precheckTarget runs the checks of B before anything is stopped or published: B reachable,
-// the principal allowed every operation the run does on B's topics (the config topic's are
-// configOps, the state topic's stateOps; the agents' group is checkAgents'), B's Connect
-// topics and the agents' topics exist with Connect's settings, A and B not the same Connect
-// cluster, the agents consuming the request topic serve B's Connect cluster, publish to the
-// result topic and accept source, the requests' (checkAgents). It returns B's REST reader
-// (nil without Target.ConnectURL), for the hazard checks: B's plugins are checked there.
-func precheckTarget(ctx context.Context, src *source, clusterA string, to Target, configOps []string, stateOps kafkaio.TopicOps, source string) (*restReader, error) {
-	cl := kafkaio.NewClient(kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Principal: to.Principal})
-	cl.Timeout = 30 * time.Second
-	clusterB, err := kafkaClusterID(ctx, cl)
-	if err != nil {
-		return nil, precheckf("B's Kafka cluster is unreachable: %v", err)
-	}
-	// Every permission of the run on B, asked before anything is stopped on A: a Write on the
-	// request topic refused only at publishing would leave A's connectors stopped.
-	if err := kafkaio.RequireTopicOps(ctx, cl, to.Principal, []kafkaio.TopicOps{
-		{Topic: to.ConfigTopic, Ops: configOps},
-		{Topic: to.OffsetsTopic, Ops: []string{kafkaio.OpDescribe}},
-		{Topic: to.RequestTopic, Ops: []string{kafkaio.OpWrite}},
-		{Topic: to.ResultTopic, Ops: []string{kafkaio.OpRead}},
-		stateOps,
-	}); err != nil {
-		return nil, precheckf("B: %v", err)
-	}
-	if err := offsetstore.CheckConnectTopics(ctx, cl, to.ConfigTopic, to.OffsetsTopic, false); err != nil {
-		return nil, precheckf("B's Connect topics: %v", err)
-	}
-	for _, t := range []string{to.RequestTopic, to.ResultTopic} {
-		md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{t}})
-		if err == nil && (len(md.Topics) == 0 || md.Topics[0].Error != nil) {
-			err = fmt.Errorf("topic %q not found: is an agent running on B?", t)
-		}
-		if err != nil {
-			return nil, precheckf("B's agent topics: %v", err)
-		}
-	}
-	if src.opts.Topics != nil && clusterA == clusterB && src.opts.Topics.ConfigTopic == to.ConfigTopic {
-		return nil, precheckf("A and B are the same Connect cluster (Kafka cluster %q, config topic %q)", clusterA, to.ConfigTopic)
-	}
-	warnings, err := checkAgents(ctx, cl, to, clusterB, source, to.RequireAgent)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range warnings {
-		src.opts.Logger.Warn(w)
-	}
-	if to.ConnectURL == "" {
-		return nil, nil
-	}
-	restB, err := newRESTReader(to.ConnectURL, to.HTTPClient, src.opts.Registry)
-	if err != nil {
-		return nil, precheckf("--to-connect-url: %v", err)
-	}
-	rootB, err := restB.root(ctx)
-	if err != nil {
-		return nil, precheckf("GET / on B: %v", err)
-	}
-	if src.rest == nil {
-		return restB, nil
-	}
-	rootA, err := src.rest.root(ctx)
-	if err != nil {
-		return nil, precheckf("GET / on A: %v", err)
-	}
-	if strings.TrimRight(to.ConnectURL, "/") == strings.TrimRight(src.opts.ConnectURL, "/") ||
-		(rootA.KafkaClusterID == rootB.KafkaClusterID && src.opts.Topics != nil && src.opts.Topics.ConfigTopic == to.ConfigTopic) {
-		return nil, precheckf("A and B are the same Connect cluster (%s, Kafka cluster %q)", redactURL(to.ConnectURL), rootB.KafkaClusterID)
-	}
-	return restB, nil
 }

@@ -9,8 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -23,14 +25,14 @@ func pipelineConnect(t *testing.T) *fakeConnect {
 		for i := 0; i+1 < len(kv); i += 2 {
 			cfg[kv[i]] = kv[i+1]
 		}
-		return &fakeConnector{typ: "sink", state: StateRunning, stopAt: -1, config: cfg}
+		return &fakeConnector{typ: "sink", state: fleet.StateRunning, stopAt: -1, config: cfg}
 	}
 	return &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-		"dbz-src": {typ: "source", state: StateRunning, stopAt: -1, topics: []string{"shop.public.items"},
+		"dbz-src": {typ: "source", state: fleet.StateRunning, stopAt: -1, topics: []string{"shop.public.items"},
 			config: map[string]string{"connector.class": "io.debezium.connector.postgresql.PostgresConnector", "topic.prefix": "shop",
 				"database.password": "pw-secret-1", "name": "dbz-src"}},
 		"items-sink": sink("items-sink", "topics", "shop.public.items"),
-		"file-src": {typ: "source", state: StateRunning, stopAt: -1, // nothing written yet: not tracked
+		"file-src": {typ: "source", state: fleet.StateRunning, stopAt: -1, // nothing written yet: not tracked
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in", "topic": "lines", "name": "file-src"}},
 		"lines-sink": sink("lines-sink", "topics", "lines"),
 		"regex-sink": sink("regex-sink", "topics.regex", `shop\.public\..*`),
@@ -40,7 +42,7 @@ func pipelineConnect(t *testing.T) *fakeConnect {
 		// \b is Java's, and javaregex does not evaluate it (its meaning changed in Java 19).
 		"undecided-sink": sink("undecided-sink", "topics.regex", `\bshop\.public\..*`),
 		// A RegexRouter sends its records to "cooked": only the topic tracking knows it.
-		"routed-src": {typ: "source", state: StateRunning, stopAt: -1, topics: []string{"cooked"},
+		"routed-src": {typ: "source", state: fleet.StateRunning, stopAt: -1, topics: []string{"cooked"},
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "r", "topic": "raw",
 				"transforms": "route", "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
 				"transforms.route.regex": ".*", "transforms.route.replacement": "cooked", "name": "routed-src"}},
@@ -106,22 +108,22 @@ func TestPipelineAcrossRenamingPolicyRefused(t *testing.T) {
 			tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokers}, Policy: policy})
 			require.NoError(t, err)
 			var logs bytes.Buffer
-			sel, err := NewSelection(SelectionFlags{Include: []string{tt.include}})
+			sel, err := source.NewSelection(source.SelectionFlags{Include: []string{tt.include}})
 			if tt.include == "" {
-				sel, err = NewSelection(SelectionFlags{})
+				sel, err = source.NewSelection(source.SelectionFlags{})
 			}
 			require.NoError(t, err)
-			opts := Options{ConnectURL: fc.serve(t), Selection: sel, SinkOffsets: SinkOffsetsTranslate,
-				SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy, AllowReplay: true},
-				Logger:         slog.New(slog.NewTextHandler(&logs, nil))}
+			opts := Options{ConnectURL: fc.serve(t), Selection: sel, SinkOffsets: fleet.SinkOffsetsTranslate,
+				MM2:    &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: true},
+				Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 			if tt.stop {
-				opts.StopSource, opts.States = true, &StateStore{Brokers: brokers}
+				opts.StopSource, opts.States = true, &source.StateStore{Brokers: brokers}
 			}
 			rep, err := Export(ctx, opts)
 			require.NoError(t, err)
 			got := map[string]string{}
 			for _, e := range rep.Connectors {
-				if e.Outcome == OutcomeSkipped {
+				if e.Outcome == apply.OutcomeSkipped {
 					got[e.Name] = e.Message
 					require.Nil(t, e.Body)
 				}
@@ -136,46 +138,6 @@ func TestPipelineAcrossRenamingPolicyRefused(t *testing.T) {
 			fc.mu.Lock()
 			defer fc.mu.Unlock()
 			require.Empty(t, fc.stops, "a refused pair is not stopped")
-		})
-	}
-}
-
-// sinkReads judges a topics.regex as Java does, and says when it cannot.
-func TestSinkReadsJavaRegex(t *testing.T) {
-	policy := mm2.Policy{SourceAlias: "A"}
-	var w written
-	w.add("orders", "its config's topic")
-	w.add("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-", "its config's topic")
-	w.add("shop.*", "its config's topic.prefix")
-	tests := []struct {
-		name, regex string
-		want        []string
-		undecided   string
-	}{
-		{name: "lookahead, Java's", regex: `(?!payments).*`, want: []string{"orders", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-", "shop.*"}},
-		// Every name of the prefix may match a regex without a literal prefix.
-		{name: "class intersection, Java's", regex: `[a-z&&[^x]]+`, want: []string{"orders", "shop.*"}},
-		{name: "literal prefix", regex: `shop\.inventory\..*`, want: []string{"shop.*"}},
-		{name: "no match", regex: `payments`},
-		{name: "trimmed as Connect trims", regex: " orders\t", want: []string{"orders"}},
-		{name: "not evaluated", regex: `\borders`, undecided: `its topics.regex is not evaluated as Java would: the word boundaries`},
-		{name: "refused by Java", regex: `orders(`, undecided: `its topics.regex is not a valid Java regex: Unclosed group`},
-		{name: "no answer in time", regex: `(?=(a+)+b).*`, want: []string{"shop.*"},
-			undecided: `its topics.regex "(?=(a+)+b).*" gave no answer for "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa-"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := &Connector{Name: "sink", Config: events.Config{{Key: "topics.regex", Value: tt.regex}}}
-			got, undecided := sinkReads(c, w, policy)
-			require.Equal(t, tt.want, got)
-			if tt.undecided == "" {
-				require.Empty(t, undecided)
-			} else {
-				require.Contains(t, undecided, tt.undecided)
-			}
-			got, undecided = sinkReads(c, w, mm2.Policy{Kind: mm2.PolicyIdentity})
-			require.Empty(t, got, "the identity policy renames nothing")
-			require.Empty(t, undecided)
 		})
 	}
 }

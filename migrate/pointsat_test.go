@@ -21,6 +21,11 @@ import (
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -99,20 +104,20 @@ func newPointsAtAWith(t *testing.T, trA *kafka.Transport, configs func(a, b stri
 		v, err := json.Marshal(map[string]any{"properties": cfg})
 		require.NoError(t, err)
 		require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-configs", Key: []byte("connector-" + name), Value: v}))
-		f.fc.connectors[name] = &fakeConnector{typ: "source", state: StateRunning, stopAt: -1, config: cfg}
+		f.fc.connectors[name] = &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, config: cfg}
 	}
 	return f
 }
 
-func (f *pointsAtA) options(t *testing.T, sel SelectionFlags) MigrateOptions {
+func (f *pointsAtA) options(t *testing.T, sel source.SelectionFlags) MigrateOptions {
 	t.Helper()
-	s, err := NewSelection(sel)
+	s, err := source.NewSelection(sel)
 	require.NoError(t, err)
 	return MigrateOptions{
-		Options: Options{Topics: &TopicsSource{Brokers: f.brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
+		Options: Options{Topics: &source.TopicsSource{Brokers: f.brokersA, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
 			ConnectURL: f.fc.serve(t), Selection: s, StopSource: true,
 			StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond, StopTimeout: 5 * time.Second},
-		To: Target{Brokers: f.brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+		To: target.Target{Brokers: f.brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 			OffsetsTopic: "connect-offsets"},
 		SelectionKey: t.Name(), Timeout: 3 * time.Second, Grace: 100 * time.Millisecond,
 	}
@@ -120,11 +125,11 @@ func (f *pointsAtA) options(t *testing.T, sel SelectionFlags) MigrateOptions {
 
 // run migrates with opts and returns the report, the refused connectors' messages and the
 // connectors stopped on A. No report ever holds a secret value.
-func (f *pointsAtA) run(t *testing.T, opts MigrateOptions) (rep *Report, refused map[string]string, stopped []string) {
+func (f *pointsAtA) run(t *testing.T, opts MigrateOptions) (rep *apply.Report, refused map[string]string, stopped []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rep, err := Migrate(ctx, opts)
+	rep, _, err := Migrate(ctx, opts)
 	require.NoError(t, err)
 	var js bytes.Buffer
 	require.NoError(t, rep.WriteJSON(&js))
@@ -133,7 +138,7 @@ func (f *pointsAtA) run(t *testing.T, opts MigrateOptions) (rep *Report, refused
 	}
 	refused = map[string]string{}
 	for _, e := range rep.Connectors {
-		if e.Outcome == OutcomeSkipped {
+		if e.Outcome == apply.OutcomeSkipped {
 			refused[e.Name] = e.Message
 			require.Nil(t, e.Body, e.Name)
 			require.Empty(t, e.RequestID, "%s: nothing of a refused connector is published", e.Name)
@@ -151,7 +156,7 @@ func (f *pointsAtA) run(t *testing.T, opts MigrateOptions) (rep *Report, refused
 func TestMigrateRefusesSettingsPointingAtA(t *testing.T) {
 	f := newPointsAtA(t)
 	a := f.brokersA[0]
-	_, refused, stopped := f.run(t, f.options(t, SelectionFlags{}))
+	_, refused, stopped := f.run(t, f.options(t, source.SelectionFlags{}))
 	want := map[string][]string{
 		"dbz-pg":    {"signal.kafka.bootstrap.servers", fmt.Sprintf("%q", f.fc.connectors["dbz-pg"].config["signal.kafka.bootstrap.servers"]), "--map-value"},
 		"dbz-mysql": {"schema.history.internal.kafka.bootstrap.servers", `"PLAINTEXT://` + a + `"`, "--map-value"},
@@ -169,7 +174,7 @@ func TestMigrateRefusesSettingsPointingAtA(t *testing.T) {
 }
 
 // body is the config entry's body holds for key on B.
-func body(t *testing.T, rep *Report, name, key string) string {
+func body(t *testing.T, rep *apply.Report, name, key string) string {
 	t.Helper()
 	for _, e := range rep.Connectors {
 		if e.Name == name {
@@ -195,7 +200,7 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 	secretRefused := map[string][]string{"jaas-src": {"producer.override.sasl.jaas.config", "--set producer.override.sasl.jaas.config=", "(a secret, not shown)"}}
 
 	t.Run("mapped to B", func(t *testing.T) {
-		rep, refused, stopped := f.run(t, f.options(t, SelectionFlags{MapValue: mapAB, KeepA: keep}))
+		rep, refused, stopped := f.run(t, f.options(t, source.SelectionFlags{MapValue: mapAB, KeepA: keep}))
 		require.Equal(t, []string{"jaas-src"}, slices.Collect(maps.Keys(refused)), "--map-value leaves the secret alone: %v", refused)
 		for _, p := range secretRefused["jaas-src"] {
 			require.Contains(t, refused["jaas-src"], p)
@@ -206,10 +211,10 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 		require.Equal(t, b, body(t, rep, "dbz-mysql", "schema.history.internal.kafka.bootstrap.servers"))
 		require.Equal(t, a, body(t, rep, "mm2-src", "source.cluster.bootstrap.servers"), "kept on A")
 		require.Equal(t, b, body(t, rep, "mm2-src", "target.cluster.bootstrap.servers"))
-		var kept []Hazard
+		var kept []hazard.Hazard
 		for _, e := range rep.Connectors {
 			for _, h := range e.Hazards {
-				if e.Name == "mm2-src" && h.Check == HazardPointsAtA {
+				if e.Name == "mm2-src" && h.Check == hazard.HazardPointsAtA {
 					kept = append(kept, h)
 				}
 			}
@@ -225,9 +230,9 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 		policy := mm2.Policy{Kind: mm2.PolicyDefault, SourceAlias: "A"}
 		tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: f.brokersB}, Policy: policy})
 		require.NoError(t, err)
-		flags := SelectionFlags{Include: []string{"dbz-.*"}, MapValue: []string{a + "=" + b, "PLAINTEXT://" + a + "=" + b}}
+		flags := source.SelectionFlags{Include: []string{"dbz-.*"}, MapValue: []string{a + "=" + b, "PLAINTEXT://" + a + "=" + b}}
 		opts := f.options(t, flags)
-		opts.SinkOffsets, opts.SinkTranslator = SinkOffsetsTranslate, &MM2Sinks{Translator: tr, Policy: policy}
+		opts.SinkOffsets, opts.MM2 = fleet.SinkOffsetsTranslate, &fleet.MM2{Translator: tr, Policy: policy}
 		_, refused, stopped := f.run(t, opts)
 		require.Empty(t, stopped)
 		require.Contains(t, refused["dbz-pg"], `signal.kafka.topic: topic "shop-signals" is A's name: on B (signal.kafka.bootstrap.servers) MirrorMaker 2's default replication policy mirrors it as "A.shop-signals"`)
@@ -236,7 +241,7 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 
 		flags.MapValue = append(flags.MapValue, "shop-signals=A.shop-signals", "schemahistory.inv=A.schemahistory.inv")
 		opts = f.options(t, flags)
-		opts.SinkOffsets, opts.SinkTranslator = SinkOffsetsTranslate, &MM2Sinks{Translator: tr, Policy: policy}
+		opts.SinkOffsets, opts.MM2 = fleet.SinkOffsetsTranslate, &fleet.MM2{Translator: tr, Policy: policy}
 		rep, refused, stopped := f.run(t, opts)
 		require.Empty(t, refused)
 		require.Equal(t, []string{"dbz-mysql", "dbz-pg"}, stopped)
@@ -245,7 +250,7 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 	})
 
 	t.Run("A read through REST only: judged by A's id all the same", func(t *testing.T) {
-		opts := f.options(t, SelectionFlags{Include: []string{"dbz-pg|mm2-src|jaas-src"}})
+		opts := f.options(t, source.SelectionFlags{Include: []string{"dbz-pg|mm2-src|jaas-src"}})
 		opts.Topics, opts.StopSource = nil, false
 		_, refused, _ := f.run(t, opts)
 		require.Equal(t, []string{"dbz-pg", "jaas-src", "mm2-src"}, slices.Sorted(maps.Keys(refused)),
@@ -258,11 +263,11 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 }
 
 // pointsAtHazards is the HazardPointsAtA warnings of rep by connector: "key: message".
-func pointsAtWarnings(rep *Report) map[string][]string {
+func pointsAtWarnings(rep *apply.Report) map[string][]string {
 	out := map[string][]string{}
 	for _, e := range rep.Connectors {
 		for _, h := range e.Hazards {
-			if h.Check == HazardPointsAtA && !h.Refuse {
+			if h.Check == hazard.HazardPointsAtA && !h.Refuse {
 				out[e.Name] = append(out[e.Name], h.Key+": "+h.Message+"; "+h.Fix)
 			}
 		}
@@ -300,7 +305,7 @@ func TestPointsAtAJudgedByClusterID(t *testing.T) {
 	})
 	for _, restOnly := range []bool{false, true} {
 		t.Run(fmt.Sprintf("REST only %t", restOnly), func(t *testing.T) {
-			opts := f.options(t, SelectionFlags{})
+			opts := f.options(t, source.SelectionFlags{})
 			if restOnly {
 				opts.Topics, opts.StopSource = nil, false
 			}
@@ -366,7 +371,7 @@ func TestPointsAtAWithTheConnectorsOwnSecurity(t *testing.T) {
 				own("producer.override.", "${file:/opt/secrets/jaas.properties:jaas}")...)...),
 		}
 	}, kfake.EnableSASL(), kfake.Superuser("PLAIN", "admin", "pw-secret-a"))
-	opts := f.options(t, SelectionFlags{})
+	opts := f.options(t, source.SelectionFlags{})
 	opts.Topics, opts.StopSource = nil, false
 	rep, refused, _ := f.run(t, opts)
 	require.Equal(t, []string{"dbz-history", "own-sasl"}, slices.Sorted(maps.Keys(refused)), "%v", refused)
@@ -404,7 +409,7 @@ func TestPointsAtAAsksEachAddressOnce(t *testing.T) {
 		}
 		return cfgs
 	}, kfake.EnableSASL(), kfake.Superuser("PLAIN", "admin", "pw-secret-a"))
-	opts := f.options(t, SelectionFlags{})
+	opts := f.options(t, source.SelectionFlags{})
 	opts.Topics, opts.StopSource = nil, false
 	rep, refused, _ := f.run(t, opts)
 	require.Len(t, refused, n)
@@ -417,7 +422,7 @@ func TestPointsAtAAsksEachAddressOnce(t *testing.T) {
 // A --map-value matches a whole value (a list in any order) or one element of a list; it never
 // touches the name, a secret or a --keep-a key.
 func TestMapValue(t *testing.T) {
-	sel, err := NewSelection(SelectionFlags{MapValue: []string{"a1:9092, a2:9092=b1:9092,b2:9092", "a3:9092=b3:9092", "orders=A.orders"},
+	sel, err := source.NewSelection(source.SelectionFlags{MapValue: []string{"a1:9092, a2:9092=b1:9092,b2:9092", "a3:9092=b3:9092", "orders=A.orders"},
 		KeepA: []string{"source.cluster.bootstrap.servers"}})
 	require.NoError(t, err)
 	cfg := events.Config{
@@ -441,9 +446,9 @@ func TestMapValue(t *testing.T) {
 		"name":                                "orders",
 	}, got)
 	for _, bad := range []string{"=x", "a=", "a", " , =x"} {
-		_, err := NewSelection(SelectionFlags{MapValue: []string{bad}})
+		_, err := source.NewSelection(source.SelectionFlags{MapValue: []string{bad}})
 		require.ErrorContains(t, err, "--map-value", bad)
 	}
-	_, err = NewSelection(SelectionFlags{KeepA: []string{"a=b"}})
+	_, err = source.NewSelection(source.SelectionFlags{KeepA: []string{"a=b"}})
 	require.ErrorContains(t, err, "--keep-a")
 }

@@ -12,8 +12,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
-	"github.com/offsetagent/offsetagent/mm2"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 )
 
 // A request B's brokers refuse names the principal of B's credentials, whatever client made
@@ -40,7 +44,7 @@ func TestRefusalOnBNamesPrincipal(t *testing.T) {
 	defer cancel()
 	admin := kafkaio.NewClient(kafkaio.Options{Brokers: brokers, Transport: transport("admin", "admin"), Principal: "User:admin"})
 	require.NoError(t, kafkaio.CommitGroupOffsets(ctx, admin, "connect-snk", []kafkaio.GroupOffset{{Topic: "T", Partition: 0, Offset: 7}}))
-	to := Target{Brokers: brokers, Transport: alice, Principal: "User:alice"}
+	to := target.Target{Brokers: brokers, Transport: alice, Principal: "User:alice"}
 
 	tests := []struct {
 		name string
@@ -49,16 +53,16 @@ func TestRefusalOnBNamesPrincipal(t *testing.T) {
 	}{
 		{"state topic created for --stop-source", func(ctx context.Context) error {
 			// B's principal reaches the state store as migrate gives it: from its Target.
-			o := &MigrateOptions{To: to, Options: Options{States: &StateStore{Topic: "states", MigrationID: "m1"}}}
+			o := &MigrateOptions{To: to, Options: Options{States: &source.StateStore{Topic: "states", MigrationID: "m1"}}}
 			st, _ := o.stateStore()
-			_, err := openStates(ctx, st, "", true, slog.New(slog.DiscardHandler))
+			_, err := source.OpenStates(ctx, st, "", true, slog.New(slog.DiscardHandler))
 			return err
 		}, `principal User:alice is not allowed to Create Topic "states"`},
 		{"cutover verification", func(ctx context.Context) error {
-			cut := &Cutover{MigrationID: "m1", Connectors: []*CutoverConnector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
-				Partitions: []*CutoverPartition{{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}), OnA: kafkaOffset(5), Placed: kafkaOffset(5),
-					Translation: translationAsRead, Verdict: VerdictWaiting}}}}}
-			return VerifyCutover(ctx, cut, VerifyCutoverOptions{Brokers: to.Brokers, Transport: to.Transport, Principal: to.Principal})
+			cut := &cutover.Cutover{MigrationID: "m1", Connectors: []*cutover.Connector{{Name: "snk", TargetName: "snk", Type: "sink", Group: "connect-snk",
+				Partitions: []*cutover.Partition{{Partition: jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number("0")}, {Key: "kafka_topic", Value: "T"}}, OnA: fleet.KafkaOffset(5), Placed: fleet.KafkaOffset(5),
+					Translation: "as read", Verdict: cutover.VerdictWaiting}}}}}
+			return cutover.Verify(ctx, cut, cutover.VerifyOptions{Brokers: to.Brokers, Transport: to.Transport, Principal: to.Principal})
 		}, `principal User:alice is not allowed to Describe Group "connect-snk"`},
 	}
 	for _, tt := range tests {

@@ -16,6 +16,10 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -55,7 +59,7 @@ func (f *fakeConnect) serve(t *testing.T) string {
 
 func (f *fakeConnect) status(c *fakeConnector) map[string]any {
 	tasks := []any{map[string]any{"id": 0, "state": c.state, "worker_id": "w:8083"}}
-	if c.state == StateStopped {
+	if c.state == fleet.StateStopped {
 		tasks = []any{}
 	}
 	return map[string]any{"connector": map[string]any{"state": c.state, "worker_id": "w:8083"}, "tasks": tasks, "type": c.typ}
@@ -112,7 +116,7 @@ func (f *fakeConnect) handle(w http.ResponseWriter, r *http.Request) {
 			if c.stopAt > 0 {
 				c.stopAt--
 			} else if c.stopAt == 0 {
-				c.state, c.stopAt = StateStopped, -1
+				c.state, c.stopAt = fleet.StateStopped, -1
 			}
 			reply(200, f.status(c))
 		case parts[1] == "stop" && r.Method == http.MethodPut:
@@ -121,7 +125,7 @@ func (f *fakeConnect) handle(w http.ResponseWriter, r *http.Request) {
 				f.onStop(parts[0])
 			}
 			delete(f.noStatus, parts[0]) // assigned by now
-			if c.state != StateStopped {
+			if c.state != fleet.StateStopped {
 				c.stopAt = f.stopLag
 			}
 			reply(204, nil)
@@ -130,7 +134,7 @@ func (f *fakeConnect) handle(w http.ResponseWriter, r *http.Request) {
 		case parts[1] == "topics":
 			reply(200, map[string]any{parts[0]: map[string]any{"topics": append([]string{}, c.topics...)}})
 		case parts[1] == "offsets":
-			if c.state == StateStopped && c.finalOffsets != nil {
+			if c.state == fleet.StateStopped && c.finalOffsets != nil {
 				if c.readsStopped++; c.readsStopped > 1 {
 					c.offsets = c.finalOffsets
 				}
@@ -144,30 +148,30 @@ func (f *fakeConnect) handle(w http.ResponseWriter, r *http.Request) {
 
 func TestRESTReaderAndStopBarrier(t *testing.T) {
 	fc := &fakeConnect{t: t, stopLag: 3, noStatus: map[string]bool{"fresh": true}, connectors: map[string]*fakeConnector{
-		"file-src": {typ: "source", state: StateRunning, stopAt: -1,
+		"file-src": {typ: "source", state: fleet.StateRunning, stopAt: -1,
 			config:       map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in.txt", "topic": "t", "name": "file-src"},
 			offsets:      []string{`{"partition":{"filename":"in.txt"},"offset":{"position":100}}`},
 			finalOffsets: []string{`{"partition":{"filename":"in.txt"},"offset":{"position":160}}`}},
-		"file-sink": {typ: "sink", state: StatePaused, stopAt: -1,
+		"file-sink": {typ: "sink", state: fleet.StatePaused, stopAt: -1,
 			config:       map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "file": "out.txt", "topics": "t", "name": "file-sink"},
 			offsets:      []string{`{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":7}}`},
 			finalOffsets: []string{`{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":9}}`}},
-		"stopped": {typ: "source", state: StateStopped, stopAt: -1,
+		"stopped": {typ: "source", state: fleet.StateStopped, stopAt: -1,
 			config:  map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "s.txt", "topic": "t", "name": "stopped"},
 			offsets: []string{`{"partition":{"filename":"s.txt"},"offset":{"position":5}}`}},
-		"fresh": {typ: "source", state: StateRunning, stopAt: -1,
+		"fresh": {typ: "source", state: fleet.StateRunning, stopAt: -1,
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "f.txt", "topic": "t", "name": "fresh"}},
-		"other": {typ: "source", state: StateRunning, stopAt: -1,
+		"other": {typ: "source", state: fleet.StateRunning, stopAt: -1,
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "o.txt", "topic": "t", "name": "other"}},
 	}}
 	url := fc.serve(t)
-	states := &StateStore{Brokers: startKfake(t)}
+	states := &source.StateStore{Brokers: startKfake(t)}
 	// "fresh" has no status (its state is not known: TestRESTUnknownStateRefused); "file-sink"
 	// cannot be stopped through REST only (TestStopSourceSinkNeedsBrokers); "stopped" is
 	// STOPPED with no state record, refused with --stop-source (TestReRunKeepsStateBeforeStop).
-	sel, err := NewSelection(SelectionFlags{Exclude: []string{"other", "fresh"}})
+	sel, err := source.NewSelection(source.SelectionFlags{Exclude: []string{"other", "fresh"}})
 	require.NoError(t, err)
-	stopSel, err := NewSelection(SelectionFlags{Exclude: []string{"other", "fresh", "file-sink", "stopped"}})
+	stopSel, err := source.NewSelection(source.SelectionFlags{Exclude: []string{"other", "fresh", "file-sink", "stopped"}})
 	require.NoError(t, err)
 
 	tests := []struct {
@@ -198,7 +202,7 @@ func TestRESTReaderAndStopBarrier(t *testing.T) {
 			require.NoError(t, err)
 			got := map[string]string{}
 			for _, e := range rep.Connectors {
-				require.Equal(t, OutcomePlanned, e.Outcome, e.Name+": "+e.Message)
+				require.Equal(t, apply.OutcomePlanned, e.Outcome, e.Name+": "+e.Message)
 				b, err := e.Body.MarshalJSON()
 				require.NoError(t, err)
 				got[e.Name] = string(b)
@@ -208,7 +212,7 @@ func TestRESTReaderAndStopBarrier(t *testing.T) {
 			defer fc.mu.Unlock()
 			if tt.stop {
 				require.ElementsMatch(t, []string{"file-src"}, fc.stops, "every selected connector, and only those, is stopped")
-				require.Equal(t, StateStopped, fc.connectors["file-src"].state)
+				require.Equal(t, fleet.StateStopped, fc.connectors["file-src"].state)
 			} else {
 				require.Empty(t, fc.stops)
 			}
@@ -218,16 +222,16 @@ func TestRESTReaderAndStopBarrier(t *testing.T) {
 
 func TestStopBarrierTimesOut(t *testing.T) {
 	fc := &fakeConnect{t: t, stopLag: 1 << 30, connectors: map[string]*fakeConnector{
-		"stuck": {typ: "source", state: StateRunning, stopAt: -1,
+		"stuck": {typ: "source", state: fleet.StateRunning, stopAt: -1,
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "in.txt", "topic": "t", "name": "stuck"}},
 	}}
 	url := fc.serve(t)
-	rep, err := Export(context.Background(), Options{ConnectURL: url, StopSource: true, States: &StateStore{Brokers: startKfake(t)},
+	rep, err := Export(context.Background(), Options{ConnectURL: url, StopSource: true, States: &source.StateStore{Brokers: startKfake(t)},
 		StopPoll: 10 * time.Millisecond, StopTimeout: 200 * time.Millisecond})
 	require.NoError(t, err)
 	require.Len(t, rep.Connectors, 1)
 	e := rep.Connectors[0]
-	require.Equal(t, OutcomeSkipped, e.Outcome)
+	require.Equal(t, apply.OutcomeSkipped, e.Outcome)
 	require.Nil(t, e.Body)
 	require.Contains(t, e.Message, "stop on A: wait until the status is STOPPED with no tasks")
 	require.False(t, rep.OK())
@@ -240,7 +244,7 @@ func TestExportFlagErrors(t *testing.T) {
 		want string
 	}{
 		{name: "no source", opts: Options{}, want: "give at least one"},
-		{name: "stop needs REST", opts: Options{Topics: &TopicsSource{Brokers: []string{"127.0.0.1:1"}}, StopSource: true}, want: "--stop-source needs --from-connect-url"},
+		{name: "stop needs REST", opts: Options{Topics: &source.TopicsSource{Brokers: []string{"127.0.0.1:1"}}, StopSource: true}, want: "--stop-source needs --from-connect-url"},
 		{name: "bad state", opts: Options{ConnectURL: "http://127.0.0.1:1", InitialState: "GO"}, want: `--initial-state "GO"`},
 		{name: "bad sink mode", opts: Options{ConnectURL: "http://127.0.0.1:1", SinkOffsets: "shift"}, want: `--sink-offsets "shift"`},
 		{name: "translate without translator", opts: Options{ConnectURL: "http://127.0.0.1:1", SinkOffsets: "translate"}, want: "--sink-offsets translate needs"},
@@ -249,7 +253,7 @@ func TestExportFlagErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Export(context.Background(), tt.opts)
-			require.ErrorIs(t, err, ErrPrecheck)
+			require.ErrorIs(t, err, fleet.ErrPrecheck)
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
@@ -259,7 +263,7 @@ func TestExportFlagErrors(t *testing.T) {
 // config on B is not its to change.
 type translator struct{ fail string }
 
-func (tr translator) TranslateSink(_ context.Context, c *Connector, target string) ([]events.ConnectorOffset, any, error) {
+func (tr translator) TranslateSink(_ context.Context, c *fleet.Connector, target string) ([]events.ConnectorOffset, any, error) {
 	if c.Name == tr.fail {
 		return nil, map[string]int{"missing": 1}, errors.New("no checkpoint for t-0; the secret is pw-123456")
 	}
@@ -269,25 +273,25 @@ func (tr translator) TranslateSink(_ context.Context, c *Connector, target strin
 
 func TestSinkTranslatorSeam(t *testing.T) {
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-		"sink-ok": {typ: "sink", state: StateRunning, stopAt: -1,
+		"sink-ok": {typ: "sink", state: fleet.StateRunning, stopAt: -1,
 			config:  map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "t", "name": "sink-ok"},
 			offsets: []string{`{"partition":{"kafka_partition":0,"kafka_topic":"t"},"offset":{"kafka_offset":7}}`}},
-		"sink-bad": {typ: "sink", state: StateRunning, stopAt: -1,
+		"sink-bad": {typ: "sink", state: fleet.StateRunning, stopAt: -1,
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "t", "name": "sink-bad",
 				"db.password": "pw-123456"}},
-		"src": {typ: "source", state: StateRunning, stopAt: -1,
+		"src": {typ: "source", state: fleet.StateRunning, stopAt: -1,
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "f", "topic": "t", "name": "src"}},
 	}}
 	rep, err := Export(context.Background(), Options{ConnectURL: fc.serve(t), SinkTranslator: translator{fail: "sink-bad"}})
 	require.NoError(t, err)
 	var buf bytes.Buffer
 	require.NoError(t, rep.WriteJSON(&buf))
-	require.JSONEq(t, `{"migration_id":"","from":"`+redactURL(rep.From)+`","to":"","started":"`+rep.Started.Format(time.RFC3339Nano)+`","finished":"`+rep.Finished.Format(time.RFC3339Nano)+`","connectors":[
+	require.JSONEq(t, `{"migration_id":"","from":"`+connectrest.Redact(rep.From)+`","to":"","started":"`+rep.Started.Format(time.RFC3339Nano)+`","finished":"`+rep.Finished.Format(time.RFC3339Nano)+`","connectors":[
 		{"name":"sink-bad","target_name":"sink-bad","type":"sink","offsets":0,"outcome":"failed","failed_step":"translate_sink_offsets","message":"no checkpoint for t-0; the secret is [hidden]","request_id":"","translation":{"missing":1}},
 		{"name":"sink-ok","target_name":"sink-ok","type":"sink","offsets":1,"outcome":"planned","failed_step":"","message":"","request_id":"","translation":{"policy":"default","target":"sink-ok"}},
 		{"name":"src","target_name":"src","type":"source","offsets":0,"outcome":"planned","failed_step":"","message":"","request_id":""}]}`, buf.String())
 	var bodies bytes.Buffer
-	require.NoError(t, WriteBodies(&bodies, rep))
+	require.NoError(t, apply.WriteBodies(&bodies, rep))
 	require.Equal(t, `{"name":"sink-ok","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","name":"sink-ok","topics":"t"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"A.t"},"offset":{"kafka_offset":107}}]}
 {"name":"src","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"f","name":"src","topic":"t"},"initial_state":"RUNNING"}
 `, bodies.String())

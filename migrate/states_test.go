@@ -11,6 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -44,50 +47,50 @@ func exportStates(t *testing.T, opts Options) map[string]string {
 func TestReRunKeepsStateBeforeStop(t *testing.T) {
 	brokers := startKfake(t)
 	fc := &fakeConnect{t: t, stopLag: 1, connectors: map[string]*fakeConnector{
-		"src-run":      {typ: "source", state: StateRunning, stopAt: -1, config: fileSourceConfig("src-run")},
-		"src-paused":   {typ: "source", state: StatePaused, stopAt: -1, config: fileSourceConfig("src-paused")},
-		"hand-stopped": {typ: "source", state: StateStopped, stopAt: -1, config: fileSourceConfig("hand-stopped")},
+		"src-run":      {typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig("src-run")},
+		"src-paused":   {typ: "source", state: fleet.StatePaused, stopAt: -1, config: fileSourceConfig("src-paused")},
+		"hand-stopped": {typ: "source", state: fleet.StateStopped, stopAt: -1, config: fileSourceConfig("hand-stopped")},
 	}}
 	url := fc.serve(t)
 	// Before each stop, the state is in the topic already.
 	var recorded []string
 	id := "m1"
 	fc.onStop = func(name string) {
-		if fc.connectors[name].state == StateStopped {
+		if fc.connectors[name].state == fleet.StateStopped {
 			return // nothing to record: the stop changes nothing
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		// The handler's goroutine: no require here, the test reads what it found.
-		st, err := openStates(ctx, StateStore{Brokers: brokers, MigrationID: id}, "", false, slog.New(slog.DiscardHandler))
-		state, ok := st.get(name)
+		st, err := source.OpenStates(ctx, source.StateStore{Brokers: brokers, MigrationID: id}, "", false, slog.New(slog.DiscardHandler))
+		state, ok := st.Get(name)
 		if err != nil || !ok {
 			state = fmt.Sprintf("stopped before its state was recorded (%v)", err)
 		}
 		recorded = append(recorded, name+"="+state)
-		st.close()
+		st.Close()
 	}
 	opts := func(stop bool, id, initial string) Options {
-		return Options{ConnectURL: url, StopSource: stop, InitialState: initial, States: &StateStore{Brokers: brokers, MigrationID: id},
+		return Options{ConnectURL: url, StopSource: stop, InitialState: initial, States: &source.StateStore{Brokers: brokers, MigrationID: id},
 			StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond, StopTimeout: 5 * time.Second}
 	}
 	handStopped := "skipped: state on A unknown: the connector is STOPPED on A and no run of migration m1 recorded its state before stopping it " +
 		"(it was stopped by hand or by another migration), so the state to create it in on B is not known; give --initial-state, or resume it on A first"
 
 	first := exportStates(t, opts(true, "m1", ""))
-	require.Equal(t, map[string]string{"src-run": StateRunning, "src-paused": StatePaused, "hand-stopped": handStopped}, first)
+	require.Equal(t, map[string]string{"src-run": fleet.StateRunning, "src-paused": fleet.StatePaused, "hand-stopped": handStopped}, first)
 	require.ElementsMatch(t, []string{"src-run=RUNNING", "src-paused=PAUSED"}, recorded)
-	require.Equal(t, StateStopped, fc.connectors["src-run"].state, "the first run stopped them")
+	require.Equal(t, fleet.StateStopped, fc.connectors["src-run"].state, "the first run stopped them")
 
 	// The documented re-run, and a re-run without --stop-source: the same states.
 	require.Equal(t, first, exportStates(t, opts(true, "m1", "")))
-	require.Equal(t, map[string]string{"src-run": StateRunning, "src-paused": StatePaused, "hand-stopped": StateStopped},
+	require.Equal(t, map[string]string{"src-run": fleet.StateRunning, "src-paused": fleet.StatePaused, "hand-stopped": fleet.StateStopped},
 		exportStates(t, opts(false, "m1", "")))
 	require.Len(t, fc.stops, 4, "the re-run stopped them again")
-	st, err := openStates(context.Background(), StateStore{Brokers: brokers, MigrationID: "m1"}, "", false, slog.New(slog.DiscardHandler))
+	st, err := source.OpenStates(context.Background(), source.StateStore{Brokers: brokers, MigrationID: "m1"}, "", false, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	defer st.close()
-	require.Equal(t, map[string]string{"src-run": StateRunning, "src-paused": StatePaused}, st.byName, "the first records, as they were")
+	defer st.Close()
+	require.Equal(t, map[string]string{"src-run": fleet.StateRunning, "src-paused": fleet.StatePaused}, st.Recorded(), "the first records, as they were")
 
 	// Another migration has no record of them: all three are refused, unless --initial-state
 	// says what to create.
@@ -96,8 +99,8 @@ func TestReRunKeepsStateBeforeStop(t *testing.T) {
 	for _, n := range []string{"src-run", "src-paused", "hand-stopped"} {
 		require.Contains(t, other[n], "no run of migration m2 recorded its state", n)
 	}
-	require.Equal(t, map[string]string{"src-run": StatePaused, "src-paused": StatePaused, "hand-stopped": StatePaused},
-		exportStates(t, opts(true, "m2", StatePaused)))
+	require.Equal(t, map[string]string{"src-run": fleet.StatePaused, "src-paused": fleet.StatePaused, "hand-stopped": fleet.StatePaused},
+		exportStates(t, opts(true, "m2", fleet.StatePaused)))
 }
 
 // Read through REST only, a connector whose status does not tell its target state (FAILED,
@@ -108,31 +111,31 @@ func TestRESTUnknownStateRefused(t *testing.T) {
 		"failed":     {typ: "source", state: "FAILED", stopAt: -1, config: fileSourceConfig("failed")},
 		"unassigned": {typ: "source", state: "UNASSIGNED", stopAt: -1, config: fileSourceConfig("unassigned")},
 		"restarting": {typ: "source", state: "RESTARTING", stopAt: -1, config: fileSourceConfig("restarting")},
-		"no-status":  {typ: "source", state: StateRunning, stopAt: -1, config: fileSourceConfig("no-status")},
-		"running":    {typ: "source", state: StateRunning, stopAt: -1, config: fileSourceConfig("running")},
+		"no-status":  {typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig("no-status")},
+		"running":    {typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig("running")},
 	}}
 	url := fc.serve(t)
 	got := exportStates(t, Options{ConnectURL: url})
-	require.Equal(t, StateRunning, got["running"])
+	require.Equal(t, fleet.StateRunning, got["running"])
 	for _, n := range []string{"failed", "unassigned", "restarting"} {
 		require.Equal(t, "skipped: state on A unknown: its status on A's REST API is "+fc.connectors[n].state+
 			", which does not tell its target state (RUNNING, PAUSED or STOPPED); give --initial-state, or read A with --from-brokers", got[n])
 	}
 	require.Contains(t, got["no-status"], "skipped: state on A unknown: A's REST API has no status for it yet")
-	require.Equal(t, map[string]string{"failed": StateStopped, "unassigned": StateStopped, "restarting": StateStopped, "no-status": StateStopped, "running": StateStopped},
-		exportStates(t, Options{ConnectURL: url, InitialState: StateStopped}))
+	require.Equal(t, map[string]string{"failed": fleet.StateStopped, "unassigned": fleet.StateStopped, "restarting": fleet.StateStopped, "no-status": fleet.StateStopped, "running": fleet.StateStopped},
+		exportStates(t, Options{ConnectURL: url, InitialState: fleet.StateStopped}))
 }
 
 // --stop-source through REST only cannot see a sink's consumer group on A: a selection with a
 // sink is refused before anything is stopped.
 func TestStopSourceSinkNeedsBrokers(t *testing.T) {
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-		"src":  {typ: "source", state: StateRunning, stopAt: -1, config: fileSourceConfig("src")},
-		"sink": {typ: "sink", state: StateRunning, stopAt: -1, config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "t", "name": "sink"}},
+		"src":  {typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig("src")},
+		"sink": {typ: "sink", state: fleet.StateRunning, stopAt: -1, config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "t", "name": "sink"}},
 	}}
-	_, err := Export(context.Background(), Options{ConnectURL: fc.serve(t), StopSource: true, States: &StateStore{Brokers: startKfake(t)},
+	_, err := Export(context.Background(), Options{ConnectURL: fc.serve(t), StopSource: true, States: &source.StateStore{Brokers: startKfake(t)},
 		StopPoll: 5 * time.Millisecond, StopTimeout: 5 * time.Second})
-	require.ErrorIs(t, err, ErrPrecheck)
+	require.ErrorIs(t, err, fleet.ErrPrecheck)
 	require.ErrorContains(t, err, "--stop-source for sink connectors (sink) needs --from-brokers")
 	require.Empty(t, fc.stops, "nothing was stopped")
 }
@@ -140,10 +143,10 @@ func TestStopSourceSinkNeedsBrokers(t *testing.T) {
 // --stop-source without a place to record the states is refused before anything is stopped.
 func TestStopSourceNeedsStateStore(t *testing.T) {
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-		"src": {typ: "source", state: StateRunning, stopAt: -1, config: fileSourceConfig("src")},
+		"src": {typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig("src")},
 	}}
 	_, err := Export(context.Background(), Options{ConnectURL: fc.serve(t), StopSource: true})
-	require.ErrorIs(t, err, ErrPrecheck)
+	require.ErrorIs(t, err, fleet.ErrPrecheck)
 	require.ErrorContains(t, err, "give --to-brokers")
 	require.Empty(t, fc.stops)
 }
@@ -161,18 +164,18 @@ func TestMigrateReRunAfterUnfinishedStop(t *testing.T) {
 		require.NoError(t, kafkaio.EnsureTopic(ctx, cl, topic, 1, nil))
 	}
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-		"src-run":    {typ: "source", state: StateRunning, stopAt: -1, config: fileSourceConfig("src-run")},
-		"src-paused": {typ: "source", state: StatePaused, stopAt: -1, config: fileSourceConfig("src-paused")},
+		"src-run":    {typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig("src-run")},
+		"src-paused": {typ: "source", state: fleet.StatePaused, stopAt: -1, config: fileSourceConfig("src-paused")},
 	}}
 	opts := MigrateOptions{
 		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond,
 			StopTimeout: 5 * time.Second},
-		To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+		To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 			OffsetsTopic: "connect-offsets"},
 		SelectionKey: t.Name(), Timeout: 3 * time.Second, Grace: 100 * time.Millisecond,
 	}
 	for run := range 2 {
-		rep, err := Migrate(ctx, opts)
+		rep, _, err := Migrate(ctx, opts)
 		require.NoError(t, err)
 		got := map[string]string{}
 		for _, e := range rep.Connectors {
@@ -180,6 +183,6 @@ func TestMigrateReRunAfterUnfinishedStop(t *testing.T) {
 			got[e.Name] = e.Body.InitialState + " " + string(e.Outcome)
 		}
 		require.Equal(t, map[string]string{"src-run": "RUNNING failed", "src-paused": "PAUSED failed"}, got, "run %d", run)
-		require.Equal(t, StateStopped, fc.connectors["src-run"].state)
+		require.Equal(t, fleet.StateStopped, fc.connectors["src-run"].state)
 	}
 }

@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -12,6 +11,10 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -23,11 +26,7 @@ func startKfake(t *testing.T, opts ...kfake.Opt) []string {
 // startKfakeCluster is startKfake's cluster, for a test that watches its requests.
 func startKfakeCluster(t *testing.T, opts ...kfake.Opt) *kfake.Cluster {
 	t.Helper()
-	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1),
-		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") })}, opts...)...)
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	return c
+	return kafkatest.Kfake(t, opts...)
 }
 
 // With A's topics and its REST API, a sink's stop barrier also waits until its consumer group
@@ -66,19 +65,19 @@ func TestStopBarrierWaitsForSinkGroupMembers(t *testing.T) {
 	}()
 
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-		"sink": {typ: "sink", state: StateRunning, stopAt: -1,
+		"sink": {typ: "sink", state: fleet.StateRunning, stopAt: -1,
 			config: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "orders", "name": "sink"}},
 	}}
 	rep, err := Export(ctx, Options{
-		Topics:     &TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
+		Topics:     &source.TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
 		ConnectURL: fc.serve(t), StopSource: true, StablePause: 100 * time.Millisecond, StopPoll: 20 * time.Millisecond,
-		StopTimeout: 30 * time.Second, States: &StateStore{Brokers: brokers},
+		StopTimeout: 30 * time.Second, States: &source.StateStore{Brokers: brokers},
 	})
 	require.NoError(t, err)
 	done := time.Now()
 	require.Len(t, rep.Connectors, 1)
 	e := rep.Connectors[0]
-	require.Equal(t, OutcomePlanned, e.Outcome, e.Message)
+	require.Equal(t, apply.OutcomePlanned, e.Outcome, e.Message)
 	require.True(t, done.After(<-left), "the barrier ended before the group's last member left")
 	require.Equal(t, []events.ConnectorOffset{{
 		Partition: jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number("0")}, {Key: "kafka_topic", Value: "orders"}},

@@ -11,6 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/strimzi"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -41,17 +45,17 @@ func TestStrimziChecksBForEveryConnector(t *testing.T) {
 	withOffsets := []string{`{"partition":{"filename":"placed-other.txt"},"offset":{"position":3}}`}
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{}}
 	for _, n := range []string{"fresh-other", "fresh-same", "fresh-new", "placed-other"} {
-		fc.connectors[n] = &fakeConnector{typ: "source", state: StateRunning, stopAt: -1, config: fileSourceConfig(n)}
+		fc.connectors[n] = &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig(n)}
 	}
 	fc.connectors["placed-other"].offsets = withOffsets
 	dir := filepath.Join(t.TempDir(), "manifests")
-	rep, err := Migrate(ctx, MigrateOptions{
+	rep, _, err := Migrate(ctx, MigrateOptions{
 		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond,
 			StopTimeout: 5 * time.Second},
-		To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+		To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 			OffsetsTopic: "connect-offsets"},
 		SelectionKey: t.Name(), Timeout: 10 * time.Second, Grace: 100 * time.Millisecond,
-		Strimzi: &StrimziTarget{Cluster: "connect-b", Dir: dir},
+		Strimzi: &strimzi.Target{Cluster: "connect-b", Dir: dir},
 	})
 	require.NoError(t, err)
 	got := map[string]string{}
@@ -98,40 +102,40 @@ func TestStrimziRerunOfSinkAcrossMirrorMaker2(t *testing.T) {
 		return cfg
 	}
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
-		"snk":       {typ: "sink", state: StateRunning, stopAt: -1, config: sinkConfig("snk")},
-		"snk-other": {typ: "sink", state: StateRunning, stopAt: -1, config: sinkConfig("snk-other")},
+		"snk":       {typ: "sink", state: fleet.StateRunning, stopAt: -1, config: sinkConfig("snk")},
+		"snk-other": {typ: "sink", state: fleet.StateRunning, stopAt: -1, config: sinkConfig("snk-other")},
 	}}
 	tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokersB}, Policy: policy})
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "manifests")
-	run := func(key string) map[string]*Entry {
-		rep, err := Migrate(ctx, MigrateOptions{
-			Options: Options{ConnectURL: fc.serve(t), SinkOffsets: SinkOffsetsTranslate,
-				SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy, AllowReplay: true}},
-			To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+	run := func(key string) map[string]*apply.Entry {
+		rep, _, err := Migrate(ctx, MigrateOptions{
+			Options: Options{ConnectURL: fc.serve(t), SinkOffsets: fleet.SinkOffsetsTranslate,
+				MM2: &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: true}},
+			To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 				OffsetsTopic: "connect-offsets"},
 			SelectionKey: key, Timeout: 10 * time.Second, Grace: 100 * time.Millisecond,
-			Strimzi: &StrimziTarget{Cluster: "connect-b", Dir: dir},
+			Strimzi: &strimzi.Target{Cluster: "connect-b", Dir: dir},
 		})
 		require.NoError(t, err)
-		got := map[string]*Entry{}
+		got := map[string]*apply.Entry{}
 		for _, e := range rep.Connectors {
 			got[e.Name] = e
 		}
 		return got
 	}
 	first := run(t.Name())
-	require.Equal(t, OutcomeSucceeded, first["snk"].Outcome, first["snk"].Message)
+	require.Equal(t, apply.OutcomeSucceeded, first["snk"].Outcome, first["snk"].Message)
 	require.NotNil(t, first["snk"].Body)
 	onB := first["snk"].Body.Config.Map()
 	require.Equal(t, "A.orders", onB["topics"])
 	require.Equal(t, "restoreTopicNamesOfA,route,tag", onB["transforms"])
 
 	// The operator applied snk's manifest; snk-other on B was made from A's config as it is.
-	writeConfigs(t, ctx, clB, operatorConfig(first["snk"].Body.Config), sinkConfig("snk-other"))
+	writeConfigs(t, ctx, clB, strimzi.OperatorConfig(first["snk"].Body.Config), sinkConfig("snk-other"))
 	again := run(t.Name())
-	require.Equal(t, OutcomeSucceeded, again["snk"].Outcome, again["snk"].Message)
-	require.Equal(t, OutcomeSkipped, again["snk-other"].Outcome)
+	require.Equal(t, apply.OutcomeSucceeded, again["snk"].Outcome, again["snk"].Message)
+	require.Equal(t, apply.OutcomeSkipped, again["snk-other"].Outcome)
 	require.Equal(t, "409 Connector snk-other already exists on B with another config (topics, transforms, transforms.restoreTopicNamesOfA.regex, "+
 		"transforms.restoreTopicNamesOfA.replacement, transforms.restoreTopicNamesOfA.type): its manifest would replace that config; "+
 		"delete the connector on B first, or give this one another name (--rename)", again["snk-other"].Message)

@@ -9,13 +9,21 @@ import (
 	k8syaml "sigs.k8s.io/yaml"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
 
+// strimziOf is the connector of body b, named source on A, whose manifest is written.
+func strimziOf(b *apply.Body, source string) strimzi.Connector {
+	return strimzi.Connector{Name: source, Target: b.Name, State: b.InitialState, Config: b.Config, Offsets: b.InitialOffsets}
+}
+
 // placedEntries are two connectors whose offsets are on B.
-func placedEntries() []*Entry {
-	return []*Entry{
-		{Name: "s3-sink-a", TargetName: "s3-sink", Type: "sink", Outcome: OutcomeSucceeded, Body: sinkBody()},
-		{Name: "pg", TargetName: "pg-orders", Type: "source", Outcome: OutcomeSucceeded, Body: sourceBody(StateRunning)},
+func placedEntries() []*apply.Entry {
+	return []*apply.Entry{
+		{Name: "s3-sink-a", TargetName: "s3-sink", Type: "sink", Outcome: apply.OutcomeSucceeded, Body: sinkBody()},
+		{Name: "pg", TargetName: "pg-orders", Type: "source", Outcome: apply.OutcomeSucceeded, Body: sourceBody(fleet.StateRunning)},
 	}
 }
 
@@ -35,13 +43,13 @@ func TestManifestFilesArePrivate(t *testing.T) {
 			if tt.existing {
 				require.NoError(t, os.MkdirAll(dir, 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "s3-sink.yaml"), []byte("old"), 0o644))
-				require.NoError(t, os.WriteFile(filepath.Join(dir, PlacedFile), []byte("old"), 0o644))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, strimzi.PlacedFile), []byte("old"), 0o644))
 			}
-			st := &StrimziTarget{Cluster: "connect-b", Dir: dir, APIVersion: StrimziV1beta2}
-			n, err := st.writeManifests(placedEntries(), "m-1", connectors.Builtin())
+			st := &strimzi.Target{Cluster: "connect-b", Dir: dir, APIVersion: strimzi.StrimziV1beta2}
+			n, err := writeManifestsOf(st, placedEntries(), "m-1", connectors.Builtin())
 			require.NoError(t, err)
 			require.Equal(t, 2, n)
-			for _, f := range []string{"s3-sink.yaml", "pg-orders.yaml", PlacedFile} {
+			for _, f := range []string{"s3-sink.yaml", "pg-orders.yaml", strimzi.PlacedFile} {
 				fi, err := os.Stat(filepath.Join(dir, f))
 				require.NoError(t, err)
 				require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), f)
@@ -65,10 +73,10 @@ func TestStrimziSecretReferences(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "connectors")
 	secretFile := filepath.Join(root, "private", "connect-b-secrets.yaml")
-	st := &StrimziTarget{Cluster: "connect-b", Dir: dir, APIVersion: StrimziV1beta2, Secret: "kafka/connect-b-secrets", SecretFile: secretFile}
-	require.Empty(t, st.validate())
+	st := &strimzi.Target{Cluster: "connect-b", Dir: dir, APIVersion: strimzi.StrimziV1beta2, Secret: "kafka/connect-b-secrets", SecretFile: secretFile}
+	require.Empty(t, st.Validate())
 	entries := placedEntries()
-	_, err := st.writeManifests(entries, "m-1", connectors.Builtin())
+	_, err := writeManifestsOf(st, entries, "m-1", connectors.Builtin())
 	require.NoError(t, err)
 	for _, e := range entries {
 		require.Empty(t, e.Warnings, e.Name)
@@ -115,7 +123,7 @@ func TestStrimziSecretReferences(t *testing.T) {
 		"s3-sink.store.url":             "https://app:s3cret@s3.example:443/bucket",
 	}, secret.StringData)
 
-	bad := []StrimziTarget{
+	bad := []strimzi.Target{
 		{Cluster: "connect-b", Dir: dir, Secret: "connect-b-secrets", SecretFile: secretFile},
 		{Cluster: "connect-b", Dir: dir, Secret: "kafka/Bad_Name", SecretFile: secretFile},
 		{Cluster: "connect-b", Dir: dir, Secret: "kafka/s"},
@@ -123,6 +131,31 @@ func TestStrimziSecretReferences(t *testing.T) {
 		{Cluster: "connect-b", Dir: dir, SecretFile: secretFile},
 	}
 	for _, b := range bad {
-		require.Len(t, b.validate(), 1, "%+v", b)
+		require.Len(t, b.Validate(), 1, "%+v", b)
 	}
+}
+
+// A manifest that breaks the rules is not written: its connector fails at write_manifest
+// (its offsets are on B), and the others are written.
+func TestWriteManifestRefusesInvalid(t *testing.T) {
+	dir := t.TempDir()
+	entries := placedEntries()
+	entries[0].Body.Name = "S3_Sink" // a name no KafkaConnector can have
+	st := &strimzi.Target{Cluster: "connect-b", Dir: dir, APIVersion: strimzi.StrimziV1}
+	n, err := writeManifestsOf(st, entries, "m-1", connectors.Builtin())
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	bad := entries[0]
+	require.Equal(t, apply.OutcomeFailed, bad.Outcome)
+	require.Equal(t, StepWriteManifest, bad.FailedStep)
+	require.Contains(t, bad.Message, `metadata.name "S3_Sink": not a DNS subdomain name`)
+	require.Empty(t, bad.Manifest)
+	_, err = os.Stat(filepath.Join(dir, "s3-sink.yaml"))
+	require.ErrorIs(t, err, os.ErrNotExist, "nothing written for it")
+	require.Equal(t, apply.OutcomeSucceeded, entries[1].Outcome)
+	require.FileExists(t, filepath.Join(dir, "pg-orders.yaml"))
+	placed, err := strimzi.ReadPlaced(dir)
+	require.NoError(t, err)
+	require.Len(t, placed, 1)
+	require.Equal(t, "pg-orders", placed[0].Name)
 }

@@ -10,6 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -61,14 +66,14 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 	tests := []struct {
 		name   string
 		config []string // key, value pairs
-		flags  SelectionFlags
+		flags  source.SelectionFlags
 		target string // --mm2-target-alias
 		policy mm2.PolicyKind
 		want   want
 	}{
 		{name: "FileStream with a RegexRouter chain: A's names restored first",
 			config: routedChain("topics", "orders"),
-			want: want{config: restored(restoreAlias, "route,tag"), rewrites: []string{"topics", "transforms",
+			want: want{config: restored(hazard.RestoreAlias, "route,tag"), rewrites: []string{"topics", "transforms",
 				"transforms.restoreTopicNamesOfA.type", "transforms.restoreTopicNamesOfA.regex", "transforms.restoreTopicNamesOfA.replacement"}}},
 		{name: "FileStream without transforms: nothing reads the topic",
 			config: []string{"topics", "orders"},
@@ -78,38 +83,38 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			want:   want{config: map[string]string{"transforms": "cast"}, rewrites: []string{"topics"}}},
 		{name: "FileStream with a TimestampRouter and its default format",
 			config: []string{"topics", "orders", "transforms", "ts", "transforms.ts.type", "TimestampRouter"},
-			want:   want{config: restored(restoreAlias, "ts")}},
+			want:   want{config: restored(hazard.RestoreAlias, "ts")}},
 		{name: "FileStream with a transform offsetagent does not know",
 			config: []string{"topics", "orders", "transforms", "x", "transforms.x.type", "com.example.Custom"},
-			want:   want{config: restored(restoreAlias, "x")}},
+			want:   want{config: restored(hazard.RestoreAlias, "x")}},
 		{name: "the restore's alias taken",
-			config: []string{"topics", "orders", "transforms", restoreAlias, "transforms." + restoreAlias + ".type", "TimestampRouter"},
-			want:   want{config: restored(restoreAlias+"2", restoreAlias)}},
+			config: []string{"topics", "orders", "transforms", hazard.RestoreAlias, "transforms." + hazard.RestoreAlias + ".type", "TimestampRouter"},
+			want:   want{config: restored(hazard.RestoreAlias+"2", hazard.RestoreAlias)}},
 		{name: "topics.regex with a RegexRouter",
 			config: routedChain("topics.regex", "orders|payments"),
-			want: want{config: map[string]string{"topics.regex": `A\.(?:orders|payments)`, "transforms": restoreAlias + ",route,tag"},
+			want: want{config: map[string]string{"topics.regex": `A\.(?:orders|payments)`, "transforms": hazard.RestoreAlias + ",route,tag"},
 				rewrites: []string{"topics.regex", "transforms", "transforms.restoreTopicNamesOfA.type", "transforms.restoreTopicNamesOfA.regex",
 					"transforms.restoreTopicNamesOfA.replacement"}}},
 		{name: "Confluent's JDBC sink, table.name.format ${topic} by default",
 			config: []string{"connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector", "topics", "orders,payments", "connection.password", "pw-secret-9"},
-			want:   want{config: restored(restoreAlias, "")}},
+			want:   want{config: restored(hazard.RestoreAlias, "")}},
 		{name: "Confluent's JDBC sink with a fixed table",
 			config: []string{"connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector", "topics", "orders", "table.name.format", "all_orders"},
 			want:   want{absent: []string{"transforms"}}},
 		{name: "Debezium's JDBC sink",
 			config: []string{"connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector", "topics", "shop.public.items"},
-			want:   want{config: restored(restoreAlias, "")}},
+			want:   want{config: restored(hazard.RestoreAlias, "")}},
 		{name: "Elasticsearch with synchronous flushes",
 			config: []string{"connector.class", "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector", "topics", "orders", "flush.synchronously", "true"},
-			want:   want{config: restored(restoreAlias, "")}},
+			want:   want{config: restored(hazard.RestoreAlias, "")}},
 		{name: "Elasticsearch with its asynchronous offsets: refused",
 			config: []string{"connector.class", "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector", "topics", "orders"},
 			want: want{skipped: true, hazards: map[string][]string{"topics": {"Confluent's Elasticsearch sink names its indices", `"orders" is "A.orders"`,
 				"Connector doesn't support topic mutating SMTs", "--set flush.synchronously=true", "--replication-policy identity"}}, refuse: map[string]bool{"topics": true}}},
 		{name: "Elasticsearch made synchronous by the edit flags",
 			config: []string{"connector.class", "io.confluent.connect.elasticsearch.ElasticsearchSinkConnector", "topics", "orders"},
-			flags:  SelectionFlags{Set: []string{"flush.synchronously=true"}},
-			want:   want{config: restored(restoreAlias, "")}},
+			flags:  source.SelectionFlags{Set: []string{"flush.synchronously=true"}},
+			want:   want{config: restored(hazard.RestoreAlias, "")}},
 		{name: "S3: its paths, refused",
 			config: []string{"connector.class", "io.confluent.connect.s3.S3SinkConnector", "topics", "orders", "topics.dir", "raw"},
 			want: want{skipped: true, hazards: map[string][]string{"topics": {"Confluent's S3 sink names the paths of the objects it writes", "topicPartitionWriters",
@@ -117,7 +122,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 				refuse: map[string]bool{"topics": true}}},
 		{name: "S3 moved anyway with --keep-a: a warning",
 			config: []string{"connector.class", "io.confluent.connect.s3.S3SinkConnector", "topics", "orders"},
-			flags:  SelectionFlags{KeepA: []string{"topics"}},
+			flags:  source.SelectionFlags{KeepA: []string{"topics"}},
 			want: want{hazards: map[string][]string{"topics": {"Confluent's S3 sink names the paths", "(kept by --keep-a)"}}, refuse: map[string]bool{"topics": false},
 				config: map[string]string{"topics": "A.orders"}, absent: []string{"transforms"}}},
 		{name: "Aiven's S3 sink without the topic in its file names",
@@ -136,7 +141,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 				refuse: map[string]bool{"topic.override.orders.collection": true, "collection.of": true}}},
 		{name: "a setting kept with --keep-a is a warning",
 			config: []string{"connector.class", "com.example.DocSink", "topics", "orders", "collection.of", "orders"},
-			flags:  SelectionFlags{KeepA: []string{"collection.of"}},
+			flags:  source.SelectionFlags{KeepA: []string{"collection.of"}},
 			want: want{hazards: map[string][]string{"collection.of": {"(kept by --keep-a)"}}, refuse: map[string]bool{"collection.of": false},
 				absent: []string{"transforms"}}},
 		{name: "a class offsetagent does not know, with a RegexRouter",
@@ -159,7 +164,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			want: want{skipped: true, hazards: map[string][]string{"topics": {`topic "B.orders" is "orders" on B`}}, refuse: map[string]bool{"topics": true}}},
 		{name: "a chain edited for B gets no transform: a warning",
 			config: routedChain("topics", "orders"),
-			flags:  SelectionFlags{Set: []string{`transforms.route.regex=A\.orders`}},
+			flags:  source.SelectionFlags{Set: []string{`transforms.route.regex=A\.orders`}},
 			want: want{config: map[string]string{"transforms": "route,tag", "transforms.route.regex": `A\.orders`},
 				hazards: map[string][]string{"transforms": {"edited for B", "does not add its transform"}}, refuse: map[string]bool{"transforms": false}}},
 		{name: "the identity policy keeps the names", policy: mm2.PolicyIdentity,
@@ -170,11 +175,11 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			want:   want{config: map[string]string{"topics.regex": "orders|payments", "transforms": "route,tag"}}},
 		{name: "the identity policy still renames MirrorMaker 2's heartbeats", policy: mm2.PolicyIdentity,
 			config: []string{"connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector", "topics", "heartbeats"},
-			want:   want{config: restored(restoreAlias, "")}},
+			want:   want{config: restored(hazard.RestoreAlias, "")}},
 		{name: "the identity policy: only the heartbeats get their names back", policy: mm2.PolicyIdentity,
 			config: []string{"connector.class", "io.confluent.connect.jdbc.JdbcSinkConnector", "topics", "A.kept, heartbeats, shop.heartbeats"},
-			want: want{config: map[string]string{"topics": "A.kept,A.heartbeats,A.shop.heartbeats", "transforms": restoreAlias,
-				"transforms." + restoreAlias + ".regex": `A\.(heartbeats|shop\.heartbeats)`}}},
+			want: want{config: map[string]string{"topics": "A.kept,A.heartbeats,A.shop.heartbeats", "transforms": hazard.RestoreAlias,
+				"transforms." + hazard.RestoreAlias + ".regex": `A\.(heartbeats|shop\.heartbeats)`}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -182,7 +187,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			for i := 0; i+1 < len(tt.config); i += 2 {
 				cfg[tt.config[i]] = tt.config[i+1]
 			}
-			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"snk": {typ: "sink", state: StateRunning, stopAt: -1, config: cfg}}}
+			fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"snk": {typ: "sink", state: fleet.StateRunning, stopAt: -1, config: cfg}}}
 			kind := tt.policy
 			if kind == "" {
 				kind = mm2.PolicyDefault
@@ -190,12 +195,12 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			policy := mm2.Policy{Kind: kind, SourceAlias: "A", TargetAlias: tt.target}
 			tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokers}, Policy: policy})
 			require.NoError(t, err)
-			sel, err := NewSelection(tt.flags)
+			sel, err := source.NewSelection(tt.flags)
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			rep, err := Export(ctx, Options{ConnectURL: fc.serve(t), Selection: sel, SinkOffsets: SinkOffsetsTranslate,
-				SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy, AllowReplay: true}})
+			rep, err := Export(ctx, Options{ConnectURL: fc.serve(t), Selection: sel, SinkOffsets: fleet.SinkOffsetsTranslate,
+				MM2: &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: true}})
 			require.NoError(t, err)
 			require.Len(t, rep.Connectors, 1)
 			e := rep.Connectors[0]
@@ -203,9 +208,9 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			require.NoError(t, rep.WriteJSON(&js))
 			require.NotContains(t, js.String(), "pw-secret-9")
 
-			got := map[string]Hazard{}
+			got := map[string]hazard.Hazard{}
 			for _, h := range e.Hazards {
-				if h.Check == HazardTopicNames {
+				if h.Check == hazard.HazardTopicNames {
 					got[h.Key] = h
 				}
 			}
@@ -221,12 +226,12 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 				}
 			}
 			if tt.want.skipped {
-				require.Equal(t, OutcomeSkipped, e.Outcome, e.Message)
+				require.Equal(t, apply.OutcomeSkipped, e.Outcome, e.Message)
 				require.Contains(t, e.Message, "refused before anything was stopped (topic_names)")
 				require.Nil(t, e.Body)
 				return
 			}
-			require.Equal(t, OutcomePlanned, e.Outcome, e.Message)
+			require.Equal(t, apply.OutcomePlanned, e.Outcome, e.Message)
 			onB := e.Body.Config.Map()
 			for k, v := range tt.want.config {
 				require.Equal(t, v, onB[k], k)
@@ -254,27 +259,30 @@ func TestTopicRewritesInReportAndCutover(t *testing.T) {
 	for i, kv := 0, routedChain("topics", "orders"); i+1 < len(kv); i += 2 {
 		cfg[kv[i]] = kv[i+1]
 	}
-	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"snk": {typ: "sink", state: StateRunning, stopAt: -1, config: cfg}}}
+	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{"snk": {typ: "sink", state: fleet.StateRunning, stopAt: -1, config: cfg}}}
 	policy := mm2.Policy{Kind: mm2.PolicyDefault, SourceAlias: "A"}
 	tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: brokers}, Policy: policy})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rep, err := Export(ctx, Options{ConnectURL: fc.serve(t), SinkOffsets: SinkOffsetsTranslate,
-		SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy, AllowReplay: true}})
+	rep, err := Export(ctx, Options{ConnectURL: fc.serve(t), SinkOffsets: fleet.SinkOffsetsTranslate,
+		MM2: &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: true}})
 	require.NoError(t, err)
 
-	var table bytes.Buffer
-	require.NoError(t, rep.WriteTable(&table))
-	require.Contains(t, table.String(), "\nrewritten for B: snk: topics: \"orders\" -> \"A.orders\": MirrorMaker 2's default policy names A's topics so on B\n")
-	require.Contains(t, table.String(), "\nrewritten for B: snk: "+
-		`transforms: "route,tag" -> "restoreTopicNamesOfA,route,tag"; `+
-		`transforms.restoreTopicNamesOfA.type: (not set) -> "org.apache.kafka.connect.transforms.RegexRouter"; `+
-		`transforms.restoreTopicNamesOfA.regex: (not set) -> "A\\.(.*)"; `+
-		`transforms.restoreTopicNamesOfA.replacement: (not set) -> "$1": `+
-		`MirrorMaker 2's default policy names A's topics "A.<topic>" on B; this transform, first in the chain, gives each record back its topic's name on A, `+
-		`so that transform "route" (RegexRouter), transform "tag" (InsertField$Value), predicate "isDb" (TopicNameMatches) stay as on A `+
-		`(FileStreamSinkTask writes record values to its file and leaves its offsets to the framework)`+"\n")
+	why := `MirrorMaker 2's default policy names A's topics "A.<topic>" on B; this transform, first in the chain, gives each record back its topic's name on A, ` +
+		`so that transform "route" (RegexRouter), transform "tag" (InsertField$Value), predicate "isDb" (TopicNameMatches) stay as on A ` +
+		`(FileStreamSinkTask writes record values to its file and leaves its offsets to the framework)`
+	var rewrites []string
+	for _, rw := range rep.Connectors[0].Rewrites {
+		rewrites = append(rewrites, rw.String())
+	}
+	require.Equal(t, []string{
+		`topics: "orders" -> "A.orders": MirrorMaker 2's default policy names A's topics so on B`,
+		`transforms: "route,tag" -> "restoreTopicNamesOfA,route,tag": ` + why,
+		`transforms.restoreTopicNamesOfA.type: (not set) -> "org.apache.kafka.connect.transforms.RegexRouter": ` + why,
+		`transforms.restoreTopicNamesOfA.regex: (not set) -> "A\\.(.*)": ` + why,
+		`transforms.restoreTopicNamesOfA.replacement: (not set) -> "$1": ` + why,
+	}, rewrites, "the table shows them a line per reason (cmd/offsetagent's render)")
 
 	var js bytes.Buffer
 	require.NoError(t, rep.WriteJSON(&js))
@@ -293,8 +301,8 @@ func TestTopicRewritesInReportAndCutover(t *testing.T) {
 
 	// The cutover report of the moved connector keeps them.
 	e := rep.Connectors[0]
-	e.Outcome = OutcomeSucceeded
-	c := NewCutover(rep, "connect-offsets", nil)
+	e.Outcome = apply.OutcomeSucceeded
+	c := cutover.New(rep, "connect-offsets", nil)
 	require.Len(t, c.Connectors, 1)
 	require.Equal(t, e.Rewrites, c.Connectors[0].Rewrites)
 	var cj bytes.Buffer

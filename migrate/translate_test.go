@@ -13,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -57,7 +59,7 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 	const class = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 	sink := func(name string, cfg map[string]string, offsets ...string) *fakeConnector {
 		cfg["connector.class"], cfg["name"] = class, name
-		return &fakeConnector{typ: "sink", state: StateRunning, stopAt: -1, config: cfg, offsets: offsets}
+		return &fakeConnector{typ: "sink", state: fleet.StateRunning, stopAt: -1, config: cfg, offsets: offsets}
 	}
 	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{
 		"sink-exact": sink("sink-exact", map[string]string{"topics": "orders"},
@@ -71,7 +73,7 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 	}}
 	url := fc.serve(t)
 	type want struct {
-		outcome Outcome
+		outcome apply.Outcome
 		message string
 		body    string
 	}
@@ -81,17 +83,17 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 		want        map[string]want
 	}{
 		{name: "without --allow-replay", want: map[string]want{
-			"sink-exact": {outcome: OutcomePlanned,
+			"sink-exact": {outcome: apply.OutcomePlanned,
 				body: `{"name":"sink-exact","config":{"connector.class":"` + class + `","name":"sink-exact","topics":"A.orders"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"A.orders"},"offset":{"kafka_offset":7}}]}`},
-			"sink-replay":  {outcome: OutcomeFailed, message: "1 of 1 partitions replay (an unknown number of records delivered again); --allow-replay accepts them"},
-			"sink-missing": {outcome: OutcomeSkipped, message: "refused before anything was stopped (mm2): groups.exclude: "},
-			"sink-regex": {outcome: OutcomePlanned,
+			"sink-replay":  {outcome: apply.OutcomeFailed, message: "1 of 1 partitions replay (an unknown number of records delivered again); --allow-replay accepts them"},
+			"sink-missing": {outcome: apply.OutcomeSkipped, message: "refused before anything was stopped (mm2): groups.exclude: "},
+			"sink-regex": {outcome: apply.OutcomePlanned,
 				body: `{"name":"sink-regex","config":{"connector.class":"` + class + `","errors.deadletterqueue.topic.name":"orders-dlq","name":"sink-regex","topics.regex":"A\\.(?:orders-.*)"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":1,"kafka_topic":"A.orders-eu"},"offset":{"kafka_offset":4}}]}`},
 		}},
 		{name: "with --allow-replay", allowReplay: true, want: map[string]want{
-			"sink-replay": {outcome: OutcomePlanned,
+			"sink-replay": {outcome: apply.OutcomePlanned,
 				body: `{"name":"sink-replay","config":{"connector.class":"` + class + `","name":"sink-replay","topics":"A.orders"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"A.orders"},"offset":{"kafka_offset":12}}]}`},
-			"sink-missing": {outcome: OutcomePlanned,
+			"sink-missing": {outcome: apply.OutcomePlanned,
 				body: `{"name":"sink-missing","config":{"connector.class":"` + class + `","name":"sink-missing","topics":"A.orders"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"A.orders"},"offset":null}]}`},
 		}},
 	}
@@ -101,8 +103,8 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			rep, err := Export(ctx, Options{ConnectURL: url, SinkOffsets: SinkOffsetsTranslate,
-				SinkTranslator: &MM2Sinks{Translator: tr, Policy: policy, AllowReplay: tt.allowReplay}})
+			rep, err := Export(ctx, Options{ConnectURL: url, SinkOffsets: fleet.SinkOffsetsTranslate,
+				MM2: &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: tt.allowReplay}})
 			require.NoError(t, err)
 			require.Equal(t, tt.allowReplay, rep.OK(), "replay or missing fails the run unless allowed")
 			for _, e := range rep.Connectors {
@@ -112,12 +114,12 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 				}
 				require.Equal(t, w.outcome, e.Outcome, e.Name+": "+e.Message)
 				require.Contains(t, e.Message, w.message, e.Name)
-				if w.outcome == OutcomeSkipped {
+				if w.outcome == apply.OutcomeSkipped {
 					require.Nil(t, e.Body)
 					continue
 				}
-				if w.outcome == OutcomeFailed {
-					require.Equal(t, StepTranslateSinkOffsets, e.FailedStep)
+				if w.outcome == apply.OutcomeFailed {
+					require.Equal(t, apply.StepTranslateSinkOffsets, e.FailedStep)
 					require.Nil(t, e.Body)
 					continue
 				}

@@ -11,6 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -36,7 +39,7 @@ func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
 	fc := &fakeConnect{t: t, stopLag: 3, connectors: map[string]*fakeConnector{}}
 	for i := range n {
 		name := fmt.Sprintf("src-%02d", i)
-		fc.connectors[name] = &fakeConnector{typ: "source", state: StateRunning, stopAt: -1, config: fileSourceConfig(name),
+		fc.connectors[name] = &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig(name),
 			offsets: []string{fmt.Sprintf(`{"partition":{"filename":"%s.txt"},"offset":{"position":%d}}`, name, i)}}
 	}
 	var stopped []time.Time
@@ -44,16 +47,16 @@ func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
 	opts := MigrateOptions{
 		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 20 * time.Millisecond,
 			StopTimeout: 10 * time.Second},
-		To: Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+		To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
 			OffsetsTopic: "connect-offsets"},
 		SelectionKey: t.Name(), Timeout: 3 * time.Second, Grace: 100 * time.Millisecond, Concurrency: waveSize, WaveSize: waveSize,
 	}
-	rep, err := Migrate(ctx, opts)
+	rep, _, err := Migrate(ctx, opts)
 	require.NoError(t, err)
 	require.Len(t, rep.Connectors, n)
 	for _, e := range rep.Connectors {
 		// No agent on B: each request is published and gets no result by its deadline.
-		require.Equal(t, OutcomeFailed, e.Outcome, e.Name)
+		require.Equal(t, apply.OutcomeFailed, e.Outcome, e.Name)
 		require.Equal(t, "await_result", e.FailedStep, "%s: %s", e.Name, e.Message)
 	}
 
@@ -75,53 +78,4 @@ func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
 	first := slices.MinFunc(published, func(a, b time.Time) int { return a.Compare(b) })
 	require.True(t, stopped[waveSize-1].Before(first) && stopped[waveSize].After(first),
 		"the first wave's %d connectors are stopped, and published, before the next wave is stopped", waveSize)
-}
-
-// Waves keep the selection's order, and a pipeline (a sink that follows its sources, and
-// them) in one wave, alone when it is larger than a wave.
-func TestSplitWaves(t *testing.T) {
-	conn := map[string]*Connector{}
-	entry := func(name string) *Entry {
-		c := &Connector{Name: name}
-		conn[name] = c
-		return &Entry{Name: name, connector: c}
-	}
-	tests := []struct {
-		name    string
-		entries []string
-		follows map[string][]string // sink -> sources
-		size    int
-		want    [][]string
-	}{
-		{name: "by size", entries: []string{"a", "b", "c", "d", "e"}, size: 2, want: [][]string{{"a", "b"}, {"c", "d"}, {"e"}}},
-		{name: "no size: one wave", entries: []string{"a", "b", "c"}, want: [][]string{{"a", "b", "c"}}},
-		{name: "a pipeline stays together", entries: []string{"a", "src", "b", "sink"}, follows: map[string][]string{"sink": {"src"}}, size: 2,
-			want: [][]string{{"a"}, {"src", "sink"}, {"b"}}},
-		{name: "a pipeline larger than a wave", entries: []string{"s1", "s2", "x", "sink"}, follows: map[string][]string{"sink": {"s1", "s2"}}, size: 2,
-			want: [][]string{{"s1", "s2", "sink"}, {"x"}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var entries []*Entry
-			for _, n := range tt.entries {
-				entries = append(entries, entry(n))
-			}
-			for sink, srcs := range tt.follows {
-				f := &following{}
-				for _, s := range srcs {
-					f.sources = append(f.sources, conn[s])
-				}
-				conn[sink].follows = f
-			}
-			var got [][]string
-			for _, w := range splitWaves(entries, tt.size) {
-				var names []string
-				for _, e := range w {
-					names = append(names, e.Name)
-				}
-				got = append(got, names)
-			}
-			require.Equal(t, tt.want, got)
-		})
-	}
 }

@@ -14,9 +14,10 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/offsetagent/offsetagent/handlers/connectors"
-	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -96,14 +97,14 @@ func workersCluster(t *testing.T, fill int) []string {
 }
 
 // exportStopped runs export --stop-source of connector mdb-cdc with A's REST API at restURL.
-func exportStopped(t *testing.T, brokers []string, restURL string) (*Report, error) {
+func exportStopped(t *testing.T, brokers []string, restURL string) (*apply.Report, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return Export(ctx, Options{
-		Topics:     &TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
+		Topics:     &source.TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
 		ConnectURL: restURL, StopSource: true, StablePause: 50 * time.Millisecond, StopPoll: 20 * time.Millisecond,
-		StopTimeout: 30 * time.Second, States: &StateStore{Brokers: brokers},
+		StopTimeout: 30 * time.Second, States: &source.StateStore{Brokers: brokers},
 	})
 }
 
@@ -180,18 +181,18 @@ func TestStopWithoutRESTJudgedByConnectGroups(t *testing.T) {
 			require.Len(t, rep.Connectors, 1)
 			e := rep.Connectors[0]
 			if tc.planned {
-				require.Equal(t, OutcomePlanned, e.Outcome, e.Message)
+				require.Equal(t, apply.OutcomePlanned, e.Outcome, e.Message)
 				require.Len(t, e.Warnings, 1)
 				require.Contains(t, e.Warnings[0], "no live worker of A holds it")
 				require.Contains(t, e.Warnings[0], "do not restart A's workers with it")
 				for _, w := range tc.want {
 					require.Contains(t, e.Warnings[0], w)
 				}
-				require.Contains(t, e.connector.stoppedBy, "no live worker of A holds it")
-				require.Equal(t, int64(0), e.connector.recordAt)
+				require.Contains(t, e.StoppedBy, "no live worker of A holds it")
+				require.Equal(t, int64(0), e.RecordAt)
 				return
 			}
-			require.Equal(t, OutcomeSkipped, e.Outcome)
+			require.Equal(t, apply.OutcomeSkipped, e.Outcome)
 			require.Nil(t, e.Body)
 			require.Contains(t, e.Message, "stop on A: ")
 			for _, w := range tc.want {
@@ -210,64 +211,11 @@ func TestStopWithRESTAnsweringAnError(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	_, err := exportStopped(t, brokers, srv.URL)
-	require.ErrorIs(t, err, ErrPrecheck)
+	require.ErrorIs(t, err, fleet.ErrPrecheck)
 	require.ErrorContains(t, err, "A's Connect REST API is unreachable")
 	require.NotContains(t, err.Error(), "Connect groups")
 	// Without A's brokers nothing can tell: refused, saying what would.
-	_, err = Export(context.Background(), Options{ConnectURL: deadURL(t), StopSource: true, States: &StateStore{Brokers: brokers}})
-	require.ErrorIs(t, err, ErrPrecheck)
+	_, err = Export(context.Background(), Options{ConnectURL: deadURL(t), StopSource: true, States: &source.StateStore{Brokers: brokers}})
+	require.ErrorIs(t, err, fleet.ErrPrecheck)
 	require.ErrorContains(t, err, "with --from-brokers, --stop-source takes a connector for stopped on A")
-}
-
-// The verification asks A's Kafka cluster again for a connector stopped on A without A's REST
-// API: a worker of A holding it by then runs it again, and A's later records are no evidence
-// (the record track is inert, saying why); so when A's cluster cannot be asked, or is another.
-func TestVerificationChecksWorkersOfAAgain(t *testing.T) {
-	brokers := workersCluster(t, 50)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	clusterA, err := kafkaClusterID(ctx, &kafka.Client{Addr: kafka.TCP(brokers...)})
-	require.NoError(t, err)
-	entry := func(w *CutoverWorkersCheck) *CutoverConnector {
-		return &CutoverConnector{Name: "mdb-cdc", TargetName: "mdb-cdc", Type: "source", Class: "io.debezium.connector.mariadb.MariaDbConnector",
-			TopicPrefix: "shop", BornAfter: time.Now(), StoppedOnA: true, StoppedOnABy: "no live worker of A holds it (...)", WorkersOfA: w,
-			Partitions: []*CutoverPartition{{Placed: jsonvalueMap(t, `{"file":"bin.000001","pos":4}`)}}}
-	}
-	check := func(w *CutoverWorkersCheck) *CutoverConnector {
-		c := &Cutover{Connectors: []*CutoverConnector{entry(w)}}
-		c.checkWorkersOfA(ctx, VerifyCutoverOptions{}, "another-cluster")
-		return c.Connectors[0]
-	}
-	inert := func(cc *CutoverConnector) string {
-		r := newRecordTrack(connectors.Builtin(), cc, &sourceTrack{cc: cc, p: cc.Partitions[0]})
-		require.NotNil(t, r, "a Debezium MariaDB source has a record track")
-		return r.inert
-	}
-
-	cc := check(&CutoverWorkersCheck{Brokers: brokers, ClusterID: clusterA, ConfigTopic: "connect-configs", RecordAt: 0})
-	require.False(t, cc.WorkersOfA.Held, cc.WorkersOfA.Checked)
-	require.Contains(t, cc.WorkersOfA.Checked, "checked again at the verification: no live worker of A holds it")
-	require.Empty(t, inert(cc), "the records are evidence")
-
-	kafkatest.JoinGroup(t, brokers, "connect-a", kafkatest.Member{ProtocolType: "connect", Protocol: "sessioned",
-		Metadata: sessionedMetadata("http://w1:8083/", 45, nil), Assignment: sessionedAssignment(45, 0, held{"mdb-cdc", []int32{-1, 0}})})
-	cc = check(&CutoverWorkersCheck{Brokers: brokers, ClusterID: clusterA, ConfigTopic: "connect-configs", RecordAt: 0})
-	require.True(t, cc.WorkersOfA.Held)
-	require.Contains(t, cc.WorkersOfA.Checked, `A runs it: member "`)
-	require.Contains(t, inert(cc), "the records on B are no evidence: checked again at the verification: A runs it")
-
-	cc = check(&CutoverWorkersCheck{Brokers: brokers, ClusterID: "not-" + clusterA, ConfigTopic: "connect-configs", RecordAt: 0})
-	require.True(t, cc.WorkersOfA.Held)
-	require.Contains(t, cc.WorkersOfA.Checked, "whether a worker of A holds the connector again is not known")
-
-	cc = check(&CutoverWorkersCheck{Brokers: []string{deadURL(t)[len("http://"):]}, ClusterID: clusterA, ConfigTopic: "connect-configs", RecordAt: 0})
-	require.True(t, cc.WorkersOfA.Held)
-	require.Contains(t, cc.WorkersOfA.Checked, "could not be asked")
-}
-
-func jsonvalueMap(t *testing.T, s string) jsonvalue.Map {
-	t.Helper()
-	m, err := jsonvalue.NewScanner([]byte(s)).Object()
-	require.NoError(t, err)
-	return m
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -96,15 +98,15 @@ func (e *env) migrateRun(ctx context.Context, cfgA, defaults agent.Config, n int
 		return 0, 0, err
 	}
 	defer b.stop()
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{})
+	sel, err := source.NewSelection(source.SelectionFlags{})
 	if err != nil {
 		return 0, 0, err
 	}
 	t0 := time.Now()
-	rep, err := migrate.Migrate(ctx, migrate.MigrateOptions{
-		Options: migrate.Options{Topics: &migrate.TopicsSource{Brokers: e.brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
+	rep, _, err := migrate.Migrate(ctx, migrate.MigrateOptions{
+		Options: migrate.Options{Topics: &source.TopicsSource{Brokers: e.brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 			Selection: sel},
-		To: migrate.Target{Brokers: e.brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
+		To: target.Target{Brokers: e.brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 			ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic},
 		Concurrency: migrateConcurrency, Timeout: 3 * time.Minute,
 	})

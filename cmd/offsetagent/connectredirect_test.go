@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/internal/connecttest"
-	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
 
 // migrate's REST clients, of A (export and migrate: --from-connect-url) and of B (migrate:
@@ -23,7 +23,7 @@ func TestMigrateConnectCredentialsStayOnTheConfiguredHost(t *testing.T) {
 	require.NoError(t, os.WriteFile(props, []byte("basic.auth.user.info=admin:file-pw\n"), 0o600))
 	manifests := filepath.Join(dir, "manifests")
 	require.NoError(t, os.MkdirAll(manifests, 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(manifests, migrate.PlacedFile),
+	require.NoError(t, os.WriteFile(filepath.Join(manifests, strimzi.PlacedFile),
 		[]byte(`{"name":"x","type":"source","state":"RUNNING","offsets":[]}`+"\n"), 0o600))
 	withUser := func(url string) string { return strings.Replace(url, "http://", "http://admin:url-pw@", 1) }
 	tests := []struct {

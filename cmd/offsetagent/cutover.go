@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
 )
 
 // defaultVerifyTimeout is --verify-timeout's default: long enough for a connector with
@@ -68,12 +68,12 @@ func worseExit(a, b int) int {
 // finish prints the summary of a verified cutover to stdout, writes the cutover report when
 // asked, and returns 1 when a partition is a mismatch (or the report cannot be written),
 // exitReplay when one is a replay.
-func (f *verifyFlags) finish(cut *migrate.Cutover, verified bool, stdout, stderr io.Writer) int {
+func (f *verifyFlags) finish(cut *cutover.Cutover, verified bool, stdout, stderr io.Writer) int {
 	if cut == nil {
 		return 0
 	}
 	if verified {
-		_ = cut.WriteSummary(stdout)
+		_ = writeSummary(stdout, cut)
 	}
 	if err := f.write(cut); err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate: write cutover report: %v\n", err)
@@ -91,7 +91,7 @@ func (f *verifyFlags) finish(cut *migrate.Cutover, verified bool, stdout, stderr
 // write writes the cutover report to --cutover-report FILE whole or not at all: to a
 // private file beside it, renamed over FILE once written (a re-verification that cannot write
 // keeps the report it read).
-func (f *verifyFlags) write(cut *migrate.Cutover) error {
+func (f *verifyFlags) write(cut *cutover.Cutover) error {
 	if f.cutoverReport == "" {
 		return nil
 	}
@@ -120,7 +120,7 @@ func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stde
 		fmt.Fprintln(stderr, "offsetagent migrate --verify: not with --no-verify")
 		return 2
 	}
-	cut, err := migrate.ReadCutover(f.cutoverReport)
+	cut, err := cutover.Read(f.cutoverReport)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
 		return 2
@@ -130,18 +130,18 @@ func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stde
 		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
 		return 2
 	}
-	vo := migrate.VerifyCutoverOptions{Brokers: splitList(ff.toBrokers), Transport: cl.to.Transport, Principal: cl.toPrincipal,
-		Timeout: max(f.verifyTimeout, 0), Progress: stderr}
+	vo := cutover.VerifyOptions{Brokers: splitList(ff.toBrokers), Transport: cl.to.Transport, Principal: cl.toPrincipal,
+		Timeout: max(f.verifyTimeout, 0), Progress: verifyProgress(stderr)}
 	if ff.fromBrokers != "" || ff.fromCommandConfig != "" {
 		// A's Kafka cluster, where a connector stopped on A without its REST API is checked
 		// again (the report's brokers when --from-brokers is not given).
 		vo.FromBrokers, vo.FromTransport, vo.FromPrincipal = splitList(ff.fromBrokers), cl.from.Transport, cl.fromPrincipal
 	}
-	if err := migrate.VerifyCutover(ctx, cut, vo); err != nil {
+	if err := cutover.Verify(ctx, cut, vo); err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
 		return 2
 	}
-	_ = cut.WriteSummary(stdout)
+	_ = writeSummary(stdout, cut)
 	if err := f.write(cut); err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate --verify: write cutover report: %v\n", err)
 		return 1

@@ -20,6 +20,10 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/mm2"
 )
 
@@ -68,7 +72,7 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.initialState, "initial-state", "", "RUNNING, PAUSED or STOPPED: overrides the state carried over from A")
 	fs.StringVar(&f.sinkOffsets, "sink-offsets", "", "copy, none or translate: what happens to sink offsets (default: translate with --mm2-source-alias, else copy)")
 	fs.BoolVar(&f.stopSource, "stop-source", false, "stop each selected connector on A first and wait for its final commit (needs --from-connect-url; for sinks --from-brokers; with export also --to-brokers, for the state records)")
-	fs.StringVar(&f.stateTopic, "state-topic", migrate.DefaultStateTopic, "compacted topic on B (--to-brokers) where --stop-source records each connector's state on A before stopping it")
+	fs.StringVar(&f.stateTopic, "state-topic", source.DefaultStateTopic, "compacted topic on B (--to-brokers) where --stop-source records each connector's state on A before stopping it")
 	fs.StringVar(&f.toBrokers, "to-brokers", "", "B's bootstrap brokers")
 	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
 	fs.StringVar(&f.mm2SourceAlias, "mm2-source-alias", "", "A's alias in MirrorMaker 2: sink offsets are translated through <ALIAS>.checkpoints.internal on B (--to-brokers)")
@@ -76,7 +80,7 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.replicationPolicy, "replication-policy", string(mm2.PolicyDefault), "default or identity: how MirrorMaker 2 names A's topics on B")
 	fs.StringVar(&f.replicationSeparator, "replication-separator", mm2.DefaultSeparator, "MirrorMaker 2's replication.policy.separator")
 	fs.DurationVar(&f.checkpointWait, "checkpoint-wait", mm2.DefaultWait, "how long to wait, in all, while a needed checkpoint is missing or still moving")
-	fs.DurationVar(&f.checkpointMaxAge, "checkpoint-max-age", migrate.DefaultCheckpointMaxAge,
+	fs.DurationVar(&f.checkpointMaxAge, "checkpoint-max-age", fleet.DefaultCheckpointMaxAge,
 		"before anything stops, refuse a sink whose group's newest MirrorMaker 2 checkpoint is older than this while A's commits are ahead of it (0: no such check)")
 	fs.Var(&f.mm2ConfigTopics, "mm2-config-topic", "Connect config topic on B (--to-brokers) holding MirrorMaker 2's connector configs, read to check that MM2 checkpoints each sink's group "+
 		"(repeatable; default: B's Connect config topic, mm2-configs.<ALIAS>.internal and mirrormaker2-cluster-configs)")
@@ -91,17 +95,18 @@ func (f *fleetFlags) sinkMode() string {
 	case f.sinkOffsets != "":
 		return f.sinkOffsets
 	case f.mm2SourceAlias != "":
-		return string(migrate.SinkOffsetsTranslate)
+		return string(fleet.SinkOffsetsTranslate)
 	default:
-		return string(migrate.SinkOffsetsCopy)
+		return string(fleet.SinkOffsetsCopy)
 	}
 }
 
-// translator builds the SinkTranslator of --sink-offsets translate (nil for the other modes).
+// translator builds MirrorMaker 2's settings for --sink-offsets translate (nil for the other
+// modes).
 // B is read through --to-brokers, A through --from-brokers (for --exact and the offset syncs),
 // each with its cluster's SASL/TLS transport (nil for none) and principal.
-func (f *fleetFlags) translator(cl clusters, logger *slog.Logger) (migrate.SinkTranslator, error) {
-	if f.sinkMode() != string(migrate.SinkOffsetsTranslate) {
+func (f *fleetFlags) translator(cl clusters, logger *slog.Logger) (*fleet.MM2, error) {
+	if f.sinkMode() != string(fleet.SinkOffsetsTranslate) {
 		if f.mm2SourceAlias != "" || f.mm2TargetAlias != "" || f.exact || f.allowReplay || f.sinkFollowsSource || len(f.mm2ConfigTopics) > 0 {
 			return nil, fmt.Errorf("--mm2-source-alias, --mm2-target-alias, --mm2-config-topic, --exact, --allow-replay and --sink-follows-source apply to --sink-offsets translate, not %s", f.sinkMode())
 		}
@@ -141,25 +146,25 @@ func (f *fleetFlags) translator(cl clusters, logger *slog.Logger) (migrate.SinkT
 	if err != nil {
 		return nil, err
 	}
-	return &migrate.MM2Sinks{Translator: tr, Policy: policy, AllowReplay: f.allowReplay, Logger: logger,
+	return &fleet.MM2{Translator: tr, Policy: policy, AllowReplay: f.allowReplay, Logger: logger,
 		CheckpointMaxAge: f.checkpointMaxAge, ConfigTopics: f.mm2ConfigTopics}, nil
 }
 
 // options turns the flags into migrate.Options; the environment supplies SASL/TLS.
 func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: f.include, Exclude: f.exclude, Rename: f.rename, Set: f.set, Unset: f.unset,
+	sel, err := source.NewSelection(source.SelectionFlags{Include: f.include, Exclude: f.exclude, Rename: f.rename, Set: f.set, Unset: f.unset,
 		MapValue: f.mapValue, KeepA: f.keepA})
 	if err != nil {
 		return migrate.Options{}, err
 	}
 	o := migrate.Options{
 		ConnectURL: f.fromConnectURL, Selection: sel, InitialState: strings.ToUpper(f.initialState),
-		SinkOffsets: migrate.SinkOffsetsMode(f.sinkMode()), StopSource: f.stopSource, SinkFollowsSource: f.sinkFollowsSource,
+		SinkOffsets: fleet.SinkOffsetsMode(f.sinkMode()), StopSource: f.stopSource, SinkFollowsSource: f.sinkFollowsSource,
 		AllowEmpty: f.allowEmpty, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
-	o.States = &migrate.StateStore{Brokers: splitList(f.toBrokers), Topic: f.stateTopic, SelectionKey: f.selectionKey()}
+	o.States = &source.StateStore{Brokers: splitList(f.toBrokers), Topic: f.stateTopic, SelectionKey: f.selectionKey()}
 	if f.fromBrokers != "" {
-		o.Topics = &migrate.TopicsSource{Brokers: splitList(f.fromBrokers), ConfigTopic: f.fromConfigTopic, OffsetsTopic: f.fromOffsetsTopic,
+		o.Topics = &source.TopicsSource{Brokers: splitList(f.fromBrokers), ConfigTopic: f.fromConfigTopic, OffsetsTopic: f.fromOffsetsTopic,
 			AllowUnreadable: f.allowUnreadable}
 	}
 	return o, nil
@@ -185,7 +190,7 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 // a=1,b=2`; such selections, and a flag given once with an empty value, are now keyed by a
 // JSON object instead, which holds no NUL and so never equals a key of the first form.
 func (f *fleetFlags) selectionKey() string {
-	mm2 := f.sinkMode() == string(migrate.SinkOffsetsTranslate)
+	mm2 := f.sinkMode() == string(fleet.SinkOffsetsTranslate)
 	lists := []listFlag{f.include, f.exclude, f.rename, f.set, f.unset}
 	// --map-value and --keep-a are newer than the NUL-joined key: given, they key by JSON.
 	legacy := len(f.mapValue) == 0 && len(f.keepA) == 0
@@ -281,7 +286,7 @@ func (f *fleetFlags) setup(ctx context.Context, stderr io.Writer) (migrate.Optio
 	} else if f.fromConnectConfig != "" {
 		return opts, cfg, cl, errors.New("--from-connect-config: given without --from-connect-url")
 	}
-	if opts.SinkTranslator, err = f.translator(cl, opts.Logger); err != nil {
+	if opts.MM2, err = f.translator(cl, opts.Logger); err != nil {
 		return opts, cfg, cl, err
 	}
 	return opts, cfg, cl, nil
@@ -327,7 +332,7 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 		defer file.Close()
 		w = file
 	}
-	if err := migrate.WriteBodies(w, rep); err != nil {
+	if err := apply.WriteBodies(w, rep); err != nil {
 		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
 		return 1
 	}
@@ -367,12 +372,12 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	}
 	mo := migrate.MigrateOptions{
 		Options: opts,
-		To: migrate.Target{Brokers: splitList(f.toBrokers), RequestTopic: cfg.RequestTopic, ResultTopic: cfg.ResultTopic,
+		To: target.Target{Brokers: splitList(f.toBrokers), RequestTopic: cfg.RequestTopic, ResultTopic: cfg.ResultTopic,
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic, Transport: cl.to.Transport, Dialer: cl.to.Dialer,
 			Principal: cl.toPrincipal, AgentGroup: cfg.GroupID,
 			ConnectURL: *mf.toConnectURL, HTTPClient: toHTTP, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
 		MigrationID: *mf.migrationID, SelectionKey: f.selectionKey(), Concurrency: *mf.concurrency, WaveSize: *mf.waveSize, Timeout: *mf.timeout, Grace: *mf.grace, DryRun: *mf.dry,
-		Progress: progressFor(stderr), Strimzi: sf.target(), Verify: vf.timeout(*mf.dry), VerifyProgress: stderr,
+		Progress: progressFor(stderr), Strimzi: sf.target(), Verify: vf.timeout(*mf.dry), VerifyProgress: verifyProgress(stderr),
 	}
 	mf.setTarget(&mo.To)
 	if err := mo.Check(); err != nil {
@@ -383,19 +388,19 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
 		return 2
 	}
-	rep, err := migrate.Migrate(ctx, mo)
+	rep, cut, err := migrate.Migrate(ctx, mo)
 	if err != nil {
 		return fleetError(stderr, "migrate", err)
 	}
 	if *mf.dry {
-		if err := rep.WritePlans(stdout); err != nil {
+		if err := writePlans(stdout, rep); err != nil {
 			fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
 			return 1
 		}
 	}
 	code := finishReport(rep, f.report, stdout, stderr)
 	if !*mf.dry {
-		code = worseExit(code, vf.finish(rep.Cutover, mo.Verify > 0 && mo.Strimzi == nil, stdout, stderr))
+		code = worseExit(code, vf.finish(cut, mo.Verify > 0 && mo.Strimzi == nil, stdout, stderr))
 	}
 	return code
 }
@@ -439,7 +444,7 @@ func (mf *migrateFlags) toConnectClient(stderr io.Writer) (*http.Client, error) 
 }
 
 // setTarget applies the flags that override the agents' configuration to B's target.
-func (mf *migrateFlags) setTarget(to *migrate.Target) {
+func (mf *migrateFlags) setTarget(to *target.Target) {
 	if *mf.requestTopic != "" {
 		to.RequestTopic = *mf.requestTopic
 	}
@@ -456,11 +461,11 @@ func (mf *migrateFlags) setTarget(to *migrate.Target) {
 }
 
 // progressFor draws a bar when w is a terminal, else one line per connector.
-func progressFor(w io.Writer) migrate.Progress {
+func progressFor(w io.Writer) apply.Progress {
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		return migrate.BarProgress(w)
+		return &barProgress{w: w}
 	}
-	return migrate.LineProgress(w)
+	return &lineProgress{w: w}
 }
 
 // createPrivate creates (or truncates) path readable and writable by its owner only (0600),
@@ -480,8 +485,8 @@ func createPrivate(path string) (*os.File, error) {
 
 // finishReport writes the summary table to table, the JSON report to path (when given) and
 // returns the exit status: 0 when every connector succeeded or was planned, else 1.
-func finishReport(rep *migrate.Report, path string, table, stderr io.Writer) int {
-	_ = rep.WriteTable(table)
+func finishReport(rep *apply.Report, path string, table, stderr io.Writer) int {
+	_ = writeTable(table, rep)
 	if path != "" {
 		file, err := createPrivate(path)
 		if err == nil {

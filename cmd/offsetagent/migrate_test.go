@@ -13,7 +13,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
-	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 func TestExportAndMigrateFlagErrors(t *testing.T) {
@@ -308,5 +308,5 @@ func TestSelectionKeyKeptByRerunFlags(t *testing.T) {
 }
 
 func migrateIDOf(f *fleetFlags) string {
-	return migrate.DeriveMigrationID("cluster-A", f.selectionKey())
+	return fleet.DeriveMigrationID("cluster-A", f.selectionKey())
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
-	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/source"
 )
 
 // cluster names a Kafka cluster the CLI talks to, for its messages: what it is ("A's Kafka
@@ -152,8 +152,8 @@ func (f *fleetFlags) reach(ctx context.Context, w io.Writer, cl clusters, timeou
 // was stopped or published).
 func fleetError(stderr io.Writer, command string, err error) int {
 	fmt.Fprintf(stderr, "offsetagent %s: %v\n", command, err)
-	var none *migrate.NoneSelectedError
-	var unmatched *migrate.UnmatchedError
+	var none *source.NoneSelectedError
+	var unmatched *source.UnmatchedError
 	if errors.As(err, &none) || errors.As(err, &unmatched) {
 		return 1
 	}

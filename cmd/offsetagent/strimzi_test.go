@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
 
 // Strimzi 1.0 serves kafka.strimzi.io/v1 alone: the manifests are v1 unless the flag asks for
@@ -19,8 +19,8 @@ func TestStrimziAPIVersionFlagDefault(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "default", want: migrate.StrimziV1},
-		{name: "older operator", args: []string{"--strimzi-api-version", "v1beta2"}, want: migrate.StrimziV1beta2},
+		{name: "default", want: strimzi.StrimziV1},
+		{name: "older operator", args: []string{"--strimzi-api-version", "v1beta2"}, want: strimzi.StrimziV1beta2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

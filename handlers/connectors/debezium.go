@@ -233,3 +233,10 @@ func plural(n int) string {
 	}
 	return "s"
 }
+
+// UnderTopicPrefix reports whether topic t is one a Debezium connector with topic prefix p
+// (topic.prefix, database.server.name before 2.0) writes: the prefix itself (its schema change
+// topic) or "<p>.<anything>".
+func UnderTopicPrefix(t, p string) bool {
+	return t == p || strings.HasPrefix(t, p+".")
+}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 )
 
 // Number is a JSON number kept as the literal text it arrived with, so that an integer such as
@@ -33,6 +35,20 @@ func (m Map) Get(key string) (any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// SortedText is m's compact JSON text with its members sorted by key (the top level's; nested
+// objects keep their order), for comparing two maps that need not list their keys in one order:
+// two Connect REST APIs, a partition read back and the one placed. A map Append rejects is
+// written as fmt prints it.
+func SortedText(m Map) string {
+	sorted := slices.Clone(m)
+	slices.SortFunc(sorted, func(a, b Field) int { return strings.Compare(a.Key, b.Key) })
+	b, err := Append(nil, sorted)
+	if err != nil {
+		return fmt.Sprint(m)
+	}
+	return string(b)
 }
 
 // DecodeValue reads one JSON value from dec, which must have UseNumber set. Objects become

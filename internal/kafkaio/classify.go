@@ -132,6 +132,13 @@ func Retry(ctx context.Context, b Backoff, onRetry func(Reason), op func(context
 	}
 }
 
+// Expired reports whether ctx's deadline has come: a read cut short by it (a connection's
+// deadline is its context's) can fail a moment before ctx.Err says so.
+func Expired(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
+
 // Sleep waits d unless ctx ends first; it reports whether the whole wait passed.
 func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)

@@ -20,6 +20,16 @@ import (
 // request, whose answer carries the cluster id (KIP-78). The request names no topic, so a
 // cluster with many topics answers briefly.
 
+// ClusterID returns the id of the Kafka cluster behind cl, from a Metadata request that names
+// no topic.
+func ClusterID(ctx context.Context, cl *kafka.Client) (string, error) {
+	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{}})
+	if err != nil {
+		return "", fmt.Errorf("read cluster metadata: %w", err)
+	}
+	return md.ClusterID, nil
+}
+
 // ClusterIDs looks up the Kafka cluster id behind bootstrap addresses, each (address,
 // transport) once, its failure included: a fleet whose connectors name the same brokers asks
 // them once. At most inFlight lookups run at once, each bounded by its timeout. It is safe for

@@ -103,3 +103,40 @@ func TestClusterIDs(t *testing.T) {
 		require.Equal(t, "cluster-A", id)
 	})
 }
+
+// ClusterID is the id the brokers behind a client answer with; a client whose brokers do not
+// answer says that it read no metadata.
+func TestClusterID(t *testing.T) {
+	ctx := testContext(t)
+	id, err := ClusterID(ctx, NewClient(Options{Brokers: []string{idCluster(t, "cluster-A")}}))
+	require.NoError(t, err)
+	require.Equal(t, "cluster-A", id)
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := l.Addr().String()
+	require.NoError(t, l.Close())
+	cl := NewClient(Options{Brokers: []string{closed}})
+	cl.Timeout = 2 * time.Second
+	_, err = ClusterID(ctx, cl)
+	require.ErrorContains(t, err, "read cluster metadata")
+}
+
+// Expired is true from a context's deadline on, never for a context without one.
+func TestExpired(t *testing.T) {
+	past, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	future, cancel2 := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel2()
+	for _, tt := range []struct {
+		name string
+		ctx  context.Context
+		want bool
+	}{
+		{"no deadline", context.Background(), false},
+		{"deadline passed", past, true},
+		{"deadline ahead", future, false},
+	} {
+		require.Equal(t, tt.want, Expired(tt.ctx), tt.name)
+	}
+}

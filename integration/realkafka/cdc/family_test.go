@@ -15,6 +15,10 @@ import (
 
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
+	"github.com/offsetagent/offsetagent/migrate/source"
+	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -51,7 +55,7 @@ func TestFamilyStateRefusedBeforeStop(t *testing.T) {
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) { return net.Listen(network, "127.0.0.1:0") }))
 	require.NoError(t, err)
 	t.Cleanup(fake.Close)
-	to := migrate.Target{Brokers: fake.ListenAddrs(), RequestTopic: "requests", ResultTopic: "results",
+	to := target.Target{Brokers: fake.ListenAddrs(), RequestTopic: "requests", ResultTopic: "results",
 		ConfigTopic: "b-configs", OffsetsTopic: "b-offsets"}
 	clB := &kafka.Client{Addr: kafka.TCP(to.Brokers...), Timeout: 10 * time.Second}
 	require.NoError(t, offsetstore.CheckConnectTopics(ctx, clB, to.ConfigTopic, to.OffsetsTopic, true))
@@ -60,11 +64,11 @@ func TestFamilyStateRefusedBeforeStop(t *testing.T) {
 	require.NoError(t, err)
 
 	// The signal channel is mapped to B: its settings are right, the state it needs is not.
-	sel, err := migrate.NewSelection(migrate.SelectionFlags{Include: []string{name}, MapValue: []string{env.Broker.Addr + "=" + to.Brokers[0]}})
+	sel, err := source.NewSelection(source.SelectionFlags{Include: []string{name}, MapValue: []string{env.Broker.Addr + "=" + to.Brokers[0]}})
 	require.NoError(t, err)
-	rep, err := migrate.Migrate(ctx, migrate.MigrateOptions{
+	rep, _, err := migrate.Migrate(ctx, migrate.MigrateOptions{
 		Options: migrate.Options{
-			Topics:     &migrate.TopicsSource{Brokers: []string{env.Broker.Addr}, ConfigTopic: namesA.Config, OffsetsTopic: namesA.Offsets},
+			Topics:     &source.TopicsSource{Brokers: []string{env.Broker.Addr}, ConfigTopic: namesA.Config, OffsetsTopic: namesA.Offsets},
 			ConnectURL: w.URL, StopSource: true, Selection: sel,
 		},
 		To: to, SelectionKey: name, Timeout: 30 * time.Second,
@@ -75,11 +79,11 @@ func TestFamilyStateRefusedBeforeStop(t *testing.T) {
 	out, err := json.MarshalIndent(e, "", "  ")
 	require.NoError(t, err)
 	t.Logf("the report's entry:\n%s", out)
-	require.Equal(t, migrate.OutcomeSkipped, e.Outcome)
+	require.Equal(t, apply.OutcomeSkipped, e.Outcome)
 	require.True(t, strings.HasPrefix(e.Message, "refused before anything was stopped (family_state)"), e.Message)
 	refused := map[string]string{}
 	for _, h := range e.Hazards {
-		if h.Check == migrate.HazardFamilyState && h.Refuse {
+		if h.Check == hazard.HazardFamilyState && h.Refuse {
 			refused[h.Key] = h.Message
 		}
 	}

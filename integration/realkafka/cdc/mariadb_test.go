@@ -18,7 +18,8 @@ import (
 	"github.com/offsetagent/offsetagent/integration/realkafka"
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
-	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
 )
 
 // binlogChange is one Debezium MariaDB change event as the JsonConverter with schemas writes
@@ -156,31 +157,31 @@ func offsetOf(w *realkafka.Worker, name string) (map[string]any, bool) {
 
 // verifyUntilDecided runs migrate --verify on the cutover report until no partition is
 // waiting, and returns the report, migrate's output and its exit status.
-func verifyUntilDecided(t *testing.T, ctx context.Context, vars []string, cutover string) (migrate.Cutover, string, int) {
+func verifyUntilDecided(t *testing.T, ctx context.Context, vars []string, cutoverPath string) (cutover.Cutover, string, int) {
 	t.Helper()
 	var out []byte
-	var cut migrate.Cutover
+	var cut cutover.Cutover
 	code := -1
 	require.Eventually(t, func() bool {
-		cmd := exec.CommandContext(ctx, env.AgentBin, "migrate", "--verify", "--cutover-report", cutover, "--to-brokers", env.Broker.Addr,
+		cmd := exec.CommandContext(ctx, env.AgentBin, "migrate", "--verify", "--cutover-report", cutoverPath, "--to-brokers", env.Broker.Addr,
 			"--verify-timeout", "5s")
 		cmd.Env = vars
 		out, _ = cmd.CombinedOutput()
 		code = cmd.ProcessState.ExitCode()
-		data, err := os.ReadFile(cutover)
+		data, err := os.ReadFile(cutoverPath)
 		if err != nil || json.Unmarshal(data, &cut) != nil {
 			return false
 		}
-		return cut.Counts[migrate.VerdictWaiting] == 0
+		return cut.Counts[cutover.VerdictWaiting] == 0
 	}, 90*time.Second, time.Second, "the verification decides every connector")
 	t.Logf("migrate --verify (exit %d):\n%s", code, out)
 	return cut, string(out), code
 }
 
 // verdictsOf is each connector's one partition in the cutover report, by name.
-func verdictsOf(t *testing.T, cut migrate.Cutover) map[string]*migrate.CutoverPartition {
+func verdictsOf(t *testing.T, cut cutover.Cutover) map[string]*cutover.Partition {
 	t.Helper()
-	out := map[string]*migrate.CutoverPartition{}
+	out := map[string]*cutover.Partition{}
 	for _, cc := range cut.Connectors {
 		require.Len(t, cc.Partitions, 1, cc.Name)
 		out[cc.Name] = cc.Partitions[0]
@@ -285,13 +286,13 @@ func mariadbStopSource(t *testing.T, ctx context.Context, mv mariadbMove) {
 		map[string]any{"offsets": []any{map[string]any{"partition": map[string]any{"server": early}, "offset": afterTx1}}})
 
 	a := env.Broker.Addr
-	cutover := filepath.Join(t.TempDir(), "cutover.json")
+	cutoverPath := filepath.Join(t.TempDir(), "cutover.json")
 	code, rep := migrateExit(t, ctx, mv.agentB.Env, "--from-brokers", a, "--from-config-topic", namesA.Config, "--from-offsets-topic", namesA.Offsets,
 		"--from-connect-url", w.URL, "--to-brokers", a, "--to-connect-url", wB.URL, "--stop-source", "--timeout", "2m",
-		"--include", good+"|"+early, "--initial-state", "RUNNING", "--no-verify", "--cutover-report", cutover)
+		"--include", good+"|"+early, "--initial-state", "RUNNING", "--no-verify", "--cutover-report", cutoverPath)
 	require.Equal(t, 0, code)
 	for _, e := range rep.Connectors {
-		require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, "%s: %s", e.Name, e.Message)
+		require.Equal(t, apply.OutcomeSucceeded, e.Outcome, "%s: %s", e.Name, e.Message)
 	}
 	for _, name := range []string{good, early} {
 		tier.WaitState(t, wB, name, "RUNNING")
@@ -301,7 +302,7 @@ func mariadbStopSource(t *testing.T, ctx context.Context, mv mariadbMove) {
 	}
 	mdbExec(t, m, db, "INSERT INTO items VALUES (4, 1, 'd');")
 
-	cut, out, code := verifyUntilDecided(t, ctx, mv.agentB.Env, cutover)
+	cut, out, code := verifyUntilDecided(t, ctx, mv.agentB.Env, cutoverPath)
 	verdicts := verdictsOf(t, cut)
 	for _, name := range []string{good, early} {
 		t.Logf("%s: placed %s, verdict %s (%s): %s", name, mustJSON(t, verdicts[name].Placed), verdicts[name].Verdict, verdicts[name].Evidence, verdicts[name].Detail)
@@ -316,12 +317,12 @@ func mariadbStopSource(t *testing.T, ctx context.Context, mv mariadbMove) {
 		"%s: B produced the transaction after the offset placed again", early)
 
 	p := verdicts[good]
-	require.Equal(t, migrate.VerdictVerified, p.Verdict, p.Detail)
-	require.Equal(t, migrate.EvidenceRecords, p.Evidence)
+	require.Equal(t, cutover.VerdictVerified, p.Verdict, p.Detail)
+	require.Equal(t, cutover.EvidenceRecords, p.Evidence)
 	require.Contains(t, p.Detail, "B's first record is at")
 	p = verdicts[early]
-	require.Equal(t, migrate.VerdictMismatch, p.Verdict, p.Detail)
-	require.Equal(t, migrate.EvidenceRecords, p.Evidence)
+	require.Equal(t, cutover.VerdictMismatch, p.Verdict, p.Detail)
+	require.Equal(t, cutover.EvidenceRecords, p.Evidence)
 	require.NotNil(t, p.FurthestOnA, "the mismatch names the offset A had committed before it was set back: %s", p.Detail)
 	require.Equal(t, binlogAt(t, afterTx2), binlogAt(t, p.FurthestOnA), "A's furthest offset")
 	require.Contains(t, out, "1 verified, 0 waiting, 1 mismatch")
@@ -400,15 +401,15 @@ func mariadbKilled(t *testing.T, ctx context.Context, mv mariadbMove, wK *realka
 
 	// At once: the dead worker is still a member of A's Connect group, holding the connector.
 	a := env.Broker.Addr
-	cutover := filepath.Join(t.TempDir(), "cutover.json")
+	cutoverPath := filepath.Join(t.TempDir(), "cutover.json")
 	args := []string{"--from-brokers", a, "--from-config-topic", namesK.Config, "--from-offsets-topic", namesK.Offsets,
 		"--from-connect-url", wK.URL, "--stop-source", "--to-brokers", a, "--to-connect-url", wB.URL, "--timeout", "2m",
-		"--include", killed, "--initial-state", "RUNNING", "--no-verify", "--cutover-report", cutover}
+		"--include", killed, "--initial-state", "RUNNING", "--no-verify", "--cutover-report", cutoverPath}
 	code, rep := migrateExit(t, ctx, mv.agentB.Env, args...)
 	require.Less(t, time.Since(killedAt), mdbkSession, "the first run ended within the dead worker's session")
 	require.NotEqual(t, 0, code, "a refused connector fails the run")
 	require.Len(t, rep.Connectors, 1)
-	require.Equal(t, migrate.OutcomeSkipped, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
+	require.Equal(t, apply.OutcomeSkipped, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
 	for _, want := range []string{"A runs it", `Connect group "` + namesK.Group + `"`, "holds connector " + killed, "session.timeout.ms"} {
 		require.Contains(t, rep.Connectors[0].Message, want)
 	}
@@ -429,11 +430,11 @@ func mariadbKilled(t *testing.T, ctx context.Context, mv mariadbMove, wK *realka
 	code, rep = migrateExit(t, ctx, mv.agentB.Env, args...)
 	require.Equal(t, 0, code)
 	require.Len(t, rep.Connectors, 1)
-	require.Equal(t, migrate.OutcomeSucceeded, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
+	require.Equal(t, apply.OutcomeSucceeded, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
 	require.Len(t, rep.Connectors[0].Warnings, 1)
 	require.Contains(t, rep.Connectors[0].Warnings[0], "do not restart A's workers with it")
-	var moved migrate.Cutover
-	data, err := os.ReadFile(cutover)
+	var moved cutover.Cutover
+	data, err := os.ReadFile(cutoverPath)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &moved))
 	require.Len(t, moved.Connectors, 1)
@@ -476,11 +477,11 @@ func mariadbKilled(t *testing.T, ctx context.Context, mv mariadbMove, wK *realka
 	t.Logf("changes on the topic: %d (%d distinct), produced twice: %d, from %s to %s", len(all), len(seen), len(doubled),
 		doubled[0].at(), doubled[len(doubled)-1].at())
 
-	cut, out, code := verifyUntilDecided(t, ctx, mv.agentB.Env, cutover)
+	cut, out, code := verifyUntilDecided(t, ctx, mv.agentB.Env, cutoverPath)
 	p := verdictsOf(t, cut)[killed]
 	t.Logf("%s: placed %s, verdict %s (%s): %s", killed, mustJSON(t, p.Placed), p.Verdict, p.Evidence, p.Detail)
-	require.Equal(t, migrate.VerdictReplay, p.Verdict, p.Detail)
-	require.Equal(t, migrate.EvidenceRecords, p.Evidence)
+	require.Equal(t, cutover.VerdictReplay, p.Verdict, p.Detail)
+	require.Equal(t, cutover.EvidenceRecords, p.Evidence)
 	require.NotNil(t, p.Replay)
 	require.Equal(t, len(doubled), p.Replay.Records, "the replay counts the changes B produces again")
 	requirePosition(t, doubled[0], p.Replay.First, "the replay's first record")
@@ -494,7 +495,7 @@ func mariadbKilled(t *testing.T, ctx context.Context, mv mariadbMove, wK *realka
 }
 
 // verdictsOfConnector is connector name's entry of the cutover report.
-func verdictsOfConnector(t *testing.T, cut migrate.Cutover, name string) *migrate.CutoverConnector {
+func verdictsOfConnector(t *testing.T, cut cutover.Cutover, name string) *cutover.Connector {
 	t.Helper()
 	for _, cc := range cut.Connectors {
 		if cc.Name == name {

@@ -15,11 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
-	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
 )
 
 // migrateExit runs migrate with args in the environment vars and returns its exit code and the report it wrote.
-func migrateExit(t *testing.T, ctx context.Context, vars []string, args ...string) (int, *migrate.Report) {
+func migrateExit(t *testing.T, ctx context.Context, vars []string, args ...string) (int, *apply.Report) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "report.json")
 	cmd := exec.CommandContext(ctx, env.AgentBin, append(append([]string{"migrate"}, args...), "--report", path)...)
@@ -35,7 +36,7 @@ func migrateExit(t *testing.T, ctx context.Context, vars []string, args ...strin
 	t.Logf("migrate %v: exit %d\n%s%s", args, code, stdout.String(), stderr.String())
 	data, err := os.ReadFile(path)
 	require.NoError(t, err, "stderr:\n%s", stderr.String())
-	var rep migrate.Report
+	var rep apply.Report
 	require.NoError(t, json.Unmarshal(data, &rep))
 	return code, &rep
 }
@@ -93,10 +94,10 @@ func TestSettingsPointingAtARefusedThenMapped(t *testing.T) {
 	require.Equal(t, 1, code, "both connectors are refused")
 	hazards := map[string]string{}
 	for _, e := range rep.Connectors {
-		require.Equal(t, migrate.OutcomeSkipped, e.Outcome, "%s: %s", e.Name, e.Message)
+		require.Equal(t, apply.OutcomeSkipped, e.Outcome, "%s: %s", e.Name, e.Message)
 		require.NotContains(t, e.Message, "pw-secret")
 		for _, h := range e.Hazards {
-			if h.Refuse && h.Check == migrate.HazardPointsAtA {
+			if h.Refuse && h.Check == hazard.HazardPointsAtA {
 				hazards[e.Name] = h.Key + ": " + h.Message + "; " + h.Fix
 			}
 		}
@@ -119,7 +120,7 @@ func TestSettingsPointingAtARefusedThenMapped(t *testing.T) {
 	code, rep = migrateExit(t, ctx, agentB.Env, append(common, "--include", pg, "--map-value", a+"="+b)...)
 	require.Equal(t, 0, code)
 	require.Len(t, rep.Connectors, 1)
-	require.Equal(t, migrate.OutcomeSucceeded, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
+	require.Equal(t, apply.OutcomeSucceeded, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
 	tier.WaitState(t, workerB, pg, "RUNNING")
 	var onB map[string]string
 	require.NoError(t, json.Unmarshal([]byte(tier.RestOK(t, workerB, http.MethodGet, "/connectors/"+pg+"/config", nil)), &onB))

@@ -15,7 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
-	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
 )
 
 // TestVerifyByRecords: two Debezium PostgreSQL connectors move with migrate --stop-source
@@ -90,13 +91,13 @@ func TestVerifyByRecords(t *testing.T) {
 		map[string]any{"offsets": []any{map[string]any{"partition": map[string]any{"server": wrong}, "offset": early}}})
 
 	a := env.Broker.Addr
-	cutover := filepath.Join(t.TempDir(), "cutover.json")
+	cutoverPath := filepath.Join(t.TempDir(), "cutover.json")
 	code, rep := migrateExit(t, ctx, agentB.Env, "--from-brokers", a, "--from-config-topic", namesA.Config, "--from-offsets-topic", namesA.Offsets,
 		"--from-connect-url", w.URL, "--to-brokers", a, "--to-connect-url", wB.URL, "--stop-source", "--timeout", "2m",
-		"--include", good+"|"+wrong, "--initial-state", "RUNNING", "--no-verify", "--cutover-report", cutover)
+		"--include", good+"|"+wrong, "--initial-state", "RUNNING", "--no-verify", "--cutover-report", cutoverPath)
 	require.Equal(t, 0, code)
 	for _, e := range rep.Connectors {
-		require.Equal(t, migrate.OutcomeSucceeded, e.Outcome, "%s: %s", e.Name, e.Message)
+		require.Equal(t, apply.OutcomeSucceeded, e.Outcome, "%s: %s", e.Name, e.Message)
 	}
 	for _, name := range []string{good, wrong} {
 		tier.WaitState(t, wB, name, "RUNNING")
@@ -104,29 +105,29 @@ func TestVerifyByRecords(t *testing.T) {
 	commit(t, db, "INSERT INTO items VALUES (4, 1, 'd');")
 
 	var out []byte
-	var cut migrate.Cutover
+	var cut cutover.Cutover
 	require.Eventually(t, func() bool { // until each connector on B has produced the row inserted after the cutover
-		cmd := exec.CommandContext(ctx, env.AgentBin, "migrate", "--verify", "--cutover-report", cutover, "--to-brokers", a, "--verify-timeout", "5s")
+		cmd := exec.CommandContext(ctx, env.AgentBin, "migrate", "--verify", "--cutover-report", cutoverPath, "--to-brokers", a, "--verify-timeout", "5s")
 		cmd.Env = agentB.Env
 		out, _ = cmd.CombinedOutput()
-		data, err := os.ReadFile(cutover)
+		data, err := os.ReadFile(cutoverPath)
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(data, &cut))
-		return cut.Counts[migrate.VerdictWaiting] == 0
+		return cut.Counts[cutover.VerdictWaiting] == 0
 	}, 60*time.Second, time.Second, "the verification decides both connectors")
 	t.Logf("migrate --verify:\n%s", out)
-	verdicts := map[string]*migrate.CutoverPartition{}
+	verdicts := map[string]*cutover.Partition{}
 	for _, cc := range cut.Connectors {
 		require.Len(t, cc.Partitions, 1)
 		verdicts[cc.Name] = cc.Partitions[0]
 	}
 	p := verdicts[good]
-	require.Equal(t, migrate.VerdictVerified, p.Verdict, p.Detail)
-	require.Equal(t, migrate.EvidenceRecords, p.Evidence)
+	require.Equal(t, cutover.VerdictVerified, p.Verdict, p.Detail)
+	require.Equal(t, cutover.EvidenceRecords, p.Evidence)
 	require.Contains(t, p.Detail, "B's first record is at")
 	p = verdicts[wrong]
-	require.Equal(t, migrate.VerdictMismatch, p.Verdict, p.Detail)
-	require.Equal(t, migrate.EvidenceRecords, p.Evidence)
+	require.Equal(t, cutover.VerdictMismatch, p.Verdict, p.Detail)
+	require.Equal(t, cutover.EvidenceRecords, p.Evidence)
 	require.Contains(t, p.Detail, "A's offset was set back: A's offsets topic held")
 	require.NotNil(t, p.FurthestOnA)
 	require.Contains(t, string(out), "1 verified, 0 waiting, 1 mismatch, 0 unordered, 0 replay")

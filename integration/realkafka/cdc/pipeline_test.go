@@ -20,7 +20,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/integration/realkafka"
 	"github.com/offsetagent/offsetagent/integration/realkafka/tier"
-	"github.com/offsetagent/offsetagent/migrate"
+	"github.com/offsetagent/offsetagent/migrate/apply"
 )
 
 // clusterB is the second cluster: a broker, a Connect worker with Debezium's plugins running
@@ -177,8 +177,8 @@ func runPipeline(t *testing.T, ctx context.Context, b clusterB, c pipelineCase, 
 		sinkOffsets = "0" // it follows its source into a topic B does not have yet: no offset
 	}
 	require.Regexp(t, sink+`\s+`+sink+`\s+sink\s+`+sinkOffsets+`\s+succeeded`, stdout)
-	var verdict migrate.SinkTranslation
-	var followed migrate.FollowedSources
+	var verdict apply.SinkTranslation
+	var followed apply.FollowedSources
 	if c.follow {
 		followed = sinkFollowed(t, reportPath, sink)
 		require.Equal(t, []string{source}, followed.FollowsSources)
@@ -326,8 +326,8 @@ type pipelineReport struct {
 	committed                                                                      map[string]any
 	slots                                                                          []string
 	migrate                                                                        string
-	verdict                                                                        migrate.SinkTranslation
-	followed                                                                       migrate.FollowedSources
+	verdict                                                                        apply.SinkTranslation
+	followed                                                                       apply.FollowedSources
 	took                                                                           time.Duration
 }
 
@@ -371,16 +371,16 @@ func report(t *testing.T, c pipelineCase, r pipelineReport) {
 }
 
 // sinkVerdict returns the translation of sink in migrate's report.
-func sinkVerdict(t *testing.T, path, sink string) migrate.SinkTranslation {
+func sinkVerdict(t *testing.T, path, sink string) apply.SinkTranslation {
 	t.Helper()
-	return reportTranslation(t, path, sink, func(*migrate.SinkTranslation) bool { return true })
+	return reportTranslation(t, path, sink, func(*apply.SinkTranslation) bool { return true })
 }
 
 // sinkFollowed returns the translation of a sink moved with --sink-follows-source in
 // migrate's report.
-func sinkFollowed(t *testing.T, path, sink string) migrate.FollowedSources {
+func sinkFollowed(t *testing.T, path, sink string) apply.FollowedSources {
 	t.Helper()
-	return reportTranslation(t, path, sink, func(f *migrate.FollowedSources) bool { return len(f.FollowsSources) > 0 })
+	return reportTranslation(t, path, sink, func(f *apply.FollowedSources) bool { return len(f.FollowsSources) > 0 })
 }
 
 // reportTranslation returns sink's translation in migrate's report, read as a T that ok accepts.

@@ -1,0 +1,172 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+)
+
+// stopConcurrency bounds the connectors stopped on A at once.
+const stopConcurrency = 8
+
+// stopAll stops every selected, readable connector on A and waits for its stop barrier. A
+// connector whose barrier is not reached gets a Problem and is skipped.
+func (ap *Applier) stopAll(ctx context.Context, entries []*Entry) {
+	ap.stopEach(ctx, entries, false, ap.stopOne)
+	// The sinks that follow their sources (--sink-follows-source) stop once their sources
+	// have stopped and they have consumed all those wrote on A.
+	ap.stopEach(ctx, entries, true, ap.stopFollower)
+}
+
+// stopEach stops, stopConcurrency at a time, the entries' connectors without a Problem that
+// follow sources (followers) or do not, with stop.
+func (ap *Applier) stopEach(ctx context.Context, entries []*Entry, followers bool, stop func(context.Context, *Entry) error) {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(stopConcurrency)
+	for _, e := range entries {
+		c := e.Connector
+		if c.Problem != "" || (e.follows() != nil) != followers {
+			continue
+		}
+		g.Go(func() error {
+			if err := stop(gctx, e); err != nil {
+				c.Problem = fmt.Sprintf("stop on A: %v", err)
+				ap.opts.Logger.Warn("stop on A", "connector", c.Name, "err", err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// stopOne is the stop barrier of docs/migration.md, "Stop on A and create on B": PUT /stop
+// (answered before the tasks stop and commit), then wait until the status is STOPPED with no
+// tasks and, for a sink, its group on A has no members, then read the offsets until two reads
+// StablePause apart agree.
+// c.State keeps the state A had before the stop, and is recorded in the migration's state
+// topic before the stop (RUNNING or PAUSED; a STOPPED connector is not recorded) (a later run finds the connector STOPPED and takes the recorded state);
+// c.Offsets gets the settled offsets, e how the stop was established (stoppedBy, recordAt).
+func (ap *Applier) stopOne(ctx context.Context, e *Entry) error {
+	c := e.Connector
+	ctx, cancel := context.WithTimeout(ctx, ap.opts.StopTimeout)
+	defer cancel()
+	var how string
+	if ap.a.RESTDown() != nil {
+		// Nobody can stop it through A's REST API: it is stopped when no worker of A holds
+		// it (workersofa.go), or refused untouched.
+		at, ok := ap.a.RecordAt(c.Name)
+		if !ok {
+			at = -1
+		}
+		e.RecordAt = at
+		var err error
+		if how, err = ap.a.NoneHolds(ctx, c.Name, at); err != nil {
+			return err
+		}
+	}
+	// A connector STOPPED already is not changed by the stop: nothing to record (a run finding
+	// it STOPPED with no record treats it as this one did). A state recorded already (by an
+	// earlier run: resolveStates took it from there) stays as it is.
+	if c.State != "" && c.State != fleet.StateStopped {
+		if err := ap.a.RecordState(ctx, c.Name, c.State); err != nil {
+			return fmt.Errorf("not stopped: %w", err)
+		}
+	}
+	tick := time.NewTicker(ap.opts.StopPoll)
+	defer tick.Stop()
+	wait := func(what string, done func() (bool, error)) error {
+		for {
+			ok, err := done()
+			if err != nil {
+				return err
+			}
+			if ok {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("wait until %s: %w", what, ctx.Err())
+			case <-tick.C:
+			}
+		}
+	}
+	if ap.a.RESTDown() == nil {
+		if err := ap.a.Stop(ctx, c.Name); err != nil {
+			return err
+		}
+		err := wait("the status is STOPPED with no tasks", func() (bool, error) {
+			state, tasks, err := ap.a.Status(ctx, c.Name)
+			return err == nil && state == fleet.StateStopped && tasks == 0, nil
+		})
+		if err != nil {
+			return err
+		}
+		how = StoppedByREST
+	} else {
+		ap.opts.Logger.Warn("stopped on A without A's REST API: no live worker of A holds it; do not restart A's workers with it "+
+			"(its target state on A is unchanged: they would resume it on A); stop or delete it there once they are back", "connector", c.Name)
+	}
+	if c.Type == connectors.Sink && ap.a.Client() != nil {
+		err := wait(fmt.Sprintf("group %q has no members", c.Group), func() (bool, error) {
+			n, err := ap.a.GroupMembers(ctx, c.Group)
+			return err == nil && n == 0, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	read := func() ([]events.ConnectorOffset, error) { return ap.a.Offsets(ctx, c) }
+	prev, err := read()
+	if err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait until two reads of the offsets agree: %w", ctx.Err())
+		case <-time.After(ap.opts.StablePause):
+		}
+		cur, err := read()
+		if err != nil {
+			return err
+		}
+		if sameOffsets(prev, cur) {
+			c.Offsets, e.StoppedBy = cur, how
+			return nil
+		}
+		prev = cur
+	}
+}
+
+// sameOffsets reports whether two offset lists hold the same entries, in any order.
+func sameOffsets(a, b []events.ConnectorOffset) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	enc := func(l []events.ConnectorOffset) ([]string, bool) {
+		out := make([]string, 0, len(l))
+		for _, o := range l {
+			j, err := json.Marshal(o)
+			if err != nil {
+				return nil, false
+			}
+			out = append(out, string(j))
+		}
+		slices.Sort(out)
+		return out, true
+	}
+	ea, ok1 := enc(a)
+	eb, ok2 := enc(b)
+	return ok1 && ok2 && slices.Equal(ea, eb)
+}
+
+// StoppedByREST is CutoverConnector.StoppedOnABy for a connector stopped through A's REST API.
+const StoppedByREST = "rest"

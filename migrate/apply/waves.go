@@ -1,0 +1,140 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+)
+
+// With StopSource a migration moves the selection in waves: it stops a wave's connectors on A,
+// publishes their requests and awaits their results, then goes on with the next wave. Each
+// wave's stop is bounded by Timeout, and its requests' deadline is Timeout after the wave
+// starts publishing: a fleet whose stops take longer than Timeout in all still has every
+// connector it stopped published, with a whole Timeout for its request, instead of stopped on
+// A and left unpublished once a single deadline for the run has passed. A connector stays
+// stopped on A only as long as its own wave takes.
+
+// splitWaves cuts entries into waves of at most size entries, in their order, a pipeline (a
+// sink that follows its sources, and those sources) always in one wave: the sink on B starts
+// at the end of its topics on B read before its sources' requests are published. A pipeline
+// larger than size is a wave alone.
+func splitWaves(entries []*Entry, size int) [][]*Entry {
+	if size <= 0 {
+		size = len(entries)
+	}
+	// unit[i] is the index of the first entry of i's pipeline (i itself when none).
+	index := map[*fleet.Connector]int{}
+	for i, e := range entries {
+		index[e.Connector] = i
+	}
+	unit := make([]int, len(entries))
+	for i := range unit {
+		unit[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for unit[i] != i {
+			i = unit[i]
+		}
+		return i
+	}
+	for i, e := range entries {
+		if e.follows() == nil {
+			continue
+		}
+		for _, src := range e.follows().Sources {
+			j, ok := index[src]
+			if !ok {
+				continue
+			}
+			a, b := find(i), find(j)
+			a, b = min(a, b), max(a, b)
+			unit[b] = a
+		}
+	}
+	members := map[int][]*Entry{}
+	var order []int
+	for i, e := range entries {
+		r := find(i)
+		if _, seen := members[r]; !seen {
+			order = append(order, r)
+		}
+		members[r] = append(members[r], e)
+	}
+	var waves [][]*Entry
+	var cur []*Entry
+	for _, r := range order {
+		u := members[r]
+		if len(cur) > 0 && len(cur)+len(u) > size {
+			waves = append(waves, cur)
+			cur = nil
+		}
+		cur = append(cur, u...)
+	}
+	if len(cur) > 0 {
+		waves = append(waves, cur)
+	}
+	return waves
+}
+
+// waveProgress hands each wave's outcomes to the run's Progress, which the run itself starts
+// once with the whole selection and finishes once.
+type waveProgress struct{ Progress }
+
+func (waveProgress) Start(int) {}
+func (waveProgress) Finish()   {}
+
+// RunWaves stops (with StopSource), builds and publishes entries, in waves with StopSource
+// (waves.go), and returns when the first request was published.
+func (ap *Applier) RunWaves(interrupt context.Context, entries []*Entry) (publishing time.Time) {
+	opts := ap.opts
+	prog := opts.Progress
+	if prog == nil {
+		prog = noProgress{}
+	}
+	prog.Start(len(entries))
+	defer prog.Finish()
+	opts.Progress = waveProgress{prog}
+	waves := [][]*Entry{entries}
+	if opts.StopSource {
+		waves = splitWaves(entries, opts.WaveSize)
+	}
+	for i, wave := range waves {
+		if interrupt.Err() != nil {
+			for _, e := range wave {
+				e.skip(fmt.Sprintf("not stopped on A nor published: the run was interrupted before its wave (%d of %d)", i+1, len(waves)))
+				prog.Done(e)
+			}
+			continue
+		}
+		ap.buildWave(interrupt, wave)
+		read := time.Now().UTC()
+		for _, e := range wave {
+			e.BornAfter = read
+		}
+		p := &publisher{opts: opts, results: ap.results, restB: ap.restB}
+		if opts.Timeout > 0 {
+			p.deadline = time.Now().Add(opts.Timeout)
+		}
+		if t := p.run(interrupt, wave); publishing.IsZero() {
+			publishing = t
+		}
+	}
+	return publishing
+}
+
+// buildWave stops (with StopSource) and builds the wave's connectors, within Timeout.
+func (ap *Applier) buildWave(interrupt context.Context, wave []*Entry) {
+	ctx := interrupt
+	if ap.opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(interrupt, ap.opts.Timeout)
+		defer cancel()
+	}
+	ap.Build(ctx, wave)
+	if ap.opts.OffsetsOnly {
+		PrepareStrimzi(wave)
+	}
+}
