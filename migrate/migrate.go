@@ -88,6 +88,36 @@ type MigrateOptions struct {
 // returns the report and, for a migration that is not a dry run, its cutover report (verified
 // with Verify). An error wrapping ErrPrecheck means nothing was stopped or published.
 func Migrate(ctx context.Context, opts MigrateOptions) (*apply.Report, *cutover.Cutover, error) {
+	return opts.run(ctx, nil)
+}
+
+// staged is what a run has read and planned before its first wave: A, A's identity, B, and
+// the plan.
+type staged struct {
+	src      *source.A
+	clusterA fleet.Cluster
+	b        *target.B
+	plan     *plan.Plan
+	planOpts plan.Options
+	// failedStep is the failed step of a connector the hook gave a Problem; extra are
+	// skipped entries the hook adds for connectors the plan does not hold (a plan file's
+	// connector gone from A), reported after the waves.
+	failedStep map[string]string
+	extra      []*apply.Entry
+}
+
+// stageHook, when not nil, sees a run's plan before its first wave: it may refuse the run (an
+// error) or give connectors a Problem (they are then skipped), and add entries. before is
+// called with the plan's options before the plan is built, to narrow them.
+type stageHook struct {
+	before  func(po *plan.Options)
+	planned func(ctx context.Context, st *staged) error
+	// done sees the run's report once its waves are over (before its verification).
+	done func(ctx context.Context, st *staged, rep *apply.Report) error
+}
+
+// run is Migrate, with hook (nil for none).
+func (opts MigrateOptions) run(ctx context.Context, hook *stageHook) (*apply.Report, *cutover.Cutover, error) {
 	started := time.Now().UTC()
 	if err := opts.validateTarget(); err != nil {
 		return nil, nil, err
@@ -143,15 +173,35 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*apply.Report, *cutover.
 		return nil, nil, err
 	}
 
+	if hook != nil && hook.before != nil {
+		hook.before(&po)
+	}
 	p, err := plan.Build(ctx, src, &hazard.B{Target: opts.To, REST: b.REST}, po)
 	if err != nil {
 		return nil, nil, err
 	}
+	sg := &staged{src: src, clusterA: a, b: b, plan: p, planOpts: po}
+	if hook != nil && hook.planned != nil {
+		if err := hook.planned(ctx, sg); err != nil {
+			return nil, nil, err
+		}
+	}
 	entries := apply.EntriesOf(p)
+	for _, e := range entries {
+		if step := sg.failedStep[e.Name]; step != "" {
+			e.FailedStep = step // skipped with its Problem (apply.Build)
+		}
+	}
 	rep := &apply.Report{MigrationID: opts.MigrationID, From: src.Describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
 	ap := apply.New(opts.applyOptions(), src, p.Blocked, results, b.REST)
 	rep.Publishing = ap.RunWaves(interrupt, entries)
+	rep.Connectors = append(rep.Connectors, sg.extra...)
+	if hook != nil && hook.done != nil {
+		if err := hook.done(ctx, sg, rep); err != nil {
+			return rep, nil, err
+		}
+	}
 	if opts.Strimzi != nil && !opts.DryRun {
 		if err := opts.writeStrimziManifests(rep, entries); err != nil {
 			return rep, nil, err
