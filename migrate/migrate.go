@@ -94,6 +94,8 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*apply.Report, *cutover.
 // staged is what a run has read and planned before its first wave: A, A's identity, B, and
 // the plan.
 type staged struct {
+	// opts are the run's options, defaults filled in and the migration id derived.
+	opts     MigrateOptions
 	src      *source.A
 	clusterA fleet.Cluster
 	b        *target.B
@@ -180,7 +182,7 @@ func (opts MigrateOptions) run(ctx context.Context, hook *stageHook) (*apply.Rep
 	if err != nil {
 		return nil, nil, err
 	}
-	sg := &staged{src: src, clusterA: a, b: b, plan: p, planOpts: po}
+	sg := &staged{opts: opts, src: src, clusterA: a, b: b, plan: p, planOpts: po}
 	if hook != nil && hook.planned != nil {
 		if err := hook.planned(ctx, sg); err != nil {
 			return nil, nil, err
