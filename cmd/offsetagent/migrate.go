@@ -339,70 +339,99 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	return finishReport(rep, f.report, stderr, stderr)
 }
 
+// migrateCmd holds every flag of migrate, the shortcut (plan and apply in one run); each
+// verb's flag set takes the subset its help groups name (usage.go).
+type migrateCmd struct {
+	f  fleetFlags
+	mf migrateFlags
+	vf verifyFlags
+	sf strimziFlags
+}
+
+func (c *migrateCmd) register(fs *flag.FlagSet) {
+	c.f.register(fs)
+	c.mf.register(fs)
+	c.vf.register(fs)
+	c.sf.register(fs)
+}
+
 func cmdMigrate(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if verb, ok := migrateVerbs[args[0]]; ok {
+			return verb(args[1:], stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	var f fleetFlags
-	f.register(fs)
-	var mf migrateFlags
-	mf.register(fs)
-	var vf verifyFlags
-	vf.register(fs)
-	var sf strimziFlags
-	sf.register(fs)
+	var c migrateCmd
+	c.register(fs)
 	if code, done := parseFleet(fs, args, stdout, stderr); done {
 		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	toHTTP, err := mf.toConnectClient(stderr)
+	toHTTP, err := c.mf.toConnectClient(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
 		return 2
 	}
-	if code, done := sf.run(ctx, *mf.toConnectURL, toHTTP, stdout, stderr); done {
+	if code, done := c.sf.run(ctx, *c.mf.toConnectURL, toHTTP, stdout, stderr); done {
 		return code
 	}
-	if sf.verify {
-		return vf.runAlone(ctx, &f, stdout, stderr)
+	if c.sf.verify {
+		if c.vf.cutoverReport != "" {
+			fmt.Fprintf(stderr, "offsetagent migrate: --verify --cutover-report FILE is spelt `offsetagent migrate verify %s` now\n", c.vf.cutoverReport)
+		}
+		return c.vf.runAlone(ctx, &c.f, stdout, stderr)
 	}
+	mo, code, done := c.options(ctx, "migrate", toHTTP, stderr)
+	if done {
+		return code
+	}
+	rep, cut, err := migrate.Migrate(ctx, mo)
+	if err != nil {
+		return fleetError(stderr, "migrate", err)
+	}
+	if *c.mf.dry {
+		if err := writePlans(stdout, rep); err != nil {
+			fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+			return 1
+		}
+	}
+	code = finishReport(rep, c.f.report, stdout, stderr)
+	if !*c.mf.dry {
+		code = worseExit(code, c.vf.finish(cut, mo.Verify > 0 && mo.Strimzi == nil, stdout, stderr))
+	}
+	return code
+}
+
+// options are the migration's options of the flags, checked, with A and B reached (command
+// names the command in messages); done with the exit status when they cannot be had.
+func (c *migrateCmd) options(ctx context.Context, command string, toHTTP *http.Client, stderr io.Writer) (mo migrate.MigrateOptions, code int, done bool) {
+	f, mf := &c.f, &c.mf
 	opts, cfg, cl, err := f.setup(ctx, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
-		return 2
+		fmt.Fprintf(stderr, "offsetagent %s: %v\n", command, err)
+		return mo, 2, true
 	}
-	mo := migrate.MigrateOptions{
+	mo = migrate.MigrateOptions{
 		Options: opts,
 		To: target.Target{Brokers: splitList(f.toBrokers), RequestTopic: cfg.RequestTopic, ResultTopic: cfg.ResultTopic,
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic, Transport: cl.to.Transport, Dialer: cl.to.Dialer,
 			Principal: cl.toPrincipal, AgentGroup: cfg.GroupID,
 			ConnectURL: *mf.toConnectURL, HTTPClient: toHTTP, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
 		MigrationID: *mf.migrationID, SelectionKey: f.selectionKey(), Concurrency: *mf.concurrency, WaveSize: *mf.waveSize, Timeout: *mf.timeout, Grace: *mf.grace, DryRun: *mf.dry,
-		Progress: progressFor(stderr), Strimzi: sf.target(), Verify: vf.timeout(*mf.dry), VerifyProgress: verifyProgress(stderr),
+		Progress: progressFor(stderr), Strimzi: c.sf.target(), Verify: c.vf.timeout(*mf.dry), VerifyProgress: verifyProgress(stderr),
 	}
 	mf.setTarget(&mo.To)
 	if err := mo.Check(); err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
-		return 2
+		fmt.Fprintf(stderr, "offsetagent %s: %v\n", command, err)
+		return mo, 2, true
 	}
 	if err := f.reach(ctx, stderr, cl, *mf.connectTimeout, true); err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
-		return 2
+		fmt.Fprintf(stderr, "offsetagent %s: %v\n", command, err)
+		return mo, 2, true
 	}
-	rep, cut, err := migrate.Migrate(ctx, mo)
-	if err != nil {
-		return fleetError(stderr, "migrate", err)
-	}
-	if *mf.dry {
-		if err := writePlans(stdout, rep); err != nil {
-			fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
-			return 1
-		}
-	}
-	code := finishReport(rep, f.report, stdout, stderr)
-	if !*mf.dry {
-		code = worseExit(code, vf.finish(cut, mo.Verify > 0 && mo.Strimzi == nil, stdout, stderr))
-	}
-	return code
+	return mo, 0, false
 }
 
 // migrateFlags are the flags of migrate that export does not have.
