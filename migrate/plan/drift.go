@@ -73,10 +73,21 @@ func IdentityDrift(planned, now File) []Drift {
 	return out
 }
 
+// OnB is what B holds now by a planned connector's target name, judged by the request mark
+// of its live connector record.
+type OnB struct {
+	// ByThisMigration: the record was written by a request of this migration (an earlier
+	// apply of the same plan: a re-run, which the result topic settles).
+	ByThisMigration bool
+	// Writer names who wrote it otherwise: a request of another migration, or a writer
+	// without a request mark (Connect's REST API, another tool).
+	Writer string
+}
+
 // ConnectorDrift compares a connector of a plan (planned) with the same connector planned
-// again now (now; nil when A has it no more). onB is its config on B now, as the plan would
-// show it (secrets hidden), nil when B has none or B's connectors were not read.
-func ConnectorDrift(planned, now *FileConnector, onB []ConfigValue) []Drift {
+// again now (now; nil when A has it no more). onB is what B holds by its target name now, nil
+// when B has none or B's connectors were not read.
+func ConnectorDrift(planned, now *FileConnector, onB *OnB) []Drift {
 	name := planned.Name
 	if now == nil {
 		return []Drift{{Kind: DriftGoneOnA, Connector: name, Message: "not on A any more; re-plan"}}
@@ -102,9 +113,9 @@ func ConnectorDrift(planned, now *FileConnector, onB []ConfigValue) []Drift {
 	if planned.StateOnA != "" && now.StateOnA != "" && planned.StateOnA != now.StateOnA {
 		out = append(out, Drift{Kind: DriftStateOnA, Connector: name, Message: fmt.Sprintf("%s in the plan, %s now", planned.StateOnA, now.StateOnA)})
 	}
-	if planned.ExistsOnB != nil && !*planned.ExistsOnB && onB != nil && !sameConfig(onB, planned.ConfigOnBValues()) {
+	if planned.ExistsOnB != nil && !*planned.ExistsOnB && onB != nil && !onB.ByThisMigration {
 		out = append(out, Drift{Kind: DriftExistsOnB, Connector: name, Message: fmt.Sprintf(
-			"B has a connector %s now, with another config than the plan gives it, and the plan saw none: created by another writer", planned.Target)})
+			"B has a connector %s now and the plan saw none: created by %s; re-plan to move it", planned.Target, onB.Writer)})
 	}
 	if planned.Refused == "" && now.Refused != "" {
 		out = append(out, Drift{Kind: DriftHazard, Connector: name, Message: "refused now: " + now.Refused})
@@ -177,12 +188,6 @@ func changedKeys(planned, now *FileConnector) ([]string, []string) {
 	return changed, changes
 }
 
-// sameConfig reports whether two configs hold the same keys and values, in any order.
-func sameConfig(a, b []ConfigValue) bool {
-	keys, _ := diffConfigs(a, b)
-	return len(keys) == 0
-}
-
 // diffConfigs lists the keys whose values differ between a and b.
 func diffConfigs(a, b []ConfigValue) ([]string, bool) {
 	ma, mb := map[string]ConfigValue{}, map[string]ConfigValue{}
@@ -206,6 +211,3 @@ func diffConfigs(a, b []ConfigValue) ([]string, bool) {
 	slices.Sort(keys)
 	return keys, len(keys) > 0
 }
-
-// Shown is cfg as a plan file shows it (secret values hidden), for ConnectorDrift's onB.
-func Shown(cfg events.Config, secret func(string) bool) []ConfigValue { return shown(cfg, secret) }

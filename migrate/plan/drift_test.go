@@ -28,11 +28,10 @@ func TestDrift(t *testing.T) {
 			ExistsOnB: map[string]bool{"src": existsOnB}})[0]
 	}
 	planned := fileOf(base, fleet.StateRunning, at, false, "", nil)
-	secret := fleet.Secret(nil, base)
 	for _, tc := range []struct {
 		name      string
 		now       *FileConnector
-		onB       []ConfigValue
+		onB       *OnB
 		kind      DriftKind
 		whole     bool
 		keys      []string
@@ -49,9 +48,9 @@ func TestDrift(t *testing.T) {
 		{name: "state", now: fileOf(base, fleet.StatePaused, at, false, "", nil), kind: DriftStateOnA, msg: "RUNNING in the plan, PAUSED now"},
 		{name: "gone on A", now: nil, kind: DriftGoneOnA, msg: "not on A any more"},
 		{name: "exists on B, another writer", now: fileOf(base, fleet.StateRunning, at, true, "", nil),
-			onB: Shown(replace(sel.EditConfig(base, "src"), "file", "/elsewhere"), secret), kind: DriftExistsOnB, msg: "created by another writer"},
-		{name: "exists on B as planned: a re-run", now: fileOf(base, fleet.StateRunning, at, true, "", nil),
-			onB: Shown(sel.EditConfig(base, "src"), secret), noFinding: true},
+			onB: &OnB{Writer: "a writer without a request mark"}, kind: DriftExistsOnB, msg: "created by a writer without a request mark"},
+		{name: "exists on B by this migration: a re-run", now: fileOf(base, fleet.StateRunning, at, true, "", nil),
+			onB: &OnB{ByThisMigration: true}, noFinding: true},
 		{name: "refused now", now: fileOf(base, fleet.StateRunning, at, false, "points_at_a: names A", nil), kind: DriftHazard, msg: "refused now: points_at_a"},
 		{name: "engine", now: fileOf(base, fleet.StateRunning, at, false, "", replace(sel.EditConfig(base, "src"), "tasks.max", "5")),
 			kind: DriftEngine, whole: true, keys: []string{"tasks.max"}, msg: "re-plan with this version"},
