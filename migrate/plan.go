@@ -51,7 +51,8 @@ func planFile(ctx context.Context, sg *staged, rep *apply.Report) *plan.File {
 	if o.To.ConnectURL != "" {
 		f.To.ConnectURL = connectrest.Redact(o.To.ConnectURL)
 	}
-	f.Connectors = sg.plan.File(sg.fileOptions(ctx))
+	onB := sg.connectorsOnB(ctx)
+	f.Connectors = sg.plan.File(sg.fileOptions(onB != nil, func(target string) bool { _, ok := onB[target]; return ok }))
 	byName := map[string]*apply.Entry{}
 	for _, e := range rep.Connectors {
 		byName[e.Name] = e
@@ -95,17 +96,18 @@ func planFile(ctx context.Context, sg *staged, rep *apply.Report) *plan.File {
 }
 
 // fileOptions are the options of the plan file of sg's plan: its selection and state, A's
-// config records, and the connectors B has now (nil when B's config topic cannot be read).
-func (sg *staged) fileOptions(ctx context.Context) plan.FileOptions {
+// config records, and whether B has each connector now (known false when B's config topic
+// could not be read).
+func (sg *staged) fileOptions(known bool, onB func(target string) bool) plan.FileOptions {
 	o := sg.opts
 	fo := plan.FileOptions{Registry: o.Registry, Selection: o.Selection, InitialState: o.InitialState, RecordAt: sg.src.RecordAt}
 	if o.Topics != nil {
 		fo.ConfigTopic = o.Topics.ConfigTopic
 	}
-	if onB := sg.connectorsOnB(ctx); onB != nil {
+	if known {
 		fo.ExistsOnB = map[string]bool{}
-		for name := range onB {
-			fo.ExistsOnB[name] = true
+		for _, pc := range sg.plan.Connectors {
+			fo.ExistsOnB[pc.Target] = onB(pc.Target)
 		}
 	}
 	return fo
