@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,13 +17,15 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate/plan"
+	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // verbsFixture is A and B, two embedded brokers: A holds connectors written by an agent
-// (src-1 with a secret, src-2, src-3, and src-a whose settings name A's brokers), and an
-// agent runs on B.
+// (src-1 with a secret, src-2, src-3, src-4, and src-a whose settings name A's brokers), and
+// an agent runs on B.
 type verbsFixture struct {
 	a, b     string
 	dir      string
@@ -64,7 +70,7 @@ func newVerbsFixture(t *testing.T) *verbsFixture {
 		return func() { cancel(); <-done }
 	}
 	stopA := startAgent(v.a)
-	for _, body := range []string{fileSource("src-1", "my.password", "pw-s3cret-1"), fileSource("src-2"), fileSource("src-3"),
+	for _, body := range []string{fileSource("src-1", "my.password", "pw-s3cret-1"), fileSource("src-2"), fileSource("src-3"), fileSource("src-4"),
 		fileSource("src-a", "producer.override.bootstrap.servers", v.a)} {
 		for attempt := 0; ; attempt++ { // the agent creates its topics as it starts
 			var errOut bytes.Buffer
@@ -96,20 +102,20 @@ func newVerbsFixture(t *testing.T) *verbsFixture {
 	return v
 }
 
-// planArgs are the arguments of migrate plan of src-1..3 into PLAN.
+// planArgs are the arguments of migrate plan of src-1..4 into PLAN.
 func (v *verbsFixture) planArgs(path string, extra ...string) []string {
 	return append([]string{"migrate", "plan", "-o", path, "--from-brokers", v.a, "--to-brokers", v.b, "--include", "src-[0-9]",
 		"--rename", "src-(.*)=b-$1"}, extra...)
 }
 
-// writeConfigOnA writes connector name's config record to A's config topic, as Connect does
-// on PUT /connectors/{name}/config.
-func (v *verbsFixture) writeConfigOnA(t *testing.T, name string, cfg map[string]string) {
+// writeConfig writes connector name's config record to the config topic of the cluster at
+// addr, without a request mark, as Connect does on PUT /connectors/{name}/config.
+func writeConfig(t *testing.T, addr, name string, cfg map[string]string) {
 	t.Helper()
 	cfg["name"] = name
 	value, err := json.Marshal(map[string]any{"properties": cfg})
 	require.NoError(t, err)
-	w := &kafka.Writer{Addr: kafka.TCP(v.a), BatchTimeout: time.Millisecond}
+	w := &kafka.Writer{Addr: kafka.TCP(addr), BatchTimeout: time.Millisecond}
 	defer w.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -153,7 +159,7 @@ func TestPlanExitStatus(t *testing.T) {
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 	p, err := plan.Read(path)
 	require.NoError(t, err)
-	require.Len(t, p.Connectors, 3)
+	require.Len(t, p.Connectors, 4)
 	require.Equal(t, []plan.SetEdit{{Key: "my.password", ValueAtApply: true}}, p.Selection.Set)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -188,4 +194,212 @@ func TestPlanExitStatus(t *testing.T) {
 	require.Equal(t, 2, code, "plan has no --grace (apply's)")
 	require.Contains(t, stderr, "flag provided but not defined: -grace")
 	require.NoFileExists(t, gone)
+}
+
+// commitOnB writes, for each of names, a commit of its FileStream source on B past the
+// offset placed (position 30), as B's worker would once it runs the connector.
+func (v *verbsFixture) commitOnB(t *testing.T, names ...string) {
+	t.Helper()
+	w := &kafka.Writer{Addr: kafka.TCP(v.b), Balancer: kafka.Murmur2Balancer{Consistent: true}, BatchTimeout: time.Millisecond}
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, n := range names {
+		require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets",
+			Key: []byte(`["b-` + n + `",{"filename":"src-` + n + `.txt"}]`), Value: []byte(`{"position":42}`)}))
+	}
+}
+
+// A plan applied unchanged moves its connectors under the plan's migration id, with the
+// secret --set value given at apply, writes the cutover report beside the plan; applied
+// again it continues the same migration (nothing published twice); migrate verify REPORT
+// and the old spelling verify it.
+func TestApplyPlanUnchanged(t *testing.T) {
+	v := newVerbsFixture(t)
+	path := filepath.Join(v.dir, "plan.yaml")
+	code, _, stderr := v.cmd(v.planArgs(path, "--set", "my.password=pw-s3cret-new")...)
+	require.Equal(t, 0, code, stderr)
+	p, err := plan.Read(path)
+	require.NoError(t, err)
+
+	// The secret --set's value is given again at apply: without it, nothing starts.
+	report := filepath.Join(v.dir, "report.json")
+	code, _, stderr = v.cmd("migrate", "apply", path, "--report", report)
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "give --set my.password=VALUE")
+	require.NoFileExists(t, report)
+	// Nor does an edit the plan does not hold.
+	code, _, stderr = v.cmd("migrate", "apply", path, "--set", "my.password=pw-s3cret-new", "--set", "tasks.max=9")
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "--set tasks.max: the plan has no secret edit of that key")
+
+	apply := []string{"migrate", "apply", path, "--set", "my.password=pw-s3cret-new", "--report", report, "--verify-timeout", "300ms"}
+	code, out, stderr := v.cmd(apply...)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "4 partitions of 4 connectors: 0 verified, 4 waiting")
+	got := readReport(t, report)
+	for _, n := range []string{"1", "2", "3", "4"} {
+		require.Equal(t, "succeeded", got["src-"+n].outcome, n)
+		require.Equal(t, p.MigrationID+"/b-"+n+"/1", got["src-"+n].request, n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	onB, err := offsetstore.ReadConnectorConfigs(ctx, kafkaio.Options{Brokers: []string{v.b}}, "connect-configs")
+	require.NoError(t, err)
+	require.Equal(t, "pw-s3cret-new", onB["b-1"]["my.password"])
+	cutoverPath := path + ".cutover.json"
+	st, err := os.Stat(cutoverPath)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+
+	// Applied again: the same migration, each connector already created by its request.
+	code, _, stderr = v.cmd(apply...)
+	require.Equal(t, 0, code, stderr)
+	require.NotContains(t, stderr, "drift")
+	got = readReport(t, report)
+	for _, n := range []string{"1", "2", "3", "4"} {
+		require.Equal(t, "succeeded", got["src-"+n].outcome, n)
+		require.Equal(t, p.MigrationID+"/b-"+n+"/1", got["src-"+n].request, n)
+	}
+
+	// migrate verify REPORT: B's brokers are the report's.
+	code, out, stderr = v.cmd("migrate", "verify", cutoverPath, "--verify-timeout", "300ms")
+	require.Equal(t, exitWaiting, code, stderr)
+	require.Contains(t, out, "4 waiting")
+	v.commitOnB(t, "1", "2", "3", "4")
+	code, out, stderr = v.cmd("migrate", "verify", "--verify-timeout", "300ms", cutoverPath)
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "4 verified, 0 waiting")
+	data, err := os.ReadFile(cutoverPath)
+	require.NoError(t, err)
+	require.Contains(t, string(data), `"verdict": "verified"`)
+	// The old spelling: the same, and a note naming the new one.
+	code, out, stderr = v.cmd("migrate", "--verify", "--cutover-report", cutoverPath, "--to-brokers", v.b, "--verify-timeout", "300ms")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "4 verified, 0 waiting")
+	require.Contains(t, stderr, "offsetagent migrate verify "+cutoverPath)
+	code, _, stderr = v.cmd("migrate", "verify", "--verify-timeout", "300ms")
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, "the cutover report is required")
+}
+
+// Apply refuses, before stopping or publishing anything of it, each connector that drifted
+// since the plan, naming what changed: its config on A (a setting; a secret only by its
+// record), its presence on B (created by another writer). The others go on; applied again,
+// the same.
+func TestApplyRefusesDriftOthersGoOn(t *testing.T) {
+	v := newVerbsFixture(t)
+	path := filepath.Join(v.dir, "plan.yaml")
+	code, _, stderr := v.cmd(v.planArgs(path)...)
+	require.Equal(t, 0, code, stderr)
+
+	fileCfg := func(n, topic string, extra ...string) map[string]string {
+		cfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "src-" + n + ".txt",
+			"topic": topic, "tasks.max": "1"}
+		for i := 0; i+1 < len(extra); i += 2 {
+			cfg[extra[i]] = extra[i+1]
+		}
+		return cfg
+	}
+	writeConfig(t, v.a, "src-1", fileCfg("1", "src-1-topic", "my.password", "pw-s3cret-rotated"))
+	writeConfig(t, v.a, "src-2", fileCfg("2", "other-topic"))
+	writeConfig(t, v.b, "b-3", fileCfg("3", "src-3-topic"))
+
+	report := filepath.Join(v.dir, "report.json")
+	apply := []string{"migrate", "apply", path, "--report", report, "--verify-timeout", "300ms"}
+	for range 2 { // applied again: the same findings, src-4 not published again
+		code, out, stderr := v.cmd(apply...)
+		require.Equal(t, 1, code, "%s\n%s", out, stderr)
+		got := readReport(t, report)
+		require.Equal(t, "succeeded", got["src-4"].outcome)
+		require.True(t, strings.HasSuffix(got["src-4"].request, "/b-4/1"), got["src-4"].request)
+		for _, n := range []string{"1", "2", "3"} {
+			require.Equal(t, "skipped", got["src-"+n].outcome, n)
+			require.Equal(t, "drift", got["src-"+n].step, n)
+			require.Empty(t, got["src-"+n].request, n)
+		}
+		require.Contains(t, got["src-1"].message, "config_on_a: its config on A was written again since the plan")
+		require.Contains(t, got["src-1"].message, "a secret changed or was rewritten, not shown")
+		require.Contains(t, got["src-2"].message, `config_on_a: its config on A changed since the plan: topic "src-2-topic" -> "other-topic"`)
+		require.Contains(t, got["src-3"].message, "exists_on_b: B has a connector b-3 now and the plan saw none: created by a writer without a request mark")
+		require.Contains(t, stderr, "drift since the plan: src-2: config_on_a")
+		data, err := os.ReadFile(report)
+		require.NoError(t, err)
+		require.NotContains(t, string(data)+out+stderr, "pw-s3cret")
+	}
+	// Neither drifted connector was created on B; B's own b-3 is as its writer left it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	onB, err := offsetstore.ReadConnectorConfigs(ctx, kafkaio.Options{Brokers: []string{v.b}}, "connect-configs")
+	require.NoError(t, err)
+	require.NotContains(t, onB, "b-1")
+	require.NotContains(t, onB, "b-2")
+	require.Contains(t, onB, "b-4")
+	require.Equal(t, "src-3-topic", onB["b-3"]["topic"])
+}
+
+// A plan of another A: the whole plan is refused (exit 2) before anything is read of its
+// connectors.
+func TestApplyRefusesAnotherCluster(t *testing.T) {
+	v := newVerbsFixture(t)
+	path := filepath.Join(v.dir, "plan.yaml")
+	code, _, stderr := v.cmd(v.planArgs(path)...)
+	require.Equal(t, 0, code, stderr)
+	p, err := plan.Read(path)
+	require.NoError(t, err)
+	p.From.KafkaClusterID = "another-cluster"
+	require.NoError(t, p.Write(path))
+	code, _, stderr = v.cmd("migrate", "apply", path, "--verify-timeout", "300ms")
+	require.Equal(t, 2, code, stderr)
+	require.Contains(t, stderr, `A is Kafka cluster`)
+	require.Contains(t, stderr, `the plan's is "another-cluster"`)
+	require.NoFileExists(t, path+".cutover.json")
+}
+
+// Each verb's --help lists its own flags, each in exactly one group; the shortcut's groups
+// hold every flag it registers.
+func TestVerbHelpGroups(t *testing.T) {
+	flagLine := regexp.MustCompile(`(?m)^  --?([a-z0-9-]+)`)
+	check := func(name string, groups []flagGroup, registered []string) {
+		t.Run(name, func(t *testing.T) {
+			require.NotEmpty(t, groups)
+			in := map[string]string{}
+			for _, g := range groups {
+				for _, f := range g.flags {
+					require.NotContains(t, in, f, "--%s is in the groups %q and %q", f, in[f], g.title)
+					in[f] = g.title
+				}
+			}
+			require.ElementsMatch(t, slices.Sorted(maps.Keys(in)), registered, "the flags registered are those of the groups")
+		})
+	}
+	help := func(args ...string) []string {
+		var out bytes.Buffer
+		require.Equal(t, 0, run(append(args, "--help"), strings.NewReader(""), &out, &bytes.Buffer{}))
+		var names []string
+		for _, m := range flagLine.FindAllStringSubmatch(out.String(), -1) {
+			names = append(names, m[1])
+		}
+		return names
+	}
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	var c migrateCmd
+	c.register(fs)
+	var all []string
+	fs.VisitAll(func(f *flag.Flag) { all = append(all, f.Name) })
+	check("migrate", helps["migrate"].groups, all)
+	require.ElementsMatch(t, all, help("migrate"), "migrate --help lists every flag once")
+	for name, h := range verbHelps {
+		verb := strings.TrimPrefix(name, "migrate ")
+		if migrateVerbs[verb] == nil {
+			continue
+		}
+		listed := help("migrate", verb)
+		check(name, h.groups, listed)
+	}
+	for _, verb := range []string{"plan", "apply", "verify"} {
+		require.Contains(t, verbHelps, "migrate "+verb)
+	}
+	require.NotContains(t, help("migrate", "apply"), "include", "apply's selection is the plan's")
+	require.NotContains(t, help("migrate", "plan"), "grace", "plan stops nothing")
 }

@@ -80,14 +80,17 @@ var helps = map[string]cmdHelp{
 			"See docs/migration.md.",
 	},
 	"migrate": {
-		synopsis: "offsetagent migrate --to-brokers HOSTS (--from-brokers HOSTS | --from-connect-url URL) [flags]",
+		synopsis: "offsetagent migrate --to-brokers HOSTS (--from-brokers HOSTS | --from-connect-url URL) [flags]\n" +
+			"       offsetagent migrate plan -o PLAN [flags]  |  migrate apply PLAN  |  migrate verify REPORT  (each: --help)",
 		about: "Export the selected connectors of Connect cluster A and create each on Connect cluster B\n" +
-			"through the agents running on B, offsets included; print a table of outcomes.",
+			"through the agents running on B, offsets included; print a table of outcomes. This is the\n" +
+			"shortcut of migrate plan and migrate apply in one run, with nothing written to review.",
 		required: []string{"to-brokers", "from-brokers|from-connect-url"},
 		env: map[string]string{"to-config-topic": "OFFSETAGENT_CONFIG_TOPIC", "to-offsets-topic": "OFFSETAGENT_OFFSETS_TOPIC",
 			"request-topic": "OFFSETAGENT_REQUEST_TOPIC", "result-topic": "OFFSETAGENT_RESULT_TOPIC"},
 		envDefault: map[string]string{"to-config-topic": "connect-configs", "to-offsets-topic": "connect-offsets",
 			"request-topic": "connect-offset-requests", "result-topic": "connect-offset-results"},
+		groups: migrateGroups,
 		after: "SASL and TLS for A and B come from OFFSETAGENT_SASL_* and OFFSETAGENT_TLS_*.\n" +
 			"Before publishing, migrate checks that an agent consumes B's request topic and serves B's\n" +
 			"Connect topics (--to-config-topic, --to-offsets-topic).\n" +
@@ -97,8 +100,8 @@ var helps = map[string]cmdHelp{
 			"verified, waiting (nothing committed after the offset placed yet), mismatch (B does not\n" +
 			"continue from the offset placed, or it skips records), unordered (compare by hand) or replay\n" +
 			"(B continues from A's last committed offset and produces again what A produced past it before\n" +
-			"its worker died); --cutover-report FILE keeps it. migrate --verify --cutover-report FILE\n" +
-			"--to-brokers HOSTS verifies it again (exit 0 all verified, 1 a mismatch, 2 bad flags or B\n" +
+			"its worker died); --cutover-report FILE keeps it. migrate verify FILE (the old spelling:\n" +
+			"migrate --verify --cutover-report FILE) verifies it again (exit 0 all verified, 1 a mismatch, 2 bad flags or B\n" +
 			"unreadable, 3 some waiting or unordered, 4 all decided and some replay).\n" +
 			"Exit status: 0 every selected connector succeeded (or planned), 1 any failed, skipped or\n" +
 			"pending, a mismatch in the cutover, or a selection that matches no connector or an --include,\n" +
