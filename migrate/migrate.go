@@ -10,6 +10,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/cutover"
@@ -19,6 +20,7 @@ import (
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 	"github.com/offsetagent/offsetagent/migrate/target"
+	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -213,7 +215,7 @@ func (opts MigrateOptions) run(ctx context.Context, hook *stageHook) (*apply.Rep
 	if opts.DryRun {
 		return rep, nil, nil
 	}
-	return rep, opts.verifyCutover(interrupt, rep), nil
+	return rep, opts.verifyCutover(interrupt, rep, a.KafkaClusterID), nil
 }
 
 // setDefaults fills in the options left at zero, B's transport included.
@@ -344,8 +346,9 @@ func writeManifestsOf(s *strimzi.Target, entries []*apply.Entry, migrationID str
 
 // verifyCutover is rep's cutover report, the partitions placed, verified on B with Verify (not
 // into an operator-managed B); an error of the verification is in the cutover.
-func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Report) *cutover.Cutover {
+func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Report, fromClusterID string) *cutover.Cutover {
 	cut := cutover.New(rep, o.To.OffsetsTopic, o.Registry)
+	o.describeCutover(cut, fromClusterID)
 	var clusterA string
 	if o.Topics != nil {
 		clA := kafkaio.NewClient(kafkaio.Options{Brokers: o.Topics.Brokers, Transport: o.Topics.Transport, Principal: o.Topics.Principal})
@@ -382,6 +385,36 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Rep
 		}
 	}
 	return cut
+}
+
+// describeCutover writes into cut what the way back needs of the migration besides its
+// connectors: A's cluster id, the Connect REST APIs (redacted), the state topic, MirrorMaker
+// 2's settings and whether B is operator-managed.
+func (o *MigrateOptions) describeCutover(cut *cutover.Cutover, fromClusterID string) {
+	cut.FromClusterID = fromClusterID
+	if o.ConnectURL != "" {
+		cut.FromConnectURL = connectrest.Redact(o.ConnectURL)
+	}
+	if o.To.ConnectURL != "" {
+		cut.ToConnectURL = connectrest.Redact(o.To.ConnectURL)
+	}
+	if o.States != nil {
+		cut.StateTopic = o.States.TopicOrDefault()
+	} else if o.StopSource {
+		cut.StateTopic = source.StateStore{}.TopicOrDefault()
+	}
+	if m := o.MM2; m != nil {
+		sep := m.Policy.Separator
+		if sep == "" {
+			sep = mm2.DefaultSeparator
+		}
+		kind := m.Policy.Kind
+		if kind == "" {
+			kind = mm2.PolicyDefault
+		}
+		cut.MM2 = &cutover.MM2Settings{SourceAlias: m.Policy.SourceAlias, TargetAlias: m.Policy.TargetAlias, Policy: string(kind), Separator: sep}
+	}
+	cut.OperatorManaged = o.Strimzi != nil
 }
 
 func (o *MigrateOptions) validateTarget() error {

@@ -20,6 +20,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate/plan"
+	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -251,6 +252,26 @@ func TestApplyPlanUnchanged(t *testing.T) {
 	st, err := os.Stat(cutoverPath)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	// What the way back needs of the migration is in it.
+	var cut struct {
+		FromClusterID string `json:"from_cluster_id"`
+		StateTopic    string `json:"state_topic"`
+		Connectors    []struct {
+			Name      string `json:"name"`
+			StateOnA  string `json:"state_on_a"`
+			RequestID string `json:"request_id"`
+		} `json:"connectors"`
+	}
+	data, err := os.ReadFile(cutoverPath)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &cut))
+	require.Equal(t, p.From.KafkaClusterID, cut.FromClusterID)
+	require.Equal(t, source.DefaultStateTopic, cut.StateTopic)
+	require.Len(t, cut.Connectors, 4)
+	for _, cc := range cut.Connectors {
+		require.Equal(t, "RUNNING", cc.StateOnA, cc.Name)
+		require.Equal(t, got[cc.Name].request, cc.RequestID, cc.Name)
+	}
 
 	// Applied again: the same migration, each connector already created by its request.
 	code, _, stderr = v.cmd(apply...)
@@ -270,7 +291,7 @@ func TestApplyPlanUnchanged(t *testing.T) {
 	code, out, stderr = v.cmd("migrate", "verify", "--verify-timeout", "300ms", cutoverPath)
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, "4 verified, 0 waiting")
-	data, err := os.ReadFile(cutoverPath)
+	data, err = os.ReadFile(cutoverPath)
 	require.NoError(t, err)
 	require.Contains(t, string(data), `"verdict": "verified"`)
 	// The old spelling: the same, and a note naming the new one.

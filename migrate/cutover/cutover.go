@@ -83,6 +83,26 @@ type Cutover struct {
 	// Counts are the partitions per verdict.
 	Counts     map[Verdict]int `json:"counts"`
 	Connectors []*Connector    `json:"connectors"`
+
+	// What the way back (rollback) needs of the migration, written by the migration: A's
+	// Kafka cluster id ("" when A was read through REST only), A's and B's Connect REST APIs
+	// (without credentials), the topic on B where each connector's state on A before its stop
+	// was recorded, MirrorMaker 2's settings (nil without), and whether B is operator-managed.
+	FromClusterID   string       `json:"from_cluster_id,omitempty"`
+	FromConnectURL  string       `json:"from_connect_url,omitempty"`
+	ToConnectURL    string       `json:"to_connect_url,omitempty"`
+	StateTopic      string       `json:"state_topic,omitempty"`
+	MM2             *MM2Settings `json:"mm2,omitempty"`
+	OperatorManaged bool         `json:"operator_managed,omitempty"`
+}
+
+// MM2Settings are the MirrorMaker 2 settings a migration translated sink offsets and renamed
+// topics with.
+type MM2Settings struct {
+	SourceAlias string `json:"source_alias"`
+	TargetAlias string `json:"target_alias,omitempty"`
+	Policy      string `json:"policy"`
+	Separator   string `json:"separator"`
 }
 
 // Connector is one moved connector of the cutover report.
@@ -124,6 +144,20 @@ type Connector struct {
 	// Note says why the connector has no partitions to verify, when it has none.
 	Note       string       `json:"note,omitempty"`
 	Partitions []*Partition `json:"partitions"`
+
+	// StateOnA is the connector's state on A before the move (what the way back resumes it
+	// in); RequestID the request that created it on B; Rekey the re-key of its offsets'
+	// partitions to its logical name on B (nil for none; each partition is B's).
+	StateOnA  string `json:"state_on_a,omitempty"`
+	RequestID string `json:"request_id,omitempty"`
+	Rekey     *Rekey `json:"rekey,omitempty"`
+}
+
+// Rekey is fleet.Rekey in the report: partitions whose Key was From on A are under To on B.
+type Rekey struct {
+	Key  string `json:"key"`
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 // WorkersCheck is, for a connector stopped on A without A's REST API, what the
@@ -222,7 +256,11 @@ func cutoverEntry(e *apply.Entry, offsetsTopic string) *Connector {
 	conn := e.Connector
 	class, _ := e.Body.Config.Get("connector.class")
 	cc := &Connector{Name: e.Name, TargetName: e.TargetName, Type: e.Type, Class: class, State: e.Body.InitialState,
-		BornAfter: e.BornAfter, Rewrites: e.Rewrites, StoppedOnABy: e.StoppedBy, Partitions: []*Partition{}}
+		BornAfter: e.BornAfter, Rewrites: e.Rewrites, StoppedOnABy: e.StoppedBy, Partitions: []*Partition{},
+		StateOnA: conn.State, RequestID: e.RequestID}
+	if r := e.Rekey(); r != nil {
+		cc.Rekey = &Rekey{Key: r.Key, From: r.From, To: r.To}
+	}
 	cfg := map[string]string{}
 	for _, kv := range e.Body.Config {
 		cfg[kv.Key] = kv.Value
