@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"maps"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offsetagent/offsetagent/internal/connectsim"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate/plan"
@@ -423,4 +425,72 @@ func TestVerbHelpGroups(t *testing.T) {
 	}
 	require.NotContains(t, help("migrate", "apply"), "include", "apply's selection is the plan's")
 	require.NotContains(t, help("migrate", "plan"), "grace", "plan stops nothing")
+}
+
+// startConnectSim serves a Connect worker's REST API over the Connect topics of the cluster at
+// addr (connectsim: no task runs), and returns its URL.
+func startConnectSim(t *testing.T, addr string) string {
+	t.Helper()
+	sim, err := connectsim.New(connectsim.Config{Topics: offsetstore.Options{Brokers: []string{addr}, ConfigTopic: "connect-configs",
+		OffsetsTopic: "connect-offsets"}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sim.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	readyCtx, readyCancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer readyCancel()
+	require.NoError(t, sim.WaitReady(readyCtx))
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// An apply with --stop-source interrupted (no agent on B answers before the deadline: every
+// connector stopped on A, its request failed) is continued by applying the same plan again:
+// A's connectors, STOPPED now, are no drift (their states before the stop are recorded under
+// the plan's migration id), each is published under its next attempt and created on B in the
+// state it had on A.
+func TestApplyContinuesAfterInterruption(t *testing.T) {
+	v := newVerbsFixture(t)
+	urlA := startConnectSim(t, v.a)
+	path := filepath.Join(v.dir, "plan.yaml")
+	code, _, stderr := v.cmd(v.planArgs(path, "--stop-source", "--from-connect-url", urlA, "--allow-no-agent")...)
+	require.Equal(t, 0, code, stderr)
+	p, err := plan.Read(path)
+	require.NoError(t, err)
+	require.True(t, p.Settings.StopSource)
+
+	v.stopB()
+	v.agentRun = false
+	report := filepath.Join(v.dir, "report.json")
+	code, out, stderr := v.cmd("migrate", "apply", path, "--report", report, "--timeout", "5s", "--grace", "500ms", "--verify-timeout", "300ms")
+	require.Equal(t, 1, code, "%s\n%s", out, stderr)
+	got := readReport(t, report)
+	for _, n := range []string{"1", "2", "3", "4"} {
+		require.Equal(t, "failed", got["src-"+n].outcome, n)
+		require.Equal(t, p.MigrationID+"/b-"+n+"/1", got["src-"+n].request, n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	onA, err := offsetstore.ReadConfigRecords(ctx, kafkaio.Options{Brokers: []string{v.a}}, "connect-configs", []string{"target-state-src-1"})
+	require.NoError(t, err)
+	require.Contains(t, string(onA["target-state-src-1"].Value), "STOPPED")
+
+	v.startB()
+	code, out, stderr = v.cmd("migrate", "apply", path, "--report", report, "--timeout", "60s", "--verify-timeout", "300ms")
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	require.NotContains(t, stderr, "drift")
+	got = readReport(t, report)
+	keys := []string{}
+	for _, n := range []string{"1", "2", "3", "4"} {
+		require.Equal(t, "succeeded", got["src-"+n].outcome, n)
+		require.Equal(t, p.MigrationID+"/b-"+n+"/2", got["src-"+n].request, n)
+		keys = append(keys, "target-state-b-"+n)
+	}
+	onB, err := offsetstore.ReadConfigRecords(ctx, kafkaio.Options{Brokers: []string{v.b}}, "connect-configs", keys)
+	require.NoError(t, err)
+	for _, k := range keys {
+		require.Contains(t, string(onB[k].Value), "STARTED", k)
+	}
 }
