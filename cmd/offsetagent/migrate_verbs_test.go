@@ -425,6 +425,9 @@ func TestVerbHelpGroups(t *testing.T) {
 	}
 	require.NotContains(t, help("migrate", "apply"), "include", "apply's selection is the plan's")
 	require.NotContains(t, help("migrate", "plan"), "grace", "plan stops nothing")
+	var out bytes.Buffer
+	require.Equal(t, 0, run([]string{"migrate", "plan", "--help"}, strings.NewReader(""), &out, &bytes.Buffer{}))
+	require.Contains(t, out.String(), "required: -o; --to-brokers; one of --from-brokers, --from-connect-url\n")
 }
 
 // startConnectSim serves a Connect worker's REST API over the Connect topics of the cluster at

@@ -171,6 +171,8 @@ func writeUsage(w io.Writer, fs *flag.FlagSet) {
 	for _, r := range h.required {
 		if strings.Contains(r, "|") {
 			required = append(required, "one of --"+strings.ReplaceAll(r, "|", ", --"))
+		} else if len(r) == 1 {
+			required = append(required, "-"+r) // a one-letter flag: -o
 		} else {
 			required = append(required, "--"+r)
 		}
@@ -369,7 +371,9 @@ var verbHelps = map[string]cmdHelp{
 			"write REPORT back verified; with --manifests, that each connector of an operator-managed B\n" +
 			"runs with the offsets placed. migrate --verify --cutover-report REPORT is the old spelling.",
 		groups: verifyGroups,
-		after: "Exit status: 0 every partition verified, 1 a mismatch, 2 bad flags or B unreadable, 3 some\n" +
+		after: "--to-brokers defaults to the report's B (its \"to\"); --from-brokers, when given, is A's Kafka\n" +
+			"cluster, where a connector stopped on A without its REST API is checked again.\n" +
+			"Exit status: 0 every partition verified, 1 a mismatch, 2 bad flags or B unreadable, 3 some\n" +
 			"waiting or unordered, 4 all decided and some replay.",
 	},
 }
