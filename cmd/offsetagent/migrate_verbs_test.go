@@ -497,3 +497,32 @@ func TestApplyContinuesAfterInterruption(t *testing.T) {
 		require.Contains(t, string(onB[k].Value), "STARTED", k)
 	}
 }
+
+// The verbs' arguments: what each needs, and what it refuses, before reaching any cluster.
+func TestVerbArguments(t *testing.T) {
+	dir := t.TempDir()
+	notAPlan := filepath.Join(dir, "plan.yaml")
+	require.NoError(t, os.WriteFile(notAPlan, []byte("version: 1\nsurprise: true\n"), 0o600))
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{name: "apply without a plan", args: []string{"migrate", "apply"}, stderr: "the plan file is required"},
+		{name: "apply of a missing plan", args: []string{"migrate", "apply", filepath.Join(dir, "none.yaml")}, stderr: "read plan"},
+		{name: "apply of a plan with an unknown field", args: []string{"migrate", "apply", notAPlan}, stderr: "surprise"},
+		{name: "apply of two plans", args: []string{"migrate", "apply", notAPlan, notAPlan}, stderr: "unexpected argument"},
+		{name: "apply with a selection flag", args: []string{"migrate", "apply", notAPlan, "--include", "x"}, stderr: "flag provided but not defined: -include"},
+		{name: "verify without a report", args: []string{"migrate", "verify"}, stderr: "the cutover report is required"},
+		{name: "verify a missing report", args: []string{"migrate", "verify", filepath.Join(dir, "none.json")}, stderr: "none.json"},
+		{name: "verify a report and manifests", args: []string{"migrate", "verify", "r.json", "--manifests", dir}, stderr: "not both"},
+		{name: "verify manifests without B's REST API", args: []string{"migrate", "verify", "--manifests", dir}, stderr: "--to-connect-url"},
+		{name: "plan with a positional argument", args: []string{"migrate", "plan", "-o", notAPlan, "extra"}, stderr: "unexpected argument"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			require.Equal(t, 2, run(tc.args, strings.NewReader(""), &out, &errOut), errOut.String())
+			require.Contains(t, errOut.String(), tc.stderr)
+		})
+	}
+}
