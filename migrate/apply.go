@@ -71,6 +71,16 @@ func (sg *staged) drift(ctx context.Context, f *plan.File) ([]plan.Drift, error)
 	}
 	sg.failedStep = map[string]string{}
 	var whole []plan.Drift
+	var unseen []string
+	for _, planned := range f.Connectors {
+		if planned.Refused == "" && planned.ConfigRecordOnA == nil {
+			unseen = append(unseen, planned.Name)
+		}
+	}
+	if len(unseen) > 0 {
+		o.Logger.Warn("the plan read these connectors' configs on A through its REST API only: a change of a secret value alone since the plan "+
+			"is not seen (A's config topic, read with A's brokers, shows every rewrite)", "connectors", strings.Join(unseen, ","))
+	}
 	for _, planned := range f.Connectors {
 		pc := byNamePlanned[planned.Name]
 		if planned.Refused != "" {

@@ -526,3 +526,25 @@ func TestVerbArguments(t *testing.T) {
 		})
 	}
 }
+
+// A plan that read A through its REST API only holds no config record offsets: apply says, once,
+// that a change of a secret alone is not seen, and moves the connectors.
+func TestApplyOfARESTOnlyPlanWarns(t *testing.T) {
+	v := newVerbsFixture(t)
+	urlA := startConnectSim(t, v.a)
+	path := filepath.Join(v.dir, "plan.yaml")
+	code, _, stderr := v.cmd("migrate", "plan", "-o", path, "--from-connect-url", urlA, "--to-brokers", v.b, "--include", "src-[0-9]",
+		"--rename", "src-(.*)=b-$1")
+	require.Equal(t, 0, code, stderr)
+	p, err := plan.Read(path)
+	require.NoError(t, err)
+	require.Len(t, p.Connectors, 4)
+	for _, fc := range p.Connectors {
+		require.Nil(t, fc.ConfigRecordOnA, fc.Name)
+		require.False(t, fc.SecretChangeDetected, fc.Name)
+	}
+	code, out, stderr := v.cmd("migrate", "apply", path, "--verify-timeout", "300ms")
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	require.Equal(t, 1, strings.Count(stderr, "a change of a secret value alone since the plan is not seen"), stderr)
+	require.Contains(t, stderr, "src-1,src-2,src-3,src-4")
+}
