@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -42,6 +43,10 @@ func Apply(ctx context.Context, opts MigrateOptions, f *plan.File) (rep *apply.R
 			var err error
 			drifts, err = sg.drift(ctx, f)
 			return err
+		},
+		done: func(_ context.Context, _ *staged, rep *apply.Report) error {
+			warnGoneOffsets(f, rep)
+			return nil
 		},
 	}
 	rep, cut, err = opts.run(ctx, hook)
@@ -151,6 +156,36 @@ func (sg *staged) markedOnB(ctx context.Context, f *plan.File) map[string]*plan.
 		}
 	}
 	return out
+}
+
+// warnGoneOffsets warns, on each entry of rep that moved, of the partitions f's connector had
+// an offset for on A at the plan and no longer had when its offsets were read again (at the
+// stop): B's connector starts them as a new partition. The offsets themselves are not
+// compared: they are expected to move on between the plan and the stop.
+func warnGoneOffsets(f *plan.File, rep *apply.Report) {
+	byName := map[string]*plan.FileConnector{}
+	for _, fc := range f.Connectors {
+		byName[fc.Name] = fc
+	}
+	for _, e := range rep.Connectors {
+		fc := byName[e.Name]
+		if fc == nil || fc.OffsetsNow == nil || e.Connector == nil || e.Outcome == apply.OutcomeSkipped {
+			continue
+		}
+		now := map[string]bool{}
+		for _, o := range e.Connector.Offsets {
+			b, err := json.Marshal(o.Partition)
+			if err == nil {
+				now[string(b)] = true
+			}
+		}
+		for _, p := range fc.OffsetsNow.Partitions {
+			if !now[p.Partition] {
+				e.Warnings = append(e.Warnings, fmt.Sprintf("partition %s had an offset on A at the plan (%s) and none when its offsets were read again: "+
+					"B's connector starts it as a new partition", p.Partition, p.Offset))
+			}
+		}
+	}
 }
 
 // driftText is the findings, for a person.

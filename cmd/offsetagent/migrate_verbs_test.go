@@ -128,23 +128,28 @@ func writeConfig(t *testing.T, addr, name string, cfg map[string]string) {
 type reportJSON struct {
 	MigrationID string `json:"migration_id"`
 	Connectors  []struct {
-		Name       string `json:"name"`
-		Outcome    string `json:"outcome"`
-		FailedStep string `json:"failed_step"`
-		Message    string `json:"message"`
-		RequestID  string `json:"request_id"`
+		Name       string   `json:"name"`
+		Outcome    string   `json:"outcome"`
+		FailedStep string   `json:"failed_step"`
+		Message    string   `json:"message"`
+		RequestID  string   `json:"request_id"`
+		Warnings   []string `json:"warnings"`
 	} `json:"connectors"`
 }
 
-func readReport(t *testing.T, path string) map[string]struct{ outcome, step, message, request string } {
+// reported is a connector of a report: its outcome, failed step, message, request id and
+// warnings (one a line).
+type reported struct{ outcome, step, message, request, warnings string }
+
+func readReport(t *testing.T, path string) map[string]reported {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var rep reportJSON
 	require.NoError(t, json.Unmarshal(data, &rep))
-	out := map[string]struct{ outcome, step, message, request string }{}
+	out := map[string]reported{}
 	for _, c := range rep.Connectors {
-		out[c.Name] = struct{ outcome, step, message, request string }{c.Outcome, c.FailedStep, c.Message, c.RequestID}
+		out[c.Name] = reported{c.Outcome, c.FailedStep, c.Message, c.RequestID, strings.Join(c.Warnings, "\n")}
 	}
 	return out
 }
@@ -547,4 +552,26 @@ func TestApplyOfARESTOnlyPlanWarns(t *testing.T) {
 	require.Equal(t, 0, code, "%s\n%s", out, stderr)
 	require.Equal(t, 1, strings.Count(stderr, "a change of a secret value alone since the plan is not seen"), stderr)
 	require.Contains(t, stderr, "src-1,src-2,src-3,src-4")
+}
+
+// A partition that had an offset on A at the plan and has none when apply reads the offsets
+// again is a warning on its connector, which moves.
+func TestApplyWarnsOfAPartitionGoneSinceThePlan(t *testing.T) {
+	v := newVerbsFixture(t)
+	path := filepath.Join(v.dir, "plan.yaml")
+	code, _, stderr := v.cmd(v.planArgs(path)...)
+	require.Equal(t, 0, code, stderr)
+	// src-2's offset is deleted on A (a tombstone, as DELETE /connectors/{name}/offsets writes).
+	w := &kafka.Writer{Addr: kafka.TCP(v.a), Balancer: kafka.Murmur2Balancer{Consistent: true}, BatchTimeout: time.Millisecond}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets", Key: []byte(`["src-2",{"filename":"src-2.txt"}]`)}))
+	require.NoError(t, w.Close())
+	report := filepath.Join(v.dir, "report.json")
+	code, out, stderr := v.cmd("migrate", "apply", path, "--report", report, "--verify-timeout", "300ms")
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	got := readReport(t, report)
+	require.Equal(t, "succeeded", got["src-2"].outcome)
+	require.Contains(t, got["src-2"].warnings, `partition {"filename":"src-2.txt"} had an offset on A at the plan ({"position":30}) and none when its offsets were read again`)
+	require.NotContains(t, got["src-1"].warnings, "had an offset on A at the plan")
 }
