@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 	"github.com/offsetagent/offsetagent/migrate/target"
+	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -294,6 +296,7 @@ func writeManifestsOf(s *strimzi.Target, entries []*apply.Entry, migrationID str
 // into an operator-managed B); an error of the verification is in the cutover.
 func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Report) *cutover.Cutover {
 	cut := cutover.New(rep, o.To.OffsetsTopic, o.Registry)
+	o.describeForRollback(cut)
 	var clusterA string
 	if o.Topics != nil {
 		clA := kafkaio.NewClient(kafkaio.Options{Brokers: o.Topics.Brokers, Transport: o.Topics.Transport, Principal: o.Topics.Principal})
@@ -330,6 +333,39 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Rep
 		}
 	}
 	return cut
+}
+
+// describeForRollback writes into cut what a rollback of the migration takes from it: the
+// Connect REST APIs (without userinfo), the state topic, MirrorMaker 2's policy, and whether B
+// is operator-managed.
+func (o *MigrateOptions) describeForRollback(cut *cutover.Cutover) {
+	cut.FromConnectURL, cut.ToConnectURL = withoutUserinfo(o.ConnectURL), withoutUserinfo(o.To.ConnectURL)
+	if o.StopSource {
+		st, _ := o.stateStore()
+		if slices.Equal(st.Brokers, o.To.Brokers) {
+			cut.StateTopic = st.TopicOrDefault()
+		}
+	}
+	if o.MM2 != nil {
+		p := o.MM2.Policy
+		kind := p.Kind
+		if kind == "" {
+			kind = mm2.PolicyDefault
+		}
+		cut.MM2 = &cutover.MM2{SourceAlias: p.SourceAlias, TargetAlias: p.TargetAlias, Policy: string(kind), Separator: p.Separator}
+	}
+	cut.OperatorManaged = o.Strimzi != nil
+}
+
+// withoutUserinfo is URL s without its user and password (credentials come from the
+// --*-connect-config files, never from a report); "" for "" or a URL that does not parse.
+func withoutUserinfo(s string) string {
+	u, err := url.Parse(s)
+	if s == "" || err != nil {
+		return ""
+	}
+	u.User = nil
+	return u.String()
 }
 
 func (o *MigrateOptions) validateTarget() error {

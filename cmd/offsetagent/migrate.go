@@ -340,6 +340,11 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdMigrate(args []string, stdout, stderr io.Writer) int {
+	// A verb is the first argument (a positional argument of migrate itself is an error, so
+	// this was never a valid call of it).
+	if len(args) > 0 && args[0] == "rollback" {
+		return cmdMigrateRollback(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	var f fleetFlags
 	f.register(fs)

@@ -96,7 +96,8 @@ var helps = map[string]cmdHelp{
 	"demo-migrate": {
 		synopsis: "offsetagent demo-migrate",
 		about: "On an embedded broker: Connect cluster A with a few connectors and cluster B with its agent;\n" +
-			"run export, migrate --dry-run, migrate and migrate again as a user would, and print what is on B.",
+			"run export, migrate --dry-run, migrate --stop-source and migrate again as a user would, print what\n" +
+			"is on B, then migrate rollback (a dry run, then --execute) and A's connectors after.",
 	},
 	"version": {
 		synopsis: "offsetagent version",
