@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
-	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/cutover"
@@ -348,7 +348,8 @@ func writeManifestsOf(s *strimzi.Target, entries []*apply.Entry, migrationID str
 // into an operator-managed B); an error of the verification is in the cutover.
 func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Report, fromClusterID string) *cutover.Cutover {
 	cut := cutover.New(rep, o.To.OffsetsTopic, o.Registry)
-	o.describeCutover(cut, fromClusterID)
+	o.describeForRollback(cut)
+	cut.FromClusterID = fromClusterID
 	var clusterA string
 	if o.Topics != nil {
 		clA := kafkaio.NewClient(kafkaio.Options{Brokers: o.Topics.Brokers, Transport: o.Topics.Transport, Principal: o.Topics.Principal})
@@ -387,34 +388,37 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Rep
 	return cut
 }
 
-// describeCutover writes into cut what the way back needs of the migration besides its
-// connectors: A's cluster id, the Connect REST APIs (redacted), the state topic, MirrorMaker
-// 2's settings and whether B is operator-managed.
-func (o *MigrateOptions) describeCutover(cut *cutover.Cutover, fromClusterID string) {
-	cut.FromClusterID = fromClusterID
-	if o.ConnectURL != "" {
-		cut.FromConnectURL = connectrest.Redact(o.ConnectURL)
-	}
-	if o.To.ConnectURL != "" {
-		cut.ToConnectURL = connectrest.Redact(o.To.ConnectURL)
-	}
-	if o.States != nil {
-		cut.StateTopic = o.States.TopicOrDefault()
-	} else if o.StopSource {
-		cut.StateTopic = source.StateStore{}.TopicOrDefault()
-	}
-	if m := o.MM2; m != nil {
-		sep := m.Policy.Separator
-		if sep == "" {
-			sep = mm2.DefaultSeparator
+// describeForRollback writes into cut what a rollback of the migration takes from it: the
+// Connect REST APIs (without userinfo), the state topic, MirrorMaker 2's policy, and whether B
+// is operator-managed.
+func (o *MigrateOptions) describeForRollback(cut *cutover.Cutover) {
+	cut.FromConnectURL, cut.ToConnectURL = withoutUserinfo(o.ConnectURL), withoutUserinfo(o.To.ConnectURL)
+	if o.StopSource {
+		st, _ := o.stateStore()
+		if slices.Equal(st.Brokers, o.To.Brokers) {
+			cut.StateTopic = st.TopicOrDefault()
 		}
-		kind := m.Policy.Kind
+	}
+	if o.MM2 != nil {
+		p := o.MM2.Policy
+		kind := p.Kind
 		if kind == "" {
 			kind = mm2.PolicyDefault
 		}
-		cut.MM2 = &cutover.MM2Settings{SourceAlias: m.Policy.SourceAlias, TargetAlias: m.Policy.TargetAlias, Policy: string(kind), Separator: sep}
+		cut.MM2 = &cutover.MM2{SourceAlias: p.SourceAlias, TargetAlias: p.TargetAlias, Policy: string(kind), Separator: p.Separator}
 	}
 	cut.OperatorManaged = o.Strimzi != nil
+}
+
+// withoutUserinfo is URL s without its user and password (credentials come from the
+// --*-connect-config files, never from a report); "" for "" or a URL that does not parse.
+func withoutUserinfo(s string) string {
+	u, err := url.Parse(s)
+	if s == "" || err != nil {
+		return ""
+	}
+	u.User = nil
+	return u.String()
 }
 
 func (o *MigrateOptions) validateTarget() error {

@@ -356,6 +356,8 @@ func (c *migrateCmd) register(fs *flag.FlagSet) {
 }
 
 func cmdMigrate(args []string, stdout, stderr io.Writer) int {
+	// A verb is the first argument (a positional argument of migrate itself is an error, so
+	// this was never a valid call of it).
 	if len(args) > 0 {
 		if verb, ok := migrateVerbs[args[0]]; ok {
 			return verb(args[1:], stdout, stderr)

@@ -10,9 +10,10 @@ import (
 // migrateVerbs are migrate's verbs, by their first argument; `migrate` with any other first
 // argument is the shortcut (plan and apply in one run). A verb of its own file registers here.
 var migrateVerbs = map[string]func(args []string, stdout, stderr io.Writer) int{
-	"plan":   cmdMigratePlan,
-	"apply":  cmdMigrateApply,
-	"verify": cmdMigrateVerify,
+	"plan":     cmdMigratePlan,
+	"apply":    cmdMigrateApply,
+	"verify":   cmdMigrateVerify,
+	"rollback": cmdMigrateRollback, // its own flag set and help (migrate_rollback.go)
 }
 
 // verbFlagSet is the flag set of migrate's verb: the flags of its help groups, taken from

@@ -273,7 +273,7 @@ func TestApplyPlanUnchanged(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &cut))
 	require.Equal(t, p.From.KafkaClusterID, cut.FromClusterID)
-	require.Equal(t, source.DefaultStateTopic, cut.StateTopic)
+	require.Empty(t, cut.StateTopic, "without --stop-source no state was recorded")
 	require.Len(t, cut.Connectors, 4)
 	for _, cc := range cut.Connectors {
 		require.Equal(t, "RUNNING", cc.StateOnA, cc.Name)
@@ -500,6 +500,21 @@ func TestApplyContinuesAfterInterruption(t *testing.T) {
 	require.NoError(t, err)
 	for _, k := range keys {
 		require.Contains(t, string(onB[k].Value), "STARTED", k)
+	}
+	// The cutover report names where the states before the stop are, for the way back.
+	var cut struct {
+		StateTopic string `json:"state_topic"`
+		Connectors []struct {
+			StateOnA string `json:"state_on_a"`
+		} `json:"connectors"`
+	}
+	data, err := os.ReadFile(path + ".cutover.json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &cut))
+	require.Equal(t, source.DefaultStateTopic, cut.StateTopic)
+	require.Len(t, cut.Connectors, 4)
+	for _, cc := range cut.Connectors {
+		require.Equal(t, "RUNNING", cc.StateOnA, "the state recorded before the stop, not the STOPPED A shows")
 	}
 }
 

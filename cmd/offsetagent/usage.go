@@ -81,7 +81,8 @@ var helps = map[string]cmdHelp{
 	},
 	"migrate": {
 		synopsis: "offsetagent migrate --to-brokers HOSTS (--from-brokers HOSTS | --from-connect-url URL) [flags]\n" +
-			"       offsetagent migrate plan -o PLAN [flags]  |  migrate apply PLAN  |  migrate verify REPORT  (each: --help)",
+			"       offsetagent migrate plan -o PLAN  |  migrate apply PLAN  |  migrate verify REPORT  |  migrate rollback REPORT\n" +
+			"       (each verb: --help)",
 		about: "Export the selected connectors of Connect cluster A and create each on Connect cluster B\n" +
 			"through the agents running on B, offsets included; print a table of outcomes. This is the\n" +
 			"shortcut of migrate plan and migrate apply in one run, with nothing written to review.",
@@ -116,7 +117,8 @@ var helps = map[string]cmdHelp{
 	"demo-migrate": {
 		synopsis: "offsetagent demo-migrate",
 		about: "On an embedded broker: Connect cluster A with a few connectors and cluster B with its agent;\n" +
-			"run export, migrate --dry-run, migrate and migrate again as a user would, and print what is on B.",
+			"run export, migrate --dry-run, migrate --stop-source and migrate again as a user would, print what\n" +
+			"is on B, then migrate rollback (a dry run, then --execute) and A's connectors after.",
 	},
 	"version": {
 		synopsis: "offsetagent version",
@@ -324,15 +326,6 @@ var (
 		{"Strimzi", append(slices.Clone(planGroups[4].flags), "strimzi-secret-file", "verify")},
 		{"timing", applyGroups[4].flags},
 		{"output", []string{"report", "cutover-report"}},
-	}
-	// rollbackGroups is a placeholder until `migrate rollback` is registered (migrateVerbs):
-	// its help is then checked like the others'.
-	rollbackGroups = []flagGroup{
-		{"A", []string{"from-connect-url", "from-connect-config", "from-brokers", "from-command-config"}},
-		{"B", []string{"to-brokers", "to-command-config", "to-connect-url", "to-connect-config", "state-topic"}},
-		{"selection", []string{"include", "exclude", "execute"}},
-		{"timing", []string{"connect-timeout", "timeout"}},
-		{"output", []string{"report"}},
 	}
 )
 

@@ -80,29 +80,33 @@ type Cutover struct {
 	VerifyTimeout string `json:"verify_timeout,omitempty"`
 	// Error says why the last verification could not read B ("" when it could).
 	Error string `json:"error,omitempty"`
+	// FromClusterID is A's Kafka cluster id, as the migration found it (by its brokers, or
+	// GET / on its REST API).
+	FromClusterID string `json:"from_cluster_id,omitempty"`
+	// FromConnectURL and ToConnectURL are A's and B's Connect REST APIs as the migration used
+	// them (userinfo removed; "" when not given): a rollback calls them by default.
+	FromConnectURL string `json:"from_connect_url,omitempty"`
+	ToConnectURL   string `json:"to_connect_url,omitempty"`
+	// StateTopic is the topic on B's Kafka cluster holding each connector's state on A before
+	// the migration stopped it (--stop-source); "" in a report written before it was kept.
+	StateTopic string `json:"state_topic,omitempty"`
+	// MM2 is MirrorMaker 2's replication policy the sinks' offsets were translated across
+	// (nil when they were not): a rollback takes B's topics back to A's by it.
+	MM2 *MM2 `json:"mm2,omitempty"`
+	// OperatorManaged: B's connectors are KafkaConnector resources of an operator (Strimzi),
+	// which would undo a stop or a delete made through B's REST API.
+	OperatorManaged bool `json:"operator_managed,omitempty"`
 	// Counts are the partitions per verdict.
 	Counts     map[Verdict]int `json:"counts"`
 	Connectors []*Connector    `json:"connectors"`
-
-	// What the way back (rollback) needs of the migration, written by the migration: A's
-	// Kafka cluster id ("" when A was read through REST only), A's and B's Connect REST APIs
-	// (without credentials), the topic on B where each connector's state on A before its stop
-	// was recorded, MirrorMaker 2's settings (nil without), and whether B is operator-managed.
-	FromClusterID   string       `json:"from_cluster_id,omitempty"`
-	FromConnectURL  string       `json:"from_connect_url,omitempty"`
-	ToConnectURL    string       `json:"to_connect_url,omitempty"`
-	StateTopic      string       `json:"state_topic,omitempty"`
-	MM2             *MM2Settings `json:"mm2,omitempty"`
-	OperatorManaged bool         `json:"operator_managed,omitempty"`
 }
 
-// MM2Settings are the MirrorMaker 2 settings a migration translated sink offsets and renamed
-// topics with.
-type MM2Settings struct {
+// MM2 is MirrorMaker 2's replication policy of the A->B flow, as the migration was given it.
+type MM2 struct {
 	SourceAlias string `json:"source_alias"`
 	TargetAlias string `json:"target_alias,omitempty"`
 	Policy      string `json:"policy"`
-	Separator   string `json:"separator"`
+	Separator   string `json:"separator,omitempty"`
 }
 
 // Connector is one moved connector of the cutover report.
@@ -137,6 +141,24 @@ type Connector struct {
 	// state on A is unchanged, and WorkersOfA is what the verification asks again.
 	StoppedOnABy string        `json:"stopped_on_a_by,omitempty"`
 	WorkersOfA   *WorkersCheck `json:"workers_of_a,omitempty"`
+	// StateOnA is the connector's state on A before the move (RUNNING, PAUSED or STOPPED):
+	// the state A showed, or, when an earlier run of the migration had stopped it, the state
+	// that run recorded in the state topic before the stop. A rollback resumes it in this
+	// state. "" when A did not tell it (read through its REST API only, with a status that
+	// does not say its target state), and in a report written before it was kept.
+	StateOnA string `json:"state_on_a,omitempty"`
+	// RequestID is the id of the request that created the connector on B: its connector
+	// record on B carries that request's mark, by which a rollback knows it for this
+	// migration's.
+	RequestID string `json:"request_id,omitempty"`
+	// Rekey is the re-key of a Debezium source's partitions (its logical name changed on the
+	// way to B): Partitions are under B's key, and a rollback puts them back under A's.
+	Rekey *fleet.Rekey `json:"rekey,omitempty"`
+	// FollowsSources names, for a sink moved with --sink-follows-source, the sources it
+	// followed: its offsets placed on B are positions in the topics its sources write on B,
+	// not a translation of A's ("as read" says how they were read, not that they are A's), and
+	// A's sink had consumed all its sources wrote on A before it stopped.
+	FollowsSources []string `json:"follows_sources,omitempty"`
 	// HistoryOnA says whether A's offsets topic was read for the commits A made before its
 	// last one ("read"), or why not: it tells a set-back offset (A had committed past the one
 	// placed: a mismatch) from A's uncommitted output after a crash (a replay).
@@ -144,20 +166,6 @@ type Connector struct {
 	// Note says why the connector has no partitions to verify, when it has none.
 	Note       string       `json:"note,omitempty"`
 	Partitions []*Partition `json:"partitions"`
-
-	// StateOnA is the connector's state on A before the move (what the way back resumes it
-	// in); RequestID the request that created it on B; Rekey the re-key of its offsets'
-	// partitions to its logical name on B (nil for none; each partition is B's).
-	StateOnA  string `json:"state_on_a,omitempty"`
-	RequestID string `json:"request_id,omitempty"`
-	Rekey     *Rekey `json:"rekey,omitempty"`
-}
-
-// Rekey is fleet.Rekey in the report: partitions whose Key was From on A are under To on B.
-type Rekey struct {
-	Key  string `json:"key"`
-	From string `json:"from"`
-	To   string `json:"to"`
 }
 
 // WorkersCheck is, for a connector stopped on A without A's REST API, what the
@@ -256,10 +264,13 @@ func cutoverEntry(e *apply.Entry, offsetsTopic string) *Connector {
 	conn := e.Connector
 	class, _ := e.Body.Config.Get("connector.class")
 	cc := &Connector{Name: e.Name, TargetName: e.TargetName, Type: e.Type, Class: class, State: e.Body.InitialState,
-		BornAfter: e.BornAfter, Rewrites: e.Rewrites, StoppedOnABy: e.StoppedBy, Partitions: []*Partition{},
-		StateOnA: conn.State, RequestID: e.RequestID}
-	if r := e.Rekey(); r != nil {
-		cc.Rekey = &Rekey{Key: r.Key, From: r.From, To: r.To}
+		BornAfter: e.BornAfter, Rewrites: e.Rewrites, StoppedOnABy: e.StoppedBy, RequestID: e.RequestID, Rekey: e.Rekey(),
+		Partitions: []*Partition{}}
+	if fleet.KnownState(conn.State) {
+		cc.StateOnA = conn.State // the recorded state where a run had stopped it (source.ResolveStates)
+	}
+	if f, ok := e.Translation.(*apply.FollowedSources); ok {
+		cc.FollowsSources = f.FollowsSources
 	}
 	cfg := map[string]string{}
 	for _, kv := range e.Body.Config {
