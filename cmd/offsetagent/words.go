@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/offsetagent/offsetagent/migrate/fleet"
@@ -182,3 +184,50 @@ func errorText(err error) string { return fleet.SpellError(err, flagWords) }
 
 // sawFlagSet, when set (by tests), is given each command's FlagSet before it is parsed.
 var sawFlagSet func(*flag.FlagSet)
+
+// spellingHandler spells the migration library's log records in flagWords: a message logged
+// as a fleet.Text (fleet.Warn) and attributes that are Texts or Settings.
+type spellingHandler struct{ slog.Handler }
+
+// spellingLogger is a logger of h that spells the library's records.
+func spellingLogger(h slog.Handler) *slog.Logger { return slog.New(spellingHandler{h}) }
+
+func (h spellingHandler) Handle(ctx context.Context, r slog.Record) error {
+	msg := r.Message
+	var attrs []slog.Attr
+	r.Attrs(func(a slog.Attr) bool {
+		if t, ok := a.Value.Any().(fleet.Text); ok && a.Key == fleet.TextKey {
+			msg = t.Spell(flagWords)
+			return true
+		}
+		attrs = append(attrs, spellAttr(a))
+		return true
+	})
+	out := slog.NewRecord(r.Time, r.Level, msg, r.PC)
+	out.AddAttrs(attrs...)
+	return h.Handler.Handle(ctx, out)
+}
+
+func (h spellingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	for i, a := range attrs {
+		attrs[i] = spellAttr(a)
+	}
+	return spellingHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h spellingHandler) WithGroup(name string) slog.Handler {
+	return spellingHandler{h.Handler.WithGroup(name)}
+}
+
+// spellAttr is a with a Text, Setting or error of the library spelled in flagWords.
+func spellAttr(a slog.Attr) slog.Attr {
+	switch v := a.Value.Any().(type) {
+	case fleet.Text:
+		return slog.String(a.Key, v.Spell(flagWords))
+	case fleet.Setting:
+		return slog.String(a.Key, flagWords.Setting(v))
+	case error:
+		return slog.String(a.Key, errorText(v))
+	}
+	return a
+}

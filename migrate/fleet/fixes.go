@@ -141,7 +141,7 @@ func (Outside) fix()    {}
 
 // FixKinds holds one value of each kind of Fix: a caller that spells fixes checks that it
 // spells each.
-var FixKinds = []Fix{SetValue{}, UnsetKey{}, MapValueTo{}, KeepAKey{}, Drop{}, RenameOne{}, ExcludeOne{}, Give{}, Outside{}}
+var FixKinds = []Fix{SetValue{}, UnsetKey{}, MapValueTo{}, KeepAKey{}, Drop{}, RenameOne{}, ExcludeOne{}, Give{Setting: AllowReplay}, Outside{Text: Plain("install the plugin on B")}}
 
 // Verb is one of the migration's commands.
 type Verb string

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"strings"
 	"unicode"
@@ -87,6 +88,8 @@ func spellArg(a any, w Words) any {
 		return v.Spell(w)
 	case error:
 		return SpellError(v, w)
+	case interface{ Spell(Words) string }:
+		return v.Spell(w)
 	}
 	return a
 }
@@ -221,7 +224,8 @@ func spellFixes(fixes []Fix, w Words) string {
 }
 
 // SpellError is err's message in w's words: every *Error in err's tree (wrapped by %w or
-// joined) is spelled with w where err's message holds it.
+// joined), and every other error with a Spell method, is spelled with w where err's message
+// holds it.
 func SpellError(err error, w Words) string {
 	msg := err.Error()
 	var walk func(error)
@@ -229,7 +233,7 @@ func SpellError(err error, w Words) string {
 		if err == nil {
 			return
 		}
-		if e, ok := err.(*Error); ok {
+		if e, ok := err.(speller); ok {
 			if g := e.Error(); strings.Contains(msg, g) {
 				msg = strings.ReplaceAll(msg, g, e.Spell(w))
 				return // Spell spelled what it wraps
@@ -299,4 +303,31 @@ func (w goWords) Fix(f Fix) string {
 
 func (goWords) Next(n Next) string {
 	return strings.TrimSpace(string(n.Verb) + " " + strings.Join(n.Args, " "))
+}
+
+// TextKey is the log attribute that carries a log message as a Text (Warn): a caller's
+// handler spells the message from it in its reader's words and drops it.
+const TextKey = "fleet_text"
+
+// Warn logs t at level Warn, its message spelled with GoWords and t itself under TextKey.
+func Warn(l *slog.Logger, t Text, args ...any) {
+	l.Warn(t.String(), append(args, TextKey, t)...)
+}
+
+// speller is an error that spells itself in a reader's words (Error, and the stages' own
+// error types).
+type speller interface {
+	error
+	Spell(Words) string
+}
+
+// UnmarshalJSON reads a JSON string as a Plain Text: a report read back holds its messages
+// as they were spelled for their reader.
+func (t *Text) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*t = Plain(s)
+	return nil
 }
