@@ -282,7 +282,7 @@ func writeManifestsOf(s *strimzi.Target, entries []*apply.Entry, migrationID str
 	for i, w := range written {
 		e := of[i]
 		if w.Err != nil {
-			e.Outcome, e.FailedStep, e.Message = apply.OutcomeFailed, StepWriteManifest, w.Err.Error()
+			e.Outcome, e.FailedStep, e.Message = apply.OutcomeFailed, StepWriteManifest, fleet.Textf("%v", w.Err)
 			continue
 		}
 		e.Manifest = w.Path

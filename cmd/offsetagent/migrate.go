@@ -160,7 +160,7 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 	o := migrate.Options{
 		ConnectURL: f.fromConnectURL, Selection: sel, InitialState: strings.ToUpper(f.initialState),
 		SinkOffsets: fleet.SinkOffsetsMode(f.sinkMode()), StopSource: f.stopSource, SinkFollowsSource: f.sinkFollowsSource,
-		AllowEmpty: f.allowEmpty, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		AllowEmpty: f.allowEmpty, Logger: spellingLogger(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	o.States = &source.StateStore{Brokers: splitList(f.toBrokers), Topic: f.stateTopic, SelectionKey: f.selectionKey()}
 	if f.fromBrokers != "" {
@@ -306,15 +306,15 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	opts, _, cl, err := f.setup(ctx, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent export: %s\n", errorText(err))
 		return 2
 	}
 	if err := opts.Check(); err != nil {
-		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent export: %s\n", errorText(err))
 		return 2
 	}
 	if err := f.reach(ctx, stderr, cl, *connectTimeout, f.stopSource || f.mm2SourceAlias != ""); err != nil {
-		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent export: %s\n", errorText(err))
 		return 2
 	}
 	opts.States.MigrationID = *migrationID
@@ -326,14 +326,14 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	if *out != "" {
 		file, err := createPrivate(*out)
 		if err != nil {
-			fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+			fmt.Fprintf(stderr, "offsetagent export: %s\n", errorText(err))
 			return 2
 		}
 		defer file.Close()
 		w = file
 	}
 	if err := apply.WriteBodies(w, rep); err != nil {
-		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent export: %s\n", errorText(err))
 		return 1
 	}
 	return finishReport(rep, f.report, stderr, stderr)
@@ -361,7 +361,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	toHTTP, err := mf.toConnectClient(stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate: %s\n", errorText(err))
 		return 2
 	}
 	if code, done := sf.run(ctx, *mf.toConnectURL, toHTTP, stdout, stderr); done {
@@ -372,7 +372,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	}
 	opts, cfg, cl, err := f.setup(ctx, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate: %s\n", errorText(err))
 		return 2
 	}
 	mo := migrate.MigrateOptions{
@@ -386,11 +386,11 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	}
 	mf.setTarget(&mo.To)
 	if err := mo.Check(); err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate: %s\n", errorText(err))
 		return 2
 	}
 	if err := f.reach(ctx, stderr, cl, *mf.connectTimeout, true); err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate: %s\n", errorText(err))
 		return 2
 	}
 	rep, cut, err := migrate.Migrate(ctx, mo)
@@ -399,7 +399,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	}
 	if *mf.dry {
 		if err := writePlans(stdout, rep); err != nil {
-			fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+			fmt.Fprintf(stderr, "offsetagent migrate: %s\n", errorText(err))
 			return 1
 		}
 	}
@@ -495,10 +495,11 @@ func finishReport(rep *apply.Report, path string, table, stderr io.Writer) int {
 	if path != "" {
 		file, err := createPrivate(path)
 		if err == nil {
+			fleet.SpellIn(rep, flagWords)
 			err = errors.Join(rep.WriteJSON(file), file.Close())
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "offsetagent: write report: %v\n", err)
+			fmt.Fprintf(stderr, "offsetagent: write report: %s\n", errorText(err))
 			return 1
 		}
 	}
