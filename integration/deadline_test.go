@@ -223,7 +223,7 @@ func TestMigrateFailedRequestIsNeverCarriedOut(t *testing.T) {
 	_, e := p.migrateOne(t, context.Background(), o)
 	require.Equal(t, apply.OutcomeFailed, e.Outcome, e.Message)
 	require.Equal(t, "await_result", e.FailedStep, "the request was published: %s", e.Message)
-	require.Contains(t, e.Message, "so it will not be created")
+	require.Contains(t, e.Message.String(), "so it will not be created")
 
 	startAgent(t, p.cfgB, agent.Options{})
 	res := p.clB.waitResult(e.RequestID, resultWait)
@@ -257,7 +257,7 @@ func TestMigrateFailedStaysTrueWhenWritesRunPastGrace(t *testing.T) {
 	o.Timeout, o.Grace = 8*time.Second, 2*time.Second
 	_, e := p.migrateOne(t, context.Background(), o)
 	require.Equal(t, apply.OutcomeFailed, e.Outcome, e.Message)
-	require.Contains(t, e.Message, "so it will not be created")
+	require.Contains(t, e.Message.String(), "so it will not be created")
 
 	// The faults outlast the grace by a second.
 	time.Sleep(time.Second)
@@ -289,7 +289,7 @@ func TestMigrateInterruptedIsPending(t *testing.T) {
 	go p.interruptOncePublished(ctx, cancel)
 	rep, e := p.migrateOne(t, ctx, o)
 	require.Equal(t, apply.OutcomePending, e.Outcome, e.Message)
-	require.Contains(t, e.Message, "run the same command again after")
+	require.Contains(t, e.Message.String(), "run the same command again after")
 	require.False(t, rep.OK())
 
 	startAgent(t, p.cfgB, agent.Options{})
@@ -409,8 +409,8 @@ func TestMigrateCreatedWithoutResultIsPending(t *testing.T) {
 	require.Positive(t, refused.Hits(), "B refused the result")
 	require.Contains(t, p.clB.live(p.cfgB.ConfigTopic), "connector-file-src-1", "B's agent created the connector")
 	require.Equal(t, apply.OutcomePending, e.Outcome, "a connector that exists on B reported %s: %s", e.Outcome, e.Message)
-	require.Contains(t, e.Message, "exists on B")
-	require.Contains(t, e.Message, e.RequestID)
+	require.Contains(t, e.Message.String(), "exists on B")
+	require.Contains(t, e.Message.String(), e.RequestID)
 
 	refused.Remove()
 	require.Equal(t, events.TypeCreateSucceeded, p.clB.waitResult(e.RequestID, resultWait).Type)
@@ -462,7 +462,7 @@ func TestMigrateUnknownOnBIsPending(t *testing.T) {
 	_, e := p.migrateOne(t, context.Background(), o)
 	require.Positive(t, refused.Hits(), "the run asked B's config topic")
 	require.Equal(t, apply.OutcomePending, e.Outcome, "reported %s though B could not be read: %s", e.Outcome, e.Message)
-	require.Contains(t, e.Message, "is not known")
-	require.Contains(t, e.Message, "Read")
-	require.Contains(t, e.Message, e.RequestID)
+	require.Contains(t, e.Message.String(), "is not known")
+	require.Contains(t, e.Message.String(), "Read")
+	require.Contains(t, e.Message.String(), e.RequestID)
 }

@@ -95,7 +95,7 @@ func TestMigrateBatchRefusesOneRequest(t *testing.T) {
 		"big-src": "failed publish_request"}, outcomeSteps(rep))
 	for _, e := range rep.Connectors {
 		if e.Name == "big-src" {
-			require.Contains(t, e.Message, "[10] Message Size Too Large")
+			require.Contains(t, e.Message.String(), "[10] Message Size Too Large")
 		}
 	}
 	live := p.clB.live(p.cfgB.ConfigTopic)
@@ -223,8 +223,8 @@ func TestMigrateInterruptedDryRunIsNotPending(t *testing.T) {
 	rep, e := p.migrateOne(t, ctx, o)
 	require.NotEqual(t, apply.OutcomePending, e.Outcome, e.Message)
 	require.Equal(t, apply.OutcomeFailed, e.Outcome, e.Message)
-	require.Contains(t, e.Message, "no plan received")
-	require.NotContains(t, e.Message, "may still")
+	require.Contains(t, e.Message.String(), "no plan received")
+	require.NotContains(t, e.Message.String(), "may still")
 	require.False(t, rep.OK())
 }
 

@@ -192,7 +192,7 @@ func TestMigrateFleet(t *testing.T) {
 	require.Equal(t, map[uint8]int{2: len(want)}, codecs)
 	for _, e := range rep.Connectors {
 		if e.Name == "sink-late" {
-			require.Equal(t, "Topic "+f.late+" of the sink connector's initial offsets does not exist", e.Message)
+			require.Equal(t, "Topic "+f.late+" of the sink connector's initial offsets does not exist", e.Message.String())
 		}
 	}
 
@@ -313,7 +313,7 @@ func TestExportSkipsBadInput(t *testing.T) {
 	require.False(t, rep.OK())
 	got := map[string]string{}
 	for _, e := range rep.Connectors {
-		got[e.Name] = string(e.Outcome) + ": " + e.Message
+		got[e.Name] = string(e.Outcome) + ": " + e.Message.String()
 	}
 	require.Equal(t, []string{"bad-config", "bad-offsets", "bad-pending", "file-src-1"}, sortedKeys(got))
 	require.Equal(t, "planned: ", got["file-src-1"])
@@ -442,9 +442,9 @@ func TestMigrateLargeRequests(t *testing.T) {
 	require.NoError(t, err)
 	got, why := map[string]string{}, map[string]string{}
 	for _, e := range rep.Connectors {
-		got[e.Name], why[e.Name] = strings.TrimSpace(fmt.Sprintf("%s %s", e.Outcome, e.FailedStep)), e.Message
+		got[e.Name], why[e.Name] = strings.TrimSpace(fmt.Sprintf("%s %s", e.Outcome, e.FailedStep)), e.Message.String()
 		if e.Name == "huge-src" {
-			require.Contains(t, e.Message, "above B's agents' OFFSETAGENT_MAX_REQUEST_BYTES (4194304)")
+			require.Contains(t, e.Message.String(), "above B's agents' OFFSETAGENT_MAX_REQUEST_BYTES (4194304)")
 		}
 	}
 	require.Equal(t, map[string]string{"small-src": "succeeded", "big-src": "succeeded", "huge-src": "failed publish_request"}, got, "%v", why)

@@ -230,7 +230,7 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 	}, entries(rep))
 	messages := map[string]string{}
 	for _, e := range rep.Connectors {
-		messages[strings.TrimSuffix(e.Name, "-"+sfx)] = e.Message
+		messages[strings.TrimSuffix(e.Name, "-"+sfx)] = e.Message.String()
 	}
 	require.Contains(t, messages["lag"], "1 of 1 partitions replay (at most 5 records delivered again)")
 	require.Contains(t, messages["none"], "refused before anything was stopped (mm2)")

@@ -212,7 +212,7 @@ func TestMigrateMM2Health(t *testing.T) {
 		require.Equal(t, hazard.HazardMM2, h.Check)
 		require.Equal(t, key, h.Key)
 		require.True(t, h.Refuse)
-		require.Contains(t, e.Message, "refused before anything was stopped (mm2)")
+		require.Contains(t, e.Message.String(), "refused before anything was stopped (mm2)")
 		require.Empty(t, clB.groupOffsets("connect-"+e.Name), "nothing written on B")
 		return h
 	}

@@ -134,9 +134,9 @@ func TestMigrateRefusesPluginsBeforeStop(t *testing.T) {
 	require.Len(t, byName, 2)
 	dbz, file := byName["dbz"], byName["file-src"]
 	require.Equal(t, apply.OutcomeSkipped, dbz.Outcome, dbz.Message)
-	require.Contains(t, dbz.Message, "refused before anything was stopped (plugin): connector.class: B's Connect has no connector plugin io.debezium.connector.mysql.MySqlConnector")
+	require.Contains(t, dbz.Message.String(), "refused before anything was stopped (plugin): connector.class: B's Connect has no connector plugin io.debezium.connector.mysql.MySqlConnector")
 	require.Equal(t, apply.OutcomeSkipped, file.Outcome, file.Message)
-	require.Contains(t, file.Message, "file: Invalid value in.txt for configuration file: not readable on this worker")
+	require.Contains(t, file.Message.String(), "file: Invalid value in.txt for configuration file: not readable on this worker")
 	for _, e := range rep.Connectors {
 		b, err := json.Marshal(e)
 		require.NoError(t, err)

@@ -90,7 +90,7 @@ func (sg *staged) drift(ctx context.Context, f *plan.File) ([]plan.Drift, error)
 		pc := byNamePlanned[planned.Name]
 		if planned.Refused != "" {
 			if pc != nil {
-				pc.Connector.Problem = "refused in the plan: " + planned.Refused
+				pc.Connector.Problem = fleet.Textf("refused in the plan: %s", planned.Refused)
 				sg.failedStep[planned.Name] = StepRefusedInPlan
 			}
 			continue
@@ -111,10 +111,10 @@ func (sg *staged) drift(ctx context.Context, f *plan.File) ([]plan.Drift, error)
 		msg := "changed since the plan: " + strings.Join(mine, "; ")
 		if pc == nil { // gone from A
 			sg.extra = append(sg.extra, &apply.Entry{Name: planned.Name, TargetName: planned.Target, Type: planned.Type,
-				Outcome: apply.OutcomeSkipped, FailedStep: StepDrift, Message: msg})
+				Outcome: apply.OutcomeSkipped, FailedStep: StepDrift, Message: fleet.Plain(msg)})
 			continue
 		}
-		pc.Connector.Problem = msg
+		pc.Connector.Problem = fleet.Plain(msg)
 		sg.failedStep[planned.Name] = StepDrift
 	}
 	if len(whole) > 0 {

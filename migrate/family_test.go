@@ -232,7 +232,7 @@ func TestFamilyState(t *testing.T) {
 			e = entries[0]
 			if tt.body == "" {
 				require.Equal(t, apply.OutcomeSkipped, e.Outcome)
-				require.Contains(t, e.Message, "refused before anything was stopped (family_state)")
+				require.Contains(t, e.Message.String(), "refused before anything was stopped (family_state)")
 				return
 			}
 			require.Equal(t, apply.OutcomePlanned, e.Outcome, e.Message)

@@ -147,7 +147,7 @@ func TestSinkFollowsSource(t *testing.T) {
 			fc.mu.Unlock()
 			if tt.skipped != "" {
 				require.Equal(t, apply.OutcomeSkipped, sink.Outcome)
-				require.Equal(t, tt.skipped, sink.Message)
+				require.Equal(t, tt.skipped, sink.Message.String())
 				return
 			}
 			require.Equal(t, apply.OutcomePlanned, sink.Outcome, sink.Message)
@@ -205,7 +205,7 @@ func TestSinkFollowsSourceRefusals(t *testing.T) {
 			for _, e := range rep.Connectors {
 				require.Equal(t, apply.OutcomeSkipped, e.Outcome, e.Name)
 				if e.Name == "sink" {
-					require.Contains(t, e.Message, tt.want)
+					require.Contains(t, e.Message.String(), tt.want)
 				}
 			}
 			require.Empty(t, fc.stops)

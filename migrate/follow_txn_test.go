@@ -104,7 +104,7 @@ func TestSinkFollowsTransactionalSource(t *testing.T) {
 			require.NotNil(t, sink)
 			if tt.skipped != "" {
 				require.Equal(t, apply.OutcomeSkipped, sink.Outcome)
-				require.Equal(t, tt.skipped, sink.Message)
+				require.Equal(t, tt.skipped, sink.Message.String())
 				return
 			}
 			require.Equal(t, apply.OutcomePlanned, sink.Outcome, sink.Message)

@@ -45,5 +45,5 @@ func TestHazardsOneRefusalHidesNoOther(t *testing.T) {
 	}
 	require.Equal(t, map[string]string{hazard.HazardPointsAtA: "producer.override.bootstrap.servers", hazard.HazardFamilyState: "schema.history.internal.kafka.topic"},
 		refused, "%+v", entries[0].Hazards)
-	require.Contains(t, entries[0].Connector.Problem, "refused before anything was stopped (points_at_a)")
+	require.Contains(t, entries[0].Connector.Problem.String(), "refused before anything was stopped (points_at_a)")
 }

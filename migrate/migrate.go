@@ -84,6 +84,9 @@ type MigrateOptions struct {
 	// VerifyProgress, when not nil, is told what the verification waits for, and the counts
 	// per verdict while it waits (VerifyCutoverOptions.Progress).
 	VerifyProgress func(cutover.Waiting)
+	// Words spell the texts a plan file holds (Plan, Apply) in its reader's terms; nil:
+	// fleet.GoWords.
+	Words fleet.Words
 }
 
 // Migrate exports the selected connectors of A and creates them on B through B's agents, then
@@ -334,7 +337,7 @@ func writeManifestsOf(s *strimzi.Target, entries []*apply.Entry, migrationID str
 	for i, w := range written {
 		e := of[i]
 		if w.Err != nil {
-			e.Outcome, e.FailedStep, e.Message = apply.OutcomeFailed, StepWriteManifest, w.Err.Error()
+			e.Outcome, e.FailedStep, e.Message = apply.OutcomeFailed, StepWriteManifest, fleet.Textf("%v", w.Err)
 			continue
 		}
 		e.Manifest = w.Path

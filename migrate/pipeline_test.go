@@ -124,10 +124,10 @@ func TestPipelineAcrossRenamingPolicyRefused(t *testing.T) {
 			got := map[string]string{}
 			for _, e := range rep.Connectors {
 				if e.Outcome == apply.OutcomeSkipped {
-					got[e.Name] = e.Message
+					got[e.Name] = e.Message.String()
 					require.Nil(t, e.Body)
 				}
-				require.NotContains(t, e.Message, "pw-secret-1")
+				require.NotContains(t, e.Message.String(), "pw-secret-1")
 			}
 			require.Len(t, got, len(tt.skipped), "skipped: %v", got)
 			for name, parts := range tt.skipped {

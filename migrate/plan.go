@@ -7,6 +7,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -52,7 +53,8 @@ func planFile(ctx context.Context, sg *staged, rep *apply.Report) *plan.File {
 		f.To.ConnectURL = connectrest.Redact(o.To.ConnectURL)
 	}
 	onB := sg.connectorsOnB(ctx)
-	f.Connectors = sg.plan.File(sg.fileOptions(onB != nil, func(target string) bool { _, ok := onB[target]; return ok }))
+	fo := sg.fileOptions(onB != nil, func(target string) bool { _, ok := onB[target]; return ok })
+	f.Connectors = sg.plan.File(fo)
 	byName := map[string]*apply.Entry{}
 	for _, e := range rep.Connectors {
 		byName[e.Name] = e
@@ -62,7 +64,7 @@ func planFile(ctx context.Context, sg *staged, rep *apply.Report) *plan.File {
 		if e == nil {
 			continue
 		}
-		ap := &plan.AgentPlan{Outcome: string(e.Outcome), Message: e.Message}
+		ap := &plan.AgentPlan{Outcome: string(e.Outcome), Message: e.Message.Spell(fo.Words)}
 		if p := e.Plan; p != nil {
 			for _, r := range p.ConfigRecords {
 				ap.ConfigRecords = append(ap.ConfigRecords, r.Key)
@@ -75,7 +77,7 @@ func planFile(ctx context.Context, sg *staged, rep *apply.Report) *plan.File {
 		fc.AgentPlan = ap
 		if fc.Refused == "" && e.Outcome != apply.OutcomePlanned {
 			// Not refused by a check, but not planned by B's agent either.
-			fc.Refused = string(e.Outcome) + ": " + e.Message
+			fc.Refused = string(e.Outcome) + ": " + e.Message.Spell(fo.Words)
 		}
 	}
 	f.Summary.Selected = len(f.Connectors)
@@ -100,7 +102,10 @@ func planFile(ctx context.Context, sg *staged, rep *apply.Report) *plan.File {
 // could not be read).
 func (sg *staged) fileOptions(known bool, onB func(target string) bool) plan.FileOptions {
 	o := sg.opts
-	fo := plan.FileOptions{Registry: o.Registry, Selection: o.Selection, InitialState: o.InitialState, RecordAt: sg.src.RecordAt}
+	fo := plan.FileOptions{Registry: o.Registry, Selection: o.Selection, InitialState: o.InitialState, RecordAt: sg.src.RecordAt, Words: o.Words}
+	if fo.Words == nil {
+		fo.Words = fleet.GoWords
+	}
 	if o.Topics != nil {
 		fo.ConfigTopic = o.Topics.ConfigTopic
 	}

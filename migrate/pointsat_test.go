@@ -139,7 +139,7 @@ func (f *pointsAtA) run(t *testing.T, opts MigrateOptions) (rep *apply.Report, r
 	refused = map[string]string{}
 	for _, e := range rep.Connectors {
 		if e.Outcome == apply.OutcomeSkipped {
-			refused[e.Name] = e.Message
+			refused[e.Name] = e.Message.String()
 			require.Nil(t, e.Body, e.Name)
 			require.Empty(t, e.RequestID, "%s: nothing of a refused connector is published", e.Name)
 		}
@@ -414,7 +414,7 @@ func TestPointsAtAAsksEachAddressOnce(t *testing.T) {
 	rep, refused, _ := f.run(t, opts)
 	require.Len(t, refused, n)
 	for _, e := range rep.Connectors {
-		require.Contains(t, e.Message, `answered with A's cluster id "cluster-A"`)
+		require.Contains(t, e.Message.String(), `answered with A's cluster id "cluster-A"`)
 	}
 	require.Equal(t, int32(1), accepted.Load(), "one lookup of the address for the whole fleet")
 }
@@ -447,8 +447,8 @@ func TestMapValue(t *testing.T) {
 	}, got)
 	for _, bad := range []string{"=x", "a=", "a", " , =x"} {
 		_, err := source.NewSelection(source.SelectionFlags{MapValue: []string{bad}})
-		require.ErrorContains(t, err, "--map-value", bad)
+		require.ErrorContains(t, err, "MapValue", bad)
 	}
 	_, err = source.NewSelection(source.SelectionFlags{KeepA: []string{"a=b"}})
-	require.ErrorContains(t, err, "--keep-a")
+	require.ErrorContains(t, err, "KeepA")
 }

@@ -202,7 +202,7 @@ func TestRESTReaderAndStopBarrier(t *testing.T) {
 			require.NoError(t, err)
 			got := map[string]string{}
 			for _, e := range rep.Connectors {
-				require.Equal(t, apply.OutcomePlanned, e.Outcome, e.Name+": "+e.Message)
+				require.Equal(t, apply.OutcomePlanned, e.Outcome, e.Name+": "+e.Message.String())
 				b, err := e.Body.MarshalJSON()
 				require.NoError(t, err)
 				got[e.Name] = string(b)
@@ -233,7 +233,7 @@ func TestStopBarrierTimesOut(t *testing.T) {
 	e := rep.Connectors[0]
 	require.Equal(t, apply.OutcomeSkipped, e.Outcome)
 	require.Nil(t, e.Body)
-	require.Contains(t, e.Message, "stop on A: wait until the status is STOPPED with no tasks")
+	require.Contains(t, e.Message.String(), "stop on A: wait until the status is STOPPED with no tasks")
 	require.False(t, rep.OK())
 }
 

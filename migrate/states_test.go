@@ -32,7 +32,7 @@ func exportStates(t *testing.T, opts Options) map[string]string {
 	out := map[string]string{}
 	for _, e := range rep.Connectors {
 		if e.Body == nil {
-			out[e.Name] = string(e.Outcome) + ": " + e.Message
+			out[e.Name] = string(e.Outcome) + ": " + e.Message.String()
 			continue
 		}
 		out[e.Name] = e.Body.InitialState
@@ -75,7 +75,7 @@ func TestReRunKeepsStateBeforeStop(t *testing.T) {
 			StablePause: 20 * time.Millisecond, StopPoll: 5 * time.Millisecond, StopTimeout: 5 * time.Second}
 	}
 	handStopped := "skipped: state on A unknown: the connector is STOPPED on A and no run of migration m1 recorded its state before stopping it " +
-		"(it was stopped by hand or by another migration), so the state to create it in on B is not known; give --initial-state, or resume it on A first"
+		"(it was stopped by hand or by another migration), so the state to create it in on B is not known; give InitialState, or resume it on A first"
 
 	first := exportStates(t, opts(true, "m1", ""))
 	require.Equal(t, map[string]string{"src-run": fleet.StateRunning, "src-paused": fleet.StatePaused, "hand-stopped": handStopped}, first)
@@ -119,7 +119,7 @@ func TestRESTUnknownStateRefused(t *testing.T) {
 	require.Equal(t, fleet.StateRunning, got["running"])
 	for _, n := range []string{"failed", "unassigned", "restarting"} {
 		require.Equal(t, "skipped: state on A unknown: its status on A's REST API is "+fc.connectors[n].state+
-			", which does not tell its target state (RUNNING, PAUSED or STOPPED); give --initial-state, or read A with --from-brokers", got[n])
+			", which does not tell its target state (RUNNING, PAUSED or STOPPED); give InitialState, or read A with FromBrokers", got[n])
 	}
 	require.Contains(t, got["no-status"], "skipped: state on A unknown: A's REST API has no status for it yet")
 	require.Equal(t, map[string]string{"failed": fleet.StateStopped, "unassigned": fleet.StateStopped, "restarting": fleet.StateStopped, "no-status": fleet.StateStopped, "running": fleet.StateStopped},
@@ -136,7 +136,7 @@ func TestStopSourceSinkNeedsBrokers(t *testing.T) {
 	_, err := Export(context.Background(), Options{ConnectURL: fc.serve(t), StopSource: true, States: &source.StateStore{Brokers: startKfake(t)},
 		StopPoll: 5 * time.Millisecond, StopTimeout: 5 * time.Second})
 	require.ErrorIs(t, err, fleet.ErrPrecheck)
-	require.ErrorContains(t, err, "--stop-source for sink connectors (sink) needs --from-brokers")
+	require.ErrorContains(t, err, "StopSource for sink connectors (sink) needs FromBrokers")
 	require.Empty(t, fc.stops, "nothing was stopped")
 }
 
@@ -147,7 +147,7 @@ func TestStopSourceNeedsStateStore(t *testing.T) {
 	}}
 	_, err := Export(context.Background(), Options{ConnectURL: fc.serve(t), StopSource: true})
 	require.ErrorIs(t, err, fleet.ErrPrecheck)
-	require.ErrorContains(t, err, "give --to-brokers")
+	require.ErrorContains(t, err, "give ToBrokers")
 	require.Empty(t, fc.stops)
 }
 

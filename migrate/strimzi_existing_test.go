@@ -60,7 +60,7 @@ func TestStrimziChecksBForEveryConnector(t *testing.T) {
 	require.NoError(t, err)
 	got := map[string]string{}
 	for _, e := range rep.Connectors {
-		got[e.Name] = string(e.Outcome) + " " + e.Message
+		got[e.Name] = string(e.Outcome) + " " + e.Message.String()
 	}
 	require.Equal(t, map[string]string{
 		"fresh-other": "skipped 409 Connector fresh-other already exists on B with another config (file): its manifest would replace that " +
@@ -138,5 +138,5 @@ func TestStrimziRerunOfSinkAcrossMirrorMaker2(t *testing.T) {
 	require.Equal(t, apply.OutcomeSkipped, again["snk-other"].Outcome)
 	require.Equal(t, "409 Connector snk-other already exists on B with another config (topics, transforms, transforms.restoreTopicNamesOfA.regex, "+
 		"transforms.restoreTopicNamesOfA.replacement, transforms.restoreTopicNamesOfA.type): its manifest would replace that config; "+
-		"delete the connector on B first, or give this one another name (--rename)", again["snk-other"].Message)
+		"delete the connector on B first, or give this one another name (--rename)", again["snk-other"].Message.String())
 }

@@ -148,7 +148,7 @@ func TestWriteManifestRefusesInvalid(t *testing.T) {
 	bad := entries[0]
 	require.Equal(t, apply.OutcomeFailed, bad.Outcome)
 	require.Equal(t, StepWriteManifest, bad.FailedStep)
-	require.Contains(t, bad.Message, `metadata.name "S3_Sink": not a DNS subdomain name`)
+	require.Contains(t, bad.Message.String(), `metadata.name "S3_Sink": not a DNS subdomain name`)
 	require.Empty(t, bad.Manifest)
 	_, err = os.Stat(filepath.Join(dir, "s3-sink.yaml"))
 	require.ErrorIs(t, err, os.ErrNotExist, "nothing written for it")

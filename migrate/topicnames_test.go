@@ -227,7 +227,7 @@ func TestTopicDerivedSettingsAcrossRenamingPolicy(t *testing.T) {
 			}
 			if tt.want.skipped {
 				require.Equal(t, apply.OutcomeSkipped, e.Outcome, e.Message)
-				require.Contains(t, e.Message, "refused before anything was stopped (topic_names)")
+				require.Contains(t, e.Message.String(), "refused before anything was stopped (topic_names)")
 				require.Nil(t, e.Body)
 				return
 			}

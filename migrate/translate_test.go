@@ -112,8 +112,8 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 				if !ok {
 					continue
 				}
-				require.Equal(t, w.outcome, e.Outcome, e.Name+": "+e.Message)
-				require.Contains(t, e.Message, w.message, e.Name)
+				require.Equal(t, w.outcome, e.Outcome, e.Name+": "+e.Message.String())
+				require.Contains(t, e.Message.String(), w.message, e.Name)
 				if w.outcome == apply.OutcomeSkipped {
 					require.Nil(t, e.Body)
 					continue

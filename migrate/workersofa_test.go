@@ -194,9 +194,9 @@ func TestStopWithoutRESTJudgedByConnectGroups(t *testing.T) {
 			}
 			require.Equal(t, apply.OutcomeSkipped, e.Outcome)
 			require.Nil(t, e.Body)
-			require.Contains(t, e.Message, "stop on A: ")
+			require.Contains(t, e.Message.String(), "stop on A: ")
 			for _, w := range tc.want {
-				require.Contains(t, e.Message, w)
+				require.Contains(t, e.Message.String(), w)
 			}
 		})
 	}
@@ -217,5 +217,5 @@ func TestStopWithRESTAnsweringAnError(t *testing.T) {
 	// Without A's brokers nothing can tell: refused, saying what would.
 	_, err = Export(context.Background(), Options{ConnectURL: deadURL(t), StopSource: true, States: &source.StateStore{Brokers: brokers}})
 	require.ErrorIs(t, err, fleet.ErrPrecheck)
-	require.ErrorContains(t, err, "with --from-brokers, --stop-source takes a connector for stopped on A")
+	require.ErrorContains(t, err, "with FromBrokers, StopSource takes a connector for stopped on A")
 }

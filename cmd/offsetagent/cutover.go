@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/offsetagent/offsetagent/migrate/cutover"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // defaultVerifyTimeout is --verify-timeout's default: long enough for a connector with
@@ -76,7 +77,7 @@ func (f *verifyFlags) finish(cut *cutover.Cutover, verified bool, stdout, stderr
 		_ = writeSummary(stdout, cut)
 	}
 	if err := f.write(cut); err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate: write cutover report: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate: write cutover report: %s\n", errorText(err))
 		return 1
 	}
 	switch {
@@ -100,6 +101,7 @@ func (f *verifyFlags) write(cut *cutover.Cutover) error {
 	if err != nil {
 		return err
 	}
+	fleet.SpellIn(cut, flagWords)
 	if err := errors.Join(cut.WriteJSON(file), file.Sync(), file.Close()); err != nil {
 		_ = os.Remove(tmp)
 		return err
@@ -122,12 +124,12 @@ func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stde
 	}
 	cut, err := cutover.Read(f.cutoverReport)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate --verify: %s\n", errorText(err))
 		return 2
 	}
 	_, cl, err := ff.clusters(ctx, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate --verify: %s\n", errorText(err))
 		return 2
 	}
 	vo := cutover.VerifyOptions{Brokers: splitList(ff.toBrokers), Transport: cl.to.Transport, Principal: cl.toPrincipal,
@@ -138,12 +140,12 @@ func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stde
 		vo.FromBrokers, vo.FromTransport, vo.FromPrincipal = splitList(ff.fromBrokers), cl.from.Transport, cl.fromPrincipal
 	}
 	if err := cutover.Verify(ctx, cut, vo); err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate --verify: %s\n", errorText(err))
 		return 2
 	}
 	_ = writeSummary(stdout, cut)
 	if err := f.write(cut); err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate --verify: write cutover report: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate --verify: write cutover report: %s\n", errorText(err))
 		return 1
 	}
 	switch {

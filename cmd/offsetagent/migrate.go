@@ -160,7 +160,7 @@ func (f *fleetFlags) options(stderr io.Writer) (migrate.Options, error) {
 	o := migrate.Options{
 		ConnectURL: f.fromConnectURL, Selection: sel, InitialState: strings.ToUpper(f.initialState),
 		SinkOffsets: fleet.SinkOffsetsMode(f.sinkMode()), StopSource: f.stopSource, SinkFollowsSource: f.sinkFollowsSource,
-		AllowEmpty: f.allowEmpty, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		AllowEmpty: f.allowEmpty, Logger: spellingLogger(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	o.States = &source.StateStore{Brokers: splitList(f.toBrokers), Topic: f.stateTopic, SelectionKey: f.selectionKey()}
 	if f.fromBrokers != "" {
@@ -306,15 +306,15 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	opts, _, cl, err := f.setup(ctx, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent export: %s\n", errorText(err))
 		return 2
 	}
 	if err := opts.Check(); err != nil {
-		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent export: %s\n", errorText(err))
 		return 2
 	}
 	if err := f.reach(ctx, stderr, cl, *connectTimeout, f.stopSource || f.mm2SourceAlias != ""); err != nil {
-		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent export: %s\n", errorText(err))
 		return 2
 	}
 	opts.States.MigrationID = *migrationID
@@ -326,14 +326,14 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	if *out != "" {
 		file, err := createPrivate(*out)
 		if err != nil {
-			fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+			fmt.Fprintf(stderr, "offsetagent export: %s\n", errorText(err))
 			return 2
 		}
 		defer file.Close()
 		w = file
 	}
 	if err := apply.WriteBodies(w, rep); err != nil {
-		fmt.Fprintf(stderr, "offsetagent export: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent export: %s\n", errorText(err))
 		return 1
 	}
 	return finishReport(rep, f.report, stderr, stderr)
@@ -373,7 +373,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	toHTTP, err := c.mf.toConnectClient(stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate: %s\n", errorText(err))
 		return 2
 	}
 	if code, done := c.sf.run(ctx, *c.mf.toConnectURL, toHTTP, stdout, stderr); done {
@@ -395,7 +395,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 	}
 	if *c.mf.dry {
 		if err := writePlans(stdout, rep); err != nil {
-			fmt.Fprintf(stderr, "offsetagent migrate: %v\n", err)
+			fmt.Fprintf(stderr, "offsetagent migrate: %s\n", errorText(err))
 			return 1
 		}
 	}
@@ -412,7 +412,7 @@ func (c *migrateCmd) options(ctx context.Context, command string, toHTTP *http.C
 	f, mf := &c.f, &c.mf
 	opts, cfg, cl, err := f.setup(ctx, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent %s: %v\n", command, err)
+		fmt.Fprintf(stderr, "offsetagent %s: %s\n", command, errorText(err))
 		return mo, 2, true
 	}
 	mo = migrate.MigrateOptions{
@@ -423,14 +423,15 @@ func (c *migrateCmd) options(ctx context.Context, command string, toHTTP *http.C
 			ConnectURL: *mf.toConnectURL, HTTPClient: toHTTP, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
 		MigrationID: *mf.migrationID, SelectionKey: f.selectionKey(), Concurrency: *mf.concurrency, WaveSize: *mf.waveSize, Timeout: *mf.timeout, Grace: *mf.grace, DryRun: *mf.dry,
 		Progress: progressFor(stderr), Strimzi: c.sf.target(), Verify: c.vf.timeout(*mf.dry), VerifyProgress: verifyProgress(stderr),
+		Words: flagWords,
 	}
 	mf.setTarget(&mo.To)
 	if err := mo.Check(); err != nil {
-		fmt.Fprintf(stderr, "offsetagent %s: %v\n", command, err)
+		fmt.Fprintf(stderr, "offsetagent %s: %s\n", command, errorText(err))
 		return mo, 2, true
 	}
 	if err := f.reach(ctx, stderr, cl, *mf.connectTimeout, true); err != nil {
-		fmt.Fprintf(stderr, "offsetagent %s: %v\n", command, err)
+		fmt.Fprintf(stderr, "offsetagent %s: %s\n", command, errorText(err))
 		return mo, 2, true
 	}
 	return mo, 0, false
@@ -521,10 +522,11 @@ func finishReport(rep *apply.Report, path string, table, stderr io.Writer) int {
 	if path != "" {
 		file, err := createPrivate(path)
 		if err == nil {
+			fleet.SpellIn(rep, flagWords)
 			err = errors.Join(rep.WriteJSON(file), file.Close())
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "offsetagent: write report: %v\n", err)
+			fmt.Fprintf(stderr, "offsetagent: write report: %s\n", errorText(err))
 			return 1
 		}
 	}

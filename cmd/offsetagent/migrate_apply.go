@@ -32,11 +32,11 @@ func cmdMigrateApply(args []string, stdout, stderr io.Writer) int {
 	}
 	f, err := plan.Read(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate apply: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate apply: %s\n", errorText(err))
 		return 2
 	}
 	if err := c.fromPlan(f); err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate apply: %s: %v\n", path, err)
+		fmt.Fprintf(stderr, "offsetagent migrate apply: %s: %s\n", path, errorText(err))
 		return 2
 	}
 	if c.vf.cutoverReport == "" {
@@ -46,7 +46,7 @@ func cmdMigrateApply(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	toHTTP, err := c.mf.toConnectClient(stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate apply: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate apply: %s\n", errorText(err))
 		return 2
 	}
 	mo, code, done := c.options(ctx, "migrate apply", toHTTP, stderr)

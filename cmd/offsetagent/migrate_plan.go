@@ -36,7 +36,7 @@ func cmdMigratePlan(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	toHTTP, err := c.mf.toConnectClient(stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate plan: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate plan: %s\n", errorText(err))
 		return 2
 	}
 	if code, done := c.sf.run(ctx, *c.mf.toConnectURL, toHTTP, stdout, stderr); done {
@@ -58,7 +58,7 @@ func cmdMigratePlan(args []string, stdout, stderr io.Writer) int {
 		f.Strimzi = &plan.StrimziSettings{Cluster: st.Cluster, Namespace: st.Namespace, APIVersion: st.APIVersion, Manifests: st.Dir, Secret: st.Secret}
 	}
 	if err := f.Write(out); err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate plan: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate plan: %s\n", errorText(err))
 		return 2
 	}
 	_ = writeTable(stdout, rep)

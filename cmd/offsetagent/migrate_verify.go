@@ -32,7 +32,7 @@ func cmdMigrateVerify(args []string, stdout, stderr io.Writer) int {
 		}
 		toHTTP, err := c.mf.toConnectClient(stderr)
 		if err != nil {
-			fmt.Fprintf(stderr, "offsetagent migrate verify: %v\n", err)
+			fmt.Fprintf(stderr, "offsetagent migrate verify: %s\n", errorText(err))
 			return 2
 		}
 		c.sf.verify = true
@@ -47,7 +47,7 @@ func cmdMigrateVerify(args []string, stdout, stderr io.Writer) int {
 	if c.f.toBrokers == "" {
 		cut, err := cutover.Read(path)
 		if err != nil {
-			fmt.Fprintf(stderr, "offsetagent migrate verify: %v\n", err)
+			fmt.Fprintf(stderr, "offsetagent migrate verify: %s\n", errorText(err))
 			return 2
 		}
 		c.f.toBrokers = cut.To // B's brokers, where the offsets were placed

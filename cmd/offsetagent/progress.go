@@ -34,8 +34,8 @@ func (p *lineProgress) Done(e *apply.Entry) {
 	if e.FailedStep != "" {
 		line += " at " + e.FailedStep
 	}
-	if e.Message != "" {
-		line += ": " + oneLine(e.Message, 200)
+	if !e.Message.IsZero() {
+		line += ": " + oneLine(e.Message.Spell(flagWords), 200)
 	}
 	fmt.Fprintln(p.w, line)
 }

@@ -151,7 +151,7 @@ func (f *fleetFlags) reach(ctx context.Context, w io.Writer, cl clusters, timeou
 // a selection that matches no connector or has a flag that matches nothing, else 2 (nothing
 // was stopped or published).
 func fleetError(stderr io.Writer, command string, err error) int {
-	fmt.Fprintf(stderr, "offsetagent %s: %v\n", command, err)
+	fmt.Fprintf(stderr, "offsetagent %s: %s\n", command, errorText(err))
 	var none *source.NoneSelectedError
 	var unmatched *source.UnmatchedError
 	if errors.As(err, &none) || errors.As(err, &unmatched) {

@@ -49,7 +49,7 @@ func writeTable(w io.Writer, r *apply.Report) error {
 	for _, e := range r.Connectors {
 		counts[e.Outcome]++
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", e.Name, e.TargetName, dash(e.Type), e.Offsets, e.Outcome,
-			dash(e.FailedStep), dash(oneLine(e.Message, 100)))
+			dash(e.FailedStep), dash(oneLine(e.Message.Spell(flagWords), 100)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/cutover"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
@@ -21,7 +22,7 @@ func TestWriteTableShowsHazardWarnings(t *testing.T) {
 		Hazards: []hazard.Hazard{{Check: hazard.HazardFamilyState, Key: "topic.heartbeat.prefix", Message: "the heartbeat topic is not on B", Fix: "create it"}}}
 	refusal := hazard.Hazard{Check: hazard.HazardPlugin, Message: "B lacks the plugin", Refuse: true}
 	skipped := &apply.Entry{Name: "orders", TargetName: "orders", Outcome: apply.OutcomeSkipped,
-		Message: "refused before anything was stopped (plugin): " + refusal.String(), Hazards: []hazard.Hazard{refusal}}
+		Message: fleet.Textf("refused before anything was stopped (plugin): %v", refusal), Hazards: []hazard.Hazard{refusal}}
 	var many []*apply.Entry
 	for _, name := range []string{"c1", "c2", "c3", "c4", "c5", "c6", "c7"} {
 		many = append(many, &apply.Entry{Name: name, TargetName: name, Outcome: apply.OutcomePlanned,

@@ -65,7 +65,7 @@ func (f *strimziFlags) runVerify(ctx context.Context, connectURL string, hc *htt
 	}
 	vs, err := strimzi.VerifyStrimzi(ctx, strimzi.VerifyOptions{Dir: f.manifests, ConnectURL: connectURL, HTTPClient: hc})
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate --verify: %v\n", err)
+		fmt.Fprintf(stderr, "offsetagent migrate --verify: %s\n", errorText(err))
 		return 2
 	}
 	if ok, err := writeVerified(stdout, vs); err != nil || !ok {

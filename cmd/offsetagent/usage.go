@@ -135,6 +135,9 @@ var helps = map[string]cmdHelp{
 // flag prints the error and a pointer to --help on stderr. done says the command must return
 // code now.
 func parseArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, done bool) {
+	if sawFlagSet != nil {
+		sawFlagSet(fs)
+	}
 	fs.SetOutput(stderr)
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {

@@ -102,8 +102,8 @@ func (ap *Applier) Build(ctx context.Context, entries []*Entry) {
 	}
 	for _, e := range entries {
 		c := e.Connector
-		if c.Problem != "" {
-			e.skip(fleet.Scrub(ap.opts.Registry, c.Config, c.Problem))
+		if !c.Problem.IsZero() {
+			e.skip(fleet.ScrubText(ap.opts.Registry, c.Config, c.Problem))
 			continue
 		}
 		var sinkOffs []events.ConnectorOffset
@@ -119,7 +119,7 @@ func (ap *Applier) Build(ctx context.Context, entries []*Entry) {
 				sinkOffs, e.Translation, err = ap.opts.SinkTranslator.TranslateSink(ctx, c, e.TargetName)
 			}
 			if err != nil {
-				e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepTranslateSinkOffsets, fleet.Scrub(ap.opts.Registry, c.Config, err.Error())
+				e.Outcome, e.FailedStep, e.Message = OutcomeFailed, StepTranslateSinkOffsets, fleet.ScrubText(ap.opts.Registry, c.Config, fleet.Textf("%v", err))
 				continue
 			}
 		}

@@ -48,7 +48,7 @@ type FollowedSources struct {
 func (ap *Applier) stopFollower(ctx context.Context, e *Entry) error {
 	c, f := e.Connector, e.follows()
 	for _, src := range f.Sources {
-		if src.Problem != "" {
+		if !src.Problem.IsZero() {
 			return fmt.Errorf("not stopped: its source %q was not stopped on A (%s), so it stays on A with it", src.Name, src.Problem)
 		}
 	}

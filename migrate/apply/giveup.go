@@ -101,23 +101,23 @@ func (p *publisher) unansweredOnB(prog Progress, e *Entry, seen onB, why string)
 	giveUp := p.giveUp().UTC().Format(time.RFC3339)
 	switch seen {
 	case created:
-		p.finish(prog, e, OutcomePending, "await_result", fmt.Sprintf(
+		p.finish(prog, e, OutcomePending, "await_result", fleet.Textf(
 			"no result by the request's giveup %s, but the connector exists on B: B's agent created it (its config record, of request id %s, is in B's config topic %q). "+
 				"Do not resume it on A. B's agent publishes the result once B takes it: run the same command again to learn it, or check the connector on B (GET /connectors/%s/status)",
 			giveUp, e.RequestID, p.opts.To.ConfigTopic, e.TargetName))
 	case existsOnB:
-		p.finish(prog, e, OutcomePending, "await_result", fmt.Sprintf(
+		p.finish(prog, e, OutcomePending, "await_result", fleet.Textf(
 			"no result by the request's giveup %s, but the connector exists on B: B's Connect REST API knows it (%s). "+
 				"Do not resume it on A. Run the same command again to learn the request's outcome (request id %s), or check the connector on B (GET /connectors/%s/status)",
 			giveUp, why, e.RequestID, e.TargetName))
 	case unknownOnB:
-		p.finish(prog, e, OutcomePending, "await_result", fmt.Sprintf(
+		p.finish(prog, e, OutcomePending, "await_result", fleet.Textf(
 			"no result by the request's giveup %s, and whether the connector exists on B is not known (%s). "+
 				"Before acting on A, check B: GET /connectors/%s on B's Connect REST API, or a record of request id %s under the key connector-%s in B's config topic %q; "+
 				"running the same command again learns the outcome once the result is out",
 			giveUp, why, e.TargetName, e.RequestID, e.TargetName, p.opts.To.ConfigTopic))
 	default:
-		p.finish(prog, e, OutcomeFailed, "await_result", fmt.Sprintf(
+		p.finish(prog, e, OutcomeFailed, "await_result", fleet.Textf(
 			"no result by the request's deadline %s (+%s): B's agents refuse it from then on, so it will not be created (B's config topic %q holds no connector record of it)",
 			p.deadline.UTC().Format(time.RFC3339), p.opts.Grace, p.opts.To.ConfigTopic))
 	}

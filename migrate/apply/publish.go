@@ -107,7 +107,7 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		}
 		if pubCtx.Err() != nil {
 			for _, e := range queue {
-				p.finish(prog, e, OutcomeFailed, "publish_request", "not published: "+p.cutShort(ctx))
+				p.finish(prog, e, OutcomeFailed, "publish_request", fleet.Textf("not published: %s", p.cutShort(ctx)))
 			}
 			queue = nil
 		}
@@ -191,15 +191,15 @@ func (p *publisher) unanswered(ctx context.Context, prog Progress, e *Entry, see
 		if ctx.Err() == nil {
 			why = fmt.Sprintf("none by the request's deadline %s (+%s)", p.deadline.UTC().Format(time.RFC3339), p.opts.Grace)
 		}
-		p.finish(prog, e, OutcomeFailed, "await_result", fmt.Sprintf(
+		p.finish(prog, e, OutcomeFailed, "await_result", fleet.Textf(
 			"no plan received: %s. A dry run creates nothing on B; run it again for the plan (check that B's agents run and write their results to %q)",
 			why, p.opts.To.ResultTopic))
 	case p.deadline.IsZero():
-		p.finish(prog, e, OutcomePending, "await_result", fmt.Sprintf(
+		p.finish(prog, e, OutcomePending, "await_result", fleet.Textf(
 			"no result yet, and the request has no deadline (--timeout 0): B's agent carries it out whenever it reads it. "+
 				"Before acting on A, run the same command again to learn its outcome (request id %s)", e.RequestID))
 	case ctx.Err() != nil && time.Now().Before(p.deadline.Add(p.opts.Grace)):
-		p.finish(prog, e, OutcomePending, "await_result", fmt.Sprintf(
+		p.finish(prog, e, OutcomePending, "await_result", fleet.Textf(
 			"the run was interrupted before the request's result: B's agent may still carry it out until its deadline %s. "+
 				"Before acting on A, run the same command again after %s to learn its outcome (request id %s)",
 			p.deadline.UTC().Format(time.RFC3339), p.deadline.Add(p.opts.Grace).UTC().Format(time.RFC3339), e.RequestID))
@@ -224,7 +224,7 @@ func (p *publisher) queue(entries []*Entry, prog Progress) []*Entry {
 			if p.opts.DryRun {
 				e.Outcome = OutcomePlanned
 			}
-			e.Message = "no offsets on A: nothing to place on B"
+			e.Message = fleet.Plain("no offsets on A: nothing to place on B")
 			prog.Done(e)
 			continue
 		}
@@ -264,7 +264,7 @@ func (p *publisher) publish(ctx context.Context, w *kafka.Writer, batch []*Entry
 			err = fmt.Errorf("the request is %d bytes, above B's agents' OFFSETAGENT_MAX_REQUEST_BYTES (%d)", len(m.Value), p.opts.To.MaxRequestBytes)
 		}
 		if err != nil {
-			p.finish(prog, e, OutcomeFailed, "publish_request", err.Error())
+			p.finish(prog, e, OutcomeFailed, "publish_request", fleet.Textf("%v", err))
 			continue
 		}
 		msgs = append(msgs, m)
@@ -322,7 +322,7 @@ func (p *publisher) write(ctx context.Context, w *kafka.Writer, sent []*Entry, m
 		}
 		e := sent[i]
 		delete(inflight, e.RequestID)
-		p.finish(prog, e, OutcomeFailed, "publish_request", fmt.Sprintf("publish to %q: B refused the request: %v", p.opts.To.RequestTopic, errs[i]))
+		p.finish(prog, e, OutcomeFailed, "publish_request", fleet.Textf("publish to %q: B refused the request: %v", p.opts.To.RequestTopic, errs[i]))
 	}
 }
 
@@ -349,19 +349,19 @@ func (p *publisher) settle(got map[string]result, inflight map[string]*Entry, pr
 		delete(inflight, id)
 		switch r.typ {
 		case events.TypeCreateSucceeded:
-			p.finish(prog, e, OutcomeSucceeded, "", "")
+			p.finish(prog, e, OutcomeSucceeded, "", fleet.Text{})
 		case events.TypeCreatePlanned:
 			e.Plan = r.plan
-			p.finish(prog, e, OutcomePlanned, "", "")
+			p.finish(prog, e, OutcomePlanned, "", fleet.Text{})
 		default:
-			p.finish(prog, e, OutcomeFailed, r.failedStep, r.message)
+			p.finish(prog, e, OutcomeFailed, r.failedStep, fleet.Plain(r.message))
 		}
 	}
 }
 
 // finish records an entry's outcome, its message scrubbed of the config's secrets, and
 // reports it.
-func (p *publisher) finish(prog Progress, e *Entry, outcome Outcome, step, msg string) {
-	e.Outcome, e.FailedStep, e.Message = outcome, step, fleet.Scrub(p.opts.Registry, e.Body.Config, msg)
+func (p *publisher) finish(prog Progress, e *Entry, outcome Outcome, step string, msg fleet.Text) {
+	e.Outcome, e.FailedStep, e.Message = outcome, step, fleet.ScrubText(p.opts.Registry, e.Body.Config, msg)
 	prog.Done(e)
 }

@@ -30,14 +30,14 @@ const (
 
 // Entry is one selected connector in the report.
 type Entry struct {
-	Name       string  `json:"name"`
-	TargetName string  `json:"target_name"`
-	Type       string  `json:"type"`
-	Offsets    int     `json:"offsets"`
-	Outcome    Outcome `json:"outcome"`
-	FailedStep string  `json:"failed_step"`
-	Message    string  `json:"message"`
-	RequestID  string  `json:"request_id"`
+	Name       string     `json:"name"`
+	TargetName string     `json:"target_name"`
+	Type       string     `json:"type"`
+	Offsets    int        `json:"offsets"`
+	Outcome    Outcome    `json:"outcome"`
+	FailedStep string     `json:"failed_step"`
+	Message    fleet.Text `json:"message"`
+	RequestID  string     `json:"request_id"`
 	// Translation is the SinkTranslator's detail for a sink (absent without one).
 	Translation any `json:"translation,omitempty"`
 	// Plan is what B's agent would write, from a dry run's planned result (secret values
@@ -95,7 +95,7 @@ func (e *Entry) Rekey() *fleet.Rekey {
 	return e.Planned.Rekey
 }
 
-func (e *Entry) skip(reason string) {
+func (e *Entry) skip(reason fleet.Text) {
 	e.Outcome, e.Message, e.Body = OutcomeSkipped, reason, nil
 }
 

@@ -33,12 +33,12 @@ func (ap *Applier) stopEach(ctx context.Context, entries []*Entry, followers boo
 	g.SetLimit(stopConcurrency)
 	for _, e := range entries {
 		c := e.Connector
-		if c.Problem != "" || (e.follows() != nil) != followers {
+		if !c.Problem.IsZero() || (e.follows() != nil) != followers {
 			continue
 		}
 		g.Go(func() error {
 			if err := stop(gctx, e); err != nil {
-				c.Problem = fmt.Sprintf("stop on A: %v", err)
+				c.Problem = fleet.Textf("stop on A: %v", err)
 				ap.opts.Logger.Warn("stop on A", "connector", c.Name, "err", err)
 			}
 			return nil

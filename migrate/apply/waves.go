@@ -2,7 +2,6 @@ package apply
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/offsetagent/offsetagent/migrate/fleet"
@@ -104,7 +103,7 @@ func (ap *Applier) RunWaves(interrupt context.Context, entries []*Entry) (publis
 	for i, wave := range waves {
 		if interrupt.Err() != nil {
 			for _, e := range wave {
-				e.skip(fmt.Sprintf("not stopped on A nor published: the run was interrupted before its wave (%d of %d)", i+1, len(waves)))
+				e.skip(fleet.Textf("not stopped on A nor published: the run was interrupted before its wave (%d of %d)", i+1, len(waves)))
 				prog.Done(e)
 			}
 			continue

@@ -34,7 +34,7 @@ type Connector struct {
 	// Problem says why the connector does not move ("" when it does): bad input on A such as a
 	// malformed config or offsets record or a pending task-config update, a state that cannot
 	// be known, a refusal of the checks before anything is stopped, or a stop not reached.
-	Problem string
+	Problem Text
 }
 
 // KnownState reports whether s is an initial state of a body.

@@ -16,6 +16,23 @@ func Scrub(reg *connectors.Registry, cfg events.Config, msg string) string {
 	return cfg.Scrub(msg, class.IsSecret)
 }
 
+// ScrubText is t with the secrets of cfg it quotes hidden, as Scrub's, once it is spelled.
+func ScrubText(reg *connectors.Registry, cfg events.Config, t Text) Text {
+	if t.IsZero() {
+		return t
+	}
+	return Textf("%v", scrubbed{reg: reg, cfg: cfg, t: t})
+}
+
+// scrubbed is a Text that Scrub hides cfg's secrets of when it is spelled.
+type scrubbed struct {
+	reg *connectors.Registry
+	cfg events.Config
+	t   Text
+}
+
+func (s scrubbed) Spell(w Words) string { return Scrub(s.reg, s.cfg, s.t.Spell(w)) }
+
 // Secret returns whether a key of cfg holds a secret: by the class's family (Connect's own
 // PASSWORD keys, where reg knows the class; nil reg is connectors.Builtin()) or by its name.
 func Secret(reg *connectors.Registry, cfg events.Config) func(key string) bool {

@@ -66,7 +66,7 @@ func (hc *Checks) checkFamilyState(ctx context.Context, entries []*Subject) {
 	}
 	var todo []*Subject
 	for _, e := range entries {
-		if e.Connector.Problem == "" {
+		if e.Connector.Problem.IsZero() {
 			todo = append(todo, e)
 		}
 	}

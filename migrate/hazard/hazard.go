@@ -2,7 +2,6 @@ package hazard
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
@@ -77,8 +76,8 @@ type Subject struct {
 // neither stopped on A nor published.
 func (e *Subject) add(h Hazard) {
 	e.Hazards = append(e.Hazards, h)
-	if h.Refuse && e.Connector != nil && e.Connector.Problem == "" {
-		e.Connector.Problem = fmt.Sprintf("refused before anything was stopped (%s): %s", h.Check, h)
+	if h.Refuse && e.Connector != nil && e.Connector.Problem.IsZero() {
+		e.Connector.Problem = fleet.Textf("refused before anything was stopped (%s): %v", h.Check, h)
 	}
 }
 
@@ -137,7 +136,7 @@ type B struct {
 func (hc *Checks) CheckHazards(ctx context.Context, entries []*Subject) {
 	var todo []*Subject
 	for _, e := range entries {
-		if e.Connector != nil && e.Connector.Problem == "" {
+		if e.Connector != nil && e.Connector.Problem.IsZero() {
 			todo = append(todo, e)
 		}
 	}
@@ -150,15 +149,15 @@ func (hc *Checks) CheckHazards(ctx context.Context, entries []*Subject) {
 		hc.checkPlugins,
 		hc.checkMM2,
 	}
-	refused := map[*Subject]string{}
+	refused := map[*Subject]fleet.Text{}
 	for _, check := range all {
 		check(ctx, todo)
 		for _, e := range todo {
-			if p := e.Connector.Problem; p != "" {
+			if p := e.Connector.Problem; !p.IsZero() {
 				if _, ok := refused[e]; !ok {
 					refused[e] = p
 				}
-				e.Connector.Problem = "" // the next checks look at it too
+				e.Connector.Problem = fleet.Text{} // the next checks look at it too
 			}
 		}
 	}

@@ -31,7 +31,7 @@ func (hc *Checks) checkMM2(ctx context.Context, entries []*Subject) {
 	}
 	var sinks []*Subject
 	for _, e := range entries {
-		if c := e.Connector; c.Problem == "" && c.Type == connectors.Sink && e.Follows == nil {
+		if c := e.Connector; c.Problem.IsZero() && c.Type == connectors.Sink && e.Follows == nil {
 			sinks = append(sinks, e)
 		}
 	}

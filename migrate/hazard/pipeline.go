@@ -89,7 +89,7 @@ func (hc *Checks) CheckPipelines(ctx context.Context, entries []*Subject) {
 	var sources, sinks []*Subject
 	for _, e := range entries {
 		switch {
-		case e.Connector.Problem != "":
+		case !e.Connector.Problem.IsZero():
 		case e.Connector.Type == connectors.Source:
 			sources = append(sources, e)
 		case e.Connector.Type == connectors.Sink:
@@ -141,9 +141,9 @@ func (hc *Checks) CheckPipelines(ctx context.Context, entries []*Subject) {
 			continue
 		}
 		for _, src := range sink.Follows.Sources {
-			if src.Problem != "" {
+			if !src.Problem.IsZero() {
 				sink.Follows = nil
-				c.Problem = fmt.Sprintf("pipeline with source %q, which is skipped, so it stays on A with it: %s", src.Name, src.Problem)
+				c.Problem = fleet.Textf("pipeline with source %q, which is skipped, so it stays on A with it: %v", src.Name, src.Problem)
 				break
 			}
 		}
@@ -198,11 +198,11 @@ func refusePipeline(p pipelinePair, policy mm2.Policy, asked bool, why string) {
 		what += fmt.Sprintf(", or move the pair with --stop-source --sink-follows-source (the sink on B then reads %s, from where the source on B starts writing)",
 			strings.Join(p.topics, ", "))
 	}
-	if p.sink.Connector.Problem == "" {
-		p.sink.Connector.Problem = fmt.Sprintf("pipeline with source %q: %s", p.source.Connector.Name, what)
+	if p.sink.Connector.Problem.IsZero() {
+		p.sink.Connector.Problem = fleet.Textf("pipeline with source %q: %v", p.source.Connector.Name, what)
 	}
-	if p.source.Connector.Problem == "" {
-		p.source.Connector.Problem = fmt.Sprintf("pipeline with sink %q, skipped with it: %s", p.sink.Connector.Name, what)
+	if p.source.Connector.Problem.IsZero() {
+		p.source.Connector.Problem = fleet.Textf("pipeline with sink %q, skipped with it: %v", p.sink.Connector.Name, what)
 	}
 }
 

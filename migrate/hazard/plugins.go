@@ -48,7 +48,7 @@ func (hc *Checks) checkPlugins(ctx context.Context, entries []*Subject) {
 	}
 	var todo []*Subject
 	for _, e := range entries {
-		if e.Connector != nil && e.Connector.Problem == "" {
+		if e.Connector != nil && e.Connector.Problem.IsZero() {
 			todo = append(todo, e)
 		}
 	}

@@ -296,8 +296,8 @@ func TestCheckPluginsOnB(t *testing.T) {
 				for _, h := range e.Hazards {
 					require.NotContains(t, h.String(), secret)
 				}
-				require.NotContains(t, e.Connector.Problem, secret)
-				require.Equal(t, contains(tt.problem, e.Connector.Name), e.Connector.Problem != "", "%s: problem %q", e.Connector.Name, e.Connector.Problem)
+				require.NotContains(t, e.Connector.Problem.String(), secret)
+				require.Equal(t, contains(tt.problem, e.Connector.Name), !e.Connector.Problem.IsZero(), "%s: problem %q", e.Connector.Name, e.Connector.Problem.String())
 			}
 			b.mu.Lock()
 			defer b.mu.Unlock()

@@ -56,7 +56,7 @@ func (hc *Checks) checkPointsAtA(ctx context.Context, entries []*Subject) {
 	var todo []configOnB
 	var all []named
 	for _, e := range entries {
-		if e.Connector.Problem != "" {
+		if !e.Connector.Problem.IsZero() {
 			continue
 		}
 		c := configOnB{e: e, cfg: hc.ConfigOnB(e), named: map[string]named{}}

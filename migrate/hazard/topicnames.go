@@ -104,7 +104,7 @@ func (hc *Checks) checkTopicNames(_ context.Context, entries []*Subject) {
 	for _, e := range entries {
 		c := e.Connector
 		e.Restore = nil
-		if c.Problem != "" || c.Type != connectors.Sink || e.Follows != nil {
+		if !c.Problem.IsZero() || c.Type != connectors.Sink || e.Follows != nil {
 			continue
 		}
 		tn := topicNames{policy: m.Policy, sel: hc.opts.Selection, onA: c.Config.Map(), secret: fleet.Secret(hc.opts.Registry, c.Config)}

@@ -19,7 +19,7 @@ func TestDrift(t *testing.T) {
 		"file", "/data/in.txt", "topic", "lines", "tasks.max", "1", "database.password", "s3cret")
 	at := int64(7)
 	fileOf := func(cfg events.Config, state string, record int64, existsOnB bool, problem string, onB events.Config) *FileConnector {
-		c := &fleet.Connector{Name: "src", Type: connectors.Source, State: state, Config: cfg, Problem: problem}
+		c := &fleet.Connector{Name: "src", Type: connectors.Source, State: state, Config: cfg, Problem: fleet.Plain(problem)}
 		if onB == nil {
 			onB = sel.EditConfig(cfg, "src")
 		}

@@ -26,6 +26,16 @@ type FileOptions struct {
 	// ExistsOnB says whether B has a connector by that name now; nil when B's connectors
 	// were not read.
 	ExistsOnB map[string]bool
+	// Words spell what the file says of a connector (why it is refused) for its reader: the
+	// caller's terms (nil: fleet.GoWords).
+	Words fleet.Words
+}
+
+func (o FileOptions) words() fleet.Words {
+	if o.Words == nil {
+		return fleet.GoWords
+	}
+	return o.Words
 }
 
 // File is the plan file's connectors of p (the caller fills in the rest of the File).
@@ -42,7 +52,7 @@ func (p *Plan) fileConnector(pc *Connector, o FileOptions) *FileConnector {
 	secret := fleet.Secret(o.Registry, c.Config)
 	secretOnB := func(key string) bool { return secret(key) || fleet.Secret(o.Registry, pc.OnB)(key) }
 	fc := &FileConnector{Name: c.Name, Target: pc.Target, Type: string(c.Type), StateOnA: c.State,
-		FingerprintOnA: Fingerprint(c.Config, secret), Warnings: slices.Clone(pc.Warnings), Refused: c.Problem}
+		FingerprintOnA: Fingerprint(c.Config, secret), Warnings: slices.Clone(pc.Warnings), Refused: c.Problem.Spell(o.words())}
 	if class, ok := c.Config.Get("connector.class"); ok {
 		fc.Class = class
 	}

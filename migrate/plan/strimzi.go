@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 )
 
@@ -31,14 +32,14 @@ func kubernetesTarget(target string) (string, string) {
 func refuseExisting(cs []*Connector, onB map[string]map[string]string, declared func(string, events.Config) (events.Config, error)) {
 	for _, pc := range cs {
 		c := pc.Connector
-		if c.Problem != "" {
+		if !c.Problem.IsZero() {
 			continue
 		}
 		cfg := pc.OnB
 		if declared != nil {
 			d, err := declared(pc.Target, cfg)
 			if err != nil {
-				c.Problem = "its KafkaConnector manifest cannot be written: " + err.Error()
+				c.Problem = fleet.Textf("its KafkaConnector manifest cannot be written: %v", err)
 				continue
 			}
 			cfg = d
@@ -48,7 +49,7 @@ func refuseExisting(cs []*Connector, onB map[string]map[string]string, declared 
 			continue
 		}
 		if diff := strimzi.Conflict(have, cfg); len(diff) > 0 {
-			c.Problem = fmt.Sprintf("409 Connector %s already exists on B with another config (%s): its manifest would replace that config; "+
+			c.Problem = fleet.Textf("409 Connector %s already exists on B with another config (%s): its manifest would replace that config; "+
 				"delete the connector on B first, or give this one another name (--rename)", pc.Target, strings.Join(diff, ", "))
 		}
 	}

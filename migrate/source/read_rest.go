@@ -55,7 +55,7 @@ func (r *restReader) list(ctx context.Context) ([]*fleet.Connector, error) {
 		if info == nil {
 			got, err := r.c.Info(ctx, name)
 			if err != nil {
-				c.Problem = fmt.Sprintf("read connector: %v", err)
+				c.Problem = fleet.Textf("read connector: %v", err)
 				continue
 			}
 			info = &got
@@ -66,7 +66,7 @@ func (r *restReader) list(ctx context.Context) ([]*fleet.Connector, error) {
 			} // else no status yet (just created or unassigned): the state is not known
 		}
 		if err := json.Unmarshal(info.Config, &c.Config); err != nil || c.Config == nil {
-			c.Problem = fmt.Sprintf("read config: %v", err)
+			c.Problem = fleet.Textf("read config: %v", err)
 			continue
 		}
 		props := c.Config.Map()

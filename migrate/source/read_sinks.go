@@ -52,12 +52,16 @@ func (r *topicsReader) sinkOffsets(ctx context.Context, c *fleet.Connector) ([]e
 		return nil, err
 	}
 	if len(unreadable) > 0 {
-		msg := fmt.Sprintf("the committed offsets of group %q cannot all be read, and a partition left out would be replayed from the start on B: %v",
-			c.Group, errors.Join(unreadable...))
-		if !r.src.AllowUnreadable {
-			return nil, errors.New(strings.ReplaceAll(msg, "\n", "; ") + "; or pass --allow-unreadable-offsets to go on without them")
+		causes := make([]any, len(unreadable))
+		for i, u := range unreadable {
+			causes[i] = u
 		}
-		r.logger.Warn("sink offsets left out (--allow-unreadable-offsets)", "connector", c.Name, "err", strings.ReplaceAll(msg, "\n", "; "))
+		msg := fleet.Textf("the committed offsets of group %q cannot all be read, and a partition left out would be replayed from the start on B: %v",
+			c.Group, fleet.Textf(strings.TrimSuffix(strings.Repeat("%v; ", len(causes)), "; "), causes...))
+		if !r.src.AllowUnreadable {
+			return nil, fleet.Errorf("%v; or pass %s to go on without them", msg, fleet.AllowUnreadable)
+		}
+		fleet.Warn(r.logger, fleet.Textf("sink offsets left out (%s)", fleet.AllowUnreadable), "connector", c.Name, "err", msg)
 	}
 	for _, e := range extra {
 		if !slices.ContainsFunc(gos, func(g offsetstore.GroupOffset) bool { return g.Topic == e.Topic && g.Partition == e.Partition }) {
@@ -97,8 +101,8 @@ func (r *topicsReader) unreadable(ctx context.Context, c *fleet.Connector, gos [
 			if all, err := kafkaio.SeesEverything(ctx, r.client); err == nil && all {
 				return nil, nil, nil
 			}
-			return []error{fmt.Errorf("the sink subscribes with topics.regex, and Kafka leaves the topics principal %s may not Describe out of a group's offsets; "+
-				"which topics the regex matches only A's workers know: give --from-connect-url, whose offsets (read by the worker's principal) are compared", r.principal())}, nil, nil
+			return []error{fleet.Errorf("the sink subscribes with topics.regex, and Kafka leaves the topics principal %s may not Describe out of a group's offsets; "+
+				"which topics the regex matches only A's workers know: give %s, whose offsets (read by the worker's principal) are compared", r.principal(), fleet.FromConnectURL)}, nil, nil
 		}
 		worker, err := r.rest.offsets(ctx, c)
 		if err != nil {

@@ -109,7 +109,7 @@ func (r *topicsReader) list(ctx context.Context) ([]*fleet.Connector, error) {
 	}
 	var out []*fleet.Connector
 	for _, name := range r.store.ConnectorNames() {
-		c := &fleet.Connector{Name: name, Problem: r.store.ConnectorProblem(name)}
+		c := &fleet.Connector{Name: name, Problem: fleet.Plain(r.store.ConnectorProblem(name))}
 		out = append(out, c)
 		props, ok := r.store.ConnectorConfig(name)
 		if !ok {
@@ -122,7 +122,7 @@ func (r *topicsReader) list(ctx context.Context) ([]*fleet.Connector, error) {
 		if c.Type == connectors.Sink {
 			c.Group = fleet.SinkGroup(name, props)
 		}
-		if c.Problem != "" {
+		if !c.Problem.IsZero() {
 			continue
 		}
 		offs, err := r.offsets(ctx, c)

@@ -88,7 +88,7 @@ func NewSelection(f SelectionFlags) (Selection, error) {
 	for _, r := range f.Rename {
 		expr, repl, ok := strings.Cut(r, "=")
 		if !ok || expr == "" || repl == "" {
-			errs = append(errs, fmt.Errorf("--rename %q: want RE=REPLACEMENT", r))
+			errs = append(errs, fleet.Errorf("%s %q: want RE=REPLACEMENT", fleet.Rename, r))
 			continue
 		}
 		s.renames = append(s.renames, rename{re: compile("rename", expr), repl: repl, flag: r})
@@ -97,9 +97,9 @@ func NewSelection(f SelectionFlags) (Selection, error) {
 		k, v, ok := strings.Cut(kv, "=")
 		switch {
 		case !ok || k == "":
-			errs = append(errs, fmt.Errorf("--set %q: want KEY=VALUE", kv))
+			errs = append(errs, fleet.Errorf("%s %q: want KEY=VALUE", fleet.Set, kv))
 		case k == "name":
-			errs = append(errs, fmt.Errorf("--set %q: the name is changed with --rename", kv))
+			errs = append(errs, fleet.Errorf("%s %q: the name is changed with %s", fleet.Set, kv, fleet.Rename))
 		default:
 			s.set = append(s.set, events.ConfigEntry{Key: k, Value: v})
 		}
@@ -107,9 +107,9 @@ func NewSelection(f SelectionFlags) (Selection, error) {
 	for _, k := range f.Unset {
 		switch {
 		case k == "" || strings.Contains(k, "="):
-			errs = append(errs, fmt.Errorf("--unset %q: want a config key", k))
+			errs = append(errs, fleet.Errorf("%s %q: want a config key", fleet.Unset, k))
 		case k == "name" || k == "connector.class":
-			errs = append(errs, fmt.Errorf("--unset %q: a connector cannot be created without it", k))
+			errs = append(errs, fleet.Errorf("%s %q: a connector cannot be created without it", fleet.Unset, k))
 		default:
 			s.unset = append(s.unset, k)
 		}
@@ -118,14 +118,14 @@ func NewSelection(f SelectionFlags) (Selection, error) {
 		from, to, ok := strings.Cut(kv, "=")
 		elems := ListElems(from)
 		if !ok || len(elems) == 0 || strings.TrimSpace(to) == "" {
-			errs = append(errs, fmt.Errorf("--map-value %q: want FROM=TO", kv))
+			errs = append(errs, fleet.Errorf("%s %q: want FROM=TO", fleet.MapValue, kv))
 			continue
 		}
 		s.maps = append(s.maps, valueMap{from: elems, to: strings.TrimSpace(to)})
 	}
 	for _, k := range f.KeepA {
 		if k == "" || strings.Contains(k, "=") {
-			errs = append(errs, fmt.Errorf("--keep-a %q: want a config key", k))
+			errs = append(errs, fleet.Errorf("%s %q: want a config key", fleet.KeepA, k))
 			continue
 		}
 		s.keepA = append(s.keepA, k)
@@ -162,11 +162,11 @@ func (s Selection) Selected(name string) bool {
 // matches none of those the includes select, a --rename that renames none of the selected
 // (no name it matches, or every one renamed by an earlier --rename). Such a flag is almost
 // always misspelt, and a misspelt --exclude moves the connector it was meant to keep.
-func (s Selection) Unmatched(names []string) []string {
-	var out []string
+func (s Selection) Unmatched(names []string) []fleet.Text {
+	var out []fleet.Text
 	for i, re := range s.include {
 		if !slices.ContainsFunc(names, re.MatchString) {
-			out = append(out, fmt.Sprintf("--include %q matches no connector of A", s.includeExpr[i]))
+			out = append(out, fleet.Textf("%s %q matches no connector of A", fleet.Include, s.includeExpr[i]))
 		}
 	}
 	included := slices.DeleteFunc(slices.Clone(names), func(n string) bool {
@@ -174,7 +174,7 @@ func (s Selection) Unmatched(names []string) []string {
 	})
 	for i, re := range s.exclude {
 		if !slices.ContainsFunc(included, re.MatchString) {
-			out = append(out, fmt.Sprintf("--exclude %q matches no selected connector", s.excludeExpr[i]))
+			out = append(out, fleet.Textf("%s %q matches no selected connector", fleet.Exclude, s.excludeExpr[i]))
 		}
 	}
 	renamed := make([]bool, len(s.renames))
@@ -188,7 +188,7 @@ func (s Selection) Unmatched(names []string) []string {
 	}
 	for i, r := range s.renames {
 		if !renamed[i] {
-			out = append(out, fmt.Sprintf("--rename %q renames no selected connector", r.flag))
+			out = append(out, fleet.Textf("%s %q renames no selected connector", fleet.Rename, r.flag))
 		}
 	}
 	return out

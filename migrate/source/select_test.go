@@ -52,24 +52,28 @@ func TestSelectionUnmatched(t *testing.T) {
 		{name: "every flag does something", flags: SelectionFlags{Include: []string{"orders-.*", "users-src"}, Exclude: []string{".*-sink"},
 			Rename: []string{"orders-(.*)=o-$1"}}},
 		{name: "one of two includes", flags: SelectionFlags{Include: []string{"orders-.*", "user-src"}},
-			want: []string{`--include "user-src" matches no connector of A`}},
+			want: []string{`Include "user-src" matches no connector of A`}},
 		{name: "exclude of a name that exists but is not included", flags: SelectionFlags{Include: []string{"orders-.*"}, Exclude: []string{"users-src"}},
-			want: []string{`--exclude "users-src" matches no selected connector`}},
+			want: []string{`Exclude "users-src" matches no selected connector`}},
 		{name: "misspelt exclude", flags: SelectionFlags{Exclude: []string{"order-sink"}},
-			want: []string{`--exclude "order-sink" matches no selected connector`}},
+			want: []string{`Exclude "order-sink" matches no selected connector`}},
 		{name: "rename of excluded names only", flags: SelectionFlags{Exclude: []string{"users-.*"}, Rename: []string{"users-(.*)=u-$1"}},
-			want: []string{`--rename "users-(.*)=u-$1" renames no selected connector`}},
+			want: []string{`Rename "users-(.*)=u-$1" renames no selected connector`}},
 		{name: "rename shadowed by an earlier one", flags: SelectionFlags{Rename: []string{"orders-(.*)=o-$1", "orders-src=x"}},
-			want: []string{`--rename "orders-src=x" renames no selected connector`}},
+			want: []string{`Rename "orders-src=x" renames no selected connector`}},
 		{name: "several, in flag order", flags: SelectionFlags{Include: []string{"nope"}, Exclude: []string{"nada"}, Rename: []string{"zip=zap"}},
-			want: []string{`--include "nope" matches no connector of A`, `--exclude "nada" matches no selected connector`,
-				`--rename "zip=zap" renames no selected connector`}},
+			want: []string{`Include "nope" matches no connector of A`, `Exclude "nada" matches no selected connector`,
+				`Rename "zip=zap" renames no selected connector`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := NewSelection(tt.flags)
 			require.NoError(t, err)
-			require.Equal(t, tt.want, s.Unmatched(names))
+			var got []string
+			for _, u := range s.Unmatched(names) {
+				got = append(got, u.String())
+			}
+			require.Equal(t, tt.want, got)
 		})
 	}
 }
@@ -82,13 +86,13 @@ func TestSelectionErrors(t *testing.T) {
 	require.Error(t, err)
 	// Every problem at once, in flag order.
 	require.Equal(t, `--include "(": error parsing regexp: missing closing ): `+"`^(?:()$`"+`
---rename "nope": want RE=REPLACEMENT
---rename "a=": want RE=REPLACEMENT
---set "=x": want KEY=VALUE
---set "name=y": the name is changed with --rename
---set "novalue": want KEY=VALUE
---unset "connector.class": a connector cannot be created without it
---unset "a=b": want a config key`, err.Error())
+Rename "nope": want RE=REPLACEMENT
+Rename "a=": want RE=REPLACEMENT
+Set "=x": want KEY=VALUE
+Set "name=y": the name is changed with Rename
+Set "novalue": want KEY=VALUE
+Unset "connector.class": a connector cannot be created without it
+Unset "a=b": want a config key`, err.Error())
 }
 
 func TestEditConfig(t *testing.T) {

@@ -2,7 +2,6 @@ package source
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -65,7 +64,7 @@ func Open(ctx context.Context, opts Options) (*A, error) {
 	if opts.ConnectURL != "" {
 		r, err := newRESTReader(opts.ConnectURL, opts.HTTPClient, opts.Registry)
 		if err != nil {
-			return nil, fleet.Precheckf("--from-connect-url: %v", err)
+			return nil, fleet.Precheckf("%s: %v", fleet.FromConnectURL, err)
 		}
 		root, err := r.c.Root(ctx)
 		switch {
@@ -75,11 +74,11 @@ func Open(ctx context.Context, opts Options) (*A, error) {
 			// Nothing answers at A's REST API: a connector is stopped on A when no worker of
 			// A holds it, as A's Kafka cluster tells (workersofa.go).
 			s.restDown = err
-			opts.Logger.Warn("A's Connect REST API is unreachable: --stop-source takes a connector for stopped on A when no live worker of A holds it, "+
-				"as the Connect groups on A's Kafka cluster say", "url", connectrest.Redact(opts.ConnectURL), "err", err)
+			fleet.Warn(opts.Logger, fleet.Textf("A's Connect REST API is unreachable: %s takes a connector for stopped on A when no live worker of A holds it, "+
+				"as the Connect groups on A's Kafka cluster say", fleet.StopSource), "url", connectrest.Redact(opts.ConnectURL), "err", err)
 		case opts.StopSource && restUnreachable(err):
-			return nil, fleet.Precheckf("A's Connect REST API is unreachable: %v; with --from-brokers, --stop-source takes a connector for stopped on A "+
-				"when no live worker of A holds it, as the Connect groups on A's Kafka cluster say", err)
+			return nil, fleet.Precheckf("A's Connect REST API is unreachable: %v; with %s, %s takes a connector for stopped on A "+
+				"when no live worker of A holds it, as the Connect groups on A's Kafka cluster say", err, fleet.FromBrokers, fleet.StopSource)
 		default:
 			return nil, fleet.Precheckf("A's Connect REST API is unreachable: %v", err)
 		}
@@ -183,7 +182,7 @@ func (s *A) OpenStates(ctx context.Context, clusterA, id string) error {
 	st := s.opts.States
 	if st == nil || len(st.Brokers) == 0 {
 		if s.opts.StopSource {
-			return fleet.Precheckf("--stop-source records each connector's state on A before stopping it, in topic %q on B: give --to-brokers", DefaultStateTopic)
+			return fleet.Precheckf("%s records each connector's state on A before stopping it, in topic %q on B: give %s", fleet.StopSource, DefaultStateTopic, fleet.ToBrokers)
 		}
 		return nil
 	}
@@ -195,7 +194,7 @@ func (s *A) OpenStates(ctx context.Context, clusterA, id string) error {
 		cp.MigrationID = fleet.DeriveMigrationID(clusterA, cp.SelectionKey)
 	}
 	if !fleet.ValidMigrationID(cp.MigrationID) {
-		return fleet.Precheckf("--migration-id %q: no '/' or spaces", cp.MigrationID)
+		return fleet.Precheckf("%s %q: no '/' or spaces", fleet.MigrationID, cp.MigrationID)
 	}
 	states, err := OpenStates(ctx, cp, s.Describe(), s.opts.StopSource, s.opts.Logger)
 	if err != nil {
@@ -213,7 +212,7 @@ func (s *A) OpenStates(ctx context.Context, clusterA, id string) error {
 // record (stopped by hand or by another migration, so the state it had before is lost).
 func (s *A) ResolveStates(selected []*fleet.Connector) {
 	for _, c := range selected {
-		if c.Problem != "" {
+		if !c.Problem.IsZero() {
 			continue
 		}
 		if st, ok := s.states.Get(c.Name); ok {
@@ -225,11 +224,11 @@ func (s *A) ResolveStates(selected []*fleet.Connector) {
 		}
 		switch {
 		case c.StateUnknown != "":
-			c.Problem = "state on A unknown: " + c.StateUnknown + "; give --initial-state, or read A with --from-brokers"
+			c.Problem = fleet.Textf("state on A unknown: %s; give %s, or read A with %s", c.StateUnknown, fleet.InitialState, fleet.FromBrokers)
 		case s.opts.StopSource && c.State == fleet.StateStopped:
-			c.Problem = fmt.Sprintf("state on A unknown: the connector is STOPPED on A and no run of migration %s recorded its state before stopping it "+
-				"(it was stopped by hand or by another migration), so the state to create it in on B is not known; give --initial-state, or resume it on A first",
-				s.states.MigrationID())
+			c.Problem = fleet.Textf("state on A unknown: the connector is STOPPED on A and no run of migration %s recorded its state before stopping it "+
+				"(it was stopped by hand or by another migration), so the state to create it in on B is not known; give %s, or resume it on A first",
+				s.states.MigrationID(), fleet.InitialState)
 		}
 	}
 }
@@ -315,15 +314,15 @@ func (s *A) CheckStop(selected []*fleet.Connector) error {
 	}
 	var sinks []string
 	for _, c := range selected {
-		if c.Problem == "" && c.Type == connectors.Sink {
+		if c.Problem.IsZero() && c.Type == connectors.Sink {
 			sinks = append(sinks, c.Name)
 		}
 	}
 	if len(sinks) == 0 {
 		return nil
 	}
-	return fleet.Precheckf("--stop-source for sink connectors (%s) needs --from-brokers: without A's brokers the stop barrier cannot see "+
-		"whether the sink's consumer group on A still has members committing offsets", strings.Join(sinks, ", "))
+	return fleet.Precheckf("%s for sink connectors (%s) needs %s: without A's brokers the stop barrier cannot see "+
+		"whether the sink's consumer group on A still has members committing offsets", fleet.StopSource, strings.Join(sinks, ", "), fleet.FromBrokers)
 }
 
 // restState maps a config-topic target state to REST's spelling.
@@ -358,7 +357,7 @@ func sortedConfig(props map[string]string) events.Config {
 // Problem.
 func setOffsets(c *fleet.Connector, offs []events.ConnectorOffset, err error) {
 	if err != nil {
-		c.Problem = err.Error()
+		c.Problem = fleet.Textf("%v", err)
 		return
 	}
 	c.Offsets = offs

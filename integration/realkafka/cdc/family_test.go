@@ -80,7 +80,7 @@ func TestFamilyStateRefusedBeforeStop(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("the report's entry:\n%s", out)
 	require.Equal(t, apply.OutcomeSkipped, e.Outcome)
-	require.True(t, strings.HasPrefix(e.Message, "refused before anything was stopped (family_state)"), e.Message)
+	require.True(t, strings.HasPrefix(e.Message.String(), "refused before anything was stopped (family_state)"), e.Message.String())
 	refused := map[string]string{}
 	for _, h := range e.Hazards {
 		if h.Check == hazard.HazardFamilyState && h.Refuse {

@@ -411,7 +411,7 @@ func mariadbKilled(t *testing.T, ctx context.Context, mv mariadbMove, wK *realka
 	require.Len(t, rep.Connectors, 1)
 	require.Equal(t, apply.OutcomeSkipped, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
 	for _, want := range []string{"A runs it", `Connect group "` + namesK.Group + `"`, "holds connector " + killed, "session.timeout.ms"} {
-		require.Contains(t, rep.Connectors[0].Message, want)
+		require.Contains(t, rep.Connectors[0].Message.String(), want)
 	}
 	require.Equal(t, http.StatusNotFound, restStatus(t, wB, "/connectors/"+killed), "nothing created on B")
 

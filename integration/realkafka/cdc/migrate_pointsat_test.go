@@ -95,7 +95,7 @@ func TestSettingsPointingAtARefusedThenMapped(t *testing.T) {
 	hazards := map[string]string{}
 	for _, e := range rep.Connectors {
 		require.Equal(t, apply.OutcomeSkipped, e.Outcome, "%s: %s", e.Name, e.Message)
-		require.NotContains(t, e.Message, "pw-secret")
+		require.NotContains(t, e.Message.String(), "pw-secret")
 		for _, h := range e.Hazards {
 			if h.Refuse && h.Check == hazard.HazardPointsAtA {
 				hazards[e.Name] = h.Key + ": " + h.Message + "; " + h.Fix

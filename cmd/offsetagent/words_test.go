@@ -1,0 +1,53 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFlagWordsSpellEverySetting: every setting, kind of fix and verb of the library is
+// spelled, every setting as a flag some command registers.
+func TestFlagWordsSpellEverySetting(t *testing.T) {
+	registered := registeredFlags(t)
+	for _, s := range fleet.Settings {
+		w := flagWords.Setting(s)
+		require.NotEmpty(t, w, "setting %q is not spelled", s)
+		require.True(t, registered[w[2:]], "setting %q is spelled %s, which no command registers", s, w)
+	}
+	for _, f := range fleet.FixKinds {
+		require.NotEmpty(t, flagWords.Fix(f), "fix %T is not spelled", f)
+	}
+	for _, v := range fleet.Verbs {
+		require.NotEmpty(t, flagWords.Next(fleet.Next{Verb: v}), "verb %q is not spelled", v)
+	}
+}
+
+func TestFlagWordsSpellText(t *testing.T) {
+	tests := []struct {
+		name string
+		text fleet.Text
+		want string
+	}{
+		{"setting", fleet.Textf("%s needs %s", fleet.StopSource, fleet.FromConnectURL), "--stop-source needs --from-connect-url"},
+		{"fix", fleet.Textf("give %s", fleet.SetValue{Key: "k", Value: fleet.Hint("B's value")}), "give --set k=<B's value>"},
+		{"give", fleet.Textf("use %s", fleet.Give{Setting: fleet.ReplicationPolicy, Value: "identity"}), "use --replication-policy identity"},
+		{"next", fleet.Textf("then %s", fleet.Next{Verb: fleet.VerbVerify, Args: []string{"r.json"}}), "then offsetagent migrate --verify --cutover-report r.json"},
+		{"nested", fleet.Textf("a: %v", fleet.Textf("%s", fleet.KeepA)), "a: --keep-a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, tt.text.Spell(flagWords))
+		})
+	}
+}
+
+func TestErrorTextSpellsWrappedErrors(t *testing.T) {
+	inner := fleet.Errorf("%s %q: want RUNNING, PAUSED or STOPPED", fleet.InitialState, "x")
+	err := fleet.Errorf("check: %w", inner)
+	require.Equal(t, `check: InitialState "x": want RUNNING, PAUSED or STOPPED`, err.Error())
+	require.Equal(t, `check: --initial-state "x": want RUNNING, PAUSED or STOPPED`, errorText(err))
+	require.ErrorIs(t, fleet.Precheckf("%s", fleet.ToBrokers), fleet.ErrPrecheck)
+	require.Equal(t, "precheck failed: --to-brokers", errorText(fleet.Precheckf("%s", fleet.ToBrokers)))
+}
