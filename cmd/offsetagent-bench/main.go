@@ -62,8 +62,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "also write the table, date and machine to this Markdown file")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile of one scenario's measured phase to this file")
-	profiled := fs.String("profile", "bulk", "the scenario -cpuprofile covers: bulk, latency (the agent of the first round, in its child process), many, flat (the first agent start-up on the full topic) or view (every view load, the rounds after the first to path.N)")
-	only := fs.String("scenarios", "bulk,latency,many,flat,migrate,view", "comma-separated scenarios to run")
+	profiled := fs.String("profile", "bulk", "the scenario -cpuprofile covers: bulk, latency (the agent of the first round, in its child process), many, flat (the first agent start-up on the full topic), fleet (migrate's child process, and its allocations to path.heap) or view (every view load, the rounds after the first to path.N)")
+	only := fs.String("scenarios", "bulk,latency,many,flat,migrate,view,fleet", "comma-separated scenarios to run")
 	scaleFlag := fs.String("scale", "", "scale every count by this factor (default $BENCH_SCALE, else 1)")
 	timeout := fs.Duration("timeout", 20*time.Minute, "give up on the whole run after this long")
 	verbose := fs.Bool("v", false, "print progress to stderr")
@@ -74,6 +74,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	noop := fs.Bool("noop", false, "internal: with -agent, stages that answer succeeded at once")
 	transit := fs.Bool("transit", false, "internal: answer requests without an agent (the bulk scenario's transit floors, transit.go)")
 	rounds := fs.Int("rounds", 5, "interleaved rounds of the bulk and view scenarios (median and range)")
+	fleetMigrate := fs.Bool("fleet-migrate", false, "internal: run migrate for the fleet scenario (scenarios_fleet.go)")
 	load := fs.String("load", "", "internal: load an offsets topic in this process, view or franz (the view scenario, viewload.go)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -89,6 +90,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *load != "" {
 		return serveLoad(*load, *cpu, stdin, stdout, stderr)
+	}
+	if *fleetMigrate {
+		return serveFleetMigrate(stdin, stdout, stderr)
 	}
 	if *agentChild {
 		return serveAgent(stdin, stdout, stderr, *cpu, *noop)
@@ -120,7 +124,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, s := range strings.Split(*only, ",") {
 		s = strings.TrimSpace(s)
 		if scenarioByName(s) == nil {
-			fmt.Fprintf(stderr, "offsetagent-bench: unknown scenario %q (known: bulk, latency, many, flat, migrate, view)\n", s)
+			fmt.Fprintf(stderr, "offsetagent-bench: unknown scenario %q (known: bulk, latency, many, flat, migrate, view, fleet)\n", s)
 			return 2
 		}
 		o.scenarios[s] = true
@@ -166,6 +170,7 @@ func scenarios() []scenario {
 		{"flat", flatScenario},
 		{"migrate", migrateScenario},
 		{"view", viewScenario},
+		{"fleet", fleetScenario},
 	}
 }
 
