@@ -159,6 +159,8 @@ type source struct {
 	states *states
 	// b is B, for the hazard checks (nil for an export).
 	b *targetSide
+	// stopCalls bounds the calls to A the stop barriers make at once (stop.go).
+	stopCalls chan struct{}
 }
 
 // openSource checks opts and connects to A (reading its topics to the end).

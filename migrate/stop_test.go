@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -84,4 +85,44 @@ func TestStopBarrierWaitsForSinkGroupMembers(t *testing.T) {
 		Partition: jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number("0")}, {Key: "kafka_topic", Value: "orders"}},
 		Offset:    jsonvalue.Map{{Key: "kafka_offset", Value: jsonvalue.Number("2")}},
 	}}, e.Body.InitialOffsets, "the offsets of the final commit")
+}
+
+// TestStopBarriersOfAWaveWaitTogether: the stop barriers of a wave wait for their stable
+// pauses together; only their calls to A are bounded (stopConcurrency at a time). With a
+// pause longer than the test, every connector of the wave must still get its PUT /stop: on
+// the code that held a slot for a whole barrier, only stopConcurrency ever did.
+func TestStopBarriersOfAWaveWaitTogether(t *testing.T) {
+	brokers := startKfake(t)
+	const n = 3 * stopConcurrency
+	all := make(chan struct{})
+	fc := &fakeConnect{t: t, connectors: map[string]*fakeConnector{}}
+	fc.onStop = func(string) {
+		if len(fc.stops) == n { // onStop runs under fc.mu, after the stop was noted
+			close(all)
+		}
+	}
+	for i := range n {
+		name := fmt.Sprintf("file-%02d", i)
+		fc.connectors[name] = &fakeConnector{typ: "source", state: StateRunning, stopAt: -1,
+			config:  map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": "f", "topic": "t", "name": name},
+			offsets: []string{`{"partition":{"filename":"f"},"offset":{"position":1}}`}}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Export(ctx, Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: time.Hour,
+			StopPoll: 10 * time.Millisecond, StopTimeout: 2 * time.Hour, States: &StateStore{Brokers: brokers}})
+		done <- err
+	}()
+	select {
+	case <-all:
+	case <-time.After(30 * time.Second):
+		fc.mu.Lock()
+		got := len(fc.stops)
+		fc.mu.Unlock()
+		t.Errorf("%d of %d connectors got their PUT /stop: the stable pauses of a wave ran %d at a time", got, n, got)
+	}
+	cancel()
+	<-done
 }
