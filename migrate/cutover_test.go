@@ -3,6 +3,7 @@ package migrate
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
@@ -366,4 +368,51 @@ func TestVerifyTellsWhatItWaitsFor(t *testing.T) {
 		"sources' new offsets in B's topic connect-offsets (Connect commits them every offset.flush.interval.ms, 60s by default); "+
 		"now 0 verified, 1 waiting, 0 mismatch, 0 unordered, 0 replay; the counts every 1ns", out.lines[0])
 	require.Regexp(t, `^cutover verification: \d+s of 1h0m0s: 0 verified, 1 waiting, 0 mismatch, 0 unordered, 0 replay$`, out.lines[1])
+}
+
+// TestVerifyReadsEachLogStartOncePerPass: sinks reading the same topic cost one log-start
+// read per partition and pass, not one per sink (a fleet's sinks share their topics).
+func TestVerifyReadsEachLogStartOncePerPass(t *testing.T) {
+	const sinks, partitions = 5, 3
+	kc := startKfakeCluster(t)
+	var mu sync.Mutex
+	listed := 0 // ListOffsets partitions of topic T asked for
+	kc.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		kc.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, tp := range req.(*kmsg.ListOffsetsRequest).Topics {
+			if tp.Topic == "T" {
+				listed += len(tp.Partitions)
+			}
+		}
+		return nil, nil, false
+	})
+	brokers := kc.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "T", partitions, nil))
+	c := &Cutover{MigrationID: "m-1"}
+	for i := range sinks {
+		cc := &CutoverConnector{Name: fmt.Sprintf("snk-%d", i), TargetName: fmt.Sprintf("snk-%d", i), Type: "sink", Group: fmt.Sprintf("connect-snk-%d", i)}
+		var commits []kafkaio.GroupOffset
+		for p := range partitions {
+			cc.Partitions = append(cc.Partitions, &CutoverPartition{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: int32(p)}),
+				OnA: kafkaOffset(0), Placed: kafkaOffset(0), Translation: translationAsRead, Verdict: VerdictWaiting})
+			commits = append(commits, kafkaio.GroupOffset{Topic: "T", Partition: int32(p), Offset: 0})
+		}
+		require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, cc.Group, commits))
+		c.Connectors = append(c.Connectors, cc)
+	}
+	require.NoError(t, VerifyCutover(ctx, c, VerifyCutoverOptions{Brokers: brokers})) // one pass
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, partitions, listed, "log starts of T's partitions read in one pass of %d sinks", sinks)
+	for _, cc := range c.Connectors {
+		for _, p := range cc.Partitions {
+			require.Equal(t, VerdictWaiting, p.Verdict, p.Detail)
+			require.NotNil(t, p.LogStartOnB, "every sink's partitions get the log start")
+		}
+	}
 }
