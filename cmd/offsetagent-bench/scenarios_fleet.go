@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -63,8 +64,8 @@ const fleetSinkRecords = 40
 type fleetSpec struct {
 	sources, sinks int
 	agents         int
-	// concurrency is migrate's --concurrency (and so its wave size).
-	concurrency int
+	// concurrency is migrate's --concurrency, and waveSize its --wave-size (0: concurrency).
+	concurrency, waveSize int
 	// timeout is migrate's --timeout; verify its --verify.
 	timeout, verify time.Duration
 	// profile, when set, is the path migrate's child writes its CPU profile to (and its heap
@@ -75,9 +76,15 @@ type fleetSpec struct {
 func (s fleetSpec) total() int { return s.sources + s.sinks }
 
 // fleetScenario runs the fleet migration at BENCH_SCALE and reports its figures.
-func fleetScenario(ctx context.Context, e *env) ([]row, error) {
+// BENCH_FLEET_WAVE_SIZE sets migrate's --wave-size (default: its --concurrency, 1,000).
+func fleetScenario(ctx context.Context, e *env) (_ []row, err error) {
 	spec := fleetSpec{sources: e.scaled(7000, 14), sinks: e.scaled(3000, 6), agents: fleetAgents,
 		concurrency: 1000, timeout: 4 * time.Minute, verify: 2 * time.Minute}
+	if v := os.Getenv("BENCH_FLEET_WAVE_SIZE"); v != "" {
+		if spec.waveSize, err = strconv.Atoi(v); err != nil || spec.waveSize < 0 {
+			return nil, fmt.Errorf("BENCH_FLEET_WAVE_SIZE %q: want a number of connectors", v)
+		}
+	}
 	if e.opts.cpuProfile != "" && e.opts.profiled == "fleet" {
 		spec.profile = e.opts.cpuProfile
 	}
@@ -162,7 +169,7 @@ func (f *fleetFigures) rows() []row {
 	pubs := spanOf(m.Publish)
 	res := spanOf(m.Results)
 	rows := []row{
-		info(fmt.Sprintf("%d connectors (%d sources x 1-10 partitions, %d sinks x 12), %d agents, waves of %d: wall time", n, f.spec.sources, f.spec.sinks, f.spec.agents, f.spec.concurrency),
+		info(fmt.Sprintf("%d connectors (%d sources x 1-10 partitions, %d sinks x 12), %d agents, waves of %d: wall time", n, f.spec.sources, f.spec.sinks, f.spec.agents, cmp.Or(f.spec.waveSize, f.spec.concurrency)),
 			sec(time.Duration(m.End-m.Start))),
 		info("read A (start to A's last fetch before the first stop)", sec(time.Duration(m.ReadA-m.Start))),
 		info("prechecks and hazards (A read to the first stop on A)", sec(time.Duration(stops.From-m.ReadA))),
@@ -192,16 +199,22 @@ func (f *fleetFigures) rows() []row {
 	return rows
 }
 
-// perConnector writes counts per connector, the total first, then the largest five.
+// perConnector writes counts per connector, the total first, then the largest five kinds
+// (Kafka requests by API, whatever their topics).
 func perConnector(counts map[string]int, n int) string {
 	total := 0
 	type kv struct {
 		k string
 		v int
 	}
-	var all []kv
+	byKind := map[string]int{}
 	for k, v := range counts {
 		total += v
+		kind, _, _ := strings.Cut(k, ":")
+		byKind[kind] += v
+	}
+	var all []kv
+	for k, v := range byKind {
 		all = append(all, kv{k, v})
 	}
 	slices.SortFunc(all, func(a, b kv) int { return b.v - a.v })
@@ -210,7 +223,7 @@ func perConnector(counts map[string]int, n int) string {
 		if i == 5 {
 			break
 		}
-		b += fmt.Sprintf("; %s %.2f", x.k, float64(x.v)/float64(n))
+		b += fmt.Sprintf("; %s %.2f", strings.TrimPrefix(x.k, "PUT /connector-plugins/{class}"), float64(x.v)/float64(n))
 	}
 	return b
 }
@@ -391,8 +404,8 @@ func (c *countingHandler) counts() (map[string]int, []span) {
 // routeOf is a REST path with the connector's name replaced by {name}.
 func routeOf(path string) string {
 	seg := strings.Split(strings.Trim(path, "/"), "/")
-	if len(seg) >= 2 && seg[0] == "connectors" {
-		seg[1] = "{name}"
+	if len(seg) >= 2 && (seg[0] == "connectors" || seg[0] == "connector-plugins") {
+		seg[1] = map[string]string{"connectors": "{name}", "connector-plugins": "{class}"}[seg[0]]
 	}
 	return "/" + strings.Join(seg, "/")
 }
@@ -593,7 +606,7 @@ func runFleet(ctx context.Context, e *env, spec fleetSpec) (*fleetFigures, error
 	job := fleetJob{FromBrokers: brokersA, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic, FromURL: urlA,
 		ToBrokers: brokersB, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic, ToConfigTopic: cfgB.ConfigTopic,
 		ToOffsetsTopic: cfgB.OffsetsTopic, ToURL: urlB, Concurrency: spec.concurrency, Timeout: spec.timeout, Verify: spec.verify,
-		StateTopic: e.name("fleet-states"), Profile: spec.profile}
+		WaveSize: spec.waveSize, StateTopic: e.name("fleet-states"), Profile: spec.profile}
 	played := make(chan error, 1)
 	m, err := runFleetChild(ctx, e, job, func() {
 		// B's workers start the connectors and commit past the placed offsets.
@@ -650,7 +663,7 @@ type fleetJob struct {
 	ToOffsetsTopic            string
 	ToURL                     string
 	StateTopic                string
-	Concurrency               int
+	Concurrency, WaveSize     int
 	Timeout, Verify           time.Duration
 	Profile                   string
 }
@@ -811,7 +824,7 @@ func runFleetMigrate(job fleetJob, out *lockedWriter) (rep fleetChildReport) {
 		},
 		To: migrate.Target{Brokers: job.ToBrokers, RequestTopic: job.RequestTopic, ResultTopic: job.ResultTopic,
 			ConfigTopic: job.ToConfigTopic, OffsetsTopic: job.ToOffsetsTopic, ConnectURL: job.ToURL, Transport: countB.transport()},
-		Concurrency: job.Concurrency, Timeout: job.Timeout, Verify: job.Verify,
+		Concurrency: job.Concurrency, WaveSize: job.WaveSize, Timeout: job.Timeout, Verify: job.Verify,
 		Progress: prog, VerifyProgress: out,
 	})
 	rep.End = time.Now().UnixNano()
