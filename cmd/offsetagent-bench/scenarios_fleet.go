@@ -189,6 +189,7 @@ func (f *fleetFigures) rows() []row {
 	rows = append(rows,
 		ratioRow(sc, "whole run (connectors/s) vs the agents' burst", float64(n)/time.Duration(m.End-m.Start).Seconds(), f.burst, "%.1f", "", 0),
 		ratioRow(sc, "peak RSS of migrate, child process VmHWM (MiB)", float64(m.HWM)/(1<<20), 512, "%.0f", "<=", 1),
+		info("migrate's Go heap: peak in use, peak live", fmt.Sprintf("%.0f MiB, %.0f MiB", float64(m.HeapPeak)/(1<<20), float64(m.LivePeak)/(1<<20))),
 		info("peak RSS of one agent, child process VmHWM", fmt.Sprintf("%.0f MiB", float64(f.agentHWM)/(1<<20))),
 		info("B's REST API calls per connector", perConnector(f.restB, n)),
 		info("B's broker requests per connector (migrate's)", perConnector(m.KafkaB, n)),
@@ -686,7 +687,10 @@ type fleetChildReport struct {
 	// KafkaA and KafkaB are migrate's Kafka requests to A and B, by API (and topic).
 	KafkaA, KafkaB map[string]int
 	HWM            uint64
-	Error          string
+	// HeapPeak and LivePeak are the largest Go heap in use, and found live by a collection,
+	// sampled every 2 ms while Migrate ran.
+	HeapPeak, LivePeak uint64
+	Error              string
 }
 
 // runFleetChild runs migrate in a child process and returns what it measured; waves is
@@ -815,6 +819,7 @@ func runFleetMigrate(job fleetJob, out *lockedWriter) (rep fleetChildReport) {
 		return rep
 	}
 	prog := &fleetProgress{out: out}
+	peak := samplePeak()
 	rep.Start = time.Now().UnixNano()
 	mrep, err := migrate.Migrate(ctx, migrate.MigrateOptions{
 		Options: migrate.Options{
@@ -828,6 +833,7 @@ func runFleetMigrate(job fleetJob, out *lockedWriter) (rep fleetChildReport) {
 		Progress: prog, VerifyProgress: out,
 	})
 	rep.End = time.Now().UnixNano()
+	rep.HeapPeak, rep.LivePeak = peak.finish(), peak.live.Load()
 	if err != nil {
 		rep.Error = err.Error()
 		return rep
