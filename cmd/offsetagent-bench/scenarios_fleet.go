@@ -76,10 +76,16 @@ type fleetSpec struct {
 func (s fleetSpec) total() int { return s.sources + s.sinks }
 
 // fleetScenario runs the fleet migration at BENCH_SCALE and reports its figures.
-// BENCH_FLEET_WAVE_SIZE sets migrate's --wave-size (default: its --concurrency, 1,000).
+// BENCH_FLEET_WAVE_SIZE sets migrate's --wave-size (default: its --concurrency, 1,000), and
+// BENCH_FLEET_AGENTS the number of B's agents (default fleetAgents).
 func fleetScenario(ctx context.Context, e *env) (_ []row, err error) {
 	spec := fleetSpec{sources: e.scaled(7000, 14), sinks: e.scaled(3000, 6), agents: fleetAgents,
 		concurrency: 1000, timeout: 4 * time.Minute, verify: 2 * time.Minute}
+	if v := os.Getenv("BENCH_FLEET_AGENTS"); v != "" {
+		if spec.agents, err = strconv.Atoi(v); err != nil || spec.agents < 1 {
+			return nil, fmt.Errorf("BENCH_FLEET_AGENTS %q: want a number of agents", v)
+		}
+	}
 	if v := os.Getenv("BENCH_FLEET_WAVE_SIZE"); v != "" {
 		if spec.waveSize, err = strconv.Atoi(v); err != nil || spec.waveSize < 0 {
 			return nil, fmt.Errorf("BENCH_FLEET_WAVE_SIZE %q: want a number of connectors", v)
