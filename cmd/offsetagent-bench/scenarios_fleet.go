@@ -563,15 +563,17 @@ func fleetBurst(ctx context.Context, e *env, spec fleetSpec, brokersB []string, 
 // runFleet runs the fleet scenario of spec on e's broker (A) and a second one (B).
 func runFleet(ctx context.Context, e *env, spec fleetSpec) (*fleetFigures, error) {
 	f := &fleetFigures{spec: spec, load: loadAverage()}
-	brokersA, brokersB := e.brokers, e.brokers
-	if len(e.opts.brokers) == 0 {
-		b, err := startBroker(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer b.close()
-		brokersB = []string{b.addr}
+	if len(e.opts.brokers) > 0 {
+		// A and B would be one cluster: the sinks' groups on A would be those on B.
+		return nil, errors.New("the fleet scenario needs two Kafka clusters, A and B: it runs on the embedded brokers only (without OFFSETAGENT_BENCH_BROKERS)")
 	}
+	brokersA := e.brokers
+	b, err := startBroker(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer b.close()
+	brokersB := []string{b.addr}
 	defaults, err := agentDefaults(ctx)
 	if err != nil {
 		return nil, err
