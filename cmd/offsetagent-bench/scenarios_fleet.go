@@ -116,8 +116,8 @@ type fleetFigures struct {
 	burst float64
 	// restA and restB are the calls to A's and B's REST APIs, by method and route.
 	restA, restB map[string]int
-	// stops are A's stop calls, start and end (Unix ns).
-	stops []span
+	// stops are A's stop calls, start and end (Unix ns); callsB every call to B's REST API.
+	stops, callsB []span
 	// agentHWM is the largest VmHWM of B's agents (bytes).
 	agentHWM uint64
 	load     string
@@ -186,6 +186,7 @@ func (f *fleetFigures) rows() []row {
 			sec(time.Duration(m.End-m.Start))),
 		info("read A (start to A's last fetch before the first stop)", sec(time.Duration(m.ReadA-m.Start))),
 		info("prechecks and hazards (A read to the first stop on A)", sec(time.Duration(stops.From-m.ReadA))),
+		info("calls to B's REST API (validate): busy (first..last)", fmt.Sprintf("%s (%s), from %s after the start", sec(busy(f.callsB, 0)), sec(spanOf(f.callsB).dur()), sec(time.Duration(spanOf(f.callsB).From-m.Start)))),
 		info("stop on A: busy (first..last stop)", fmt.Sprintf("%s (%s)", sec(busy(f.stops, 0)), sec(stops.dur()))),
 		info("publish to the request topic: within waves (first..last)", fmt.Sprintf("%s (%s), %d produce requests", sec(busy(m.Publish, waveGap)), sec(pubs.dur()), len(m.Publish))),
 		info("results: within waves (first..last)", fmt.Sprintf("%s (%s)", sec(busy(m.Results, waveGap)), sec(res.dur()))),
@@ -388,8 +389,8 @@ type countingHandler struct {
 	h     http.Handler
 	mu    sync.Mutex
 	calls map[string]int
-	// stops are the stop calls' spans.
-	stops []span
+	// stops are the stop calls' spans, all every call's.
+	stops, all []span
 }
 
 func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -400,19 +401,20 @@ func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls[route]++
+	c.all = append(c.all, span{from, to})
 	if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/stop") {
 		c.stops = append(c.stops, span{from, to})
 	}
 }
 
-func (c *countingHandler) counts() (map[string]int, []span) {
+func (c *countingHandler) counts() (map[string]int, []span, []span) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make(map[string]int, len(c.calls))
 	for k, v := range c.calls {
 		out[k] = v
 	}
-	return out, slices.Clone(c.stops)
+	return out, slices.Clone(c.stops), slices.Clone(c.all)
 }
 
 // routeOf is a REST path with the connector's name replaced by {name}.
@@ -643,8 +645,8 @@ func runFleet(ctx context.Context, e *env, spec fleetSpec) (*fleetFigures, error
 	for _, a := range agents {
 		f.agentHWM = max(f.agentHWM, vmHWM(strconv.Itoa(a.cmd.Process.Pid)))
 	}
-	f.restA, f.stops = restA.counts()
-	f.restB, _ = restB.counts()
+	f.restA, f.stops, _ = restA.counts()
+	f.restB, _, f.callsB = restB.counts()
 	if m.Outcomes[string(migrate.OutcomeSucceeded)] != spec.total() {
 		return f, fmt.Errorf("migrate: outcomes %v, want %d succeeded; first failure: %s", m.Outcomes, spec.total(), m.FirstFailure)
 	}
