@@ -159,8 +159,9 @@ type source struct {
 	states *states
 	// b is B, for the hazard checks (nil for an export).
 	b *targetSide
-	// stopCalls bounds the calls to A the stop barriers make at once (stop.go).
-	stopCalls chan struct{}
+	// stopSlots bound the stop barriers calling A at once, stopReads their offsets reads after
+	// a stable pause (stop.go).
+	stopSlots, stopReads chan struct{}
 }
 
 // openSource checks opts and connects to A (reading its topics to the end).

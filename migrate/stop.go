@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -12,11 +13,11 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 )
 
-// stopConcurrency bounds the calls to A (REST and Kafka) the stop barriers of a wave make at
-// once, and the sinks that follow their sources stopped at once.
+// stopConcurrency bounds the stop barriers making their calls to A at once (the sinks that
+// follow their sources too), and, apart, the offsets reads after their stable pauses.
 const stopConcurrency = 8
 
-// stopBarriers bounds the stop barriers waiting at once (a wave's, or an export's whole
+// stopBarriers bounds the stop barriers under way at once (a wave's, or an export's whole
 // selection): each is a goroutine and a ticker.
 const stopBarriers = 1024
 
@@ -51,11 +52,12 @@ func (s *source) stopAll(ctx context.Context, entries []*Entry) {
 }
 
 // stopEach stops the entries' connectors without a Problem that follow sources (followers)
-// or do not, with stop. The connectors that follow none (stopOne) all wait for their barriers
-// at once (up to stopBarriers: entries is one wave, or an export's selection): only their calls to A take one of
-// stopConcurrency slots, and a barrier's pauses (the status polls' ticks, StablePause) hold
-// none, so a wave stops in about one StablePause rather than one per stopConcurrency
-// connectors (a fleet of 10,000 took 10,000/8 StablePauses, over 20 minutes). Followers stop
+// or do not, with stop. A barrier makes its calls to A holding one of stopConcurrency slots
+// (stopSlots), as each did when the barriers ran stopConcurrency at a time, but lets it go for
+// its stable pause, when it only waits, and reads the offsets after it in a pool of its own
+// (stopReads). The barriers of a wave (entries, up to stopBarriers of them) so sleep their
+// pauses together: a wave stops in about one StablePause rather than one per stopConcurrency
+// connectors (a fleet of 10,000 took 10,000/8 pauses, over 20 minutes). Followers stop
 // stopConcurrency at a time.
 func (s *source) stopEach(ctx context.Context, entries []*Entry, followers bool, stop func(context.Context, *Connector) error) {
 	g, gctx := errgroup.WithContext(ctx)
@@ -63,8 +65,8 @@ func (s *source) stopEach(ctx context.Context, entries []*Entry, followers bool,
 	if followers {
 		g.SetLimit(stopConcurrency)
 	}
-	if s.stopCalls == nil {
-		s.stopCalls = make(chan struct{}, stopConcurrency)
+	if s.stopSlots == nil {
+		s.stopSlots, s.stopReads = make(chan struct{}, stopConcurrency), make(chan struct{}, stopConcurrency)
 	}
 	for _, e := range entries {
 		c := e.connector
@@ -90,6 +92,13 @@ func (s *source) stopEach(ctx context.Context, entries []*Entry, followers bool,
 // topic before the stop (RUNNING or PAUSED; a STOPPED connector is not recorded) (a later run finds the connector STOPPED and takes the recorded state);
 // c.Offsets gets the settled offsets.
 func (s *source) stopOne(ctx context.Context, c *Connector) error {
+	// The barrier's calls hold a slot; StopTimeout runs from when it has one, so that the
+	// barriers waiting their turn do not spend the connector's.
+	release, err := acquire(ctx, s.stopSlots)
+	if err != nil {
+		return fmt.Errorf("not stopped: %w", err)
+	}
+	defer func() { release() }()
 	ctx, cancel := context.WithTimeout(ctx, s.opts.StopTimeout)
 	defer cancel()
 	var how string
@@ -109,7 +118,7 @@ func (s *source) stopOne(ctx context.Context, c *Connector) error {
 	// A connector STOPPED already is not changed by the stop: nothing to record (a run finding
 	// it STOPPED with no record treats it as this one did).
 	if c.State != "" && c.State != StateStopped && !c.stateRecorded {
-		if err := s.callA(ctx, func() error { return s.states.record(ctx, c.Name, c.State) }); err != nil {
+		if err := s.states.record(ctx, c.Name, c.State); err != nil {
 			return fmt.Errorf("not stopped: %w", err)
 		}
 		c.stateRecorded = true
@@ -133,16 +142,11 @@ func (s *source) stopOne(ctx context.Context, c *Connector) error {
 		}
 	}
 	if s.restDown == nil {
-		if err := s.callA(ctx, func() error { return s.rest.stop(ctx, c.Name) }); err != nil {
+		if err := s.rest.stop(ctx, c.Name); err != nil {
 			return err
 		}
 		err := wait("the status is STOPPED with no tasks", func() (bool, error) {
-			var state string
-			var tasks int
-			err := s.callA(ctx, func() (err error) {
-				state, tasks, err = s.rest.status(ctx, c.Name)
-				return err
-			})
+			state, tasks, err := s.rest.status(ctx, c.Name)
 			return err == nil && state == StateStopped && tasks == 0, nil
 		})
 		if err != nil {
@@ -155,39 +159,37 @@ func (s *source) stopOne(ctx context.Context, c *Connector) error {
 	}
 	if c.Type == connectors.Sink && s.topics != nil {
 		err := wait(fmt.Sprintf("group %q has no members", c.Group), func() (bool, error) {
-			var n int
-			err := s.callA(ctx, func() (err error) {
-				n, err = s.topics.groupMembers(ctx, c.Group)
-				return err
-			})
+			n, err := s.topics.groupMembers(ctx, c.Group)
 			return err == nil && n == 0, nil
 		})
 		if err != nil {
 			return err
 		}
 	}
-	read := func() (offs []events.ConnectorOffset, err error) {
-		err = s.callA(ctx, func() (err error) {
-			if s.topics != nil {
-				offs, err = s.topics.offsets(ctx, c)
-			} else {
-				offs, err = s.rest.offsets(ctx, c)
-			}
-			return err
-		})
-		return offs, err
+	read := func() ([]events.ConnectorOffset, error) {
+		if s.topics != nil {
+			return s.topics.offsets(ctx, c)
+		}
+		return s.rest.offsets(ctx, c)
 	}
 	prev, err := read()
 	if err != nil {
 		return err
 	}
+	release()           // the pause holds no slot: the other barriers call A meanwhile
+	release = func() {} // nor does what follows, but for each read
 	for {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("wait until two reads of the offsets agree: %w", ctx.Err())
 		case <-time.After(s.opts.StablePause):
 		}
+		done, err := acquire(ctx, s.stopReads)
+		if err != nil {
+			return fmt.Errorf("wait until two reads of the offsets agree: %w", err)
+		}
 		cur, err := read()
+		done()
 		if err != nil {
 			return err
 		}
@@ -199,17 +201,17 @@ func (s *source) stopOne(ctx context.Context, c *Connector) error {
 	}
 }
 
-// callA runs call, a call to A of a stop barrier, in one of the stopCalls slots (at most
-// stopConcurrency at once); without slots (a barrier run alone) it just runs it.
-func (s *source) callA(ctx context.Context, call func() error) error {
-	if s.stopCalls == nil {
-		return call()
+// acquire takes one of slots (none when slots is nil: a barrier run alone) and returns the
+// function that gives it back, once.
+func acquire(ctx context.Context, slots chan struct{}) (func(), error) {
+	if slots == nil {
+		return func() {}, nil
 	}
 	select {
-	case s.stopCalls <- struct{}{}:
+	case slots <- struct{}{}:
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
-	defer func() { <-s.stopCalls }()
-	return call()
+	var once sync.Once
+	return func() { once.Do(func() { <-slots }) }, nil
 }
