@@ -1,12 +1,15 @@
 // Command offsetagent-bench runs the load scenarios (big requests near the broker's limit,
-// many connectors at once, single-request latency, flat cost as Connect's topics grow) and prints one table: each figure, the
+// many connectors at once, single-request latency, flat cost as Connect's topics grow, a
+// migration of a fleet of 10,000 connectors) and prints one table: each figure, the
 // baseline measured in the same run, their ratio, the target and whether it was met.
 //
 // The broker is franz-go's kfake, started in a child process of this binary on 127.0.0.1 so
 // that the agent's heap and CPU profile hold only the agent (and this driver), not the broker's
 // copy of the data. The agent runs in-process, except in the bulk scenario, which runs it in a
 // child process of its own so that the memory figure is the agent's heap alone (agentproc.go),
-// in interleaved rounds against its baseline and floors (bulk.go, transit.go).
+// in interleaved rounds against its baseline and floors (bulk.go, transit.go). The fleet
+// scenario runs two brokers (A and B), B's agents and migrate each in a child process
+// (scenarios_fleet.go).
 // BENCH_SCALE (default 1) scales every count. OFFSETAGENT_BENCH_BROKERS (host:port,...) runs
 // every scenario on that cluster instead, with topic names unique to the run; it must allow
 // 20 MiB messages (message.max.bytes) and auto-create nothing the scenarios do not create.
