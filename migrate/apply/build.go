@@ -76,6 +76,9 @@ type Applier struct {
 	blocked map[string]bool
 	results *Results
 	restB   *connectrest.Client
+	// stopSlots bound the stop barriers calling A at once, stopReads their offsets reads after
+	// a stable pause (stop.go).
+	stopSlots, stopReads chan struct{}
 }
 
 // New is the applier of a plan: opts, A (a), the sinks' groups MirrorMaker 2 will not
