@@ -59,6 +59,9 @@ type Options struct {
 	// Progress is told each outcome (nil for none), and every WaitReport how the wait stands.
 	Progress   Progress
 	WaitReport time.Duration
+	// WaveDone, when not nil, is told after each wave, once its connectors' outcomes are known,
+	// what the run has done so far (Done), from the goroutine that runs the waves.
+	WaveDone func(Done)
 	// OffsetsOnly: B is operator-managed; the requests place the offsets only (strimzi.go).
 	OffsetsOnly bool
 	// Registry knows connector classes; Logger receives warnings. Neither is nil.

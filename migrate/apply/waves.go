@@ -86,6 +86,34 @@ type waveProgress struct{ Progress }
 func (waveProgress) Start(int) {}
 func (waveProgress) Finish()   {}
 
+// Done is what a run has done after one of its waves: a copy of the entry of every connector
+// of the waves done so far, in their order, with its outcome, and how many connectors of the
+// selection are in the waves still to come (Unfinished). The copies are the caller's: the run
+// no longer changes them, nor the entries they were copied from.
+type Done struct {
+	Wave, Waves int
+	Entries     []*Entry
+	Unfinished  int
+}
+
+// waveDone tells opts.WaveDone what the waves up to and including waves[i] have done.
+func (ap *Applier) waveDone(waves [][]*Entry, i int) {
+	if ap.opts.WaveDone == nil {
+		return
+	}
+	d := Done{Wave: i + 1, Waves: len(waves)}
+	for _, w := range waves[:i+1] {
+		for _, e := range w {
+			cp := *e
+			d.Entries = append(d.Entries, &cp)
+		}
+	}
+	for _, w := range waves[i+1:] {
+		d.Unfinished += len(w)
+	}
+	ap.opts.WaveDone(d)
+}
+
 // RunWaves stops (with StopSource), builds and publishes entries, in waves with StopSource
 // (waves.go), and returns when the first request was published.
 func (ap *Applier) RunWaves(interrupt context.Context, entries []*Entry) (publishing time.Time) {
@@ -121,6 +149,7 @@ func (ap *Applier) RunWaves(interrupt context.Context, entries []*Entry) (publis
 		if t := p.run(interrupt, wave); publishing.IsZero() {
 			publishing = t
 		}
+		ap.waveDone(waves, i)
 	}
 	return publishing
 }
