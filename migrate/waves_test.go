@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -143,4 +144,104 @@ func TestMigrateTellsItsReportAfterEachWave(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, first.rep.WriteJSON(&buf))
 	require.Contains(t, buf.String(), `"unfinished": 4`)
+}
+
+// doneCounter is a Progress that counts the outcomes told.
+type doneCounter struct {
+	mu   sync.Mutex
+	done int
+}
+
+func (d *doneCounter) Start(int) {}
+func (d *doneCounter) Done(*apply.Entry) {
+	d.mu.Lock()
+	d.done++
+	d.mu.Unlock()
+}
+func (d *doneCounter) Waiting(apply.Wait) {}
+func (d *doneCounter) Finish()            {}
+func (d *doneCounter) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.done
+}
+
+// The next wave's stop overlaps the wave before it: it begins once that wave's requests are
+// published, while they are awaited, not after their results. No agent answers on B, so the
+// first wave awaits its results until its deadline; the second wave's first stop comes
+// before any of them is settled.
+func TestMigrateStopsTheNextWaveWhileTheWaveIsAwaited(t *testing.T) {
+	const n, waveSize = 8, 4
+	brokersB := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
+	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	for _, topic := range []string{"requests", "results"} {
+		require.NoError(t, kafkaio.EnsureTopic(ctx, cl, topic, 1, nil))
+	}
+	fc := &fakeConnect{t: t, stopLag: 1, connectors: map[string]*fakeConnector{}}
+	for i := range n {
+		name := fmt.Sprintf("src-%02d", i)
+		fc.connectors[name] = &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig(name),
+			offsets: []string{fmt.Sprintf(`{"partition":{"filename":"%s.txt"},"offset":{"position":%d}}`, name, i)}}
+	}
+	prog := &doneCounter{}
+	secondWave := make(chan int, 1) // the outcomes told when the second wave's first stop came
+	fc.onStop = func(name string) {
+		if len(fc.stops) == waveSize+1 { // under fc.mu, after the stop was noted
+			secondWave <- prog.count()
+		}
+	}
+	run, interrupt := context.WithCancel(ctx)
+	defer interrupt()
+	opts := MigrateOptions{
+		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 20 * time.Millisecond,
+			StopTimeout: 10 * time.Second},
+		To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+			OffsetsTopic: "connect-offsets"},
+		// The first wave's results are awaited for a minute: the second wave's stop comes long
+		// before (it took a few milliseconds), or after all of them (the waves one after the other).
+		SelectionKey: t.Name(), Timeout: time.Minute, Grace: 100 * time.Millisecond, Concurrency: waveSize, WaveSize: waveSize,
+		Progress: prog,
+	}
+	type ran struct {
+		rep *apply.Report
+		err error
+	}
+	out := make(chan ran, 1)
+	go func() {
+		rep, _, err := Migrate(run, opts)
+		out <- ran{rep, err}
+	}()
+	select {
+	case told := <-secondWave:
+		require.Zero(t, told, "the second wave's stop began before any result of the first wave was settled")
+	case r := <-out:
+		t.Fatalf("the run ended (%v) before the second wave's stop", r.err)
+	case <-ctx.Done():
+		t.Fatal("the second wave was not stopped")
+	}
+	interrupt()
+	r := <-out
+	require.NoError(t, r.err)
+	require.Len(t, r.rep.Connectors, n)
+	for i, e := range r.rep.Connectors {
+		if i < waveSize {
+			// Published, the run interrupted before the requests' deadline: B's agents may
+			// still carry them out.
+			require.Equal(t, apply.OutcomePending, e.Outcome, "%s: %s", e.Name, e.Message)
+			continue
+		}
+		// A connector is published only after its own stop barrier: the second wave's never
+		// were, the run being interrupted before the first wave had its results.
+		switch e.Outcome {
+		case apply.OutcomeSkipped: // its stop cut short
+		case apply.OutcomeFailed: // stopped, and not published
+			require.Equal(t, "publish_request", e.FailedStep, "%s: %s", e.Name, e.Message)
+			require.Contains(t, e.Message, "not published: the run was interrupted", e.Name)
+		default:
+			t.Errorf("%s: %s at %s: %s", e.Name, e.Outcome, e.FailedStep, e.Message)
+		}
+	}
 }

@@ -9,12 +9,17 @@ import (
 )
 
 // With StopSource a migration moves the selection in waves: it stops a wave's connectors on A,
-// publishes their requests and awaits their results, then goes on with the next wave. Each
-// wave's stop is bounded by Timeout, and its requests' deadline is Timeout after the wave
-// starts publishing: a fleet whose stops take longer than Timeout in all still has every
-// connector it stopped published, with a whole Timeout for its request, instead of stopped on
-// A and left unpublished once a single deadline for the run has passed. A connector stays
-// stopped on A only as long as its own wave takes.
+// publishes their requests and awaits their results, then goes on with the next wave. The
+// next wave's stop starts as soon as this wave's requests are all published, and runs while
+// B's agents carry them out (a wave's stop barriers take at least a stable pause, which
+// nothing else would overlap): at most two waves are in flight, the one awaited and the one
+// stopped, a wave publishes only once the wave before it has all its results, and a
+// connector is published only after its own stop barrier. Each wave's stop is bounded by
+// Timeout, and its requests' deadline is Timeout after the wave starts publishing: a fleet
+// whose stops take longer than Timeout in all still has every connector it stopped
+// published, with a whole Timeout for its request, instead of stopped on A and left
+// unpublished once a single deadline for the run has passed. A connector stays stopped on A
+// only as long as its own wave and the end of the wave before it take.
 
 // splitWaves cuts entries into waves of at most size entries, in their order, a pipeline (a
 // sink that follows its sources, and those sources) always in one wave: the sink on B starts
@@ -129,22 +134,35 @@ func (ap *Applier) RunWaves(interrupt context.Context, entries []*Entry) (publis
 	if opts.StopSource {
 		waves = splitWaves(entries, opts.WaveSize)
 	}
+	// next is the next wave's stop and build, started once this wave's requests are all
+	// published (nil: not started): it runs while B's agents carry this wave's out, and
+	// ends before the next wave publishes. At most two waves are in flight, and a wave is
+	// stopped only once the wave before it is published.
+	var next <-chan struct{}
 	for i, wave := range waves {
-		if interrupt.Err() != nil {
-			for _, e := range wave {
-				e.skip(fmt.Sprintf("not stopped on A nor published: the run was interrupted before its wave (%d of %d)", i+1, len(waves)))
-				prog.Done(e)
+		built := next
+		next = nil
+		if built == nil {
+			if interrupt.Err() != nil {
+				for _, e := range wave {
+					e.skip(fmt.Sprintf("not stopped on A nor published: the run was interrupted before its wave (%d of %d)", i+1, len(waves)))
+					prog.Done(e)
+				}
+				continue
 			}
-			continue
+			built = ap.startWave(interrupt, wave)
 		}
-		ap.buildWave(interrupt, wave)
-		read := time.Now().UTC()
-		for _, e := range wave {
-			e.BornAfter = read
-		}
+		<-built
 		p := &publisher{opts: opts, results: ap.results, restB: ap.restB}
 		if opts.Timeout > 0 {
 			p.deadline = time.Now().Add(opts.Timeout)
+		}
+		if i+1 < len(waves) {
+			p.published = func() {
+				if next == nil && interrupt.Err() == nil {
+					next = ap.startWave(interrupt, waves[i+1])
+				}
+			}
 		}
 		if t := p.run(interrupt, wave); publishing.IsZero() {
 			publishing = t
@@ -152,6 +170,21 @@ func (ap *Applier) RunWaves(interrupt context.Context, entries []*Entry) (publis
 		ap.waveDone(waves, i)
 	}
 	return publishing
+}
+
+// startWave stops (with StopSource) and builds wave in a goroutine of its own, and closes the
+// channel it returns once done; the wave's entries are then born after that moment.
+func (ap *Applier) startWave(interrupt context.Context, wave []*Entry) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ap.buildWave(interrupt, wave)
+		read := time.Now().UTC()
+		for _, e := range wave {
+			e.BornAfter = read
+		}
+	}()
+	return done
 }
 
 // buildWave stops (with StopSource) and builds the wave's connectors, within Timeout.
