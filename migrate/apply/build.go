@@ -88,7 +88,8 @@ type Applier struct {
 // checkpoint (blocked, the plan's), and for a migration B's results and B's REST API (nil for
 // an export).
 func New(opts Options, a *source.A, blocked map[string]bool, results *Results, restB *connectrest.Client) *Applier {
-	return &Applier{opts: opts, a: a, blocked: blocked, results: results, restB: restB}
+	return &Applier{opts: opts, a: a, blocked: blocked, results: results, restB: restB,
+		stopSlots: make(chan struct{}, stopConcurrency), stopReads: make(chan struct{}, stopConcurrency)}
 }
 
 // EntriesOf is the report's entry of each connector of p, before anything is built.
@@ -102,9 +103,12 @@ func EntriesOf(p *plan.Plan) []*Entry {
 }
 
 // Build stops the entries' connectors with StopSource, and builds their bodies.
-func (ap *Applier) Build(ctx context.Context, entries []*Entry) {
+func (ap *Applier) Build(ctx context.Context, entries []*Entry) { ap.build(ctx, entries, nil) }
+
+// build is Build; called, when not nil, is stopAll's (with StopSource).
+func (ap *Applier) build(ctx context.Context, entries []*Entry, called func()) {
 	if ap.opts.StopSource {
-		ap.stopAll(ctx, entries)
+		ap.stopAll(ctx, entries, called)
 	}
 	for _, e := range entries {
 		c := e.Connector

@@ -24,12 +24,14 @@ const stopConcurrency = 8
 const stopBarriers = 1024
 
 // stopAll stops every selected, readable connector on A and waits for its stop barrier. A
-// connector whose barrier is not reached gets a Problem and is skipped.
-func (ap *Applier) stopAll(ctx context.Context, entries []*Entry) {
-	ap.stopEach(ctx, entries, false, ap.stopOne)
+// connector whose barrier is not reached gets a Problem and is skipped. called, when not nil,
+// is called once every barrier of a connector that follows no source has made its calls to A
+// (it is in its stable pause, or done): the next wave's barriers may start calling A.
+func (ap *Applier) stopAll(ctx context.Context, entries []*Entry, called func()) {
+	ap.stopEach(ctx, entries, false, ap.stopOne, called)
 	// The sinks that follow their sources (--sink-follows-source) stop once their sources
 	// have stopped and they have consumed all those wrote on A.
-	ap.stopEach(ctx, entries, true, ap.stopFollower)
+	ap.stopEach(ctx, entries, true, ap.stopFollower, nil)
 }
 
 // stopEach stops the entries' connectors without a Problem that follow sources (followers)
@@ -39,28 +41,34 @@ func (ap *Applier) stopAll(ctx context.Context, entries []*Entry) {
 // (stopReads). The barriers of a wave (entries, up to stopBarriers of them) so sleep their
 // pauses together: a wave stops in about one StablePause rather than one per stopConcurrency
 // connectors (a fleet of 10,000 took 10,000/8 pauses, over 20 minutes). Followers stop
-// stopConcurrency at a time.
-func (ap *Applier) stopEach(ctx context.Context, entries []*Entry, followers bool, stop func(context.Context, *Entry) error) {
+// stopConcurrency at a time. A barrier calls paused once it has made its calls to A (before
+// its stable pause); called, when not nil, is called once every barrier has, or is done.
+func (ap *Applier) stopEach(ctx context.Context, entries []*Entry, followers bool, stop func(ctx context.Context, e *Entry, paused func()) error, called func()) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(stopBarriers)
 	if followers {
 		g.SetLimit(stopConcurrency)
 	}
-	if ap.stopSlots == nil {
-		ap.stopSlots, ap.stopReads = make(chan struct{}, stopConcurrency), make(chan struct{}, stopConcurrency)
-	}
+	var calling sync.WaitGroup
 	for _, e := range entries {
 		c := e.Connector
 		if c.Problem != "" || (e.follows() != nil) != followers {
 			continue
 		}
+		calling.Add(1)
+		paused := sync.OnceFunc(calling.Done)
 		g.Go(func() error {
-			if err := stop(gctx, e); err != nil {
+			defer paused()
+			if err := stop(gctx, e, paused); err != nil {
 				c.Problem = fmt.Sprintf("stop on A: %v", err)
 				ap.opts.Logger.Warn("stop on A", "connector", c.Name, "err", err)
 			}
 			return nil
 		})
+	}
+	if called != nil {
+		calling.Wait()
+		called()
 	}
 	_ = g.Wait()
 }
@@ -72,7 +80,8 @@ func (ap *Applier) stopEach(ctx context.Context, entries []*Entry, followers boo
 // c.State keeps the state A had before the stop, and is recorded in the migration's state
 // topic before the stop (RUNNING or PAUSED; a STOPPED connector is not recorded) (a later run finds the connector STOPPED and takes the recorded state);
 // c.Offsets gets the settled offsets, e how the stop was established (stoppedBy, recordAt).
-func (ap *Applier) stopOne(ctx context.Context, e *Entry) error {
+// paused is called once the barrier has made its calls to A, before its stable pause.
+func (ap *Applier) stopOne(ctx context.Context, e *Entry, paused func()) error {
 	c := e.Connector
 	// The barrier's calls hold a slot; StopTimeout runs from when it has one, so that the
 	// barriers waiting their turn do not spend the connector's.
@@ -155,6 +164,7 @@ func (ap *Applier) stopOne(ctx context.Context, e *Entry) error {
 	}
 	release()           // the pause holds no slot: the other barriers call A meanwhile
 	release = func() {} // nor does what follows, but for each read
+	paused()
 	for {
 		select {
 		case <-ctx.Done():

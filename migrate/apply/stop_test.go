@@ -111,7 +111,7 @@ func TestStopBarriersOfAWaveWaitTogether(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		ap.stopAll(ctx, entries)
+		ap.stopAll(ctx, entries, nil)
 	}()
 	select {
 	case <-all:
