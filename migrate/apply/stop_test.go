@@ -23,15 +23,20 @@ import (
 
 // stopConnect is a Connect REST stand-in for the stop barriers: PUT /stop stops a connector at
 // once (its status reads STOPPED with no tasks), its offsets never change, and onStop is
-// called, under mu, after each stop is noted.
+// called, under mu, after each stop is noted. gate, when set, is called before each PUT /stop
+// is served, outside mu, and the stop waits for it.
 type stopConnect struct {
 	mu     sync.Mutex
 	states map[string]string
 	stops  []string
 	onStop func(name string)
+	gate   func()
 }
 
 func (f *stopConnect) handle(w http.ResponseWriter, r *http.Request) {
+	if f.gate != nil && r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/stop") {
+		f.gate()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	reply := func(code int, v any) {
@@ -123,4 +128,57 @@ func TestStopBarriersOfAWaveWaitTogether(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// A wave's barriers make their calls to A 32 at a time: each call is a round trip that waits
+// on A, not on migrate, and with the waves' stops run ahead (waves.go) the calls of the waves,
+// 8 barriers at a time, were what bounded a fleet's rate (a wave of 1,000 spent 0.8 s calling
+// A). A's PUT /stop waits here until the test ends: the barriers holding a slot at once must
+// reach 32 (A's REST client itself calls 8 at a time; the other barriers wait for it or make
+// their Kafka reads and writes), never more than 8 on the code before.
+func TestStopBarriersCallA32AtOnce(t *testing.T) {
+	brokers := kafkatest.Kfake(t).ListenAddrs()
+	const n, want = 64, 32
+	release := make(chan struct{})
+	fc := &stopConnect{states: map[string]string{}, gate: func() { <-release }}
+	var entries []*Entry
+	for i := range n {
+		name := fmt.Sprintf("file-%02d", i)
+		fc.states[name] = fleet.StateRunning
+		c := &fleet.Connector{Name: name, Type: connectors.Source, State: fleet.StateRunning}
+		entries = append(entries, &Entry{Name: name, TargetName: name, Type: string(c.Type), Connector: c})
+	}
+	srv := httptest.NewServer(http.HandlerFunc(fc.handle))
+	t.Cleanup(srv.Close)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	reg := connectors.Builtin()
+	a, err := source.Open(ctx, source.Options{ConnectURL: srv.URL, StopSource: true, States: &source.StateStore{Brokers: brokers},
+		Registry: reg, Logger: logger})
+	require.NoError(t, err)
+	require.NoError(t, a.OpenStates(ctx, "cluster-A", "m-1"))
+	t.Cleanup(a.Close)
+	ap := New(Options{StopSource: true, StablePause: 10 * time.Millisecond, StopPoll: 10 * time.Millisecond, StopTimeout: time.Minute,
+		Registry: reg, Logger: logger}, a, nil, nil, nil)
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ap.stopAll(ctx, entries, nil)
+	}()
+	most := 0
+	for range 3000 { // 30 s
+		if most = max(most, len(ap.stopSlots)); most >= want {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	<-done
+	require.GreaterOrEqual(t, most, want, "stop barriers calling A at once")
+	for _, e := range entries {
+		require.Empty(t, e.Connector.Problem, e.Name)
+	}
 }
