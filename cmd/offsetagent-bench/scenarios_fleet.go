@@ -127,8 +127,8 @@ type fleetFigures struct {
 	load     string
 }
 
-// waveGap joins the requests and results of one wave (the next wave starts after its stop
-// barriers' stable pause, 1 s).
+// waveGap joins the requests and results of one wave: the gaps it leaves out are those where
+// no request was in flight (the next wave was not stopped yet).
 const waveGap = 500 * time.Millisecond
 
 // span is a start and end time (Unix ns).
@@ -192,8 +192,10 @@ func (f *fleetFigures) rows() []row {
 		info("prechecks and hazards (A read to the first stop on A)", sec(time.Duration(stops.From-m.ReadA))),
 		info("calls to B's REST API (validate): busy (first..last)", fmt.Sprintf("%s (%s), from %s after the start", sec(busy(f.callsB, 0)), sec(spanOf(f.callsB).dur()), sec(time.Duration(spanOf(f.callsB).From-m.Start)))),
 		info("stop on A: busy (first..last stop)", fmt.Sprintf("%s (%s)", sec(busy(f.stops, 0)), sec(stops.dur()))),
+		info("the first wave's stop (first stop on A -> first request)", sec(time.Duration(m.Publishing-stops.From))),
 		info("publish to the request topic: within waves (first..last)", fmt.Sprintf("%s (%s), %d produce requests", sec(busy(m.Publish, waveGap)), sec(pubs.dur()), len(m.Publish))),
 		info("results: within waves (first..last)", fmt.Sprintf("%s (%s)", sec(busy(m.Results, waveGap)), sec(res.dur()))),
+		info("after the waves (last result -> end: verification, A's history, the reports)", sec(time.Duration(m.End-m.Finished))),
 		info("verify the cutover (B read once per pass)", fmt.Sprintf("%s, verdicts %v; requests reading B's offsets topic: %v", sec(time.Duration(m.VerifyEnd-m.VerifyStart)), m.Verdicts, m.VerifyReads)),
 		info("outcomes", fmt.Sprint(m.Outcomes)),
 	}

@@ -45,5 +45,5 @@ func TestFleetSmall(t *testing.T) {
 	require.Positive(t, f.m.HWM)
 	require.NotEmpty(t, f.m.Publish)
 	require.Len(t, f.m.Results, 200)
-	require.Len(t, f.rows(), 20)
+	require.Len(t, f.rows(), 22)
 }
