@@ -87,6 +87,12 @@ type MigrateOptions struct {
 	// Words spell the texts a plan file holds (Plan, Apply) in its reader's terms; nil:
 	// fleet.GoWords.
 	Words fleet.Words
+	// Checkpoint, when not nil, is told after each wave the report of the run so far and its
+	// cutover report (nil for a dry run), not yet verified: the connectors of the waves done,
+	// with their outcomes, and how many are still to come (Report.Unfinished). They are the
+	// caller's to keep (to write them as the run goes, so that a run killed before its end
+	// leaves them); Migrate's own results replace them at the end.
+	Checkpoint func(*apply.Report, *cutover.Cutover)
 }
 
 // Migrate exports the selected connectors of A and creates them on B through B's agents, then
@@ -201,7 +207,11 @@ func (opts MigrateOptions) run(ctx context.Context, hook *stageHook) (*apply.Rep
 	}
 	rep := &apply.Report{MigrationID: opts.MigrationID, From: src.Describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
-	ap := apply.New(opts.applyOptions(), src, p.Blocked, results, b.REST)
+	ao := opts.applyOptions()
+	if opts.Checkpoint != nil {
+		ao.WaveDone = func(d apply.Done) { opts.checkpoint(rep, d, a.KafkaClusterID) }
+	}
+	ap := apply.New(ao, src, p.Blocked, results, b.REST)
 	rep.Publishing = ap.RunWaves(interrupt, entries)
 	rep.Connectors = append(rep.Connectors, sg.extra...)
 	if hook != nil && hook.done != nil {
@@ -350,26 +360,12 @@ func writeManifestsOf(s *strimzi.Target, entries []*apply.Entry, migrationID str
 // verifyCutover is rep's cutover report, the partitions placed, verified on B with Verify (not
 // into an operator-managed B); an error of the verification is in the cutover.
 func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Report, fromClusterID string) *cutover.Cutover {
-	cut := cutover.New(rep, o.To.OffsetsTopic, o.Registry)
-	o.describeForRollback(cut)
-	cut.FromClusterID = fromClusterID
 	var clusterA string
 	if o.Topics != nil {
 		clA := kafkaio.NewClient(kafkaio.Options{Brokers: o.Topics.Brokers, Transport: o.Topics.Transport, Principal: o.Topics.Principal})
 		clusterA, _ = kafkaio.ClusterID(interrupt, clA) // "": the verification asks it
 	}
-	byTarget := map[string]*apply.Entry{}
-	for _, e := range rep.Connectors {
-		byTarget[e.TargetName] = e
-	}
-	for _, cc := range cut.Connectors {
-		// With StopSource every connector published was stopped on A before its offsets
-		// were read (the stop barrier, or no worker of A holding it), or skipped.
-		cc.StoppedOnA = o.StopSource && cc.Type != string(connectors.Sink)
-		if e := byTarget[cc.TargetName]; cc.StoppedOnA && cc.StoppedOnABy != apply.StoppedByREST && e != nil && e.Connector != nil && o.Topics != nil {
-			cc.WorkersOfA = &cutover.WorkersCheck{Brokers: o.Topics.Brokers, ClusterID: clusterA, ConfigTopic: o.Topics.ConfigTopic, RecordAt: e.RecordAt}
-		}
-	}
+	cut := o.cutoverOf(rep, clusterA, fromClusterID)
 	cut.ReadHistoryOnA(interrupt, o.Topics, rep, o.Registry)
 	clB := kafkaio.NewClient(kafkaio.Options{Brokers: o.To.Brokers, Transport: o.To.Transport, Principal: o.To.Principal})
 	clB.Timeout = 30 * time.Second
@@ -422,6 +418,43 @@ func withoutUserinfo(s string) string {
 	}
 	u.User = nil
 	return u.String()
+}
+
+// checkpoint tells Checkpoint the report of the run so far, after a wave (d), and its cutover
+// report: rep's header with the waves' entries as they are now.
+func (o *MigrateOptions) checkpoint(rep *apply.Report, d apply.Done, fromClusterID string) {
+	snap := &apply.Report{MigrationID: rep.MigrationID, From: rep.From, To: rep.To, Started: rep.Started,
+		Connectors: d.Entries, Unfinished: d.Unfinished}
+	var cut *cutover.Cutover
+	if !o.DryRun {
+		// Neither A's cluster id (the verification asks it) nor A's history of each
+		// source's offsets (read once, at the end) is read for a checkpoint.
+		cut = o.cutoverOf(snap, "", fromClusterID)
+	}
+	o.Checkpoint(snap, cut)
+}
+
+// cutoverOf is the cutover report of rep, before A's history and the verification: with
+// StopSource, how each connector was stopped on A (clusterA, A's cluster id as the workers'
+// check reads it, "" unknown), and what a rollback takes from it (fromClusterID, A's cluster
+// id as the migration read it).
+func (o *MigrateOptions) cutoverOf(rep *apply.Report, clusterA, fromClusterID string) *cutover.Cutover {
+	cut := cutover.New(rep, o.To.OffsetsTopic, o.Registry)
+	o.describeForRollback(cut)
+	cut.FromClusterID = fromClusterID
+	byTarget := map[string]*apply.Entry{}
+	for _, e := range rep.Connectors {
+		byTarget[e.TargetName] = e
+	}
+	for _, cc := range cut.Connectors {
+		// With StopSource every connector published was stopped on A before its offsets
+		// were read (the stop barrier, or no worker of A holding it), or skipped.
+		cc.StoppedOnA = o.StopSource && cc.Type != string(connectors.Sink)
+		if e := byTarget[cc.TargetName]; cc.StoppedOnA && cc.StoppedOnABy != apply.StoppedByREST && e != nil && e.Connector != nil && o.Topics != nil {
+			cc.WorkersOfA = &cutover.WorkersCheck{Brokers: o.Topics.Brokers, ClusterID: clusterA, ConfigTopic: o.Topics.ConfigTopic, RecordAt: e.RecordAt}
+		}
+	}
+	return cut
 }
 
 func (o *MigrateOptions) validateTarget() error {

@@ -21,7 +21,7 @@ func StopBarrier(ctx context.Context, opts Options, on *source.A, c fleet.Connec
 	}
 	c.State, c.Offsets = "", nil // nothing to record: stopOne records a state other than STOPPED or ""
 	ap := &Applier{opts: opts, a: on}
-	if err := ap.stopOne(ctx, &Entry{Name: c.Name, Connector: &c}); err != nil {
+	if err := ap.stopOne(ctx, &Entry{Name: c.Name, Connector: &c}, func() {}); err != nil {
 		return nil, err
 	}
 	if c.Offsets == nil {

@@ -3,6 +3,7 @@ package cutover
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
@@ -424,4 +426,51 @@ func TestNewCutoverKeepsWhatRollbackNeeds(t *testing.T) {
 	require.Nil(t, back.Connectors[0].Rekey)
 	require.Nil(t, back.MM2)
 	require.Equal(t, "", back.StateTopic)
+}
+
+// TestVerifyReadsEachLogStartOncePerPass: sinks reading the same topic cost one log-start
+// read per partition and pass, not one per sink (a fleet's sinks share their topics).
+func TestVerifyReadsEachLogStartOncePerPass(t *testing.T) {
+	const sinks, partitions = 5, 3
+	kc := startKfakeCluster(t)
+	var mu sync.Mutex
+	listed := 0 // ListOffsets partitions of topic T asked for
+	kc.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		kc.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, tp := range req.(*kmsg.ListOffsetsRequest).Topics {
+			if tp.Topic == "T" {
+				listed += len(tp.Partitions)
+			}
+		}
+		return nil, nil, false
+	})
+	brokers := kc.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "T", partitions, nil))
+	c := &Cutover{MigrationID: "m-1"}
+	for i := range sinks {
+		cc := &Connector{Name: fmt.Sprintf("snk-%d", i), TargetName: fmt.Sprintf("snk-%d", i), Type: "sink", Group: fmt.Sprintf("connect-snk-%d", i)}
+		var commits []kafkaio.GroupOffset
+		for p := range partitions {
+			cc.Partitions = append(cc.Partitions, &Partition{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: int32(p)}),
+				OnA: fleet.KafkaOffset(0), Placed: fleet.KafkaOffset(0), Translation: translationAsRead, Verdict: VerdictWaiting})
+			commits = append(commits, kafkaio.GroupOffset{Topic: "T", Partition: int32(p), Offset: 0})
+		}
+		require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, cc.Group, commits))
+		c.Connectors = append(c.Connectors, cc)
+	}
+	require.NoError(t, Verify(ctx, c, VerifyOptions{Brokers: brokers})) // one pass
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, partitions, listed, "log starts of T's partitions read in one pass of %d sinks", sinks)
+	for _, cc := range c.Connectors {
+		for _, p := range cc.Partitions {
+			require.Equal(t, VerdictWaiting, p.Verdict, p.Detail)
+			require.NotNil(t, p.LogStartOnB, "every sink's partitions get the log start")
+		}
+	}
 }
