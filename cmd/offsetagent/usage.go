@@ -116,9 +116,10 @@ var helps = map[string]cmdHelp{
 	},
 	"demo-migrate": {
 		synopsis: "offsetagent demo-migrate",
-		about: "On an embedded broker: Connect cluster A with a few connectors and cluster B with its agent;\n" +
-			"run export, migrate --dry-run, migrate --stop-source and migrate again as a user would, print what\n" +
-			"is on B, then migrate rollback (a dry run, then --execute) and A's connectors after.",
+		about: "On embedded brokers: Connect cluster A with a few connectors and cluster B with its agent;\n" +
+			"run the four verbs as a user would: migrate plan -o PLAN, migrate apply PLAN (and again),\n" +
+			"migrate verify REPORT, migrate rollback REPORT (a dry run, then --execute), and print what is\n" +
+			"on B after the move and A's connectors after the way back.",
 	},
 	"version": {
 		synopsis: "offsetagent version",
