@@ -425,11 +425,13 @@ func TestVerbHelpGroups(t *testing.T) {
 		listed := help("migrate", verb)
 		check(name, h.groups, listed)
 	}
-	for _, verb := range []string{"plan", "apply", "verify"} {
-		require.Contains(t, verbHelps, "migrate "+verb)
+	for verb := range migrateVerbs {
+		require.Contains(t, verbHelps, "migrate "+verb, "every verb's help is in verbHelps, rendered by writeUsage")
 	}
 	require.NotContains(t, help("migrate", "apply"), "include", "apply's selection is the plan's")
 	require.NotContains(t, help("migrate", "plan"), "grace", "plan stops nothing")
+	require.NotContains(t, help("migrate", "rollback"), "stop-source", "rollback's flags are its own")
+	require.Contains(t, help("migrate", "rollback"), "execute")
 	var out bytes.Buffer
 	require.Equal(t, 0, run([]string{"migrate", "plan", "--help"}, strings.NewReader(""), &out, &bytes.Buffer{}))
 	require.Contains(t, out.String(), "required: -o; --to-brokers; one of --from-brokers, --from-connect-url\n")
