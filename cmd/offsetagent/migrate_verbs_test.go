@@ -155,7 +155,8 @@ func readReport(t *testing.T, path string) map[string]reported {
 }
 
 // migrate plan writes the plan and exits 0 when nothing is refused, 1 when a connector is
-// refused, 2 (writing nothing) when B cannot be reached or a flag is wrong.
+// refused, 1 (writing nothing) when the selection matches nothing, 2 (writing nothing) when B
+// cannot be reached or a flag is wrong.
 func TestPlanExitStatus(t *testing.T) {
 	v := newVerbsFixture(t)
 	path := filepath.Join(v.dir, "plan.yaml")
@@ -190,6 +191,13 @@ func TestPlanExitStatus(t *testing.T) {
 			require.Contains(t, fc.Refused, "producer.override.bootstrap.servers")
 		}
 	}
+
+	// A selection that matches nothing: 1, as the help and the runbook say, and no plan.
+	none := filepath.Join(v.dir, "none.yaml")
+	code, _, stderr = v.cmd("migrate", "plan", "-o", none, "--from-brokers", v.a, "--to-brokers", v.b, "--include", "nothing-.*")
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "no connector of A matches the selection")
+	require.NoFileExists(t, none)
 
 	gone := filepath.Join(v.dir, "unreachable.yaml")
 	code, _, stderr = v.cmd("migrate", "plan", "-o", gone, "--from-brokers", v.a, "--to-brokers", kafkatest.ClosedAddr(t), "--connect-timeout", "2s")

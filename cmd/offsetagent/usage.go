@@ -353,8 +353,10 @@ var verbHelps = map[string]cmdHelp{
 		envDefault: map[string]string{"to-config-topic": "connect-configs", "to-offsets-topic": "connect-offsets",
 			"request-topic": "connect-offset-requests", "result-topic": "connect-offset-results"},
 		groups: planGroups,
-		after: "Exit status: 0 nothing refused, 1 a connector refused (or not planned by B's agent), 2 bad\n" +
-			"flags, an unreachable cluster or a refused precheck (no plan written). See docs/migration.md.",
+		after: "Exit status: 0 nothing refused; 1 a connector refused (or not planned by B's agent), the plan\n" +
+			"written all the same, or a selection that matches no connector or an --include, --exclude or\n" +
+			"--rename that matches none (unless --allow-empty; no plan written); 2 bad flags, an unreachable\n" +
+			"cluster or a refused precheck (no plan written). See docs/migration.md.",
 	},
 	"migrate apply": {
 		synopsis: "offsetagent migrate apply [flags] PLAN",
@@ -396,8 +398,9 @@ var verbHelps = map[string]cmdHelp{
 			"failed, kept_on_b (A took it back; deleting it on B was not safe). Partitions: carried,\n" +
 			"not_carried (A replays what B delivered since the cutover; counted), skip (A's log start\n" +
 			"is past the offset: records skipped; counted).\n" +
-			"Exit status: 0 everything rolled back (or, dry run, could be) with nothing replayed or\n" +
-			"skipped, 4 rolled back with replays or skips announced, 1 any refused, failed or kept on B,\n" +
-			"2 bad flags, an unreadable report or an unreachable cluster. See docs/migration.md, \"Rollback\".",
+			"Exit status: 0 everything rolled back (or, dry run, could be) and, with --execute, nothing\n" +
+			"replayed or skipped; 4 rolled back with --execute, replays or skips announced (a dry run that\n" +
+			"announces them exits 0); 1 any refused, failed or kept on B; 2 bad flags, an unreadable report\n" +
+			"or an unreachable cluster. See docs/migration.md, \"Rollback\".",
 	},
 }
