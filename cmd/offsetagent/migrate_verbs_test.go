@@ -545,6 +545,8 @@ func TestVerbArguments(t *testing.T) {
 		{name: "apply with a selection flag", args: []string{"migrate", "apply", notAPlan, "--include", "x"}, stderr: "flag provided but not defined: -include"},
 		{name: "verify without a report", args: []string{"migrate", "verify"}, stderr: "the cutover report is required"},
 		{name: "verify a missing report", args: []string{"migrate", "verify", filepath.Join(dir, "none.json")}, stderr: "none.json"},
+		{name: "verify a missing report on given brokers", args: []string{"migrate", "verify", filepath.Join(dir, "none.json"), "--to-brokers", "127.0.0.1:1"},
+			stderr: "offsetagent migrate verify: open "},
 		{name: "verify a report and manifests", args: []string{"migrate", "verify", "r.json", "--manifests", dir}, stderr: "not both"},
 		{name: "verify manifests without B's REST API", args: []string{"migrate", "verify", "--manifests", dir}, stderr: "--to-connect-url"},
 		{name: "plan with a positional argument", args: []string{"migrate", "plan", "-o", notAPlan, "extra"}, stderr: "unexpected argument"},
