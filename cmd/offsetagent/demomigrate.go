@@ -316,11 +316,13 @@ func demoExcerpt(w io.Writer, file string, keep func(lines []string) []bool) err
 }
 
 // demoPlanExcerpt keeps of a plan file what a reviewer reads first: its head, A's and B's
-// Kafka cluster ids, the settings and selection given, the summary, and the connector
-// orders-sink whole.
+// Kafka cluster ids, the settings and selection given, the summary, and of the connector
+// orders-sink its states, its config on B, its edits, its groups, its offsets now and its
+// hazards.
 func demoPlanExcerpt(lines []string) []bool {
+	shown := []string{"target", "type", "state_on_a", "target_state", "exists_on_b", "config_on_b", "edits", "sink", "offsets_now", "hazards", "refused"}
 	kept := make([]bool, len(lines))
-	var section, key, connector string
+	var section, key, field, connector string
 	for i, l := range lines {
 		switch {
 		case !strings.HasPrefix(l, " "):
@@ -328,7 +330,9 @@ func demoPlanExcerpt(lines []string) []bool {
 			kept[i] = section != "created" && section != "created_by"
 			continue
 		case strings.HasPrefix(l, "  - name: "):
-			connector = strings.TrimPrefix(l, "  - name: ")
+			connector, field = strings.TrimPrefix(l, "  - name: "), "name"
+		case strings.HasPrefix(l, "    ") && !strings.HasPrefix(l, "     "):
+			field, _, _ = strings.Cut(strings.TrimSpace(l), ":")
 		case strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "   "):
 			key, _, _ = strings.Cut(strings.TrimSpace(l), ":")
 		}
@@ -342,7 +346,7 @@ func demoPlanExcerpt(lines []string) []bool {
 		case "summary":
 			kept[i] = true
 		case "connectors":
-			kept[i] = connector == "orders-sink"
+			kept[i] = connector == "orders-sink" && (field == "name" || slices.Contains(shown, field))
 		}
 	}
 	return kept

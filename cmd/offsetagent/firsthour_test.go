@@ -238,6 +238,7 @@ func TestDemoMigrate(t *testing.T) {
 		"settings:\n  stop_source: true\n",
 		"  exclude:\n    - legacy-src\n",
 		"  - name: orders-sink\n    target: orders-sink\n    type: sink\n",
+		"    config_on_b:\n      connector.class: org.apache.kafka.connect.file.FileStreamSinkConnector\n",
 		"        - partition: '{\"kafka_partition\":0,\"kafka_topic\":\"orders\"}'\n          offset: '{\"kafka_offset\":120}'\n")
 	require.NotContains(t, plan, "name: legacy-src")
 
