@@ -98,27 +98,27 @@ func (f *verifyFlags) write(cut *cutover.Cutover) error {
 	return replacePrivate(f.cutoverReport, cut.WriteJSON)
 }
 
-// runAlone is migrate --verify --cutover-report FILE: verify the cutover FILE records on B's
-// brokers and write FILE back. Exit status: 0 every partition verified, 1 a mismatch, 2 bad
+// runAlone is migrate verify FILE (command; the old spelling migrate --verify --cutover-report
+// FILE): verify the cutover FILE records on B's brokers and write FILE back. Exit status: 0 every partition verified, 1 a mismatch, 2 bad
 // flags or B unreadable, 3 partitions still waiting or unordered (and no mismatch), 4 every
 // partition verified or a replay, and one a replay.
-func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stderr io.Writer) int {
+func (f *verifyFlags) runAlone(ctx context.Context, command string, ff *fleetFlags, stdout, stderr io.Writer) int {
 	if f.cutoverReport == "" || ff.toBrokers == "" {
-		fmt.Fprintln(stderr, "offsetagent migrate --verify: needs --cutover-report FILE (the migration's) and --to-brokers, or --manifests DIR and --to-connect-url (a migration into an operator-managed cluster)")
+		fmt.Fprintln(stderr, "offsetagent "+command+": needs --cutover-report FILE (the migration's) and --to-brokers, or --manifests DIR and --to-connect-url (a migration into an operator-managed cluster)")
 		return 2
 	}
 	if f.noVerify {
-		fmt.Fprintln(stderr, "offsetagent migrate --verify: not with --no-verify")
+		fmt.Fprintln(stderr, "offsetagent "+command+": not with --no-verify")
 		return 2
 	}
 	cut, err := cutover.Read(f.cutoverReport)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate --verify: %s\n", errorText(err))
+		fmt.Fprintf(stderr, "offsetagent %s: %s\n", command, errorText(err))
 		return 2
 	}
 	_, cl, err := ff.clusters(ctx, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate --verify: %s\n", errorText(err))
+		fmt.Fprintf(stderr, "offsetagent %s: %s\n", command, errorText(err))
 		return 2
 	}
 	vo := cutover.VerifyOptions{Brokers: splitList(ff.toBrokers), Transport: cl.to.Transport, Principal: cl.toPrincipal,
@@ -129,12 +129,12 @@ func (f *verifyFlags) runAlone(ctx context.Context, ff *fleetFlags, stdout, stde
 		vo.FromBrokers, vo.FromTransport, vo.FromPrincipal = splitList(ff.fromBrokers), cl.from.Transport, cl.fromPrincipal
 	}
 	if err := cutover.Verify(ctx, cut, vo); err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate --verify: %s\n", errorText(err))
+		fmt.Fprintf(stderr, "offsetagent %s: %s\n", command, errorText(err))
 		return 2
 	}
 	_ = writeSummary(stdout, cut)
 	if err := f.write(cut); err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate --verify: write cutover report: %s\n", errorText(err))
+		fmt.Fprintf(stderr, "offsetagent %s: write cutover report: %s\n", command, errorText(err))
 		return 1
 	}
 	switch {

@@ -133,8 +133,9 @@ func waitAgentReady(ctx context.Context, readyz string, done <-chan error) error
 }
 
 // demoMigrate is `make demo-migrate`: Connect cluster A with a few connectors, Connect
-// cluster B with its agent, then export, a dry run, the migration and a re-run, each printed
-// as a user sees it, and what is on B at the end.
+// cluster B with its agent, then the four verbs as a user runs them (migrate plan, apply and
+// a re-run of apply, verify, rollback as a dry run and with --execute), each printed as a user
+// sees it, and A's connectors at the end.
 func demoMigrate(ctx context.Context, stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -163,6 +164,19 @@ func demoMigrate(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer b.stop()
+	// Each cluster's Connect REST API (internal/connectsim: no task runs, no worker commits):
+	// A's stops the connectors for the move and takes them back; B's checks their plugins and
+	// configs, and stops and deletes them on the way back.
+	urlA, stopA, err := serveDemoConnect(ctx, a)
+	if err != nil {
+		return err
+	}
+	defer stopA()
+	urlB, stopB, err := serveDemoConnect(ctx, b)
+	if err != nil {
+		return err
+	}
+	defer stopB()
 	fmt.Fprintf(stdout, "== Connect cluster B: Kafka at %s, Connect topics %s and %s, its agent consumes %s\n",
 		b.broker.Addr(), b.cfg.ConfigTopic, b.cfg.OffsetsTopic, b.cfg.RequestTopic)
 
@@ -171,48 +185,27 @@ func demoMigrate(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	// A's Connect REST API, which stops A's connectors for the move and takes them back.
-	urlA, stopA, err := serveDemoConnect(ctx, a)
-	if err != nil {
-		return err
-	}
-	defer stopA()
-	cut := filepath.Join(dir, "cutover.json")
-	from, to := []string{"--from-brokers", a.broker.Addr()}, []string{"--to-brokers", b.broker.Addr()}
+	planFile := filepath.Join(dir, "plan.yaml")
+	cut := planFile + ".cutover.json" // apply's cutover report, by default beside the plan
 	// legacy-src was STOPPED on A before: with --stop-source its state before the move is not
 	// known (docs/migration.md, "Stopping on A and re-runs"), so it stays on A.
-	move := []string{"--from-connect-url", urlA, "--stop-source", "--exclude", "legacy-src", "--no-verify", "--cutover-report", cut}
-	steps := []struct {
-		say  string
-		args []string
-		want int
-	}{
-		{"export: one KIP-995 body per connector of A (the file is 0600: bodies hold secrets)",
-			append(append([]string{"export"}, from...), "-o", filepath.Join(dir, "bodies.jsonl")), 0},
-		{"a selection that matches nothing is an error, not an empty success",
-			append(append(append([]string{"migrate"}, from...), to...), "--include", "order-.*"), 1},
-		{"the dry run: B's agent plans each connector and changes nothing",
-			append(append(append([]string{"migrate"}, from...), to...), "--dry-run"), 0},
-		// No Connect worker runs on B here: nothing would follow the offsets placed.
-		{"the migration: each connector stopped on A (A's REST API), its offsets read at the stop, created on B\n" +
-			"   (legacy-src, STOPPED on A by hand, stays: the state it had before is not known)",
-			append(append(append([]string{"migrate"}, from...), to...), move...), 0},
-		{"again: each connector already exists on B from this migration, nothing is written twice",
-			append(append(append([]string{"migrate"}, from...), to...), move...), 0},
+	planArgs := []string{"migrate", "plan", "-o", planFile, "--from-brokers", a.broker.Addr(), "--from-connect-url", urlA,
+		"--to-brokers", b.broker.Addr(), "--to-connect-url", urlB, "--stop-source", "--exclude", "legacy-src"}
+	// No Connect worker runs on B here: nothing would commit past the offsets placed, so apply
+	// does not wait to verify; migrate verify does, once B has worked on.
+	applyArgs := []string{"migrate", "apply", planFile, "--no-verify"}
+	steps := []demoStep{
+		{say: "plan: read A and B, run every check, ask B's agent to plan each connector, write the plan for review (nothing changes)\n" +
+			"   (legacy-src, STOPPED on A by hand, is left out: with --stop-source its state before is not known)",
+			args: planArgs, then: func() error { return demoExcerpt(stdout, planFile, demoPlanExcerpt) }},
+		{say: "apply: exactly the plan; A and B read again (a connector that drifted since the plan is refused), each\n" +
+			"   connector stopped on A (A's REST API), its offsets read at the stop, created on B; the cutover report beside the plan",
+			args: applyArgs, then: func() error { return demoExcerpt(stdout, cut, demoCutoverExcerpt) }},
+		{say: "apply again: the same migration continues; each connector already exists on B from it, nothing is written twice",
+			args: applyArgs},
 	}
-	for _, s := range steps {
-		fmt.Fprintf(stdout, "\n== %s\n$ offsetagent %s\n", s.say, strings.Join(s.args, " "))
-		// As a user sees it: both streams on the terminal.
-		if code := run(s.args, strings.NewReader(""), stdout, stdout); code != s.want {
-			return fmt.Errorf("offsetagent %s: exit status %d, want %d", s.args[0], code, s.want)
-		}
-		if s.args[0] == "export" {
-			bodies, err := os.ReadFile(filepath.Join(dir, "bodies.jsonl"))
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "$ cat bodies.jsonl\n%s", bodies)
-		}
+	if err := demoSteps(stdout, steps...); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "\n== now on B: the records of %s and %s, as a Connect worker would have written them\n", b.cfg.ConfigTopic, b.cfg.OffsetsTopic)
 	for _, topic := range []string{b.cfg.ConfigTopic, b.cfg.OffsetsTopic} {
@@ -224,7 +217,22 @@ func demoMigrate(ctx context.Context, stdout, stderr io.Writer) error {
 	if err := demoSinkGroup(ctx, b, "connect-orders-sink", stdout); err != nil {
 		return err
 	}
-	return demoRollback(ctx, a, b, urlA, cut, stdout)
+	if err := demoWorkOnB(ctx, b, stdout); err != nil {
+		return err
+	}
+	back := []string{"migrate", "rollback", cut, "--from-brokers", a.broker.Addr(), "--timeout", "20s"}
+	steps = []demoStep{
+		{say: "verify: does B continue from the offsets placed? Each partition's progress on B is read, the report written back\n" +
+			"   (orders-src is PAUSED on B: it commits nothing, so it stays waiting, exit status 3)",
+			args: []string{"migrate", "verify", cut, "--verify-timeout", "1s"}, want: exitWaiting},
+		{say: "rollback, a dry run: what the way back would do per connector and partition, nothing changed", args: back},
+		{say: "rollback --execute: stopped on B, B's progress carried to A (PATCH /connectors/NAME/offsets on A), resumed on A, deleted on B",
+			args: append(slices.Clone(back), "--execute")},
+	}
+	if err := demoSteps(stdout, steps...); err != nil {
+		return err
+	}
+	return demoShowA(ctx, urlA, stdout)
 }
 
 // serveDemoConnect serves a Connect REST API over c's Connect topics (internal/connectsim: no
@@ -253,21 +261,117 @@ func serveDemoConnect(ctx context.Context, c *demoCluster) (string, func(), erro
 	return "http://" + ln.Addr().String(), func() { _ = srv.Close(); stop() }, nil
 }
 
-// demoRollback is the demo's way back: B works on (file-src-1 reads on), then `migrate
-// rollback` of the cutover report cut, a dry run and then --execute, and A's connectors with
-// their states and offsets after.
-func demoRollback(ctx context.Context, a, b *demoCluster, urlA, cut string, stdout io.Writer) error {
-	urlB, stopB, err := serveDemoConnect(ctx, b)
+// demoStep is one command line of the demo: what it shows, its arguments, the exit status it
+// must end with, and what is printed after it (a file it wrote).
+type demoStep struct {
+	say  string
+	args []string
+	want int
+	then func() error
+}
+
+// demoSteps runs each step's command line in-process, both streams on stdout as a user sees
+// them on a terminal, and fails on an exit status other than the step's.
+func demoSteps(stdout io.Writer, steps ...demoStep) error {
+	for _, s := range steps {
+		fmt.Fprintf(stdout, "\n== %s\n$ offsetagent %s\n", s.say, strings.Join(s.args, " "))
+		if code := run(s.args, strings.NewReader(""), stdout, stdout); code != s.want {
+			return fmt.Errorf("offsetagent %s: exit status %d, want %d", strings.Join(s.args[:2], " "), code, s.want)
+		}
+		if s.then != nil {
+			if err := s.then(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// demoExcerpt prints the lines of file that keep says to keep, as `cat FILE` would show
+// them, with "..." where lines were left out.
+func demoExcerpt(w io.Writer, file string, keep func(lines []string) []bool) error {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	defer stopB()
-	// No Connect worker runs on B here: its progress is written as B's workers would commit
-	// it, file-src-1's position in its offsets topic and orders-sink's offsets in its group.
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	kept := keep(lines)
+	fmt.Fprintf(w, "$ cat %s   # an excerpt\n", filepath.Base(file))
+	skipped := false
+	for i, l := range lines {
+		if !kept[i] {
+			skipped = true
+			continue
+		}
+		if skipped {
+			fmt.Fprintln(w, "...")
+			skipped = false
+		}
+		fmt.Fprintln(w, l)
+	}
+	if skipped {
+		fmt.Fprintln(w, "...")
+	}
+	return nil
+}
+
+// demoPlanExcerpt keeps of a plan file what a reviewer reads first: its head, A's and B's
+// Kafka cluster ids, the settings and selection given, the summary, and of the connector
+// orders-sink its states, its config on B, its edits, its groups, its offsets now and its
+// hazards.
+func demoPlanExcerpt(lines []string) []bool {
+	shown := []string{"target", "type", "state_on_a", "target_state", "exists_on_b", "config_on_b", "edits", "sink", "offsets_now", "hazards", "refused"}
+	kept := make([]bool, len(lines))
+	var section, key, field, connector string
+	for i, l := range lines {
+		switch {
+		case !strings.HasPrefix(l, " "):
+			section, _, _ = strings.Cut(l, ":")
+			kept[i] = section != "created" && section != "created_by"
+			continue
+		case strings.HasPrefix(l, "  - name: "):
+			connector, field = strings.TrimPrefix(l, "  - name: "), "name"
+		case strings.HasPrefix(l, "    ") && !strings.HasPrefix(l, "     "):
+			field, _, _ = strings.Cut(strings.TrimSpace(l), ":")
+		case strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "   "):
+			key, _, _ = strings.Cut(strings.TrimSpace(l), ":")
+		}
+		switch section {
+		case "from", "to":
+			kept[i] = key == "kafka_cluster_id"
+		case "settings":
+			kept[i] = key == "stop_source"
+		case "selection":
+			kept[i] = key == "exclude"
+		case "summary":
+			kept[i] = true
+		case "connectors":
+			kept[i] = connector == "orders-sink" && (field == "name" || slices.Contains(shown, field))
+		}
+	}
+	return kept
+}
+
+// demoCutoverExcerpt keeps of a cutover report its head: the migration, A's and B's
+// identities, the topic holding the states before the move, and the counts of verdicts.
+func demoCutoverExcerpt(lines []string) []bool {
+	kept := make([]bool, len(lines))
+	for i, l := range lines {
+		if strings.HasPrefix(l, `  "connectors"`) {
+			break
+		}
+		kept[i] = !strings.HasPrefix(l, `  "migration_started"`) && !strings.HasPrefix(l, `  "migration_finished"`)
+	}
+	return kept
+}
+
+// demoWorkOnB writes B's progress as B's Connect workers would commit it (no worker runs
+// here): file-src-1's position in B's offsets topic and orders-sink's offsets in its group.
+func demoWorkOnB(ctx context.Context, b *demoCluster, stdout io.Writer) error {
 	const key, progress = `["file-src-1",{"filename":"test.txt"}]`, `{"position":55}`
 	w := &kafka.Writer{Addr: kafka.TCP(b.cfg.Brokers...), Topic: b.cfg.OffsetsTopic, Balancer: kafka.Murmur2Balancer{Consistent: true},
 		BatchTimeout: time.Millisecond, Transport: &kafka.Transport{MetadataTTL: time.Second}}
-	err = w.WriteMessages(ctx, kafka.Message{Key: []byte(key), Value: []byte(progress)})
+	err := w.WriteMessages(ctx, kafka.Message{Key: []byte(key), Value: []byte(progress)})
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
@@ -289,20 +393,12 @@ func demoRollback(ctx context.Context, a, b *demoCluster, urlA, cut string, stdo
 		return fmt.Errorf("B's progress of connect-orders-sink: %w", err)
 	}
 	fmt.Fprintf(stdout, "\n== B works on: file-src-1 commits %s on B, orders-sink's group consumes %s to offsets 160 and 90\n", progress, demoTopic)
-	args := []string{"migrate", "rollback", cut, "--to-connect-url", urlB, "--from-brokers", a.broker.Addr(), "--timeout", "20s"}
-	for _, s := range []struct {
-		say  string
-		args []string
-	}{
-		{"the way back, a dry run: what rollback would do per connector and partition, nothing changed", args},
-		{"the way back: stopped on B, B's progress carried to A (PATCH /connectors/NAME/offsets on A), resumed on A, deleted on B",
-			append(args, "--execute")},
-	} {
-		fmt.Fprintf(stdout, "\n== %s\n$ offsetagent %s\n", s.say, strings.Join(s.args, " "))
-		if code := run(s.args, strings.NewReader(""), stdout, stdout); code != 0 {
-			return fmt.Errorf("offsetagent migrate rollback: exit status %d, want 0", code)
-		}
-	}
+	return nil
+}
+
+// demoShowA prints A's connectors with their states and offsets, as A's Connect REST API
+// at urlA answers them.
+func demoShowA(ctx context.Context, urlA string, stdout io.Writer) error {
 	restA, err := connectrest.New(urlA, nil)
 	if err != nil {
 		return err

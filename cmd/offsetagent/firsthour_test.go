@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -183,37 +184,95 @@ func TestMigrateChecksBsAgents(t *testing.T) {
 		`and offsets topic "b-offsets": give --request-topic and --result-topic of the agents running for B's Connect cluster`)
 }
 
-// make demo-migrate: export, a selection that matches nothing, the dry run, the migration with
-// --stop-source and its re-run, as a user sees them, what is on B, then the rollback (a dry run
-// and --execute) that brings B's progress back to A; in seconds.
+// demoStepOutput is what the demo's steps whose command line ("$ offsetagent ARGS") begins
+// with prefix and ends with suffix printed, one per run, each from its "== " heading to the
+// next.
+func demoStepOutput(out, prefix, suffix string) []string {
+	var got []string
+	for _, step := range strings.Split(out, "\n== ") {
+		for _, line := range strings.Split(step, "\n") {
+			if args, ok := strings.CutPrefix(line, "$ offsetagent "); ok && strings.HasPrefix(args, prefix) && strings.HasSuffix(args, suffix) {
+				got = append(got, step)
+			}
+		}
+	}
+	return got
+}
+
+// make demo-migrate: the four verbs as a user runs them, each step checked by what it prints:
+// migrate plan -o PLAN and an excerpt of the plan, migrate apply PLAN and its cutover report,
+// apply again (the same migration continues, nothing written twice), what is on B, migrate
+// verify REPORT once B has worked on, then migrate rollback REPORT as a dry run and with
+// --execute, and A's connectors after: at B's progress, in their states before; in seconds.
 func TestDemoMigrate(t *testing.T) {
 	var out, errOut bytes.Buffer
 	start := time.Now()
 	require.NoError(t, demoMigrate(context.Background(), &out, &errOut), "%s\n%s", out.String(), errOut.String())
 	t.Logf("demo-migrate took %s", time.Since(start))
 	s := out.String()
-	for _, want := range []string{
-		"   orders-sink  sink, RUNNING, 2 offsets\n",
-		"   legacy-src   source, STOPPED, 0 offsets\n",
-		"4 connectors: 0 succeeded, 4 planned, 0 failed, 0 skipped\n$ cat bodies.jsonl\n",
-		`{"name":"orders-src","config":{"connector.class":"FileStreamSource","file":"orders.txt","name":"orders-src","tasks.max":"1","topic":"orders"},"initial_state":"PAUSED","initial_offsets":[{"partition":{"filename":"orders.txt"},"offset":{"position":4096}}]}`,
-		"no connector of A matches the selection (--include, --exclude); A has 4: file-src-1, legacy-src, orders-sink, orders-src\n",
-		`{"name":"orders-sink","target_name":"orders-sink","plan":{`,
-		"3 connectors: 3 succeeded, 0 planned, 0 failed, 0 skipped\nwarning: file-src-1, orders-sink, orders-src: plugin: not checked whether B's Connect has the connector's plugin",
-		"\n\n== again",
-		"  key:   [\"orders-src\",{\"filename\":\"orders.txt\"}]\n  value: {\"position\":4096}\n",
-		"  orders partition 0: offset 120\n  orders partition 1: offset 75\n",
-		"3 connectors: 0 rolled back, 3 would roll back, 0 refused, 0 failed, 0 kept on B; partitions: 4 carried, 0 not carried, 0 skip (a dry run",
-		"3 connectors: 3 rolled back, 0 would roll back, 0 refused, 0 failed, 0 kept on B; partitions: 4 carried, 0 not carried, 0 skip\n",
-		// A at B's progress, in its state before the move; legacy-src never left.
+	dir := regexp.MustCompile(`-o (\S+)/plan\.yaml `).FindStringSubmatch(s)
+	require.NotNil(t, dir, "migrate plan -o PLAN is run:\n%s", s)
+	planFile, cut := dir[1]+"/plan.yaml", dir[1]+"/plan.yaml.cutover.json"
+	step := func(prefix, suffix string, n int) []string {
+		t.Helper()
+		got := demoStepOutput(s, prefix, suffix)
+		require.Len(t, got, n, "steps run as: offsetagent %s...%s\n%s", prefix, suffix, s)
+		return got
+	}
+	contains := func(text string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			require.Contains(t, text, w)
+		}
+	}
+
+	require.Contains(t, s, "   orders-sink  sink, RUNNING, 2 offsets\n")
+	require.Contains(t, s, "   legacy-src   source, STOPPED, 0 offsets\n")
+
+	plan := step("migrate plan -o "+planFile+" ", " --stop-source --exclude legacy-src", 1)[0]
+	contains(plan,
+		"3 connectors: 0 succeeded, 3 planned, 0 failed, 0 skipped\n",
+		" written to "+planFile+": 3 to move, 0 refused, 0 warnings; review it, then: offsetagent migrate apply "+planFile+"\n",
+		// The plan file, an excerpt: the settings and selection given, a connector whole.
+		"$ cat plan.yaml   # an excerpt\n",
+		"settings:\n  stop_source: true\n",
+		"  exclude:\n    - legacy-src\n",
+		"  - name: orders-sink\n    target: orders-sink\n    type: sink\n",
+		"    config_on_b:\n      connector.class: org.apache.kafka.connect.file.FileStreamSinkConnector\n",
+		"        - partition: '{\"kafka_partition\":0,\"kafka_topic\":\"orders\"}'\n          offset: '{\"kafka_offset\":120}'\n")
+	require.NotContains(t, plan, "name: legacy-src")
+
+	applies := step("migrate apply "+planFile+" --no-verify", "", 2)
+	for _, a := range applies {
+		contains(a, "3 connectors: 3 succeeded, 0 planned, 0 failed, 0 skipped\n",
+			"cutover report: "+cut+" (then: offsetagent migrate verify "+cut+")\n")
+		require.NotContains(t, a, "drift since the plan")
+	}
+	contains(applies[0], "$ cat plan.yaml.cutover.json   # an excerpt\n", `  "state_topic": "offsetagent-migration-states",`,
+		`    "verified": 0,`+"\n"+`    "waiting": 4`+"\n")
+	contains(applies[1], "apply again: the same migration continues")
+	// What is on B after both applies: each connector once, at A's offsets.
+	require.Equal(t, 1, strings.Count(s, "  key:   connector-orders-sink\n"), "the re-run wrote nothing twice")
+	require.NotContains(t, s, "key:   connector-legacy-src", "a STOPPED connector whose state before is unknown is not moved with --stop-source")
+	contains(s, "  key:   [\"orders-src\",{\"filename\":\"orders.txt\"}]\n  value: {\"position\":4096}\n",
+		"  orders partition 0: offset 120\n  orders partition 1: offset 75\n")
+
+	verify := step("migrate verify "+cut+" --verify-timeout 1s", "", 1)[0]
+	contains(verify, "cutover of migration m-", ": 4 partitions of 3 connectors: 3 verified, 1 waiting, 0 mismatch, 0 unordered, 0 replay\n",
+		"waiting: B has committed nothing new yet for 1 partitions (orders-src)")
+
+	back := "migrate rollback " + cut + " --from-brokers "
+	dry := step(back, " --timeout 20s", 1)[0]
+	execute := step(back, " --timeout 20s --execute", 1)[0]
+	contains(dry, "orders-sink  {\"kafka_partition\":0,\"kafka_topic\":\"orders\"}  {\"kafka_offset\":160}  {\"kafka_offset\":160}  carried",
+		"3 connectors: 0 rolled back, 3 would roll back, 0 refused, 0 failed, 0 kept on B; partitions: 4 carried, 0 not carried, 0 skip (a dry run")
+	contains(execute, "orders-src   orders-src   source  rolled_back  PAUSED      yes",
+		"3 connectors: 3 rolled back, 0 would roll back, 0 refused, 0 failed, 0 kept on B; partitions: 4 carried, 0 not carried, 0 skip\n")
+
+	// A at B's progress, in its state before the move; legacy-src never left.
+	contains(s[strings.LastIndex(s, "\n== now on A"):],
 		"   file-src-1   RUNNING  {\"filename\":\"test.txt\"} {\"position\":55}\n",
 		"   legacy-src   STOPPED  no offsets\n",
 		"   orders-sink  RUNNING  {\"kafka_partition\":0,\"kafka_topic\":\"orders\"} {\"kafka_offset\":160}, {\"kafka_partition\":1,\"kafka_topic\":\"orders\"} {\"kafka_offset\":90}\n",
-		"   orders-src   PAUSED   {\"filename\":\"orders.txt\"} {\"position\":4096}\n",
-	} {
-		require.Contains(t, s, want)
-	}
-	require.Equal(t, 2, strings.Count(s, "3 connectors: 3 succeeded"), "the migration and its re-run")
-	require.Equal(t, 1, strings.Count(s, "  key:   connector-orders-sink\n"), "the re-run wrote nothing twice")
-	require.NotContains(t, s, "key:   connector-legacy-src", "a STOPPED connector whose state before is unknown is not moved with --stop-source")
+		"   orders-src   PAUSED   {\"filename\":\"orders.txt\"} {\"position\":4096}\n")
 }

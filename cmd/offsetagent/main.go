@@ -1,8 +1,9 @@
 // Command offsetagent creates Kafka Connect connectors with initial offsets (KIP-995) from
 // CloudEvents requests, writing directly to Connect's internal topics.
 //
-// Subcommands: run, publish, offsets, results, export, migrate, demo, demo-migrate, version,
-// healthcheck, pprof. See the README; `offsetagent COMMAND --help` prints a command's flags.
+// Subcommands: run, publish, offsets, results, export, migrate (and its verbs migrate plan,
+// apply, verify and rollback), demo, demo-migrate, version, healthcheck, pprof. See the README;
+// `offsetagent COMMAND --help` (and `offsetagent migrate VERB --help`) prints a command's flags.
 package main
 
 import (
@@ -31,14 +32,24 @@ commands:
   results [--failed] [-n N] print the latest N results (default 20; --failed: failed ones only,
                             with their step, error code and message), one JSON object a line
   export [flags]            write one KIP-995 body per connector of Connect cluster A (JSON lines)
-  migrate [flags]           export + create each connector on B through B's agents; a report
+  migrate plan -o PLAN [flags]
+                            read Connect clusters A and B, run every check, write a plan file to review
+  migrate apply PLAN [flags]
+                            do exactly the plan (A and B read again, a connector that drifted refused),
+                            write and verify the cutover report PLAN.cutover.json; run again, it continues
+  migrate verify REPORT [flags]
+                            verify on B that each moved connector continues where A stopped
+  migrate rollback REPORT [--execute]
+                            the way back: stop on B, carry B's progress to A, resume on A (a dry run
+                            without --execute)
+  migrate [flags]           the shortcut: plan and apply in one run, nothing written to review
   demo                      embedded broker + agent + the seed example, then exit
-  demo-migrate              two Connect clusters on an embedded broker: export, migrate --dry-run, migrate, again
+  demo-migrate              two Connect clusters on embedded brokers: migrate plan, apply, verify, rollback
   version                   print version, commit and Go version
   healthcheck               exit 0 if the agent on OFFSETAGENT_HTTP_ADDR is ready (for container healthchecks)
   pprof on|off --pid N      switch the running agent's /debug/pprof (signals process N: 1 in the agent's container)
 
-Run 'offsetagent COMMAND --help' for a command's flags.
+Run 'offsetagent COMMAND --help' (or 'offsetagent migrate VERB --help') for a command's flags.
 `
 
 // run dispatches a subcommand and returns the process exit code.

@@ -385,7 +385,7 @@ func cmdMigrate(args []string, stdout, stderr io.Writer) int {
 		if c.vf.cutoverReport != "" {
 			fmt.Fprintf(stderr, "offsetagent migrate: --verify --cutover-report FILE is spelt `offsetagent migrate verify %s` now\n", c.vf.cutoverReport)
 		}
-		return c.vf.runAlone(ctx, &c.f, stdout, stderr)
+		return c.vf.runAlone(ctx, "migrate --verify", &c.f, stdout, stderr)
 	}
 	mo, code, done := c.options(ctx, "migrate", toHTTP, stderr)
 	if done {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,114 +43,27 @@ func (f *rollbackFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.include, "include", "roll back only the report's connectors whose whole name on A matches this Go regexp (repeatable); a name the report does not hold is refused")
 	fs.Var(&f.exclude, "exclude", "leave out the report's connectors whose whole name on A matches this Go regexp (repeatable)")
 	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "bound on each connector's stop on B and its resume on A")
-	f.connectTimeout = defaultConnectTimeout
 	fs.DurationVar(&f.connectTimeout, "connect-timeout", defaultConnectTimeout,
 		"how long to wait for a Kafka cluster's first answer before giving up with the address and the cause")
 	fs.BoolVar(&f.execute, "execute", false, "roll back; without it, print what would be done and change nothing")
 	fs.StringVar(&f.report, "report", "", "write the rollback report (JSON, mode 0600) to this file")
 }
 
-// rollbackHelp is `migrate rollback --help`, and rollbackFlagGroups its flags in the order and
-// groups it lists them (every flag rollbackFlags registers is in exactly one group).
-var (
-	rollbackHelp = cmdHelp{
-		synopsis: "offsetagent migrate rollback REPORT [--execute] [flags]",
-		about: "Roll back the connectors of a migration's cutover report REPORT (written by migrate or\n" +
-			"migrate apply): stop each on B behind a barrier, carry B's progress back to A (PATCH\n" +
-			"/connectors/NAME/offsets on A's Connect REST API; across MirrorMaker 2 by its offset syncs and\n" +
-			"the records themselves), resume each on A in its state before the move, and delete it on B\n" +
-			"once that is safe. Without --execute it prints what it would do, per connector and partition,\n" +
-			"and changes nothing.",
-		after: "B's Connect config topic and result topic come from OFFSETAGENT_CONFIG_TOPIC and\n" +
-			"OFFSETAGENT_RESULT_TOPIC (defaults connect-configs, connect-offset-results); SASL and TLS\n" +
-			"from OFFSETAGENT_SASL_* and OFFSETAGENT_TLS_* unless a --*-command-config is given.\n" +
-			"Outcomes: rolled_back, would_roll_back (a dry run), refused (left as it is, with why),\n" +
-			"failed, kept_on_b (A took it back; deleting it on B was not safe). Partitions: carried,\n" +
-			"not_carried (A replays what B delivered since the cutover; counted), skip (A's log start\n" +
-			"is past the offset: records skipped; counted).\n" +
-			"Exit status: 0 everything rolled back (or, dry run, could be) with nothing replayed or\n" +
-			"skipped, 4 rolled back with replays or skips announced, 1 any refused, failed or kept on B,\n" +
-			"2 bad flags, an unreadable report or an unreachable cluster. See docs/migration.md, \"Rollback\".",
-	}
-	rollbackFlagGroups = []struct {
-		title string
-		flags []string
-	}{
-		{"A (where the connectors go back)", []string{"from-connect-url", "from-connect-config", "from-brokers", "from-command-config"}},
-		{"B (where they are stopped and deleted)", []string{"to-brokers", "to-command-config", "to-connect-url", "to-connect-config", "state-topic"}},
-		{"selection", []string{"include", "exclude", "execute"}},
-		{"timing", []string{"connect-timeout", "timeout"}},
-		{"output", []string{"report"}},
-	}
-)
-
-// writeRollbackUsage writes `migrate rollback --help`: the synopsis, what the verb does, its
-// flags by group, then outputs and exit status.
-func writeRollbackUsage(w io.Writer, fs *flag.FlagSet) {
-	h := rollbackHelp
-	fmt.Fprintf(w, "usage: %s\n\n%s\n", h.synopsis, h.about)
-	for _, g := range rollbackFlagGroups {
-		fmt.Fprintf(w, "\n%s:\n", g.title)
-		for _, name := range g.flags {
-			f := fs.Lookup(name)
-			if f == nil {
-				continue
-			}
-			arg, text := flag.UnquoteUsage(f)
-			head := "  --" + f.Name
-			if arg != "" {
-				head += " " + strings.ToUpper(argName(f.Name, arg))
-			}
-			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "[]" {
-				head += "  (default " + f.DefValue + ")"
-			}
-			fmt.Fprintf(w, "%s\n      %s\n", head, text)
-		}
-	}
-	fmt.Fprintf(w, "\n%s\n", h.after)
-}
-
-// parseRollback parses `migrate rollback` args: flags before and after the one REPORT.
-func parseRollback(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (report string, code int, done bool) {
-	fs.SetOutput(stderr)
-	fs.Usage = func() {}
-	parse := func(args []string) (int, bool) {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				writeRollbackUsage(stdout, fs)
-				return 0, true
-			}
-			fmt.Fprintf(stderr, "run 'offsetagent %s --help' for usage\n", fs.Name())
-			return 2, true
-		}
-		return 0, false
-	}
-	if code, done := parse(args); done {
-		return "", code, true
-	}
-	if fs.NArg() == 0 {
-		fmt.Fprintf(stderr, "offsetagent %s: give the cutover report of the migration to roll back\nrun 'offsetagent %s --help' for usage\n", fs.Name(), fs.Name())
-		return "", 2, true
-	}
-	report = fs.Arg(0)
-	if code, done := parse(fs.Args()[1:]); done {
-		return "", code, true
-	}
-	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "offsetagent %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		return "", 2, true
-	}
-	return report, 0, false
-}
-
 // cmdMigrateRollback is `offsetagent migrate rollback REPORT [--execute]`.
 func cmdMigrateRollback(args []string, stdout, stderr io.Writer) int {
+	// Its own flag set, not verbFlagSet's: rollback's flags say what they do on the way back
+	// (--timeout bounds each connector's stop on B and resume on A, 2m by default), not what
+	// migrate's flags of the same names do. Its help is verbHelps["migrate rollback"].
 	fs := flag.NewFlagSet("migrate rollback", flag.ContinueOnError)
 	var f rollbackFlags
 	f.register(fs)
-	path, code, done := parseRollback(fs, args, stdout, stderr)
+	path, _, code, done := parseVerb(fs, args, "REPORT", stdout, stderr)
 	if done {
 		return code
+	}
+	if path == "" {
+		fmt.Fprintf(stderr, "offsetagent %s: give the cutover report of the migration to roll back\nrun 'offsetagent %s --help' for usage\n", fs.Name(), fs.Name())
+		return 2
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "offsetagent migrate rollback: "+format+"\n", a...)

@@ -229,8 +229,8 @@ func TestMigrateRollbackCommand(t *testing.T) {
 	require.Contains(t, out, "already rolled back")
 }
 
-// `migrate rollback --help` lists its own flags only, each in exactly one group; a bad flag or
-// a missing REPORT is status 2 pointing at the help.
+// `migrate rollback --help` (verbHelps, writeUsage) lists its own flags only, each in exactly
+// one group; a bad flag or a missing REPORT is status 2 pointing at the help.
 func TestMigrateRollbackHelp(t *testing.T) {
 	cmd := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
@@ -246,7 +246,9 @@ func TestMigrateRollbackHelp(t *testing.T) {
 	var f rollbackFlags
 	f.register(fs)
 	seen := map[string]string{}
-	for _, g := range rollbackFlagGroups {
+	groups := verbHelps["migrate rollback"].groups // rendered by writeUsage, as every verb's
+	require.NotEmpty(t, groups)
+	for _, g := range groups {
 		require.Contains(t, out, "\n"+g.title+":\n")
 		for _, name := range g.flags {
 			require.NotNil(t, fs.Lookup(name), "group %q names --%s, which rollback does not register", g.title, name)

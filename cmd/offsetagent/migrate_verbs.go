@@ -13,7 +13,7 @@ var migrateVerbs = map[string]func(args []string, stdout, stderr io.Writer) int{
 	"plan":     cmdMigratePlan,
 	"apply":    cmdMigrateApply,
 	"verify":   cmdMigrateVerify,
-	"rollback": cmdMigrateRollback, // its own flag set and help (migrate_rollback.go)
+	"rollback": cmdMigrateRollback, // its own flag set (migrate_rollback.go)
 }
 
 // verbFlagSet is the flag set of migrate's verb: the flags of its help groups, taken from

@@ -155,7 +155,8 @@ func readReport(t *testing.T, path string) map[string]reported {
 }
 
 // migrate plan writes the plan and exits 0 when nothing is refused, 1 when a connector is
-// refused, 2 (writing nothing) when B cannot be reached or a flag is wrong.
+// refused, 1 (writing nothing) when the selection matches nothing, 2 (writing nothing) when B
+// cannot be reached or a flag is wrong.
 func TestPlanExitStatus(t *testing.T) {
 	v := newVerbsFixture(t)
 	path := filepath.Join(v.dir, "plan.yaml")
@@ -190,6 +191,13 @@ func TestPlanExitStatus(t *testing.T) {
 			require.Contains(t, fc.Refused, "producer.override.bootstrap.servers")
 		}
 	}
+
+	// A selection that matches nothing: 1, as the help and the runbook say, and no plan.
+	none := filepath.Join(v.dir, "none.yaml")
+	code, _, stderr = v.cmd("migrate", "plan", "-o", none, "--from-brokers", v.a, "--to-brokers", v.b, "--include", "nothing-.*")
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "no connector of A matches the selection")
+	require.NoFileExists(t, none)
 
 	gone := filepath.Join(v.dir, "unreachable.yaml")
 	code, _, stderr = v.cmd("migrate", "plan", "-o", gone, "--from-brokers", v.a, "--to-brokers", kafkatest.ClosedAddr(t), "--connect-timeout", "2s")
@@ -425,11 +433,13 @@ func TestVerbHelpGroups(t *testing.T) {
 		listed := help("migrate", verb)
 		check(name, h.groups, listed)
 	}
-	for _, verb := range []string{"plan", "apply", "verify"} {
-		require.Contains(t, verbHelps, "migrate "+verb)
+	for verb := range migrateVerbs {
+		require.Contains(t, verbHelps, "migrate "+verb, "every verb's help is in verbHelps, rendered by writeUsage")
 	}
 	require.NotContains(t, help("migrate", "apply"), "include", "apply's selection is the plan's")
 	require.NotContains(t, help("migrate", "plan"), "grace", "plan stops nothing")
+	require.NotContains(t, help("migrate", "rollback"), "stop-source", "rollback's flags are its own")
+	require.Contains(t, help("migrate", "rollback"), "execute")
 	var out bytes.Buffer
 	require.Equal(t, 0, run([]string{"migrate", "plan", "--help"}, strings.NewReader(""), &out, &bytes.Buffer{}))
 	require.Contains(t, out.String(), "required: -o; --to-brokers; one of --from-brokers, --from-connect-url\n")
@@ -535,6 +545,8 @@ func TestVerbArguments(t *testing.T) {
 		{name: "apply with a selection flag", args: []string{"migrate", "apply", notAPlan, "--include", "x"}, stderr: "flag provided but not defined: -include"},
 		{name: "verify without a report", args: []string{"migrate", "verify"}, stderr: "the cutover report is required"},
 		{name: "verify a missing report", args: []string{"migrate", "verify", filepath.Join(dir, "none.json")}, stderr: "none.json"},
+		{name: "verify a missing report on given brokers", args: []string{"migrate", "verify", filepath.Join(dir, "none.json"), "--to-brokers", "127.0.0.1:1"},
+			stderr: "offsetagent migrate verify: open "},
 		{name: "verify a report and manifests", args: []string{"migrate", "verify", "r.json", "--manifests", dir}, stderr: "not both"},
 		{name: "verify manifests without B's REST API", args: []string{"migrate", "verify", "--manifests", dir}, stderr: "--to-connect-url"},
 		{name: "plan with a positional argument", args: []string{"migrate", "plan", "-o", notAPlan, "extra"}, stderr: "unexpected argument"},

@@ -52,5 +52,5 @@ func cmdMigrateVerify(args []string, stdout, stderr io.Writer) int {
 		}
 		c.f.toBrokers = cut.To // B's brokers, where the offsets were placed
 	}
-	return c.vf.runAlone(ctx, &c.f, stdout, stderr)
+	return c.vf.runAlone(ctx, "migrate verify", &c.f, stdout, stderr)
 }

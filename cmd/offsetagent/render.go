@@ -197,7 +197,7 @@ func writeSummary(w io.Writer, c *cutover.Cutover) error {
 				waiting = append(waiting, cc.TargetName)
 			}
 		}
-		fmt.Fprintf(&b, "waiting: B has committed nothing new yet for %d partitions (%s): run migrate --verify again once they have traffic\n",
+		fmt.Fprintf(&b, "waiting: B has committed nothing new yet for %d partitions (%s): run migrate verify REPORT again once they have traffic\n",
 			n, oneLine(strings.Join(waiting, ", "), 120))
 	}
 	_, err := io.WriteString(w, b.String())

@@ -74,7 +74,7 @@ func TestWriteSummary(t *testing.T) {
 	require.NoError(t, writeSummary(&out, c))
 	require.Equal(t, "cutover of migration m-1: 2 partitions of 2 connectors: 0 verified, 1 waiting, 1 mismatch, 0 unordered, 0 replay\n"+
 		`mismatch: sink-b {"kafka_partition":0,"kafka_topic":"A.orders"}: group on B committed 5, before the 8 placed`+"\n"+
-		"waiting: B has committed nothing new yet for 1 partitions (src-b): run migrate --verify again once they have traffic\n", out.String())
+		"waiting: B has committed nothing new yet for 1 partitions (src-b): run migrate verify REPORT again once they have traffic\n", out.String())
 
 	// A replay is listed apart from the mismatches.
 	sink.Verdict, sink.Detail = cutover.VerdictVerified, ""

@@ -116,9 +116,10 @@ var helps = map[string]cmdHelp{
 	},
 	"demo-migrate": {
 		synopsis: "offsetagent demo-migrate",
-		about: "On an embedded broker: Connect cluster A with a few connectors and cluster B with its agent;\n" +
-			"run export, migrate --dry-run, migrate --stop-source and migrate again as a user would, print what\n" +
-			"is on B, then migrate rollback (a dry run, then --execute) and A's connectors after.",
+		about: "On embedded brokers: Connect cluster A with a few connectors and cluster B with its agent;\n" +
+			"run the four verbs as a user would: migrate plan -o PLAN, migrate apply PLAN (and again),\n" +
+			"migrate verify REPORT, migrate rollback REPORT (a dry run, then --execute), and print what is\n" +
+			"on B after the move and A's connectors after the way back.",
 	},
 	"version": {
 		synopsis: "offsetagent version",
@@ -321,6 +322,13 @@ var (
 		{"Strimzi", []string{"manifests"}},
 		{"timing", []string{"connect-timeout", "verify-timeout"}},
 	}
+	rollbackGroups = []flagGroup{
+		{"A (where the connectors go back)", []string{"from-connect-url", "from-connect-config", "from-brokers", "from-command-config"}},
+		{"B (where they are stopped and deleted)", []string{"to-brokers", "to-command-config", "to-connect-url", "to-connect-config", "state-topic"}},
+		{"selection", []string{"include", "exclude", "execute"}},
+		{"timing", []string{"connect-timeout", "timeout"}},
+		{"output", []string{"report"}},
+	}
 	// migrateGroups are the shortcut's: plan's, apply's and the old spellings, each once.
 	migrateGroups = []flagGroup{
 		planGroups[0], planGroups[1],
@@ -345,8 +353,10 @@ var verbHelps = map[string]cmdHelp{
 		envDefault: map[string]string{"to-config-topic": "connect-configs", "to-offsets-topic": "connect-offsets",
 			"request-topic": "connect-offset-requests", "result-topic": "connect-offset-results"},
 		groups: planGroups,
-		after: "Exit status: 0 nothing refused, 1 a connector refused (or not planned by B's agent), 2 bad\n" +
-			"flags, an unreachable cluster or a refused precheck (no plan written). See docs/migration.md.",
+		after: "Exit status: 0 nothing refused; 1 a connector refused (or not planned by B's agent), the plan\n" +
+			"written all the same, or a selection that matches no connector or an --include, --exclude or\n" +
+			"--rename that matches none (unless --allow-empty; no plan written); 2 bad flags, an unreachable\n" +
+			"cluster or a refused precheck (no plan written). See docs/migration.md.",
 	},
 	"migrate apply": {
 		synopsis: "offsetagent migrate apply [flags] PLAN",
@@ -371,5 +381,26 @@ var verbHelps = map[string]cmdHelp{
 			"cluster, where a connector stopped on A without its REST API is checked again.\n" +
 			"Exit status: 0 every partition verified, 1 a mismatch, 2 bad flags or B unreadable, 3 some\n" +
 			"waiting or unordered, 4 all decided and some replay.",
+	},
+	"migrate rollback": {
+		synopsis: "offsetagent migrate rollback REPORT [--execute] [flags]",
+		about: "Roll back the connectors of a migration's cutover report REPORT (written by migrate or\n" +
+			"migrate apply): stop each on B behind a barrier, carry B's progress back to A (PATCH\n" +
+			"/connectors/NAME/offsets on A's Connect REST API; across MirrorMaker 2 by its offset syncs and\n" +
+			"the records themselves), resume each on A in its state before the move, and delete it on B\n" +
+			"once that is safe. Without --execute it prints what it would do, per connector and partition,\n" +
+			"and changes nothing.",
+		groups: rollbackGroups,
+		after: "B's Connect config topic and result topic come from OFFSETAGENT_CONFIG_TOPIC and\n" +
+			"OFFSETAGENT_RESULT_TOPIC (defaults connect-configs, connect-offset-results); SASL and TLS\n" +
+			"from OFFSETAGENT_SASL_* and OFFSETAGENT_TLS_* unless a --*-command-config is given.\n" +
+			"Outcomes: rolled_back, would_roll_back (a dry run), refused (left as it is, with why),\n" +
+			"failed, kept_on_b (A took it back; deleting it on B was not safe). Partitions: carried,\n" +
+			"not_carried (A replays what B delivered since the cutover; counted), skip (A's log start\n" +
+			"is past the offset: records skipped; counted).\n" +
+			"Exit status: 0 everything rolled back (or, dry run, could be) and, with --execute, nothing\n" +
+			"replayed or skipped; 4 rolled back with --execute, replays or skips announced (a dry run that\n" +
+			"announces them exits 0); 1 any refused, failed or kept on B; 2 bad flags, an unreadable report\n" +
+			"or an unreachable cluster. See docs/migration.md, \"Rollback\".",
 	},
 }

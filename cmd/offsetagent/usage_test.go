@@ -15,7 +15,7 @@ import (
 var commands = []string{"run", "publish", "offsets", "export", "migrate", "demo", "demo-migrate", "version", "healthcheck"}
 
 // Every subcommand prints its usage on stdout and exits 0 with --help and -h, and the
-// command list names it.
+// command list names it, and each verb of migrate.
 func TestSubcommandHelp(t *testing.T) {
 	require.Len(t, helps, len(commands), "a help for every command, and no other")
 	for _, c := range commands {
@@ -29,6 +29,13 @@ func TestSubcommandHelp(t *testing.T) {
 			})
 		}
 	}
+	for verb := range migrateVerbs {
+		require.Contains(t, usage, "\n  migrate "+verb+" ", "the command list names migrate %s", verb)
+		var out bytes.Buffer
+		require.Equal(t, 0, run([]string{"migrate", verb, "--help"}, strings.NewReader(""), &out, &bytes.Buffer{}))
+		require.True(t, strings.HasPrefix(out.String(), "usage: offsetagent migrate "+verb+" "), out.String())
+	}
+	require.Contains(t, usage, "'offsetagent migrate VERB --help'")
 }
 
 // The help says what is required, where defaults come from and what the commands print.
