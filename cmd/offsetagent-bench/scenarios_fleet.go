@@ -355,7 +355,8 @@ func fillFleet(ctx context.Context, spec fleetSpec, brokersA, brokersB []string,
 // commitSinks commits every sink's offsets in its group connect-<name>, plus bump, with a
 // bounded number of commits in flight.
 func commitSinks(ctx context.Context, spec fleetSpec, brokers []string, bump int64) error {
-	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 30 * time.Second, Transport: freshTransport()}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: brokers, Transport: freshTransport()})
+	cl.Timeout = 30 * time.Second
 	sem := make(chan struct{}, 32)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
