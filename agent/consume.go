@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"hash/fnv"
 	"sync"
 	"time"
 
@@ -11,7 +10,7 @@ import (
 )
 
 // consume is the consumer-group loop. Each generation's assignment gets one fetcher per
-// partition; records go to a fixed set of lanes by record key, so requests for one connector
+// partition; records go to the lanes by record key (lanes.go), so requests for one connector
 // (keyed by its name) run in order while different connectors run in parallel, Concurrency at
 // a time. A generation ends on a rebalance or shutdown: the fetchers stop, requests already
 // started finish (bounded by the shutdown timeout), the partitions' offsets are committed, and
@@ -238,7 +237,7 @@ func (a *Agent) handOver(stop context.Context, msgs []kafka.Message, reserved in
 		w := min(recordWeight(&msgs[k]), a.inflight.size)
 		a.metrics.InFlight.Inc()
 		it := tr.add(msgs[k].Offset)
-		if !lanes.submit(stop, laneKey(&msgs[k]), job{msg: msgs[k], item: it, received: time.Now(), weight: w}) {
+		if !lanes.submit(stop, laneKeyOf(&msgs[k]), job{msg: msgs[k], item: it, received: time.Now(), weight: w}) {
 			a.metrics.InFlight.Dec()
 			tr.abandon(it)
 			for ; k < kept; k++ {
@@ -317,17 +316,6 @@ func commitFinal(gen *kafka.Generation, topic string, partition int, next int64)
 		})
 }
 
-// laneKey picks the lane of a record: its key (the connector name), else its partition.
-func laneKey(m *kafka.Message) uint32 {
-	h := fnv.New32a()
-	if len(m.Key) > 0 {
-		_, _ = h.Write(m.Key)
-	} else {
-		_, _ = h.Write([]byte{byte(m.Partition), byte(m.Partition >> 8)})
-	}
-	return h.Sum32()
-}
-
 // job is one fetched request on its way through a lane.
 type job struct {
 	msg      kafka.Message
@@ -335,45 +323,6 @@ type job struct {
 	received time.Time
 	// weight is the job's share of MaxInflightBytes, released when it is processed.
 	weight int64
-}
-
-// lanes are Concurrency serial workers.
-type lanes struct {
-	chans []chan job
-	wg    sync.WaitGroup
-}
-
-func newLanes(n int, process func(context.Context, job), work context.Context) *lanes {
-	l := &lanes{chans: make([]chan job, n)}
-	for i := range l.chans {
-		ch := make(chan job, 16)
-		l.chans[i] = ch
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			for j := range ch {
-				process(work, j)
-			}
-		}()
-	}
-	return l
-}
-
-// submit queues j on its lane; false when ctx ended first.
-func (l *lanes) submit(ctx context.Context, key uint32, j job) bool {
-	select {
-	case l.chans[key%uint32(len(l.chans))] <- j:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-func (l *lanes) close() {
-	for _, ch := range l.chans {
-		close(ch)
-	}
-	l.wg.Wait()
 }
 
 // requestInflateMax bounds what a compressed batch of the request topic may inflate to: twice

@@ -85,6 +85,9 @@ func internal(msg string) error {
 // implementation; the interface keeps this package's view of it narrow.
 type Store interface {
 	Sync(ctx context.Context, topic string) error
+	// SyncEnds is Sync of several topics whose end offsets are read together (one round trip
+	// for all of them): it returns once they are read, with one wait per topic, in order.
+	SyncEnds(ctx context.Context, topics ...string) ([]func(context.Context) error, error)
 	Track(ctx context.Context, topic string) error
 	ConnectorConfig(name string) (map[string]string, bool)
 	// GroupConnectors lists the connectors of the config view whose sink consumer group is

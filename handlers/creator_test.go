@@ -36,7 +36,10 @@ func newFakeStore() *fakeStore {
 	return &fakeStore{offsets: map[string]map[string]offsetstore.SourceRecord{}, groups: map[string][]offsetstore.GroupOffset{}}
 }
 
-func (s *fakeStore) Sync(context.Context, string) error  { return nil }
+func (s *fakeStore) Sync(context.Context, string) error { return nil }
+func (s *fakeStore) SyncEnds(ctx context.Context, topics ...string) ([]func(context.Context) error, error) {
+	return syncEach(s, topics), nil
+}
 func (s *fakeStore) Track(context.Context, string) error { return nil }
 func (s *fakeStore) Partitions(context.Context, string) (int, error) {
 	return 25, nil
@@ -536,4 +539,13 @@ func TestCreateSinkCleanup(t *testing.T) {
 			require.Equal(t, tc.wantGroup, store.groups["connect-file-sink"])
 		})
 	}
+}
+
+// syncEach is SyncEnds for the test stores: a wait per topic that is the store's Sync.
+func syncEach(s Store, topics []string) []func(context.Context) error {
+	waits := make([]func(context.Context) error, len(topics))
+	for i, topic := range topics {
+		waits[i] = func(ctx context.Context) error { return s.Sync(ctx, topic) }
+	}
+	return waits
 }

@@ -24,6 +24,10 @@ type staleStore struct {
 	before, after []offsetstore.SourceRecord
 }
 
+func (s *staleStore) SyncEnds(_ context.Context, topics ...string) ([]func(context.Context) error, error) {
+	return syncEach(s, topics), nil
+}
+
 func (s *staleStore) Sync(_ context.Context, topic string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

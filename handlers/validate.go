@@ -150,17 +150,20 @@ func (c *Creator) settleTopics(j *job) error {
 // checkNotExists reads the config topic to its end, as Connect's leader does, and fails with
 // 409 when the connector exists. It starts reading the offsets topics the later stages need.
 func (c *Creator) checkNotExists(ctx context.Context, j *job) error {
-	// The wipe will read the global offsets topic to its end: start that now, alongside the
-	// config topic's, so the two round trips overlap. The barrier still covers every write made
-	// before the request arrived.
+	// The wipe will read the global offsets topic to its end: its end offsets are read with the
+	// config topic's, in one round trip, and the view catches up with them beside the existence
+	// check. The barrier still covers every write made before the request arrived.
+	var waitConfig func(context.Context) error
 	if j.typ == connectors.Source && j.req.Data.HasInitialOffsets {
+		var waitOffsets func(context.Context) error
+		if waits, err := c.opts.Store.SyncEnds(ctx, c.opts.ConfigTopic, c.opts.OffsetsTopic); err == nil {
+			waitConfig, waitOffsets = waits[0], waits[1]
+		}
 		synced := make(chan error, 1)
-		go func() {
-			synced <- c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, c.opts.OffsetsTopic) })
-		}()
+		go func() { synced <- c.syncAfter(ctx, c.opts.OffsetsTopic, waitOffsets) }()
 		j.globalSynced = synced
 	}
-	if err := c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, c.opts.ConfigTopic) }); err != nil {
+	if err := c.syncAfter(ctx, c.opts.ConfigTopic, waitConfig); err != nil {
 		return fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)
 	}
 	if _, exists := c.opts.Store.ConnectorConfig(j.name); exists {
@@ -175,6 +178,16 @@ func (c *Creator) checkNotExists(ctx context.Context, j *job) error {
 		}
 	}
 	return nil
+}
+
+// syncAfter reads topic to its end: with wait, a barrier whose end offsets were read already
+// (Store.SyncEnds), and when there is none or it failed, with Store.Sync and the Creator's
+// retries, as a barrier of its own.
+func (c *Creator) syncAfter(ctx context.Context, topic string, wait func(context.Context) error) error {
+	if wait != nil && wait(ctx) == nil {
+		return nil
+	}
+	return c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, topic) })
 }
 
 // configErrors returns ConfigDef's messages for the settings Connect's ConnectorConfig checks

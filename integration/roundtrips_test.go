@@ -2,6 +2,8 @@ package integration
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -48,6 +50,13 @@ func countRequests(c *cluster, t *testing.T) *requestCounter {
 				for _, t := range r.Topics {
 					rc.add("long poll " + t.Topic)
 				}
+			} else {
+				names := make([]string, len(r.Topics))
+				for i, t := range r.Topics {
+					names[i] = t.Topic
+				}
+				slices.Sort(names)
+				rc.add("no-wait Fetch " + strings.Join(names, "+"))
 			}
 		case *kmsg.ProduceRequest:
 			for _, t := range r.Topics {
@@ -65,7 +74,8 @@ func countRequests(c *cluster, t *testing.T) *requestCounter {
 }
 
 // One request at a time: one request for the agent's Write probes each (the config topic and
-// the offsets topic, one Produce request naming both); commits of the request topic shared by
+// the offsets topic, one Produce request naming both); one for the barriers of both topics
+// (a Fetch that does not wait, naming both); commits of the request topic shared by
 // the requests that finish close together, not one commit round trip per request (the last
 // request is still committed); and the agent's own writes to the config, offsets and intent
 // topics do not wake the long polls of its views of them, which then send the next one.
@@ -87,6 +97,13 @@ func TestRoundTripsPerRequest(t *testing.T) {
 		require.Equal(t, events.TypeCreateSucceeded, res.Type, res.Data.Message)
 	}
 	require.Equal(t, n, rc.get("probe Produce"), "Write probe requests for %d requests", n)
+	// validate_config's barriers: the config topic's end offsets and the offsets topic's, read
+	// in one Fetch per request (two before).
+	both := []string{cfg.ConfigTopic, cfg.OffsetsTopic}
+	slices.Sort(both)
+	require.Equal(t, n, rc.get("no-wait Fetch "+strings.Join(both, "+")), "barrier Fetch requests naming both topics for %d requests", n)
+	require.Zero(t, rc.get("no-wait Fetch "+cfg.ConfigTopic)+rc.get("no-wait Fetch "+cfg.OffsetsTopic),
+		"barrier Fetch requests naming one of the two topics for %d requests", n)
 	require.Eventually(t, func() bool {
 		return cl.groupOffsets(cfg.GroupID)[cfg.RequestTopic+"/0"] == n
 	}, resultWait, 20*time.Millisecond, "the last request is committed")

@@ -196,16 +196,44 @@ func (s *Store) globalLog() *kafkaio.Log {
 // topic's current end offsets and waits until the view has applied everything before them.
 // Requests call it before deciding, so writes by others are seen.
 func (s *Store) Sync(ctx context.Context, topic string) error {
-	if topic == s.opts.ConfigTopic {
-		return s.configLog.Sync(ctx)
+	l, err := s.syncLog(topic)
+	if err != nil {
+		return err
 	}
-	s.mu.Lock()
-	ot := s.offsets[topic]
-	s.mu.Unlock()
-	if ot == nil {
-		return fmt.Errorf("sync topic %q: not read by the store", topic)
+	return l.Sync(ctx)
+}
+
+// SyncEnds is Sync of several topics whose end offsets are read together, in one round trip
+// per broker for all of them (kafkaio.SyncEnds): it returns once they are read, with one wait
+// per topic, in the order of topics, that waits until the view has applied everything before
+// that topic's ends. A request reads the config topic and the offsets topic to their ends
+// this way, each wait on its own goroutine.
+func (s *Store) SyncEnds(ctx context.Context, topics ...string) ([]func(context.Context) error, error) {
+	logs := make([]*kafkaio.Log, len(topics))
+	for i, topic := range topics {
+		l, err := s.syncLog(topic)
+		if err != nil {
+			return nil, err
+		}
+		logs[i] = l
 	}
-	return ot.log.Sync(ctx)
+	bs, err := kafkaio.SyncEnds(ctx, logs...)
+	if err != nil {
+		return nil, err
+	}
+	waits := make([]func(context.Context) error, len(bs))
+	for i := range bs {
+		waits[i] = bs[i].Wait
+	}
+	return waits, nil
+}
+
+// syncLog is the log of topic for Sync: the config topic or a read offsets topic.
+func (s *Store) syncLog(topic string) (*kafkaio.Log, error) {
+	if l := s.logOf(topic); l != nil {
+		return l, nil
+	}
+	return nil, fmt.Errorf("sync topic %q: not read by the store", topic)
 }
 
 // Track starts tailing an extra offsets topic (a connector-specific offsets.storage.topic, docs/connect-internals.md,

@@ -33,7 +33,8 @@ import (
 //	sync  wait until the agent's offsets view has read its topic to the end; prints "synced"
 //
 // Closing stdin stops the agent and the child. With a CPU profile, the child also writes the
-// allocations of its marked phase (sampled every 32 KiB) to the profile's name with ".mem".
+// allocations of its marked phase (sampled every 32 KiB) to the profile's name with ".mem", and
+// its block and mutex profiles (every event) with ".block" and ".mutex".
 
 // serveAgent is the child's side.
 // waitReady waits up to 2 minutes for a to be ready; false if it stopped or did not get there.
@@ -119,7 +120,7 @@ func readAgentConfig(in *bufio.Reader) (agent.Config, error) {
 }
 
 // markedPhase is the phase of the run between "mark" and "peak": its heap sampler and, with
-// cpuProfile, its CPU profile.
+// cpuProfile, its CPU, block and mutex profiles.
 type markedPhase struct {
 	cpuProfile string
 	sampler    *peakSampler
@@ -139,6 +140,10 @@ func (ph *markedPhase) mark(stdout, stderr io.Writer) {
 		if err != nil {
 			fmt.Fprintf(stderr, "offsetagent-bench agent: CPU profile: %v\n", err)
 		}
+		// What the goroutines waited on meanwhile: every blocking event and every contended
+		// lock (written beside the CPU profile, ".block" and ".mutex").
+		runtime.SetBlockProfileRate(1)
+		runtime.SetMutexProfileFraction(1)
 	}
 	ph.sampler = samplePeak()
 	ph.objects, ph.bytes = heapAllocs()
@@ -158,6 +163,14 @@ func (ph *markedPhase) peak(stdout io.Writer) {
 		if f, err := os.Create(ph.cpuProfile + ".mem"); err == nil {
 			_ = pprof.Lookup("allocs").WriteTo(f, 0)
 			f.Close()
+		}
+		runtime.SetBlockProfileRate(0)
+		runtime.SetMutexProfileFraction(0)
+		for _, name := range []string{"block", "mutex"} {
+			if f, err := os.Create(ph.cpuProfile + "." + name); err == nil {
+				_ = pprof.Lookup(name).WriteTo(f, 0)
+				f.Close()
+			}
 		}
 		pprof.StopCPUProfile()
 		_ = ph.profile.Close()

@@ -1,10 +1,12 @@
 package kafkaio
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -63,6 +65,14 @@ type FetchBounds struct {
 	TotalMax int64
 }
 
+// inflateBufs holds the buffers FetchPartitionBounded inflated compressed batches into, once
+// their records are copied out, for the next fetches: a request topic's batch of many small
+// requests inflates to hundreds of KiB, and a buffer grown by doubling for every fetch was the
+// largest part of what a busy fetcher allocated. inflateKeepMax bounds a buffer kept.
+var inflateBufs sync.Pool // of *[]byte
+
+const inflateKeepMax = 4 << 20
+
 // FetchPartitionBounded is FetchPartition for records that come from anyone (a request topic),
 // within bounds.
 func FetchPartitionBounded(ctx context.Context, cl *kafka.Client, topic string, partition int, offset, maxBytes int64, maxWait time.Duration, bounds FetchBounds) (Fetched, error) {
@@ -117,8 +127,17 @@ func FetchPartitionBounded(ctx context.Context, cl *kafka.Client, topic string, 
 	// copied, so that one of them kept does not hold the whole response.
 	rr := recordReader{keepMin: max(len(rp.RecordBatches)/2, keepInResponseMin), inflateMax: bounds.BatchMax,
 		readMax: bounds.TotalMax, aborted: rp.AbortedTransactions}
+	if b, ok := inflateBufs.Get().(*[]byte); ok {
+		rr.inflated = *bytes.NewBuffer((*b)[:0])
+	}
 	from := max(offset, 0) // a special offset was resolved above: take every record
 	out, next, err := rr.read(rp.RecordBatches, topic, partition, from, nil, nil, nil)
+	// The records inflated into rr's buffer were copied out of it (rr does not borrow), so the
+	// buffer serves the next fetch.
+	rr.inflated.Reset()
+	if b := rr.inflated.Bytes(); cap(b) > 0 && cap(b) <= inflateKeepMax {
+		inflateBufs.Put(&b)
+	}
 	lso := lastStable(rp)
 	if err != nil {
 		return Fetched{Messages: out, Next: next, HighWatermark: rp.HighWatermark, LastStable: lso}, err

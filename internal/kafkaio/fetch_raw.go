@@ -27,7 +27,7 @@ const minFetchVersion = 4
 // maxFetchResponse bounds the size a broker's answer may claim before it is read.
 const maxFetchResponse = 1 << 30
 
-// rawFetch is a Fetch request of partitions of one topic that exchanges itself on a
+// rawFetch is a Fetch request of partitions of one topic (or several: addTopic) that exchanges itself on a
 // connection of the transport. One goroutine uses it at a time. After a failed round trip it
 // must be dropped, with the buffer it was given, since the connection's goroutine may still be
 // reading into that buffer.
@@ -72,11 +72,22 @@ func clientIDOf(cl *kafka.Client) string {
 	return ""
 }
 
-// add appends partition p from offset, up to maxBytes of it, to the request.
-func (f *rawFetch) add(p int, offset int64, maxBytes int32) {
-	t := &f.req.Topics[0]
+// add appends partition p of the request's first topic from offset, up to maxBytes of it, to
+// the request.
+func (f *rawFetch) add(p int, offset int64, maxBytes int32) { f.addTo(0, p, offset, maxBytes) }
+
+// addTo is add for the request's topic number ti (addTopic).
+func (f *rawFetch) addTo(ti, p int, offset int64, maxBytes int32) {
+	t := &f.req.Topics[ti]
 	t.Partitions = append(t.Partitions, kmsg.FetchRequestTopicPartition{Partition: int32(p),
 		CurrentLeaderEpoch: -1, FetchOffset: offset, LastFetchedEpoch: -1, LogStartOffset: -1, PartitionMaxBytes: maxBytes})
+}
+
+// addTopic adds a topic with no partitions to the request and returns its number, for a
+// fetch of several topics' partitions at once (the barriers of several logs, syncEnds).
+func (f *rawFetch) addTopic(topic string) int {
+	f.req.Topics = append(f.req.Topics, kmsg.FetchRequestTopic{Topic: topic})
+	return len(f.req.Topics) - 1
 }
 
 // reset removes every partition from the request.
@@ -111,11 +122,25 @@ func (f *rawFetch) roundTrip(ctx context.Context, cl *kafka.Client, buf []byte) 
 // ApiKey implements protocol.Message.
 func (*rawFetch) ApiKey() protocol.ApiKey { return protocol.Fetch }
 
-// Broker implements protocol.BrokerMessage: the leader of every partition of the request,
-// with kafka-go's errors when the transport's metadata knows none or finds two.
+// Broker implements protocol.BrokerMessage: the leader of every partition of the request (of
+// every topic), with kafka-go's errors when the transport's metadata knows none or finds two.
 func (f *rawFetch) Broker(cluster protocol.Cluster) (protocol.Broker, error) {
-	t := f.req.Topics[0]
-	return leaderOfAll(cluster, len(t.Partitions), func(i int) (string, int32) { return t.Topic, t.Partitions[i].Partition },
+	if len(f.req.Topics) == 1 {
+		t := f.req.Topics[0]
+		return leaderOfAll(cluster, len(t.Partitions), func(i int) (string, int32) { return t.Topic, t.Partitions[i].Partition },
+			func(err error) error { return fetchapi.NewError(err) })
+	}
+	type tp struct {
+		topic     string
+		partition int32
+	}
+	var all []tp
+	for _, t := range f.req.Topics {
+		for _, p := range t.Partitions {
+			all = append(all, tp{t.Topic, p.Partition})
+		}
+	}
+	return leaderOfAll(cluster, len(all), func(i int) (string, int32) { return all[i].topic, all[i].partition },
 		func(err error) error { return fetchapi.NewError(err) })
 }
 

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,14 +49,49 @@ func (l *Log) Ready() bool {
 // that Written was told of before the call: above such a transaction, they are applied (and
 // Sync returns) once it is settled.
 func (l *Log) Sync(ctx context.Context) error {
-	if err := l.waitInited(ctx); err != nil {
+	bs, err := SyncEnds(ctx, l)
+	if err != nil {
 		return err
 	}
-	own := l.ownEnds()
-	ends, err := l.endOffsets(ctx)
-	if err != nil {
-		return fmt.Errorf("sync log of topic %q: %w", l.topic, err)
+	return bs[0].Wait(ctx)
+}
+
+// Barrier is the second half of a Sync whose end offsets SyncEnds has read.
+type Barrier struct {
+	l *Log
+	// own are the ends of the owner's runs Written was told of before the call; ends the end
+	// offsets read.
+	own, ends []int64
+}
+
+// SyncEnds is the first half of Sync for each of logs: it reads their end offsets, and each
+// Barrier's Wait then waits until its log has applied everything before them (Sync is
+// SyncEnds and Wait). The logs that share a cluster (the same brokers, transport and
+// principal) with the first and have no read of their ends in flight are read in one Fetch
+// per broker, so that the barriers of a config topic and an offsets topic cost one round trip,
+// not one each; the others share their own reads, as concurrent Syncs do (endOffsets).
+func SyncEnds(ctx context.Context, logs ...*Log) ([]Barrier, error) {
+	bs := make([]Barrier, len(logs))
+	for i, l := range logs {
+		if err := l.waitInited(ctx); err != nil {
+			return nil, err
+		}
+		bs[i] = Barrier{l: l, own: l.ownEnds()}
 	}
+	ends, err := endOffsetsTogether(ctx, logs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range bs {
+		bs[i].ends = ends[i]
+	}
+	return bs, nil
+}
+
+// Wait waits until the barrier's log has applied everything before the end offsets read and
+// the owner's runs Written was told of before them.
+func (b Barrier) Wait(ctx context.Context) error {
+	l, own, ends := b.l, b.own, b.ends
 	if err := l.catchUp(ctx, ends); err != nil {
 		return fmt.Errorf("sync log of topic %q: %w", l.topic, err)
 	}
@@ -201,6 +239,108 @@ func (l *Log) runEndCall(ctx context.Context, call *endCall) {
 	l.endMu.Unlock()
 }
 
+// endOffsetsTogether is endOffsets of every log in logs (SyncEnds): the logs of the first's
+// cluster with no read in flight or pending are read together in one call (fetchEnds), each
+// other log by its own endOffsets, all at once. Each log's read is made after the call began.
+func endOffsetsTogether(ctx context.Context, logs []*Log) ([][]int64, error) {
+	wrap := func(l *Log, err error) error { return fmt.Errorf("sync log of topic %q: %w", l.topic, err) }
+	ends := make([][]int64, len(logs))
+	if len(logs) == 1 {
+		e, err := logs[0].endOffsets(ctx)
+		if err != nil {
+			return nil, wrap(logs[0], err)
+		}
+		ends[0] = e
+		return ends, nil
+	}
+	var joint []int
+	var calls []*endCall
+	for i, l := range logs {
+		if !sameCluster(logs[0].client, l.client) {
+			continue
+		}
+		l.endMu.Lock()
+		if l.endInflight == nil && l.endNext == nil {
+			// The read of l's ends in flight is this one: callers that come meanwhile share
+			// the next, as they would share l's own (endOffsets).
+			call := &endCall{done: make(chan struct{})}
+			l.endInflight = call
+			joint, calls = append(joint, i), append(calls, call)
+		}
+		l.endMu.Unlock()
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	if len(joint) > 0 {
+		g.Go(func() error {
+			reqs := make([]endsRequest, len(joint))
+			for k, i := range joint {
+				reqs[k] = logs[i].endsRequest()
+			}
+			jctx, cancel := context.WithTimeout(gctx, 30*time.Second)
+			got, err := fetchEnds(jctx, reqs)
+			cancel()
+			for k, i := range joint {
+				l, call := logs[i], calls[k]
+				if err == nil {
+					call.ends, ends[i] = got[k], got[k]
+				}
+				call.err = err
+				close(call.done)
+				l.endMu.Lock()
+				l.endInflight = nil
+				if l.endNext != nil {
+					l.startEndCallLocked()
+				}
+				l.endMu.Unlock()
+			}
+			if err != nil {
+				return wrap(logs[joint[0]], err)
+			}
+			return nil
+		})
+	}
+	for i, l := range logs {
+		if slices.Contains(joint, i) {
+			continue
+		}
+		g.Go(func() error {
+			e, err := l.endOffsets(gctx)
+			if err != nil {
+				return wrap(l, err)
+			}
+			ends[i] = e
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return ends, nil
+}
+
+// sameCluster reports whether a and b send their requests to the same brokers through the
+// same transport as the same principal, so that one may send a request for the other.
+func sameCluster(a, b *kafka.Client) bool {
+	if a == b {
+		return true
+	}
+	if a.Addr.String() != b.Addr.String() || PrincipalOf(a) != PrincipalOf(b) {
+		return false
+	}
+	ra, rb := baseTransport(a), baseTransport(b)
+	ta, tb := reflect.TypeOf(ra), reflect.TypeOf(rb)
+	return ta == tb && ta != nil && ta.Comparable() && ra == rb
+}
+
+// baseTransport is cl's transport below the client's own layers (its layout wait).
+func baseTransport(cl *kafka.Client) kafka.RoundTripper {
+	rt := transportOf(cl)
+	if lt, ok := rt.(*layoutTransport); ok {
+		rt = lt.RoundTripper
+	}
+	return rt
+}
+
 // startEndCallLocked sends the pending call in a goroutine of its own; when it finishes, the
 // next pending one (callers that arrived while it was in flight) is sent.
 func (l *Log) startEndCallLocked() {
@@ -219,6 +359,13 @@ func (l *Log) startEndCallLocked() {
 // (QuietTail) that is loaded: there it asks for up to logPollBytes of each partition and
 // applies them, so that a barrier that finds others' records also brings them.
 func (l *Log) lastStableOffsets(ctx context.Context) ([]int64, error) {
+	r := l.endsRequest()
+	return l.fetchPartitions(ctx, r.parts, r.maxBytes)
+}
+
+// endsRequest is what lastStableOffsets asks for: every partition, one byte of each, or
+// logPollBytes of each on a quiet log that is loaded.
+func (l *Log) endsRequest() endsRequest {
 	n := l.Partitions()
 	parts := make([]int, n)
 	for p := range parts {
@@ -228,7 +375,7 @@ func (l *Log) lastStableOffsets(ctx context.Context) ([]int64, error) {
 	if l.quiet && l.Ready() {
 		maxBytes = logPollBytes
 	}
-	return l.fetchPartitions(ctx, parts, maxBytes)
+	return endsRequest{l: l, parts: parts, maxBytes: maxBytes}
 }
 
 // fetchPartitions fetches parts from where the log stands, without waiting, with one Fetch per
@@ -236,78 +383,127 @@ func (l *Log) lastStableOffsets(ctx context.Context) ([]int64, error) {
 // (indexed by partition; only parts are set). With maxBytes above 1 it applies what it
 // fetched, as the fetch loops would (each record once, whichever applies it first).
 func (l *Log) fetchPartitions(ctx context.Context, parts []int, maxBytes int32) ([]int64, error) {
-	leaders, err := l.leaders.get(ctx, l.topic)
+	ends, err := fetchEnds(ctx, []endsRequest{{l: l, parts: parts, maxBytes: maxBytes}})
 	if err != nil {
 		return nil, err
 	}
-	l.mu.Lock()
-	n := len(l.next)
-	from := slices.Clone(l.next)
-	l.mu.Unlock()
-	if len(leaders) < n {
-		return nil, fmt.Errorf("last stable offsets of topic %q: %d partitions, was %d", l.topic, len(leaders), n)
-	}
-	type leaderFetch struct {
-		f     *rawFetch
+	return ends[0], nil
+}
+
+// endsRequest asks fetchEnds for the last stable offsets of the partitions parts of log l, with
+// up to maxBytes of each.
+type endsRequest struct {
+	l        *Log
+	parts    []int
+	maxBytes int32
+}
+
+// fetchEnds is fetchPartitions for several logs at once: the partitions of every log that
+// one broker leads go in one Fetch request (the first log's client sends it; the logs share
+// a transport, sameCluster), so that the barriers of several topics cost one round trip. It
+// returns each log's end offsets, in the order of reqs.
+func fetchEnds(ctx context.Context, reqs []endsRequest) ([][]int64, error) {
+	type logFetch struct {
+		ti    int // the log's topic in the request
 		parts []int
 	}
-	byLeader := map[int]*leaderFetch{}
-	for _, p := range parts {
-		lf := byLeader[leaders[p]]
-		if lf == nil {
-			// The response-wide limit stays high: a broker may leave out the partitions after it.
-			lf = &leaderFetch{f: newRawFetch(l.client, l.topic)}
-			lf.f.req.MinBytes, lf.f.req.MaxBytes = 0, math.MaxInt32
-			byLeader[leaders[p]] = lf
-		}
-		lf.f.add(p, from[p], maxBytes)
-		lf.parts = append(lf.parts, p)
+	type leaderFetch struct {
+		f    *rawFetch
+		logs map[int]*logFetch // by index in reqs
 	}
-	ends := make([]int64, n)
-	seen := make([]bool, n)
+	byLeader := map[int]*leaderFetch{}
+	from := make([][]int64, len(reqs))
+	ends := make([][]int64, len(reqs))
+	seen := make([][]bool, len(reqs))
+	client := reqs[0].l.client
+	for i, r := range reqs {
+		l := r.l
+		leaders, err := l.leaders.get(ctx, l.topic)
+		if err != nil {
+			return nil, err
+		}
+		l.mu.Lock()
+		n := len(l.next)
+		from[i] = slices.Clone(l.next)
+		l.mu.Unlock()
+		if len(leaders) < n {
+			return nil, fmt.Errorf("last stable offsets of topic %q: %d partitions, was %d", l.topic, len(leaders), n)
+		}
+		ends[i], seen[i] = make([]int64, n), make([]bool, n)
+		for _, p := range r.parts {
+			lf := byLeader[leaders[p]]
+			if lf == nil {
+				// The response-wide limit stays high: a broker may leave out the partitions after it.
+				lf = &leaderFetch{f: newRawFetch(client, l.topic), logs: map[int]*logFetch{}}
+				lf.f.req.MinBytes, lf.f.req.MaxBytes = 0, math.MaxInt32
+				byLeader[leaders[p]] = lf
+			}
+			lg := lf.logs[i]
+			if lg == nil {
+				lg = &logFetch{ti: -1}
+				lf.logs[i] = lg
+				for ti, t := range lf.f.req.Topics {
+					if t.Topic == l.topic && len(t.Partitions) == 0 {
+						lg.ti = ti // the topic the request was made with, still empty
+					}
+				}
+				if lg.ti < 0 {
+					lg.ti = lf.f.addTopic(l.topic)
+				}
+			}
+			lf.f.addTo(lg.ti, p, from[i][p], r.maxBytes)
+			lg.parts = append(lg.parts, p)
+		}
+	}
 	var mu sync.Mutex
 	fetch := func(ctx context.Context, lf *leaderFetch) error {
-		res, _, err := lf.f.roundTrip(ctx, l.client, nil)
+		res, _, err := lf.f.roundTrip(ctx, client, nil)
 		if err != nil {
-			return fmt.Errorf("last stable offsets of topic %q: %w", l.topic, err)
-		}
-		var t *tailer
-		if maxBytes > 1 {
-			t = &tailer{l: l, parts: lf.parts, offsets: make(map[int]int64, len(lf.parts)), hw: map[int]int64{},
-				paused: map[int]pause{}, records: recordReader{borrow: l.borrow}}
-			for _, p := range lf.parts {
-				t.offsets[p] = from[p]
+			var topics []string
+			for i := range lf.logs {
+				topics = append(topics, reqs[i].l.topic)
 			}
+			slices.Sort(topics)
+			return fmt.Errorf("last stable offsets of topic %s: %w", quotedList(topics), err)
 		}
-		for _, rt := range res.Topics {
-			if rt.Topic != l.topic {
-				continue
-			}
-			for _, rp := range rt.Partitions {
-				if rp.ErrorCode != 0 {
-					return fmt.Errorf("last stable offsets of topic %q partition %d: %w", l.topic, rp.Partition, kafka.Error(rp.ErrorCode))
+		for i, lg := range lf.logs {
+			l := reqs[i].l
+			for _, rt := range res.Topics {
+				if rt.Topic != l.topic {
+					continue
+				}
+				for _, rp := range rt.Partitions {
+					if rp.ErrorCode != 0 {
+						return fmt.Errorf("last stable offsets of topic %q partition %d: %w", l.topic, rp.Partition, kafka.Error(rp.ErrorCode))
+					}
 				}
 			}
-		}
-		if t != nil {
-			if err := t.apply(res); err != nil {
-				return fmt.Errorf("read topic %q: %w", l.topic, err)
-			}
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for _, rt := range res.Topics {
-			if rt.Topic != l.topic {
-				continue
-			}
-			for _, rp := range rt.Partitions {
-				if p := int(rp.Partition); p >= 0 && p < n {
-					ends[p], seen[p] = lastStable(&rp), true
+			if reqs[i].maxBytes > 1 {
+				t := &tailer{l: l, parts: lg.parts, offsets: make(map[int]int64, len(lg.parts)), hw: map[int]int64{},
+					paused: map[int]pause{}, records: recordReader{borrow: l.borrow}}
+				for _, p := range lg.parts {
+					t.offsets[p] = from[i][p]
+				}
+				if err := t.apply(res); err != nil {
+					return fmt.Errorf("read topic %q: %w", l.topic, err)
 				}
 			}
+			mu.Lock()
+			for _, rt := range res.Topics {
+				if rt.Topic != l.topic {
+					continue
+				}
+				for _, rp := range rt.Partitions {
+					if p := int(rp.Partition); p >= 0 && p < len(ends[i]) {
+						ends[i][p], seen[i][p] = lastStable(&rp), true
+					}
+				}
+			}
+			mu.Unlock()
 		}
 		return nil
 	}
+	var err error
 	if len(byLeader) == 1 {
 		// One leader (one broker, or one partition): its fetch on this goroutine.
 		for _, lf := range byLeader {
@@ -321,15 +517,31 @@ func (l *Log) fetchPartitions(ctx context.Context, parts []int, maxBytes int32) 
 		err = g.Wait()
 	}
 	if err != nil {
-		l.leaders.forget(l.topic)
+		for _, r := range reqs {
+			r.l.leaders.forget(r.l.topic)
+		}
 		return nil, err
 	}
-	for _, p := range parts {
-		if !seen[p] {
-			return nil, fmt.Errorf("last stable offsets of topic %q: no answer for partition %d", l.topic, p)
+	for i, r := range reqs {
+		for _, p := range r.parts {
+			if !seen[i][p] {
+				return nil, fmt.Errorf("last stable offsets of topic %q: no answer for partition %d", r.l.topic, p)
+			}
 		}
 	}
 	return ends, nil
+}
+
+// quotedList is topics quoted and joined by commas, for an error that names several.
+func quotedList(topics []string) string {
+	var b strings.Builder
+	for i, t := range topics {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(t))
+	}
+	return b.String()
 }
 
 func (l *Log) stoppedErr() error {
