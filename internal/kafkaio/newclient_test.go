@@ -21,6 +21,7 @@ var optionsWithoutPrincipal = map[string]string{
 	"cmd/offsetagent-bench/scenarios.go":         "the bench's embedded brokers know no users",
 	"cmd/offsetagent-bench/scenarios_load.go":    "the bench's embedded brokers know no users",
 	"cmd/offsetagent-bench/scenarios_migrate.go": "the bench's embedded brokers know no users",
+	"cmd/offsetagent-bench/scenarios_fleet.go":   "the bench's embedded brokers know no users",
 	"cmd/offsetagent-bench/viewload.go":          "the bench's embedded brokers know no users",
 }
 
