@@ -184,10 +184,10 @@ func TestSinkFollowsSourceRefusals(t *testing.T) {
 		stop bool
 		want string
 	}{
-		{name: "needs --stop-source", sink: sink("topics", "T"), want: "--sink-follows-source cannot move it: it needs --stop-source"},
-		{name: "topics.regex", sink: sink("topics.regex", "T|U"), stop: true, want: "--sink-follows-source cannot move it: the sink subscribes with topics.regex"},
+		{name: "needs --stop-source", sink: sink("topics", "T"), want: "SinkFollowsSource cannot move it: it needs StopSource"},
+		{name: "topics.regex", sink: sink("topics.regex", "T|U"), stop: true, want: "SinkFollowsSource cannot move it: the sink subscribes with topics.regex"},
 		{name: "other renamed topics", sink: sink("topics", "T,U"), stop: true,
-			want: "--sink-follows-source cannot move it: the sink also reads U, which no selected source writes"},
+			want: "SinkFollowsSource cannot move it: the sink also reads U, which no selected source writes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -333,30 +333,30 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Rep
 }
 
 func (o *MigrateOptions) validateTarget() error {
-	var errs []string
+	var errs []fleet.Text
 	if len(o.To.Brokers) == 0 {
-		errs = append(errs, "--to-brokers is required")
+		errs = append(errs, fleet.Textf("%s is required", fleet.ToBrokers))
 	}
 	if o.To.RequestTopic == "" || o.To.ResultTopic == "" {
-		errs = append(errs, "the request and result topics must be set")
+		errs = append(errs, fleet.Plain("the request and result topics must be set"))
 	}
 	if o.To.ConfigTopic == "" || o.To.OffsetsTopic == "" {
-		errs = append(errs, "B's Connect config and offsets topics must be set")
+		errs = append(errs, fleet.Plain("B's Connect config and offsets topics must be set"))
 	}
 	if _, err := o.To.Compression.Codec(); err != nil {
-		errs = append(errs, err.Error())
+		errs = append(errs, fleet.Textf("%v", err))
 	}
 	if o.StopSource && !o.DryRun && o.Timeout <= 0 {
-		errs = append(errs, "--stop-source with --timeout 0: a run that stops connectors on A must end; give --timeout")
+		errs = append(errs, fleet.Textf("%s with %s: a run that stops connectors on A must end; give %s", fleet.StopSource, fleet.Give{Setting: fleet.Timeout, Value: "0"}, fleet.Timeout))
 	}
 	if o.Strimzi != nil {
 		errs = append(errs, o.Strimzi.Validate()...)
 	}
 	if !fleet.ValidMigrationID(o.MigrationID) {
-		errs = append(errs, fmt.Sprintf("--migration-id %q: no '/' or spaces", o.MigrationID))
+		errs = append(errs, fleet.Textf("%s %q: no '/' or spaces", fleet.MigrationID, o.MigrationID))
 	}
 	if len(errs) > 0 {
-		return fleet.Precheckf("%s", strings.Join(errs, "; "))
+		return fleet.Precheckf("%v", fleet.Join(errs, "; "))
 	}
 	return nil
 }

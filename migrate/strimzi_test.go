@@ -72,7 +72,7 @@ func TestStrimziNamesAndBodies(t *testing.T) {
 	}
 	e := byName["Orders_Src"]
 	require.Equal(t, "orders-src", e.TargetName)
-	require.Equal(t, []string{`named orders-src on B: "Orders_Src" is not a Kubernetes resource name, and the operator names a connector after its KafkaConnector`}, e.Warnings)
+	require.Equal(t, `named orders-src on B: "Orders_Src" is not a Kubernetes resource name, and the operator names a connector after its KafkaConnector`, fleet.Join(e.Warnings, "\n").String())
 	body, err := e.Body.MarshalJSON()
 	require.NoError(t, err)
 	req, err := events.ParseCreateRequest(body)

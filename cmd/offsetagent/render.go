@@ -61,7 +61,7 @@ func writeTable(w io.Writer, r *apply.Report) error {
 	}
 	for _, e := range r.Connectors {
 		for _, warn := range e.Warnings {
-			line += fmt.Sprintf("\nwarning: %s: %s", e.Name, warn)
+			line += fmt.Sprintf("\nwarning: %s: %s", e.Name, warn.Spell(flagWords))
 		}
 		if e.Body != nil {
 			line += rewriteLines(e.Name, e.Rewrites)
@@ -105,7 +105,7 @@ func hazardWarnings(entries []*apply.Entry) string {
 			if h.Refuse {
 				continue
 			}
-			text := h.Check + ": " + h.String()
+			text := h.Check + ": " + h.Spell(flagWords)
 			if _, seen := names[text]; !seen {
 				texts = append(texts, text)
 			}

@@ -19,14 +19,14 @@ import (
 
 func TestWriteTableShowsHazardWarnings(t *testing.T) {
 	e := &apply.Entry{Name: "inventory", TargetName: "inventory", Outcome: apply.OutcomePlanned,
-		Hazards: []hazard.Hazard{{Check: hazard.HazardFamilyState, Key: "topic.heartbeat.prefix", Message: "the heartbeat topic is not on B", Fix: "create it"}}}
-	refusal := hazard.Hazard{Check: hazard.HazardPlugin, Message: "B lacks the plugin", Refuse: true}
+		Hazards: []hazard.Hazard{{Check: hazard.HazardFamilyState, Key: "topic.heartbeat.prefix", Message: fleet.Plain("the heartbeat topic is not on B"), Fix: fleet.Plain("create it")}}}
+	refusal := hazard.Hazard{Check: hazard.HazardPlugin, Message: fleet.Plain("B lacks the plugin"), Refuse: true}
 	skipped := &apply.Entry{Name: "orders", TargetName: "orders", Outcome: apply.OutcomeSkipped,
 		Message: fleet.Textf("refused before anything was stopped (plugin): %v", refusal), Hazards: []hazard.Hazard{refusal}}
 	var many []*apply.Entry
 	for _, name := range []string{"c1", "c2", "c3", "c4", "c5", "c6", "c7"} {
 		many = append(many, &apply.Entry{Name: name, TargetName: name, Outcome: apply.OutcomePlanned,
-			Hazards: []hazard.Hazard{{Check: hazard.HazardPlugin, Message: "not checked", Fix: "give --to-connect-url"}}})
+			Hazards: []hazard.Hazard{{Check: hazard.HazardPlugin, Message: fleet.Plain("not checked"), Fix: fleet.Textf("give %s", fleet.ToConnectURL)}}})
 	}
 	var b strings.Builder
 	require.NoError(t, writeTable(&b, &apply.Report{Connectors: append([]*apply.Entry{e, skipped}, many...)}))
