@@ -113,7 +113,7 @@ func TestSinkFollowsSource(t *testing.T) {
 		{name: "no T on B: from its first record", catchUp: 500 * time.Millisecond, timeout: 20 * time.Second, wantStops: []string{"src", "sink"},
 			want: `{"name":"sink","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","file":"out","name":"sink","topics":"T"},"initial_state":"RUNNING"}`},
 		{name: "A's sink never catches up: it stays on A", onB: 2, timeout: 2 * time.Second, wantStops: []string{"src"},
-			skipped: `stop on A: not stopped: group "connect-sink" did not consume all its sources wrote on A within the run's --timeout: lag 2 (T-0: 2)`},
+			skipped: `stop on A: not stopped: group "connect-sink" did not consume all its sources wrote on A within the run's Timeout: lag 2 (T-0: 2)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -195,7 +194,7 @@ func (o *MigrateOptions) setDryRun() (stopPlanned bool) {
 		// A dry run changes nothing: not on B, and not on A either.
 		o.StopSource = false
 		if o.Logger != nil {
-			o.Logger.Warn("--dry-run: connectors on A are not stopped; their offsets are read as they are now")
+			fleet.Warn(o.Logger, fleet.Textf("%s: connectors on A are not stopped; their offsets are read as they are now", fleet.DryRun))
 		}
 		return true
 	}
@@ -251,12 +250,12 @@ func (o *MigrateOptions) writeStrimziManifests(rep *apply.Report, entries []*app
 	if err != nil {
 		return err
 	}
-	rep.Next = fmt.Sprintf("%d KafkaConnector manifests for the Connect cluster %s are in %s: applying them (kubectl apply -f %s, "+
+	rep.Next = fleet.Textf("%d KafkaConnector manifests for the Connect cluster %s are in %s: applying them (kubectl apply -f %s, "+
 		"or a commit that Argo CD or Flux syncs) completes the migration; each connector starts at the offsets placed. "+
-		"Then check: offsetagent migrate --verify --manifests %s --to-connect-url <B's Connect REST API>", n, o.Strimzi.Cluster, o.Strimzi.Dir, o.Strimzi.Dir, o.Strimzi.Dir)
+		"Then check: %s", n, o.Strimzi.Cluster, o.Strimzi.Dir, o.Strimzi.Dir, fleet.Next{Verb: fleet.VerbVerifyManifests, Args: []string{o.Strimzi.Dir}})
 	if o.Strimzi.Secret != "" {
-		rep.Next = fmt.Sprintf("First apply the Secret %s that the manifests reference (kubectl apply -f %s; it holds the values in clear text: keep it out of Git). ",
-			o.Strimzi.Secret, o.Strimzi.SecretFile) + rep.Next
+		rep.Next = fleet.Textf("First apply the Secret %s that the manifests reference (kubectl apply -f %s; it holds the values in clear text: keep it out of Git). %v",
+			o.Strimzi.Secret, o.Strimzi.SecretFile, rep.Next)
 	}
 	return nil
 }

@@ -105,7 +105,7 @@ func TestStrimziSecretEndToEnd(t *testing.T) {
 		shown.Body = nil
 		fmt.Fprintf(&out, "%+v\n", shown)
 	}
-	out.WriteString(rep.Next)
+	out.WriteString(rep.Next.String())
 	out.Write(logs.Bytes())
 	files, err := os.ReadDir(dir)
 	require.NoError(t, err)

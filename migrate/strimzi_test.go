@@ -89,6 +89,6 @@ func TestStrimziNamesAndBodies(t *testing.T) {
 	_, err = export(context.Background(), Options{ConnectURL: fc.serve(t), StopSource: true,
 		States: &source.StateStore{Brokers: startKfake(t)}}, true)
 	require.ErrorIs(t, err, fleet.ErrPrecheck)
-	require.Contains(t, err.Error(), `both become KafkaConnector "orders-src": rename one (--rename)`)
+	require.Contains(t, err.Error(), `both become KafkaConnector "orders-src": rename one (Rename)`)
 	require.Empty(t, fc.stops, "nothing stopped on A")
 }

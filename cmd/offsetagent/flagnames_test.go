@@ -112,4 +112,4 @@ func TestMigrateLibraryNamesNoFlag(t *testing.T) {
 
 // flagLiteralsLeft is how many of the library's string literals still name a flag: it only
 // goes down, to 0, as the messages that hold them become typed.
-const flagLiteralsLeft = 26
+const flagLiteralsLeft = 7

@@ -68,8 +68,8 @@ func writeTable(w io.Writer, r *apply.Report) error {
 		}
 	}
 	line += hazardWarnings(r.Connectors)
-	if r.Next != "" {
-		line += "\n" + r.Next
+	if !r.Next.IsZero() {
+		line += "\n" + r.Next.Spell(flagWords)
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err

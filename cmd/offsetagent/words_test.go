@@ -35,6 +35,9 @@ func TestFlagWordsSpellText(t *testing.T) {
 		{"give", fleet.Textf("use %s", fleet.Give{Setting: fleet.ReplicationPolicy, Value: "identity"}), "use --replication-policy identity"},
 		{"next", fleet.Textf("then %s", fleet.Next{Verb: fleet.VerbVerify, Args: []string{"r.json"}}), "then offsetagent migrate --verify --cutover-report r.json"},
 		{"nested", fleet.Textf("a: %v", fleet.Textf("%s", fleet.KeepA)), "a: --keep-a"},
+		{"manifests", fleet.Textf("Then check: %s", fleet.Next{Verb: fleet.VerbVerifyManifests, Args: []string{"out/manifests"}}),
+			"Then check: offsetagent migrate --verify --manifests out/manifests --to-connect-url <B's Connect REST API>"},
+		{"timeout", fleet.Textf("the run's %s ran out", fleet.Give{Setting: fleet.Timeout, Value: "5m0s"}), "the run's --timeout 5m0s ran out"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -109,7 +109,7 @@ type Report struct {
 	Connectors  []*Entry  `json:"connectors"`
 
 	// Next says what completes the migration, when something does (the manifests to apply).
-	Next string `json:"next,omitempty"`
+	Next fleet.Text `json:"next,omitzero"`
 
 	// Publishing is when the first request was published (zero when none was): the time
 	// before it went to reading A and the prechecks.
