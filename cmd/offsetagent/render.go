@@ -182,7 +182,7 @@ func writeSummary(w io.Writer, c *cutover.Cutover) error {
 					continue
 				}
 				if listed++; listed <= maxListed {
-					fmt.Fprintf(&b, "%s: %s %s: %s\n", v, cc.TargetName, jsonvalue.SortedText(p.Partition), oneLine(p.Detail, 160))
+					fmt.Fprintf(&b, "%s: %s %s: %s\n", v, cc.TargetName, jsonvalue.SortedText(p.Partition), oneLine(p.Detail.Spell(flagWords), 160))
 				}
 			}
 		}
