@@ -1,6 +1,8 @@
 package main
 
 import (
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/offsetagent/offsetagent/migrate/fleet"
@@ -53,4 +55,22 @@ func TestErrorTextSpellsWrappedErrors(t *testing.T) {
 	require.Equal(t, `check: --initial-state "x": want RUNNING, PAUSED or STOPPED`, errorText(err))
 	require.ErrorIs(t, fleet.Precheckf("%s", fleet.ToBrokers), fleet.ErrPrecheck)
 	require.Equal(t, "precheck failed: --to-brokers", errorText(fleet.Precheckf("%s", fleet.ToBrokers)))
+}
+
+// The library logs its messages and attributes typed (fleet.Warn, fleet.Text, fleet.Setting,
+// *fleet.Error); the handler of this command spells them as flags and keeps the rest.
+func TestSpellingLoggerSpellsLibraryRecords(t *testing.T) {
+	var out strings.Builder
+	logger := spellingLogger(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	fleet.Warn(logger.With("setting", fleet.AllowEmpty), fleet.Textf("sink offsets left out (%s)", fleet.AllowUnreadable),
+		"connector", "snk", "err", fleet.Errorf("give %s", fleet.FromConnectURL), "flag", fleet.Textf("%s %q matches nothing", fleet.Include, "x"))
+	logger.Info("not shown")
+	got := out.String()
+	require.Contains(t, got, `msg="sink offsets left out (--allow-unreadable-offsets)"`)
+	require.Contains(t, got, "setting=--allow-empty")
+	require.Contains(t, got, `err="give --from-connect-url"`)
+	require.Contains(t, got, `flag="--include \"x\" matches nothing"`)
+	require.Contains(t, got, "connector=snk")
+	require.NotContains(t, got, fleet.TextKey)
+	require.NotContains(t, got, "not shown")
 }
