@@ -68,7 +68,7 @@ bench-real: ## The load scenarios against real Apache Kafka: a fresh JVM broker 
 demo: ## Embedded broker + agent + the seed example, printing the results and Connect's records
 	$(GO) run ./cmd/offsetagent demo
 
-demo-migrate: ## Two Connect clusters on embedded brokers: export, migrate --dry-run, migrate and a re-run, as a user sees them
+demo-migrate: ## Two Connect clusters on embedded brokers: export, migrate --dry-run, migrate --stop-source and a re-run, then migrate rollback (dry run, --execute), as a user sees them
 	$(GO) run ./cmd/offsetagent demo-migrate
 
 demo-real: ## Apache Kafka + a Connect worker + the agent: the seed example in Connect's own REST answers

@@ -439,11 +439,26 @@ func (c *client) waitResults(n int, timeout time.Duration) []result {
 	for {
 		rs := c.allResults()
 		if len(rs) >= n || time.Now().After(deadline) {
-			require.Len(c.t, rs, n, "results in %s", c.cfg.ResultTopic)
+			require.Len(c.t, rs, n, "results in %s; requests with more than one: %v", c.cfg.ResultTopic, repeated(rs))
 			return rs
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// repeated names the requests that have more than one result in rs: the type, partition and
+// offset of each, and the agent (its process id header, when it wrote one) behind it.
+func repeated(rs []result) map[string][]string {
+	by := map[string][]string{}
+	for _, r := range rs {
+		by[r.Data.RequestID] = append(by[r.Data.RequestID], fmt.Sprintf("%s p%d@%d %s", r.Type, r.Msg.Partition, r.Msg.Offset, r.Msg.Time.Format("15:04:05.000")))
+	}
+	for id, l := range by {
+		if len(l) < 2 {
+			delete(by, id)
+		}
+	}
+	return by
 }
 
 // waitResult waits for the result of request id.

@@ -41,6 +41,17 @@
 // flight pending. Every migration that is not a dry run returns its cutover report with
 // its report (Migrate); MigrateOptions.Verify verifies it on B at once.
 //
+// A migration runs in one go (Migrate), or in two steps a person reviews between: Plan is a
+// dry run written as a plan file (plan.File: A's and B's identities, the settings and
+// selection, and per connector its config on B with every edit shown, secrets hidden, and a
+// fingerprint of A's config), and Apply carries out exactly that file later. Apply reads A
+// and B again and builds the plan again for the file's connectors only, before anything is
+// stopped; another A or B, or edits that come out otherwise, refuse the whole run, and a
+// connector whose config or state on A, or whose presence on B, is not what the file saw is
+// skipped at StepDrift, naming what changed (plan.Drift), while the others move. Apply runs
+// under the file's migration id, so applying the same file again continues the migration as
+// running Migrate again does.
+//
 // Reading flags and the environment, terminals, what a person reads (tables, progress) and
 // exit codes are the caller's (cmd/offsetagent): this package and the stages write JSON and
 // tell progress through typed values.

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/migrate/strimzi"
 	"github.com/offsetagent/offsetagent/migrate/target"
+	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -81,12 +83,53 @@ type MigrateOptions struct {
 	// VerifyProgress, when not nil, is told what the verification waits for, and the counts
 	// per verdict while it waits (VerifyCutoverOptions.Progress).
 	VerifyProgress func(cutover.Waiting)
+	// Words spell the texts a plan file holds (Plan, Apply) in its reader's terms; nil:
+	// fleet.GoWords.
+	Words fleet.Words
+	// Checkpoint, when not nil, is told after each wave the report of the run so far and its
+	// cutover report (nil for a dry run), not yet verified: the connectors of the waves done,
+	// with their outcomes, and how many are still to come (Report.Unfinished). They are the
+	// caller's to keep (to write them as the run goes, so that a run killed before its end
+	// leaves them); Migrate's own results replace them at the end.
+	Checkpoint func(*apply.Report, *cutover.Cutover)
 }
 
 // Migrate exports the selected connectors of A and creates them on B through B's agents, then
 // returns the report and, for a migration that is not a dry run, its cutover report (verified
 // with Verify). An error wrapping ErrPrecheck means nothing was stopped or published.
 func Migrate(ctx context.Context, opts MigrateOptions) (*apply.Report, *cutover.Cutover, error) {
+	return opts.run(ctx, nil)
+}
+
+// staged is what a run has read and planned before its first wave: A, A's identity, B, and
+// the plan.
+type staged struct {
+	// opts are the run's options, defaults filled in and the migration id derived.
+	opts     MigrateOptions
+	src      *source.A
+	clusterA fleet.Cluster
+	b        *target.B
+	plan     *plan.Plan
+	planOpts plan.Options
+	// failedStep is the failed step of a connector the hook gave a Problem; extra are
+	// skipped entries the hook adds for connectors the plan does not hold (a plan file's
+	// connector gone from A), reported after the waves.
+	failedStep map[string]string
+	extra      []*apply.Entry
+}
+
+// stageHook, when not nil, sees a run's plan before its first wave: it may refuse the run (an
+// error) or give connectors a Problem (they are then skipped), and add entries. before is
+// called with the plan's options before the plan is built, to narrow them.
+type stageHook struct {
+	before  func(po *plan.Options)
+	planned func(ctx context.Context, st *staged) error
+	// done sees the run's report once its waves are over (before its verification).
+	done func(ctx context.Context, st *staged, rep *apply.Report) error
+}
+
+// run is Migrate, with hook (nil for none).
+func (opts MigrateOptions) run(ctx context.Context, hook *stageHook) (*apply.Report, *cutover.Cutover, error) {
 	started := time.Now().UTC()
 	if err := opts.validateTarget(); err != nil {
 		return nil, nil, err
@@ -142,15 +185,39 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*apply.Report, *cutover.
 		return nil, nil, err
 	}
 
+	if hook != nil && hook.before != nil {
+		hook.before(&po)
+	}
 	p, err := plan.Build(ctx, src, &hazard.B{Target: opts.To, REST: b.REST}, po)
 	if err != nil {
 		return nil, nil, err
 	}
+	sg := &staged{opts: opts, src: src, clusterA: a, b: b, plan: p, planOpts: po}
+	if hook != nil && hook.planned != nil {
+		if err := hook.planned(ctx, sg); err != nil {
+			return nil, nil, err
+		}
+	}
 	entries := apply.EntriesOf(p)
+	for _, e := range entries {
+		if step := sg.failedStep[e.Name]; step != "" {
+			e.FailedStep = step // skipped with its Problem (apply.Build)
+		}
+	}
 	rep := &apply.Report{MigrationID: opts.MigrationID, From: src.Describe(), To: strings.Join(opts.To.Brokers, ","),
 		Started: started, Connectors: entries}
-	ap := apply.New(opts.applyOptions(), src, p.Blocked, results, b.REST)
+	ao := opts.applyOptions()
+	if opts.Checkpoint != nil {
+		ao.WaveDone = func(d apply.Done) { opts.checkpoint(rep, d, a.KafkaClusterID) }
+	}
+	ap := apply.New(ao, src, p.Blocked, results, b.REST)
 	rep.Publishing = ap.RunWaves(interrupt, entries)
+	rep.Connectors = append(rep.Connectors, sg.extra...)
+	if hook != nil && hook.done != nil {
+		if err := hook.done(ctx, sg, rep); err != nil {
+			return rep, nil, err
+		}
+	}
 	if opts.Strimzi != nil && !opts.DryRun {
 		if err := opts.writeStrimziManifests(rep, entries); err != nil {
 			return rep, nil, err
@@ -160,7 +227,7 @@ func Migrate(ctx context.Context, opts MigrateOptions) (*apply.Report, *cutover.
 	if opts.DryRun {
 		return rep, nil, nil
 	}
-	return rep, opts.verifyCutover(interrupt, rep), nil
+	return rep, opts.verifyCutover(interrupt, rep, a.KafkaClusterID), nil
 }
 
 // setDefaults fills in the options left at zero, B's transport included.
@@ -291,25 +358,13 @@ func writeManifestsOf(s *strimzi.Target, entries []*apply.Entry, migrationID str
 
 // verifyCutover is rep's cutover report, the partitions placed, verified on B with Verify (not
 // into an operator-managed B); an error of the verification is in the cutover.
-func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Report) *cutover.Cutover {
-	cut := cutover.New(rep, o.To.OffsetsTopic, o.Registry)
+func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Report, fromClusterID string) *cutover.Cutover {
 	var clusterA string
 	if o.Topics != nil {
 		clA := kafkaio.NewClient(kafkaio.Options{Brokers: o.Topics.Brokers, Transport: o.Topics.Transport, Principal: o.Topics.Principal})
 		clusterA, _ = kafkaio.ClusterID(interrupt, clA) // "": the verification asks it
 	}
-	byTarget := map[string]*apply.Entry{}
-	for _, e := range rep.Connectors {
-		byTarget[e.TargetName] = e
-	}
-	for _, cc := range cut.Connectors {
-		// With StopSource every connector published was stopped on A before its offsets
-		// were read (the stop barrier, or no worker of A holding it), or skipped.
-		cc.StoppedOnA = o.StopSource && cc.Type != string(connectors.Sink)
-		if e := byTarget[cc.TargetName]; cc.StoppedOnA && cc.StoppedOnABy != apply.StoppedByREST && e != nil && e.Connector != nil && o.Topics != nil {
-			cc.WorkersOfA = &cutover.WorkersCheck{Brokers: o.Topics.Brokers, ClusterID: clusterA, ConfigTopic: o.Topics.ConfigTopic, RecordAt: e.RecordAt}
-		}
-	}
+	cut := o.cutoverOf(rep, clusterA, fromClusterID)
 	cut.ReadHistoryOnA(interrupt, o.Topics, rep, o.Registry)
 	clB := kafkaio.NewClient(kafkaio.Options{Brokers: o.To.Brokers, Transport: o.To.Transport, Principal: o.To.Principal})
 	clB.Timeout = 30 * time.Second
@@ -326,6 +381,76 @@ func (o *MigrateOptions) verifyCutover(interrupt context.Context, rep *apply.Rep
 		if err != nil {
 			cut.Error = err.Error()
 			o.Logger.Warn("cannot verify the cutover on B", "err", err)
+		}
+	}
+	return cut
+}
+
+// describeForRollback writes into cut what a rollback of the migration takes from it: the
+// Connect REST APIs (without userinfo), the state topic, MirrorMaker 2's policy, and whether B
+// is operator-managed.
+func (o *MigrateOptions) describeForRollback(cut *cutover.Cutover) {
+	cut.FromConnectURL, cut.ToConnectURL = withoutUserinfo(o.ConnectURL), withoutUserinfo(o.To.ConnectURL)
+	if o.StopSource {
+		st, _ := o.stateStore()
+		if slices.Equal(st.Brokers, o.To.Brokers) {
+			cut.StateTopic = st.TopicOrDefault()
+		}
+	}
+	if o.MM2 != nil {
+		p := o.MM2.Policy
+		kind := p.Kind
+		if kind == "" {
+			kind = mm2.PolicyDefault
+		}
+		cut.MM2 = &cutover.MM2{SourceAlias: p.SourceAlias, TargetAlias: p.TargetAlias, Policy: string(kind), Separator: p.Separator}
+	}
+	cut.OperatorManaged = o.Strimzi != nil
+}
+
+// withoutUserinfo is URL s without its user and password (credentials come from the
+// --*-connect-config files, never from a report); "" for "" or a URL that does not parse.
+func withoutUserinfo(s string) string {
+	u, err := url.Parse(s)
+	if s == "" || err != nil {
+		return ""
+	}
+	u.User = nil
+	return u.String()
+}
+
+// checkpoint tells Checkpoint the report of the run so far, after a wave (d), and its cutover
+// report: rep's header with the waves' entries as they are now.
+func (o *MigrateOptions) checkpoint(rep *apply.Report, d apply.Done, fromClusterID string) {
+	snap := &apply.Report{MigrationID: rep.MigrationID, From: rep.From, To: rep.To, Started: rep.Started,
+		Connectors: d.Entries, Unfinished: d.Unfinished}
+	var cut *cutover.Cutover
+	if !o.DryRun {
+		// Neither A's cluster id (the verification asks it) nor A's history of each
+		// source's offsets (read once, at the end) is read for a checkpoint.
+		cut = o.cutoverOf(snap, "", fromClusterID)
+	}
+	o.Checkpoint(snap, cut)
+}
+
+// cutoverOf is the cutover report of rep, before A's history and the verification: with
+// StopSource, how each connector was stopped on A (clusterA, A's cluster id as the workers'
+// check reads it, "" unknown), and what a rollback takes from it (fromClusterID, A's cluster
+// id as the migration read it).
+func (o *MigrateOptions) cutoverOf(rep *apply.Report, clusterA, fromClusterID string) *cutover.Cutover {
+	cut := cutover.New(rep, o.To.OffsetsTopic, o.Registry)
+	o.describeForRollback(cut)
+	cut.FromClusterID = fromClusterID
+	byTarget := map[string]*apply.Entry{}
+	for _, e := range rep.Connectors {
+		byTarget[e.TargetName] = e
+	}
+	for _, cc := range cut.Connectors {
+		// With StopSource every connector published was stopped on A before its offsets
+		// were read (the stop barrier, or no worker of A holding it), or skipped.
+		cc.StoppedOnA = o.StopSource && cc.Type != string(connectors.Sink)
+		if e := byTarget[cc.TargetName]; cc.StoppedOnA && cc.StoppedOnABy != apply.StoppedByREST && e != nil && e.Connector != nil && o.Topics != nil {
+			cc.WorkersOfA = &cutover.WorkersCheck{Brokers: o.Topics.Brokers, ClusterID: clusterA, ConfigTopic: o.Topics.ConfigTopic, RecordAt: e.RecordAt}
 		}
 	}
 	return cut

@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -12,16 +13,19 @@ import (
 
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // A fleet whose migration takes longer than --timeout in all is stopped and published in
-// waves: every connector stopped is published, with a deadline of its own, and a wave's
-// connectors are stopped only once the wave before was published.
+// waves: every connector stopped is published, with a deadline of its own, a wave's
+// connectors are stopped before it is published, and the waves stop at most three ahead of
+// the last one published: the fourth wave's connectors are stopped only once the first
+// wave was published.
 func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
-	const n, waveSize = 24, 8
+	const n, waveSize = 24, 6
 	brokersB := startKfake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -76,6 +80,139 @@ func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
 	require.Len(t, stopped, n)
 	slices.SortFunc(stopped, func(a, b time.Time) int { return a.Compare(b) })
 	first := slices.MinFunc(published, func(a, b time.Time) int { return a.Compare(b) })
-	require.True(t, stopped[waveSize-1].Before(first) && stopped[waveSize].After(first),
-		"the first wave's %d connectors are stopped, and published, before the next wave is stopped", waveSize)
+	require.True(t, stopped[waveSize-1].Before(first), "the first wave's %d connectors are stopped before it is published", waveSize)
+	require.True(t, stopped[3*waveSize].After(first), "the fourth wave is stopped only once the first is published")
+}
+
+// A run tells its report after each wave (Checkpoint), so that one killed before its end
+// leaves what its waves did: a run interrupted after its first wave has told that wave's
+// connectors, each with its outcome, and how many were still to come.
+func TestMigrateTellsItsReportAfterEachWave(t *testing.T) {
+	const n, waveSize = 8, 4
+	brokersB := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
+	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	for _, topic := range []string{"requests", "results"} {
+		require.NoError(t, kafkaio.EnsureTopic(ctx, cl, topic, 1, nil))
+	}
+	fc := &fakeConnect{t: t, stopLag: 1, connectors: map[string]*fakeConnector{}}
+	for i := range n {
+		name := fmt.Sprintf("src-%02d", i)
+		fc.connectors[name] = &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig(name),
+			offsets: []string{fmt.Sprintf(`{"partition":{"filename":"%s.txt"},"offset":{"position":%d}}`, name, i)}}
+	}
+	run, interrupt := context.WithCancel(ctx)
+	defer interrupt()
+	type told struct {
+		rep *apply.Report
+		cut *cutover.Cutover
+	}
+	var checkpoints []told
+	opts := MigrateOptions{
+		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 20 * time.Millisecond,
+			StopTimeout: 10 * time.Second},
+		To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+			OffsetsTopic: "connect-offsets"},
+		SelectionKey: t.Name(), Timeout: time.Second, Grace: 100 * time.Millisecond, Concurrency: waveSize, WaveSize: waveSize,
+		Checkpoint: func(rep *apply.Report, cut *cutover.Cutover) {
+			checkpoints = append(checkpoints, told{rep, cut})
+			interrupt() // the run is killed after its first wave
+		},
+	}
+	rep, _, err := Migrate(run, opts)
+	require.NoError(t, err)
+	require.Len(t, rep.Connectors, n)
+
+	require.NotEmpty(t, checkpoints, "the report is told after the first wave")
+	first := checkpoints[0]
+	require.Equal(t, rep.MigrationID, first.rep.MigrationID)
+	require.True(t, first.rep.Finished.IsZero(), "a run still going")
+	require.Equal(t, n-waveSize, first.rep.Unfinished)
+	var names []string
+	for _, e := range first.rep.Connectors {
+		names = append(names, e.Name)
+		// No agent on B: each request of the first wave got no result by its deadline.
+		require.Equal(t, apply.OutcomeFailed, e.Outcome, e.Name)
+		require.Equal(t, "await_result", e.FailedStep, "%s: %s", e.Name, e.Message)
+		require.NotEmpty(t, e.RequestID, e.Name)
+	}
+	require.Equal(t, []string{"src-00", "src-01", "src-02", "src-03"}, names)
+	require.NotNil(t, first.cut, "the cutover report too")
+	require.Equal(t, rep.MigrationID, first.cut.MigrationID)
+	require.Empty(t, first.cut.Connectors, "none placed on B")
+	var buf bytes.Buffer
+	require.NoError(t, first.rep.WriteJSON(&buf))
+	require.Contains(t, buf.String(), `"unfinished": 4`)
+}
+
+// The waves' stops run ahead as a pipeline: the next wave's stop begins once the wave before
+// it has made its calls to A, while that wave's barriers sleep their stable pauses, not once
+// it is published (nor once it has its results). The stable pause is a minute here: the
+// second wave's first stop comes while no request is on B yet (waves stopped one after the
+// other, it would come after a minute, the first wave's requests on B). Interrupted then, the
+// run publishes nothing: every barrier was cut short in its pause.
+func TestMigrateStopsTheNextWaveDuringTheStablePause(t *testing.T) {
+	const n, waveSize = 8, 4
+	brokersB := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
+	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	for _, topic := range []string{"requests", "results"} {
+		require.NoError(t, kafkaio.EnsureTopic(ctx, cl, topic, 1, nil))
+	}
+	fc := &fakeConnect{t: t, stopLag: 1, connectors: map[string]*fakeConnector{}}
+	for i := range n {
+		name := fmt.Sprintf("src-%02d", i)
+		fc.connectors[name] = &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig(name),
+			offsets: []string{fmt.Sprintf(`{"partition":{"filename":"%s.txt"},"offset":{"position":%d}}`, name, i)}}
+	}
+	secondWave := make(chan struct{}, 1)
+	fc.onStop = func(string) {
+		if len(fc.stops) == waveSize+1 { // under fc.mu, after the stop was noted
+			secondWave <- struct{}{}
+		}
+	}
+	requests := func() int {
+		f, err := kafkaio.FetchPartition(ctx, cl, "requests", 0, 0, 1<<20, 100*time.Millisecond)
+		require.NoError(t, err)
+		return len(f.Messages)
+	}
+	run, interrupt := context.WithCancel(ctx)
+	defer interrupt()
+	opts := MigrateOptions{
+		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: time.Minute, StopPoll: 20 * time.Millisecond,
+			StopTimeout: 10 * time.Minute},
+		To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+			OffsetsTopic: "connect-offsets"},
+		SelectionKey: t.Name(), Timeout: 10 * time.Minute, Grace: 100 * time.Millisecond, Concurrency: waveSize, WaveSize: waveSize,
+	}
+	type ran struct {
+		rep *apply.Report
+		err error
+	}
+	out := make(chan ran, 1)
+	go func() {
+		rep, _, err := Migrate(run, opts)
+		out <- ran{rep, err}
+	}()
+	select {
+	case <-secondWave:
+		require.Zero(t, requests(), "the second wave's stop began once the first wave was published, not during its stable pause")
+	case r := <-out:
+		t.Fatalf("the run ended (%v) before the second wave's stop", r.err)
+	case <-ctx.Done():
+		t.Fatal("the second wave was not stopped")
+	}
+	interrupt()
+	r := <-out
+	require.NoError(t, r.err)
+	require.Len(t, r.rep.Connectors, n)
+	for _, e := range r.rep.Connectors {
+		// Its stop barrier cut short in its pause: not published.
+		require.Equal(t, apply.OutcomeSkipped, e.Outcome, "%s at %s: %s", e.Name, e.FailedStep, e.Message)
+	}
+	require.Zero(t, requests(), "a connector whose stop barrier was cut short was published")
 }

@@ -239,11 +239,12 @@ func (w *resultWatcher) wait(ctx context.Context, ids []string, timeout time.Dur
 		}
 	}
 	wt.left = len(wt.want)
-	if wt.left > 0 {
+	waiting := wt.left > 0 // wt.left is note's once wt is among the waiters, under w.mu
+	if waiting {
 		w.waiters = append(w.waiters, wt)
 	}
 	w.mu.Unlock()
-	if wt.left > 0 {
+	if waiting {
 		deadline := time.NewTimer(timeout)
 		select {
 		case <-wt.done:

@@ -1,12 +1,15 @@
 // Command offsetagent-bench runs the load scenarios (big requests near the broker's limit,
-// many connectors at once, single-request latency, flat cost as Connect's topics grow) and prints one table: each figure, the
+// many connectors at once, single-request latency, flat cost as Connect's topics grow, a
+// migration of a fleet of 10,000 connectors) and prints one table: each figure, the
 // baseline measured in the same run, their ratio, the target and whether it was met.
 //
 // The broker is franz-go's kfake, started in a child process of this binary on 127.0.0.1 so
 // that the agent's heap and CPU profile hold only the agent (and this driver), not the broker's
 // copy of the data. The agent runs in-process, except in the bulk scenario, which runs it in a
 // child process of its own so that the memory figure is the agent's heap alone (agentproc.go),
-// in interleaved rounds against its baseline and floors (bulk.go, transit.go).
+// in interleaved rounds against its baseline and floors (bulk.go, transit.go). The fleet
+// scenario runs two brokers (A and B), B's agents and migrate each in a child process
+// (scenarios_fleet.go).
 // BENCH_SCALE (default 1) scales every count. OFFSETAGENT_BENCH_BROKERS (host:port,...) runs
 // every scenario on that cluster instead, with topic names unique to the run; it must allow
 // 20 MiB messages (message.max.bytes) and auto-create nothing the scenarios do not create.
@@ -62,8 +65,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "also write the table, date and machine to this Markdown file")
 	cpu := fs.String("cpuprofile", "", "write a CPU profile of one scenario's measured phase to this file")
-	profiled := fs.String("profile", "bulk", "the scenario -cpuprofile covers: bulk, latency (the agent of the first round, in its child process), many, flat (the first agent start-up on the full topic) or view (every view load, the rounds after the first to path.N)")
-	only := fs.String("scenarios", "bulk,latency,many,flat,migrate,view", "comma-separated scenarios to run")
+	profiled := fs.String("profile", "bulk", "the scenario -cpuprofile covers: bulk, latency (the agent of the first round, in its child process), many, flat (the first agent start-up on the full topic), fleet (migrate's child process, and its allocations to path.heap) or view (every view load, the rounds after the first to path.N)")
+	only := fs.String("scenarios", "bulk,latency,many,flat,migrate,view,fleet", "comma-separated scenarios to run")
 	scaleFlag := fs.String("scale", "", "scale every count by this factor (default $BENCH_SCALE, else 1)")
 	timeout := fs.Duration("timeout", 20*time.Minute, "give up on the whole run after this long")
 	verbose := fs.Bool("v", false, "print progress to stderr")
@@ -74,6 +77,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	noop := fs.Bool("noop", false, "internal: with -agent, stages that answer succeeded at once")
 	transit := fs.Bool("transit", false, "internal: answer requests without an agent (the bulk scenario's transit floors, transit.go)")
 	rounds := fs.Int("rounds", 5, "interleaved rounds of the bulk and view scenarios (median and range)")
+	fleetMigrate := fs.Bool("fleet-migrate", false, "internal: run migrate for the fleet scenario (scenarios_fleet.go)")
 	load := fs.String("load", "", "internal: load an offsets topic in this process, view or franz (the view scenario, viewload.go)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -89,6 +93,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *load != "" {
 		return serveLoad(*load, *cpu, stdin, stdout, stderr)
+	}
+	if *fleetMigrate {
+		return serveFleetMigrate(stdin, stdout, stderr)
 	}
 	if *agentChild {
 		return serveAgent(stdin, stdout, stderr, *cpu, *noop)
@@ -120,7 +127,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, s := range strings.Split(*only, ",") {
 		s = strings.TrimSpace(s)
 		if scenarioByName(s) == nil {
-			fmt.Fprintf(stderr, "offsetagent-bench: unknown scenario %q (known: bulk, latency, many, flat, migrate, view)\n", s)
+			fmt.Fprintf(stderr, "offsetagent-bench: unknown scenario %q (known: bulk, latency, many, flat, migrate, view, fleet)\n", s)
 			return 2
 		}
 		o.scenarios[s] = true
@@ -166,6 +173,7 @@ func scenarios() []scenario {
 		{"flat", flatScenario},
 		{"migrate", migrateScenario},
 		{"view", viewScenario},
+		{"fleet", fleetScenario},
 	}
 }
 

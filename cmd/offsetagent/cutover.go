@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/offsetagent/offsetagent/migrate/cutover"
@@ -96,17 +94,8 @@ func (f *verifyFlags) write(cut *cutover.Cutover) error {
 	if f.cutoverReport == "" {
 		return nil
 	}
-	tmp := f.cutoverReport + ".tmp"
-	file, err := createPrivate(tmp)
-	if err != nil {
-		return err
-	}
 	fleet.SpellIn(cut, flagWords)
-	if err := errors.Join(cut.WriteJSON(file), file.Sync(), file.Close()); err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, f.cutoverReport)
+	return replacePrivate(f.cutoverReport, cut.WriteJSON)
 }
 
 // runAlone is migrate --verify --cutover-report FILE: verify the cutover FILE records on B's

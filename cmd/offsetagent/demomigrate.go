@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,7 +19,11 @@ import (
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/internal/clientconfig"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
+	"github.com/offsetagent/offsetagent/internal/connectsim"
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // The connectors of the migration demo's Connect cluster A: sources and a sink, running,
@@ -166,7 +171,17 @@ func demoMigrate(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	// A's Connect REST API, which stops A's connectors for the move and takes them back.
+	urlA, stopA, err := serveDemoConnect(ctx, a)
+	if err != nil {
+		return err
+	}
+	defer stopA()
+	cut := filepath.Join(dir, "cutover.json")
 	from, to := []string{"--from-brokers", a.broker.Addr()}, []string{"--to-brokers", b.broker.Addr()}
+	// legacy-src was STOPPED on A before: with --stop-source its state before the move is not
+	// known (docs/migration.md, "Stopping on A and re-runs"), so it stays on A.
+	move := []string{"--from-connect-url", urlA, "--stop-source", "--exclude", "legacy-src", "--no-verify", "--cutover-report", cut}
 	steps := []struct {
 		say  string
 		args []string
@@ -179,9 +194,11 @@ func demoMigrate(ctx context.Context, stdout, stderr io.Writer) error {
 		{"the dry run: B's agent plans each connector and changes nothing",
 			append(append(append([]string{"migrate"}, from...), to...), "--dry-run"), 0},
 		// No Connect worker runs on B here: nothing would follow the offsets placed.
-		{"the migration", append(append(append([]string{"migrate"}, from...), to...), "--no-verify"), 0},
+		{"the migration: each connector stopped on A (A's REST API), its offsets read at the stop, created on B\n" +
+			"   (legacy-src, STOPPED on A by hand, stays: the state it had before is not known)",
+			append(append(append([]string{"migrate"}, from...), to...), move...), 0},
 		{"again: each connector already exists on B from this migration, nothing is written twice",
-			append(append(append([]string{"migrate"}, from...), to...), "--no-verify"), 0},
+			append(append(append([]string{"migrate"}, from...), to...), move...), 0},
 	}
 	for _, s := range steps {
 		fmt.Fprintf(stdout, "\n== %s\n$ offsetagent %s\n", s.say, strings.Join(s.args, " "))
@@ -204,7 +221,117 @@ func demoMigrate(ctx context.Context, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	return demoSinkGroup(ctx, b, "connect-orders-sink", stdout)
+	if err := demoSinkGroup(ctx, b, "connect-orders-sink", stdout); err != nil {
+		return err
+	}
+	return demoRollback(ctx, a, b, urlA, cut, stdout)
+}
+
+// serveDemoConnect serves a Connect REST API over c's Connect topics (internal/connectsim: no
+// task runs) on a loopback port, and returns its URL and what stops it.
+func serveDemoConnect(ctx context.Context, c *demoCluster) (string, func(), error) {
+	sim, err := connectsim.New(connectsim.Config{Topics: offsetstore.Options{Brokers: c.cfg.Brokers, ConfigTopic: c.cfg.ConfigTopic,
+		OffsetsTopic: c.cfg.OffsetsTopic, Principal: c.cfg.Security.Principal(), Transport: &kafka.Transport{MetadataTTL: time.Second}}})
+	if err != nil {
+		return "", nil, fmt.Errorf("%s's Connect REST API: %w", c.name, err)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- sim.Run(sctx) }()
+	stop := func() { cancel(); <-done }
+	if err := sim.WaitReady(ctx); err != nil {
+		stop()
+		return "", nil, fmt.Errorf("%s's Connect REST API: %w", c.name, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		stop()
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close(); stop() }, nil
+}
+
+// demoRollback is the demo's way back: B works on (file-src-1 reads on), then `migrate
+// rollback` of the cutover report cut, a dry run and then --execute, and A's connectors with
+// their states and offsets after.
+func demoRollback(ctx context.Context, a, b *demoCluster, urlA, cut string, stdout io.Writer) error {
+	urlB, stopB, err := serveDemoConnect(ctx, b)
+	if err != nil {
+		return err
+	}
+	defer stopB()
+	// No Connect worker runs on B here: its progress is written as B's workers would commit
+	// it, file-src-1's position in its offsets topic and orders-sink's offsets in its group.
+	const key, progress = `["file-src-1",{"filename":"test.txt"}]`, `{"position":55}`
+	w := &kafka.Writer{Addr: kafka.TCP(b.cfg.Brokers...), Topic: b.cfg.OffsetsTopic, Balancer: kafka.Murmur2Balancer{Consistent: true},
+		BatchTimeout: time.Millisecond, Transport: &kafka.Transport{MetadataTTL: time.Second}}
+	err = w.WriteMessages(ctx, kafka.Message{Key: []byte(key), Value: []byte(progress)})
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("B's progress: %w", err)
+	}
+	cl := kafkaio.NewClient(kafkaio.Options{Brokers: b.cfg.Brokers, Principal: b.cfg.Security.Principal()})
+	cl.Timeout = 10 * time.Second
+	resp, err := cl.OffsetCommit(ctx, &kafka.OffsetCommitRequest{GroupID: "connect-orders-sink", GenerationID: -1,
+		Topics: map[string][]kafka.OffsetCommit{demoTopic: {{Partition: 0, Offset: 160}, {Partition: 1, Offset: 90}}}})
+	if err == nil {
+		for _, p := range resp.Topics[demoTopic] {
+			if p.Error != nil {
+				err = p.Error
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("B's progress of connect-orders-sink: %w", err)
+	}
+	fmt.Fprintf(stdout, "\n== B works on: file-src-1 commits %s on B, orders-sink's group consumes %s to offsets 160 and 90\n", progress, demoTopic)
+	args := []string{"migrate", "rollback", cut, "--to-connect-url", urlB, "--from-brokers", a.broker.Addr(), "--timeout", "20s"}
+	for _, s := range []struct {
+		say  string
+		args []string
+	}{
+		{"the way back, a dry run: what rollback would do per connector and partition, nothing changed", args},
+		{"the way back: stopped on B, B's progress carried to A (PATCH /connectors/NAME/offsets on A), resumed on A, deleted on B",
+			append(args, "--execute")},
+	} {
+		fmt.Fprintf(stdout, "\n== %s\n$ offsetagent %s\n", s.say, strings.Join(s.args, " "))
+		if code := run(s.args, strings.NewReader(""), stdout, stdout); code != 0 {
+			return fmt.Errorf("offsetagent migrate rollback: exit status %d, want 0", code)
+		}
+	}
+	restA, err := connectrest.New(urlA, nil)
+	if err != nil {
+		return err
+	}
+	names, err := restA.Names(ctx)
+	if err != nil {
+		return fmt.Errorf("A's connectors: %w", err)
+	}
+	slices.Sort(names)
+	fmt.Fprintf(stdout, "\n== now on A (GET /connectors/NAME/status and /offsets)\n")
+	for _, n := range names {
+		st, _, err := restA.Status(ctx, n)
+		if err != nil {
+			return fmt.Errorf("A's %s: %w", n, err)
+		}
+		offs, err := restA.Offsets(ctx, n)
+		if err != nil {
+			return fmt.Errorf("A's %s: %w", n, err)
+		}
+		var parts []string
+		for _, o := range offs {
+			parts = append(parts, jsonvalue.SortedText(o.Partition)+" "+jsonvalue.SortedText(o.Offset))
+		}
+		if len(parts) == 0 {
+			parts = []string{"no offsets"}
+		}
+		fmt.Fprintf(stdout, "   %-12s %-8s %s\n", n, st.Connector.State, strings.Join(parts, ", "))
+	}
+	return nil
 }
 
 // demoSinkGroup prints the committed offsets of group on c's topic demoTopic.

@@ -183,8 +183,9 @@ func TestMigrateChecksBsAgents(t *testing.T) {
 		`and offsets topic "b-offsets": give --request-topic and --result-topic of the agents running for B's Connect cluster`)
 }
 
-// make demo-migrate: export, a selection that matches nothing, the dry run, the migration and
-// its re-run, as a user sees them, and what is on B at the end; in seconds.
+// make demo-migrate: export, a selection that matches nothing, the dry run, the migration with
+// --stop-source and its re-run, as a user sees them, what is on B, then the rollback (a dry run
+// and --execute) that brings B's progress back to A; in seconds.
 func TestDemoMigrate(t *testing.T) {
 	var out, errOut bytes.Buffer
 	start := time.Now()
@@ -198,14 +199,21 @@ func TestDemoMigrate(t *testing.T) {
 		`{"name":"orders-src","config":{"connector.class":"FileStreamSource","file":"orders.txt","name":"orders-src","tasks.max":"1","topic":"orders"},"initial_state":"PAUSED","initial_offsets":[{"partition":{"filename":"orders.txt"},"offset":{"position":4096}}]}`,
 		"no connector of A matches the selection (--include, --exclude); A has 4: file-src-1, legacy-src, orders-sink, orders-src\n",
 		`{"name":"orders-sink","target_name":"orders-sink","plan":{`,
-		"4 connectors: 4 succeeded, 0 planned, 0 failed, 0 skipped\nwarning: file-src-1, legacy-src, orders-sink, orders-src: plugin: not checked whether B's Connect has the connector's plugin",
+		"3 connectors: 3 succeeded, 0 planned, 0 failed, 0 skipped\nwarning: file-src-1, orders-sink, orders-src: plugin: not checked whether B's Connect has the connector's plugin",
 		"\n\n== again",
-		"  key:   target-state-legacy-src\n  value: {\"state\":\"PAUSED\",\"state.v2\":\"STOPPED\"}\n",
 		"  key:   [\"orders-src\",{\"filename\":\"orders.txt\"}]\n  value: {\"position\":4096}\n",
 		"  orders partition 0: offset 120\n  orders partition 1: offset 75\n",
+		"3 connectors: 0 rolled back, 3 would roll back, 0 refused, 0 failed, 0 kept on B; partitions: 4 carried, 0 not carried, 0 skip (a dry run",
+		"3 connectors: 3 rolled back, 0 would roll back, 0 refused, 0 failed, 0 kept on B; partitions: 4 carried, 0 not carried, 0 skip\n",
+		// A at B's progress, in its state before the move; legacy-src never left.
+		"   file-src-1   RUNNING  {\"filename\":\"test.txt\"} {\"position\":55}\n",
+		"   legacy-src   STOPPED  no offsets\n",
+		"   orders-sink  RUNNING  {\"kafka_partition\":0,\"kafka_topic\":\"orders\"} {\"kafka_offset\":160}, {\"kafka_partition\":1,\"kafka_topic\":\"orders\"} {\"kafka_offset\":90}\n",
+		"   orders-src   PAUSED   {\"filename\":\"orders.txt\"} {\"position\":4096}\n",
 	} {
 		require.Contains(t, s, want)
 	}
-	require.Equal(t, 2, strings.Count(s, "4 connectors: 4 succeeded"), "the migration and its re-run")
+	require.Equal(t, 2, strings.Count(s, "3 connectors: 3 succeeded"), "the migration and its re-run")
 	require.Equal(t, 1, strings.Count(s, "  key:   connector-orders-sink\n"), "the re-run wrote nothing twice")
+	require.NotContains(t, s, "key:   connector-legacy-src", "a STOPPED connector whose state before is unknown is not moved with --stop-source")
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/apply"
+	"github.com/offsetagent/offsetagent/migrate/cutover"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/migrate/target"
@@ -74,7 +76,7 @@ func (f *fleetFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.stopSource, "stop-source", false, "stop each selected connector on A first and wait for its final commit (needs --from-connect-url; for sinks --from-brokers; with export also --to-brokers, for the state records)")
 	fs.StringVar(&f.stateTopic, "state-topic", source.DefaultStateTopic, "compacted topic on B (--to-brokers) where --stop-source records each connector's state on A before stopping it")
 	fs.StringVar(&f.toBrokers, "to-brokers", "", "B's bootstrap brokers")
-	fs.StringVar(&f.report, "report", "", "write the JSON report to this file")
+	fs.StringVar(&f.report, "report", "", "write the JSON report to this file (migrate: after each wave too, so that a killed run leaves one)")
 	fs.StringVar(&f.mm2SourceAlias, "mm2-source-alias", "", "A's alias in MirrorMaker 2: sink offsets are translated through <ALIAS>.checkpoints.internal on B (--to-brokers)")
 	fs.StringVar(&f.mm2TargetAlias, "mm2-target-alias", "", "B's alias in MirrorMaker 2: bounds replays with MM2's offset syncs, read from mm2-offset-syncs.<ALIAS>.internal on A (--from-brokers)")
 	fs.StringVar(&f.replicationPolicy, "replication-policy", string(mm2.PolicyDefault), "default or identity: how MirrorMaker 2 names A's topics on B")
@@ -339,70 +341,106 @@ func cmdExport(args []string, stdout, stderr io.Writer) int {
 	return finishReport(rep, f.report, stderr, stderr)
 }
 
+// migrateCmd holds every flag of migrate, the shortcut (plan and apply in one run); each
+// verb's flag set takes the subset its help groups name (usage.go).
+type migrateCmd struct {
+	f  fleetFlags
+	mf migrateFlags
+	vf verifyFlags
+	sf strimziFlags
+}
+
+func (c *migrateCmd) register(fs *flag.FlagSet) {
+	c.f.register(fs)
+	c.mf.register(fs)
+	c.vf.register(fs)
+	c.sf.register(fs)
+}
+
 func cmdMigrate(args []string, stdout, stderr io.Writer) int {
+	// A verb is the first argument (a positional argument of migrate itself is an error, so
+	// this was never a valid call of it).
+	if len(args) > 0 {
+		if verb, ok := migrateVerbs[args[0]]; ok {
+			return verb(args[1:], stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	var f fleetFlags
-	f.register(fs)
-	var mf migrateFlags
-	mf.register(fs)
-	var vf verifyFlags
-	vf.register(fs)
-	var sf strimziFlags
-	sf.register(fs)
+	var c migrateCmd
+	c.register(fs)
 	if code, done := parseFleet(fs, args, stdout, stderr); done {
 		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	toHTTP, err := mf.toConnectClient(stderr)
+	toHTTP, err := c.mf.toConnectClient(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "offsetagent migrate: %s\n", errorText(err))
 		return 2
 	}
-	if code, done := sf.run(ctx, *mf.toConnectURL, toHTTP, stdout, stderr); done {
+	if code, done := c.sf.run(ctx, *c.mf.toConnectURL, toHTTP, stdout, stderr); done {
 		return code
 	}
-	if sf.verify {
-		return vf.runAlone(ctx, &f, stdout, stderr)
+	if c.sf.verify {
+		if c.vf.cutoverReport != "" {
+			fmt.Fprintf(stderr, "offsetagent migrate: --verify --cutover-report FILE is spelt `offsetagent migrate verify %s` now\n", c.vf.cutoverReport)
+		}
+		return c.vf.runAlone(ctx, &c.f, stdout, stderr)
 	}
+	mo, code, done := c.options(ctx, "migrate", toHTTP, stderr)
+	if done {
+		return code
+	}
+	rep, cut, err := migrate.Migrate(ctx, mo)
+	if err != nil {
+		return fleetError(stderr, "migrate", err)
+	}
+	if *c.mf.dry {
+		if err := writePlans(stdout, rep); err != nil {
+			fmt.Fprintf(stderr, "offsetagent migrate: %s\n", errorText(err))
+			return 1
+		}
+	}
+	code = finishReport(rep, c.f.report, stdout, stderr)
+	if !*c.mf.dry {
+		code = worseExit(code, c.vf.finish(cut, mo.Verify > 0 && mo.Strimzi == nil, stdout, stderr))
+	}
+	return code
+}
+
+// options are the migration's options of the flags, checked, with A and B reached (command
+// names the command in messages); done with the exit status when they cannot be had.
+func (c *migrateCmd) options(ctx context.Context, command string, toHTTP *http.Client, stderr io.Writer) (mo migrate.MigrateOptions, code int, done bool) {
+	f, mf := &c.f, &c.mf
 	opts, cfg, cl, err := f.setup(ctx, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate: %s\n", errorText(err))
-		return 2
+		fmt.Fprintf(stderr, "offsetagent %s: %s\n", command, errorText(err))
+		return mo, 2, true
 	}
-	mo := migrate.MigrateOptions{
+	mo = migrate.MigrateOptions{
 		Options: opts,
 		To: target.Target{Brokers: splitList(f.toBrokers), RequestTopic: cfg.RequestTopic, ResultTopic: cfg.ResultTopic,
 			ConfigTopic: cfg.ConfigTopic, OffsetsTopic: cfg.OffsetsTopic, Transport: cl.to.Transport, Dialer: cl.to.Dialer,
 			Principal: cl.toPrincipal, AgentGroup: cfg.GroupID,
 			ConnectURL: *mf.toConnectURL, HTTPClient: toHTTP, Compression: cfg.RequestCompression, MaxRequestBytes: cfg.MaxRequestBytes},
 		MigrationID: *mf.migrationID, SelectionKey: f.selectionKey(), Concurrency: *mf.concurrency, WaveSize: *mf.waveSize, Timeout: *mf.timeout, Grace: *mf.grace, DryRun: *mf.dry,
-		Progress: progressFor(stderr), Strimzi: sf.target(), Verify: vf.timeout(*mf.dry), VerifyProgress: verifyProgress(stderr),
+		Progress: progressFor(stderr), Strimzi: c.sf.target(), Verify: c.vf.timeout(*mf.dry), VerifyProgress: verifyProgress(stderr),
+		Words: flagWords,
+	}
+	if f.report != "" || c.vf.cutoverReport != "" {
+		files := &reportFiles{report: f.report, cutover: c.vf.cutoverReport, stderr: stderr}
+		mo.Checkpoint = files.checkpoint
 	}
 	mf.setTarget(&mo.To)
 	if err := mo.Check(); err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate: %s\n", errorText(err))
-		return 2
+		fmt.Fprintf(stderr, "offsetagent %s: %s\n", command, errorText(err))
+		return mo, 2, true
 	}
 	if err := f.reach(ctx, stderr, cl, *mf.connectTimeout, true); err != nil {
-		fmt.Fprintf(stderr, "offsetagent migrate: %s\n", errorText(err))
-		return 2
+		fmt.Fprintf(stderr, "offsetagent %s: %s\n", command, errorText(err))
+		return mo, 2, true
 	}
-	rep, cut, err := migrate.Migrate(ctx, mo)
-	if err != nil {
-		return fleetError(stderr, "migrate", err)
-	}
-	if *mf.dry {
-		if err := writePlans(stdout, rep); err != nil {
-			fmt.Fprintf(stderr, "offsetagent migrate: %s\n", errorText(err))
-			return 1
-		}
-	}
-	code := finishReport(rep, f.report, stdout, stderr)
-	if !*mf.dry {
-		code = worseExit(code, vf.finish(cut, mo.Verify > 0 && mo.Strimzi == nil, stdout, stderr))
-	}
-	return code
+	return mo, 0, false
 }
 
 // migrateFlags are the flags of migrate that export does not have.
@@ -483,17 +521,64 @@ func createPrivate(path string) (*os.File, error) {
 	return file, nil
 }
 
+// replacePrivate writes path whole or not at all: write fills path+".tmp", private (0600)
+// and in path's directory, which is synced and renamed over path, and the directory synced,
+// so that a run killed at any moment leaves either the file before or the file after. A
+// failed write leaves path as it was.
+func replacePrivate(path string, write func(io.Writer) error) error {
+	tmp := path + ".tmp"
+	file, err := createPrivate(tmp)
+	if err != nil {
+		return err
+	}
+	if err := errors.Join(write(file), file.Sync(), file.Close()); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if dir, err := os.Open(filepath.Dir(path)); err == nil { // the rename itself, on disk
+		_ = dir.Sync()
+		_ = dir.Close()
+	}
+	return nil
+}
+
+// reportFiles are migrate's --report and --cutover-report files, written after each wave
+// (checkpoint: MigrateOptions.Checkpoint) and at the end: a run killed before its end leaves
+// what its waves did up to the last one.
+type reportFiles struct {
+	report, cutover string
+	stderr          io.Writer
+	// failed: a write failed once, and was said; the next ones are tried without a word.
+	failed bool
+}
+
+func (f *reportFiles) checkpoint(rep *apply.Report, cut *cutover.Cutover) {
+	var errs []error
+	if f.report != "" {
+		fleet.SpellIn(rep, flagWords)
+		errs = append(errs, replacePrivate(f.report, rep.WriteJSON))
+	}
+	if f.cutover != "" && cut != nil {
+		fleet.SpellIn(cut, flagWords)
+		errs = append(errs, replacePrivate(f.cutover, cut.WriteJSON))
+	}
+	if err := errors.Join(errs...); err != nil && !f.failed {
+		f.failed = true
+		fmt.Fprintf(f.stderr, "offsetagent migrate: write the reports of the run so far: %s\n", errorText(err))
+	}
+}
+
 // finishReport writes the summary table to table, the JSON report to path (when given) and
 // returns the exit status: 0 when every connector succeeded or was planned, else 1.
 func finishReport(rep *apply.Report, path string, table, stderr io.Writer) int {
 	_ = writeTable(table, rep)
 	if path != "" {
-		file, err := createPrivate(path)
-		if err == nil {
-			fleet.SpellIn(rep, flagWords)
-			err = errors.Join(rep.WriteJSON(file), file.Close())
-		}
-		if err != nil {
+		fleet.SpellIn(rep, flagWords)
+		if err := replacePrivate(path, rep.WriteJSON); err != nil {
 			fmt.Fprintf(stderr, "offsetagent: write report: %s\n", errorText(err))
 			return 1
 		}

@@ -25,6 +25,23 @@ type cmdHelp struct {
 	envDefault map[string]string
 	// after is printed after the flags: outputs, exit status, where to read more.
 	after string
+	// groups, when given, list the command's flags under their titles, in order: every flag
+	// the command registers is in exactly one (usage_test.go).
+	groups []flagGroup
+}
+
+// flagGroup is a title and the flags listed under it in a command's help.
+type flagGroup struct {
+	title string
+	flags []string
+}
+
+// helpOf is the help of a command or of a verb of migrate ("migrate plan").
+func helpOf(name string) cmdHelp {
+	if h, ok := helps[name]; ok {
+		return h
+	}
+	return verbHelps[name]
 }
 
 // helps holds every subcommand's help.
@@ -63,14 +80,18 @@ var helps = map[string]cmdHelp{
 			"See docs/migration.md.",
 	},
 	"migrate": {
-		synopsis: "offsetagent migrate --to-brokers HOSTS (--from-brokers HOSTS | --from-connect-url URL) [flags]",
+		synopsis: "offsetagent migrate --to-brokers HOSTS (--from-brokers HOSTS | --from-connect-url URL) [flags]\n" +
+			"       offsetagent migrate plan -o PLAN  |  migrate apply PLAN  |  migrate verify REPORT  |  migrate rollback REPORT\n" +
+			"       (each verb: --help)",
 		about: "Export the selected connectors of Connect cluster A and create each on Connect cluster B\n" +
-			"through the agents running on B, offsets included; print a table of outcomes.",
+			"through the agents running on B, offsets included; print a table of outcomes. This is the\n" +
+			"shortcut of migrate plan and migrate apply in one run, with nothing written to review.",
 		required: []string{"to-brokers", "from-brokers|from-connect-url"},
 		env: map[string]string{"to-config-topic": "OFFSETAGENT_CONFIG_TOPIC", "to-offsets-topic": "OFFSETAGENT_OFFSETS_TOPIC",
 			"request-topic": "OFFSETAGENT_REQUEST_TOPIC", "result-topic": "OFFSETAGENT_RESULT_TOPIC"},
 		envDefault: map[string]string{"to-config-topic": "connect-configs", "to-offsets-topic": "connect-offsets",
 			"request-topic": "connect-offset-requests", "result-topic": "connect-offset-results"},
+		groups: migrateGroups,
 		after: "SASL and TLS for A and B come from OFFSETAGENT_SASL_* and OFFSETAGENT_TLS_*.\n" +
 			"Before publishing, migrate checks that an agent consumes B's request topic and serves B's\n" +
 			"Connect topics (--to-config-topic, --to-offsets-topic).\n" +
@@ -80,8 +101,8 @@ var helps = map[string]cmdHelp{
 			"verified, waiting (nothing committed after the offset placed yet), mismatch (B does not\n" +
 			"continue from the offset placed, or it skips records), unordered (compare by hand) or replay\n" +
 			"(B continues from A's last committed offset and produces again what A produced past it before\n" +
-			"its worker died); --cutover-report FILE keeps it. migrate --verify --cutover-report FILE\n" +
-			"--to-brokers HOSTS verifies it again (exit 0 all verified, 1 a mismatch, 2 bad flags or B\n" +
+			"its worker died); --cutover-report FILE keeps it. migrate verify FILE (the old spelling:\n" +
+			"migrate --verify --cutover-report FILE) verifies it again (exit 0 all verified, 1 a mismatch, 2 bad flags or B\n" +
 			"unreadable, 3 some waiting or unordered, 4 all decided and some replay).\n" +
 			"Exit status: 0 every selected connector succeeded (or planned), 1 any failed, skipped or\n" +
 			"pending, a mismatch in the cutover, or a selection that matches no connector or an --include,\n" +
@@ -96,7 +117,8 @@ var helps = map[string]cmdHelp{
 	"demo-migrate": {
 		synopsis: "offsetagent demo-migrate",
 		about: "On an embedded broker: Connect cluster A with a few connectors and cluster B with its agent;\n" +
-			"run export, migrate --dry-run, migrate and migrate again as a user would, and print what is on B.",
+			"run export, migrate --dry-run, migrate --stop-source and migrate again as a user would, print what\n" +
+			"is on B, then migrate rollback (a dry run, then --execute) and A's connectors after.",
 	},
 	"version": {
 		synopsis: "offsetagent version",
@@ -145,7 +167,7 @@ func noFlags(name string, args []string, stdout, stderr io.Writer) (int, bool) {
 // writeUsage writes fs's usage: the synopsis, what the command does, every flag with its
 // argument, whether it is required and where its default comes from.
 func writeUsage(w io.Writer, fs *flag.FlagSet) {
-	h := helps[fs.Name()]
+	h := helpOf(fs.Name())
 	fmt.Fprintf(w, "usage: %s\n", h.synopsis)
 	if h.about != "" {
 		fmt.Fprintf(w, "\n%s\n", h.about)
@@ -154,6 +176,8 @@ func writeUsage(w io.Writer, fs *flag.FlagSet) {
 	for _, r := range h.required {
 		if strings.Contains(r, "|") {
 			required = append(required, "one of --"+strings.ReplaceAll(r, "|", ", --"))
+		} else if len(r) == 1 {
+			required = append(required, "-"+r) // a one-letter flag: -o
 		} else {
 			required = append(required, "--"+r)
 		}
@@ -161,12 +185,7 @@ func writeUsage(w io.Writer, fs *flag.FlagSet) {
 	if len(required) > 0 {
 		fmt.Fprintf(w, "\nrequired: %s\n", strings.Join(required, "; "))
 	}
-	first := true
-	fs.VisitAll(func(f *flag.Flag) {
-		if first {
-			fmt.Fprintln(w, "\nflags:")
-			first = false
-		}
+	line := func(f *flag.Flag) {
 		arg, text := flag.UnquoteUsage(f)
 		dashes := "--"
 		if len(f.Name) == 1 {
@@ -200,7 +219,26 @@ func writeUsage(w io.Writer, fs *flag.FlagSet) {
 			head += "  (" + strings.Join(notes, "; ") + ")"
 		}
 		fmt.Fprintf(w, "%s\n      %s\n", head, strings.ReplaceAll(text, "\n", "\n      "))
-	})
+	}
+	if len(h.groups) > 0 {
+		for _, g := range h.groups {
+			fmt.Fprintf(w, "\n%s:\n", g.title)
+			for _, name := range g.flags {
+				if f := fs.Lookup(name); f != nil {
+					line(f)
+				}
+			}
+		}
+	} else {
+		first := true
+		fs.VisitAll(func(f *flag.Flag) {
+			if first {
+				fmt.Fprintln(w, "\nflags:")
+				first = false
+			}
+			line(f)
+		})
+	}
 	if h.after != "" {
 		fmt.Fprintf(w, "\n%s\n", h.after)
 	}
@@ -252,4 +290,86 @@ const defaultConnectTimeout = 10 * time.Second
 func connectTimeoutFlag(fs *flag.FlagSet) *time.Duration {
 	return fs.Duration("connect-timeout", defaultConnectTimeout,
 		"how long to wait for a Kafka cluster's first answer before giving up with the address and the cause")
+}
+
+// The help groups of migrate's flags (design: each verb's --help lists only its own flags).
+var (
+	planGroups = []flagGroup{
+		{"A (the Connect cluster the connectors leave)", []string{"from-brokers", "from-config-topic", "from-offsets-topic", "from-connect-url",
+			"from-command-config", "from-connect-config", "allow-unreadable-offsets"}},
+		{"B (the Connect cluster they move to)", []string{"to-brokers", "to-config-topic", "to-offsets-topic", "to-connect-url", "to-connect-config",
+			"to-command-config", "request-topic", "result-topic", "state-topic", "allow-no-agent"}},
+		{"selection and edits", []string{"include", "exclude", "rename", "set", "unset", "map-value", "keep-a", "allow-empty", "initial-state",
+			"sink-offsets", "stop-source", "sink-follows-source", "migration-id"}},
+		{"MirrorMaker 2", []string{"mm2-source-alias", "mm2-target-alias", "replication-policy", "replication-separator", "checkpoint-max-age",
+			"mm2-config-topic", "exact", "allow-replay"}},
+		{"Strimzi", []string{"to-strimzi-cluster", "manifests", "strimzi-namespace", "strimzi-api-version", "strimzi-secret"}},
+		{"timing", []string{"connect-timeout", "timeout"}},
+		{"output", []string{"o"}},
+	}
+	applyGroups = []flagGroup{
+		{"A (credentials; the addresses are the plan's)", []string{"from-command-config", "from-connect-config"}},
+		{"B (credentials; the addresses are the plan's)", []string{"to-command-config", "to-connect-config"}},
+		{"selection and edits", []string{"set"}},
+		{"Strimzi", []string{"strimzi-secret-file"}},
+		{"timing", []string{"connect-timeout", "timeout", "grace", "concurrency", "wave-size", "checkpoint-wait", "verify-timeout", "no-verify"}},
+		{"output", []string{"report", "cutover-report"}},
+	}
+	verifyGroups = []flagGroup{
+		{"A", []string{"from-brokers", "from-command-config"}},
+		{"B", []string{"to-brokers", "to-command-config", "to-connect-url", "to-connect-config"}},
+		{"Strimzi", []string{"manifests"}},
+		{"timing", []string{"connect-timeout", "verify-timeout"}},
+	}
+	// migrateGroups are the shortcut's: plan's, apply's and the old spellings, each once.
+	migrateGroups = []flagGroup{
+		planGroups[0], planGroups[1],
+		{"selection and edits", append(slices.Clone(planGroups[2].flags), "dry-run")},
+		planGroups[3],
+		{"Strimzi", append(slices.Clone(planGroups[4].flags), "strimzi-secret-file", "verify")},
+		{"timing", applyGroups[4].flags},
+		{"output", []string{"report", "cutover-report"}},
+	}
+)
+
+// verbHelps are the helps of migrate's verbs, by their flag set's name.
+var verbHelps = map[string]cmdHelp{
+	"migrate plan": {
+		synopsis: "offsetagent migrate plan -o PLAN --to-brokers HOSTS (--from-brokers HOSTS | --from-connect-url URL) [flags]",
+		about: "Read A and B, run every check of the migration and ask B's agents to plan each connector\n" +
+			"(nothing is stopped on A, nothing written on B), and write the plan to PLAN (YAML, mode\n" +
+			"0600; secrets hidden) for review. Then: offsetagent migrate apply PLAN.",
+		required: []string{"o", "to-brokers", "from-brokers|from-connect-url"},
+		env: map[string]string{"to-config-topic": "OFFSETAGENT_CONFIG_TOPIC", "to-offsets-topic": "OFFSETAGENT_OFFSETS_TOPIC",
+			"request-topic": "OFFSETAGENT_REQUEST_TOPIC", "result-topic": "OFFSETAGENT_RESULT_TOPIC"},
+		envDefault: map[string]string{"to-config-topic": "connect-configs", "to-offsets-topic": "connect-offsets",
+			"request-topic": "connect-offset-requests", "result-topic": "connect-offset-results"},
+		groups: planGroups,
+		after: "Exit status: 0 nothing refused, 1 a connector refused (or not planned by B's agent), 2 bad\n" +
+			"flags, an unreachable cluster or a refused precheck (no plan written). See docs/migration.md.",
+	},
+	"migrate apply": {
+		synopsis: "offsetagent migrate apply [flags] PLAN",
+		about: "Carry out PLAN (written by migrate plan): read A and B again, refuse each connector that\n" +
+			"drifted since the plan (its config or state on A, or a connector of its name on B), move the\n" +
+			"others as migrate does, write the cutover report and verify it. Run again on the same PLAN,\n" +
+			"it continues the same migration.",
+		groups: applyGroups,
+		after: "--set KEY=VALUE gives the values of the secret --set edits the plan marks value_at_apply.\n" +
+			"The cutover report goes to --cutover-report, by default PLAN.cutover.json.\n" +
+			"Exit status: as migrate's: 0 every connector succeeded, 1 any failed, skipped (a drift) or\n" +
+			"pending, or a mismatch, 2 bad flags, an unreadable plan, an unreachable cluster, a refused\n" +
+			"precheck or a plan whose clusters are not A and B, 4 all succeeded and a replay.",
+	},
+	"migrate verify": {
+		synopsis: "offsetagent migrate verify [flags] REPORT  |  offsetagent migrate verify --manifests DIR --to-connect-url URL",
+		about: "Verify the cutover REPORT records (written by migrate apply or migrate) on B's brokers, and\n" +
+			"write REPORT back verified; with --manifests, that each connector of an operator-managed B\n" +
+			"runs with the offsets placed. migrate --verify --cutover-report REPORT is the old spelling.",
+		groups: verifyGroups,
+		after: "--to-brokers defaults to the report's B (its \"to\"); --from-brokers, when given, is A's Kafka\n" +
+			"cluster, where a connector stopped on A without its REST API is checked again.\n" +
+			"Exit status: 0 every partition verified, 1 a mismatch, 2 bad flags or B unreadable, 3 some\n" +
+			"waiting or unordered, 4 all decided and some replay.",
+	},
 }

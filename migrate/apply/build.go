@@ -59,6 +59,9 @@ type Options struct {
 	// Progress is told each outcome (nil for none), and every WaitReport how the wait stands.
 	Progress   Progress
 	WaitReport time.Duration
+	// WaveDone, when not nil, is told after each wave, once its connectors' outcomes are known,
+	// what the run has done so far (Done), from the goroutine that runs the waves.
+	WaveDone func(Done)
 	// OffsetsOnly: B is operator-managed; the requests place the offsets only (strimzi.go).
 	OffsetsOnly bool
 	// Registry knows connector classes; Logger receives warnings. Neither is nil.
@@ -76,13 +79,17 @@ type Applier struct {
 	blocked map[string]bool
 	results *Results
 	restB   *connectrest.Client
+	// stopSlots bound the stop barriers calling A at once, stopReads their offsets reads after
+	// a stable pause (stop.go).
+	stopSlots, stopReads chan struct{}
 }
 
 // New is the applier of a plan: opts, A (a), the sinks' groups MirrorMaker 2 will not
 // checkpoint (blocked, the plan's), and for a migration B's results and B's REST API (nil for
 // an export).
 func New(opts Options, a *source.A, blocked map[string]bool, results *Results, restB *connectrest.Client) *Applier {
-	return &Applier{opts: opts, a: a, blocked: blocked, results: results, restB: restB}
+	return &Applier{opts: opts, a: a, blocked: blocked, results: results, restB: restB,
+		stopSlots: make(chan struct{}, stopConcurrency), stopReads: make(chan struct{}, stopConcurrency)}
 }
 
 // plainTexts are ss as Texts that name no setting.
@@ -105,9 +112,12 @@ func EntriesOf(p *plan.Plan) []*Entry {
 }
 
 // Build stops the entries' connectors with StopSource, and builds their bodies.
-func (ap *Applier) Build(ctx context.Context, entries []*Entry) {
+func (ap *Applier) Build(ctx context.Context, entries []*Entry) { ap.build(ctx, entries, nil) }
+
+// build is Build; called, when not nil, is stopAll's (with StopSource).
+func (ap *Applier) build(ctx context.Context, entries []*Entry, called func()) {
 	if ap.opts.StopSource {
-		ap.stopAll(ctx, entries)
+		ap.stopAll(ctx, entries, called)
 	}
 	for _, e := range entries {
 		c := e.Connector

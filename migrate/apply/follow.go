@@ -44,8 +44,8 @@ type FollowedSources struct {
 }
 
 // stopFollower stops e's sink on A once its sources are stopped and it has consumed all they
-// wrote on A. ctx bounds the wait (the run's --timeout).
-func (ap *Applier) stopFollower(ctx context.Context, e *Entry) error {
+// wrote on A. ctx bounds the wait (the run's --timeout); paused is stopOne's.
+func (ap *Applier) stopFollower(ctx context.Context, e *Entry, paused func()) error {
 	c, f := e.Connector, e.follows()
 	for _, src := range f.Sources {
 		if !src.Problem.IsZero() {
@@ -57,7 +57,7 @@ func (ap *Applier) stopFollower(ctx context.Context, e *Entry) error {
 		return fmt.Errorf("not stopped: %w", err)
 	}
 	e.drained = time.Since(start)
-	return ap.stopOne(ctx, e)
+	return ap.stopOne(ctx, e, paused)
 }
 
 // waitDrained waits until sink c's group on A has committed the end of every partition of

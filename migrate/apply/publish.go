@@ -55,6 +55,9 @@ type publisher struct {
 	// restB is B's Connect REST API, nil when not given: asked at the giveup when B's config
 	// topic cannot be read (lookOnB).
 	restB *connectrest.Client
+	// published, when not nil, is called once, from run's goroutine, when every request of
+	// the entries is published or will not be (the wave's next may start stopping).
+	published func()
 }
 
 // run publishes a request for every entry with a body, at most opts.Concurrency in flight, and
@@ -89,7 +92,15 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 	}
 	inflight := map[string]*Entry{}
 	answered := 0
+	allPublished := func() {
+		if p.published != nil && len(queue) == 0 {
+			p.published()
+			p.published = nil
+		}
+	}
+	defer allPublished()
 	for len(queue) > 0 || len(inflight) > 0 {
+		allPublished()
 		if n := min(p.opts.Concurrency-len(inflight), len(queue)); n > 0 && pubCtx.Err() == nil {
 			batch := queue[:n]
 			queue = queue[n:]

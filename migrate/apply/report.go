@@ -110,6 +110,11 @@ type Report struct {
 
 	// Next says what completes the migration, when something does (the manifests to apply).
 	Next fleet.Text `json:"next,omitzero"`
+	// Unfinished is, in a report of a run still going (MigrateOptions.Checkpoint: Finished
+	// is zero), how many selected connectors are in waves not done yet, and not listed: those
+	// of the wave under way may be stopped on A already (their states are recorded on B), the
+	// others are untouched. 0 once the run ended.
+	Unfinished int `json:"unfinished,omitempty"`
 
 	// Publishing is when the first request was published (zero when none was): the time
 	// before it went to reading A and the prechecks.

@@ -153,3 +153,12 @@ func (r *Results) take(ids map[string]*Entry) (map[string]result, <-chan struct{
 	r.fresh = r.fresh[:0]
 	return out, r.changed
 }
+
+// Answered reports whether the result topic holds a result of request id (of this source):
+// a request without one may still be carried out by B's agents.
+func (r *Results) Answered(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.byID[id]
+	return ok
+}

@@ -2,18 +2,27 @@ package apply
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // With StopSource a migration moves the selection in waves: it stops a wave's connectors on A,
-// publishes their requests and awaits their results, then goes on with the next wave. Each
-// wave's stop is bounded by Timeout, and its requests' deadline is Timeout after the wave
-// starts publishing: a fleet whose stops take longer than Timeout in all still has every
-// connector it stopped published, with a whole Timeout for its request, instead of stopped on
-// A and left unpublished once a single deadline for the run has passed. A connector stays
-// stopped on A only as long as its own wave takes.
+// publishes their requests and awaits their results, then publishes the next wave. The waves'
+// stops run ahead, as a pipeline: a wave's stop starts once the wave before it has made its
+// calls to A (its stop barriers are in their stable pauses), so that the pauses of a few waves
+// overlap each other and the requests of the wave awaited, instead of each wave's pause (at
+// least StablePause, 1 s by default, which nothing else would overlap) standing alone between
+// two waves' requests. It is bounded: at most wavesAhead waves stop at once beside the wave
+// awaited (wave j stops only once wave j-wavesAhead is published), a wave publishes only once
+// the wave before it has all its results, and a connector is published only after its own
+// stop barrier. Each wave's stop is bounded by Timeout, and its requests' deadline is Timeout
+// after the wave starts publishing: a fleet whose stops take longer than Timeout in all still
+// has every connector it stopped published, with a whole Timeout for its request, instead of
+// stopped on A and left unpublished once a single deadline for the run has passed. A connector
+// stays stopped on A only as long as its own wave and the waves ahead of it, at most
+// wavesAhead+1, take.
 
 // splitWaves cuts entries into waves of at most size entries, in their order, a pipeline (a
 // sink that follows its sources, and those sources) always in one wave: the sink on B starts
@@ -85,6 +94,47 @@ type waveProgress struct{ Progress }
 func (waveProgress) Start(int) {}
 func (waveProgress) Finish()   {}
 
+// Done is what a run has done after one of its waves: a copy of the entry of every connector
+// of the waves done so far, in their order, with its outcome, and how many connectors of the
+// selection are in the waves still to come (Unfinished). The copies are the caller's: the run
+// no longer changes them, nor the entries they were copied from.
+type Done struct {
+	Wave, Waves int
+	Entries     []*Entry
+	Unfinished  int
+}
+
+// waveDone tells opts.WaveDone what the waves up to and including waves[i] have done.
+func (ap *Applier) waveDone(waves [][]*Entry, i int) {
+	if ap.opts.WaveDone == nil {
+		return
+	}
+	d := Done{Wave: i + 1, Waves: len(waves)}
+	for _, w := range waves[:i+1] {
+		for _, e := range w {
+			cp := *e
+			d.Entries = append(d.Entries, &cp)
+		}
+	}
+	for _, w := range waves[i+1:] {
+		d.Unfinished += len(w)
+	}
+	ap.opts.WaveDone(d)
+}
+
+// wavesAhead bounds the waves stopping on A at once, beside the wave whose results are
+// awaited: wave j starts its stop once the wave before it has made its calls to A (its
+// barriers are in their stable pauses) and wave j-wavesAhead is published. A wave's stop takes
+// at least a stable pause (1 s by default), its calls to A a fraction of it: the pauses of a
+// few waves overlap, as the barriers of one wave do.
+const wavesAhead = 3
+
+// waveStart is a wave's stop and build under way: called is closed once its barriers have
+// made their calls to A, built once it is stopped and built.
+type waveStart struct {
+	called, built chan struct{}
+}
+
 // RunWaves stops (with StopSource), builds and publishes entries, in waves with StopSource
 // (waves.go), and returns when the first request was published.
 func (ap *Applier) RunWaves(interrupt context.Context, entries []*Entry) (publishing time.Time) {
@@ -100,39 +150,95 @@ func (ap *Applier) RunWaves(interrupt context.Context, entries []*Entry) (publis
 	if opts.StopSource {
 		waves = splitWaves(entries, opts.WaveSize)
 	}
+	// started[j] is closed once wave j's stop is started (starts[j] set), or will not be
+	// (starts[j] nil: the run was interrupted first); published[j] once wave j's requests are
+	// all published, or will not be.
+	starts := make([]*waveStart, len(waves))
+	started, published := make([]chan struct{}, len(waves)), make([]func(), len(waves))
+	publishedCh := make([]chan struct{}, len(waves))
+	for j := range waves {
+		started[j], publishedCh[j] = make(chan struct{}), make(chan struct{})
+		published[j] = sync.OnceFunc(func() { close(publishedCh[j]) })
+	}
+	launched := make(chan struct{})
+	defer func() { <-launched }()
+	go func() {
+		defer close(launched)
+		for j := range waves {
+			if j > 0 {
+				select {
+				case <-starts[j-1].called:
+				case <-interrupt.Done():
+				}
+			}
+			if j >= wavesAhead {
+				select {
+				case <-publishedCh[j-wavesAhead]:
+				case <-interrupt.Done():
+				}
+			}
+			if interrupt.Err() != nil {
+				for _, c := range started[j:] {
+					close(c)
+				}
+				return
+			}
+			starts[j] = ap.startWave(interrupt, waves[j])
+			close(started[j])
+		}
+	}()
 	for i, wave := range waves {
-		if interrupt.Err() != nil {
+		<-started[i]
+		s := starts[i]
+		if s == nil {
 			for _, e := range wave {
 				e.skip(fleet.Textf("not stopped on A nor published: the run was interrupted before its wave (%d of %d)", i+1, len(waves)))
 				prog.Done(e)
 			}
+			published[i]()
 			continue
 		}
-		ap.buildWave(interrupt, wave)
-		read := time.Now().UTC()
-		for _, e := range wave {
-			e.BornAfter = read
-		}
-		p := &publisher{opts: opts, results: ap.results, restB: ap.restB}
+		<-s.built
+		p := &publisher{opts: opts, results: ap.results, restB: ap.restB, published: published[i]}
 		if opts.Timeout > 0 {
 			p.deadline = time.Now().Add(opts.Timeout)
 		}
 		if t := p.run(interrupt, wave); publishing.IsZero() {
 			publishing = t
 		}
+		published[i]()
+		ap.waveDone(waves, i)
 	}
 	return publishing
 }
 
-// buildWave stops (with StopSource) and builds the wave's connectors, within Timeout.
-func (ap *Applier) buildWave(interrupt context.Context, wave []*Entry) {
+// startWave stops (with StopSource) and builds wave in a goroutine of its own; the wave's
+// entries are born after the moment it is built.
+func (ap *Applier) startWave(interrupt context.Context, wave []*Entry) *waveStart {
+	s := &waveStart{called: make(chan struct{}), built: make(chan struct{})}
+	called := sync.OnceFunc(func() { close(s.called) })
+	go func() {
+		defer close(s.built)
+		defer called()
+		ap.buildWave(interrupt, wave, called)
+		read := time.Now().UTC()
+		for _, e := range wave {
+			e.BornAfter = read
+		}
+	}()
+	return s
+}
+
+// buildWave stops (with StopSource) and builds the wave's connectors, within Timeout; called
+// is build's.
+func (ap *Applier) buildWave(interrupt context.Context, wave []*Entry, called func()) {
 	ctx := interrupt
 	if ap.opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(interrupt, ap.opts.Timeout)
 		defer cancel()
 	}
-	ap.Build(ctx, wave)
+	ap.build(ctx, wave, called)
 	if ap.opts.OffsetsOnly {
 		PrepareStrimzi(wave)
 	}

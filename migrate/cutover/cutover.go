@@ -80,9 +80,33 @@ type Cutover struct {
 	VerifyTimeout string `json:"verify_timeout,omitempty"`
 	// Error says why the last verification could not read B ("" when it could).
 	Error string `json:"error,omitempty"`
+	// FromClusterID is A's Kafka cluster id, as the migration found it (by its brokers, or
+	// GET / on its REST API).
+	FromClusterID string `json:"from_cluster_id,omitempty"`
+	// FromConnectURL and ToConnectURL are A's and B's Connect REST APIs as the migration used
+	// them (userinfo removed; "" when not given): a rollback calls them by default.
+	FromConnectURL string `json:"from_connect_url,omitempty"`
+	ToConnectURL   string `json:"to_connect_url,omitempty"`
+	// StateTopic is the topic on B's Kafka cluster holding each connector's state on A before
+	// the migration stopped it (--stop-source); "" in a report written before it was kept.
+	StateTopic string `json:"state_topic,omitempty"`
+	// MM2 is MirrorMaker 2's replication policy the sinks' offsets were translated across
+	// (nil when they were not): a rollback takes B's topics back to A's by it.
+	MM2 *MM2 `json:"mm2,omitempty"`
+	// OperatorManaged: B's connectors are KafkaConnector resources of an operator (Strimzi),
+	// which would undo a stop or a delete made through B's REST API.
+	OperatorManaged bool `json:"operator_managed,omitempty"`
 	// Counts are the partitions per verdict.
 	Counts     map[Verdict]int `json:"counts"`
 	Connectors []*Connector    `json:"connectors"`
+}
+
+// MM2 is MirrorMaker 2's replication policy of the A->B flow, as the migration was given it.
+type MM2 struct {
+	SourceAlias string `json:"source_alias"`
+	TargetAlias string `json:"target_alias,omitempty"`
+	Policy      string `json:"policy"`
+	Separator   string `json:"separator,omitempty"`
 }
 
 // Connector is one moved connector of the cutover report.
@@ -117,6 +141,24 @@ type Connector struct {
 	// state on A is unchanged, and WorkersOfA is what the verification asks again.
 	StoppedOnABy string        `json:"stopped_on_a_by,omitempty"`
 	WorkersOfA   *WorkersCheck `json:"workers_of_a,omitempty"`
+	// StateOnA is the connector's state on A before the move (RUNNING, PAUSED or STOPPED):
+	// the state A showed, or, when an earlier run of the migration had stopped it, the state
+	// that run recorded in the state topic before the stop. A rollback resumes it in this
+	// state. "" when A did not tell it (read through its REST API only, with a status that
+	// does not say its target state), and in a report written before it was kept.
+	StateOnA string `json:"state_on_a,omitempty"`
+	// RequestID is the id of the request that created the connector on B: its connector
+	// record on B carries that request's mark, by which a rollback knows it for this
+	// migration's.
+	RequestID string `json:"request_id,omitempty"`
+	// Rekey is the re-key of a Debezium source's partitions (its logical name changed on the
+	// way to B): Partitions are under B's key, and a rollback puts them back under A's.
+	Rekey *fleet.Rekey `json:"rekey,omitempty"`
+	// FollowsSources names, for a sink moved with --sink-follows-source, the sources it
+	// followed: its offsets placed on B are positions in the topics its sources write on B,
+	// not a translation of A's ("as read" says how they were read, not that they are A's), and
+	// A's sink had consumed all its sources wrote on A before it stopped.
+	FollowsSources []string `json:"follows_sources,omitempty"`
 	// HistoryOnA says whether A's offsets topic was read for the commits A made before its
 	// last one ("read"), or why not: it tells a set-back offset (A had committed past the one
 	// placed: a mismatch) from A's uncommitted output after a crash (a replay).
@@ -222,7 +264,14 @@ func cutoverEntry(e *apply.Entry, offsetsTopic string) *Connector {
 	conn := e.Connector
 	class, _ := e.Body.Config.Get("connector.class")
 	cc := &Connector{Name: e.Name, TargetName: e.TargetName, Type: e.Type, Class: class, State: e.Body.InitialState,
-		BornAfter: e.BornAfter, Rewrites: e.Rewrites, StoppedOnABy: e.StoppedBy, Partitions: []*Partition{}}
+		BornAfter: e.BornAfter, Rewrites: e.Rewrites, StoppedOnABy: e.StoppedBy, RequestID: e.RequestID, Rekey: e.Rekey(),
+		Partitions: []*Partition{}}
+	if fleet.KnownState(conn.State) {
+		cc.StateOnA = conn.State // the recorded state where a run had stopped it (source.ResolveStates)
+	}
+	if f, ok := e.Translation.(*apply.FollowedSources); ok {
+		cc.FollowsSources = f.FollowsSources
+	}
 	cfg := map[string]string{}
 	for _, kv := range e.Body.Config {
 		cfg[kv.Key] = kv.Value

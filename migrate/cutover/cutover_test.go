@@ -3,6 +3,7 @@ package cutover
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
@@ -360,4 +362,115 @@ func TestVerifyTellsWhatItWaitsFor(t *testing.T) {
 	require.Equal(t, counts, told[1].Counts)
 	require.Equal(t, time.Hour, told[1].Timeout)
 	require.Empty(t, told[1].Connectors, "the partitions waited for are told once")
+}
+
+// The cutover report keeps what a rollback needs of each connector: its state on A before the
+// move (the state the migration recorded when A now shows the STOPPED of an earlier run), the
+// request that created it on B, a source's re-key, and the sources a sink followed; a report
+// written before these fields were kept still reads, with them empty.
+func TestNewCutoverKeepsWhatRollbackNeeds(t *testing.T) {
+	part := func(name string) jsonvalue.Map { return jsonvalue.Map{{Key: "server", Value: name}} }
+	lsn := jsonvalue.Map{{Key: "lsn", Value: jsonvalue.Number("42")}}
+	dbz := &fleet.Connector{Name: "dbz", Type: connectors.Source, State: fleet.StatePaused,
+		Offsets: []events.ConnectorOffset{{Partition: part("shop"), Offset: lsn}}}
+	rk := &fleet.Rekey{Key: "server", From: "shop", To: "shop2"}
+	sinkOffs := []events.ConnectorOffset{{Partition: jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number("0")}, {Key: "kafka_topic", Value: "T"}},
+		Offset: fleet.KafkaOffset(2)}}
+	sink := &fleet.Connector{Name: "sink", Type: connectors.Sink, State: fleet.StateRunning}
+	unknown := &fleet.Connector{Name: "rest-only", Type: connectors.Source, StateUnknown: "status FAILED"}
+	rep := &apply.Report{MigrationID: "m-1", Connectors: []*apply.Entry{
+		{Name: "dbz", TargetName: "dbz", Type: "source", Outcome: apply.OutcomeSucceeded, Connector: dbz, RequestID: "m-1/dbz/1",
+			Planned: &plan.Connector{Connector: dbz, Rekey: rk}, StoppedBy: apply.StoppedByREST,
+			Body: &apply.Body{Config: events.Config{{Key: "connector.class", Value: "io.debezium.connector.postgresql.PostgresConnector"}},
+				InitialOffsets: rk.Apply(dbz.Offsets), HasOffsets: true}},
+		{Name: "sink", TargetName: "sink", Type: "sink", Outcome: apply.OutcomeSucceeded, Connector: sink, RequestID: "m-1/sink/2",
+			Translation: &apply.FollowedSources{FollowsSources: []string{"dbz"}, Topics: []string{"T"}},
+			Body:        &apply.Body{Config: events.Config{{Key: "connector.class", Value: "FileStreamSink"}}, InitialOffsets: sinkOffs, HasOffsets: true}},
+		{Name: "rest-only", TargetName: "rest-only", Type: "source", Outcome: apply.OutcomeSucceeded, Connector: unknown, RequestID: "m-1/rest-only/1",
+			Body: &apply.Body{Config: events.Config{{Key: "connector.class", Value: "FileStreamSource"}}}},
+	}}
+	c := New(rep, "connect-offsets", nil)
+	require.Len(t, c.Connectors, 3)
+	got, sk, un := c.Connectors[0], c.Connectors[1], c.Connectors[2]
+	require.Equal(t, fleet.StatePaused, got.StateOnA)
+	require.Equal(t, "m-1/dbz/1", got.RequestID)
+	require.Equal(t, rk, got.Rekey)
+	require.Empty(t, got.FollowsSources)
+	require.Equal(t, fleet.StateRunning, sk.StateOnA)
+	require.Equal(t, "m-1/sink/2", sk.RequestID)
+	require.Equal(t, []string{"dbz"}, sk.FollowsSources)
+	require.Nil(t, sk.Rekey)
+	require.Empty(t, un.StateOnA, "a state A did not tell is not guessed")
+
+	var js bytes.Buffer
+	require.NoError(t, c.WriteJSON(&js))
+	require.Contains(t, js.String(), `"rekey": {
+        "key": "server",
+        "from": "shop",
+        "to": "shop2"
+      }`)
+	require.Contains(t, js.String(), `"follows_sources": [
+        "dbz"
+      ]`)
+	require.Contains(t, js.String(), `"state_on_a": "PAUSED"`)
+	require.NotContains(t, js.String(), `"operator_managed"`, "omitted when false")
+
+	// A report written before the fields: it reads, and they are empty.
+	old := filepath.Join(t.TempDir(), "old.json")
+	require.NoError(t, os.WriteFile(old, []byte(`{"migration_id":"m-0","from":"a","to":"b","offsets_topic":"connect-offsets",
+		"connectors":[{"name":"s","target_name":"s","type":"source","class":"x","stopped_on_a":true,"stopped_on_a_by":"rest","partitions":[]}]}`), 0o600))
+	back, err := Read(old)
+	require.NoError(t, err)
+	require.Equal(t, "", back.Connectors[0].StateOnA)
+	require.Equal(t, "", back.Connectors[0].RequestID)
+	require.Nil(t, back.Connectors[0].Rekey)
+	require.Nil(t, back.MM2)
+	require.Equal(t, "", back.StateTopic)
+}
+
+// TestVerifyReadsEachLogStartOncePerPass: sinks reading the same topic cost one log-start
+// read per partition and pass, not one per sink (a fleet's sinks share their topics).
+func TestVerifyReadsEachLogStartOncePerPass(t *testing.T) {
+	const sinks, partitions = 5, 3
+	kc := startKfakeCluster(t)
+	var mu sync.Mutex
+	listed := 0 // ListOffsets partitions of topic T asked for
+	kc.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		kc.KeepControl()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, tp := range req.(*kmsg.ListOffsetsRequest).Topics {
+			if tp.Topic == "T" {
+				listed += len(tp.Partitions)
+			}
+		}
+		return nil, nil, false
+	})
+	brokers := kc.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "T", partitions, nil))
+	c := &Cutover{MigrationID: "m-1"}
+	for i := range sinks {
+		cc := &Connector{Name: fmt.Sprintf("snk-%d", i), TargetName: fmt.Sprintf("snk-%d", i), Type: "sink", Group: fmt.Sprintf("connect-snk-%d", i)}
+		var commits []kafkaio.GroupOffset
+		for p := range partitions {
+			cc.Partitions = append(cc.Partitions, &Partition{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: int32(p)}),
+				OnA: fleet.KafkaOffset(0), Placed: fleet.KafkaOffset(0), Translation: translationAsRead, Verdict: VerdictWaiting})
+			commits = append(commits, kafkaio.GroupOffset{Topic: "T", Partition: int32(p), Offset: 0})
+		}
+		require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, cc.Group, commits))
+		c.Connectors = append(c.Connectors, cc)
+	}
+	require.NoError(t, Verify(ctx, c, VerifyOptions{Brokers: brokers})) // one pass
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, partitions, listed, "log starts of T's partitions read in one pass of %d sinks", sinks)
+	for _, cc := range c.Connectors {
+		for _, p := range cc.Partitions {
+			require.Equal(t, VerdictWaiting, p.Verdict, p.Detail)
+			require.NotNil(t, p.LogStartOnB, "every sink's partitions get the log start")
+		}
+	}
 }

@@ -25,19 +25,33 @@ type logStart struct {
 	err    error
 }
 
-// logStarts reads, on B, the log start of each partition the sink's offsets were placed in:
-// a sink placed below it skips what retention (or a mirror that began later) left out.
-func (s *sinkTrack) logStarts(ctx context.Context, cl *kafka.Client) map[string]logStart {
+// logStarts reads, on B, the log start of each partition the sinks' offsets were placed in,
+// each topic partition once however many sinks read it: a sink placed below it skips what
+// retention (or a mirror that began later) left out. The verification reads them once per
+// pass for every undecided sink, not once per sink: a topic that 50 sinks read cost 50
+// ListOffsets per partition and pass (kafka-go sends one request per partition).
+func logStarts(ctx context.Context, cl *kafka.Client, sinks []*sinkTrack) map[string]logStart {
 	reqs := map[string][]kafka.OffsetRequest{}
-	for _, p := range s.c.Partitions {
-		if p.Placed == nil {
+	asked := map[string]bool{}
+	for _, s := range sinks {
+		if s.final {
 			continue
 		}
-		topic, part, err := fleet.SinkTopicPartition(p.Partition)
-		if err != nil {
-			continue
+		for _, p := range s.c.Partitions {
+			if p.Placed == nil {
+				continue
+			}
+			topic, part, err := fleet.SinkTopicPartition(p.Partition)
+			if err != nil {
+				continue
+			}
+			k := topic + "/" + strconv.Itoa(int(part))
+			if asked[k] {
+				continue
+			}
+			asked[k] = true
+			reqs[topic] = append(reqs[topic], kafka.OffsetRequest{Partition: int(part), Timestamp: kafka.FirstOffset})
 		}
-		reqs[topic] = append(reqs[topic], kafka.OffsetRequest{Partition: int(part), Timestamp: kafka.FirstOffset})
 	}
 	out := map[string]logStart{}
 	if len(reqs) == 0 {

@@ -372,15 +372,23 @@ func (v *verifier) read(ctx context.Context) error {
 		}
 		r.judge()
 	}
-	for _, s := range v.sinks {
+	// The groups first, then the log starts (once for every sink), as a sink's were read
+	// before: a log start read after its group's offsets.
+	offs := make([][]kafkaio.GroupOffset, len(v.sinks))
+	for i, s := range v.sinks {
 		if s.final {
 			continue
 		}
-		offs, err := kafkaio.FetchGroupOffsets(ctx, v.cl, s.c.Group)
-		if err != nil {
+		var err error
+		if offs[i], err = kafkaio.FetchGroupOffsets(ctx, v.cl, s.c.Group); err != nil {
 			return fmt.Errorf("read the offsets of group %q on B: %w", s.c.Group, err)
 		}
-		s.judge(offs, s.logStarts(ctx, v.cl))
+	}
+	starts := logStarts(ctx, v.cl, v.sinks)
+	for i, s := range v.sinks {
+		if !s.final {
+			s.judge(offs[i], starts)
+		}
 	}
 	return nil
 }

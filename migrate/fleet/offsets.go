@@ -49,7 +49,9 @@ func KafkaOffset(n int64) jsonvalue.Map {
 // partition member Key holding From holds To instead (decided by the hazard check of its
 // family when the edits change the name, applied to the offsets placed on B).
 type Rekey struct {
-	Key, From, To string
+	Key  string `json:"key"`
+	From string `json:"from"`
+	To   string `json:"to"`
 }
 
 // Apply returns offs with every partition whose Key is From under To instead; the maps of

@@ -51,6 +51,9 @@ type Options struct {
 	// (Target.declaredConfig: secrets referenced in the Secret), nil for as it is.
 	ExistingOnB func(context.Context) (map[string]map[string]string, error)
 	Declared    func(name string, cfg events.Config) (events.Config, error)
+	// Only, when not nil, narrows the selection to these of A's connectors (a plan file's:
+	// apply never moves a connector the plan did not hold).
+	Only map[string]bool
 }
 
 // Build lists A's connectors and selects them, and runs the checks that come before
@@ -66,7 +69,7 @@ func Build(ctx context.Context, s *source.A, b *hazard.B, opts Options) (*Plan, 
 	warnings := map[*hazard.Subject][]string{}
 	byTarget := map[string]string{}
 	for _, c := range all {
-		if !sel.Selected(c.Name) {
+		if !sel.Selected(c.Name) || (opts.Only != nil && !opts.Only[c.Name]) {
 			continue
 		}
 		e := &hazard.Subject{Connector: c, Target: sel.TargetName(c.Name)}

@@ -62,7 +62,9 @@ type Connector struct {
 	StateOnA string `json:"state_on_a"`
 	// MigrationID keys the state record ("<migration id>/<name on A>"); RequestSource and
 	// RequestID are the CloudEvent source and id of the request that created the connector on
-	// B, whose mark its connector record on B must carry.
+	// B, whose mark its connector record on B must carry. RequestID "" (a report written
+	// before it was kept) accepts the mark of any request of RequestSource, which is the
+	// migration's own, and takes that request's id.
 	MigrationID   string `json:"migration_id"`
 	RequestSource string `json:"request_source"`
 	RequestID     string `json:"request_id"`
@@ -74,6 +76,10 @@ type Connector struct {
 	OperatorManaged bool `json:"operator_managed,omitempty"`
 	// Partitions are the partitions placed on B.
 	Partitions []Partition `json:"partitions"`
+	// Refuse, when set, is why the caller already knows the connector cannot be rolled back
+	// from its input (a report that does not hold what rollback needs of it): it is refused
+	// with that reason, untouched.
+	Refuse string `json:"refuse,omitempty"`
 }
 
 // Partition is one partition placed on B.

@@ -1,6 +1,7 @@
 package rollback
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -57,6 +58,11 @@ func TestRollbackRefuses(t *testing.T) {
 			c.OperatorManaged = true
 			return &c
 		}, reason: "B is operator-managed"},
+		{name: "refused by the caller", asked: "caller", setup: func(t *testing.T) *Connector {
+			c := movedSource(t, f, "caller", 1, 2)
+			c.Refuse = "the report does not say whether it was re-keyed"
+			return &c
+		}, reason: "the report does not say whether it was re-keyed"},
 		{name: "absent on A", asked: "gone", setup: func(t *testing.T) *Connector {
 			c := movedSource(t, f, "gone", 1, 2)
 			write(t, f.a.brokers, configTopic, offsetstore.Record{Key: []byte("connector-gone")})
@@ -116,4 +122,32 @@ func TestRollbackRefusesOldA(t *testing.T) {
 	require.Equal(t, `{"position":55}`, canonical(c.Partitions[0].ToA))
 	require.Empty(t, f.calls.writes())
 	require.Equal(t, ExitRefused, ExitCode(rep))
+}
+
+// TestRollbackOldReportTakesTheMigrationsMark: a report written before request ids were kept
+// gives none; B's connector is still known for the migration's by its record's mark, whose
+// request source is the migration's own, and is rolled back, its request id taken from the
+// mark (the pending check asks about it). A mark of another migration is still refused.
+func TestRollbackOldReportTakesTheMigrationsMark(t *testing.T) {
+	f := newFixture(t, map[string]int32{"t": 1}, map[string]int32{"t": 1})
+	mine := movedSource(t, f, "mine", 1, 2)
+	mine.RequestID = ""
+	other := movedSource(t, f, "other", 1, 2)
+	connector(t, f.b, "other-b", `{"connector.class":"FileStreamSource","file":"in.txt","topic":"t","name":"other-b"}`, StateRunning,
+		offsetstore.RequestMark("/offsetagent/migrate/m-other", "m-other/other-b/1"))
+	other.RequestID = ""
+	opts := f.options(true)
+	var asked []string
+	opts.Pending = func(_ context.Context, c Connector) (bool, error) {
+		asked = append(asked, c.RequestID)
+		return false, nil
+	}
+	opts.Parallel = 1
+	rep, err := Run(testContext(t), opts, []Connector{mine, other})
+	require.NoError(t, err)
+	got := byName(rep)
+	require.Equal(t, RolledBack, got["mine"].Outcome, got["mine"].Reason)
+	require.Equal(t, []string{requestID("mine-b")}, asked)
+	require.Equal(t, Refused, got["other"].Outcome)
+	require.Contains(t, got["other"].Reason, "was written by request m-other/other-b/1 of /offsetagent/migrate/m-other")
 }

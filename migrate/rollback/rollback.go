@@ -223,6 +223,8 @@ type found struct {
 func (r *runner) check(ctx context.Context, c *Connector) (found, string, error) {
 	var f found
 	switch {
+	case c.Refuse != "":
+		return f, c.Refuse, nil
 	case c.Name == "" || c.TargetName == "":
 		return f, "the report gives no name on A or on B", nil
 	case c.Type != TypeSource && c.Type != TypeSink:
@@ -276,6 +278,9 @@ func (r *runner) check(ctx context.Context, c *Connector) (found, string, error)
 			"check A's offsets, then resume it on A by hand", f.stateA, f.before), nil
 	}
 	mark := r.store.ConfigRecord("connector-" + c.TargetName)
+	if c.RequestID == "" && mark.Live && mark.Writer.RequestID != "" && mark.Writer.RequestSource == c.RequestSource {
+		c.RequestID = mark.Writer.RequestID // the migration's request, by its source
+	}
 	if !mark.Live || !mark.Writer.IsRequest(c.RequestSource, c.RequestID) {
 		by := "carries no request mark (written by Connect or another tool)"
 		if mark.Writer != (offsetstore.Writer{}) {

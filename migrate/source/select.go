@@ -300,3 +300,25 @@ func sameElems(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// SetKeys are the keys the selection sets (--set), in order.
+func (s Selection) SetKeys() []string {
+	out := make([]string, len(s.set))
+	for i, kv := range s.set {
+		out[i] = kv.Key
+	}
+	return out
+}
+
+// UnsetKeys are the keys the selection removes (--unset).
+func (s Selection) UnsetKeys() []string { return slices.Clone(s.unset) }
+
+// RenameRule is the --rename that names name on B, as given ("" when none matches).
+func (s Selection) RenameRule(name string) string {
+	for _, r := range s.renames {
+		if r.re.MatchString(name) {
+			return r.flag
+		}
+	}
+	return ""
+}

@@ -1,6 +1,6 @@
 // Package tier is the real-Kafka tier's one test harness, which every real-tier test package
 // (realkafka's own tests, compat39, cdc, secured) uses, and the core proofs that every Kafka
-// version the tier covers runs (proofs.go, migration.go, cutover.go).
+// version the tier covers runs (proofs.go, migration.go, cutover.go, rollback.go).
 //
 // A package's TestMain builds its Env from a Config and calls Env.Main: the run (a folder for
 // data and logs, a name part unique to the run, what to stop at the end; run.go), the jars, the

@@ -57,7 +57,7 @@ type migrationClusters struct {
 
 // startMigrationClusters starts what MigrateStopSource moves between: A, the shared broker
 // with the shared worker or a Connect cluster of its own; B, a broker, a worker and an agent
-// of their own.
+// of their own, shared with RollbackAfterMove when they run the Env's jars (clusterB).
 func startMigrationClusters(ctx context.Context, t *testing.T, e *Env, m Migration) *migrationClusters {
 	c := &migrationClusters{namesA: e.ConnectNames("main"), wA: e.Worker, brokersA: e.Brokers}
 	if !m.SharedWorkerA {
@@ -67,7 +67,11 @@ func startMigrationClusters(ctx context.Context, t *testing.T, e *Env, m Migrati
 		require.NoError(t, err)
 		StopAfter(t, c.wA.Stop)
 	}
-	c.b, c.wB, c.agentB = e.StartClusterB(ctx, t, "mig-b", m.LibB)
+	if m.LibB == e.Lib {
+		c.b, c.wB, c.agentB = e.clusterB(ctx, t)
+	} else {
+		c.b, c.wB, c.agentB = e.StartClusterB(ctx, t, "mig-b", m.LibB)
+	}
 	c.brokersB = []string{c.b.Addr}
 	return c
 }
