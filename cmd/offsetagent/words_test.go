@@ -1,11 +1,17 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/hazard"
 	"github.com/stretchr/testify/require"
 )
 
@@ -73,4 +79,36 @@ func TestSpellingLoggerSpellsLibraryRecords(t *testing.T) {
 	require.Contains(t, got, "connector=snk")
 	require.NotContains(t, got, fleet.TextKey)
 	require.NotContains(t, got, "not shown")
+}
+
+// The --report JSON is spelled for its reader: an entry's message, its hazards' messages and
+// fixes, its warnings and the run's next step name flags, in today's shape (strings).
+func TestReportJSONSpellsSettingsAsFlags(t *testing.T) {
+	rep := &apply.Report{MigrationID: "m-1", Next: fleet.Textf("then %s", fleet.Next{Verb: fleet.VerbVerifyManifests, Args: []string{"dir"}}),
+		Connectors: []*apply.Entry{{Name: "snk", TargetName: "snk", Outcome: apply.OutcomeSkipped,
+			Message:  fleet.Textf("pipeline with source %q: %s not given", "src", fleet.SinkFollowsSource),
+			Warnings: []fleet.Text{fleet.Textf("or give %s", fleet.StrimziSecret)},
+			Hazards: []hazard.Hazard{{Check: hazard.HazardPointsAtA, Key: "k", Refuse: true, Message: fleet.Plain("names A"),
+				Fix: fleet.Textf("rewrite it with %s; or %s", fleet.MapValueTo{From: "a:9092", To: fleet.Hint("B's bootstrap servers")},
+					fleet.KeepAKey{Key: "k"})}}}}}
+	path := filepath.Join(t.TempDir(), "report.json")
+	finishReport(rep, path, io.Discard, io.Discard) // 1: a connector was skipped
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var got struct {
+		Next       string `json:"next"`
+		Connectors []struct {
+			Message  string   `json:"message"`
+			Warnings []string `json:"warnings"`
+			Hazards  []struct {
+				Message, Fix string
+			} `json:"hazards"`
+		} `json:"connectors"`
+	}
+	require.NoError(t, json.Unmarshal(data, &got))
+	require.Equal(t, "then offsetagent migrate --verify --manifests dir --to-connect-url <B's Connect REST API>", got.Next)
+	require.Equal(t, `pipeline with source "src": --sink-follows-source not given`, got.Connectors[0].Message)
+	require.Equal(t, []string{"or give --strimzi-secret"}, got.Connectors[0].Warnings)
+	require.Equal(t, "names A", got.Connectors[0].Hazards[0].Message)
+	require.Equal(t, "rewrite it with --map-value a:9092=<B's bootstrap servers>; or --keep-a k", got.Connectors[0].Hazards[0].Fix)
 }
