@@ -306,7 +306,7 @@ func TestExportSkipsBadInput(t *testing.T) {
 		Selection: sel, Logger: slog.New(slog.DiscardHandler),
 	}
 	_, err = migrate.Export(context.Background(), opts)
-	require.ErrorContains(t, err, `--include "deleted-src" matches no connector of A`)
+	require.ErrorContains(t, err, `Include "deleted-src" matches no connector of A`)
 	opts.AllowEmpty = true
 	rep, err := migrate.Export(context.Background(), opts)
 	require.NoError(t, err)
