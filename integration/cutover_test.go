@@ -143,7 +143,7 @@ func TestMigrateVerifyCutover(t *testing.T) {
 			for _, cc := range c.Connectors {
 				for _, p := range cc.Partitions {
 					if p.Verdict == cutover.VerdictMismatch {
-						require.Regexp(t, `1001.*before|before the 30 placed`, p.Detail)
+						require.Regexp(t, `1001.*before|before the 30 placed`, p.Detail.String())
 					}
 				}
 			}
@@ -164,7 +164,7 @@ func TestMigrateVerifyCutover(t *testing.T) {
 	for _, cc := range again.Connectors {
 		if cc.TargetName == "file-src-1" {
 			require.Equal(t, cutover.VerdictMismatch, cc.Partitions[0].Verdict)
-			require.Contains(t, cc.Partitions[0].Detail, `B's first offset after the placed {"position":30} is {"position":12}: before it`)
+			require.Contains(t, cc.Partitions[0].Detail.String(), `B's first offset after the placed {"position":30} is {"position":12}: before it`)
 		}
 	}
 }

@@ -247,11 +247,11 @@ func TestSelectionFlagsMatchingNothing(t *testing.T) {
 		want  string
 	}{
 		{name: "misspelt exclude", flags: source.SelectionFlags{Exclude: []string{"file-scr-1"}},
-			want: `--exclude "file-scr-1" matches no selected connector`},
+			want: `Exclude "file-scr-1" matches no selected connector`},
 		{name: "one of two includes", flags: source.SelectionFlags{Include: []string{"file-src-.*", "fle-src-2"}},
-			want: `--include "fle-src-2" matches no connector of A`},
+			want: `Include "fle-src-2" matches no connector of A`},
 		{name: "misspelt rename", flags: source.SelectionFlags{Rename: []string{"fil-src-(.*)=b-$1"}},
-			want: `--rename "fil-src-(.*)=b-$1" renames no selected connector`},
+			want: `Rename "fil-src-(.*)=b-$1" renames no selected connector`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -306,7 +306,7 @@ func TestExportSkipsBadInput(t *testing.T) {
 		Selection: sel, Logger: slog.New(slog.DiscardHandler),
 	}
 	_, err = migrate.Export(context.Background(), opts)
-	require.ErrorContains(t, err, `--include "deleted-src" matches no connector of A`)
+	require.ErrorContains(t, err, `Include "deleted-src" matches no connector of A`)
 	opts.AllowEmpty = true
 	rep, err := migrate.Export(context.Background(), opts)
 	require.NoError(t, err)
@@ -366,10 +366,10 @@ func TestMigratePrechecks(t *testing.T) {
 			o.To.RequestTopic, o.To.ResultTopic = cfgA.ConfigTopic, cfgA.OffsetsTopic // exist: the check after them refuses
 		}, want: "A and B are the same Connect cluster"},
 		{name: "A unreachable", edit: func(o *migrate.MigrateOptions) { o.Topics.Brokers = []string{"127.0.0.1:1"} }, want: "A's Kafka cluster"},
-		{name: "bad migration id", edit: func(o *migrate.MigrateOptions) { o.MigrationID = "a/b" }, want: `--migration-id "a/b"`},
+		{name: "bad migration id", edit: func(o *migrate.MigrateOptions) { o.MigrationID = "a/b" }, want: `MigrationID "a/b"`},
 		{name: "stop source without a timeout", edit: func(o *migrate.MigrateOptions) {
 			o.StopSource, o.ConnectURL, o.Timeout = true, "http://127.0.0.1:1", 0
-		}, want: "--stop-source with --timeout 0"},
+		}, want: "StopSource with Timeout 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -181,7 +181,7 @@ func warnGoneOffsets(f *plan.File, rep *apply.Report) {
 		}
 		for _, p := range fc.OffsetsNow.Partitions {
 			if !now[p.Partition] {
-				e.Warnings = append(e.Warnings, fmt.Sprintf("partition %s had an offset on A at the plan (%s) and none when its offsets were read again: "+
+				e.Warnings = append(e.Warnings, fleet.Textf("partition %s had an offset on A at the plan (%s) and none when its offsets were read again: "+
 					"B's connector starts it as a new partition", p.Partition, p.Offset))
 			}
 		}

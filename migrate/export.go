@@ -2,10 +2,8 @@ package migrate
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
@@ -85,32 +83,33 @@ func (o *Options) defaults() {
 }
 
 func (o *Options) validate() error {
-	var errs []string
+	var errs []fleet.Text
 	if o.Topics == nil && o.ConnectURL == "" {
-		errs = append(errs, "A is read from --from-brokers or --from-connect-url: give at least one")
+		errs = append(errs, fleet.Textf("A is read from %s or %s: give at least one", fleet.FromBrokers, fleet.FromConnectURL))
 	}
 	if o.StopSource && o.ConnectURL == "" {
-		errs = append(errs, "--stop-source needs --from-connect-url")
+		errs = append(errs, fleet.Textf("%s needs %s", fleet.StopSource, fleet.FromConnectURL))
 	}
 	switch o.InitialState {
 	case "", fleet.StateRunning, fleet.StatePaused, fleet.StateStopped:
 	default:
-		errs = append(errs, fmt.Sprintf("--initial-state %q: want RUNNING, PAUSED or STOPPED", o.InitialState))
+		errs = append(errs, fleet.Textf("%s %q: want RUNNING, PAUSED or STOPPED", fleet.InitialState, o.InitialState))
 	}
 	switch o.SinkOffsets {
 	case fleet.SinkOffsetsCopy, fleet.SinkOffsetsNone:
 	case fleet.SinkOffsetsTranslate:
 		if o.MM2 == nil && o.SinkTranslator == nil {
-			errs = append(errs, "--sink-offsets translate needs MirrorMaker 2's settings (--mm2-source-alias)")
+			errs = append(errs, fleet.Textf("%s needs MirrorMaker 2's settings (%s)", fleet.Give{Setting: fleet.SinkOffsets, Value: "translate"}, fleet.MM2SourceAlias))
 		}
 	default:
-		errs = append(errs, fmt.Sprintf("--sink-offsets %q: want copy, none or translate", o.SinkOffsets))
+		errs = append(errs, fleet.Textf("%s %q: want copy, none or translate", fleet.SinkOffsets, o.SinkOffsets))
 	}
 	if o.SinkFollowsSource && o.MM2 == nil {
-		errs = append(errs, "--sink-follows-source applies to sinks moved across MirrorMaker 2 (--mm2-source-alias, --sink-offsets translate)")
+		errs = append(errs, fleet.Textf("%s applies to sinks moved across MirrorMaker 2 (%s, %s)", fleet.SinkFollowsSource, fleet.MM2SourceAlias,
+			fleet.Give{Setting: fleet.SinkOffsets, Value: "translate"}))
 	}
 	if len(errs) > 0 {
-		return fleet.Precheckf("%s", strings.Join(errs, "; "))
+		return fleet.Precheckf("%v", fleet.Join(errs, "; "))
 	}
 	return nil
 }

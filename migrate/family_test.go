@@ -217,8 +217,8 @@ func TestFamilyState(t *testing.T) {
 			var fixes []string
 			for _, h := range e.Hazards {
 				if h.Check == hazard.HazardFamilyState {
-					got = append(got, wantHazard{h.Key, h.Refuse, h.Message})
-					fixes = append(fixes, h.Fix)
+					got = append(got, wantHazard{h.Key, h.Refuse, h.Message.String()})
+					fixes = append(fixes, h.Fix.String())
 				}
 			}
 			require.Len(t, got, len(tt.want), "%+v", got)
@@ -288,7 +288,7 @@ func TestFamilyStateThroughREST(t *testing.T) {
 			require.Equal(t, hazard.HazardFamilyState, h.Check)
 			require.Equal(t, tt.want.key, h.Key)
 			require.Equal(t, tt.want.refuse, h.Refuse)
-			require.Contains(t, h.Message, tt.want.contains)
+			require.Contains(t, h.Message.String(), tt.want.contains)
 			fc.mu.Lock()
 			defer fc.mu.Unlock()
 			if tt.want.refuse {
@@ -335,7 +335,7 @@ func TestFamilyStateAsksBOnce(t *testing.T) {
 		var family []string
 		for _, h := range e.Hazards {
 			if h.Check == hazard.HazardFamilyState && h.Key == "heartbeat.interval.ms" {
-				family = append(family, h.Message)
+				family = append(family, h.Message.String())
 			}
 		}
 		require.Len(t, family, 1, "%s: %v", e.Name, e.Hazards)

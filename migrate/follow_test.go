@@ -113,7 +113,7 @@ func TestSinkFollowsSource(t *testing.T) {
 		{name: "no T on B: from its first record", catchUp: 500 * time.Millisecond, timeout: 20 * time.Second, wantStops: []string{"src", "sink"},
 			want: `{"name":"sink","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","file":"out","name":"sink","topics":"T"},"initial_state":"RUNNING"}`},
 		{name: "A's sink never catches up: it stays on A", onB: 2, timeout: 2 * time.Second, wantStops: []string{"src"},
-			skipped: `stop on A: not stopped: group "connect-sink" did not consume all its sources wrote on A within the run's --timeout: lag 2 (T-0: 2)`},
+			skipped: `stop on A: not stopped: group "connect-sink" did not consume all its sources wrote on A within the run's Timeout: lag 2 (T-0: 2)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,10 +184,10 @@ func TestSinkFollowsSourceRefusals(t *testing.T) {
 		stop bool
 		want string
 	}{
-		{name: "needs --stop-source", sink: sink("topics", "T"), want: "--sink-follows-source cannot move it: it needs --stop-source"},
-		{name: "topics.regex", sink: sink("topics.regex", "T|U"), stop: true, want: "--sink-follows-source cannot move it: the sink subscribes with topics.regex"},
+		{name: "needs --stop-source", sink: sink("topics", "T"), want: "SinkFollowsSource cannot move it: it needs StopSource"},
+		{name: "topics.regex", sink: sink("topics.regex", "T|U"), stop: true, want: "SinkFollowsSource cannot move it: the sink subscribes with topics.regex"},
 		{name: "other renamed topics", sink: sink("topics", "T,U"), stop: true,
-			want: "--sink-follows-source cannot move it: the sink also reads U, which no selected source writes"},
+			want: "SinkFollowsSource cannot move it: the sink also reads U, which no selected source writes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

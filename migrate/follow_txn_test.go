@@ -42,11 +42,11 @@ func TestSinkFollowsTransactionalSource(t *testing.T) {
 		{name: "catches up to the last marker", txns: []step{{3, true}, {2, false}, {2, true}}, committed: 3, caughtUp: 9, timeout: 10 * time.Second},
 		{name: "only aborted records left", txns: []step{{3, true}, {2, false}}, committed: 3, caughtUp: -1, timeout: 10 * time.Second},
 		{name: "records left: it stays on A", txns: []step{{3, true}, {2, true}}, committed: 3, caughtUp: -1, timeout: 2 * time.Second,
-			skipped: `stop on A: not stopped: group "connect-sink" did not consume all its sources wrote on A within the run's --timeout: lag 4 (T-0: 4)`},
+			skipped: `stop on A: not stopped: group "connect-sink" did not consume all its sources wrote on A within the run's Timeout: lag 4 (T-0: 4)`},
 		{name: "open transaction aborted", txns: []step{{3, true}}, committed: 3, caughtUp: -1, open: &step{2, false}, openFor: time.Second, timeout: 20 * time.Second},
 		{name: "open transaction committed", txns: []step{{3, true}}, committed: 3, caughtUp: -1, open: &step{2, true}, openFor: time.Second, openCaughtUp: 6, timeout: 20 * time.Second},
 		{name: "open transaction never ends", txns: []step{{3, true}}, committed: 3, caughtUp: -1, open: &step{2, true}, timeout: 2 * time.Second,
-			skipped: `stop on A: not stopped: group "connect-sink" did not consume all its sources wrote on A within the run's --timeout: lag 3 (T-0: a transaction open from offset 4, log end 6)`},
+			skipped: `stop on A: not stopped: group "connect-sink" did not consume all its sources wrote on A within the run's Timeout: lag 3 (T-0: a transaction open from offset 4, log end 6)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -262,7 +261,7 @@ func (o *MigrateOptions) setDryRun() (stopPlanned bool) {
 		// A dry run changes nothing: not on B, and not on A either.
 		o.StopSource = false
 		if o.Logger != nil {
-			o.Logger.Warn("--dry-run: connectors on A are not stopped; their offsets are read as they are now")
+			fleet.Warn(o.Logger, fleet.Textf("%s: connectors on A are not stopped; their offsets are read as they are now", fleet.DryRun))
 		}
 		return true
 	}
@@ -318,12 +317,12 @@ func (o *MigrateOptions) writeStrimziManifests(rep *apply.Report, entries []*app
 	if err != nil {
 		return err
 	}
-	rep.Next = fmt.Sprintf("%d KafkaConnector manifests for the Connect cluster %s are in %s: applying them (kubectl apply -f %s, "+
+	rep.Next = fleet.Textf("%d KafkaConnector manifests for the Connect cluster %s are in %s: applying them (kubectl apply -f %s, "+
 		"or a commit that Argo CD or Flux syncs) completes the migration; each connector starts at the offsets placed. "+
-		"Then check: offsetagent migrate --verify --manifests %s --to-connect-url <B's Connect REST API>", n, o.Strimzi.Cluster, o.Strimzi.Dir, o.Strimzi.Dir, o.Strimzi.Dir)
+		"Then check: %s", n, o.Strimzi.Cluster, o.Strimzi.Dir, o.Strimzi.Dir, fleet.Next{Verb: fleet.VerbVerifyManifests, Args: []string{o.Strimzi.Dir}})
 	if o.Strimzi.Secret != "" {
-		rep.Next = fmt.Sprintf("First apply the Secret %s that the manifests reference (kubectl apply -f %s; it holds the values in clear text: keep it out of Git). ",
-			o.Strimzi.Secret, o.Strimzi.SecretFile) + rep.Next
+		rep.Next = fleet.Textf("First apply the Secret %s that the manifests reference (kubectl apply -f %s; it holds the values in clear text: keep it out of Git). %v",
+			o.Strimzi.Secret, o.Strimzi.SecretFile, rep.Next)
 	}
 	return nil
 }
@@ -458,30 +457,30 @@ func (o *MigrateOptions) cutoverOf(rep *apply.Report, clusterA, fromClusterID st
 }
 
 func (o *MigrateOptions) validateTarget() error {
-	var errs []string
+	var errs []fleet.Text
 	if len(o.To.Brokers) == 0 {
-		errs = append(errs, "--to-brokers is required")
+		errs = append(errs, fleet.Textf("%s is required", fleet.ToBrokers))
 	}
 	if o.To.RequestTopic == "" || o.To.ResultTopic == "" {
-		errs = append(errs, "the request and result topics must be set")
+		errs = append(errs, fleet.Plain("the request and result topics must be set"))
 	}
 	if o.To.ConfigTopic == "" || o.To.OffsetsTopic == "" {
-		errs = append(errs, "B's Connect config and offsets topics must be set")
+		errs = append(errs, fleet.Plain("B's Connect config and offsets topics must be set"))
 	}
 	if _, err := o.To.Compression.Codec(); err != nil {
-		errs = append(errs, err.Error())
+		errs = append(errs, fleet.Textf("%v", err))
 	}
 	if o.StopSource && !o.DryRun && o.Timeout <= 0 {
-		errs = append(errs, "--stop-source with --timeout 0: a run that stops connectors on A must end; give --timeout")
+		errs = append(errs, fleet.Textf("%s with %s: a run that stops connectors on A must end; give %s", fleet.StopSource, fleet.Give{Setting: fleet.Timeout, Value: "0"}, fleet.Timeout))
 	}
 	if o.Strimzi != nil {
 		errs = append(errs, o.Strimzi.Validate()...)
 	}
 	if !fleet.ValidMigrationID(o.MigrationID) {
-		errs = append(errs, fmt.Sprintf("--migration-id %q: no '/' or spaces", o.MigrationID))
+		errs = append(errs, fleet.Textf("%s %q: no '/' or spaces", fleet.MigrationID, o.MigrationID))
 	}
 	if len(errs) > 0 {
-		return fleet.Precheckf("%s", strings.Join(errs, "; "))
+		return fleet.Precheckf("%v", fleet.Join(errs, "; "))
 	}
 	return nil
 }

@@ -66,7 +66,7 @@ func TestPipelineAcrossRenamingPolicyRefused(t *testing.T) {
 			skipped: map[string][]string{
 				"items-sink": {`pipeline with source "dbz-src"`, `the moved sink "items-sink" would read A.shop.public.items on B`,
 					`the moved source "dbz-src" writes shop.public.items on B`, "(read from A's topic tracking, GET /connectors/dbz-src/topics)",
-					"--replication-policy identity", "--sink-follows-source"},
+					"ReplicationPolicy identity", "SinkFollowsSource"},
 				"dbz-src":    {`pipeline with sink "items-sink", skipped with it`},
 				"lines-sink": {`the moved sink "lines-sink" would read A.lines on B`, `the moved source "file-src" writes lines on B (read from its config's topic)`},
 				"file-src":   {`pipeline with sink "lines-sink"`},
@@ -80,7 +80,7 @@ func TestPipelineAcrossRenamingPolicyRefused(t *testing.T) {
 				// Not decided: refused, with the pattern and why.
 				"undecided-sink": {`pipeline with source "dbz-src"`, `whether the moved sink "undecided-sink" reads what the moved source "dbz-src" writes (shop.public.items, shop.*, read from`,
 					`cannot be decided: its topics.regex is not evaluated as Java would: the word boundaries \b and \B`, `/\bshop\.public\..*/`,
-					"--replication-policy identity", "leave one of the two out of this run (--exclude)"},
+					"ReplicationPolicy identity", "leave one of the two out of this run (Exclude)"},
 			}},
 		{name: "topic tracking disabled: the config alone", policy: mm2.PolicyDefault,
 			skipped: map[string][]string{

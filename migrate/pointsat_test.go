@@ -158,9 +158,9 @@ func TestMigrateRefusesSettingsPointingAtA(t *testing.T) {
 	a := f.brokersA[0]
 	_, refused, stopped := f.run(t, f.options(t, source.SelectionFlags{}))
 	want := map[string][]string{
-		"dbz-pg":    {"signal.kafka.bootstrap.servers", fmt.Sprintf("%q", f.fc.connectors["dbz-pg"].config["signal.kafka.bootstrap.servers"]), "--map-value"},
-		"dbz-mysql": {"schema.history.internal.kafka.bootstrap.servers", `"PLAINTEXT://` + a + `"`, "--map-value"},
-		"mm2-src":   {"source.cluster.bootstrap.servers", "--keep-a"},
+		"dbz-pg":    {"signal.kafka.bootstrap.servers", fmt.Sprintf("%q", f.fc.connectors["dbz-pg"].config["signal.kafka.bootstrap.servers"]), "rewrite it with map "},
+		"dbz-mysql": {"schema.history.internal.kafka.bootstrap.servers", `"PLAINTEXT://` + a + `"`, "rewrite it with map "},
+		"mm2-src":   {"source.cluster.bootstrap.servers", "keep source.cluster.bootstrap.servers on A"},
 		"jaas-src":  {"producer.override.sasl.jaas.config", `A's Kafka cluster id "cluster-A"`},
 	}
 	require.Equal(t, slices.Sorted(maps.Keys(want)), slices.Sorted(maps.Keys(refused)), "refused: %v", refused)
@@ -197,7 +197,7 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 	a, b := f.brokersA[0], f.brokersB[0]
 	mapAB := []string{a + "=" + b, "PLAINTEXT://" + a + "=" + b}
 	keep := []string{"source.cluster.bootstrap.servers"}
-	secretRefused := map[string][]string{"jaas-src": {"producer.override.sasl.jaas.config", "--set producer.override.sasl.jaas.config=", "(a secret, not shown)"}}
+	secretRefused := map[string][]string{"jaas-src": {"producer.override.sasl.jaas.config", "set producer.override.sasl.jaas.config=", "(a secret, not shown)"}}
 
 	t.Run("mapped to B", func(t *testing.T) {
 		rep, refused, stopped := f.run(t, f.options(t, source.SelectionFlags{MapValue: mapAB, KeepA: keep}))
@@ -221,7 +221,7 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 		}
 		require.Len(t, kept, 1)
 		require.False(t, kept[0].Refuse)
-		require.Contains(t, kept[0].Message, "(kept by --keep-a)")
+		require.Contains(t, kept[0].Message.String(), "(kept by KeepA)")
 	})
 
 	t.Run("topics MirrorMaker 2 renames", func(t *testing.T) {
@@ -236,7 +236,7 @@ func TestMigrateMapsSettingsToB(t *testing.T) {
 		_, refused, stopped := f.run(t, opts)
 		require.Empty(t, stopped)
 		require.Contains(t, refused["dbz-pg"], `signal.kafka.topic: topic "shop-signals" is A's name: on B (signal.kafka.bootstrap.servers) MirrorMaker 2's default replication policy mirrors it as "A.shop-signals"`)
-		require.Contains(t, refused["dbz-pg"], "--map-value shop-signals=A.shop-signals")
+		require.Contains(t, refused["dbz-pg"], "map shop-signals=A.shop-signals")
 		require.Contains(t, refused["dbz-mysql"], `schema.history.internal.kafka.topic: topic "schemahistory.inv" is A's name`)
 
 		flags.MapValue = append(flags.MapValue, "shop-signals=A.shop-signals", "schemahistory.inv=A.schemahistory.inv")
@@ -268,7 +268,7 @@ func pointsAtWarnings(rep *apply.Report) map[string][]string {
 	for _, e := range rep.Connectors {
 		for _, h := range e.Hazards {
 			if h.Check == hazard.HazardPointsAtA && !h.Refuse {
-				out[e.Name] = append(out[e.Name], h.Key+": "+h.Message+"; "+h.Fix)
+				out[e.Name] = append(out[e.Name], h.Key+": "+h.Message.String()+"; "+h.Fix.String())
 			}
 		}
 	}

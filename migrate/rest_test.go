@@ -244,10 +244,10 @@ func TestExportFlagErrors(t *testing.T) {
 		want string
 	}{
 		{name: "no source", opts: Options{}, want: "give at least one"},
-		{name: "stop needs REST", opts: Options{Topics: &source.TopicsSource{Brokers: []string{"127.0.0.1:1"}}, StopSource: true}, want: "--stop-source needs --from-connect-url"},
-		{name: "bad state", opts: Options{ConnectURL: "http://127.0.0.1:1", InitialState: "GO"}, want: `--initial-state "GO"`},
-		{name: "bad sink mode", opts: Options{ConnectURL: "http://127.0.0.1:1", SinkOffsets: "shift"}, want: `--sink-offsets "shift"`},
-		{name: "translate without translator", opts: Options{ConnectURL: "http://127.0.0.1:1", SinkOffsets: "translate"}, want: "--sink-offsets translate needs"},
+		{name: "stop needs REST", opts: Options{Topics: &source.TopicsSource{Brokers: []string{"127.0.0.1:1"}}, StopSource: true}, want: "StopSource needs FromConnectURL"},
+		{name: "bad state", opts: Options{ConnectURL: "http://127.0.0.1:1", InitialState: "GO"}, want: `InitialState "GO"`},
+		{name: "bad sink mode", opts: Options{ConnectURL: "http://127.0.0.1:1", SinkOffsets: "shift"}, want: `SinkOffsets "shift"`},
+		{name: "translate without translator", opts: Options{ConnectURL: "http://127.0.0.1:1", SinkOffsets: "translate"}, want: "SinkOffsets translate needs"},
 		{name: "unreachable REST", opts: Options{ConnectURL: "http://127.0.0.1:1"}, want: "A's Connect REST API is unreachable"},
 	}
 	for _, tt := range tests {

@@ -64,9 +64,9 @@ func TestStrimziChecksBForEveryConnector(t *testing.T) {
 	}
 	require.Equal(t, map[string]string{
 		"fresh-other": "skipped 409 Connector fresh-other already exists on B with another config (file): its manifest would replace that " +
-			"config; delete the connector on B first, or give this one another name (--rename)",
+			"config; delete the connector on B first, or give this one another name (Rename)",
 		"placed-other": "skipped 409 Connector placed-other already exists on B with another config (file): its manifest would replace that " +
-			"config; delete the connector on B first, or give this one another name (--rename)",
+			"config; delete the connector on B first, or give this one another name (Rename)",
 		"fresh-same": "succeeded no offsets on A: nothing to place on B",
 		"fresh-new":  "succeeded no offsets on A: nothing to place on B",
 	}, got)
@@ -138,5 +138,5 @@ func TestStrimziRerunOfSinkAcrossMirrorMaker2(t *testing.T) {
 	require.Equal(t, apply.OutcomeSkipped, again["snk-other"].Outcome)
 	require.Equal(t, "409 Connector snk-other already exists on B with another config (topics, transforms, transforms.restoreTopicNamesOfA.regex, "+
 		"transforms.restoreTopicNamesOfA.replacement, transforms.restoreTopicNamesOfA.type): its manifest would replace that config; "+
-		"delete the connector on B first, or give this one another name (--rename)", again["snk-other"].Message.String())
+		"delete the connector on B first, or give this one another name (Rename)", again["snk-other"].Message.String())
 }

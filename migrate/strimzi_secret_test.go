@@ -85,7 +85,7 @@ func TestStrimziSecretEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	got := map[string]string{}
 	for _, e := range rep.Connectors {
-		got[e.Name] = string(e.Outcome) + " " + e.Message.String() + strings.Join(e.Warnings, "; ")
+		got[e.Name] = string(e.Outcome) + " " + e.Message.String() + fleet.Join(e.Warnings, "; ").String()
 	}
 	require.Equal(t, map[string]string{
 		"jaas-src": "succeeded no offsets on A: nothing to place on B",
@@ -105,7 +105,7 @@ func TestStrimziSecretEndToEnd(t *testing.T) {
 		shown.Body = nil
 		fmt.Fprintf(&out, "%+v\n", shown)
 	}
-	out.WriteString(rep.Next)
+	out.WriteString(rep.Next.String())
 	out.Write(logs.Bytes())
 	files, err := os.ReadDir(dir)
 	require.NoError(t, err)

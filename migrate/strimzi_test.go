@@ -72,7 +72,7 @@ func TestStrimziNamesAndBodies(t *testing.T) {
 	}
 	e := byName["Orders_Src"]
 	require.Equal(t, "orders-src", e.TargetName)
-	require.Equal(t, []string{`named orders-src on B: "Orders_Src" is not a Kubernetes resource name, and the operator names a connector after its KafkaConnector`}, e.Warnings)
+	require.Equal(t, `named orders-src on B: "Orders_Src" is not a Kubernetes resource name, and the operator names a connector after its KafkaConnector`, fleet.Join(e.Warnings, "\n").String())
 	body, err := e.Body.MarshalJSON()
 	require.NoError(t, err)
 	req, err := events.ParseCreateRequest(body)
@@ -89,6 +89,6 @@ func TestStrimziNamesAndBodies(t *testing.T) {
 	_, err = export(context.Background(), Options{ConnectURL: fc.serve(t), StopSource: true,
 		States: &source.StateStore{Brokers: startKfake(t)}}, true)
 	require.ErrorIs(t, err, fleet.ErrPrecheck)
-	require.Contains(t, err.Error(), `both become KafkaConnector "orders-src": rename one (--rename)`)
+	require.Contains(t, err.Error(), `both become KafkaConnector "orders-src": rename one (Rename)`)
 	require.Empty(t, fc.stops, "nothing stopped on A")
 }

@@ -85,7 +85,7 @@ func TestMM2SinksVerdictsAndOutcomes(t *testing.T) {
 		{name: "without --allow-replay", want: map[string]want{
 			"sink-exact": {outcome: apply.OutcomePlanned,
 				body: `{"name":"sink-exact","config":{"connector.class":"` + class + `","name":"sink-exact","topics":"A.orders"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":0,"kafka_topic":"A.orders"},"offset":{"kafka_offset":7}}]}`},
-			"sink-replay":  {outcome: apply.OutcomeFailed, message: "1 of 1 partitions replay (an unknown number of records delivered again); --allow-replay accepts them"},
+			"sink-replay":  {outcome: apply.OutcomeFailed, message: "1 of 1 partitions replay (an unknown number of records delivered again); AllowReplay accepts them"},
 			"sink-missing": {outcome: apply.OutcomeSkipped, message: "refused before anything was stopped (mm2): groups.exclude: "},
 			"sink-regex": {outcome: apply.OutcomePlanned,
 				body: `{"name":"sink-regex","config":{"connector.class":"` + class + `","errors.deadletterqueue.topic.name":"orders-dlq","name":"sink-regex","topics.regex":"A\\.(?:orders-.*)"},"initial_state":"RUNNING","initial_offsets":[{"partition":{"kafka_partition":1,"kafka_topic":"A.orders-eu"},"offset":{"kafka_offset":4}}]}`},

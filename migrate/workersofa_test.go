@@ -183,10 +183,10 @@ func TestStopWithoutRESTJudgedByConnectGroups(t *testing.T) {
 			if tc.planned {
 				require.Equal(t, apply.OutcomePlanned, e.Outcome, e.Message)
 				require.Len(t, e.Warnings, 1)
-				require.Contains(t, e.Warnings[0], "no live worker of A holds it")
-				require.Contains(t, e.Warnings[0], "do not restart A's workers with it")
+				require.Contains(t, e.Warnings[0].String(), "no live worker of A holds it")
+				require.Contains(t, e.Warnings[0].String(), "do not restart A's workers with it")
 				for _, w := range tc.want {
-					require.Contains(t, e.Warnings[0], w)
+					require.Contains(t, e.Warnings[0].String(), w)
 				}
 				require.Contains(t, e.StoppedBy, "no live worker of A holds it")
 				require.Equal(t, int64(0), e.RecordAt)

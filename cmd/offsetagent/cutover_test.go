@@ -99,3 +99,53 @@ func TestVerifyExitStatus(t *testing.T) {
 		})
 	}
 }
+
+// The verification's refusals and details name the run's settings by type; this command
+// spells them as its flags, on standard error and in the report it writes back.
+func TestVerifySpellsSettingsAsFlags(t *testing.T) {
+	const placed = `{"lsn_proc":1000,"lsn_commit":1000,"lsn":1000,"txId":100,"ts_usec":1}`
+	b, err := startEmbedded("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(b.Addr())}
+	for _, topic := range []string{"connect-offsets", "shop.public.orders"} {
+		require.NoError(t, kafkaio.EnsureTopic(ctx, cl, topic, 1, nil))
+	}
+	part := jsonvalue.Map{{Key: "server", Value: "shop"}}
+	w := &kafka.Writer{Addr: kafka.TCP(b.Addr()), BatchTimeout: time.Millisecond, RequiredAcks: kafka.RequireAll}
+	defer w.Close()
+	require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets",
+		Key: offsetstore.AppendKey(nil, "pg-b", offsetstore.JavaHashMapOrder(part)), Value: []byte(placed)}))
+	report := func(t *testing.T, toCluster string) string {
+		born := time.Now().Add(-time.Minute).UTC().Truncate(time.Millisecond)
+		path := filepath.Join(t.TempDir(), "cutover.json")
+		require.NoError(t, os.WriteFile(path, []byte(`{"migration_id":"m-1","offsets_topic":"connect-offsets",`+toCluster+`"connectors":[
+  {"name":"pg","target_name":"pg-b","type":"source","class":"io.debezium.connector.postgresql.PostgresConnector","offsets_topic":"connect-offsets",
+   "topic_prefix":"shop","born_after":"`+born.Format(time.RFC3339Nano)+`","history_on_a":"read","partitions":[
+    {"partition":{"server":"shop"},"offset_on_a":`+placed+`,"offset_placed":`+placed+`,"verdict":"waiting","evidence":"offsets"}]}]}`), 0o600))
+		return path
+	}
+	verify := func(path string) (int, string) {
+		var out, errOut bytes.Buffer
+		code := run([]string{"migrate", "--verify", "--cutover-report", path, "--to-brokers", b.Addr(), "--verify-timeout", "0s"},
+			strings.NewReader(""), &out, &errOut)
+		return code, errOut.String()
+	}
+
+	t.Run("a report of another cluster", func(t *testing.T) {
+		code, stderr := verify(report(t, `"to_cluster_id":"another-cluster",`))
+		require.Equal(t, 2, code, stderr)
+		require.Contains(t, stderr, `the cutover report is of a migration into Kafka cluster "another-cluster"; --to-brokers reach cluster "`)
+		require.NotContains(t, stderr, "ToBrokers")
+	})
+	t.Run("A not stopped: the records are no evidence", func(t *testing.T) {
+		path := report(t, "")
+		_, stderr := verify(path)
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Contains(t, string(data), "A was not stopped before its offsets were read (migrate without --stop-source)", stderr)
+		require.NotContains(t, string(data), "StopSource")
+	})
+}

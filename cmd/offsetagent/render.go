@@ -61,15 +61,15 @@ func writeTable(w io.Writer, r *apply.Report) error {
 	}
 	for _, e := range r.Connectors {
 		for _, warn := range e.Warnings {
-			line += fmt.Sprintf("\nwarning: %s: %s", e.Name, warn)
+			line += fmt.Sprintf("\nwarning: %s: %s", e.Name, warn.Spell(flagWords))
 		}
 		if e.Body != nil {
 			line += rewriteLines(e.Name, e.Rewrites)
 		}
 	}
 	line += hazardWarnings(r.Connectors)
-	if r.Next != "" {
-		line += "\n" + r.Next
+	if !r.Next.IsZero() {
+		line += "\n" + r.Next.Spell(flagWords)
 	}
 	_, err := fmt.Fprintln(w, line)
 	return err
@@ -105,7 +105,7 @@ func hazardWarnings(entries []*apply.Entry) string {
 			if h.Refuse {
 				continue
 			}
-			text := h.Check + ": " + h.String()
+			text := h.Check + ": " + h.Spell(flagWords)
 			if _, seen := names[text]; !seen {
 				texts = append(texts, text)
 			}
@@ -182,7 +182,7 @@ func writeSummary(w io.Writer, c *cutover.Cutover) error {
 					continue
 				}
 				if listed++; listed <= maxListed {
-					fmt.Fprintf(&b, "%s: %s %s: %s\n", v, cc.TargetName, jsonvalue.SortedText(p.Partition), oneLine(p.Detail, 160))
+					fmt.Fprintf(&b, "%s: %s %s: %s\n", v, cc.TargetName, jsonvalue.SortedText(p.Partition), oneLine(p.Detail.Spell(flagWords), 160))
 				}
 			}
 		}

@@ -19,14 +19,14 @@ import (
 
 func TestWriteTableShowsHazardWarnings(t *testing.T) {
 	e := &apply.Entry{Name: "inventory", TargetName: "inventory", Outcome: apply.OutcomePlanned,
-		Hazards: []hazard.Hazard{{Check: hazard.HazardFamilyState, Key: "topic.heartbeat.prefix", Message: "the heartbeat topic is not on B", Fix: "create it"}}}
-	refusal := hazard.Hazard{Check: hazard.HazardPlugin, Message: "B lacks the plugin", Refuse: true}
+		Hazards: []hazard.Hazard{{Check: hazard.HazardFamilyState, Key: "topic.heartbeat.prefix", Message: fleet.Plain("the heartbeat topic is not on B"), Fix: fleet.Plain("create it")}}}
+	refusal := hazard.Hazard{Check: hazard.HazardPlugin, Message: fleet.Plain("B lacks the plugin"), Refuse: true}
 	skipped := &apply.Entry{Name: "orders", TargetName: "orders", Outcome: apply.OutcomeSkipped,
 		Message: fleet.Textf("refused before anything was stopped (plugin): %v", refusal), Hazards: []hazard.Hazard{refusal}}
 	var many []*apply.Entry
 	for _, name := range []string{"c1", "c2", "c3", "c4", "c5", "c6", "c7"} {
 		many = append(many, &apply.Entry{Name: name, TargetName: name, Outcome: apply.OutcomePlanned,
-			Hazards: []hazard.Hazard{{Check: hazard.HazardPlugin, Message: "not checked", Fix: "give --to-connect-url"}}})
+			Hazards: []hazard.Hazard{{Check: hazard.HazardPlugin, Message: fleet.Plain("not checked"), Fix: fleet.Textf("give %s", fleet.ToConnectURL)}}})
 	}
 	var b strings.Builder
 	require.NoError(t, writeTable(&b, &apply.Report{Connectors: append([]*apply.Entry{e, skipped}, many...)}))
@@ -65,7 +65,7 @@ func TestWriteTableRewriteLines(t *testing.T) {
 func TestWriteSummary(t *testing.T) {
 	sinkPart := jsonvalue.Map{{Key: "kafka_partition", Value: jsonvalue.Number("0")}, {Key: "kafka_topic", Value: "A.orders"}}
 	src := &cutover.Partition{Partition: jsonvalue.Map{{Key: "filename", Value: "f"}}, Verdict: cutover.VerdictWaiting}
-	sink := &cutover.Partition{Partition: sinkPart, Verdict: cutover.VerdictMismatch, Detail: "group on B committed 5, before the 8 placed"}
+	sink := &cutover.Partition{Partition: sinkPart, Verdict: cutover.VerdictMismatch, Detail: fleet.Plain("group on B committed 5, before the 8 placed")}
 	c := &cutover.Cutover{MigrationID: "m-1", Connectors: []*cutover.Connector{
 		{Name: "src", TargetName: "src-b", Type: "source", Partitions: []*cutover.Partition{src}},
 		{Name: "sink", TargetName: "sink-b", Type: "sink", Partitions: []*cutover.Partition{sink}},
@@ -77,8 +77,8 @@ func TestWriteSummary(t *testing.T) {
 		"waiting: B has committed nothing new yet for 1 partitions (src-b): run migrate verify REPORT again once they have traffic\n", out.String())
 
 	// A replay is listed apart from the mismatches.
-	sink.Verdict, sink.Detail = cutover.VerdictVerified, ""
-	src.Verdict, src.Detail = cutover.VerdictReplay, "B produces again 3 records A produced past the offset placed"
+	sink.Verdict, sink.Detail = cutover.VerdictVerified, fleet.Text{}
+	src.Verdict, src.Detail = cutover.VerdictReplay, fleet.Plain("B produces again 3 records A produced past the offset placed")
 	out.Reset()
 	require.NoError(t, writeSummary(&out, c))
 	require.Equal(t, "cutover of migration m-1: 2 partitions of 2 connectors: 1 verified, 0 waiting, 0 mismatch, 0 unordered, 1 replay\n"+

@@ -33,7 +33,7 @@ func (f *strimziFlags) target() *strimzi.Target {
 		return nil
 	}
 	return &strimzi.Target{Cluster: f.cluster, Dir: f.manifests, Namespace: f.namespace, APIVersion: f.apiVersion,
-		Secret: f.secret, SecretFile: f.secretFile}
+		Secret: f.secret, SecretFile: f.secretFile, Words: flagWords}
 }
 
 // run does what these flags make of migrate before a migration: done with --verify (0 when

@@ -92,12 +92,21 @@ func New(opts Options, a *source.A, blocked map[string]bool, results *Results, r
 		stopSlots: make(chan struct{}, stopConcurrency), stopReads: make(chan struct{}, stopConcurrency)}
 }
 
+// plainTexts are ss as Texts that name no setting.
+func plainTexts(ss []string) []fleet.Text {
+	var out []fleet.Text
+	for _, s := range ss {
+		out = append(out, fleet.Plain(s))
+	}
+	return out
+}
+
 // EntriesOf is the report's entry of each connector of p, before anything is built.
 func EntriesOf(p *plan.Plan) []*Entry {
 	var out []*Entry
 	for _, pc := range p.Connectors {
 		out = append(out, &Entry{Name: pc.Connector.Name, TargetName: pc.Target, Type: string(pc.Connector.Type),
-			Warnings: slices.Clone(pc.Warnings), Hazards: slices.Clone(pc.Hazards), Connector: pc.Connector, Planned: pc})
+			Warnings: plainTexts(pc.Warnings), Hazards: slices.Clone(pc.Hazards), Connector: pc.Connector, Planned: pc})
 	}
 	return out
 }
@@ -140,8 +149,8 @@ func (ap *Applier) build(ctx context.Context, entries []*Entry, called func()) {
 		e.Offsets = len(b.InitialOffsets)
 		e.Outcome = OutcomePlanned
 		if e.StoppedBy != "" && e.StoppedBy != StoppedByREST {
-			e.Warnings = append(e.Warnings, "stopped on A without A's REST API (unreachable): "+e.StoppedBy+
-				"; its target state on A is unchanged: do not restart A's workers with it (they would resume it on A), and stop or delete it there once they are back")
+			e.Warnings = append(e.Warnings, fleet.Plain("stopped on A without A's REST API (unreachable): "+e.StoppedBy+
+				"; its target state on A is unchanged: do not restart A's workers with it (they would resume it on A), and stop or delete it there once they are back"))
 		}
 	}
 }

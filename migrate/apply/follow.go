@@ -49,7 +49,7 @@ func (ap *Applier) stopFollower(ctx context.Context, e *Entry, paused func()) er
 	c, f := e.Connector, e.follows()
 	for _, src := range f.Sources {
 		if !src.Problem.IsZero() {
-			return fmt.Errorf("not stopped: its source %q was not stopped on A (%s), so it stays on A with it", src.Name, src.Problem)
+			return fleet.Errorf("not stopped: its source %q was not stopped on A (%v), so it stays on A with it", src.Name, src.Problem)
 		}
 	}
 	start := time.Now()
@@ -79,7 +79,7 @@ func (ap *Applier) waitDrained(ctx context.Context, c *fleet.Connector, topics [
 		select {
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("group %q did not consume all its sources wrote on A within the run's --timeout: %s", c.Group, why)
+				return fleet.Errorf("group %q did not consume all its sources wrote on A within the run's %s: %s", c.Group, fleet.Timeout, why)
 			}
 			return fmt.Errorf("wait until group %q has consumed all its sources wrote on A: %s: %w", c.Group, why, ctx.Err())
 		case <-tick.C:

@@ -118,7 +118,7 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		}
 		if pubCtx.Err() != nil {
 			for _, e := range queue {
-				p.finish(prog, e, OutcomeFailed, "publish_request", fleet.Textf("not published: %s", p.cutShort(ctx)))
+				p.finish(prog, e, OutcomeFailed, "publish_request", fleet.Textf("not published: %v", p.cutShort(ctx)))
 			}
 			queue = nil
 		}
@@ -183,11 +183,11 @@ func (p *publisher) giveUp() time.Time {
 }
 
 // cutShort says why the run stopped publishing.
-func (p *publisher) cutShort(ctx context.Context) string {
+func (p *publisher) cutShort(ctx context.Context) fleet.Text {
 	if ctx.Err() != nil {
-		return "the run was interrupted"
+		return fleet.Plain("the run was interrupted")
 	}
-	return fmt.Sprintf("the run's --timeout %s ran out", p.opts.Timeout)
+	return fleet.Textf("the run's %s ran out", fleet.Give{Setting: fleet.Timeout, Value: p.opts.Timeout.String()})
 }
 
 // unanswered finishes an entry whose request got no result: failed when its deadline passed,
@@ -207,8 +207,8 @@ func (p *publisher) unanswered(ctx context.Context, prog Progress, e *Entry, see
 			why, p.opts.To.ResultTopic))
 	case p.deadline.IsZero():
 		p.finish(prog, e, OutcomePending, "await_result", fleet.Textf(
-			"no result yet, and the request has no deadline (--timeout 0): B's agent carries it out whenever it reads it. "+
-				"Before acting on A, run the same command again to learn its outcome (request id %s)", e.RequestID))
+			"no result yet, and the request has no deadline (%s): B's agent carries it out whenever it reads it. "+
+				"Before acting on A, run the same command again to learn its outcome (request id %s)", fleet.Give{Setting: fleet.Timeout, Value: "0"}, e.RequestID))
 	case ctx.Err() != nil && time.Now().Before(p.deadline.Add(p.opts.Grace)):
 		p.finish(prog, e, OutcomePending, "await_result", fleet.Textf(
 			"the run was interrupted before the request's result: B's agent may still carry it out until its deadline %s. "+

@@ -46,8 +46,8 @@ type Entry struct {
 	// Manifest is the path of the connector's KafkaConnector manifest (Target), and
 	// Warnings what the migration changed or found on the way (a name made a Kubernetes
 	// name, a secret in clear text).
-	Manifest string   `json:"manifest,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Manifest string       `json:"manifest,omitempty"`
+	Warnings []fleet.Text `json:"warnings,omitempty"`
 	// Hazards are what the prechecks found would go wrong on B (the hazard package).
 	Hazards []hazard.Hazard `json:"hazards,omitempty"`
 	// Rewrites are the settings the migration changed for B itself, the edit flags' aside:
@@ -109,7 +109,7 @@ type Report struct {
 	Connectors  []*Entry  `json:"connectors"`
 
 	// Next says what completes the migration, when something does (the manifests to apply).
-	Next string `json:"next,omitempty"`
+	Next fleet.Text `json:"next,omitzero"`
 	// Unfinished is, in a report of a run still going (MigrateOptions.Checkpoint: Finished
 	// is zero), how many selected connectors are in waves not done yet, and not listed: those
 	// of the wave under way may be stopped on A already (their states are recorded on B), the

@@ -63,10 +63,10 @@ func translateSink(ctx context.Context, m *fleet.MM2, c *fleet.Connector, blocke
 	}
 	summary := summarize(tr)
 	if !m.AllowReplay {
-		return nil, d, fmt.Errorf("sink offsets of group %q are not all exact: %s; --allow-replay accepts them", c.Group, summary)
+		return nil, d, fleet.Errorf("sink offsets of group %q are not all exact: %s; %s accepts them", c.Group, summary, fleet.AllowReplay)
 	}
 	if m.Logger != nil {
-		m.Logger.Warn("sink offsets accepted with replay or missing partitions (--allow-replay)", "connector", c.Name, "detail", summary)
+		fleet.Warn(m.Logger, fleet.Textf("sink offsets accepted with replay or missing partitions (%s)", fleet.AllowReplay), "connector", c.Name, "detail", summary)
 	}
 	return withResets(tr), d, nil
 }

@@ -162,9 +162,9 @@ type Connector struct {
 	// HistoryOnA says whether A's offsets topic was read for the commits A made before its
 	// last one ("read"), or why not: it tells a set-back offset (A had committed past the one
 	// placed: a mismatch) from A's uncommitted output after a crash (a replay).
-	HistoryOnA string `json:"history_on_a,omitempty"`
+	HistoryOnA fleet.Text `json:"history_on_a,omitzero"`
 	// Note says why the connector has no partitions to verify, when it has none.
-	Note       string       `json:"note,omitempty"`
+	Note       fleet.Text   `json:"note,omitzero"`
 	Partitions []*Partition `json:"partitions"`
 }
 
@@ -182,8 +182,8 @@ type WorkersCheck struct {
 	// Checked is what the last verification found: how no live worker of A holds it, or
 	// why A may run it again or it could not be checked (then Held is true, and the records
 	// are no evidence).
-	Checked string `json:"checked,omitempty"`
-	Held    bool   `json:"held,omitempty"`
+	Checked fleet.Text `json:"checked,omitzero"`
+	Held    bool       `json:"held,omitempty"`
 }
 
 // Partition is one partition of a moved connector. Offsets are in the KIP-875 shape:
@@ -216,10 +216,10 @@ type Partition struct {
 	LogStartOnB *int64 `json:"log_start_on_b,omitempty"`
 	// Replay is, for the verdict replay, what B produces again: A's records past the offset
 	// placed.
-	Replay   *Replay `json:"replay,omitempty"`
-	Verdict  Verdict `json:"verdict"`
-	Evidence string  `json:"evidence"`
-	Detail   string  `json:"detail,omitempty"`
+	Replay   *Replay    `json:"replay,omitempty"`
+	Verdict  Verdict    `json:"verdict"`
+	Evidence string     `json:"evidence"`
+	Detail   fleet.Text `json:"detail,omitzero"`
 }
 
 // Replay is what B's connector produces again after a cutover whose offset placed is
@@ -300,7 +300,7 @@ func cutoverEntry(e *apply.Entry, offsetsTopic string) *Connector {
 		}
 	}
 	if !e.Body.HasOffsets {
-		cc.Note = "no offsets placed on B (A had none, or --sink-offsets none): nothing to verify"
+		cc.Note = fleet.Textf("no offsets placed on B (A had none, or %s): nothing to verify", fleet.Give{Setting: fleet.SinkOffsets, Value: "none"})
 	}
 	for _, o := range e.Body.InitialOffsets {
 		k := jsonvalue.SortedText(o.Partition)

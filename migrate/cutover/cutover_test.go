@@ -58,14 +58,14 @@ func TestNewCutover(t *testing.T) {
 	require.Equal(t, `{"kafka_offset":8}`, jsonvalue.SortedText(p.Placed))
 	require.Equal(t, VerdictWaiting, p.Verdict)
 
-	p.Verdict, p.Detail = VerdictMismatch, "group on B committed 5, before the 8 placed"
+	p.Verdict, p.Detail = VerdictMismatch, fleet.Plain("group on B committed 5, before the 8 placed")
 	c.Count()
 	require.Equal(t, map[Verdict]int{VerdictVerified: 0, VerdictWaiting: 1, VerdictMismatch: 1, VerdictUnordered: 0, VerdictReplay: 0}, c.Counts)
 	require.False(t, c.OK())
 
 	// A replay is counted and listed apart from the mismatches, and is no mismatch.
-	p.Verdict, p.Detail = VerdictVerified, ""
-	src.Partitions[0].Verdict, src.Partitions[0].Detail = VerdictReplay, "B produces again 3 records A produced past the offset placed"
+	p.Verdict, p.Detail = VerdictVerified, fleet.Text{}
+	src.Partitions[0].Verdict, src.Partitions[0].Detail = VerdictReplay, fleet.Plain("B produces again 3 records A produced past the offset placed")
 	src.Partitions[0].Replay = &Replay{Records: 3, First: jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("31")}},
 		Last: jsonvalue.Map{{Key: "position", Value: jsonvalue.Number("33")}}}
 	c.Count()
@@ -124,7 +124,7 @@ func TestVerifyDoesNotWaitForIdleConnectors(t *testing.T) {
 	require.NoError(t, ctx.Err(), "returned after one read, not at the timeout")
 	p := idle.Connectors[0].Partitions[0]
 	require.Equal(t, VerdictWaiting, p.Verdict)
-	require.Contains(t, p.Detail, "born PAUSED on B: it commits nothing until it is resumed")
+	require.Contains(t, p.Detail.String(), "born PAUSED on B: it commits nothing until it is resumed")
 
 	short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
 	defer cancelShort()
@@ -133,7 +133,7 @@ func TestVerifyDoesNotWaitForIdleConnectors(t *testing.T) {
 	deadline, _ := short.Deadline()
 	require.False(t, time.Now().Before(deadline.Add(-100*time.Millisecond)),
 		"a running connector without traffic is waited for, to the end of ctx (returned %v)", err)
-	require.NotContains(t, both.Connectors[1].Partitions[0].Detail, "born")
+	require.NotContains(t, both.Connectors[1].Partitions[0].Detail.String(), "born")
 }
 
 // A cutover report names the Kafka cluster the migration placed its offsets on: a later
@@ -160,7 +160,7 @@ func TestVerifyRefusesAnotherClustersReport(t *testing.T) {
 
 	other := report(`"to_cluster_id":"another-cluster",`)
 	err = Verify(ctx, other, VerifyOptions{Brokers: brokers})
-	require.ErrorContains(t, err, `the cutover report is of a migration into Kafka cluster "another-cluster"; --to-brokers reach cluster "`+idB+`"`)
+	require.ErrorContains(t, err, `the cutover report is of a migration into Kafka cluster "another-cluster"; ToBrokers reach cluster "`+idB+`"`)
 	require.Equal(t, VerdictWaiting, other.Connectors[0].Partitions[0].Verdict, "nothing judged")
 
 	unnamed := report("")
@@ -188,7 +188,7 @@ func TestVerifySinkPartitionNeverPlaced(t *testing.T) {
 	require.Equal(t, VerdictVerified, ps[0].Verdict, ps[0].Detail)
 	require.Equal(t, translationNotPlaced, ps[1].Translation)
 	require.Equal(t, VerdictUnordered, ps[1].Verdict, ps[1].Detail)
-	require.Contains(t, ps[1].Detail, "auto.offset.reset")
+	require.Contains(t, ps[1].Detail.String(), "auto.offset.reset")
 	require.True(t, c.OK(), "no mismatch: %+v", c.Counts)
 }
 
@@ -230,7 +230,7 @@ func TestVerifySnapshotAfterStreamingPlacement(t *testing.T) {
 			p := c.Connectors[0].Partitions[0]
 			require.Equal(t, tt.want, p.Verdict, p.Detail)
 			if tt.want == VerdictMismatch {
-				require.Contains(t, p.Detail, "a snapshot's offset")
+				require.Contains(t, p.Detail.String(), "a snapshot's offset")
 			}
 		})
 	}
@@ -310,7 +310,7 @@ func TestVerifySinkBelowLogStart(t *testing.T) {
 				require.NoError(t, Verify(ctx, c, VerifyOptions{Brokers: brokers}))
 				p := c.Connectors[0].Partitions[0]
 				require.Equal(t, s.verdict, p.Verdict, p.Detail)
-				require.Contains(t, p.Detail, s.detail)
+				require.Contains(t, p.Detail.String(), s.detail)
 			}
 		})
 	}

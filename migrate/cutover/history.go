@@ -48,7 +48,7 @@ func (c *Cutover) ReadHistoryOnA(ctx context.Context, src *source.TopicsSource, 
 			continue
 		}
 		if src == nil {
-			cc.HistoryOnA = "not read: A was read through its REST API only (--from-connect-url without --from-brokers)"
+			cc.HistoryOnA = fleet.Textf("not read: A was read through its REST API only (%s without %s)", fleet.FromConnectURL, fleet.FromBrokers)
 			continue
 		}
 		topic := src.OffsetsTopic
@@ -56,10 +56,10 @@ func (c *Cutover) ReadHistoryOnA(ctx context.Context, src *source.TopicsSource, 
 			topic = t
 		}
 		if err := cc.readHistory(ctx, cl, topic, e.Connector, e.Rekey(), orderOf(reg, cc.Class), partitionOrder(reg, cc.Class)); err != nil {
-			cc.HistoryOnA = fmt.Sprintf("not read: %v", err)
+			cc.HistoryOnA = fleet.Textf("not read: %v", err)
 			continue
 		}
-		cc.HistoryOnA = historyRead
+		cc.HistoryOnA = fleet.Plain(historyRead)
 	}
 }
 

@@ -67,7 +67,7 @@ func TestReadHistoryOnA(t *testing.T) {
 
 			c.ReadHistoryOnA(ctx, &source.TopicsSource{Brokers: brokers, OffsetsTopic: "connect-offsets"}, rep, connectors.Builtin())
 			cc := c.Connectors[0]
-			require.Equal(t, "read", cc.HistoryOnA)
+			require.Equal(t, "read", cc.HistoryOnA.String())
 			if tt.furthest == "" {
 				require.Nil(t, cc.Partitions[0].FurthestOnA)
 			} else {
@@ -75,7 +75,7 @@ func TestReadHistoryOnA(t *testing.T) {
 			}
 
 			c.ReadHistoryOnA(ctx, nil, rep, connectors.Builtin())
-			require.Contains(t, c.Connectors[0].HistoryOnA, "not read: A was read through its REST API only")
+			require.Contains(t, c.Connectors[0].HistoryOnA.String(), "not read: A was read through its REST API only")
 		})
 	}
 }

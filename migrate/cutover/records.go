@@ -11,6 +11,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // The records a source produced on B are the verification's better evidence where they carry
@@ -74,7 +75,7 @@ type recordTrack struct {
 	prefix string
 	born   time.Time
 	// inert says why the records are no evidence for the connector ("" when they are).
-	inert string
+	inert fleet.Text
 	// next is where each partition of each topic is read from next.
 	next map[string]map[int]int64
 	// firstB is B's earliest record (in the family's order), snapshotB its first record of a
@@ -105,10 +106,10 @@ func newRecordTrack(reg *connectors.Registry, cc *Connector, st *sourceTrack) *r
 		next: map[string]map[int]int64{}, seenA: map[string]bool{}}
 	switch {
 	case !cc.StoppedOnA:
-		r.inert = "the records on B are no evidence: A was not stopped before its offsets were read (migrate without --stop-source), " +
-			"so A's later records cannot be told from B's; the offsets are the evidence"
+		r.inert = fleet.Textf("the records on B are no evidence: A was not stopped before its offsets were read (migrate without %s), "+
+			"so A's later records cannot be told from B's; the offsets are the evidence", fleet.StopSource)
 	case cc.WorkersOfA != nil && cc.WorkersOfA.Held:
-		r.inert = "the records on B are no evidence: " + cc.WorkersOfA.Checked + "; A's later records cannot be told from B's; the offsets are the evidence"
+		r.inert = fleet.Textf("the records on B are no evidence: %v; A's later records cannot be told from B's; the offsets are the evidence", cc.WorkersOfA.Checked)
 	}
 	return r
 }
@@ -300,7 +301,7 @@ func sourceBlock(value []byte) (jsonvalue.Map, bool) {
 // stands.
 func (r *recordTrack) judge() {
 	p := r.st.p
-	if r.inert != "" {
+	if !r.inert.IsZero() {
 		r.noteOnce(r.inert)
 		return
 	}
@@ -314,12 +315,12 @@ func (r *recordTrack) judge() {
 		return
 	}
 	placed := jsonvalue.SortedText(p.Placed)
-	decide := func(v Verdict, detail string) {
+	decide := func(v Verdict, detail fleet.Text) {
 		p.Verdict, p.Evidence, p.Detail, p.Replay = v, EvidenceRecords, detail, nil
 		r.final, r.st.final, r.pending = true, true, false
 	}
 	if r.snapshotB != nil && !snapshotting(p.Placed) {
-		decide(VerdictMismatch, fmt.Sprintf("B's connector produced a snapshot's record (%s) after it was born on B: it started a new snapshot instead of resuming "+
+		decide(VerdictMismatch, fleet.Textf("B's connector produced a snapshot's record (%s) after it was born on B: it started a new snapshot instead of resuming "+
 			"from the streaming position placed, %s", r.snapshotB.where, placed))
 		return
 	}
@@ -328,12 +329,12 @@ func (r *recordTrack) judge() {
 	if first != nil {
 		cover = r.rule.cover(first, false)
 		if cover == coverBefore {
-			decide(VerdictMismatch, fmt.Sprintf("B's first record is at %s (%s), which the offset placed, %s, covers: B produces again what A had produced "+
+			decide(VerdictMismatch, fleet.Textf("B's first record is at %s (%s), which the offset placed, %s, covers: B produces again what A had produced "+
 				"up to it (duplicates downstream)", jsonvalue.SortedText(first.pos), first.where, placed))
 			return
 		}
 		if why := r.rule.resumes(first); why != "" {
-			decide(VerdictMismatch, fmt.Sprintf("B's first record is at %s (%s), which cannot be where B resumed from the offset placed, %s: %s",
+			decide(VerdictMismatch, fleet.Textf("B's first record is at %s (%s), which cannot be where B resumed from the offset placed, %s: %s",
 				jsonvalue.SortedText(first.pos), first.where, placed, why))
 			return
 		}
@@ -348,12 +349,12 @@ func (r *recordTrack) judge() {
 	}
 	if r.firstB == nil {
 		if r.readErr != nil {
-			r.noteOnce(fmt.Sprintf("the records on B could not be read (%v): the offsets are the evidence", r.readErr))
+			r.noteOnce(fleet.Textf("the records on B could not be read (%v): the offsets are the evidence", r.readErr))
 		}
 		return // nothing of B's yet: the offsets are the evidence
 	}
 	if cover == coverUnknown && !r.rule.trustsB() {
-		r.noteOnce(fmt.Sprintf("B's first record is at %s (%s), which the offset placed, %s, does not place: a transaction committed after "+
+		r.noteOnce(fleet.Textf("B's first record is at %s (%s), which the offset placed, %s, does not place: a transaction committed after "+
 			"the offset placed with changes from before it (interleaved), or one A produced that is not on B; the offsets are the evidence",
 			jsonvalue.SortedText(r.firstB.pos), r.firstB.where, placed))
 		return
@@ -362,7 +363,7 @@ func (r *recordTrack) judge() {
 	if r.lastA != nil {
 		detail += fmt.Sprintf("; A's last record is at %s", jsonvalue.SortedText(r.lastA.pos))
 	}
-	decide(VerdictVerified, detail)
+	decide(VerdictVerified, fleet.Plain(detail))
 }
 
 // replayed is what B produces again of A's records: those past the offset placed (nil when
@@ -401,7 +402,7 @@ func (r *recordTrack) replayed(first *recordSeen) *Replay {
 
 // judgeReplay judges A's records past the offset placed: a mismatch when A had committed past
 // it (its offset was set back), else a replay, decided once B's first record is seen.
-func (r *recordTrack) judgeReplay(rep *Replay, first *recordSeen, decide func(Verdict, string)) {
+func (r *recordTrack) judgeReplay(rep *Replay, first *recordSeen, decide func(Verdict, fleet.Text)) {
 	p := r.st.p
 	placed := jsonvalue.SortedText(p.Placed)
 	count := plural(rep.Records, "record")
@@ -410,26 +411,26 @@ func (r *recordTrack) judgeReplay(rep *Replay, first *recordSeen, decide func(Ve
 	}
 	span := fmt.Sprintf("from %s (%s) to %s (%s)", jsonvalue.SortedText(rep.First), rep.FirstAt, jsonvalue.SortedText(rep.Last), rep.LastAt)
 	if p.FurthestOnA != nil {
-		decide(VerdictMismatch, fmt.Sprintf("A's offset was set back: A's offsets topic held %s, past the offset placed, %s; B produces again the %s A had "+
+		decide(VerdictMismatch, fleet.Textf("A's offset was set back: A's offsets topic held %s, past the offset placed, %s; B produces again the %s A had "+
 			"produced and committed past it, %s", jsonvalue.SortedText(p.FurthestOnA), placed, count, span))
 		return
 	}
-	detail := fmt.Sprintf("B produces again the %s A produced past its last committed offset, %s, which A never committed (its worker died, or its "+
+	detail := fleet.Textf("B produces again the %s A produced past its last committed offset, %s, which A never committed (its worker died, or its "+
 		"task failed, before its next commit): duplicates downstream, not a wrong placement; B continues from A's last committed offset, %s", count, span, placed)
 	switch cc := r.st.cc; {
-	case cc.HistoryOnA == historyRead:
-	case cc.HistoryOnA == "":
-		detail += "; A's offsets topic was not read for earlier commits, so an offset set back on A would look the same"
+	case cc.HistoryOnA.String() == historyRead:
+	case cc.HistoryOnA.IsZero():
+		detail = detail.Append("; A's offsets topic was not read for earlier commits, so an offset set back on A would look the same")
 	default:
-		detail += fmt.Sprintf("; A's offsets topic %s, so an offset set back on A would look the same", cc.HistoryOnA)
+		detail = detail.Append("; A's offsets topic %v, so an offset set back on A would look the same", cc.HistoryOnA)
 	}
 	if first == nil {
 		r.pending = true
 		p.Verdict, p.Evidence, p.Replay = VerdictReplay, EvidenceRecords, rep
-		p.Detail = detail + "; B has produced no record yet"
+		p.Detail = detail.Append("; B has produced no record yet")
 		return
 	}
-	decide(VerdictReplay, detail+fmt.Sprintf("; B's first record is at %s (%s)", jsonvalue.SortedText(first.pos), first.where))
+	decide(VerdictReplay, detail.Append("; B's first record is at %s (%s)", jsonvalue.SortedText(first.pos), first.where))
 	p.Replay = rep
 }
 
@@ -442,9 +443,12 @@ func plural(n int, thing string) string {
 }
 
 // noteOnce adds s to the partition's detail, once.
-func (r *recordTrack) noteOnce(s string) {
+func (r *recordTrack) noteOnce(s fleet.Text) {
 	p := r.st.p
-	if !strings.Contains(p.Detail, s) {
-		p.Detail = strings.TrimPrefix(p.Detail+"; ", "; ") + s
+	switch {
+	case p.Detail.IsZero():
+		p.Detail = s
+	case !strings.Contains(p.Detail.String(), s.String()):
+		p.Detail = p.Detail.Append("; %v", s)
 	}
 }

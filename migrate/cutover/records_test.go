@@ -171,7 +171,7 @@ func TestVerifyDebeziumRecords(t *testing.T) {
 				p := c.Connectors[0].Partitions[0]
 				require.Equal(t, tc.verdict, p.Verdict, p.Detail)
 				require.Equal(t, tc.evidence, p.Evidence)
-				require.Contains(t, p.Detail, tc.detail)
+				require.Contains(t, p.Detail.String(), tc.detail)
 				if tc.replay == 0 {
 					require.Nil(t, p.Replay)
 				} else {
@@ -353,7 +353,7 @@ func TestVerifyRecordsByFamily(t *testing.T) {
 				p := c.Connectors[0].Partitions[0]
 				require.Equal(t, tc.verdict, p.Verdict, p.Detail)
 				require.Equal(t, EvidenceRecords, p.Evidence, p.Detail)
-				require.Contains(t, p.Detail, tc.detail)
+				require.Contains(t, p.Detail.String(), tc.detail)
 				if tc.replay == 0 {
 					require.Nil(t, p.Replay)
 					return

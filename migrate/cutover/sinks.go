@@ -98,7 +98,7 @@ func (s *sinkTrack) judge(offs []kafkaio.GroupOffset, starts map[string]logStart
 	for _, p := range s.c.Partitions {
 		topic, part, err := fleet.SinkTopicPartition(p.Partition)
 		if err != nil {
-			p.Verdict, p.Detail = VerdictMismatch, err.Error()
+			p.Verdict, p.Detail = VerdictMismatch, fleet.Plain(err.Error())
 			continue
 		}
 		k := topic + "/" + strconv.Itoa(int(part))
@@ -127,33 +127,33 @@ func (s *sinkTrack) judge(offs []kafkaio.GroupOffset, starts map[string]logStart
 				p.FirstOnB = fleet.KafkaOffset(got)
 			}
 			p.Verdict = VerdictMismatch
-			p.Detail = fmt.Sprintf("B's log start of topic %q partition %d is %d, past the offset placed, %d: records %d..%d (%d) are not on B, so the sink "+
+			p.Detail = fleet.Textf("B's log start of topic %q partition %d is %d, past the offset placed, %d: records %d..%d (%d) are not on B, so the sink "+
 				"skips them (its consumer resets by auto.offset.reset); group %q %s", topic, part, start.offset, want, want, start.offset-1, start.offset-want, s.c.Group, at)
 			continue
 		}
 		switch {
 		case !ok && want < 0:
 			p.FirstOnB, p.Verdict = nil, VerdictWaiting
-			p.Detail = fmt.Sprintf("reset placed (no offset); group %q has committed nothing for it yet", s.c.Group)
+			p.Detail = fleet.Textf("reset placed (no offset); group %q has committed nothing for it yet", s.c.Group)
 		case !ok:
 			p.FirstOnB, p.Verdict = nil, VerdictMismatch
-			p.Detail = fmt.Sprintf("group %q on B has no committed offset for it; %d was placed", s.c.Group, want)
+			p.Detail = fleet.Textf("group %q on B has no committed offset for it; %d was placed", s.c.Group, want)
 		case want < 0:
 			p.FirstOnB, p.Verdict = fleet.KafkaOffset(got), VerdictVerified
-			p.Detail = fmt.Sprintf("reset placed (no offset); group %q committed %d", s.c.Group, got)
+			p.Detail = fleet.Textf("reset placed (no offset); group %q committed %d", s.c.Group, got)
 		case got == want:
 			p.FirstOnB, p.Verdict = fleet.KafkaOffset(got), VerdictWaiting
-			p.Detail = fmt.Sprintf("group %q on B is at the offset placed, %d; nothing consumed after it yet", s.c.Group, want)
+			p.Detail = fleet.Textf("group %q on B is at the offset placed, %d; nothing consumed after it yet", s.c.Group, want)
 		case got > want:
 			p.FirstOnB, p.Verdict = fleet.KafkaOffset(got), VerdictVerified
-			p.Detail = fmt.Sprintf("group %q on B committed %d, past the %d placed", s.c.Group, got, want)
+			p.Detail = fleet.Textf("group %q on B committed %d, past the %d placed", s.c.Group, got, want)
 		default:
 			p.FirstOnB, p.Verdict = fleet.KafkaOffset(got), VerdictMismatch
-			p.Detail = fmt.Sprintf("group %q on B committed %d, before the %d placed", s.c.Group, got, want)
+			p.Detail = fleet.Textf("group %q on B committed %d, before the %d placed", s.c.Group, got, want)
 		}
 		if known && start.err != nil && p.Verdict != VerdictMismatch {
 			note := fmt.Sprintf("B's log start of the partition could not be read (%v): whether records before it were skipped is not known", start.err)
-			p.Detail += "; " + note
+			p.Detail = p.Detail.Append("; %s", note)
 			if p.Verdict == VerdictVerified {
 				final = false // read it again
 			}
@@ -171,7 +171,7 @@ func (s *sinkTrack) judge(offs []kafkaio.GroupOffset, starts map[string]logStart
 		// A's group had no offset there: B's starts it by its auto.offset.reset, as A's would
 		// have. Nothing was placed to continue from, so nothing proves or disproves it.
 		p.FirstOnB, p.Verdict, p.Evidence = fleet.KafkaOffset(o.Offset), VerdictUnordered, EvidenceOffsets
-		p.Detail = fmt.Sprintf("group %q on B has offset %d for a partition the migration never placed: A's group had no offset there, so B's started it "+
+		p.Detail = fleet.Textf("group %q on B has offset %d for a partition the migration never placed: A's group had no offset there, so B's started it "+
 			"by its auto.offset.reset (earliest for Connect's sinks unless overridden), as A's would have; compare by hand if A had consumed it since", s.c.Group, o.Offset)
 	}
 	s.final = final

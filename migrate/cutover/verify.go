@@ -14,6 +14,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -119,7 +120,7 @@ func Verify(ctx context.Context, c *Cutover, opts VerifyOptions) error {
 	case c.ToClusterID == "":
 		c.ToClusterID = id
 	case c.ToClusterID != id:
-		return fmt.Errorf("the cutover report is of a migration into Kafka cluster %q; --to-brokers reach cluster %q: give the brokers of the cluster the offsets were placed on", c.ToClusterID, id)
+		return fleet.Errorf("the cutover report is of a migration into Kafka cluster %q; %s reach cluster %q: give the brokers of the cluster the offsets were placed on", c.ToClusterID, fleet.ToBrokers, id)
 	}
 	c.checkWorkersOfA(first, opts, id)
 	v, err := newVerifier(first, cl, c, opts.Registry)
@@ -226,10 +227,10 @@ func (c *Cutover) noteIdle() {
 			continue
 		}
 		for _, p := range cc.Partitions {
-			if p.Verdict == VerdictWaiting && !strings.HasPrefix(p.Detail, "born ") {
-				why := fmt.Sprintf("born %s on B: it commits nothing until it is resumed; verify again after resuming it (migrate --verify --cutover-report FILE)", cc.State)
-				if p.Detail != "" {
-					why += "; " + p.Detail
+			if p.Verdict == VerdictWaiting && !strings.HasPrefix(p.Detail.String(), "born ") {
+				why := fleet.Textf("born %s on B: it commits nothing until it is resumed; verify again after resuming it (%s)", cc.State, fleet.Next{Verb: fleet.VerbVerify})
+				if !p.Detail.IsZero() {
+					why = why.Append("; %v", p.Detail)
 				}
 				p.Detail = why
 			}
@@ -300,10 +301,10 @@ func newVerifier(ctx context.Context, cl *kafka.Client, c *Cutover, reg *connect
 		for _, p := range cc.Partitions {
 			t := &sourceTrack{cc: cc, p: p, topic: cc.OffsetsTopic, class: cc.Class, order: orderOf(reg, cc.Class), placed: jsonvalue.SortedText(p.Placed),
 				idle: cc.idle()}
-			p.FirstOnB, p.Verdict, p.Evidence, p.Detail = nil, VerdictWaiting, EvidenceOffsets, ""
+			p.FirstOnB, p.Verdict, p.Evidence, p.Detail = nil, VerdictWaiting, EvidenceOffsets, fleet.Text{}
 			if p.OnA != nil && p.Placed != nil && jsonvalue.SortedText(p.OnA) != t.placed {
 				p.Verdict, t.final = VerdictMismatch, true
-				p.Detail = fmt.Sprintf("the offset placed on B, %s, is not A's offset at stop, %s", t.placed, jsonvalue.SortedText(p.OnA))
+				p.Detail = fleet.Textf("the offset placed on B, %s, is not A's offset at stop, %s", t.placed, jsonvalue.SortedText(p.OnA))
 			}
 			key := string(offsetstore.AppendKey(nil, cc.TargetName, order(p.Partition)))
 			part := offsetstore.PartitionFor([]byte(key), n)
@@ -366,7 +367,7 @@ func (v *verifier) read(ctx context.Context) error {
 		if r.final {
 			continue
 		}
-		if r.inert == "" {
+		if r.inert.IsZero() {
 			r.readErr = r.read(ctx, v.cl) // the offsets stay the evidence of what cannot be read
 		}
 		r.judge()
@@ -469,18 +470,18 @@ func (t *sourceTrack) judge() {
 	switch {
 	case t.placedSeen && t.tomb:
 		p.Verdict, t.final = VerdictMismatch, true
-		p.Detail = fmt.Sprintf("after the offset placed, %s, B's topic %q holds a tombstone: the partition's offset was removed", t.placed, t.topic)
+		p.Detail = fleet.Textf("after the offset placed, %s, B's topic %q holds a tombstone: the partition's offset was removed", t.placed, t.topic)
 	case t.placedSeen && t.first == nil:
 		p.Verdict = VerdictWaiting
-		p.Detail = fmt.Sprintf("B holds the offset placed, %s; its connector has committed nothing after it yet", t.placed)
+		p.Detail = fleet.Textf("B holds the offset placed, %s; its connector has committed nothing after it yet", t.placed)
 	case t.placedSeen:
 		t.compare(t.first, "")
 	case !t.any:
 		p.Verdict, t.final = VerdictMismatch, true
-		p.Detail = fmt.Sprintf("B's topic %q holds no offset for the partition: the offset placed, %s, is not there", t.topic, t.placed)
+		p.Detail = fleet.Textf("B's topic %q holds no offset for the partition: the offset placed, %s, is not there", t.topic, t.placed)
 	case t.earliest == nil:
 		p.Verdict = VerdictWaiting
-		p.Detail = fmt.Sprintf("the offset placed, %s, is no longer in B's topic %q (compacted), and nothing after it yet", t.placed, t.topic)
+		p.Detail = fleet.Textf("the offset placed, %s, is no longer in B's topic %q (compacted), and nothing after it yet", t.placed, t.topic)
 	default:
 		t.compare(t.earliest, fmt.Sprintf("the offset placed is no longer in B's topic %q (compacted); judged by the earliest offset left: ", t.topic))
 	}
@@ -493,7 +494,7 @@ func (t *sourceTrack) compare(got jsonvalue.Map, prefix string) {
 	first := jsonvalue.SortedText(got)
 	if t.order == nil {
 		p.Verdict = VerdictUnordered
-		p.Detail = prefix + fmt.Sprintf("B committed %s after the offset placed, %s; the offsets of %s have no order offsetagent knows: compare them by hand", first, t.placed, t.class)
+		p.Detail = fleet.Plain(prefix).Append("B committed %s after the offset placed, %s; the offsets of %s have no order offsetagent knows: compare them by hand", first, t.placed, t.class)
 		return
 	}
 	c, ok := t.order(got, p.Placed)
@@ -502,20 +503,20 @@ func (t *sourceTrack) compare(got jsonvalue.Map, prefix string) {
 		// Debezium placed at a streaming position snapshots again only when it starts over
 		// (snapshot.mode, or the position gone from the database's log).
 		p.Verdict = VerdictMismatch
-		p.Detail = prefix + fmt.Sprintf("B's first offset after the placed %s is %s, a snapshot's offset: the connector started a new snapshot "+
+		p.Detail = fleet.Plain(prefix).Append("B's first offset after the placed %s is %s, a snapshot's offset: the connector started a new snapshot "+
 			"instead of resuming from the streaming position placed (its snapshot.mode, or the position no longer in the database's log)", t.placed, first)
 	case !ok:
 		p.Verdict = VerdictUnordered
-		p.Detail = prefix + fmt.Sprintf("B committed %s after the offset placed, %s; the two cannot be ordered (a snapshot's offset, or members missing): compare them by hand", first, t.placed)
+		p.Detail = fleet.Plain(prefix).Append("B committed %s after the offset placed, %s; the two cannot be ordered (a snapshot's offset, or members missing): compare them by hand", first, t.placed)
 	case c > 0:
 		p.Verdict = VerdictVerified
-		p.Detail = prefix + fmt.Sprintf("B's first offset after the placed %s is %s: it follows it", t.placed, first)
+		p.Detail = fleet.Plain(prefix).Append("B's first offset after the placed %s is %s: it follows it", t.placed, first)
 	case c < 0:
 		p.Verdict = VerdictMismatch
-		p.Detail = prefix + fmt.Sprintf("B's first offset after the placed %s is %s: before it (records produced again, or another offset placed)", t.placed, first)
+		p.Detail = fleet.Plain(prefix).Append("B's first offset after the placed %s is %s: before it (records produced again, or another offset placed)", t.placed, first)
 	default:
 		p.Verdict, t.final = VerdictWaiting, false
-		p.Detail = prefix + fmt.Sprintf("B holds %s, at the position placed, %s; nothing after it yet", first, t.placed)
+		p.Detail = fleet.Plain(prefix).Append("B holds %s, at the position placed, %s; nothing after it yet", first, t.placed)
 	}
 }
 
@@ -542,19 +543,19 @@ func (c *Cutover) checkWorkersOfA(ctx context.Context, opts VerifyOptions, clust
 		id, err := kafkaio.ClusterID(ctx, cl)
 		switch {
 		case err != nil:
-			w.Checked, w.Held = fmt.Sprintf("A's Kafka cluster (%s) could not be asked whether a worker of A holds the connector again: %v; "+
-				"give --from-brokers and --from-command-config to --verify", strings.Join(brokers, ","), err), true
+			w.Checked, w.Held = fleet.Textf("A's Kafka cluster (%s) could not be asked whether a worker of A holds the connector again: %v; "+
+				"give %s and %s to %s", strings.Join(brokers, ","), err, fleet.FromBrokers, fleet.FromCommandConfig, fleet.Next{Verb: fleet.VerbVerify}), true
 			continue
 		case w.ClusterID != "" && id != w.ClusterID:
-			w.Checked, w.Held = fmt.Sprintf("%s is Kafka cluster %q, not A's %q: whether a worker of A holds the connector again is not known; "+
-				"give A's --from-brokers to --verify", strings.Join(brokers, ","), id, w.ClusterID), true
+			w.Checked, w.Held = fleet.Textf("%s is Kafka cluster %q, not A's %q: whether a worker of A holds the connector again is not known; "+
+				"give A's %s to %s", strings.Join(brokers, ","), id, w.ClusterID, fleet.FromBrokers, fleet.Next{Verb: fleet.VerbVerify}), true
 			continue
 		}
 		how, err := source.WorkersOfA{Client: cl, Principal: principal, ConfigTopic: w.ConfigTopic}.NoneHolds(ctx, cc.Name, w.RecordAt)
 		if err != nil {
-			w.Checked, w.Held = "checked again at the verification: "+err.Error(), true
+			w.Checked, w.Held = fleet.Textf("checked again at the verification: %v", err), true
 			continue
 		}
-		w.Checked, w.Held = "checked again at the verification: "+how, false
+		w.Checked, w.Held = fleet.Plain("checked again at the verification: "+how), false
 	}
 }

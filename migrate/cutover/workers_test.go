@@ -124,26 +124,26 @@ func TestVerificationChecksWorkersOfAAgain(t *testing.T) {
 	inert := func(cc *Connector) string {
 		r := newRecordTrack(connectors.Builtin(), cc, &sourceTrack{cc: cc, p: cc.Partitions[0]})
 		require.NotNil(t, r, "a Debezium MariaDB source has a record track")
-		return r.inert
+		return r.inert.String()
 	}
 
 	cc := check(&WorkersCheck{Brokers: brokers, ClusterID: clusterA, ConfigTopic: "connect-configs", RecordAt: 0})
 	require.False(t, cc.WorkersOfA.Held, cc.WorkersOfA.Checked)
-	require.Contains(t, cc.WorkersOfA.Checked, "checked again at the verification: no live worker of A holds it")
+	require.Contains(t, cc.WorkersOfA.Checked.String(), "checked again at the verification: no live worker of A holds it")
 	require.Empty(t, inert(cc), "the records are evidence")
 
 	kafkatest.JoinGroup(t, brokers, "connect-a", kafkatest.Member{ProtocolType: "connect", Protocol: "sessioned",
 		Metadata: sessionedMetadata("http://w1:8083/", 45, nil), Assignment: sessionedAssignment(45, 0, held{"mdb-cdc", []int32{-1, 0}})})
 	cc = check(&WorkersCheck{Brokers: brokers, ClusterID: clusterA, ConfigTopic: "connect-configs", RecordAt: 0})
 	require.True(t, cc.WorkersOfA.Held)
-	require.Contains(t, cc.WorkersOfA.Checked, `A runs it: member "`)
+	require.Contains(t, cc.WorkersOfA.Checked.String(), `A runs it: member "`)
 	require.Contains(t, inert(cc), "the records on B are no evidence: checked again at the verification: A runs it")
 
 	cc = check(&WorkersCheck{Brokers: brokers, ClusterID: "not-" + clusterA, ConfigTopic: "connect-configs", RecordAt: 0})
 	require.True(t, cc.WorkersOfA.Held)
-	require.Contains(t, cc.WorkersOfA.Checked, "whether a worker of A holds the connector again is not known")
+	require.Contains(t, cc.WorkersOfA.Checked.String(), "whether a worker of A holds the connector again is not known")
 
 	cc = check(&WorkersCheck{Brokers: []string{deadURL(t)[len("http://"):]}, ClusterID: clusterA, ConfigTopic: "connect-configs", RecordAt: 0})
 	require.True(t, cc.WorkersOfA.Held)
-	require.Contains(t, cc.WorkersOfA.Checked, "could not be asked")
+	require.Contains(t, cc.WorkersOfA.Checked.String(), "could not be asked")
 }

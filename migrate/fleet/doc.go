@@ -17,5 +17,12 @@
 // MirrorMaker 2's settings for sinks moved across it (MM2, SinkOffsetsMode), and the error
 // of a run refused before anything was stopped or published (ErrPrecheck).
 //
+// No stage names a setting of the run as its caller's user gives it: a message that names one
+// (a refusal, a hazard's fix, a report's note, a log record) is a Text whose Setting, Fix and
+// Next arguments stay typed until the reader's Words spell them (Text.Spell, SpellError,
+// SpellIn for a report's JSON; GoWords, the library's own words, for its tests). Error is an
+// error with a Text and the Fixes that answer it. The command line spells them as its flags
+// (cmd/offsetagent, words.go).
+//
 // Every I/O is the stages': fleet reads and writes nothing.
 package fleet

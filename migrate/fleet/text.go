@@ -94,6 +94,18 @@ func spellArg(a any, w Words) any {
 	return a
 }
 
+// Join is ts one after the other, sep between them.
+func Join(ts []Text, sep string) Text {
+	if len(ts) == 0 {
+		return Text{}
+	}
+	args := make([]any, len(ts))
+	for i, t := range ts {
+		args[i] = t
+	}
+	return Textf(strings.Repeat("%v"+strings.ReplaceAll(sep, "%", "%%"), len(ts)-1)+"%v", args...)
+}
+
 // String is t spelled with GoWords: for logs and tests.
 func (t Text) String() string { return t.Spell(GoWords) }
 

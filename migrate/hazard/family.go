@@ -172,8 +172,9 @@ func (f *familyCheck) elsewhere(ctx context.Context, key string) (string, bool) 
 	return fmt.Sprintf("the Kafka cluster at %q, which migrate could not identify (%s)", v, f.ids.others(cv, n.ownNote)), true
 }
 
-func (f *familyCheck) hazard(key, msg, fix string, refuse bool) {
-	f.e.add(Hazard{Check: HazardFamilyState, Key: key, Message: msg, Fix: fix, Refuse: refuse})
+// hazard records a hazard of the family's state; msg and fix are each a string or a fleet.Text.
+func (f *familyCheck) hazard(key string, msg, fix any, refuse bool) {
+	f.e.add(Hazard{Check: HazardFamilyState, Key: key, Message: textOf(msg), Fix: textOf(fix), Refuse: refuse})
 }
 
 // logicalName is the Debezium logical name config cfg gives, and its key.
@@ -195,15 +196,15 @@ func (f *familyCheck) debezium(ctx context.Context) {
 			f.hazard(keyB, fmt.Sprintf("the edit flags change the logical name from %q (%s on A) to %q: every offset is kept under it "+
 				"(the partition's %q), and so is every record of the schema history; re-keyed offsets would make Debezium's recovery "+
 				"on B skip every record of the history, whose partition is A's", nameA, keyA, nameB, f.out.NameKey),
-				"keep the logical name (drop the --set or --unset of "+keyB+"); to write other topic names on B, use the topic naming "+
-					"strategy or a routing SMT", true)
+				fleet.Textf("keep the logical name (%s); to write other topic names on B, use the topic naming "+
+					"strategy or a routing SMT", fleet.Drop{Key: keyB}), true)
 			return
 		}
 		f.e.Rekey = &fleet.Rekey{Key: f.out.NameKey, From: nameA, To: nameB}
 		f.hazard(keyB, fmt.Sprintf("the edit flags change the logical name from %q (%s on A) to %q: the offsets kept under %s=%q "+
 			"are written on B under %s=%q, where the connector's tasks read them; it writes its topics under the new name",
 			nameA, keyA, nameB, f.out.NameKey, nameA, f.out.NameKey, nameB),
-			"none if the new name is meant; otherwise keep "+keyB+" (drop the --set or --unset of it)", false)
+			fleet.Textf("none if the new name is meant; otherwise keep %s (drop the %s or %s of it)", keyB, fleet.Set, fleet.Unset), false)
 	}
 	if f.out.SchemaHistory {
 		f.schemaHistory(ctx)
@@ -236,7 +237,7 @@ func (f *familyCheck) schemaHistory(ctx context.Context) {
 	}
 	if where, ok := f.elsewhere(ctx, classKey+".kafka.bootstrap.servers"); ok {
 		f.hazard(classKey+".kafka.bootstrap.servers", fmt.Sprintf("the schema history is kept on %s, not B: its topic %q is not looked for on B",
-			where, topicB), "make sure that cluster stays reachable from B's workers, or move the history to B and --set this key", false)
+			where, topicB), fleet.Textf("make sure that cluster stays reachable from B's workers, or move the history to B and %s this key", fleet.Set), false)
 		return
 	}
 	topicA := strings.TrimSpace(f.a[topicKey])
@@ -256,7 +257,7 @@ func (f *familyCheck) schemaHistory(ctx context.Context) {
 	}
 	if f.hc.a.Client() == nil {
 		f.hazard(topicKey, fmt.Sprintf("the schema history topic %q is on B (%s) but its completeness was not checked: A's Kafka cluster is not read",
-			topicB, onB), "give --from-brokers, or compare A's and B's topic yourself before B starts", false)
+			topicB, onB), fleet.Textf("give %s, or compare A's and B's topic yourself before B starts", fleet.FromBrokers), false)
 		return
 	}
 	onA, err := topicRange(ctx, f.hc.a.Client(), topicA)
@@ -283,7 +284,7 @@ func (f *familyCheck) slot() {
 	if slotA != slotB {
 		f.hazard("slot.name", fmt.Sprintf("the edit flags change the replication slot from %q to %q: the slot holds the position in PostgreSQL's WAL "+
 			"that B must resume from; a new slot starts at the WAL's current end, so what A had not sent yet would be lost, and %q would keep WAL until dropped",
-			slotA, slotB, slotA), "keep slot.name (drop the --set or --unset of it)", true)
+			slotA, slotB, slotA), fleet.Textf("keep slot.name (drop the %s or %s of it)", fleet.Set, fleet.Unset), true)
 	}
 	if strings.EqualFold(strings.TrimSpace(f.a["slot.drop.on.stop"]), "true") {
 		f.hazard("slot.drop.on.stop", fmt.Sprintf("A's connector drops its replication slot %q when it stops: stopping it on A drops the position B must resume from", slotA),
@@ -293,7 +294,7 @@ func (f *familyCheck) slot() {
 	if !f.hc.opts.StopSource && !f.hc.opts.StopPlanned {
 		f.hazard("slot.name", fmt.Sprintf("A's task holds the replication slot %q until it stops: B's task cannot take the slot while A's runs "+
 			"(PostgreSQL lets one client stream from a slot) and fails until A's connector is stopped", slotA),
-			"use --stop-source, or stop the connector on A before B starts it", false)
+			fleet.Textf("use %s, or stop the connector on A before B starts it", fleet.StopSource), false)
 	}
 }
 
@@ -310,7 +311,7 @@ func (f *familyCheck) signal(ctx context.Context) {
 	}
 	if where, ok := f.elsewhere(ctx, "signal.kafka.bootstrap.servers"); ok {
 		f.hazard("signal.kafka.bootstrap.servers", fmt.Sprintf("the signal channel is kept on %s, not B: its topic %q is not looked for on B",
-			where, topic), "make sure that cluster stays reachable from B's workers, or move the signal topic to B and --set this key", false)
+			where, topic), fleet.Textf("make sure that cluster stays reachable from B's workers, or move the signal topic to B and %s this key", fleet.Set), false)
 		return
 	}
 	group := orDefault(f.onB["signal.consumer.group.id"], orDefault(f.onB["signal.kafka.groupId"], dbzSignalGroup))
@@ -376,15 +377,15 @@ func (f *familyCheck) sinkProgress() {
 	verdict := "offsets not portable by Connect; see the connector's docs: " + f.out.Progress
 	if f.hc.opts.Translated {
 		f.hazard("connector.class", verdict+"; across MirrorMaker 2 that progress holds A's topic offsets, which B's topics do not have",
-			"move it as the connector's docs say, or leave it out (--exclude)", true)
+			fleet.Textf("move it as the connector's docs say, or leave it out (%s)", fleet.Exclude), true)
 		return
 	}
-	what := "its consumer group's offsets are copied as they are"
+	what := fleet.Plain("its consumer group's offsets are copied as they are")
 	if f.hc.opts.SinkOffsets == fleet.SinkOffsetsNone {
-		what = "its consumer group's offsets are not carried (--sink-offsets none)"
+		what = fleet.Textf("its consumer group's offsets are not carried (%s)", fleet.Give{Setting: fleet.SinkOffsets, Value: "none"})
 	}
-	f.hazard("connector.class", verdict+"; "+what+", and the sink resumes from its own progress, which is right on B only when B reads "+
-		"the same Kafka cluster as A (or an offset-preserving copy)", "see the connector's docs before B starts it", false)
+	f.hazard("connector.class", fleet.Textf("%s; %v, and the sink resumes from its own progress, which is right on B only when B reads "+
+		"the same Kafka cluster as A (or an offset-preserving copy)", verdict, what), "see the connector's docs before B starts it", false)
 }
 
 // partitionRange is a topic's first and end offsets per partition.

@@ -41,22 +41,37 @@ type Hazard struct {
 	// Key is the config key concerned, when one is.
 	Key string `json:"key,omitempty"`
 	// Message says what is wrong. It never carries a secret value.
-	Message string `json:"message"`
-	// Fix says what to do about it (a flag, a setting on B or on MirrorMaker 2).
-	Fix string `json:"fix,omitempty"`
+	Message fleet.Text `json:"message"`
+	// Fix says what to do about it (a setting of the run, a setting on B or on MirrorMaker 2).
+	Fix fleet.Text `json:"fix,omitzero"`
 	// Refuse: the connector is skipped; otherwise the hazard is a warning.
 	Refuse bool `json:"refuse"`
 }
 
-func (h Hazard) String() string {
-	s := h.Message
+// String is h in the library's own words (fleet.GoWords).
+func (h Hazard) String() string { return h.Spell(fleet.GoWords) }
+
+// Spell is h in w's words: its key, message and fix.
+func (h Hazard) Spell(w fleet.Words) string {
+	s := h.Message.Spell(w)
 	if h.Key != "" {
 		s = h.Key + ": " + s
 	}
-	if h.Fix != "" {
-		s += "; " + h.Fix
+	if !h.Fix.IsZero() {
+		s += "; " + h.Fix.Spell(w)
 	}
 	return s
+}
+
+// textOf is s as a Text: a fleet.Text as it is, a string as fleet.Plain (it names no setting).
+func textOf(s any) fleet.Text {
+	switch s := s.(type) {
+	case fleet.Text:
+		return s
+	case string:
+		return fleet.Plain(s)
+	}
+	return fleet.Textf("%v", s)
 }
 
 // Subject is one selected connector as the hazard checks see it: A's connector, its name on B,

@@ -122,11 +122,11 @@ func (hc *Checks) CheckPipelines(ctx context.Context, entries []*Subject) {
 		if len(pairs) == 0 {
 			continue
 		}
-		why := "--sink-follows-source not given"
+		why := fleet.Textf("%s not given", fleet.SinkFollowsSource)
 		if hc.opts.SinkFollowsSource {
 			why = hc.cannotFollow(sink.Connector, pairs, m.Policy)
 		}
-		if why == "" {
+		if why.IsZero() {
 			follow(pairs)
 			continue
 		}
@@ -172,31 +172,32 @@ func (w written) origin(topics []string) string {
 // refusePipeline gives both connectors of p a Problem: the sink the whole message, the source
 // a pointer to it. A connector in several pairs keeps its first message. why says why the
 // pair is not moved with --sink-follows-source (asked says whether it was given).
-func refusePipeline(p pipelinePair, policy mm2.Policy, asked bool, why string) {
+func refusePipeline(p pipelinePair, policy mm2.Policy, asked bool, why fleet.Text) {
 	var onB []string
 	for _, t := range p.topics {
 		onB = append(onB, remoteName(policy, t))
 	}
-	const identity = "use --replication-policy identity (IdentityReplicationPolicy on MirrorMaker 2, so that the source on B writes the topic MirrorMaker 2 fills with A's records)"
-	var what string
+	identity := fleet.Textf("use %s (IdentityReplicationPolicy on MirrorMaker 2, so that the source on B writes the topic MirrorMaker 2 fills with A's records)",
+		fleet.Give{Setting: fleet.ReplicationPolicy, Value: "identity"})
+	var what fleet.Text
 	if p.undecided != "" {
 		// Whether they are a pipeline is not known: refused as one, since one moved would be cut.
-		what = fmt.Sprintf("across MirrorMaker 2 with the %s replication policy, whether the moved sink %q reads what the moved source %q writes (%s, "+
+		what = fleet.Textf("across MirrorMaker 2 with the %s replication policy, whether the moved sink %q reads what the moved source %q writes (%s, "+
 			"read from %s) cannot be decided: %s; if it does, the sink on B would read the renamed topics while the source on B writes these, "+
-			"and the pipeline would stop delivering, without an error; %s, or, if the sink reads none of them, leave one of the two out of this run (--exclude)",
-			PolicyName(policy), p.sink.Connector.Name, p.source.Connector.Name, strings.Join(p.written, ", "), p.how, p.undecided, identity)
+			"and the pipeline would stop delivering, without an error; %s, or, if the sink reads none of them, leave one of the two out of this run (%s)",
+			PolicyName(policy), p.sink.Connector.Name, p.source.Connector.Name, strings.Join(p.written, ", "), p.how, p.undecided, identity, fleet.Exclude)
 	} else {
-		what = fmt.Sprintf("across MirrorMaker 2 with the %s replication policy, the moved sink %q would read %s on B, while the moved source %q "+
+		what = fleet.Textf("across MirrorMaker 2 with the %s replication policy, the moved sink %q would read %s on B, while the moved source %q "+
 			"writes %s on B (read from %s): the pipeline would stop delivering, without an error; %s",
 			PolicyName(policy), p.sink.Connector.Name, strings.Join(onB, ", "), p.source.Connector.Name, strings.Join(p.topics, ", "), p.how, identity)
 	}
 	switch {
 	case asked:
-		what = "--sink-follows-source cannot move it: " + why + "; " + what
+		what = fleet.Textf("%s cannot move it: %v; %v", fleet.SinkFollowsSource, why, what)
 	case p.undecided != "":
 	default:
-		what += fmt.Sprintf(", or move the pair with --stop-source --sink-follows-source (the sink on B then reads %s, from where the source on B starts writing)",
-			strings.Join(p.topics, ", "))
+		what = what.Append(", or move the pair with %s %s (the sink on B then reads %s, from where the source on B starts writing)",
+			fleet.StopSource, fleet.SinkFollowsSource, strings.Join(p.topics, ", "))
 	}
 	if p.sink.Connector.Problem.IsZero() {
 		p.sink.Connector.Problem = fleet.Textf("pipeline with source %q: %v", p.source.Connector.Name, what)
@@ -321,17 +322,17 @@ func follow(pairs []pipelinePair) {
 	pairs[0].sink.Follows = f
 }
 
-// cannotFollow says why sink c cannot follow the sources of pairs ("" when it can).
-func (hc *Checks) cannotFollow(c *fleet.Connector, pairs []pipelinePair, policy mm2.Policy) string {
+// cannotFollow says why sink c cannot follow the sources of pairs (zero when it can).
+func (hc *Checks) cannotFollow(c *fleet.Connector, pairs []pipelinePair, policy mm2.Policy) fleet.Text {
 	if !hc.opts.StopSource && !hc.opts.StopPlanned {
-		return "it needs --stop-source: the sink on B starts where the source on B starts writing, once A's sink has consumed all the source wrote on A, and only a stopped source writes no more"
+		return fleet.Textf("it needs %s: the sink on B starts where the source on B starts writing, once A's sink has consumed all the source wrote on A, and only a stopped source writes no more", fleet.StopSource)
 	}
 	if hc.a.Client() == nil {
-		return "it needs --from-brokers: A's sink's lag on the source's topics is read from A's brokers"
+		return fleet.Textf("it needs %s: A's sink's lag on the source's topics is read from A's brokers", fleet.FromBrokers)
 	}
 	props := c.Config.Map()
 	if strings.TrimSpace(props[mm2.TopicsKey]) == "" {
-		return "the sink subscribes with topics.regex; it moves a sink with a topics list"
+		return fleet.Plain("the sink subscribes with topics.regex; it moves a sink with a topics list")
 	}
 	var followed, others []string
 	for _, p := range pairs {
@@ -343,7 +344,7 @@ func (hc *Checks) cannotFollow(c *fleet.Connector, pairs []pipelinePair, policy 
 		}
 	}
 	if len(others) > 0 {
-		return fmt.Sprintf("the sink also reads %s, which no selected source writes and which it would read renamed on B; one sink cannot do both", strings.Join(others, ", "))
+		return fleet.Textf("the sink also reads %s, which no selected source writes and which it would read renamed on B; one sink cannot do both", strings.Join(others, ", "))
 	}
-	return ""
+	return fleet.Text{}
 }

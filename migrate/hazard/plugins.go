@@ -56,11 +56,11 @@ func (hc *Checks) checkPlugins(ctx context.Context, entries []*Subject) {
 		return
 	}
 	if hc.b.REST == nil {
-		hc.opts.Logger.Warn("B's connector plugins are not checked: give --to-connect-url (B's Connect REST API)")
+		fleet.Warn(hc.opts.Logger, fleet.Textf("B's connector plugins are not checked: give %s (B's Connect REST API)", fleet.ToConnectURL))
 		for _, e := range todo {
 			e.add(Hazard{Check: HazardPlugin,
-				Message: "not checked whether B's Connect has the connector's plugin and takes its config: B's Connect REST API was not given",
-				Fix:     "give --to-connect-url (B's Connect REST API) so that the plugin is looked up and the config validated on B before anything stops"})
+				Message: fleet.Plain("not checked whether B's Connect has the connector's plugin and takes its config: B's Connect REST API was not given"),
+				Fix:     fleet.Textf("give %s (B's Connect REST API) so that the plugin is looked up and the config validated on B before anything stops", fleet.ToConnectURL)})
 		}
 		return
 	}
@@ -68,8 +68,8 @@ func (hc *Checks) checkPlugins(ctx context.Context, entries []*Subject) {
 	if err != nil {
 		for _, e := range todo {
 			e.add(Hazard{Check: HazardPlugin, Refuse: true,
-				Message: fmt.Sprintf("cannot list B's connector plugins (GET /connector-plugins): %v", err),
-				Fix:     "check --to-connect-url and B's Connect workers, then run again"})
+				Message: fleet.Textf("cannot list B's connector plugins (GET /connector-plugins): %v", err),
+				Fix:     fleet.Textf("check %s and B's Connect workers, then run again", fleet.ToConnectURL)})
 		}
 		return
 	}
@@ -150,8 +150,8 @@ func pluginHazard(class string, found []connectrest.Plugin, cfg events.Config, b
 	switch {
 	case len(classes) == 0:
 		return Hazard{Check: HazardPlugin, Key: "connector.class", Refuse: true,
-			Message: fmt.Sprintf("B's Connect has no connector plugin %s (GET /connector-plugins)", class),
-			Fix:     "install the plugin on every worker of B (plugin.path) and restart them, then run again"}, true
+			Message: fleet.Textf("B's Connect has no connector plugin %s (GET /connector-plugins)", class),
+			Fix:     fleet.Plain("install the plugin on every worker of B (plugin.path) and restart them, then run again")}, true
 	case len(classes) > 1:
 		names := make([]string, 0, len(classes))
 		for c := range classes {
@@ -159,8 +159,8 @@ func pluginHazard(class string, found []connectrest.Plugin, cfg events.Config, b
 		}
 		slices.Sort(names)
 		return Hazard{Check: HazardPlugin, Key: "connector.class", Refuse: true,
-			Message: fmt.Sprintf("%s names more than one connector plugin on B's Connect (%s)", class, strings.Join(names, ", ")),
-			Fix:     "give the full class name (--set connector.class=...)"}, true
+			Message: fleet.Textf("%s names more than one connector plugin on B's Connect (%s)", class, strings.Join(names, ", ")),
+			Fix:     fleet.Textf("give the full class name (%s)", fleet.SetValue{Key: "connector.class", Value: fleet.Lit("...")})}, true
 	}
 	want, _ := cfg.Get(pluginVersionKey)
 	want = strings.TrimSpace(want)
@@ -170,9 +170,9 @@ func pluginHazard(class string, found []connectrest.Plugin, cfg events.Config, b
 	name := found[0].Class
 	if !knowsPluginVersions(bVersion) {
 		return Hazard{Check: HazardPlugin, Key: pluginVersionKey,
-			Message: fmt.Sprintf("B's Connect %s does not know connector.plugin.version (Kafka Connect 4.1+): it runs the %s it has (version %s), whatever the config asks (%s)",
+			Message: fleet.Textf("B's Connect %s does not know connector.plugin.version (Kafka Connect 4.1+): it runs the %s it has (version %s), whatever the config asks (%s)",
 				bVersion, name, strings.Join(installed, ", "), want),
-			Fix: "check that the version B has suits the connector, or upgrade B's Connect"}, true
+			Fix: fleet.Plain("check that the version B has suits the connector, or upgrade B's Connect")}, true
 	}
 	if strings.HasPrefix(want, "[") || strings.HasPrefix(want, "(") || len(installed) == 0 {
 		// A range, or a plugin that says no version: B's validate checks it against what B has.
@@ -182,8 +182,8 @@ func pluginHazard(class string, found []connectrest.Plugin, cfg events.Config, b
 		// A version without brackets is an exact requirement to Connect.
 		slices.Sort(installed)
 		return Hazard{Check: HazardPlugin, Key: pluginVersionKey, Refuse: true,
-			Message: fmt.Sprintf("B's Connect has %s in version(s) %s, not %s", name, strings.Join(installed, ", "), want),
-			Fix:     "install that version on B's workers, or change the requested version (--set connector.plugin.version=...)"}, true
+			Message: fleet.Textf("B's Connect has %s in version(s) %s, not %s", name, strings.Join(installed, ", "), want),
+			Fix:     fleet.Textf("install that version on B's workers, or change the requested version (%s)", fleet.SetValue{Key: pluginVersionKey, Value: fleet.Lit("...")})}, true
 	}
 	return Hazard{}, false
 }
@@ -242,7 +242,7 @@ func (hc *Checks) validateOne(ctx context.Context, e *Subject) []Hazard {
 	class, _ := cfg.Get("connector.class")
 	body, err := json.Marshal(cfg)
 	if err != nil {
-		return []Hazard{{Check: HazardPlugin, Refuse: true, Message: fmt.Sprintf("encode the config for B's validate: %v", err)}}
+		return []Hazard{{Check: HazardPlugin, Refuse: true, Message: fleet.Textf("encode the config for B's validate: %v", err)}}
 	}
 	ctx, cancel := context.WithTimeout(ctx, pluginCallTimeout)
 	defer cancel()
@@ -258,8 +258,8 @@ func (hc *Checks) validateOne(ctx context.Context, e *Subject) []Hazard {
 			text = fmt.Sprintf("%d %s", f.Code, f.Message) // Connect's own answer
 		}
 		return []Hazard{{Check: HazardPlugin, Refuse: true,
-			Message: fleet.Scrub(hc.opts.Registry, cfg, fmt.Sprintf("B's Connect could not validate the config (PUT %s): %s", path, text)),
-			Fix:     "run the validate call on B by hand to see why, fix it, then run again"}}
+			Message: fleet.Plain(fleet.Scrub(hc.opts.Registry, cfg, fmt.Sprintf("B's Connect could not validate the config (PUT %s): %s", path, text))),
+			Fix:     fleet.Plain("run the validate call on B by hand to see why, fix it, then run again")}}
 	}
 	if v.ErrorCount == 0 {
 		return nil
@@ -269,18 +269,18 @@ func (hc *Checks) validateOne(ctx context.Context, e *Subject) []Hazard {
 		if len(c.Value.Errors) == 0 {
 			continue
 		}
-		msg := fleet.Scrub(hc.opts.Registry, cfg, strings.Join(c.Value.Errors, "; "))
+		msg := fleet.Plain(fleet.Scrub(hc.opts.Registry, cfg, strings.Join(c.Value.Errors, "; ")))
 		if topicMissingOnly(c.Value.Errors) {
 			hs = append(hs, Hazard{Check: HazardPlugin, Key: c.Value.Name, Message: msg,
-				Fix: "create the topic on B (or let MirrorMaker 2 mirror it) before B's connector starts"})
+				Fix: fleet.Plain("create the topic on B (or let MirrorMaker 2 mirror it) before B's connector starts")})
 			continue
 		}
 		hs = append(hs, Hazard{Check: HazardPlugin, Key: c.Value.Name, Refuse: true, Message: msg,
-			Fix: "fix the config for B (--set, --unset) or B's workers, then run again"})
+			Fix: fleet.Textf("fix the config for B (%s, %s) or B's workers, then run again", fleet.Set, fleet.Unset)})
 	}
 	if len(hs) == 0 {
 		hs = append(hs, Hazard{Check: HazardPlugin, Refuse: true,
-			Message: fmt.Sprintf("B's Connect counts %d error(s) in the config but names no key", v.ErrorCount)})
+			Message: fleet.Textf("B's Connect counts %d error(s) in the config but names no key", v.ErrorCount)})
 	}
 	slices.SortStableFunc(hs, func(a, b Hazard) int { return strings.Compare(a.Key, b.Key) })
 	return hs

@@ -285,7 +285,7 @@ func TestCheckPluginsOnB(t *testing.T) {
 				var got []string
 				for _, h := range e.Hazards {
 					if h.Check == HazardPlugin {
-						got = append(got, fmt.Sprintf("%s %s %v: %s", h.Check, h.Key, h.Refuse, h.Message))
+						got = append(got, fmt.Sprintf("%s %s %v: %s", h.Check, h.Key, h.Refuse, h.Message.String()))
 					}
 				}
 				want := tt.want[e.Connector.Name]
@@ -330,7 +330,7 @@ func TestCheckPluginsWithoutRESTB(t *testing.T) {
 		h := e.Hazards[0]
 		require.Equal(t, HazardPlugin, h.Check)
 		require.False(t, h.Refuse)
-		require.Contains(t, h.String(), "--to-connect-url")
+		require.Contains(t, h.String(), "ToConnectURL")
 		require.Empty(t, e.Connector.Problem)
 	}
 }

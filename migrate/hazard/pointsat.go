@@ -94,8 +94,8 @@ func (hc *Checks) checkPointsAtA(ctx context.Context, entries []*Subject) {
 				continue
 			}
 			if hc.opts.Selection.Kept(kv.Key) && h.Refuse {
-				h.Message += " (kept by --keep-a)"
-				h.Fix, h.Refuse = "", false
+				h.Message = h.Message.Append(" (kept by %s)", fleet.KeepA)
+				h.Fix, h.Refuse = fleet.Text{}, false
 			}
 			c.e.add(*h)
 		}
@@ -119,24 +119,28 @@ func (p pointsCheck) value(kv events.ConfigEntry) string {
 	return fmt.Sprintf("value %q", events.MaskCredentials(kv.Value))
 }
 
-func (p pointsCheck) keep(key string) string {
-	return fmt.Sprintf("or --keep-a %s if the connector on B must keep using A", key)
+func (p pointsCheck) keep(key string) fleet.Text {
+	return fleet.Textf("or %s if the connector on B must keep using A", fleet.KeepAKey{Key: key})
 }
 
 // mapFix says how to point kv at B. The address migrate reaches B at (--to-brokers) is not
 // offered as the value: B's workers may reach B by another listener, or another name.
-func (p pointsCheck) mapFix(kv events.ConfigEntry) string {
+func (p pointsCheck) mapFix(kv events.ConfigEntry) fleet.Text {
 	if p.secret(kv.Key) {
-		return fmt.Sprintf("give --set %s=<B's value> (--map-value leaves secrets alone)", kv.Key)
+		return fleet.Textf("give %s (%s leaves secrets alone)", fleet.SetValue{Key: kv.Key, Value: fleet.Hint("B's value")}, fleet.MapValue)
 	}
-	return fmt.Sprintf("rewrite it with --map-value %s=<B's bootstrap servers, as B's Connect workers reach them> (every value listing "+
-		"these addresses, in any order), or --set %s=<the same>; %s", strings.TrimSpace(kv.Value), kv.Key, p.whichB())
+	return fleet.Textf("rewrite it with %s (every value listing "+
+		"these addresses, in any order), or %s; %v", fleet.MapValueTo{From: strings.TrimSpace(kv.Value), To: fleet.Hint(bServers)},
+		fleet.SetValue{Key: kv.Key, Value: fleet.Hint("the same")}, p.whichB())
 }
 
+// bServers is the hint of the value that points a setting at B's Kafka cluster.
+const bServers = "B's bootstrap servers, as B's Connect workers reach them"
+
 // whichB says which address of B a fix needs.
-func (p pointsCheck) whichB() string {
-	return fmt.Sprintf("that is the bootstrap.servers of B's worker config, not necessarily the --to-brokers migrate uses (%s), "+
-		"which may be another listener's", p.toB)
+func (p pointsCheck) whichB() fleet.Text {
+	return fleet.Textf("that is the bootstrap.servers of B's worker config, not necessarily the %s migrate uses (%s), "+
+		"which may be another listener's", fleet.ToBrokers, p.toB)
 }
 
 // addresses judges kv, a setting listing Kafka addresses (n), by the clusters they answer as.
@@ -146,9 +150,9 @@ func (p pointsCheck) addresses(ctx context.Context, kv events.ConfigEntry, n nam
 			return nil
 		}
 		return &Hazard{Check: HazardPointsAtA, Key: kv.Key,
-			Message: fmt.Sprintf("%s was not checked: %s; whether the connector on B would still use cluster A is not decided", p.value(kv), n.undecided),
-			Fix: fmt.Sprintf("make sure it does not name A's Kafka cluster where B's workers run; if it does, give --set %s=<B's bootstrap servers, "+
-				"as B's Connect workers reach them> (%s); %s", kv.Key, p.whichB(), p.keep(kv.Key))}
+			Message: fleet.Textf("%s was not checked: %s; whether the connector on B would still use cluster A is not decided", p.value(kv), n.undecided),
+			Fix: fleet.Textf("make sure it does not name A's Kafka cluster where B's workers run; if it does, give %s (%v); %v",
+				fleet.SetValue{Key: kv.Key, Value: fleet.Hint(bServers)}, p.whichB(), p.keep(kv.Key))}
 	}
 	v := ids.verdict(ids.answers(ctx, n))
 	hide := p.secret(kv.Key)
@@ -160,34 +164,35 @@ func (p pointsCheck) addresses(ctx context.Context, kv events.ConfigEntry, n nam
 		if hide {
 			addrs = "an address of it"
 		}
-		return &Hazard{Check: HazardPointsAtA, Key: kv.Key, Refuse: true, Fix: p.mapFix(kv) + "; " + p.keep(kv.Key),
-			Message: fmt.Sprintf("%s names A's Kafka cluster: %s answered with A's cluster id %q; on B the connector would still use cluster A",
+		return &Hazard{Check: HazardPointsAtA, Key: kv.Key, Refuse: true, Fix: fleet.Textf("%v; %v", p.mapFix(kv), p.keep(kv.Key)),
+			Message: fleet.Textf("%s names A's Kafka cluster: %s answered with A's cluster id %q; on B the connector would still use cluster A",
 				p.value(kv), addrs, ids.a)}
 	case len(v.other) == 0 && len(v.unknown) == 0, p.sel.Kept(kv.Key):
 		return nil // B's, or kept on A on purpose
 	case hide:
 		return &Hazard{Check: HazardPointsAtA, Key: kv.Key,
-			Message: fmt.Sprintf("%s: an address of it answers as another cluster than B, or not at all; whether it names A's Kafka cluster was not decided", p.value(kv)),
-			Fix:     fmt.Sprintf("check which cluster it names where B's workers run; if A's, %s; %s", p.mapFix(kv), p.keep(kv.Key))}
+			Message: fleet.Textf("%s: an address of it answers as another cluster than B, or not at all; whether it names A's Kafka cluster was not decided", p.value(kv)),
+			Fix:     fleet.Textf("check which cluster it names where B's workers run; if A's, %s; %s", p.mapFix(kv), p.keep(kv.Key))}
 	case len(v.unknown) == 0:
 		return &Hazard{Check: HazardPointsAtA, Key: kv.Key,
-			Message: fmt.Sprintf("%s names another Kafka cluster than A and B: %s", p.value(kv), ids.others(v, "")),
-			Fix:     "none if the connector on B is meant to use that cluster: make sure B's workers reach it"}
+			Message: fleet.Textf("%s names another Kafka cluster than A and B: %s", p.value(kv), ids.others(v, "")),
+			Fix:     fleet.Plain("none if the connector on B is meant to use that cluster: make sure B's workers reach it")}
 	default:
 		return &Hazard{Check: HazardPointsAtA, Key: kv.Key,
-			Message: fmt.Sprintf("%s: whether it names A's Kafka cluster was not decided: %s", p.value(kv), ids.others(v, n.ownNote)),
-			Fix:     fmt.Sprintf("check which cluster it names where B's workers run; if A's, %s; %s", p.mapFix(kv), p.keep(kv.Key))}
+			Message: fleet.Textf("%s: whether it names A's Kafka cluster was not decided: %s", p.value(kv), ids.others(v, n.ownNote)),
+			Fix:     fleet.Textf("check which cluster it names where B's workers run; if A's, %s; %s", p.mapFix(kv), p.keep(kv.Key))}
 	}
 }
 
 // clusterID: kv names A's Kafka cluster id.
 func (p pointsCheck) clusterID(kv events.ConfigEntry, id string) *Hazard {
-	fix := fmt.Sprintf("rewrite it with --map-value or --set %s=<B's value>; %s", kv.Key, p.keep(kv.Key))
+	setB := fleet.SetValue{Key: kv.Key, Value: fleet.Hint("B's value")}
+	fix := fleet.Textf("rewrite it with %s or %s; %v", fleet.MapValue, setB, p.keep(kv.Key))
 	if p.secret(kv.Key) {
-		fix = fmt.Sprintf("give --set %s=<B's value> (--map-value leaves secrets alone); %s", kv.Key, p.keep(kv.Key))
+		fix = fleet.Textf("give %s (%s leaves secrets alone); %v", setB, fleet.MapValue, p.keep(kv.Key))
 	}
 	return &Hazard{Check: HazardPointsAtA, Key: kv.Key, Refuse: true, Fix: fix,
-		Message: fmt.Sprintf("%s names A's Kafka cluster id %q", p.value(kv), id)}
+		Message: fleet.Textf("%s names A's Kafka cluster id %q", p.value(kv), id)}
 }
 
 // renamedTopic: kv is a "*.kafka.topic" setting of a Kafka on B (its sibling
@@ -211,8 +216,8 @@ func (p pointsCheck) renamedTopic(kv events.ConfigEntry, mm *fleet.MM2) *Hazard 
 		return nil
 	}
 	return &Hazard{Check: HazardPointsAtA, Key: kv.Key, Refuse: true,
-		Message: fmt.Sprintf("topic %q is A's name: on B (%s) MirrorMaker 2's %s replication policy mirrors it as %q, and the connector would use a topic %q of its own there",
+		Message: fleet.Textf("topic %q is A's name: on B (%s) MirrorMaker 2's %s replication policy mirrors it as %q, and the connector would use a topic %q of its own there",
 			topic, servers, PolicyName(mm.Policy), remote, topic),
-		Fix: fmt.Sprintf("give --map-value %s=%s to use MirrorMaker 2's copy, or --replication-policy identity (IdentityReplicationPolicy on MirrorMaker 2); %s",
-			topic, remote, p.keep(kv.Key))}
+		Fix: fleet.Textf("give %s to use MirrorMaker 2's copy, or %s (IdentityReplicationPolicy on MirrorMaker 2); %v",
+			fleet.MapValueTo{From: topic, To: fleet.Lit(remote)}, fleet.Give{Setting: fleet.ReplicationPolicy, Value: "identity"}, p.keep(kv.Key))}
 }

@@ -112,8 +112,8 @@ func (hc *Checks) checkTopicNames(_ context.Context, entries []*Subject) {
 		e.Restore, hs = tn.check(m, c.Config, e.Target)
 		for _, h := range hs {
 			if h.Key != "" && hc.opts.Selection.Kept(h.Key) && h.Refuse {
-				h.Message += " (kept by --keep-a)"
-				h.Fix, h.Refuse = "", false
+				h.Message = h.Message.Append(" (kept by %s)", fleet.KeepA)
+				h.Fix, h.Refuse = fleet.Text{}, false
 			}
 			e.add(h)
 		}
@@ -157,15 +157,16 @@ func (t *topicNames) check(m *fleet.MM2, onA events.Config, target string) (*Top
 	tr, err := renamed(m.Policy, onA)
 	if err != nil {
 		hs = append(hs, Hazard{Check: HazardTopicNames, Key: mm2.TopicsRegexKey, Refuse: true,
-			Message: fmt.Sprintf("value %q: %v; on B the sink would read other topics than MirrorMaker 2's copies of A's", t.onA[mm2.TopicsRegexKey], err),
-			Fix:     "give the regex for the topics' names on B with --set " + mm2.TopicsRegexKey + "=..., or " + identityFix})
+			Message: fleet.Textf("value %q: %v; on B the sink would read other topics than MirrorMaker 2's copies of A's", t.onA[mm2.TopicsRegexKey], err),
+			Fix: fleet.Textf("give the regex for the topics' names on B with %s, or %v",
+				fleet.SetValue{Key: mm2.TopicsRegexKey, Value: fleet.Lit("...")}, identityFix)})
 	}
 	t.translated = tr.Map()
 	t.onB = t.sel.EditConfig(tr, target).Map()
 	for _, k := range []string{mm2.TopicsKey, mm2.TopicsRegexKey} {
 		if t.onB[k] != t.translated[k] {
 			return nil, append(hs, Hazard{Check: HazardTopicNames, Key: k,
-				Message: "edited for B by the edit flags: which of A's topics the sink reads there is not known, so what it derives from their names (tables, indices, paths, transforms) was not checked"})
+				Message: fleet.Plain("edited for B by the edit flags: which of A's topics the sink reads there is not known, so what it derives from their names (tables, indices, paths, transforms) was not checked")})
 		}
 	}
 	if list := strings.TrimSpace(t.onA[mm2.TopicsKey]); list != "" {
@@ -209,14 +210,14 @@ func (t *topicNames) check(m *fleet.MM2, onA events.Config, target string) (*Top
 	}
 	if ch.edited {
 		return nil, append(hs, Hazard{Check: HazardTopicNames, Key: "transforms",
-			Message: fmt.Sprintf("the transform chain is edited for B by the edit flags, so offsetagent does not add its transform giving records back their topics' names on A (%s on B): check that %s expect B's names",
+			Message: fleet.Textf("the transform chain is edited for B by the edit flags, so offsetagent does not add its transform giving records back their topics' names on A (%s on B): check that %s expect B's names",
 				t.namesOnB(), strings.Join(what, ", "))})
 	}
 	prefix := t.policy.RemotePrefix()
 	for _, topic := range slices.Sorted(maps.Keys(t.renamed)) {
 		if r := t.renamed[topic]; r != prefix+topic {
 			return nil, append(hs, Hazard{Check: HazardTopicNames, Key: mm2.TopicsKey, Refuse: true,
-				Message: fmt.Sprintf("topic %q is %q on B (it came from there): no one transform gives every record back its topic's name on A, on which %s depend", topic, r, strings.Join(what, ", ")),
+				Message: fleet.Textf("topic %q is %q on B (it came from there): no one transform gives every record back its topic's name on A, on which %s depend", topic, r, strings.Join(what, ", ")),
 				Fix:     identityFix})
 		}
 	}
@@ -237,7 +238,8 @@ func (t *topicNames) check(m *fleet.MM2, onA events.Config, target string) (*Top
 }
 
 // identityFix is the way out for every sink: a policy that keeps the names.
-const identityFix = "use --replication-policy identity (IdentityReplicationPolicy on MirrorMaker 2), which keeps A's topic names on B"
+var identityFix = fleet.Textf("use %s (IdentityReplicationPolicy on MirrorMaker 2), which keeps A's topic names on B",
+	fleet.Give{Setting: fleet.ReplicationPolicy, Value: "identity"})
 
 // renameTopics is cfg with `topics` renamed by p and the rest as it is.
 func renameTopics(p mm2.Policy, cfg events.Config) events.Config {
@@ -335,8 +337,8 @@ func (t *topicNames) refusesRenamed(f *sinkFamily, derived, why string, ch chain
 	var hs []Hazard
 	cannot := fmt.Sprintf("%s %s, so offsetagent cannot give them back A's names with a transform", f.name, why)
 	fix := identityFix
-	if f.fix != "" {
-		fix = f.fix + "; or " + identityFix
+	if !f.fix.IsZero() {
+		fix = fleet.Textf("%v; or %v", f.fix, identityFix)
 	}
 	if derived != "" {
 		key := mm2.TopicsKey
@@ -344,8 +346,8 @@ func (t *topicNames) refusesRenamed(f *sinkFamily, derived, why string, ch chain
 			key = mm2.TopicsRegexKey
 		}
 		hs = append(hs, Hazard{Check: HazardTopicNames, Key: key, Refuse: true,
-			Fix: fix + "; or --keep-a " + key + " to move it anyway, writing under B's names (a warning then)",
-			Message: fmt.Sprintf("%s names %s after the record's topic, and on B its records carry their topics' names there (%s): it would write somewhere else than on A, and nothing would fail; %s",
+			Fix: fleet.Textf("%v; or %s to move it anyway, writing under B's names (a warning then)", fix, fleet.KeepAKey{Key: key}),
+			Message: fleet.Textf("%s names %s after the record's topic, and on B its records carry their topics' names there (%s): it would write somewhere else than on A, and nothing would fail; %s",
 				f.name, derived, t.namesOnB(), cannot)})
 	}
 	hs = append(hs, t.readingKeys(ch, cannot)...)
@@ -369,9 +371,9 @@ func (t *topicNames) unknownClass(class string, ch chain) []Hazard {
 		unchecked += ", nor settings naming the topics its topics.regex matches"
 	}
 	return append(hs, Hazard{Check: HazardTopicNames, Key: "connector.class",
-		Message: fmt.Sprintf("%q is not a sink family offsetagent knows, and its records carry other topic names on B (%s): %s; if it does, it writes somewhere else on B than on A",
+		Message: fleet.Textf("%q is not a sink family offsetagent knows, and its records carry other topic names on B (%s): %s; if it does, it writes somewhere else on B than on A",
 			class, t.namesOnB(), unchecked),
-		Fix: "if it does, " + identityFix})
+		Fix: fleet.Textf("if it does, %v", identityFix)})
 }
 
 // readingKeys refuses each setting of the chain that reads the record's topic, and warns of
@@ -387,21 +389,22 @@ func (t *topicNames) readingKeys(ch chain, cannot string) []Hazard {
 		if k.def {
 			value = fmt.Sprintf("default value %q", k.value)
 		}
-		fix := fmt.Sprintf("give its value for the topics' names on B with --set %s=...", k.key)
+		fix := fleet.Textf("give its value for the topics' names on B with %s", fleet.SetValue{Key: k.key, Value: fleet.Lit("...")})
 		if strings.HasSuffix(k.key, ".regex") || strings.HasSuffix(k.key, ".pattern") {
 			if to, _, err := t.policy.RewriteTopicsRegex(k.value); err == nil {
-				fix = fmt.Sprintf("give its value for the topics' names on B, e.g. --set %s=%s (it matches them as %q matches A's names; check what the transform makes of them)", k.key, to, k.value)
+				fix = fleet.Textf("give its value for the topics' names on B, e.g. %s (it matches them as %q matches A's names; check what the transform makes of them)",
+					fleet.SetValue{Key: k.key, Value: fleet.Lit(to)}, k.value)
 			}
 		}
 		hs = append(hs, Hazard{Check: HazardTopicNames, Key: k.key, Refuse: true,
-			Fix: fix + ", or --keep-a " + k.key + " to keep it, or " + identityFix,
-			Message: fmt.Sprintf("%s of %s reads the record's topic, whose name on B is another (%s); %s",
+			Fix: fleet.Textf("%v, or %s to keep it, or %v", fix, fleet.KeepAKey{Key: k.key}, identityFix),
+			Message: fleet.Textf("%s of %s reads the record's topic, whose name on B is another (%s); %s",
 				value, k.what, t.namesOnB(), cannot)})
 	}
 	for _, k := range ch.unknown {
 		hs = append(hs, Hazard{Check: HazardTopicNames, Key: k.key,
-			Message: fmt.Sprintf("%s is not a transform offsetagent knows: whether it reads the record's topic (%s) was not checked", k.what, t.namesOnB()),
-			Fix:     "if it does, " + identityFix})
+			Message: fleet.Textf("%s is not a transform offsetagent knows: whether it reads the record's topic (%s) was not checked", k.what, t.namesOnB()),
+			Fix:     fleet.Textf("if it does, %v", identityFix)})
 	}
 	return hs
 }
@@ -420,20 +423,22 @@ func (t *topicNames) namingSettings(cannot string) []Hazard {
 		v := t.onB[k]
 		for _, topic := range slices.Sorted(maps.Keys(t.renamed)) {
 			r := t.renamed[topic]
-			var what, fix string
+			var what string
+			var fix fleet.Text
 			switch {
 			case namesInKey(k, topic):
 				what = fmt.Sprintf("key %q names topic %q", k, topic)
-				fix = fmt.Sprintf("if it means the topic, give it under B's name with --unset %s --set %s=%s", k, strings.Replace(k, topic, r, 1), v)
+				fix = fleet.Textf("if it means the topic, give it under B's name with %s %s", fleet.UnsetKey{Key: k},
+					fleet.SetValue{Key: strings.Replace(k, topic, r, 1), Value: fleet.Lit(v)})
 			case slices.Contains(tokens(v), topic):
 				what = fmt.Sprintf("value %q names topic %q", v, topic)
-				fix = fmt.Sprintf("if it means the topic, give B's name with --set %s=%s", k, replaceToken(v, topic, r))
+				fix = fleet.Textf("if it means the topic, give B's name with %s", fleet.SetValue{Key: k, Value: fleet.Lit(replaceToken(v, topic, r))})
 			default:
 				continue
 			}
 			hs = append(hs, Hazard{Check: HazardTopicNames, Key: k, Refuse: true,
-				Message: fmt.Sprintf("%s, which is %q on B, where the records carry that name; %s", what, r, cannot),
-				Fix:     fix + "; if it means something else (a table of that name), --keep-a " + k + "; or " + identityFix})
+				Message: fleet.Textf("%s, which is %q on B, where the records carry that name; %s", what, r, cannot),
+				Fix:     fleet.Textf("%v; if it means something else (a table of that name), %s; or %v", fix, fleet.KeepAKey{Key: k}, identityFix)})
 			break
 		}
 	}

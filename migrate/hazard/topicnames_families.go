@@ -3,6 +3,8 @@ package hazard
 import (
 	"fmt"
 	"strings"
+
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // What the sink families offsetagent knows derive from a record's topic, and whether they take
@@ -22,8 +24,8 @@ type sinkFamily struct {
 	// renamedRecords says whether the connector takes records whose topic is not a partition
 	// it was assigned, and where that was read.
 	renamedRecords func(cfg map[string]string) (bool, string)
-	// fix is the family's own way out when it does not take them ("" for none).
-	fix string
+	// fix is the family's own way out when it does not take them (zero for none).
+	fix fleet.Text
 }
 
 // takesRenamed is renamedRecords for a family that always takes them.
@@ -89,7 +91,8 @@ func sinkFamilies() []sinkFamily {
 				}
 				return false, "its asynchronous offset tracker (flush.synchronously=false, the default) fails a record whose topic is not an assigned partition (\"Connector doesn't support topic mutating SMTs\")"
 			},
-			fix: "--set flush.synchronously=true (offsetagent then restores A's names with a transform; indexing is synchronous)"},
+			fix: fleet.Textf("%s (offsetagent then restores A's names with a transform; indexing is synchronous)",
+				fleet.SetValue{Key: "flush.synchronously", Value: fleet.Lit("true")})},
 		{name: "Aiven's OpenSearch sink", classes: []string{"io.aiven.kafka.connect.opensearch.OpensearchSinkConnector", "io.aiven.kafka.connect.opensearch.OpenSearchSinkConnector"},
 			derives:        always("its indices, named after the record's topic (topic.index.map by topic)"),
 			renamedRecords: takesRenamed("its task flushes and commits the framework's offsets")},

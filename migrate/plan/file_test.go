@@ -54,7 +54,7 @@ func examplePlan(t *testing.T) (*Plan, FileOptions) {
 		Config:  cfgOf("connector.class", "org.apache.kafka.connect.file.FileStreamSourceConnector", "name", "legacy-src"),
 		Problem: fleet.Plain("points_at_a: producer.override.bootstrap.servers names A's Kafka cluster")}
 	p.Connectors = append(p.Connectors, &Connector{Connector: legacy, Target: "legacy-src", OnB: legacy.Config,
-		Hazards: []hazard.Hazard{{Check: "points_at_a", Key: "producer.override.bootstrap.servers", Message: "names A's Kafka cluster", Refuse: true}}})
+		Hazards: []hazard.Hazard{{Check: "points_at_a", Key: "producer.override.bootstrap.servers", Message: fleet.Plain("names A's Kafka cluster"), Refuse: true}}})
 	return p, FileOptions{Selection: sel, ConfigTopic: "connect-configs", RecordAt: func(string) (int64, bool) { return 18443, true },
 		ExistsOnB: map[string]bool{}}
 }

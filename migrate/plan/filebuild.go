@@ -103,7 +103,7 @@ func (p *Plan) fileConnector(pc *Connector, o FileOptions) *FileConnector {
 		}
 	}
 	for _, h := range pc.Hazards {
-		fc.Hazards = append(fc.Hazards, FileHazard{Check: h.Check, Key: h.Key, Refuse: h.Refuse, Message: h.Message, Fix: h.Fix})
+		fc.Hazards = append(fc.Hazards, FileHazard{Check: h.Check, Key: h.Key, Refuse: h.Refuse, Message: h.Message.Spell(o.words()), Fix: h.Fix.Spell(o.words())})
 	}
 	return fc
 }

@@ -81,13 +81,13 @@ func Build(ctx context.Context, s *source.A, b *hazard.B, opts Options) (*Plan, 
 		}
 		if prev, dup := byTarget[e.Target]; dup {
 			if opts.KubernetesNames {
-				return nil, fleet.Precheckf("connectors %q and %q both become KafkaConnector %q: rename one (--rename)", prev, c.Name, e.Target)
+				return nil, fleet.Precheckf("connectors %q and %q both become KafkaConnector %q: rename one (%s)", prev, c.Name, e.Target, fleet.Rename)
 			}
-			return nil, fleet.Precheckf("--rename maps both %q and %q to %q", prev, c.Name, e.Target)
+			return nil, fleet.Precheckf("%s maps both %q and %q to %q", fleet.Rename, prev, c.Name, e.Target)
 		}
 		byTarget[e.Target] = c.Name
 		if e.Target == "" {
-			return nil, fleet.Precheckf("--rename maps %q to an empty name", c.Name)
+			return nil, fleet.Precheckf("%s maps %q to an empty name", fleet.Rename, c.Name)
 		}
 		subjects = append(subjects, e)
 	}
@@ -99,10 +99,10 @@ func Build(ctx context.Context, s *source.A, b *hazard.B, opts Options) (*Plan, 
 	switch {
 	case opts.AllowEmpty:
 		for _, u := range unmatched {
-			opts.Hazard.Logger.Warn("a selection flag does nothing; going on (--allow-empty)", "flag", u)
+			fleet.Warn(opts.Hazard.Logger, fleet.Textf("a selection flag does nothing; going on (%s)", fleet.AllowEmpty), "flag", u)
 		}
 		if len(subjects) == 0 {
-			opts.Hazard.Logger.Warn("no connector of A matches the selection: nothing to do (--allow-empty)")
+			fleet.Warn(opts.Hazard.Logger, fleet.Textf("no connector of A matches the selection: nothing to do (%s)", fleet.AllowEmpty))
 			return &Plan{}, nil
 		}
 	case len(subjects) == 0:

@@ -50,7 +50,7 @@ func refuseExisting(cs []*Connector, onB map[string]map[string]string, declared 
 		}
 		if diff := strimzi.Conflict(have, cfg); len(diff) > 0 {
 			c.Problem = fleet.Textf("409 Connector %s already exists on B with another config (%s): its manifest would replace that config; "+
-				"delete the connector on B first, or give this one another name (--rename)", pc.Target, strings.Join(diff, ", "))
+				"delete the connector on B first, or give this one another name (%s)", pc.Target, strings.Join(diff, ", "), fleet.Rename)
 		}
 	}
 }

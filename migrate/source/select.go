@@ -2,7 +2,6 @@ package source
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -71,18 +70,18 @@ func (s *Selection) SetRegistry(reg *connectors.Registry) { s.reg = reg }
 func NewSelection(f SelectionFlags) (Selection, error) {
 	var s Selection
 	var errs []error
-	compile := func(flag, expr string) *regexp.Regexp {
+	compile := func(flag fleet.Setting, expr string) *regexp.Regexp {
 		re, err := regexp.Compile(`^(?:` + expr + `)$`)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("--%s %q: %w", flag, expr, err))
+			errs = append(errs, fleet.Errorf("%s %q: %w", flag, expr, err))
 		}
 		return re
 	}
 	for _, e := range f.Include {
-		s.include = append(s.include, compile("include", e))
+		s.include = append(s.include, compile(fleet.Include, e))
 	}
 	for _, e := range f.Exclude {
-		s.exclude = append(s.exclude, compile("exclude", e))
+		s.exclude = append(s.exclude, compile(fleet.Exclude, e))
 	}
 	s.includeExpr, s.excludeExpr = f.Include, f.Exclude
 	for _, r := range f.Rename {
@@ -91,7 +90,7 @@ func NewSelection(f SelectionFlags) (Selection, error) {
 			errs = append(errs, fleet.Errorf("%s %q: want RE=REPLACEMENT", fleet.Rename, r))
 			continue
 		}
-		s.renames = append(s.renames, rename{re: compile("rename", expr), repl: repl, flag: r})
+		s.renames = append(s.renames, rename{re: compile(fleet.Rename, expr), repl: repl, flag: r})
 	}
 	for _, kv := range f.Set {
 		k, v, ok := strings.Cut(kv, "=")

@@ -85,7 +85,7 @@ func TestSelectionErrors(t *testing.T) {
 	})
 	require.Error(t, err)
 	// Every problem at once, in flag order.
-	require.Equal(t, `--include "(": error parsing regexp: missing closing ): `+"`^(?:()$`"+`
+	require.Equal(t, `Include "(": error parsing regexp: missing closing ): `+"`^(?:()$`"+`
 Rename "nope": want RE=REPLACEMENT
 Rename "a=": want RE=REPLACEMENT
 Set "=x": want KEY=VALUE

@@ -12,6 +12,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
 )
 
 // Planted secrets: config values of every shape a secret takes (the sasl.jaas.config of each
@@ -288,17 +289,17 @@ func checkPlanted(t testing.TB, c plantedCase) {
 	data, warnings, values, err := st.manifest(strimziOf(body, "orders-sink"), "m-1", reg, nil)
 	require.NoError(t, err, "%s=%q", c.key, c.value)
 	requireNoCanary(t, "the manifest", string(data))
-	requireNoCanary(t, "the warnings", strings.Join(warnings, "\n"))
+	requireNoCanary(t, "the warnings", fleet.Join(warnings, "\n").String())
 	got := specConfig(t, data)[c.key]
 	require.Equal(t, c.value, resolve(got, st.Secret, values), "the value Connect resolves on B is A's")
 
 	st.Secret = ""
 	_, warnings, _, err = st.manifest(strimziOf(body, "orders-sink"), "m-1", reg, nil)
 	require.NoError(t, err)
-	requireNoCanary(t, "the warnings", strings.Join(warnings, "\n"))
+	requireNoCanary(t, "the warnings", fleet.Join(warnings, "\n").String())
 	if len(c.planted) > 0 {
 		require.Len(t, warnings, 1, "%s=%q", c.key, c.value)
-		require.Contains(t, warnings[0], fmt.Sprintf("config %q holds a secret in clear text", c.key))
+		require.Contains(t, warnings[0].String(), fmt.Sprintf("config %q holds a secret in clear text", c.key))
 	}
 
 	// A message quotes a value, not a comment: Kafka skips comments, and no error shows one.

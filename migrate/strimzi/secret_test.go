@@ -28,7 +28,7 @@ func TestStrimziSecretMixedValue(t *testing.T) {
 		_, warnings, _, err := st.manifest(strimziOf(jaasSinkBody(mixedJAAS), "orders-sink"), "m-1", connectors.Builtin(), nil)
 		require.NoError(t, err)
 		require.Len(t, warnings, 1)
-		require.Contains(t, warnings[0], `config "consumer.override.sasl.jaas.config" holds a secret in clear text`)
-		require.NotContains(t, warnings[0], "Cl3ar-Passw0rd")
+		require.Contains(t, warnings[0].String(), `config "consumer.override.sasl.jaas.config" holds a secret in clear text`)
+		require.NotContains(t, warnings[0].String(), "Cl3ar-Passw0rd")
 	})
 }

@@ -52,6 +52,8 @@ type Target struct {
 	Secret string
 	// SecretFile is where the Secret manifest goes (with Secret; not inside Dir).
 	SecretFile string
+	// Words spell the warnings a manifest's comments carry for its reader (nil: fleet.GoWords).
+	Words fleet.Words
 }
 
 // Strimzi API versions of KafkaConnector.
@@ -66,44 +68,44 @@ const (
 const PlacedFile = "offsetagent-placed.jsonl"
 
 // Validate checks the target before anything is read or published.
-func (s *Target) Validate() []string {
-	var errs []string
+func (s *Target) Validate() []fleet.Text {
+	var errs []fleet.Text
 	if s.APIVersion == "" {
 		s.APIVersion = StrimziV1
 	}
 	if s.APIVersion != StrimziV1beta2 && s.APIVersion != StrimziV1 {
-		errs = append(errs, fmt.Sprintf("--strimzi-api-version %q: v1beta2 or v1", s.APIVersion))
+		errs = append(errs, fleet.Textf("%s %q: v1beta2 or v1", fleet.StrimziAPIVersion, s.APIVersion))
 	}
 	// The cluster's name is a label value: at most 63 characters.
 	if len(s.Cluster) > 63 || !handlers.IsKubernetesName(s.Cluster) || strings.Contains(s.Cluster, ".") {
-		errs = append(errs, fmt.Sprintf("--to-strimzi-cluster %q: the name of a KafkaConnect resource (lowercase letters, digits and '-', at most 63)", s.Cluster))
+		errs = append(errs, fleet.Textf("%s %q: the name of a KafkaConnect resource (lowercase letters, digits and '-', at most 63)", fleet.ToStrimziCluster, s.Cluster))
 	}
 	if s.Namespace != "" && (len(s.Namespace) > 63 || !handlers.IsKubernetesName(s.Namespace) || strings.Contains(s.Namespace, ".")) {
-		errs = append(errs, fmt.Sprintf("--strimzi-namespace %q: not a Kubernetes namespace name", s.Namespace))
+		errs = append(errs, fleet.Textf("%s %q: not a Kubernetes namespace name", fleet.StrimziNamespace, s.Namespace))
 	}
 	if s.Dir == "" {
-		errs = append(errs, "--to-strimzi-cluster needs --manifests DIR")
+		errs = append(errs, fleet.Textf("%s needs %s DIR", fleet.ToStrimziCluster, fleet.Manifests))
 	}
 	return append(errs, s.validateSecret()...)
 }
 
 // validateSecret checks Secret and SecretFile.
-func (s *Target) validateSecret() []string {
+func (s *Target) validateSecret() []fleet.Text {
 	switch {
 	case s.Secret == "" && s.SecretFile == "":
 		return nil
 	case s.Secret == "":
-		return []string{"--strimzi-secret-file goes with --strimzi-secret NAMESPACE/NAME"}
+		return []fleet.Text{fleet.Textf("%s goes with %s NAMESPACE/NAME", fleet.StrimziSecretFile, fleet.StrimziSecret)}
 	}
 	ns, name, ok := strings.Cut(s.Secret, "/")
 	if !ok || len(ns) > 63 || !handlers.IsKubernetesName(ns) || strings.Contains(ns, ".") || !handlers.IsKubernetesName(name) {
-		return []string{fmt.Sprintf("--strimzi-secret %q: NAMESPACE/NAME of a Kubernetes Secret", s.Secret)}
+		return []fleet.Text{fleet.Textf("%s %q: NAMESPACE/NAME of a Kubernetes Secret", fleet.StrimziSecret, s.Secret)}
 	}
 	if s.SecretFile == "" {
-		return []string{"--strimzi-secret needs --strimzi-secret-file FILE: where the Secret manifest with the values goes (not inside --manifests)"}
+		return []fleet.Text{fleet.Textf("%s needs %s FILE: where the Secret manifest with the values goes (not inside %s)", fleet.StrimziSecret, fleet.StrimziSecretFile, fleet.Manifests)}
 	}
 	if inside(s.Dir, s.SecretFile) {
-		return []string{fmt.Sprintf("--strimzi-secret-file %s is inside --manifests %s, which goes to Git and is applied as it is: put it elsewhere", s.SecretFile, s.Dir)}
+		return []fleet.Text{fleet.Textf("%s %s is inside %s %s, which goes to Git and is applied as it is: put it elsewhere", fleet.StrimziSecretFile, s.SecretFile, fleet.Manifests, s.Dir)}
 	}
 	return nil
 }
@@ -209,7 +211,7 @@ type Connector struct {
 // its warnings, or why it was not written (Err).
 type Written struct {
 	Path     string
-	Warnings []string
+	Warnings []fleet.Text
 	Err      error
 }
 
@@ -218,15 +220,15 @@ type Written struct {
 // Secret (a KafkaConnector is not a Secret; reference one through a config provider,
 // ${secrets:...}, ${env:...} or ${file:...}, as A's placeholders are kept), and a tasks.max
 // that is not a number.
-func (s *Target) Manifest(c Connector, migrationID string, reg *connectors.Registry) ([]byte, []string, error) {
+func (s *Target) Manifest(c Connector, migrationID string, reg *connectors.Registry) ([]byte, []fleet.Text, error) {
 	data, warnings, _, err := s.manifest(c, migrationID, reg, nil)
 	return data, warnings, err
 }
 
 // manifest is Manifest, and with Secret the values it references in the Secret, by key; taken
 // are the keys other manifests reference.
-func (s *Target) manifest(c Connector, migrationID string, reg *connectors.Registry, taken map[string]string) ([]byte, []string, map[string]string, error) {
-	var warnings []string
+func (s *Target) manifest(c Connector, migrationID string, reg *connectors.Registry, taken map[string]string) ([]byte, []fleet.Text, map[string]string, error) {
+	var warnings []fleet.Text
 	secrets := map[string]string{}
 	m := manifest{APIVersion: "kafka.strimzi.io/" + s.APIVersion, Kind: "KafkaConnector",
 		Metadata: manifestMeta{Name: quoted(c.Target), Namespace: quoted(s.Namespace), Labels: map[quoted]quoted{"strimzi.io/cluster": quoted(s.Cluster)},
@@ -241,7 +243,7 @@ func (s *Target) manifest(c Connector, migrationID string, reg *connectors.Regis
 	if v, ok := c.Config.Get("tasks.max"); ok {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < 1 {
-			warnings = append(warnings, fmt.Sprintf("tasks.max %q is not a number of at least 1: left out (Connect's default is 1)", v))
+			warnings = append(warnings, fleet.Textf("tasks.max %q is not a number of at least 1: left out (Connect's default is 1)", v))
 		} else {
 			m.Spec.TasksMax = &n
 		}
@@ -269,8 +271,12 @@ func (s *Target) manifest(c Connector, migrationID string, reg *connectors.Regis
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "# KafkaConnector %s for the Connect cluster %s, written by offsetagent migrate (migration %s)\n", c.Target, s.Cluster, migrationID)
 	fmt.Fprintf(&buf, "# from connector %s. Its offsets were placed on the cluster: applying this resource creates the connector, which starts at them.\n", c.Name)
+	words := s.Words
+	if words == nil {
+		words = fleet.GoWords
+	}
 	for _, w := range warnings {
-		fmt.Fprintf(&buf, "# WARNING: %s\n", w)
+		fmt.Fprintf(&buf, "# WARNING: %s\n", w.Spell(words))
 	}
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -301,9 +307,9 @@ func classSecret(reg *connectors.Registry, cfg events.Config) func(string) bool 
 // by key (none of taken, the keys other manifests reference), or, without a Secret, left as it
 // is with a warning. The keys Strimzi takes from the spec are left as they are. A value whose
 // secret cannot be referenced is an error naming its key.
-func (s *Target) declaredConfig(name string, cfg events.Config, secret func(string) bool, taken map[string]string) (events.Config, map[string]string, []string, error) {
+func (s *Target) declaredConfig(name string, cfg events.Config, secret func(string) bool, taken map[string]string) (events.Config, map[string]string, []fleet.Text, error) {
 	values := map[string]string{}
-	var warnings []string
+	var warnings []fleet.Text
 	out := make(events.Config, 0, len(cfg))
 	for _, e := range cfg {
 		if e.Null || specKeys[e.Key] {
@@ -320,7 +326,7 @@ func (s *Target) declaredConfig(name string, cfg events.Config, secret func(stri
 			}
 			e.Value = v
 		default:
-			warnings = append(warnings, fmt.Sprintf("config %q holds a secret in clear text%s: keep it in a Kubernetes Secret and reference it with a config provider placeholder (${secrets:...}, ${env:...}, ${file:...}), or give --strimzi-secret", e.Key, clearNames(parts)))
+			warnings = append(warnings, fleet.Textf("config %q holds a secret in clear text%s: keep it in a Kubernetes Secret and reference it with a config provider placeholder (${secrets:...}, ${env:...}, ${file:...}), or give %s", e.Key, clearNames(parts), fleet.StrimziSecret))
 		}
 		out = append(out, e)
 	}

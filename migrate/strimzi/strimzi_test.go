@@ -128,8 +128,8 @@ func TestManifestContent(t *testing.T) {
 		"proxy.url": "https://app:${file:/etc/p:pw}@proxy:443", "behavior.on.null.values": "null", "empty": "",
 	}, m.Spec.Config)
 	require.Len(t, warnings, 2)
-	require.Contains(t, warnings[0], `"aws.secret.access.key" holds a secret in clear text`)
-	require.Contains(t, warnings[1], `"store.url" holds a secret in clear text`)
+	require.Contains(t, warnings[0].String(), `"aws.secret.access.key" holds a secret in clear text`)
+	require.Contains(t, warnings[1].String(), `"store.url" holds a secret in clear text`)
 	require.Contains(t, string(data), "# WARNING: config \"aws.secret.access.key\"")
 	require.NotContains(t, string(data), "\nname:", "no name key anywhere but metadata")
 

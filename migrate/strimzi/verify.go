@@ -49,7 +49,7 @@ func VerifyStrimzi(ctx context.Context, opts VerifyOptions) ([]Verified, error) 
 	}
 	rest, err := connectrest.New(opts.ConnectURL, hc)
 	if err != nil {
-		return nil, fmt.Errorf("--to-connect-url: %w", err)
+		return nil, fleet.Errorf("%s: %w", fleet.ToConnectURL, err)
 	}
 	out := make([]Verified, 0, len(placed))
 	for _, p := range placed {

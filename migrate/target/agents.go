@@ -92,7 +92,7 @@ func findAgents(ctx context.Context, cl *kafka.Client, to Target, clusterB strin
 // refuse the requests' source (OFFSETAGENT_ALLOWED_SOURCES); with requireAgent, no agent
 // consumes the request topic at all. It returns warnings for what it cannot tell (agents of
 // an earlier version advertise less).
-func checkAgents(ctx context.Context, cl *kafka.Client, to Target, clusterB, source string, requireAgent bool) (warnings []string, err error) {
+func checkAgents(ctx context.Context, cl *kafka.Client, to Target, clusterB, source string, requireAgent bool) (warnings []fleet.Text, err error) {
 	found, err := findAgents(ctx, cl, to, clusterB)
 	if err != nil {
 		return nil, fleet.Precheckf("%v", err)
@@ -104,7 +104,7 @@ func checkAgents(ctx context.Context, cl *kafka.Client, to Target, clusterB, sou
 		return servingChecks(found.serving, to, source)
 	}
 	if len(found.unknown) > 0 {
-		return []string{fmt.Sprintf("cannot tell which Connect topics the consumers of B's request topic %q write (group %s advertises none: "+
+		return []fleet.Text{fleet.Textf("cannot tell which Connect topics the consumers of B's request topic %q write (group %s advertises none: "+
 			"an agent older than this command?); make sure they write config topic %q and offsets topic %q",
 			to.RequestTopic, strings.Join(found.unknown, ", "), to.ConfigTopic, to.OffsetsTopic)}, nil
 	}
@@ -121,14 +121,14 @@ func checkAgents(ctx context.Context, cl *kafka.Client, to Target, clusterB, sou
 					Resource: to.AgentGroup, Code: kafka.GroupAuthorizationFailed})
 		}
 	}
-	msg := fmt.Sprintf("no agent consumes B's request topic %q now (no consumer group on B has a member subscribed to it): "+
+	msg := fleet.Textf("no agent consumes B's request topic %q now (no consumer group on B has a member subscribed to it): "+
 		"start one against B (OFFSETAGENT_BROKERS=%s, OFFSETAGENT_REQUEST_TOPIC=%s, OFFSETAGENT_CONFIG_TOPIC=%s, "+
-		"OFFSETAGENT_OFFSETS_TOPIC=%s), or give the --request-topic its agents consume",
-		to.RequestTopic, strings.Join(to.Brokers, ","), to.RequestTopic, to.ConfigTopic, to.OffsetsTopic)
+		"OFFSETAGENT_OFFSETS_TOPIC=%s), or give the %s its agents consume",
+		to.RequestTopic, strings.Join(to.Brokers, ","), to.RequestTopic, to.ConfigTopic, to.OffsetsTopic, fleet.RequestTopic)
 	if requireAgent {
-		return nil, fleet.Precheckf("%s; --allow-no-agent publishes anyway, and the requests wait for an agent until --timeout", msg)
+		return nil, fleet.Precheckf("%v; %s publishes anyway, and the requests wait for an agent until %s", msg, fleet.AllowNoAgent, fleet.Timeout)
 	}
-	return []string{msg + "; the requests wait for an agent until --timeout"}, nil
+	return []fleet.Text{msg.Append("; the requests wait for an agent until %s", fleet.Timeout)}, nil
 }
 
 // elsewhereError is the refusal of agents on B's request topic that write another Connect
@@ -149,9 +149,9 @@ func elsewhereError(found agentsOnB, to Target, clusterB string) error {
 		}
 	}
 	slices.Sort(groups)
-	b := fmt.Sprintf("config topic %q and offsets topic %q", to.ConfigTopic, to.OffsetsTopic)
+	b := fleet.Textf("config topic %q and offsets topic %q", to.ConfigTopic, to.OffsetsTopic)
 	if otherKafka {
-		b += fmt.Sprintf(" on Kafka cluster %q (--to-brokers)", clusterB)
+		b = b.Append(" on Kafka cluster %q (%s)", clusterB, fleet.ToBrokers)
 	}
 	var mixed []string
 	for _, a := range found.serving {
@@ -159,23 +159,24 @@ func elsewhereError(found agentsOnB, to Target, clusterB string) error {
 			mixed = append(mixed, a.group)
 		}
 	}
-	msg := fmt.Sprintf("the agents consuming B's request topic %q serve another Connect cluster (%s), not B's %s: "+
-		"give --request-topic and --result-topic of the agents running for B's Connect cluster, "+
-		"or --to-config-topic and --to-offsets-topic if those are B's", to.RequestTopic, strings.Join(groups, "; "), b)
+	msg := fleet.Textf("the agents consuming B's request topic %q serve another Connect cluster (%s), not B's %v: "+
+		"give %s and %s of the agents running for B's Connect cluster, "+
+		"or %s and %s if those are B's", to.RequestTopic, strings.Join(groups, "; "), b,
+		fleet.RequestTopic, fleet.ResultTopic, fleet.ToConfigTopic, fleet.ToOffsetsTopic)
 	if len(mixed) > 0 {
 		slices.Sort(mixed)
-		msg += fmt.Sprintf("; group %s also holds agents of B's Connect cluster: a request would be written to whichever Connect cluster "+
+		msg = msg.Append("; group %s also holds agents of B's Connect cluster: a request would be written to whichever Connect cluster "+
 			"its partition's owner writes, and the agents refuse every request while their group mixes two. A group and a request topic "+
 			"must serve one Connect cluster only: give B's agents their own OFFSETAGENT_GROUP_ID and OFFSETAGENT_REQUEST_TOPIC",
 			strings.Join(quoteAll(mixed), ", "))
 	}
-	return fleet.Precheckf("%s", msg)
+	return fleet.Precheckf("%v", msg)
 }
 
 // servingChecks refuses agents of B's Connect cluster that would not answer the run: results
 // published to another topic than to.ResultTopic (the run would wait for them until
 // --timeout), or source not among the sources they accept (every request would fail).
-func servingChecks(serving []agentOnB, to Target, source string) (warnings []string, err error) {
+func servingChecks(serving []agentOnB, to Target, source string) (warnings []fleet.Text, err error) {
 	var results, refusing, unknown []string
 	for _, a := range serving {
 		if a.ad.ResultTopic != "" && a.ad.ResultTopic != to.ResultTopic {
@@ -194,25 +195,25 @@ func servingChecks(serving []agentOnB, to Target, source string) (warnings []str
 			}
 		}
 	}
-	var errs []string
+	var errs []any
 	if len(results) > 0 {
 		slices.Sort(results)
-		errs = append(errs, fmt.Sprintf("B's agents publish their results to another topic than %q, the one this run reads "+
-			"(--result-topic, else OFFSETAGENT_RESULT_TOPIC): %s; the run would wait for results until --timeout: give --result-topic "+
-			"as B's agents' OFFSETAGENT_RESULT_TOPIC", to.ResultTopic, strings.Join(results, ", ")))
+		errs = append(errs, fleet.Textf("B's agents publish their results to another topic than %q, the one this run reads "+
+			"(%s, else OFFSETAGENT_RESULT_TOPIC): %s; the run would wait for results until %s: give %s "+
+			"as B's agents' OFFSETAGENT_RESULT_TOPIC", to.ResultTopic, fleet.ResultTopic, strings.Join(results, ", "), fleet.Timeout, fleet.ResultTopic))
 	}
 	if len(refusing) > 0 {
 		slices.Sort(refusing)
-		errs = append(errs, fmt.Sprintf("B's agents refuse the requests of this run, which have source %q: their OFFSETAGENT_ALLOWED_SOURCES "+
-			"does not list it (%s); add %q to it, or give --migration-id ID where %sID is listed", source, strings.Join(refusing, "; "),
-			source, fleet.RequestSourcePrefix))
+		errs = append(errs, fleet.Textf("B's agents refuse the requests of this run, which have source %q: their OFFSETAGENT_ALLOWED_SOURCES "+
+			"does not list it (%s); add %q to it, or give %s ID where %sID is listed", source, strings.Join(refusing, "; "),
+			source, fleet.MigrationID, fleet.RequestSourcePrefix))
 	}
 	if len(errs) > 0 {
-		return nil, fleet.Precheckf("%s", strings.Join(errs, "; "))
+		return nil, fleet.Precheckf(strings.TrimSuffix(strings.Repeat("%v; ", len(errs)), "; "), errs...)
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return []string{fmt.Sprintf("cannot tell whether B's agents accept the requests' source %q (group %s advertises no allowed sources: "+
+		return []fleet.Text{fleet.Textf("cannot tell whether B's agents accept the requests' source %q (group %s advertises no allowed sources: "+
 			"an agent older than this command?); make sure their OFFSETAGENT_ALLOWED_SOURCES is empty or lists it",
 			source, strings.Join(quoteAll(unknown), ", "))}, nil
 	}

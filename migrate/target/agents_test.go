@@ -41,9 +41,9 @@ func TestCheckAgentsAdvertisements(t *testing.T) {
 		{name: "source not listed", userData: `{"agent":"offsetagent","config_topic":"cfg","offsets_topic":"offs","request_topic":%[1]q,"result_topic":"res","allowed_sources":["/x"]}`,
 			refusal: `B's agents refuse the requests of this run, which have source "/offsetagent/migrate/m-1": their OFFSETAGENT_ALLOWED_SOURCES does not list it (group "g-3" accepts ["/x"])`},
 		{name: "another result topic", userData: `{"agent":"offsetagent","config_topic":"cfg","offsets_topic":"offs","request_topic":%[1]q,"result_topic":"res-2","any_source":true}`,
-			refusal: `B's agents publish their results to another topic than "res", the one this run reads (--result-topic, else OFFSETAGENT_RESULT_TOPIC): group "g-4" publishes to "res-2"`},
+			refusal: `B's agents publish their results to another topic than "res", the one this run reads (ResultTopic, else OFFSETAGENT_RESULT_TOPIC): group "g-4" publishes to "res-2"`},
 		{name: "another Kafka cluster", userData: `{"agent":"offsetagent","kafka_cluster_id":"other","config_topic":"cfg","offsets_topic":"offs","request_topic":%[1]q,"result_topic":"res","any_source":true}`,
-			refusal: `serve another Connect cluster (group "g-5" writes config topic "cfg" and offsets topic "offs" on Kafka cluster "other"), not B's config topic "cfg" and offsets topic "offs" on Kafka cluster "kfake" (--to-brokers)`},
+			refusal: `serve another Connect cluster (group "g-5" writes config topic "cfg" and offsets topic "offs" on Kafka cluster "other"), not B's config topic "cfg" and offsets topic "offs" on Kafka cluster "kfake" (ToBrokers)`},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,7 +74,7 @@ func TestCheckAgentsAdvertisements(t *testing.T) {
 				require.Empty(t, warnings)
 			} else {
 				require.Len(t, warnings, 1)
-				require.Contains(t, warnings[0], tt.warning)
+				require.Contains(t, warnings[0].String(), tt.warning)
 			}
 		})
 	}

@@ -105,7 +105,7 @@ func Open(ctx context.Context, to Target, a fleet.Cluster, configOps []string, s
 		return nil, err
 	}
 	for _, w := range warnings {
-		logger.Warn(w)
+		fleet.Warn(logger, w)
 	}
 	b := &B{ClusterID: clusterB}
 	if to.ConnectURL == "" {
@@ -113,7 +113,7 @@ func Open(ctx context.Context, to Target, a fleet.Cluster, configOps []string, s
 	}
 	restB, err := connectrest.New(to.ConnectURL, to.HTTPClient)
 	if err != nil {
-		return nil, fleet.Precheckf("--to-connect-url: %v", err)
+		return nil, fleet.Precheckf("%s: %v", fleet.ToConnectURL, err)
 	}
 	rootB, err := restB.Root(ctx)
 	if err != nil {

@@ -84,7 +84,7 @@ func TestFamilyStateRefusedBeforeStop(t *testing.T) {
 	refused := map[string]string{}
 	for _, h := range e.Hazards {
 		if h.Check == hazard.HazardFamilyState && h.Refuse {
-			refused[h.Key] = h.Message
+			refused[h.Key] = h.Message.String()
 		}
 	}
 	require.Contains(t, refused["slot.drop.on.stop"], `drops its replication slot "`+slot+`" when it stops`)

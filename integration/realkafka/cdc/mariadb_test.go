@@ -319,7 +319,7 @@ func mariadbStopSource(t *testing.T, ctx context.Context, mv mariadbMove) {
 	p := verdicts[good]
 	require.Equal(t, cutover.VerdictVerified, p.Verdict, p.Detail)
 	require.Equal(t, cutover.EvidenceRecords, p.Evidence)
-	require.Contains(t, p.Detail, "B's first record is at")
+	require.Contains(t, p.Detail.String(), "B's first record is at")
 	p = verdicts[early]
 	require.Equal(t, cutover.VerdictMismatch, p.Verdict, p.Detail)
 	require.Equal(t, cutover.EvidenceRecords, p.Evidence)
@@ -491,7 +491,7 @@ func mariadbKilled(t *testing.T, ctx context.Context, mv mariadbMove, wK *realka
 	w := verdictsOfConnector(t, cut, killed).WorkersOfA
 	require.NotNil(t, w)
 	require.False(t, w.Held, w.Checked)
-	require.Contains(t, w.Checked, "checked again at the verification: no live worker of A holds it")
+	require.Contains(t, w.Checked.String(), "checked again at the verification: no live worker of A holds it")
 }
 
 // verdictsOfConnector is connector name's entry of the cutover report.

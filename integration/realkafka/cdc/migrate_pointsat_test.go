@@ -98,7 +98,7 @@ func TestSettingsPointingAtARefusedThenMapped(t *testing.T) {
 		require.NotContains(t, e.Message.String(), "pw-secret")
 		for _, h := range e.Hazards {
 			if h.Refuse && h.Check == hazard.HazardPointsAtA {
-				hazards[e.Name] = h.Key + ": " + h.Message + "; " + h.Fix
+				hazards[e.Name] = h.Key + ": " + h.Message.String() + "; " + h.Fix.String()
 			}
 		}
 	}

@@ -124,11 +124,11 @@ func TestVerifyByRecords(t *testing.T) {
 	p := verdicts[good]
 	require.Equal(t, cutover.VerdictVerified, p.Verdict, p.Detail)
 	require.Equal(t, cutover.EvidenceRecords, p.Evidence)
-	require.Contains(t, p.Detail, "B's first record is at")
+	require.Contains(t, p.Detail.String(), "B's first record is at")
 	p = verdicts[wrong]
 	require.Equal(t, cutover.VerdictMismatch, p.Verdict, p.Detail)
 	require.Equal(t, cutover.EvidenceRecords, p.Evidence)
-	require.Contains(t, p.Detail, "A's offset was set back: A's offsets topic held")
+	require.Contains(t, p.Detail.String(), "A's offset was set back: A's offsets topic held")
 	require.NotNil(t, p.FurthestOnA)
 	require.Contains(t, string(out), "1 verified, 0 waiting, 1 mismatch, 0 unordered, 0 replay")
 	t.Logf("took %s", time.Since(started).Round(time.Second))
