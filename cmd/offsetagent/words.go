@@ -169,9 +169,9 @@ func (w words) Next(n fleet.Next) string {
 	case fleet.VerbApply:
 		return "offsetagent migrate"
 	case fleet.VerbVerify:
-		return fmt.Sprintf("offsetagent migrate --verify %s %s", w.Setting(fleet.CutoverReport), arg(0, "FILE"))
+		return "offsetagent migrate verify " + arg(0, "REPORT")
 	case fleet.VerbVerifyManifests:
-		return fmt.Sprintf("offsetagent migrate --verify %s %s %s %s", w.Setting(fleet.Manifests), arg(0, "DIR"),
+		return fmt.Sprintf("offsetagent migrate verify %s %s %s %s", w.Setting(fleet.Manifests), arg(0, "DIR"),
 			w.Setting(fleet.ToConnectURL), arg(1, "<B's Connect REST API>"))
 	case fleet.VerbRollback:
 		return "offsetagent migrate rollback " + arg(0, "REPORT")

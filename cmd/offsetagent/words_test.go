@@ -41,10 +41,10 @@ func TestFlagWordsSpellText(t *testing.T) {
 		{"setting", fleet.Textf("%s needs %s", fleet.StopSource, fleet.FromConnectURL), "--stop-source needs --from-connect-url"},
 		{"fix", fleet.Textf("give %s", fleet.SetValue{Key: "k", Value: fleet.Hint("B's value")}), "give --set k=<B's value>"},
 		{"give", fleet.Textf("use %s", fleet.Give{Setting: fleet.ReplicationPolicy, Value: "identity"}), "use --replication-policy identity"},
-		{"next", fleet.Textf("then %s", fleet.Next{Verb: fleet.VerbVerify, Args: []string{"r.json"}}), "then offsetagent migrate --verify --cutover-report r.json"},
+		{"next", fleet.Textf("then %s", fleet.Next{Verb: fleet.VerbVerify, Args: []string{"r.json"}}), "then offsetagent migrate verify r.json"},
 		{"nested", fleet.Textf("a: %v", fleet.Textf("%s", fleet.KeepA)), "a: --keep-a"},
 		{"manifests", fleet.Textf("Then check: %s", fleet.Next{Verb: fleet.VerbVerifyManifests, Args: []string{"out/manifests"}}),
-			"Then check: offsetagent migrate --verify --manifests out/manifests --to-connect-url <B's Connect REST API>"},
+			"Then check: offsetagent migrate verify --manifests out/manifests --to-connect-url <B's Connect REST API>"},
 		{"timeout", fleet.Textf("the run's %s ran out", fleet.Give{Setting: fleet.Timeout, Value: "5m0s"}), "the run's --timeout 5m0s ran out"},
 	}
 	for _, tt := range tests {
@@ -106,7 +106,7 @@ func TestReportJSONSpellsSettingsAsFlags(t *testing.T) {
 		} `json:"connectors"`
 	}
 	require.NoError(t, json.Unmarshal(data, &got))
-	require.Equal(t, "then offsetagent migrate --verify --manifests dir --to-connect-url <B's Connect REST API>", got.Next)
+	require.Equal(t, "then offsetagent migrate verify --manifests dir --to-connect-url <B's Connect REST API>", got.Next)
 	require.Equal(t, `pipeline with source "src": --sink-follows-source not given`, got.Connectors[0].Message)
 	require.Equal(t, []string{"or give --strimzi-secret"}, got.Connectors[0].Warnings)
 	require.Equal(t, "names A", got.Connectors[0].Hazards[0].Message)
