@@ -261,7 +261,7 @@ func (o *MigrateOptions) setDryRun() (stopPlanned bool) {
 		// A dry run changes nothing: not on B, and not on A either.
 		o.StopSource = false
 		if o.Logger != nil {
-			fleet.Warn(o.Logger, fleet.Textf("%s: connectors on A are not stopped; their offsets are read as they are now", fleet.DryRun))
+			fleet.Warn(o.Logger, fleet.Textf("a plan stops nothing: connectors on A are not stopped while planning (%s); their offsets are read as they are now, and again at the stop", fleet.StopSource))
 		}
 		return true
 	}
