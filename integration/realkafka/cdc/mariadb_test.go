@@ -432,7 +432,7 @@ func mariadbKilled(t *testing.T, ctx context.Context, mv mariadbMove, wK *realka
 	require.Len(t, rep.Connectors, 1)
 	require.Equal(t, apply.OutcomeSucceeded, rep.Connectors[0].Outcome, rep.Connectors[0].Message)
 	require.Len(t, rep.Connectors[0].Warnings, 1)
-	require.Contains(t, rep.Connectors[0].Warnings[0], "do not restart A's workers with it")
+	require.Contains(t, rep.Connectors[0].Warnings[0].String(), "do not restart A's workers with it")
 	var moved cutover.Cutover
 	data, err := os.ReadFile(cutoverPath)
 	require.NoError(t, err)
