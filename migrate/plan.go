@@ -45,7 +45,7 @@ func planFile(ctx context.Context, sg *staged, rep *apply.Report) *plan.File {
 		f.From.ConnectURL = connectrest.Redact(o.ConnectURL)
 	}
 	f.To = plan.Side{KafkaClusterID: sg.b.ClusterID, Brokers: o.To.Brokers, ConfigTopic: o.To.ConfigTopic, OffsetsTopic: o.To.OffsetsTopic,
-		RequestTopic: o.To.RequestTopic, ResultTopic: o.To.ResultTopic}
+		RequestTopic: o.To.RequestTopic, ResultTopic: o.To.ResultTopic, ConnectVersion: sg.b.Connect.Version, ConnectCommit: sg.b.Connect.Commit}
 	if o.States != nil {
 		f.To.StateTopic = o.States.TopicOrDefault()
 	}

@@ -602,3 +602,21 @@ func TestApplyWarnsOfAPartitionGoneSinceThePlan(t *testing.T) {
 	require.Contains(t, got["src-2"].warnings, `partition {"filename":"src-2.txt"} had an offset on A at the plan ({"position":30}) and none when its offsets were read again`)
 	require.NotContains(t, got["src-1"].warnings, "had an offset on A at the plan")
 }
+
+// A plan records both clusters' identities: each Kafka cluster's id, and, with their Connect
+// REST APIs, each side's URL and the Connect version and commit its GET / answered.
+func TestPlanRecordsBothConnectVersions(t *testing.T) {
+	v := newVerbsFixture(t)
+	urlA, urlB := startConnectSim(t, v.a), startConnectSim(t, v.b)
+	path := filepath.Join(v.dir, "plan.yaml")
+	code, out, stderr := v.cmd(v.planArgs(path, "--from-connect-url", urlA, "--to-connect-url", urlB)...)
+	require.Equal(t, 0, code, "%s\n%s", out, stderr)
+	p, err := plan.Read(path)
+	require.NoError(t, err)
+	for side, s := range map[string]plan.Side{"A": p.From, "B": p.To} {
+		require.NotEmpty(t, s.KafkaClusterID, side)
+		require.NotEmpty(t, s.ConnectURL, side)
+		require.Equal(t, connectsim.DefaultVersion, s.ConnectVersion, "%s's Connect version", side)
+	}
+	require.NotEqual(t, p.From.KafkaClusterID, p.To.KafkaClusterID)
+}

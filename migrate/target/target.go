@@ -58,6 +58,9 @@ type Target struct {
 type B struct {
 	ClusterID string
 	REST      *connectrest.Client
+	// Connect is what GET / answered on B's Connect REST API (zero without it): B's Connect
+	// version and commit, which a plan records.
+	Connect connectrest.RootInfo
 }
 
 // Open runs the checks of B before anything is stopped or published: B reachable,
@@ -119,7 +122,7 @@ func Open(ctx context.Context, to Target, a fleet.Cluster, configOps []string, s
 	if err != nil {
 		return nil, fleet.Precheckf("GET / on B: %v", err)
 	}
-	b.REST = restB
+	b.REST, b.Connect = restB, rootB
 	if a.ConnectURL == "" {
 		return b, nil
 	}
