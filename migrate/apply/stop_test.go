@@ -82,7 +82,6 @@ func (f *stopConnect) handle(w http.ResponseWriter, r *http.Request) {
 // pause longer than the test, every connector of the wave must still get its PUT /stop: on
 // the code that held a slot for a whole barrier, only stopConcurrency ever did.
 func TestStopBarriersOfAWaveWaitTogether(t *testing.T) {
-	brokers := kafkatest.Kfake(t).ListenAddrs()
 	const n = 3 * stopConcurrency
 	all := make(chan struct{})
 	fc := &stopConnect{states: map[string]string{}}
@@ -91,27 +90,9 @@ func TestStopBarriersOfAWaveWaitTogether(t *testing.T) {
 			close(all)
 		}
 	}
-	var entries []*Entry
-	for i := range n {
-		name := fmt.Sprintf("file-%02d", i)
-		fc.states[name] = fleet.StateRunning
-		c := &fleet.Connector{Name: name, Type: connectors.Source, State: fleet.StateRunning}
-		entries = append(entries, &Entry{Name: name, TargetName: name, Type: string(c.Type), Connector: c})
-	}
-	srv := httptest.NewServer(http.HandlerFunc(fc.handle))
-	t.Cleanup(srv.Close)
-
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	reg := connectors.Builtin()
-	a, err := source.Open(ctx, source.Options{ConnectURL: srv.URL, StopSource: true, States: &source.StateStore{Brokers: brokers},
-		Registry: reg, Logger: logger})
-	require.NoError(t, err)
-	require.NoError(t, a.OpenStates(ctx, "cluster-A", "m-1"))
-	t.Cleanup(a.Close)
-	ap := New(Options{StopSource: true, StablePause: time.Hour, StopPoll: 10 * time.Millisecond, StopTimeout: 2 * time.Hour,
-		Registry: reg, Logger: logger}, a, nil, nil, nil)
+	ap, entries := stoppingFixture(ctx, t, fc, n, Options{StablePause: time.Hour, StopTimeout: 2 * time.Hour})
 
 	done := make(chan struct{})
 	go func() {
@@ -137,31 +118,12 @@ func TestStopBarriersOfAWaveWaitTogether(t *testing.T) {
 // reach 32 (A's REST client itself calls 8 at a time; the other barriers wait for it or make
 // their Kafka reads and writes), never more than 8 on the code before.
 func TestStopBarriersCallA32AtOnce(t *testing.T) {
-	brokers := kafkatest.Kfake(t).ListenAddrs()
 	const n, want = 64, 32
 	release := make(chan struct{})
 	fc := &stopConnect{states: map[string]string{}, gate: func() { <-release }}
-	var entries []*Entry
-	for i := range n {
-		name := fmt.Sprintf("file-%02d", i)
-		fc.states[name] = fleet.StateRunning
-		c := &fleet.Connector{Name: name, Type: connectors.Source, State: fleet.StateRunning}
-		entries = append(entries, &Entry{Name: name, TargetName: name, Type: string(c.Type), Connector: c})
-	}
-	srv := httptest.NewServer(http.HandlerFunc(fc.handle))
-	t.Cleanup(srv.Close)
-
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	reg := connectors.Builtin()
-	a, err := source.Open(ctx, source.Options{ConnectURL: srv.URL, StopSource: true, States: &source.StateStore{Brokers: brokers},
-		Registry: reg, Logger: logger})
-	require.NoError(t, err)
-	require.NoError(t, a.OpenStates(ctx, "cluster-A", "m-1"))
-	t.Cleanup(a.Close)
-	ap := New(Options{StopSource: true, StablePause: 10 * time.Millisecond, StopPoll: 10 * time.Millisecond, StopTimeout: time.Minute,
-		Registry: reg, Logger: logger}, a, nil, nil, nil)
+	ap, entries := stoppingFixture(ctx, t, fc, n, Options{StablePause: 10 * time.Millisecond, StopTimeout: time.Minute})
 
 	done := make(chan struct{})
 	go func() {
@@ -181,4 +143,30 @@ func TestStopBarriersCallA32AtOnce(t *testing.T) {
 	for _, e := range entries {
 		require.Empty(t, e.Connector.Problem, e.Name)
 	}
+}
+
+// stoppingFixture is an Applier stopping, with opts (StablePause and StopTimeout; StopSource
+// set, polls every 10 ms), n running FileStream sources file-00... of the Connect REST API fc
+// serves, recording their states on an embedded broker; and their entries.
+func stoppingFixture(ctx context.Context, t *testing.T, fc *stopConnect, n int, opts Options) (*Applier, []*Entry) {
+	t.Helper()
+	brokers := kafkatest.Kfake(t).ListenAddrs()
+	var entries []*Entry
+	for i := range n {
+		name := fmt.Sprintf("file-%02d", i)
+		fc.states[name] = fleet.StateRunning
+		c := &fleet.Connector{Name: name, Type: connectors.Source, State: fleet.StateRunning}
+		entries = append(entries, &Entry{Name: name, TargetName: name, Type: string(c.Type), Connector: c})
+	}
+	srv := httptest.NewServer(http.HandlerFunc(fc.handle))
+	t.Cleanup(srv.Close)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	reg := connectors.Builtin()
+	a, err := source.Open(ctx, source.Options{ConnectURL: srv.URL, StopSource: true, States: &source.StateStore{Brokers: brokers},
+		Registry: reg, Logger: logger})
+	require.NoError(t, err)
+	require.NoError(t, a.OpenStates(ctx, "cluster-A", "m-1"))
+	t.Cleanup(a.Close)
+	opts.StopSource, opts.StopPoll, opts.Registry, opts.Logger = true, 10*time.Millisecond, reg, logger
+	return New(opts, a, nil, nil, nil), entries
 }
