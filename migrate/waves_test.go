@@ -29,23 +29,14 @@ func TestMigrateStopsAndPublishesInWaves(t *testing.T) {
 	brokersB := startKfake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cl := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
-	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
-	for _, topic := range []string{"requests", "results"} {
-		require.NoError(t, kafkaio.EnsureTopic(ctx, cl, topic, 1, nil))
-	}
+	cl := waveTopicsOnB(ctx, t, brokersB)
 	// No agent answers on B, so each wave awaits its requests until their deadline, --timeout
 	// after the wave starts publishing: the run lasts more than three times --timeout, and a
 	// deadline for the whole run (of the stops or of the requests) would fail the second and
 	// third waves. A stop takes a few status reads, far within --timeout even on a loaded
 	// machine: the stops' duration proves nothing here, and one near --timeout (60 reads
 	// 20 ms apart were) made the verdict depend on the machine's load.
-	fc := &fakeConnect{t: t, stopLag: 3, connectors: map[string]*fakeConnector{}}
-	for i := range n {
-		name := fmt.Sprintf("src-%02d", i)
-		fc.connectors[name] = &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig(name),
-			offsets: []string{fmt.Sprintf(`{"partition":{"filename":"%s.txt"},"offset":{"position":%d}}`, name, i)}}
-	}
+	fc := runningSources(t, n, 3)
 	var stopped []time.Time
 	fc.onStop = func(string) { stopped = append(stopped, time.Now()) }
 	opts := MigrateOptions{
@@ -92,17 +83,8 @@ func TestMigrateTellsItsReportAfterEachWave(t *testing.T) {
 	brokersB := startKfake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cl := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
-	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
-	for _, topic := range []string{"requests", "results"} {
-		require.NoError(t, kafkaio.EnsureTopic(ctx, cl, topic, 1, nil))
-	}
-	fc := &fakeConnect{t: t, stopLag: 1, connectors: map[string]*fakeConnector{}}
-	for i := range n {
-		name := fmt.Sprintf("src-%02d", i)
-		fc.connectors[name] = &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig(name),
-			offsets: []string{fmt.Sprintf(`{"partition":{"filename":"%s.txt"},"offset":{"position":%d}}`, name, i)}}
-	}
+	waveTopicsOnB(ctx, t, brokersB)
+	fc := runningSources(t, n, 1)
 	run, interrupt := context.WithCancel(ctx)
 	defer interrupt()
 	type told struct {
@@ -158,17 +140,8 @@ func TestMigrateStopsTheNextWaveDuringTheStablePause(t *testing.T) {
 	brokersB := startKfake(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cl := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
-	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
-	for _, topic := range []string{"requests", "results"} {
-		require.NoError(t, kafkaio.EnsureTopic(ctx, cl, topic, 1, nil))
-	}
-	fc := &fakeConnect{t: t, stopLag: 1, connectors: map[string]*fakeConnector{}}
-	for i := range n {
-		name := fmt.Sprintf("src-%02d", i)
-		fc.connectors[name] = &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig(name),
-			offsets: []string{fmt.Sprintf(`{"partition":{"filename":"%s.txt"},"offset":{"position":%d}}`, name, i)}}
-	}
+	cl := waveTopicsOnB(ctx, t, brokersB)
+	fc := runningSources(t, n, 1)
 	secondWave := make(chan struct{}, 1)
 	fc.onStop = func(string) {
 		if len(fc.stops) == waveSize+1 { // under fc.mu, after the stop was noted
@@ -215,4 +188,28 @@ func TestMigrateStopsTheNextWaveDuringTheStablePause(t *testing.T) {
 		require.Equal(t, apply.OutcomeSkipped, e.Outcome, "%s at %s: %s", e.Name, e.FailedStep, e.Message)
 	}
 	require.Zero(t, requests(), "a connector whose stop barrier was cut short was published")
+}
+
+// waveTopicsOnB creates B's Connect topics and the agents' request and result topics, and
+// returns the client it made them with.
+func waveTopicsOnB(ctx context.Context, t *testing.T, brokersB []string) *kafka.Client {
+	t.Helper()
+	cl := &kafka.Client{Addr: kafka.TCP(brokersB...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
+	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	for _, topic := range []string{"requests", "results"} {
+		require.NoError(t, kafkaio.EnsureTopic(ctx, cl, topic, 1, nil))
+	}
+	return cl
+}
+
+// runningSources is A's Connect REST API with n running FileStream sources src-00...,
+// src-NN at position NN, each STOPPED stopLag status reads after its PUT /stop.
+func runningSources(t *testing.T, n, stopLag int) *fakeConnect {
+	fc := &fakeConnect{t: t, stopLag: stopLag, connectors: map[string]*fakeConnector{}}
+	for i := range n {
+		name := fmt.Sprintf("src-%02d", i)
+		fc.connectors[name] = &fakeConnector{typ: "source", state: fleet.StateRunning, stopAt: -1, config: fileSourceConfig(name),
+			offsets: []string{fmt.Sprintf(`{"partition":{"filename":"%s.txt"},"offset":{"position":%d}}`, name, i)}}
+	}
+	return fc
 }
