@@ -102,38 +102,23 @@ func TestMigrateRollbackCommand(t *testing.T) {
 		require.NoError(t, w.WriteMessages(ctx, msgs...))
 		require.NoError(t, w.Close())
 	}
-	startAgent := func(brokers string) func() {
-		t.Setenv("OFFSETAGENT_BROKERS", brokers)
-		actx, acancel := context.WithCancel(context.Background())
-		done := make(chan int, 1)
-		go func() { done <- runAgentForTest(actx) }()
-		return func() { acancel(); <-done }
-	}
 	cmd := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
 		code := run(args, strings.NewReader(""), &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
 	// A's connectors, created by an agent on A: a source at position 30, a sink at offset 10.
-	stopA := startAgent(a.Addr())
+	stopA := startTestAgent(t, a.Addr())
 	bodies := []string{
 		`{"name":"file-src","config":{"connector.class":"FileStreamSource","file":"in.txt","topic":"orders"},"initial_offsets":[{"partition":{"filename":"in.txt"},"offset":{"position":30}}]}`,
 		`{"name":"file-sink","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","file":"out.txt","topics":"orders"},` +
 			`"initial_offsets":[{"partition":{"kafka_topic":"orders","kafka_partition":0},"offset":{"kafka_offset":10}}]}`,
 	}
 	for _, body := range bodies {
-		for attempt := 0; ; attempt++ { // the agent creates its topics as it starts
-			var errOut bytes.Buffer
-			code := run([]string{"publish", "--wait", "--timeout", "30s", "-"}, strings.NewReader(body), &bytes.Buffer{}, &errOut)
-			if code == 0 || attempt >= 50 {
-				require.Equal(t, 0, code, errOut.String())
-				break
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		publishUntilAccepted(t, body)
 	}
 	stopA()
-	t.Cleanup(startAgent(b.Addr()))
+	t.Cleanup(startTestAgent(t, b.Addr()))
 	urlA, restA := serveConnect(t, a.Addr())
 
 	dir := t.TempDir()

@@ -72,26 +72,10 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	t.Setenv("OFFSETAGENT_CREATE_CONNECT_TOPICS", "true")
 	t.Setenv("OFFSETAGENT_HTTP_ADDR", "127.0.0.1:0")
 	t.Setenv("OFFSETAGENT_LOG_LEVEL", "error")
-	startAgent := func(brokers string) func() {
-		t.Setenv("OFFSETAGENT_BROKERS", brokers)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan int, 1)
-		go func() { done <- runAgentForTest(ctx) }()
-		return func() { cancel(); <-done }
-	}
-	stopA := startAgent(a.Addr())
-	var errOut bytes.Buffer
-	for attempt := 0; ; attempt++ { // the agent creates its topics as it starts
-		errOut.Reset()
-		code := run([]string{"publish", "--wait", "--timeout", "30s", "-"}, strings.NewReader(demoRequest), &bytes.Buffer{}, &errOut)
-		if code == 0 || attempt >= 50 {
-			require.Equal(t, 0, code, errOut.String())
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	stopA := startTestAgent(t, a.Addr())
+	publishUntilAccepted(t, demoRequest)
 	stopA()
-	t.Cleanup(startAgent(b.Addr()))
+	t.Cleanup(startTestAgent(t, b.Addr()))
 
 	dir := t.TempDir()
 	cmd := func(args ...string) (int, string, string) {

@@ -65,28 +65,13 @@ func newVerbsFixture(t *testing.T) *verbsFixture {
 	t.Setenv("OFFSETAGENT_HTTP_ADDR", "127.0.0.1:0")
 	t.Setenv("OFFSETAGENT_LOG_LEVEL", "error")
 	v := &verbsFixture{a: a.Addr(), b: b.Addr(), dir: t.TempDir()}
-	startAgent := func(brokers string) func() {
-		t.Setenv("OFFSETAGENT_BROKERS", brokers)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan int, 1)
-		go func() { done <- runAgentForTest(ctx) }()
-		return func() { cancel(); <-done }
-	}
-	stopA := startAgent(v.a)
+	stopA := startTestAgent(t, v.a)
 	for _, body := range []string{fileSource("src-1", "my.password", "pw-s3cret-1"), fileSource("src-2"), fileSource("src-3"), fileSource("src-4"),
 		fileSource("src-a", "producer.override.bootstrap.servers", v.a)} {
-		for attempt := 0; ; attempt++ { // the agent creates its topics as it starts
-			var errOut bytes.Buffer
-			code := run([]string{"publish", "--wait", "--timeout", "30s", "-"}, strings.NewReader(body), &bytes.Buffer{}, &errOut)
-			if code == 0 || attempt >= 50 {
-				require.Equal(t, 0, code, errOut.String())
-				break
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		publishUntilAccepted(t, body)
 	}
 	stopA()
-	v.startB = func() { v.stopB = startAgent(v.b); v.agentRun = true }
+	v.startB = func() { v.stopB = startTestAgent(t, v.b); v.agentRun = true }
 	v.startB()
 	t.Cleanup(func() {
 		if v.agentRun {
