@@ -238,7 +238,7 @@ func TestMigrateMM2Health(t *testing.T) {
 	t.Run("checkpoints past --checkpoint-max-age", func(t *testing.T) {
 		es := run("stale", n("(stale|fresh)"), false, 0)
 		h := refused(t, es["stale"], "")
-		require.Contains(t, h.Message.String(), "--checkpoint-max-age 1h0m0s")
+		require.Contains(t, h.Message.String(), "older than CheckpointMaxAge 1h0m0s")
 		fresh := es["fresh"]
 		for _, h := range fresh.Hazards {
 			require.False(t, h.Refuse, "%+v", h)

@@ -2,12 +2,12 @@ package mm2
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/offsetagent/offsetagent/internal/javaregex"
+	"github.com/offsetagent/offsetagent/internal/wording"
 )
 
 // MirrorMaker 2's name filters, judged as MirrorMaker 2 judges: DefaultGroupFilter (groups,
@@ -135,14 +135,14 @@ func (f *nameFilter) judge(name string) verdict {
 // never come.
 func undecided(p Policy, c *MM2Connector, class string, v verdict, what, name string) Finding {
 	l := v.by
-	fix := fmt.Sprintf("write %s so that it can be evaluated as Java evaluates it (for example list the %s by name, %s, in a setting without that construct), "+
-		"or give --allow-replay to move the sink without this check's verdict", l.key, what, regexpQuote(name))
+	fix := wording.Textf("write %s so that it can be evaluated as Java evaluates it (for example list the %s by name, %s, in a setting without that construct), "+
+		"or give %s to move the sink without this check's verdict", l.key, what, regexpQuote(name), wording.AllowReplay)
 	var re *javaregex.Error
 	if errors.As(v.err, &re) && !re.Unsupported || errors.Is(v.err, errEmptyEntry) {
-		fix = fmt.Sprintf("correct %s: MirrorMaker 2's %s does not start with it; %s", l.key, class, fixFor(p, c, class, l.key, "<a valid list>"))
+		fix = wording.Textf("correct %s: MirrorMaker 2's %s does not start with it; %s", l.key, class, fixFor(p, c, class, l.key, "<a valid list>"))
 	}
 	return Finding{Key: l.key, Blocked: true,
-		Message: fmt.Sprintf("%s: cannot tell whether its %s (%s) matches %s %q, as MirrorMaker 2 joins its entries with | into one Java regex: %v",
+		Message: wording.Textf("%s: cannot tell whether its %s (%s) matches %s %q, as MirrorMaker 2 joins its entries with | into one Java regex: %v",
 			c.where(), l.key, l.shown(), what, name, v.err),
 		Fix: fix}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/offsetagent/offsetagent/internal/wording"
 	"github.com/segmentio/kafka-go"
 )
 
@@ -41,10 +42,13 @@ import (
 // Finding is one thing the health check found about a group.
 type Finding struct {
 	// Key is the MM2 setting concerned ("" for none).
-	Key     string `json:"key,omitempty"`
-	Message string `json:"message"`
+	Key string `json:"key,omitempty"`
+	// Message says what was found. A setting of the caller's run it names (the config topic
+	// of MM2's connectors, the source alias, the maximum age, the replay allowed) is a typed
+	// argument (wording.Setting), which the caller's reader spells.
+	Message wording.Text `json:"message"`
 	// Fix says which MM2 setting to change, and how, for both of MM2's deployments.
-	Fix string `json:"fix,omitempty"`
+	Fix wording.Text `json:"fix,omitzero"`
 	// Blocked: no checkpoint of the group will come as things are; waiting is pointless.
 	Blocked bool `json:"blocked"`
 }
@@ -94,18 +98,18 @@ func notRead(s Setup) Finding {
 	if len(s.Looked) > 0 {
 		looked = " (" + strings.Join(s.Looked, "; ") + ")"
 	}
-	return Finding{Message: "MirrorMaker 2's checkpoint connector for this flow was not found on B" + looked +
-		": neither its group and topic filters nor whether it is running were checked",
-		Fix: "name the Connect config topic that holds MirrorMaker 2's connectors with --mm2-config-topic"}
+	return Finding{Message: wording.Plain("MirrorMaker 2's checkpoint connector for this flow was not found on B" + looked +
+		": neither its group and topic filters nor whether it is running were checked"),
+		Fix: wording.Textf("name the Connect config topic that holds MirrorMaker 2's connectors with %s", wording.MM2ConfigTopic)}
 }
 
 // checkpointFindings judges the group by what the checkpoints topic holds.
 func (t *Translator) checkpointFindings(ctx context.Context, group string, committed map[TopicPartition]int64, hc HealthCheck) ([]Finding, error) {
 	cpTopic := t.cfg.Policy.CheckpointsTopic()
 	if err := t.read(ctx); errors.Is(err, ErrNoCheckpointsTopic) {
-		return []Finding{{Blocked: true, Message: fmt.Sprintf("MirrorMaker 2's checkpoints topic %s does not exist on B: no checkpoint connector "+
-			"ever ran for source alias %s (or --mm2-source-alias or --replication-separator is not MM2's)", cpTopic, t.cfg.Policy.SourceAlias),
-			Fix: "run MirrorMaker 2's MirrorCheckpointConnector for this flow, or give MM2's source alias and separator"}}, nil
+		return []Finding{{Blocked: true, Message: wording.Textf("MirrorMaker 2's checkpoints topic %s does not exist on B: no checkpoint connector "+
+			"ever ran for source alias %s (or %s or %s is not MM2's)", cpTopic, t.cfg.Policy.SourceAlias, wording.MM2SourceAlias, wording.ReplicationSeparator),
+			Fix: wording.Plain("run MirrorMaker 2's MirrorCheckpointConnector for this flow, or give MM2's source alias and separator")}}, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("check mm2 health of group %q: %w", group, err)
 	}
@@ -116,9 +120,9 @@ func (t *Translator) checkpointFindings(ctx context.Context, group string, commi
 	if st.valid == 0 && st.refused == 0 { // none, or only tombstones
 		fs := t.noCheckpoint(group, hc.Setup, st)
 		if st.unattributed > 0 {
-			fs = append(fs, Finding{Message: fmt.Sprintf("%s holds %d record(s) that could not be read at all, not even their group (the last, at offset %d: %v): "+
+			fs = append(fs, Finding{Message: wording.Textf("%s holds %d record(s) that could not be read at all, not even their group (the last, at offset %d: %v): "+
 				"some may be checkpoints of group %q", cpTopic, st.unattributed, st.last.offset, st.last.err, group),
-				Fix: unreadableFix(st.last.err, cpTopic)})
+				Fix: wording.Plain(unreadableFix(st.last.err, cpTopic))})
 		}
 		return fs, nil
 	}
@@ -126,9 +130,9 @@ func (t *Translator) checkpointFindings(ctx context.Context, group string, commi
 		// Every checkpoint record of the group was refused: none can be used, and MM2 keeps
 		// writing the same way.
 		return []Finding{{Blocked: true,
-			Message: fmt.Sprintf("none of the %d checkpoint records of group %q in %s could be read (the last, at offset %d: %v): no checkpoint of the group is usable",
+			Message: wording.Textf("none of the %d checkpoint records of group %q in %s could be read (the last, at offset %d: %v): no checkpoint of the group is usable",
 				st.refused, group, cpTopic, st.lastMine.offset, st.lastMine.err),
-			Fix: unreadableFix(st.lastMine.err, cpTopic)}}, nil
+			Fix: wording.Plain(unreadableFix(st.lastMine.err, cpTopic))}}, nil
 	}
 	if hc.MaxAge <= 0 {
 		return nil, nil
@@ -154,9 +158,9 @@ func (t *Translator) configFindings(group string, topics []string, s Setup) []Fi
 	for _, c := range s.Source {
 		if c.disabled(EmitOffsetSyncsKey) {
 			out = append(out, Finding{Key: EmitOffsetSyncsKey, Blocked: true,
-				Message: fmt.Sprintf("%s has %s=false: it writes no offset syncs, so MM2 translates no offset and writes no checkpoint (Kafka 3.9+, KIP-1031)",
+				Message: wording.Textf("%s has %s=false: it writes no offset syncs, so MM2 translates no offset and writes no checkpoint (Kafka 3.9+, KIP-1031)",
 					c.where(), EmitOffsetSyncsKey),
-				Fix: fixFor(p, &c, "MirrorSourceConnector", EmitOffsetSyncsKey, "true (the default)")})
+				Fix: wording.Plain(fixFor(p, &c, "MirrorSourceConnector", EmitOffsetSyncsKey, "true (the default)"))})
 		}
 	}
 	out = append(out, sourceTopicFindings(p, s.Source, topics)...)
@@ -190,14 +194,14 @@ func (t *Translator) checkpointConnectorFindings(group string, topics []string, 
 			if key == EmitOffsetSyncsKey {
 				why = "it cannot run without offset syncs (Kafka 3.9+, KIP-1031)"
 			}
-			out = append(out, Finding{Key: key, Blocked: true, Message: fmt.Sprintf("%s has %s=false: %s", c.where(), key, why),
-				Fix: fixFor(p, &c, class, key, "true (the default)")})
+			out = append(out, Finding{Key: key, Blocked: true, Message: wording.Textf("%s has %s=false: %s", c.where(), key, why),
+				Fix: wording.Plain(fixFor(p, &c, class, key, "true (the default)"))})
 		}
 	}
 	out = append(out, statusFindings(c)...)
 	if fc, ok := c.setting(GroupFilterClassKey); ok && strings.TrimSpace(fc) != "" && !strings.HasSuffix(strings.TrimSpace(fc), "DefaultGroupFilter") {
 		out = append(out, Finding{Key: GroupFilterClassKey,
-			Message: fmt.Sprintf("%s has its own %s (%s): whether it takes group %q is not judged here", c.where(), GroupFilterClassKey, strings.TrimSpace(fc), group)})
+			Message: wording.Textf("%s has its own %s (%s): whether it takes group %q is not judged here", c.where(), GroupFilterClassKey, strings.TrimSpace(fc), group)})
 	} else {
 		gf := groupFilter(c)
 		switch v := gf.judge(group); {
@@ -206,12 +210,12 @@ func (t *Translator) checkpointConnectorFindings(group string, topics []string, 
 		case v.passes:
 		case v.by.key == GroupsKey:
 			out = append(out, Finding{Key: GroupsKey, Blocked: true,
-				Message: fmt.Sprintf("%s does not include group %q: its %s (%s) does not match it", c.where(), group, GroupsKey, gf.include.shown()),
-				Fix:     fixFor(p, &c, class, GroupsKey, strings.Join(append(splitList(gf.include.value), regexpQuote(group)), ", "))})
+				Message: wording.Textf("%s does not include group %q: its %s (%s) does not match it", c.where(), group, GroupsKey, gf.include.shown()),
+				Fix:     wording.Plain(fixFor(p, &c, class, GroupsKey, strings.Join(append(splitList(gf.include.value), regexpQuote(group)), ", ")))})
 		default:
 			out = append(out, Finding{Key: GroupsExcludeKey, Blocked: true,
-				Message: fmt.Sprintf("%s excludes group %q: its %s (%s) matches it, so MM2 never checkpoints the group", c.where(), group, GroupsExcludeKey, gf.exclude.shown()),
-				Fix:     fixFor(p, &c, class, GroupsExcludeKey, listValue(without(splitList(gf.exclude.value), group))) + refreshNote})
+				Message: wording.Textf("%s excludes group %q: its %s (%s) matches it, so MM2 never checkpoints the group", c.where(), group, GroupsExcludeKey, gf.exclude.shown()),
+				Fix:     wording.Plain(fixFor(p, &c, class, GroupsExcludeKey, listValue(without(splitList(gf.exclude.value), group))) + refreshNote)})
 		}
 	}
 	return append(out, topicFindings(p, c, class, topics, "checkpoints the group only for the topics it takes: partitions of")...)
@@ -221,7 +225,7 @@ func (t *Translator) checkpointConnectorFindings(group string, topics []string, 
 func topicFindings(p Policy, c MM2Connector, class string, topics []string, why string) []Finding {
 	if fc, ok := c.setting(TopicFilterClassKey); ok && strings.TrimSpace(fc) != "" && !strings.HasSuffix(strings.TrimSpace(fc), "DefaultTopicFilter") {
 		return []Finding{{Key: TopicFilterClassKey,
-			Message: fmt.Sprintf("%s has its own %s (%s): whether it takes topics %s is not judged here", c.where(), TopicFilterClassKey, strings.TrimSpace(fc), strings.Join(topics, ", "))}}
+			Message: wording.Textf("%s has its own %s (%s): whether it takes topics %s is not judged here", c.where(), TopicFilterClassKey, strings.TrimSpace(fc), strings.Join(topics, ", "))}}
 	}
 	tf := topicFilter(c)
 	var out []Finding
@@ -237,9 +241,9 @@ func topicFindings(p Policy, c MM2Connector, class string, topics []string, why 
 			// earlier default excludes depends on B's MirrorMaker 2 version.
 			if m, err := legacyTopicsExcludeRE.Matches(topic); err == nil && m {
 				out = append(out, Finding{Key: TopicsExcludeKey, Blocked: true,
-					Message: fmt.Sprintf("%s does not set %s, and MM2's default depends on its release: earlier ones exclude %s (%s), later ones do not (%s)",
+					Message: wording.Textf("%s does not set %s, and MM2's default depends on its release: earlier ones exclude %s (%s), later ones do not (%s)",
 						c.where(), TopicsExcludeKey, topic, legacyTopicsExclude, DefaultTopicsExclude),
-					Fix: fixFor(p, &c, class, TopicsExcludeKey, DefaultTopicsExclude)})
+					Fix: wording.Plain(fixFor(p, &c, class, TopicsExcludeKey, DefaultTopicsExclude))})
 			}
 		}
 	}
@@ -253,9 +257,9 @@ func topicFindings(p Policy, c MM2Connector, class string, topics []string, why 
 			verb, fix = "matches", listValue(without(splitList(l.value), names...))
 		}
 		out = append(out, Finding{Key: l.key, Blocked: true,
-			Message: fmt.Sprintf("%s leaves out topic %s of the sink: its %s (%s) %s it, and it %s them get no checkpoint",
+			Message: wording.Textf("%s leaves out topic %s of the sink: its %s (%s) %s it, and it %s them get no checkpoint",
 				c.where(), strings.Join(names, ", "), l.key, l.shown(), verb, why),
-			Fix: fixFor(p, &c, class, l.key, fix)})
+			Fix: wording.Plain(fixFor(p, &c, class, l.key, fix))})
 	}
 	return out
 }
@@ -310,20 +314,20 @@ func statusFindings(c MM2Connector) []Finding {
 	st := c.Status
 	if st == nil {
 		why := c.StatusUnread
-		if why == "" {
-			why = "its status was not read"
+		if why.IsZero() {
+			why = wording.Plain("its status was not read")
 		}
-		return []Finding{{Message: fmt.Sprintf("not checked whether %s is running: %s", c.where(), why),
-			Fix: "check that it is RUNNING with running tasks before its checkpoints are relied on"}}
+		return []Finding{{Message: wording.Textf("not checked whether %s is running: %v", c.where(), why),
+			Fix: wording.Plain("check that it is RUNNING with running tasks before its checkpoints are relied on")}}
 	}
-	restart := fmt.Sprintf("resume or restart it (PUT /connectors/%[1]s/resume, POST /connectors/%[1]s/restart?includeTasks=true&onlyFailed=true), then run again", c.Name)
+	restart := wording.Textf("resume or restart it (PUT /connectors/%[1]s/resume, POST /connectors/%[1]s/restart?includeTasks=true&onlyFailed=true), then run again", c.Name)
 	switch state := strings.ToUpper(st.Connector.State); state {
 	case "RUNNING":
 	case "FAILED", "PAUSED", "STOPPED":
-		return []Finding{{Blocked: true, Message: fmt.Sprintf("%s is %s on its Connect cluster: it writes no checkpoint%s", c.where(), state, firstLine(st.Connector.Trace)),
+		return []Finding{{Blocked: true, Message: wording.Textf("%s is %s on its Connect cluster: it writes no checkpoint%s", c.where(), state, firstLine(st.Connector.Trace)),
 			Fix: restart}}
 	default: // UNASSIGNED, RESTARTING: on its way
-		return []Finding{{Message: fmt.Sprintf("%s is %s on its Connect cluster: its checkpoints may lag until it runs", c.where(), state)}}
+		return []Finding{{Message: wording.Textf("%s is %s on its Connect cluster: its checkpoints may lag until it runs", c.where(), state)}}
 	}
 	failed := 0
 	var trace string
@@ -337,9 +341,9 @@ func statusFindings(c MM2Connector) []Finding {
 	}
 	switch {
 	case failed > 0 && failed == len(st.Tasks):
-		return []Finding{{Blocked: true, Message: fmt.Sprintf("every task of %s has FAILED: it writes no checkpoint%s", c.where(), trace), Fix: restart}}
+		return []Finding{{Blocked: true, Message: wording.Textf("every task of %s has FAILED: it writes no checkpoint%s", c.where(), trace), Fix: restart}}
 	case failed > 0:
-		return []Finding{{Message: fmt.Sprintf("%d of the %d tasks of %s have FAILED: the groups they checkpoint get no checkpoint%s", failed, len(st.Tasks), c.where(), trace), Fix: restart}}
+		return []Finding{{Message: wording.Textf("%d of the %d tasks of %s have FAILED: the groups they checkpoint get no checkpoint%s", failed, len(st.Tasks), c.where(), trace), Fix: restart}}
 	}
 	return nil
 }
@@ -364,16 +368,16 @@ func (t *Translator) noCheckpoint(group string, s Setup, st groupStats) []Findin
 	if !excludedByDefault(group) {
 		return nil // perhaps not discovered yet: waited for
 	}
-	looked := "no MirrorMaker 2 config was readable on B"
+	looked := wording.Plain("no MirrorMaker 2 config was readable on B")
 	if len(s.Looked) > 0 {
-		looked += " (" + strings.Join(s.Looked, "; ") + "; name it with --mm2-config-topic)"
+		looked = looked.Append(" (%s; name it with %s)", strings.Join(s.Looked, "; "), wording.MM2ConfigTopic)
 	}
 	return []Finding{{Key: GroupsExcludeKey, Blocked: true,
-		Message: fmt.Sprintf("%s has checkpoints of %d other groups but no checkpoint at all of group %q, which has committed offsets on A; "+
+		Message: wording.Textf("%s has checkpoints of %d other groups but no checkpoint at all of group %q, which has committed offsets on A; "+
 			"%s, and MirrorMaker 2's default %s (%s) excludes it: the likely cause. Had %s already been changed, MM2 has not discovered the group yet: "+
 			"run again once a checkpoint of it is on B",
 			t.cfg.Policy.CheckpointsTopic(), st.otherGroups, group, looked, GroupsExcludeKey, DefaultGroupsExclude, GroupsExcludeKey),
-		Fix: fixFor(t.cfg.Policy, nil, "MirrorCheckpointConnector", GroupsExcludeKey, "console-consumer-.*, __.*") + refreshNote}}
+		Fix: wording.Plain(fixFor(t.cfg.Policy, nil, "MirrorCheckpointConnector", GroupsExcludeKey, "console-consumer-.*, __.*") + refreshNote)}}
 }
 
 // ageFindings blocks a group whose newest checkpoint is older than hc.MaxAge while a partition's
@@ -413,11 +417,11 @@ func (t *Translator) ageFindings(ctx context.Context, group string, committed ma
 		return nil, nil
 	}
 	return []Finding{{Blocked: true,
-		Message: fmt.Sprintf("the newest checkpoint of group %q in %s is %s old (written %s), older than --checkpoint-max-age %s, while A's commits are ahead of it (%s): "+
+		Message: wording.Textf("the newest checkpoint of group %q in %s is %s old (written %s), older than %s %s, while A's commits are ahead of it (%s): "+
 			"MirrorMaker 2 no longer checkpoints the group (its checkpoint connector is stopped or failing, or the group was excluded since)",
-			group, t.cfg.Policy.CheckpointsTopic(), age.Round(time.Second), newest.UTC().Format(time.RFC3339), hc.MaxAge, strings.Join(lagging, "; ")),
-		Fix: "check MirrorMaker 2's MirrorCheckpointConnector for this flow (its status, and that groups and groups.exclude take the group), " +
-			"then run again once its checkpoints are current; --checkpoint-max-age 0 skips this check"}}, nil
+			group, t.cfg.Policy.CheckpointsTopic(), age.Round(time.Second), newest.UTC().Format(time.RFC3339), wording.CheckpointMaxAge, hc.MaxAge, strings.Join(lagging, "; ")),
+		Fix: wording.Textf("check MirrorMaker 2's MirrorCheckpointConnector for this flow (its status, and that groups and groups.exclude take the group), "+
+			"then run again once its checkpoints are current; %s 0 skips this check", wording.CheckpointMaxAge)}}, nil
 }
 
 // consumedSince reports whether A's record at g-1 of tp (the last the group consumed) was

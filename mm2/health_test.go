@@ -81,7 +81,7 @@ func TestConfigFindings(t *testing.T) {
 		{name: "a flag spans the entries after it", setup: checkpoint(false, map[string]string{"groups": "x, (?i)y, connect-s", "groups.exclude": ""}), group: "CONNECT-S"},
 		{name: "entries are joined, not grouped", setup: checkpoint(false, map[string]string{"groups": "(connect-a, connect-s)", "groups.exclude": ""}), group: "connect-s"},
 		{name: "a pattern not evaluated", setup: checkpoint(false, map[string]string{"groups.exclude": `connect-\b.*`}), group: "connect-s",
-			want: []want{{GroupsExcludeKey, "or give --allow-replay"}}},
+			want: []want{{GroupsExcludeKey, "or give AllowReplay"}}},
 		{name: "a pattern Java refuses", setup: checkpoint(false, map[string]string{"groups": "connect-s{1,2}", "groups.exclude": ""}), group: "connect-s",
 			want: []want{{GroupsKey, "correct groups: MirrorMaker 2's MirrorCheckpointConnector does not start with it"}}},
 		{name: "an empty entry", setup: checkpoint(false, map[string]string{"groups": "connect-s,", "groups.exclude": ""}), group: "connect-s",
@@ -138,14 +138,14 @@ func TestConfigFindings(t *testing.T) {
 			require.Len(t, blocked, len(tt.want), "%+v", blocked)
 			for i, w := range tt.want {
 				require.Equal(t, w.key, blocked[i].Key)
-				require.Contains(t, blocked[i].Fix, w.text)
+				require.Contains(t, blocked[i].Fix.String(), w.text)
 			}
 			if tt.notes != nil || len(blocked) == 0 {
 				require.Len(t, notes, len(tt.notes), "%+v", notes)
 			}
 			for i, w := range tt.notes {
 				require.Equal(t, w.key, notes[i].Key)
-				require.Contains(t, notes[i].Message, w.text)
+				require.Contains(t, notes[i].Message.String(), w.text)
 			}
 		})
 	}
@@ -176,25 +176,25 @@ func TestHealthUnreadableCheckpoints(t *testing.T) {
 		require.NoError(t, err)
 		var blocked []Finding
 		for _, f := range fs {
-			require.NotContains(t, f.Message, "0001-01-01")
+			require.NotContains(t, f.Message.String(), "0001-01-01")
 			if f.Blocked {
 				blocked = append(blocked, f)
 			}
 		}
 		require.Len(t, blocked, 1, "--checkpoint-max-age %s: %+v", maxAge, fs)
-		require.Contains(t, blocked[0].Message, `none of the 3 checkpoint records of group "connect-s" in A.checkpoints.internal could be read (the last, at offset 2: `)
-		require.Contains(t, blocked[0].Message, "converter_wrapped")
-		require.Contains(t, blocked[0].Fix, "ByteArrayConverter")
+		require.Contains(t, blocked[0].Message.String(), `none of the 3 checkpoint records of group "connect-s" in A.checkpoints.internal could be read (the last, at offset 2: `)
+		require.Contains(t, blocked[0].Message.String(), "converter_wrapped")
+		require.Contains(t, blocked[0].Fix.String(), "ByteArrayConverter")
 	}
 
 	fs, err := tr.Health(testContext(t), "connect-none", committed, HealthCheck{Setup: Setup{Checkpoint: []MM2Connector{{Name: "cp", Config: map[string]string{"groups.exclude": ""}}}}})
 	require.NoError(t, err)
 	var said bool
 	for _, f := range fs {
-		if strings.Contains(f.Message, "holds 1 record(s) that could not be read at all") {
+		if strings.Contains(f.Message.String(), "holds 1 record(s) that could not be read at all") {
 			said = true
 			require.False(t, f.Blocked)
-			require.Contains(t, f.Message, "at offset 4")
+			require.Contains(t, f.Message.String(), "at offset 4")
 		}
 	}
 	require.True(t, said, "%+v", fs)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/internal/javaregex"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/internal/wording"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -63,9 +64,10 @@ type MM2Connector struct {
 	// Config is the connector's config as stored; only the settings above are ever quoted.
 	Config map[string]string
 	// Status is the connector's status on the Connect REST API of the cluster it runs on, when
-	// the caller read it (ReadSetup does not); StatusUnread then says why it was not.
+	// the caller read it (ReadSetup does not); StatusUnread then says why it was not, in the
+	// caller's words (a Text, which may name a setting of its run).
 	Status       *ConnectorStatus
-	StatusUnread string
+	StatusUnread wording.Text
 }
 
 // ConnectorStatus is a connector's status as Connect's REST API gives it

@@ -89,20 +89,24 @@ func flagLiterals(t *testing.T, dir string, registered map[string]bool) []flagLi
 }
 
 // TestMigrateLibraryNamesNoFlag: only this command knows its flags' names. The migration
-// library names settings by type (fleet.Setting, fleet.Fix, fleet.Next) and this command
-// spells them (words.go); a string literal under migrate/ holding --NAME of a flag registered
-// here is a message a user would read in the library's words.
+// library, and the packages whose messages reach a migration's user (mm2's MirrorMaker 2
+// health findings, internal/wording's own words), name settings by type (fleet.Setting,
+// fleet.Fix, fleet.Next, which are internal/wording's) and this command spells them
+// (words.go); a string literal under migrate/, mm2/ or internal/wording/ holding --NAME of a
+// flag registered here is a message a user would read in the library's words.
 func TestMigrateLibraryNamesNoFlag(t *testing.T) {
 	registered := registeredFlags(t)
-	lits := flagLiterals(t, filepath.Join("..", "..", "migrate"), registered)
+	root := filepath.Join("..", "..")
 	var lines []string
-	for _, l := range lits {
-		rel, _ := filepath.Rel(filepath.Join("..", ".."), l.pos.Filename)
-		lines = append(lines, rel+":"+strconv.Itoa(l.pos.Line)+": "+strings.Join(l.flags, ", "))
+	for _, dir := range []string{"migrate", "mm2", filepath.Join("internal", "wording")} {
+		for _, l := range flagLiterals(t, filepath.Join(root, dir), registered) {
+			rel, _ := filepath.Rel(root, l.pos.Filename)
+			lines = append(lines, rel+":"+strconv.Itoa(l.pos.Line)+": "+strings.Join(l.flags, ", "))
+		}
 	}
 	slices.Sort(lines)
 	if len(lines) > 0 {
-		t.Fatalf("%d string literals under migrate/ name a flag of offsetagent (give a fleet.Setting, fleet.Fix or fleet.Next instead):\n%s",
+		t.Fatalf("%d string literals under migrate/, mm2/ and internal/wording/ name a flag of offsetagent (give a fleet.Setting, fleet.Fix or fleet.Next, wording's in mm2, instead):\n%s",
 			len(lines), strings.Join(lines, "\n"))
 	}
 }

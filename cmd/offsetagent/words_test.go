@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -8,11 +9,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/hazard"
+	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 // TestFlagWordsSpellEverySetting: every setting, kind of fix and verb of the library is
@@ -111,4 +117,25 @@ func TestReportJSONSpellsSettingsAsFlags(t *testing.T) {
 	require.Equal(t, []string{"or give --strimzi-secret"}, got.Connectors[0].Warnings)
 	require.Equal(t, "names A", got.Connectors[0].Hazards[0].Message)
 	require.Equal(t, "rewrite it with --map-value a:9092=<B's bootstrap servers>; or --keep-a k", got.Connectors[0].Hazards[0].Fix)
+}
+
+// TestMM2FindingsSpelledAsFlags: MirrorMaker 2's health findings name the settings of the run
+// by type (mm2 imports no flag name), and read, in this command's words, as they always did.
+// Here MM2's config was not found on B and B has no checkpoints topic.
+func TestMM2FindingsSpelledAsFlags(t *testing.T) {
+	b := kafkatest.Kfake(t, kfake.SeedTopics(1, "A.orders"))
+	tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: b.ListenAddrs()}, Policy: mm2.Policy{SourceAlias: "A"}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fs, err := tr.Health(ctx, "connect-s", map[mm2.TopicPartition]int64{{Topic: "orders", Partition: 0}: 7},
+		mm2.HealthCheck{Setup: mm2.Setup{Looked: []string{"mm2-configs.A.internal: no such topic"}}})
+	require.NoError(t, err)
+	var said []string
+	for _, f := range fs {
+		said = append(said, f.Message.Spell(flagWords), f.Fix.Spell(flagWords))
+	}
+	require.Contains(t, said, "name the Connect config topic that holds MirrorMaker 2's connectors with --mm2-config-topic")
+	require.Contains(t, said, "MirrorMaker 2's checkpoints topic A.checkpoints.internal does not exist on B: no checkpoint connector "+
+		"ever ran for source alias A (or --mm2-source-alias or --replication-separator is not MM2's)")
 }

@@ -22,7 +22,9 @@
 // Next arguments stay typed until the reader's Words spell them (Text.Spell, SpellError,
 // SpellIn for a report's JSON; GoWords, the library's own words, for its tests). Error is an
 // error with a Text and the Fixes that answer it. The command line spells them as its flags
-// (cmd/offsetagent, words.go).
+// (cmd/offsetagent, words.go). These words live in internal/wording, below mm2, whose
+// MirrorMaker 2 findings name settings of the run too; fleet keeps them under the same names
+// (wording.go: aliases of its types, its settings and its functions).
 //
 // Every I/O is the stages': fleet reads and writes nothing.
 package fleet

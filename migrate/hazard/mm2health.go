@@ -2,8 +2,6 @@ package hazard
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
@@ -55,7 +53,7 @@ func (hc *Checks) checkMM2(ctx context.Context, entries []*Subject) {
 	if hc.Blocked == nil {
 		hc.Blocked = map[string]bool{}
 	}
-	unread := hc.mm2Status(ctx, &setup)
+	hc.mm2Status(ctx, &setup)
 	for _, e := range sinks {
 		c := e.Connector
 		committed, err := mm2.SinkPartitions(c.Offsets)
@@ -68,7 +66,7 @@ func (hc *Checks) checkMM2(ctx context.Context, entries []*Subject) {
 			continue
 		}
 		for _, f := range fs {
-			e.add(Hazard{Check: HazardMM2, Key: f.Key, Message: retext(f.Message, unread), Fix: fleet.Plain(f.Fix), Refuse: f.Blocked && !m.AllowReplay})
+			e.add(Hazard{Check: HazardMM2, Key: f.Key, Message: f.Message, Fix: f.Fix, Refuse: f.Blocked && !m.AllowReplay})
 			if f.Blocked {
 				hc.Blocked[c.Group] = true
 			}
@@ -82,51 +80,35 @@ const mm2StatusTimeout = 15 * time.Second
 // mm2Status reads the status of MirrorMaker 2's checkpoint connectors from B's Connect REST API
 // when they run on B's Connect cluster (their config is in B's config topic) and the API was
 // given; otherwise it says why their status was not read. A connector that is not running
-// writes no checkpoint: its sink is refused before anything is stopped (mm2.Health). It
-// returns each StatusUnread it gave that names a setting, as a Text (retext).
-func (hc *Checks) mm2Status(ctx context.Context, setup *mm2.Setup) map[string]fleet.Text {
-	unread := map[string]fleet.Text{}
-	because := func(t fleet.Text) string {
-		unread[t.String()] = t
-		return t.String()
-	}
+// writes no checkpoint: its sink is refused before anything is stopped (mm2.Health). Why a
+// status was not read is a Text, which mm2's finding quotes as it is: a setting it names stays
+// typed until the reader spells it.
+func (hc *Checks) mm2Status(ctx context.Context, setup *mm2.Setup) {
 	for i := range setup.Checkpoint {
 		c := &setup.Checkpoint[i]
 		switch {
 		case c.Dedicated:
-			c.StatusUnread = "a dedicated MirrorMaker 2 (connect-mirror-maker.sh) runs it, with no Connect REST API to ask: see that process's log"
+			c.StatusUnread = fleet.Plain("a dedicated MirrorMaker 2 (connect-mirror-maker.sh) runs it, with no Connect REST API to ask: see that process's log")
 		case hc.b == nil || c.Topic != hc.b.Target.ConfigTopic:
-			c.StatusUnread = because(fleet.Textf("it runs on the Connect cluster whose config topic is %s, not on B's Connect (whose REST API %s would give): "+
-				"ask that cluster's REST API, or for a Strimzi KafkaMirrorMaker2 its status (kubectl get kafkamirrormaker2 -o yaml)", c.Topic, fleet.ToConnectURL))
+			c.StatusUnread = fleet.Textf("it runs on the Connect cluster whose config topic is %s, not on B's Connect (whose REST API %s would give): "+
+				"ask that cluster's REST API, or for a Strimzi KafkaMirrorMaker2 its status (kubectl get kafkamirrormaker2 -o yaml)", c.Topic, fleet.ToConnectURL)
 		case hc.b.REST == nil:
-			c.StatusUnread = because(fleet.Textf("B's Connect REST API was not given: give %s", fleet.ToConnectURL))
+			c.StatusUnread = fleet.Textf("B's Connect REST API was not given: give %s", fleet.ToConnectURL)
 		default:
 			rctx, cancel := context.WithTimeout(ctx, mm2StatusTimeout)
 			st, ok, err := hc.b.REST.Status(rctx, c.Name)
 			cancel()
 			switch {
 			case err != nil:
-				c.StatusUnread = fmt.Sprintf("GET /connectors/%s/status on B's Connect REST API failed: %v", c.Name, err)
+				c.StatusUnread = fleet.Textf("GET /connectors/%s/status on B's Connect REST API failed: %v", c.Name, err)
 			case !ok:
-				c.StatusUnread = because(fleet.Textf("B's Connect REST API does not know it (GET /connectors/%s/status: 404): does %s serve the Connect cluster of config topic %s?",
-					c.Name, fleet.ToConnectURL, c.Topic))
+				c.StatusUnread = fleet.Textf("B's Connect REST API does not know it (GET /connectors/%s/status: 404): does %s serve the Connect cluster of config topic %s?",
+					c.Name, fleet.ToConnectURL, c.Topic)
 			default:
 				c.Status = mm2Status(st)
 			}
 		}
 	}
-	return unread
-}
-
-// retext is msg, a message of mm2, with each StatusUnread of unread it quotes given back as
-// its Text: mm2 words a finding with the reason it was given, in the library's own words.
-func retext(msg string, unread map[string]fleet.Text) fleet.Text {
-	for s, t := range unread {
-		if i := strings.Index(msg, s); i >= 0 {
-			return fleet.Textf("%s%v%s", msg[:i], t, msg[i+len(s):])
-		}
-	}
-	return fleet.Plain(msg)
 }
 
 // mm2Status is a connector's status on B's Connect REST API, as MirrorMaker 2's health check

@@ -1,24 +1,13 @@
-package fleet
+package wording
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
 	"unicode"
 )
-
-// ErrPrecheck marks a refusal before anything was stopped on A or published to B: bad flags,
-// an unreachable cluster, a failed precheck. The caller should exit without retrying (status 2).
-var ErrPrecheck = errors.New("precheck failed")
-
-// Precheckf is an error wrapping ErrPrecheck with a message, whose Setting, Fix and Next
-// arguments are spelled as Text's.
-func Precheckf(format string, args ...any) error {
-	return &Error{Text: Textf("%v: "+format, append([]any{ErrPrecheck}, args...)...), Err: ErrPrecheck}
-}
 
 // Words spells settings, fixes and next steps for a reader: the library names them by type,
 // and only its caller knows how its reader gives them (cmd/offsetagent: as flags).

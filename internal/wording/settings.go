@@ -1,4 +1,4 @@
-package fleet
+package wording
 
 // Setting names one of a run's settings as the library knows it; the caller spells it for a
 // reader (cmd/offsetagent as a flag). Its value is the key a plan's settings use.
