@@ -35,3 +35,21 @@ func publishUntilAccepted(t *testing.T, body string) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// twoClusters starts clusters A and B on embedded brokers for the migrate command tests, with
+// the agent's environment they share (Connect topics created, HTTP on a free port, quiet logs),
+// and returns their addresses.
+func twoClusters(t *testing.T) (a, b string) {
+	t.Helper()
+	var addrs [2]string
+	for i := range addrs {
+		e, err := startEmbedded("127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(e.Close)
+		addrs[i] = e.Addr()
+	}
+	t.Setenv("OFFSETAGENT_CREATE_CONNECT_TOPICS", "true")
+	t.Setenv("OFFSETAGENT_HTTP_ADDR", "127.0.0.1:0")
+	t.Setenv("OFFSETAGENT_LOG_LEVEL", "error")
+	return addrs[0], addrs[1]
+}

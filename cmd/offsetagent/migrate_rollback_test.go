@@ -80,18 +80,10 @@ func topicRecords(t *testing.T, brokers, topic string) []string {
 // at B's progress (the source's position, the sink's committed offset), B with neither, and
 // exits 0; a name the report does not hold is refused (exit 1) and left alone.
 func TestMigrateRollbackCommand(t *testing.T) {
-	a, err := startEmbedded("127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(a.Close)
-	b, err := startEmbedded("127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(b.Close)
-	t.Setenv("OFFSETAGENT_CREATE_CONNECT_TOPICS", "true")
-	t.Setenv("OFFSETAGENT_HTTP_ADDR", "127.0.0.1:0")
-	t.Setenv("OFFSETAGENT_LOG_LEVEL", "error")
+	a, b := twoClusters(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	for _, br := range []string{a.Addr(), b.Addr()} {
+	for _, br := range []string{a, b} {
 		cl := kafkaio.NewClient(kafkaio.Options{Brokers: []string{br}})
 		require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "orders", 1, nil))
 		w := &kafka.Writer{Addr: kafka.TCP(br), Topic: "orders", BatchTimeout: time.Millisecond}
@@ -108,7 +100,7 @@ func TestMigrateRollbackCommand(t *testing.T) {
 		return code, out.String(), errOut.String()
 	}
 	// A's connectors, created by an agent on A: a source at position 30, a sink at offset 10.
-	stopA := startTestAgent(t, a.Addr())
+	stopA := startTestAgent(t, a)
 	bodies := []string{
 		`{"name":"file-src","config":{"connector.class":"FileStreamSource","file":"in.txt","topic":"orders"},"initial_offsets":[{"partition":{"filename":"in.txt"},"offset":{"position":30}}]}`,
 		`{"name":"file-sink","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","file":"out.txt","topics":"orders"},` +
@@ -118,12 +110,12 @@ func TestMigrateRollbackCommand(t *testing.T) {
 		publishUntilAccepted(t, body)
 	}
 	stopA()
-	t.Cleanup(startTestAgent(t, b.Addr()))
-	urlA, restA := serveConnect(t, a.Addr())
+	t.Cleanup(startTestAgent(t, b))
+	urlA, restA := serveConnect(t, a)
 
 	dir := t.TempDir()
 	cut := filepath.Join(dir, "cutover.json")
-	migrateArgs := []string{"migrate", "--from-brokers", a.Addr(), "--from-connect-url", urlA, "--to-brokers", b.Addr(),
+	migrateArgs := []string{"migrate", "--from-brokers", a, "--from-connect-url", urlA, "--to-brokers", b,
 		"--stop-source", "--no-verify", "--cutover-report", cut, "--timeout", "60s"}
 	var code int
 	var out, stderr string
@@ -135,7 +127,7 @@ func TestMigrateRollbackCommand(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	require.Equal(t, 0, code, stderr+out)
-	urlB, restB := serveConnect(t, b.Addr())
+	urlB, restB := serveConnect(t, b)
 	// The migration ran without B's REST API: the rollback is given it.
 	for _, n := range []string{"file-src", "file-sink"} {
 		st, ok, err := restA.Status(ctx, n)
@@ -145,22 +137,22 @@ func TestMigrateRollbackCommand(t *testing.T) {
 	}
 
 	// B works on: its source reads on to position 55, its sink consumes to offset 25.
-	w := &kafka.Writer{Addr: kafka.TCP(b.Addr()), Balancer: kafka.Murmur2Balancer{Consistent: true}, BatchTimeout: time.Millisecond,
+	w := &kafka.Writer{Addr: kafka.TCP(b), Balancer: kafka.Murmur2Balancer{Consistent: true}, BatchTimeout: time.Millisecond,
 		Transport: &kafka.Transport{MetadataTTL: time.Second}}
 	require.NoError(t, w.WriteMessages(ctx, kafka.Message{Topic: "connect-offsets", Key: []byte(`["file-src",{"filename":"in.txt"}]`), Value: []byte(`{"position":55}`)}))
 	require.NoError(t, w.Close())
-	kafkatest.CommitEntries(t, []string{b.Addr()}, "connect-file-sink", kafkatest.GroupEntry{Topic: "orders", Partition: 0, Offset: 25, Epoch: -1})
+	kafkatest.CommitEntries(t, []string{b}, "connect-file-sink", kafkatest.GroupEntry{Topic: "orders", Partition: 0, Offset: 25, Epoch: -1})
 
 	snapshot := func() []string {
 		var all []string
-		for _, br := range []string{a.Addr(), b.Addr()} {
+		for _, br := range []string{a, b} {
 			for _, topic := range []string{"connect-configs", "connect-offsets"} {
 				all = append(all, topicRecords(t, br, topic)...)
 			}
 		}
 		return all
 	}
-	rollbackArgs := []string{"migrate", "rollback", cut, "--to-connect-url", urlB, "--from-brokers", a.Addr(), "--timeout", "20s"}
+	rollbackArgs := []string{"migrate", "rollback", cut, "--to-connect-url", urlB, "--from-brokers", a, "--timeout", "20s"}
 
 	// The dry run: what it would do, nothing changed.
 	before := snapshot()

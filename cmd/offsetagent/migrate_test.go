@@ -63,19 +63,11 @@ func TestExportAndMigrateFlagErrors(t *testing.T) {
 // export and migrate end to end: A and B are two embedded brokers, an agent seeds A and one
 // runs on B.
 func TestExportAndMigrateCommands(t *testing.T) {
-	a, err := startEmbedded("127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(a.Close)
-	b, err := startEmbedded("127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(b.Close)
-	t.Setenv("OFFSETAGENT_CREATE_CONNECT_TOPICS", "true")
-	t.Setenv("OFFSETAGENT_HTTP_ADDR", "127.0.0.1:0")
-	t.Setenv("OFFSETAGENT_LOG_LEVEL", "error")
-	stopA := startTestAgent(t, a.Addr())
+	a, b := twoClusters(t)
+	stopA := startTestAgent(t, a)
 	publishUntilAccepted(t, demoRequest)
 	stopA()
-	t.Cleanup(startTestAgent(t, b.Addr()))
+	t.Cleanup(startTestAgent(t, b))
 
 	dir := t.TempDir()
 	cmd := func(args ...string) (int, string, string) {
@@ -86,7 +78,7 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	// The bodies hold secrets in plain text: the file is private, also when it existed before
 	// with a wider mode; so is the report.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bodies.jsonl"), []byte("old\n"), 0o644))
-	code, out, stderr := cmd("export", "--from-brokers", a.Addr(), "-o", filepath.Join(dir, "bodies.jsonl"), "--report", filepath.Join(dir, "export.json"))
+	code, out, stderr := cmd("export", "--from-brokers", a, "-o", filepath.Join(dir, "bodies.jsonl"), "--report", filepath.Join(dir, "export.json"))
 	require.Equal(t, 0, code, stderr)
 	for _, f := range []string{"bodies.jsonl", "export.json"} {
 		fi, err := os.Stat(filepath.Join(dir, f))
@@ -96,15 +88,15 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	require.Empty(t, out)
 	require.Contains(t, stderr, "1 connectors: 0 succeeded, 1 planned, 0 failed, 0 skipped")
 	// A misspelt --exclude is named and refused (exit 1) unless --allow-empty.
-	code, out, stderr = cmd("export", "--from-brokers", a.Addr(), "--exclude", "file-scr-1")
+	code, out, stderr = cmd("export", "--from-brokers", a, "--exclude", "file-scr-1")
 	require.Equal(t, 1, code, stderr)
 	require.Empty(t, out)
 	require.Contains(t, stderr, `--exclude "file-scr-1" matches no selected connector (A has 1: file-src-1): check the spelling, or give --allow-empty`)
-	code, out, stderr = cmd("export", "--from-brokers", a.Addr(), "--exclude", "file-scr-1", "--allow-empty")
+	code, out, stderr = cmd("export", "--from-brokers", a, "--exclude", "file-scr-1", "--allow-empty")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, out, `"name":"file-src-1"`)
 	require.Contains(t, stderr, `flag="--exclude \"file-scr-1\" matches no selected connector"`)
-	code, out, stderr = cmd("export", "--from-brokers", a.Addr(), "--include", "nothing", "--allow-empty")
+	code, out, stderr = cmd("export", "--from-brokers", a, "--include", "nothing", "--allow-empty")
 	require.Equal(t, 0, code, stderr)
 	require.Empty(t, out)
 	require.Contains(t, stderr, "0 connectors: 0 succeeded")
@@ -115,7 +107,7 @@ func TestExportAndMigrateCommands(t *testing.T) {
 
 	// Waiting for B's agent to have created its topics.
 	cutover := filepath.Join(dir, "cutover.json")
-	migrateArgs := []string{"migrate", "--from-brokers", a.Addr(), "--to-brokers", b.Addr(), "--rename", "file-src-(.*)=b-$1", "--report", filepath.Join(dir, "migrate.json"),
+	migrateArgs := []string{"migrate", "--from-brokers", a, "--to-brokers", b, "--rename", "file-src-(.*)=b-$1", "--report", filepath.Join(dir, "migrate.json"),
 		"--verify-timeout", "300ms", "--cutover-report", cutover}
 	for attempt := 0; ; attempt++ {
 		code, out, stderr = cmd(migrateArgs...)
@@ -152,7 +144,7 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	data, err = os.ReadFile(cutover)
 	require.NoError(t, err)
 	require.Contains(t, string(data), `"offset_placed": {`+"\n"+`            "position": 30`)
-	verify := []string{"migrate", "--verify", "--cutover-report", cutover, "--to-brokers", b.Addr(), "--verify-timeout", "300ms"}
+	verify := []string{"migrate", "--verify", "--cutover-report", cutover, "--to-brokers", b, "--verify-timeout", "300ms"}
 	code, out, stderr = cmd(verify...)
 	require.Equal(t, 3, code, stderr)
 	require.Contains(t, out, "1 waiting")
@@ -171,7 +163,7 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	require.Equal(t, string(before), string(after))
 	require.NoError(t, os.Remove(cutover+".tmp"))
 	// B's worker commits the next position: verified, and the file says so.
-	w := &kafka.Writer{Addr: kafka.TCP(b.Addr()), Balancer: kafka.Murmur2Balancer{Consistent: true}, BatchTimeout: time.Millisecond}
+	w := &kafka.Writer{Addr: kafka.TCP(b), Balancer: kafka.Murmur2Balancer{Consistent: true}, BatchTimeout: time.Millisecond}
 	require.NoError(t, w.WriteMessages(context.Background(), kafka.Message{Topic: "connect-offsets", Key: []byte(`["b-1",{"filename":"test.txt"}]`), Value: []byte(`{"position":42}`)}))
 	require.NoError(t, w.Close())
 	code, out, stderr = cmd(verify...)
@@ -185,17 +177,17 @@ func TestExportAndMigrateCommands(t *testing.T) {
 	code, out, stderr = cmd(migrateArgs...)
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `file-src-1\s+b-1\s+source\s+1\s+succeeded`, out)
-	code, out, stderr = cmd("migrate", "--from-brokers", a.Addr(), "--to-brokers", b.Addr(), "--rename", "file-src-(.*)=c-$1", "--dry-run")
+	code, out, stderr = cmd("migrate", "--from-brokers", a, "--to-brokers", b, "--rename", "file-src-(.*)=c-$1", "--dry-run")
 	require.Equal(t, 0, code, stderr)
 	require.Regexp(t, `file-src-1\s+c-1\s+source\s+1\s+planned`, out)
 	require.Contains(t, out, `{"name":"file-src-1","target_name":"c-1","plan":{`)
 	require.Contains(t, out, `"records":[{"topic":"connect-offsets","partition":13,"key":"[\"c-1\",{\"filename\":\"test.txt\"}]","value":"{\"position\":30}"}]`)
 
 	// Refused prechecks exit 2 before anything is published: A and B the same Connect cluster.
-	code, _, stderr = cmd("migrate", "--from-brokers", b.Addr(), "--to-brokers", b.Addr())
+	code, _, stderr = cmd("migrate", "--from-brokers", b, "--to-brokers", b)
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "A and B are the same Connect cluster")
-	t.Setenv("OFFSETAGENT_BROKERS", b.Addr())
+	t.Setenv("OFFSETAGENT_BROKERS", b)
 	var offs bytes.Buffer
 	require.Equal(t, 0, run([]string{"offsets", "c-1"}, strings.NewReader(""), &offs, &bytes.Buffer{}))
 	require.JSONEq(t, `{"offsets":[]}`, offs.String(), "the dry run changed nothing on B")

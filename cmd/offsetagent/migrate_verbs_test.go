@@ -55,16 +55,8 @@ func fileSource(name string, extra ...string) string {
 }
 
 func newVerbsFixture(t *testing.T) *verbsFixture {
-	a, err := startEmbedded("127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(a.Close)
-	b, err := startEmbedded("127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(b.Close)
-	t.Setenv("OFFSETAGENT_CREATE_CONNECT_TOPICS", "true")
-	t.Setenv("OFFSETAGENT_HTTP_ADDR", "127.0.0.1:0")
-	t.Setenv("OFFSETAGENT_LOG_LEVEL", "error")
-	v := &verbsFixture{a: a.Addr(), b: b.Addr(), dir: t.TempDir()}
+	a, b := twoClusters(t)
+	v := &verbsFixture{a: a, b: b, dir: t.TempDir()}
 	stopA := startTestAgent(t, v.a)
 	for _, body := range []string{fileSource("src-1", "my.password", "pw-s3cret-1"), fileSource("src-2"), fileSource("src-3"), fileSource("src-4"),
 		fileSource("src-a", "producer.override.bootstrap.servers", v.a)} {
