@@ -17,6 +17,7 @@ import (
 	"github.com/offsetagent/offsetagent/migrate"
 	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/migrate/plan"
 	"github.com/offsetagent/offsetagent/migrate/source"
 	"github.com/offsetagent/offsetagent/migrate/target"
 	"github.com/offsetagent/offsetagent/mm2"
@@ -169,14 +170,14 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 	require.Equal(t, map[string]int64{orders + "/0": 30}, clA.groupOffsets("connect-"+n("lag")))
 	startAgent(t, cfgB, agent.Options{})
 
-	run := func(policy mm2.Policy, include string, exact, allowReplay bool) *apply.Report {
+	options := func(policy mm2.Policy, include string, exact, allowReplay bool) migrate.MigrateOptions {
 		t.Helper()
 		tr, err := mm2.NewTranslator(mm2.Config{Target: kafkaio.Options{Brokers: b.brokers}, Source: kafkaio.Options{Brokers: a.brokers},
 			Policy: policy, Exact: exact, OffsetSyncs: &mm2.OffsetSyncsLocation{Cluster: kafkaio.Options{Brokers: a.brokers}, Topic: syncsTopic}})
 		require.NoError(t, err)
 		sel, err := source.NewSelection(source.SelectionFlags{Include: []string{include}})
 		require.NoError(t, err)
-		rep, _, err := migrate.Migrate(context.Background(), migrate.MigrateOptions{
+		return migrate.MigrateOptions{
 			Options: migrate.Options{
 				Topics:    &source.TopicsSource{Brokers: cfgA.Brokers, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic},
 				Selection: sel, Logger: testLogger(t), SinkOffsets: fleet.SinkOffsetsTranslate,
@@ -185,7 +186,11 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 			To: target.Target{Brokers: cfgB.Brokers, RequestTopic: cfgB.RequestTopic, ResultTopic: cfgB.ResultTopic,
 				ConfigTopic: cfgB.ConfigTopic, OffsetsTopic: cfgB.OffsetsTopic},
 			SelectionKey: include + string(policy.Kind), Concurrency: 4, Timeout: 2 * time.Minute,
-		})
+		}
+	}
+	run := func(policy mm2.Policy, include string, exact, allowReplay bool) *apply.Report {
+		t.Helper()
+		rep, _, err := migrate.Migrate(context.Background(), options(policy, include, exact, allowReplay))
 		require.NoError(t, err)
 		return rep
 	}
@@ -219,6 +224,28 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 	// refused before anything is stopped (MM2's default groups.exclude, inferred; wrapped:
 	// none of its checkpoint records can be read).
 	defaultSinks := "(exact|lag|none|stale|wrapped)-" + sfx
+
+	// The plan of run 1 holds each translated sink's partitions as translated from the offsets
+	// read now: on A and on B, A's committed offset, B's, the verdict and the replay bound.
+	pf, _, err := migrate.Plan(context.Background(), options(def, defaultSinks, false, false))
+	require.NoError(t, err)
+	planned := map[string]*plan.Translation{}
+	for _, fc := range pf.Connectors {
+		planned[strings.TrimSuffix(fc.Name, "-"+sfx)] = fc.Translation
+	}
+	require.NotNil(t, planned["exact"])
+	require.Equal(t, string(mm2.PolicyDefault), planned["exact"].Policy)
+	require.Len(t, planned["exact"].Partitions, 2)
+	for _, p := range planned["exact"].Partitions {
+		require.Equal(t, "exact", p.Verdict, "%+v", p)
+		require.NotNil(t, p.OffsetB, "%+v", p)
+		require.Equal(t, def.SourceAlias+"."+p.OnA, p.OnB, "B's partition, renamed by the default policy")
+	}
+	require.Len(t, planned["lag"].Partitions, 1)
+	lag := planned["lag"].Partitions[0]
+	require.Equal(t, "replay", lag.Verdict, "%+v", lag)
+	require.Equal(t, int64(5), *lag.ReplayBound)
+	require.Nil(t, planned["none"], "refused before its offsets were translated")
 	rep := run(def, defaultSinks, false, false)
 	require.False(t, rep.OK())
 	require.Equal(t, map[string]entry{
@@ -257,7 +284,7 @@ func TestMigrateSinksAcrossMirrorMaker2(t *testing.T) {
 		"stale":   {"succeeded", "", rpt(mm2.PolicyDefault, 1, 0, 0, 1, bound(0), remote+"-0")},
 		"wrapped": {"succeeded", "", rpt(mm2.PolicyDefault, 1, 0, 0, 1, bound(0), remote+"-0")},
 	}, entries(rep))
-	require.Len(t, clB.readAll(cfgB.RequestTopic), 1+4, "run 1 published exact only, run 2 the four others")
+	require.Len(t, clB.readAll(cfgB.RequestTopic), 1+1+4, "the plan asked B's agent to plan exact (a dry run), run 1 published exact only, run 2 the four others")
 	require.Equal(t, map[string]int64{remote + "/0": 15, remote + "/1": 13}, clB.groupOffsets("connect-"+n("exact")))
 	require.Equal(t, map[string]int64{remote + "/0": 25}, clB.groupOffsets("connect-"+n("lag")))
 	for _, s := range []string{"none", "stale", "wrapped"} {

@@ -9,6 +9,7 @@ import (
 	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/plan"
+	"github.com/offsetagent/offsetagent/mm2"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -75,6 +76,7 @@ func planFile(ctx context.Context, sg *staged, rep *apply.Report) *plan.File {
 			}
 		}
 		fc.AgentPlan = ap
+		fc.Translation = translationOf(e)
 		if fc.Refused == "" && e.Outcome != apply.OutcomePlanned {
 			// Not refused by a check, but not planned by B's agent either.
 			fc.Refused = string(e.Outcome) + ": " + e.Message.Spell(fo.Words)
@@ -129,4 +131,24 @@ func (sg *staged) connectorsOnB(ctx context.Context) map[string]map[string]strin
 		return nil
 	}
 	return onB
+}
+
+// translationOf is the plan file's view of e's translation across MirrorMaker 2; nil for a
+// connector that was not translated.
+func translationOf(e *apply.Entry) *plan.Translation {
+	tr, ok := e.Translation.(*apply.SinkTranslation)
+	if !ok || tr == nil {
+		return nil
+	}
+	out := &plan.Translation{Policy: string(tr.Policy), Partitions: []plan.PartitionTranslation{}}
+	for _, p := range tr.All {
+		pt := plan.PartitionTranslation{OnA: p.Source.String(), OnB: p.Target.String(), CommittedA: p.Committed,
+			Verdict: string(p.Verdict), ReplayBound: p.ReplayBound, Reason: p.Reason}
+		if p.Verdict != mm2.VerdictMissing {
+			offset := p.Offset
+			pt.OffsetB = &offset
+		}
+		out.Partitions = append(out.Partitions, pt)
+	}
+	return out
 }

@@ -132,6 +132,7 @@ type FileConnector struct {
 	Sink                 *FileSink     `yaml:"sink,omitempty"`
 	OffsetsNow           *OffsetsNow   `yaml:"offsets_now,omitempty"`
 	AgentPlan            *AgentPlan    `yaml:"agent_plan,omitempty"`
+	Translation          *Translation  `yaml:"translation,omitempty"`
 	Hazards              []FileHazard  `yaml:"hazards"`
 	Warnings             []string      `yaml:"warnings"`
 	Refused              string        `yaml:"refused"`
@@ -195,6 +196,28 @@ type OffsetsNow struct {
 type FileOffset struct {
 	Partition string `yaml:"partition"`
 	Offset    string `yaml:"offset"`
+}
+
+// Translation is a sink's offsets across MirrorMaker 2 as the plan translated them, from the
+// offsets read now (apply translates again, from the offsets read at the stop): per partition
+// A's committed offset, the offset for B and its verdict.
+type Translation struct {
+	Policy     string                 `yaml:"policy"`
+	Partitions []PartitionTranslation `yaml:"partitions"`
+}
+
+// PartitionTranslation is one partition of a Translation: the topic-partition on A and on B
+// (renamed by the policy), the group's committed offset on A, the offset for B (nil when the
+// verdict is missing: B's group gets none), the verdict (exact, replay, missing), the most
+// records delivered again from it (when known) and why, for a replay or a missing one.
+type PartitionTranslation struct {
+	OnA         string `yaml:"on_a"`
+	OnB         string `yaml:"on_b"`
+	CommittedA  int64  `yaml:"committed_on_a"`
+	OffsetB     *int64 `yaml:"offset_on_b"`
+	Verdict     string `yaml:"verdict"`
+	ReplayBound *int64 `yaml:"replay_bound,omitempty"`
+	Reason      string `yaml:"reason,omitempty"`
 }
 
 // AgentPlan summarizes what B's agent planned for the connector (a dry run).
