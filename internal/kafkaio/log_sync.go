@@ -269,35 +269,44 @@ func endOffsetsTogether(ctx context.Context, logs []*Log) ([][]int64, error) {
 		}
 		l.endMu.Unlock()
 	}
+	readJoint := func(ctx context.Context) error {
+		reqs := make([]endsRequest, len(joint))
+		for k, i := range joint {
+			reqs[k] = logs[i].endsRequest()
+		}
+		jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		got, err := fetchEnds(jctx, reqs)
+		cancel()
+		for k, i := range joint {
+			l, call := logs[i], calls[k]
+			if err == nil {
+				call.ends, ends[i] = got[k], got[k]
+			}
+			call.err = err
+			close(call.done)
+			l.endMu.Lock()
+			l.endInflight = nil
+			if l.endNext != nil {
+				l.startEndCallLocked()
+			}
+			l.endMu.Unlock()
+		}
+		if err != nil {
+			return wrap(logs[joint[0]], err)
+		}
+		return nil
+	}
+	if len(joint) == len(logs) {
+		// Every log is read in the one joint call (the common case: one request's barriers):
+		// it is made on this goroutine, which would only wait for it otherwise.
+		if err := readJoint(ctx); err != nil {
+			return nil, err
+		}
+		return ends, nil
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	if len(joint) > 0 {
-		g.Go(func() error {
-			reqs := make([]endsRequest, len(joint))
-			for k, i := range joint {
-				reqs[k] = logs[i].endsRequest()
-			}
-			jctx, cancel := context.WithTimeout(gctx, 30*time.Second)
-			got, err := fetchEnds(jctx, reqs)
-			cancel()
-			for k, i := range joint {
-				l, call := logs[i], calls[k]
-				if err == nil {
-					call.ends, ends[i] = got[k], got[k]
-				}
-				call.err = err
-				close(call.done)
-				l.endMu.Lock()
-				l.endInflight = nil
-				if l.endNext != nil {
-					l.startEndCallLocked()
-				}
-				l.endMu.Unlock()
-			}
-			if err != nil {
-				return wrap(logs[joint[0]], err)
-			}
-			return nil
-		})
+		g.Go(func() error { return readJoint(gctx) })
 	}
 	for i, l := range logs {
 		if slices.Contains(joint, i) {

@@ -1,6 +1,7 @@
 package kafkaio
 
 import (
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -102,4 +103,59 @@ func TestSyncEndsReadsLogsTogether(t *testing.T) {
 	}
 	require.Equal(t, []string{"config-1", "config-2"}, configs.seen("c"))
 	require.Equal(t, []string{"offset-1"}, alone.seen("o"))
+}
+
+// SyncEnds whose logs are all read in the joint Fetch makes that Fetch on the caller's
+// goroutine: a goroutine of its own would only be waited for, one more hand-over on every
+// request's barrier. The broker looks at the goroutines while it answers the Fetch: the one
+// inside fetchEnds is the one that called SyncEnds.
+func TestSyncEndsJointReadOnCallersGoroutine(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(2, "configs"), kfake.SeedTopics(3, "offsets"))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	shared := &kafka.Transport{MetadataTTL: 100 * time.Millisecond}
+	newLog := func(topic string) *Log {
+		l, err := NewLog(Options{Brokers: c.ListenAddrs(), Transport: shared}, topic, func([]kafka.Message) {})
+		require.NoError(t, err)
+		l.QuietTail()
+		runLog(t, l)
+		return l
+	}
+	configs, offsets := newLog("configs"), newLog("offsets")
+	ctx := testContext(t)
+	require.NoError(t, configs.WaitReady(ctx))
+	require.NoError(t, offsets.WaitReady(ctx))
+
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	var mu sync.Mutex
+	var stacks []string // the goroutines while the joint Fetch is answered
+	c.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		r := req.(*kmsg.FetchRequest)
+		if r.MaxWaitMillis > 0 {
+			c.SleepControl(func() { <-hold })
+			return nil, nil, false
+		}
+		if len(r.Topics) == 2 {
+			buf := make([]byte, 1<<20)
+			mu.Lock()
+			stacks = strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
+			mu.Unlock()
+		}
+		return nil, nil, false
+	})
+
+	_, err = SyncEnds(ctx, configs, offsets)
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	var readers []string
+	for _, g := range stacks {
+		if strings.Contains(g, "kafkaio.fetchEnds(") {
+			readers = append(readers, g)
+		}
+	}
+	require.Len(t, readers, 1, "one goroutine reads the ends")
+	require.Contains(t, readers[0], "kafkaio.SyncEnds(", "the joint Fetch is made by SyncEnds's caller:\n%s", readers[0])
 }
