@@ -37,6 +37,54 @@ func TestConfigJSON(t *testing.T) {
 	}
 }
 
+// Config.MarshalJSON, called by itself (as a request body is built) or through
+// encoding/json (a result), writes every string byte for byte as encoding/json does.
+func TestConfigMarshalJSONMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", `<a&b>"\`, "\x00\x01\x1f\x7f \b\f\n\r\t", "ü é 日本 😀", "\u2028\u2029",
+		"bad \xff utf-8 \xc3", "\xed\xa0\x80 surrogate", "trailing \xe2\x82"} {
+		want, err := json.Marshal(s)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(appendJSONString(nil, s)), "%q", s)
+
+		cfg := Config{{Key: s, Value: s}, {Key: "n", Null: true}}
+		wantCfg := fmt.Sprintf(`{%s:%s,"n":null}`, want, want)
+		got, err := cfg.MarshalJSON()
+		require.NoError(t, err)
+		require.Equal(t, wantCfg, string(got))
+		got, err = json.Marshal(cfg)
+		require.NoError(t, err)
+		require.Equal(t, wantCfg, string(got))
+	}
+}
+
+func FuzzConfigMarshalJSON(f *testing.F) {
+	f.Add("key", "value")
+	f.Add("<&>", "\u2028\xff\n")
+	f.Fuzz(func(t *testing.T, k, v string) {
+		wantK, err := json.Marshal(k)
+		require.NoError(t, err)
+		wantV, err := json.Marshal(v)
+		require.NoError(t, err)
+		got, err := Config{{Key: k, Value: v}}.MarshalJSON()
+		require.NoError(t, err)
+		require.Equal(t, "{"+string(wantK)+":"+string(wantV)+"}", string(got))
+	})
+}
+
+// A config of ten settings is written in one allocation: every result carries one.
+func TestConfigMarshalJSONAllocations(t *testing.T) {
+	var cfg Config
+	for i := range 10 {
+		cfg = append(cfg, ConfigEntry{Key: fmt.Sprintf("setting.%d", i), Value: fmt.Sprintf("value.%d", i)})
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := cfg.MarshalJSON(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.LessOrEqual(t, allocs, 1.0)
+}
+
 func TestConfigUnmarshalErrors(t *testing.T) {
 	tests := []struct {
 		name    string
