@@ -165,15 +165,17 @@ func decodeRequest(msg *kafka.Message, maxBytes int, tune scanTuning, deferred b
 		return fail(decodeErr(ReasonUnknownType, nil,
 			"event type %q is not handled; the agent accepts only %q", ev.Type(), TypeCreateRequest))
 	}
-	dry, err := dryRun(ev)
+	// The SDK copies the extensions on every read of them: one copy serves the three.
+	ext := ev.Extensions()
+	dry, err := dryRun(ext)
 	if err != nil {
 		return fail(decodeErr(ReasonInvalidEvent, err, "%v", err))
 	}
 	req.DryRun = dry
-	if req.Deadline, err = timestamp(ev, ExtensionDeadline); err != nil {
+	if req.Deadline, err = timestamp(ext, ExtensionDeadline); err != nil {
 		return fail(decodeErr(ReasonInvalidEvent, err, "%v", err))
 	}
-	if req.GiveUp, err = timestamp(ev, ExtensionGiveUp); err != nil {
+	if req.GiveUp, err = timestamp(ext, ExtensionGiveUp); err != nil {
 		return fail(decodeErr(ReasonInvalidEvent, err, "%v", err))
 	}
 	if ct := ev.DataContentType(); !isJSONContentType(ct) {
@@ -271,11 +273,11 @@ func recordEvent(msg *kafka.Message, withData bool) (ev *event.Event, binary boo
 	return ev, binary, nil
 }
 
-// dryRun reads the dryrun extension: a boolean in structured mode, a string in binary mode.
+// dryRun reads the dryrun extension of ext (the event's extensions): a boolean in structured mode, a string in binary mode.
 // Anything else is an error rather than false, so that a request meant as a dry run is never
 // executed for real.
-func dryRun(ev *event.Event) (bool, error) {
-	v, ok := ev.Extensions()["dryrun"]
+func dryRun(ext map[string]any) (bool, error) {
+	v, ok := ext["dryrun"]
 	if !ok {
 		return false, nil
 	}
@@ -308,10 +310,11 @@ const ExtensionDeadline = "deadline"
 // that the sender's "failed" stays true.
 const ExtensionGiveUp = "giveup"
 
-// timestamp reads the timestamp extension name (zero when absent). A value that is not a
+// timestamp reads the timestamp extension name of ext (the event's extensions; zero when
+// absent). A value that is not a
 // timestamp is an error rather than no bound, so that a request meant to expire never runs late.
-func timestamp(ev *event.Event, name string) (time.Time, error) {
-	v, ok := ev.Extensions()[name]
+func timestamp(ext map[string]any, name string) (time.Time, error) {
+	v, ok := ext[name]
 	if !ok {
 		return time.Time{}, nil
 	}

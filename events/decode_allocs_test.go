@@ -1,0 +1,31 @@
+package events
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A one-offset request, the kind a fleet sends thousands of, decodes in a bounded number of
+// allocations: the CloudEvents SDK copies the event's extensions on every read of them, and
+// they are read once (dryrun, deadline and giveup from the one copy).
+func TestDecodeRequestAllocations(t *testing.T) {
+	body := []byte(`{"name":"c1","config":{"connector.class":"org.apache.kafka.connect.mirror.MirrorSourceConnector","tasks.max":"1"},` +
+		`"initial_offsets":[{"partition":{"cluster":"src","topic":"t","partition":0},"offset":{"offset":1000}}]}`)
+	msg, err := RequestMessage("requests", body, RequestOptions{ID: "r1", Source: "/test", Key: "c1", DryRun: true,
+		Deadline: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), GiveUp: time.Date(2030, 1, 1, 0, 1, 0, 0, time.UTC)})
+	require.NoError(t, err)
+	req, err := DecodeRequestDeferred(&msg, 1<<20)
+	require.NoError(t, err)
+	require.True(t, req.DryRun)
+	require.False(t, req.Deadline.IsZero())
+	require.False(t, req.GiveUp.IsZero())
+	allocs := testing.AllocsPerRun(50, func() {
+		if _, err := DecodeRequestDeferred(&msg, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("%.0f allocations", allocs)
+	require.LessOrEqual(t, allocs, 54.0, "58 when each extension read copied them")
+}
