@@ -169,11 +169,26 @@ func (il *intentLog) partitionOf(name string) (int, error) {
 	if n == 0 {
 		return 0, errNoPartitions
 	}
-	parts := make([]int, n)
-	for i := range parts {
-		parts[i] = i
+	return hashPartition(name, n), nil
+}
+
+// hashPartition is the partition of n that kafka.Hash picks for the key name (FNV-1a, the
+// hash as an int32 modulo n, negated when negative: Sarama's hashPartitioner), computed on
+// the string: a request asks for its claim, its intent and their removal, and kafka.Hash's
+// message, key copy and list of partitions were allocations each time.
+// TestHashPartitionMatchesKafkaHash holds the two together.
+func hashPartition(name string, n int) int {
+	const offset32, prime32 = 2166136261, 16777619
+	h := uint32(offset32)
+	for i := 0; i < len(name); i++ {
+		h ^= uint32(name[i])
+		h *= prime32
 	}
-	return (&kafka.Hash{}).Balance(kafka.Message{Key: []byte(name)}, parts...), nil
+	p := int32(h) % int32(n)
+	if p < 0 {
+		p = -p
+	}
+	return int(p)
 }
 
 // enqueue queues msgs (records of connector name's partition) on the producer and returns

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/segmentio/kafka-go"
@@ -159,4 +161,36 @@ func TestIntentLogReadsThePreviousReleasesRecords(t *testing.T) {
 	require.Equal(t, &handlers.Intent{Name: "file-src-0", RequestID: "id-0", RequestSource: "/test", Type: "source", Existed: true}, in)
 	require.Equal(t, []claimEntry{{key: claimKey("file-src-1", "/test", "id-1"), offset: res.BaseOffset,
 		claimRecord: claimRecord{Claim: "file-src-1", RequestID: "id-1", RequestSource: "/test"}}}, il.claims["file-src-1"])
+}
+
+// The intent partition of a connector is the one kafka.Hash picks for its name (the key of
+// its intent), for every partition count, and finding it allocates nothing: a request asks
+// for it for its claim, its intent and their removal.
+func TestHashPartitionMatchesKafkaHash(t *testing.T) {
+	names := []string{"", "a", "mm2-source-17", "file-src-0", "ü", "日本", strings.Repeat("long-name-", 30), "\x00\xff"}
+	for i := range 200 {
+		names = append(names, fmt.Sprintf("connector-%d", i))
+	}
+	for _, n := range []int{1, 2, 3, 7, 25, 50, 64} {
+		parts := make([]int, n)
+		for i := range parts {
+			parts[i] = i
+		}
+		for _, name := range names {
+			require.Equal(t, (&kafka.Hash{}).Balance(kafka.Message{Key: []byte(name)}, parts...), hashPartition(name, n), "%q of %d", name, n)
+		}
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(50, "intents"))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	il, err := newIntentLog(offsetstore.Options{Brokers: c.ListenAddrs()}, "intents", nil, nil)
+	require.NoError(t, err)
+	runIntentLog(t, il)
+	require.Equal(t, 50, il.log.Partitions())
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := il.partitionOf("mm2-source-17"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Zero(t, allocs)
 }
