@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/google/uuid"
@@ -40,7 +41,7 @@ func ResultMessage(topic, typ string, res *Result, dataschema string) (kafka.Mes
 	if data.Stages == nil {
 		data.Stages = []StageReport{}
 	}
-	body, err := json.Marshal(&data)
+	body, err := marshalResult(&data)
 	if err != nil {
 		return kafka.Message{}, fmt.Errorf("encode result for connector %q: %w", res.Name, err)
 	}
@@ -53,14 +54,19 @@ func ResultMessage(topic, typ string, res *Result, dataschema string) (kafka.Mes
 	// an absolute URI refused.
 	var schema string
 	if ds := strings.TrimSpace(dataschema); ds != "" {
-		u, err := url.Parse(ds)
-		if err == nil && !u.IsAbs() {
-			err = errors.New("not an absolute URI")
+		if last := lastDataschema.Load(); last != nil && last.in == ds {
+			schema = last.out // an agent names the same schema in every result
+		} else {
+			u, err := url.Parse(ds)
+			if err == nil && !u.IsAbs() {
+				err = errors.New("not an absolute URI")
+			}
+			if err != nil {
+				return kafka.Message{}, fmt.Errorf("build result event for connector %q: dataschema %q: %w", res.Name, dataschema, err)
+			}
+			schema = u.String()
+			lastDataschema.Store(&parsedDataschema{in: ds, out: schema})
 		}
-		if err != nil {
-			return kafka.Message{}, fmt.Errorf("build result event for connector %q: dataschema %q: %w", res.Name, dataschema, err)
-		}
-		schema = u.String()
 	}
 	headers := make([]kafka.Header, 0, 7)
 	headers = append(headers,
@@ -83,6 +89,13 @@ func ResultMessage(topic, typ string, res *Result, dataschema string) (kafka.Mes
 	out.Headers = headers
 	return out, nil
 }
+
+// parsedDataschema is a result's dataschema (trimmed) and the URI it was parsed into.
+type parsedDataschema struct{ in, out string }
+
+// lastDataschema is the last dataschema ResultMessage parsed, valid: the next result names
+// the same one.
+var lastDataschema atomic.Pointer[parsedDataschema]
 
 // The constant header values of a result record. A record's header values are not changed
 // by its writers: kafka-go and kafkaio copy them into the batch.
