@@ -246,9 +246,13 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, owner, order
 	}
 	var tbuf [2]topicLeaders
 	topics := tbuf[:0]
+	var slab []produceItem
 	if owner == nil {
 		owner = make([]*produceItem, len(msgs))
 		at = make([]int, len(msgs))
+	}
+	if order == nil && len(msgs) > 1 {
+		order = make([]*produceItem, 0, len(msgs)) // at most one item per message
 	}
 	for i := range msgs {
 		m := &msgs[i]
@@ -284,7 +288,18 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, owner, order
 			}
 		}
 		if it == nil {
-			it = &produceItem{topic: m.Topic, partition: int32(part), leader: ls[part], done: make(chan struct{})}
+			if slab == nil && len(msgs) > 1 {
+				// The items of a write of several messages come from one allocation: it has
+				// no more items than messages, so the slab never moves.
+				slab = make([]produceItem, 0, len(msgs))
+			}
+			if slab != nil {
+				slab = append(slab, produceItem{})
+				it = &slab[len(slab)-1]
+			} else {
+				it = &produceItem{}
+			}
+			it.topic, it.partition, it.leader, it.done = m.Topic, int32(part), ls[part], make(chan struct{})
 			it.recs = it.one[:0]
 			order = append(order, it)
 		}

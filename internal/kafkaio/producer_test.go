@@ -319,6 +319,38 @@ func TestProducerQueuesOneRecordCheaply(t *testing.T) {
 	require.LessOrEqual(t, allocs, 3.0, "allocations to queue a write of one record")
 }
 
+// Queuing a write of ten records for ten partitions (a request's offsets) costs its Pending,
+// its slices, one allocation for all its items and each item's channel: not an allocation
+// per item besides.
+func TestProducerQueuesManyRecordsItemsTogether(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(10, "a"))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	p := NewProducer(Options{Brokers: c.ListenAddrs(), Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}})
+	ctx := testContext(t)
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "a", Partition: 0, Value: []byte("warm-up")}}))
+	leaders, err := p.Leaders(ctx, "a")
+	require.NoError(t, err)
+	msgs := make([]kafka.Message, 10)
+	for i := range msgs {
+		msgs[i] = kafka.Message{Topic: "a", Partition: i % len(leaders), Key: fmt.Appendf(nil, "k%d", i), Value: []byte("v")}
+	}
+	items := min(len(msgs), len(leaders))
+	queued := make([]*Pending, 0, 600)
+	release := p.Hold()
+	allocs := math.Inf(1)
+	for range 5 {
+		allocs = min(allocs, testing.AllocsPerRun(100, func() { queued = append(queued, p.Enqueue(ctx, msgs)) }))
+	}
+	release()
+	for _, w := range queued {
+		require.Nil(t, w.Wait(ctx))
+	}
+	// The Pending, its errors, owners, order and indexes, the slab, and a channel per item.
+	t.Logf("%.0f allocations", allocs)
+	require.LessOrEqual(t, allocs, float64(5+1+items), "allocations to queue a write of %d records for %d partitions", len(msgs), items)
+}
+
 // A write made while the producer is idle is sent by the writer's own goroutine (its Wait):
 // no sender goroutine runs for it, and the next write goes the same way.
 func TestProducerIdleWriteSentByWriter(t *testing.T) {
