@@ -16,7 +16,10 @@
 // by someone else is scrubbed of them however it spells them (Config.Scrub, scrub.go).
 //
 // The binding mirrors sdk-go's protocol/kafka_sarama/v2 on top of sdk-go's binding packages,
-// because sdk-go has no kafka-go binding.
+// because sdk-go has no kafka-go binding. The result, the one record the agent writes for every
+// request, is built without it: ResultMessage writes the binary-mode headers as the binding
+// would and the JSON by hand (marshalResult, result_encode.go), each held to what it stands in
+// for by a test (TestResultMessageMatchesBinding, TestMarshalResultMatchesEncodingJSON).
 //
 // Decoding checks shape only: a Request that decodes may still be invalid (an empty or
 // control-character name, an unknown initial_state, offsets a connector rejects). Validating it
