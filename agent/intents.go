@@ -196,6 +196,13 @@ func hashPartition(name string, n int) int {
 // their key's latest write are queued (the others are dropped and get 0): a retry that must
 // not overtake a newer write.
 func (il *intentLog) enqueue(ctx context.Context, name string, msgs []kafka.Message, keep []uint64) (*kafkaio.Pending, []kafka.Message, []uint64, error) {
+	return il.enqueueAs(ctx, name, msgs, keep, false)
+}
+
+// enqueueAs is enqueue; with awaited, the write is one its caller waits for at once, until the
+// broker answers (kafkaio.Producer.EnqueueAwaited: an idle partition is sent on the caller's
+// goroutine).
+func (il *intentLog) enqueueAs(ctx context.Context, name string, msgs []kafka.Message, keep []uint64, awaited bool) (*kafkaio.Pending, []kafka.Message, []uint64, error) {
 	p, err := il.partitionOf(name)
 	if err != nil {
 		return nil, nil, nil, err
@@ -215,6 +222,9 @@ func (il *intentLog) enqueue(ctx context.Context, name string, msgs []kafka.Mess
 	}
 	if len(queued) == 0 {
 		return nil, nil, nil, nil
+	}
+	if awaited {
+		return il.producer.EnqueueAwaited(ctx, queued), queued, seqs, nil
 	}
 	return il.producer.Enqueue(ctx, queued), queued, seqs, nil
 }
@@ -244,9 +254,11 @@ func (il *intentLog) written(w *kafkaio.Pending, msgs []kafka.Message) {
 }
 
 // writeFor writes msgs to the partition of connector name's intent (partitionOf) and waits
-// for their acknowledgement. All of them go in one batch.
+// for the broker's answer (a claim, its withdrawal, an intent written before the first
+// destructive write: each is known written or not before the request goes on), sending them
+// itself when the partition's queue is idle. All of them go in one batch.
 func (il *intentLog) writeFor(ctx context.Context, name string, msgs ...kafka.Message) (*kafkaio.Pending, error) {
-	w, queued, seqs, err := il.enqueue(ctx, name, msgs, nil)
+	w, queued, seqs, err := il.enqueueAs(ctx, name, msgs, nil, true)
 	if err != nil {
 		return nil, err
 	}

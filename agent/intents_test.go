@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
@@ -193,4 +195,64 @@ func TestHashPartitionMatchesKafkaHash(t *testing.T) {
 		}
 	})
 	require.Zero(t, allocs)
+}
+
+// A request's claim and its result, written while the producer is idle, are sent by the
+// request's own goroutine and waited for until the broker answers: no sender goroutine is
+// started and handed the write (a wake-up on the request's path each), and a result whose
+// context ends while it is on the wire is still known written.
+func TestClaimAndResultSentByRequestsGoroutine(t *testing.T) {
+	a, _, c := testAgentCluster(t, &fakeProcessor{})
+	runIntentLog(t, a.intents)
+	ctx := testContext(t)
+	_, err := a.intents.Claim(ctx, "warm-up", "/src", "0") // connections and metadata
+	require.NoError(t, err)
+	// during runs write while the broker holds its Produce, and returns the goroutines' stacks
+	// taken then; cancel ends write's context while the Produce is held.
+	during := func(cancel bool, write func(ctx context.Context) error) []string {
+		inFlight, answer := make(chan struct{}), make(chan struct{})
+		c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+			c.DropControl() // this Produce only
+			close(inFlight)
+			<-answer
+			return nil, nil, false
+		})
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		done := make(chan error, 1)
+		go func() { done <- write(wctx) }()
+		<-inFlight
+		buf := make([]byte, 1<<20)
+		stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
+		if cancel {
+			stop()
+		}
+		close(answer)
+		require.NoError(t, <-done)
+		return stacks
+	}
+	sentBy := func(stacks []string, caller string) {
+		t.Helper()
+		for _, g := range stacks {
+			require.NotContains(t, g, "kafkaio.(*Producer).send(", "a sender goroutine was handed the write")
+		}
+		for _, g := range stacks {
+			if strings.Contains(g, caller) {
+				require.Contains(t, g, "kafkaio.(*Producer).sendInline(", "the writer did not send it:\n%s", g)
+				return
+			}
+		}
+		t.Fatalf("no goroutine in %s", caller)
+	}
+
+	sentBy(during(false, func(ctx context.Context) error {
+		_, err := a.intents.Claim(ctx, "conn-1", "/src", "1")
+		return err
+	}), "agent.(*intentLog).Claim(")
+
+	res := &events.Result{RequestID: "1", RequestSource: "/src", Name: "conn-1"}
+	msg, err := events.ResultMessage(a.cfg.ResultTopic, events.TypeCreateSucceeded, res, "")
+	require.NoError(t, err)
+	sentBy(during(true, func(ctx context.Context) error { return a.produceResult(ctx, msg, res) }), "agent.(*Agent).produceResult(")
+	require.True(t, a.results.seen("/src", "1"), "the result is known published")
 }

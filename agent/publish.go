@@ -210,7 +210,9 @@ func (a *Agent) produceResult(work context.Context, msg kafka.Message, res *even
 	backoff := kafkaio.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second, Attempts: 1}
 	for attempt := 1; ; attempt++ {
 		var err error
-		w := a.store.Producer().Enqueue(work, []kafka.Message{msg})
+		// Awaited: the result is sent by this goroutine when the producer is idle, and its
+		// outcome is known before the request is committed or given up.
+		w := a.store.Producer().EnqueueAwaited(work, []kafka.Message{msg})
 		if errs := w.Wait(work); errs != nil {
 			err = errs[0]
 		}

@@ -128,6 +128,8 @@ type Pending struct {
 	}
 	// send are the idle queues of the write's items that its Wait sends itself (sendInline).
 	send []*leaderQueue
+	// awaited: Wait returns once the broker answered, whatever its ctx does (EnqueueAwaited).
+	awaited bool
 }
 
 // Enqueue queues msgs as Produce does and returns without waiting for the broker: each
@@ -139,6 +141,20 @@ type Pending struct {
 // nobody waits for it.
 func (p *Producer) Enqueue(ctx context.Context, msgs []kafka.Message) *Pending {
 	return p.enqueueBy(ctx, msgs, time.Time{}, false)
+}
+
+// EnqueueAwaited is Enqueue for a caller that waits for the write at once (Wait) and needs
+// its outcome, as Write's callers do: when the partitions' queues are idle, its Wait sends them
+// on the caller's goroutine (no sender goroutine is started and handed over to), and it then
+// returns only once the broker answered, whatever ctx does meanwhile (a write on the wire is
+// never abandoned half-known). ctx's deadline bounds the write: its records are not sent past
+// it, and the broker is asked to answer before it (produceTimeout). ctx also bounds the
+// partition-leader lookup.
+func (p *Producer) EnqueueAwaited(ctx context.Context, msgs []kafka.Message) *Pending {
+	deadline, _ := ctx.Deadline()
+	w := p.enqueueBy(ctx, msgs, deadline, true)
+	w.awaited = true
+	return w
 }
 
 // enqueueBy is Enqueue for a write that ends at deadline (zero: never): its items are not sent
@@ -162,18 +178,23 @@ func (p *Producer) enqueueBy(ctx context.Context, msgs []kafka.Message, deadline
 	return w
 }
 
-// Wait waits until every message of the write is acknowledged, or refused, or ctx ends. It
-// returns one error per message, nil when every message was acknowledged; a message whose
-// context ended first gets ctx.Err() (it may still be written).
+// Wait waits until every message of the write is acknowledged, or refused, or ctx ends (a
+// write queued by EnqueueAwaited: until the broker answered). It returns one error per message,
+// nil when every message was acknowledged; a message whose context ended first gets ctx.Err()
+// (it may still be written).
 func (w *Pending) Wait(ctx context.Context) []error {
 	for _, q := range w.send {
 		w.p.sendInline(q, w.order)
 	}
 	w.send = nil
+	ended := ctx.Done()
+	if w.awaited {
+		ended = nil
+	}
 	for _, it := range w.order {
 		select {
 		case <-it.done:
-		case <-ctx.Done():
+		case <-ended:
 		}
 	}
 	var errs []error // allocated at the first failure

@@ -351,6 +351,31 @@ func TestProducerQueuesManyRecordsItemsTogether(t *testing.T) {
 	require.LessOrEqual(t, allocs, float64(5+1+items), "allocations to queue a write of %d records for %d partitions", len(msgs), items)
 }
 
+// A write queued by EnqueueAwaited is waited for until the broker answers, even when it waits
+// behind another write and its context ends meanwhile: its outcome is known, as a Write's is.
+func TestProducerAwaitedWriteOutlivesItsContext(t *testing.T) {
+	c, _, p := startProducerCluster(t, "a")
+	ctx := testContext(t)
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "a", Partition: 0, Value: []byte("warm-up")}}))
+	inFlight, answer := make(chan struct{}), make(chan struct{})
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.DropControl()
+		close(inFlight)
+		<-answer
+		return nil, nil, false
+	})
+	first := p.Enqueue(ctx, []kafka.Message{{Topic: "a", Partition: 0, Value: []byte("first")}})
+	<-inFlight // a sender goroutine has the queue
+	wctx, cancel := context.WithCancel(ctx)
+	awaited := p.EnqueueAwaited(wctx, []kafka.Message{{Topic: "a", Partition: 1, Value: []byte("second")}})
+	done := make(chan []error, 1)
+	go func() { done <- awaited.Wait(wctx) }()
+	cancel()
+	close(answer)
+	require.Nil(t, <-done, "acknowledged, not given up with its context")
+	require.Nil(t, first.Wait(ctx))
+}
+
 // A write made while the producer is idle is sent by the writer's own goroutine (its Wait):
 // no sender goroutine runs for it, and the next write goes the same way.
 func TestProducerIdleWriteSentByWriter(t *testing.T) {
