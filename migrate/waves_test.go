@@ -265,3 +265,34 @@ func TestMigratePublishesTheNextWaveBeforeTheResultsOfTheLast(t *testing.T) {
 		require.Equal(t, apply.OutcomePending, e.Outcome, "%s at %s: %s", e.Name, e.FailedStep, e.Message)
 	}
 }
+
+// The report told after each wave copies each wave's entries once: the entries of the waves
+// before are told again as the same copies, so that a run of W waves copies each connector's
+// entry once, not once per wave after its own (the copies grew with the square of the waves).
+func TestMigrateCopiesAWavesEntriesOnceForItsReports(t *testing.T) {
+	const n, waveSize = 8, 4
+	brokersB := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	waveTopicsOnB(ctx, t, brokersB)
+	fc := runningSources(t, n, 1)
+	var told []*apply.Report
+	opts := MigrateOptions{
+		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 20 * time.Millisecond,
+			StopTimeout: 10 * time.Second},
+		To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+			OffsetsTopic: "connect-offsets"},
+		SelectionKey: t.Name(), Timeout: time.Second, Grace: 100 * time.Millisecond, Concurrency: waveSize, WaveSize: waveSize,
+		Checkpoint: func(rep *apply.Report, _ *cutover.Cutover) { told = append(told, rep) },
+	}
+	rep, _, err := Migrate(ctx, opts)
+	require.NoError(t, err)
+	require.Len(t, rep.Connectors, n)
+	require.Len(t, told, 2, "a report after each wave")
+	require.Len(t, told[0].Connectors, waveSize)
+	require.Len(t, told[1].Connectors, n)
+	for i, e := range told[0].Connectors {
+		require.Same(t, e, told[1].Connectors[i], "%s: the first wave's entry copied again for the second wave's report", e.Name)
+		require.Equal(t, apply.OutcomeFailed, e.Outcome, e.Name) // no agent on B
+	}
+}

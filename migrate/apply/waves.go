@@ -115,30 +115,34 @@ func (w waveProgress) Waiting(wt Wait) {
 
 // Done is what a run has done after one of its waves: a copy of the entry of every connector
 // of the waves done so far, in their order, with its outcome, and how many connectors of the
-// selection are in the waves still to come (Unfinished). The copies are the caller's: the run
-// no longer changes them, nor the entries they were copied from.
+// selection are in the waves still to come (Unfinished). The run no longer changes the copies,
+// nor the entries they were copied from; a wave's copies are made once and are the same in
+// every Done after it (the caller may set their wording, not change what they say).
 type Done struct {
 	Wave, Waves int
 	Entries     []*Entry
 	Unfinished  int
 }
 
-// waveDone tells opts.WaveDone what the waves up to and including waves[i] have done.
-func (ap *Applier) waveDone(waves [][]*Entry, i int) {
+// waveDone tells opts.WaveDone what the waves up to and including waves[i] have done. done
+// holds the copies told after the waves before (nil before the first): a wave's entries are
+// copied once, when it is done, and the copies of the waves before are told again as they
+// are, so that the copies made over a run are one per connector, not one per connector and
+// wave after it. It returns the copies told.
+func (ap *Applier) waveDone(waves [][]*Entry, i int, done []*Entry) []*Entry {
 	if ap.opts.WaveDone == nil {
-		return
+		return nil
 	}
-	d := Done{Wave: i + 1, Waves: len(waves)}
-	for _, w := range waves[:i+1] {
-		for _, e := range w {
-			cp := *e
-			d.Entries = append(d.Entries, &cp)
-		}
+	for _, e := range waves[i] {
+		cp := *e
+		done = append(done, &cp)
 	}
+	d := Done{Wave: i + 1, Waves: len(waves), Entries: done[:len(done):len(done)]}
 	for _, w := range waves[i+1:] {
 		d.Unfinished += len(w)
 	}
 	ap.opts.WaveDone(d)
+	return done
 }
 
 // wavesAhead bounds the waves stopping on A at once, beside the wave whose results are
@@ -212,9 +216,10 @@ func (ap *Applier) RunWaves(interrupt context.Context, entries []*Entry) (publis
 	defer func() { <-told }()
 	go func() {
 		defer close(told)
+		var done []*Entry
 		for i := range waves {
 			<-ran[i]
-			ap.waveDone(waves, i)
+			done = ap.waveDone(waves, i, done)
 		}
 	}()
 	// Each wave is published once it is stopped and built and the wave before it is
