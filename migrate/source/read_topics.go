@@ -44,7 +44,9 @@ type topicsReader struct {
 	logger *slog.Logger
 	// rest is A's Connect REST API when it is given too: the worker's view of a sink's
 	// offsets, which sinkOffsets compares with its own for a topics.regex sink.
-	rest   *restReader
+	rest *restReader
+	// topics describes the sinks' topics for their checks, together (describe.go).
+	topics *describer
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -70,7 +72,7 @@ func openTopics(ctx context.Context, src TopicsSource, reg *connectors.Registry,
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r := &topicsReader{src: src, store: store, client: cl, reg: reg, logger: logger, cancel: cancel, done: make(chan error, 1)}
+	r := &topicsReader{src: src, store: store, client: cl, reg: reg, logger: logger, topics: &describer{client: cl}, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- store.Run(rctx) }()
 	ready := make(chan error, 1)
 	go func() { ready <- store.WaitReady(ctx) }()
