@@ -109,6 +109,11 @@ func (r *topicsReader) list(ctx context.Context) ([]*fleet.Connector, error) {
 	if err := r.store.Sync(ctx, r.src.ConfigTopic); err != nil {
 		return nil, fmt.Errorf("read config topic %q: %w", r.src.ConfigTopic, err)
 	}
+	// Each offsets topic is read to its end once for the whole listing, not once per
+	// connector (a round trip each, thousands of them one after the other for a fleet): the
+	// listing is A as of its start. A stop barrier reads a connector's offsets to the end of
+	// its topics again (offsets).
+	synced := map[string]bool{}
 	var out []*fleet.Connector
 	for _, name := range r.store.ConnectorNames() {
 		c := &fleet.Connector{Name: name, Problem: fleet.Plain(r.store.ConnectorProblem(name))}
@@ -127,7 +132,7 @@ func (r *topicsReader) list(ctx context.Context) ([]*fleet.Connector, error) {
 		if !c.Problem.IsZero() {
 			continue
 		}
-		offs, err := r.offsets(ctx, c)
+		offs, err := r.offsetsSynced(ctx, c, synced)
 		setOffsets(c, offs, err)
 	}
 	return out, nil
@@ -141,6 +146,12 @@ var errBadOffsets = errors.New("undecodable offsets record")
 // values win, as in Connect's reads). A key Connect skips when listing partitions is skipped;
 // a value that is not a JSON object is an error wrapping errBadOffsets.
 func (r *topicsReader) offsets(ctx context.Context, c *fleet.Connector) ([]events.ConnectorOffset, error) {
+	return r.offsetsSynced(ctx, c, nil)
+}
+
+// offsetsSynced is offsets, reading an offsets topic to its end only when synced (nil: none)
+// does not hold it yet, and adding it then.
+func (r *topicsReader) offsetsSynced(ctx context.Context, c *fleet.Connector, synced map[string]bool) ([]events.ConnectorOffset, error) {
 	if c.Type == connectors.Sink {
 		return r.sinkOffsets(ctx, c)
 	}
@@ -154,8 +165,13 @@ func (r *topicsReader) offsets(ctx context.Context, c *fleet.Connector) ([]event
 	out := []events.ConnectorOffset{}
 	seen := map[string]int{}
 	for _, topic := range topics {
-		if err := r.store.Sync(ctx, topic); err != nil {
-			return nil, fmt.Errorf("read offsets topic %q: %w", topic, err)
+		if !synced[topic] {
+			if err := r.store.Sync(ctx, topic); err != nil {
+				return nil, fmt.Errorf("read offsets topic %q: %w", topic, err)
+			}
+			if synced != nil {
+				synced[topic] = true
+			}
 		}
 		for _, rec := range r.store.SourceOffsets(topic, c.Name) {
 			_, partition, ok := offsetstore.DecodeKey(rec.Key)

@@ -1,0 +1,83 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// Listing A reads its offsets topic to the end once, not once per source connector: each
+// read is a round trip, and a fleet's thousands of sources made them one after the other
+// (the listing of 10,000 connectors spent seconds on them). Each source still gets its
+// offsets.
+func TestListReadsTheOffsetsTopicToItsEndOnce(t *testing.T) {
+	const sources = 100
+	fake := kafkatest.Kfake(t)
+	brokers := fake.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
+	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	var configs, offsets []kafka.Message
+	for i := range sources {
+		name := fmt.Sprintf("src-%03d", i)
+		configs = append(configs, kafka.Message{Key: []byte("connector-" + name), Value: fmt.Appendf(nil,
+			`{"properties":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"%s.txt","topic":"t","name":%q}}`, name, name)})
+		key := fmt.Appendf(nil, `[%q,{"filename":"%s.txt"}]`, name, name)
+		offsets = append(offsets, kafka.Message{Key: key, Value: fmt.Appendf(nil, `{"position":%d}`, i), Partition: offsetstore.PartitionFor(key, 25)})
+	}
+	for topic, msgs := range map[string][]kafka.Message{"connect-configs": configs, "connect-offsets": offsets} {
+		w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: topic, Balancer: &kafka.Hash{}, BatchTimeout: time.Millisecond}
+		if topic == "connect-offsets" {
+			w.Balancer = kafka.BalancerFunc(func(m kafka.Message, _ ...int) int { return m.Partition })
+		}
+		require.NoError(t, w.WriteMessages(ctx, msgs...))
+		require.NoError(t, w.Close())
+	}
+	r, err := openTopics(ctx, TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
+		connectors.Builtin(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	t.Cleanup(r.close)
+
+	var mu sync.Mutex
+	fetches, counting := 0, true
+	fake.ControlKey(int16(kmsg.Fetch), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		fake.KeepControl()
+		for _, tp := range kreq.(*kmsg.FetchRequest).Topics {
+			mu.Lock()
+			if counting && tp.Topic == "connect-offsets" {
+				fetches++
+			}
+			mu.Unlock()
+		}
+		return nil, nil, false
+	})
+	cs, err := r.list(ctx)
+	mu.Lock()
+	counting = false
+	n := fetches
+	mu.Unlock()
+	require.NoError(t, err)
+	require.Len(t, cs, sources)
+	for i, c := range cs {
+		require.Empty(t, c.Problem, c.Name)
+		require.Len(t, c.Offsets, 1, c.Name)
+		pos, _ := c.Offsets[0].Offset.Get("position")
+		require.Equal(t, fmt.Sprint(i), fmt.Sprint(pos), c.Name)
+	}
+	// The one read to the end, and the polls of the view tailing the topic meanwhile (a
+	// few, as many as the listing takes time): one per source before.
+	require.Less(t, n, sources/4, "fetches of the offsets topic while listing %d sources", sources)
+}
