@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
@@ -114,7 +115,7 @@ func (r *topicsReader) list(ctx context.Context) ([]*fleet.Connector, error) {
 	// listing is A as of its start. A stop barrier reads a connector's offsets to the end of
 	// its topics again (offsets).
 	synced := map[string]bool{}
-	var out []*fleet.Connector
+	var out, sinks []*fleet.Connector
 	for _, name := range r.store.ConnectorNames() {
 		c := &fleet.Connector{Name: name, Problem: fleet.Plain(r.store.ConnectorProblem(name))}
 		out = append(out, c)
@@ -132,11 +133,30 @@ func (r *topicsReader) list(ctx context.Context) ([]*fleet.Connector, error) {
 		if !c.Problem.IsZero() {
 			continue
 		}
+		if c.Type == connectors.Sink {
+			sinks = append(sinks, c)
+			continue
+		}
 		offs, err := r.offsetsSynced(ctx, c, synced)
 		setOffsets(c, offs, err)
 	}
+	// A sink's offsets are its group's on A, a few round trips each (sinkOffsets): the sinks
+	// are read sinkReads at a time, not one after the other.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(sinkReads)
+	for _, c := range sinks {
+		g.Go(func() error {
+			offs, err := r.sinkOffsets(gctx, c)
+			setOffsets(c, offs, err)
+			return nil
+		})
+	}
+	_ = g.Wait()
 	return out, nil
 }
+
+// sinkReads bounds the sinks whose offsets a listing of A reads at once.
+const sinkReads = 32
 
 // errBadOffsets marks an offsets record Connect could not read either.
 var errBadOffsets = errors.New("undecodable offsets record")
