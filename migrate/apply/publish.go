@@ -18,10 +18,11 @@ import (
 type Progress interface {
 	// Start is called once with the number of selected connectors.
 	Start(total int)
-	// Done is called once per selected connector, from one goroutine.
+	// Done is called once per selected connector, one call at a time (the waves being
+	// published at once call it in turn).
 	Done(e *Entry)
-	// Waiting is called every MigrateOptions.WaitReport while results are awaited, from the
-	// goroutine that calls Done.
+	// Waiting is called every MigrateOptions.WaitReport while results are awaited, one call
+	// at a time with Done; with waves published at once, each tells its own wave's wait.
 	Waiting(w Wait)
 	// Finish is called once at the end.
 	Finish()
