@@ -213,3 +213,86 @@ func runningSources(t *testing.T, n, stopLag int) *fakeConnect {
 	}
 	return fc
 }
+
+// The waves are published as one stream: the second wave is published once it is stopped and
+// the first is published, into the room the first leaves (--concurrency across the waves), not
+// once the first has all its results. No agent answers on B here and the requests' deadline is
+// ten minutes away: waiting for the first wave's results, the second wave would not be published
+// before then.
+func TestMigratePublishesTheNextWaveBeforeTheResultsOfTheLast(t *testing.T) {
+	const n, waveSize = 8, 4
+	brokersB := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := waveTopicsOnB(ctx, t, brokersB)
+	fc := runningSources(t, n, 1)
+	run, interrupt := context.WithCancel(ctx)
+	defer interrupt()
+	opts := MigrateOptions{
+		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 20 * time.Millisecond,
+			StopTimeout: 10 * time.Second},
+		To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+			OffsetsTopic: "connect-offsets"},
+		SelectionKey: t.Name(), Timeout: 10 * time.Minute, Grace: 100 * time.Millisecond, Concurrency: 2 * waveSize, WaveSize: waveSize,
+	}
+	type ran struct {
+		rep *apply.Report
+		err error
+	}
+	out := make(chan ran, 1)
+	go func() {
+		rep, _, err := Migrate(run, opts)
+		out <- ran{rep, err}
+	}()
+	requests := func() int {
+		f, err := kafkaio.FetchPartition(ctx, cl, "requests", 0, 0, 1<<20, 100*time.Millisecond)
+		require.NoError(t, err)
+		return len(f.Messages)
+	}
+	got := 0
+	for i := 0; i < 300 && got < n; i++ { // at most 300 looks, 100 ms apart
+		if got = requests(); got < n {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	require.Equal(t, n, got, "both waves' requests on B while the first wave awaits its results")
+	interrupt()
+	r := <-out
+	require.NoError(t, r.err)
+	require.Len(t, r.rep.Connectors, n)
+	for _, e := range r.rep.Connectors {
+		// Published, interrupted before its deadline: B's agents may still carry it out.
+		require.Equal(t, apply.OutcomePending, e.Outcome, "%s at %s: %s", e.Name, e.FailedStep, e.Message)
+	}
+}
+
+// The report told after each wave copies each wave's entries once: the entries of the waves
+// before are told again as the same copies, so that a run of W waves copies each connector's
+// entry once, not once per wave after its own (the copies grew with the square of the waves).
+func TestMigrateCopiesAWavesEntriesOnceForItsReports(t *testing.T) {
+	const n, waveSize = 8, 4
+	brokersB := startKfake(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	waveTopicsOnB(ctx, t, brokersB)
+	fc := runningSources(t, n, 1)
+	var told []*apply.Report
+	opts := MigrateOptions{
+		Options: Options{ConnectURL: fc.serve(t), StopSource: true, StablePause: 20 * time.Millisecond, StopPoll: 20 * time.Millisecond,
+			StopTimeout: 10 * time.Second},
+		To: target.Target{Brokers: brokersB, RequestTopic: "requests", ResultTopic: "results", ConfigTopic: "connect-configs",
+			OffsetsTopic: "connect-offsets"},
+		SelectionKey: t.Name(), Timeout: time.Second, Grace: 100 * time.Millisecond, Concurrency: waveSize, WaveSize: waveSize,
+		Checkpoint: func(rep *apply.Report, _ *cutover.Cutover) { told = append(told, rep) },
+	}
+	rep, _, err := Migrate(ctx, opts)
+	require.NoError(t, err)
+	require.Len(t, rep.Connectors, n)
+	require.Len(t, told, 2, "a report after each wave")
+	require.Len(t, told[0].Connectors, waveSize)
+	require.Len(t, told[1].Connectors, n)
+	for i, e := range told[0].Connectors {
+		require.Same(t, e, told[1].Connectors[i], "%s: the first wave's entry copied again for the second wave's report", e.Name)
+		require.Equal(t, apply.OutcomeFailed, e.Outcome, e.Name) // no agent on B
+	}
+}

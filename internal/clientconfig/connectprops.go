@@ -141,6 +141,7 @@ func ConnectHTTPClient(baseURL string, c ConnectSecurity, timeout time.Duration)
 		return nil, passwordInURL, fmt.Errorf("connect URL %s: TLS settings (ssl.*) given for a URL that is not https", u.Redacted())
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = connectrest.MaxCalls // a connection kept for each call at once
 	if c.TLS.TLSEnabled {
 		if tr.TLSClientConfig, err = buildTLS(c.TLS); err != nil {
 			return nil, passwordInURL, fmt.Errorf("connect REST TLS: %w", err)

@@ -22,10 +22,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 )
 
 // testCA is a throwaway CA that signs a server certificate and client certificates.
@@ -252,4 +256,49 @@ func TestDecryptKeyPEM(t *testing.T) {
 	got, err := decryptKeyPEM(plain, "")
 	require.NoError(t, err)
 	require.Equal(t, plain, got)
+}
+
+// The client of a Connect REST API behind basic auth keeps a connection open for each call
+// connectrest makes at once: its transport (wrapped by the credentials, which connectrest
+// cannot size) kept net/http's default of 2, and 8 calls at once dialed a connection for most
+// calls.
+func TestConnectHTTPClientKeepsAConnectionPerCall(t *testing.T) {
+	var mu sync.Mutex
+	dialed := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, _, ok := r.BasicAuth(); !ok {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		_, _ = w.Write([]byte(`{"version":"4.3.1"}`))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			dialed++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	cs, err := ParseConnectConfig([]byte("basic.auth.credentials.source=USER_INFO\nbasic.auth.user.info=admin:pw\n"))
+	require.NoError(t, err)
+	hc, _, err := ConnectHTTPClient(srv.URL, cs, 10*time.Second)
+	require.NoError(t, err)
+	c, err := connectrest.New(srv.URL, hc)
+	require.NoError(t, err)
+	const calls, callers = 400, 4 * connectrest.MaxCalls
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			for range calls / callers {
+				_, err := c.Root(t.Context())
+				assert.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	require.LessOrEqual(t, dialed, 2*connectrest.MaxCalls, "connections dialed for %d calls, %d at once", calls, connectrest.MaxCalls)
 }

@@ -13,7 +13,8 @@
 //     host (clientconfig's transport adds its header for that origin only, by the same
 //     Origin);
 //   - how much a worker is asked at once: at most connectMaxCalls calls of one Client run
-//     side by side, since a worker's REST API is not sized for an agent's concurrency;
+//     side by side, since a worker's REST API is not sized for an agent's concurrency, each
+//     on a connection kept open for the next (keepAlive);
 //   - what an answer is: a 2xx decoded into the call's typed result; Connect's own error body
 //     (ErrorMessage) an *Error with the method, the path, the HTTP status, Connect's code and
 //     its message; the answers that mean "try again" (Connect's request timeout, a rebalance
@@ -61,6 +62,29 @@ type Client struct {
 // connectMaxCalls bounds the Connect REST calls one Client makes at once.
 const connectMaxCalls = 8
 
+// MaxCalls is how many calls one Client makes at once: a transport built for a Client keeps
+// as many idle connections to the worker (http.Transport's MaxIdleConnsPerHost), so that each
+// call finds one.
+const MaxCalls = connectMaxCalls
+
+// keepAlive is rt, or, for net/http's own transport (nil: http.DefaultTransport) keeping fewer
+// idle connections per host than MaxCalls, a copy that keeps MaxCalls: net/http keeps 2 by
+// default, and of 8 calls at once the others' connections were closed after each call and
+// dialed anew, a TCP connection (and the worker's goroutines for it) per call. A transport of
+// another kind (one that adds credentials) is the caller's to size (clientconfig's is).
+func keepAlive(rt http.RoundTripper) http.RoundTripper {
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	tr, ok := rt.(*http.Transport)
+	if !ok || tr.MaxIdleConnsPerHost >= MaxCalls {
+		return rt
+	}
+	cp := tr.Clone()
+	cp.MaxIdleConnsPerHost = MaxCalls
+	return cp
+}
+
 // New returns a client for the Connect REST API at baseURL (e.g. http://connect:8083). hc
 // bounds each call with its Timeout; nil means a client with a 30 s timeout.
 func New(baseURL string, hc *http.Client) (*Client, error) {
@@ -82,6 +106,7 @@ func New(baseURL string, hc *http.Client) (*Client, error) {
 	// header to the same host name on any port, and a transport that adds the header (basic
 	// auth from a properties file) adds it to every request it carries.
 	own := *hc
+	own.Transport = keepAlive(hc.Transport)
 	own.CheckRedirect = sameOriginOnly(u, hc.CheckRedirect)
 	u.Path, u.RawPath = strings.TrimRight(u.Path, "/"), ""
 	return &Client{base: u.String(), hc: &own, calls: make(chan struct{}, connectMaxCalls)}, nil

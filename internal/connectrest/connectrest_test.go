@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -268,4 +269,44 @@ func TestBoundsConcurrentCalls(t *testing.T) {
 	wg.Wait()
 	require.LessOrEqual(t, most, connectMaxCalls)
 	require.Greater(t, most, 1, "calls do run side by side")
+}
+
+// A client keeps a connection open for each call it makes at once: with net/http's default of
+// 2 idle connections per host, 8 calls at once had 6 of their connections closed after each
+// call and dialed again, a TCP connection per call (400 calls dialed hundreds).
+func TestCallsReuseTheirConnections(t *testing.T) {
+	var mu sync.Mutex
+	dialed := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error_code":404,"message":"Connector c not found"}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			dialed++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c, err := New(srv.URL, nil)
+	require.NoError(t, err)
+	const calls = 400
+	var wg sync.WaitGroup
+	for range 4 * connectMaxCalls {
+		wg.Go(func() {
+			for range calls / (4 * connectMaxCalls) {
+				ok, err := c.Exists(context.Background(), "c")
+				assert.NoError(t, err)
+				assert.False(t, ok)
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	// A connection is given back to the pool as its answer is read, just after the call's
+	// slot is: a call may dial while one is on its way back (kept idle then for the next).
+	require.LessOrEqual(t, dialed, 2*connectMaxCalls, "connections dialed for %d calls, %d at once", calls, connectMaxCalls)
 }

@@ -60,7 +60,7 @@ type Options struct {
 	Progress   Progress
 	WaitReport time.Duration
 	// WaveDone, when not nil, is told after each wave, once its connectors' outcomes are known,
-	// what the run has done so far (Done), from the goroutine that runs the waves.
+	// what the run has done so far (Done), from one goroutine, in the waves' order.
 	WaveDone func(Done)
 	// OffsetsOnly: B is operator-managed; the requests place the offsets only (strimzi.go).
 	OffsetsOnly bool

@@ -7,8 +7,9 @@
 // (stop.go) stops each connector and waits until A no longer runs it, through A's REST API or,
 // when nothing answers there, as A's Connect groups show (StoppedBy); the connectors go in
 // waves (waves.go: the stops of the next few waves run ahead, their stable pauses
-// overlapping, while a wave is published and awaited), a sink that follows its sources
-// drained with them (follow.go). A body
+// overlapping, and the waves are published as one stream, each once it is stopped and the
+// one before it published, within Concurrency requests in flight across them), a sink that
+// follows its sources drained with them (follow.go). A body
 // (body.go) is built from the plan's config on B and the offsets read at the stop, a
 // Debezium connector's re-keyed by the plan's fleet.Rekey, a sink's copied or translated
 // through MirrorMaker 2's checkpoints (translate.go; SinkTranslator for another

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -17,10 +18,11 @@ import (
 type Progress interface {
 	// Start is called once with the number of selected connectors.
 	Start(total int)
-	// Done is called once per selected connector, from one goroutine.
+	// Done is called once per selected connector, one call at a time (the waves being
+	// published at once call it in turn).
 	Done(e *Entry)
-	// Waiting is called every MigrateOptions.WaitReport while results are awaited, from the
-	// goroutine that calls Done.
+	// Waiting is called every MigrateOptions.WaitReport while results are awaited, one call
+	// at a time with Done; with waves published at once, each tells its own wave's wait.
 	Waiting(w Wait)
 	// Finish is called once at the end.
 	Finish()
@@ -56,12 +58,68 @@ type publisher struct {
 	// topic cannot be read (lookOnB).
 	restB *connectrest.Client
 	// published, when not nil, is called once, from run's goroutine, when every request of
-	// the entries is published or will not be (the wave's next may start stopping).
+	// the entries is published or will not be (the next wave may start publishing, and the
+	// one wavesAhead after it stopping).
 	published func()
+	// window bounds the requests in flight of every wave being published (Concurrency).
+	window *window
+	// timeout, when not zero, sets deadline once the first requests have room in the window:
+	// a wave waiting for the room the waves before it hold does not spend its requests' time.
+	timeout time.Duration
 }
 
-// run publishes a request for every entry with a body, at most opts.Concurrency in flight, and
-// fills in each entry's outcome. Publishing stops at the deadline; results are awaited until
+// window bounds the requests in flight across the waves published at once: a wave publishes
+// as soon as it is stopped and the wave before it is published, into the room the waves
+// before it leave as their results arrive, so that B's agents are fed without a pause at
+// each wave's last results, and never more than Concurrency requests are in flight.
+type window struct {
+	mu    sync.Mutex
+	free  int
+	freed chan struct{} // closed and replaced when room is given back
+}
+
+func newWindow(size int) *window { return &window{free: size, freed: make(chan struct{})} }
+
+// take takes room for up to n requests, as much as is free, and returns how much it took and
+// a channel closed when room is given back.
+func (w *window) take(n int) (int, <-chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n = max(0, min(n, w.free))
+	w.free -= n
+	return n, w.freed
+}
+
+// await takes room for up to n requests (n > 0) once some is free, and returns how much it
+// took: 0 when ctx ends first.
+func (w *window) await(ctx context.Context, n int) int {
+	for {
+		k, freed := w.take(n)
+		if k > 0 {
+			return k
+		}
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return 0
+		}
+	}
+}
+
+// give gives back room for n requests.
+func (w *window) give(n int) {
+	if n <= 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.free += n
+	close(w.freed)
+	w.freed = make(chan struct{})
+}
+
+// run publishes a request for every entry with a body, with room for it in the window (at
+// most opts.Concurrency in flight across the waves), and fills in each entry's outcome. Publishing stops at the deadline; results are awaited until
 // the deadline plus opts.Grace, the time a request that B's agent took up just before its
 // deadline needs to finish. A request still without a result then is failed: past its
 // deadline B's agents refuse it, so it will not be carried out. A run cut short by ctx (an
@@ -74,6 +132,20 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 	prog.Start(len(entries))
 	defer prog.Finish()
 	queue := p.queue(entries, prog)
+	if p.window == nil {
+		p.window = newWindow(p.opts.Concurrency)
+	}
+	// held is the room taken in the window, given back as requests leave inflight; ready the
+	// part of it taken before the first request.
+	held := 0
+	defer func() { p.window.give(held) }()
+	if len(queue) > 0 {
+		held = p.window.await(ctx, len(queue))
+	}
+	ready := held
+	if p.timeout > 0 {
+		p.deadline = time.Now().Add(p.timeout)
+	}
 	pubCtx, waitCtx := ctx, ctx
 	if !p.deadline.IsZero() {
 		var cancel, cancelWait context.CancelFunc
@@ -90,6 +162,8 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 		defer t.Stop()
 		tick = t.C
 	}
+	t, untake := p.results.newTaker()
+	defer untake()
 	inflight := map[string]*Entry{}
 	answered := 0
 	allPublished := func() {
@@ -101,16 +175,29 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 	defer allPublished()
 	for len(queue) > 0 || len(inflight) > 0 {
 		allPublished()
-		if n := min(p.opts.Concurrency-len(inflight), len(queue)); n > 0 && pubCtx.Err() == nil {
-			batch := queue[:n]
-			queue = queue[n:]
-			if publishing.IsZero() {
-				publishing = time.Now().UTC()
-			}
-			p.publish(pubCtx, w, batch, inflight, prog)
-			continue
+		if held-ready > len(inflight) {
+			p.window.give(held - ready - len(inflight))
+			held = ready + len(inflight)
 		}
-		got, changed := p.results.take(inflight)
+		var freed, pubDone <-chan struct{}
+		if len(queue) > 0 && pubCtx.Err() == nil {
+			n, fr := ready, (<-chan struct{})(nil)
+			if ready = 0; n == 0 {
+				n, fr = p.window.take(len(queue))
+			}
+			if n > 0 {
+				held += n
+				batch := queue[:n]
+				queue = queue[n:]
+				if publishing.IsZero() {
+					publishing = time.Now().UTC()
+				}
+				p.publish(pubCtx, w, batch, inflight, prog)
+				continue
+			}
+			freed, pubDone = fr, pubCtx.Done() // no room: the waves before hold it all
+		}
+		got, changed := p.results.take(t, inflight)
 		if len(got) > 0 {
 			answered += len(got)
 			p.settle(got, inflight, prog)
@@ -126,11 +213,13 @@ func (p *publisher) run(ctx context.Context, entries []*Entry) (publishing time.
 			p.settleUnanswered(ctx, inflight, prog)
 			return publishing
 		}
-		if len(inflight) == 0 {
+		if len(inflight) == 0 && freed == nil {
 			continue
 		}
 		select {
 		case <-changed:
+		case <-freed:
+		case <-pubDone:
 		case <-waitCtx.Done():
 		case <-tick:
 			wait := Wait{Topic: p.opts.To.ResultTopic, In: answered, Awaited: len(inflight)}

@@ -36,16 +36,24 @@ type Results struct {
 	mu     sync.Mutex
 	byID   map[string]result
 	latest map[string]result // by request series (requestSeries)
-	// fresh are the ids of the results that arrived since the last take.
-	fresh   []string
+	// takers are the waves' publishers awaiting results, each with the ids of the results
+	// that arrived since its last take.
+	takers  map[*taker]struct{}
 	changed chan struct{} // closed and replaced when a result arrives
+}
+
+// taker is one publisher's view of the results arriving (Results.newTaker): the waves
+// published at once each take their own, so that one wave's take does not swallow the
+// arrivals another wave awaits.
+type taker struct {
+	fresh []string
 }
 
 // OpenResults starts reading to's result topic and returns once the results present when it
 // started are loaded.
 func OpenResults(ctx context.Context, to target.Target, source string, logger *slog.Logger) (*Results, error) {
 	r := &Results{source: source, logger: logger, byID: map[string]result{}, latest: map[string]result{},
-		changed: make(chan struct{}), done: make(chan error, 1)}
+		takers: map[*taker]struct{}{}, changed: make(chan struct{}), done: make(chan error, 1)}
 	l, err := kafkaio.NewLog(kafkaio.Options{Brokers: to.Brokers, Transport: to.Transport, Logger: logger, Principal: to.Principal},
 		to.ResultTopic, r.apply)
 	if err != nil {
@@ -118,7 +126,9 @@ func (r *Results) apply(msgs []kafka.Message) {
 	defer r.mu.Unlock()
 	for _, rr := range got {
 		r.byID[rr.id] = rr
-		r.fresh = append(r.fresh, rr.id)
+		for t := range r.takers {
+			t.fresh = append(t.fresh, rr.id)
+		}
 		if series, n := parseRequestID(rr.id); n > 0 && rr.typ != events.TypeCreatePlanned {
 			r.latest[series] = rr
 		}
@@ -136,21 +146,34 @@ func (r *Results) latestFor(series string) (result, bool) {
 	return res, ok
 }
 
-// take returns the results among ids that have arrived since the last take, and a channel
+// newTaker starts noting the results that arrive for a publisher's take; done stops it.
+func (r *Results) newTaker() (t *taker, done func()) {
+	t = &taker{}
+	r.mu.Lock()
+	r.takers[t] = struct{}{}
+	r.mu.Unlock()
+	return t, func() {
+		r.mu.Lock()
+		delete(r.takers, t)
+		r.mu.Unlock()
+	}
+}
+
+// take returns the results among ids that have arrived since t's last take, and a channel
 // closed when another one arrives. Only the new arrivals are looked at, not every id in
 // flight: a migration of thousands of connectors takes its results in hundreds of small
 // steps. A result always arrives after its id is in ids (it is added before the request is
-// written).
-func (r *Results) take(ids map[string]*Entry) (map[string]result, <-chan struct{}) {
+// written), and after t was made (newTaker, before the first request).
+func (r *Results) take(t *taker, ids map[string]*Entry) (map[string]result, <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := map[string]result{}
-	for _, id := range r.fresh {
+	for _, id := range t.fresh {
 		if _, ok := ids[id]; ok {
 			out[id] = r.byID[id]
 		}
 	}
-	r.fresh = r.fresh[:0]
+	t.fresh = t.fresh[:0]
 	return out, r.changed
 }
 

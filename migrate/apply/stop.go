@@ -33,10 +33,40 @@ const stopBarriers = 1024
 // is called once every barrier of a connector that follows no source has made its calls to A
 // (it is in its stable pause, or done): the next wave's barriers may start calling A.
 func (ap *Applier) stopAll(ctx context.Context, entries []*Entry, called func()) {
+	ap.recordStates(ctx, entries)
 	ap.stopEach(ctx, entries, false, ap.stopOne, called)
 	// The sinks that follow their sources (--sink-follows-source) stop once their sources
 	// have stopped and they have consumed all those wrote on A.
 	ap.stopEach(ctx, entries, true, ap.stopFollower, nil)
+}
+
+// recordStates records, in one write before any of them is stopped, the state on A of every
+// connector of entries whose stop barrier stops it through A's REST API (stopOne records it
+// before the stop; found recorded, it writes nothing): the barriers of a wave would otherwise
+// each wait for a write of their own. A connector whose state cannot be recorded is not
+// stopped. Without A's REST API each barrier records its connector's state once no worker of
+// A holds it (stopOne), as before.
+func (ap *Applier) recordStates(ctx context.Context, entries []*Entry) {
+	if ap.a.RESTDown() != nil {
+		return
+	}
+	states := map[string]string{}
+	for _, e := range entries {
+		if c := e.Connector; c.Problem.IsZero() && e.follows() == nil && c.State != "" && c.State != fleet.StateStopped {
+			states[c.Name] = c.State
+		}
+	}
+	if len(states) == 0 {
+		return
+	}
+	if err := ap.a.RecordStates(ctx, states); err != nil {
+		for _, e := range entries {
+			if c := e.Connector; states[c.Name] != "" {
+				c.Problem = fleet.Textf("stop on A: not stopped: %v", err)
+				ap.opts.Logger.Warn("stop on A", "connector", c.Name, "err", err)
+			}
+		}
+	}
 }
 
 // stopEach stops the entries' connectors without a Problem that follow sources (followers)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
@@ -145,12 +147,62 @@ func TestStopBarriersCallA32AtOnce(t *testing.T) {
 	}
 }
 
+// A wave's connectors have their states on A recorded in one write before they are stopped,
+// not one write per stop barrier: 64 barriers, 32 of them calling at once, made a produce
+// request to the state topic each (or a few of them one, as the writer's batches caught
+// them).
+func TestStopRecordsAWavesStatesInOneWrite(t *testing.T) {
+	const n = 2 * stopConcurrency
+	fake := kafkatest.Kfake(t)
+	var mu sync.Mutex
+	writes := 0
+	topic := source.StateStore{}.TopicOrDefault()
+	fake.ControlKey(int16(kmsg.Produce), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		fake.KeepControl()
+		for _, tp := range kreq.(*kmsg.ProduceRequest).Topics {
+			if tp.Topic == topic && len(tp.Partitions) > 0 {
+				mu.Lock()
+				writes++
+				mu.Unlock()
+			}
+		}
+		return nil, nil, false
+	})
+	fc := &stopConnect{states: map[string]string{}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ap, entries := stoppingFixtureOn(ctx, t, fake, fc, n, Options{StablePause: 10 * time.Millisecond, StopTimeout: time.Minute})
+	ap.stopAll(ctx, entries, nil)
+	for _, e := range entries {
+		require.Empty(t, e.Connector.Problem, e.Name)
+		require.Equal(t, StoppedByREST, e.StoppedBy, e.Name)
+	}
+	require.Len(t, fc.stops, n)
+	st, err := source.OpenStates(ctx, source.StateStore{Brokers: fake.ListenAddrs(), MigrationID: "m-1"}, "", false, ap.opts.Logger)
+	require.NoError(t, err)
+	recorded := st.Recorded()
+	st.Close()
+	require.Len(t, recorded, n, "the states recorded on B")
+	for _, e := range entries {
+		require.Equal(t, fleet.StateRunning, recorded[e.Name], e.Name)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, 1, writes, "produce requests to the state topic for %d connectors", n)
+}
+
 // stoppingFixture is an Applier stopping, with opts (StablePause and StopTimeout; StopSource
 // set, polls every 10 ms), n running FileStream sources file-00... of the Connect REST API fc
 // serves, recording their states on an embedded broker; and their entries.
 func stoppingFixture(ctx context.Context, t *testing.T, fc *stopConnect, n int, opts Options) (*Applier, []*Entry) {
 	t.Helper()
-	brokers := kafkatest.Kfake(t).ListenAddrs()
+	return stoppingFixtureOn(ctx, t, kafkatest.Kfake(t), fc, n, opts)
+}
+
+// stoppingFixtureOn is stoppingFixture recording the states on fake.
+func stoppingFixtureOn(ctx context.Context, t *testing.T, fake *kfake.Cluster, fc *stopConnect, n int, opts Options) (*Applier, []*Entry) {
+	t.Helper()
+	brokers := fake.ListenAddrs()
 	var entries []*Entry
 	for i := range n {
 		name := fmt.Sprintf("file-%02d", i)

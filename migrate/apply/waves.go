@@ -15,10 +15,13 @@ import (
 // overlap each other and the requests of the wave awaited, instead of each wave's pause (at
 // least StablePause, 1 s by default, which nothing else would overlap) standing alone between
 // two waves' requests. It is bounded: at most wavesAhead waves stop at once beside the wave
-// awaited (wave j stops only once wave j-wavesAhead is published), a wave publishes only once
-// the wave before it has all its results, and a connector is published only after its own
-// stop barrier. Each wave's stop is bounded by Timeout, and its requests' deadline is Timeout
-// after the wave starts publishing: a fleet whose stops take longer than Timeout in all still
+// awaited (wave j stops only once wave j-wavesAhead is published), and a connector is published
+// only after its own stop barrier. The waves are published as one stream: a wave publishes
+// once it is stopped and the wave before it is published (not answered), into the room its
+// results leave, at most Concurrency requests in flight across the waves (publisher.window), so
+// that B's agents are not left idle while a wave's last results come in. Each wave's stop is
+// bounded by Timeout, and its requests' deadline is Timeout after the wave has room to
+// publish its first requests: a fleet whose stops take longer than Timeout in all still
 // has every connector it stopped published, with a whole Timeout for its request, instead of
 // stopped on A and left unpublished once a single deadline for the run has passed. A connector
 // stays stopped on A only as long as its own wave and the waves ahead of it, at most
@@ -88,38 +91,58 @@ func splitWaves(entries []*Entry, size int) [][]*Entry {
 }
 
 // waveProgress hands each wave's outcomes to the run's Progress, which the run itself starts
-// once with the whole selection and finishes once.
-type waveProgress struct{ Progress }
+// once with the whole selection and finishes once, one call at a time: the waves being
+// published at once each tell theirs.
+type waveProgress struct {
+	mu *sync.Mutex
+	p  Progress
+}
 
 func (waveProgress) Start(int) {}
 func (waveProgress) Finish()   {}
 
+func (w waveProgress) Done(e *Entry) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.p.Done(e)
+}
+
+func (w waveProgress) Waiting(wt Wait) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.p.Waiting(wt)
+}
+
 // Done is what a run has done after one of its waves: a copy of the entry of every connector
 // of the waves done so far, in their order, with its outcome, and how many connectors of the
-// selection are in the waves still to come (Unfinished). The copies are the caller's: the run
-// no longer changes them, nor the entries they were copied from.
+// selection are in the waves still to come (Unfinished). The run no longer changes the copies,
+// nor the entries they were copied from; a wave's copies are made once and are the same in
+// every Done after it (the caller may set their wording, not change what they say).
 type Done struct {
 	Wave, Waves int
 	Entries     []*Entry
 	Unfinished  int
 }
 
-// waveDone tells opts.WaveDone what the waves up to and including waves[i] have done.
-func (ap *Applier) waveDone(waves [][]*Entry, i int) {
+// waveDone tells opts.WaveDone what the waves up to and including waves[i] have done. done
+// holds the copies told after the waves before (nil before the first): a wave's entries are
+// copied once, when it is done, and the copies of the waves before are told again as they
+// are, so that the copies made over a run are one per connector, not one per connector and
+// wave after it. It returns the copies told.
+func (ap *Applier) waveDone(waves [][]*Entry, i int, done []*Entry) []*Entry {
 	if ap.opts.WaveDone == nil {
-		return
+		return nil
 	}
-	d := Done{Wave: i + 1, Waves: len(waves)}
-	for _, w := range waves[:i+1] {
-		for _, e := range w {
-			cp := *e
-			d.Entries = append(d.Entries, &cp)
-		}
+	for _, e := range waves[i] {
+		cp := *e
+		done = append(done, &cp)
 	}
+	d := Done{Wave: i + 1, Waves: len(waves), Entries: done[:len(done):len(done)]}
 	for _, w := range waves[i+1:] {
 		d.Unfinished += len(w)
 	}
 	ap.opts.WaveDone(d)
+	return done
 }
 
 // wavesAhead bounds the waves stopping on A at once, beside the wave whose results are
@@ -145,19 +168,20 @@ func (ap *Applier) RunWaves(interrupt context.Context, entries []*Entry) (publis
 	}
 	prog.Start(len(entries))
 	defer prog.Finish()
-	opts.Progress = waveProgress{prog}
+	wp := waveProgress{mu: &sync.Mutex{}, p: prog}
+	opts.Progress = wp
 	waves := [][]*Entry{entries}
 	if opts.StopSource {
 		waves = splitWaves(entries, opts.WaveSize)
 	}
 	// started[j] is closed once wave j's stop is started (starts[j] set), or will not be
 	// (starts[j] nil: the run was interrupted first); published[j] once wave j's requests are
-	// all published, or will not be.
+	// all published, or will not be; ran[j] once wave j's outcomes are all known.
 	starts := make([]*waveStart, len(waves))
 	started, published := make([]chan struct{}, len(waves)), make([]func(), len(waves))
-	publishedCh := make([]chan struct{}, len(waves))
+	publishedCh, ran := make([]chan struct{}, len(waves)), make([]chan struct{}, len(waves))
 	for j := range waves {
-		started[j], publishedCh[j] = make(chan struct{}), make(chan struct{})
+		started[j], publishedCh[j], ran[j] = make(chan struct{}), make(chan struct{}), make(chan struct{})
 		published[j] = sync.OnceFunc(func() { close(publishedCh[j]) })
 	}
 	launched := make(chan struct{})
@@ -187,28 +211,52 @@ func (ap *Applier) RunWaves(interrupt context.Context, entries []*Entry) (publis
 			close(started[j])
 		}
 	}()
+	// The checkpoints, in the waves' order, once each wave's outcomes are known.
+	told := make(chan struct{})
+	defer func() { <-told }()
+	go func() {
+		defer close(told)
+		var done []*Entry
+		for i := range waves {
+			<-ran[i]
+			done = ap.waveDone(waves, i, done)
+		}
+	}()
+	// Each wave is published once it is stopped and built and the wave before it is
+	// published, into the window the waves before it leave (publisher.window).
+	win := newWindow(opts.Concurrency)
+	var mu sync.Mutex
 	for i, wave := range waves {
 		<-started[i]
 		s := starts[i]
+		if i > 0 {
+			<-publishedCh[i-1]
+		}
 		if s == nil {
 			for _, e := range wave {
 				e.skip(fleet.Textf("not stopped on A nor published: the run was interrupted before its wave (%d of %d)", i+1, len(waves)))
-				prog.Done(e)
+				wp.Done(e)
 			}
 			published[i]()
+			close(ran[i])
 			continue
 		}
 		<-s.built
-		p := &publisher{opts: opts, results: ap.results, restB: ap.restB, published: published[i]}
-		if opts.Timeout > 0 {
-			p.deadline = time.Now().Add(opts.Timeout)
-		}
-		if t := p.run(interrupt, wave); publishing.IsZero() {
-			publishing = t
-		}
-		published[i]()
-		ap.waveDone(waves, i)
+		p := &publisher{opts: opts, results: ap.results, restB: ap.restB, published: published[i], window: win, timeout: opts.Timeout}
+		go func() {
+			defer close(ran[i])
+			defer published[i]()
+			t := p.run(interrupt, wave)
+			mu.Lock()
+			defer mu.Unlock()
+			if !t.IsZero() && (publishing.IsZero() || t.Before(publishing)) {
+				publishing = t
+			}
+		}()
 	}
+	<-told
+	mu.Lock()
+	defer mu.Unlock()
 	return publishing
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -473,4 +474,61 @@ func TestVerifyReadsEachLogStartOncePerPass(t *testing.T) {
 			require.NotNil(t, p.LogStartOnB, "every sink's partitions get the log start")
 		}
 	}
+}
+
+// A pass reads the sinks' groups on B side by side (groupReads at a time), not one after the
+// other: a fleet's thousands of sinks spent seconds a pass on their round trips. B's broker
+// holds each OffsetFetch of these groups until 8 are in flight at once: one after the other,
+// only one ever was.
+func TestVerifyReadsTheSinksGroupsSideBySide(t *testing.T) {
+	const sinks, want = 16, 8
+	kc := startKfakeCluster(t)
+	var mu sync.Mutex
+	arrived, most := 0, 0
+	enough := make(chan struct{})
+	closeEnough := sync.OnceFunc(func() { close(enough) })
+	kc.ControlKey(int16(kmsg.OffsetFetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		kc.KeepControl()
+		r := req.(*kmsg.OffsetFetchRequest)
+		if !strings.HasPrefix(r.Group, "connect-par-") {
+			return nil, nil, false
+		}
+		mu.Lock()
+		arrived++
+		most = max(most, arrived)
+		if arrived >= want {
+			closeEnough()
+		}
+		mu.Unlock()
+		kc.SleepControl(func() {
+			select {
+			case <-enough:
+			case <-time.After(time.Second): // one after the other, this one never sees enough
+			}
+		})
+		mu.Lock()
+		arrived--
+		mu.Unlock()
+		return nil, nil, false
+	})
+	brokers := kc.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...)}
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "T", 1, nil))
+	c := &Cutover{MigrationID: "m-1"}
+	for i := range sinks {
+		cc := &Connector{Name: fmt.Sprintf("par-%02d", i), TargetName: fmt.Sprintf("par-%02d", i), Type: "sink", Group: fmt.Sprintf("connect-par-%02d", i)}
+		cc.Partitions = append(cc.Partitions, &Partition{Partition: sinkPartition(mm2.TopicPartition{Topic: "T", Partition: 0}),
+			OnA: fleet.KafkaOffset(0), Placed: fleet.KafkaOffset(0), Translation: translationAsRead, Verdict: VerdictWaiting})
+		require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, cc.Group, []kafkaio.GroupOffset{{Topic: "T", Partition: 0, Offset: 0}}))
+		c.Connectors = append(c.Connectors, cc)
+	}
+	require.NoError(t, Verify(ctx, c, VerifyOptions{Brokers: brokers})) // one pass
+	for _, cc := range c.Connectors {
+		require.Equal(t, VerdictWaiting, cc.Partitions[0].Verdict, "%s: %s", cc.Name, cc.Partitions[0].Detail)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.GreaterOrEqual(t, most, want, "the sinks' group reads in flight at once")
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
@@ -374,15 +375,25 @@ func (v *verifier) read(ctx context.Context) error {
 	}
 	// The groups first, then the log starts (once for every sink), as a sink's were read
 	// before: a log start read after its group's offsets.
+	// The groups are read groupReads at a time: each is a round trip to its coordinator, and
+	// a fleet's thousands of sinks read one after the other spent seconds on each pass.
 	offs := make([][]kafkaio.GroupOffset, len(v.sinks))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(groupReads)
 	for i, s := range v.sinks {
 		if s.final {
 			continue
 		}
-		var err error
-		if offs[i], err = kafkaio.FetchGroupOffsets(ctx, v.cl, s.c.Group); err != nil {
-			return fmt.Errorf("read the offsets of group %q on B: %w", s.c.Group, err)
-		}
+		g.Go(func() error {
+			var err error
+			if offs[i], err = kafkaio.FetchGroupOffsets(gctx, v.cl, s.c.Group); err != nil {
+				return fmt.Errorf("read the offsets of group %q on B: %w", s.c.Group, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	starts := logStarts(ctx, v.cl, v.sinks)
 	for i, s := range v.sinks {
@@ -392,6 +403,9 @@ func (v *verifier) read(ctx context.Context) error {
 	}
 	return nil
 }
+
+// groupReads bounds the sinks' groups on B read at once in a pass of the verification.
+const groupReads = 32
 
 // readPartition reads partition part of topic from where the last read ended to its last
 // stable offset, and gives each record of a tracked key to its track.

@@ -135,7 +135,7 @@ func (r *topicsReader) unreadable(ctx context.Context, c *fleet.Connector, gos [
 // A topic that does not exist has no offsets; one the principal may not Describe, or whose
 // partitions the coordinator refuses, is unreadable.
 func (r *topicsReader) checkTopics(ctx context.Context, group string, topics []string) ([]error, []kafkaio.GroupOffset, error) {
-	parts, failed, err := kafkaio.DescribeTopics(ctx, r.client, topics)
+	parts, failed, err := r.topics.describe(ctx, topics)
 	if err != nil {
 		return nil, nil, fmt.Errorf("describe the sink's topics: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
@@ -44,7 +45,9 @@ type topicsReader struct {
 	logger *slog.Logger
 	// rest is A's Connect REST API when it is given too: the worker's view of a sink's
 	// offsets, which sinkOffsets compares with its own for a topics.regex sink.
-	rest   *restReader
+	rest *restReader
+	// topics describes the sinks' topics for their checks, together (describe.go).
+	topics *describer
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -70,7 +73,7 @@ func openTopics(ctx context.Context, src TopicsSource, reg *connectors.Registry,
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r := &topicsReader{src: src, store: store, client: cl, reg: reg, logger: logger, cancel: cancel, done: make(chan error, 1)}
+	r := &topicsReader{src: src, store: store, client: cl, reg: reg, logger: logger, topics: &describer{client: cl}, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- store.Run(rctx) }()
 	ready := make(chan error, 1)
 	go func() { ready <- store.WaitReady(ctx) }()
@@ -107,7 +110,12 @@ func (r *topicsReader) list(ctx context.Context) ([]*fleet.Connector, error) {
 	if err := r.store.Sync(ctx, r.src.ConfigTopic); err != nil {
 		return nil, fmt.Errorf("read config topic %q: %w", r.src.ConfigTopic, err)
 	}
-	var out []*fleet.Connector
+	// Each offsets topic is read to its end once for the whole listing, not once per
+	// connector (a round trip each, thousands of them one after the other for a fleet): the
+	// listing is A as of its start. A stop barrier reads a connector's offsets to the end of
+	// its topics again (offsets).
+	synced := map[string]bool{}
+	var out, sinks []*fleet.Connector
 	for _, name := range r.store.ConnectorNames() {
 		c := &fleet.Connector{Name: name, Problem: fleet.Plain(r.store.ConnectorProblem(name))}
 		out = append(out, c)
@@ -125,11 +133,30 @@ func (r *topicsReader) list(ctx context.Context) ([]*fleet.Connector, error) {
 		if !c.Problem.IsZero() {
 			continue
 		}
-		offs, err := r.offsets(ctx, c)
+		if c.Type == connectors.Sink {
+			sinks = append(sinks, c)
+			continue
+		}
+		offs, err := r.offsetsSynced(ctx, c, synced)
 		setOffsets(c, offs, err)
 	}
+	// A sink's offsets are its group's on A, a few round trips each (sinkOffsets): the sinks
+	// are read sinkReads at a time, not one after the other.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(sinkReads)
+	for _, c := range sinks {
+		g.Go(func() error {
+			offs, err := r.sinkOffsets(gctx, c)
+			setOffsets(c, offs, err)
+			return nil
+		})
+	}
+	_ = g.Wait()
 	return out, nil
 }
+
+// sinkReads bounds the sinks whose offsets a listing of A reads at once.
+const sinkReads = 32
 
 // errBadOffsets marks an offsets record Connect could not read either.
 var errBadOffsets = errors.New("undecodable offsets record")
@@ -139,6 +166,12 @@ var errBadOffsets = errors.New("undecodable offsets record")
 // values win, as in Connect's reads). A key Connect skips when listing partitions is skipped;
 // a value that is not a JSON object is an error wrapping errBadOffsets.
 func (r *topicsReader) offsets(ctx context.Context, c *fleet.Connector) ([]events.ConnectorOffset, error) {
+	return r.offsetsSynced(ctx, c, nil)
+}
+
+// offsetsSynced is offsets, reading an offsets topic to its end only when synced (nil: none)
+// does not hold it yet, and adding it then.
+func (r *topicsReader) offsetsSynced(ctx context.Context, c *fleet.Connector, synced map[string]bool) ([]events.ConnectorOffset, error) {
 	if c.Type == connectors.Sink {
 		return r.sinkOffsets(ctx, c)
 	}
@@ -152,8 +185,13 @@ func (r *topicsReader) offsets(ctx context.Context, c *fleet.Connector) ([]event
 	out := []events.ConnectorOffset{}
 	seen := map[string]int{}
 	for _, topic := range topics {
-		if err := r.store.Sync(ctx, topic); err != nil {
-			return nil, fmt.Errorf("read offsets topic %q: %w", topic, err)
+		if !synced[topic] {
+			if err := r.store.Sync(ctx, topic); err != nil {
+				return nil, fmt.Errorf("read offsets topic %q: %w", topic, err)
+			}
+			if synced != nil {
+				synced[topic] = true
+			}
 		}
 		for _, rec := range r.store.SourceOffsets(topic, c.Name) {
 			_, partition, ok := offsetstore.DecodeKey(rec.Key)

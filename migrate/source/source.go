@@ -168,6 +168,11 @@ func (s *A) RecordState(ctx context.Context, name, state string) error {
 	return s.states.Record(ctx, name, state)
 }
 
+// RecordStates is RecordState of each connector of states (name -> state), in one write.
+func (s *A) RecordStates(ctx context.Context, states map[string]string) error {
+	return s.states.RecordAll(ctx, states)
+}
+
 func (s *A) Close() {
 	if s.topics != nil {
 		s.topics.close()

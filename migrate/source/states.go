@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -128,7 +129,7 @@ func OpenStates(ctx context.Context, st StateStore, from string, create bool, lo
 		return nil, fmt.Errorf("read topic %q: %w", topic, err)
 	}
 	s.w = &kafka.Writer{Addr: kafka.TCP(st.Brokers...), Topic: topic, Transport: st.Transport,
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: maxStatesBatch}
 	return s, nil
 }
 
@@ -161,6 +162,48 @@ func (s *States) Record(ctx context.Context, name, state string) error {
 	}
 	s.mu.Lock()
 	s.byName[name] = state
+	s.mu.Unlock()
+	return nil
+}
+
+// maxStatesBatch bounds the records of one produce request of RecordAll (a wave's, up to
+// the stop barriers of a wave).
+const maxStatesBatch = 1024
+
+// RecordAll is Record of each connector of states (name -> state) in one write: the states
+// of a wave's connectors, recorded before any of them is stopped, in a produce request per
+// maxStatesBatch records instead of one round trip per connector. A state recorded already
+// stays as it is.
+func (s *States) RecordAll(ctx context.Context, states map[string]string) error {
+	if s == nil {
+		return fmt.Errorf("no state topic to record %d states in", len(states))
+	}
+	names := make([]string, 0, len(states))
+	for name := range states {
+		if _, ok := s.Get(name); !ok {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	now := time.Now().UTC()
+	msgs := make([]kafka.Message, 0, len(names))
+	for _, name := range names {
+		v, err := json.Marshal(stateRecord{MigrationID: s.st.MigrationID, Connector: name, State: states[name], From: s.from, Recorded: now})
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, kafka.Message{Key: []byte(s.st.MigrationID + "/" + name), Value: v})
+	}
+	if err := s.w.WriteMessages(ctx, msgs...); err != nil {
+		return fmt.Errorf("record the states of %d connectors in topic %q: %w", len(msgs), s.st.TopicOrDefault(), err)
+	}
+	s.mu.Lock()
+	for _, name := range names {
+		s.byName[name] = states[name]
+	}
 	s.mu.Unlock()
 	return nil
 }
