@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -23,7 +24,21 @@ import (
 
 // bulkSample is one measured request or write: its wall time and the CPU time of every
 // process meanwhile.
-type bulkSample struct{ wall, cpu time.Duration }
+type bulkSample struct {
+	wall, cpu time.Duration
+	// procs is the CPU time of each process (the driver, the broker, then the agent or
+	// floor, where there is one), for the -v progress lines.
+	procs []time.Duration
+}
+
+// String is the sample as the -v progress lines show it: wall, CPU and each process's CPU.
+func (s bulkSample) String() string {
+	parts := make([]string, len(s.procs))
+	for i, d := range s.procs {
+		parts[i] = fmt.Sprintf("%.1f", d.Seconds()*1000)
+	}
+	return fmt.Sprintf("%.1fms wall, %.1fms CPU [%s]", s.wall.Seconds()*1000, s.cpu.Seconds()*1000, strings.Join(parts, " "))
+}
 
 // bulkFamilies are the families of the bulk requests; the first also gets the second request
 // and the memory figures.
@@ -65,8 +80,11 @@ func bulkScenario(ctx context.Context, e *env) ([]row, error) {
 				return nil, fmt.Errorf("round %d, %s: %w", r+1, st.name, err)
 			}
 		}
-		e.progress("bulk round %d: bare %v, agent %v, second %v, transit %v, transit+write %v, no-op %v",
-			r+1, br.bare[mm2Family.tag], br.agent[mm2Family.tag], br.second, br.transit, br.transitWrite, br.noop)
+		e.progress("bulk round %d: second %v, transit %v, transit+write %v, no-op %v",
+			r+1, br.second, br.transit, br.transitWrite, br.noop)
+		for _, f := range bulkFamilies() {
+			e.progress("bulk round %d, %s: bare %v, agent %v (CPU: driver, broker, agent)", r+1, f.tag, br.bare[f.tag], br.agent[f.tag])
+		}
 		rounds = append(rounds, br)
 	}
 	pick := func(f func(bulkRound) bulkSample) []bulkSample {
@@ -254,6 +272,7 @@ func measureRequest(ctx context.Context, w *resultWatcher, pub *kafka.Writer, ms
 			return bulkSample{}, err
 		}
 	}
+	procs := cpu.each()
 	used := cpu.elapsed()
 	if err := checkResults(got, 1); err != nil {
 		return bulkSample{}, fmt.Errorf("request %q: %w", reqID, err)
@@ -261,5 +280,5 @@ func measureRequest(ctx context.Context, w *resultWatcher, pub *kafka.Writer, ms
 	if w.decode && len(got[reqID].stages) > 0 {
 		fmt.Fprintf(os.Stderr, "%s  %s:%s\n", time.Now().Format("15:04:05.000"), reqID, stageMeans([]resultInfo{got[reqID]}))
 	}
-	return bulkSample{wall: got[reqID].at.Sub(t0), cpu: used}, nil
+	return bulkSample{wall: got[reqID].at.Sub(t0), cpu: used, procs: procs}, nil
 }

@@ -38,9 +38,30 @@ func processCPU(pids ...int) time.Duration {
 // cpuClock measures the CPU time of a set of processes between start and stop.
 type cpuClock struct {
 	pids []int
-	t0   time.Duration
+	t0   []time.Duration // per process
 }
 
-func startCPU(pids ...int) *cpuClock { return &cpuClock{pids: pids, t0: processCPU(pids...)} }
+func startCPU(pids ...int) *cpuClock {
+	c := &cpuClock{pids: pids, t0: make([]time.Duration, len(pids))}
+	for i, p := range pids {
+		c.t0[i] = processCPU(p)
+	}
+	return c
+}
 
-func (c *cpuClock) elapsed() time.Duration { return processCPU(c.pids...) - c.t0 }
+func (c *cpuClock) elapsed() time.Duration {
+	var total time.Duration
+	for _, d := range c.each() {
+		total += d
+	}
+	return total
+}
+
+// each is the CPU time of each process since start, in the order of the pids given.
+func (c *cpuClock) each() []time.Duration {
+	out := make([]time.Duration, len(c.pids))
+	for i, p := range c.pids {
+		out[i] = processCPU(p) - c.t0[i]
+	}
+	return out
+}

@@ -98,7 +98,8 @@ func (e *env) bareWrite(ctx context.Context, msgs []kafka.Message) (bulkSample, 
 	if err := w.WriteMessages(ctx, msgs...); err != nil {
 		return bulkSample{}, fmt.Errorf("bare write to %q: %w", topic, err)
 	}
-	return bulkSample{wall: time.Since(t0), cpu: cpu.elapsed()}, nil
+	wall := time.Since(t0)
+	return bulkSample{wall: wall, cpu: cpu.elapsed(), procs: cpu.each()}, nil
 }
 
 // warmTopic writes n MirrorMaker 2 offsets of a connector no request names through w (a

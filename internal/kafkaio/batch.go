@@ -2,10 +2,13 @@ package kafkaio
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/compress"
+	"github.com/segmentio/kafka-go/compress/snappy"
 )
 
 // Produce requests carry record batches this package encodes itself (Kafka's message format
@@ -133,4 +136,78 @@ func appendVarbytes(buf, p []byte) []byte {
 	}
 	buf = binary.AppendVarint(buf, int64(len(p)))
 	return append(buf, p...)
+}
+
+// A large write's encoded batches (WriteEncoded: a bulk request's offsets, ~75-135 bytes of
+// JSON a record whose keys repeat) go to the broker compressed: snappy makes them about 7 times
+// smaller for ~0.6 ms of CPU per MB (s2's snappy encoder, FasterCompression), which is less
+// than the broker spends receiving, checking and storing the bytes it spares (measured on the
+// embedded broker: a 14 MB write's broker CPU went from ~45 ms to ~12 ms). Each batch is
+// compressed as its Produce request is built, so that one request is compressed while the one
+// before it is on the wire, into the request's own buffer. The records are Connect's bytes
+// either way: a reader inflates them (Kafka's consumers and this package's reader do), and the
+// view of the writing Log takes them from the uncompressed batch (Acked.Batch). Xerial framing
+// is what Kafka's Java producer writes. (Nil sends them uncompressed: BenchmarkWriteEncoded
+// compares the two.)
+var encodedCodec compress.Codec = &snappy.Codec{Compression: snappy.FasterCompression}
+
+// compressEncodedMin is the least size of an encoded batch that is sent compressed: below it
+// the broker's work per byte saved is too little to matter.
+const compressEncodedMin = 16 << 10
+
+// compressedSize is about what compressEncoded appends for b: a sixth of a batch it
+// compresses (the JSON of offsets compresses 7-fold), nothing for one it does not.
+func compressedSize(b encodedBatch) int {
+	if len(b.buf) < compressEncodedMin {
+		return 0
+	}
+	return len(b.buf)/6 + 4 + batchHeaderSize + 64
+}
+
+// compressEncoded appends b's record set to dst with its records compressed, when b is large
+// enough, and returns dst and the set to send: the compressed one, or b's own.
+func compressEncoded(dst []byte, b encodedBatch) ([]byte, []byte) {
+	if len(b.buf) < compressEncodedMin || encodedCodec == nil {
+		return dst, b.buf
+	}
+	from := len(dst)
+	out, err := appendCompressedSet(dst, b.buf, encodedCodec)
+	if err != nil || len(out)-from >= len(b.buf) {
+		return dst[:from], b.buf // no smaller: sent as it is
+	}
+	return out, out[from:]
+}
+
+// appendCompressedSet appends to dst the record set set (a size prefix, then one
+// uncompressed record batch as batchBuilder writes it) with its records compressed by codec:
+// the same header, the codec in the attributes, the batch's length and CRC made anew.
+func appendCompressedSet(dst, set []byte, codec compress.Codec) ([]byte, error) {
+	from := len(dst)
+	dst = append(dst, set[:4+batchHeaderSize]...)
+	w := &appendWriter{b: dst}
+	zw := codec.NewWriter(w)
+	_, err := zw.Write(set[4+batchHeaderSize:])
+	if cerr := zw.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return dst[:from], fmt.Errorf("compress a record batch: %w", err)
+	}
+	dst = w.b
+	start := from + 4 // the batch, after the set's size prefix
+	be := binary.BigEndian
+	be.PutUint32(dst[from:], uint32(len(dst)-start))
+	be.PutUint32(dst[start+batchLengthOffset:], uint32(len(dst)-start-batchLogOverhead))
+	attrs := be.Uint16(dst[start+attrOffset:])
+	be.PutUint16(dst[start+attrOffset:], attrs&^batchCompressionMask|uint16(codec.Code()))
+	be.PutUint32(dst[start+crcOffset:], crc32.Checksum(dst[start+attrOffset:], castagnoli))
+	return dst, nil
+}
+
+// appendWriter is an io.Writer that appends to b.
+type appendWriter struct{ b []byte }
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
 }

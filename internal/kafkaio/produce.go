@@ -52,6 +52,8 @@ func (p *Producer) produceOnce(ctx context.Context, answerBy time.Time, parts []
 	for _, pr := range parts {
 		if pr.encoded.buf == nil {
 			size += pr.size + 4 + batchHeaderSize
+		} else {
+			size += compressedSize(pr.encoded)
 		}
 	}
 	b := batchBuilder{buf: bufs.get(size)}
@@ -74,7 +76,10 @@ func (p *Producer) produceOnce(ctx context.Context, answerBy time.Time, parts []
 	}
 	for _, i := range order {
 		pr := &parts[i]
-		set := pr.encoded.buf // sent as it is
+		set := pr.encoded.buf // sent as it is, or compressed (compressEncoded)
+		if set != nil {
+			b.buf, set = compressEncoded(b.buf, pr.encoded)
+		}
 		if pr.probe {
 			set = emptyRecordSet
 		} else if set == nil {
@@ -167,27 +172,37 @@ type produceBufs struct {
 
 // pooledBufBytes is the capacity of a reused request buffer: a full request (requestBytes of
 // records, counted by recordSize) and its batches' headers, with room to spare.
-const pooledBufBytes = requestBytes + 256<<10
+// pooledSmallBufBytes is that of a request of compressed encoded batches (compressedSize: a
+// full request's, about a sixth of requestBytes, with room to spare).
+const (
+	pooledBufBytes      = requestBytes + 256<<10
+	pooledSmallBufBytes = requestBytes / 4
+)
 
 // get returns an empty buffer for a Produce request of about size bytes; bs may be nil (no
 // reuse).
 func (bs *produceBufs) get(size int) []byte {
-	if bs == nil || size < requestBytes/4 || size > pooledBufBytes {
+	class := pooledBufBytes
+	if size < requestBytes/4 {
+		class = pooledSmallBufBytes
+	}
+	if bs == nil || size < pooledSmallBufBytes/4 || size > class {
 		return make([]byte, 0, size)
 	}
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
-	if n := len(bs.free); n > 0 {
-		b := bs.free[n-1]
-		bs.free = bs.free[:n-1]
-		return b[:0]
+	for i := len(bs.free) - 1; i >= 0; i-- {
+		if b := bs.free[i]; cap(b) == class {
+			bs.free = append(bs.free[:i], bs.free[i+1:]...)
+			return b[:0]
+		}
 	}
-	return make([]byte, 0, pooledBufBytes)
+	return make([]byte, 0, class)
 }
 
 // put hands buf (from get, its request answered) back for reuse.
 func (bs *produceBufs) put(buf []byte) {
-	if bs == nil || cap(buf) != pooledBufBytes {
+	if bs == nil || (cap(buf) != pooledBufBytes && cap(buf) != pooledSmallBufBytes) {
 		return
 	}
 	bs.mu.Lock()
