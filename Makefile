@@ -3,6 +3,10 @@ GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+# What decides the packages the release build compiles (the Dockerfile's too): cgo off and
+# -trimpath; LDFLAGS only change the link. make test's run without the race detector uses them.
+RELEASE_ENV   := CGO_ENABLED=0
+RELEASE_FLAGS := -trimpath
 BENCH_SCALE ?= 1
 BENCH_SCENARIOS ?= bulk latency many flat migrate view
 # The JVM broker's rounds vary more than kfake's: make bench-real runs more of them.
@@ -19,7 +23,7 @@ help: ## Show this help
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-22s %s\n", $$1, $$2}'
 
 build: ## Build bin/offsetagent
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/offsetagent ./cmd/offsetagent
+	$(RELEASE_ENV) $(GO) build $(RELEASE_FLAGS) -ldflags '$(LDFLAGS)' -o bin/offsetagent ./cmd/offsetagent
 
 # The real Kafka tier (integration/realkafka) runs JVM processes: java, and mvn for the first
 # download of the jars. Without them its tests skip, unless OFFSETAGENT_REQUIRE_REAL_KAFKA=1.
@@ -32,7 +36,18 @@ REAL_KAFKA_SKIP = $(if $(shell command -v java),$(if $(shell command -v mvn),,mv
 # Apache Kafka 4.3.1 plain (realkafka) and secured (secured), Connect 3.9.1 (compat39), Debezium
 # with PostgreSQL and MariaDB (cdc) - and the sampled packages again, whose property tests then
 # run in full.
+#
+# A first run on an empty Go build cache compiles the standard library and every dependency once
+# per set of build flags, so make test keeps to two: the race detector's, and the release build's
+# (RELEASE_ENV, RELEASE_FLAGS), which the run without the race detector uses, as do the agents
+# the tests build without it (package integration's crash and memory tests, the real tier's
+# agent) and TestReleaseBuild. go test starts the packages' tests in the order given: the race
+# detector's run gives package integration (RACE_FIRST_PKGS), the longest by far, first. Its
+# crash matrices run six points at a time, most of each the wait for a group to drop a killed
+# member: RACE_PARALLEL lets them (go test's -parallel is GOMAXPROCS by default, two here).
 REAL_PKGS := ./integration/realkafka/...
+RACE_FIRST_PKGS := ./integration/
+RACE_PARALLEL := 6
 RACE_SAMPLED_PKGS := ./handlers/ ./events/ ./internal/kafkaio/
 # Tests of package integration that measure memory, which skip under the race detector.
 NORACE_INTEGRATION_TESTS := ^(TestCompressedBacklogWithinInflightBytes|TestMemoryBoundedByInflightBytes)$$
@@ -40,15 +55,15 @@ NORACE_INTEGRATION_TESTS := ^(TestCompressedBacklogWithinInflightBytes|TestMemor
 test: ## Run the tests CI runs (embedded broker with the race detector; real Kafka, Connect, Debezium, PostgreSQL and MariaDB when java, mvn, PostgreSQL and MariaDB are installed)
 	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka/...): Apache Kafka and Connect workers as JVM processes (4.3.1 plain and secured, 3.9.1), Debezium with PostgreSQL and MariaDB")
 	@command -v $(PROMTOOL) >/dev/null || echo "SKIP alert rules' unit tests (deploy): promtool is not on the PATH (apt-get install prometheus)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_PROMTOOL)), - OFFSETAGENT_REQUIRE_PROMTOOL=1 makes that a failure,)"
-	@( $(GO) test -count=1 -timeout 25m $(REAL_PKGS) $(RACE_SAMPLED_PKGS); a=$$?; \
-	  $(GO) test -count=1 -timeout 5m -run '$(NORACE_INTEGRATION_TESTS)' ./integration/; b=$$?; \
+	@( $(RELEASE_ENV) $(GO) test $(RELEASE_FLAGS) -count=1 -timeout 25m $(REAL_PKGS) $(RACE_SAMPLED_PKGS); a=$$?; \
+	  $(RELEASE_ENV) $(GO) test $(RELEASE_FLAGS) -count=1 -timeout 5m -run '$(NORACE_INTEGRATION_TESTS)' ./integration/; b=$$?; \
 	  [ $$a -eq 0 ] && [ $$b -eq 0 ] ) & real=$$!; \
-	$(GO) test -race -count=1 -timeout 25m $$($(GO) list ./... | grep -v '/integration/realkafka'); fast=$$?; \
+	$(GO) test -race -count=1 -parallel $(RACE_PARALLEL) -timeout 25m $(RACE_FIRST_PKGS) $$($(GO) list ./... | grep -v '/integration/realkafka'); fast=$$?; \
 	wait $$real; real=$$?; \
 	if [ $$fast -ne 0 ] || [ $$real -ne 0 ]; then echo "FAIL make test (race-detector run: $$fast, real-Kafka tier and full property tests: $$real)"; exit 1; fi
 
 test-real: ## Run only the real Kafka tiers, verbosely (Apache Kafka brokers + Connect workers as JVM processes: 4.3.1, 3.9.1 in compat39; PostgreSQL, MariaDB + Debezium in cdc; TLS, SASL and ACLs in secured)
-	$(GO) test -count=1 -p 4 -v -timeout 15m $(REAL_PKGS)
+	$(RELEASE_ENV) $(GO) test $(RELEASE_FLAGS) -count=1 -p 4 -v -timeout 15m $(REAL_PKGS)
 
 bench: ## Run the Go benchmarks and the load scenarios (BENCH_SCALE=0.1 for a quick look)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x ./offsetstore/ ./events/ ./handlers/...

@@ -31,8 +31,20 @@ type agentBuild struct {
 
 var raceBuild, faultBuild, plainBuild agentBuild
 
-// binary builds cmd/offsetagent with the go build flags given, the first time it is asked.
-func (b *agentBuild) binary(t *testing.T, flags ...string) string {
+// releaseBuild is what decides the packages the release build compiles (the Makefile's build
+// target, the Dockerfile): cgo off and -trimpath; its -ldflags only change the link. The agents
+// built here without the race detector take it too, as make test's run without the race detector
+// and TestReleaseBuild do, so that all of them share one set of compiled packages: a first run on
+// an empty Go build cache compiles the standard library and the dependencies once for all of
+// them, not once more for each set of flags.
+var releaseBuild = struct {
+	env   []string
+	flags []string
+}{env: []string{"CGO_ENABLED=0"}, flags: []string{"-trimpath"}}
+
+// binary builds cmd/offsetagent with the go build flags given (and env added to the test's
+// environment), the first time it is asked.
+func (b *agentBuild) binary(t *testing.T, env []string, flags ...string) string {
 	t.Helper()
 	b.once.Do(func() {
 		dir, err := os.MkdirTemp("", "offsetagent-bin")
@@ -42,8 +54,10 @@ func (b *agentBuild) binary(t *testing.T, flags ...string) string {
 		}
 		b.path = filepath.Join(dir, "offsetagent")
 		args := append(append([]string{"build"}, flags...), "-o", b.path, "../cmd/offsetagent")
-		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build: %v\n%s", err, out)
+		cmd := exec.Command("go", args...)
+		cmd.Env = append(os.Environ(), env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %v\n%s", strings.Join(args[1:], " "), err, out)
 		}
 	})
 	require.NoError(t, b.err)
@@ -51,30 +65,32 @@ func (b *agentBuild) binary(t *testing.T, flags ...string) string {
 }
 
 // agentBinary is cmd/offsetagent with the race detector and the fault hook
-// (OFFSETAGENT_FAULT_EXIT_AT) that production builds lack.
+// (OFFSETAGENT_FAULT_EXIT_AT) that production builds lack. It shares its compiled packages with
+// the race detector's test binaries.
 func agentBinary(t *testing.T) string {
 	t.Helper()
-	return raceBuild.binary(t, "-race", "-tags", "faultinject")
+	return raceBuild.binary(t, nil, "-race", "-tags", "faultinject")
 }
 
 // faultAgentBinary is cmd/offsetagent with the fault hook but without the race detector: the
 // crash matrices (TestCrashAtEveryPoint, TestCrashKeepsExistingConnectors and the group
 // restores) start hundreds of agent processes to prove what recovery leaves on the topics, and
 // the race detector multiplied their CPU by five. TestChaos and TestConcurrentRequestsForOneConnector
-// run the race detector's build through crashes and contention.
+// run the race detector's build through crashes and contention. Built as the release build is
+// (releaseBuild) plus the tag: only package main differs.
 func faultAgentBinary(t *testing.T) string {
 	t.Helper()
 	if os.Getenv("OFFSETAGENT_CRASH_RACE") == "1" {
 		return agentBinary(t)
 	}
-	return faultBuild.binary(t, "-tags", "faultinject")
+	return faultBuild.binary(t, releaseBuild.env, append([]string{"-tags", "faultinject"}, releaseBuild.flags...)...)
 }
 
-// plainAgentBinary is cmd/offsetagent as production builds it: the race detector would
-// multiply the memory a test measures.
+// plainAgentBinary is cmd/offsetagent as the release build makes it (releaseBuild, without the
+// version stamped in): the race detector would multiply the memory a test measures.
 func plainAgentBinary(t *testing.T) string {
 	t.Helper()
-	return plainBuild.binary(t)
+	return plainBuild.binary(t, releaseBuild.env, releaseBuild.flags...)
 }
 
 // agentProcess is the real binary running `offsetagent run` against the test's broker.

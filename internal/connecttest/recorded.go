@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -37,19 +36,46 @@ type Recording struct {
 	seen    []Seen
 }
 
-// StartRecording starts a Recording with answers, closed at the test's end.
+// StartRecording starts a Recording with answers, closed at the test's end. The files of the
+// answers are read here: a missing one fails the test before any request.
 func StartRecording(t *testing.T, answers map[string]Recorded) (*Recording, *httptest.Server) {
 	t.Helper()
-	f := &Recording{answers: answers}
+	f := &Recording{answers: make(map[string]Recorded, len(answers))}
+	var dir string
+	for key, a := range answers {
+		if a.File != "" {
+			if dir == "" {
+				dir = testdata(t)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, a.File))
+			require.NoError(t, err, "the recorded answer to %s", key)
+			a.Body, a.File = string(b), ""
+		}
+		f.answers[key] = a
+	}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	return f, srv
 }
 
-// testdata is integration/testdata/connect, found from this file: tests of any package read it.
-func testdata() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "integration", "testdata", "connect")
+// testdata is the module's integration/testdata/connect, which tests of any package read. A test
+// runs in its package's folder: the module's root is the nearest folder above it holding go.mod.
+// (Not this source file's path: make test builds some test binaries with -trimpath, the release
+// build's flag, which leaves runtime.Caller a path relative to the module.)
+func testdata(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err, "the test's working folder")
+	for start := dir; ; {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "integration", "testdata", "connect")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			require.FailNow(t, "no go.mod in "+start+" or any folder above it")
+		}
+		dir = parent
+	}
 }
 
 // ServeHTTP answers r from the table and records it.
@@ -72,18 +98,9 @@ func (f *Recording) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out := []byte(a.Body)
-	if a.File != "" {
-		b, err := os.ReadFile(filepath.Join(testdata(), a.File))
-		if err != nil {
-			w.WriteHeader(http.StatusInternalServerError)
-			return
-		}
-		out = b
-	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(a.Status)
-	_, _ = w.Write(out)
+	_, _ = io.WriteString(w, a.Body)
 }
 
 // Requests returns the requests recorded, in order.

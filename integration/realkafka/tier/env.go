@@ -438,7 +438,11 @@ func (e *Env) Subdir(name string) (string, error) {
 	return d, os.MkdirAll(d, 0o755)
 }
 
-// buildAgent builds cmd/offsetagent into the run's folder (or takes Config.AgentBin).
+// buildAgent builds cmd/offsetagent into the run's folder (or takes Config.AgentBin) as the
+// release build makes it (the Makefile's build target, the Dockerfile): cgo off and -trimpath,
+// the flags that decide what is compiled (the release's -ldflags only stamp the version at
+// link). make test runs this tier's tests with the same flags, so the agent's packages are the
+// ones its test binaries already compiled, on an empty Go build cache too.
 func (e *Env) buildAgent(ctx context.Context) error {
 	if e.Cfg.AgentBin != "" {
 		e.AgentBin = e.Cfg.AgentBin
@@ -449,8 +453,10 @@ func (e *Env) buildAgent(ctx context.Context) error {
 		return fmt.Errorf("find the go command: %w", err)
 	}
 	e.AgentBin = filepath.Join(e.Dir, "offsetagent")
-	out, err := exec.CommandContext(ctx, goBin, "build", "-o", e.AgentBin,
-		"github.com/offsetagent/offsetagent/cmd/offsetagent").CombinedOutput()
+	cmd := exec.CommandContext(ctx, goBin, "build", "-trimpath", "-o", e.AgentBin,
+		"github.com/offsetagent/offsetagent/cmd/offsetagent")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("build the agent: %w\n%s", err, out)
 	}
