@@ -74,6 +74,9 @@ func TestWritesPastGiveUpRolledBack(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each case has its own broker and agent and spends its time waiting for the
+			// giveup: the cases wait side by side.
+			t.Parallel()
 			r := newFaultRig(t)
 			const grace = 2 * time.Second
 			deadline := time.Now().Add(5 * time.Second)
@@ -351,6 +354,7 @@ func TestFinalWriteKeepsResultReserve(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // as TestWritesPastGiveUpRolledBack's cases
 			r := newFaultRig(t)
 			r.start(t, "", nil)
 			const grace = 2 * time.Second
