@@ -8,7 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // Get returns the value of key and whether it is present. A null entry is present with "".
@@ -32,7 +33,7 @@ func (c Config) Map() map[string]string {
 }
 
 // MarshalJSON writes the config as a JSON object in its order, with null for Null entries,
-// each string as encoding/json writes it (appendJSONString). Every result carries its
+// each string as encoding/json writes it (jsonvalue.AppendStringHTML). Every result carries its
 // request's config: the object is written in one buffer, with no value of its own per entry.
 func (c Config) MarshalJSON() ([]byte, error) {
 	if c == nil {
@@ -48,70 +49,15 @@ func (c Config) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = appendJSONString(buf, e.Key)
+		buf = jsonvalue.AppendStringHTML(buf, e.Key)
 		buf = append(buf, ':')
 		if e.Null {
 			buf = append(buf, "null"...)
 			continue
 		}
-		buf = appendJSONString(buf, e.Value)
+		buf = jsonvalue.AppendStringHTML(buf, e.Value)
 	}
 	return append(buf, '}'), nil
-}
-
-// appendJSONString appends s as a JSON string exactly as encoding/json's Marshal writes a
-// string: <, > and & escaped for HTML, invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // UnmarshalJSON reads a JSON object (or null) with the same rules as a request's config:

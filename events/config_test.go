@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/stretchr/testify/require"
 )
 
@@ -44,7 +45,7 @@ func TestConfigMarshalJSONMatchesEncodingJSON(t *testing.T) {
 		"bad \xff utf-8 \xc3", "\xed\xa0\x80 surrogate", "trailing \xe2\x82"} {
 		want, err := json.Marshal(s)
 		require.NoError(t, err)
-		require.Equal(t, string(want), string(appendJSONString(nil, s)), "%q", s)
+		require.Equal(t, string(want), string(jsonvalue.AppendStringHTML(nil, s)), "%q", s)
 
 		cfg := Config{{Key: s, Value: s}, {Key: "n", Null: true}}
 		wantCfg := fmt.Sprintf(`{%s:%s,"n":null}`, want, want)

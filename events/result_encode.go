@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+
+	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 )
 
 // A result is the one record the agent writes for every request, and encoding/json's
 // reflection over Result was the largest single cost of writing it. marshalResult writes the
 // same bytes by hand: the fields in Result's order with their omitempty rules, every string
-// as encoding/json writes it (appendJSONString), a float as encoding/json formats one. The
+// as encoding/json writes it (jsonvalue.AppendStringHTML), a float as encoding/json formats one. The
 // rare nested values (a failure's cleanup, the previous offsets, a plan, the full counts) are
 // still written by encoding/json. TestMarshalResultMatchesEncodingJSON holds the two together.
 
@@ -21,11 +23,11 @@ func marshalResult(res *Result) ([]byte, error) {
 	}
 	b := make([]byte, 0, size)
 	b = append(b, `{"request_id":`...)
-	b = appendJSONString(b, res.RequestID)
+	b = jsonvalue.AppendStringHTML(b, res.RequestID)
 	b = append(b, `,"request_source":`...)
-	b = appendJSONString(b, res.RequestSource)
+	b = jsonvalue.AppendStringHTML(b, res.RequestSource)
 	b = append(b, `,"name":`...)
-	b = appendJSONString(b, res.Name)
+	b = jsonvalue.AppendStringHTML(b, res.Name)
 	b = append(b, `,"stages":`...)
 	if res.Stages == nil {
 		b = append(b, "null"...)
@@ -36,9 +38,9 @@ func marshalResult(res *Result) ([]byte, error) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"stage":`...)
-			b = appendJSONString(b, s.Stage)
+			b = jsonvalue.AppendStringHTML(b, s.Stage)
 			b = append(b, `,"outcome":`...)
-			b = appendJSONString(b, string(s.Outcome))
+			b = jsonvalue.AppendStringHTML(b, string(s.Outcome))
 			b = append(b, `,"duration_seconds":`...)
 			var ok bool
 			if b, ok = appendJSONFloat(b, s.DurationSeconds); !ok {
@@ -107,7 +109,7 @@ func appendOptString(b []byte, field, s string) []byte {
 	if s == "" {
 		return b
 	}
-	return appendJSONString(append(b, field...), s)
+	return jsonvalue.AppendStringHTML(append(b, field...), s)
 }
 
 // appendMarshaled appends a field whose value encoding/json writes.

@@ -79,14 +79,20 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 
 // AppendString appends s as a JSON string the way encoding/json writes it with HTML
 // escaping off: invalid UTF-8 becomes U+FFFD, U+2028 and U+2029 are escaped.
-func AppendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s, false) }
+
+// AppendStringHTML appends s as a JSON string exactly as encoding/json's Marshal writes a
+// string: as AppendString, and <, > and & escaped for HTML.
+func AppendStringHTML(dst []byte, s string) []byte { return appendString(dst, s, true) }
+
+func appendString(dst []byte, s string, html bool) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
 				i++
 				continue
 			}
