@@ -231,6 +231,11 @@ func (l *Log) runEndCall(ctx context.Context, call *endCall) {
 	call.ends, call.err = l.lastStableOffsets(ctx)
 	cancel()
 	close(call.done)
+	l.endCallDone()
+}
+
+// endCallDone clears the read of l's ends in flight and sends the next pending one, if any.
+func (l *Log) endCallDone() {
 	l.endMu.Lock()
 	l.endInflight = nil
 	if l.endNext != nil {
@@ -284,12 +289,7 @@ func endOffsetsTogether(ctx context.Context, logs []*Log) ([][]int64, error) {
 			}
 			call.err = err
 			close(call.done)
-			l.endMu.Lock()
-			l.endInflight = nil
-			if l.endNext != nil {
-				l.startEndCallLocked()
-			}
-			l.endMu.Unlock()
+			l.endCallDone()
 		}
 		if err != nil {
 			return wrap(logs[joint[0]], err)
