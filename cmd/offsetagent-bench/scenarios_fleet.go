@@ -125,6 +125,8 @@ type fleetFigures struct {
 	// agentHWM is the largest VmHWM of B's agents (bytes).
 	agentHWM uint64
 	load     string
+	// cpu is each process's CPU time, sampled through the migration.
+	cpu *fleetCPU
 }
 
 // waveGap joins the requests and results of one wave: the gaps it leaves out are those where
@@ -217,6 +219,7 @@ func (f *fleetFigures) rows() []row {
 		info("A's broker requests per connector (migrate's)", perConnector(m.KafkaA, n)),
 		info("load average at the start", f.load),
 	)
+	rows = append(rows, f.cpu.rows(info, "during the waves (first stop on A -> last result)", stops.From, m.Finished, n)...)
 	return rows
 }
 
@@ -616,16 +619,35 @@ func runFleet(ctx context.Context, e *env, spec fleetSpec) (*fleetFigures, error
 			a.stop()
 		}
 	}()
-	urlA, restA, stopA, err := serveSim(ctx, brokersA, cfgA.ConfigTopic, cfgA.OffsetsTopic)
+	var urlA, urlB string
+	var restA, restB *countingHandler
+	var stopA, stopB func()
+	labelled(ctx, "A's REST API", func(ctx context.Context) {
+		urlA, restA, stopA, err = serveSim(ctx, brokersA, cfgA.ConfigTopic, cfgA.OffsetsTopic)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("A's REST API: %w", err)
 	}
 	defer stopA()
-	urlB, restB, stopB, err := serveSim(ctx, brokersB, cfgB.ConfigTopic, cfgB.OffsetsTopic)
+	labelled(ctx, "B's REST API", func(ctx context.Context) {
+		urlB, restB, stopB, err = serveSim(ctx, brokersB, cfgB.ConfigTopic, cfgB.OffsetsTopic)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("B's REST API: %w", err)
 	}
 	defer stopB()
+	f.cpu = startFleetCPU()
+	defer f.cpu.finish()
+	f.cpu.add("the driver (A's and B's REST stand-ins)", os.Getpid())
+	f.cpu.add("A's broker", e.brokerPID)
+	f.cpu.add("B's broker (B's agents' requests too)", b.cmd.Process.Pid)
+	for i, a := range agents {
+		f.cpu.add(fmt.Sprintf("B's agent %d", i+1), a.cmd.Process.Pid)
+	}
+	stopProfile := func() {}
+	if spec.profile != "" {
+		stopProfile = startDriverProfile(spec.profile + ".driver")
+	}
 	e.progress("fleet: REST APIs of A (%s) and B (%s) ready; migrating", urlA, urlB)
 
 	job := fleetJob{FromBrokers: brokersA, ConfigTopic: cfgA.ConfigTopic, OffsetsTopic: cfgA.OffsetsTopic, FromURL: urlA,
@@ -633,10 +655,12 @@ func runFleet(ctx context.Context, e *env, spec fleetSpec) (*fleetFigures, error
 		ToOffsetsTopic: cfgB.OffsetsTopic, ToURL: urlB, Concurrency: spec.concurrency, Timeout: spec.timeout, Verify: spec.verify,
 		WaveSize: spec.waveSize, StateTopic: e.name("fleet-states"), Profile: spec.profile}
 	played := make(chan error, 1)
-	m, err := runFleetChild(ctx, e, job, func() {
+	m, err := runFleetChild(ctx, e, job, func(pid int) { f.cpu.add("migrate", pid) }, func() {
 		// B's workers start the connectors and commit past the placed offsets.
 		go func() { played <- playWorkersOfB(ctx, spec, brokersB, cfgB.OffsetsTopic) }()
 	})
+	stopProfile()
+	f.cpu.finish()
 	if err != nil {
 		return nil, err
 	}
@@ -718,13 +742,15 @@ type fleetChildReport struct {
 }
 
 // runFleetChild runs migrate in a child process and returns what it measured; waves is
-// called once, when the verification has read B once and waits.
-func runFleetChild(ctx context.Context, e *env, job fleetJob, waves func()) (fleetChildReport, error) {
+// called once, when the verification has read B once and waits; started once the process
+// is, with its id.
+func runFleetChild(ctx context.Context, e *env, job fleetJob, started func(pid int), waves func()) (fleetChildReport, error) {
 	var rep fleetChildReport
 	c, err := startChild("migrate", "-fleet-migrate")
 	if err != nil {
 		return rep, err
 	}
+	started(c.cmd.Process.Pid)
 	defer c.stop(30 * time.Second)
 	b, _ := json.Marshal(job)
 	if _, err := fmt.Fprintf(c.stdin, "%s\n", b); err != nil {

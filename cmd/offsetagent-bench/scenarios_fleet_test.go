@@ -33,7 +33,7 @@ func TestFleetSmall(t *testing.T) {
 	b, err := startBroker(ctx)
 	require.NoError(t, err)
 	defer b.close()
-	e := &env{brokers: []string{b.addr}, opts: options{scale: 1}, stderr: io.Discard, profileTaken: &atomic.Bool{}}
+	e := &env{brokers: []string{b.addr}, brokerPID: b.cmd.Process.Pid, opts: options{scale: 1}, stderr: io.Discard, profileTaken: &atomic.Bool{}}
 	spec := fleetSpec{sources: 140, sinks: 60, agents: 2, concurrency: 100, timeout: time.Minute, verify: time.Minute}
 	f, err := runFleet(ctx, e, spec)
 	require.NoError(t, err)
@@ -45,5 +45,12 @@ func TestFleetSmall(t *testing.T) {
 	require.Positive(t, f.m.HWM)
 	require.NotEmpty(t, f.m.Publish)
 	require.Len(t, f.m.Results, 200)
-	require.Len(t, f.rows(), 22)
+	rows := f.rows()
+	// 22, then the CPU per connector of the driver, A's broker, B's, each agent, migrate, and
+	// all of them.
+	require.Len(t, rows, 22+5+spec.agents)
+	for _, r := range rows[22:] {
+		require.Contains(t, r.figure, "CPU per connector during the waves")
+		require.NotContains(t, r.value, "0.000 ms", "%s", r.figure)
+	}
 }
