@@ -92,7 +92,7 @@ func (r *topicsReader) unreadable(ctx context.Context, c *fleet.Connector, gos [
 				topics = append(topics, t)
 			}
 		}
-		return r.checkTopics(ctx, c.Group, topics)
+		return r.checkTopics(ctx, c.Group, topics, gos)
 	}
 	if re, ok := c.Config.Get("topics.regex"); ok && strings.TrimSpace(re) != "" {
 		if r.rest == nil {
@@ -126,15 +126,17 @@ func (r *topicsReader) unreadable(ctx context.Context, c *fleet.Connector, gos [
 			return nil, nil, nil
 		}
 		slices.Sort(missing)
-		return r.checkTopics(ctx, c.Group, missing)
+		return r.checkTopics(ctx, c.Group, missing, gos)
 	}
 	return nil, nil, nil
 }
 
 // checkTopics describes topics and asks for the group's offsets of their partitions by name.
 // A topic that does not exist has no offsets; one the principal may not Describe, or whose
-// partitions the coordinator refuses, is unreadable.
-func (r *topicsReader) checkTopics(ctx context.Context, group string, topics []string) ([]error, []kafkaio.GroupOffset, error) {
+// partitions the coordinator refuses, is unreadable. gos are the group's offsets the fetch of
+// every partition returned: when they hold every partition of the topics described, the
+// fetch by name is not made, since it could tell nothing more (see covered).
+func (r *topicsReader) checkTopics(ctx context.Context, group string, topics []string, gos []offsetstore.GroupOffset) ([]error, []kafkaio.GroupOffset, error) {
 	parts, failed, err := r.topics.describe(ctx, topics)
 	if err != nil {
 		return nil, nil, fmt.Errorf("describe the sink's topics: %w", err)
@@ -153,7 +155,7 @@ func (r *topicsReader) checkTopics(ctx context.Context, group string, topics []s
 			return nil, nil, fmt.Errorf("describe topic %q: %w", t, e)
 		}
 	}
-	if len(parts) == 0 {
+	if len(parts) == 0 || covered(gos, parts) {
 		return unreadable, nil, nil
 	}
 	offs, refused, err := kafkaio.FetchGroupOffsetsOf(ctx, r.client, group, parts)
@@ -183,4 +185,33 @@ func (r *topicsReader) principal() string {
 		return "User:ANONYMOUS"
 	}
 	return r.src.Principal
+}
+
+// covered reports whether gos hold a committed offset for every partition of parts. The fetch
+// of every partition leaves out only the topics the principal may not Describe (all their
+// partitions) and the partitions without a committed offset, and answers a partition it
+// cannot read with an error (GroupOffsets fails then): a partition it returned is one the
+// fetch by name would return the same, without a refusal. So when every partition of the
+// sink's topics is there, the fetch by name, a round trip to the group's coordinator for each
+// read of a sink's offsets (three for each sink a migration stops: the listing's, and the two
+// of its stop barrier), is left out.
+func covered(gos []offsetstore.GroupOffset, parts map[string][]int) bool {
+	have := make(map[string]map[int32]bool, len(parts))
+	for _, g := range gos {
+		if _, named := parts[g.Topic]; !named {
+			continue
+		}
+		if have[g.Topic] == nil {
+			have[g.Topic] = map[int32]bool{}
+		}
+		have[g.Topic][g.Partition] = true
+	}
+	for t, ps := range parts {
+		for _, p := range ps {
+			if !have[t][int32(p)] {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -1,0 +1,81 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
+	"github.com/offsetagent/offsetagent/migrate/fleet"
+	"github.com/offsetagent/offsetagent/offsetstore"
+)
+
+// A sink's offsets are read with one fetch of every partition of its group, and the fetch by
+// name of its topics' partitions (which Kafka answers with a refusal where the first leaves a
+// topic out) only when the first did not return them all: a stop barrier reads each sink's
+// offsets twice, and the fetch by name of a group whose every partition came back told
+// nothing more. A partition without a committed offset still gets the fetch by name.
+func TestSinkOffsetsFetchByNameOnlyWhatIsMissing(t *testing.T) {
+	fake := kafkatest.Kfake(t)
+	brokers := fake.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
+	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "in", 3, nil))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "in2", 2, nil))
+	// full has an offset in every partition of its topics, partial none in in2's partition 1.
+	require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, "connect-full", []kafkaio.GroupOffset{
+		{Topic: "in", Partition: 0, Offset: 1}, {Topic: "in", Partition: 1, Offset: 2}, {Topic: "in", Partition: 2, Offset: 3},
+		{Topic: "in2", Partition: 0, Offset: 4}, {Topic: "in2", Partition: 1, Offset: 5}}))
+	require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, "connect-partial", []kafkaio.GroupOffset{
+		{Topic: "in", Partition: 0, Offset: 1}, {Topic: "in", Partition: 1, Offset: 2}, {Topic: "in", Partition: 2, Offset: 3},
+		{Topic: "in2", Partition: 0, Offset: 4}}))
+	r, err := openTopics(ctx, TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
+		connectors.Builtin(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	t.Cleanup(r.close)
+
+	var mu sync.Mutex
+	byName := map[string]int{}
+	fake.ControlKey(int16(kmsg.OffsetFetch), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		fake.KeepControl()
+		if req := kreq.(*kmsg.OffsetFetchRequest); req.Topics != nil {
+			mu.Lock()
+			byName[req.Group]++
+			mu.Unlock()
+		}
+		return nil, nil, false
+	})
+	sink := func(name string) *fleet.Connector {
+		c := &fleet.Connector{Name: name, Type: connectors.Sink, Group: "connect-" + name}
+		c.Config = sortedConfig(map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "in, in2", "name": name})
+		return c
+	}
+	for _, tc := range []struct {
+		name       string
+		n, fetches int
+	}{{"full", 5, 0}, {"partial", 4, 1}} {
+		offs, err := r.offsets(ctx, sink(tc.name))
+		require.NoError(t, err, tc.name)
+		require.Len(t, offs, tc.n, tc.name)
+		for i, o := range offs {
+			topic, _ := o.Partition.Get("kafka_topic")
+			off, _ := o.Offset.Get("kafka_offset")
+			require.Equal(t, fmt.Sprint(i+1), fmt.Sprint(off), "%s %v", tc.name, topic)
+		}
+		mu.Lock()
+		require.Equal(t, tc.fetches, byName["connect-"+tc.name], "fetches by name of %s's group", tc.name)
+		mu.Unlock()
+	}
+}
