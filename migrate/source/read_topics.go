@@ -12,7 +12,6 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
-	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/offsetstore"
@@ -198,7 +197,7 @@ func (r *topicsReader) offsetsSynced(ctx context.Context, c *fleet.Connector, sy
 			if !ok || partition == nil {
 				continue // Connect skips it when listing partitions
 			}
-			offset, err := jsonvalue.DecodeMap(rec.Value)
+			offset, err := decodeOffset(rec.Value)
 			if err != nil {
 				return nil, fmt.Errorf("%w: topic %q partition %d key %s: %v", errBadOffsets, topic, rec.Partition, rec.Key, err)
 			}
