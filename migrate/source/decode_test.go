@@ -1,6 +1,7 @@
 package source
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,7 +42,13 @@ func TestDecodeOffsetIsDecodeMap(t *testing.T) {
 // barrier's two reads).
 func TestDecodeOffsetAllocations(t *testing.T) {
 	v := []byte(`{"position":1234567}`)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	allocs := testing.AllocsPerRun(50, func() { _, _ = decodeOffset(v) })
+	runtime.ReadMemStats(&after)
 	require.LessOrEqual(t, allocs, 10.0, "allocations of decoding one source offset")
-	t.Logf("decodeOffset %v allocations, DecodeMap %v", allocs, testing.AllocsPerRun(50, func() { _, _ = jsonvalue.DecodeMap(v) }))
+	// And few bytes: not an arena sized for a large document (32 KiB) for each of them.
+	perRun := float64(after.TotalAlloc-before.TotalAlloc) / 51
+	require.Less(t, perRun, 1024.0, "bytes allocated decoding one source offset")
+	t.Logf("decodeOffset %v allocations (%.0f bytes), DecodeMap %v", allocs, perRun, testing.AllocsPerRun(50, func() { _, _ = jsonvalue.DecodeMap(v) }))
 }
