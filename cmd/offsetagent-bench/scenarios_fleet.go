@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/agent"
+	"github.com/offsetagent/offsetagent/internal/connectrest"
 	"github.com/offsetagent/offsetagent/internal/connectsim"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
@@ -120,8 +121,9 @@ type fleetFigures struct {
 	burst float64
 	// restA and restB are the calls to A's and B's REST APIs, by method and route.
 	restA, restB map[string]int
-	// stops are A's stop calls, start and end (Unix ns); callsB every call to B's REST API.
-	stops, callsB []span
+	// stops are A's stop calls, start and end (Unix ns); callsB every call to B's REST API;
+	// statusA A's status calls, callsA every call to A's.
+	stops, callsB, statusA, callsA []span
 	// agentHWM is the largest VmHWM of B's agents (bytes).
 	agentHWM uint64
 	load     string
@@ -220,6 +222,30 @@ func (f *fleetFigures) rows() []row {
 		info("load average at the start", f.load),
 	)
 	rows = append(rows, f.cpu.rows(info, "during the waves (first stop on A -> last result)", stops.From, m.Finished, n)...)
+	if stops.To > stops.From {
+		// How busy A's REST API was while the waves stopped their connectors: migrate's
+		// client makes at most connectrest.MaxCalls calls at once; an average near it says
+		// the stop barriers queue for it.
+		var inCalls time.Duration
+		for _, c := range f.callsA {
+			from, to := max(c.From, stops.From), min(c.To, stops.To)
+			if to > from {
+				inCalls += time.Duration(to - from)
+			}
+		}
+		avg := func(spans []span) string {
+			if len(spans) == 0 {
+				return "-"
+			}
+			var d time.Duration
+			for _, s := range spans {
+				d += time.Duration(s.To - s.From)
+			}
+			return fmt.Sprintf("%.2f ms", float64(d)/float64(len(spans))/float64(time.Millisecond))
+		}
+		rows = append(rows, info(fmt.Sprintf("A's REST API from the first stop to the last: calls in flight on average (at most %d), answer time of a stop, of a status", connectrest.MaxCalls),
+			fmt.Sprintf("%.1f; %s; %s", inCalls.Seconds()/stops.dur().Seconds(), avg(f.stops), avg(f.statusA))))
+	}
 	return rows
 }
 
@@ -399,8 +425,9 @@ type countingHandler struct {
 	h     http.Handler
 	mu    sync.Mutex
 	calls map[string]int
-	// stops are the stop calls' spans, all every call's.
+	// stops are the stop calls' spans, all every call's, byRoute every call's by route.
 	stops, all []span
+	byRoute    map[string][]span
 }
 
 func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -412,9 +439,20 @@ func (c *countingHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer c.mu.Unlock()
 	c.calls[route]++
 	c.all = append(c.all, span{from, to})
+	if c.byRoute == nil {
+		c.byRoute = map[string][]span{}
+	}
+	c.byRoute[route] = append(c.byRoute[route], span{from, to})
 	if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/stop") {
 		c.stops = append(c.stops, span{from, to})
 	}
+}
+
+// routeSpans are the spans of the calls to route.
+func (c *countingHandler) routeSpans(route string) []span {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.byRoute[route])
 }
 
 func (c *countingHandler) counts() (map[string]int, []span, []span) {
@@ -676,7 +714,8 @@ func runFleet(ctx context.Context, e *env, spec fleetSpec) (*fleetFigures, error
 	for _, a := range agents {
 		f.agentHWM = max(f.agentHWM, vmHWM(strconv.Itoa(a.cmd.Process.Pid)))
 	}
-	f.restA, f.stops, _ = restA.counts()
+	f.restA, f.stops, f.callsA = restA.counts()
+	f.statusA = restA.routeSpans("GET /connectors/{name}/status")
 	f.restB, _, f.callsB = restB.counts()
 	if m.Outcomes[string(apply.OutcomeSucceeded)] != spec.total() {
 		return f, fmt.Errorf("migrate: outcomes %v, want %d succeeded; first failure: %s", m.Outcomes, spec.total(), m.FirstFailure)

@@ -47,9 +47,10 @@ func TestFleetSmall(t *testing.T) {
 	require.Len(t, f.m.Results, 200)
 	rows := f.rows()
 	// 22, then the CPU per connector of the driver, A's broker, B's, each agent, migrate, and
-	// all of them.
-	require.Len(t, rows, 22+5+spec.agents)
-	for _, r := range rows[22:] {
+	// all of them, and A's REST calls in flight.
+	require.Len(t, rows, 22+5+spec.agents+1)
+	require.Contains(t, rows[len(rows)-1].figure, "calls in flight")
+	for _, r := range rows[22 : len(rows)-1] {
 		require.Contains(t, r.figure, "CPU per connector during the waves")
 		require.NotContains(t, r.value, "0.000 ms", "%s", r.figure)
 	}
