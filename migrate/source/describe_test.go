@@ -73,7 +73,7 @@ func TestSinkChecksDescribeTheirTopicsTogether(t *testing.T) {
 	out := make(chan got, sinks)
 	check := func(i int) {
 		topic := fmt.Sprintf("in-%d", i%topics)
-		unreadable, _, err := r.checkTopics(ctx, fmt.Sprintf("connect-sink-%02d", i), []string{topic}, nil)
+		unreadable, _, err := r.checkTopics(ctx, fmt.Sprintf("connect-sink-%02d", i), []string{topic}, nil, nil)
 		if err == nil && len(unreadable) > 0 {
 			err = unreadable[0]
 		}

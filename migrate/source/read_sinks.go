@@ -39,6 +39,13 @@ import (
 
 // sinkOffsets reads sink c's committed offsets on A and proves them complete (see above).
 func (r *topicsReader) sinkOffsets(ctx context.Context, c *fleet.Connector) ([]events.ConnectorOffset, error) {
+	// A sink's topics (`topics`) are described side by side with the fetch of its group's
+	// offsets, not after it: neither needs the other, and each read of a sink's offsets (its
+	// stop barrier makes two) waited for two round trips to A one after the other.
+	var described describeResult
+	if topics := listedTopics(c); len(topics) > 0 {
+		described = r.describeAhead(ctx, topics)
+	}
 	gos, err := r.store.GroupOffsets(ctx, c.Group)
 	if err != nil {
 		var az *kafkaio.AuthzError
@@ -47,7 +54,7 @@ func (r *topicsReader) sinkOffsets(ctx context.Context, c *fleet.Connector) ([]e
 		}
 		return nil, err
 	}
-	unreadable, extra, err := r.unreadable(ctx, c, gos)
+	unreadable, extra, err := r.unreadable(ctx, c, gos, described)
 	if err != nil {
 		return nil, err
 	}
@@ -81,18 +88,51 @@ func (r *topicsReader) sinkOffsets(ctx context.Context, c *fleet.Connector) ([]e
 	return out, nil
 }
 
+// listedTopics are the topics of sink c's `topics`, each once; none without it.
+func listedTopics(c *fleet.Connector) []string {
+	list, ok := c.Config.Get("topics")
+	if !ok || strings.TrimSpace(list) == "" {
+		return nil
+	}
+	var topics []string
+	for _, t := range strings.Split(list, ",") {
+		if t = strings.TrimSpace(t); t != "" && !slices.Contains(topics, t) {
+			topics = append(topics, t)
+		}
+	}
+	return topics
+}
+
+// describeResult is the answer of a description of topics (describer.describe) under way;
+// nil when none was started.
+type describeResult func() (map[string][]int, map[string]error, error)
+
+// describeAhead starts describing topics and returns the function that waits for the answer.
+func (r *topicsReader) describeAhead(ctx context.Context, topics []string) describeResult {
+	type answer struct {
+		parts  map[string][]int
+		failed map[string]error
+		err    error
+	}
+	got := make(chan answer, 1) // the describer's call ends with ctx: nothing is left waiting
+	go func() {
+		var a answer
+		a.parts, a.failed, a.err = r.topics.describe(ctx, topics)
+		got <- a
+	}()
+	return func() (map[string][]int, map[string]error, error) {
+		a := <-got
+		return a.parts, a.failed, a.err
+	}
+}
+
 // unreadable returns what keeps the sink's offsets from being complete (AuthzErrors and the
 // like), and offsets the fetch of every partition did not return but a fetch by name did. An
-// error is a failure to check at all.
-func (r *topicsReader) unreadable(ctx context.Context, c *fleet.Connector, gos []offsetstore.GroupOffset) ([]error, []kafkaio.GroupOffset, error) {
-	if list, ok := c.Config.Get("topics"); ok && strings.TrimSpace(list) != "" {
-		var topics []string
-		for _, t := range strings.Split(list, ",") {
-			if t = strings.TrimSpace(t); t != "" && !slices.Contains(topics, t) {
-				topics = append(topics, t)
-			}
-		}
-		return r.checkTopics(ctx, c.Group, topics, gos)
+// error is a failure to check at all. described, when not nil, is the description of the
+// sink's `topics` started already.
+func (r *topicsReader) unreadable(ctx context.Context, c *fleet.Connector, gos []offsetstore.GroupOffset, described describeResult) ([]error, []kafkaio.GroupOffset, error) {
+	if topics := listedTopics(c); len(topics) > 0 {
+		return r.checkTopics(ctx, c.Group, topics, gos, described)
 	}
 	if re, ok := c.Config.Get("topics.regex"); ok && strings.TrimSpace(re) != "" {
 		if r.rest == nil {
@@ -126,7 +166,7 @@ func (r *topicsReader) unreadable(ctx context.Context, c *fleet.Connector, gos [
 			return nil, nil, nil
 		}
 		slices.Sort(missing)
-		return r.checkTopics(ctx, c.Group, missing, gos)
+		return r.checkTopics(ctx, c.Group, missing, gos, nil)
 	}
 	return nil, nil, nil
 }
@@ -135,9 +175,13 @@ func (r *topicsReader) unreadable(ctx context.Context, c *fleet.Connector, gos [
 // A topic that does not exist has no offsets; one the principal may not Describe, or whose
 // partitions the coordinator refuses, is unreadable. gos are the group's offsets the fetch of
 // every partition returned: when they hold every partition of the topics described, the
-// fetch by name is not made, since it could tell nothing more (see covered).
-func (r *topicsReader) checkTopics(ctx context.Context, group string, topics []string, gos []offsetstore.GroupOffset) ([]error, []kafkaio.GroupOffset, error) {
-	parts, failed, err := r.topics.describe(ctx, topics)
+// fetch by name is not made, since it could tell nothing more (see covered). described, when
+// not nil, is the description of topics started already.
+func (r *topicsReader) checkTopics(ctx context.Context, group string, topics []string, gos []offsetstore.GroupOffset, described describeResult) ([]error, []kafkaio.GroupOffset, error) {
+	if described == nil {
+		described = func() (map[string][]int, map[string]error, error) { return r.topics.describe(ctx, topics) }
+	}
+	parts, failed, err := described()
 	if err != nil {
 		return nil, nil, fmt.Errorf("describe the sink's topics: %w", err)
 	}

@@ -79,3 +79,65 @@ func TestSinkOffsetsFetchByNameOnlyWhatIsMissing(t *testing.T) {
 		mu.Unlock()
 	}
 }
+
+// A sink's topics are described while its group's offsets are fetched, not after: each read
+// of a sink's offsets is then one round trip to A's brokers long, not two. A's broker holds
+// the fetch of the group's offsets until the Metadata request describing the sink's topic
+// comes (a second at most): one after the other, it never comes while the fetch is held.
+func TestSinkOffsetsDescribeTheTopicsWhileFetching(t *testing.T) {
+	fake := kafkatest.Kfake(t)
+	brokers := fake.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
+	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "in", 2, nil))
+	require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, "connect-snk", []kafkaio.GroupOffset{
+		{Topic: "in", Partition: 0, Offset: 3}, {Topic: "in", Partition: 1, Offset: 4}}))
+	r, err := openTopics(ctx, TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
+		connectors.Builtin(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	t.Cleanup(r.close)
+
+	described := make(chan struct{})
+	closeDescribed := sync.OnceFunc(func() { close(described) })
+	fake.ControlKey(int16(kmsg.Metadata), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		fake.KeepControl()
+		for _, tp := range kreq.(*kmsg.MetadataRequest).Topics {
+			if tp.Topic != nil && *tp.Topic == "in" {
+				closeDescribed()
+			}
+		}
+		return nil, nil, false
+	})
+	var mu sync.Mutex
+	held, whileHeld := 0, 0
+	fake.ControlKey(int16(kmsg.OffsetFetch), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		fake.KeepControl()
+		if req := kreq.(*kmsg.OffsetFetchRequest); req.Group != "connect-snk" || req.Topics != nil {
+			return nil, nil, false
+		}
+		fake.SleepControl(func() {
+			select {
+			case <-described:
+				mu.Lock()
+				whileHeld++
+				mu.Unlock()
+			case <-time.After(time.Second):
+			}
+		})
+		mu.Lock()
+		held++
+		mu.Unlock()
+		return nil, nil, false
+	})
+	c := &fleet.Connector{Name: "snk", Type: connectors.Sink, Group: "connect-snk"}
+	c.Config = sortedConfig(map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "in", "name": "snk"})
+	offs, err := r.offsets(ctx, c)
+	require.NoError(t, err)
+	require.Len(t, offs, 2)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, 1, held, "fetches of the group's offsets")
+	require.Equal(t, 1, whileHeld, "the sink's topic described while its group's offsets were fetched")
+}
