@@ -223,21 +223,33 @@ func (p *Producer) write(ctx context.Context, topic string, recs []Record, parts
 }
 
 // reportItems tells acked of the acknowledged items of a produce call: msgs[i] went in
-// owner[i], which keeps msgs' order within its partition.
+// owner[i], which keeps msgs' order within its partition. The items are told of in the order
+// first met, their indexes cut from one slice: a write has a few items (at most smallWrite
+// records), found in short lists rather than a map of a slice each.
 func reportItems(msgs []kafka.Message, errs []error, owner []*produceItem, acked func(Acked)) {
-	runs := map[*produceItem][]int{}
-	var order []*produceItem
+	ok := func(i int) bool { return owner[i] != nil && (errs == nil || errs[i] == nil) }
+	var first [16]*produceItem // most writes have fewer items: no allocation for their list
+	order := first[:0]
+	n := 0
 	for i, it := range owner {
-		if it == nil || (errs != nil && errs[i] != nil) {
+		if !ok(i) {
 			continue
 		}
-		if _, ok := runs[it]; !ok {
+		n++
+		if len(order) == 0 || (order[len(order)-1] != it && !slices.Contains(order, it)) {
 			order = append(order, it)
 		}
-		runs[it] = append(runs[it], i)
 	}
+	idx := make([]int, 0, n)
 	for _, it := range order {
-		acked(Acked{Partition: it.partition, Base: it.base, Idx: runs[it]})
+		start := len(idx)
+		for i, o := range owner {
+			if o == it && ok(i) {
+				idx = append(idx, i)
+			}
+		}
+		// Capped: an append by the receiver never writes into the next item's indexes.
+		acked(Acked{Partition: it.partition, Base: it.base, Idx: idx[start:len(idx):len(idx)]})
 	}
 }
 
