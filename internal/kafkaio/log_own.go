@@ -1,10 +1,13 @@
 package kafkaio
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -319,4 +322,95 @@ func (l *Log) SyncTo(ctx context.Context, p int, end int64) error {
 		return fmt.Errorf("sync log of topic %q: %w", l.topic, err)
 	}
 	return l.waitApplied(ctx, func(next []int64) bool { return next[p] >= end })
+}
+
+// Expect tells the log of records the caller is about to write, with their decoded forms
+// (Record.Decoded; the others are left out), until Unexpect: a fetch that reads one before the
+// caller hands its acknowledgement to Written (under load a barrier's fetch often does: the
+// broker has appended it, its Produce answer is still on its way) gives the view the decoded
+// form with the record, as Written would, instead of leaving it to decode the bytes again. A
+// record read is matched by key and bytes: equal bytes decode alike, so a match is never
+// wrong. Call Unexpect with the same records once the write returned.
+func (l *Log) Expect(recs []Record) { l.expected.add(recs) }
+
+// Unexpect forgets records Expect was told of.
+func (l *Log) Unexpect(recs []Record) { l.expected.remove(recs) }
+
+// expectedRecords are records being written, by key (Expect).
+type expectedRecords struct {
+	n  atomic.Int32 // the records held: a log with none skips the lookup
+	mu sync.Mutex
+	m  map[string][]expectedRecord
+}
+
+type expectedRecord struct {
+	value   []byte
+	decoded any
+}
+
+// maxExpected bounds the records held: beyond it, a record is not held (a fetch that reads it
+// leaves it to be decoded).
+const maxExpected = 4096
+
+func (e *expectedRecords) add(recs []Record) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, r := range recs {
+		if r.Decoded == nil || r.Value == nil || e.n.Load() >= maxExpected {
+			continue
+		}
+		if e.m == nil {
+			e.m = map[string][]expectedRecord{}
+		}
+		e.m[string(r.Key)] = append(e.m[string(r.Key)], expectedRecord{value: r.Value, decoded: r.Decoded})
+		e.n.Add(1)
+	}
+}
+
+func (e *expectedRecords) remove(recs []Record) {
+	if e.n.Load() == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, r := range recs {
+		if r.Decoded == nil || r.Value == nil {
+			continue
+		}
+		es := e.m[string(r.Key)]
+		// The entry of this very record: its value is the same slice.
+		i := slices.IndexFunc(es, func(x expectedRecord) bool {
+			return len(x.value) == len(r.Value) && (len(x.value) == 0 || &x.value[0] == &r.Value[0])
+		})
+		if i < 0 {
+			continue
+		}
+		if es = slices.Delete(es, i, i+1); len(es) == 0 {
+			delete(e.m, string(r.Key))
+		} else {
+			e.m[string(r.Key)] = es
+		}
+		e.n.Add(-1)
+	}
+}
+
+// decode gives the fetched records of batch that are expected their decoded forms.
+func (e *expectedRecords) decode(batch []kafka.Message) {
+	if e.n.Load() == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range batch {
+		m := &batch[i]
+		if m.WriterData != nil || m.Value == nil {
+			continue
+		}
+		for _, x := range e.m[string(m.Key)] {
+			if bytes.Equal(x.value, m.Value) {
+				m.WriterData = x.decoded
+				break
+			}
+		}
+	}
 }

@@ -173,3 +173,27 @@ func runLog(t *testing.T, l *Log) {
 	})
 	require.NoError(t, l.WaitReady(testContext(t)))
 }
+
+// A record being written that the log fetches before Written has it (its Produce answered,
+// the answer not yet handed over: a concurrent barrier's fetch) comes with the decoded form
+// Expect was told of, matched by key and bytes; other bytes under the key, and the record
+// once Unexpect forgot it, come without.
+func TestLogHandsExpectedRecordsDecodedForms(t *testing.T) {
+	_, brokers, p := startProducerCluster(t, "expect")
+	ctx := testContext(t)
+	l := runAppliedLog(t, brokers, "expect")
+	recs := []Record{{Key: []byte("k"), Value: []byte("mine"), Decoded: "decoded mine"}, {Key: []byte("t"), Value: nil, Decoded: "tombstone"}}
+	l.Expect(recs)
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "expect", Partition: 0, Key: []byte("k"), Value: []byte("other")}}))
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "expect", Partition: 0, Key: []byte("k"), Value: []byte("mine")}}))
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "expect", Partition: 0, Key: []byte("t")}}))
+	require.NoError(t, l.Sync(ctx))
+	l.Unexpect(recs)
+	require.Zero(t, l.expected.n.Load(), "every record forgotten")
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "expect", Partition: 0, Key: []byte("k"), Value: []byte("mine")}}))
+	require.NoError(t, l.Sync(ctx))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	require.Equal(t, []any{nil, "decoded mine", nil}, l.decoded["k"])
+	require.Equal(t, []any{nil}, l.decoded["t"], "a tombstone is never expected")
+}
