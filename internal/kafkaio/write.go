@@ -151,6 +151,9 @@ func (p *Producer) Leaders(ctx context.Context, topic string) ([]int, error) {
 // writeRefusal words the refusal in err, the result of a write to topic, as an *AuthzError
 // naming Write on topic: the cause of a *WriteError, which stays (MayHaveWritten reads it).
 func (p *Producer) writeRefusal(topic string, err error) error {
+	if err == nil {
+		return nil // before the target of errors.As, which escapes, is declared
+	}
 	var we *WriteError
 	if errors.As(err, &we) {
 		we.Err = refusal(p.client, we.Err, OpWrite, ResourceTopic, topic)

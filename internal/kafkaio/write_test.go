@@ -91,3 +91,10 @@ func TestReportItems(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { reportItems(msgs, nil, owner[4:], func(Acked) {}) })
 	require.LessOrEqual(t, allocs, 1.0)
 }
+
+// A write that succeeded needs no refusal worded: no allocation.
+func TestWriteRefusalSuccessAllocations(t *testing.T) {
+	p := &Producer{}
+	require.NoError(t, p.writeRefusal("t", nil))
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = p.writeRefusal("t", nil) }))
+}
