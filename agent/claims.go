@@ -29,6 +29,8 @@ type claimRecord struct {
 	Claim         string `json:"claim"` // the connector name
 	RequestID     string `json:"request_id"`
 	RequestSource string `json:"request_source"`
+	// key is the record's key (claimKey), set by Claim for its own record.
+	key string
 }
 
 // claimEntry is one live claim in the view.
@@ -44,16 +46,17 @@ func claimKey(name, source, id string) string {
 
 // applyClaimLocked applies one claim record (a claim or its tombstone) to the view.
 func (il *intentLog) applyClaimLocked(m *kafka.Message) {
-	key := string(m.Key)
+	// The key is looked up and compared as bytes; a string of it is made only for a claim the
+	// view keeps (this replica's own claims bring theirs).
 	if m.Value == nil {
-		name, ok := il.claimNames[key]
+		name, ok := il.claimNames[string(m.Key)]
 		if !ok {
 			return
 		}
-		delete(il.claimNames, key)
+		delete(il.claimNames, string(m.Key))
 		cs := il.claims[name]
 		for i := range cs {
-			if cs[i].key == key {
+			if cs[i].key == string(m.Key) {
 				cs = append(cs[:i:i], cs[i+1:]...)
 				break
 			}
@@ -65,23 +68,37 @@ func (il *intentLog) applyClaimLocked(m *kafka.Message) {
 		}
 		return
 	}
-	if _, ok := il.claimNames[key]; ok {
+	if _, ok := il.claimNames[string(m.Key)]; ok {
 		return // claimed again by a redelivery: the first record keeps its place
 	}
 	var c claimRecord
 	if own, ok := m.WriterData.(*claimRecord); ok {
 		c = *own // this replica's own claim (Claim): nothing to parse
-	} else if err := json.Unmarshal(m.Value, &c); err != nil || claimKey(c.Claim, c.RequestSource, c.RequestID) != key {
+	} else if c, ok = parseClaim(m.Value); !ok || claimKey(c.Claim, c.RequestSource, c.RequestID) != string(m.Key) {
 		return
+	}
+	key := c.key
+	if key != string(m.Key) {
+		key = string(m.Key)
 	}
 	il.claimNames[key] = c.Claim
 	il.claims[c.Claim] = append(il.claims[c.Claim], claimEntry{key: key, offset: m.Offset, claimRecord: c})
 }
 
+// parseClaim decodes a claim record's value. Its own variable, which json.Unmarshal makes
+// escape, is allocated only when a record is parsed, not for the own claims applied.
+func parseClaim(value []byte) (claimRecord, bool) {
+	var c claimRecord
+	if err := json.Unmarshal(value, &c); err != nil {
+		return claimRecord{}, false
+	}
+	return c, true
+}
+
 // Claim implements handlers.Claims.
 func (il *intentLog) Claim(ctx context.Context, name, source, id string) (*handlers.ClaimHolder, error) {
 	key := claimKey(name, source, id)
-	rec := &claimRecord{Claim: name, RequestID: id, RequestSource: source}
+	rec := &claimRecord{Claim: name, RequestID: id, RequestSource: source, key: key}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return nil, fmt.Errorf("encode claim: %w", err)

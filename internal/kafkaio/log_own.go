@@ -336,6 +336,16 @@ func (l *Log) Expect(recs []Record) { l.expected.add(recs) }
 // Unexpect forgets records Expect was told of.
 func (l *Log) Unexpect(recs []Record) { l.expected.remove(recs) }
 
+// ExpectRecord is Expect for one record.
+func (l *Log) ExpectRecord(key, value []byte, decoded any) {
+	l.expected.add([]Record{{Key: key, Value: value, Decoded: decoded}})
+}
+
+// UnexpectRecord is Unexpect for one record.
+func (l *Log) UnexpectRecord(key, value []byte, decoded any) {
+	l.expected.remove([]Record{{Key: key, Value: value, Decoded: decoded}})
+}
+
 // expectedRecords are records being written, by key (Expect).
 type expectedRecords struct {
 	n  atomic.Int32 // the records held: a log with none skips the lookup
