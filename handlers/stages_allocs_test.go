@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
 )
 
 // The stage loop itself costs a request one allocation, its stage reports: the stage table
@@ -30,4 +31,27 @@ func TestStageLoopAllocations(t *testing.T) {
 		failure = c.toFailure(StepValidateConfig, c.validateConfig(ctx, j))
 	})
 	require.LessOrEqual(t, loop-alone, 1.0, "allocations of the stage loop (%v with the stage, %v the stage alone)", loop, alone)
+}
+
+// The existence check of a source request with offsets starts the read of the global offsets
+// topic to its end together with the config topic's, and leaves the wait for it to the
+// snapshot: no goroutine and channel per request to wait meanwhile (the read is in flight
+// either way).
+func TestCheckNotExistsAllocations(t *testing.T) {
+	ctx := context.Background()
+	store := newFakeStore()
+	c := newTestCreator(t, store, nil)
+	req := &events.Request{ID: "r", Data: events.CreateRequest{Name: "c", HasInitialOffsets: true}}
+	j := &job{req: req, name: "c", typ: connectors.Source}
+	var err error
+	allocs := testing.AllocsPerRun(100, func() {
+		j.globalSynced = nil
+		err = c.checkNotExists(ctx, j)
+	})
+	require.NoError(t, err)
+	require.NotNil(t, j.globalSynced)
+	require.NoError(t, j.globalSynced(ctx))
+	// The test store's waits (syncEach, five) and the wait kept for the snapshot.
+	t.Logf("%.0f allocations", allocs)
+	require.LessOrEqual(t, allocs, 6.0)
 }
