@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -346,16 +347,27 @@ func (l *Log) UnexpectRecord(key, value []byte, decoded any) {
 	l.expected.remove([]Record{{Key: key, Value: value, Decoded: decoded}})
 }
 
-// expectedRecords are records being written, by key (Expect).
+// expectedRecords are records being written (Expect), by the hash of their keys: a map keyed
+// by the keys themselves would copy each into a string.
 type expectedRecords struct {
-	n  atomic.Int32 // the records held: a log with none skips the lookup
-	mu sync.Mutex
-	m  map[string][]expectedRecord
+	n    atomic.Int32 // the records held: a log with none skips the lookup
+	mu   sync.Mutex
+	seed maphash.Seed
+	m    map[uint64]expectedRecord
+	// more are the records whose key's hash m holds for another (the same key written twice
+	// at once, or a collision): rare, looked through in order.
+	more []expectedRecord
 }
 
 type expectedRecord struct {
-	value   []byte
-	decoded any
+	hash       uint64
+	key, value []byte
+	decoded    any
+}
+
+// is reports whether e is the entry of the record key, value (the same value slice).
+func (e *expectedRecord) is(key, value []byte) bool {
+	return len(e.value) == len(value) && (len(value) == 0 || &e.value[0] == &value[0]) && bytes.Equal(e.key, key)
 }
 
 // maxExpected bounds the records held: beyond it, a record is not held (a fetch that reads it
@@ -370,9 +382,14 @@ func (e *expectedRecords) add(recs []Record) {
 			continue
 		}
 		if e.m == nil {
-			e.m = map[string][]expectedRecord{}
+			e.seed, e.m = maphash.MakeSeed(), map[uint64]expectedRecord{}
 		}
-		e.m[string(r.Key)] = append(e.m[string(r.Key)], expectedRecord{value: r.Value, decoded: r.Decoded})
+		x := expectedRecord{hash: maphash.Bytes(e.seed, r.Key), key: r.Key, value: r.Value, decoded: r.Decoded}
+		if _, taken := e.m[x.hash]; taken {
+			e.more = append(e.more, x)
+		} else {
+			e.m[x.hash] = x
+		}
 		e.n.Add(1)
 	}
 }
@@ -387,20 +404,24 @@ func (e *expectedRecords) remove(recs []Record) {
 		if r.Decoded == nil || r.Value == nil {
 			continue
 		}
-		es := e.m[string(r.Key)]
-		// The entry of this very record: its value is the same slice.
-		i := slices.IndexFunc(es, func(x expectedRecord) bool {
-			return len(x.value) == len(r.Value) && (len(x.value) == 0 || &x.value[0] == &r.Value[0])
-		})
-		if i < 0 {
+		h := maphash.Bytes(e.seed, r.Key)
+		if x, ok := e.m[h]; ok && x.is(r.Key, r.Value) {
+			delete(e.m, h)
+			// Another record of the hash takes its place in m.
+			if i := slices.IndexFunc(e.more, func(y expectedRecord) bool { return y.hash == h }); i >= 0 {
+				e.m[h] = e.more[i]
+				e.more = slices.Delete(e.more, i, i+1)
+			}
+			e.n.Add(-1)
 			continue
 		}
-		if es = slices.Delete(es, i, i+1); len(es) == 0 {
-			delete(e.m, string(r.Key))
-		} else {
-			e.m[string(r.Key)] = es
+		if i := slices.IndexFunc(e.more, func(y expectedRecord) bool { return y.is(r.Key, r.Value) }); i >= 0 {
+			e.more = slices.Delete(e.more, i, i+1)
+			e.n.Add(-1)
 		}
-		e.n.Add(-1)
+	}
+	if len(e.more) == 0 {
+		e.more = nil
 	}
 }
 
@@ -416,9 +437,18 @@ func (e *expectedRecords) decode(batch []kafka.Message) {
 		if m.WriterData != nil || m.Value == nil {
 			continue
 		}
-		for _, x := range e.m[string(m.Key)] {
-			if bytes.Equal(x.value, m.Value) {
-				m.WriterData = x.decoded
+		h := maphash.Bytes(e.seed, m.Key)
+		x, ok := e.m[h]
+		if !ok {
+			continue
+		}
+		if bytes.Equal(x.key, m.Key) && bytes.Equal(x.value, m.Value) {
+			m.WriterData = x.decoded
+			continue
+		}
+		for _, y := range e.more {
+			if y.hash == h && bytes.Equal(y.key, m.Key) && bytes.Equal(y.value, m.Value) {
+				m.WriterData = y.decoded
 				break
 			}
 		}
