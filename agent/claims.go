@@ -29,8 +29,6 @@ type claimRecord struct {
 	Claim         string `json:"claim"` // the connector name
 	RequestID     string `json:"request_id"`
 	RequestSource string `json:"request_source"`
-	// key is the record's key (claimKey), set by Claim for its own record.
-	key string
 }
 
 // claimEntry is one live claim in the view.
@@ -46,17 +44,16 @@ func claimKey(name, source, id string) string {
 
 // applyClaimLocked applies one claim record (a claim or its tombstone) to the view.
 func (il *intentLog) applyClaimLocked(m *kafka.Message) {
-	// The key is looked up and compared as bytes; a string of it is made only for a claim the
-	// view keeps (this replica's own claims bring theirs).
+	key := string(m.Key)
 	if m.Value == nil {
-		name, ok := il.claimNames[string(m.Key)]
+		name, ok := il.claimNames[key]
 		if !ok {
 			return
 		}
-		delete(il.claimNames, string(m.Key))
+		delete(il.claimNames, key)
 		cs := il.claims[name]
 		for i := range cs {
-			if cs[i].key == string(m.Key) {
+			if cs[i].key == key {
 				cs = append(cs[:i:i], cs[i+1:]...)
 				break
 			}
@@ -68,37 +65,23 @@ func (il *intentLog) applyClaimLocked(m *kafka.Message) {
 		}
 		return
 	}
-	if _, ok := il.claimNames[string(m.Key)]; ok {
+	if _, ok := il.claimNames[key]; ok {
 		return // claimed again by a redelivery: the first record keeps its place
 	}
 	var c claimRecord
 	if own, ok := m.WriterData.(*claimRecord); ok {
 		c = *own // this replica's own claim (Claim): nothing to parse
-	} else if c, ok = parseClaim(m.Value); !ok || claimKey(c.Claim, c.RequestSource, c.RequestID) != string(m.Key) {
+	} else if err := json.Unmarshal(m.Value, &c); err != nil || claimKey(c.Claim, c.RequestSource, c.RequestID) != key {
 		return
-	}
-	key := c.key
-	if key != string(m.Key) {
-		key = string(m.Key)
 	}
 	il.claimNames[key] = c.Claim
 	il.claims[c.Claim] = append(il.claims[c.Claim], claimEntry{key: key, offset: m.Offset, claimRecord: c})
 }
 
-// parseClaim decodes a claim record's value. Its own variable, which json.Unmarshal makes
-// escape, is allocated only when a record is parsed, not for the own claims applied.
-func parseClaim(value []byte) (claimRecord, bool) {
-	var c claimRecord
-	if err := json.Unmarshal(value, &c); err != nil {
-		return claimRecord{}, false
-	}
-	return c, true
-}
-
 // Claim implements handlers.Claims.
 func (il *intentLog) Claim(ctx context.Context, name, source, id string) (*handlers.ClaimHolder, error) {
 	key := claimKey(name, source, id)
-	rec := &claimRecord{Claim: name, RequestID: id, RequestSource: source, key: key}
+	rec := &claimRecord{Claim: name, RequestID: id, RequestSource: source}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return nil, fmt.Errorf("encode claim: %w", err)

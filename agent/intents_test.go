@@ -256,20 +256,3 @@ func TestClaimAndResultSentByRequestsGoroutine(t *testing.T) {
 	sentBy(during(true, func(ctx context.Context) error { return a.produceResult(ctx, msg, res) }), "agent.(*Agent).produceResult(")
 	require.True(t, a.results.seen("/src", "1"), "the result is known published")
 }
-
-// The claim view makes a string of a record's key only for a claim it keeps that brings none:
-// this replica's own claim brings its key, and the tombstone of a claim is looked up by its
-// bytes.
-func TestClaimViewKeyAllocations(t *testing.T) {
-	il := &intentLog{intents: map[string]*handlers.Intent{}, claims: map[string][]claimEntry{}, claimNames: map[string]string{}}
-	key := claimKey("a", "/src", "r")
-	claim := &claimRecord{Claim: "a", RequestID: "r", RequestSource: "/src", key: key}
-	msgs := []kafka.Message{{Key: []byte(key), Value: []byte(`{"claim":"a","request_id":"r","request_source":"/src"}`), WriterData: claim}, {Key: []byte(key)}}
-	allocs := testing.AllocsPerRun(100, func() { il.apply(msgs) })
-	require.Empty(t, il.claims, "claimed and removed")
-	require.Empty(t, il.claimNames)
-	// The claims' slice of the name, kept while it is claimed; no string of the key.
-	require.LessOrEqual(t, allocs, 1.0)
-	il.apply(msgs[:1])
-	require.Equal(t, []claimEntry{{key: key, claimRecord: *claim}}, il.claims["a"])
-}
