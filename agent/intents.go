@@ -219,6 +219,9 @@ func (il *intentLog) enqueueAs(ctx context.Context, name string, msgs []kafka.Me
 		il.seq++
 		il.lastWrite[string(m.Key)] = il.seq
 		queued, seqs = append(queued, m), append(seqs, il.seq)
+		// Another request's barrier may fetch it before Written has it: it then takes the
+		// decoded form too (acknowledged forgets it).
+		il.log.ExpectRecord(m.Key, m.Value, m.WriterData)
 	}
 	if len(queued) == 0 {
 		return nil, nil, nil, nil
@@ -273,6 +276,11 @@ func (il *intentLog) writeFor(ctx context.Context, name string, msgs ...kafka.Me
 func (il *intentLog) acknowledged(ctx context.Context, w *kafkaio.Pending, msgs []kafka.Message, seqs []uint64) error {
 	errs := w.Wait(ctx)
 	il.settle(msgs, seqs)
+	defer func() {
+		for _, m := range msgs {
+			il.log.UnexpectRecord(m.Key, m.Value, m.WriterData)
+		}
+	}()
 	if errs != nil {
 		if il.refused != nil {
 			return il.refused(errs[0])

@@ -68,23 +68,32 @@ func ResultMessage(topic, typ string, res *Result, dataschema string) (kafka.Mes
 			lastDataschema.Store(&parsedDataschema{in: ds, out: schema})
 		}
 	}
+	// The header values that vary and the key share one allocation, each capped at its
+	// length (an append to one never writes into the next).
+	id, subject := ResultID(res.RequestSource, res.RequestID, typ), strings.TrimSpace(res.Name)
+	vals := make([]byte, 0, len(id)+len(typ)+len(subject)+len(res.Name)+len(schema))
+	cut := func(s string) []byte {
+		start := len(vals)
+		vals = append(vals, s...)
+		return vals[start:len(vals):len(vals)]
+	}
 	headers := make([]kafka.Header, 0, 7)
 	headers = append(headers,
 		kafka.Header{Key: HeaderPrefix + "specversion", Value: specVersionV1},
-		kafka.Header{Key: HeaderPrefix + "id", Value: []byte(ResultID(res.RequestSource, res.RequestID, typ))},
+		kafka.Header{Key: HeaderPrefix + "id", Value: cut(id)},
 		kafka.Header{Key: HeaderPrefix + "source", Value: resultSourceBytes},
-		kafka.Header{Key: HeaderPrefix + "type", Value: []byte(typ)},
+		kafka.Header{Key: HeaderPrefix + "type", Value: cut(typ)},
 		kafka.Header{Key: HeaderContentType, Value: applicationJSON},
 	)
 	out := kafka.Message{Topic: topic, Value: body}
-	if subject := strings.TrimSpace(res.Name); subject != "" {
-		headers = append(headers, kafka.Header{Key: HeaderPrefix + "subject", Value: []byte(subject)})
+	if subject != "" {
+		headers = append(headers, kafka.Header{Key: HeaderPrefix + "subject", Value: cut(subject)})
 	}
 	if res.Name != "" {
-		out.Key = []byte(res.Name)
+		out.Key = cut(res.Name)
 	}
 	if schema != "" {
-		headers = append(headers, kafka.Header{Key: HeaderPrefix + "dataschema", Value: []byte(schema)})
+		headers = append(headers, kafka.Header{Key: HeaderPrefix + "dataschema", Value: cut(schema)})
 	}
 	out.Headers = headers
 	return out, nil

@@ -30,10 +30,10 @@ func (c *Creator) cleanup(ctx context.Context, j *job) *events.Cleanup {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	stages := c.stages()
-	for i := len(stages) - 1; i >= 0 && !u.stop; i-- {
-		if stages[i].undo != nil {
-			stages[i].undo(ctx, j, u)
+	all := stages()
+	for i := len(all) - 1; i >= 0 && !u.stop; i-- {
+		if all[i].undo != nil {
+			all[i].undo(c, ctx, j, u)
 		}
 	}
 	return u.finish()

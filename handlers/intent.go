@@ -257,7 +257,7 @@ func (c *Creator) takeSnapshot(ctx context.Context, j *job) error {
 	for _, topic := range j.sourceTopics(c.opts.OffsetsTopic) {
 		var err error
 		if topic == c.opts.OffsetsTopic && j.globalSynced != nil {
-			err = <-j.globalSynced
+			err = j.globalSynced(ctx)
 			j.globalSynced = nil
 		} else {
 			err = c.retry(ctx, func(ctx context.Context) error { return c.opts.Store.Sync(ctx, topic) })

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -28,9 +29,9 @@ type job struct {
 	// global one ("" otherwise).
 	connectorTopic string
 	group          string // sink consumer group
-	// globalSynced, when not nil, delivers the result of a Sync of the global offsets topic
-	// started by validate_config.
-	globalSynced chan error
+	// globalSynced, when not nil, waits for the read to its end of the global offsets topic
+	// whose end offsets validate_config read (with the config topic's).
+	globalSynced func(context.Context) error
 	// optimistic, when not nil, is the intent written during validate_config.
 	optimistic *optimisticIntent
 	// writeProbes, when not nil, are validate_offsets's Write probes, started by

@@ -159,9 +159,9 @@ func (c *Creator) checkNotExists(ctx context.Context, j *job) error {
 		if waits, err := c.opts.Store.SyncEnds(ctx, c.opts.ConfigTopic, c.opts.OffsetsTopic); err == nil {
 			waitConfig, waitOffsets = waits[0], waits[1]
 		}
-		synced := make(chan error, 1)
-		go func() { synced <- c.syncAfter(ctx, c.opts.OffsetsTopic, waitOffsets) }()
-		j.globalSynced = synced
+		// Waited for when the snapshot needs it: the barrier's fetch is in flight already, so
+		// a goroutine to wait for it meanwhile would buy nothing.
+		j.globalSynced = func(ctx context.Context) error { return c.syncAfter(ctx, c.opts.OffsetsTopic, waitOffsets) }
 	}
 	if err := c.syncAfter(ctx, c.opts.ConfigTopic, waitConfig); err != nil {
 		return fmt.Errorf("read config topic %q: %w", c.opts.ConfigTopic, err)

@@ -45,16 +45,27 @@ func (w Writer) IsRequest(source, id string) bool {
 	return w != Writer{} && w.RequestID == id && w.RequestSource == source
 }
 
-// writerOf reads the request mark of a record's headers (zero when it has none).
-func writerOf(headers []kafka.Header) Writer {
+// writerOf reads the request mark of a record's headers (zero when it has none). A request
+// writes two records with the same mark, applied one after the other: the strings of last,
+// the mark read before, are taken again when equal, instead of new copies.
+func writerOf(headers []kafka.Header, last *Writer) Writer {
 	var w Writer
 	for _, h := range headers {
 		switch h.Key {
 		case HeaderRequestID:
-			w.RequestID = string(h.Value)
+			w.RequestID = last.RequestID
+			if string(h.Value) != last.RequestID {
+				w.RequestID = string(h.Value)
+			}
 		case HeaderRequestSource:
-			w.RequestSource = string(h.Value)
+			w.RequestSource = last.RequestSource
+			if string(h.Value) != last.RequestSource {
+				w.RequestSource = string(h.Value)
+			}
 		}
+	}
+	if w != (Writer{}) {
+		*last = w
 	}
 	return w
 }
@@ -93,7 +104,7 @@ func (v *configView) keepRecord(key string, m *kafka.Message, keepValue bool) {
 		delete(v.latest, key)
 		return
 	}
-	rec := ConfigRecord{Live: true, Writer: writerOf(m.Headers)}
+	rec := ConfigRecord{Live: true, Writer: writerOf(m.Headers, &v.lastWriter)}
 	if keepValue {
 		rec.Value = bytes.Clone(m.Value)
 	}

@@ -87,3 +87,18 @@ func TestConfigViewTakesDecodedOwnRecords(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, map[string]string{"name": "p"}, props)
 }
+
+// A request's two config records carry the same mark: the second's is read without copying
+// its strings again, and a record of another request, or without a mark, reads as its own.
+func TestWriterOfSharesTheLastMark(t *testing.T) {
+	mark := func(id, source string) []kafka.Header {
+		return []kafka.Header{{Key: HeaderRequestID, Value: []byte(id)}, {Key: HeaderRequestSource, Value: []byte(source)}}
+	}
+	var last Writer
+	first, second := mark("req-1", "/src"), mark("req-1", "/src")
+	require.Equal(t, Writer{RequestID: "req-1", RequestSource: "/src"}, writerOf(first, &last))
+	require.Zero(t, testing.AllocsPerRun(100, func() { _ = writerOf(second, &last) }), "the second record of a request")
+	require.Equal(t, Writer{RequestID: "req-2", RequestSource: "/src"}, writerOf(mark("req-2", "/src"), &last))
+	require.Equal(t, Writer{}, writerOf(nil, &last))
+	require.Equal(t, Writer{RequestID: "req-2", RequestSource: "/src"}, last, "a record without a mark leaves the last one")
+}

@@ -55,6 +55,8 @@ type configView struct {
 	// every connector's config: with thousands of connectors, that scan was most of a sink
 	// request's CPU, growing with the connectors already there.
 	groups map[string][]string
+	// lastWriter is the request mark of the record kept last (writerOf).
+	lastWriter Writer
 }
 
 func newConfigView(logger *slog.Logger) *configView {

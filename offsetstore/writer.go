@@ -52,6 +52,11 @@ func (s *Store) Write(ctx context.Context, topic string, recs []Record) error {
 		release := l.Hold(parts)
 		defer release()
 		s.expectMore(topic, len(recs))
+	} else {
+		// A fetch may read these before Written has them (a concurrent request's barrier):
+		// it then takes their decoded forms too.
+		l.Expect(recs)
+		defer l.Unexpect(recs)
 	}
 	return s.producer.Write(ctx, topic, recs, parts, func(a kafkaio.Acked) {
 		l.Written(int(a.Partition), a.Base, recs, a.Idx)

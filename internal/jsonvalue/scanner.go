@@ -1,6 +1,9 @@
 package jsonvalue
 
-import "unsafe"
+import (
+	"strconv"
+	"unsafe"
+)
 
 // scanner reads JSON from s; every method reports false on malformed input. It is shared by
 // DecodeKey (lenient like Connect's reader: leadingZeros) and Scanner/ScanValue (strict RFC
@@ -12,8 +15,10 @@ import "unsafe"
 //     length, into a shared slab of Fields, so that thousands of small Maps cost one allocation
 //     (each carved Map has cap == len, so an append to one never writes into its neighbour);
 //   - boxing a string or Number into an interface allocates, so the boxes of short, repeated
-//     scalars (a cluster alias, a topic name, a partition number) are shared through a small
-//     cache once a scan has boxed enough values for the cache to pay for itself.
+//     scalars (a cluster alias, a topic name, a partition number) are shared through a cache:
+//     a small one once a scan has boxed a few values (a request of ten offsets repeats its
+//     cluster alias and topic in each), a larger one once it has boxed enough for that to pay
+//     for itself; and the Numbers 0 to 255 (partitions) are boxed once for every scan.
 type scanner struct {
 	s            string
 	i            int
@@ -22,6 +27,7 @@ type scanner struct {
 	scratch      []Field
 	slab         []Field
 	boxed        int
+	recent       *recentBoxes
 	cache        *boxCache
 	// own: strings read are copied out of s (into arena; short ones shared through interned),
 	// so that the values do not keep s alive.
@@ -33,18 +39,53 @@ type scanner struct {
 const (
 	// maxSlabFields bounds a slab (32 KiB) so that one long-lived Map pins little memory.
 	maxSlabFields = 1024
-	// cacheAfter is the number of boxed scalars after which the box cache is allocated: small
-	// keys and values never pay for it.
-	cacheAfter = 64
+	// recentAfter is the number of boxed scalars after which the small box cache (recentBoxes)
+	// is allocated, cacheAfter the number after which the larger one is: small keys and
+	// values pay for neither, a request of a few offsets for the small one only.
+	recentAfter = 4
+	cacheAfter  = 64
 	// cacheMaxLen bounds the strings that are looked up in the box cache.
 	cacheMaxLen = 32
 )
 
-// boxCache is a direct-mapped cache of boxed strings and Numbers.
-type boxCache [256]struct {
+// boxCache and recentBoxes are direct-mapped caches of boxed strings and Numbers.
+type (
+	boxCache    [256]boxEntry
+	recentBoxes [16]boxEntry
+)
+
+type boxEntry struct {
 	text   string
 	number bool
 	box    any
+}
+
+// smallNumbers are the boxes of the Numbers 0 to 255 as written without leading zeros (the
+// partitions of most offsets), shared by every scan; never changed after they are made.
+var smallNumbers = func() (t [256]any) {
+	for i := range t {
+		t[i] = Number(strconv.Itoa(i))
+	}
+	return t
+}()
+
+// smallNumber returns the shared box of s when s is one of smallNumbers' texts, else nil.
+func smallNumber(s string) any {
+	if len(s) == 0 || len(s) > 3 || (s[0] == '0' && len(s) > 1) {
+		return nil
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return nil
+		}
+		n = n*10 + int(c-'0')
+	}
+	if n >= len(smallNumbers) {
+		return nil
+	}
+	return smallNumbers[n]
 }
 
 func (p *scanner) space() {
@@ -120,13 +161,21 @@ func (p *scanner) value(depth int) (any, bool) {
 }
 
 // box returns s (number: as a Number) in an interface, sharing the box of an equal short value
-// boxed before when the cache is on. Boxes are immutable, so sharing them is invisible.
+// boxed before when a cache is on, and the box of a small Number always. Boxes are immutable,
+// so sharing them is invisible.
 func (p *scanner) box(s string, number bool) any {
+	if number {
+		if b := smallNumber(s); b != nil {
+			return b
+		}
+	}
 	if p.cache == nil {
-		if p.boxed++; p.boxed < cacheAfter || p.leadingZeros {
+		if p.boxed++; p.boxed < recentAfter || p.leadingZeros {
 			return boxed(s, number)
 		}
-		p.cache = new(boxCache)
+		if p.boxed >= cacheAfter {
+			p.cache = new(boxCache)
+		}
 	}
 	if len(s) > cacheMaxLen {
 		return boxed(s, number)
@@ -135,7 +184,16 @@ func (p *scanner) box(s string, number bool) any {
 	for i := 0; i < len(s); i++ {
 		h = (h ^ uint32(s[i])) * 16777619
 	}
-	e := &p.cache[(h^h>>8)&0xff]
+	h ^= h >> 8
+	var e *boxEntry
+	if p.cache != nil {
+		e = &p.cache[h%uint32(len(p.cache))]
+	} else {
+		if p.recent == nil {
+			p.recent = new(recentBoxes)
+		}
+		e = &p.recent[h%uint32(len(p.recent))]
+	}
 	if e.box != nil && e.number == number && e.text == s {
 		return e.box
 	}

@@ -63,6 +63,8 @@ type Log struct {
 
 	// applyMu serialises apply so views need no lock of their own against the Log.
 	applyMu sync.Mutex
+	// expected are the records being written that Expect was told of (log_own.go).
+	expected expectedRecords
 
 	mu      sync.Mutex
 	started bool

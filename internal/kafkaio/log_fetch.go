@@ -277,6 +277,7 @@ func (l *Log) applyBatch(batch []kafka.Message) {
 	if len(batch) == 0 {
 		return
 	}
+	l.expected.decode(batch)
 	l.applyMu.Lock()
 	l.apply(batch)
 	l.applyMu.Unlock()

@@ -1,10 +1,14 @@
 package kafkaio
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -319,4 +323,134 @@ func (l *Log) SyncTo(ctx context.Context, p int, end int64) error {
 		return fmt.Errorf("sync log of topic %q: %w", l.topic, err)
 	}
 	return l.waitApplied(ctx, func(next []int64) bool { return next[p] >= end })
+}
+
+// Expect tells the log of records the caller is about to write, with their decoded forms
+// (Record.Decoded; the others are left out), until Unexpect: a fetch that reads one before the
+// caller hands its acknowledgement to Written (under load a barrier's fetch often does: the
+// broker has appended it, its Produce answer is still on its way) gives the view the decoded
+// form with the record, as Written would, instead of leaving it to decode the bytes again. A
+// record read is matched by key and bytes: equal bytes decode alike, so a match is never
+// wrong. Call Unexpect with the same records once the write returned.
+func (l *Log) Expect(recs []Record) { l.expected.add(recs) }
+
+// Unexpect forgets records Expect was told of.
+func (l *Log) Unexpect(recs []Record) { l.expected.remove(recs) }
+
+// ExpectRecord is Expect for one record.
+func (l *Log) ExpectRecord(key, value []byte, decoded any) {
+	l.expected.add([]Record{{Key: key, Value: value, Decoded: decoded}})
+}
+
+// UnexpectRecord is Unexpect for one record.
+func (l *Log) UnexpectRecord(key, value []byte, decoded any) {
+	l.expected.remove([]Record{{Key: key, Value: value, Decoded: decoded}})
+}
+
+// expectedRecords are records being written (Expect), by the hash of their keys: a map keyed
+// by the keys themselves would copy each into a string.
+type expectedRecords struct {
+	n    atomic.Int32 // the records held: a log with none skips the lookup
+	mu   sync.Mutex
+	seed maphash.Seed
+	m    map[uint64]expectedRecord
+	// more are the records whose key's hash m holds for another (the same key written twice
+	// at once, or a collision): rare, looked through in order.
+	more []expectedRecord
+}
+
+type expectedRecord struct {
+	hash       uint64
+	key, value []byte
+	decoded    any
+}
+
+// is reports whether e is the entry of the record key, value (the same value slice).
+func (e *expectedRecord) is(key, value []byte) bool {
+	return len(e.value) == len(value) && (len(value) == 0 || &e.value[0] == &value[0]) && bytes.Equal(e.key, key)
+}
+
+// maxExpected bounds the records held: beyond it, a record is not held (a fetch that reads it
+// leaves it to be decoded).
+const maxExpected = 4096
+
+func (e *expectedRecords) add(recs []Record) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, r := range recs {
+		if r.Decoded == nil || r.Value == nil || e.n.Load() >= maxExpected {
+			continue
+		}
+		if e.m == nil {
+			e.seed, e.m = maphash.MakeSeed(), map[uint64]expectedRecord{}
+		}
+		x := expectedRecord{hash: maphash.Bytes(e.seed, r.Key), key: r.Key, value: r.Value, decoded: r.Decoded}
+		if _, taken := e.m[x.hash]; taken {
+			e.more = append(e.more, x)
+		} else {
+			e.m[x.hash] = x
+		}
+		e.n.Add(1)
+	}
+}
+
+func (e *expectedRecords) remove(recs []Record) {
+	if e.n.Load() == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, r := range recs {
+		if r.Decoded == nil || r.Value == nil {
+			continue
+		}
+		h := maphash.Bytes(e.seed, r.Key)
+		if x, ok := e.m[h]; ok && x.is(r.Key, r.Value) {
+			delete(e.m, h)
+			// Another record of the hash takes its place in m.
+			if i := slices.IndexFunc(e.more, func(y expectedRecord) bool { return y.hash == h }); i >= 0 {
+				e.m[h] = e.more[i]
+				e.more = slices.Delete(e.more, i, i+1)
+			}
+			e.n.Add(-1)
+			continue
+		}
+		if i := slices.IndexFunc(e.more, func(y expectedRecord) bool { return y.is(r.Key, r.Value) }); i >= 0 {
+			e.more = slices.Delete(e.more, i, i+1)
+			e.n.Add(-1)
+		}
+	}
+	if len(e.more) == 0 {
+		e.more = nil
+	}
+}
+
+// decode gives the fetched records of batch that are expected their decoded forms.
+func (e *expectedRecords) decode(batch []kafka.Message) {
+	if e.n.Load() == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range batch {
+		m := &batch[i]
+		if m.WriterData != nil || m.Value == nil {
+			continue
+		}
+		h := maphash.Bytes(e.seed, m.Key)
+		x, ok := e.m[h]
+		if !ok {
+			continue
+		}
+		if bytes.Equal(x.key, m.Key) && bytes.Equal(x.value, m.Value) {
+			m.WriterData = x.decoded
+			continue
+		}
+		for _, y := range e.more {
+			if y.hash == h && bytes.Equal(y.key, m.Key) && bytes.Equal(y.value, m.Value) {
+				m.WriterData = y.decoded
+				break
+			}
+		}
+	}
 }

@@ -173,3 +173,53 @@ func runLog(t *testing.T, l *Log) {
 	})
 	require.NoError(t, l.WaitReady(testContext(t)))
 }
+
+// A record being written that the log fetches before Written has it (its Produce answered,
+// the answer not yet handed over: a concurrent barrier's fetch) comes with the decoded form
+// Expect was told of, matched by key and bytes; other bytes under the key, and the record
+// once Unexpect forgot it, come without.
+func TestLogHandsExpectedRecordsDecodedForms(t *testing.T) {
+	_, brokers, p := startProducerCluster(t, "expect")
+	ctx := testContext(t)
+	l := runAppliedLog(t, brokers, "expect")
+	recs := []Record{{Key: []byte("k"), Value: []byte("mine"), Decoded: "decoded mine"}, {Key: []byte("t"), Value: nil, Decoded: "tombstone"}}
+	l.Expect(recs)
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "expect", Partition: 0, Key: []byte("k"), Value: []byte("other")}}))
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "expect", Partition: 0, Key: []byte("k"), Value: []byte("mine")}}))
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "expect", Partition: 0, Key: []byte("t")}}))
+	require.NoError(t, l.Sync(ctx))
+	l.Unexpect(recs)
+	require.Zero(t, l.expected.n.Load(), "every record forgotten")
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "expect", Partition: 0, Key: []byte("k"), Value: []byte("mine")}}))
+	require.NoError(t, l.Sync(ctx))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	require.Equal(t, []any{nil, "decoded mine", nil}, l.decoded["k"])
+	require.Equal(t, []any{nil}, l.decoded["t"], "a tombstone is never expected")
+}
+
+// Records expected under one key at once (the same key written twice) are each matched by
+// their bytes and forgotten on their own; expecting and forgetting a write's records costs no
+// allocation once the log has held some (the map is keyed by the keys' hashes, not by strings
+// of them).
+func TestExpectedRecords(t *testing.T) {
+	var e expectedRecords
+	a := []Record{{Key: []byte("k"), Value: []byte("a"), Decoded: "A"}}
+	b := []Record{{Key: []byte("k"), Value: []byte("b"), Decoded: "B"}, {Key: []byte("t"), Value: []byte("t"), Decoded: "T"}}
+	e.add(a)
+	e.add(b)
+	batch := []kafka.Message{{Key: []byte("k"), Value: []byte("b")}, {Key: []byte("k"), Value: []byte("a")}, {Key: []byte("k"), Value: []byte("c")}, {Key: []byte("t"), Value: []byte("t")}}
+	e.decode(batch)
+	require.Equal(t, []any{"B", "A", nil, "T"}, []any{batch[0].WriterData, batch[1].WriterData, batch[2].WriterData, batch[3].WriterData})
+	e.remove(a)
+	batch = []kafka.Message{{Key: []byte("k"), Value: []byte("b")}, {Key: []byte("k"), Value: []byte("a")}}
+	e.decode(batch)
+	require.Equal(t, []any{"B", nil}, []any{batch[0].WriterData, batch[1].WriterData})
+	e.remove(b)
+	require.Zero(t, e.n.Load())
+	require.Empty(t, e.m)
+	require.Zero(t, testing.AllocsPerRun(100, func() {
+		e.add(b)
+		e.remove(b)
+	}))
+}

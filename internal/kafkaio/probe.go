@@ -57,6 +57,8 @@ type Probes struct {
 	// direct: the producer could not route the probes; Wait asks them on their own
 	// (ProbeWrites).
 	direct bool
+	// group is closed once every item is answered.
+	group answerGroup
 }
 
 // EnqueueProbes queues a Write probe of each of topics (ProbeWrites's questions) on the
@@ -82,8 +84,9 @@ func (p *Producer) EnqueueProbes(ctx context.Context, topics []string) *Probes {
 				leader = ls[0]
 			}
 			k = len(pr.items)
-			pr.items = append(pr.items, &produceItem{topic: topic, partition: probePartition, leader: leader, probe: true,
-				size: len(topic) + 16, done: make(chan struct{})})
+			it := &produceItem{topic: topic, partition: probePartition, leader: leader, probe: true, size: len(topic) + 16}
+			pr.group.join(it)
+			pr.items = append(pr.items, it)
 		}
 		pr.at[i] = k
 	}
@@ -98,22 +101,19 @@ func (pr *Probes) Wait(ctx context.Context) []error {
 	if pr.direct {
 		return ProbeWrites(ctx, pr.p.client, pr.topics)
 	}
-	for _, it := range pr.items {
+	if len(pr.items) > 0 {
 		select {
-		case <-it.done:
+		case <-pr.group.done:
 		case <-ctx.Done():
 		}
 	}
 	errs := make([]error, len(pr.topics))
 	for i, topic := range pr.topics {
 		it := pr.items[pr.at[i]]
-		select {
-		case <-it.done:
-			if it.err != nil {
-				errs[i] = fmt.Errorf("probe Write on topic %q: %w", topic, it.err)
-			}
-		default:
+		if !it.answered.Load() {
 			errs[i] = fmt.Errorf("probe Write on topic %q: %w", topic, ctx.Err())
+		} else if it.err != nil {
+			errs[i] = fmt.Errorf("probe Write on topic %q: %w", topic, it.err)
 		}
 		errs[i] = refusal(pr.p.client, errs[i], OpWrite, ResourceTopic, topic)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -55,7 +56,35 @@ type produceItem struct {
 	err error
 	// base is the offset of the item's first record once acknowledged without err.
 	base int64
+	// answered is set once err and base are final; group counts the item until then.
+	answered atomic.Bool
+	group    *answerGroup
+}
+
+// answerGroup is closed once every item of one write (or of one set of probes) is answered:
+// the items of a write share it, instead of a channel each (a request's ten offsets on as many
+// partitions were ten).
+type answerGroup struct {
+	left atomic.Int32
 	done chan struct{}
+}
+
+// join counts it in g, making g's channel for its first item.
+func (g *answerGroup) join(it *produceItem) {
+	if g.done == nil {
+		g.done = make(chan struct{})
+	}
+	it.group = g
+	g.left.Add(1)
+}
+
+// finish marks it answered (its err and base set before) and closes its group's channel when
+// it was the group's last.
+func (it *produceItem) finish() {
+	it.answered.Store(true)
+	if it.group.left.Add(-1) == 0 {
+		close(it.group.done)
+	}
 }
 
 // Limits of one Produce request, shared by queued (Produce) and ordered (Write) writes.
@@ -130,6 +159,8 @@ type Pending struct {
 	send []*leaderQueue
 	// awaited: Wait returns once the broker answered, whatever its ctx does (EnqueueAwaited).
 	awaited bool
+	// group is closed once every item is answered.
+	group answerGroup
 }
 
 // Enqueue queues msgs as Produce does and returns without waiting for the broker: each
@@ -170,7 +201,7 @@ func (p *Producer) enqueueBy(ctx context.Context, msgs []kafka.Message, deadline
 	} else {
 		w.errs = make([]error, len(msgs))
 	}
-	w.owner, w.order, w.at = p.route(ctx, msgs, w.owner, w.order, w.at, func(i int, err error) { w.errs[i] = err })
+	w.owner, w.order, w.at = p.route(ctx, msgs, w.owner, w.order, w.at, &w.group, func(i int, err error) { w.errs[i] = err })
 	for _, it := range w.order {
 		it.deadline = deadline
 	}
@@ -191,9 +222,9 @@ func (w *Pending) Wait(ctx context.Context) []error {
 	if w.awaited {
 		ended = nil
 	}
-	for _, it := range w.order {
+	if len(w.order) > 0 {
 		select {
-		case <-it.done:
+		case <-w.group.done:
 		case <-ended:
 		}
 	}
@@ -211,14 +242,11 @@ func (w *Pending) Wait(ctx context.Context) []error {
 			}
 			continue
 		}
-		select {
-		case <-it.done:
-			if it.err != nil {
-				w.p.leaders.forget(it.topic)
-				fail(i, refusal(w.p.client, fmt.Errorf("write to topic %q: %w", it.topic, it.err), OpWrite, ResourceTopic, it.topic))
-			}
-		default:
+		if !it.answered.Load() {
 			fail(i, ctx.Err())
+		} else if it.err != nil {
+			w.p.leaders.forget(it.topic)
+			fail(i, refusal(w.p.client, fmt.Errorf("write to topic %q: %w", it.topic, it.err), OpWrite, ResourceTopic, it.topic))
 		}
 	}
 	return errs
@@ -254,9 +282,9 @@ func (p *Producer) produceBy(ctx context.Context, msgs []kafka.Message, deadline
 
 // route groups msgs into one item per partition: owner[i] is msgs[i]'s item (nil when fail
 // was told why it cannot be written) and at[i] its index among the item's records, order the
-// items in first-seen order. owner and at, when not nil, have room for one entry per message
+// items in first-seen order; every item joins group. owner and at, when not nil, have room for one entry per message
 // and order for one per item; they are used instead of new slices.
-func (p *Producer) route(ctx context.Context, msgs []kafka.Message, owner, order []*produceItem, at []int, fail func(int, error)) ([]*produceItem, []*produceItem, []int) {
+func (p *Producer) route(ctx context.Context, msgs []kafka.Message, owner, order []*produceItem, at []int, group *answerGroup, fail func(int, error)) ([]*produceItem, []*produceItem, []int) {
 	// A queued write is a few records of a few topics and partitions: their leaders and items
 	// are looked up in short lists, not maps (three maps a call were most of a small write's
 	// allocations).
@@ -320,7 +348,8 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, owner, order
 			} else {
 				it = &produceItem{}
 			}
-			it.topic, it.partition, it.leader, it.done = m.Topic, int32(part), ls[part], make(chan struct{})
+			it.topic, it.partition, it.leader = m.Topic, int32(part), ls[part]
+			group.join(it)
 			it.recs = it.one[:0]
 			order = append(order, it)
 		}
@@ -404,9 +433,7 @@ func answered(items []*produceItem, q *leaderQueue, queues map[int]*leaderQueue)
 		if queues[it.leader] != q {
 			continue
 		}
-		select {
-		case <-it.done:
-		default:
+		if !it.answered.Load() {
 			return false
 		}
 	}
@@ -514,7 +541,7 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 		for _, it := range pr.items {
 			it.err, it.base = errs[i], next
 			next += int64(len(it.recs))
-			close(it.done)
+			it.finish()
 		}
 	}
 }
@@ -527,7 +554,7 @@ func (p *Producer) sendAlone(answerBy time.Time, pr partitionRecords) {
 		alone := []partitionRecords{{topicPartition: pr.topicPartition, items: []*produceItem{it}, size: it.size}}
 		errs, bases := p.produceOnce(context.Background(), answerBy, alone, nil)
 		it.err, it.base = errs[0], bases[0]
-		close(it.done)
+		it.finish()
 	}
 }
 
@@ -541,7 +568,7 @@ func boundedBatch(batch []*produceItem, now time.Time) (answerBy time.Time, live
 	for _, it := range batch {
 		if !it.deadline.IsZero() && !now.Before(it.deadline) {
 			it.err = notSent(fmt.Errorf("not sent: its deadline passed: %w", context.DeadlineExceeded))
-			close(it.done)
+			it.finish()
 			continue
 		}
 		if !it.deadline.IsZero() && (answerBy.IsZero() || it.deadline.Before(answerBy)) {

@@ -74,6 +74,8 @@ type recordReader struct {
 	keptBytes int64
 	// inflated holds a compressed batch's records; reused across batches.
 	inflated bytes.Buffer
+	// headerKeys are the header keys the reader met last (decodeHeaders).
+	headerKeys headerKeys
 }
 
 // ownFunc applies, at record offset at, the caller's own records that start there or before,
@@ -286,7 +288,7 @@ func (rr *recordReader) readBatch(bt batch, data []byte, topic string, p int, ne
 		m.Time = time.UnixMilli(bt.firstTS + r.tsDelta)
 		if r.headers > 0 {
 			var err error
-			if m.Headers, err = decodeHeaders(r.headerBytes, r.headers, rr.borrow); err != nil {
+			if m.Headers, err = decodeHeaders(r.headerBytes, r.headers, rr.borrow, &rr.headerKeys); err != nil {
 				out = out[:len(out)-1]
 				return out, next, err
 			}
@@ -398,9 +400,13 @@ func varint2(b []byte, i int) (v int64, j int) {
 // zigzag decodes a zig-zag encoded number.
 func zigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
-// decodeHeaders decodes n record headers from b; values alias b when borrow is set.
-func decodeHeaders(b []byte, n int, borrow bool) ([]kafka.Header, error) {
+// decodeHeaders decodes n record headers from b; values alias b when borrow is set, and
+// otherwise share one copy of b (one allocation per record, not one per value). Keys come
+// from keys, which the records of one read share: a topic's records carry the same few keys
+// (a CloudEvent's ce_id, ce_source, ...), each then a string once per read, not per record.
+func decodeHeaders(b []byte, n int, borrow bool, keys *headerKeys) ([]kafka.Header, error) {
 	hs := make([]kafka.Header, n)
+	var copied []byte // b's values, copied when the first is met
 	i := 0
 	for k := range hs {
 		var key, value []byte
@@ -412,11 +418,34 @@ func decodeHeaders(b []byte, n int, borrow bool) ([]kafka.Header, error) {
 			return nil, fmt.Errorf("%w: header value", errCorruptBatch)
 		}
 		if !borrow && value != nil {
-			value = append([]byte{}, value...)
+			if copied == nil {
+				copied = make([]byte, 0, len(b)) // holds every value of b: never regrown
+			}
+			start := len(copied)
+			copied = append(copied, value...)
+			// Capped at its length: an append to one value never writes into the next.
+			value = copied[start:len(copied):len(copied)]
 		}
-		hs[k] = kafka.Header{Key: string(key), Value: value}
+		hs[k] = kafka.Header{Key: keys.intern(key), Value: value}
 	}
 	return hs, nil
+}
+
+// headerKeys are the header keys met last by one reader, most recent first.
+type headerKeys [8]string
+
+// intern returns key as a string: one met before, or a new one (then kept, in place of the
+// least recent).
+func (h *headerKeys) intern(key []byte) string {
+	for _, s := range h {
+		if s == string(key) { // compared without a conversion's allocation
+			return s
+		}
+	}
+	s := string(key)
+	copy(h[1:], h[:len(h)-1])
+	h[0] = s
+	return s
 }
 
 // varint reads the zig-zag varint at b[i] and returns it and the index after it. It is small

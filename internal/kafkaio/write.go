@@ -73,6 +73,11 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // it is false: there is nothing to undo, and an undo that failed would report a leftover that
 // is not there.
 func MayHaveWritten(err error) bool {
+	if err == nil {
+		// Every write that succeeded landed; said before the targets of errors.As below are
+		// declared, since they escape (two allocations per call, most calls being successes).
+		return true
+	}
 	var we *WriteError
 	if errors.As(err, &we) {
 		return we.Written > 0 || len(we.NotWritten) < len(we.Failed)
@@ -146,6 +151,9 @@ func (p *Producer) Leaders(ctx context.Context, topic string) ([]int, error) {
 // writeRefusal words the refusal in err, the result of a write to topic, as an *AuthzError
 // naming Write on topic: the cause of a *WriteError, which stays (MayHaveWritten reads it).
 func (p *Producer) writeRefusal(topic string, err error) error {
+	if err == nil {
+		return nil // before the target of errors.As, which escapes, is declared
+	}
 	var we *WriteError
 	if errors.As(err, &we) {
 		we.Err = refusal(p.client, we.Err, OpWrite, ResourceTopic, topic)
@@ -218,21 +226,33 @@ func (p *Producer) write(ctx context.Context, topic string, recs []Record, parts
 }
 
 // reportItems tells acked of the acknowledged items of a produce call: msgs[i] went in
-// owner[i], which keeps msgs' order within its partition.
+// owner[i], which keeps msgs' order within its partition. The items are told of in the order
+// first met, their indexes cut from one slice: a write has a few items (at most smallWrite
+// records), found in short lists rather than a map of a slice each.
 func reportItems(msgs []kafka.Message, errs []error, owner []*produceItem, acked func(Acked)) {
-	runs := map[*produceItem][]int{}
-	var order []*produceItem
+	ok := func(i int) bool { return owner[i] != nil && (errs == nil || errs[i] == nil) }
+	var first [16]*produceItem // most writes have fewer items: no allocation for their list
+	order := first[:0]
+	n := 0
 	for i, it := range owner {
-		if it == nil || (errs != nil && errs[i] != nil) {
+		if !ok(i) {
 			continue
 		}
-		if _, ok := runs[it]; !ok {
+		n++
+		if len(order) == 0 || (order[len(order)-1] != it && !slices.Contains(order, it)) {
 			order = append(order, it)
 		}
-		runs[it] = append(runs[it], i)
 	}
+	idx := make([]int, 0, n)
 	for _, it := range order {
-		acked(Acked{Partition: it.partition, Base: it.base, Idx: runs[it]})
+		start := len(idx)
+		for i, o := range owner {
+			if o == it && ok(i) {
+				idx = append(idx, i)
+			}
+		}
+		// Capped: an append by the receiver never writes into the next item's indexes.
+		acked(Acked{Partition: it.partition, Base: it.base, Idx: idx[start:len(idx):len(idx)]})
 	}
 }
 

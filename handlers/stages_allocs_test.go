@@ -1,0 +1,57 @@
+package handlers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/handlers/connectors"
+)
+
+// The stage loop itself costs a request one allocation, its stage reports: the stage table
+// holds method expressions (method values bound to the Creator were a closure each, per
+// request) and a fault point's name is built only when a fault hook is installed. A request
+// that fails its first stage shows the loop's cost beside the stage's own.
+func TestStageLoopAllocations(t *testing.T) {
+	ctx := context.Background()
+	c := &Creator{}
+	req := &events.Request{ID: "r", Data: events.CreateRequest{Name: "c", LoneSurrogates: []string{"config.name"}}}
+	var failure *Failure
+	var j *job // on the heap in both runs, as a request's job is
+	loop := testing.AllocsPerRun(100, func() {
+		j = &job{req: req}
+		failure = c.runStages(ctx, ctx, time.Time{}, j)
+	})
+	require.NotNil(t, failure)
+	alone := testing.AllocsPerRun(100, func() {
+		j = &job{req: req}
+		failure = c.toFailure(StepValidateConfig, c.validateConfig(ctx, j))
+	})
+	require.LessOrEqual(t, loop-alone, 1.0, "allocations of the stage loop (%v with the stage, %v the stage alone)", loop, alone)
+}
+
+// The existence check of a source request with offsets starts the read of the global offsets
+// topic to its end together with the config topic's, and leaves the wait for it to the
+// snapshot: no goroutine and channel per request to wait meanwhile (the read is in flight
+// either way).
+func TestCheckNotExistsAllocations(t *testing.T) {
+	ctx := context.Background()
+	store := newFakeStore()
+	c := newTestCreator(t, store, nil)
+	req := &events.Request{ID: "r", Data: events.CreateRequest{Name: "c", HasInitialOffsets: true}}
+	j := &job{req: req, name: "c", typ: connectors.Source}
+	var err error
+	allocs := testing.AllocsPerRun(100, func() {
+		j.globalSynced = nil
+		err = c.checkNotExists(ctx, j)
+	})
+	require.NoError(t, err)
+	require.NotNil(t, j.globalSynced)
+	require.NoError(t, j.globalSynced(ctx))
+	// The test store's waits (syncEach, five) and the wait kept for the snapshot.
+	t.Logf("%.0f allocations", allocs)
+	require.LessOrEqual(t, allocs, 6.0)
+}
