@@ -21,16 +21,26 @@ func TestStageLoopAllocations(t *testing.T) {
 	req := &events.Request{ID: "r", Data: events.CreateRequest{Name: "c", LoneSurrogates: []string{"config.name"}}}
 	var failure *Failure
 	var j *job // on the heap in both runs, as a request's job is
-	loop := testing.AllocsPerRun(100, func() {
-		j = &job{req: req}
-		failure = c.runStages(ctx, ctx, time.Time{}, j)
-	})
-	require.NotNil(t, failure)
-	alone := testing.AllocsPerRun(100, func() {
-		j = &job{req: req}
-		failure = c.toFailure(StepValidateConfig, c.validateConfig(ctx, j))
-	})
-	require.LessOrEqual(t, loop-alone, 1.0, "allocations of the stage loop (%v with the stage, %v the stage alone)", loop, alone)
+	// AllocsPerRun counts the whole process's allocations: a goroutine left behind by an
+	// earlier test of the package (a broker closing) can add some to one measurement. The
+	// loop's cost is the least of three.
+	var loop, alone float64
+	extra := 0.0
+	for try := range 3 {
+		loop = testing.AllocsPerRun(100, func() {
+			j = &job{req: req}
+			failure = c.runStages(ctx, ctx, time.Time{}, j)
+		})
+		require.NotNil(t, failure)
+		alone = testing.AllocsPerRun(100, func() {
+			j = &job{req: req}
+			failure = c.toFailure(StepValidateConfig, c.validateConfig(ctx, j))
+		})
+		if try == 0 || loop-alone < extra {
+			extra = loop - alone
+		}
+	}
+	require.LessOrEqual(t, extra, 1.0, "allocations of the stage loop (%v with the stage, %v the stage alone)", loop, alone)
 }
 
 // The existence check of a source request with offsets starts the read of the global offsets
