@@ -45,6 +45,12 @@ REAL_KAFKA_SKIP = $(if $(shell command -v java),$(if $(shell command -v mvn),,mv
 # detector's run gives package integration (RACE_FIRST_PKGS), the longest by far, first. Its
 # crash matrices run six points at a time, most of each the wait for a group to drop a killed
 # member: RACE_PARALLEL lets them (go test's -parallel is GOMAXPROCS by default, two here).
+#
+# The run without the race detector starts two packages at once (go test's -p default): with
+# three, the JVM tiers beside the race detector's run of package integration compete with it, the
+# longest path on a quiet machine. Its run of package integration's memory tests vets nothing
+# (-vet=off): the race detector's run vets that package, and vet's results are kept per set of
+# build flags, so it would vet it and every package it imports again.
 REAL_PKGS := ./integration/realkafka/...
 RACE_FIRST_PKGS := ./integration/
 RACE_PARALLEL := 6
@@ -56,7 +62,7 @@ test: ## Run the tests CI runs (embedded broker with the race detector; real Kaf
 	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka/...): Apache Kafka and Connect workers as JVM processes (4.3.1 plain and secured, 3.9.1), Debezium with PostgreSQL and MariaDB")
 	@command -v $(PROMTOOL) >/dev/null || echo "SKIP alert rules' unit tests (deploy): promtool is not on the PATH (apt-get install prometheus)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_PROMTOOL)), - OFFSETAGENT_REQUIRE_PROMTOOL=1 makes that a failure,)"
 	@( $(RELEASE_ENV) $(GO) test $(RELEASE_FLAGS) -count=1 -timeout 25m $(REAL_PKGS) $(RACE_SAMPLED_PKGS); a=$$?; \
-	  $(RELEASE_ENV) $(GO) test $(RELEASE_FLAGS) -count=1 -timeout 5m -run '$(NORACE_INTEGRATION_TESTS)' ./integration/; b=$$?; \
+	  $(RELEASE_ENV) $(GO) test $(RELEASE_FLAGS) -count=1 -vet=off -timeout 5m -run '$(NORACE_INTEGRATION_TESTS)' ./integration/; b=$$?; \
 	  [ $$a -eq 0 ] && [ $$b -eq 0 ] ) & real=$$!; \
 	$(GO) test -race -count=1 -parallel $(RACE_PARALLEL) -timeout 25m $(RACE_FIRST_PKGS) $$($(GO) list ./... | grep -v '/integration/realkafka'); fast=$$?; \
 	wait $$real; real=$$?; \

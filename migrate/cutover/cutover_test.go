@@ -19,6 +19,7 @@ import (
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate/apply"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
 	"github.com/offsetagent/offsetagent/migrate/plan"
@@ -483,33 +484,8 @@ func TestVerifyReadsEachLogStartOncePerPass(t *testing.T) {
 func TestVerifyReadsTheSinksGroupsSideBySide(t *testing.T) {
 	const sinks, want = 16, 8
 	kc := startKfakeCluster(t)
-	var mu sync.Mutex
-	arrived, most := 0, 0
-	enough := make(chan struct{})
-	closeEnough := sync.OnceFunc(func() { close(enough) })
-	kc.ControlKey(int16(kmsg.OffsetFetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		kc.KeepControl()
-		r := req.(*kmsg.OffsetFetchRequest)
-		if !strings.HasPrefix(r.Group, "connect-par-") {
-			return nil, nil, false
-		}
-		mu.Lock()
-		arrived++
-		most = max(most, arrived)
-		if arrived >= want {
-			closeEnough()
-		}
-		mu.Unlock()
-		kc.SleepControl(func() {
-			select {
-			case <-enough:
-			case <-time.After(time.Second): // one after the other, this one never sees enough
-			}
-		})
-		mu.Lock()
-		arrived--
-		mu.Unlock()
-		return nil, nil, false
+	most := kafkatest.HoldGroupReads(kc, want, func(r *kmsg.OffsetFetchRequest) bool {
+		return strings.HasPrefix(r.Group, "connect-par-")
 	})
 	brokers := kc.ListenAddrs()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -528,7 +504,5 @@ func TestVerifyReadsTheSinksGroupsSideBySide(t *testing.T) {
 	for _, cc := range c.Connectors {
 		require.Equal(t, VerdictWaiting, cc.Partitions[0].Verdict, "%s: %s", cc.Name, cc.Partitions[0].Detail)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	require.GreaterOrEqual(t, most, want, "the sinks' group reads in flight at once")
+	require.GreaterOrEqual(t, most(), want, "the sinks' group reads in flight at once")
 }

@@ -114,33 +114,9 @@ func TestListReadsTheSinksSideBySide(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(r.close)
 
-	var mu sync.Mutex
-	arrived, most := 0, 0
-	enough := make(chan struct{})
-	closeEnough := sync.OnceFunc(func() { close(enough) })
-	fake.ControlKey(int16(kmsg.OffsetFetch), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
-		fake.KeepControl()
-		req := kreq.(*kmsg.OffsetFetchRequest)
-		if !strings.HasPrefix(req.Group, "connect-snk-") || req.Topics != nil {
-			return nil, nil, false // only the fetch of every partition of the group is held
-		}
-		mu.Lock()
-		arrived++
-		most = max(most, arrived)
-		if arrived >= want {
-			closeEnough()
-		}
-		mu.Unlock()
-		fake.SleepControl(func() {
-			select {
-			case <-enough:
-			case <-time.After(time.Second): // one after the other, this one never sees enough
-			}
-		})
-		mu.Lock()
-		arrived--
-		mu.Unlock()
-		return nil, nil, false
+	most := kafkatest.HoldGroupReads(fake, want, func(req *kmsg.OffsetFetchRequest) bool {
+		// only the fetch of every partition of the group is held
+		return strings.HasPrefix(req.Group, "connect-snk-") && req.Topics == nil
 	})
 	cs, err := r.list(ctx)
 	require.NoError(t, err)
@@ -151,7 +127,5 @@ func TestListReadsTheSinksSideBySide(t *testing.T) {
 		off, _ := c.Offsets[1].Offset.Get("kafka_offset")
 		require.Equal(t, fmt.Sprint(2*i), fmt.Sprint(off), c.Name)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	require.GreaterOrEqual(t, most, want, "sinks' group reads in flight at once")
+	require.GreaterOrEqual(t, most(), want, "sinks' group reads in flight at once")
 }
