@@ -79,7 +79,7 @@ func TestExactlyOnceWorkerAbortedOffsets(t *testing.T) {
 		"--from-offsets-topic", names.Offsets, "--include", name}
 	out = env.Offsetagent(t, ctx, agentEnv(), append([]string{"export"}, from...)...)
 	require.Contains(t, out, `"position":`+itoa(len(content)))
-	require.NotContains(t, out, "999")
+	require.NotContains(t, out, `"position":999`, "the aborted transaction's offset (the export names temporary folders, whose random digits may hold 999)")
 	require.Contains(t, out, `"initial_state":"RUNNING"`)
 
 	// migrate to another Connect cluster (its topics on the same broker), through its agent.
