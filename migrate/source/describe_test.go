@@ -1,22 +1,15 @@
 package source
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
-	"github.com/offsetagent/offsetagent/internal/kafkatest"
-	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // The sinks read at once (a wave's stop barriers) describe their topics in one Metadata
@@ -26,12 +19,7 @@ import (
 // (16), and each check gets its own topics' partitions.
 func TestSinkChecksDescribeTheirTopicsTogether(t *testing.T) {
 	const sinks, topics = 16, 4
-	fake := kafkatest.Kfake(t)
-	brokers := fake.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
-	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	fake, brokers, cl, ctx := connectCluster(t)
 	for i := range topics {
 		require.NoError(t, kafkaio.EnsureTopic(ctx, cl, fmt.Sprintf("in-%d", i), 1+i, nil))
 	}
@@ -39,10 +27,7 @@ func TestSinkChecksDescribeTheirTopicsTogether(t *testing.T) {
 		require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, fmt.Sprintf("connect-sink-%02d", i),
 			[]kafkaio.GroupOffset{{Topic: fmt.Sprintf("in-%d", i%topics), Partition: 0, Offset: 1}}))
 	}
-	r, err := openTopics(ctx, TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
-		connectors.Builtin(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	require.NoError(t, err)
-	t.Cleanup(r.close)
+	r := readConnectTopics(ctx, t, brokers)
 
 	var mu sync.Mutex
 	requests := 0

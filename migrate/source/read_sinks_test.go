@@ -1,23 +1,17 @@
 package source
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
-	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/migrate/fleet"
-	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
 // A sink's offsets are read with one fetch of every partition of its group, and the fetch by
@@ -26,12 +20,7 @@ import (
 // offsets twice, and the fetch by name of a group whose every partition came back told
 // nothing more. A partition without a committed offset still gets the fetch by name.
 func TestSinkOffsetsFetchByNameOnlyWhatIsMissing(t *testing.T) {
-	fake := kafkatest.Kfake(t)
-	brokers := fake.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
-	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	fake, brokers, cl, ctx := connectCluster(t)
 	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "in", 3, nil))
 	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "in2", 2, nil))
 	// full has an offset in every partition of its topics, partial none in in2's partition 1.
@@ -41,10 +30,7 @@ func TestSinkOffsetsFetchByNameOnlyWhatIsMissing(t *testing.T) {
 	require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, "connect-partial", []kafkaio.GroupOffset{
 		{Topic: "in", Partition: 0, Offset: 1}, {Topic: "in", Partition: 1, Offset: 2}, {Topic: "in", Partition: 2, Offset: 3},
 		{Topic: "in2", Partition: 0, Offset: 4}}))
-	r, err := openTopics(ctx, TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
-		connectors.Builtin(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	require.NoError(t, err)
-	t.Cleanup(r.close)
+	r := readConnectTopics(ctx, t, brokers)
 
 	var mu sync.Mutex
 	byName := map[string]int{}
@@ -85,19 +71,11 @@ func TestSinkOffsetsFetchByNameOnlyWhatIsMissing(t *testing.T) {
 // the fetch of the group's offsets until the Metadata request describing the sink's topic
 // comes (a second at most): one after the other, it never comes while the fetch is held.
 func TestSinkOffsetsDescribeTheTopicsWhileFetching(t *testing.T) {
-	fake := kafkatest.Kfake(t)
-	brokers := fake.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
-	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	fake, brokers, cl, ctx := connectCluster(t)
 	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "in", 2, nil))
 	require.NoError(t, kafkaio.CommitGroupOffsets(ctx, cl, "connect-snk", []kafkaio.GroupOffset{
 		{Topic: "in", Partition: 0, Offset: 3}, {Topic: "in", Partition: 1, Offset: 4}}))
-	r, err := openTopics(ctx, TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
-		connectors.Builtin(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	require.NoError(t, err)
-	t.Cleanup(r.close)
+	r := readConnectTopics(ctx, t, brokers)
 
 	described := make(chan struct{})
 	closeDescribed := sync.OnceFunc(func() { close(described) })

@@ -1,10 +1,7 @@
 package source
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/offsetagent/offsetagent/handlers/connectors"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/offsetstore"
@@ -26,12 +22,7 @@ import (
 // offsets.
 func TestListReadsTheOffsetsTopicToItsEndOnce(t *testing.T) {
 	const sources = 100
-	fake := kafkatest.Kfake(t)
-	brokers := fake.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
-	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	fake, brokers, _, ctx := connectCluster(t)
 	var configs, offsets []kafka.Message
 	for i := range sources {
 		name := fmt.Sprintf("src-%03d", i)
@@ -48,10 +39,7 @@ func TestListReadsTheOffsetsTopicToItsEndOnce(t *testing.T) {
 		require.NoError(t, w.WriteMessages(ctx, msgs...))
 		require.NoError(t, w.Close())
 	}
-	r, err := openTopics(ctx, TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
-		connectors.Builtin(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	require.NoError(t, err)
-	t.Cleanup(r.close)
+	r := readConnectTopics(ctx, t, brokers)
 
 	var mu sync.Mutex
 	fetches, counting := 0, true
@@ -91,12 +79,7 @@ func TestListReadsTheOffsetsTopicToItsEndOnce(t *testing.T) {
 // ever was.
 func TestListReadsTheSinksSideBySide(t *testing.T) {
 	const sinks, want = 10, 5
-	fake := kafkatest.Kfake(t)
-	brokers := fake.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: &kafka.Transport{MetadataTTL: time.Second}}
-	require.NoError(t, offsetstore.CheckConnectTopics(ctx, cl, "connect-configs", "connect-offsets", true))
+	fake, brokers, cl, ctx := connectCluster(t)
 	require.NoError(t, kafkaio.EnsureTopic(ctx, cl, "in", 2, nil))
 	var configs []kafka.Message
 	for i := range sinks {
@@ -109,10 +92,7 @@ func TestListReadsTheSinksSideBySide(t *testing.T) {
 	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: "connect-configs", BatchTimeout: time.Millisecond}
 	require.NoError(t, w.WriteMessages(ctx, configs...))
 	require.NoError(t, w.Close())
-	r, err := openTopics(ctx, TopicsSource{Brokers: brokers, ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets"},
-		connectors.Builtin(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	require.NoError(t, err)
-	t.Cleanup(r.close)
+	r := readConnectTopics(ctx, t, brokers)
 
 	most := kafkatest.HoldGroupReads(fake, want, func(req *kmsg.OffsetFetchRequest) bool {
 		// only the fetch of every partition of the group is held
