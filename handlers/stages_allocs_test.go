@@ -54,10 +54,18 @@ func TestCheckNotExistsAllocations(t *testing.T) {
 	req := &events.Request{ID: "r", Data: events.CreateRequest{Name: "c", HasInitialOffsets: true}}
 	j := &job{req: req, name: "c", typ: connectors.Source}
 	var err error
-	allocs := testing.AllocsPerRun(100, func() {
-		j.globalSynced = nil
-		err = c.checkNotExists(ctx, j)
-	})
+	// The least of three measurements: AllocsPerRun counts the whole process's allocations,
+	// and a goroutine an earlier test of the package left closing can add to one of them.
+	allocs := 0.0
+	for try := range 3 {
+		n := testing.AllocsPerRun(100, func() {
+			j.globalSynced = nil
+			err = c.checkNotExists(ctx, j)
+		})
+		if try == 0 || n < allocs {
+			allocs = n
+		}
+	}
 	require.NoError(t, err)
 	require.NotNil(t, j.globalSynced)
 	require.NoError(t, j.globalSynced(ctx))
