@@ -156,14 +156,14 @@ func (f *pointsAtA) run(t *testing.T, opts MigrateOptions) (rep *apply.Report, r
 func TestMigrateRefusesSettingsPointingAtA(t *testing.T) {
 	f := newPointsAtA(t)
 	a := f.brokersA[0]
-	_, refused, stopped := f.run(t, f.options(t, source.SelectionFlags{}))
+	rep, refused, stopped := f.run(t, f.options(t, source.SelectionFlags{}))
 	want := map[string][]string{
 		"dbz-pg":    {"signal.kafka.bootstrap.servers", fmt.Sprintf("%q", f.fc.connectors["dbz-pg"].config["signal.kafka.bootstrap.servers"]), "rewrite it with map "},
 		"dbz-mysql": {"schema.history.internal.kafka.bootstrap.servers", `"PLAINTEXT://` + a + `"`, "rewrite it with map "},
 		"mm2-src":   {"source.cluster.bootstrap.servers", "keep source.cluster.bootstrap.servers on A"},
 		"jaas-src":  {"producer.override.sasl.jaas.config", `A's Kafka cluster id "cluster-A"`},
 	}
-	require.Equal(t, slices.Sorted(maps.Keys(want)), slices.Sorted(maps.Keys(refused)), "refused: %v", refused)
+	require.Equal(t, slices.Sorted(maps.Keys(want)), slices.Sorted(maps.Keys(refused)), "refused: %v\nthe report: %s", refused, reportJSON(t, rep))
 	for name, parts := range want {
 		for _, p := range parts {
 			require.Contains(t, refused[name], p, name)
@@ -171,6 +171,15 @@ func TestMigrateRefusesSettingsPointingAtA(t *testing.T) {
 	}
 	require.NotContains(t, refused["mm2-src"], "target.cluster.bootstrap.servers", "B's brokers are not A's")
 	require.Equal(t, []string{"file-src"}, stopped, "a refused connector is not stopped on A")
+}
+
+// reportJSON is rep as migrate writes it (no secret values: run checks), for a failure's
+// message: each connector's outcome, message and hazards say why it was or was not refused.
+func reportJSON(t *testing.T, rep *apply.Report) string {
+	t.Helper()
+	var js bytes.Buffer
+	require.NoError(t, rep.WriteJSON(&js))
+	return js.String()
 }
 
 // body is the config entry's body holds for key on B.
