@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -197,7 +196,7 @@ func startOnceProcess(t *testing.T, cfg agent.Config, point, onceDir string, env
 	t.Helper()
 	cmd := exec.Command(faultAgentBinary(t), "run")
 	cmd.Env = append(append(processEnv(cfg, point), "OFFSETAGENT_FAULT_ONCE_DIR="+onceDir), env...)
-	p := &agentProcess{cmd: cmd, out: &bytes.Buffer{}}
+	p := &agentProcess{cmd: cmd, out: &procOutput{}}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
@@ -252,7 +251,7 @@ func crashMatrix(t *testing.T, c *cluster, point, suffix string) {
 	}
 
 	onceDir := t.TempDir()
-	var outputs []*bytes.Buffer
+	var outputs []*procOutput
 	t.Cleanup(func() {
 		if t.Failed() {
 			for i, o := range outputs {

@@ -96,7 +96,26 @@ func plainAgentBinary(t *testing.T) string {
 // agentProcess is the real binary running `offsetagent run` against the test's broker.
 type agentProcess struct {
 	cmd *exec.Cmd
-	out *bytes.Buffer
+	out *procOutput
+}
+
+// procOutput is an agent process's stdout and stderr, written by os/exec's copying goroutine
+// while the test may read it (a failure's message): a bytes.Buffer alone is a data race there.
+type procOutput struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *procOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+func (o *procOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
 }
 
 func processEnv(cfg agent.Config, fault string) []string {
@@ -131,7 +150,7 @@ func startBinary(t *testing.T, bin string, cfg agent.Config, fault string) *agen
 	t.Helper()
 	cmd := exec.Command(bin, "run")
 	cmd.Env = processEnv(cfg, fault)
-	p := &agentProcess{cmd: cmd, out: &bytes.Buffer{}}
+	p := &agentProcess{cmd: cmd, out: &procOutput{}}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -154,7 +153,7 @@ func runLargeRequests(t *testing.T, bound int, create, running, busy bool) int64
 	// No GOMEMLIMIT: the bound alone must keep the process small (processEnv passes no GO*
 	// variable of the test's environment either).
 	cmd.Env = append(processEnv(cfg, ""), fmt.Sprintf("OFFSETAGENT_MAX_INFLIGHT_BYTES=%d", bound))
-	p := &agentProcess{cmd: cmd, out: &bytes.Buffer{}}
+	p := &agentProcess{cmd: cmd, out: &procOutput{}}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
