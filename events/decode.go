@@ -276,22 +276,26 @@ func dryRun(x extension) (bool, error) {
 	if !x.ok {
 		return false, nil
 	}
-	var v any = x.v
-	if v == nil {
-		v = x.s
-	}
-	switch t := v.(type) {
+	// A header's text is looked at as a string without boxing it.
+	s, text := x.s, x.v == nil
+	switch t := x.v.(type) {
 	case bool:
 		return t, nil
 	case string:
+		s, text = t, true
+	}
+	if text {
 		switch {
-		case strings.EqualFold(t, "true"):
+		case strings.EqualFold(s, "true"):
 			return true, nil
-		case strings.EqualFold(t, "false"):
+		case strings.EqualFold(s, "false"):
 			return false, nil
 		}
 	}
-	return false, fmt.Errorf("extension dryrun is %v; it must be true or false", v)
+	if x.v == nil {
+		return false, fmt.Errorf("extension dryrun is %v; it must be true or false", x.s)
+	}
+	return false, fmt.Errorf("extension dryrun is %v; it must be true or false", x.v)
 }
 
 // ExtensionDeadline is the CloudEvents extension attribute (type Timestamp: RFC 3339 text, a

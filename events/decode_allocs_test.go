@@ -26,11 +26,15 @@ func TestDecodeRequestAllocations(t *testing.T) {
 	if race.Enabled {
 		t.Skip("the race detector makes sync.Pool drop what it is given: the counts would include its misses")
 	}
-	allocs := testing.AllocsPerRun(50, func() {
-		if _, err := DecodeRequestDeferred(&msg, 1<<20); err != nil {
-			t.Fatal(err)
-		}
-	})
+	// AllocsPerRun counts the whole process: the least of three measurements.
+	allocs := 1e9
+	for range 3 {
+		allocs = min(allocs, testing.AllocsPerRun(50, func() {
+			if _, err := DecodeRequestDeferred(&msg, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+		}))
+	}
 	t.Logf("%.0f allocations", allocs)
-	require.LessOrEqual(t, allocs, 21.0, "54 when sdk-go's binding read the headers (binaryAttributes), 58 when each extension read copied them")
+	require.LessOrEqual(t, allocs, 18.0, "19 when the dryrun header's text was boxed, 54 when sdk-go's binding read the headers (binaryAttributes), 58 when each extension read copied them")
 }
