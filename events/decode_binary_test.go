@@ -171,3 +171,26 @@ func TestBinaryAttributesAllocations(t *testing.T) {
 	}
 	require.LessOrEqual(t, least, 1.0, "one string of the header values")
 }
+
+// FuzzBinaryAttributeValues holds the decoding to sdk-go's for arbitrary values of the headers
+// binaryAttributes reads, under names of any case, the records it reads itself most often.
+func FuzzBinaryAttributeValues(f *testing.F) {
+	f.Add("r1", "/offsetagent/cli", TypeCreateRequest, "application/json", "true", "2030-01-01T00:00:00Z", "2030-01-01T00:01:00Z", "", uint8(0))
+	f.Add(" r1 ", "/a/../b~", " "+TypeCreateRequest, " application/json", "FALSE", "", "2030-01-01", "2026-01-01T00:00:00.5+01:00", uint8(255))
+	f.Add("\u00a0", "HTTP://x/y", "x", "text/json", "1", "bad", "", "now", uint8(7))
+	f.Fuzz(func(t *testing.T, id, source, typ, ct, dry, deadline, giveup, tm string, upper uint8) {
+		names := []string{"ce_specversion", "ce_id", "ce_source", "ce_type", "content-type", "ce_dryrun", "ce_deadline", "ce_giveup", "ce_time"}
+		values := []string{"1.0", id, source, typ, ct, dry, deadline, giveup, tm}
+		msg := &kafka.Message{Topic: "requests", Value: []byte(binaryBody)}
+		for i, n := range names {
+			if i >= 5 && values[i] == "" {
+				continue // the optional headers are left out when empty
+			}
+			if upper&(1<<(i%8)) != 0 {
+				n = strings.ToUpper(n)
+			}
+			msg.Headers = append(msg.Headers, kafka.Header{Key: n, Value: []byte(values[i])})
+		}
+		requireSDKDecoding(t, msg)
+	})
+}
