@@ -149,47 +149,43 @@ func decodeRequest(msg *kafka.Message, maxBytes int, tune scanTuning, deferred b
 			return nil, decodeErr(ReasonInvalidUTF8, nil, "record header %q is not valid UTF-8", h.Key)
 		}
 	}
-	ev, binary, derr := recordEvent(msg, false)
-	if derr != nil {
-		return nil, derr
+	a, ok := binaryAttributes(msg)
+	if !ok || tune.sdkAttributes {
+		var derr *DecodeError
+		if a, derr = sdkAttributes(msg); derr != nil {
+			return nil, derr
+		}
 	}
-	req := &Request{ID: ev.ID(), Source: ev.Source(), Type: ev.Type()}
+	req := &Request{ID: a.id, Source: a.source, Type: a.typ}
 	fail := func(e *DecodeError) (*Request, error) {
 		e.ID, e.Source = req.ID, req.Source
 		return nil, e
 	}
-	if err := ev.Validate(); err != nil {
+	if err := a.invalid; err != nil {
 		return fail(decodeErr(ReasonInvalidEvent, err, "CloudEvent attributes are invalid: %v", err))
 	}
-	if ev.Type() != TypeCreateRequest {
+	if a.typ != TypeCreateRequest {
 		return fail(decodeErr(ReasonUnknownType, nil,
-			"event type %q is not handled; the agent accepts only %q", ev.Type(), TypeCreateRequest))
+			"event type %q is not handled; the agent accepts only %q", a.typ, TypeCreateRequest))
 	}
-	// The SDK copies the extensions on every read of them: one copy serves the three.
-	ext := ev.Extensions()
-	dry, err := dryRun(ext)
+	dry, err := dryRun(a.dryRun)
 	if err != nil {
 		return fail(decodeErr(ReasonInvalidEvent, err, "%v", err))
 	}
 	req.DryRun = dry
-	if req.Deadline, err = timestamp(ext, ExtensionDeadline); err != nil {
+	if req.Deadline, err = timestamp(a.deadline, ExtensionDeadline); err != nil {
 		return fail(decodeErr(ReasonInvalidEvent, err, "%v", err))
 	}
-	if req.GiveUp, err = timestamp(ext, ExtensionGiveUp); err != nil {
+	if req.GiveUp, err = timestamp(a.giveUp, ExtensionGiveUp); err != nil {
 		return fail(decodeErr(ReasonInvalidEvent, err, "%v", err))
 	}
-	if ct := ev.DataContentType(); !isJSONContentType(ct) {
+	if ct := a.contentType; !isJSONContentType(ct) {
 		return fail(decodeErr(ReasonInvalidData, nil,
 			"datacontenttype %q is not JSON; send the request body as application/json", ct))
 	}
-	data := ev.Data()
-	if binary {
-		// The data is the record value itself (already checked as UTF-8): no copy of what
-		// may be megabytes of offsets.
-		data = msg.Value
-	}
+	data := a.data
 	// Structured mode can carry data_base64, which the UTF-8 check of the value did not see.
-	if !binary && !utf8.Valid(data) {
+	if !a.binary && !utf8.Valid(data) {
 		return fail(decodeErr(ReasonInvalidUTF8, nil,
 			"event data is not valid UTF-8 (first bad byte at offset %d)", invalidUTF8At(data)))
 	}
@@ -273,26 +269,33 @@ func recordEvent(msg *kafka.Message, withData bool) (ev *event.Event, binary boo
 	return ev, binary, nil
 }
 
-// dryRun reads the dryrun extension of ext (the event's extensions): a boolean in structured mode, a string in binary mode.
+// dryRun reads the dryrun extension: a boolean in structured mode, a string in binary mode.
 // Anything else is an error rather than false, so that a request meant as a dry run is never
 // executed for real.
-func dryRun(ext map[string]any) (bool, error) {
-	v, ok := ext["dryrun"]
-	if !ok {
+func dryRun(x extension) (bool, error) {
+	if !x.ok {
 		return false, nil
 	}
-	switch t := v.(type) {
+	// A header's text is looked at as a string without boxing it.
+	s, text := x.s, x.v == nil
+	switch t := x.v.(type) {
 	case bool:
 		return t, nil
 	case string:
+		s, text = t, true
+	}
+	if text {
 		switch {
-		case strings.EqualFold(t, "true"):
+		case strings.EqualFold(s, "true"):
 			return true, nil
-		case strings.EqualFold(t, "false"):
+		case strings.EqualFold(s, "false"):
 			return false, nil
 		}
 	}
-	return false, fmt.Errorf("extension dryrun is %v; it must be true or false", v)
+	if x.v == nil {
+		return false, fmt.Errorf("extension dryrun is %v; it must be true or false", x.s)
+	}
+	return false, fmt.Errorf("extension dryrun is %v; it must be true or false", x.v)
 }
 
 // ExtensionDeadline is the CloudEvents extension attribute (type Timestamp: RFC 3339 text, a
@@ -310,17 +313,24 @@ const ExtensionDeadline = "deadline"
 // that the sender's "failed" stays true.
 const ExtensionGiveUp = "giveup"
 
-// timestamp reads the timestamp extension name of ext (the event's extensions; zero when
-// absent). A value that is not a
-// timestamp is an error rather than no bound, so that a request meant to expire never runs late.
-func timestamp(ext map[string]any, name string) (time.Time, error) {
-	v, ok := ext[name]
-	if !ok {
+// timestamp reads the timestamp extension x, named name (zero when absent). A value that is
+// not a timestamp is an error rather than no bound, so that a request meant to expire never
+// runs late.
+func timestamp(x extension, name string) (time.Time, error) {
+	if !x.ok {
 		return time.Time{}, nil
 	}
-	t, err := types.ToTime(v)
+	if x.v == nil {
+		// A header's text, parsed as types.ToTime parses a string, without boxing it.
+		t, err := time.Parse(time.RFC3339Nano, x.s)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("extension %s is %v; it must be an RFC 3339 timestamp: %v", name, x.s, err)
+		}
+		return t, nil
+	}
+	t, err := types.ToTime(x.v)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("extension %s is %v; it must be an RFC 3339 timestamp: %v", name, v, err)
+		return time.Time{}, fmt.Errorf("extension %s is %v; it must be an RFC 3339 timestamp: %v", name, x.v, err)
 	}
 	return t, nil
 }
@@ -328,7 +338,8 @@ func timestamp(ext map[string]any, name string) (time.Time, error) {
 // isJSONContentType accepts "" (CloudEvents then means JSON), application/json, text/json
 // and any +json media type, with or without parameters.
 func isJSONContentType(ct string) bool {
-	if strings.TrimSpace(ct) == "" {
+	if ct == event.ApplicationJSON || strings.TrimSpace(ct) == "" {
+		// What every client sends, known without parsing it (ParseMediaType allocates).
 		return true
 	}
 	mt, _, err := mime.ParseMediaType(ct)

@@ -10,8 +10,8 @@ import (
 )
 
 // A one-offset request, the kind a fleet sends thousands of, decodes in a bounded number of
-// allocations: the CloudEvents SDK copies the event's extensions on every read of them, and
-// they are read once (dryrun, deadline and giveup from the one copy).
+// allocations: its binary-mode headers are read without sdk-go's binding (binaryAttributes),
+// which copies them and builds an event, its extensions in a map copied on every read.
 func TestDecodeRequestAllocations(t *testing.T) {
 	body := []byte(`{"name":"c1","config":{"connector.class":"org.apache.kafka.connect.mirror.MirrorSourceConnector","tasks.max":"1"},` +
 		`"initial_offsets":[{"partition":{"cluster":"src","topic":"t","partition":0},"offset":{"offset":1000}}]}`)
@@ -26,11 +26,15 @@ func TestDecodeRequestAllocations(t *testing.T) {
 	if race.Enabled {
 		t.Skip("the race detector makes sync.Pool drop what it is given: the counts would include its misses")
 	}
-	allocs := testing.AllocsPerRun(50, func() {
-		if _, err := DecodeRequestDeferred(&msg, 1<<20); err != nil {
-			t.Fatal(err)
-		}
-	})
+	// AllocsPerRun counts the whole process: the least of three measurements.
+	allocs := 1e9
+	for range 3 {
+		allocs = min(allocs, testing.AllocsPerRun(50, func() {
+			if _, err := DecodeRequestDeferred(&msg, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+		}))
+	}
 	t.Logf("%.0f allocations", allocs)
-	require.LessOrEqual(t, allocs, 54.0, "58 when each extension read copied them")
+	require.LessOrEqual(t, allocs, 18.0, "19 when the dryrun header's text was boxed, 54 when sdk-go's binding read the headers (binaryAttributes), 58 when each extension read copied them")
 }

@@ -16,7 +16,10 @@
 // by someone else is scrubbed of them however it spells them (Config.Scrub, scrub.go).
 //
 // The binding mirrors sdk-go's protocol/kafka_sarama/v2 on top of sdk-go's binding packages,
-// because sdk-go has no kafka-go binding. The result, the one record the agent writes for every
+// because sdk-go has no kafka-go binding. A request in the plain binary mode every client sends
+// is decoded without it (binaryAttributes, decode_binary.go), which reads what it is sure to
+// read as sdk-go does and leaves the rest to sdk-go (TestBinaryAttributesMatchSDK,
+// FuzzBinaryAttributes). The result, the one record the agent writes for every
 // request, is built without it: ResultMessage writes the binary-mode headers as the binding
 // would and the JSON by hand (marshalResult, result_encode.go), each held to what it stands in
 // for by a test (TestResultMessageMatchesBinding, TestMarshalResultMatchesEncodingJSON).

@@ -200,6 +200,9 @@ type scanTuning struct {
 	// deferOffsets leaves such an array unchecked, taken to end at the data's last ']'
 	// (DecodeRequestDeferred).
 	deferOffsets bool
+	// sdkAttributes reads every record's CloudEvent with sdk-go (sdkAttributes), never
+	// binaryAttributes: the decoding binaryAttributes is held to.
+	sdkAttributes bool
 }
 
 // defaultTuning is the tuning of ParseCreateRequest: at most 8 runs (more runs than CPUs only

@@ -319,11 +319,7 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, owner, order
 		}
 		part := m.Partition
 		if part < 0 {
-			parts := make([]int, len(ls))
-			for k := range parts {
-				parts[k] = k
-			}
-			part = (&kafka.Hash{}).Balance(*m, parts...)
+			part = hashPartition(m.Key, len(ls))
 		}
 		if part >= len(ls) {
 			fail(i, fmt.Errorf("write to topic %q: partition %d of %d", m.Topic, part, len(ls)))
@@ -362,6 +358,25 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, owner, order
 		owner[i] = it
 	}
 	return owner, order, at
+}
+
+// hashPartition is the partition a new kafka.Hash balances a record of key to among n: Sarama's
+// hashPartitioner (FNV-1a of the key, as an int32, modulo n, made positive), and for a nil key
+// its round robin's first pick, partition 0. kafka.Hash takes a slice of the partitions and
+// a pooled hasher: two allocations a record (TestHashPartitionMatchesKafkaHash).
+func hashPartition(key []byte, n int) int {
+	if key == nil {
+		return 0
+	}
+	h := uint32(2166136261)
+	for _, c := range key {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	p := int32(h) % int32(n)
+	if p < 0 {
+		p = -p
+	}
+	return int(p)
 }
 
 // enqueue adds items (each to the queue of its partition's leader) and starts the senders of
