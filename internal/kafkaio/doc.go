@@ -2,7 +2,7 @@
 // compacted topic (Log, the twin of Connect's KafkaBasedLog, which also takes its owner's
 // acknowledged writes without fetching them: Log.Written, Log.WrittenBatch), the Producer with
 // its two ways of writing (queued small writes shared by concurrent callers, ordered large
-// writes in rounds), both built on one Produce request builder, record-batch encoding (also
+// writes, a partition's next batch sent once its last one is answered), both built on one Produce request builder, record-batch encoding (also
 // straight from a caller's records into batches sent as they are: BatchEncoder,
 // WriteEncoded), Produce and Fetch requests that write themselves on the connection and read
 // their response into one buffer (record sets written from where they lie, fetched batches

@@ -338,3 +338,93 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// A large write sends a partition's next batch as soon as its last one is answered, not once
+// every partition's batch of the same round is: with one Produce request of the write held at
+// the broker, the partitions of the other request go on to their second batch meanwhile (they
+// waited for the held request before). Each partition still has one batch in flight at a time,
+// and every record lands in its partition in order.
+func TestWriteEncodedPartitionGoesOnWithoutWaitingForOthers(t *testing.T) {
+	const partitions, perPartition = 10, 520
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(partitions, "w"))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	p := NewProducer(Options{Brokers: brokers, Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}})
+	ctx := testContext(t)
+
+	// Each partition's records fill a first batch of about batchBytes (the ten of them more
+	// than one request's requestBytes) and a small second one, whose last record is marked.
+	e := NewBatchEncoder(partitions, partitions*perPartition*1000)
+	want := make([][]string, partitions)
+	for part := range partitions {
+		for i := range perPartition {
+			k, v := fmt.Sprintf("k%d-%d", part, i), fmt.Sprintf("v%d-%d-%0990d", part, i, 0)
+			if i == perPartition-1 {
+				v = fmt.Sprintf("last-of-%d", part)
+			}
+			e.Append(part, []byte(k), []byte(v))
+			want[part] = append(want[part], k+"="+v)
+		}
+	}
+	enc := e.Encoded()
+	require.Equal(t, 2*partitions, enc.Batches())
+
+	// Hold the request that carries partition 0 until another partition's second batch
+	// arrives (or, on a write that waits for whole rounds, for a bound of ten seconds).
+	var (
+		mu                  sync.Mutex
+		held                bool
+		secondSeen          = make(chan struct{})
+		secondOnce          sync.Once
+		secondWhileHeld     bool
+		requestsWithPartOf0 int
+	)
+	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		pr := req.(*kmsg.ProduceRequest)
+		hasZero, second := false, false
+		for _, rt := range pr.Topics {
+			for _, rp := range rt.Partitions {
+				if rt.Topic != "w" {
+					continue
+				}
+				if rp.Partition == 0 {
+					hasZero = true
+				} else if bytes.Contains(rp.Records, []byte("last-of-")) {
+					second = true
+				}
+			}
+		}
+		if second {
+			secondOnce.Do(func() { close(secondSeen) })
+		}
+		mu.Lock()
+		hold := hasZero && !held
+		held = held || hasZero
+		if hasZero {
+			requestsWithPartOf0++
+		}
+		mu.Unlock()
+		if hold {
+			c.SleepControl(func() {
+				select {
+				case <-secondSeen:
+					mu.Lock()
+					secondWhileHeld = true
+					mu.Unlock()
+				case <-time.After(10 * time.Second):
+				}
+			})
+		}
+		return nil, nil, false
+	})
+	require.NoError(t, p.WriteEncoded(ctx, "w", enc, nil))
+	mu.Lock()
+	require.True(t, secondWhileHeld, "no partition's second batch was sent while another request of the write was held")
+	require.Equal(t, 2, requestsWithPartOf0, "partition 0's two batches, one request each")
+	mu.Unlock()
+	for part := range partitions {
+		require.Equal(t, want[part], readPartition(t, brokers, "w", part), "partition %d", part)
+	}
+}

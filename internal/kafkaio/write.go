@@ -174,10 +174,10 @@ func (p *Producer) writeRefusal(topic string, err error) error {
 // before it answers, and the caller's rollback must see them.
 //
 // Up to smallWrite records go through Produce, together with what concurrent callers write
-// meanwhile. Larger writes are sent leader by leader in rounds: each round sends every
-// partition's next batch, packed into requests of at most requestBytes sent in parallel, so
+// meanwhile. Larger writes are sent leader by leader: the next batch of every partition not in
+// flight, packed into requests of at most requestBytes, produceInFlight of them at once, so
 // that ten offsets on ten partitions are one round trip, not ten, and a partition has one
-// request in flight at a time (Connect's max.in.flight=1 producer).
+// request in flight at a time (Connect's max.in.flight=1 producer; leaderRounds).
 //
 // acked, when not nil, is told of every acknowledged run of records with its offsets, before
 // Write returns, possibly from several goroutines at once.
@@ -257,7 +257,7 @@ func reportItems(msgs []kafka.Message, errs []error, owner []*produceItem, acked
 }
 
 // WriteEncoded is Write for records already encoded in batches (BatchEncoder), sent as they
-// are, in rounds as Write sends many records (each round takes a partition's next batch),
+// are, as Write sends many records (each request takes a partition's next batch),
 // with the same guarantees. The topic must have enc.Partitions() partitions. The indexes of a
 // *WriteError are the records' numbers in enc (Encoded.Records); acked is told of each
 // acknowledged batch (Acked.Batch).
@@ -392,60 +392,87 @@ func (p *Producer) sendRounds(ctx context.Context, topic string, recs []Record, 
 	}
 }
 
-// leaderRounds sends one leader's pending records (per partition, in order) in rounds. A
+// leaderRounds sends one leader's pending records (per partition, in order), up to
+// produceInFlight requests at once. A partition has one batch in flight at a time, and its
+// next one goes in the first request made after that batch's answer: requests are made as
+// slots free up, each of the partitions not in flight, so that a partition answered early does
+// not wait for the slowest request of the others (a round of every partition's next batch
+// made each wait for the whole round before: one more request's time per round when the
+// broker answers the requests of a round at different times, as a busy one does). A
 // partition that fails stops there: its later records must not overtake the failed ones, and
 // fail gets them all.
 func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record, pending map[int32]partQueue, bufs *produceBufs, fail func([]int, error), acked func(Acked)) {
-	// A round sent is waited for past ctx's deadline (its broker is asked to answer before
+	// A request sent is waited for past ctx's deadline (its broker is asked to answer before
 	// it), not past its cancellation (a shutdown).
 	answerBy, _ := ctx.Deadline()
 	rt, stop := untilCanceled(ctx)
 	defer stop()
-	for len(pending) > 0 {
-		if err := ctx.Err(); err != nil {
-			for _, q := range pending {
-				fail(q.numbers(), notSent(err))
+	var mu sync.Mutex // guards pending and busy
+	busy := map[int32]bool{}
+	done := make(chan struct{}, produceInFlight)
+	inFlight := 0
+	for {
+		for inFlight >= produceInFlight {
+			<-done
+			inFlight--
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		mu.Lock()
+		parts := nextRequest(topic, recs, pending, busy)
+		for _, pr := range parts {
+			busy[pr.partition] = true
+		}
+		mu.Unlock()
+		if len(parts) == 0 {
+			if inFlight == 0 {
+				return // every partition sent, or stopped by its failure
 			}
-			return
+			<-done // the partitions in flight are the only ones left
+			inFlight--
+			continue
 		}
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		slots := make(chan struct{}, produceInFlight)
-		for _, parts := range nextRound(topic, recs, pending) {
-			slots <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-slots }()
-				errs, bases := p.produceOnce(rt, answerBy, parts, bufs)
-				for i, pr := range parts {
-					if errs[i] == nil {
-						a := Acked{Partition: pr.partition, Base: bases[i], Idx: pr.idx}
-						if pr.encoded.buf != nil {
-							a.Batch = pr.encoded.batch()
-						}
-						acked(a)
+		inFlight++
+		go func() {
+			defer func() { done <- struct{}{} }()
+			errs, bases := p.produceOnce(rt, answerBy, parts, bufs)
+			for i, pr := range parts {
+				if errs[i] == nil {
+					a := Acked{Partition: pr.partition, Base: bases[i], Idx: pr.idx}
+					if pr.encoded.buf != nil {
+						a.Batch = pr.encoded.batch()
 					}
+					acked(a)
 				}
-				mu.Lock()
-				defer mu.Unlock()
-				for i, pr := range parts {
-					q := pending[pr.partition]
-					rest := q.after(pr)
-					switch {
-					case errs[i] != nil:
-						// pr's records got the answer; the partition's later ones were
-						// never sent.
-						fail(q.numbers()[:pr.count()], errs[i])
-						fail(rest.numbers(), notSent(errs[i]))
-						delete(pending, pr.partition)
-					case rest.empty():
-						delete(pending, pr.partition)
-					default:
-						pending[pr.partition] = rest
-					}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for i, pr := range parts {
+				q := pending[pr.partition]
+				rest := q.after(pr)
+				delete(busy, pr.partition)
+				switch {
+				case errs[i] != nil:
+					// pr's records got the answer; the partition's later ones were
+					// never sent.
+					fail(q.numbers()[:pr.count()], errs[i])
+					fail(rest.numbers(), notSent(errs[i]))
+					delete(pending, pr.partition)
+				case rest.empty():
+					delete(pending, pr.partition)
+				default:
+					pending[pr.partition] = rest
 				}
-			})
-		}
-		wg.Wait()
+			}
+		}()
+	}
+	// Stopped: what is in flight is waited for, and what is left was never sent.
+	for ; inFlight > 0; inFlight-- {
+		<-done
+	}
+	for _, q := range pending {
+		fail(q.numbers(), notSent(ctx.Err()))
 	}
 }
 
@@ -460,14 +487,16 @@ func untilCanceled(ctx context.Context) (context.Context, func()) {
 	return rt, func() { stop(); cancel() }
 }
 
-// nextRound takes every pending partition's next batch (up to batchRecords records and
-// batchBytes, or its next encoded batch) and packs the batches into requests of at most
-// requestBytes.
-func nextRound(topic string, recs []Record, pending map[int32]partQueue) [][]partitionRecords {
-	var requests [][]partitionRecords
+// nextRequest takes the next batch of pending partitions not busy (up to batchRecords records
+// and batchBytes, or its next encoded batch), while they fit in one request of at most
+// requestBytes (the first whatever its size).
+func nextRequest(topic string, recs []Record, pending map[int32]partQueue, busy map[int32]bool) []partitionRecords {
 	var cur []partitionRecords
 	curSize := 0
 	for part, q := range pending {
+		if busy[part] {
+			continue
+		}
 		pr := partitionRecords{topicPartition: topicPartition{topic, part}}
 		if len(q.batches) > 0 {
 			pr.encoded, pr.size = q.batches[0], len(q.batches[0].buf)
@@ -481,13 +510,12 @@ func nextRound(topic string, recs []Record, pending map[int32]partQueue) [][]par
 			pr.recs, pr.idx, pr.size = recs, idx[:end], size
 		}
 		if len(cur) > 0 && curSize+pr.size > requestBytes {
-			requests = append(requests, cur)
-			cur, curSize = nil, 0
+			break
 		}
 		cur = append(cur, pr)
 		curSize += pr.size
 	}
-	return append(requests, cur)
+	return cur
 }
 
 func cmpErr(first, err error) error {
