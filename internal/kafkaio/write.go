@@ -415,7 +415,7 @@ func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record
 			slots <- struct{}{}
 			wg.Go(func() {
 				defer func() { <-slots }()
-				errs, bases := p.produceOnce(rt, answerBy, parts, bufs)
+				errs, bases := p.produceOnce(rt, answerBy, parts, bufs, -1)
 				for i, pr := range parts {
 					if errs[i] == nil {
 						a := Acked{Partition: pr.partition, Base: bases[i], Idx: pr.idx}
