@@ -69,7 +69,7 @@ func newOwnConns(cl *kafka.Client) *ownConns {
 // free; sent is false when it was not (the caller takes the transport's way). The answer of a
 // round trip on an owned connection is read to its end or the connection is closed: nothing
 // is left half read.
-func (o *ownConns) roundTrip(ctx context.Context, leader int, req *rawProduce) (res kafka.Response, sent bool, err error) {
+func (o *ownConns) roundTrip(ctx context.Context, leader int, req protocol.Message) (res kafka.Response, sent bool, err error) {
 	c := o.take(leader)
 	if c == nil {
 		return nil, false, nil
@@ -99,7 +99,7 @@ func (o *ownConns) take(leader int) *ownConn {
 
 // roundTrip makes req's round trip on c (c.mu held), dialling it first when needed; sent is
 // false when nothing was sent (the dial failed), so that the transport's way is taken.
-func (c *ownConn) roundTrip(ctx context.Context, o *ownConns, leader int, req *rawProduce) (res kafka.Response, sent bool, err error) {
+func (c *ownConn) roundTrip(ctx context.Context, o *ownConns, leader int, req protocol.Message) (res kafka.Response, sent bool, err error) {
 	if c.pc == nil {
 		pc, err := o.dial(ctx, leader)
 		if err != nil {
