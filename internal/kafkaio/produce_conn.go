@@ -39,6 +39,9 @@ import (
 type ownConns struct {
 	client *kafka.Client
 	tr     *kafka.Transport // nil: no connections of its own (see above)
+	// cancellable: a round trip ends when its context does, not only at its deadline (a
+	// long-polling Fetch, FetchConns); the connection is then closed.
+	cancellable bool
 
 	mu    sync.Mutex
 	conns map[int]*ownConn
@@ -116,8 +119,23 @@ func (c *ownConn) roundTrip(ctx context.Context, o *ownConns, leader int, req pr
 	if !ok {
 		deadline = time.Now().Add(roundTripTimeout)
 	}
-	_ = c.pc.SetDeadline(deadline)
-	msg, err := c.pc.RoundTrip(req)
+	pc := c.pc
+	_ = pc.SetDeadline(deadline)
+	var unblock func() bool
+	if o.cancellable {
+		unblock = context.AfterFunc(ctx, func() { _ = pc.SetDeadline(time.Unix(1, 0)) })
+	}
+	msg, err := pc.RoundTrip(req)
+	if unblock != nil && !unblock() {
+		// The context ended during the round trip: the connection's deadline is past, or
+		// about to be.
+		_ = pc.Close()
+		c.pc = nil
+		if err != nil {
+			return nil, true, fmt.Errorf("%w (%v)", context.Cause(ctx), err)
+		}
+		return msg, true, nil
+	}
 	if err != nil {
 		// Whatever was written or read of it, the connection's stream is no longer known.
 		_ = c.pc.Close()
@@ -146,6 +164,54 @@ func (c *ownConn) closeIdle(idle time.Duration) {
 	}
 	_ = c.pc.Close()
 	c.pc = nil
+}
+
+// close closes the connections not in use.
+func (o *ownConns) close() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, c := range o.conns {
+		if c.mu.TryLock() {
+			if c.pc != nil {
+				_ = c.pc.Close()
+				c.pc = nil
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// FetchConns are connections of a fetcher's own (FetchBounds.Conns): its Fetch requests are
+// written and read by the goroutine that makes them, not handed to a kafka-go Transport's
+// connection goroutine and back, as the Producer's Produce requests (see above). A Fetch
+// whose context ends is cut short (its connection closed), as through the Transport.
+type FetchConns struct {
+	own     *ownConns
+	leaders *leaderCache
+}
+
+// NewFetchConns returns the connections for the Fetch requests of cl (dialled when first
+// used, with cl's transport's settings). Close them when done.
+func NewFetchConns(cl *kafka.Client) *FetchConns {
+	o := newOwnConns(cl)
+	o.cancellable = true
+	return &FetchConns{own: o, leaders: newLeaderCache(cl)}
+}
+
+// Close closes the connections.
+func (c *FetchConns) Close() { c.own.close() }
+
+// leader returns the leader of partition of topic, -1 when not known (the Transport's way is
+// then taken).
+func (c *FetchConns) leader(ctx context.Context, topic string, partition int) int {
+	ls, err := c.leaders.get(ctx, topic)
+	if err != nil || partition >= len(ls) {
+		return -1
+	}
+	return ls[partition]
 }
 
 func (o *ownConns) idleTimeout() time.Duration {

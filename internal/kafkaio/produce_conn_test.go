@@ -1,6 +1,7 @@
 package kafkaio
 
 import (
+	"context"
 	"errors"
 	"net"
 	"runtime"
@@ -96,4 +97,50 @@ func TestProducerOwnConnectionDialledAgainAfterFailure(t *testing.T) {
 	})
 	require.Nil(t, p.EnqueueAwaited(ctx, []kafka.Message{{Topic: "a", Partition: 0, Value: []byte("next")}}).Wait(ctx))
 	require.Contains(t, readerOfProduce(t, stacks), "kafkaio.(*Producer).sendInline(", "the next write is on a connection of the producer's own")
+}
+
+// A fetcher's Fetch on its own connections (FetchConns) is written and read by the goroutine
+// that makes it; one whose context ends while the broker holds it ends with the context, and
+// the next goes on a connection dialled again.
+func TestFetchOnOwnConnections(t *testing.T) {
+	c, _, p := startProducerCluster(t, "a")
+	ctx := testContext(t)
+	require.Nil(t, p.EnqueueAwaited(ctx, []kafka.Message{{Topic: "a", Partition: 0, Value: []byte("v")}}).Wait(ctx))
+	cl := NewClient(Options{Brokers: c.ListenAddrs(), Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}})
+	conns := NewFetchConns(cl)
+	t.Cleanup(conns.Close)
+	bounds := FetchBounds{BatchMax: 1 << 20, TotalMax: 1 << 20, Conns: conns}
+
+	var stacks []string
+	c.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.DropControl()
+		buf := make([]byte, 1<<20)
+		stacks = strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
+		return nil, nil, false
+	})
+	f, err := FetchPartitionBounded(ctx, cl, "a", 0, 0, 1<<20, 10*time.Millisecond, bounds)
+	require.NoError(t, err)
+	require.Len(t, f.Messages, 1)
+	var reader string
+	for _, g := range stacks {
+		if strings.Contains(g, "kafkaio.(*rawFetch).RawExchange(") {
+			reader = g
+		}
+	}
+	require.Contains(t, reader, "kafkaio.FetchPartitionBounded(", "the fetcher did not read the answer itself:\n%s", reader)
+
+	// A long poll of an empty partition, cut short by its context.
+	wctx, cancel := context.WithCancel(ctx)
+	held := make(chan struct{})
+	c.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.DropControl()
+		close(held)
+		return nil, nil, false // kfake then waits out the request's MaxWait
+	})
+	go func() { <-held; cancel() }()
+	_, err = FetchPartitionBounded(wctx, cl, "a", 1, 0, 1<<20, time.Minute, bounds)
+	require.ErrorIs(t, err, context.Canceled)
+	f, err = FetchPartitionBounded(ctx, cl, "a", 0, 0, 1<<20, 10*time.Millisecond, bounds)
+	require.NoError(t, err)
+	require.Len(t, f.Messages, 1)
 }
