@@ -125,10 +125,14 @@ func (a *Agent) consumePartition(ctx, gctx context.Context, gen *kafka.Generatio
 	transport := a.conns.Separate()
 	defer transport.CloseIdleConnections()
 	cl := kafkaio.NewClient(kafkaio.Options{Brokers: a.cfg.Brokers, Transport: transport, Principal: a.principal})
+	// Its Fetch requests are written and read by its own goroutine (kafkaio.FetchConns): not
+	// handed to the transport's connection goroutine and back before every request.
+	fconns := kafkaio.NewFetchConns(cl)
+	defer fconns.Close()
 
 	var wg sync.WaitGroup
 	wg.Go(func() { a.commitLoop(stop, gen, topic, pa.ID, tr) })
-	a.fetchRequests(stop, cl, pa.ID, pa.Offset, assigned, tr, lanes)
+	a.fetchRequests(stop, cl, fconns, pa.ID, pa.Offset, assigned, tr, lanes)
 
 	// Stop: requests not yet started are abandoned (the next owner fetches them again);
 	// started ones finish, bounded by the shutdown timeout, then the final commit.
@@ -166,7 +170,7 @@ func fetchShare(size, maxRequest int64, assigned int) int64 {
 // until stop ends. Every fetch first takes its share of MaxInflightBytes (budget): records
 // fetched and waiting for a lane count, and fetching pauses while the budget is used up.
 // Fetch errors are retried with backoff and reported to /readyz.
-func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition int, offset int64, assigned int, tr *tracker, lanes *lanes) {
+func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, fconns *kafkaio.FetchConns, partition int, offset int64, assigned int, tr *tracker, lanes *lanes) {
 	fetchMax := fetchShare(a.inflight.size, int64(a.cfg.MaxRequestBytes), assigned)
 	wait := min(fetchMaxWait, max(a.health.grace/3, 10*time.Millisecond))
 	backoff := kafkaio.Backoff{Base: 50 * time.Millisecond, Max: time.Second}
@@ -186,7 +190,7 @@ func (a *Agent) fetchRequests(stop context.Context, cl *kafka.Client, partition 
 		// which comes whatever its size).
 		recordBytes := max(reserved/requestMemoryFactor, 1)
 		f, err := kafkaio.FetchPartitionBounded(stop, cl, a.cfg.RequestTopic, partition, offset, recordBytes, wait,
-			kafkaio.FetchBounds{BatchMax: requestInflateMax(a.cfg.MaxRequestBytes), TotalMax: recordBytes})
+			kafkaio.FetchBounds{BatchMax: requestInflateMax(a.cfg.MaxRequestBytes), TotalMax: recordBytes, Conns: fconns})
 		if stop.Err() != nil {
 			a.inflight.settle(reserved, nil)
 			return

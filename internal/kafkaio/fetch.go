@@ -63,6 +63,8 @@ type FetchBounds struct {
 	// is not inflated (beyond what is left of TotalMax) and not returned: Fetched.Next is its
 	// base offset, and the next fetch gets it first. Nothing is skipped or returned twice.
 	TotalMax int64
+	// Conns, when set, are the connections the Fetch goes on (NewFetchConns).
+	Conns *FetchConns
 }
 
 // inflateBufs holds the buffers FetchPartitionBounded inflated compressed batches into, once
@@ -97,8 +99,16 @@ func FetchPartitionBounded(ctx context.Context, cl *kafka.Client, topic string, 
 	// aborted transactions: kfake does).
 	f.req.MaxWaitMillis, f.req.MaxBytes = int32(maxWait/time.Millisecond), math.MaxInt32
 	f.add(partition, at, limit)
-	res, _, err := f.roundTrip(ctx, cl, nil)
+	var own *ownConns
+	leader := -1
+	if bounds.Conns != nil {
+		own, leader = bounds.Conns.own, bounds.Conns.leader(ctx, topic, partition)
+	}
+	res, _, err := f.roundTripOn(ctx, cl, own, leader, nil)
 	if err != nil {
+		if bounds.Conns != nil {
+			bounds.Conns.leaders.forget(topic)
+		}
 		return Fetched{Next: offset}, fmt.Errorf("fetch partition %d of topic %q: %w", partition, topic, err)
 	}
 	var rp *kmsg.FetchResponseTopicPartition
@@ -113,6 +123,9 @@ func FetchPartitionBounded(ctx context.Context, cl *kafka.Client, topic string, 
 		return Fetched{Next: offset}, fmt.Errorf("fetch partition %d of topic %q: %w", partition, topic, protocol.ErrNoPartition)
 	}
 	if rp.ErrorCode != 0 {
+		if bounds.Conns != nil {
+			bounds.Conns.leaders.forget(topic) // a leader that moved, among others
+		}
 		perr := kafka.Error(rp.ErrorCode)
 		if errors.Is(perr, kafka.OffsetOutOfRange) && rp.LogStartOffset > offset {
 			// Retention removed the records: go on at the log start, as a consumer with

@@ -102,8 +102,17 @@ func (f *rawFetch) partitions() int { return len(f.req.Topics[0].Partitions) }
 // transport, which holds on to its last request, does not hold a response's bytes. An error
 // of the whole response is returned as a kafka.Error.
 func (f *rawFetch) roundTrip(ctx context.Context, cl *kafka.Client, buf []byte) (*kmsg.FetchResponse, []byte, error) {
+	return f.roundTripOn(ctx, cl, nil, -1, buf)
+}
+
+// roundTripOn is roundTrip on own's connection to leader when that is free (produce_conn.go),
+// else through cl's transport.
+func (f *rawFetch) roundTripOn(ctx context.Context, cl *kafka.Client, own *ownConns, leader int, buf []byte) (*kmsg.FetchResponse, []byte, error) {
 	f.buf = buf
-	msg, err := transportOf(cl).RoundTrip(ctx, cl.Addr, f)
+	msg, sent, err := own.roundTrip(ctx, leader, f)
+	if !sent {
+		msg, err = transportOf(cl).RoundTrip(ctx, cl.Addr, f)
+	}
 	if err != nil {
 		return nil, nil, err // f and buf may still be in use: both are dropped
 	}

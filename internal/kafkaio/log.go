@@ -47,7 +47,9 @@ type Log struct {
 	topic   string
 	client  *kafka.Client
 	leaders *leaderCache
-	apply   func([]kafka.Message)
+	// conns are the connections its barriers' Fetch requests go on (fetchEnds, produce_conn.go).
+	conns *ownConns
+	apply func([]kafka.Message)
 	// borrow: apply gets records that alias the fetch buffers (NewBorrowingLog).
 	borrow bool
 	// quiet: once caught up, the fetch loops wait for logPollBytes of new records, and the
@@ -127,6 +129,7 @@ func newLog(opts Options, topic string, apply func([]kafka.Message), borrow bool
 		topic:   topic,
 		client:  cl,
 		leaders: newLeaderCache(cl),
+		conns:   newOwnConns(cl),
 		apply:   apply,
 		borrow:  borrow,
 		logger:  logger.With("topic", topic),

@@ -417,8 +417,9 @@ func fetchEnds(ctx context.Context, reqs []endsRequest) ([][]int64, error) {
 		parts []int
 	}
 	type leaderFetch struct {
-		f    *rawFetch
-		logs map[int]*logFetch // by index in reqs
+		f      *rawFetch
+		leader int
+		logs   map[int]*logFetch // by index in reqs
 	}
 	byLeader := map[int]*leaderFetch{}
 	from := make([][]int64, len(reqs))
@@ -443,7 +444,7 @@ func fetchEnds(ctx context.Context, reqs []endsRequest) ([][]int64, error) {
 			lf := byLeader[leaders[p]]
 			if lf == nil {
 				// The response-wide limit stays high: a broker may leave out the partitions after it.
-				lf = &leaderFetch{f: newRawFetch(client, l.topic), logs: map[int]*logFetch{}}
+				lf = &leaderFetch{f: newRawFetch(client, l.topic), leader: leaders[p], logs: map[int]*logFetch{}}
 				lf.f.req.MinBytes, lf.f.req.MaxBytes = 0, math.MaxInt32
 				byLeader[leaders[p]] = lf
 			}
@@ -466,7 +467,9 @@ func fetchEnds(ctx context.Context, reqs []endsRequest) ([][]int64, error) {
 	}
 	var mu sync.Mutex
 	fetch := func(ctx context.Context, lf *leaderFetch) error {
-		res, _, err := lf.f.roundTrip(ctx, client, nil)
+		// On the first log's own connection to the leader, read on this goroutine: no wait
+		// (MaxWait 0), so that a barrier is not handed to a connection's goroutine and back.
+		res, _, err := lf.f.roundTripOn(ctx, client, reqs[0].l.conns, lf.leader, nil)
 		if err != nil {
 			var topics []string
 			for i := range lf.logs {

@@ -106,8 +106,8 @@ func TestSyncEndsReadsLogsTogether(t *testing.T) {
 }
 
 // SyncEnds whose logs are all read in the joint Fetch makes that Fetch on the caller's
-// goroutine: a goroutine of its own would only be waited for, one more hand-over on every
-// request's barrier. The broker looks at the goroutines while it answers the Fetch: the one
+// goroutine, which writes it and reads the answer: a goroutine of its own would only be
+// waited for, one more hand-over on every request's barrier. The broker looks at the goroutines while it answers the Fetch: the one
 // inside fetchEnds is the one that called SyncEnds.
 func TestSyncEndsJointReadOnCallersGoroutine(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(2, "configs"), kfake.SeedTopics(3, "offsets"))
@@ -158,4 +158,7 @@ func TestSyncEndsJointReadOnCallersGoroutine(t *testing.T) {
 	}
 	require.Len(t, readers, 1, "one goroutine reads the ends")
 	require.Contains(t, readers[0], "kafkaio.SyncEnds(", "the joint Fetch is made by SyncEnds's caller:\n%s", readers[0])
+	// and written and read by it, on a connection of the log's own: not handed to the
+	// goroutine of a kafka-go Transport's connection and back (produce_conn.go).
+	require.Contains(t, readers[0], "kafkaio.(*rawFetch).RawExchange(", "the caller did not read the answer itself:\n%s", readers[0])
 }

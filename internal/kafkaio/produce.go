@@ -45,8 +45,10 @@ func (pr *partitionRecords) addTo(b *batchBuilder) {
 // those without one, the offset the broker gave the part's first record. The request asks the
 // broker to answer by answerBy (zero: the default timeout; produceTimeout); the round trip is
 // bounded by ctx and roundTripTimeout only, so that an answer that comes later is still read.
-// It is the one place a Produce request is built.
-func (p *Producer) produceOnce(ctx context.Context, answerBy time.Time, parts []partitionRecords, bufs *produceBufs) ([]error, []int64) {
+// It is the one place a Produce request is built. leader, when not -1, is the broker ID of
+// the partitions' leader: the request then goes on the Producer's own connection to it when
+// that is free (produce_conn.go).
+func (p *Producer) produceOnce(ctx context.Context, answerBy time.Time, parts []partitionRecords, bufs *produceBufs, leader int) ([]error, []int64) {
 	req := &rawProduce{clientID: clientIDOf(p.client), acks: int16(kafka.RequireAll), timeoutMs: produceTimeout(answerBy)}
 	size := 0
 	for _, pr := range parts {
@@ -100,7 +102,10 @@ func (p *Producer) produceOnce(ctx context.Context, answerBy time.Time, parts []
 	}
 	ctx, cancel := context.WithTimeout(ctx, roundTripTimeout)
 	defer cancel()
-	msg, err := transportOf(p.client).RoundTrip(ctx, p.client.Addr, req)
+	msg, sent, err := p.own.roundTrip(ctx, leader, req)
+	if !sent {
+		msg, err = transportOf(p.client).RoundTrip(ctx, p.client.Addr, req)
+	}
 	if err != nil {
 		// The connection may still be writing the request: its buffer is not reused.
 		return setAll(err)

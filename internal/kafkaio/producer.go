@@ -23,6 +23,8 @@ import (
 type Producer struct {
 	client  *kafka.Client
 	leaders *leaderCache
+	// own are the connections the queued writes' requests go on (produce_conn.go).
+	own *ownConns
 
 	mu     sync.Mutex
 	queues map[int]*leaderQueue // by leader broker ID
@@ -125,7 +127,7 @@ func produceTimeout(answerBy time.Time) int32 {
 // NewProducer returns a Producer on the brokers and transport of opts. It never dials.
 func NewProducer(opts Options) *Producer {
 	cl := NewClient(opts)
-	return &Producer{client: cl, leaders: newLeaderCache(cl), queues: map[int]*leaderQueue{}}
+	return &Producer{client: cl, leaders: newLeaderCache(cl), own: newOwnConns(cl), queues: map[int]*leaderQueue{}}
 }
 
 // Produce writes msgs (Topic, Key, Value and Headers), each to its Partition or, when that is
@@ -546,7 +548,7 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 		parts[i].items = append(parts[i].items, it)
 		parts[i].size += it.size
 	}
-	errs, bases := p.produceOnce(context.Background(), answerBy, parts, nil)
+	errs, bases := p.produceOnce(context.Background(), answerBy, parts, nil, batch[0].leader)
 	for i, pr := range parts {
 		if errs[i] != nil && len(pr.items) > 1 && !pr.probe && refusesRecords(errs[i]) {
 			p.sendAlone(answerBy, pr)
@@ -567,7 +569,7 @@ func (p *Producer) roundTrip(batch []*produceItem) {
 func (p *Producer) sendAlone(answerBy time.Time, pr partitionRecords) {
 	for _, it := range pr.items {
 		alone := []partitionRecords{{topicPartition: pr.topicPartition, items: []*produceItem{it}, size: it.size}}
-		errs, bases := p.produceOnce(context.Background(), answerBy, alone, nil)
+		errs, bases := p.produceOnce(context.Background(), answerBy, alone, nil, it.leader)
 		it.err, it.base = errs[0], bases[0]
 		it.finish()
 	}

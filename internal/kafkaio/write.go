@@ -436,7 +436,7 @@ func (p *Producer) leaderRounds(ctx context.Context, topic string, recs []Record
 		inFlight++
 		go func() {
 			defer func() { done <- struct{}{} }()
-			errs, bases := p.produceOnce(rt, answerBy, parts, bufs)
+			errs, bases := p.produceOnce(rt, answerBy, parts, bufs, -1)
 			for i, pr := range parts {
 				if errs[i] == nil {
 					a := Acked{Partition: pr.partition, Base: bases[i], Idx: pr.idx}
