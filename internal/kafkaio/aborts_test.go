@@ -92,7 +92,7 @@ func TestFetchPartitionDropsAbortedTransactions(t *testing.T) {
 	_, brokers, _ := startProducerCluster(t, "txns")
 	ctx := testContext(t)
 	want := interleavedTransactions(ctx, t, brokers, "txns")
-	cl := NewClient(Options{Brokers: brokers})
+	cl := NewClient(Options{Brokers: brokers, Transport: testTransport(t)})
 	for _, size := range []int64{1, 300, 4 << 10, 1 << 20} {
 		t.Run(fmt.Sprintf("max bytes %d", size), func(t *testing.T) {
 			var got []string
@@ -130,7 +130,7 @@ func TestFetchPartitionStopsAtOpenTransaction(t *testing.T) {
 	require.NoError(t, open.BeginTransaction())
 	produceBatch(ctx, t, open, "open-1")
 	produceBatch(ctx, t, plain, "after")
-	cl := NewClient(Options{Brokers: brokers})
+	cl := NewClient(Options{Brokers: brokers, Transport: testTransport(t)})
 
 	f, err := FetchPartition(ctx, cl, "open", 0, 0, 1<<20, 10*time.Millisecond)
 	require.NoError(t, err)
@@ -176,9 +176,9 @@ func TestRecordReaderClosesAbortsBeforeOffset(t *testing.T) {
 	produceBatch(ctx, t, cl, "committed-3") // offset 3
 	require.NoError(t, cl.EndTransaction(ctx, kgo.TryCommit))
 
-	f := newRawFetch(NewClient(Options{Brokers: brokers}), "reuse")
+	f := newRawFetch(NewClient(Options{Brokers: brokers, Transport: testTransport(t)}), "reuse")
 	f.add(0, 0, 1<<20)
-	res, _, err := f.roundTrip(ctx, NewClient(Options{Brokers: brokers}), nil)
+	res, _, err := f.roundTrip(ctx, NewClient(Options{Brokers: brokers, Transport: testTransport(t)}), nil)
 	require.NoError(t, err)
 	rp := res.Topics[0].Partitions[0]
 	require.Len(t, rp.AbortedTransactions, 1)

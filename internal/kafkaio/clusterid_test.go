@@ -108,7 +108,7 @@ func TestClusterIDs(t *testing.T) {
 // answer says that it read no metadata.
 func TestClusterID(t *testing.T) {
 	ctx := testContext(t)
-	id, err := ClusterID(ctx, NewClient(Options{Brokers: []string{idCluster(t, "cluster-A")}}))
+	id, err := ClusterID(ctx, NewClient(Options{Brokers: []string{idCluster(t, "cluster-A")}, Transport: testTransport(t)}))
 	require.NoError(t, err)
 	require.Equal(t, "cluster-A", id)
 
@@ -116,7 +116,7 @@ func TestClusterID(t *testing.T) {
 	require.NoError(t, err)
 	closed := l.Addr().String()
 	require.NoError(t, l.Close())
-	cl := NewClient(Options{Brokers: []string{closed}})
+	cl := NewClient(Options{Brokers: []string{closed}, Transport: testTransport(t)})
 	cl.Timeout = 2 * time.Second
 	_, err = ClusterID(ctx, cl)
 	require.ErrorContains(t, err, "read cluster metadata")

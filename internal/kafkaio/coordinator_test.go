@@ -28,7 +28,7 @@ func TestGroupRequestsRememberCoordinator(t *testing.T) {
 		finds.Add(1)
 		return nil, nil, false // counted only: the broker answers
 	})
-	cl := NewClient(Options{Brokers: c.ListenAddrs()})
+	cl := NewClient(Options{Brokers: c.ListenAddrs(), Transport: testTransport(t)})
 	ctx := testContext(t)
 	offsets := []GroupOffset{{Topic: "orders", Partition: 1, Offset: 5}}
 	// Everything a sink request asks of its group, in its order.

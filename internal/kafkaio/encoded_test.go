@@ -24,7 +24,7 @@ import (
 func readPartition(t *testing.T, brokers []string, topic string, p int) []string {
 	t.Helper()
 	ctx := testContext(t)
-	cl := NewClient(Options{Brokers: brokers})
+	cl := NewClient(Options{Brokers: brokers, Transport: testTransport(t)})
 	var out []string
 	for offset := int64(0); ; {
 		f, err := FetchPartition(ctx, cl, topic, p, offset, 1<<20, 50*time.Millisecond)

@@ -84,7 +84,7 @@ func TestFetchPartitionBoundsInflatedTotal(t *testing.T) {
 				}
 			}
 
-			cl := NewClient(Options{Brokers: c.ListenAddrs()})
+			cl := NewClient(Options{Brokers: c.ListenAddrs(), Transport: testTransport(t)})
 			var got []string
 			offset, last, fetches := int64(2), int64(-1), 0 // from the middle of the first batch
 			for range 200 {
@@ -149,7 +149,7 @@ func TestFetchPartitionBoundedFirstBatchBeyondTotal(t *testing.T) {
 			}
 			require.NoError(t, pcl.ProduceSync(ctx, recs...).FirstErr(), "one batch of three")
 
-			cl := NewClient(Options{Brokers: c.ListenAddrs()})
+			cl := NewClient(Options{Brokers: c.ListenAddrs(), Transport: testTransport(t)})
 			var got []string
 			offset := int64(0)
 			for fetches := 1; offset < records; fetches++ {

@@ -32,7 +32,7 @@ func TestFetchPartitionBoundedReusesInflateBuffer(t *testing.T) {
 	}
 	require.NoError(t, pub.ProduceSync(ctx, recs...).FirstErr())
 
-	cl := NewClient(Options{Brokers: c.ListenAddrs()})
+	cl := NewClient(Options{Brokers: c.ListenAddrs(), Transport: testTransport(t)})
 	fetch := func() {
 		t.Helper()
 		f, err := FetchPartitionBounded(ctx, cl, "requests", 0, 0, 4<<20, 10*time.Millisecond, FetchBounds{BatchMax: 8 << 20})

@@ -30,7 +30,7 @@ func TestCommitGroupOffsets(t *testing.T) {
 		seen = append(seen, req.(*kmsg.OffsetCommitRequest))
 		return nil, nil, false // the broker answers
 	})
-	cl := NewClient(Options{Brokers: c.ListenAddrs()})
+	cl := NewClient(Options{Brokers: c.ListenAddrs(), Transport: testTransport(t)})
 	ctx := testContext(t)
 	offsets := []GroupOffset{{Topic: "orders", Partition: 2, Offset: 30}, {Topic: "payments", Partition: 0, Offset: 0}, {Topic: "orders", Partition: 0, Offset: 7}}
 	for i := range 6 {
@@ -111,7 +111,7 @@ func TestCommitGroupOffsetsRefused(t *testing.T) {
 		}
 		return res, nil, true
 	})
-	cl := NewClient(Options{Brokers: c.ListenAddrs()})
+	cl := NewClient(Options{Brokers: c.ListenAddrs(), Transport: testTransport(t)})
 	err = CommitGroupOffsets(testContext(t), cl, "connect-running", []GroupOffset{{Topic: "orders", Partition: 0, Offset: 1}})
 	require.ErrorIs(t, err, kafka.UnknownMemberId)
 	var ge *GroupCommitError
@@ -163,7 +163,7 @@ func TestFetchGroupOffsets(t *testing.T) {
 		seen = append(seen, req.(*kmsg.OffsetFetchRequest))
 		return nil, nil, false // the broker answers
 	})
-	cl := NewClient(Options{Brokers: c.ListenAddrs()})
+	cl := NewClient(Options{Brokers: c.ListenAddrs(), Transport: testTransport(t)})
 	ctx := testContext(t)
 	epoch := func(e int32) *int32 { return &e }
 	offsets := []GroupOffset{

@@ -32,7 +32,7 @@ func TestListAndDescribeGroups(t *testing.T) {
 		kafkatest.JoinGroup(t, brokers, g, kafkatest.Member{ProtocolType: typ, Protocol: proto,
 			Metadata: []byte("metadata of " + g), Assignment: []byte("assignment of " + g)})
 	}
-	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second}
+	cl := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second, Transport: testTransport(t)}
 	ctx := testContext(t)
 	listed, err := ListGroups(ctx, cl)
 	require.NoError(t, err)

@@ -278,7 +278,7 @@ func TestProducerLargeWriteReusesBuffers(t *testing.T) {
 		parts = append(parts, int32(i%partitions))
 	}
 	require.NoError(t, p.Write(ctx, "large", recs, parts, func(Acked) {}))
-	cl := NewClient(Options{Brokers: brokers})
+	cl := NewClient(Options{Brokers: brokers, Transport: testTransport(t)})
 	for part := range partitions {
 		var got []kafka.Message
 		for offset := int64(0); offset < perPartition; {

@@ -215,7 +215,7 @@ func TestFetchPartitionReadsClientBatches(t *testing.T) {
 	produce([]kgo.Opt{kgo.TransactionalID("aborted")}, &abort, 20)
 	produce(nil, nil, 5)
 
-	cl := NewClient(Options{Brokers: c.ListenAddrs()})
+	cl := NewClient(Options{Brokers: c.ListenAddrs(), Transport: testTransport(t)})
 	var got, keys []string
 	offset := int64(0)
 	last := int64(-1)
