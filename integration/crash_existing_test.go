@@ -196,11 +196,7 @@ func startOnceProcess(t *testing.T, cfg agent.Config, point, onceDir string, env
 	t.Helper()
 	cmd := exec.Command(faultAgentBinary(t), "run")
 	cmd.Env = append(append(processEnv(cfg, point), "OFFSETAGENT_FAULT_ONCE_DIR="+onceDir), env...)
-	p := &agentProcess{cmd: cmd, out: &procOutput{}}
-	cmd.Stdout, cmd.Stderr = p.out, p.out
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return p
+	return startAgentProcess(t, cmd)
 }
 
 // The agent is stopped (as a SIGKILL stops it) at every point of a request, for a new
@@ -264,8 +260,7 @@ func crashMatrix(t *testing.T, c *cluster, point, suffix string) {
 	for run := 0; run <= len(cases) && time.Now().Before(deadline); run++ {
 		p := startOnceProcess(t, cfg, point, onceDir)
 		outputs = append(outputs, p.out)
-		done := make(chan struct{})
-		go func() { _ = p.cmd.Wait(); close(done) }()
+		done := p.exited()
 		stopped := false
 		for !stopped {
 			select {

@@ -95,8 +95,33 @@ func plainAgentBinary(t *testing.T) string {
 
 // agentProcess is the real binary running `offsetagent run` against the test's broker.
 type agentProcess struct {
-	cmd *exec.Cmd
-	out *procOutput
+	cmd  *exec.Cmd
+	out  *procOutput
+	once sync.Once
+	done chan struct{}
+}
+
+// startAgentProcess starts cmd with its output in p.out; the test's cleanup kills it and
+// waits for it.
+func startAgentProcess(t *testing.T, cmd *exec.Cmd) *agentProcess {
+	t.Helper()
+	p := &agentProcess{cmd: cmd, out: &procOutput{}}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.exited() })
+	return p
+}
+
+// exited is closed once the process has exited (cmd.ProcessState set). cmd.Wait is called
+// once, here: a second Wait while the first is in flight (a test's wait timing out, then its
+// cleanup) waits forever for output copiers the first one already took, and held the whole
+// package until its timeout.
+func (p *agentProcess) exited() <-chan struct{} {
+	p.once.Do(func() {
+		p.done = make(chan struct{})
+		go func() { _ = p.cmd.Wait(); close(p.done) }()
+	})
+	return p.done
 }
 
 // procOutput is an agent process's stdout and stderr, written by os/exec's copying goroutine
@@ -150,20 +175,14 @@ func startBinary(t *testing.T, bin string, cfg agent.Config, fault string) *agen
 	t.Helper()
 	cmd := exec.Command(bin, "run")
 	cmd.Env = processEnv(cfg, fault)
-	p := &agentProcess{cmd: cmd, out: &procOutput{}}
-	cmd.Stdout, cmd.Stderr = p.out, p.out
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return p
+	return startAgentProcess(t, cmd)
 }
 
 // wait waits for the process to exit and returns its exit code.
 func (p *agentProcess) wait(t *testing.T, timeout time.Duration) int {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
 	select {
-	case <-done:
+	case <-p.exited():
 		return p.cmd.ProcessState.ExitCode()
 	case <-time.After(timeout):
 		_ = p.cmd.Process.Kill()

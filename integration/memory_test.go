@@ -153,10 +153,7 @@ func runLargeRequests(t *testing.T, bound int, create, running, busy bool) int64
 	// No GOMEMLIMIT: the bound alone must keep the process small (processEnv passes no GO*
 	// variable of the test's environment either).
 	cmd.Env = append(processEnv(cfg, ""), fmt.Sprintf("OFFSETAGENT_MAX_INFLIGHT_BYTES=%d", bound))
-	p := &agentProcess{cmd: cmd, out: &procOutput{}}
-	cmd.Stdout, cmd.Stderr = p.out, p.out
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	p := startAgentProcess(t, cmd)
 
 	want := largeRequests
 	if running {
