@@ -247,7 +247,7 @@ func crashMatrix(t *testing.T, c *cluster, point, suffix string) {
 	}
 
 	onceDir := t.TempDir()
-	var outputs []*procOutput
+	var outputs []*lockedBuffer
 	t.Cleanup(func() {
 		if t.Failed() {
 			for i, o := range outputs {

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -96,7 +95,7 @@ func plainAgentBinary(t *testing.T) string {
 // agentProcess is the real binary running `offsetagent run` against the test's broker.
 type agentProcess struct {
 	cmd  *exec.Cmd
-	out  *procOutput
+	out  *lockedBuffer // written by os/exec's copying goroutine while a failure's message reads it
 	once sync.Once
 	done chan struct{}
 }
@@ -105,7 +104,7 @@ type agentProcess struct {
 // waits for it.
 func startAgentProcess(t *testing.T, cmd *exec.Cmd) *agentProcess {
 	t.Helper()
-	p := &agentProcess{cmd: cmd, out: &procOutput{}}
+	p := &agentProcess{cmd: cmd, out: &lockedBuffer{}}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.exited() })
@@ -122,25 +121,6 @@ func (p *agentProcess) exited() <-chan struct{} {
 		go func() { _ = p.cmd.Wait(); close(p.done) }()
 	})
 	return p.done
-}
-
-// procOutput is an agent process's stdout and stderr, written by os/exec's copying goroutine
-// while the test may read it (a failure's message): a bytes.Buffer alone is a data race there.
-type procOutput struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (o *procOutput) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.Write(p)
-}
-
-func (o *procOutput) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.buf.String()
 }
 
 func processEnv(cfg agent.Config, fault string) []string {
