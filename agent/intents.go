@@ -169,26 +169,7 @@ func (il *intentLog) partitionOf(name string) (int, error) {
 	if n == 0 {
 		return 0, errNoPartitions
 	}
-	return hashPartition(name, n), nil
-}
-
-// hashPartition is the partition of n that kafka.Hash picks for the key name (FNV-1a, the
-// hash as an int32 modulo n, negated when negative: Sarama's hashPartitioner), computed on
-// the string: a request asks for its claim, its intent and their removal, and kafka.Hash's
-// message, key copy and list of partitions were allocations each time.
-// TestHashPartitionMatchesKafkaHash holds the two together.
-func hashPartition(name string, n int) int {
-	const offset32, prime32 = 2166136261, 16777619
-	h := uint32(offset32)
-	for i := 0; i < len(name); i++ {
-		h ^= uint32(name[i])
-		h *= prime32
-	}
-	p := int32(h) % int32(n)
-	if p < 0 {
-		p = -p
-	}
-	return int(p)
+	return kafkaio.HashPartition(name, n), nil
 }
 
 // enqueue queues msgs (records of connector name's partition) on the producer and returns

@@ -9,7 +9,7 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
-// hashPartition picks the partition a new kafka.Hash picks (the Writer's balancer of the
+// HashPartition picks the partition a new kafka.Hash picks (the Writer's balancer of the
 // records the agent's clients produce, whose partitions the crash tests expect), for nil,
 // empty and random keys over partition counts whose FNV sums run negative as int32.
 func TestHashPartitionMatchesKafkaHash(t *testing.T) {
@@ -29,7 +29,14 @@ func TestHashPartitionMatchesKafkaHash(t *testing.T) {
 		}
 		for _, k := range keys {
 			want := (&kafka.Hash{}).Balance(kafka.Message{Key: k}, parts...)
-			if got := hashPartition(k, n); got != want {
+			got := HashPartition(k, n)
+			if k == nil {
+				got = 0 // route's placement of a nil key
+			}
+			if gotS := HashPartition(string(k), n); gotS != got && k != nil {
+				t.Fatalf("key %q of %d partitions: %d as bytes, %d as a string", k, n, got, gotS)
+			}
+			if got != want {
 				t.Fatalf("key %q of %d partitions: partition %d, kafka.Hash gives %d", k, n, got, want)
 			}
 		}

@@ -320,8 +320,10 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, owner, order
 			continue
 		}
 		part := m.Partition
-		if part < 0 {
-			part = hashPartition(m.Key, len(ls))
+		if part < 0 && m.Key == nil {
+			part = 0 // kafka.Hash's round robin's first pick
+		} else if part < 0 {
+			part = HashPartition(m.Key, len(ls))
 		}
 		if part >= len(ls) {
 			fail(i, fmt.Errorf("write to topic %q: partition %d of %d", m.Topic, part, len(ls)))
@@ -362,17 +364,15 @@ func (p *Producer) route(ctx context.Context, msgs []kafka.Message, owner, order
 	return owner, order, at
 }
 
-// hashPartition is the partition a new kafka.Hash balances a record of key to among n: Sarama's
-// hashPartitioner (FNV-1a of the key, as an int32, modulo n, made positive), and for a nil key
-// its round robin's first pick, partition 0. kafka.Hash takes a slice of the partitions and
-// a pooled hasher: two allocations a record (TestHashPartitionMatchesKafkaHash).
-func hashPartition(key []byte, n int) int {
-	if key == nil {
-		return 0
-	}
+// HashPartition is the partition a new kafka.Hash balances a record of key to among n
+// partitions: Sarama's hashPartitioner (FNV-1a of the key, as an int32, modulo n, made
+// positive), computed without kafka.Hash's list of the partitions, pooled hasher and (for a
+// string) key copy. A nil key, which kafka.Hash sends round robin, is the caller's to place
+// (its first pick is partition 0). TestHashPartitionMatchesKafkaHash holds it to kafka.Hash.
+func HashPartition[K ~string | ~[]byte](key K, n int) int {
 	h := uint32(2166136261)
-	for _, c := range key {
-		h = (h ^ uint32(c)) * 16777619
+	for i := 0; i < len(key); i++ {
+		h = (h ^ uint32(key[i])) * 16777619
 	}
 	p := int32(h) % int32(n)
 	if p < 0 {
