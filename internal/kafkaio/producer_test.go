@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 	"testing"
@@ -15,6 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetagent/offsetagent/internal/alloctest"
 )
 
 func startProducerCluster(t *testing.T, topics ...string) (*kfake.Cluster, []string, *Producer) {
@@ -305,13 +306,7 @@ func TestProducerQueuesOneRecordCheaply(t *testing.T) {
 	msgs := []kafka.Message{{Topic: "a", Partition: 1, Key: []byte("k"), Value: []byte("v")}}
 	queued := make([]*Pending, 0, 600)
 	release := p.Hold() // nothing is sent while the writes are counted
-	// AllocsPerRun counts the process's allocations: the broker's and the runtime's goroutines
-	// allocate meanwhile (under the race detector, on a loaded host, two more a run were seen).
-	// They only ever add, so the least of a few measurements is the write's own cost.
-	allocs := math.Inf(1)
-	for range 5 {
-		allocs = min(allocs, testing.AllocsPerRun(100, func() { queued = append(queued, p.Enqueue(ctx, msgs)) }))
-	}
+	allocs := alloctest.Least(100, func() { queued = append(queued, p.Enqueue(ctx, msgs)) })
 	release()
 	for _, w := range queued {
 		require.Nil(t, w.Wait(ctx))
@@ -338,10 +333,7 @@ func TestProducerQueuesManyRecordsItemsTogether(t *testing.T) {
 	items := min(len(msgs), len(leaders))
 	queued := make([]*Pending, 0, 600)
 	release := p.Hold()
-	allocs := math.Inf(1)
-	for range 5 {
-		allocs = min(allocs, testing.AllocsPerRun(100, func() { queued = append(queued, p.Enqueue(ctx, msgs)) }))
-	}
+	allocs := alloctest.Least(100, func() { queued = append(queued, p.Enqueue(ctx, msgs)) })
 	release()
 	for _, w := range queued {
 		require.Nil(t, w.Wait(ctx))

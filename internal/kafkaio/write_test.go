@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/offsetagent/offsetagent/internal/alloctest"
 )
 
 // A failed Write says which of its records are known not to be in the topic: those a broker
@@ -65,7 +67,7 @@ func TestWriteErrorSaysWhatIsNotWritten(t *testing.T) {
 // every write of a stage (the targets errors.As would fill escape, two allocations a call).
 func TestMayHaveWrittenSuccessAllocations(t *testing.T) {
 	require.True(t, MayHaveWritten(nil))
-	require.Zero(t, testing.AllocsPerRun(100, func() { _ = MayHaveWritten(nil) }))
+	require.Zero(t, alloctest.Least(100, func() { _ = MayHaveWritten(nil) }))
 }
 
 // The acknowledged items of a write are reported in the order first met, each with the
@@ -88,7 +90,7 @@ func TestReportItems(t *testing.T) {
 	got[0].Idx = append(got[0].Idx, 42)
 	require.Equal(t, []int{1, 9}, got[1].Idx, "an append to one item's indexes writes into the next's")
 	msgs := make([]kafka.Message, len(owner))
-	allocs := testing.AllocsPerRun(100, func() { reportItems(msgs, nil, owner[4:], func(Acked) {}) })
+	allocs := alloctest.Least(100, func() { reportItems(msgs, nil, owner[4:], func(Acked) {}) })
 	require.LessOrEqual(t, allocs, 1.0)
 }
 
@@ -96,5 +98,5 @@ func TestReportItems(t *testing.T) {
 func TestWriteRefusalSuccessAllocations(t *testing.T) {
 	p := &Producer{}
 	require.NoError(t, p.writeRefusal("t", nil))
-	require.Zero(t, testing.AllocsPerRun(100, func() { _ = p.writeRefusal("t", nil) }))
+	require.Zero(t, alloctest.Least(100, func() { _ = p.writeRefusal("t", nil) }))
 }
