@@ -347,12 +347,47 @@ func (p *publisher) queue(entries []*Entry, prog Progress) []*Entry {
 	return queue
 }
 
-// publish writes the requests of batch in one call and adds them to inflight; a request that
-// cannot be encoded, or that B refused, is finished as failed at publish_request.
+// firstWrite is how many requests publish writes in its first call; each call after it
+// writes twice as many as the one before. B's agents start on the first requests of a large
+// window while the rest are encoded and written (encoding a request costs about as much as
+// writing it: with 1,000 in one call, B's agents sat idle through the encoding of them all),
+// and a window of n requests takes about log2(n/firstWrite) calls, not one a request. The
+// default window (Concurrency 16) is one call, as before.
+const firstWrite = 32
+
+// chunkWrite is one WriteMessages call of publish, made in a goroutine of its own: sent's
+// requests msgs, and once done is closed, the call's error and whether ctx had ended by then.
+type chunkWrite struct {
+	sent []*Entry
+	msgs []kafka.Message
+	err  error
+	cut  bool
+	done chan struct{}
+}
+
+// publish writes the requests of batch and adds them to inflight; a request that cannot be
+// encoded, or that B refused, is finished as failed at publish_request. The requests are
+// written in calls of growing size (firstWrite), each started as soon as its requests are
+// encoded, so that the first requests reach B while the rest are encoded; publish returns
+// once every call has its answer, which is judged as one call's (write), in their order.
 func (p *publisher) publish(ctx context.Context, w *kafka.Writer, batch []*Entry, inflight map[string]*Entry, prog Progress) {
 	source := fleet.RequestSourcePrefix + p.opts.MigrationID
-	msgs := make([]kafka.Message, 0, len(batch))
-	sent := make([]*Entry, 0, len(batch))
+	var calls []*chunkWrite
+	cur, size, total := &chunkWrite{}, firstWrite, 0
+	start := func() {
+		if len(cur.msgs) == 0 {
+			return
+		}
+		c := cur
+		c.done = make(chan struct{})
+		calls = append(calls, c)
+		go func() {
+			defer close(c.done)
+			c.err = w.WriteMessages(ctx, c.msgs...)
+			c.cut = ctx.Err() != nil
+		}()
+		cur, size = &chunkWrite{}, 2*size
+	}
 	for _, e := range batch {
 		body, err := e.Body.MarshalJSON()
 		var m kafka.Message
@@ -367,25 +402,41 @@ func (p *publisher) publish(ctx context.Context, w *kafka.Writer, batch []*Entry
 			p.finish(prog, e, OutcomeFailed, "publish_request", fleet.Textf("%v", err))
 			continue
 		}
-		msgs = append(msgs, m)
-		sent = append(sent, e)
+		cur.msgs = append(cur.msgs, m)
+		cur.sent = append(cur.sent, e)
 		inflight[e.RequestID] = e
+		total++
+		if len(cur.msgs) == size {
+			start()
+		}
 	}
-	p.write(ctx, w, sent, msgs, inflight, prog)
+	start()
+	for _, c := range calls {
+		<-c.done
+		// Judged as the requests of one call: a refused request of several is written
+		// again alone, as it was when the batch was one call.
+		p.judge(ctx, w, c.sent, c.msgs, c.err, c.cut, total > 1, inflight, prog)
+	}
 }
 
-// write writes msgs, the requests of sent, in one call, and judges each request by its own
-// answer: one written, or whose write may have appended it (its result, or its deadline,
-// then tells its outcome), stays in flight; one that B refused is failed. B refuses a
-// partition's record batch as a whole (above the topic's max.message.bytes, say), so the
-// refused requests of a call of several are written again one by one: one bad request fails
-// alone, not the others that shared its batch.
+// write writes msgs, the requests of sent, in one call, and judges the answer (judge).
 func (p *publisher) write(ctx context.Context, w *kafka.Writer, sent []*Entry, msgs []kafka.Message, inflight map[string]*Entry, prog Progress) {
 	if len(msgs) == 0 {
 		return
 	}
 	err := w.WriteMessages(ctx, msgs...)
-	if err == nil || ctx.Err() != nil {
+	p.judge(ctx, w, sent, msgs, err, ctx.Err() != nil, len(msgs) > 1, inflight, prog)
+}
+
+// judge judges each request of a call that wrote msgs, the requests of sent, and ended in
+// err (cut: ctx had ended by then), by its own answer: one written, or whose write may have
+// appended it (its result, or its deadline, then tells its outcome), stays in flight; one
+// that B refused is failed. B refuses a partition's record batch as a whole (above the
+// topic's max.message.bytes, say), so the refused requests of a publish of several are
+// written again one by one: one bad request fails alone, not the others that shared its
+// batch.
+func (p *publisher) judge(ctx context.Context, w *kafka.Writer, sent []*Entry, msgs []kafka.Message, err error, cut, several bool, inflight map[string]*Entry, prog Progress) {
+	if err == nil || cut {
 		// Written; or cut off while writing, and the broker may have appended the requests.
 		// They stay in flight, and their outcome is what their result (or deadline) makes it.
 		return
@@ -416,7 +467,7 @@ func (p *publisher) write(ctx context.Context, w *kafka.Writer, sent []*Entry, m
 		}
 	}
 	for _, i := range refused {
-		if len(msgs) > 1 && ctx.Err() == nil {
+		if several && ctx.Err() == nil {
 			p.write(ctx, w, sent[i:i+1], msgs[i:i+1], inflight, prog)
 			continue
 		}
