@@ -2,6 +2,8 @@ package apply
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -21,13 +24,20 @@ import (
 	"github.com/offsetagent/offsetagent/migrate/target"
 )
 
-// doneHook is a Progress whose Done calls done.
+// doneHook is a Progress whose Done calls done, and Waiting waiting (when set).
 type doneHook struct {
 	noProgress
-	done func(e *Entry)
+	done    func(e *Entry)
+	waiting func()
 }
 
 func (h doneHook) Done(e *Entry) { h.done(e) }
+
+func (h doneHook) Waiting(Wait) {
+	if h.waiting != nil {
+		h.waiting()
+	}
+}
 
 // TestPublishWritesBeforeEncodingAll publishes a window of requests whose last body is too
 // large for B's agents, so that publish reports it failed while it encodes the bodies: by
@@ -91,4 +101,67 @@ func TestPublishWritesBeforeEncodingAll(t *testing.T) {
 	for _, e := range entries[:n-1] {
 		require.Equal(t, OutcomePending, e.Outcome, e.Name)
 	}
+}
+
+// TestPublishRefusedInLaterCall: B refuses one request of a window published in several calls
+// (here the second: its record batch is above the topic's max.message.bytes because of it).
+// Only that request fails, at publish_request; the others of its call are written again on
+// their own, as in a window published in one call, and every other request is written.
+func TestPublishRefusedInLaterCall(t *testing.T) {
+	fake := kafkatest.Kfake(t, kfake.SeedTopics(1, "results"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	brokers := fake.ListenAddrs()
+	res, err := (&kafka.Client{Addr: kafka.TCP(brokers...)}).CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
+		Topic: "requests", NumPartitions: 1, ReplicationFactor: 1,
+		ConfigEntries: []kafka.ConfigEntry{{ConfigName: "max.message.bytes", ConfigValue: "8000"}}}}})
+	require.NoError(t, err)
+	require.NoError(t, res.Errors["requests"])
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	to := target.Target{Brokers: brokers, RequestTopic: "requests", ResultTopic: "results", MaxRequestBytes: 1 << 20}
+	results, err := OpenResults(ctx, to, fleet.RequestSourcePrefix+"m-1", logger)
+	require.NoError(t, err)
+	defer results.Close()
+
+	payload := make([]byte, 8000)
+	_, err = rand.Read(payload)
+	require.NoError(t, err)
+	// firstWrite+8 requests: two calls, the refused one in the second.
+	const n, big = firstWrite + 8, firstWrite + 3
+	var entries []*Entry
+	for i := range n {
+		name := fmt.Sprintf("file-%03d", i)
+		cfg := events.Config{{Key: "connector.class", Value: "FileStreamSource"}, {Key: "file", Value: "/tmp/" + name}}
+		if i == big {
+			// Random hex: no codec makes it fit.
+			cfg = append(cfg, events.ConfigEntry{Key: "payload", Value: hex.EncodeToString(payload)})
+		}
+		entries = append(entries, &Entry{Name: name, TargetName: name, Body: &Body{Name: name, Config: cfg}})
+	}
+	// interrupt ends the run once it awaits results (every request is then written or
+	// refused): nothing answers them.
+	interrupt, stop := context.WithCancel(ctx)
+	defer stop()
+	p := &publisher{opts: Options{To: to, MigrationID: "m-1", Concurrency: n, WaitReport: time.Millisecond,
+		Progress: doneHook{done: func(*Entry) {}, waiting: stop}, Registry: connectors.Builtin(), Logger: logger}, results: results}
+	p.run(interrupt, entries)
+
+	for i, e := range entries {
+		if i == big {
+			require.Equal(t, OutcomeFailed, e.Outcome)
+			require.Equal(t, "publish_request", e.FailedStep)
+			require.Contains(t, e.Message.String(), "Message Size Too Large")
+			continue
+		}
+		require.Equal(t, OutcomePending, e.Outcome, e.Name)
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: "requests", Partition: 0, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	written := map[string]bool{}
+	for len(written) < n-1 {
+		m, err := r.ReadMessage(ctx)
+		require.NoError(t, err, "the requests written: %d of %d", len(written), n-1)
+		written[string(m.Key)] = true
+	}
+	require.NotContains(t, written, entries[big].TargetName)
 }
