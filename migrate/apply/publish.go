@@ -349,10 +349,11 @@ func (p *publisher) queue(entries []*Entry, prog Progress) []*Entry {
 
 // firstWrite is how many requests publish writes in its first call; each call after it
 // writes twice as many as the one before. B's agents start on the first requests of a large
-// window while the rest are encoded and written (encoding a request costs about as much as
-// writing it: with 1,000 in one call, B's agents sat idle through the encoding of them all),
-// and a window of n requests takes about log2(n/firstWrite) calls, not one a request. The
-// default window (Concurrency 16) is one call, as before.
+// window while the rest are encoded and written (a window of 1,000 written in one call left
+// them idle while every body was encoded, 15-20 ms on a 2-core machine; in calls, its first
+// result came about 25 ms sooner), and a window of n requests takes about log2(n/firstWrite)
+// calls, not one a request. A window of up to firstWrite (the default Concurrency is 16) is
+// one call, as before.
 const firstWrite = 32
 
 // chunkWrite is one WriteMessages call of publish, made in a goroutine of its own: sent's
