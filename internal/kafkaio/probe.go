@@ -90,7 +90,7 @@ func (p *Producer) EnqueueProbes(ctx context.Context, topics []string) *Probes {
 		}
 		pr.at[i] = k
 	}
-	p.enqueue(pr.items, false)
+	p.enqueue(pr.items, false, nil)
 	return pr
 }
 

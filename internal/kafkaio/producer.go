@@ -36,6 +36,10 @@ type Producer struct {
 type leaderQueue struct {
 	items []*produceItem
 	busy  bool // a sender goroutine runs for the queue
+	// waiters are the awaited writes (EnqueueAwaited) that found the queue busy: the goroutine
+	// that sends it hands the queue over to one of them (handOver) instead of sending their
+	// records itself, so that the waiter sends them and reads their answer on its own goroutine.
+	waiters []*Pending
 }
 
 // produceItem is one caller's records for one partition.
@@ -161,6 +165,9 @@ type Pending struct {
 	send []*leaderQueue
 	// awaited: Wait returns once the broker answered, whatever its ctx does (EnqueueAwaited).
 	awaited bool
+	// takeover receives the busy queues of the write handed over to its Wait (handOver): made,
+	// with room for every queue, when the write found one busy.
+	takeover chan *leaderQueue
 	// group is closed once every item is answered.
 	group answerGroup
 }
@@ -178,11 +185,12 @@ func (p *Producer) Enqueue(ctx context.Context, msgs []kafka.Message) *Pending {
 
 // EnqueueAwaited is Enqueue for a caller that waits for the write at once (Wait) and needs
 // its outcome, as Write's callers do: when the partitions' queues are idle, its Wait sends them
-// on the caller's goroutine (no sender goroutine is started and handed over to), and it then
-// returns only once the broker answered, whatever ctx does meanwhile (a write on the wire is
-// never abandoned half-known). ctx's deadline bounds the write: its records are not sent past
-// it, and the broker is asked to answer before it (produceTimeout). ctx also bounds the
-// partition-leader lookup.
+// on the caller's goroutine (no sender goroutine is started and handed over to), as it does
+// when a queue that was busy is handed to it with nothing but its records left (handOver), and
+// it then returns only once the broker answered, whatever ctx does meanwhile (a write on the
+// wire is never abandoned half-known). ctx's deadline bounds the write: its records are not
+// sent past it, and the broker is asked to answer before it (produceTimeout). ctx also bounds
+// the partition-leader lookup.
 func (p *Producer) EnqueueAwaited(ctx context.Context, msgs []kafka.Message) *Pending {
 	deadline, _ := ctx.Deadline()
 	w := p.enqueueBy(ctx, msgs, deadline, true)
@@ -207,7 +215,11 @@ func (p *Producer) enqueueBy(ctx context.Context, msgs []kafka.Message, deadline
 	for _, it := range w.order {
 		it.deadline = deadline
 	}
-	w.send = p.enqueue(w.order, inline)
+	var waiter *Pending
+	if inline {
+		waiter = w
+	}
+	w.send = p.enqueue(w.order, inline, waiter)
 	return w
 }
 
@@ -225,9 +237,16 @@ func (w *Pending) Wait(ctx context.Context) []error {
 		ended = nil
 	}
 	if len(w.order) > 0 {
-		select {
-		case <-w.group.done:
-		case <-ended:
+	wait:
+		for {
+			select {
+			case <-w.group.done:
+				break wait
+			case q := <-w.takeover:
+				w.p.sendInline(q, w.order)
+			case <-ended:
+				break wait
+			}
 		}
 	}
 	var errs []error // allocated at the first failure
@@ -385,7 +404,7 @@ func HashPartition[K ~string | ~[]byte](key K, n int) int {
 // idle queues, or, with inline, returns those queues for the caller to send (sendInline). All
 // of a call's items are queued at once, so that a sender started by the first cannot take it
 // alone into a Produce of its own.
-func (p *Producer) enqueue(items []*produceItem, inline bool) (send []*leaderQueue) {
+func (p *Producer) enqueue(items []*produceItem, inline bool, waiter *Pending) (send []*leaderQueue) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var start []*leaderQueue
@@ -403,6 +422,11 @@ func (p *Producer) enqueue(items []*produceItem, inline bool) (send []*leaderQue
 			} else {
 				start = append(start, q)
 			}
+		} else if waiter != nil && !slices.Contains(q.waiters, waiter) {
+			if waiter.takeover == nil {
+				waiter.takeover = make(chan *leaderQueue, len(items))
+			}
+			q.waiters = append(q.waiters, waiter)
 		}
 	}
 	for _, q := range start {
@@ -412,10 +436,11 @@ func (p *Producer) enqueue(items []*produceItem, inline bool) (send []*leaderQue
 }
 
 // sendInline is send on the caller's goroutine, for a queue the caller found idle when it
-// queued mine, which it waits for: it sends q's items, as many as fit in one request at a time
-// (others' queued before or meanwhile included), until mine are answered, and then leaves the
-// rest to a sender goroutine. A write of one caller at a time (the agent's request path, one
-// request at a time) thus costs no goroutine and no hand-over to one and back.
+// queued mine, or was handed (handOver), which it waits for: it sends q's items, as many as fit
+// in one request at a time (others' queued before or meanwhile included), until mine are
+// answered, and then hands the rest to the write waiting for them, if it is theirs alone, or
+// to a sender goroutine. A write of one caller at a time (the agent's request path, one request
+// at a time) thus costs no goroutine and no hand-over to one and back.
 func (p *Producer) sendInline(q *leaderQueue, mine []*produceItem) {
 	for {
 		p.mu.Lock()
@@ -425,17 +450,17 @@ func (p *Producer) sendInline(q *leaderQueue, mine []*produceItem) {
 			return
 		}
 		if answered(mine, q, p.queues) {
-			if len(q.items) > 0 {
+			if len(q.items) == 0 {
+				q.busy, q.waiters = false, nil
+			} else if !p.handOver(q) {
 				go p.send(q)
-			} else {
-				q.busy = false
 			}
 			p.mu.Unlock()
 			return
 		}
 		batch := takeBatch(q)
 		if len(batch) == 0 {
-			q.busy = false
+			q.busy, q.waiters = false, nil
 			p.mu.Unlock()
 			return
 		}
@@ -485,6 +510,38 @@ func (p *Producer) release() {
 	}
 }
 
+// handOver hands busy q to the write waiting on it (q.waiters) when q's items are that write's
+// alone: its Wait sends them from then on, on its own goroutine (sendInline), and goes on
+// from their answer without a wake-up. (A write that found the queue busy behind another's
+// round trip, one request's claim behind the previous request's result, is the common case.)
+// With other items queued, the sender keeps the queue: a hand-over between every two batches
+// would wait for the waiter's goroutine to be scheduled, each time. p.mu is held; the waiters
+// whose records were sent are dropped.
+func (p *Producer) handOver(q *leaderQueue) bool {
+	for len(q.waiters) > 0 && answered(q.waiters[0].order, q, p.queues) {
+		q.waiters[0] = nil
+		q.waiters = q.waiters[1:]
+	}
+	if len(q.waiters) == 0 || len(q.items) == 0 {
+		q.waiters = nil
+		return false
+	}
+	w := q.waiters[0]
+	for _, it := range q.items {
+		if it.group != &w.group {
+			return false
+		}
+	}
+	select {
+	case w.takeover <- q:
+		q.waiters[0] = nil
+		q.waiters = q.waiters[1:]
+		return true
+	default: // no room (it cannot happen: one slot per queue); the caller sends q
+		return false
+	}
+}
+
 // send sends q's items, as many as fit in one request at a time, until q is empty.
 func (p *Producer) send(q *leaderQueue) {
 	for {
@@ -494,9 +551,13 @@ func (p *Producer) send(q *leaderQueue) {
 			p.mu.Unlock()
 			return
 		}
+		if len(q.items) > 0 && p.handOver(q) {
+			p.mu.Unlock()
+			return
+		}
 		batch := takeBatch(q)
 		if len(batch) == 0 {
-			q.busy = false
+			q.busy, q.waiters = false, nil
 			p.mu.Unlock()
 			return
 		}

@@ -390,3 +390,45 @@ func TestProducerIdleWriteSentByWriter(t *testing.T) {
 	require.False(t, bytes.Contains(stacks, []byte("kafkaio.(*Producer).send(")), "a sender goroutine ran for a lone write")
 	require.True(t, bytes.Contains(stacks, []byte("kafkaio.(*Producer).sendInline(")), "the writer did not send it")
 }
+
+// An awaited write that finds its partition's queue busy with another write's round trip is
+// handed the queue when that round trip ends and nothing else is queued: its own Wait sends it
+// and reads the answer, rather than the other write's sender goroutine, which would then have
+// to wake the waiter (one request's claim queued behind the previous request's result).
+func TestProducerBusyQueueHandedToAwaitedWrite(t *testing.T) {
+	c, _, p := startProducerCluster(t, "a")
+	ctx := testContext(t)
+	require.Nil(t, p.Produce(ctx, []kafka.Message{{Topic: "a", Partition: 0, Value: []byte("warm-up")}}))
+	inFlight, answer := make(chan struct{}), make(chan struct{})
+	var second []byte
+	n := 0
+	c.ControlKey(int16(kmsg.Produce), func(kmsg.Request) (kmsg.Response, error, bool) {
+		n++
+		switch n {
+		case 1:
+			close(inFlight)
+			<-answer
+		case 2:
+			c.DropControl()
+			second = make([]byte, 1<<20)
+			second = second[:runtime.Stack(second, true)]
+		}
+		return nil, nil, false
+	})
+	first := p.Enqueue(ctx, []kafka.Message{{Topic: "a", Partition: 0, Value: []byte("first")}})
+	<-inFlight // a sender goroutine has the queue
+	awaited := p.EnqueueAwaited(ctx, []kafka.Message{{Topic: "a", Partition: 1, Value: []byte("second")}})
+	done := make(chan []error, 1)
+	go func() { done <- awaited.Wait(ctx) }()
+	close(answer)
+	require.Nil(t, <-done)
+	require.Nil(t, first.Wait(ctx))
+	require.NotNil(t, second, "no second Produce request")
+	inline := false
+	for _, g := range bytes.Split(second, []byte("\n\n")) {
+		if bytes.Contains(g, []byte("kafkaio.(*Producer).sendInline(")) && bytes.Contains(g, []byte("kafkaio.(*Pending).Wait(")) {
+			inline = true
+		}
+	}
+	require.True(t, inline, "the awaited write was not sent by its own Wait:\n%s", second)
+}
