@@ -267,6 +267,7 @@ func crashMatrix(t *testing.T, c *cluster, point, suffix string) {
 			case <-done:
 				require.Equal(t, 137, p.cmd.ProcessState.ExitCode(), "the fault hook should have stopped the process; output:\n%s", p.out)
 				kills++
+				dropKilled(t, cfg)
 				stopped = true
 			case <-time.After(100 * time.Millisecond):
 				if len(cl.allResults()) < len(cases) {
@@ -285,6 +286,7 @@ func crashMatrix(t *testing.T, c *cluster, point, suffix string) {
 					// The hook stopped it after the last result went out (after:publish):
 					// the next run sweeps what it left.
 					kills++
+					dropKilled(t, cfg)
 					continue
 				}
 				require.Equal(t, 0, p.cmd.ProcessState.ExitCode(), "graceful shutdown; output:\n%s", p.out)

@@ -112,6 +112,7 @@ func crashRedelivered(t *testing.T, c *cluster, point, refusal, suffix string) {
 	}
 	id := cl.publish(body, opts)
 	require.Equal(t, 137, p.wait(t, 90*time.Second), "the request should have stopped at %s; output:\n%s", point, p.out)
+	dropKilled(t, cfg)
 	time.Sleep(time.Until(opts.Deadline))
 
 	if refusal == "read" {
