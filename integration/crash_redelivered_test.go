@@ -47,7 +47,13 @@ func TestCrashThenRefusedRedelivery(t *testing.T) {
 					t.Parallel()
 					sem <- struct{}{}
 					defer func() { <-sem }()
-					crashRedelivered(t, c, point, refusal, fmt.Sprintf("-%s-r%d", refusal, i))
+					suffix := fmt.Sprintf("-%s-r%d", refusal, i)
+					// Only "late" starts over, on new topics, with a deadline further out: its
+					// agent read the request after the deadline, before reaching the point.
+					for window := lateWindow; !crashRedelivered(t, c, point, refusal, suffix, window); window *= 2 {
+						require.Less(t, window, 4*lateWindow, "the agent never took the request up before its deadline")
+						t.Logf("the agent read the request after its deadline (%s after its publication), before %s: again with %s", window, point, 2*window)
+					}
 				})
 			}
 		})
@@ -63,12 +69,19 @@ var wroteBefore = []string{
 	"before:publish",
 }
 
+// lateWindow is how far past its publication the deadline of the "late" refusal's request
+// lies: the first agent must read the request before it, the second starts after it.
+const lateWindow = 3 * time.Second
+
 // crashRedelivered stops a request for a new source connector with initial offsets at point,
 // then runs an agent that refuses its redelivery: refusal is "source" (its source is no longer
 // allowed), "undecodable" (the record exceeds a lowered OFFSETAGENT_MAX_REQUEST_BYTES), "late"
-// (its deadline passed meanwhile) or "read" (the agent may not Read the offsets topic, as its
-// permission probe finds: denyReadProbe).
-func crashRedelivered(t *testing.T, c *cluster, point, refusal, suffix string) {
+// (its deadline, window after its publication, passed meanwhile) or "read" (the agent may not
+// Read the offsets topic, as its permission probe finds: denyReadProbe). It returns false,
+// having checked nothing, when the first agent of "late" read the request only after its
+// deadline (a loaded host) and answered it 408 instead of reaching point: the case's premise
+// did not hold.
+func crashRedelivered(t *testing.T, c *cluster, point, refusal, suffix string, window time.Duration) bool {
 	cfg := testConfig(c)
 	cl := newClient(t, cfg)
 	cl.createTopic(cfg.RequestTopic, 1)
@@ -108,9 +121,12 @@ func crashRedelivered(t *testing.T, c *cluster, point, refusal, suffix string) {
 		// tells when the agent takes requests.
 		results++
 		cl.waitResult(cl.publish(crashCase{name: "warm" + suffix}.body(), events.RequestOptions{DryRun: true}), 60*time.Second)
-		opts.Deadline = time.Now().Add(3 * time.Second)
+		opts.Deadline = time.Now().Add(window)
 	}
 	id := cl.publish(body, opts)
+	if refusal == "late" && !stoppedBeforeLate(t, cl, p, id) {
+		return false
+	}
 	require.Equal(t, 137, p.wait(t, 90*time.Second), "the request should have stopped at %s; output:\n%s", point, p.out)
 	dropKilled(t, cfg)
 	time.Sleep(time.Until(opts.Deadline))
@@ -136,7 +152,7 @@ func crashRedelivered(t *testing.T, c *cluster, point, refusal, suffix string) {
 			fmt.Sprintf(`[%q,{"filename":"f"}]`, cc.name): `{"position":100}`,
 			fmt.Sprintf(`[%q,{"filename":"g"}]`, cc.name): `{"position":101}`,
 		}, values(after.Offsets))
-		return
+		return true
 	}
 	require.Equal(t, events.TypeCreateFailed, r.Type, r.Data.Message)
 	require.Equal(t, code, r.Data.ErrorCode, r.Data.Message)
@@ -150,12 +166,37 @@ func crashRedelivered(t *testing.T, c *cluster, point, refusal, suffix string) {
 		require.Contains(t, r.Data.Message, "rolled back")
 		require.NotContains(t, r.Data.Message, "nothing was written")
 		require.NotEqual(t, events.NothingUndone, r.Data.Cleanup.Summary)
-		return
+		return true
 	}
 	require.Equal(t, events.NothingUndone, r.Data.Cleanup.Summary, r.Data.Message)
 	if refusal == "late" {
 		require.Contains(t, r.Data.Message, "nothing was written")
 	}
+	return true
+}
+
+// stoppedBeforeLate waits (up to 90 s) for agent p to stop at its fault point while it carries
+// out request id; it returns false, p killed, when p answered the request 408 first (it read
+// it after its deadline). A result of another kind does not count: at after:publish p stops
+// once its result is out.
+func stoppedBeforeLate(t *testing.T, cl *client, p *agentProcess, id string) bool {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.exited():
+			return true
+		case <-time.After(100 * time.Millisecond):
+		}
+		for _, r := range cl.allResults() {
+			if r.Data.RequestID == id && r.Data.ErrorCode == 408 {
+				_ = p.cmd.Process.Kill()
+				<-p.exited()
+				return false
+			}
+		}
+	}
+	return true // p.wait reports it
 }
 
 // denyReadProbe makes the brokers refuse the Read permission probe (kafkaio.ProbeRead: a fetch
