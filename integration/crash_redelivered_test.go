@@ -50,10 +50,11 @@ func TestCrashThenRefusedRedelivery(t *testing.T) {
 					defer func() { <-sem }()
 					suffix := fmt.Sprintf("-%s-r%d", refusal, i)
 					// Only "late" starts over, on new topics, with a deadline further out: its
-					// agent read the request after the deadline, before reaching the point.
+					// first agent found the deadline passed (reading the request, or at its
+					// first write) before reaching the point.
 					for window := lateWindow; !crashRedelivered(t, c, point, refusal, suffix, window); window *= 2 {
 						require.Less(t, window, 4*lateWindow, "the agent never took the request up before its deadline")
-						t.Logf("the agent read the request after its deadline (%s after its publication), before %s: again with %s", window, point, 2*window)
+						t.Logf("the agent found the deadline (%s after the publication) passed before %s: again with %s", window, point, 2*window)
 					}
 				})
 			}
@@ -79,9 +80,9 @@ const lateWindow = 3 * time.Second
 // allowed), "undecodable" (the record exceeds a lowered OFFSETAGENT_MAX_REQUEST_BYTES), "late"
 // (its deadline, window after its publication, passed meanwhile) or "read" (the agent may not
 // Read the offsets topic, as its permission probe finds: denyReadProbe). It returns false,
-// having checked nothing, when the first agent of "late" read the request only after its
-// deadline (a loaded host) and answered it 408 instead of reaching point: the case's premise
-// did not hold.
+// having checked nothing, when the first agent of "late" found the deadline passed before it
+// reached point (a loaded host: it read the request late, or took long to its first write,
+// the deadline's last look) and answered it 408: the case's premise did not hold.
 func crashRedelivered(t *testing.T, c *cluster, point, refusal, suffix string, window time.Duration) bool {
 	cfg := testConfig(c)
 	cl := newClient(t, cfg)
@@ -177,9 +178,9 @@ func crashRedelivered(t *testing.T, c *cluster, point, refusal, suffix string, w
 }
 
 // stoppedBeforeLate waits (up to 90 s) for agent p to stop at its fault point while it carries
-// out request id; it returns false, p killed, when p answered the request 408 first (it read
-// it after its deadline). A result of another kind does not count: at after:publish p stops
-// once its result is out.
+// out request id; it returns false, p killed, when p answered the request 408 first (its
+// deadline passed before the point). A result of another kind does not count: at
+// after:publish p stops once its result is out.
 func stoppedBeforeLate(t *testing.T, cl *client, p *agentProcess, id string) bool {
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
