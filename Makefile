@@ -43,8 +43,9 @@ REAL_KAFKA_SKIP = $(if $(shell command -v java),$(if $(shell command -v mvn),,mv
 # the tests build without it (package integration's crash and memory tests, the real tier's
 # agent) and TestReleaseBuild. go test starts the packages' tests in the order given: the race
 # detector's run gives package integration (RACE_FIRST_PKGS), the longest by far, first. Its
-# crash matrices run six points at a time, most of each the wait for a group to drop a killed
-# member: RACE_PARALLEL lets them (go test's -parallel is GOMAXPROCS by default, two here).
+# crash matrices run six points at a time, and its tests that mostly wait out a timeout they
+# set run side by side (integration/doc.go): RACE_PARALLEL lets them (go test's -parallel is
+# GOMAXPROCS by default, two here).
 #
 # The run without the race detector starts two packages at once (go test's -p default): with
 # three, the JVM tiers beside the race detector's run of package integration compete with it, the

@@ -128,6 +128,7 @@ func TestChaos(t *testing.T) {
 			<-done
 			kills++
 		}
+		dropKilled(t, cfg)
 		if len(cl.allResults()) >= n {
 			break
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/offsetagent/offsetagent/agent"
 	"github.com/offsetagent/offsetagent/events"
+	"github.com/offsetagent/offsetagent/internal/kafkatest"
 )
 
 // agentBuild is one flavour of cmd/offsetagent, built once per test run.
@@ -171,6 +172,16 @@ func (p *agentProcess) wait(t *testing.T, timeout time.Duration) int {
 	}
 }
 
+// dropKilled removes the members of cfg's group once the test has seen its agent processes
+// killed (exited, none running): the coordinator removes them as it does at the expiry of their
+// sessions (kafkatest.RemoveMembers), and the next agent joins at once. Without it each restart
+// of a crash test waited out the killed member's session (OFFSETAGENT_SESSION_TIMEOUT, 1 s),
+// most of each run of the crash matrices.
+func dropKilled(t *testing.T, cfg agent.Config) {
+	t.Helper()
+	kafkatest.RemoveMembers(t, cfg.Brokers, cfg.GroupID)
+}
+
 func crashCluster(t *testing.T) *cluster {
 	t.Helper()
 	if os.Getenv("OFFSETAGENT_TEST_BROKERS") != "" || os.Getenv("OFFSETAGENT_TEST_DOCKER") == "1" {
@@ -215,6 +226,7 @@ func TestCrashAtEveryPoint(t *testing.T) {
 			p := startBinary(t, faultAgentBinary(t), cfg, point)
 			code := p.wait(t, 60*time.Second)
 			require.Equal(t, 137, code, "the fault hook should have stopped the process; output:\n%s", p.out)
+			dropKilled(t, cfg)
 
 			q := startBinary(t, faultAgentBinary(t), cfg, "")
 			res := cl.waitResult(id, 60*time.Second)

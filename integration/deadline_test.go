@@ -53,6 +53,7 @@ func TestRequestDeadlineHonoured(t *testing.T) {
 // state only, never the connector record. Without one it writes both in one produce request,
 // as in production, and both land unacknowledged.
 func TestWritesPastGiveUpRolledBack(t *testing.T) {
+	t.Parallel() // waits out the requests' giveups: doc.go
 	cases := []struct {
 		name string
 		// at is the fault point at which the faults are installed; "" is before the request.
@@ -220,6 +221,7 @@ func (p *migrationPair) options(t *testing.T) migrate.MigrateOptions {
 // timeout is reported failed, and B's agent, started afterwards, refuses the request (its
 // deadline has passed) instead of creating the connector.
 func TestMigrateFailedRequestIsNeverCarriedOut(t *testing.T) {
+	t.Parallel() // waits out the run's timeout: doc.go
 	p := newMigrationPair(t)
 	o := p.options(t)
 	o.Timeout, o.Grace = 15*time.Second, 500*time.Millisecond
@@ -240,6 +242,7 @@ func TestMigrateFailedRequestIsNeverCarriedOut(t *testing.T) {
 // at its giveup and answers 408, and nothing of the connector appears on B once the broker
 // takes writes again.
 func TestMigrateFailedStaysTrueWhenWritesRunPastGrace(t *testing.T) {
+	t.Parallel() // waits out the run's timeout and grace: doc.go
 	p := newMigrationPair(t)
 	fake := p.clusterB.requireFake(t)
 	var (
@@ -339,6 +342,7 @@ func delayProduceOnce(fake *kfake.Cluster, topic string, until func() time.Time)
 // giveup, after the request's sender reported it failed); a stage that ends within the reserve
 // leaves the connector's config records unwritten: no record of the connector ever appears.
 func TestFinalWriteKeepsResultReserve(t *testing.T) {
+	t.Parallel() // waits out the requests' giveups: doc.go
 	cases := []struct {
 		name string
 		// slow is the topic whose first write is acknowledged just before the giveup.
@@ -403,6 +407,7 @@ func TestFinalWriteKeepsResultReserve(t *testing.T) {
 // and reports the connector pending, saying it exists on B, instead of "it will not be
 // created". Once the result goes out, the same command reports it succeeded.
 func TestMigrateCreatedWithoutResultIsPending(t *testing.T) {
+	t.Parallel() // waits out the run's timeout and grace: doc.go
 	p := newMigrationPair(t)
 	fake := p.clusterB.requireFake(t)
 	refused := fake.Fault(produceFault(p.cfgB.ResultTopic, kerr.TopicAuthorizationFailed, -1))
@@ -428,6 +433,7 @@ func TestMigrateCreatedWithoutResultIsPending(t *testing.T) {
 // never holds a record of the connector, not even one tombstoned later, and the request fails
 // 408 with its offsets rolled back.
 func TestNoConnectorRecordWithinReserve(t *testing.T) {
+	t.Parallel() // waits out the request's giveup: doc.go
 	r := newFaultRig(t)
 	const grace = 2 * time.Second
 	deadline := time.Now().Add(4 * time.Second)
@@ -456,6 +462,7 @@ func TestNoConnectorRecordWithinReserve(t *testing.T) {
 // once the requests are out, and no Connect REST API of B is given), it is pending, with what
 // to check on B.
 func TestMigrateUnknownOnBIsPending(t *testing.T) {
+	t.Parallel() // waits out the run's timeout and grace: doc.go
 	p := newMigrationPair(t)
 	fake := p.clusterB.requireFake(t)
 	o := p.options(t)

@@ -36,6 +36,7 @@ func (r *faultRig) waitCommitted(t *testing.T, next int64, timeout time.Duration
 // The result topic refusing a few writes: the agent retries the publish until exactly one
 // result is out, and commits the request only after that.
 func TestResultPublishFaultRetried(t *testing.T) {
+	t.Parallel() // waits out the retries' backoffs: doc.go
 	cases := []struct {
 		name  string
 		err   *kerr.Error
@@ -115,6 +116,7 @@ func TestResultPublishTimeoutWritesOneResult(t *testing.T) {
 // uncommitted: it is tried again, counted in offsetagent_results_pending, and goes out, whole,
 // once the broker takes it; only then is the request committed.
 func TestResultRefusedKeepsRequest(t *testing.T) {
+	t.Parallel() // waits out the result's publish backoffs: doc.go
 	r := newFaultRig(t)
 	r.start(t, "", nil)
 	h := r.fake.Fault(produceFault(r.cfg.ResultTopic, kerr.InvalidRecord, -1))
@@ -144,6 +146,7 @@ func TestResultRefusedKeepsRequest(t *testing.T) {
 // after it runs the request again (rolling back the interrupted run first) and publishes its
 // result once the broker takes it: the result is not lost with the agent.
 func TestResultRefusedSurvivesRestart(t *testing.T) {
+	t.Parallel() // waits out the result's publish backoffs: doc.go
 	r := newFaultRig(t)
 	r.cfg.ShutdownTimeout = 2 * time.Second
 	r.start(t, "", nil)

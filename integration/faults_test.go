@@ -160,6 +160,7 @@ func (r *runningAgent) sumCounter(t *testing.T, name string) float64 {
 // produce errors here refuse the write outright: nothing of it is in the topic, so the cleanup
 // removes nothing of it (removed and configRemoved count only what earlier steps wrote).
 func TestBrokerFaultPermanentCleansUp(t *testing.T) {
+	t.Parallel() // waits out the retries' backoffs: doc.go
 	cases := []struct {
 		name          string
 		sink          bool
@@ -325,6 +326,7 @@ func TestBrokerFaultRefusedWriteNothingLeft(t *testing.T) {
 // make one attempt each), counted under the classifier's reason, and the request succeeds
 // with the records a fault-free run writes.
 func TestBrokerFaultTransientRetried(t *testing.T) {
+	t.Parallel() // waits out the retries' backoffs: doc.go
 	cases := []struct {
 		name   string
 		sink   bool

@@ -72,6 +72,7 @@ func slowBrokerFor(p *migrationPair, t *testing.T, topic string, look <-chan str
 // after migrate has reported on it: never "failed ... will not be created" with a connector
 // record landing afterwards.
 func TestNoConfigWriteLandsAfterTheGiveUpLook(t *testing.T) {
+	t.Parallel() // waits out the run's timeout and grace: doc.go
 	p := newMigrationPair(t)
 	look := make(chan struct{})
 	var lookOnce sync.Once

@@ -115,6 +115,7 @@ func TestCrashRollbackRestoresGroupEntries(t *testing.T) {
 
 			p := startBinary(t, faultAgentBinary(t), cfg, point)
 			require.Equal(t, 137, p.wait(t, 60*time.Second), "the fault hook should have stopped the process; output:\n%s", p.out)
+			dropKilled(t, cfg)
 
 			// The re-run's commit of the request's offsets (offset 5 on partition 0) is refused;
 			// the rollback's commit of the snapshot is not.

@@ -145,6 +145,7 @@ offsetagent_results_pending 0
 // group's committed offset: the requests not yet finished while one is stuck, and 0 once the
 // group is idle and fully committed.
 func TestRequestLagIsExact(t *testing.T) {
+	t.Parallel() // waits for the lag's measurements (every 5 s): doc.go
 	c := startCluster(t)
 	cfg := testConfig(c)
 	cfg.RequestTopicPartitions = 1

@@ -110,6 +110,7 @@ func TestMigrateBatchRefusesOneRequest(t *testing.T) {
 // failed: it stays in flight, its result arrives, and it succeeded. The requests on the
 // other partitions of the same call are not failed either.
 func TestMigrateUnknownWriteIsPending(t *testing.T) {
+	t.Parallel() // waits out the writes' timeouts: doc.go
 	var names, bodies []string
 	for i := range 6 {
 		names = append(names, fmt.Sprintf("src-%d", i))

@@ -31,6 +31,7 @@ func interruptAt(t *testing.T, cl *client, cfg agent.Config, cc crashCase, point
 	p := startOnceProcess(t, cfg, point+"@"+cc.name, "")
 	id := cl.publish(cc.body(), events.RequestOptions{})
 	require.Equal(t, 137, p.wait(t, 90*time.Second), "the request should have stopped at %s; output:\n%s", point, p.out)
+	dropKilled(t, cfg)
 	return id
 }
 

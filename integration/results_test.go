@@ -92,6 +92,7 @@ func TestOversizedResultsAreTruncated(t *testing.T) {
 // go out). Hence "invalid record three times": answered as a size refusal, it would go out
 // minimal.
 func TestResultPublishNonRetriable(t *testing.T) {
+	t.Parallel() // waits out the result's publish backoffs: doc.go
 	cases := []struct {
 		name      string
 		err       *kerr.Error
@@ -110,6 +111,7 @@ func TestResultPublishNonRetriable(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a broker of its own each, waiting out the backoffs side by side
 			r := newFaultRig(t)
 			r.start(t, "", nil)
 			r.install(produceFault(r.cfg.ResultTopic, tc.err, tc.count))

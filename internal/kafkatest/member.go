@@ -87,3 +87,44 @@ func (j *Joined) Leave(t testing.TB) {
 	require.NoError(t, err)
 	require.Zero(t, res.ErrorCode, "LeaveGroup %s: %v", j.group, kerr.ErrorForCode(res.ErrorCode))
 }
+
+// RemoveMembers removes every member of group (DescribeGroups, then one LeaveGroup naming
+// them), as the coordinator removes a member whose session expired: kfake takes a member's
+// leave and its session's expiry down the same path (the member removed, the group
+// rebalanced). For a test that knows the members' processes are dead: the next member then
+// joins at once instead of waiting out their session timeout. A member gone meanwhile
+// (UNKNOWN_MEMBER_ID), or a group without any (GROUP_ID_NOT_FOUND), is no error.
+func RemoveMembers(t testing.TB, brokers []string, group string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	desc := kmsg.NewPtrDescribeGroupsRequest()
+	desc.Groups = []string{group}
+	dr, err := desc.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Len(t, dr.Groups, 1)
+	if code := dr.Groups[0].ErrorCode; code != kerr.GroupIDNotFound.Code {
+		require.Zero(t, code, "DescribeGroups %s: %v", group, kerr.ErrorForCode(code))
+	}
+	if len(dr.Groups[0].Members) == 0 {
+		return
+	}
+	req := kmsg.NewPtrLeaveGroupRequest()
+	req.Group = group
+	for _, m := range dr.Groups[0].Members {
+		mem := kmsg.NewLeaveGroupRequestMember()
+		mem.MemberID = m.MemberID
+		req.Members = append(req.Members, mem)
+	}
+	res, err := req.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Zero(t, res.ErrorCode, "LeaveGroup %s: %v", group, kerr.ErrorForCode(res.ErrorCode))
+	for _, m := range res.Members {
+		if m.ErrorCode != kerr.UnknownMemberID.Code {
+			require.Zero(t, m.ErrorCode, "LeaveGroup %s member %s: %v", group, m.MemberID, kerr.ErrorForCode(m.ErrorCode))
+		}
+	}
+}
