@@ -30,11 +30,8 @@ type GroupEntry struct {
 // metadata=M" (a null metadata as <null>): what a consumer that joins the group resumes from.
 func GroupEntries(t testing.TB, brokers []string, group string) map[string]string {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	require.NoError(t, err)
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	cl, ctx, done := requestClient(t, brokers)
+	defer done()
 	req := kmsg.NewPtrOffsetFetchRequest()
 	req.Group = group // every partition of the group (Topics nil)
 	resp, err := req.RequestWith(ctx, cl)
@@ -78,11 +75,8 @@ func CommitEntries(t testing.TB, brokers []string, group string, entries ...Grou
 	t.Helper()
 	versions := kversion.Stable()
 	versions.SetMaxKeyVersion(kmsg.OffsetCommit.Int16(), 9)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.MaxVersions(versions))
-	require.NoError(t, err)
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	cl, ctx, done := requestClient(t, brokers, kgo.MaxVersions(versions))
+	defer done()
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group = group
 	for _, e := range entries {
@@ -113,4 +107,14 @@ func PatchEntries(offsets map[string]int64) map[string]string {
 		out[tp] = fmt.Sprintf("offset=%d epoch=-1 metadata=%q", o, "")
 	}
 	return out
+}
+
+// requestClient is a franz-go client of brokers for a helper's few requests, and their context
+// (30 s); done closes both.
+func requestClient(t testing.TB, brokers []string, opts ...kgo.Opt) (*kgo.Client, context.Context, func()) {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, opts...)...)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return cl, ctx, func() { cancel(); cl.Close() }
 }

@@ -96,11 +96,8 @@ func (j *Joined) Leave(t testing.TB) {
 // (UNKNOWN_MEMBER_ID), or a group without any (GROUP_ID_NOT_FOUND), is no error.
 func RemoveMembers(t testing.TB, brokers []string, group string) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	require.NoError(t, err)
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	cl, ctx, done := requestClient(t, brokers)
+	defer done()
 	desc := kmsg.NewPtrDescribeGroupsRequest()
 	desc.Groups = []string{group}
 	dr, err := desc.RequestWith(ctx, cl)
