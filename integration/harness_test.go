@@ -420,6 +420,22 @@ func fetchRange(dialer *kafka.Dialer, brokers []string, topic string, p int, off
 	return out, offset, nil
 }
 
+// awaitTopic waits, until deadline, for topic to exist: a wait for a result may start before
+// the agent created the result topic (a loaded host took more than readAll's 5 s to start
+// one). Past deadline it returns, and readAll reports the topic missing.
+func (c *client) awaitTopic(topic string, deadline time.Time) {
+	c.t.Helper()
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		md, err := c.kc.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+		cancel()
+		if err == nil && len(md.Topics) == 1 && md.Topics[0].Error == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // results returns every result event so far.
 func (c *client) allResults() []result {
 	c.t.Helper()
@@ -436,6 +452,7 @@ func (c *client) allResults() []result {
 func (c *client) waitResults(n int, timeout time.Duration) []result {
 	c.t.Helper()
 	deadline := time.Now().Add(timeout)
+	c.awaitTopic(c.cfg.ResultTopic, deadline)
 	for {
 		rs := c.allResults()
 		if len(rs) >= n || time.Now().After(deadline) {
@@ -465,6 +482,7 @@ func repeated(rs []result) map[string][]string {
 func (c *client) waitResult(id string, timeout time.Duration) result {
 	c.t.Helper()
 	deadline := time.Now().Add(timeout)
+	c.awaitTopic(c.cfg.ResultTopic, deadline)
 	for {
 		for _, r := range c.allResults() {
 			if r.Data.RequestID == id {
