@@ -207,7 +207,7 @@ func TestCrashAtEveryPoint(t *testing.T) {
 		"after:wipe_offsets", "mid:write_offsets", "after:write_offsets", "mid:write_config", "after:write_config",
 	}
 	c := crashCluster(t)
-	for _, point := range points {
+	for i, point := range points {
 		t.Run(point, func(t *testing.T) {
 			cfg := testConfig(c)
 			cl := newClient(t, cfg)
@@ -226,7 +226,11 @@ func TestCrashAtEveryPoint(t *testing.T) {
 			p := startBinary(t, faultAgentBinary(t), cfg, point)
 			code := p.wait(t, 60*time.Second)
 			require.Equal(t, 137, code, "the fault hook should have stopped the process; output:\n%s", p.out)
-			dropKilled(t, cfg)
+			// The first point leaves the killed member to its session's expiry, as a crash in
+			// production does: the next agent joins while it still holds the partitions.
+			if i > 0 {
+				dropKilled(t, cfg)
+			}
 
 			q := startBinary(t, faultAgentBinary(t), cfg, "")
 			res := cl.waitResult(id, 60*time.Second)

@@ -10,5 +10,6 @@
 // interval), so that the waits of make test's race-detector run overlap (its -parallel).
 // Tests that keep the CPU busy (large inputs, agent processes built with the race detector)
 // stay serial: side by side they would only share the machine's cores, and slow the
-// deadline-bound tests beside them.
+// deadline-bound tests beside them. The crash matrices are the exception: their points run six
+// at a time, each with topics and a group of its own.
 package integration
