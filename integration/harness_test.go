@@ -279,17 +279,7 @@ func (c *client) readAll(topic string) []kafka.Message {
 	defer cancel()
 	// A topic that does not exist (yet) is an error, never an empty topic: a test must not pass
 	// by reading nothing.
-	var md *kafka.MetadataResponse
-	var err error
-	for attempt := 0; ; attempt++ {
-		// A failed or stale answer (the transport's refresh timed out, the topic is not in its
-		// cache yet) is asked again.
-		md, err = c.kc.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
-		if err == nil && len(md.Topics) == 1 && md.Topics[0].Error == nil || attempt >= 50 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	md, err := c.topicMetadata(ctx, topic, time.Now().Add(5*time.Second))
 	require.NoError(c.t, err)
 	require.Len(c.t, md.Topics, 1)
 	require.NoError(c.t, md.Topics[0].Error, "topic %s", topic)
@@ -424,13 +414,19 @@ func fetchRange(dialer *kafka.Dialer, brokers []string, topic string, p int, off
 // the agent created the result topic (a loaded host took more than readAll's 5 s to start
 // one). Past deadline it returns, and readAll reports the topic missing.
 func (c *client) awaitTopic(topic string, deadline time.Time) {
-	c.t.Helper()
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	_, _ = c.topicMetadata(ctx, topic, deadline)
+}
+
+// topicMetadata asks for topic's metadata until the answer has it or until passes. A failed
+// or stale answer (the transport's refresh timed out, the topic is not in its cache yet, or
+// not created yet) is asked again; the last answer is returned.
+func (c *client) topicMetadata(ctx context.Context, topic string, until time.Time) (*kafka.MetadataResponse, error) {
+	for {
 		md, err := c.kc.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
-		cancel()
-		if err == nil && len(md.Topics) == 1 && md.Topics[0].Error == nil {
-			return
+		if err == nil && len(md.Topics) == 1 && md.Topics[0].Error == nil || !time.Now().Before(until) || ctx.Err() != nil {
+			return md, err
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
