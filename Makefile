@@ -52,6 +52,11 @@ REAL_KAFKA_SKIP = $(if $(shell command -v java),$(if $(shell command -v mvn),,mv
 # longest path on a quiet machine. Its run of package integration's memory tests vets nothing
 # (-vet=off): the race detector's run vets that package, and vet's results are kept per set of
 # build flags, so it would vet it and every package it imports again.
+# testcontainers' Kafka replaces the brokers of package integration and of the real tier with
+# OFFSETAGENT_TEST_DOCKER=1. Only a build with the docker tag links it: its dependencies are
+# about a hundred packages nothing else uses, which a first run would compile twice (with and
+# without the race detector). Without the tag that setting fails the tests, naming the tag.
+TEST_TAGS := $(if $(filter 1,$(OFFSETAGENT_TEST_DOCKER)),-tags docker)
 REAL_PKGS := ./integration/realkafka/...
 RACE_FIRST_PKGS := ./integration/
 RACE_PARALLEL := 6
@@ -62,15 +67,15 @@ NORACE_INTEGRATION_TESTS := ^(TestCompressedBacklogWithinInflightBytes|TestMemor
 test: ## Run the tests CI runs (embedded broker with the race detector; real Kafka, Connect, Debezium, PostgreSQL and MariaDB when java, mvn, PostgreSQL and MariaDB are installed)
 	@$(if $(REAL_KAFKA_SKIP),echo "SKIP real Kafka tier (integration/realkafka): $(REAL_KAFKA_SKIP)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_REAL_KAFKA)), - OFFSETAGENT_REQUIRE_REAL_KAFKA=1 makes that a failure,)",echo "real Kafka tier (integration/realkafka/...): Apache Kafka and Connect workers as JVM processes (4.3.1 plain and secured, 3.9.1), Debezium with PostgreSQL and MariaDB")
 	@command -v $(PROMTOOL) >/dev/null || echo "SKIP alert rules' unit tests (deploy): promtool is not on the PATH (apt-get install prometheus)$(if $(filter 1,$(OFFSETAGENT_REQUIRE_PROMTOOL)), - OFFSETAGENT_REQUIRE_PROMTOOL=1 makes that a failure,)"
-	@( $(RELEASE_ENV) $(GO) test $(RELEASE_FLAGS) -count=1 -timeout 25m $(REAL_PKGS) $(RACE_SAMPLED_PKGS); a=$$?; \
-	  $(RELEASE_ENV) $(GO) test $(RELEASE_FLAGS) -count=1 -vet=off -timeout 5m -run '$(NORACE_INTEGRATION_TESTS)' ./integration/; b=$$?; \
+	@( $(RELEASE_ENV) $(GO) test $(RELEASE_FLAGS) $(TEST_TAGS) -count=1 -timeout 25m $(REAL_PKGS) $(RACE_SAMPLED_PKGS); a=$$?; \
+	  $(RELEASE_ENV) $(GO) test $(RELEASE_FLAGS) $(TEST_TAGS) -count=1 -vet=off -timeout 5m -run '$(NORACE_INTEGRATION_TESTS)' ./integration/; b=$$?; \
 	  [ $$a -eq 0 ] && [ $$b -eq 0 ] ) & real=$$!; \
-	$(GO) test -race -count=1 -parallel $(RACE_PARALLEL) -timeout 25m $(RACE_FIRST_PKGS) $$($(GO) list ./... | grep -v '/integration/realkafka'); fast=$$?; \
+	$(GO) test -race $(TEST_TAGS) -count=1 -parallel $(RACE_PARALLEL) -timeout 25m $(RACE_FIRST_PKGS) $$($(GO) list ./... | grep -v '/integration/realkafka'); fast=$$?; \
 	wait $$real; real=$$?; \
 	if [ $$fast -ne 0 ] || [ $$real -ne 0 ]; then echo "FAIL make test (race-detector run: $$fast, real-Kafka tier and full property tests: $$real)"; exit 1; fi
 
 test-real: ## Run only the real Kafka tiers, verbosely (Apache Kafka brokers + Connect workers as JVM processes: 4.3.1, 3.9.1 in compat39; PostgreSQL, MariaDB + Debezium in cdc; TLS, SASL and ACLs in secured)
-	$(RELEASE_ENV) $(GO) test $(RELEASE_FLAGS) -count=1 -p 4 -v -timeout 15m $(REAL_PKGS)
+	$(RELEASE_ENV) $(GO) test $(RELEASE_FLAGS) $(TEST_TAGS) -count=1 -p 4 -v -timeout 15m $(REAL_PKGS)
 
 bench: ## Run the Go benchmarks and the load scenarios (BENCH_SCALE=0.1 for a quick look)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2x ./offsetstore/ ./events/ ./handlers/...

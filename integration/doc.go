@@ -4,6 +4,11 @@
 // published in both CloudEvents modes, and assertions on the exact records in Connect's
 // topics, the sink groups, the result events and the metrics.
 //
+// testcontainers is linked only by a build with the docker tag (docker_test.go), which make
+// test adds when OFFSETAGENT_TEST_DOCKER=1; without the tag that setting fails the tests that
+// would start the container (nodocker_test.go). So a run without Docker does not compile its
+// hundred-odd packages, twice.
+//
 // Tests run one after another unless they call t.Parallel: those that do have brokers of their
 // own and spend most of their time waiting out a timeout they set (a request's deadline and
 // giveup, a migration run's timeout and grace, a retry's backoff, the lag's measurement

@@ -1,3 +1,10 @@
+//go:build docker
+
+// This file links testcontainers, and only a build with the docker tag compiles it: make test
+// adds the tag when OFFSETAGENT_TEST_DOCKER=1 (nodocker_test.go stands in for it otherwise), so
+// that a run without Docker does not compile testcontainers' dependencies twice, with and
+// without the race detector.
+
 package integration
 
 import (

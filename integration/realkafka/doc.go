@@ -28,7 +28,8 @@
 // environment: OFFSETAGENT_KAFKA_VERSION (the Kafka version, default DefaultVersion),
 // OFFSETAGENT_KAFKA_CACHE (the jar cache folder), OFFSETAGENT_TEST_BROKERS (an external cluster
 // instead of the JVM broker), OFFSETAGENT_TEST_DOCKER=1 (testcontainers' Kafka instead of the
-// JVM broker) and OFFSETAGENT_REQUIRE_REAL_KAFKA=1 (a missing java or mvn, or anything else a
+// JVM broker; only a build with the docker tag links testcontainers, and make test adds the tag
+// with that setting) and OFFSETAGENT_REQUIRE_REAL_KAFKA=1 (a missing java or mvn, or anything else a
 // test of the tier would skip for, fails the tests instead of skipping them: tier.SkipOrFail).
 //
 // The JVMs start cheaply: workers find plugins with plugin.discovery=service_load (no classpath

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
-	"github.com/testcontainers/testcontainers-go"
-	tckafka "github.com/testcontainers/testcontainers-go/modules/kafka"
 
 	"github.com/offsetagent/offsetagent/integration/realkafka"
 )
@@ -298,12 +296,7 @@ func (e *Env) startDefault(ctx context.Context) error {
 	case e.Cfg.ExternalBrokers && os.Getenv("OFFSETAGENT_TEST_BROKERS") != "":
 		e.Brokers = strings.Split(os.Getenv("OFFSETAGENT_TEST_BROKERS"), ",")
 	case e.Cfg.ExternalBrokers && os.Getenv("OFFSETAGENT_TEST_DOCKER") == "1":
-		kc, err := tckafka.Run(ctx, "apache/kafka:"+e.Cfg.Version)
-		if err != nil {
-			return fmt.Errorf("start the Kafka container: %w", err)
-		}
-		e.AtExit(func() { _ = testcontainers.TerminateContainer(kc) })
-		if e.Brokers, err = kc.Brokers(ctx); err != nil {
+		if err := e.startContainer(ctx); err != nil {
 			return err
 		}
 	default:
