@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -182,7 +183,14 @@ func (r *topicsReader) offsetsSynced(ctx context.Context, c *fleet.Connector, sy
 		topics = append(topics, t)
 	}
 	out := []events.ConnectorOffset{}
-	seen := map[string]int{}
+	// seen indexes out by key, for the values of a second topic to win: within one topic the
+	// view holds one record per key already, and a source without an offsets topic of its own
+	// (most of a fleet, read three times each over a migration) needs no index, nor a copy of
+	// each key to index it by.
+	var seen map[string]int
+	if len(topics) > 1 {
+		seen = map[string]int{}
+	}
 	for _, topic := range topics {
 		if !synced[topic] {
 			if err := r.store.Sync(ctx, topic); err != nil {
@@ -192,7 +200,9 @@ func (r *topicsReader) offsetsSynced(ctx context.Context, c *fleet.Connector, sy
 				synced[topic] = true
 			}
 		}
-		for _, rec := range r.store.SourceOffsets(topic, c.Name) {
+		recs := r.store.SourceOffsets(topic, c.Name)
+		out = slices.Grow(out, len(recs))
+		for _, rec := range recs {
 			_, partition, ok := offsetstore.DecodeKey(rec.Key)
 			if !ok || partition == nil {
 				continue // Connect skips it when listing partitions
@@ -205,11 +215,13 @@ func (r *topicsReader) offsetsSynced(ctx context.Context, c *fleet.Connector, sy
 				continue // a JSON null value: no offset for that partition
 			}
 			o := events.ConnectorOffset{Partition: partition, Offset: offset}
-			if i, dup := seen[string(rec.Key)]; dup {
-				out[i] = o
-				continue
+			if seen != nil {
+				if i, dup := seen[string(rec.Key)]; dup {
+					out[i] = o
+					continue
+				}
+				seen[string(rec.Key)] = len(out)
 			}
-			seen[string(rec.Key)] = len(out)
 			out = append(out, o)
 		}
 	}

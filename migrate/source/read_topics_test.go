@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/offsetagent/offsetagent/internal/alloctest"
 	"github.com/offsetagent/offsetagent/internal/kafkaio"
 	"github.com/offsetagent/offsetagent/internal/kafkatest"
 	"github.com/offsetagent/offsetagent/offsetstore"
@@ -108,4 +109,40 @@ func TestListReadsTheSinksSideBySide(t *testing.T) {
 		require.Equal(t, fmt.Sprint(2*i), fmt.Sprint(off), c.Name)
 	}
 	require.GreaterOrEqual(t, most(), want, "sinks' group reads in flight at once")
+}
+
+// A source's offsets read from the one offsets topic it uses are not indexed by key: the view
+// holds one record per key already, and each of a fleet's sources is read three times over a
+// migration (its listing, its stop barrier's two reads). The index (a map and a copy of every
+// key) was most of a read's allocations besides the decoding.
+func TestSourceOffsetsOfOneTopicAllocations(t *testing.T) {
+	_, brokers, _, ctx := connectCluster(t)
+	const name, partitions = "src", 10
+	var offsets []kafka.Message
+	for i := range partitions {
+		key := fmt.Appendf(nil, `[%q,{"filename":"f%d.txt"}]`, name, i)
+		offsets = append(offsets, kafka.Message{Key: key, Value: fmt.Appendf(nil, `{"position":%d}`, i), Partition: offsetstore.PartitionFor(key, 25)})
+	}
+	configs := []kafka.Message{{Key: []byte("connector-" + name), Value: fmt.Appendf(nil,
+		`{"properties":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":"f.txt","topic":"t","name":%q}}`, name)}}
+	for topic, msgs := range map[string][]kafka.Message{"connect-configs": configs, "connect-offsets": offsets} {
+		w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: topic, BatchTimeout: time.Millisecond,
+			Balancer: kafka.BalancerFunc(func(m kafka.Message, _ ...int) int { return m.Partition })}
+		require.NoError(t, w.WriteMessages(ctx, msgs...))
+		require.NoError(t, w.Close())
+	}
+	r := readConnectTopics(ctx, t, brokers)
+	cs, err := r.list(ctx)
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	require.Len(t, cs[0].Offsets, partitions)
+	synced := map[string]bool{"connect-offsets": true} // read to its end by the listing
+	allocs := alloctest.Least(20, func() {
+		offs, err := r.offsetsSynced(ctx, cs[0], synced)
+		if err != nil || len(offs) != partitions {
+			t.Errorf("offsets: %d, %v", len(offs), err)
+		}
+	})
+	t.Logf("%v allocations reading %d offsets", allocs, partitions)
+	require.LessOrEqual(t, allocs, float64(partitions*21/2), "allocations reading a source's %d offsets", partitions)
 }
