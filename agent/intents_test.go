@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
@@ -257,4 +258,22 @@ func TestClaimAndResultSentByRequestsGoroutine(t *testing.T) {
 	require.NoError(t, err)
 	sentBy(during(true, func(ctx context.Context) error { return a.produceResult(ctx, msg, res) }), "agent.(*Agent).produceResult(")
 	require.True(t, a.results.seen("/src", "1"), "the result is known published")
+}
+
+// A claim record's bytes are json.Marshal's of the record, for names, sources and ids that
+// encoding/json escapes (HTML characters, invalid UTF-8, U+2028), and its key is claimKey's.
+func TestClaimRecordEncoding(t *testing.T) {
+	for _, c := range []claimRecord{
+		{Claim: "mm2-source-17", RequestID: "0b6c0a6e-6f4b-4d53-9d2a-2c2f6e1f0c11", RequestSource: "/migrate"},
+		{Claim: `a<b>&"c"\d`, RequestID: "id\x00\x1f\n", RequestSource: "/src\u2028\u2029"},
+		{Claim: "bad\xffutf8\xc3", RequestID: "é日本", RequestSource: ""},
+	} {
+		want, err := json.Marshal(&c)
+		require.NoError(t, err)
+		key := claimKey(c.Claim, c.RequestSource, c.RequestID)
+		k, v := c.appendMessage(key)
+		require.Equal(t, string(want), string(v))
+		require.Equal(t, key, string(k))
+		require.Equal(t, len(k), cap(k), "an append to the key must not write into the value")
+	}
 }
