@@ -277,3 +277,26 @@ func TestClaimRecordEncoding(t *testing.T) {
 		require.Equal(t, len(k), cap(k), "an append to the key must not write into the value")
 	}
 }
+
+// An intent record's bytes are json.Marshal's of the intent, those encoded by hand (no config
+// records, no snapshots) as those that keep json.Marshal, escapes and omitted fields included;
+// its key is the connector's name.
+func TestIntentEncoding(t *testing.T) {
+	for _, in := range []*handlers.Intent{
+		{Name: "mm2-source-17", RequestID: "id-1", RequestSource: "/migrate", Type: "source"},
+		{Version: 2, Name: `a<b>&"c"`, RequestID: "id\x00\n", RequestSource: "/src\u2028", Type: "sink",
+			ConfigTopic: "connect-configs", OffsetsTopic: "connect-offsets", Existed: true,
+			Topics: []string{"connect-offsets", "bad\xff"}, Group: "connect-é"},
+		{Version: 2, Name: "n", Topics: []string{}},
+		{Version: 2, Name: "n", Type: "source", Existed: true,
+			Config:   []handlers.ConfigSnapshot{{Key: "connector-n", Value: []byte(`{"k":"v"}`)}},
+			Snapshot: []handlers.SnapshotRecord{{Topic: "o", Partition: 3, Key: []byte("k"), Value: []byte("v")}}},
+	} {
+		want, err := json.Marshal(in)
+		require.NoError(t, err)
+		k, v, err := intentMessage(in)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(v))
+		require.Equal(t, in.Name, string(k))
+	}
+}
