@@ -76,7 +76,8 @@ func (c *Creator) undoWriteConfig(ctx context.Context, j *job, u *undo) {
 		err = c.putBackConfig(ctx, j.name, v.recs, u)
 	}
 	if err != nil {
-		u.fail(fmt.Sprintf("config records %s may remain", strings.Join(configKeys(j.name), ", ")), err)
+		keys := configKeys(j.name)
+		u.fail(fmt.Sprintf("config records %s, %s may remain", keys[0], keys[1]), err)
 		return
 	}
 	if !v.foreign {

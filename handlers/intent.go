@@ -70,9 +70,12 @@ type ConfigSnapshot struct {
 	Value []byte `json:"value,omitempty"`
 }
 
-// configKeys are the config-topic keys a request writes for connector name, in write order.
-func configKeys(name string) []string {
-	return []string{"target-state-" + name, "connector-" + name}
+// configKeys are the config-topic keys a request writes for connector name, in write order:
+// both from one allocation (a slice and two strings were three, twice a request).
+func configKeys(name string) [2]string {
+	const target = "target-state-"
+	both := target + name + "connector-" + name
+	return [2]string{both[:len(target)+len(name)], both[len(target)+len(name):]}
 }
 
 // configSnapshot reads the connector's config records from the store's view.
@@ -449,7 +452,8 @@ func (c *Creator) judgeConfig(ctx context.Context, name, source, id string, lega
 		v.foreign = true
 		return v, nil
 	}
-	for _, key := range slices.Backward(configKeys(name)) {
+	keys := configKeys(name)
+	for _, key := range slices.Backward(keys[:]) {
 		if r := c.opts.Store.ConfigRecord(key); r.Live && (legacy || r.Writer.IsRequest(source, id)) {
 			v.recs = append(v.recs, restoreConfig(key, snap))
 		}

@@ -148,33 +148,41 @@ func configRecords(name, state string, config events.Config) []offsetstore.Recor
 		v1 = "PAUSED" // pre-3.5 workers do not know STOPPED (docs/connect-internals.md, "Target states")
 	}
 	// The records are written straight from the strings, as AppendJSON writes a jsonvalue.Map
-	// of them (TestConfigRecords), without boxing each value.
-	ts := make([]byte, 0, 32+len(v1)+len(state))
-	ts = append(ts, `{"state":`...)
-	ts = offsetstore.AppendJSONString(ts, v1)
-	ts = append(ts, `,"state.v2":`...)
-	ts = offsetstore.AppendJSONString(ts, state)
-	ts = append(ts, '}')
-	size := 20
+	// of them (TestConfigRecords), without boxing each value. Both keys and both values are
+	// one buffer, sliced once it is complete, each slice capped at its end so that an append
+	// to one never writes into the next.
+	size := len("target-state-connector-") + 2*len(name) + 32 + len(v1) + len(state) + 20
 	for _, e := range config {
 		size += len(e.Key) + len(e.Value) + 6
 	}
-	conn := make([]byte, 0, size)
-	conn = append(conn, `{"properties":{`...)
+	buf := make([]byte, 0, size)
+	buf = append(append(buf, "target-state-"...), name...)
+	k0 := len(buf)
+	buf = append(append(buf, "connector-"...), name...)
+	tsAt := len(buf)
+	buf = append(buf, `{"state":`...)
+	buf = offsetstore.AppendJSONString(buf, v1)
+	buf = append(buf, `,"state.v2":`...)
+	buf = offsetstore.AppendJSONString(buf, state)
+	buf = append(buf, '}')
+	connAt := len(buf)
+	buf = append(buf, `{"properties":{`...)
 	decoded := make(offsetstore.DecodedConnector, len(config))
 	for i, e := range config {
 		if i > 0 {
-			conn = append(conn, ',')
+			buf = append(buf, ',')
 		}
-		conn = offsetstore.AppendJSONString(conn, e.Key)
-		conn = append(conn, ':')
-		conn = offsetstore.AppendJSONString(conn, e.Value)
+		buf = offsetstore.AppendJSONString(buf, e.Key)
+		buf = append(buf, ':')
+		buf = offsetstore.AppendJSONString(buf, e.Value)
 		decoded[e.Key] = e.Value
 	}
-	conn = append(conn, "}}"...)
+	buf = append(buf, "}}"...)
+	tsKey, connKey := buf[:k0:k0], buf[k0:tsAt:tsAt]
+	ts, conn := buf[tsAt:connAt:connAt], buf[connAt:len(buf):len(buf)]
 	return []offsetstore.Record{
-		{Key: []byte("target-state-" + name), Value: ts, Partition: 0, Decoded: offsetstore.DecodedTargetState(state)},
-		{Key: []byte("connector-" + name), Value: conn, Partition: 0, Decoded: decoded},
+		{Key: tsKey, Value: ts, Partition: 0, Decoded: offsetstore.DecodedTargetState(state)},
+		{Key: connKey, Value: conn, Partition: 0, Decoded: decoded},
 	}
 }
 
