@@ -74,7 +74,7 @@ type Log struct {
 	next    []int64       // per partition: the offset after the last applied record
 	target  []int64       // initial end offsets; readiness is reaching them
 	ready   chan struct{} // closed once every partition reached target
-	changed chan struct{} // closed and replaced on every advance, to wake Sync
+	changed chan struct{} // closed on every advance, to wake Sync; nil until a waiter needs one (changedLocked)
 	done    chan struct{} // closed when Run returns
 	runErr  error
 	// Own writes (log_own.go), set with next: per partition, a lock that serialises applying
@@ -137,7 +137,6 @@ func newLog(opts Options, topic string, apply func([]kafka.Message), borrow bool
 		inited:  make(chan struct{}),
 		ownKick: make(chan struct{}, 1),
 		ready:   make(chan struct{}),
-		changed: make(chan struct{}),
 		done:    make(chan struct{}),
 	}, nil
 }

@@ -119,7 +119,7 @@ func (l *Log) catchUp(ctx context.Context, ends []int64) error {
 	}
 	for fetches := 0; fetches < catchUpFetches; {
 		l.mu.Lock()
-		next, changed, released := slices.Clone(l.next), l.changed, l.holdChanged
+		next, changed, released := slices.Clone(l.next), l.changedLocked(), l.holdChanged
 		l.mu.Unlock()
 		var behind []int
 		owned := false
@@ -172,7 +172,7 @@ func (l *Log) waitInited(ctx context.Context) error {
 func (l *Log) waitApplied(ctx context.Context, caughtUp func(next []int64) bool) error {
 	for {
 		l.mu.Lock()
-		ok, changed := caughtUp(l.next), l.changed
+		ok, changed := caughtUp(l.next), l.changedLocked()
 		l.mu.Unlock()
 		if ok {
 			return nil
@@ -570,9 +570,21 @@ func (l *Log) advance(p int, next int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.next[p] = next
-	close(l.changed)
-	l.changed = make(chan struct{})
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil // made again by the next waiter (changedLocked), if any
+	}
 	l.checkReadyLocked()
+}
+
+// changedLocked returns the channel the next advance closes, making it when none is: an
+// advance nobody waits for (most of a busy agent's small writes, applied by their writers)
+// costs no channel. The caller holds l.mu.
+func (l *Log) changedLocked() chan struct{} {
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
+	return l.changed
 }
 
 func (l *Log) checkReadyLocked() {
