@@ -70,7 +70,8 @@ type Probes struct {
 // metadata refused it, or it is missing), nothing is queued and Wait asks the probes on their
 // own, as ProbeWrites asks them.
 func (p *Producer) EnqueueProbes(ctx context.Context, topics []string) *Probes {
-	pr := &Probes{p: p, topics: topics, at: make([]int, len(topics))}
+	pr := &Probes{p: p, topics: topics, at: make([]int, len(topics)), items: make([]*produceItem, 0, len(topics))}
+	var slab []produceItem // the items, one allocation (no more than topics: it never moves)
 	leader := -1
 	for i, topic := range topics {
 		k := slices.IndexFunc(pr.items, func(it *produceItem) bool { return it.topic == topic })
@@ -84,7 +85,11 @@ func (p *Producer) EnqueueProbes(ctx context.Context, topics []string) *Probes {
 				leader = ls[0]
 			}
 			k = len(pr.items)
-			it := &produceItem{topic: topic, partition: probePartition, leader: leader, probe: true, size: len(topic) + 16}
+			if slab == nil {
+				slab = make([]produceItem, 0, len(topics))
+			}
+			slab = append(slab, produceItem{topic: topic, partition: probePartition, leader: leader, probe: true, size: len(topic) + 16})
+			it := &slab[len(slab)-1]
 			pr.group.join(it)
 			pr.items = append(pr.items, it)
 		}

@@ -209,7 +209,10 @@ func (p *Producer) enqueueBy(ctx context.Context, msgs []kafka.Message, deadline
 	if len(msgs) == 1 {
 		w.errs, w.owner, w.order, w.at = w.one.errs[:], w.one.owner[:], w.one.order[:0], w.one.at[:]
 	} else {
-		w.errs = make([]error, len(msgs))
+		// owner and order (at most one item per message) share an allocation.
+		n := len(msgs)
+		items := make([]*produceItem, 2*n)
+		w.errs, w.owner, w.order, w.at = make([]error, n), items[:n:n], items[n:n:2*n], make([]int, n)
 	}
 	w.owner, w.order, w.at = p.route(ctx, msgs, w.owner, w.order, w.at, &w.group, func(i int, err error) { w.errs[i] = err })
 	for _, it := range w.order {

@@ -338,9 +338,10 @@ func TestProducerQueuesManyRecordsItemsTogether(t *testing.T) {
 	for _, w := range queued {
 		require.Nil(t, w.Wait(ctx))
 	}
-	// The Pending, its errors, owners, order and indexes, the slab, and the items' channel.
+	// The Pending, its errors, owners and order (one), indexes, the slab, and the items'
+	// channel: 6 (7 with owners and order apart).
 	t.Logf("%.0f allocations (%d items)", allocs, items)
-	require.LessOrEqual(t, allocs, 7.0, "allocations to queue a write of %d records for %d partitions", len(msgs), items)
+	require.LessOrEqual(t, allocs, 6.0, "allocations to queue a write of %d records for %d partitions", len(msgs), items)
 }
 
 // A write queued by EnqueueAwaited is waited for until the broker answers, even when it waits
@@ -431,4 +432,26 @@ func TestProducerBusyQueueHandedToAwaitedWrite(t *testing.T) {
 		}
 	}
 	require.True(t, inline, "the awaited write was not sent by its own Wait:\n%s", second)
+}
+
+// Queuing the Write probes of three topics (a request's) costs the Probes, its indexes, its
+// items' slice, one allocation for the items and their channel: not an allocation per item,
+// nor growths of the slice (9 before).
+func TestProducerQueuesProbesTogether(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(1, "a", "b", "c"))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	p := NewProducer(Options{Brokers: c.ListenAddrs(), Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}})
+	ctx := testContext(t)
+	topics := []string{"a", "b", "c"}
+	require.Equal(t, []error{nil, nil, nil}, p.EnqueueProbes(ctx, topics).Wait(ctx))
+	queued := make([]*Probes, 0, 600)
+	release := p.Hold()
+	allocs := alloctest.Least(100, func() { queued = append(queued, p.EnqueueProbes(ctx, topics)) })
+	release()
+	for _, pr := range queued {
+		require.Equal(t, []error{nil, nil, nil}, pr.Wait(ctx))
+	}
+	t.Logf("%.0f allocations", allocs)
+	require.LessOrEqual(t, allocs, 5.0)
 }
