@@ -107,14 +107,26 @@ var secretWords = []string{
 // so without the connector family it goes by name and errs on the side of hiding.
 func IsSecretKey(key string) bool {
 	k := strings.ToLower(key)
-	for _, s := range secretWords {
-		if strings.Contains(k, s) {
-			return true
+	// Contains of each word, in one pass: a word can start only where its first byte is
+	// (eighteen scans of every config key were a few percent of a small request's CPU).
+	for i := 0; i < len(k); i++ {
+		for _, s := range secretWordsBy[k[i]] {
+			if len(k)-i >= len(s) && k[i+1] == s[1] && k[i:i+len(s)] == s {
+				return true
+			}
 		}
 	}
 	// ".key" catches ssl.keystore.key, s3.sse.customer.key and the like.
 	return strings.HasSuffix(k, ".key")
 }
+
+// secretWordsBy are secretWords by their first byte.
+var secretWordsBy = func() (by [256][]string) {
+	for _, s := range secretWords {
+		by[s[0]] = append(by[s[0]], s)
+	}
+	return by
+}()
 
 var (
 	// userInfoPassword is the password of a URI with user info: scheme://user:password@host.
