@@ -58,7 +58,16 @@ func (p *Producer) produceOnce(ctx context.Context, answerBy time.Time, parts []
 			size += compressedSize(pr.encoded)
 		}
 	}
-	b := batchBuilder{buf: bufs.get(size)}
+	var pooled *[]byte // a small request's buffer (a queued write's), when bufs is nil
+	if bufs == nil {
+		pooled = smallBufs.get(size)
+	}
+	var b batchBuilder
+	if pooled != nil {
+		b.buf = (*pooled)[:0]
+	} else {
+		b.buf = bufs.get(size)
+	}
 	// The request lists each topic once: its partitions are grouped, in their order.
 	order := make([]int, 0, len(parts))
 	topicAt := map[string]int{}
@@ -111,6 +120,7 @@ func (p *Producer) produceOnce(ctx context.Context, answerBy time.Time, parts []
 		return setAll(err)
 	}
 	bufs.put(b.buf)
+	smallBufs.put(pooled)
 	res, ok := msg.(*produceResult)
 	if !ok {
 		return setAll(fmt.Errorf("produce: unexpected response %T", msg))
