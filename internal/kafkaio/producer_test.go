@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/stretchr/testify/require"
@@ -475,4 +476,10 @@ func TestProducerSmallRequestBuffersPooled(t *testing.T) {
 	// A Produce of one record on this test cluster: 42 with the two buffers allocated.
 	t.Logf("%.0f allocations", allocs)
 	require.LessOrEqual(t, allocs, 40.0)
+}
+
+// A queued item holds its records as itemRecords, not kafka.Messages: every write allocates
+// its items (a request's ten offsets, ten), 288 bytes each with a kafka.Message inline.
+func TestProduceItemSize(t *testing.T) {
+	require.LessOrEqual(t, unsafe.Sizeof(produceItem{}), uintptr(208))
 }
