@@ -46,7 +46,7 @@ type leaderQueue struct {
 type produceItem struct {
 	topic     string
 	partition int32
-	leader    int             // the partition leader's broker ID when routed
+	leader    int // the partition leader's broker ID when routed
 	recs      []itemRecord
 	// one holds recs while the item has one record (most items).
 	one [1]itemRecord
