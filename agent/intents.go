@@ -284,12 +284,10 @@ func (il *intentLog) settle(msgs []kafka.Message, seqs []uint64) {
 // messages' WriterData: an intent, a claim) as their decoded form.
 func (il *intentLog) written(w *kafkaio.Pending, msgs []kafka.Message) {
 	recs := make([]kafkaio.Record, len(msgs))
-	idx := make([]int, len(msgs))
 	for i, m := range msgs {
 		recs[i] = kafkaio.Record{Key: m.Key, Value: m.Value, Partition: m.Partition, Decoded: m.WriterData}
-		idx[i] = i
 	}
-	il.log.Written(w.Partition(0), w.Offset(0), recs, idx)
+	il.log.Written(w.Partition(0), w.Offset(0), recs, kafkaio.InOrder(len(msgs)))
 }
 
 // writeFor writes msgs to the partition of connector name's intent (partitionOf) and waits

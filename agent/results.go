@@ -76,7 +76,7 @@ type ownResult struct {
 func (r *resultLog) written(w *kafkaio.Pending, msg *kafka.Message, res *events.Result) {
 	rec := kafkaio.Record{Key: msg.Key, Value: msg.Value, Headers: msg.Headers,
 		Decoded: ownResult{source: res.RequestSource, id: res.RequestID, at: time.Now()}}
-	r.log.Written(w.Partition(0), w.Offset(0), []kafkaio.Record{rec}, []int{0})
+	r.log.Written(w.Partition(0), w.Offset(0), []kafkaio.Record{rec}, kafkaio.InOrder(1))
 }
 
 // add remembers a result published now.

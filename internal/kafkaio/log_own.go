@@ -85,6 +85,27 @@ func (l *Log) Written(p int, base int64, recs []Record, idx []int) {
 	}
 }
 
+// InOrder returns the indexes 0 to n-1, the idx of Written for records written in the order
+// they are given: for n up to SmallWrite a slice shared by every caller (the agent's intents,
+// claims and results were an allocation each for it), which nobody may change.
+func InOrder(n int) []int {
+	if n <= len(inOrder) {
+		return inOrder[:n:n]
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}
+
+var inOrder = func() (idx [SmallWrite]int) {
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}()
+
 // WrittenBatch is Written for a record batch the caller wrote to partition p (an
 // Encoded's, acknowledged by WriteEncoded: Acked.Batch), its records at offset base on. Its
 // records are read in place, as a fetch's are: a borrowing Log's view gets them as borrowed
