@@ -271,6 +271,6 @@ func TestInOrder(t *testing.T) {
 	require.Equal(t, []int{0, 1, 2}, InOrder(3))
 	require.Equal(t, 3, cap(InOrder(3)), "an append never writes into the shared indexes")
 	require.Len(t, InOrder(SmallWrite+1), SmallWrite+1)
-	require.Equal(t, SmallWrite, InOrder(SmallWrite+1)[SmallWrite])
+	require.Equal(t, SmallWrite, InOrder(SmallWrite + 1)[SmallWrite])
 	require.Zero(t, alloctest.Least(100, func() { _ = InOrder(10) }))
 }
