@@ -71,6 +71,11 @@ func NewClusterIDs(timeout time.Duration, inFlight int) *ClusterIDs {
 func (c *ClusterIDs) Lookup(ctx context.Context, addr string, tr *kafka.Transport) (string, error) {
 	key := clusterIDKey{addr: addr, tr: tr}
 	for {
+		// A context that has ended gets its error, never a lookup: the selects below choose at
+		// random among what is ready, so a lookup begun or finished with it could answer.
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		c.mu.Lock()
 		call, ok := c.calls[key]
 		if !ok {
