@@ -203,6 +203,15 @@ func (l *Log) applyOwnLoop(ctx context.Context) {
 	}
 }
 
+// ownNext reports whether p's next records are the owner's: p is held (a write to it is in
+// flight) or a run of own records waits where its log stands (ownWaiting).
+func (l *Log) ownNext(p int) bool {
+	l.mu.Lock()
+	held, inited := p < len(l.held) && l.held[p] > 0, p < len(l.own)
+	l.mu.Unlock()
+	return held || inited && l.ownWaiting(p)
+}
+
 // ownWaiting reports whether a run of own records starts where p's log stands (or before:
 // a jump past records left it behind), so the fetch loop need not fetch p; it makes sure the
 // applier will take the run.

@@ -1,6 +1,7 @@
 package kafkaio
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -61,4 +62,58 @@ func TestQuietLogBarriersFetchOthersRecords(t *testing.T) {
 	l.Written(0, own, []Record{{Key: []byte("j"), Value: []byte("own")}}, []int{0})
 	require.NoError(t, l.SyncTo(ctx, 0, own+1))
 	require.Equal(t, []string{"other-2", "own"}, a.seen("j"), "another writer's record first, then the owner's, from Written")
+}
+
+// A quiet log's barrier asks a partition whose next records are the owner's own (held while
+// written, or waiting for the applier) for its end only: the broker would otherwise send them
+// back as the owner wrote them (after a bulk write, every partition's first batch whole), to be
+// read and dropped. The other partitions are still asked for their records.
+func TestQuietLogBarrierAsksOwnPartitionsForTheirEndOnly(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(3, "quiet-own"))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	p := NewProducer(Options{Brokers: brokers, Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}})
+	l, err := NewLog(Options{Brokers: brokers, Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}}, "quiet-own", func([]kafka.Message) {})
+	require.NoError(t, err)
+	l.QuietTail()
+	runLog(t, l)
+	ctx := testContext(t)
+	require.NoError(t, l.Sync(ctx)) // loaded: its barriers now ask for records
+
+	// The barriers' Fetches (no wait), each partition's PartitionMaxBytes.
+	var mu sync.Mutex
+	var asked []map[int32]int32
+	c.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if f := req.(*kmsg.FetchRequest); f.MaxWaitMillis == 0 {
+			m := map[int32]int32{}
+			for _, rt := range f.Topics {
+				for _, rp := range rt.Partitions {
+					m[rp.Partition] = rp.PartitionMaxBytes
+				}
+			}
+			mu.Lock()
+			asked = append(asked, m)
+			mu.Unlock()
+		}
+		return nil, nil, false
+	})
+
+	release := l.Hold([]int32{0})
+	defer release()
+	w := p.Enqueue(ctx, []kafka.Message{{Topic: "quiet-own", Partition: 0, Key: []byte("k"), Value: []byte("own")}})
+	require.Nil(t, w.Wait(ctx))
+	l.Written(0, w.Offset(0), []Record{{Key: []byte("k"), Value: []byte("own")}}, []int{0})
+	before := l.fetched.Load()
+	bs, err := SyncEnds(ctx, l)
+	require.NoError(t, err)
+	require.Equal(t, w.Offset(0)+1, bs[0].ends[0], "the held partition's end is still read")
+	require.Equal(t, before, l.fetched.Load(), "nothing of the held partition was fetched")
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, asked)
+	last := asked[len(asked)-1]
+	require.Equal(t, int32(1), last[0], "the held partition: its end only")
+	require.Equal(t, int32(logPollBytes), last[1], "another partition: its records")
 }

@@ -415,6 +415,9 @@ func fetchEnds(ctx context.Context, reqs []endsRequest) ([][]int64, error) {
 	type logFetch struct {
 		ti    int // the log's topic in the request
 		parts []int
+		// apply is the partitions of parts whose fetched records are applied (maxBytes
+		// above 1).
+		apply []int
 	}
 	type leaderFetch struct {
 		f      *rawFetch
@@ -461,7 +464,18 @@ func fetchEnds(ctx context.Context, reqs []endsRequest) ([][]int64, error) {
 					lg.ti = lf.f.addTopic(l.topic)
 				}
 			}
-			lf.f.addTo(lg.ti, p, from[i][p], r.maxBytes)
+			maxBytes := r.maxBytes
+			if maxBytes > 1 && l.ownNext(p) {
+				// A partition whose next records are the owner's own, held while they are
+				// written or waiting for the applier, is asked for its end only, and nothing
+				// the broker sends of it is applied: its records would come back as the owner
+				// wrote them (after a bulk write, every partition's first batch whole, up to
+				// 512 KiB before compression), to be inflated, read and dropped as applied.
+				maxBytes = 1
+			} else {
+				lg.apply = append(lg.apply, p)
+			}
+			lf.f.addTo(lg.ti, p, from[i][p], maxBytes)
 			lg.parts = append(lg.parts, p)
 		}
 	}
@@ -491,9 +505,9 @@ func fetchEnds(ctx context.Context, reqs []endsRequest) ([][]int64, error) {
 				}
 			}
 			if reqs[i].maxBytes > 1 {
-				t := &tailer{l: l, parts: lg.parts, offsets: make(map[int]int64, len(lg.parts)), hw: map[int]int64{},
+				t := &tailer{l: l, parts: lg.apply, offsets: make(map[int]int64, len(lg.apply)), hw: map[int]int64{},
 					paused: map[int]pause{}, records: recordReader{borrow: l.borrow}}
-				for _, p := range lg.parts {
+				for _, p := range lg.apply {
 					t.offsets[p] = from[i][p]
 				}
 				if err := t.apply(res); err != nil {
