@@ -16,11 +16,7 @@ import (
 // applies another writer's record, and SyncTo of the owner's record written after another
 // writer's applies both, in log order.
 func TestQuietLogBarriersFetchOthersRecords(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(2, "quiet"))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	brokers := c.ListenAddrs()
-	p := NewProducer(Options{Brokers: brokers, Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}})
+	c, brokers, p := quietCluster(t, 2, "quiet")
 	a := &appliedLog{values: map[string][]string{}}
 	l, err := NewLog(Options{Brokers: brokers, Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}}, "quiet", func(msgs []kafka.Message) {
 		a.mu.Lock()
@@ -69,11 +65,7 @@ func TestQuietLogBarriersFetchOthersRecords(t *testing.T) {
 // back as the owner wrote them (after a bulk write, every partition's first batch whole), to be
 // read and dropped. The other partitions are still asked for their records.
 func TestQuietLogBarrierAsksOwnPartitionsForTheirEndOnly(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(3, "quiet-own"))
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	brokers := c.ListenAddrs()
-	p := NewProducer(Options{Brokers: brokers, Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}})
+	c, brokers, p := quietCluster(t, 3, "quiet-own")
 	l, err := NewLog(Options{Brokers: brokers, Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}}, "quiet-own", func([]kafka.Message) {})
 	require.NoError(t, err)
 	l.QuietTail()
@@ -116,4 +108,14 @@ func TestQuietLogBarrierAsksOwnPartitionsForTheirEndOnly(t *testing.T) {
 	last := asked[len(asked)-1]
 	require.Equal(t, int32(1), last[0], "the held partition: its end only")
 	require.Equal(t, int32(logPollBytes), last[1], "another partition: its records")
+}
+
+// quietCluster is a one-broker kfake cluster with topic of partitions, and a producer on it.
+func quietCluster(t *testing.T, partitions int32, topic string) (*kfake.Cluster, []string, *Producer) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(0), kfake.SeedTopics(partitions, topic))
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	return c, brokers, NewProducer(Options{Brokers: brokers, Transport: &kafka.Transport{MetadataTTL: 100 * time.Millisecond}})
 }
