@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -299,4 +300,20 @@ func TestIntentEncoding(t *testing.T) {
 		require.Equal(t, string(want), string(v))
 		require.Equal(t, in.Name, string(k))
 	}
+}
+
+// intentMessage encodes most intents by hand: a field added to handlers.Intent would be left
+// out of them, silently, unless intentMessage learns it (or sends intents that have it to
+// json.Marshal). This lists the fields it knows, in the order json.Marshal writes them.
+func TestIntentEncodingKnowsEveryField(t *testing.T) {
+	known := []string{"Version", "Name", "RequestID", "RequestSource", "Type", "ConfigTopic", "OffsetsTopic",
+		"Existed", "Config", "Topics", "Group", "Snapshot", "GroupSnapshot"}
+	typ := reflect.TypeOf(handlers.Intent{})
+	var fields []string
+	for i := range typ.NumField() {
+		if f := typ.Field(i); f.IsExported() && f.Tag.Get("json") != "-" {
+			fields = append(fields, f.Name)
+		}
+	}
+	require.Equal(t, known, fields, "handlers.Intent's fields changed: update intentMessage and this list")
 }
