@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -123,6 +124,9 @@ func IsSecretKey(key string) bool {
 // secretWordsBy are secretWords by their first byte.
 var secretWordsBy = func() (by [256][]string) {
 	for _, s := range secretWords {
+		if len(s) < 2 { // IsSecretKey compares a word's second byte before the rest
+			panic("events: secret word " + strconv.Quote(s) + " is shorter than two bytes")
+		}
 		by[s[0]] = append(by[s[0]], s)
 	}
 	return by
